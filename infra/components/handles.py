@@ -1,0 +1,28 @@
+"""What every cluster builder hands to the platform-neutral layers (operator, workloads, outputs)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClusterHandle:
+    """A built (or attached) cluster.
+
+    Attributes:
+        name: cluster name.
+        endpoint: API server endpoint (empty for platform kubernetes).
+        kubeconfig: kubeconfig text, always a Pulumi secret.
+        provider: the Kubernetes provider every in-cluster object uses.
+        ready: resources in-cluster objects must wait for (cluster, system pool) - never GPU pools,
+            so the operator installs while GPU pools still sit at zero nodes.
+    """
+
+    name: pulumi.Input[str]
+    endpoint: pulumi.Input[str]
+    kubeconfig: pulumi.Output[str]
+    provider: k8s.Provider
+    ready: list[pulumi.Resource] = field(default_factory=list)

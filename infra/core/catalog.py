@@ -1,0 +1,216 @@
+"""The vendored GPU catalog: which GPUs and machine/instance types exist where, and their shapes.
+
+Runtime code never asks the cloud what exists; it reads these files (``infra/core/data/*.csv``),
+each headed by ``#`` lines naming its source and date. ``python -m infra.catalog_refresh``
+regenerates the GCP files from the live Compute API.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+DATA_DIR = Path(__file__).parent / "data"
+
+
+def read_rows(name: str, data_dir: Path = DATA_DIR) -> Iterator[dict[str, str]]:
+    """Rows of a catalog CSV as dicts, skipping the ``#`` provenance header."""
+    with (data_dir / name).open(encoding="utf-8", newline="") as f:
+        yield from csv.DictReader(line for line in f if not line.startswith("#"))
+
+
+def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
+    """The ``#`` provenance lines of a catalog CSV, without the ``# `` prefix."""
+    out: list[str] = []
+    with (data_dir / name).open(encoding="utf-8") as f:
+        for line in f:
+            if not line.startswith("#"):
+                break
+            out.append(line[1:].strip())
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class GcpMachine:
+    """A GCP machine type's shape.
+
+    Attributes:
+        name: e.g. ``n1-highmem-8`` or ``g2-standard-8``.
+        vcpus: vCPUs.
+        memory_gib: memory in GiB.
+        accelerator: built-in GPU type (a2/a3/g2), ``None`` for attachable-GPU N1 types.
+        accelerator_count: built-in GPU count, ``None`` for N1.
+        zones: zones offering the type, ``None`` when not zone-restricted in the catalog (N1).
+    """
+
+    name: str
+    vcpus: int
+    memory_gib: float
+    accelerator: str | None
+    accelerator_count: int | None
+    zones: frozenset[str] | None
+
+    @property
+    def family(self) -> str:
+        """Machine series (``n1``, ``a2``, ``g2`` ...)."""
+        return self.name.split("-", 1)[0]
+
+
+@dataclass(frozen=True, slots=True)
+class AttachLimit:
+    """How many vCPUs and GB of memory an N1 machine may have with ``count`` GPUs attached."""
+
+    max_vcpus: int
+    max_memory_gb: int
+
+
+@dataclass(frozen=True, slots=True)
+class AwsInstance:
+    """An AWS GPU instance type's shape and where it is offered.
+
+    Attributes:
+        name: e.g. ``g4dn.xlarge``.
+        gpu_model: ``T4``, ``A10G``, ``L4`` ...
+        gpus: GPUs per instance.
+        vcpus: vCPUs (what EC2 quotas count).
+        memory_gib: memory in GiB.
+        az_ids: region -> AZ IDs (``usw2-az1``) offering the type.
+        price_per_hour: lowest on-demand price seen, USD.
+    """
+
+    name: str
+    gpu_model: str
+    gpus: int
+    vcpus: int
+    memory_gib: float
+    az_ids: dict[str, frozenset[str]]
+    price_per_hour: float
+
+    @property
+    def family(self) -> str:
+        """Instance family (``g4dn``, ``p5`` ...)."""
+        return self.name.split(".", 1)[0]
+
+
+class Catalog:
+    """Typed, cached view over the vendored CSVs. Build once with ``Catalog.load()``."""
+
+    def __init__(self, data_dir: Path = DATA_DIR) -> None:
+        self.data_dir = data_dir
+        # accelerator -> zone -> set of offered counts
+        self._acc: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
+        self._acc_price: dict[tuple[str, int, str], tuple[float, float | None]] = {}
+        for r in read_rows("gcp_accelerators.csv", data_dir):
+            self._acc[r["accelerator"]][r["zone"]].add(int(r["count"]))
+            spot = r["spot_price_per_hour"]
+            self._acc_price[(r["accelerator"], int(r["count"]), r["zone"])] = (
+                float(r["price_per_hour"]),
+                float(spot) if spot else None,
+            )
+        self._machines: dict[str, GcpMachine] = {}
+        zones: dict[str, set[str]] = defaultdict(set)
+        shapes: dict[str, dict[str, str]] = {}
+        for r in read_rows("gcp_machine_types.csv", data_dir):
+            zones[r["machine_type"]].add(r["zone"])
+            shapes[r["machine_type"]] = r
+        for name, r in shapes.items():
+            self._machines[name] = GcpMachine(
+                name,
+                int(r["vcpus"]),
+                float(r["memory_gib"]),
+                r["accelerator"] or None,
+                int(r["accelerator_count"]) if r["accelerator_count"] else None,
+                frozenset(zones[name]),
+            )
+        for r in read_rows("gcp_n1_machine_types.csv", data_dir):
+            self._machines[r["machine_type"]] = GcpMachine(
+                r["machine_type"], int(r["vcpus"]), float(r["memory_gib"]), None, None, None
+            )
+        self._attach: dict[str, dict[int, AttachLimit]] = defaultdict(dict)
+        for r in read_rows("gcp_gpu_attach_limits.csv", data_dir):
+            self._attach[r["accelerator"]][int(r["count"])] = AttachLimit(
+                int(r["max_vcpus"]), int(r["max_memory_gb"])
+            )
+        self._aws: dict[str, AwsInstance] = {}
+        aws_az: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+        aws_shape: dict[str, dict[str, str]] = {}
+        aws_price: dict[str, float] = {}
+        for r in read_rows("aws_gpu_instances.csv", data_dir):
+            t = r["instance_type"]
+            aws_az[t][r["region"]].add(r["availability_zone"])
+            aws_shape[t] = r
+            price = float(r["price_per_hour"])
+            aws_price[t] = min(price, aws_price.get(t, price))
+        for t, r in aws_shape.items():
+            self._aws[t] = AwsInstance(
+                t,
+                r["gpu_model"],
+                int(r["gpus"]),
+                int(r["vcpus"]),
+                float(r["memory_gib"]),
+                {region: frozenset(ids) for region, ids in aws_az[t].items()},
+                aws_price[t],
+            )
+
+    @classmethod
+    @functools.cache
+    def load(cls) -> Catalog:
+        """The catalog from the vendored data directory (read once per process)."""
+        return cls()
+
+    # --- GCP -------------------------------------------------------------------------------
+    def gcp_accelerators(self) -> list[str]:
+        """Every accelerator type the catalog knows, sorted."""
+        return sorted(self._acc)
+
+    def gcp_zones_offering(self, accelerator: str, region: str, count: int | None = None) -> list[str]:
+        """Zones of ``region`` offering ``accelerator`` (with ``count`` GPUs, if given), sorted."""
+        return sorted(
+            z
+            for z, counts in self._acc.get(accelerator, {}).items()
+            if z.rsplit("-", 1)[0] == region and (count is None or count in counts)
+        )
+
+    def gcp_regions_offering(self, accelerator: str) -> list[str]:
+        """Regions with at least one zone offering ``accelerator``, sorted."""
+        return sorted({z.rsplit("-", 1)[0] for z in self._acc.get(accelerator, {})})
+
+    def gcp_counts(self, accelerator: str) -> list[int]:
+        """GPU counts per VM the catalog lists for ``accelerator``, sorted."""
+        return sorted({c for counts in self._acc.get(accelerator, {}).values() for c in counts})
+
+    def gcp_regions(self) -> list[str]:
+        """Every region with any GPU in the catalog, sorted."""
+        return sorted({z.rsplit("-", 1)[0] for zs in self._acc.values() for z in zs})
+
+    def gcp_machine(self, name: str) -> GcpMachine | None:
+        """The machine type's shape, or ``None`` if the catalog does not know it."""
+        return self._machines.get(name)
+
+    def gcp_machines_with(self, accelerator: str) -> list[GcpMachine]:
+        """Bundled-GPU machine types that carry ``accelerator``, by GPU count then name."""
+        return sorted(
+            (m for m in self._machines.values() if m.accelerator == accelerator),
+            key=lambda m: (m.accelerator_count or 0, m.name),
+        )
+
+    def gcp_attach_limits(self, accelerator: str) -> dict[int, AttachLimit]:
+        """For GPUs attached to N1: allowed count -> ceiling; empty if not attachable to N1."""
+        return dict(self._attach.get(accelerator, {}))
+
+    def gcp_price(self, accelerator: str, count: int, zone: str) -> tuple[float, float | None] | None:
+        """(on-demand, spot) USD/hour for ``count`` GPUs in ``zone``, if the catalog has it."""
+        return self._acc_price.get((accelerator, count, zone))
+
+    # --- AWS -------------------------------------------------------------------------------
+    def aws_instance(self, name: str) -> AwsInstance | None:
+        """The GPU instance type's shape and offerings, or ``None`` if unknown or not a GPU type."""
+        return self._aws.get(name)
+
+    def aws_instances(self) -> list[str]:
+        """Every GPU instance type the catalog knows, sorted."""
+        return sorted(self._aws)

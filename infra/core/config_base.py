@@ -1,0 +1,96 @@
+"""Shared pieces of the stack-config schema: the strict base model and fields every platform has.
+
+Per-platform schemas (``config_gke``, ``config_eks``, ``config_kubernetes``) build on these. Keys are
+camelCase in the stack file; unknown keys are rejected so a typo never becomes a silent default.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+# RFC 1123 label: Kubernetes object names, GKE pool names and EKS node-group names all accept it.
+_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+
+
+def _dns_label(max_len: int):
+    def check(v: str) -> str:
+        if len(v) > max_len or not _DNS_LABEL.match(v):
+            raise ValueError(
+                f"{v!r} must be lowercase letters, digits and '-', start with a letter, "
+                f"end with a letter or digit, at most {max_len} characters"
+            )
+        return v
+
+    return AfterValidator(check)
+
+
+# GKE node-pool names are limited to 40 characters; keep room for nothing else (the name is used as is).
+PoolName = Annotated[str, _dns_label(40)]
+ClusterName = Annotated[str, _dns_label(40)]
+NamespaceName = Annotated[str, _dns_label(63)]
+
+
+class Model(BaseModel):
+    """Strict, frozen, camelCase model: unknown keys are errors, nothing is coerced."""
+
+    model_config = ConfigDict(
+        frozen=True,
+        extra="forbid",
+        strict=True,
+        alias_generator=to_camel,
+        populate_by_name=True,
+    )
+
+
+TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+
+class TaintSpec(Model):
+    """An extra node taint, Kubernetes spelling (``NoSchedule``); each cloud maps it to its own enum."""
+
+    key: str = Field(min_length=1, max_length=253)
+    value: str = Field(default="", max_length=63)
+    effect: TaintEffect = "NoSchedule"
+
+
+class SharingSpec(Model):
+    """GPU sharing done by the NVIDIA device plugin (the GPU Operator), not by the cloud."""
+
+    strategy: Literal["time-slicing"] = "time-slicing"
+    replicas: int = Field(ge=2, le=48)  # 1 would not share; 48 is the device plugin's practical ceiling
+
+
+class MigSpec(Model):
+    """MIG partitioning managed by the GPU Operator's MIG manager."""
+
+    strategy: Literal["single", "mixed"] = "single"
+    # A profile name from the MIG manager's config, e.g. ``all-1g.5gb`` or ``all-balanced``.
+    config: str = Field(default="all-balanced", min_length=1)
+
+
+class PoolBase(Model):
+    """Fields every GPU pool has, whatever the platform."""
+
+    name: PoolName
+    machine_type: str = Field(min_length=1)
+    min_nodes: int = Field(default=0, ge=0, le=1000)
+    max_nodes: int = Field(ge=1, le=1000)
+    spot: bool = False
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[TaintSpec] = Field(default_factory=list)
+    # Operator-level sharing and MIG (see infra.core.operator); on GKE exclusive with gpu.sharing.
+    sharing: SharingSpec | None = None
+    mig: MigSpec | None = None
+    smoke_test: bool = False  # opt-in: the nvidia-smi Job scales a GPU node up
+
+
+class ClusterBase(Model):
+    """Fields every cluster block has."""
+
+    name: ClusterName
+    location: str = Field(min_length=1)
+    existing: bool = False

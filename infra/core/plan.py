@@ -1,0 +1,67 @@
+"""The whole decision for a stack: every pool, cluster and add-on, decided in pure code.
+
+``build_plan`` is the single entry point that ``infra.program`` (Pulumi), ``infra.plan`` (offline)
+and ``quota.check`` share. It raises ``ConfigErrors`` with every problem at once; a plan that
+exists is complete, so components never decide anything.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from infra.core.catalog import Catalog
+from infra.core.config import StackConfig
+from infra.core.eks import EksPlan, plan_eks
+from infra.core.errors import Issues
+from infra.core.gke import GkePlan, plan_gke
+from infra.core.kubernetes import KubernetesPlan, plan_kubernetes
+from infra.core.operator import OperatorPlan, plan_operator
+from infra.core.pools import PoolHints
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Plan:
+    """Everything the Pulumi program will build for one stack.
+
+    Exactly one of ``gke`` / ``eks`` / ``kubernetes`` is set, per ``config.platform``.
+    """
+
+    config: StackConfig
+    gke: GkePlan | None = None
+    eks: EksPlan | None = None
+    kubernetes: KubernetesPlan | None = None
+    operator: OperatorPlan | None = None
+
+    @property
+    def pools(self) -> tuple[PoolHints, ...]:
+        """Platform-neutral hints of every GPU pool, in stack-file order."""
+        if self.gke is not None:
+            return tuple(p.hints for p in self.gke.pools)
+        if self.eks is not None:
+            return tuple(g.hints for g in self.eks.groups)
+        if self.kubernetes is not None:
+            return self.kubernetes.pools
+        return ()
+
+
+def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
+    """Decide everything for ``config``.
+
+    Raises:
+        ConfigErrors: every rule the stack breaks, each as ``<key path>: <reason>``.
+    """
+    catalog = catalog or Catalog.load()
+    issues = Issues()
+    gke = eks = kube = None
+    if config.platform == "gke":
+        gke = plan_gke(config, catalog, issues)
+        pools = tuple(p.hints for p in gke.pools)
+    elif config.platform == "eks":
+        eks = plan_eks(config, catalog, issues)
+        pools = tuple(g.hints for g in eks.groups)
+    else:
+        kube = plan_kubernetes(config, catalog, issues)
+        pools = kube.pools
+    operator = plan_operator(config, pools, issues)
+    issues.raise_if_any()
+    return Plan(config=config, gke=gke, eks=eks, kubernetes=kube, operator=operator)

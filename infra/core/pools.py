@@ -1,0 +1,83 @@
+"""Platform-neutral facts about a planned GPU pool, for the pieces that sit above the cloud layer.
+
+GKE and EKS plans each produce one ``PoolHints`` per pool. The GPU Operator plan, the stack outputs
+(scheduling hints, JupyterHub profiles), the smoke-test Job and the quota demand read only this.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
+
+# The resource name the NVIDIA device plugin (GKE's or the operator's) advertises.
+GPU_RESOURCE = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """A node taint in Kubernetes spelling."""
+
+    key: str
+    value: str
+    effect: Effect = "NoSchedule"
+
+    def toleration(self) -> dict[str, str]:
+        """The Kubernetes toleration that admits pods onto nodes with this taint."""
+        return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+# Where the NVIDIA driver comes from on the pool's nodes:
+# gke-default/gke-latest: GKE installs it; operator: the GPU Operator installs it;
+# preinstalled: the node image ships it (EKS NVIDIA AMIs, Bottlerocket NVIDIA, on-prem hosts).
+DriverSource = Literal["gke-default", "gke-latest", "operator", "preinstalled"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolHints:
+    """What a workload and the cluster-level add-ons need to know about one GPU pool.
+
+    Attributes:
+        name: pool / node-group name.
+        platform: ``gke`` | ``eks`` | ``kubernetes``.
+        gpu_type: the cloud's accelerator name (``nvidia-tesla-t4``; on EKS the GPU model ``T4``).
+        gpu_model: short model name for people (``T4``, ``L4``, ``A100-40GB``).
+        gpus_per_node: GPUs per node.
+        vcpus: vCPUs per node.
+        memory_gib: memory per node in GiB.
+        node_image: ``COS_CONTAINERD`` | ``UBUNTU_CONTAINERD`` | ``AL2023_x86_64_NVIDIA`` | ... |
+            ``containerd`` (on-prem).
+        driver: where the driver comes from.
+        node_selector: labels that select exactly this pool's nodes.
+        labels: every label the pool's nodes carry that the program declared.
+        taints: every taint the program declared on the pool's nodes (GPU taint included).
+        spot: spot / preemptible capacity.
+        min_nodes: pool total minimum.
+        max_nodes: pool total maximum.
+        mig_profiles: MIG profiles the GPU supports (empty: MIG not possible).
+        gke_sharing: GKE's own sharing or partitioning is on (exclusive with the operator's).
+    """
+
+    name: str
+    platform: Literal["gke", "eks", "kubernetes"]
+    gpu_type: str
+    gpu_model: str
+    gpus_per_node: int
+    vcpus: int
+    memory_gib: float
+    node_image: str
+    driver: DriverSource
+    node_selector: Mapping[str, str]
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    spot: bool = False
+    min_nodes: int = 0
+    max_nodes: int = 1
+    mig_profiles: tuple[str, ...] = ()
+    gke_sharing: bool = False
+
+    def tolerations(self) -> list[dict[str, str]]:
+        """Tolerations for every taint declared on the pool."""
+        return [t.toleration() for t in self.taints]
