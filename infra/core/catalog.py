@@ -69,6 +69,15 @@ class AttachLimit:
 
 
 @dataclass(frozen=True, slots=True)
+class GpuModel:
+    """What a GCP accelerator type is, for people and for MIG rules."""
+
+    model: str
+    memory_mib: int
+    mig_profiles: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class AwsInstance:
     """An AWS GPU instance type's shape and where it is offered.
 
@@ -134,6 +143,13 @@ class Catalog:
         for r in read_rows("gcp_gpu_attach_limits.csv", data_dir):
             self._attach[r["accelerator"]][int(r["count"])] = AttachLimit(
                 int(r["max_vcpus"]), int(r["max_memory_gb"])
+            )
+        self._models: dict[str, GpuModel] = {}
+        for r in read_rows("gcp_accelerator_models.csv", data_dir):
+            self._models[r["accelerator"]] = GpuModel(
+                r["model"],
+                int(r["memory_mib"]),
+                tuple(p for p in r["mig_profiles"].split("|") if p),
             )
         self._aws: dict[str, AwsInstance] = {}
         aws_az: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
@@ -201,6 +217,10 @@ class Catalog:
     def gcp_attach_limits(self, accelerator: str) -> dict[int, AttachLimit]:
         """For GPUs attached to N1: allowed count -> ceiling; empty if not attachable to N1."""
         return dict(self._attach.get(accelerator, {}))
+
+    def gcp_model(self, accelerator: str) -> GpuModel:
+        """Model name, memory and MIG profiles of ``accelerator`` (the type itself if unmapped)."""
+        return self._models.get(accelerator, GpuModel(accelerator, 0, ()))
 
     def gcp_price(self, accelerator: str, count: int, zone: str) -> tuple[float, float | None] | None:
         """(on-demand, spot) USD/hour for ``count`` GPUs in ``zone``, if the catalog has it."""

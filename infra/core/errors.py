@@ -51,6 +51,10 @@ class Issues:
         """Record problems found elsewhere."""
         self._items.extend(issues)
 
+    def count(self) -> int:
+        """How many problems are recorded so far (to tell whether a step added any)."""
+        return len(self._items)
+
     def __bool__(self) -> bool:
         return bool(self._items)
 

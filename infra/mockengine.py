@@ -1,0 +1,211 @@
+"""Run the real Pulumi program in-process on Pulumi's mock engine, recording what it registers.
+
+Provider look-ups (invokes) are answered from the vendored catalog through ``INVOKES``; an invoke
+with no entry fails loudly instead of returning ``{}``. Resources get the outputs a real provider
+would compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable.
+Used by ``python -m infra.plan`` and by the stack-test harness.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime import rpc
+from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+from infra.core.catalog import Catalog
+from infra.core.config import PROJECT, encode_engine_config
+
+SECRET = "[secret]"
+# A documentation address (RFC 5737) and a placeholder CA so nothing looks like a real cluster.
+MOCK_ENDPOINT = "203.0.113.10"
+MOCK_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm1vY2sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+
+InvokeFn = Callable[[dict[str, Any], Catalog], dict[str, Any]]
+OutputsFn = Callable[[pulumi_mocks.MockResourceArgs], dict[str, Any]]
+
+
+class UnmockedInvokeError(AssertionError):
+    """The program called a provider function the mock engine has no answer for."""
+
+
+def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    return {"name": args.get("name"), "location": args.get("location"),
+            "project": args.get("project"), "endpoint": MOCK_ENDPOINT,
+            "masterAuths": [{"clusterCaCertificate": MOCK_CA}]}
+
+
+# Provider function token -> answer. Extend per platform; each entry says where its data comes from.
+INVOKES: dict[str, InvokeFn] = {
+    # Existing GKE cluster: a placeholder endpoint and CA (nothing else is read from it).
+    "gcp:container/getCluster:getCluster": _gcp_get_cluster,
+}
+
+# Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
+OUTPUTS: dict[str, OutputsFn] = {
+    "gcp:container/cluster:Cluster": lambda a: {
+        "endpoint": MOCK_ENDPOINT, "masterAuth": {"clusterCaCertificate": MOCK_CA}},
+    "gcp:serviceaccount/account:Account": lambda a: {
+        "email": f"{a.inputs.get('accountId')}@{a.inputs.get('project')}.iam.gserviceaccount.com"},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    """One resource as the engine saw it register."""
+
+    urn: str
+    id: str | None
+    type: str
+    name: str
+    parent: str | None
+    custom: bool
+    remote: bool
+    inputs: dict[str, Any]
+    depends_on: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        """The contract's resource shape for ``python -m infra.plan --json``."""
+        return {"urn": self.urn, "id": self.id, "type": self.type, "name": self.name,
+                "parent": self.parent, "custom": self.custom, "inputs": self.inputs,
+                "dependsOn": list(self.depends_on)}
+
+
+@dataclass
+class Recording:
+    """Everything one program run registered, in registration order, and its stack outputs."""
+
+    resources: list[Registered] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+    invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+
+    def of_type(self, token: str) -> list[Registered]:
+        """Resources of one type token, in registration order."""
+        return [r for r in self.resources if r.type == token]
+
+    def one(self, token: str, name: str | None = None) -> Registered:
+        """The single resource of ``token`` (named ``name``, if given)."""
+        found = [r for r in self.of_type(token) if name is None or r.name == name]
+        if len(found) != 1:
+            raise AssertionError(f"expected one {token} {name or ''}, found {len(found)}: "
+                                 f"{[r.name for r in found]}")
+        return found[0]
+
+    def by_urn(self, urn: str) -> Registered:
+        """The resource with this URN."""
+        return next(r for r in self.resources if r.urn == urn)
+
+
+class CatalogMocks(pulumi.runtime.Mocks):
+    """Answers invokes from ``INVOKES`` and computes outputs from ``OUTPUTS``."""
+
+    def __init__(self, catalog: Catalog, recording: Recording) -> None:
+        self.catalog = catalog
+        self.recording = recording
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
+        extra = OUTPUTS.get(args.typ)
+        state = {**args.inputs, **(extra(args) if extra else {})}
+        return (f"{args.name}_id" if args.custom else None), state
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+        fn = INVOKES.get(args.token)
+        if fn is None:
+            raise UnmockedInvokeError(f"unmocked invoke {args.token}; add it to "
+                                      "infra.mockengine.INVOKES with its data source")
+        plain = _plain(args.args)
+        self.recording.invokes.append((args.token, plain))
+        return fn(plain, self.catalog), None
+
+
+class RecordingMonitor(pulumi_mocks.MockMonitor):
+    """The mock monitor, plus a record of each registration's parent and dependencies."""
+
+    def __init__(self, mocks: CatalogMocks, recording: Recording) -> None:
+        super().__init__(mocks)
+        self.recording = recording
+
+    def RegisterResource(self, request: Any) -> Any:  # noqa: N802  # engine RPC name
+        response = super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        deps = set(request.dependencies)
+        for pdeps in request.propertyDependencies.values():
+            deps.update(pdeps.urns)
+        inputs = rpc.deserialize_properties(request.object)
+        self.recording.resources.append(Registered(
+            urn=response.urn,
+            id=response.id or None,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            custom=bool(request.custom),
+            remote=bool(request.remote),
+            inputs=_plain(inputs),
+            depends_on=tuple(sorted(deps)),
+        ))
+        return response
+
+
+def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -> Recording:
+    """Run ``infra.program.run()`` for a stack's raw config on the mock engine.
+
+    Raises:
+        pulumi.RunError: the program rejected the config.
+        UnmockedInvokeError: the program called a provider function with no mock answer.
+    """
+    from infra import program
+
+    recording = Recording()
+    mocks = CatalogMocks(catalog or Catalog.load(), recording)
+    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False,
+                             monitor=RecordingMonitor(mocks, recording))
+    pulumi.runtime.set_all_config(encode_engine_config(config))
+    SETTINGS.rpc_manager.clear()
+    SETTINGS.outputs.clear()
+
+    def body() -> None:
+        outputs = program.run()
+        recording.outputs = _sync_await(_resolve(outputs))
+
+    _sync_await(run_pulumi_func(body))
+    return recording
+
+
+async def _resolve(value: Any) -> Any:
+    """Await every Output inside ``value``; secrets become ``"[secret]"``."""
+    if isinstance(value, pulumi.Output):
+        if await value.is_secret():
+            return SECRET
+        return await _resolve(await value.future())
+    if isinstance(value, dict):
+        keys = list(value)
+        vals = await asyncio.gather(*(_resolve(value[k]) for k in keys))
+        return dict(zip(keys, vals, strict=True))
+    if isinstance(value, list | tuple):
+        return list(await asyncio.gather(*(_resolve(v) for v in value)))
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """JSON-safe copy of deserialized wire values: secrets masked, resources as URNs."""
+    if rpc.is_rpc_secret(value):
+        return SECRET
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, pulumi.Resource):
+        return f"[resource {type(value).__name__}]"
+    if isinstance(value, float) and value.is_integer():
+        return int(value)  # the wire carries every number as a double; the program gave an int
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)

@@ -1,0 +1,83 @@
+"""The Pulumi program: config -> plan (pure) -> resources (thin) -> stack outputs.
+
+``run()`` is what ``pulumi up`` executes (via ``infra/__main__.py``) and what ``python -m infra.plan``
+executes on the mock engine. Config errors end the program with ``pulumi.RunError`` (no traceback).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from infra.core.config import StackConfig, decode_engine_config, parse
+from infra.core.errors import ConfigErrors
+from infra.core.plan import Plan, build_plan
+from infra.core.pools import GPU_RESOURCE, PoolHints
+
+
+def engine_config() -> dict[str, Any]:
+    """Every config key the engine passes to this program, structured values decoded."""
+    # pulumi.Config only answers for keys it is asked about; unknown-key checks need them all.
+    from pulumi.runtime import config as runtime_config
+
+    raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return decode_engine_config(raw)
+
+
+def load() -> StackConfig:
+    """Parse this stack's config as the engine hands it over."""
+    return parse(engine_config(), pulumi.get_stack())
+
+
+def run() -> dict[str, Any]:
+    """Entry point of the Pulumi program."""
+    try:
+        plan = build_plan(load())
+    except ConfigErrors as e:
+        raise pulumi.RunError(f"invalid stack config:\n{e}") from None
+    return build(plan)
+
+
+def pool_outputs(pool: PoolHints) -> dict[str, Any]:
+    """What a workload needs to land on a pool (also in ``python -m infra.plan`` output)."""
+    return {
+        "gpuModel": pool.gpu_model,
+        "gpuType": pool.gpu_type,
+        "gpusPerNode": pool.gpus_per_node,
+        "resourceName": GPU_RESOURCE,
+        "nodeSelector": dict(pool.node_selector),
+        "tolerations": pool.tolerations(),
+        "spot": pool.spot,
+        "minNodes": pool.min_nodes,
+        "maxNodes": pool.max_nodes,
+    }
+
+
+def build(plan: Plan) -> dict[str, Any]:
+    """Create every resource of ``plan`` and export the stack outputs; returns the outputs."""
+    if plan.gke is not None:
+        from infra.components.gke import build_gke
+
+        cluster, _ = build_gke(plan)
+    elif plan.eks is not None:
+        from infra.components.eks import build_eks
+
+        cluster = build_eks(plan)
+    else:
+        from infra.components.kubernetes_cluster import build_kubernetes
+
+        cluster = build_kubernetes(plan)
+    outputs: dict[str, Any] = {
+        "clusterName": cluster.name,
+        "clusterEndpoint": cluster.endpoint,
+        "kubeconfig": cluster.kubeconfig,
+        "gpuPools": {p.name: pool_outputs(p) for p in plan.pools},
+    }
+    if plan.operator is not None:
+        from infra.components.gpu_operator import build_operator
+
+        outputs.update(build_operator(plan, cluster))
+    for key, value in outputs.items():
+        pulumi.export(key, value)
+    return outputs
