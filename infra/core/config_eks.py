@@ -1,22 +1,98 @@
 """Stack-config schema for ``platform: eks``: the cluster block and GPU node groups.
 
-Owned by the EKS work (issue 3); this first version carries only what the foundation needs.
+Only shapes and enums live here; rules that need the catalog (instance types, AZ offerings, AMI
+per architecture, Kubernetes-version rules) live in ``infra.core.eks``.
 """
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field
 
-from infra.core.config_base import ClusterBase, PoolBase
+from infra.core.config_base import ClusterBase, Model, PoolBase
+
+# EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
+# variants only). AL2_x86_64_GPU is listed so the planner can reject it with the reason (EOS
+# 2025-11-26, no AMIs for Kubernetes >= 1.33) instead of a bare "not allowed".
+GpuAmiType = Literal[
+    "AL2023_x86_64_NVIDIA",
+    "AL2023_ARM_64_NVIDIA",
+    "BOTTLEROCKET_x86_64_NVIDIA",
+    "BOTTLEROCKET_ARM_64_NVIDIA",
+    "AL2_x86_64_GPU",
+]
+# The OS family a pool asks for; the planner picks the x86_64/ARM variant from the instance type.
+AmiFamily = Literal["al2023", "bottlerocket"]
+# What an access entry may do, mapped onto the EKS access policies (AmazonEKS*Policy).
+AccessPolicy = Literal["cluster-admin", "admin", "edit", "view"]
+
+# AZ IDs (usw2-az1), not names: names map to different AZs in every account.
+AzId = str
+
+
+class EksGpuSpec(Model):
+    """Optional check of the GPU the instance type carries; derived from the catalog when absent."""
+
+    type: str | None = None  # GPU model (T4, A10G) or the accelerator label (nvidia-tesla-t4)
+    count: int | None = Field(default=None, ge=1, le=16)
 
 
 class EksPoolSpec(PoolBase):
     """One EKS managed GPU node group."""
 
-    machine_type: str | list[str]  # type: ignore[assignment]  # a list only for same-shape spot types
+    # A list only for spot: same-shape types (GPU model, GPU count, vCPUs) the group may launch.
+    machine_type: str | list[str]  # type: ignore[assignment]  # widened from PoolBase's str
+    gpu: EksGpuSpec | None = None
+    ami_family: AmiFamily = "al2023"
+    ami_type: GpuAmiType | None = None  # explicit AMI type; overrides amiFamily
+    disk_size_gb: int = Field(default=100, ge=20, le=16384)
+    zones: list[AzId] | None = None  # AZ IDs; default: every AZ offering all the group's types
+
+
+class EksSystemPoolSpec(Model):
+    """The small CPU node group that runs the cluster-autoscaler and other system pods."""
+
+    machine_type: str = "m6i.large"
+    min_nodes: int = Field(default=2, ge=1, le=100)
+    max_nodes: int = Field(default=3, ge=1, le=100)
+    disk_size_gb: int = Field(default=50, ge=20, le=16384)
+
+
+class EksVpcSpec(Model):
+    """The network: a new VPC (``cidr``), or an existing one (``id`` + ``privateSubnets``)."""
+
+    cidr: str = Field(default="10.0.0.0/16", pattern=r"^10\.[0-9]{1,3}\.0\.0/16$")
+    id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
+    # AZ ID -> private subnet ID. AZ IDs let the offline plan keep only AZs offering a type.
+    private_subnets: dict[AzId, str] | None = None
+
+
+class EksAccessEntrySpec(Model):
+    """An IAM principal allowed into the cluster (EKS access entries, authentication mode API)."""
+
+    principal_arn: str = Field(pattern=r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:(role|user)/.+$")
+    policy: AccessPolicy = "cluster-admin"
+    namespaces: list[str] | None = None  # scope the policy to these namespaces; default cluster
+
+
+class EksAutoscalerSpec(Model):
+    """The cluster-autoscaler Helm release."""
+
+    enabled: bool = True
+    expander: Literal["least-waste", "random", "most-pods", "priority"] = "least-waste"
+    # A GPU node counts as unneeded below this GPU utilisation (CA --scale-down-gpu-...).
+    scale_down_gpu_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
+    scale_down_unneeded_time: str = Field(default="10m", pattern=r"^[0-9]+[smh]$")
 
 
 class EksClusterSpec(ClusterBase):
     """The EKS cluster: created with pulumi-eks or attached with ``existing: true``."""
 
     kubernetes_version: str = Field(default="1.33", pattern=r"^1\.[0-9]{2}$")
+    vpc: EksVpcSpec = Field(default_factory=EksVpcSpec)
+    endpoint_public_access: bool = True
+    public_access_cidrs: list[str] | None = None
+    system_pool: EksSystemPoolSpec = Field(default_factory=EksSystemPoolSpec)
+    access_entries: list[EksAccessEntrySpec] = Field(default_factory=list)
+    autoscaler: EksAutoscalerSpec = Field(default_factory=EksAutoscalerSpec)

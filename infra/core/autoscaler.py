@@ -1,0 +1,229 @@
+"""Cluster-autoscaler (CA) facts for EKS: node-template tags, discovery tags, chart and image pins.
+
+CA builds a template node for an ASG at zero nodes from the ASG's tags
+(``k8s.io/cluster-autoscaler/node-template/...``). EKS managed node groups never copy their labels,
+taints or tags to the ASG (aws/containers-roadmap#608, pulumi/pulumi-eks#658), so scale-from-zero
+needs these tags put on the ASG separately; they are derived here from the very labels, taints and
+GPU count the node group gets, so the two cannot disagree. Reference: kubernetes/autoscaler
+cluster-autoscaler/cloudprovider/aws/README.md ("Auto-Discovery Setup", "Scaling a node group to
+0").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from infra.core.pools import GPU_RESOURCE, Taint
+
+TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
+ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+
+# At most 50 tags per Auto Scaling group (AWS quota "Tags per Auto Scaling group";
+# eksctl pkg/cfn/builder/nodegroup.go MaximumTagNumber = 50). EKS itself puts these on a managed
+# node group's ASG: eks:cluster-name, eks:nodegroup-name, kubernetes.io/cluster/<name>,
+# k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/<name> (eks.md §2.2), plus
+# aws:* tags that do not count. Keep room for those and for a few of the user's own.
+ASG_TAG_LIMIT = 50
+EKS_MANAGED_ASG_TAGS = 5
+ASG_TAG_HEADROOM = 5
+
+# CA's AWS provider reads this label to tell GPU nodes apart (GPULabel in aws_cloud_provider.go):
+# it waits for the device plugin instead of over-scaling, and scales GPU nodes down by GPU
+# utilisation (--scale-down-gpu-utilization-threshold) instead of CPU.
+GPU_LABEL = "k8s.amazonaws.com/accelerator"
+
+# cluster-autoscaler Helm chart, pinned once: https://kubernetes.github.io/autoscaler,
+# chart cluster-autoscaler 9.52.1 (released 2025-10-20, kubernetes/autoscaler tag
+# cluster-autoscaler-chart-9.52.1). The image is set per Kubernetes minor below, because CA must
+# match the cluster's minor version (README "Releases": "we recommend the same minor version").
+CHART_REPO = "https://kubernetes.github.io/autoscaler"
+CHART_NAME = "cluster-autoscaler"
+CHART_VERSION = "9.52.1"
+IMAGE_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
+# Kubernetes minor -> CA image tag; the patch releases kops pins (kubernetes/kops PR #17640,
+# pkg/model/components/clusterautoscaler.go).
+IMAGE_TAGS: Mapping[str, str] = {
+    "1.29": "v1.29.5",
+    "1.30": "v1.30.6",
+    "1.31": "v1.31.4",
+    "1.32": "v1.32.3",
+    "1.33": "v1.33.1",
+    "1.34": "v1.34.0",
+}
+NAMESPACE = "kube-system"
+SERVICE_ACCOUNT = "cluster-autoscaler"
+
+
+def discovery_tags(cluster_name: str) -> dict[str, str]:
+    """The two ASG tags CA's ``--node-group-auto-discovery=asg:tag=...`` matches.
+
+    EKS adds them to managed node groups' ASGs itself; self-managed ASGs need them explicitly.
+    """
+    return {ENABLED_TAG: "true", f"k8s.io/cluster-autoscaler/{cluster_name}": "owned"}
+
+
+def discovery_flag(cluster_name: str) -> str:
+    """The ``--node-group-auto-discovery`` value matching ``discovery_tags``."""
+    return f"asg:tag={ENABLED_TAG},k8s.io/cluster-autoscaler/{cluster_name}"
+
+
+def taint_tag_value(taint: Taint) -> str:
+    """``<value>:<Effect>`` in Kubernetes spelling.
+
+    CA parses the value with ``(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)``
+    (extractTaintsFromAsg); the EKS spelling ``NO_SCHEDULE`` is silently ignored
+    (terraform-aws-modules/terraform-aws-eks PR #2220).
+    """
+    return f"{taint.value}:{taint.effect}"
+
+
+def node_template_tags(
+    labels: Mapping[str, str],
+    taints: Sequence[Taint],
+    gpus: int,
+    extra_resources: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """CA node-template ASG tags for a node group with these labels, taints and GPUs per node.
+
+    Args:
+        labels: every label the nodes get (as set on the node group).
+        taints: every taint the nodes get, Kubernetes spelling.
+        gpus: NVIDIA GPUs per node (``nvidia.com/gpu`` capacity); 0 adds no resource tag.
+        extra_resources: further extended resources (name -> quantity), e.g. ephemeral storage.
+
+    Returns:
+        key -> value, sorted by key so plans and diffs are stable.
+    """
+    tags: dict[str, str] = {}
+    if gpus > 0:
+        tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus)
+    for name, qty in (extra_resources or {}).items():
+        tags[f"{TEMPLATE_PREFIX}/resources/{name}"] = qty
+    for key, value in labels.items():
+        tags[f"{TEMPLATE_PREFIX}/label/{key}"] = value
+    for t in taints:
+        tags[f"{TEMPLATE_PREFIX}/taint/{t.key}"] = taint_tag_value(t)
+    return dict(sorted(tags.items()))
+
+
+def tag_budget() -> int:
+    """How many node-template tags one ASG may carry next to EKS's own and a few of the user's."""
+    return ASG_TAG_LIMIT - EKS_MANAGED_ASG_TAGS - ASG_TAG_HEADROOM
+
+
+def check_tag(key: str, value: str) -> str | None:
+    """Why an ASG tag is invalid (AWS: key 1-128 chars, value <= 256 chars), or ``None``."""
+    if not 1 <= len(key) <= 128:
+        return f"tag key {key!r} is {len(key)} characters; ASG tag keys are 1-128"
+    if len(value) > 256:
+        return f"tag {key!r} value is {len(value)} characters; ASG tag values are at most 256"
+    return None
+
+
+def image_tag(kubernetes_version: str) -> str | None:
+    """The CA image tag for a Kubernetes minor version, or ``None`` if none is pinned."""
+    return IMAGE_TAGS.get(kubernetes_version)
+
+
+def helm_values(
+    *,
+    cluster_name: str,
+    region: str,
+    kubernetes_version: str,
+    expander: str,
+    gpu_threshold: float,
+    unneeded_time: str,
+    node_selector: Mapping[str, str],
+) -> dict[str, object]:
+    """Values for the cluster-autoscaler chart (the IRSA role ARN is added by the component).
+
+    Each override and why:
+    - ``autoDiscovery.clusterName``: discover ASGs by the cluster's tags, never a static list;
+    - ``image.tag``: CA must match the cluster's Kubernetes minor version;
+    - ``extraArgs.expander``: ``least-waste`` picks the group that wastes least CPU/memory/GPU;
+    - ``scale-down-gpu-utilization-threshold``: nodes carrying ``k8s.amazonaws.com/accelerator``
+      are judged by GPU utilisation, so an idle GPU node goes even if its DaemonSets use CPU;
+    - ``ignore-daemonsets-utilization``: GPU DaemonSets (device plugin, DCGM) do not keep nodes;
+    - ``skip-nodes-with-system-pods=false``: kube-system DaemonSet pods do not pin GPU nodes;
+    - ``balance-similar-node-groups=false``: spot and on-demand GPU groups are not "similar";
+    - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes.
+    """
+    tag = image_tag(kubernetes_version)
+    assert tag is not None, kubernetes_version  # the planner rejected unpinned versions
+    return {
+        "cloudProvider": "aws",
+        "awsRegion": region,
+        "autoDiscovery": {"clusterName": cluster_name},
+        "image": {"repository": IMAGE_REPOSITORY, "tag": tag},
+        "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
+        "extraArgs": {
+            "expander": expander,
+            "scale-down-gpu-utilization-threshold": str(gpu_threshold),
+            "scale-down-unneeded-time": unneeded_time,
+            "ignore-daemonsets-utilization": "true",
+            "skip-nodes-with-system-pods": "false",
+            "balance-similar-node-groups": "false",
+        },
+        "nodeSelector": dict(node_selector),
+    }
+
+
+def iam_policy(cluster_name: str, region: str, partition: str) -> dict[str, object]:
+    """Least-privilege IAM policy for CA, scoped to this cluster's ASGs and node groups.
+
+    Describe calls cannot be scoped by resource (AWS), so they are ``*``; everything that changes
+    capacity is limited to ASGs tagged ``k8s.io/cluster-autoscaler/<cluster>=owned`` (which EKS
+    puts on every managed node group's ASG), and DescribeNodegroup to this cluster's node groups.
+    Based on the README's "Minimal IAM Permissions Policy" plus ``eks:DescribeNodegroup`` (needed
+    for managed node groups at zero, eks.md §2.4).
+    """
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "Describe",
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:DescribeAutoScalingGroups",
+                    "autoscaling:DescribeAutoScalingInstances",
+                    "autoscaling:DescribeLaunchConfigurations",
+                    "autoscaling:DescribeScalingActivities",
+                    "autoscaling:DescribeTags",
+                    "ec2:DescribeImages",
+                    "ec2:DescribeInstanceTypes",
+                    "ec2:DescribeLaunchTemplateVersions",
+                    "ec2:GetInstanceTypesFromInstanceRequirements",
+                ],
+                "Resource": "*",
+            },
+            {
+                "Sid": "ScaleOwnAsgs",
+                "Effect": "Allow",
+                "Action": [
+                    "autoscaling:SetDesiredCapacity",
+                    "autoscaling:TerminateInstanceInAutoScalingGroup",
+                ],
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {
+                        f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned",
+                    }
+                },
+            },
+            {
+                "Sid": "DescribeOwnNodegroups",
+                "Effect": "Allow",
+                "Action": ["eks:DescribeNodegroup"],
+                "Resource": f"arn:{partition}:eks:{region}:*:nodegroup/{cluster_name}/*/*",
+            },
+        ],
+    }
+
+
+def aws_partition(region: str) -> str:
+    """The ARN partition of a region (``aws``, ``aws-us-gov``, ``aws-cn``)."""
+    if region.startswith("us-gov-"):
+        return "aws-us-gov"
+    if region.startswith("cn-"):
+        return "aws-cn"
+    return "aws"
