@@ -1,0 +1,201 @@
+"""``python -m quota.check``: region-correct GPU and vCPU quota preflight for a stack.
+
+Usage (CONTRACT.md)::
+
+    python -m quota.check (--stack NAME | --config PATH) [--json] [--offline]
+                          [--request [--justification TEXT] [--email ADDR]]
+
+Exit codes: 0 all ok; 1 something short (requests filed or pending included); 2 invalid config or
+usage; 3 some quota could not be determined. Heavy imports (pydantic config, cloud SDKs) happen
+after argument parsing, so ``--help`` starts fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any, TextIO
+
+EXIT_USAGE = 2
+EXIT_UNKNOWN = 3
+_REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m quota.check",
+        description=(
+            "Compute a stack's GPU and vCPU quota demand in its cluster's region, compare it with "
+            "limit minus usage, and optionally request increases for short quotas."
+        ),
+    )
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--stack", metavar="NAME", help="stack name: reads stacks/Pulumi.NAME.yaml")
+    src.add_argument("--config", metavar="PATH", help="path of a stack file")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+    p.add_argument("--offline", action="store_true", help="print the demand only; no cloud calls")
+    p.add_argument(
+        "--request",
+        action="store_true",
+        help="file increases for short quotas (dry run without it)",
+    )
+    p.add_argument("--justification", metavar="TEXT", help="why the quota is needed (GCP requests)")
+    p.add_argument("--email", metavar="ADDR", help="contact email; required by GCP for --request")
+    return p
+
+
+def stack_path(stack: str) -> Path:
+    """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the repository."""
+    name = f"Pulumi.{stack}.yaml"
+    local = Path.cwd() / "stacks" / name
+    return local if local.exists() else _REPO_ROOT / "stacks" / name
+
+
+def load_plan(config: Any) -> Any:
+    """The stack's plan when the planners can build it, else ``None`` (demand then uses the config).
+
+    Raises:
+        ConfigErrors: the planners rejected the stack.
+    """
+    from infra.core.errors import ConfigErrors
+
+    try:
+        from infra.core.plan import build_plan
+    except ImportError:
+        return None  # a planner module is not there yet; the config alone sizes the demand
+    try:
+        return build_plan(config)
+    except ConfigErrors as e:
+        # A platform planner that is still a stub says so; that is not the user's config error.
+        if e.issues and all("not implemented" in i.reason for i in e.issues):
+            return None
+        raise
+
+
+def main(
+    argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
+) -> int:
+    """Run the CLI; returns the exit code."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    args = _parser().parse_args(argv)
+    from infra.core.catalog import Catalog  # after --help: pydantic is slow
+    from infra.core.config import parse_file
+    from infra.core.errors import ConfigErrors
+    from quota.demand import stack_demand
+
+    path = Path(args.config) if args.config else stack_path(args.stack)
+    try:
+        config = parse_file(path)
+        catalog = Catalog.load()
+        cloud, rows = stack_demand(config, catalog, load_plan(config))
+    except ConfigErrors as e:
+        print(str(e), file=err)
+        return EXIT_USAGE
+    if args.request and cloud == "gcp" and not args.email and not args.offline:
+        print(
+            "--email: required with --request on GKE stacks (Cloud Quotas needs a contact)",
+            file=err,
+        )
+        return EXIT_USAGE
+    try:
+        return _run(args, config, cloud, rows, catalog, out, err)
+    except Exception as e:  # one line, not a traceback: nothing was judged ok
+        if os.environ.get("QUOTA_DEBUG"):
+            raise
+        print(f"error: could not check quotas: {type(e).__name__}: {e}", file=err)
+        return EXIT_UNKNOWN
+
+
+def _run(
+    args: Any, config: Any, cloud: str, rows: list[Any], catalog: Any, out: TextIO, err: TextIO
+) -> int:
+    from quota import report
+    from quota.arithmetic import desired_value
+
+    stack = config.stack
+    if args.offline:
+        checks = report.offline_checks(rows)
+        _emit(args, stack, cloud, checks, [], out, offline=True)
+        return report.exit_code(checks, offline=True)
+
+    with _progress(args, err, f"Reading {len(rows)} quotas in {config.region} ({cloud})"):
+        service = _service(cloud, config, catalog)
+        readings, notes = service.read(rows)
+        checks = [report.Check.judged(r, readings[r.key]) for r in rows]
+        if args.request:
+            justification = args.justification or (
+                f"gpu-infra stack {stack}: GPU node pools need this quota in {config.region}"
+            )
+            for c in checks:
+                if c.status != "short":
+                    continue
+                reading = readings[c.demand.key]
+                want = desired_value(c.demand.needed, reading)
+                if want is None:
+                    c.request = {"action": "skipped", "status": "not above the current limit"}
+                elif cloud == "gcp":
+                    c.request = service.request(c.demand, want, args.email, justification)
+                else:
+                    c.request = service.request(c.demand, want, reading.limit or 0.0)
+    _emit(args, stack, cloud, checks, notes, out, offline=False)
+    return report.exit_code(checks)
+
+
+def _service(cloud: str, config: Any, catalog: Any) -> Any:
+    if cloud == "gcp":
+        from quota.clients.gcp import GcpQuotaService, GcpSettings
+
+        return GcpQuotaService(GcpSettings.from_env(config.project))
+    from quota.clients.aws import AwsQuotaService, AwsSettings
+
+    return AwsQuotaService(AwsSettings.from_env(config.region), catalog)
+
+
+class _NoProgress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+def _progress(args: Any, err: TextIO, text: str) -> Any:
+    """A spinner on a terminal for the (possibly slow, retried) cloud reads."""
+    if args.json or not err.isatty():
+        return _NoProgress()
+    from rich.console import Console
+
+    return Console(file=err).status(text)
+
+
+def _emit(
+    args: Any,
+    stack: str,
+    cloud: Any,
+    checks: list[Any],
+    notes: list[str],
+    out: TextIO,
+    *,
+    offline: bool,
+) -> None:
+    from quota import report
+
+    if args.json:
+        json.dump(report.document(stack, cloud, checks, notes), out, indent=2)
+        out.write("\n")
+    else:
+        report.render(stack, cloud, checks, out, offline=offline, notes=notes)
+        for c in checks:
+            if c.request and c.request.get("follow"):
+                print(
+                    f"{c.demand.key.quota}: {c.request['action']}; follow: {c.request['follow']}",
+                    file=out,
+                )
+
+
+if __name__ == "__main__":
+    sys.exit(main())

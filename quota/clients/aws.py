@@ -1,0 +1,270 @@
+"""Thin AWS side of the quota check: Service Quotas limits, EC2 usage, increase requests.
+
+boto3 is imported here only, and this module only when an EKS stack is checked. Endpoints follow
+the standard ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_<SERVICE>`` variables (boto3 reads them).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import boto3
+from botocore.config import Config
+from botocore.exceptions import BotoCoreError, ClientError
+
+from infra.core.catalog import Catalog
+from quota.arithmetic import Reading
+from quota.demand import DemandRow, QuotaKey, aws_quota_code
+
+SERVICE_CODE = "ec2"
+# Requests AWS still works on; a new one for the same quota fails with ResourceAlreadyExists.
+OPEN_STATUSES = frozenset({"PENDING", "CASE_OPENED"})
+# IAM action per operation, named in "permission denied" reasons.
+_ACTION = {
+    "GetServiceQuota": "servicequotas:GetServiceQuota",
+    "GetAWSDefaultServiceQuota": "servicequotas:GetAWSDefaultServiceQuota",
+    "DescribeInstances": "ec2:DescribeInstances",
+    "DescribeInstanceTypes": "ec2:DescribeInstanceTypes",
+    "ListRequestedServiceQuotaChangeHistoryByQuota": (
+        "servicequotas:ListRequestedServiceQuotaChangeHistoryByQuota"
+    ),
+    "RequestServiceQuotaIncrease": "servicequotas:RequestServiceQuotaIncrease",
+}
+_DENIED = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"})
+_THROTTLED = frozenset(
+    {"TooManyRequestsException", "ThrottlingException", "Throttling", "RequestLimitExceeded"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AwsSettings:
+    """Region and retry bounds.
+
+    Attributes:
+        region: the stack's region (quotas are per account and region).
+        max_attempts: botocore standard-mode attempts (the default 3 is few for low-TPS quota APIs).
+        call_timeout: connect/read timeout per attempt, seconds.
+    """
+
+    region: str
+    max_attempts: int = 8
+    call_timeout: float = 20.0
+
+    @classmethod
+    def from_env(cls, region: str) -> AwsSettings:
+        """Settings with ``QUOTA_AWS_MAX_ATTEMPTS`` / ``QUOTA_CALL_TIMEOUT`` overrides."""
+        env = os.environ
+        return cls(
+            region=region,
+            max_attempts=int(env.get("QUOTA_AWS_MAX_ATTEMPTS", cls.max_attempts)),
+            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", cls.call_timeout)),
+        )
+
+
+def describe_error(exc: BaseException, op: str, attempts: int) -> str:
+    """One sentence for a failed AWS call: permission, throttling, missing quota, timeout."""
+    if isinstance(exc, ClientError):
+        code = exc.response.get("Error", {}).get("Code", "")
+        msg = exc.response.get("Error", {}).get("Message", "")
+        status = exc.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+        if code in _DENIED:
+            m = re.search(r"perform: ([a-z0-9-]+:[A-Za-z]+)", msg)
+            return f"{op}: permission denied: {m.group(1) if m else _ACTION.get(op, op)}"
+        if code in _THROTTLED:
+            return f"{op}: throttled ({code}) after {attempts} attempts"
+        if status and int(status) >= 500:
+            return f"{op}: service error {status} ({code}) after {attempts} attempts"
+        return f"{op}: {code}: {msg}"
+    if isinstance(exc, BotoCoreError):
+        name = type(exc).__name__
+        if "Timeout" in name:
+            return f"{op}: timed out after {attempts} attempts"
+        if name == "NoCredentialsError":
+            return f"{op}: no AWS credentials (set AWS_PROFILE or run aws sso login)"
+        return f"{op}: {exc}"
+    return f"{op}: {type(exc).__name__}: {exc}"
+
+
+class AwsQuotaService:
+    """Reads and requests EC2 vCPU quotas in one region (one client per service, thread-shared)."""
+
+    def __init__(self, settings: AwsSettings, catalog: Catalog | None = None) -> None:
+        self.s = settings
+        self.catalog = catalog or Catalog.load()
+        config = Config(
+            region_name=settings.region,
+            retries={"max_attempts": settings.max_attempts, "mode": "standard"},
+            connect_timeout=settings.call_timeout,
+            read_timeout=settings.call_timeout,
+            max_pool_connections=20,
+        )
+        session = boto3.session.Session(region_name=settings.region)
+        self.sq = session.client("service-quotas", config=config)
+        self.ec2 = session.client("ec2", config=config)
+
+    # --- reads ---------------------------------------------------------------------------------
+    def read(self, rows: Sequence[DemandRow]) -> tuple[dict[QuotaKey, Reading], list[str]]:
+        """Limit (applied, else default) and vCPU usage of every row, concurrently."""
+        codes = list(dict.fromkeys(r.key.quota for r in rows))
+        with ThreadPoolExecutor(max_workers=len(codes) + 1) as pool:
+            usage_f = pool.submit(_capture, lambda: self._usage(set(codes)))
+            limit_f = {c: pool.submit(_capture, lambda c=c: self._limit(c)) for c in codes}
+            usage = usage_f.result()
+            limits = {c: f.result() for c, f in limit_f.items()}
+        readings: dict[QuotaKey, Reading] = {}
+        for r in rows:
+            lim = limits[r.key.quota]
+            if isinstance(lim, BaseException):
+                op = getattr(lim, "operation_name", None) or "GetServiceQuota"
+                readings[r.key] = Reading(error=describe_error(lim, op, self.s.max_attempts))
+            elif isinstance(lim, str):
+                readings[r.key] = Reading(error=lim)
+            elif isinstance(usage, BaseException):
+                op = getattr(usage, "operation_name", None) or "DescribeInstances"
+                err = describe_error(usage, op, self.s.max_attempts)
+                readings[r.key] = Reading(limit=lim, error=f"usage unreadable: {err}")
+            else:
+                readings[r.key] = Reading(limit=lim, usage=float(usage.get(r.key.quota, 0)))
+        return readings, []
+
+    def _limit(self, code: str) -> float | str:
+        """Applied value, falling back to the AWS default; a string says why neither exists."""
+        try:
+            q = self.sq.get_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+        except ClientError as e:
+            if e.response.get("Error", {}).get("Code") != "NoSuchResourceException":
+                raise
+            # No applied value (never changed): the default applies. aws/aws-cli#6629
+            try:
+                q = self.sq.get_aws_default_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+            except ClientError as e2:
+                if e2.response.get("Error", {}).get("Code") != "NoSuchResourceException":
+                    raise
+                return f"quota missing: {code} not found for ec2 in {self.s.region}"
+        return float(q["Quota"]["Value"])
+
+    def _usage(self, codes: set[str]) -> dict[str, int]:
+        """vCPUs of pending and running instances per quota code (spot by InstanceLifecycle)."""
+        counts: dict[tuple[str, bool], int] = defaultdict(int)
+        pages = self.ec2.get_paginator("describe_instances").paginate(
+            Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
+        )
+        for page in pages:
+            for res in page.get("Reservations", []):
+                for inst in res.get("Instances", []):
+                    spot = inst.get("InstanceLifecycle") == "spot"
+                    counts[(inst["InstanceType"], spot)] += 1
+        vcpus = self._vcpus({t for t, _ in counts})
+        out: dict[str, int] = defaultdict(int)
+        for (itype, spot), n in counts.items():
+            code = aws_quota_code(itype, spot)
+            if code in codes:
+                out[code] += n * vcpus[itype]
+        return dict(out)
+
+    def _vcpus(self, types: set[str]) -> dict[str, int]:
+        """DefaultVCpus per instance type: catalog first, EC2 for the rest (one call)."""
+        out: dict[str, int] = {}
+        for t in types:
+            inst = self.catalog.aws_instance(t)
+            if inst is not None:
+                out[t] = inst.vcpus
+        missing = sorted(types - set(out))
+        for i in range(0, len(missing), 100):
+            resp = self.ec2.describe_instance_types(InstanceTypes=missing[i : i + 100])
+            for it in resp.get("InstanceTypes", []):
+                out[it["InstanceType"]] = int(it["VCpuInfo"]["DefaultVCpus"])
+        return out
+
+    # --- requests ------------------------------------------------------------------------------
+    def request(self, row: DemandRow, desired: int, current: float) -> dict[str, Any]:
+        """File an increase to ``desired`` unless an open or equal-or-larger request exists."""
+        code = row.key.quota
+        follow = (
+            f"aws service-quotas list-requested-service-quota-change-history-by-quota "
+            f"--service-code ec2 --quota-code {code} --region {self.s.region}"
+        )
+        base: dict[str, Any] = {"desired": desired, "follow": follow}
+        try:
+            history = self._history(code)
+        except (ClientError, BotoCoreError) as e:
+            op = "ListRequestedServiceQuotaChangeHistoryByQuota"
+            return {
+                **base,
+                "action": "failed",
+                "status": describe_error(e, op, self.s.max_attempts),
+            }
+        open_ = [h for h in history if h.get("Status") in OPEN_STATUSES]
+        if open_:
+            h = open_[0]
+            return {**base, **_req_state(h), "action": "pending"}
+        # A closed request that already asked for as much: a denial or partial grant, not re-filed.
+        prior = [h for h in history if float(h.get("DesiredValue", 0)) >= desired]
+        if prior:
+            h = prior[0]
+            action = {"APPROVED": "partially-granted", "CASE_CLOSED": "partially-granted"}.get(
+                str(h.get("Status")), "denied"
+            )
+            return {**base, **_req_state(h), "action": action, "current": int(current)}
+        try:
+            resp = self.sq.request_service_quota_increase(
+                ServiceCode=SERVICE_CODE, QuotaCode=code, DesiredValue=float(desired)
+            )
+        except ClientError as e:
+            err = e.response.get("Error", {}).get("Code")
+            if err == "ResourceAlreadyExistsException":
+                return {**base, "action": "pending", "status": "an open request already exists"}
+            if err == "QuotaExceededException":
+                return {
+                    **base,
+                    "action": "failed",
+                    "status": "too many open quota requests in the account",
+                }
+            return {
+                **base,
+                "action": "failed",
+                "status": describe_error(e, "RequestServiceQuotaIncrease", self.s.max_attempts),
+            }
+        except BotoCoreError as e:
+            return {
+                **base,
+                "action": "failed",
+                "status": describe_error(e, "RequestServiceQuotaIncrease", self.s.max_attempts),
+            }
+        return {**base, **_req_state(resp["RequestedQuota"]), "action": "created"}
+
+    def _history(self, code: str) -> list[dict[str, Any]]:
+        """Requests for ``code`` in this region, newest first."""
+        out: list[dict[str, Any]] = []
+        kw: dict[str, Any] = {"ServiceCode": SERVICE_CODE, "QuotaCode": code}
+        while True:
+            resp = self.sq.list_requested_service_quota_change_history_by_quota(**kw)
+            out.extend(resp.get("RequestedQuotas", []))
+            if not resp.get("NextToken"):
+                break
+            kw["NextToken"] = resp["NextToken"]
+        return sorted(out, key=lambda h: str(h.get("Created", "")), reverse=True)
+
+
+def _req_state(h: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"status": h.get("Status"), "id": h.get("Id")}
+    if h.get("CaseId"):
+        out["caseId"] = h["CaseId"]
+    if h.get("Created"):
+        out["since"] = str(h["Created"])
+    if "DesiredValue" in h:
+        out["requested"] = int(float(h["DesiredValue"]))
+    return out
+
+
+def _capture(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001  # turned into an 'unknown' reason by the caller
+        return e

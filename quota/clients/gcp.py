@@ -1,0 +1,418 @@
+"""Thin GCP side of the quota check: read limits and usage, file QuotaPreferences.
+
+Google SDKs are imported here only, and this module only when a GKE stack is checked. Every call
+runs with a bounded retry (429 and 5xx included) and a per-call timeout; errors become readable
+reasons (permission named, API disabled, throttled), never a silent "ok".
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from google.api_core import exceptions as gexc
+from google.api_core import retry as gretry
+from google.api_core.client_options import ClientOptions
+from google.auth.credentials import AnonymousCredentials
+from google.cloud.cloudquotas_v1.services.cloud_quotas import CloudQuotasClient
+from google.cloud.cloudquotas_v1.types import cloudquotas as cq_req
+from google.cloud.cloudquotas_v1.types import resources as cq
+from google.cloud.compute_v1.services.projects import ProjectsClient
+from google.cloud.compute_v1.services.regions import RegionsClient
+from google.cloud.service_usage_v1.services.service_usage import ServiceUsageClient
+
+from quota.arithmetic import Reading
+from quota.demand import GPU_FAMILY_QUOTA_ID, DemandRow, QuotaKey
+
+COMPUTE = "compute.googleapis.com"
+# APIs a GKE stack needs: Compute (quotas, nodes), Container (the cluster), Cloud Quotas (requests,
+# family quotas). https://cloud.google.com/docs/quotas/api-overview
+REQUIRED_SERVICES = (
+    "compute.googleapis.com",
+    "container.googleapis.com",
+    "cloudquotas.googleapis.com",
+)
+
+# IAM permission each call needs, named in "permission denied" reasons when the server does not.
+_PERMISSION = {
+    "regions.get": "compute.regions.get",
+    "projects.get": "compute.projects.get",
+    "quotaInfos.get": "cloudquotas.quotas.get",
+    "services.batchGet": "serviceusage.services.get",
+    "quotaPreferences.get": "cloudquotas.quotas.get",
+    "quotaPreferences.create": "cloudquotas.quotas.update",
+    "quotaPreferences.update": "cloudquotas.quotas.update",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GcpSettings:
+    """Endpoints and retry bounds.
+
+    Attributes:
+        project: the stack's ``gcp:project``.
+        compute_endpoint / quotas_endpoint / usage_endpoint: ``scheme://host:port`` or ``None`` for
+            Google's; ``http://`` means a local emulator (anonymous credentials).
+        retry_initial: first backoff, seconds.
+        retry_deadline: total retry budget per call, seconds.
+        call_timeout: per-attempt timeout, seconds.
+    """
+
+    project: str
+    compute_endpoint: str | None = None
+    quotas_endpoint: str | None = None
+    usage_endpoint: str | None = None
+    retry_initial: float = 0.5
+    retry_deadline: float = 30.0
+    call_timeout: float = 20.0
+
+    @classmethod
+    def from_env(cls, project: str) -> GcpSettings:
+        """Settings from the contract's ``QUOTA_ENDPOINT_*`` and the ``QUOTA_RETRY_*`` variables."""
+        env = os.environ
+        return cls(
+            project=project,
+            compute_endpoint=env.get("QUOTA_ENDPOINT_COMPUTE") or None,
+            quotas_endpoint=env.get("QUOTA_ENDPOINT_CLOUDQUOTAS") or None,
+            usage_endpoint=env.get("QUOTA_ENDPOINT_SERVICEUSAGE") or None,
+            retry_initial=float(env.get("QUOTA_RETRY_INITIAL", cls.retry_initial)),
+            retry_deadline=float(env.get("QUOTA_RETRY_DEADLINE", cls.retry_deadline)),
+            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", cls.call_timeout)),
+        )
+
+
+def _transient(exc: BaseException) -> bool:
+    # Cloud Quotas' default retry covers only 503; 429 storms and other 5xx are transient too.
+    return isinstance(
+        exc,
+        gexc.TooManyRequests
+        | gexc.InternalServerError
+        | gexc.BadGateway
+        | gexc.ServiceUnavailable
+        | gexc.GatewayTimeout,
+    )
+
+
+def describe_error(exc: BaseException, call: str, project: str) -> str:
+    """One sentence for a failed Google call: permission, disabled API, throttling, timeout."""
+    if isinstance(exc, gexc.RetryError):
+        cause = exc.cause
+        if isinstance(cause, gexc.TooManyRequests):
+            return f"{call}: throttled (429) after retries"
+        if cause is not None:
+            return f"{call}: still failing after retries: {describe_error(cause, call, project)}"
+        return f"{call}: timed out after retries"
+    if isinstance(exc, gexc.GoogleAPICallError):
+        reason = getattr(exc, "reason", None)
+        meta = getattr(exc, "metadata", None) or {}
+        if reason == "SERVICE_DISABLED":
+            svc = meta.get("service") or "the API"
+            return (
+                f"{call}: API {svc} is disabled on project {project} "
+                f"(gcloud services enable {svc} --project {project})"
+            )
+        if isinstance(exc, gexc.Forbidden | gexc.Unauthorized):
+            perm = (
+                meta.get("permission") or _permission_in(exc.message) or _PERMISSION.get(call, call)
+            )
+            return f"{call}: permission denied: {perm} on project {project}"
+        if isinstance(exc, gexc.TooManyRequests):
+            return f"{call}: throttled (429) after retries"
+        return f"{call}: HTTP {exc.code}: {exc.message}"
+    text = type(exc).__name__
+    if "Timeout" in text or "timed out" in str(exc):
+        return f"{call}: timed out"
+    return f"{call}: {text}: {exc}"
+
+
+def _permission_in(message: str | None) -> str | None:
+    m = re.search(
+        r"'([a-z]+\.[a-zA-Z]+\.[a-zA-Z]+)' permission|permission '?([a-z]+\.[a-zA-Z.]+)",
+        message or "",
+    )
+    return (m.group(1) or m.group(2)) if m else None
+
+
+def quota_id_of(key: QuotaKey) -> str:
+    """Cloud Quotas quota id (``NVIDIA_T4_GPUS`` -> ``NVIDIA-T4-GPUS-per-project-region``)."""
+    if key.source == "cloudquotas":
+        return GPU_FAMILY_QUOTA_ID
+    suffix = "per-project" if key.scope == "global" else "per-project-region"
+    return f"{key.quota.replace('_', '-')}-{suffix}"
+
+
+def preference_id_of(key: QuotaKey) -> str:
+    """Deterministic QuotaPreference id: one preference per quota and dimensions, reused forever."""
+    parts = ["gpu-infra", quota_id_of(key)]
+    if key.gpu_family:
+        parts.append(key.gpu_family.replace("_", "-"))
+    if key.region:
+        parts.append(key.region)
+    return "-".join(parts).lower()
+
+
+def dimensions_of(key: QuotaKey) -> dict[str, str]:
+    """QuotaPreference dimensions (empty for global quotas)."""
+    dims: dict[str, str] = {}
+    if key.region:
+        dims["region"] = key.region
+    if key.gpu_family:
+        dims["gpu_family"] = key.gpu_family
+    return dims
+
+
+class GcpQuotaService:
+    """Reads and requests GCP quotas for one project (one client per API, shared by threads)."""
+
+    def __init__(self, settings: GcpSettings) -> None:
+        self.s = settings
+        self._retry = gretry.Retry(
+            predicate=_transient,
+            initial=settings.retry_initial,
+            maximum=max(settings.retry_initial, min(8.0, settings.retry_deadline / 2)),
+            multiplier=2.0,
+            timeout=settings.retry_deadline,
+        )
+
+    # --- clients -----------------------------------------------------------------------------
+    def _kwargs(self, endpoint: str | None) -> dict[str, Any]:
+        kw: dict[str, Any] = {"transport": "rest"}
+        if endpoint:
+            kw["client_options"] = ClientOptions(api_endpoint=endpoint)
+            if endpoint.startswith("http://"):
+                kw["credentials"] = AnonymousCredentials()
+        return kw
+
+    def _once(self, name: str, make: Callable[[], Any]) -> Any:
+        client = self.__dict__.get(name)
+        if client is None:
+            client = self.__dict__[name] = make()
+        return client
+
+    def regions(self) -> RegionsClient:
+        """Compute regions client."""
+        return self._once(
+            "_regions", lambda: RegionsClient(**self._kwargs(self.s.compute_endpoint))
+        )
+
+    def projects(self) -> ProjectsClient:
+        """Compute projects client."""
+        return self._once(
+            "_projects", lambda: ProjectsClient(**self._kwargs(self.s.compute_endpoint))
+        )
+
+    def quotas(self) -> CloudQuotasClient:
+        """Cloud Quotas client."""
+        return self._once(
+            "_quotas", lambda: CloudQuotasClient(**self._kwargs(self.s.quotas_endpoint))
+        )
+
+    def usage(self) -> ServiceUsageClient:
+        """Service Usage client."""
+        return self._once(
+            "_usage", lambda: ServiceUsageClient(**self._kwargs(self.s.usage_endpoint))
+        )
+
+    def _call(self, fn: Callable[..., Any], **kw: Any) -> Any:
+        return fn(retry=self._retry, timeout=self.s.call_timeout, **kw)
+
+    # --- reads ---------------------------------------------------------------------------------
+    def read(self, rows: Sequence[DemandRow]) -> tuple[dict[QuotaKey, Reading], list[str]]:
+        """Limit and usage of every row, all calls concurrent (one round trip when nothing fails).
+
+        Returns:
+            readings per quota key, and notes (required APIs that are disabled or unreadable).
+        """
+        p = self.s.project
+        regions = sorted(
+            {r.key.region for r in rows if r.key.source == "compute-region" and r.key.region}
+        )
+        want_project = any(r.key.source == "compute-project" for r in rows)
+        want_family = any(r.key.source == "cloudquotas" for r in rows)
+        jobs: dict[str, Callable[[], Any]] = {"services": self._services}
+        for region in regions:
+            jobs[f"region:{region}"] = lambda region=region: self._call(
+                self.regions().get, project=p, region=region
+            )
+        if want_project:
+            jobs["project"] = lambda: self._call(self.projects().get, project=p)
+        if want_family:
+            name = (
+                f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{GPU_FAMILY_QUOTA_ID}"
+            )
+            jobs["family"] = lambda: self._call(self.quotas().get_quota_info, name=name)
+        results: dict[str, Any] = {}
+        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+            futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
+            results = {k: f.result() for k, f in futures.items()}
+
+        calls = {
+            "services": "services.batchGet",
+            "project": "projects.get",
+            "family": "quotaInfos.get",
+        }
+        readings: dict[QuotaKey, Reading] = {}
+        for row in rows:
+            k = row.key
+            job = {"compute-region": f"region:{k.region}", "compute-project": "project"}.get(
+                k.source, "family"
+            )
+            res = results[job]
+            if isinstance(res, BaseException):
+                err = describe_error(res, calls.get(job, "regions.get"), p)
+                readings[k] = Reading(error=err)
+            elif k.source == "cloudquotas":
+                readings[k] = _family_reading(res, k)
+            else:
+                readings[k] = _compute_reading(res, k)
+        return readings, _service_notes(results["services"], p)
+
+    def _services(self) -> Any:
+        p = self.s.project
+        req = {
+            "parent": f"projects/{p}",
+            "names": [f"projects/{p}/services/{s}" for s in REQUIRED_SERVICES],
+        }
+        return self._call(self.usage().batch_get_services, request=req)
+
+    # --- requests ------------------------------------------------------------------------------
+    def request(
+        self, row: DemandRow, desired: int, email: str, justification: str
+    ) -> dict[str, Any]:
+        """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
+
+        An existing preference that is pending (``reconciling``) or already asks for at least
+        ``desired`` is reported, not re-filed; a partial grant is reported with its granted value.
+        """
+        p = self.s.project
+        key = row.key
+        pid = preference_id_of(key)
+        parent = f"projects/{p}/locations/global"
+        name = f"{parent}/quotaPreferences/{pid}"
+        follow = f"gcloud beta quotas preferences describe {pid} --project={p}"
+        base = {"id": pid, "quotaId": quota_id_of(key), "desired": desired, "follow": follow}
+        try:
+            existing = self._call(self.quotas().get_quota_preference, name=name)
+        except gexc.NotFound:
+            existing = None
+        except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
+            return {
+                **base,
+                "action": "failed",
+                "status": describe_error(e, "quotaPreferences.get", p),
+            }
+        if existing is not None and int(existing.quota_config.preferred_value) >= desired:
+            return {
+                **base,
+                **_preference_state(existing),
+                "action": _held_action(existing, desired),
+            }
+        pref = cq.QuotaPreference(
+            name=name,
+            service=COMPUTE,
+            quota_id=quota_id_of(key),
+            dimensions=dimensions_of(key),
+            quota_config=cq.QuotaConfig(preferred_value=desired),
+            justification=justification,
+            contact_email=email,
+        )
+        try:
+            if existing is None:
+                try:
+                    out = self._call(
+                        self.quotas().create_quota_preference,
+                        parent=parent,
+                        quota_preference=pref,
+                        quota_preference_id=pid,
+                    )
+                    return {**base, **_preference_state(out), "action": "created"}
+                except gexc.Conflict:
+                    pass  # created concurrently: fall through to the upsert
+            upd = cq_req.UpdateQuotaPreferenceRequest(quota_preference=pref, allow_missing=True)
+            out = self._call(self.quotas().update_quota_preference, request=upd)
+            return {**base, **_preference_state(out), "action": "updated"}
+        except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
+            call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
+            return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+
+def _capture(fn: Callable[[], Any]) -> Any:
+    try:
+        return fn()
+    except Exception as e:  # noqa: BLE001  # turned into an 'unknown' reason by the caller
+        return e
+
+
+def _preference_state(pref: Any) -> dict[str, Any]:
+    qc = pref.quota_config
+    out: dict[str, Any] = {
+        "status": "pending" if pref.reconciling else (qc.state_detail or "settled"),
+        "preferred": int(qc.preferred_value),
+        "granted": None if qc.granted_value is None else int(qc.granted_value),
+    }
+    if qc.trace_id:
+        out["traceId"] = qc.trace_id
+    return out
+
+
+def _held_action(pref: Any, desired: int) -> str:
+    """What an existing preference asking for >= desired means: pending, partial, or granted."""
+    if pref.reconciling:
+        return "pending"
+    granted = pref.quota_config.granted_value
+    if granted is not None and int(granted) < desired:
+        return "partially-granted"
+    return "already-requested"
+
+
+def _compute_reading(container: Any, key: QuotaKey) -> Reading:
+    warning = getattr(container, "quota_status_warning", None)
+    if warning is not None and getattr(warning, "code", None):
+        return Reading(error=f"quotas unreadable: {warning.code} {warning.message}".strip())
+    for q in container.quotas:
+        if q.metric == key.quota:
+            return Reading(limit=float(q.limit), usage=float(q.usage))
+    where = f"region {key.region}" if key.region else "the project"
+    return Reading(error=f"quota missing: {key.quota} not reported for {where}")
+
+
+def _family_reading(info: Any, key: QuotaKey) -> Reading:
+    """Effective family limit for (region, gpu_family): the most specific dimensions row wins."""
+    best: tuple[int, int] | None = None
+    for d in info.dimensions_infos:
+        dims = dict(d.dimensions)
+        if dims.get("gpu_family", key.gpu_family) != key.gpu_family:
+            continue
+        if dims.get("region", key.region) != key.region:
+            continue
+        if not dims and d.applicable_locations and key.region not in d.applicable_locations:
+            continue
+        rank = len(dims)
+        if best is None or rank > best[0]:
+            best = (rank, int(d.details.value))
+    if best is None:
+        return Reading(
+            error=f"quota missing: {GPU_FAMILY_QUOTA_ID} has no value for "
+            f"gpu_family={key.gpu_family} in {key.region}"
+        )
+    # Cloud Quotas has no usage; verdict() proves 'short' from the limit alone, never 'ok'.
+    return Reading(limit=float(best[1]), usage=None)
+
+
+def _service_notes(res: Any, project: str) -> list[str]:
+    if isinstance(res, BaseException):
+        return [f"required APIs not checked: {describe_error(res, 'services.batchGet', project)}"]
+    notes: list[str] = []
+    for svc in res.services:
+        state = getattr(svc.state, "name", str(svc.state))
+        if state != "ENABLED":
+            short = svc.name.rsplit("/", 1)[-1]
+            notes.append(
+                f"required API {short} is {state.lower()} on project {project}: "
+                f"gcloud services enable {short} --project {project}"
+            )
+    return notes

@@ -1,0 +1,511 @@
+"""Quota demand of a stack, decided in pure code: which quota, in which region, needs how much.
+
+Inputs are the parsed stack config (``infra.core.config.StackConfig``) and, when the planner has
+it, the plan's per-pool facts; outputs are ``DemandRow`` values keyed by (scope, region, quota).
+No cloud calls and no SDK imports here: ``--offline`` prints exactly this.
+
+Rules (reference quota.md §1.1, §2.1, §5):
+
+* GCP: per pool, GPUs = GPUs per node x (max nodes + upgrade surge) against ``NVIDIA_<X>_GPUS`` or,
+  for spot pools, ``PREEMPTIBLE_NVIDIA_<X>_GPUS``; H100-and-newer on-demand GPUs against the Cloud
+  Quotas family quota ``GPUS-PER-GPU-FAMILY-per-project-region`` (dimension ``gpu_family``);
+  vCPUs x nodes against the machine family's CPU metric (``PREEMPTIBLE_CPUS`` for spot); every
+  pool's GPUs and vCPUs also against the global ``GPUS_ALL_REGIONS`` / ``CPUS_ALL_REGIONS``.
+* AWS: per node group, vCPUs x max nodes against the family's quota code (spot codes separate),
+  summed per region and code. Managed node groups scale with ``maxSize`` as a total, so no surge.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Literal
+
+from infra.core.catalog import Catalog, read_rows
+from infra.core.errors import Issues, join_path
+
+Cloud = Literal["gcp", "aws"]
+Scope = Literal["region", "global"]
+Unit = Literal["GPUs", "vCPUs"]
+# Where a limit is read from: Compute regions.get / projects.get, the Cloud Quotas family quota,
+# or AWS Service Quotas.
+Source = Literal["compute-region", "compute-project", "cloudquotas", "servicequotas"]
+
+# GKE surge upgrades add up to ``maxSurge`` nodes above the pool size while nodes are replaced;
+# GKE's default is maxSurge=1, maxUnavailable=0 and it upgrades one zone at a time, so a pool at its
+# maximum briefly runs max + maxSurge nodes. https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies
+GKE_DEFAULT_MAX_SURGE = 1
+
+# Global GCP quotas (Project.quotas), checked for every GKE stack.
+GPUS_ALL_REGIONS = "GPUS_ALL_REGIONS"
+CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
+# Cloud Quotas id of the per-family GPU quota (H100 and newer); dimensions region + gpu_family.
+GPU_FAMILY_QUOTA_ID = "GPUS-PER-GPU-FAMILY-per-project-region"
+
+# Predefined GCP machine types end in their vCPU count (n1-standard-8, e2-standard-4).
+_GCP_VCPUS_SUFFIX = re.compile(r"^[a-z0-9]+-[a-z]+-([0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroupSizing:
+    """What one pool / node group can grow to, in the units quotas count.
+
+    Attributes:
+        path: config key path of the pool (``gpuPools[0]``, ``cluster.systemPool``).
+        name: pool / node-group name.
+        machine_types: GCP machine type or AWS instance type(s).
+        gpu_type: GCP accelerator type (``nvidia-tesla-t4``); ``None`` for CPU pools and on AWS.
+        gpus_per_node: GPUs per node.
+        vcpus: vCPUs per node.
+        spot: Spot / preemptible capacity.
+        max_nodes: pool total maximum.
+        surge: extra nodes an upgrade may add on top of ``max_nodes``.
+    """
+
+    path: str
+    name: str
+    machine_types: tuple[str, ...]
+    gpu_type: str | None
+    gpus_per_node: int
+    vcpus: int
+    spot: bool
+    max_nodes: int
+    surge: int = 0
+
+    @property
+    def nodes(self) -> int:
+        """Peak node count quotas must cover."""
+        return self.max_nodes + self.surge
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaKey:
+    """Identity of one quota check.
+
+    Attributes:
+        cloud: ``gcp`` | ``aws``.
+        scope: ``region`` | ``global``.
+        region: region for regional quotas, ``None`` for global ones.
+        quota: GCP Compute metric (``NVIDIA_T4_GPUS``) or AWS quota code (``L-DB2E81BA``).
+        unit: ``GPUs`` | ``vCPUs``.
+        source: which API holds the limit.
+        gpu_family: Cloud Quotas ``gpu_family`` dimension for family quotas.
+    """
+
+    cloud: Cloud
+    scope: Scope
+    region: str | None
+    quota: str
+    unit: Unit
+    source: Source
+    gpu_family: str | None = None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DemandRow:
+    """How much of one quota the stack needs, and which pools need it.
+
+    Attributes:
+        key: the quota.
+        name: human name of the quota.
+        needed: units needed at the stack's peak.
+        pools: one line per contributing pool, e.g. ``gpu-t4: 1 x (20 max + 1 surge) nodes``.
+    """
+
+    key: QuotaKey
+    name: str
+    needed: int
+    pools: tuple[str, ...] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class GcpAcceleratorQuota:
+    """Quota metrics of one GCP accelerator (``gcp_accelerator_quotas.csv``)."""
+
+    on_demand: str
+    spot: str
+    gpu_family: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AwsQuotaClass:
+    """One EC2 vCPU quota class (``aws_quota_classes.csv``)."""
+
+    name: str
+    family_regex: re.Pattern[str]
+    on_demand_code: str
+    on_demand_name: str
+    spot_code: str
+    spot_name: str
+
+
+@cache
+def gcp_accelerator_quotas() -> dict[str, GcpAcceleratorQuota]:
+    """Accelerator type -> its quota metrics."""
+    return {
+        r["accelerator"]: GcpAcceleratorQuota(
+            r["on_demand_quota_metric"], r["spot_quota_metric"], r.get("gpu_family") or None
+        )
+        for r in read_rows("gcp_accelerator_quotas.csv")
+    }
+
+
+@cache
+def gcp_cpu_metrics() -> dict[str, tuple[str | None, str]]:
+    """Machine family -> (on-demand CPU metric or ``None``, spot CPU metric)."""
+    return {
+        r["family"]: (r["on_demand_metric"] or None, r["spot_metric"])
+        for r in read_rows("gcp_cpu_quota_metrics.csv")
+    }
+
+
+@cache
+def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
+    """EC2 quota classes in match order."""
+    return tuple(
+        AwsQuotaClass(
+            r["class"],
+            re.compile(r["family_regex"]),
+            r["on_demand_code"],
+            r["on_demand_name"],
+            r["spot_code"],
+            r["spot_name"],
+        )
+        for r in read_rows("aws_quota_classes.csv")
+    )
+
+
+@cache
+def aws_instance_quota_codes() -> dict[str, tuple[str, str]]:
+    """GPU instance type -> (on-demand code, spot code) from ``aws_instance_quotas.csv``."""
+    return {
+        r["instance_type"]: (r["on_demand_quota_code"], r["spot_quota_code"])
+        for r in read_rows("aws_instance_quotas.csv")
+    }
+
+
+def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
+    """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
+    family = instance_type.split(".", 1)[0]
+    return next((c for c in aws_quota_classes() if c.family_regex.match(family)), None)
+
+
+def aws_quota_code(instance_type: str, spot: bool) -> str | None:
+    """The EC2 vCPU quota code an instance of ``instance_type`` counts against."""
+    codes = aws_instance_quota_codes().get(instance_type)
+    if codes is not None:
+        return codes[1] if spot else codes[0]
+    cls = aws_class_of(instance_type)
+    if cls is None:
+        return None
+    return cls.spot_code if spot else cls.on_demand_code
+
+
+def aws_quota_name(code: str) -> str:
+    """Service Quotas' name of an EC2 vCPU quota code (the code itself when unknown)."""
+    for c in aws_quota_classes():
+        if c.on_demand_code == code:
+            return c.on_demand_name
+        if c.spot_code == code:
+            return c.spot_name
+    return code
+
+
+def gcp_quota_name(metric: str, gpu_family: str | None = None) -> str:
+    """A readable name for a Compute quota metric (``NVIDIA_T4_GPUS`` -> ``NVIDIA T4 GPUs``)."""
+    if metric == GPUS_ALL_REGIONS:
+        return "GPUs (all regions)"
+    if metric == CPUS_ALL_REGIONS:
+        return "vCPUs (all regions)"
+    words = metric.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")
+    words = "vCPUs" if words == "CPUS" else words.replace("PREEMPTIBLE ", "Preemptible ")
+    if gpu_family:
+        words += f" (GPU family {gpu_family})"
+    return words
+
+
+def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
+    """vCPUs of a GCP machine type: from the catalog, else from a predefined type's name."""
+    m = catalog.gcp_machine(machine_type)
+    if m is not None:
+        return m.vcpus
+    if match := _GCP_VCPUS_SUFFIX.match(machine_type):
+        return int(match.group(1))
+    return None
+
+
+# --- sizing: config (+ plan) -> NodeGroupSizing ------------------------------------------------
+
+
+def gke_sizings(
+    config: Any, catalog: Catalog, issues: Issues, plan: Any = None
+) -> list[NodeGroupSizing]:
+    """Sizing of every GKE GPU pool (and the system pool of a created cluster).
+
+    When ``plan`` (``infra.core.plan.Plan``) is given its per-pool facts win: GPU count and vCPUs
+    from ``PoolHints``, total maximum and ``max_surge`` from the lead's ``GkePoolPlan``.
+    """
+    planned = _planned_by_name(plan, "gke")
+    out: list[NodeGroupSizing] = []
+    for i, pool in enumerate(config.pools):
+        path = join_path("gpuPools", i)
+        gp = planned.get(pool.name)
+        hints = getattr(gp, "hints", None)
+        machine = catalog.gcp_machine(pool.machine_type)
+        gpu_type = pool.gpu.type or (machine.accelerator if machine else None)
+        count = pool.gpu.count or (machine.accelerator_count if machine else None) or 1
+        vcpus = gcp_vcpus_of(pool.machine_type, catalog)
+        if hints is not None:
+            gpu_type, count, vcpus = hints.gpu_type or gpu_type, hints.gpus_per_node, hints.vcpus
+        if gpu_type is None:
+            issues.add(
+                join_path(path, "gpu", "type"),
+                f"required: {pool.machine_type!r} has no built-in GPU, so quota cannot be sized",
+            )
+            continue
+        if gpu_type not in gcp_accelerator_quotas():
+            issues.add(
+                join_path(path, "gpu", "type"),
+                f"{gpu_type!r} has no known GPU quota metric; known: "
+                f"{', '.join(sorted(gcp_accelerator_quotas()))}",
+            )
+            continue
+        if vcpus is None:
+            issues.add(
+                join_path(path, "machineType"),
+                f"{pool.machine_type!r} is not a known GCP machine type (vCPUs unknown)",
+            )
+            continue
+        surge = getattr(gp, "max_surge", None)
+        max_nodes = getattr(gp, "total_max", None) or (hints.max_nodes if hints else pool.max_nodes)
+        out.append(
+            NodeGroupSizing(
+                path=path,
+                name=pool.name,
+                machine_types=(pool.machine_type,),
+                gpu_type=gpu_type,
+                gpus_per_node=count,
+                vcpus=vcpus,
+                spot=hints.spot if hints else pool.spot,
+                max_nodes=max_nodes,
+                surge=GKE_DEFAULT_MAX_SURGE if surge is None else surge,
+            )
+        )
+    cluster = config.cluster
+    if not getattr(cluster, "existing", False) and getattr(cluster, "system_pool", None):
+        sp = cluster.system_pool
+        vcpus = gcp_vcpus_of(sp.machine_type, catalog)
+        if vcpus is None:
+            issues.add(
+                "cluster.systemPool.machineType",
+                f"{sp.machine_type!r} is not a predefined GCP machine type (vCPUs unknown)",
+            )
+        else:
+            out.append(
+                NodeGroupSizing(
+                    path="cluster.systemPool",
+                    name="system",
+                    machine_types=(sp.machine_type,),
+                    gpu_type=None,
+                    gpus_per_node=0,
+                    vcpus=vcpus,
+                    spot=False,
+                    max_nodes=sp.max_nodes,
+                    surge=GKE_DEFAULT_MAX_SURGE,
+                )
+            )
+    return out
+
+
+def eks_sizings(
+    config: Any, catalog: Catalog, issues: Issues, plan: Any = None
+) -> list[NodeGroupSizing]:
+    """Sizing of every EKS GPU node group (plus the plan's system group, when it has one)."""
+    planned = _planned_by_name(plan, "eks")
+    out: list[NodeGroupSizing] = []
+    for i, pool in enumerate(config.pools):
+        path = join_path("gpuPools", i)
+        types = (
+            (pool.machine_type,) if isinstance(pool.machine_type, str) else tuple(pool.machine_type)
+        )
+        hints = getattr(planned.get(pool.name), "hints", None)
+        vcpus: list[int] = []
+        for j, t in enumerate(types):
+            inst = catalog.aws_instance(t)
+            tpath = join_path(path, "machineType", *([j] if len(types) > 1 else []))
+            if inst is None:
+                issues.add(tpath, f"{t!r} is not a known GPU instance type (vCPUs unknown)")
+            elif aws_quota_code(t, pool.spot) is None:
+                issues.add(tpath, f"{t!r} matches no EC2 vCPU quota class")
+            else:
+                vcpus.append(inst.vcpus)
+        if len(vcpus) != len(types):
+            continue
+        out.append(
+            NodeGroupSizing(
+                path=path,
+                name=pool.name,
+                machine_types=types,
+                gpu_type=None,
+                gpus_per_node=hints.gpus_per_node if hints else 0,
+                # A mixed-type group can run any of its types: size by the largest.
+                vcpus=hints.vcpus if hints else max(vcpus),
+                spot=hints.spot if hints else pool.spot,
+                max_nodes=hints.max_nodes if hints else pool.max_nodes,
+            )
+        )
+    system = getattr(getattr(plan, "eks", None), "system_group", None)
+    if system is not None:
+        out.append(_eks_system_sizing(system, catalog, issues))
+    return out
+
+
+def _eks_system_sizing(system: Any, catalog: Catalog, issues: Issues) -> NodeGroupSizing:
+    """The EKS plan's CPU system node group (Standard quota); shape read defensively."""
+    types = tuple(getattr(system, "instance_types", None) or (system.instance_type,))
+    vcpus = [
+        v
+        for t in types
+        if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
+    ]
+    if len(vcpus) != len(types):
+        issues.add("cluster.systemGroup", f"vCPUs of {', '.join(types)} unknown")
+    return NodeGroupSizing(
+        path="cluster.systemGroup",
+        name=getattr(system, "name", "system"),
+        machine_types=types,
+        gpu_type=None,
+        gpus_per_node=0,
+        vcpus=max(vcpus, default=0),
+        spot=bool(getattr(system, "spot", False)),
+        max_nodes=int(getattr(system, "max_size", None) or getattr(system, "max_nodes", 0)),
+    )
+
+
+# Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for the system
+# group's CPU instances, which the GPU catalog does not list.
+_AWS_SIZE_VCPUS = {"medium": 1, "large": 2, "xlarge": 4}
+
+
+def _aws_vcpus_from_name(instance_type: str) -> int | None:
+    size = instance_type.split(".", 1)[-1]
+    if size in _AWS_SIZE_VCPUS:
+        return _AWS_SIZE_VCPUS[size]
+    if m := re.match(r"^([0-9]+)xlarge$", size):
+        return 4 * int(m.group(1))
+    return None
+
+
+def _planned_by_name(plan: Any, platform: str) -> dict[str, Any]:
+    sub = getattr(plan, platform, None)
+    items = getattr(sub, "pools" if platform == "gke" else "groups", None) or ()
+    out: dict[str, Any] = {}
+    for item in items:
+        hints = getattr(item, "hints", None)
+        name = getattr(hints, "name", None) or getattr(item, "name", None)
+        if name:
+            out[name] = item
+    return out
+
+
+# --- demand: sizings -> rows --------------------------------------------------------------------
+
+
+class _Acc:
+    """Accumulates needed units and explanations per quota key, in first-seen order."""
+
+    def __init__(self) -> None:
+        self.rows: dict[QuotaKey, tuple[str, int, list[str]]] = {}
+
+    def add(self, key: QuotaKey, name: str, amount: int, why: str) -> None:
+        prev = self.rows.get(key)
+        if prev is None:
+            self.rows[key] = (name, amount, [why])
+        else:
+            prev[2].append(why)
+            self.rows[key] = (prev[0], prev[1] + amount, prev[2])
+
+    def result(self) -> list[DemandRow]:
+        order = {"region": 0, "global": 1}
+        keys = sorted(self.rows, key=lambda k: order[k.scope])  # stable: regional rows first
+        return [
+            DemandRow(
+                key=k, name=self.rows[k][0], needed=self.rows[k][1], pools=tuple(self.rows[k][2])
+            )
+            for k in keys
+        ]
+
+
+def _nodes_text(s: NodeGroupSizing) -> str:
+    return f"({s.max_nodes} max + {s.surge} surge)" if s.surge else f"{s.max_nodes} max"
+
+
+def gcp_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:
+    """GPU and vCPU demand of GKE pools in ``region``, regional rows first, then global ones."""
+    acc = _Acc()
+    for s in sizings:
+        nodes = _nodes_text(s)
+        if s.gpu_type is not None and s.gpus_per_node > 0:
+            q = gcp_accelerator_quotas()[s.gpu_type]
+            gpus = s.gpus_per_node * s.nodes
+            why = f"{s.name}: {s.gpus_per_node} x {nodes} nodes"
+            if s.spot:
+                key = QuotaKey("gcp", "region", region, q.spot, "GPUs", "compute-region")
+            elif q.gpu_family:
+                key = QuotaKey(
+                    "gcp", "region", region, q.on_demand, "GPUs", "cloudquotas", q.gpu_family
+                )
+            else:
+                key = QuotaKey("gcp", "region", region, q.on_demand, "GPUs", "compute-region")
+            acc.add(key, gcp_quota_name(key.quota, key.gpu_family), gpus, why)
+            gkey = QuotaKey("gcp", "global", None, GPUS_ALL_REGIONS, "GPUs", "compute-project")
+            acc.add(gkey, gcp_quota_name(GPUS_ALL_REGIONS), gpus, why)
+        vcpus = s.vcpus * s.nodes
+        why = f"{s.name}: {s.vcpus} vCPUs x {nodes} nodes"
+        on_demand, spot = gcp_cpu_metrics().get(s.machine_types[0].split("-", 1)[0], (None, None))
+        metric = spot if s.spot else on_demand
+        if metric:
+            key = QuotaKey("gcp", "region", region, metric, "vCPUs", "compute-region")
+            acc.add(key, gcp_quota_name(metric), vcpus, why)
+        gkey = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
+        acc.add(gkey, gcp_quota_name(CPUS_ALL_REGIONS), vcpus, why)
+    return acc.result()
+
+
+def aws_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:
+    """vCPU demand of EKS node groups in ``region``, one row per quota code."""
+    acc = _Acc()
+    for s in sizings:
+        codes = dict.fromkeys(c for t in s.machine_types if (c := aws_quota_code(t, s.spot)))
+        for code in codes:  # a mixed group counts fully against each class it may launch in
+            key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
+            why = f"{s.name}: {s.vcpus} vCPUs x {_nodes_text(s)} nodes"
+            acc.add(key, aws_quota_name(code), s.vcpus * s.nodes, why)
+    return acc.result()
+
+
+def stack_demand(config: Any, catalog: Catalog, plan: Any = None) -> tuple[Cloud, list[DemandRow]]:
+    """The cloud and every demand row of a parsed stack.
+
+    Raises:
+        ConfigErrors: the stack cannot be sized (platform without cloud quotas, unknown types).
+    """
+    issues = Issues()
+    if config.platform == "gke":
+        sizings = gke_sizings(config, catalog, issues, plan)
+        issues.raise_if_any()
+        return "gcp", gcp_demand(config.region, sizings)
+    if config.platform == "eks":
+        sizings = eks_sizings(config, catalog, issues, plan)
+        issues.raise_if_any()
+        return "aws", aws_demand(config.region, sizings)
+    issues.add("platform", f"{config.platform!r} has no cloud quotas to check (gke and eks do)")
+    issues.raise_if_any()
+    raise AssertionError("unreachable")
+
+
+def sum_needed(rows: Sequence[DemandRow], quota: str) -> int:
+    """Total needed of ``quota`` across rows (test and report helper)."""
+    return sum(r.needed for r in rows if r.key.quota == quota)

@@ -1,0 +1,167 @@
+"""Check rows, the ``--json`` document, the table and the exit code (pure apart from printing).
+
+The JSON shape and exit codes are the outside contract (CONTRACT.md, ``python -m quota.check``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from quota.arithmetic import Reading, Status, verdict
+from quota.demand import Cloud, DemandRow
+
+EXIT_OK = 0
+EXIT_SHORT = 1
+EXIT_USAGE = 2
+EXIT_UNKNOWN = 3
+
+
+@dataclass(slots=True, kw_only=True)
+class Check:
+    """One row of the report: a demand row with what the cloud said and what was requested.
+
+    Attributes:
+        demand: the quota and how much of it the stack needs.
+        limit: effective limit (``None``: not read).
+        usage: current usage (``None``: not read).
+        status: ``ok`` | ``short`` | ``unknown``.
+        reason: why, in one sentence.
+        request: what ``--request`` did for this row, ``None`` if nothing.
+    """
+
+    demand: DemandRow
+    limit: float | None = None
+    usage: float | None = None
+    status: Status = "unknown"
+    reason: str = ""
+    request: dict[str, Any] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def judged(cls, demand: DemandRow, reading: Reading) -> Check:
+        """A row whose status follows from ``reading``."""
+        status, reason = verdict(demand.needed, reading)
+        return cls(
+            demand=demand, limit=reading.limit, usage=reading.usage, status=status, reason=reason
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        """The contract's JSON object for this row (plus ``pools``, an extension)."""
+        k = self.demand.key
+        out: dict[str, Any] = {
+            "scope": k.scope,
+            "region": k.region,
+            "quota": k.quota,
+            "name": self.demand.name,
+            "unit": k.unit,
+            "needed": self.demand.needed,
+            "limit": _int_or_none(self.limit),
+            "usage": _int_or_none(self.usage),
+            "status": self.status,
+            "reason": self.reason,
+            "request": self.request,
+            "pools": list(self.demand.pools),
+        }
+        if k.gpu_family:
+            out["gpuFamily"] = k.gpu_family
+        return out
+
+
+def _int_or_none(x: float | None) -> int | None:
+    # Quotas are whole units; Compute returns floats (24.0). Round usage up, never down.
+    if x is None:
+        return None
+    return int(x) if float(x).is_integer() else int(x) + 1
+
+
+def offline_checks(rows: Sequence[DemandRow]) -> list[Check]:
+    """Demand-only rows for ``--offline`` (no limits read, so every status is unknown)."""
+    return [Check(demand=r, reason="offline: demand only, no cloud calls") for r in rows]
+
+
+def document(
+    stack: str, cloud: Cloud, checks: Sequence[Check], notes: Sequence[str] = ()
+) -> dict[str, Any]:
+    """The ``--json`` document."""
+    doc: dict[str, Any] = {"stack": stack, "cloud": cloud, "checks": [c.as_json() for c in checks]}
+    if notes:
+        doc["notes"] = list(notes)
+    return doc
+
+
+def exit_code(checks: Sequence[Check], offline: bool = False) -> int:
+    """0 all ok; 1 something short (requests filed or pending included); 3 something unknown.
+
+    Short wins over unknown: a known shortfall is the more actionable answer, and both fail.
+    """
+    if offline:
+        return EXIT_OK
+    statuses = {c.status for c in checks}
+    if "short" in statuses:
+        return EXIT_SHORT
+    if "unknown" in statuses:
+        return EXIT_UNKNOWN
+    return EXIT_OK
+
+
+_STYLE: Mapping[str, str] = {"ok": "green", "short": "red", "unknown": "yellow"}
+
+
+def _request_text(req: dict[str, Any] | None) -> str:
+    if not req:
+        return ""
+    action = req.get("action", "")
+    value = req.get("desired")
+    extra = req.get("status") or ""
+    case = req.get("caseId") or req.get("id") or ""
+    return " ".join(str(p) for p in (action, f"-> {value}" if value else "", extra, case) if p)
+
+
+def render(
+    stack: str,
+    cloud: Cloud,
+    checks: Sequence[Check],
+    out: TextIO,
+    offline: bool = False,
+    notes: Sequence[str] = (),
+) -> None:
+    """Print a readable table of ``checks`` to ``out``."""
+    from rich.console import Console  # rich only when a table is printed
+    from rich.table import Table
+
+    console = Console(file=out, soft_wrap=False, width=max(120, Console(file=out).width))
+    title = f"{'Quota demand' if offline else 'Quota check'}: stack {stack} ({cloud})"
+    table = Table(title=title, show_lines=False)
+    for col in ("scope", "region", "quota", "unit", "needed"):
+        table.add_column(col, justify="right" if col == "needed" else "left")
+    if offline:
+        table.add_column("pools")
+    else:
+        for col in ("limit", "usage"):
+            table.add_column(col, justify="right")
+        table.add_column("status")
+        table.add_column("reason")
+        if any(c.request for c in checks):
+            table.add_column("request")
+    for c in checks:
+        k = c.demand.key
+        quota = f"{k.quota} [{k.gpu_family}]" if k.gpu_family else k.quota
+        cells = [k.scope, k.region or "-", quota, k.unit, str(c.demand.needed)]
+        if offline:
+            cells.append("; ".join(c.demand.pools))
+        else:
+            lim, use = _int_or_none(c.limit), _int_or_none(c.usage)
+            cells += [
+                "-" if lim is None else str(lim),
+                "-" if use is None else str(use),
+                f"[{_STYLE[c.status]}]{c.status}[/]",
+                c.reason,
+            ]
+            if any(x.request for x in checks):
+                cells.append(_request_text(c.request))
+        table.add_row(*cells)
+    console.print(table)
+    for n in notes:
+        console.print(n, highlight=False, markup=False)
