@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
 def stack_path(stack: str, root: Path | None = None) -> Path:
     """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the project root."""
-    for base in ([root] if root else [Path.cwd(), Path(__file__).resolve().parent.parent]):
+    for base in [root] if root else [Path.cwd(), Path(__file__).resolve().parent.parent]:
         candidate = base / "stacks" / f"Pulumi.{stack}.yaml"
         if candidate.exists():
             return candidate
@@ -44,13 +45,18 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m infra.plan", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m infra.plan", description=__doc__.split("\n")[0]
+    )
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
     src.add_argument("--config", help="path of a stack file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
-    parser.add_argument("--helm-values", action="store_true",
-                        help="print the rendered GPU Operator Helm values as YAML (GitOps export)")
+    parser.add_argument(
+        "--helm-values",
+        action="store_true",
+        help="print the rendered GPU Operator Helm values as YAML (GitOps export)",
+    )
     args = parser.parse_args(argv)
     try:
         raw, config, plan = load(args)
@@ -67,9 +73,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"plan failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return EXIT_FAILURE
     if args.json:
-        doc = {"project": "gpu-infra", "stack": config.stack,
-               "resources": [r.to_json() for r in recording.resources],
-               "outputs": recording.outputs}
+        doc = {
+            "project": "gpu-infra",
+            "stack": config.stack,
+            "resources": [r.to_json() for r in recording.resources],
+            "outputs": recording.outputs,
+        }
         _write(json.dumps(doc, indent=2) + "\n")
     else:
         _print_table(plan, recording)
@@ -87,11 +96,7 @@ def _print_helm_values(plan: Plan) -> int:
 
 
 def _write(text: str) -> None:
-    try:
-        sys.stdout.write(text)
-        sys.stdout.flush()
-    except BrokenPipeError:  # `| head` closed the pipe: not a failure of the plan
-        sys.stdout = None  # type: ignore[assignment]  # keep the interpreter from flushing again
+    sys.stdout.write(text)
 
 
 def _print_table(plan: Plan, recording: Any) -> None:
@@ -99,13 +104,25 @@ def _print_table(plan: Plan, recording: Any) -> None:
     where = cfg.zone or cfg.region or "existing cluster"
     print(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
     print()
-    rows = [(p.name, p.gpu_model, str(p.gpus_per_node), f"{p.vcpus}", f"{p.min_nodes}-{p.max_nodes}",
-             "spot" if p.spot else "on-demand", p.driver) for p in plan.pools]
+    rows = [
+        (
+            p.name,
+            p.gpu_model,
+            str(p.gpus_per_node),
+            f"{p.vcpus}",
+            f"{p.min_nodes}-{p.max_nodes}",
+            "spot" if p.spot else "on-demand",
+            p.driver,
+        )
+        for p in plan.pools
+    ]
     _table(("GPU POOL", "GPU", "GPUS/NODE", "VCPUS", "NODES", "CAPACITY", "DRIVER"), rows)
     if plan.gke is not None:
         for p in plan.gke.pools:
-            print(f"  {p.name}: {p.machine_type} in {', '.join(p.node_locations)} "
-                  f"(location policy ANY, totals {p.total_min}-{p.total_max})")
+            print(
+                f"  {p.name}: {p.machine_type} in {', '.join(p.node_locations)} "
+                f"(location policy ANY, totals {p.total_min}-{p.total_max})"
+            )
     print()
     res = [(r.type, r.name, (r.parent or "").rsplit("::", 1)[-1]) for r in recording.resources]
     _table(("TYPE", "NAME", "PARENT"), res)
@@ -123,4 +140,11 @@ def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        code = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # A reader such as `head` closed the pipe early: not a failure of the plan.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        code = EXIT_OK
+    sys.exit(code)

@@ -15,8 +15,12 @@ from typing import Any
 
 from pulumi import _types as pulumi_types
 
-_PACKAGES = {"gcp": "pulumi_gcp", "aws": "pulumi_aws", "kubernetes": "pulumi_kubernetes",
-             "eks": "pulumi_eks"}
+_PACKAGES = {
+    "gcp": "pulumi_gcp",
+    "aws": "pulumi_aws",
+    "kubernetes": "pulumi_kubernetes",
+    "eks": "pulumi_eks",
+}
 
 
 @functools.cache

@@ -14,8 +14,11 @@ from infra.core import gke as core
 from infra.core.plan import Plan
 
 # GCP's taint enum spelling for each Kubernetes effect (gke.md §2.3).
-_EFFECT = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE",
-           "NoExecute": "NO_EXECUTE"}
+_EFFECT = {
+    "NoSchedule": "NO_SCHEDULE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+}
 
 
 class GkeCluster(pulumi.ComponentResource):
@@ -30,15 +33,19 @@ class GkeCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     node_service_account: pulumi.Output[str]
 
-    def __init__(self, name: str, plan: core.GkePlan,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, plan: core.GkePlan, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         super().__init__("gpu-infra:gcp:Cluster", name, None, opts)
         c = plan.cluster
         child = pulumi.ResourceOptions(parent=self)
         self.ready: list[pulumi.Resource] = []
         if c.existing:
             found = gcp.container.get_cluster_output(
-                name=c.name, location=c.location, project=plan.project, opts=pulumi.InvokeOutputOptions(parent=self)
+                name=c.name,
+                location=c.location,
+                project=plan.project,
+                opts=pulumi.InvokeOutputOptions(parent=self),
             )
             cluster_name: pulumi.Output[str] = found.name
             endpoint: pulumi.Output[str] = found.endpoint
@@ -54,9 +61,12 @@ class GkeCluster(pulumi.ComponentResource):
                     remove_default_node_pool=True,
                     initial_node_count=1,
                     min_master_version=c.min_master_version,
-                    release_channel=gcp.container.ClusterReleaseChannelArgs(channel=c.release_channel),
+                    release_channel=gcp.container.ClusterReleaseChannelArgs(
+                        channel=c.release_channel
+                    ),
                     workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                        workload_pool=c.workload_pool),
+                        workload_pool=c.workload_pool
+                    ),
                     enable_shielded_nodes=True,
                     deletion_protection=c.deletion_protection,
                     network=c.network,
@@ -72,8 +82,10 @@ class GkeCluster(pulumi.ComponentResource):
         self.node_sa = gcp.serviceaccount.Account(
             f"{name}-gpu-nodes",
             gcp.serviceaccount.AccountArgs(
-                account_id=c.node_sa_id, project=plan.project,
-                display_name=f"GKE GPU nodes of {c.name} (least privilege)"),
+                account_id=c.node_sa_id,
+                project=plan.project,
+                display_name=f"GKE GPU nodes of {c.name} (least privilege)",
+            ),
             opts=child,
         )
         member = self.node_sa.email.apply(lambda e: f"serviceAccount:{e}")
@@ -92,10 +104,13 @@ class GkeCluster(pulumi.ComponentResource):
                     location=c.location,
                     project=plan.project,
                     autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                        total_min_node_count=c.system_min, total_max_node_count=c.system_max,
-                        location_policy="BALANCED"),
-                    management=gcp.container.NodePoolManagementArgs(auto_repair=True,
-                                                                   auto_upgrade=True),
+                        total_min_node_count=c.system_min,
+                        total_max_node_count=c.system_max,
+                        location_policy="BALANCED",
+                    ),
+                    management=gcp.container.NodePoolManagementArgs(
+                        auto_repair=True, auto_upgrade=True
+                    ),
                     node_config=_node_config(plan, c.system_machine_type, self.node_sa.email),
                 ),
                 opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
@@ -105,18 +120,31 @@ class GkeCluster(pulumi.ComponentResource):
         self.endpoint = endpoint
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(cluster_name, endpoint, ca).apply(
-                lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]))))
+                lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]))
+            )
+        )
         self.node_service_account = self.node_sa.email
-        self.register_outputs({"name": self.name, "endpoint": self.endpoint,
-                               "kubeconfig": self.kubeconfig,
-                               "nodeServiceAccount": self.node_service_account})
+        self.register_outputs(
+            {
+                "name": self.name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "nodeServiceAccount": self.node_service_account,
+            }
+        )
 
 
 class GkeGpuNodePools(pulumi.ComponentResource):
     """One GKE node pool per ``GkePoolPlan``, plus the ComputeClasses that chain fallbacks."""
 
-    def __init__(self, name: str, plan: core.GkePlan, cluster: GkeCluster,
-                 provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        plan: core.GkePlan,
+        cluster: GkeCluster,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__("gpu-infra:gcp:GpuNodePools", name, None, opts)
         self.pools: dict[str, gcp.container.NodePool] = {}
         for p in plan.pools:
@@ -125,8 +153,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 _pool_args(plan, p, cluster),
                 # initial_node_count is per zone and ForceNew; the autoscaler owns the size after
                 # creation (gke.md §4, pulumi/pulumi-gcp#412).
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"],
-                                            depends_on=cluster.ready),
+                opts=pulumi.ResourceOptions(
+                    parent=self, ignore_changes=["initialNodeCount"], depends_on=cluster.ready
+                ),
             )
         for cc in plan.compute_classes:
             k8s.apiextensions.CustomResource(
@@ -135,14 +164,16 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cc.name),
                 spec=cc.manifest(),
-                opts=pulumi.ResourceOptions(parent=self, provider=provider,
-                                            depends_on=cluster.ready),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=cluster.ready
+                ),
             )
         self.register_outputs({"pools": {n: p.name for n, p in self.pools.items()}})
 
 
-def _node_config(plan: core.GkePlan, machine_type: str, sa_email: pulumi.Input[str],
-                 **gpu: object) -> gcp.container.NodePoolNodeConfigArgs:
+def _node_config(
+    plan: core.GkePlan, machine_type: str, sa_email: pulumi.Input[str], **gpu: object
+) -> gcp.container.NodePoolNodeConfigArgs:
     """Node settings shared by the system and GPU pools: identity and hardening."""
     return gcp.container.NodePoolNodeConfigArgs(
         machine_type=machine_type,
@@ -150,25 +181,32 @@ def _node_config(plan: core.GkePlan, machine_type: str, sa_email: pulumi.Input[s
         oauth_scopes=list(plan.node_scopes),
         # Pods get Workload Identity, never the node's credentials.
         workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-            mode="GKE_METADATA"),
+            mode="GKE_METADATA"
+        ),
         metadata={"disable-legacy-endpoints": "true"},
         **gpu,  # type: ignore[arg-type]
     )
 
 
-def _pool_args(plan: core.GkePlan, p: core.GkePoolPlan,
-               cluster: GkeCluster) -> gcp.container.NodePoolArgs:
+def _pool_args(
+    plan: core.GkePlan, p: core.GkePoolPlan, cluster: GkeCluster
+) -> gcp.container.NodePoolArgs:
     accel = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
         type=p.accelerator,
         count=p.accelerator_count,
         gpu_driver_installation_config=(
             gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                gpu_driver_version=p.driver_version)),
+                gpu_driver_version=p.driver_version
+            )
+        ),
         gpu_sharing_config=(
             gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
                 gpu_sharing_strategy=p.sharing_strategy,
-                max_shared_clients_per_gpu=p.max_shared_clients_per_gpu)
-            if p.sharing_strategy else None),
+                max_shared_clients_per_gpu=p.max_shared_clients_per_gpu,
+            )
+            if p.sharing_strategy
+            else None
+        ),
         gpu_partition_size=p.partition_size,
     )
     reservation = gcp.container.NodePoolNodeConfigReservationAffinityArgs(
@@ -177,7 +215,9 @@ def _pool_args(plan: core.GkePlan, p: core.GkePoolPlan,
         values=[p.reservation_name] if p.reservation_name else None,
     )
     node_config = _node_config(
-        plan, p.machine_type, cluster.node_service_account,
+        plan,
+        p.machine_type,
+        cluster.node_service_account,
         image_type=p.image_type,
         disk_size_gb=p.disk_size_gb,
         disk_type=p.disk_type,
@@ -187,11 +227,15 @@ def _pool_args(plan: core.GkePlan, p: core.GkePoolPlan,
         max_run_duration=p.max_run_duration,
         reservation_affinity=reservation,
         labels=dict(p.labels),
-        taints=[gcp.container.NodePoolNodeConfigTaintArgs(key=t.key, value=t.value,
-                                                          effect=_EFFECT[t.effect])
-                for t in p.taints],
+        taints=[
+            gcp.container.NodePoolNodeConfigTaintArgs(
+                key=t.key, value=t.value, effect=_EFFECT[t.effect]
+            )
+            for t in p.taints
+        ],
         shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-            enable_secure_boot=p.secure_boot, enable_integrity_monitoring=True),
+            enable_secure_boot=p.secure_boot, enable_integrity_monitoring=True
+        ),
     )
     return gcp.container.NodePoolArgs(
         name=p.name,
@@ -202,17 +246,24 @@ def _pool_args(plan: core.GkePlan, p: core.GkePoolPlan,
         # ANY needs autoscaling and 0 initial nodes (gke.md §5.1); totals span every zone.
         initial_node_count=0,
         autoscaling=gcp.container.NodePoolAutoscalingArgs(
-            total_min_node_count=p.total_min, total_max_node_count=p.total_max,
-            location_policy="ANY"),
-        management=gcp.container.NodePoolManagementArgs(auto_repair=p.auto_repair,
-                                                       auto_upgrade=p.auto_upgrade),
+            total_min_node_count=p.total_min,
+            total_max_node_count=p.total_max,
+            location_policy="ANY",
+        ),
+        management=gcp.container.NodePoolManagementArgs(
+            auto_repair=p.auto_repair, auto_upgrade=p.auto_upgrade
+        ),
         upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
-            max_surge=p.max_surge, max_unavailable=p.max_unavailable),
+            max_surge=p.max_surge, max_unavailable=p.max_unavailable
+        ),
         queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
-        if p.queued_provisioning else None,
+        if p.queued_provisioning
+        else None,
         best_effort_provisioning=gcp.container.NodePoolBestEffortProvisioningArgs(
-            enabled=True, min_provision_nodes=p.best_effort_min_nodes)
-        if p.best_effort_min_nodes is not None else None,
+            enabled=True, min_provision_nodes=p.best_effort_min_nodes
+        )
+        if p.best_effort_min_nodes is not None
+        else None,
         node_config=node_config,
     )
 
@@ -228,6 +279,11 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
         opts=pulumi.ResourceOptions(parent=cluster),
     )
     pools = GkeGpuNodePools(f"{g.cluster.name}-gpu", g, cluster, provider)
-    handle = ClusterHandle(name=cluster.name, endpoint=cluster.endpoint,
-                           kubeconfig=cluster.kubeconfig, provider=provider, ready=cluster.ready)
+    handle = ClusterHandle(
+        name=cluster.name,
+        endpoint=cluster.endpoint,
+        kubeconfig=cluster.kubeconfig,
+        provider=provider,
+        ready=cluster.ready,
+    )
     return handle, pools

@@ -183,7 +183,9 @@ class Catalog:
         """Every accelerator type the catalog knows, sorted."""
         return sorted(self._acc)
 
-    def gcp_zones_offering(self, accelerator: str, region: str, count: int | None = None) -> list[str]:
+    def gcp_zones_offering(
+        self, accelerator: str, region: str, count: int | None = None
+    ) -> list[str]:
         """Zones of ``region`` offering ``accelerator`` (with ``count`` GPUs, if given), sorted."""
         return sorted(
             z
@@ -222,7 +224,9 @@ class Catalog:
         """Model name, memory and MIG profiles of ``accelerator`` (the type itself if unmapped)."""
         return self._models.get(accelerator, GpuModel(accelerator, 0, ()))
 
-    def gcp_price(self, accelerator: str, count: int, zone: str) -> tuple[float, float | None] | None:
+    def gcp_price(
+        self, accelerator: str, count: int, zone: str
+    ) -> tuple[float, float | None] | None:
         """(on-demand, spot) USD/hour for ``count`` GPUs in ``zone``, if the catalog has it."""
         return self._acc_price.get((accelerator, count, zone))
 

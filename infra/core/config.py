@@ -172,7 +172,9 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         raise AssertionError("unreachable")
 
     cluster_model, pool_model = _SCHEMAS[platform]
-    cluster = _validate(cluster_model, own.get("cluster"), "cluster", issues)
+    cluster = (
+        _validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
+    )
     pools = _validate(list[pool_model], own.get("gpuPools", []), "gpuPools", issues)
     operator = _validate(GpuOperatorSpec, own.get("gpuOperator", {}), "gpuOperator", issues)
     namespaces = _validate(
@@ -296,7 +298,9 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
             expected = err.get("ctx", {}).get("expected", "")
             reason = f"{value!r} is not allowed; expected {expected}"
         elif kind in ("value_error", "assertion_error"):
-            reason = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+            reason = (
+                str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+            )
         else:
             reason = f"{err['msg'][0].lower()}{err['msg'][1:]} (got {value!r})"
         out.append(ConfigIssue(path, reason))
@@ -336,13 +340,14 @@ def _unwrap(tp: Any) -> Any:
     """Strip Optional/list/Annotated wrappers down to a model class when there is exactly one."""
     while True:
         origin = get_origin(tp)
-        if origin is typing.Annotated:
-            tp = get_args(tp)[0]
-        elif origin in (list, tuple):
+        if origin is typing.Annotated or origin in (list, tuple):
             tp = get_args(tp)[0]
         elif origin in (typing.Union, types.UnionType):
-            models = [a for a in get_args(tp) if isinstance(_unwrap(a), type) and issubclass(
-                _unwrap(a), BaseModel)]
+            models = [
+                a
+                for a in get_args(tp)
+                if isinstance(_unwrap(a), type) and issubclass(_unwrap(a), BaseModel)
+            ]
             if len(models) != 1:
                 return tp
             tp = models[0]

@@ -61,7 +61,9 @@ class SharingSpec(Model):
     """GPU sharing done by the NVIDIA device plugin (the GPU Operator), not by the cloud."""
 
     strategy: Literal["time-slicing"] = "time-slicing"
-    replicas: int = Field(ge=2, le=48)  # 1 would not share; 48 is the device plugin's practical ceiling
+    replicas: int = Field(
+        ge=2, le=48
+    )  # 1 would not share; 48 is the device plugin's practical ceiling
 
 
 class MigSpec(Model):

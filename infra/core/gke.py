@@ -29,7 +29,11 @@ NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 POOL_LABEL = "gpu-infra/pool"
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 
-_DRIVER_VERSION = {"gke-default": "DEFAULT", "gke-latest": "LATEST", "operator": "INSTALLATION_DISABLED"}
+_DRIVER_VERSION = {
+    "gke-default": "DEFAULT",
+    "gke-latest": "LATEST",
+    "operator": "INSTALLATION_DISABLED",
+}
 
 # Machine families whose GPUs are built in (type and count follow from the machine type).
 _BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
@@ -148,8 +152,19 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     classes: list[ComputeClassPlan] = []
     for i, spec in enumerate(config.pools):
         path = join_path("gpuPools", i)
-        main = _plan_pool(spec, spec.name, spec.machine_type, spec.gpu, spec.spot, spec.max_nodes,
-                          path, region, catalog, operator_on, issues)
+        main = _plan_pool(
+            spec,
+            spec.name,
+            spec.machine_type,
+            spec.gpu,
+            spec.spot,
+            spec.max_nodes,
+            path,
+            region,
+            catalog,
+            operator_on,
+            issues,
+        )
         if main is None:
             continue
         if not spec.fallback:
@@ -205,12 +220,27 @@ def _plan_fallback(
         gpu = gpu.model_copy(update={"driver": spec.gpu.driver})
     name = f"{spec.name}-fb{j + 1}"
     if len(name) > 40:
-        issues.add(join_path(path, "name"), f"{spec.name!r} is too long to name its fallback "
-                   f"pools ({name!r} exceeds GKE's 40 characters)")
+        issues.add(
+            join_path(path, "name"),
+            f"{spec.name!r} is too long to name its fallback "
+            f"pools ({name!r} exceeds GKE's 40 characters)",
+        )
         return None
     fb_spec = spec.model_copy(update={"zones": None, "gpu": gpu})
-    return _plan_pool(fb_spec, name, fb.machine_type, gpu, fb.spot, fb.max_nodes or spec.max_nodes,
-                      fb_path, region, catalog, operator_on, issues, min_nodes=0)
+    return _plan_pool(
+        fb_spec,
+        name,
+        fb.machine_type,
+        gpu,
+        fb.spot,
+        fb.max_nodes or spec.max_nodes,
+        fb_path,
+        region,
+        catalog,
+        operator_on,
+        issues,
+        min_nodes=0,
+    )
 
 
 def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
@@ -223,8 +253,9 @@ def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
         taints=(*pool.hints.taints, taint),
         node_selector={COMPUTE_CLASS_LABEL: compute_class},
     )
-    return replace(pool, labels=labels, taints=(*pool.taints, taint), compute_class=compute_class,
-                   hints=hints)
+    return replace(
+        pool, labels=labels, taints=(*pool.taints, taint), compute_class=compute_class, hints=hints
+    )
 
 
 def _plan_pool(
@@ -274,8 +305,10 @@ def _plan_pool(
         memory_gib=machine.memory_gib,
         node_image=spec.image_type,
         driver=gpu.driver,
-        node_selector={"cloud.google.com/gke-nodepool": name,
-                       "cloud.google.com/gke-accelerator": accelerator},
+        node_selector={
+            "cloud.google.com/gke-nodepool": name,
+            "cloud.google.com/gke-accelerator": accelerator,
+        },
         labels=labels,
         taints=taints,
         spot=spot,
@@ -337,53 +370,73 @@ def _gpu_shape(
     machine = catalog.gcp_machine(machine_type)
     gpu_path = join_path(path, "gpu")
     if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
-        issues.add(join_path(gpu_path, "type"),
-                   f"{gpu.type!r} is not a known GPU type; known: "
-                   f"{', '.join(catalog.gcp_accelerators())}")
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
+        )
         return None
     if family in _BUNDLED_FAMILIES:
         if machine is None or machine.accelerator is None:
-            issues.add(mt_path, f"{machine_type!r} is not a known GPU machine type of the "
-                       f"{family} family in the catalog")
+            issues.add(
+                mt_path,
+                f"{machine_type!r} is not a known GPU machine type of the "
+                f"{family} family in the catalog",
+            )
             return None
         acc, cnt = machine.accelerator, machine.accelerator_count or 1
         if gpu.type is not None and gpu.type != acc:
-            issues.add(join_path(gpu_path, "type"),
-                       f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}")
+            issues.add(
+                join_path(gpu_path, "type"),
+                f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}",
+            )
         if gpu.count is not None and gpu.count != cnt:
-            issues.add(join_path(gpu_path, "count"),
-                       f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
-                       f"type (got {gpu.count})")
+            issues.add(
+                join_path(gpu_path, "count"),
+                f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
+                f"type (got {gpu.count})",
+            )
         return machine, acc, cnt
     if gpu.type is None:
-        issues.add(join_path(gpu_path, "type"),
-                   f"required for {machine_type!r}: only a2/a3/a4/g2/g4 machine types imply their GPU")
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"required for {machine_type!r}: only a2/a3/a4/g2/g4 machine types imply their GPU",
+        )
         return None
     limits = catalog.gcp_attach_limits(gpu.type)
     if not limits:
         hosts = sorted({m.name.rsplit("-", 1)[0] for m in catalog.gcp_machines_with(gpu.type)})
-        issues.add(join_path(gpu_path, "type"),
-                   f"{gpu.type} cannot be attached to {machine_type}; it comes only built into "
-                   f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}")
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"{gpu.type} cannot be attached to {machine_type}; it comes only built into "
+            f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
+        )
         return None
     if family != "n1":
-        issues.add(mt_path, f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "
-                   "machine type (n1-standard-*, n1-highmem-*, n1-highcpu-*)")
+        issues.add(
+            mt_path,
+            f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "
+            "machine type (n1-standard-*, n1-highmem-*, n1-highcpu-*)",
+        )
         return None
     if machine is None:
         issues.add(mt_path, f"{machine_type!r} is not a known N1 machine type")
         return None
     count = gpu.count or 1
     if count not in limits:
-        issues.add(join_path(gpu_path, "count"),
-                   f"{count} is not an allowed count of {gpu.type} on N1; allowed: "
-                   f"{', '.join(str(c) for c in sorted(limits))}")
+        issues.add(
+            join_path(gpu_path, "count"),
+            f"{count} is not an allowed count of {gpu.type} on N1; allowed: "
+            f"{', '.join(str(c) for c in sorted(limits))}",
+        )
         return None
     lim = limits[count]
     if machine.vcpus > lim.max_vcpus or machine.memory_gib > lim.max_memory_gb:
-        issues.add(mt_path, f"{machine_type} ({machine.vcpus} vCPUs, {machine.memory_gib:g} GB) is "
-                   f"too large for {count}x {gpu.type}: at most {lim.max_vcpus} vCPUs and "
-                   f"{lim.max_memory_gb} GB")
+        issues.add(
+            mt_path,
+            f"{machine_type} ({machine.vcpus} vCPUs, {machine.memory_gib:g} GB) is "
+            f"too large for {count}x {gpu.type}: at most {lim.max_vcpus} vCPUs and "
+            f"{lim.max_memory_gb} GB",
+        )
         return None
     return machine, gpu.type, count
 
@@ -400,20 +453,29 @@ def _zones(
 ) -> list[str]:
     """The pool's node locations: the given zones, each checked, or every zone that can host it."""
     offered = [
-        z for z in catalog.gcp_zones_offering(accelerator, region, count)
+        z
+        for z in catalog.gcp_zones_offering(accelerator, region, count)
         if machine.zones is None or z in machine.zones
     ]
-    what = f"{machine.name} with {count}x {accelerator}" if machine.accelerator is None else machine.name
+    what = (
+        f"{machine.name} with {count}x {accelerator}"
+        if machine.accelerator is None
+        else machine.name
+    )
     if spec.zones is None:
         if not offered:
             elsewhere = catalog.gcp_regions_offering(accelerator)
-            issues.add(join_path(path, "machineType"),
-                       f"no zone of {region} offers {what}; regions offering {accelerator}: "
-                       f"{', '.join(elsewhere) or 'none'}")
+            issues.add(
+                join_path(path, "machineType"),
+                f"no zone of {region} offers {what}; regions offering {accelerator}: "
+                f"{', '.join(elsewhere) or 'none'}",
+            )
         return offered
     if not spec.zones:
-        issues.add(join_path(path, "zones"), "must not be empty; omit it to use every zone "
-                   "offering the GPU")
+        issues.add(
+            join_path(path, "zones"),
+            "must not be empty; omit it to use every zone offering the GPU",
+        )
     short = ", ".join(_short(offered))
     for k, zone in enumerate(spec.zones):
         split = gcp_region_of(zone)
@@ -439,15 +501,24 @@ def _check_driver(
 ) -> None:
     dpath = join_path(path, "gpu", "driver")
     if gpu.driver == "gke-latest" and spec.image_type != "COS_CONTAINERD":
-        issues.add(dpath, f"gke-latest is COS-only; imageType is {spec.image_type} "
-                   "(use gke-default, or imageType COS_CONTAINERD)")
+        issues.add(
+            dpath,
+            f"gke-latest is COS-only; imageType is {spec.image_type} "
+            "(use gke-default, or imageType COS_CONTAINERD)",
+        )
     if gpu.driver == "operator":
         if not operator_on:
-            issues.add(dpath, "operator means the GPU Operator installs the driver, but "
-                       "gpuOperator.enabled is false")
+            issues.add(
+                dpath,
+                "operator means the GPU Operator installs the driver, but "
+                "gpuOperator.enabled is false",
+            )
         if spec.image_type != "UBUNTU_CONTAINERD":
-            issues.add(dpath, f"the GPU Operator can build its driver only on UBUNTU_CONTAINERD; "
-                       f"imageType is {spec.image_type} (gke.md §8.2)")
+            issues.add(
+                dpath,
+                f"the GPU Operator can build its driver only on UBUNTU_CONTAINERD; "
+                f"imageType is {spec.image_type} (gke.md §8.2)",
+            )
 
 
 def _check_sharing(
@@ -463,21 +534,29 @@ def _check_sharing(
     if gpu.partition_size is not None:
         profiles = catalog.gcp_model(accelerator).mig_profiles
         if not profiles:
-            issues.add(join_path(gpath, "partitionSize"),
-                       f"{accelerator} does not support MIG partitions")
+            issues.add(
+                join_path(gpath, "partitionSize"), f"{accelerator} does not support MIG partitions"
+            )
         elif gpu.partition_size not in profiles:
-            issues.add(join_path(gpath, "partitionSize"),
-                       f"{gpu.partition_size!r} is not a MIG profile of {accelerator}; "
-                       f"allowed: {', '.join(profiles)}")
+            issues.add(
+                join_path(gpath, "partitionSize"),
+                f"{gpu.partition_size!r} is not a MIG profile of {accelerator}; "
+                f"allowed: {', '.join(profiles)}",
+            )
     gke_on = gpu.sharing is not None or gpu.partition_size is not None
     if gke_on and (spec.sharing is not None or spec.mig is not None):
         which = "sharing" if spec.sharing is not None else "mig"
-        issues.add(join_path(path, which), "GKE's own gpu.sharing/gpu.partitionSize and the "
-                   "operator's sharing/mig are exclusive on one pool; keep one")
+        issues.add(
+            join_path(path, which),
+            "GKE's own gpu.sharing/gpu.partitionSize and the "
+            "operator's sharing/mig are exclusive on one pool; keep one",
+        )
     elif gke_on and operator_on:
-        issues.add(gpath + (".sharing" if gpu.sharing else ".partitionSize"),
-                   "GKE's sharing and partitioning are done by GKE's device plugin, which is off on "
-                   "pools of a stack with gpuOperator.enabled; use the pool's sharing/mig instead")
+        issues.add(
+            gpath + (".sharing" if gpu.sharing else ".partitionSize"),
+            "GKE's sharing and partitioning are done by GKE's device plugin, which is off on "
+            "pools of a stack with gpuOperator.enabled; use the pool's sharing/mig instead",
+        )
 
 
 def _check_capacity(
@@ -492,12 +571,17 @@ def _check_capacity(
         if res.type == "specific" and not res.name:
             issues.add(join_path(rpath, "name"), "required when type is specific")
         if res.type != "specific" and res.name:
-            issues.add(join_path(rpath, "name"), f"only used with type specific (type is {res.type})")
+            issues.add(
+                join_path(rpath, "name"), f"only used with type specific (type is {res.type})"
+            )
         if spot and res.type != "none":
             issues.add(rpath, "spot VMs do not consume reservations; use type none or spot: false")
         if res.type == "specific" and spec.zones is None:
-            issues.add(join_path(path, "zones"), "required with a specific reservation: name the "
-                       "zones where the reservation has capacity")
+            issues.add(
+                join_path(path, "zones"),
+                "required with a specific reservation: name the "
+                "zones where the reservation has capacity",
+            )
     if spec.flex_start is not None:
         fpath = join_path(path, "flexStart")
         if spot:
@@ -511,8 +595,10 @@ def _check_capacity(
         if rtype != "NO_RESERVATION":
             issues.add(qpath, "queued provisioning needs reservation type none")
     if spec.best_effort is not None and spec.best_effort.min_nodes > spec.max_nodes:
-        issues.add(join_path(path, "bestEffort", "minNodes"),
-                   f"{spec.best_effort.min_nodes} is above maxNodes {spec.max_nodes}")
+        issues.add(
+            join_path(path, "bestEffort", "minNodes"),
+            f"{spec.best_effort.min_nodes} is above maxNodes {spec.max_nodes}",
+        )
     return rtype, rname
 
 
@@ -520,8 +606,11 @@ def _check_unique_names(pools: list[GkePoolPlan], issues: Issues) -> None:
     seen: set[str] = set()
     for p in pools:
         if p.name in seen:
-            issues.add("gpuPools", f"two pools would be named {p.name!r} (a fallback pool name "
-                       "collides with a pool); rename one")
+            issues.add(
+                "gpuPools",
+                f"two pools would be named {p.name!r} (a fallback pool name "
+                "collides with a pool); rename one",
+            )
         seen.add(p.name)
 
 
@@ -538,9 +627,18 @@ def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": cluster_name, "cluster": {
-            "server": f"https://{endpoint}", "certificate-authority-data": ca_certificate}}],
-        "contexts": [{"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}],
+        "clusters": [
+            {
+                "name": cluster_name,
+                "cluster": {
+                    "server": f"https://{endpoint}",
+                    "certificate-authority-data": ca_certificate,
+                },
+            }
+        ],
+        "contexts": [
+            {"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}
+        ],
         "current-context": cluster_name,
         "users": [{"name": cluster_name, "user": user}],
     }

@@ -1,0 +1,52 @@
+"""Shared fixtures: the catalog and a minimal valid GKE stack config to vary per test."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from infra.core.catalog import Catalog
+
+GKE_BASE: dict[str, Any] = {
+    "gcp:project": "demo-project",
+    "gcp:region": "us-central1",
+    "gpu-infra:platform": "gke",
+    "gpu-infra:cluster": {"name": "ml", "location": "us-central1"},
+    "gpu-infra:gpuPools": [
+        {
+            "name": "gpu-t4",
+            "machineType": "n1-highmem-8",
+            "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+            "minNodes": 0,
+            "maxNodes": 20,
+        },
+    ],
+}
+
+
+@pytest.fixture(scope="session")
+def catalog() -> Catalog:
+    """The vendored catalog, loaded once."""
+    return Catalog.load()
+
+
+def gke_config(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]:
+    """A copy of ``GKE_BASE`` with pool 0 updated by ``pool`` and top-level keys by ``top``.
+
+    A value of ``None`` removes the key.
+    """
+    cfg = copy.deepcopy(GKE_BASE)
+    for k, v in (pool or {}).items():
+        if v is None:
+            cfg["gpu-infra:gpuPools"][0].pop(k, None)
+        else:
+            cfg["gpu-infra:gpuPools"][0][k] = v
+    for k, v in top.items():
+        key = k if ":" in k else f"gpu-infra:{k}"
+        if v is None:
+            cfg.pop(key, None)
+        else:
+            cfg[key] = v
+    return cfg

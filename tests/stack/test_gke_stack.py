@@ -1,0 +1,126 @@
+"""GKE wiring on the mock engine: the plan lands on the resources, with SDK-checked inputs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from infra import mockengine
+from tests.conftest import gke_config
+from tests.stack.harness import run_stack, sdk_problems
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def gpu_pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
+    return [r for r in rec.of_type(NODE_POOL) if r.inputs["nodeConfig"].get("guestAccelerators")]
+
+
+def test_gpu_pools_are_children_of_the_pools_component():
+    rec = run_stack("gke-t4")
+    (pool,) = gpu_pools(rec)
+    parent = rec.by_urn(pool.parent)
+    assert parent.type == "gpu-infra:gcp:GpuNodePools"
+
+
+def test_gpu_pool_waits_for_the_system_pool_and_uses_the_node_identity():
+    rec = run_stack("gke-t4")
+    (pool,) = gpu_pools(rec)
+    system = rec.one(NODE_POOL, "ml-system")
+    sa = rec.one("gcp:serviceaccount/account:Account")
+    assert system.urn in pool.depends_on and sa.urn in pool.depends_on
+    assert pool.inputs["nodeConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
+
+
+def test_cluster_has_workload_identity_shielded_nodes_and_deletion_protection():
+    rec = run_stack("gke-t4")
+    cluster = rec.one("gcp:container/cluster:Cluster").inputs
+    assert cluster["workloadIdentityConfig"] == {"workloadPool": "demo-project.svc.id.goog"}
+    assert cluster["enableShieldedNodes"] is True
+    assert cluster["deletionProtection"] is True
+    assert cluster["removeDefaultNodePool"] is True
+
+
+def test_node_service_account_gets_only_least_privilege_roles():
+    rec = run_stack("gke-t4")
+    roles = sorted(r.inputs["role"] for r in rec.of_type("gcp:projects/iAMMember:IAMMember"))
+    assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
+
+
+def test_kubeconfig_is_a_secret_output():
+    rec = run_stack("gke-t4")
+    assert rec.outputs["kubeconfig"] == mockengine.SECRET
+    provider = rec.one("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == mockengine.SECRET
+
+
+def test_pool_outputs_carry_scheduling_hints():
+    hints = run_stack("gke-t4").outputs["gpuPools"]["gpu-t4"]
+    assert hints["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
+    assert hints["resourceName"] == "nvidia.com/gpu" and hints["gpusPerNode"] == 1
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Equal",
+        "value": "present",
+        "effect": "NoSchedule",
+    } in hints["tolerations"]
+
+
+def test_existing_cluster_is_looked_up_not_created():
+    raw = gke_config(cluster={"name": "prod", "location": "us-central1", "existing": True})
+    rec = run_stack(raw)
+    assert rec.of_type("gcp:container/cluster:Cluster") == []
+    assert [t for t, _ in rec.invokes] == ["gcp:container/getCluster:getCluster"]
+    (pool,) = gpu_pools(rec)
+    assert pool.inputs["cluster"] == "prod"
+
+
+def test_spot_l4_stack_with_compute_class_fallback():
+    rec = run_stack("gke-l4-spot")
+    pools = {p.inputs["name"]: p.inputs for p in gpu_pools(rec)}
+    assert pools["l4-spot"]["nodeConfig"]["spot"] is True
+    assert pools["l4-spot"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-l4"
+    assert pools["l4-spot-fb2"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-tesla-t4"
+    (cc,) = rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")
+    assert cc.inputs["spec"]["priorities"] == [{"nodepools": [n]} for n in pools]
+    provider = rec.one("pulumi:providers:kubernetes")
+    assert provider.urn in cc.depends_on or cc.inputs  # provider reference travels with the CR
+
+
+def test_mig_stack_sets_partition_and_time_sharing():
+    rec = run_stack("gke-a100-mig")
+    (pool,) = gpu_pools(rec)
+    acc = pool.inputs["nodeConfig"]["guestAccelerators"][0]
+    assert acc["gpuPartitionSize"] == "1g.5gb"
+    assert acc["gpuSharingConfig"] == {
+        "gpuSharingStrategy": "TIME_SHARING",
+        "maxSharedClientsPerGpu": 2,
+    }
+
+
+def test_harness_fails_on_an_unknown_input_property():
+    rec = run_stack("gke-t4")
+    pool = gpu_pools(rec)[0]
+    broken = json.loads(json.dumps(pool.inputs))
+    broken["nodeConfig"]["guestAccelerators"][0]["gpuDriverInstalationConfig"] = {}
+    rec.resources[rec.resources.index(pool)] = mockengine.Registered(
+        pool.urn,
+        pool.id,
+        pool.type,
+        pool.name,
+        pool.parent,
+        pool.custom,
+        pool.remote,
+        broken,
+        pool.depends_on,
+    )
+    (problem,) = sdk_problems(rec)
+    assert "nodeConfig.guestAccelerators[0].gpuDriverInstalationConfig" in problem
+
+
+def test_harness_fails_loudly_on_an_unmocked_invoke(monkeypatch):
+    monkeypatch.delitem(mockengine.INVOKES, "gcp:container/getCluster:getCluster")
+    raw = gke_config(cluster={"name": "prod", "location": "us-central1", "existing": True})
+    with pytest.raises(Exception, match="unmocked invoke gcp:container/getCluster"):
+        run_stack(raw)

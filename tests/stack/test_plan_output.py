@@ -1,0 +1,69 @@
+"""`python -m infra.plan` on the mock engine: sample stacks plan; JSON has the contract shape."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from infra import plan as plan_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+STACKS = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_sample_stack_plans(stack, capsys):
+    assert plan_cli.main(["--stack", stack]) == 0, capsys.readouterr().err
+
+
+def test_json_output_has_the_contract_shape(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert set(doc) == {"project", "stack", "resources", "outputs"}
+    assert (doc["project"], doc["stack"]) == ("gpu-infra", "gke-t4")
+    for r in doc["resources"]:
+        assert set(r) == {"urn", "id", "type", "name", "parent", "custom", "inputs", "dependsOn"}
+    assert doc["outputs"]["kubeconfig"] == "[secret]"
+
+
+def test_gke_t4_plan_matches_the_seed_pool(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    gpu_pools = [
+        r
+        for r in doc["resources"]
+        if r["type"] == "gcp:container/nodePool:NodePool"
+        and r["inputs"]["nodeConfig"].get("guestAccelerators")
+    ]
+    (pool,) = gpu_pools
+    inputs = pool["inputs"]
+    node = inputs["nodeConfig"]
+    assert node["machineType"] == "n1-highmem-8"
+    (acc,) = node["guestAccelerators"]
+    assert (acc["type"], acc["count"]) == ("nvidia-tesla-t4", 1)
+    assert acc["gpuDriverInstallationConfig"]["gpuDriverVersion"] in (
+        "DEFAULT",
+        "LATEST",
+        "INSTALLATION_DISABLED",
+    )
+    assert inputs["nodeLocations"] == [
+        "us-central1-a",
+        "us-central1-b",
+        "us-central1-c",
+        "us-central1-f",
+    ]
+    assert inputs["autoscaling"] == {
+        "locationPolicy": "ANY",
+        "totalMinNodeCount": 0,
+        "totalMaxNodeCount": 20,
+    }
+    assert inputs["initialNodeCount"] == 0
+    assert {"key": "nvidia.com/gpu", "value": "present", "effect": "NO_SCHEDULE"} in node["taints"]
+    # The pool's dependencies are traceable to resources in the same plan.
+    urns = {r["urn"] for r in doc["resources"]}
+    assert pool["dependsOn"] and set(pool["dependsOn"]) <= urns
