@@ -1,14 +1,153 @@
-"""The NVIDIA GPU Operator and in-cluster GPU setup (issue 4). Stub written by the foundation."""
+"""The NVIDIA GPU Operator and the in-cluster GPU setup workloads need (issue 4).
+
+Thin: every value and object comes from ``OperatorPlan`` (``infra.core.operator``). Order:
+namespace -> objects the operator's pods need at install (GKE critical-pod quota, device-plugin
+config) -> Helm release -> GPU namespaces, quotas and opt-in smoke-test Jobs. The release waits for
+the cluster's ``ready`` resources and never for GPU node pools, so it installs while pools sit at
+zero nodes.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+import pulumi
+import pulumi_kubernetes as k8s
+
 from infra.components.handles import ClusterHandle
+from infra.core.operator import Manifest, NodeLabels, OperatorPlan
 from infra.core.plan import Plan
 
 
+class GpuOperator(pulumi.ComponentResource):
+    """The operator's namespace and Helm release, plus GPU namespaces and smoke tests.
+
+    Attributes:
+        release: the Helm release (``None`` when the plan disables the operator).
+        objects: every Kubernetes object created, by ``<kind>/<namespace>/<name>``.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        plan: OperatorPlan,
+        provider: k8s.Provider,
+        ready: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:k8s:GpuOperator", name, None, opts)
+        self.objects: dict[str, pulumi.CustomResource] = {}
+        self.release: k8s.helm.v3.Release | None = None
+        base = list(ready)
+
+        def child(
+            deps: Sequence[pulumi.Resource], timeouts: pulumi.CustomTimeouts | None = None
+        ) -> pulumi.ResourceOptions:
+            return pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=list(deps), custom_timeouts=timeouts
+            )
+
+        after_deps: list[pulumi.Resource] = base
+        if plan.release is not None and plan.namespace_object is not None:
+            ns = self._object(name, plan.namespace_object, child(base))
+            before = [self._object(name, m, child([*base, ns])) for m in plan.before_release]
+            r = plan.release
+            self.release = k8s.helm.v3.Release(
+                f"{name}-release",
+                k8s.helm.v3.ReleaseArgs(
+                    name=r.name,
+                    chart=r.chart,
+                    version=r.version,
+                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=r.repository),
+                    namespace=r.namespace,
+                    create_namespace=False,  # created above with privileged pod security
+                    values=dict(r.values),
+                    timeout=r.timeout,
+                    # Wait for the operator and NFD pods; the chart's CRD upgrade and cleanup
+                    # hooks run (helm.v3 keeps hooks, helm.v4.Chart drops them).
+                    skip_await=False,
+                    wait_for_jobs=True,
+                    max_history=5,
+                    cleanup_on_fail=True,
+                ),
+                opts=child([*base, ns, *before]),
+            )
+            after_deps = [*base, self.release]
+        labelled = [self._label_nodes(name, nl, child(base)) for nl in plan.node_labels]
+        for m in plan.after_release:
+            deps = [*after_deps, *[p for group in labelled for p in group]]
+            if m["kind"] == "Job":
+                # The test Job scales a GPU node up and, on operator drivers, waits for the build.
+                self._object(name, m, child(deps, pulumi.CustomTimeouts(create="40m")))
+            else:
+                self._object(name, m, child(after_deps))
+        self.register_outputs(
+            {
+                "release": self.release.name if self.release is not None else None,
+                "objects": sorted(self.objects),
+            }
+        )
+
+    def _object(
+        self, name: str, m: Manifest, opts: pulumi.ResourceOptions
+    ) -> pulumi.CustomResource:
+        meta: Mapping[str, Any] = m["metadata"]
+        kind = m["kind"]
+        key = "/".join(x for x in (kind, meta.get("namespace", ""), meta["name"]) if x)
+        suffix = "-".join(x for x in (_SHORT[kind], meta.get("namespace"), meta["name"]) if x)
+        rname = f"{name}-{suffix}"
+        res: pulumi.CustomResource
+        if kind == "Namespace":
+            res = k8s.core.v1.Namespace(rname, metadata=meta, opts=opts)
+        elif kind == "ResourceQuota":
+            res = k8s.core.v1.ResourceQuota(rname, metadata=meta, spec=m["spec"], opts=opts)
+        elif kind == "ConfigMap":
+            res = k8s.core.v1.ConfigMap(rname, metadata=meta, data=m["data"], opts=opts)
+        elif kind == "Job":
+            res = k8s.batch.v1.Job(rname, metadata=meta, spec=m["spec"], opts=opts)
+        else:  # the plan only emits the kinds above
+            raise ValueError(f"no mapping for kind {kind}")
+        self.objects[key] = res
+        return res
+
+    def _label_nodes(
+        self, name: str, nl: NodeLabels, opts: pulumi.ResourceOptions
+    ) -> list[k8s.core.v1.NodePatch]:
+        # Server-side apply of labels only: gpu-infra owns these label keys, nothing else on the node.
+        return [
+            k8s.core.v1.NodePatch(
+                f"{name}-node-{node}",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=node, labels=dict(nl.labels)),
+                opts=opts,
+            )
+            for node in nl.nodes
+        ]
+
+
+_SHORT = {"Namespace": "ns", "ResourceQuota": "quota", "ConfigMap": "cm", "Job": "job"}
+
+
 def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
-    """Install the operator and workload helpers; returns extra stack outputs."""
-    del plan, cluster
-    return {}
+    """Install the operator and workload helpers; returns extra stack outputs.
+
+    Outputs: ``gpuOperator`` (release name, chart version, preset, namespace), ``gpuScheduling``
+    (per pool: node selector, tolerations, resource name) and ``jupyterhubProfiles`` (per pool: a
+    ``singleuser.profileList`` entry).
+    """
+    op = plan.operator
+    if op is None:
+        return {}
+    component = GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
+    outputs: dict[str, Any] = {
+        "gpuScheduling": {k: dict(v) for k, v in op.scheduling.items()},
+        "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
+    }
+    if op.release is not None and component.release is not None:
+        outputs["gpuOperator"] = {
+            "release": component.release.name,
+            "version": op.release.version,
+            "preset": op.preset,
+            "namespace": op.release.namespace,
+        }
+    return outputs

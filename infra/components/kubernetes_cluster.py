@@ -1,11 +1,35 @@
-"""An existing cluster reached through a kubeconfig (issue 4). Stub written by the foundation."""
+"""An existing cluster reached through a kubeconfig (``platform: kubernetes``, issue 4).
+
+Nothing is created but the Kubernetes provider: the cluster, its nodes and its container runtime
+already exist. The GPU Operator and workload helpers are then built on the returned handle.
+"""
 
 from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
 from infra.core.plan import Plan
 
 
 def build_kubernetes(plan: Plan) -> ClusterHandle:
-    """Attach to the existing cluster named by the stack's kubeconfig/context."""
-    raise NotImplementedError(plan.config.stack)
+    """Attach to the existing cluster named by the stack's kubeconfig path and context.
+
+    The handle's ``kubeconfig`` is the kubeconfig *path* (a secret output): the file holds
+    credentials the user already has, so gpu-infra neither reads nor re-exports its contents.
+    """
+    kp = plan.kubernetes
+    if kp is None:  # build_plan sets it for platform kubernetes
+        raise ValueError("plan has no kubernetes section")
+    provider = k8s.Provider(
+        f"{kp.cluster_name}-k8s",
+        k8s.ProviderArgs(kubeconfig=kp.kubeconfig, context=kp.context),
+    )
+    return ClusterHandle(
+        name=kp.cluster_name,
+        endpoint="",
+        kubeconfig=pulumi.Output.secret(kp.kubeconfig or ""),
+        provider=provider,
+        ready=[],
+    )

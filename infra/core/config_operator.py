@@ -1,28 +1,96 @@
 """Stack-config schema for ``gpuOperator`` and ``gpuNamespaces``.
 
-Owned by the GPU Operator work (issue 4).
+Owned by the GPU Operator work (issue 4). Shapes only; rules that need the pools or the pinned
+chart's values live in ``infra.core.operator`` and ``infra.core.helm_values``.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from infra.core.config_base import Model, NamespaceName
 
+# The chart version used when a stack does not name one. The ONE place the default is pinned;
+# its values file is vendored under infra/core/data/gpu-operator/ for key validation.
+DEFAULT_OPERATOR_VERSION = "v26.7.0"
+
+# CUDA base image for the nvidia-smi smoke test. CUDA 12.2 is the newest runtime driver R535 (GKE's
+# default driver on 1.28-1.33) accepts; the toolkit refuses images whose NVIDIA_REQUIRE_CUDA the
+# driver cannot satisfy. https://docs.nvidia.com/deploy/cuda-compatibility/
+DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04"
+
+Preset = Literal[
+    "gke-google-driver",
+    "gke-operator-driver",
+    "eks-al2023",
+    "eks-bottlerocket",
+    "containerd",
+    "k3s",
+    "rke2",
+    "microk8s",
+]
+PRESETS: tuple[str, ...] = (
+    "gke-google-driver",
+    "gke-operator-driver",
+    "eks-al2023",
+    "eks-bottlerocket",
+    "containerd",
+    "k3s",
+    "rke2",
+    "microk8s",
+)
+
+# Environment variable names as the container runtime reads them (POSIX portable names).
+_ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
+
 
 class GpuOperatorSpec(Model):
-    """The NVIDIA GPU Operator Helm release."""
+    """The NVIDIA GPU Operator Helm release.
+
+    Attributes:
+        enabled: install the operator.
+        version: chart version with its ``v`` prefix; default ``DEFAULT_OPERATOR_VERSION``.
+        preset: platform preset; default chosen from the platform and the pools.
+        namespace: the operator's namespace (privileged pod security).
+        toolkit_env: ``toolkit.env`` as a mapping, e.g. seed 003's ``CONTAINERD_CONFIG``,
+            ``CONTAINERD_SOCKET``, ``CONTAINERD_RUNTIME_CLASS``, ``CONTAINERD_SET_AS_DEFAULT``; the
+            plan maps these onto what the pinned chart honours and passes the rest through.
+        values: extra Helm values, merged last; every key must exist in the pinned chart's values.
+        timeout: Helm install/upgrade timeout in seconds.
+        smoke_test_image: image of the per-pool ``nvidia-smi`` Job (pools opt in with ``smokeTest``).
+    """
 
     enabled: bool = True
-    version: str | None = None  # default: the pinned chart version
-    preset: str | None = None  # default: chosen from platform and pools
+    version: str = Field(default=DEFAULT_OPERATOR_VERSION, pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
+    preset: Preset | None = None
+    namespace: NamespaceName = "gpu-operator"
+    toolkit_env: dict[str, str | bool | int] = Field(default_factory=dict)
     values: dict[str, Any] = Field(default_factory=dict)
+    # Helm waits for the operator and NFD pods; image pulls on a fresh cluster take minutes.
+    timeout: int = Field(default=900, ge=60, le=3600)
+    smoke_test_image: str = Field(default=DEFAULT_SMOKE_TEST_IMAGE, min_length=1)
+
+    @field_validator("toolkit_env")
+    @classmethod
+    def _env_names(cls, v: dict[str, str | bool | int]) -> dict[str, str | bool | int]:
+        bad = [k for k in v if not re.match(_ENV_NAME, k)]
+        if bad:
+            raise ValueError(f"{', '.join(map(repr, bad))} are not environment variable names")
+        return v
 
 
 class GpuNamespaceSpec(Model):
-    """A namespace with a GPU ResourceQuota."""
+    """A namespace for GPU workloads with a GPU ResourceQuota (seed 001).
+
+    Attributes:
+        name: namespace name (created if absent).
+        gpus: the most GPUs pods in the namespace may request (and limit) at once.
+        labels: extra namespace labels.
+    """
 
     name: NamespaceName
-    gpus: int = Field(ge=0)
+    gpus: int = Field(ge=0, le=100000)
+    labels: dict[str, str] = Field(default_factory=dict)
