@@ -242,57 +242,14 @@ def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
 def gke_sizings(
     config: Any, catalog: Catalog, issues: Issues, plan: Any = None
 ) -> list[NodeGroupSizing]:
-    """Sizing of every GKE GPU pool (and the system pool of a created cluster).
+    """Sizing of every GKE GPU node pool (and the system pool of a created cluster).
 
-    When ``plan`` (``infra.core.plan.Plan``) is given its per-pool facts win: GPU count and vCPUs
-    from ``PoolHints``, total maximum and ``max_surge`` from the lead's ``GkePoolPlan``.
+    With a plan (``infra.core.plan.Plan``) every planned node pool counts, fallback pools of a
+    ComputeClass chain included, with its ``total_max`` and ``max_surge``; without one the config
+    and catalog size the pools the same way (GKE's default surge of 1).
     """
-    planned = _planned_by_name(plan, "gke")
-    out: list[NodeGroupSizing] = []
-    for i, pool in enumerate(config.pools):
-        path = join_path("gpuPools", i)
-        gp = planned.get(pool.name)
-        hints = getattr(gp, "hints", None)
-        machine = catalog.gcp_machine(pool.machine_type)
-        gpu_type = pool.gpu.type or (machine.accelerator if machine else None)
-        count = pool.gpu.count or (machine.accelerator_count if machine else None) or 1
-        vcpus = gcp_vcpus_of(pool.machine_type, catalog)
-        if hints is not None:
-            gpu_type, count, vcpus = hints.gpu_type or gpu_type, hints.gpus_per_node, hints.vcpus
-        if gpu_type is None:
-            issues.add(
-                join_path(path, "gpu", "type"),
-                f"required: {pool.machine_type!r} has no built-in GPU, so quota cannot be sized",
-            )
-            continue
-        if gpu_type not in gcp_accelerator_quotas():
-            issues.add(
-                join_path(path, "gpu", "type"),
-                f"{gpu_type!r} has no known GPU quota metric; known: "
-                f"{', '.join(sorted(gcp_accelerator_quotas()))}",
-            )
-            continue
-        if vcpus is None:
-            issues.add(
-                join_path(path, "machineType"),
-                f"{pool.machine_type!r} is not a known GCP machine type (vCPUs unknown)",
-            )
-            continue
-        surge = getattr(gp, "max_surge", None)
-        max_nodes = getattr(gp, "total_max", None) or (hints.max_nodes if hints else pool.max_nodes)
-        out.append(
-            NodeGroupSizing(
-                path=path,
-                name=pool.name,
-                machine_types=(pool.machine_type,),
-                gpu_type=gpu_type,
-                gpus_per_node=count,
-                vcpus=vcpus,
-                spot=hints.spot if hints else pool.spot,
-                max_nodes=max_nodes,
-                surge=GKE_DEFAULT_MAX_SURGE if surge is None else surge,
-            )
-        )
+    planned = getattr(getattr(plan, "gke", None), "pools", None)
+    out = _gke_planned(config, planned) if planned else _gke_from_config(config, catalog, issues)
     cluster = config.cluster
     if not getattr(cluster, "existing", False) and getattr(cluster, "system_pool", None):
         sp = cluster.system_pool
@@ -316,6 +273,77 @@ def gke_sizings(
                     surge=GKE_DEFAULT_MAX_SURGE,
                 )
             )
+    for s in out:
+        if s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
+            issues.add(
+                join_path(s.path, "gpu", "type"),
+                f"{s.gpu_type!r} has no known GPU quota metric; known: "
+                f"{', '.join(sorted(gcp_accelerator_quotas()))}",
+            )
+    return [s for s in out if s.gpu_type is None or s.gpu_type in gcp_accelerator_quotas()]
+
+
+def _gke_paths(config: Any) -> dict[str, str]:
+    """Planned pool name -> config key path (fallback pools are ``<name>-fb<j+1>``)."""
+    paths: dict[str, str] = {}
+    for i, pool in enumerate(config.pools):
+        paths[pool.name] = join_path("gpuPools", i)
+        for j, _ in enumerate(getattr(pool, "fallback", None) or ()):
+            paths[f"{pool.name}-fb{j + 1}"] = join_path("gpuPools", i, "fallback", j)
+    return paths
+
+
+def _gke_planned(config: Any, planned: Sequence[Any]) -> list[NodeGroupSizing]:
+    paths = _gke_paths(config)
+    return [
+        NodeGroupSizing(
+            path=paths.get(gp.name, gp.name),
+            name=gp.name,
+            machine_types=(gp.machine_type,),
+            gpu_type=gp.accelerator,
+            gpus_per_node=gp.accelerator_count,
+            vcpus=gp.vcpus,
+            spot=gp.spot,
+            max_nodes=gp.total_max,
+            surge=gp.max_surge,
+        )
+        for gp in planned
+    ]
+
+
+def _gke_from_config(config: Any, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+    out: list[NodeGroupSizing] = []
+    for i, pool in enumerate(config.pools):
+        path = join_path("gpuPools", i)
+        machine = catalog.gcp_machine(pool.machine_type)
+        gpu_type = pool.gpu.type or (machine.accelerator if machine else None)
+        count = pool.gpu.count or (machine.accelerator_count if machine else None) or 1
+        vcpus = gcp_vcpus_of(pool.machine_type, catalog)
+        if gpu_type is None:
+            issues.add(
+                join_path(path, "gpu", "type"),
+                f"required: {pool.machine_type!r} has no built-in GPU, so quota cannot be sized",
+            )
+            continue
+        if vcpus is None:
+            issues.add(
+                join_path(path, "machineType"),
+                f"{pool.machine_type!r} is not a known GCP machine type (vCPUs unknown)",
+            )
+            continue
+        out.append(
+            NodeGroupSizing(
+                path=path,
+                name=pool.name,
+                machine_types=(pool.machine_type,),
+                gpu_type=gpu_type,
+                gpus_per_node=count,
+                vcpus=vcpus,
+                spot=pool.spot,
+                max_nodes=pool.max_nodes,
+                surge=GKE_DEFAULT_MAX_SURGE,
+            )
+        )
     return out
 
 
@@ -356,7 +384,7 @@ def eks_sizings(
                 max_nodes=hints.max_nodes if hints else pool.max_nodes,
             )
         )
-    system = getattr(getattr(plan, "eks", None), "system_group", None)
+    system = getattr(getattr(plan, "eks", None), "system", None)
     if system is not None:
         out.append(_eks_system_sizing(system, catalog, issues))
     return out

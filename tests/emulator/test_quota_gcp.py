@@ -1,0 +1,284 @@
+"""quota.check on GKE stacks: the real google-cloud-* REST clients against local fakes.
+
+Endpoints come from the contract's QUOTA_ENDPOINT_* variables; retries are shortened through
+QUOTA_RETRY_* so fault cases stay fast.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from quota.check import main
+from tests.fakes import gcp as g
+
+pytestmark = pytest.mark.emulator
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "quota"
+P = "demo-project"
+R = "us-central1"
+
+
+@pytest.fixture(scope="module")
+def fakes() -> Iterator[dict[str, Any]]:
+    compute, quotas, usage = g.FakeCompute(), g.FakeCloudQuotas(), g.FakeServiceUsage()
+    for f in (compute, quotas, usage):
+        f.start()
+    yield {"compute": compute, "quotas": quotas, "usage": usage}
+    for f in (compute, quotas, usage):
+        f.stop()
+
+
+@pytest.fixture
+def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    compute, quotas, usage = fakes["compute"], fakes["quotas"], fakes["usage"]
+    for f in (compute, quotas, usage):
+        f.reset()
+    compute.regions.clear()
+    compute.projects.clear()
+    compute.quota_warning.clear()
+    quotas.prefs.clear()
+    quotas.infos.clear()
+    quotas.policy = "pending"
+    usage.enabled = {
+        "compute.googleapis.com",
+        "container.googleapis.com",
+        "cloudquotas.googleapis.com",
+    }
+
+    def grant(pref: dict[str, Any], value: int) -> None:
+        qid = pref["quotaId"]
+        region = pref.get("dimensions", {}).get("region")
+        metric = (
+            qid.removesuffix("-per-project-region").removesuffix("-per-project").replace("-", "_")
+        )
+        compute.set_limit(P, region, metric, value)
+
+    quotas.on_grant = grant
+    monkeypatch.setenv("QUOTA_ENDPOINT_COMPUTE", compute.url)
+    monkeypatch.setenv("QUOTA_ENDPOINT_CLOUDQUOTAS", quotas.url)
+    monkeypatch.setenv("QUOTA_ENDPOINT_SERVICEUSAGE", usage.url)
+    monkeypatch.setenv("QUOTA_RETRY_INITIAL", "0.01")
+    monkeypatch.setenv("QUOTA_RETRY_DEADLINE", "0.3")
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
+    # gke-t4 peak: 21 T4 GPUs, 184 CPUS (pool 168 + system pool 16), same globally.
+    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, 0), CPUS=(400, 10), PREEMPTIBLE_CPUS=(200, 0))
+    compute.set_project(P, GPUS_ALL_REGIONS=(32, 0), CPUS_ALL_REGIONS=(1000, 10))
+    return {"compute": compute, "quotas": quotas, "usage": usage}
+
+
+def run(*args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main([*args, "--json"], out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())
+
+
+def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
+    return next(c for c in doc["checks"] if c["quota"] == quota)
+
+
+def test_ample_quota_is_ok_everywhere_and_exits_0(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4")
+    assert code == 0
+    assert {c["status"] for c in doc["checks"]} == {"ok"}
+    t4 = row(doc, "NVIDIA_T4_GPUS")
+    assert (t4["region"], t4["needed"], t4["limit"], t4["usage"]) == (R, 21, 32, 0)
+
+
+def test_regional_shortfall_is_short_and_dry_run_files_nothing(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(16, 2))
+    code, doc = run("--stack", "gke-t4")
+    assert code == 1
+    t4 = row(doc, "NVIDIA_T4_GPUS")
+    assert t4["status"] == "short" and t4["request"] is None
+    assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_usage_counts_against_the_limit(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(32, 12))  # 20 free < 21 needed
+    _, doc = run("--stack", "gke-t4")
+    assert row(doc, "NVIDIA_T4_GPUS")["status"] == "short"
+
+
+def test_permission_denied_is_unknown_naming_the_permission(env: dict[str, Any]) -> None:
+    env["compute"].inject("regions.get", g.permission_denied("compute.regions.get"))
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3
+    t4 = row(doc, "NVIDIA_T4_GPUS")
+    assert t4["status"] == "unknown" and "compute.regions.get" in t4["reason"]
+    assert row(doc, "GPUS_ALL_REGIONS")["status"] == "ok"  # other reads still judged
+
+
+def test_disabled_compute_api_is_unknown_with_the_enable_command(env: dict[str, Any]) -> None:
+    env["compute"].inject("*", g.service_disabled("compute.googleapis.com"))
+    env["usage"].enabled.discard("compute.googleapis.com")
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3
+    assert all(c["status"] == "unknown" for c in doc["checks"])
+    assert "gcloud services enable compute.googleapis.com" in row(doc, "CPUS")["reason"]
+    assert any("compute.googleapis.com is disabled" in n for n in doc["notes"])
+
+
+def test_429_storm_is_unknown_throttled_after_retries(env: dict[str, Any]) -> None:
+    env["compute"].inject("regions.get", g.THROTTLED)
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3
+    assert "throttled" in row(doc, "NVIDIA_T4_GPUS")["reason"]
+    assert env["compute"].calls["regions.get"] > 1  # it was retried
+
+
+def test_transient_429_is_retried_to_success(env: dict[str, Any]) -> None:
+    env["compute"].inject("regions.get", g.THROTTLED, times=2)
+    code, doc = run("--stack", "gke-t4")
+    assert code == 0 and row(doc, "NVIDIA_T4_GPUS")["status"] == "ok"
+
+
+def test_persistent_5xx_is_unknown(env: dict[str, Any]) -> None:
+    env["compute"].inject("projects.get", g.UNAVAILABLE)
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3
+    assert row(doc, "GPUS_ALL_REGIONS")["status"] == "unknown"
+    assert row(doc, "NVIDIA_T4_GPUS")["status"] == "ok"
+
+
+def test_timeout_is_unknown_not_ok(env: dict[str, Any]) -> None:
+    env["compute"].inject("regions.get", delay=1.0)
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3
+    assert "timed out" in row(doc, "NVIDIA_T4_GPUS")["reason"]
+
+
+def test_quota_status_warning_is_unknown_not_zero(env: dict[str, Any]) -> None:
+    env["compute"].quota_warning[(P, R)] = "quota backend unreachable"
+    _, doc = run("--stack", "gke-t4")
+    assert row(doc, "NVIDIA_T4_GPUS")["status"] == "unknown"
+
+
+def test_request_requires_a_contact_email(env: dict[str, Any]) -> None:
+    err = io.StringIO()
+    assert main(["--stack", "gke-t4", "--request"], out=io.StringIO(), err=err) == 2
+    assert "--email" in err.getvalue()
+
+
+def test_request_filed_once_when_run_twice(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 1))
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    code, doc = run(*args)
+    assert code == 1
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "created" and req["desired"] == 22  # ceil(1 + 21)
+    assert req["id"] == "gpu-infra-nvidia-t4-gpus-per-project-region-us-central1"
+    pref = env["quotas"].prefs[req["id"]]
+    assert pref["dimensions"] == {"region": R} and pref["quotaConfig"]["preferredValue"] == "22"
+    code, doc = run(*args)
+    assert code == 1
+    assert row(doc, "NVIDIA_T4_GPUS")["request"]["action"] == "pending"
+    assert env["quotas"].calls["quotaPreferences.create"] == 1
+    assert env["quotas"].calls["quotaPreferences.patch"] == 0
+
+
+def test_no_request_for_ok_rows(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    assert code == 0
+    assert all(c["request"] is None for c in doc["checks"])
+    assert env["quotas"].calls["quotaPreferences.get"] == 0
+
+
+def test_larger_demand_raises_an_existing_preference(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    pid = "gpu-infra-nvidia-t4-gpus-per-project-region-us-central1"
+    quotas.prefs[pid] = {
+        "name": f"projects/{P}/locations/global/quotaPreferences/{pid}",
+        "quotaId": "NVIDIA-T4-GPUS-per-project-region",
+        "service": "compute.googleapis.com",
+        "dimensions": {"region": R},
+        "quotaConfig": {"preferredValue": "10", "grantedValue": "4"},
+        "reconciling": False,
+    }
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "updated" and quotas.prefs[pid]["quotaConfig"]["preferredValue"] == "21"
+    assert quotas.calls["quotaPreferences.create"] == 0
+
+
+def test_partial_grant_is_reported_and_not_refiled(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    env["quotas"].policy = ("partial", 10)
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    _, doc = run(*args)
+    first = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert first["action"] == "created" and first["granted"] == 10
+    code, doc = run(*args)
+    t4 = row(doc, "NVIDIA_T4_GPUS")
+    assert code == 1 and t4["limit"] == 10 and t4["status"] == "short"
+    assert t4["request"]["action"] == "partially-granted" and t4["request"]["granted"] == 10
+    assert env["quotas"].calls["quotaPreferences.create"] == 1
+    assert env["quotas"].calls["quotaPreferences.patch"] == 0
+
+
+def test_full_grant_makes_the_next_run_ok(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    env["quotas"].policy = "grant"
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    assert run(*args)[0] == 1
+    code, doc = run(*args)
+    assert code == 0 and row(doc, "NVIDIA_T4_GPUS")["limit"] == 21
+
+
+def test_global_gpu_quota_short_while_regional_fine(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(0, 0))  # new projects start at 0
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    assert code == 1
+    assert row(doc, "NVIDIA_T4_GPUS")["status"] == "ok"
+    glob = row(doc, "GPUS_ALL_REGIONS")
+    assert glob["status"] == "short" and glob["scope"] == "global" and glob["region"] is None
+    pref = env["quotas"].prefs[glob["request"]["id"]]
+    assert pref["quotaId"] == "GPUS-ALL-REGIONS-per-project" and not pref.get("dimensions")
+
+
+def test_zonal_cluster_reads_its_region(env: dict[str, Any]) -> None:
+    code, doc = run("--config", str(FIX / "Pulumi.gke-zonal.yaml"))
+    assert code == 0
+    t4 = row(doc, "NVIDIA_T4_GPUS")
+    assert t4["region"] == R and t4["needed"] == 8  # 2 GPUs x (3 max + 1 surge)
+    assert env["compute"].calls["regions.get"] == 1
+
+
+def test_spot_pool_reads_preemptible_quota_not_on_demand(env: dict[str, Any]) -> None:
+    env["compute"].set_region(
+        P, R, NVIDIA_L4_GPUS=(5, 0), PREEMPTIBLE_NVIDIA_L4_GPUS=(4, 0), NVIDIA_T4_GPUS=(5, 0)
+    )
+    _, doc = run("--stack", "gke-l4-spot")
+    spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
+    assert spot["status"] == "short" and spot["needed"] == 9  # 8 max + 1 surge, spot only
+    assert row(doc, "NVIDIA_L4_GPUS")["status"] == "ok"  # the on-demand fallback pool: 5
+    assert row(doc, "PREEMPTIBLE_CPUS")["status"] == "ok"
+
+
+def test_missing_metric_is_unknown_not_zero(env: dict[str, Any]) -> None:
+    _, doc = run("--stack", "gke-l4-spot")  # no L4 metrics in the region at all
+    spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
+    assert spot["status"] == "unknown" and "quota missing" in spot["reason"]
+
+
+def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 1 and fam["status"] == "short" and fam["limit"] == 16 and fam["usage"] is None
+    assert fam["gpuFamily"] == "NVIDIA_H100"
+
+
+def test_h100_family_quota_with_room_is_unknown_without_usage(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert code == 3 and row(doc, "NVIDIA_H100_GPUS")["status"] == "unknown"

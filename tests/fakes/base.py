@@ -1,0 +1,184 @@
+"""A small loopback HTTP fake with per-operation fault injection and latency.
+
+Each fake service declares routes ``(method, regex) -> (op name, handler)``. Tests inject faults by
+op name (``"*"`` for every op): an HTTP error ``n`` times or forever, or a slow answer (timeout).
+Servers bind 127.0.0.1 on an ephemeral port, read bounded bodies and stop cleanly.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+MAX_BODY = 1 << 20  # fakes refuse larger request bodies
+MAX_DELAY = 10.0  # no injected delay sleeps longer than this
+
+
+@dataclass
+class Request:
+    """What a handler sees."""
+
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    body: bytes
+    match: re.Match[str]
+
+    def json(self) -> Any:
+        return json.loads(self.body or b"{}")
+
+
+# A handler returns (status, JSON body, extra headers).
+Response = tuple[int, Any, dict[str, str]]
+Handler = Callable[[Request], Response]
+
+
+@dataclass
+class Fault:
+    """A fault for op ``op``: ``response`` (or a ``delay``) on the next ``times`` calls (None: all)."""
+
+    op: str
+    response: Response | None
+    times: int | None = None
+    delay: float = 0.0
+
+
+class FakeService:
+    """Base class: routing, call counting, latency and faults."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        self.latency = latency
+        self.calls: Counter[str] = Counter()
+        self.faults: list[Fault] = []
+        self.lock = threading.RLock()
+        self.routes: list[tuple[str, re.Pattern[str], str, Handler]] = []
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # --- setup ---------------------------------------------------------------------------------
+    def route(self, method: str, pattern: str, op: str, handler: Handler) -> None:
+        """Register ``handler`` for ``method`` on paths matching ``pattern`` (full match)."""
+        self.routes.append((method, re.compile(pattern), op, handler))
+
+    def start(self) -> str:
+        """Start serving; returns ``http://127.0.0.1:PORT``."""
+        service = self
+
+        class _H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                return
+
+            def _do(self) -> None:
+                service._dispatch(self)
+
+            do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _do
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        return self.url
+
+    @property
+    def url(self) -> str:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def stop(self) -> None:
+        """Stop serving."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    # --- faults --------------------------------------------------------------------------------
+    def inject(
+        self,
+        op: str,
+        response: Response | None = None,
+        times: int | None = None,
+        delay: float = 0.0,
+    ) -> None:
+        """Answer ``op`` (``"*"``: any op) with ``response`` / after ``delay`` for ``times`` calls."""
+        with self.lock:
+            self.faults.append(Fault(op, response, times, min(delay, MAX_DELAY)))
+
+    def reset(self) -> None:
+        """Clear faults and call counts (state is the subclass's)."""
+        with self.lock:
+            self.faults.clear()
+            self.calls.clear()
+
+    def _fault_for(self, op: str) -> Fault | None:
+        with self.lock:
+            for f in self.faults:
+                if f.op in (op, "*") and (f.times is None or f.times > 0):
+                    if f.times is not None:
+                        f.times -= 1
+                    return f
+        return None
+
+    # --- serving -------------------------------------------------------------------------------
+    def _dispatch(self, h: BaseHTTPRequestHandler) -> None:
+        parts = urlsplit(h.path)
+        length = int(h.headers.get("Content-Length") or 0)
+        if length > MAX_BODY:
+            self._send(h, (413, {"message": "body too large"}, {}))
+            return
+        body = h.rfile.read(length) if length else b""
+        for method, pattern, op, handler in self.routes:
+            m = pattern.fullmatch(parts.path) if method == h.command else None
+            if m is None:
+                continue
+            req = Request(h.command, parts.path, parse_qs(parts.query), dict(h.headers), body, m)
+            op = self.op_name(op, req)
+            with self.lock:
+                self.calls[op] += 1
+            if self.latency:
+                time.sleep(self.latency)
+            fault = self._fault_for(op)
+            if fault is not None and fault.delay:
+                time.sleep(fault.delay)
+            if fault is not None and fault.response is not None:
+                self._send(h, fault.response)
+                return
+            with self.lock:
+                resp = handler(req)
+            self._send(h, resp)
+            return
+        self._send(h, self.not_found(h.command, parts.path))
+
+    def op_name(self, op: str, req: Request) -> str:
+        """Hook: the op name of a request (AWS JSON routes by header)."""
+        del req
+        return op
+
+    def not_found(self, method: str, path: str) -> Response:
+        """Hook: answer for unrouted requests."""
+        return 404, {"error": {"code": 404, "message": f"no route {method} {path}"}}, {}
+
+    def _send(self, h: BaseHTTPRequestHandler, resp: Response) -> None:
+        status, payload, headers = resp
+        data = json.dumps(payload).encode()
+        try:
+            h.send_response(status)
+            h.send_header("Content-Type", headers.pop("Content-Type", "application/json"))
+            for k, v in headers.items():
+                h.send_header(k, v)
+            h.send_header("Content-Length", str(len(data)))
+            h.end_headers()
+            h.wfile.write(data)
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the client gave up (timeout tests)

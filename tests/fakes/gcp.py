@@ -1,0 +1,305 @@
+"""Fake Google REST services: Compute (regions/projects, aggregated accelerator and machine
+types), Cloud Quotas (QuotaInfo, QuotaPreference) and Service Usage (services get/batchGet).
+
+They speak the JSON the real google-cloud-* REST transports send and parse (camelCase, int64 as
+strings, errors as ``{"error": {code, message, status, details: [ErrorInfo]}}``).
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from typing import Any
+
+from tests.fakes.base import FakeService, Request, Response
+
+_PROJECT = r"/(?:compute/)?v1/projects/(?P<p>[^/]+)"
+ERROR_INFO = "type.googleapis.com/google.rpc.ErrorInfo"
+
+
+def google_error(
+    code: int,
+    status: str,
+    message: str,
+    reason: str | None = None,
+    domain: str = "googleapis.com",
+    **metadata: str,
+) -> Response:
+    """A Google JSON error response."""
+    err: dict[str, Any] = {"code": code, "message": message, "status": status}
+    if reason:
+        err["details"] = [
+            {"@type": ERROR_INFO, "reason": reason, "domain": domain, "metadata": metadata}
+        ]
+    return code, {"error": err}, {}
+
+
+def permission_denied(permission: str, project: str = "demo-project") -> Response:
+    """403 naming the missing IAM permission (as Compute and Cloud Quotas answer)."""
+    return google_error(
+        403,
+        "PERMISSION_DENIED",
+        f"Required '{permission}' permission for 'projects/{project}'",
+        "IAM_PERMISSION_DENIED",
+        "iam.googleapis.com",
+        permission=permission,
+    )
+
+
+def service_disabled(service: str, project: str = "demo-project") -> Response:
+    """403 SERVICE_DISABLED, as any Google API answers when it is not enabled on the project."""
+    return google_error(
+        403,
+        "PERMISSION_DENIED",
+        f"{service} API has not been used in project {project} before or it is disabled.",
+        "SERVICE_DISABLED",
+        service=service,
+        consumer=f"projects/{project}",
+    )
+
+
+THROTTLED = google_error(
+    429,
+    "RESOURCE_EXHAUSTED",
+    "Quota exceeded for quota metric 'Read requests'",
+    "RATE_LIMIT_EXCEEDED",
+)
+UNAVAILABLE = google_error(503, "UNAVAILABLE", "The service is currently unavailable.")
+INTERNAL = google_error(500, "INTERNAL", "Internal error encountered.")
+
+
+class FakeCompute(FakeService):
+    """Compute Engine: regions.get, projects.get, aggregated acceleratorTypes / machineTypes."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        super().__init__(latency)
+        # (project, region) -> metric -> [limit, usage]
+        self.regions: dict[tuple[str, str], dict[str, list[float]]] = {}
+        self.projects: dict[str, dict[str, list[float]]] = {}
+        self.quota_warning: dict[tuple[str, str], str] = {}
+        self.accelerator_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
+        self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
+        self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
+        self.route("GET", _PROJECT, "projects.get", self._project)
+        self.route(
+            "GET",
+            _PROJECT + r"/aggregated/acceleratorTypes",
+            "acceleratorTypes.aggregatedList",
+            self._agg("acceleratorTypes"),
+        )
+        self.route(
+            "GET",
+            _PROJECT + r"/aggregated/machineTypes",
+            "machineTypes.aggregatedList",
+            self._agg("machineTypes"),
+        )
+
+    def set_region(self, project: str, region: str, **quotas: tuple[float, float]) -> None:
+        """Set regional quotas: ``NVIDIA_T4_GPUS=(limit, usage)``."""
+        self.regions.setdefault((project, region), {}).update(
+            {k: list(v) for k, v in quotas.items()}
+        )
+
+    def set_project(self, project: str, **quotas: tuple[float, float]) -> None:
+        """Set global quotas: ``GPUS_ALL_REGIONS=(limit, usage)``."""
+        self.projects.setdefault(project, {}).update({k: list(v) for k, v in quotas.items()})
+
+    def set_limit(self, project: str, region: str | None, metric: str, limit: float) -> None:
+        """Raise a limit (what an approved QuotaPreference does)."""
+        table = self.regions[(project, region)] if region else self.projects[project]
+        table.setdefault(metric, [0.0, 0.0])[0] = float(limit)
+
+    @staticmethod
+    def _quotas(table: dict[str, list[float]]) -> list[dict[str, Any]]:
+        return [{"metric": m, "limit": v[0], "usage": v[1]} for m, v in table.items()]
+
+    def _region(self, req: Request) -> Response:
+        p, r = req.match["p"], req.match["r"]
+        if (p, r) not in self.regions:
+            return google_error(
+                404, "NOT_FOUND", f"The resource 'projects/{p}/regions/{r}' was not found"
+            )
+        body: dict[str, Any] = {
+            "kind": "compute#region",
+            "name": r,
+            "status": "UP",
+            "quotas": self._quotas(self.regions[(p, r)]),
+        }
+        if (p, r) in self.quota_warning:
+            body["quotas"] = []
+            body["quotaStatusWarning"] = {
+                "code": "UNREACHABLE",
+                "message": self.quota_warning[(p, r)],
+            }
+        return 200, body, {}
+
+    def _project(self, req: Request) -> Response:
+        p = req.match["p"]
+        if p not in self.projects:
+            return google_error(404, "NOT_FOUND", f"The resource 'projects/{p}' was not found")
+        return (
+            200,
+            {"kind": "compute#project", "name": p, "quotas": self._quotas(self.projects[p])},
+            {},
+        )
+
+    def _agg(self, kind: str) -> Any:
+        def handler(req: Request) -> Response:
+            data = self.accelerator_types if kind == "acceleratorTypes" else self.machine_types
+            items = {f"zones/{z}": {kind: v} for z, v in sorted(data.items())}
+            return 200, {"kind": f"compute#{kind}AggregatedList", "items": items}, {}
+
+        return handler
+
+
+class FakeCloudQuotas(FakeService):
+    """Cloud Quotas v1: QuotaInfo get/list and QuotaPreference create/get/patch/list.
+
+    ``policy`` decides what a new or raised preference does: ``"pending"`` (reconciling),
+    ``"grant"`` (granted in full, limit raised through ``on_grant``) or ``("partial", n)``.
+    """
+
+    def __init__(self, latency: float = 0.0) -> None:
+        super().__init__(latency)
+        self.infos: dict[str, dict[str, Any]] = {}  # quota id -> QuotaInfo JSON
+        self.prefs: dict[str, dict[str, Any]] = {}  # preference id -> QuotaPreference JSON
+        self.policy: Any = "pending"
+        self.on_grant: Any = None  # callable(pref JSON, granted value)
+        self._trace = itertools.count(1)
+        base = r"/v1/projects/(?P<p>[^/]+)/locations/global"
+        self.route(
+            "GET",
+            base + r"/services/(?P<s>[^/]+)/quotaInfos/(?P<q>[^/]+)",
+            "quotaInfos.get",
+            self._info,
+        )
+        self.route(
+            "GET", base + r"/services/(?P<s>[^/]+)/quotaInfos", "quotaInfos.list", self._infos
+        )
+        self.route(
+            "GET", base + r"/quotaPreferences/(?P<id>[^/]+)", "quotaPreferences.get", self._get
+        )
+        self.route("GET", base + r"/quotaPreferences", "quotaPreferences.list", self._list)
+        self.route("POST", base + r"/quotaPreferences", "quotaPreferences.create", self._create)
+        self.route(
+            "PATCH",
+            base + r"/quotaPreferences/(?P<id>[^/]+)",
+            "quotaPreferences.patch",
+            self._patch,
+        )
+
+    def set_family(self, project: str, rows: list[tuple[dict[str, str], int]]) -> None:
+        """QuotaInfo of the GPU family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
+        qid = "GPUS-PER-GPU-FAMILY-per-project-region"
+        self.infos[qid] = {
+            "name": f"projects/{project}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
+            "quotaId": qid,
+            "metric": "compute.googleapis.com/gpus_per_gpu_family",
+            "service": "compute.googleapis.com",
+            "dimensions": ["region", "gpu_family"],
+            "dimensionsInfos": [
+                {
+                    "dimensions": dims,
+                    "details": {"value": str(v)},
+                    "applicableLocations": [dims.get("region", "")],
+                }
+                for dims, v in rows
+            ],
+        }
+
+    def _info(self, req: Request) -> Response:
+        info = self.infos.get(req.match["q"])
+        if info is None:
+            return google_error(404, "NOT_FOUND", f"quota info {req.match['q']} not found")
+        return 200, info, {}
+
+    def _infos(self, req: Request) -> Response:
+        return 200, {"quotaInfos": list(self.infos.values())}, {}
+
+    def _get(self, req: Request) -> Response:
+        pref = self.prefs.get(req.match["id"])
+        if pref is None:
+            return google_error(404, "NOT_FOUND", f"quota preference {req.match['id']} not found")
+        return 200, pref, {}
+
+    def _list(self, req: Request) -> Response:
+        prefs = list(self.prefs.values())
+        if "reconciling=true" in (req.query.get("filter") or [""])[0]:
+            prefs = [p for p in prefs if p.get("reconciling")]
+        return 200, {"quotaPreferences": prefs}, {}
+
+    def _store(self, pid: str, project: str, body: dict[str, Any]) -> dict[str, Any]:
+        if not body.get("contactEmail"):
+            raise ValueError("contactEmail required for increases")
+        pref = copy.deepcopy(body)
+        pref.pop("contactEmail", None)  # input only
+        pref["name"] = f"projects/{project}/locations/global/quotaPreferences/{pid}"
+        qc = pref.setdefault("quotaConfig", {})
+        preferred = int(qc.get("preferredValue", 0))
+        qc["traceId"] = f"trace-{next(self._trace)}"
+        if self.policy == "pending":
+            pref["reconciling"] = True
+            qc["stateDetail"] = "Pending review"
+        else:
+            granted = preferred if self.policy == "grant" else int(self.policy[1])
+            pref["reconciling"] = False
+            qc["grantedValue"] = str(granted)
+            qc["stateDetail"] = f"Quota request approved to {granted}"
+            if self.on_grant is not None:
+                self.on_grant(pref, granted)
+        self.prefs[pid] = pref
+        return pref
+
+    def _create(self, req: Request) -> Response:
+        pid = (req.query.get("quotaPreferenceId") or [""])[0]
+        if not pid:
+            return google_error(400, "INVALID_ARGUMENT", "quotaPreferenceId required by this fake")
+        if pid in self.prefs:
+            return google_error(409, "ALREADY_EXISTS", f"quota preference {pid} already exists")
+        try:
+            return 200, self._store(pid, req.match["p"], req.json()), {}
+        except ValueError as e:
+            return google_error(400, "INVALID_ARGUMENT", str(e))
+
+    def _patch(self, req: Request) -> Response:
+        pid = req.match["id"]
+        allow_missing = (req.query.get("allowMissing") or ["false"])[0] == "true"
+        if pid not in self.prefs and not allow_missing:
+            return google_error(404, "NOT_FOUND", f"quota preference {pid} not found")
+        try:
+            return 200, self._store(pid, req.match["p"], req.json()), {}
+        except ValueError as e:
+            return google_error(400, "INVALID_ARGUMENT", str(e))
+
+
+class FakeServiceUsage(FakeService):
+    """Service Usage v1: services.get and services.batchGet."""
+
+    def __init__(self, latency: float = 0.0) -> None:
+        super().__init__(latency)
+        self.enabled: set[str] = {
+            "compute.googleapis.com",
+            "container.googleapis.com",
+            "cloudquotas.googleapis.com",
+        }
+        self.route(
+            "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
+        )
+        self.route(
+            "GET", r"/v1/projects/(?P<p>[^/]+)/services/(?P<s>[^/:]+)", "services.get", self._get
+        )
+
+    def _svc(self, project: str, name: str) -> dict[str, Any]:
+        state = "ENABLED" if name in self.enabled else "DISABLED"
+        return {
+            "name": f"projects/{project}/services/{name}",
+            "parent": f"projects/{project}",
+            "state": state,
+        }
+
+    def _batch(self, req: Request) -> Response:
+        names = [n.rsplit("/", 1)[-1] for n in req.query.get("names", [])]
+        return 200, {"services": [self._svc(req.match["p"], n) for n in names]}, {}
+
+    def _get(self, req: Request) -> Response:
+        return 200, self._svc(req.match["p"], req.match["s"]), {}
