@@ -1,0 +1,126 @@
+"""Cluster-autoscaler node-template tags, discovery tags, chart/image pins and IAM scope."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from infra.core import autoscaler as ca
+from infra.core.pools import Taint
+
+# CA's own parser for taint tag values (cloudprovider/aws/aws_manager.go extractTaintsFromAsg).
+CA_TAINT_VALUE = re.compile(r"^(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)$")
+
+
+def test_gpu_count_becomes_the_nvidia_gpu_resource_tag():
+    tags = ca.node_template_tags({}, [], 4)
+    assert tags == {"k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu": "4"}
+
+
+def test_zero_gpus_adds_no_resource_tag():
+    assert ca.node_template_tags({"a": "b"}, [], 0) == {
+        "k8s.io/cluster-autoscaler/node-template/label/a": "b"
+    }
+
+
+def test_every_label_becomes_a_label_template_tag_with_its_value():
+    tags = ca.node_template_tags({"nvidia.com/gpu.present": "true", "gpu-infra/pool": "p"}, [], 1)
+    assert tags["k8s.io/cluster-autoscaler/node-template/label/nvidia.com/gpu.present"] == "true"
+    assert tags["k8s.io/cluster-autoscaler/node-template/label/gpu-infra/pool"] == "p"
+
+
+@pytest.mark.parametrize("effect", ["NoSchedule", "NoExecute", "PreferNoSchedule"])
+def test_taint_tag_value_is_value_colon_kubernetes_effect(effect):
+    tags = ca.node_template_tags({}, [Taint("nvidia.com/gpu", "true", effect)], 1)
+    value = tags["k8s.io/cluster-autoscaler/node-template/taint/nvidia.com/gpu"]
+    assert value == f"true:{effect}"
+    assert CA_TAINT_VALUE.match(value)
+    assert "_" not in value  # never the EKS spelling NO_SCHEDULE, which CA silently ignores
+
+
+def test_empty_taint_value_still_parses_for_the_autoscaler():
+    value = ca.taint_tag_value(Taint("dedicated", "", "NoSchedule"))
+    assert value == ":NoSchedule" and CA_TAINT_VALUE.match(value)
+
+
+def test_tags_are_sorted_so_plans_are_stable():
+    tags = ca.node_template_tags({"z": "1", "a": "2"}, [Taint("m", "v")], 1)
+    assert list(tags) == sorted(tags)
+
+
+def test_tag_budget_leaves_room_for_eks_own_asg_tags_within_fifty():
+    assert ca.tag_budget() + ca.EKS_MANAGED_ASG_TAGS <= ca.ASG_TAG_LIMIT == 50
+
+
+def test_check_tag_rejects_keys_over_128_characters():
+    assert ca.check_tag("k" * 128, "v") is None
+    assert "128" in (ca.check_tag("k" * 129, "v") or "")
+    assert "256" in (ca.check_tag("k", "v" * 257) or "")
+
+
+def test_discovery_tags_match_the_auto_discovery_flag():
+    tags = ca.discovery_tags("ml")
+    flag = ca.discovery_flag("ml")
+    assert flag == "asg:tag=" + ",".join(tags)
+    assert tags == {
+        "k8s.io/cluster-autoscaler/enabled": "true",
+        "k8s.io/cluster-autoscaler/ml": "owned",
+    }
+
+
+def test_image_tag_matches_the_kubernetes_minor_version():
+    for minor, tag in ca.IMAGE_TAGS.items():
+        assert tag.startswith(f"v{minor}.")
+    assert ca.image_tag("1.20") is None
+
+
+def test_chart_version_is_pinned_once_as_an_exact_semver():
+    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", ca.CHART_VERSION)
+
+
+def test_helm_values_discover_by_cluster_name_and_scale_down_by_gpu_use():
+    values = ca.helm_values(
+        cluster_name="ml",
+        region="us-west-2",
+        kubernetes_version="1.33",
+        expander="least-waste",
+        gpu_threshold=0.5,
+        unneeded_time="10m",
+        node_selector={"gpu-infra/pool": "system"},
+    )
+    assert values["autoDiscovery"] == {"clusterName": "ml"}
+    assert values["image"]["tag"] == "v1.33.1"
+    args = values["extraArgs"]
+    assert args["expander"] == "least-waste"
+    assert args["scale-down-gpu-utilization-threshold"] == "0.5"
+    assert args["ignore-daemonsets-utilization"] == "true"
+    assert values["nodeSelector"] == {"gpu-infra/pool": "system"}
+
+
+def test_iam_policy_scales_only_asgs_owned_by_this_cluster():
+    policy = ca.iam_policy("ml", "us-west-2", "aws")
+    statements = {s["Sid"]: s for s in policy["Statement"]}
+    write = statements["ScaleOwnAsgs"]
+    assert set(write["Action"]) == {
+        "autoscaling:SetDesiredCapacity",
+        "autoscaling:TerminateInstanceInAutoScalingGroup",
+    }
+    assert write["Condition"] == {
+        "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned"}
+    }
+    assert statements["DescribeOwnNodegroups"]["Resource"] == (
+        "arn:aws:eks:us-west-2:*:nodegroup/ml/*/*"
+    )
+    # Only describe calls (which AWS cannot scope) are allowed on every resource.
+    for s in policy["Statement"]:
+        if s["Resource"] == "*" and "Condition" not in s:
+            assert all(":Describe" in a or ":Get" in a for a in s["Action"])
+
+
+@pytest.mark.parametrize(
+    ("region", "partition"),
+    [("us-west-2", "aws"), ("us-gov-west-1", "aws-us-gov"), ("cn-north-1", "aws-cn")],
+)
+def test_partition_follows_the_region(region, partition):
+    assert ca.aws_partition(region) == partition

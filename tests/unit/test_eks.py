@@ -1,0 +1,373 @@
+"""EKS planning: AMI choice, AZ filtering by AZ ID, spot shapes, and CA tags derived from the group."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from infra.core import eks
+from infra.core.catalog import Catalog
+from infra.core.config import parse
+from infra.core.errors import ConfigErrors, Issues
+from infra.core.plan import build_plan
+
+EKS_BASE: dict[str, Any] = {
+    "aws:region": "us-west-2",
+    "gpu-infra:platform": "eks",
+    "gpu-infra:cluster": {"name": "ml", "location": "us-west-2", "kubernetesVersion": "1.33"},
+    "gpu-infra:gpuPools": [{"name": "gpu-t4", "machineType": "g4dn.xlarge", "maxNodes": 4}],
+    "gpu-infra:gpuOperator": {"enabled": False},
+}
+
+
+def eks_config(
+    pool: dict[str, Any] | None = None, cluster: dict[str, Any] | None = None, **top: Any
+) -> dict[str, Any]:
+    """``EKS_BASE`` with pool 0 / cluster updated (``None`` removes a key) and top keys set."""
+    cfg = copy.deepcopy(EKS_BASE)
+    for target, updates in (
+        (cfg["gpu-infra:gpuPools"][0], pool),
+        (cfg["gpu-infra:cluster"], cluster),
+    ):
+        for k, v in (updates or {}).items():
+            if v is None:
+                target.pop(k, None)
+            else:
+                target[k] = v
+    cfg.update(top)
+    return cfg
+
+
+def plan_of(cfg: dict[str, Any]) -> eks.EksPlan:
+    p = build_plan(parse(cfg, "test")).eks
+    assert p is not None
+    return p
+
+
+def errors_of(cfg: dict[str, Any]) -> dict[str, str]:
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    out: dict[str, str] = {}
+    for i in e.value.issues:
+        out[i.path] = f"{out[i.path]} | {i.reason}" if i.path in out else i.reason
+    return out
+
+
+# --- AMI choice ------------------------------------------------------------------------------
+
+
+def test_default_ami_is_al2023_nvidia_for_x86():
+    assert eks.choose_ami_type("x86_64", "al2023", None, "1.33") == ("AL2023_x86_64_NVIDIA", None)
+
+
+def test_bottlerocket_on_request_is_the_nvidia_variant():
+    assert eks.choose_ami_type("x86_64", "bottlerocket", None, "1.33")[0] == (
+        "BOTTLEROCKET_x86_64_NVIDIA"
+    )
+
+
+@pytest.mark.parametrize(
+    ("family", "ami"),
+    [("al2023", "AL2023_ARM_64_NVIDIA"), ("bottlerocket", "BOTTLEROCKET_ARM_64_NVIDIA")],
+)
+def test_arm_families_get_the_arm_nvidia_variant(family, ami):
+    assert eks.gpu_families()["g5g"].architecture == "arm64"
+    assert eks.choose_ami_type("arm64", family, None, "1.33") == (ami, None)
+
+
+def test_x86_ami_on_arm_instances_is_rejected_naming_the_arm_variant():
+    ami, why = eks.choose_ami_type("arm64", "al2023", "AL2023_x86_64_NVIDIA", "1.33")
+    assert ami is None and "AL2023_ARM_64_NVIDIA" in (why or "")
+
+
+@pytest.mark.parametrize("version", ["1.33", "1.34"])
+def test_al2_gpu_ami_is_rejected_from_kubernetes_1_33(version):
+    ami, why = eks.choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", version)
+    assert ami is None and "1.32" in (why or "")
+
+
+def test_al2_gpu_ami_is_still_allowed_on_1_32_when_asked_for():
+    assert eks.choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", "1.32")[0] == "AL2_x86_64_GPU"
+
+
+def test_plan_sets_the_ami_type_explicitly_on_every_group():
+    (g,) = plan_of(eks_config()).groups
+    assert g.ami_type == "AL2023_x86_64_NVIDIA" and g.hints.node_image == g.ami_type
+
+
+def test_bottlerocket_groups_size_the_data_volume():
+    (g,) = plan_of(eks_config({"amiFamily": "bottlerocket"})).groups
+    assert g.ami_type == "BOTTLEROCKET_x86_64_NVIDIA" and g.root_device_name == "/dev/xvdb"
+
+
+def test_al2_gpu_ami_on_1_33_is_a_config_error_at_ami_type():
+    errs = errors_of(eks_config({"amiType": "AL2_x86_64_GPU"}))
+    assert "gpuPools[0].amiType" in errs and "AL2023_x86_64_NVIDIA" in errs["gpuPools[0].amiType"]
+
+
+# --- AZ filtering ----------------------------------------------------------------------------
+
+
+def test_group_subnets_only_in_azs_offering_every_type(catalog: Catalog):
+    p = plan_of(eks_config())
+    (g,) = p.groups
+    offered = catalog.aws_instance("g4dn.xlarge").az_ids["us-west-2"]
+    assert set(g.az_ids) == set(offered) and "usw2-az4" not in g.az_ids
+    assert "usw2-az4" in p.network.az_ids  # the VPC spans it; the GPU group does not
+
+
+def test_offered_az_ids_is_the_intersection_over_types(catalog: Catalog):
+    a, b = catalog.aws_instance("g4dn.xlarge"), catalog.aws_instance("p4d.24xlarge")
+    both = eks.offered_az_ids([a, b], "us-west-2")
+    assert both == set(a.az_ids["us-west-2"]) & set(b.az_ids["us-west-2"])
+
+
+def test_zones_restrict_the_group_to_the_given_az_ids():
+    (g,) = plan_of(eks_config({"zones": ["usw2-az2"]})).groups
+    assert g.az_ids == ("usw2-az2",)
+
+
+def test_zone_not_offering_the_type_is_an_error_listing_the_offering_azs():
+    errs = errors_of(eks_config({"zones": ["usw2-az1", "usw2-az4"]}))
+    assert "usw2-az1, usw2-az2, usw2-az3" in errs["gpuPools[0].zones[1]"]
+
+
+def test_given_subnets_are_filtered_by_their_az_id():
+    cfg = eks_config(
+        cluster={
+            "vpc": {
+                "id": "vpc-0123456789abcdef0",
+                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az4": "subnet-0bbbbbbbb"},
+            }
+        }
+    )
+    p = plan_of(cfg)
+    assert p.network is not None and not p.network.create
+    assert p.groups[0].az_ids == ("usw2-az1",)
+
+
+def test_subnets_only_in_azs_lacking_the_type_name_the_region_and_type():
+    cfg = eks_config(
+        cluster={
+            "existing": True,
+            "vpc": {"privateSubnets": {"usw2-az4": "subnet-0bbbbbbbb"}},
+        }
+    )
+    reason = errors_of(cfg)["gpuPools[0].machineType"]
+    assert "g4dn.xlarge" in reason and "us-west-2" in reason and "usw2-az4" in reason
+
+
+def test_type_not_offered_in_the_region_is_an_error_naming_where_it_is(catalog: Catalog):
+    cfg = eks_config(
+        {"machineType": "g6.xlarge"},
+        cluster={"location": "eu-west-1"},
+        **{"aws:region": "eu-west-1"},
+    )
+    assert "eu-west-1" not in catalog.aws_instance("g6.xlarge").az_ids
+    reason = errors_of(cfg)["gpuPools[0].machineType"]
+    assert "no AZ of eu-west-1 offers g6.xlarge" in reason and "us-east-1" in reason
+
+
+def test_subnet_az_of_another_region_is_rejected():
+    cfg = eks_config(
+        cluster={
+            "vpc": {
+                "id": "vpc-0123456789abcdef0",
+                "privateSubnets": {"use1-az1": "subnet-0aaaaaaaa", "usw2-az1": "subnet-0bbbbbbbb"},
+            }
+        }
+    )
+    assert "cluster.vpc.privateSubnets.use1-az1" in errors_of(cfg)
+
+
+def test_created_vpc_has_a_private_subnet_per_az_and_the_control_plane_avoids_use1_az3():
+    p = plan_of(eks_config(cluster={"location": "us-east-1"}, **{"aws:region": "us-east-1"}))
+    assert p.network is not None and p.network.create
+    assert "use1-az3" in p.network.az_ids
+    assert "use1-az3" not in p.network.control_plane_az_ids
+    cidrs = list(p.network.subnet_cidrs.values())
+    assert len(set(cidrs)) == len(cidrs) == len(p.network.az_ids)
+
+
+# --- instance types and spot shapes ----------------------------------------------------------
+
+
+def test_unknown_instance_type_is_an_error_at_machine_type():
+    assert (
+        "not an NVIDIA GPU instance type"
+        in errors_of(eks_config({"machineType": "p9.big"}))["gpuPools[0].machineType"]
+    )
+
+
+def test_instance_type_without_a_gpu_is_rejected():
+    reason = errors_of(eks_config({"machineType": "m5.xlarge"}))["gpuPools[0].machineType"]
+    assert "'m5.xlarge' is not an NVIDIA GPU instance type" in reason and "g4dn" in reason
+
+
+def test_spot_types_must_share_gpu_model_count_and_vcpus():
+    cfg = eks_config({"machineType": ["g4dn.xlarge", "g5.xlarge", "g4dn.2xlarge"], "spot": True})
+    errs = errors_of(cfg)
+    assert "GPU model A10G vs T4" in errs["gpuPools[0].machineType[1]"]
+    assert "vCPUs 8 vs 4" in errs["gpuPools[0].machineType[2]"]
+
+
+def test_same_shape_spot_types_plan_in_azs_offering_all_of_them():
+    cfg = eks_config(
+        {"machineType": ["g5.xlarge", "g6.xlarge"], "spot": True, "maxNodes": 2},
+        cluster={"location": "us-east-1"},
+        **{"aws:region": "us-east-1"},
+    )
+    errs = errors_of(cfg)  # A10G vs L4: not the same GPU model
+    assert "gpuPools[0].machineType[1]" in errs
+
+
+def test_several_instance_types_on_an_on_demand_group_are_rejected():
+    errs = errors_of(eks_config({"machineType": ["g5.xlarge", "g6.xlarge"]}))
+    assert "on-demand group" in errs["gpuPools[0].machineType"]
+
+
+def test_spot_group_uses_the_spot_capacity_type():
+    (g,) = plan_of(eks_config({"machineType": ["g4dn.xlarge"], "spot": True})).groups
+    assert g.capacity_type == "SPOT" and g.hints.spot
+
+
+def test_gpu_block_is_checked_against_the_catalog():
+    errs = errors_of(eks_config({"gpu": {"type": "nvidia-l4", "count": 2}}))
+    assert {"gpuPools[0].gpu.type", "gpuPools[0].gpu.count"} <= set(errs)
+    (g,) = plan_of(eks_config({"gpu": {"type": "nvidia-tesla-t4", "count": 1}})).groups
+    assert g.hints.gpus_per_node == 1
+
+
+# --- labels, taints and the CA tags derived from them ----------------------------------------
+
+
+def test_gpu_group_labels_and_taint_defaults():
+    (g,) = plan_of(eks_config()).groups
+    assert g.labels == {
+        "nvidia.com/gpu.present": "true",
+        "k8s.amazonaws.com/accelerator": "nvidia-tesla-t4",
+        "gpu-infra/pool": "gpu-t4",
+    }
+    assert g.eks_taints == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert g.hints.node_selector == {"gpu-infra/pool": "gpu-t4"}
+
+
+def test_asg_tags_are_derived_from_the_group_labels_taints_and_gpu_count():
+    (g,) = plan_of(
+        eks_config(
+            {
+                "machineType": "g4dn.12xlarge",
+                "labels": {"team": "ml"},
+                "taints": [{"key": "dedicated", "value": "train", "effect": "NoExecute"}],
+            }
+        )
+    ).groups
+    prefix = "k8s.io/cluster-autoscaler/node-template/"
+    expected = {f"{prefix}label/{k}": v for k, v in g.labels.items()}
+    expected |= {f"{prefix}taint/{t.key}": f"{t.value}:{t.effect}" for t in g.taints}
+    expected[f"{prefix}resources/nvidia.com/gpu"] = "4"
+    assert dict(g.asg_tags) == expected
+    assert g.asg_tags[f"{prefix}taint/dedicated"] == "train:NoExecute"
+    assert g.node_group_tags == {f"{prefix}resources/nvidia.com/gpu": "4"}
+
+
+def test_too_many_labels_for_the_asg_tag_limit_is_an_error():
+    labels = {f"l{i}": "x" for i in range(50)}
+    assert "50" in errors_of(eks_config({"labels": labels}))["gpuPools[0].labels"]
+
+
+def test_reserved_labels_and_a_second_gpu_taint_are_rejected():
+    errs = errors_of(
+        eks_config(
+            {
+                "labels": {"gpu-infra/pool": "other"},
+                "taints": [{"key": "nvidia.com/gpu", "value": "x"}],
+            }
+        )
+    )
+    assert "gpuPools[0].labels.gpu-infra/pool" in errs
+    assert "gpuPools[0].taints[0].key" in errs
+
+
+def test_label_keys_too_long_for_an_asg_tag_key_are_rejected():
+    errs = errors_of(eks_config({"labels": {"example.com/" + "k" * 80: "v"}}))
+    assert "128" in errs["gpuPools[0].labels"]
+
+
+# --- cluster --------------------------------------------------------------------------------
+
+
+def test_min_zero_desired_zero_and_hints_for_scale_from_zero():
+    (g,) = plan_of(eks_config()).groups
+    assert (g.min_size, g.desired_size, g.max_size) == (0, 0, 4)
+    assert g.hints.driver == "preinstalled" and g.hints.platform == "eks"
+
+
+def test_a100_groups_expose_mig_profiles_and_model():
+    (g,) = plan_of(eks_config({"machineType": "p4d.24xlarge"})).groups
+    assert g.hints.gpu_model == "A100-40GB" and "1g.5gb" in g.hints.mig_profiles
+
+
+def test_autoscaler_runs_on_the_system_group_and_is_pinned():
+    p = plan_of(eks_config())
+    assert p.system is not None and p.autoscaler is not None
+    assert p.autoscaler.values["nodeSelector"] == dict(p.system.labels)
+    assert p.system.ami_type == "AL2023_x86_64_STANDARD"
+
+
+def test_unpinned_kubernetes_version_for_the_autoscaler_is_an_error():
+    assert "cluster.kubernetesVersion" in errors_of(
+        eks_config(cluster={"kubernetesVersion": "1.20"})
+    )
+
+
+def test_access_entries_map_to_eks_access_policies():
+    p = plan_of(
+        eks_config(
+            cluster={
+                "accessEntries": [
+                    {"principalArn": "arn:aws:iam::123456789012:role/admins"},
+                    {
+                        "principalArn": "arn:aws:iam::123456789012:role/dev",
+                        "policy": "edit",
+                        "namespaces": ["team-a"],
+                    },
+                ]
+            }
+        )
+    )
+    admin, dev = p.access_entries
+    assert admin.policy_arn.endswith("cluster-access-policy/AmazonEKSClusterAdminPolicy")
+    assert dev.policy_arn.endswith("/AmazonEKSEditPolicy") and dev.namespaces == ("team-a",)
+
+
+def test_existing_cluster_needs_its_subnets():
+    assert "cluster.vpc.privateSubnets" in errors_of(eks_config(cluster={"existing": True}))
+
+
+def test_gpu_system_pool_is_rejected():
+    assert "cluster.systemPool.machineType" in errors_of(
+        eks_config(cluster={"systemPool": {"machineType": "g4dn.xlarge"}})
+    )
+
+
+def test_kubeconfig_uses_aws_eks_get_token():
+    cfg = json.loads(eks.kubeconfig("ml", "https://x", "Q0E=", "us-west-2"))
+    assert cfg["users"][0]["user"]["exec"]["args"] == [
+        "eks",
+        "get-token",
+        "--cluster-name",
+        "ml",
+        "--region",
+        "us-west-2",
+    ]
+
+
+def test_plan_eks_reports_into_the_collector_without_raising(catalog: Catalog):
+    issues = Issues()
+    config = parse(eks_config({"machineType": "p9.big"}), "test")
+    plan = eks.plan_eks(config, catalog, issues)
+    assert plan.groups == () and issues.count() == 1
