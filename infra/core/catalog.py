@@ -34,6 +34,10 @@ def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
     return out
 
 
+def _price(text: str) -> float | None:
+    return float(text) if text else None
+
+
 @dataclass(frozen=True, slots=True)
 class GcpMachine:
     """A GCP machine type's shape.
@@ -112,13 +116,13 @@ class Catalog:
         self.data_dir = data_dir
         # accelerator -> zone -> set of offered counts
         self._acc: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
-        self._acc_price: dict[tuple[str, int, str], tuple[float, float | None]] = {}
+        self._acc_price: dict[tuple[str, int, str], tuple[float | None, float | None]] = {}
         for r in read_rows("gcp_accelerators.csv", data_dir):
             self._acc[r["accelerator"]][r["zone"]].add(int(r["count"]))
-            spot = r["spot_price_per_hour"]
+            # A refreshed row may have no price yet (the Compute API lists none).
             self._acc_price[(r["accelerator"], int(r["count"]), r["zone"])] = (
-                float(r["price_per_hour"]),
-                float(spot) if spot else None,
+                _price(r["price_per_hour"]),
+                _price(r["spot_price_per_hour"]),
             )
         self._machines: dict[str, GcpMachine] = {}
         zones: dict[str, set[str]] = defaultdict(set)
