@@ -1,0 +1,255 @@
+"""EKS wiring on the mock engine: node groups, CA tags on the ASG, subnets, autoscaler, IRSA."""
+
+from __future__ import annotations
+
+import copy
+import json
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+
+from infra import mockengine
+from infra.core import eks as core
+from infra.core.catalog import Catalog
+from infra.core.config import load_stack_file
+from tests.stack.harness import ROOT, run_stack, sdk_problems
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+TAG = "aws:autoscaling/tag:Tag"
+SUBNET = "aws:ec2/subnet:Subnet"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+PREFIX = "k8s.io/cluster-autoscaler/node-template/"
+K8S_EFFECT = {v: k for k, v in core.EKS_TAINT_EFFECT.items()}
+
+
+@pytest.fixture(scope="module")
+def rec() -> mockengine.Recording:
+    return run_stack("eks-g4dn")
+
+
+def raw_stack() -> dict[str, Any]:
+    _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml")
+    return copy.deepcopy(raw)
+
+
+def gpu_groups(rec: mockengine.Recording) -> list[mockengine.Registered]:
+    return [r for r in rec.of_type(NODE_GROUP) if r.name != "ml-system"]
+
+
+def asg_name_of(node_group: mockengine.Registered) -> str:
+    """The ASG name the engine reported for ``node_group`` (its ``resources`` output)."""
+    fake = SimpleNamespace(name=node_group.name, inputs=node_group.inputs)
+    outputs = mockengine.OUTPUTS[NODE_GROUP](fake)  # type: ignore[arg-type]
+    return outputs["resources"][0]["autoscalingGroups"][0]["name"]
+
+
+def test_every_input_is_a_property_the_sdks_know(rec):
+    assert sdk_problems(rec) == []
+
+
+def test_gpu_node_group_is_g4dn_with_an_nvidia_ami_and_min_zero(rec):
+    ng = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs
+    assert ng["instanceTypes"] == ["g4dn.xlarge"]
+    assert ng["amiType"] == "AL2023_x86_64_NVIDIA"
+    assert ng["capacityType"] == "ON_DEMAND"
+    assert ng["scalingConfig"] == {"minSize": 0, "desiredSize": 0, "maxSize": 20}
+    assert ng["taints"] == [{"key": "nvidia.com/gpu", "value": "true", "effect": "NO_SCHEDULE"}]
+    assert ng["labels"]["nvidia.com/gpu.present"] == "true"
+
+
+def test_spot_variant_uses_spot_capacity(rec):
+    ng = rec.one(NODE_GROUP, "ml-gpu-t4-spot-ng").inputs
+    assert ng["capacityType"] == "SPOT" and ng["instanceTypes"] == ["g4dn.xlarge"]
+
+
+def test_ca_tags_land_on_the_node_groups_asg(rec):
+    for ng in gpu_groups(rec):
+        tags = [t for t in rec.of_type(TAG) if t.parent == ng.parent]
+        assert tags, ng.name
+        for t in tags:
+            # The input is the node group's ASG name output: same value, and a dependency on it.
+            assert t.inputs["autoscalingGroupName"] == asg_name_of(ng)
+            assert ng.urn in t.depends_on
+            assert t.inputs["tag"]["propagateAtLaunch"] is False
+        got = {t.inputs["tag"]["key"]: t.inputs["tag"]["value"] for t in tags}
+        pool = ng.inputs["nodeGroupName"]
+        assert got[PREFIX + "resources/nvidia.com/gpu"] == "1"
+        assert got[PREFIX + "taint/nvidia.com/gpu"] == "true:NoSchedule"
+        assert got[PREFIX + "label/nvidia.com/gpu.present"] == "true"
+        assert got[PREFIX + "label/k8s.amazonaws.com/accelerator"] == "nvidia-tesla-t4"
+        # Exactly the node group's labels and taints, so CA's template matches real nodes.
+        labels = {k.removeprefix(PREFIX + "label/"): v for k, v in got.items() if "/label/" in k}
+        assert labels == ng.inputs["labels"] and labels[core.POOL_LABEL] == pool
+        taints = {k.removeprefix(PREFIX + "taint/"): v for k, v in got.items() if "/taint/" in k}
+        assert taints == {
+            t["key"]: f"{t['value']}:{K8S_EFFECT[t['effect']]}" for t in ng.inputs["taints"]
+        }
+
+
+def test_node_group_carries_the_gpu_resource_tag_for_describe_nodegroup(rec):
+    tags = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs["tags"]
+    assert tags[PREFIX + "resources/nvidia.com/gpu"] == "1"
+
+
+def test_group_subnets_are_only_in_azs_offering_the_type(rec, catalog: Catalog):
+    subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
+    offered = catalog.aws_instance("g4dn.xlarge").az_ids["us-west-2"]
+    for ng in gpu_groups(rec):
+        azs = {subnets[sid] for sid in ng.inputs["subnetIds"]}
+        assert azs == set(offered)
+        assert "usw2-az4" not in azs
+    # The VPC itself spans usw2-az4 (system pods may run there).
+    assert "usw2-az4" in subnets.values()
+
+
+def test_offerings_are_looked_up_by_az_id_in_the_stack_region(rec):
+    calls = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
+    assert len(calls) == len(gpu_groups(rec))
+    for a in calls:
+        assert a["locationType"] == "availability-zone-id" and a["region"] == "us-west-2"
+
+
+def test_deploy_time_offerings_narrow_the_planned_subnets(monkeypatch):
+    real = mockengine.INVOKES["aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"]
+
+    def without_az2(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+        out = real(args, catalog)
+        keep = [i for i, az in enumerate(out["locations"]) if az != "usw2-az2"]
+        for k in ("instanceTypes", "locations", "locationTypes"):
+            out[k] = [out[k][i] for i in keep]
+        return out
+
+    monkeypatch.setitem(
+        mockengine.INVOKES,
+        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings",
+        without_az2,
+    )
+    rec = run_stack("eks-g4dn")
+    subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
+    ng = rec.one(NODE_GROUP, "ml-gpu-t4-ng")
+    assert {subnets[s] for s in ng.inputs["subnetIds"]} == {"usw2-az1", "usw2-az3"}
+
+
+def test_launch_template_requires_imdsv2_and_encrypts_the_volume(rec):
+    ng = rec.one(NODE_GROUP, "ml-gpu-t4-ng")
+    lt = rec.one("aws:ec2/launchTemplate:LaunchTemplate", "ml-gpu-t4-lt")
+    assert ng.inputs["launchTemplate"]["id"] == lt.id and lt.urn in ng.depends_on
+    meta = lt.inputs["metadataOptions"]
+    assert meta["httpTokens"] == "required" and meta["httpPutResponseHopLimit"] == 1
+    (bdm,) = lt.inputs["blockDeviceMappings"]
+    assert bdm["ebs"]["volumeSize"] == 100 and bdm["ebs"]["encrypted"] == "true"
+    assert "diskSize" not in ng.inputs  # EKS rejects diskSize together with a launch template
+
+
+def test_desired_size_drift_is_ignored_on_every_node_group(monkeypatch):
+    seen: dict[str, list[str]] = {}
+    original = mockengine.RecordingMonitor.RegisterResource
+
+    def spy(self: Any, request: Any) -> Any:
+        if request.type == NODE_GROUP:
+            seen[request.name] = list(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    run_stack("eks-g4dn")
+    assert set(seen) == {"ml-system", "ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"}
+    assert all(v == ["scalingConfig.desiredSize"] for v in seen.values())
+
+
+def test_gpu_groups_wait_for_the_cluster_and_node_role_policies(rec):
+    cluster = rec.one("eks:index:Cluster")
+    attachments = {r.urn for r in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
+    for ng in gpu_groups(rec):
+        assert cluster.urn in ng.depends_on and attachments <= set(ng.depends_on)
+
+
+def test_cluster_is_pulumi_eks_with_oidc_access_entries_api_and_no_default_group(rec):
+    c = rec.one("eks:index:Cluster").inputs
+    assert c["name"] == "ml" and c["version"] == "1.33"
+    assert c["skipDefaultNodeGroup"] is True and c["createOidcProvider"] is True
+    assert c["authenticationMode"] == "API"
+    assert c["nodeAssociatePublicIpAddress"] is False
+    subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
+    assert all(
+        subnets[s] in ("usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4")
+        for s in c["privateSubnetIds"]
+    )
+
+
+def test_system_group_is_small_cpu_al2023(rec):
+    ng = rec.one(NODE_GROUP, "ml-system").inputs
+    assert ng["amiType"] == "AL2023_x86_64_STANDARD" and ng["instanceTypes"] == ["m6i.large"]
+    assert ng["labels"] == {core.POOL_LABEL: "system"} and "taints" not in ng
+
+
+def test_autoscaler_release_is_pinned_and_discovers_by_cluster_name(rec):
+    rel = rec.one(RELEASE, "ml-ca-release")
+    assert rel.inputs["chart"] == "cluster-autoscaler"
+    assert rel.inputs["version"] == "9.52.1"
+    assert rel.inputs["repositoryOpts"] == {"repo": "https://kubernetes.github.io/autoscaler"}
+    values = rel.inputs["values"]
+    assert values["autoDiscovery"] == {"clusterName": "ml"}
+    assert values["extraArgs"]["expander"] == "least-waste"
+    assert "scale-down-gpu-utilization-threshold" in values["extraArgs"]
+
+
+def test_autoscaler_runs_on_the_system_group_after_it_exists(rec):
+    rel = rec.one(RELEASE, "ml-ca-release")
+    system = rec.one(NODE_GROUP, "ml-system")
+    assert rel.inputs["values"]["nodeSelector"] == system.inputs["labels"]
+    assert system.urn in rel.depends_on
+
+
+def test_autoscaler_uses_an_irsa_role_for_its_service_account_only(rec):
+    rel = rec.one(RELEASE, "ml-ca-release")
+    role = rec.one("aws:iam/role:Role", "ml-ca-irsa")
+    sa = rel.inputs["values"]["rbac"]["serviceAccount"]
+    assert sa["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/ml-ca-irsa")
+    assert role.urn in rel.depends_on
+    trust = json.loads(role.inputs["assumeRolePolicy"])
+    (stmt,) = trust["Statement"]
+    assert stmt["Action"] == "sts:AssumeRoleWithWebIdentity"
+    assert stmt["Principal"]["Federated"].startswith("arn:aws:iam::")
+    (cond,) = stmt["Condition"].values()
+    sub = next(v for k, v in cond.items() if k.endswith(":sub"))
+    assert sub == "system:serviceaccount:kube-system:cluster-autoscaler"
+
+
+def test_autoscaler_policy_changes_only_this_clusters_asgs(rec):
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "ml-ca-irsa").inputs["policy"])
+    writes = [s for s in policy["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"]]
+    assert writes and all(
+        s["Condition"]["StringEquals"] == {"aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned"}
+        for s in writes
+    )
+
+
+def test_kubeconfig_is_a_secret_output(rec):
+    assert rec.outputs["kubeconfig"] == mockengine.SECRET
+    assert rec.one("pulumi:providers:kubernetes").inputs["kubeconfig"] == mockengine.SECRET
+
+
+def test_existing_cluster_is_attached_not_created():
+    raw = raw_stack()
+    raw["gpu-infra:cluster"] |= {
+        "existing": True,
+        "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az4": "subnet-0bbbbbbbb"}},
+    }
+    rec = run_stack(raw, "eks-existing")
+    assert rec.of_type("eks:index:Cluster") == [] and rec.of_type(SUBNET) == []
+    assert sorted(r.name for r in rec.of_type(NODE_GROUP)) == ["ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"]
+    for ng in rec.of_type(NODE_GROUP):
+        assert ng.inputs["subnetIds"] == ["subnet-0aaaaaaaa"]  # usw2-az4 lacks g4dn.xlarge
+    tokens = {tok for tok, _ in rec.invokes}
+    assert "aws:eks/getCluster:getCluster" in tokens
+    assert rec.one(RELEASE, "ml-ca-release").inputs["values"]["nodeSelector"] == {}
+
+
+def test_bottlerocket_group_sizes_its_data_volume():
+    raw = raw_stack()
+    raw["gpu-infra:gpuPools"] = [raw["gpu-infra:gpuPools"][0] | {"amiFamily": "bottlerocket"}]
+    rec = run_stack(raw, "eks-br")
+    assert rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
+    lt = rec.one("aws:ec2/launchTemplate:LaunchTemplate", "ml-gpu-t4-lt")
+    assert lt.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"
