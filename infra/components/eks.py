@@ -167,38 +167,12 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:GpuNodeGroup", name, None, opts)
-        lt = aws.ec2.LaunchTemplate(
+        lt = _launch_template(
+            self,
             f"{name}-lt",
-            aws.ec2.LaunchTemplateArgs(
-                description=f"gpu-infra {cluster_name}/{group.name}: IMDSv2, encrypted gp3",
-                update_default_version=True,
-                metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                    http_endpoint="enabled",
-                    http_tokens="required",  # IMDSv2 only
-                    # 1 hop: pods (one hop further) cannot read the node role's credentials; they
-                    # use IRSA. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
-                    http_put_response_hop_limit=1,
-                ),
-                # With a launch template EKS rejects the node group's disk_size; size it here.
-                block_device_mappings=[
-                    aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                        device_name=group.root_device_name,
-                        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                            volume_size=group.disk_size_gib,
-                            volume_type="gp3",
-                            encrypted="true",
-                            delete_on_termination="true",
-                        ),
-                    )
-                ],
-                tag_specifications=[
-                    aws.ec2.LaunchTemplateTagSpecificationArgs(
-                        resource_type="instance",
-                        tags={"Name": f"{cluster_name}-{group.name}"},
-                    )
-                ],
-            ),
-            opts=pulumi.ResourceOptions(parent=self),
+            f"{cluster_name}-{group.name}",
+            group.root_device_name,
+            group.disk_size_gib,
         )
         subnet_ids = _offered_subnets(self, group, region, subnets)
         self.node_group = aws.eks.NodeGroup(
@@ -255,6 +229,44 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         self.register_outputs(
             {"nodeGroupName": self.node_group.node_group_name, "asgName": self.asg_name}
         )
+
+
+def _launch_template(
+    parent: pulumi.Resource, name: str, node_name: str, device: str, disk_gib: int
+) -> aws.ec2.LaunchTemplate:
+    """A node launch template: IMDSv2 only, pods cut off from IMDS, encrypted gp3 volume."""
+    return aws.ec2.LaunchTemplate(
+        name,
+        aws.ec2.LaunchTemplateArgs(
+            description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
+            update_default_version=True,
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",  # IMDSv2 only
+                # 1 hop: pods (one hop further) cannot read the node role's credentials; they
+                # use IRSA. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
+                http_put_response_hop_limit=1,
+            ),
+            # With a launch template EKS rejects the node group's disk_size; size it here.
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name=device,
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=disk_gib,
+                        volume_type="gp3",
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(
+                    resource_type="instance", tags={"Name": node_name}
+                )
+            ],
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
 
 
 def _first_asg_name(resources: Sequence[Any] | None) -> str:
@@ -424,6 +436,13 @@ class EksCluster(pulumi.ComponentResource):
             self.node_dependencies.append(cluster)
             assert plan.system is not None
             s = plan.system
+            lt = _launch_template(
+                self,
+                f"{name}-system-lt",
+                f"{plan.cluster_name}-{s.name}",
+                "/dev/xvda",
+                s.disk_size_gib,
+            )
             system = aws.eks.NodeGroup(
                 f"{name}-system",
                 aws.eks.NodeGroupArgs(
@@ -434,7 +453,9 @@ class EksCluster(pulumi.ComponentResource):
                     instance_types=list(s.instance_types),
                     ami_type=s.ami_type,
                     capacity_type="ON_DEMAND",
-                    disk_size=s.disk_size_gib,
+                    launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                        id=lt.id, version=lt.latest_version.apply(str)
+                    ),
                     scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                         min_size=s.min_size, max_size=s.max_size, desired_size=s.desired_size
                     ),

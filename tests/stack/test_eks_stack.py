@@ -253,3 +253,12 @@ def test_bottlerocket_group_sizes_its_data_volume():
     assert rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
     lt = rec.one("aws:ec2/launchTemplate:LaunchTemplate", "ml-gpu-t4-lt")
     assert lt.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"
+
+
+def test_every_node_group_including_system_requires_imdsv2(rec):
+    templates = {lt.id: lt for lt in rec.of_type("aws:ec2/launchTemplate:LaunchTemplate")}
+    groups = rec.of_type(NODE_GROUP)
+    assert len(groups) == 3
+    for ng in groups:
+        lt = templates[ng.inputs["launchTemplate"]["id"]]
+        assert lt.inputs["metadataOptions"]["httpTokens"] == "required", ng.name
