@@ -80,7 +80,8 @@ class EksAutoscalerSpec(Model):
     """The cluster-autoscaler Helm release."""
 
     enabled: bool = True
-    expander: Literal["least-waste", "random", "most-pods", "priority"] = "least-waste"
+    # "priority" is left out: it needs a ConfigMap of priorities this project does not create.
+    expander: Literal["least-waste", "random", "most-pods"] = "least-waste"
     # A GPU node counts as unneeded below this GPU utilisation (CA --scale-down-gpu-...).
     scale_down_gpu_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
     scale_down_unneeded_time: str = Field(default="10m", pattern=r"^[0-9]+[smh]$")
