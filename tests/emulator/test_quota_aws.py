@@ -1,0 +1,214 @@
+"""quota.check on EKS stacks: real boto3 clients, moto's server for EC2 and a fake Service Quotas.
+
+Endpoints come from the standard AWS_ENDPOINT_URL_<SERVICE> variables; botocore attempts are
+lowered through QUOTA_AWS_MAX_ATTEMPTS so fault cases stay fast.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import urllib.request
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.retries.standard import ExponentialBackoff
+from moto.server import ThreadedMotoServer
+
+from quota.check import main
+from tests.fakes import aws as a
+
+pytestmark = pytest.mark.emulator
+
+R = "us-west-2"
+G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
+# eks-g4dn: gpu-t4 (g4dn.xlarge, max 20) and gpu-t4-spot (max 20): 80 vCPUs each; system 6.
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[dict[str, Any]]:
+    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    moto.start()
+    host, port = moto.get_host_and_port()
+    sq = a.FakeServiceQuotas()
+    sq.start()
+    yield {"moto": f"http://{host}:{port}", "sq": sq}
+    sq.stop()
+    moto.stop()
+
+
+@pytest.fixture
+def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    sq: a.FakeServiceQuotas = servers["sq"]
+    sq.reset()
+    sq.applied.clear()
+    sq.history.clear()
+    sq.defaults = {G: 0.0, G_SPOT: 0.0, STD: 5.0}
+    sq.policy = "pending"
+    urllib.request.urlopen(
+        urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
+    )
+    for k, v in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_CONFIG_FILE": "/dev/null",
+        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
+        "AWS_ENDPOINT_URL_EC2": servers["moto"],
+        "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
+        "QUOTA_AWS_MAX_ATTEMPTS": "2",
+        "QUOTA_CALL_TIMEOUT": "0.5",
+    }.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    # botocore waits up to 1 s before retrying a throttled call; keep the storm test short.
+    monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
+    ample(sq)
+    return {"sq": sq, "moto": servers["moto"]}
+
+
+def ample(sq: a.FakeServiceQuotas) -> None:
+    sq.applied.update({(R, G): 100.0, (R, G_SPOT): 100.0, (R, STD): 64.0})
+
+
+_AMI: dict[str, str] = {}
+
+
+def launch(moto: str, itype: str, count: int, spot: bool = False) -> None:
+    ec2 = boto3.client("ec2", region_name=R, endpoint_url=moto)
+    if moto not in _AMI:
+        _AMI[moto] = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    ami = _AMI[moto]
+    kw: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if spot else {}
+    ec2.run_instances(ImageId=ami, InstanceType=itype, MinCount=count, MaxCount=count, **kw)
+
+
+def run(*args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main(["--stack", "eks-g4dn", *args, "--json"], out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())
+
+
+def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
+    return next(c for c in doc["checks"] if c["quota"] == quota)
+
+
+def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:
+    code, doc = run()
+    assert code == 0 and {c["status"] for c in doc["checks"]} == {"ok"}
+    g = row(doc, G)
+    assert (g["region"], g["needed"], g["limit"], g["usage"], g["unit"]) == (R, 80, 100, 0, "vCPUs")
+
+
+def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, Any]) -> None:
+    launch(env["moto"], "g4dn.xlarge", 2)
+    launch(env["moto"], "g5.2xlarge", 1)
+    launch(env["moto"], "g4dn.xlarge", 1, spot=True)
+    launch(env["moto"], "p3.2xlarge", 1)  # P quota: never counted under G
+    _, doc = run()
+    assert row(doc, G)["usage"] == 16  # 2 x 4 + 8
+    assert row(doc, G_SPOT)["usage"] == 4
+    assert row(doc, G)["status"] == "ok"  # 80 needed, 84 free
+
+
+def test_usage_pushes_a_fitting_limit_to_short(env: dict[str, Any]) -> None:
+    env["sq"].applied[(R, G)] = 84.0
+    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 76 free < 80
+    code, doc = run()
+    assert code == 1 and row(doc, G)["status"] == "short"
+
+
+def test_default_value_applies_when_no_applied_value(env: dict[str, Any]) -> None:
+    del env["sq"].applied[(R, G)]
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 1 and g["limit"] == 0 and g["status"] == "short"
+    assert env["sq"].calls["GetAWSDefaultServiceQuota"] >= 1
+
+
+def test_quota_missing_everywhere_is_unknown(env: dict[str, Any]) -> None:
+    del env["sq"].applied[(R, G)]
+    del env["sq"].defaults[G]
+    code, doc = run()
+    assert code == 3 and "quota missing" in row(doc, G)["reason"]
+
+
+def test_access_denied_is_unknown_naming_the_permission(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", a.access_denied("servicequotas:GetServiceQuota"))
+    code, doc = run()
+    assert code == 3
+    assert "servicequotas:GetServiceQuota" in row(doc, G)["reason"]
+
+
+def test_throttling_storm_is_unknown_after_retries(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", a.THROTTLED)
+    code, doc = run()
+    assert code == 3 and "throttled" in row(doc, G)["reason"]
+    assert env["sq"].calls["GetServiceQuota"] >= 2 * 3  # every code retried
+
+
+def test_service_error_is_unknown(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", a.SERVICE_ERROR)
+    code, doc = run()
+    assert code == 3 and "500" in row(doc, G_SPOT)["reason"]
+
+
+def test_timeout_is_unknown_not_ok(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", delay=1.0)
+    code, doc = run()
+    assert code == 3 and "timed out" in row(doc, G)["reason"]
+
+
+def test_spot_group_counts_under_the_spot_code_only(env: dict[str, Any]) -> None:
+    env["sq"].applied[(R, G_SPOT)] = 40.0
+    code, doc = run()
+    assert code == 1
+    assert row(doc, G_SPOT)["status"] == "short" and row(doc, G)["status"] == "ok"
+
+
+def test_request_filed_once_when_run_twice(env: dict[str, Any]) -> None:
+    env["sq"].applied[(R, G)] = 32.0
+    code, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert code == 1 and req["action"] == "created" and req["desired"] == 80
+    assert req["caseId"] == "case-1"
+    code, doc = run("--request")
+    again = row(doc, G)["request"]
+    assert again["action"] == "pending" and again["caseId"] == "case-1"
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_no_request_while_one_is_pending(env: dict[str, Any]) -> None:
+    env["sq"].applied[(R, G)] = 32.0
+    env["sq"].history[(R, G)] = [
+        {
+            "Id": "old",
+            "CaseId": "case-77",
+            "QuotaCode": G,
+            "DesiredValue": 48.0,
+            "Status": "PENDING",
+            "Created": 1,
+        }
+    ]
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert req["action"] == "pending" and req["caseId"] == "case-77"
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
+
+
+def test_no_request_for_rows_within_the_limit(env: dict[str, Any]) -> None:
+    code, doc = run("--request")
+    assert code == 0 and all(c["request"] is None for c in doc["checks"])
+    assert env["sq"].calls["ListRequestedServiceQuotaChangeHistoryByQuota"] == 0
+
+
+def test_partial_grant_is_reported_and_not_refiled(env: dict[str, Any]) -> None:
+    env["sq"].applied[(R, G)] = 32.0
+    env["sq"].policy = ("partial", 64)
+    run("--request")
+    code, doc = run("--request")
+    g = row(doc, G)
+    assert code == 1 and g["limit"] == 64 and g["status"] == "short"
+    assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 80
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 1

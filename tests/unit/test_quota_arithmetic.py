@@ -1,0 +1,76 @@
+"""Verdicts, request sizes, JSON rows and exit codes (pure)."""
+
+from __future__ import annotations
+
+from quota.arithmetic import Reading, desired_value, verdict
+from quota.demand import DemandRow, QuotaKey
+from quota.report import Check, document, exit_code, offline_checks
+
+KEY = QuotaKey("gcp", "region", "us-central1", "NVIDIA_T4_GPUS", "GPUs", "compute-region")
+ROW = DemandRow(key=KEY, name="NVIDIA T4 GPUs", needed=21, pools=("gpu-t4: 1 x 21",))
+
+
+def test_ok_needs_needed_within_limit_minus_usage() -> None:
+    assert verdict(21, Reading(limit=24, usage=3))[0] == "ok"
+    assert verdict(21, Reading(limit=24, usage=4))[0] == "short"
+
+
+def test_unread_limit_is_unknown_never_ok() -> None:
+    assert verdict(0, Reading())[0] == "unknown"
+    assert verdict(1, Reading(error="regions.get: permission denied"))[0] == "unknown"
+
+
+def test_minus_one_limit_is_unknown() -> None:
+    assert verdict(1, Reading(limit=-1, usage=0))[0] == "unknown"
+
+
+def test_missing_usage_proves_short_but_never_ok() -> None:
+    assert verdict(24, Reading(limit=16, usage=None))[0] == "short"
+    assert verdict(8, Reading(limit=16, usage=None))[0] == "unknown"
+
+
+def test_desired_is_ceil_of_usage_plus_needed() -> None:
+    assert desired_value(21, Reading(limit=8, usage=1.5)) == 23
+
+
+def test_no_request_at_or_below_the_current_limit() -> None:
+    assert desired_value(20, Reading(limit=24, usage=4)) is None  # exactly at the limit
+    assert desired_value(4, Reading(limit=24, usage=4)) is None
+    assert desired_value(4, Reading(limit=None)) is None
+    assert desired_value(4, Reading(limit=-1)) is None
+
+
+def test_json_row_has_the_contract_keys() -> None:
+    c = Check.judged(ROW, Reading(limit=24.0, usage=3.0))
+    doc = document("gke-t4", "gcp", [c])
+    row = doc["checks"][0]
+    assert set(row) >= {
+        "scope",
+        "region",
+        "quota",
+        "name",
+        "unit",
+        "needed",
+        "limit",
+        "usage",
+        "status",
+        "reason",
+        "request",
+    }
+    assert (row["limit"], row["usage"], row["status"]) == (24, 3, "ok")
+    assert doc["stack"] == "gke-t4" and doc["cloud"] == "gcp"
+
+
+def test_fractional_usage_rounds_up_in_json() -> None:
+    c = Check.judged(ROW, Reading(limit=24.0, usage=2.5))
+    assert c.as_json()["usage"] == 3
+
+
+def test_exit_codes_short_then_unknown_then_ok() -> None:
+    ok = Check(demand=ROW, status="ok")
+    short = Check(demand=ROW, status="short")
+    unknown = Check(demand=ROW, status="unknown")
+    assert exit_code([ok]) == 0
+    assert exit_code([ok, unknown]) == 3
+    assert exit_code([unknown, short]) == 1
+    assert exit_code(offline_checks([ROW]), offline=True) == 0

@@ -1,0 +1,96 @@
+"""The quota.check CLI offline: demand output, config errors, fast --help."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from quota.check import main
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(args), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_offline_json_for_gke_t4_lists_t4_cpus_and_global_gpus() -> None:
+    code, out, _ = run("--stack", "gke-t4", "--offline", "--json")
+    doc = json.loads(out)
+    rows = {c["quota"]: c for c in doc["checks"]}
+    assert code == 0 and doc["cloud"] == "gcp" and doc["stack"] == "gke-t4"
+    assert (
+        rows["NVIDIA_T4_GPUS"]["needed"] == 21 and rows["NVIDIA_T4_GPUS"]["region"] == "us-central1"
+    )
+    assert rows["CPUS"]["needed"] >= 160
+    assert (
+        rows["GPUS_ALL_REGIONS"]["needed"] == 21 and rows["GPUS_ALL_REGIONS"]["scope"] == "global"
+    )
+    assert all(c["limit"] is None and c["status"] == "unknown" for c in doc["checks"])
+
+
+def test_offline_json_for_eks_g4dn_lists_g_and_spot_codes_in_us_west_2() -> None:
+    code, out, _ = run("--stack", "eks-g4dn", "--offline", "--json")
+    rows = {c["quota"]: c for c in json.loads(out)["checks"]}
+    assert code == 0
+    assert rows["L-DB2E81BA"]["needed"] == 80 and rows["L-DB2E81BA"]["region"] == "us-west-2"
+    assert rows["L-3819A6DF"]["needed"] == 80
+
+
+def test_offline_table_prints_without_cloud_calls() -> None:
+    code, out, _ = run("--stack", "gke-t4", "--offline")
+    assert code == 0 and "NVIDIA_T4_GPUS" in out and "GPUS_ALL_REGIONS" in out
+
+
+def test_invalid_config_exits_2_with_key_path_lines(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text(
+        "config:\n"
+        "  gcp:project: demo-project\n"
+        "  gcp:region: us-east1\n"
+        "  gpu-infra:platform: gke\n"
+        "  gpu-infra:cluster: {name: ml, location: us-central1}\n"
+        "  gpu-infra:gpuPools: [{name: a, machineType: n1-highmem-8, maxNodes: 2,"
+        " gpu: {type: nvidia-tesla-t4, count: 1}}]\n"
+    )
+    code, out, err = run("--config", str(bad), "--offline", "--json")
+    assert code == 2 and out == ""
+    assert err.startswith("gcp:region: ") and "Traceback" not in err
+
+
+def test_missing_stack_exits_2() -> None:
+    code, _, err = run("--stack", "no-such-stack", "--offline")
+    assert code == 2 and "cannot read the stack file" in err
+
+
+def test_module_entry_point_exits_2_without_traceback_on_bad_config(tmp_path: Path) -> None:
+    bad = tmp_path / "Pulumi.bad.yaml"
+    bad.write_text("config:\n  gpu-infra:platform: nomad\n")
+    p = subprocess.run(
+        [sys.executable, "-m", "quota.check", "--config", str(bad), "--offline"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        check=False,
+    )
+    assert p.returncode == 2 and "platform: " in p.stderr and "Traceback" not in p.stderr
+
+
+def test_help_imports_no_config_or_cloud_sdk() -> None:
+    code = (
+        "import sys, contextlib, io\n"
+        "from quota.check import main\n"
+        "with contextlib.suppress(SystemExit), contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--help'])\n"
+        "heavy = [m for m in ('pydantic', 'boto3', 'google.cloud', 'rich') if m in sys.modules]\n"
+        "print(heavy)\n"
+    )
+    p = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
+    )
+    assert p.stdout.strip() == "[]", p.stderr

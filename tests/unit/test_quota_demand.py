@@ -1,0 +1,196 @@
+"""Quota demand (pure): which quota, in which region, needs how much."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.core.catalog import Catalog, read_header
+from infra.core.config import parse, parse_file
+from infra.core.errors import ConfigErrors
+from quota import demand as d
+from quota.check import load_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+FIX = ROOT / "tests" / "fixtures" / "quota"
+
+
+def sizing(**kw: object) -> d.NodeGroupSizing:
+    base: dict[str, object] = {
+        "path": "gpuPools[0]",
+        "name": "p",
+        "machine_types": ("n1-highmem-8",),
+        "gpu_type": "nvidia-tesla-t4",
+        "gpus_per_node": 1,
+        "vcpus": 8,
+        "spot": False,
+        "max_nodes": 20,
+        "surge": 1,
+    }
+    base.update(kw)
+    return d.NodeGroupSizing(**base)  # type: ignore[arg-type]
+
+
+def by_quota(rows: list[d.DemandRow]) -> dict[str, d.DemandRow]:
+    return {r.key.quota: r for r in rows}
+
+
+def stack_rows(path: Path) -> tuple[str, dict[str, d.DemandRow]]:
+    config = parse_file(path)
+    cloud, rows = d.stack_demand(config, Catalog.load(), load_plan(config))
+    return cloud, by_quota(rows)
+
+
+def test_gke_t4_stack_needs_21_t4_gpus_in_us_central1_with_surge() -> None:
+    cloud, rows = stack_rows(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    assert cloud == "gcp"
+    t4 = rows["NVIDIA_T4_GPUS"]
+    assert (t4.key.scope, t4.key.region, t4.needed) == ("region", "us-central1", 21)
+    assert rows["CPUS"].needed >= 160 and rows["CPUS"].key.region == "us-central1"
+    assert rows["GPUS_ALL_REGIONS"].needed == 21 and rows["GPUS_ALL_REGIONS"].key.region is None
+
+
+def test_eks_stack_needs_4_vcpus_per_node_under_g_and_spot_codes() -> None:
+    cloud, rows = stack_rows(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml")
+    assert cloud == "aws"
+    assert rows["L-DB2E81BA"].needed == 4 * 20 and rows["L-DB2E81BA"].key.region == "us-west-2"
+    assert rows["L-3819A6DF"].needed == 4 * 20
+
+
+def test_eks_fixture_without_plan_sizes_from_config() -> None:
+    config = parse_file(FIX / "Pulumi.eks-g4dn.yaml")
+    _, rows = d.stack_demand(config, Catalog.load(), None)
+    assert by_quota(rows)["L-DB2E81BA"].needed == 32
+    assert by_quota(rows)["L-3819A6DF"].needed == 16
+
+
+def test_zonal_location_quota_lives_in_the_zone_region() -> None:
+    _, rows = stack_rows(FIX / "Pulumi.gke-zonal.yaml")
+    assert rows["NVIDIA_T4_GPUS"].key.region == "us-central1"
+    assert rows["NVIDIA_T4_GPUS"].needed == 2 * (3 + 1)
+
+
+def test_fallback_pools_of_a_compute_class_count_too() -> None:
+    _, rows = stack_rows(ROOT / "stacks" / "Pulumi.gke-l4-spot.yaml")
+    assert rows["PREEMPTIBLE_NVIDIA_L4_GPUS"].needed == 9
+    assert rows["NVIDIA_L4_GPUS"].needed == 5  # on-demand fallback
+    assert rows["NVIDIA_T4_GPUS"].needed == 5  # T4 fallback
+    assert rows["GPUS_ALL_REGIONS"].needed == 19
+
+
+def test_spot_gpus_and_vcpus_go_to_preemptible_metrics_only() -> None:
+    rows = by_quota(d.gcp_demand("us-central1", [sizing(spot=True)]))
+    assert "NVIDIA_T4_GPUS" not in rows and "CPUS" not in rows
+    assert rows["PREEMPTIBLE_NVIDIA_T4_GPUS"].needed == 21
+    assert rows["PREEMPTIBLE_CPUS"].needed == 168
+    assert rows["GPUS_ALL_REGIONS"].needed == 21
+
+
+def test_global_rows_sum_every_pool_and_follow_regional_rows() -> None:
+    rows = d.gcp_demand(
+        "us-central1",
+        [sizing(), sizing(name="q", gpu_type="nvidia-l4", machine_types=("g2-standard-8",))],
+    )
+    scopes = [r.key.scope for r in rows]
+    assert scopes == sorted(scopes, key=["region", "global"].index)
+    assert by_quota(rows)["GPUS_ALL_REGIONS"].needed == 42
+    assert len(by_quota(rows)["GPUS_ALL_REGIONS"].pools) == 2
+
+
+def test_h100_on_demand_uses_the_cloud_quotas_family_quota() -> None:
+    rows = by_quota(
+        d.gcp_demand(
+            "us-east4",
+            [
+                sizing(
+                    gpu_type="nvidia-h100-80gb", gpus_per_node=8, machine_types=("a3-highgpu-8g",)
+                )
+            ],
+        )
+    )
+    fam = rows["NVIDIA_H100_GPUS"]
+    assert fam.key.source == "cloudquotas" and fam.key.gpu_family == "NVIDIA_H100"
+    assert "A3_CPUS" not in rows  # a3 has no Compute CPU metric
+
+
+def test_h100_spot_uses_the_preemptible_compute_metric() -> None:
+    rows = by_quota(d.gcp_demand("us-east4", [sizing(gpu_type="nvidia-h100-80gb", spot=True)]))
+    assert rows["PREEMPTIBLE_NVIDIA_H100_GPUS"].key.source == "compute-region"
+
+
+def test_machine_family_picks_its_cpu_metric() -> None:
+    rows = by_quota(
+        d.gcp_demand("r1", [sizing(machine_types=("a2-highgpu-1g",), gpu_type="nvidia-tesla-a100")])
+    )
+    assert "A2_CPUS" in rows and "CPUS" not in rows
+
+
+@pytest.mark.parametrize(
+    ("itype", "spot", "code"),
+    [
+        ("g4dn.xlarge", False, "L-DB2E81BA"),
+        ("g4dn.xlarge", True, "L-3819A6DF"),
+        ("vt1.3xlarge", False, "L-DB2E81BA"),
+        ("p3.2xlarge", False, "L-417A185B"),  # not the G quota (SkyPilot's mapping bug)
+        ("p4d.24xlarge", True, "L-7212CCBC"),
+        ("p5.48xlarge", True, "L-C4BD4855"),
+        ("p5.48xlarge", False, "L-417A185B"),
+        ("m5.large", False, "L-1216C47A"),
+        ("t3.large", True, "L-34B43A08"),
+    ],
+)
+def test_aws_instance_type_maps_to_its_vcpu_quota_code(itype: str, spot: bool, code: str) -> None:
+    assert d.aws_quota_code(itype, spot) == code
+
+
+def test_aws_per_type_table_agrees_with_family_classes() -> None:
+    for itype, (od, spot) in d.aws_instance_quota_codes().items():
+        cls = d.aws_class_of(itype)
+        assert cls is not None, itype
+        assert (cls.on_demand_code, cls.spot_code) == (od, spot), itype
+
+
+def test_aws_groups_of_one_class_sum_per_code() -> None:
+    a = sizing(machine_types=("g4dn.xlarge",), gpu_type=None, vcpus=4, max_nodes=5, surge=0)
+    b = sizing(
+        name="b", machine_types=("g5.2xlarge",), gpu_type=None, vcpus=8, max_nodes=2, surge=0
+    )
+    rows = by_quota(d.aws_demand("us-west-2", [a, b]))
+    assert rows["L-DB2E81BA"].needed == 20 + 16 and len(rows) == 1
+
+
+def test_every_catalog_gpu_has_a_quota_metric() -> None:
+    assert set(Catalog.load().gcp_accelerators()) <= set(d.gcp_accelerator_quotas())
+
+
+def test_every_catalog_aws_gpu_type_has_a_quota_code() -> None:
+    for t in Catalog.load().aws_instances():
+        assert d.aws_quota_code(t, False) and d.aws_quota_code(t, True), t
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gcp_accelerator_quotas.csv",
+        "gcp_cpu_quota_metrics.csv",
+        "aws_quota_classes.csv",
+        "aws_instance_quotas.csv",
+    ],
+)
+def test_quota_data_files_carry_provenance(name: str) -> None:
+    header = " ".join(read_header(name))
+    assert "source" in header and "fetched" in header
+
+
+def test_kubernetes_platform_has_no_cloud_quota_and_says_so() -> None:
+    raw = {
+        "gpu-infra:platform": "kubernetes",
+        "gpu-infra:cluster": {"name": "lab", "location": "onprem"},
+    }
+    try:
+        config = parse(raw, "k")
+    except ConfigErrors:
+        pytest.skip("kubernetes schema needs more keys")
+    with pytest.raises(ConfigErrors, match="platform"):
+        d.stack_demand(config, Catalog.load(), None)
