@@ -75,13 +75,19 @@ class GpuOperator(pulumi.ComponentResource):
             )
             after_deps = [*base, self.release]
         labelled = [self._label_nodes(name, nl, child(base)) for nl in plan.node_labels]
+        created_ns: dict[str, pulumi.Resource] = {}
         for m in plan.after_release:
-            deps = [*after_deps, *[p for group in labelled for p in group]]
+            own_ns = created_ns.get(m["metadata"].get("namespace", ""))
+            deps = [*after_deps, *([own_ns] if own_ns is not None else [])]
             if m["kind"] == "Job":
-                # The test Job scales a GPU node up and, on operator drivers, waits for the build.
+                # The test Job scales a GPU node up and, on operator drivers, waits for the build;
+                # on-prem it also needs the node labels that select its sharing/MIG config.
+                deps += [p for group in labelled for p in group]
                 self._object(name, m, child(deps, pulumi.CustomTimeouts(create="40m")))
             else:
-                self._object(name, m, child(after_deps))
+                res = self._object(name, m, child(deps))
+                if m["kind"] == "Namespace":
+                    created_ns[m["metadata"]["name"]] = res
         self.register_outputs(
             {
                 "release": self.release.name if self.release is not None else None,

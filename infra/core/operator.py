@@ -159,6 +159,7 @@ def plan_operator(
     """
     spec = config.operator
     specs = {p.name: (i, p) for i, p in enumerate(config.pools)}
+    before = issues.count()
     _check_namespaces(config, issues)
     if not spec.enabled:
         _reject_operator_features(pools, specs, issues)
@@ -176,6 +177,18 @@ def plan_operator(
     preset = choose_preset(config, pools, specs, issues)
     if preset is None:
         return None
+    if (
+        preset.startswith("gke-")
+        and not is_cdi_era(spec.version)
+        and _gke_needs_config_file(config)
+    ):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
+            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
+            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
+            "below 1.33",
+        )
     pool_labels = {h.name: operator_node_labels(specs[h.name][1]) for h in pools if h.name in specs}
     settings = [
         *preset_settings(preset, spec.version, config),
@@ -199,7 +212,8 @@ def plan_operator(
         reasons=reasons,
         timeout=spec.timeout,
     )
-    _check_pool_labels(config, pools, specs, pool_labels, issues)
+    if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
+        _check_pool_labels(config, pools, specs, pool_labels, issues)
     return _assemble(config, pools, specs, release, preset, spec.namespace, pool_labels, issues)
 
 
@@ -343,15 +357,14 @@ def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
 
 
 def _driver_path(platform: str, i: int, pool: Any) -> str:
+    """The key that decides where a pool's driver comes from."""
     if platform == "gke":
         return join_path("gpuPools", i, "gpu", "driver")
     if platform == "kubernetes":
         return join_path("gpuPools", i, "driver")
-    return (
-        join_path("gpuPools", i, "amiType")
-        if hasattr(pool, "ami_type")
-        else join_path("gpuPools", i)
-    )
+    if getattr(pool, "ami_type", None) is not None:
+        return join_path("gpuPools", i, "amiType")
+    return join_path("gpuPools", i, "amiFamily" if hasattr(pool, "ami_family") else "")
 
 
 def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
@@ -934,11 +947,15 @@ def jupyterhub_profile(h: PoolHints, hints: Mapping[str, Any]) -> dict[str, Any]
     whole_node = hints["resourceName"] == GPU_RESOURCE and not hints["timeSlicingReplicas"]
     whole_node = whole_node and not hints["migStrategy"]
     count = h.gpus_per_node if whole_node else 1
-    kind = "a dedicated node" if whole_node else "a shared GPU node"
-    gpus = f"{count} GPU" + ("s" if count > 1 else "")
+    if whole_node:
+        what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
+    elif hints["migStrategy"]:
+        what = f"one MIG instance ({hints['resourceName']}) of a shared node"
+    else:
+        what = f"one time-sliced GPU ({hints['timeSlicingReplicas']} pods per GPU)"
     return {
         "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
-        "description": f"Start a container on {kind} with {gpus} (pool {h.name})",
+        "description": f"Start a container on {what} (pool {h.name})",
         "slug": h.name,
         "kubespawner_override": {
             # Without it the runtime injects no CUDA libraries or nvidia-smi (seed 000).

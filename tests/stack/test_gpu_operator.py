@@ -1,0 +1,165 @@
+"""GPU Operator wiring on the mock engine: namespace, release, ordering, outputs, platform kubernetes."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from infra import mockengine
+from infra.core.config import parse_file
+from infra.core.plan import build_plan
+from tests.stack.harness import ROOT, run_stack
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+QUOTA = "kubernetes:core/v1:ResourceQuota"
+JOB = "kubernetes:batch/v1:Job"
+COMPONENT = "gpu-infra:k8s:GpuOperator"
+# Components that own GPU node pools / groups on the clouds.
+GPU_POOL_COMPONENTS = ("gpu-infra:gcp:GpuNodePools", "gpu-infra:aws:GpuNodeGroup")
+STACKS = ["gke-t4", "eks-g4dn", "onprem-containerd"]
+
+
+@pytest.fixture(scope="module")
+def recs() -> dict[str, mockengine.Recording]:
+    return {s: run_stack(s) for s in [*STACKS, "onprem-k3s-timeslicing"]}
+
+
+def operator_release(rec: mockengine.Recording) -> mockengine.Registered:
+    (rel,) = [r for r in rec.of_type(RELEASE) if rec.by_urn(r.parent).type == COMPONENT]
+    return rel
+
+
+def find(rec: mockengine.Recording, urn: str | None) -> mockengine.Registered | None:
+    # The stack resource itself (every top component's parent) is not recorded.
+    return next((r for r in rec.resources if r.urn == urn), None)
+
+
+def in_gpu_pool(rec: mockengine.Recording, r: mockengine.Registered) -> bool:
+    node: mockengine.Registered | None = r
+    while node is not None:
+        if node.type in GPU_POOL_COMPONENTS:
+            return True
+        node = find(rec, node.parent)
+    return False
+
+
+def closure(rec: mockengine.Recording, r: mockengine.Registered) -> set[str]:
+    seen: set[str] = set()
+    todo = list(r.depends_on)
+    while todo:
+        urn = todo.pop()
+        if urn not in seen:
+            seen.add(urn)
+            dep = find(rec, urn)
+            todo.extend(dep.depends_on if dep else ())
+    return seen
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_release_installs_the_pinned_chart_into_a_privileged_namespace(recs, stack):
+    rec = recs[stack]
+    op = build_plan(parse_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")).operator
+    rel = operator_release(rec)
+    ins = rel.inputs
+    assert ins["chart"] == "gpu-operator"
+    assert ins["version"] == op.release.version == "v26.7.0"
+    assert ins["repositoryOpts"] == {"repo": "https://helm.ngc.nvidia.com/nvidia"}
+    assert ins["namespace"] == "gpu-operator" and ins["createNamespace"] is False
+    assert ins["values"] == json.loads(json.dumps(op.release.values))
+    ns = rec.one(NAMESPACE, "gpu-operator-ns-gpu-operator")
+    assert ns.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
+    assert ns.urn in rel.depends_on
+    assert rec.by_urn(rel.parent).type == COMPONENT == rec.by_urn(ns.parent).type
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_release_never_depends_on_a_gpu_pool(recs, stack):
+    rec = recs[stack]
+    deps = [find(rec, u) for u in closure(rec, operator_release(rec))]
+    assert deps and not [d.urn for d in deps if d is not None and in_gpu_pool(rec, d)]
+
+
+def test_release_waits_for_the_cluster_on_clouds(recs):
+    rec = recs["gke-t4"]
+    deps = {d.type for u in closure(rec, operator_release(rec)) if (d := find(rec, u))}
+    assert "gcp:container/cluster:Cluster" in deps
+    assert any(r.type in GPU_POOL_COMPONENTS for r in rec.resources)  # the check above has teeth
+
+
+def test_gke_critical_pod_quota_exists_before_the_release(recs):
+    rec = recs["gke-t4"]
+    (quota,) = rec.of_type(QUOTA)
+    assert quota.urn in operator_release(rec).depends_on
+    scope = quota.inputs["spec"]["scopeSelector"]["matchExpressions"][0]
+    assert scope["values"] == ["system-node-critical", "system-cluster-critical"]
+
+
+def test_onprem_uses_the_kubeconfig_path_and_context(recs):
+    rec = recs["onprem-containerd"]
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    assert provider.inputs["kubeconfig"] == "~/.kube/onprem.yaml"
+    assert provider.inputs["context"] == "onprem-admin"
+    assert rec.outputs["kubeconfig"] == "[secret]" or "kubeconfig" in rec.outputs
+
+
+def test_smoke_job_and_gpu_namespaces_come_after_the_release(recs):
+    rec = recs["onprem-containerd"]
+    rel = operator_release(rec)
+    (job,) = rec.of_type(JOB)
+    assert rel.urn in job.depends_on
+    pod = job.inputs["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert {"key": "sku", "operator": "Equal", "value": "gpu", "effect": "NoSchedule"} in pod[
+        "tolerations"
+    ]
+    ns = rec.one(NAMESPACE, "gpu-operator-ns-ml-team")
+    quota = rec.one(QUOTA, "gpu-operator-quota-ml-team-gpu-quota")
+    assert rel.urn in ns.depends_on and rel.urn in quota.depends_on
+    assert quota.inputs["spec"]["hard"] == {
+        "requests.nvidia.com/gpu": "2",
+        "limits.nvidia.com/gpu": "2",
+    }
+
+
+def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
+    rec = recs["onprem-k3s-timeslicing"]
+    rel = operator_release(rec)
+    (cm,) = rec.of_type("kubernetes:core/v1:ConfigMap")
+    assert cm.urn in rel.depends_on
+    assert rel.inputs["values"]["devicePlugin"]["config"]["name"] == cm.inputs["metadata"]["name"]
+    patches = {
+        r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
+        for r in rec.of_type("kubernetes:core/v1:NodePatch")
+    }
+    assert patches == {
+        "lab-gpu-01": {"nvidia.com/device-plugin.config": "time-slicing-4"},
+        "lab-gpu-02": {"nvidia.com/device-plugin.config": "time-slicing-4"},
+        "lab-dgx-01": {"nvidia.com/mig.config": "all-1g.5gb"},
+    }
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_outputs_carry_scheduling_hints_and_jupyterhub_profiles(recs, stack):
+    out: dict[str, Any] = recs[stack].outputs
+    assert out["gpuOperator"]["version"] == "v26.7.0"
+    for pool, hints in out["gpuScheduling"].items():
+        assert hints["resourceName"] == "nvidia.com/gpu"
+        assert hints["nodeSelector"]
+        profile = out["jupyterhubProfiles"][pool]
+        assert profile["kubespawner_override"]["node_selector"] == hints["nodeSelector"]
+    if stack == "gke-t4":
+        assert (
+            out["gpuScheduling"]["gpu-t4"]["nodeSelector"]["cloud.google.com/gke-accelerator"]
+            == "nvidia-tesla-t4"
+        )
+
+
+def test_gpu_namespace_quota_waits_for_its_namespace(recs):
+    rec = recs["onprem-k3s-timeslicing"]
+    for ns_name in ("notebooks", "training"):
+        ns = rec.one(NAMESPACE, f"gpu-operator-ns-{ns_name}")
+        quota = rec.one(QUOTA, f"gpu-operator-quota-{ns_name}-gpu-quota")
+        assert ns.urn in quota.depends_on

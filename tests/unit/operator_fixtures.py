@@ -1,0 +1,123 @@
+"""Builders shared by the GPU Operator unit tests: stack configs and PoolHints per platform."""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import replace
+from typing import Any
+
+from infra.core.config import StackConfig, parse
+from infra.core.errors import ConfigErrors, Issues
+from infra.core.operator import OperatorPlan, operator_node_labels, plan_operator
+from infra.core.pools import PoolHints, Taint
+
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+_CLUSTERS: dict[str, dict[str, Any]] = {
+    "gke": {"name": "ml", "location": "us-central1"},
+    "eks": {"name": "ml", "location": "us-west-2"},
+    "kubernetes": {"name": "lab", "location": "dc1", "existing": True},
+}
+_PROVIDERS: dict[str, dict[str, Any]] = {
+    "gke": {"gcp:project": "demo-project", "gcp:region": "us-central1"},
+    "eks": {"aws:region": "us-west-2"},
+    "kubernetes": {},
+}
+_POOLS: dict[str, dict[str, Any]] = {
+    "gke": {"name": "gpu", "machineType": "n1-highmem-8", "maxNodes": 4},
+    "eks": {"name": "gpu", "machineType": "g4dn.xlarge", "maxNodes": 4},
+    "kubernetes": {
+        "name": "gpu",
+        "machineType": "server",
+        "maxNodes": 4,
+        "gpu": {"model": "T4"},
+        "nodeSelector": {"gpu-infra/pool": "gpu"},
+        "vcpus": 8,
+        "memoryGib": 32,
+        "nodes": ["node-1"],
+    },
+}
+_HINTS: dict[str, dict[str, Any]] = {
+    "gke": {
+        "gpu_type": "nvidia-tesla-t4",
+        "gpu_model": "T4",
+        "vcpus": 8,
+        "memory_gib": 52.0,
+        "node_image": "COS_CONTAINERD",
+        "driver": "gke-default",
+        "node_selector": {"cloud.google.com/gke-nodepool": "gpu"},
+        "taints": (GPU_TAINT,),
+    },
+    "eks": {
+        "gpu_type": "T4",
+        "gpu_model": "T4",
+        "vcpus": 4,
+        "memory_gib": 16.0,
+        "node_image": "AL2023_x86_64_NVIDIA",
+        "driver": "preinstalled",
+        "node_selector": {"eks.amazonaws.com/nodegroup": "gpu"},
+        "taints": (Taint("nvidia.com/gpu", "true"),),
+    },
+    "kubernetes": {
+        "gpu_type": "T4",
+        "gpu_model": "T4",
+        "vcpus": 8,
+        "memory_gib": 32.0,
+        "node_image": "containerd",
+        "driver": "operator",
+        "node_selector": {"gpu-infra/pool": "gpu"},
+    },
+}
+
+
+def stack(
+    platform: str,
+    pools: list[dict[str, Any]] | None = None,
+    operator: dict[str, Any] | None = None,
+    cluster: dict[str, Any] | None = None,
+    namespaces: list[dict[str, Any]] | None = None,
+) -> StackConfig:
+    """A parsed stack on ``platform``; ``pools`` entries update the platform's base pool."""
+    raw: dict[str, Any] = {
+        **_PROVIDERS[platform],
+        "gpu-infra:platform": platform,
+        "gpu-infra:cluster": {**_CLUSTERS[platform], **(cluster or {})},
+        "gpu-infra:gpuPools": [{**copy.deepcopy(_POOLS[platform]), **p} for p in (pools or [{}])],
+        "gpu-infra:gpuOperator": operator or {},
+    }
+    if namespaces is not None:
+        raw["gpu-infra:gpuNamespaces"] = namespaces
+    return parse(raw, f"test-{platform}")
+
+
+def hints_for(config: StackConfig, **overrides: Any) -> tuple[PoolHints, ...]:
+    """PoolHints as the platform planner would produce them (operator labels merged in)."""
+    out = []
+    for p in config.pools:
+        base = dict(_HINTS[config.platform])
+        base["taints"] = (
+            *base.get("taints", ()),
+            *(Taint(t.key, t.value, t.effect) for t in p.taints),
+        )
+        labels = {**p.labels, **operator_node_labels(p)}
+        h = PoolHints(name=p.name, platform=config.platform, gpus_per_node=1, labels=labels, **base)
+        out.append(replace(h, **overrides))
+    return tuple(out)
+
+
+def plan(config: StackConfig, pools: tuple[PoolHints, ...] | None = None) -> OperatorPlan:
+    """``plan_operator`` that raises ConfigErrors like ``build_plan`` does."""
+    issues = Issues()
+    result = plan_operator(config, hints_for(config) if pools is None else pools, issues)
+    issues.raise_if_any()
+    assert result is not None
+    return result
+
+
+def errors(config: StackConfig, pools: tuple[PoolHints, ...] | None = None) -> dict[str, str]:
+    """Issue path -> reason of a plan expected to fail."""
+    try:
+        plan(config, pools)
+    except ConfigErrors as e:
+        return {i.path: i.reason for i in e.issues}
+    raise AssertionError("plan succeeded")

@@ -1,0 +1,347 @@
+"""GPU Operator plan: presets, golden values, chart-key validation, toolkit env mapping, GKE extras."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.core.config_operator import DEFAULT_OPERATOR_VERSION, PRESETS
+from infra.core.helm_values import (
+    chart_defaults,
+    is_cdi_era,
+    merge_settings,
+    unknown_paths,
+    vendored_versions,
+)
+from infra.core.operator import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    PRIVILEGED_PSA,
+    preset_settings,
+    render_helm_values,
+)
+from tests.unit.operator_fixtures import errors, hints_for, plan, stack
+
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+
+
+def env_of(values: dict[str, Any], path: str = "toolkit") -> dict[str, str]:
+    return {e["name"]: e["value"] for e in values.get(path, {}).get("env", [])}
+
+
+# One representative stack per preset: (platform, pool overrides, hint overrides, operator block).
+PRESET_CASES: dict[str, tuple[str, dict[str, Any], dict[str, Any], dict[str, Any]]] = {
+    "gke-google-driver": ("gke", {}, {}, {}),
+    "gke-operator-driver": (
+        "gke",
+        {},
+        {"driver": "operator", "node_image": "UBUNTU_CONTAINERD"},
+        {},
+    ),
+    "eks-al2023": ("eks", {}, {}, {}),
+    "eks-bottlerocket": ("eks", {}, {"node_image": "BOTTLEROCKET_x86_64_NVIDIA"}, {}),
+    "containerd": ("kubernetes", {}, {}, {}),
+    "k3s": ("kubernetes", {}, {}, {"preset": "k3s"}),
+    "rke2": ("kubernetes", {}, {}, {"preset": "rke2"}),
+    "microk8s": ("kubernetes", {}, {}, {"preset": "microk8s"}),
+}
+
+
+def preset_plan(preset: str, version: str = DEFAULT_OPERATOR_VERSION):
+    platform, pool, hint, op = PRESET_CASES[preset]
+    cfg = stack(platform, [pool], {**op, "version": version})
+    return plan(cfg, hints_for(cfg, **hint))
+
+
+def test_every_preset_has_a_case():
+    assert set(PRESET_CASES) == set(PRESETS)
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_is_chosen_automatically_from_platform_and_pools(preset):
+    platform, _, _, op = PRESET_CASES[preset]
+    if "preset" in op:  # k3s/rke2/microk8s come from cluster.distribution
+        cfg = stack(platform, cluster={"distribution": op["preset"]})
+        _, _, hint, _ = PRESET_CASES[preset]
+        assert plan(cfg, hints_for(cfg, **hint)).preset == preset
+    else:
+        assert preset_plan(preset).preset == preset
+
+
+@pytest.mark.parametrize("preset", PRESETS)
+def test_golden_values_per_preset(preset):
+    op = preset_plan(preset)
+    assert op.release is not None
+    got = {"values": op.release.values, "reasons": dict(op.release.reasons)}
+    path = GOLDEN / f"gpu-operator-{preset}.yaml"
+    if UPDATE:  # UPDATE_GOLDEN=1 pytest tests/unit/test_operator.py
+        path.write_text(yaml.safe_dump(got, sort_keys=True, width=100))
+    assert got == yaml.safe_load(path.read_text())
+
+
+@pytest.mark.parametrize("version", ["v25.3.4", "v25.10.1", "v26.3.3", DEFAULT_OPERATOR_VERSION])
+@pytest.mark.parametrize("preset", PRESETS)
+def test_preset_values_use_only_keys_of_that_chart_version(preset, version):
+    platform, _, _, _ = PRESET_CASES[preset]
+    cfg = stack(platform, cluster={"minMasterVersion": "1.32"} if platform == "gke" else None)
+    values, _ = merge_settings(preset_settings(preset, version, cfg), version)
+    assert unknown_paths(values, version) == []
+
+
+def test_values_hold_only_overrides_with_a_reason_each():
+    op = preset_plan("gke-google-driver")
+    assert op.release is not None
+    defaults = chart_defaults(op.release.version)
+    assert op.release.values["driver"] == {"enabled": False}  # not the whole driver block
+    assert "cdi" not in op.release.values  # cdi.enabled is already true in v26.7.0
+    assert defaults["cdi"]["enabled"] is True
+    reasons = op.release.reasons
+    assert set(reasons) == {
+        "driver.enabled",
+        "hostPaths.driverInstallDir",
+        "toolkit.installDir",
+        "toolkit.env[RUNTIME_CONFIG_SOURCE]",
+    }
+    assert all(r and "\n" not in r for r in reasons.values())
+
+
+def test_pinned_default_version_is_vendored_and_cdi_era():
+    assert DEFAULT_OPERATOR_VERSION in vendored_versions()
+    assert is_cdi_era(DEFAULT_OPERATOR_VERSION)
+    assert not is_cdi_era("v25.3.4")
+
+
+def test_unknown_chart_version_is_rejected():
+    errs = errors(stack("kubernetes", operator={"version": "v24.9.0"}))
+    assert "v24.9.0" in errs["gpuOperator.version"]
+
+
+def test_unknown_user_values_key_is_rejected_with_its_path():
+    cfg = stack("kubernetes", operator={"values": {"toolkit": {"enabled": True, "nope": 1}}})
+    errs = errors(cfg)
+    assert "not a key of the gpu-operator v26.7.0 chart" in errs["gpuOperator.values.toolkit.nope"]
+
+
+def test_user_values_under_free_form_maps_accept_dotted_keys():
+    labels = {"example.com/team": "ml"}
+    op = plan(stack("kubernetes", operator={"values": {"daemonsets": {"labels": labels}}}))
+    assert op.release is not None
+    assert op.release.values["daemonsets"]["labels"] == labels
+
+
+def test_user_values_override_preset_values():
+    cfg = stack("kubernetes", operator={"values": {"dcgmExporter": {"enabled": False}}})
+    op = plan(cfg)
+    assert op.release is not None
+    assert op.release.values["dcgmExporter"] == {"enabled": False}
+    assert op.release.reasons["dcgmExporter.enabled"] == "gpuOperator.values"
+
+
+def test_user_values_may_not_fight_pool_derived_values():
+    cfg = stack(
+        "kubernetes",
+        [{"sharing": {"replicas": 4}}],
+        operator={"values": {"devicePlugin": {"config": {"name": "mine"}}}},
+    )
+    assert "gpuOperator.values.devicePlugin.config.name" in errors(cfg)
+
+
+def test_toolkit_env_in_values_points_to_toolkit_env_key():
+    cfg = stack(
+        "kubernetes", operator={"values": {"toolkit": {"env": [{"name": "A", "value": "b"}]}}}
+    )
+    assert "toolkitEnv" in errors(cfg)["gpuOperator.values.toolkit.env"]
+
+
+# --- seed 003's toolkit env ------------------------------------------------------------------------
+
+SEED_003_ENV = {
+    "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
+    "CONTAINERD_SOCKET": "/run/containerd/containerd.sock",
+    "CONTAINERD_RUNTIME_CLASS": "nvidia",
+    "CONTAINERD_SET_AS_DEFAULT": "true",
+}
+
+
+def test_seed_env_on_cdi_chart_maps_set_as_default_and_drops_runtime_class_var():
+    op = plan(stack("kubernetes", operator={"toolkitEnv": SEED_003_ENV}))
+    assert op.release is not None
+    env = env_of(dict(op.release.values))
+    assert env == {
+        "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
+        "CONTAINERD_SOCKET": "/run/containerd/containerd.sock",
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT": "true",
+    }
+    # runtime class 'nvidia' is the chart default: operator.runtimeClass needs no override.
+    assert "operator" not in op.release.values
+
+
+def test_seed_env_runtime_class_goes_to_operator_runtime_class():
+    env = {**SEED_003_ENV, "CONTAINERD_RUNTIME_CLASS": "nvidia-gpu"}
+    op = plan(stack("kubernetes", operator={"toolkitEnv": env}))
+    assert op.release is not None
+    assert op.release.values["operator"] == {"runtimeClass": "nvidia-gpu"}
+    assert "CONTAINERD_RUNTIME_CLASS" not in env_of(dict(op.release.values))
+
+
+def test_seed_env_on_pre_cdi_chart_keeps_containerd_set_as_default():
+    op = plan(stack("kubernetes", operator={"toolkitEnv": SEED_003_ENV, "version": "v25.3.4"}))
+    assert op.release is not None
+    env = env_of(dict(op.release.values))
+    assert env["CONTAINERD_SET_AS_DEFAULT"] == "true"
+    assert "NVIDIA_RUNTIME_SET_AS_DEFAULT" not in env
+    assert "CONTAINERD_RUNTIME_CLASS" not in env
+
+
+def test_toolkit_env_values_become_strings_and_pass_through():
+    op = plan(
+        stack("kubernetes", operator={"toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": False, "X_N": 3}})
+    )
+    assert op.release is not None
+    assert env_of(dict(op.release.values)) == {"NVIDIA_RUNTIME_SET_AS_DEFAULT": "false", "X_N": "3"}
+
+
+def test_toolkit_env_user_value_wins_over_preset_env():
+    cfg = stack(
+        "kubernetes", operator={"preset": "k3s", "toolkitEnv": {"CONTAINERD_SOCKET": "/x.sock"}}
+    )
+    op = plan(cfg)
+    assert op.release is not None
+    assert env_of(dict(op.release.values)) == {"CONTAINERD_SOCKET": "/x.sock"}
+
+
+@pytest.mark.parametrize(
+    ("env", "path"),
+    [
+        ({"NVIDIA_RUNTIME_NAME": "x"}, "gpuOperator.toolkitEnv.NVIDIA_RUNTIME_NAME"),
+        ({"RUNTIME_CONFIG": "/x"}, "gpuOperator.toolkitEnv.RUNTIME_CONFIG"),
+        ({"CONTAINERD_SET_AS_DEFAULT": "yes"}, "gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT"),
+    ],
+)
+def test_toolkit_env_that_breaks_the_runtime_wiring_is_rejected(env, path):
+    assert path in errors(stack("kubernetes", operator={"toolkitEnv": env}))
+
+
+def test_runtime_config_source_is_rejected_on_toolkit_117():
+    cfg = stack(
+        "kubernetes",
+        operator={"version": "v25.3.4", "toolkitEnv": {"RUNTIME_CONFIG_SOURCE": "file"}},
+    )
+    assert "1.18" in errors(cfg)["gpuOperator.toolkitEnv.RUNTIME_CONFIG_SOURCE"]
+
+
+def test_toolkit_env_is_rejected_when_the_preset_disables_the_toolkit():
+    assert "gpuOperator.toolkitEnv" in errors(stack("eks", operator={"toolkitEnv": SEED_003_ENV}))
+
+
+# --- GKE extras -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [("1.32", False), ("1.33", True), ("1.34.1-gke.100", True), (None, True)],
+)
+def test_runtime_config_source_file_on_gke_133_and_later(version, expected):
+    cfg = stack("gke", cluster={"minMasterVersion": version} if version else {})
+    op = plan(cfg)
+    assert op.release is not None
+    assert (env_of(dict(op.release.values)).get("RUNTIME_CONFIG_SOURCE") == "file") is expected
+
+
+def test_pre_cdi_chart_on_gke_133_is_rejected():
+    cfg = stack("gke", operator={"version": "v25.3.4"}, cluster={"minMasterVersion": "1.33"})
+    assert "toolkit 1.17" in errors(cfg)["gpuOperator.version"]
+
+
+def test_gke_gets_the_critical_priority_class_quota_in_the_operator_namespace():
+    op = plan(stack("gke"))
+    (quota,) = [m for m in op.before_release if m["kind"] == "ResourceQuota"]
+    assert quota["metadata"]["namespace"] == "gpu-operator"
+    (expr,) = quota["spec"]["scopeSelector"]["matchExpressions"]
+    assert expr == {
+        "operator": "In",
+        "scopeName": "PriorityClass",
+        "values": ["system-node-critical", "system-cluster-critical"],
+    }
+
+
+@pytest.mark.parametrize("platform", ["eks", "kubernetes"])
+def test_no_critical_quota_off_gke(platform):
+    assert not [m for m in plan(stack(platform)).before_release if m["kind"] == "ResourceQuota"]
+
+
+def test_operator_namespace_is_privileged():
+    op = plan(stack("eks"))
+    assert op.namespace_object is not None
+    assert PRIVILEGED_PSA.items() <= op.namespace_object["metadata"]["labels"].items()
+
+
+@pytest.mark.parametrize(
+    ("preset", "hint", "reason"),
+    [
+        (
+            "gke-google-driver",
+            {"driver": "operator", "node_image": "UBUNTU_CONTAINERD"},
+            "GKE to install",
+        ),
+        ("gke-operator-driver", {"driver": "gke-default"}, "two drivers conflict"),
+        ("gke-operator-driver", {"driver": "operator"}, "UBUNTU_CONTAINERD"),
+    ],
+)
+def test_preset_contradicting_the_pool_driver_mode_is_rejected(preset, hint, reason):
+    cfg = stack("gke", operator={"preset": preset})
+    assert reason in errors(cfg, hints_for(cfg, **hint))["gpuOperator.preset"]
+
+
+def test_pools_with_different_driver_modes_are_rejected_at_the_pool():
+    cfg = stack("gke", [{"name": "a"}, {"name": "b"}])
+    a, b = hints_for(cfg)
+    b = replace(b, driver="operator", node_image="UBUNTU_CONTAINERD")
+    assert "gpuPools[1].gpu.driver" in errors(cfg, (a, b))
+
+
+def test_preset_of_another_platform_is_rejected():
+    assert "gpuOperator.preset" in errors(stack("kubernetes", operator={"preset": "eks-al2023"}))
+
+
+def test_eks_ami_type_decides_the_preset_and_mixed_amis_are_rejected():
+    cfg = stack("eks", [{"name": "a"}, {"name": "b"}])
+    a, b = hints_for(cfg)
+    assert (
+        plan(cfg, (replace(a, node_image="BOTTLEROCKET_ARM_64_NVIDIA"),)).preset
+        == "eks-bottlerocket"
+    )
+    errs = errors(cfg, (a, replace(b, node_image="BOTTLEROCKET_x86_64_NVIDIA")))
+    assert "AL2023 NVIDIA AMI" in errs["gpuPools[1].amiFamily"]
+
+
+def test_eks_al2023_without_nvidia_ami_is_rejected():
+    cfg = stack("eks")
+    errs = errors(cfg, hints_for(cfg, node_image="AL2023_x86_64_STANDARD"))
+    assert any("NVIDIA AMI" in r for r in errs.values())
+
+
+def test_render_helm_values_is_the_release_values_with_reasons_as_comments():
+    op = plan(stack("kubernetes", operator={"toolkitEnv": SEED_003_ENV}))
+    assert op.release is not None
+    text = render_helm_values(op)
+    assert yaml.safe_load(text) == op.release.values
+    assert "#   toolkit.env[NVIDIA_RUNTIME_SET_AS_DEFAULT]: from toolkitEnv" in text
+
+
+def test_disabled_operator_has_no_release_and_rejects_operator_sharing():
+    op = plan(stack("kubernetes", operator={"enabled": False}))
+    assert op.release is None and op.namespace_object is None
+    assert "no GPU Operator values" in render_helm_values(op)
+    cfg = stack("kubernetes", [{"sharing": {"replicas": 2}}], operator={"enabled": False})
+    assert "gpuOperator.enabled is false" in errors(cfg)["gpuPools[0].sharing"]
+
+
+def test_device_plugin_label_constant_matches_the_operator():
+    # config-manager reads this exact label (assets/state-device-plugin, NODE_LABEL env).
+    assert DEVICE_PLUGIN_CONFIG_LABEL == "nvidia.com/device-plugin.config"

@@ -1,0 +1,366 @@
+"""GPU Operator plan: sharing, MIG, tolerations, GPU namespaces, smoke tests, hints, schema validity."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from infra.core.config import parse_file
+from infra.core.config_operator import DEFAULT_OPERATOR_VERSION
+from infra.core.errors import ConfigErrors
+from infra.core.helm_values import chart_defaults, unknown_paths
+from infra.core.kubernetes import mig_profiles
+from infra.core.operator import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_CONFIGMAP,
+    MIG_CONFIG_LABEL,
+    OperatorPlan,
+)
+from infra.core.plan import build_plan
+from infra.core.pools import Taint
+from tests.unit.operator_fixtures import errors, hints_for, plan, stack
+
+ROOT = Path(__file__).resolve().parents[2]
+GOLDEN = ROOT / "tests" / "golden"
+UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+# Kubernetes schema version objects are validated against (oldest minor the clouds still serve).
+K8S_SCHEMA = "1.33.0"
+SAMPLES = ["gke-t4", "eks-g4dn", "onprem-containerd", "onprem-k3s-timeslicing"]
+
+A100 = {
+    "gpu_type": "nvidia-tesla-a100",
+    "gpu_model": "A100-40GB",
+    "mig_profiles": mig_profiles("A100-40GB"),
+}
+
+
+@pytest.fixture(scope="module")
+def sample_plans() -> dict[str, Any]:
+    return {s: build_plan(parse_file(ROOT / "stacks" / f"Pulumi.{s}.yaml")) for s in SAMPLES}
+
+
+def cm_data(op: OperatorPlan) -> dict[str, Any]:
+    (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
+    return {k: yaml.safe_load(v) for k, v in cm["data"].items()}
+
+
+# --- time-slicing -----------------------------------------------------------------------------------
+
+
+def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
+    op = plan(stack("kubernetes", [{"sharing": {"strategy": "time-slicing", "replicas": 4}}]))
+    assert op.release is not None
+    assert op.release.values["devicePlugin"] == {"config": {"name": DEVICE_PLUGIN_CONFIGMAP}}
+    assert cm_data(op) == {
+        "time-slicing-4": {
+            "version": "v1",
+            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+        }
+    }
+    (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
+    assert cm["metadata"]["namespace"] == op.namespace  # the operator ignores other namespaces
+    assert op.pool_labels["gpu"] == {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4"}
+    (nl,) = op.node_labels
+    assert nl.nodes == ("node-1",) and nl.labels == {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4"}
+
+
+def test_pools_with_different_replicas_get_one_configmap_key_each():
+    cfg = stack(
+        "kubernetes",
+        [
+            {"name": "a", "sharing": {"replicas": 2}},
+            {"name": "b", "sharing": {"replicas": 8}},
+            {"name": "c"},
+        ],
+    )
+    op = plan(cfg)
+    assert sorted(cm_data(op)) == ["time-slicing-2", "time-slicing-8"]
+    assert op.pool_labels["c"] == {}
+
+
+@pytest.mark.parametrize("replicas", [0, 1])
+def test_time_slicing_replicas_below_two_are_rejected(replicas):
+    with pytest.raises(ConfigErrors) as e:
+        stack("kubernetes", [{"sharing": {"replicas": replicas}}])
+    assert e.value.issues[0].path == "gpuPools[0].sharing.replicas"
+
+
+def test_gke_sharing_and_operator_sharing_are_never_both_on():
+    cfg = stack("gke", [{"sharing": {"replicas": 2}}])
+    errs = errors(cfg, hints_for(cfg, gke_sharing=True))
+    assert "not both" in errs["gpuPools[0].sharing"]
+
+
+def test_bottlerocket_rejects_operator_time_slicing():
+    cfg = stack("eks", [{"sharing": {"replicas": 2}}])
+    errs = errors(cfg, hints_for(cfg, node_image="BOTTLEROCKET_x86_64_NVIDIA"))
+    assert "Bottlerocket" in errs["gpuPools[0].sharing"]
+
+
+def test_cloud_pool_missing_the_operator_label_is_reported():
+    cfg = stack("gke", [{"sharing": {"replicas": 2}}])
+    errs = errors(cfg, hints_for(cfg, labels={}))
+    assert DEVICE_PLUGIN_CONFIG_LABEL in errs["gpuPools[0].labels"]
+
+
+def test_onprem_sharing_needs_node_names_or_an_existing_label():
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(stack("kubernetes", [{"nodes": [], "sharing": {"replicas": 2}}]))
+    assert [i.path for i in e.value.issues] == ["gpuPools[0].nodes"]
+    labelled = {"labels": {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-2"}}
+    ok = build_plan(stack("kubernetes", [{"nodes": [], "sharing": {"replicas": 2}, **labelled}]))
+    assert ok.operator is not None and ok.operator.node_labels == ()
+
+
+# --- MIG --------------------------------------------------------------------------------------------
+
+
+def test_mig_on_a_gpu_without_mig_is_rejected():
+    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.5gb"}}])
+    errs = errors(cfg, hints_for(cfg, mig_profiles=()))
+    assert "T4 (nvidia-tesla-t4) does not support MIG" in errs["gpuPools[0].mig"]
+
+
+def test_mig_single_labels_the_pool_and_reboots_on_clouds():
+    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.5gb"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    assert op.release is not None
+    assert "mig" not in op.release.values  # single is the chart default
+    assert op.release.values["migManager"] == {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
+    assert op.pool_labels["gpu"] == {MIG_CONFIG_LABEL: "all-1g.5gb"}
+    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
+
+
+def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    assert op.release is not None
+    assert op.release.values["mig"] == {"strategy": "mixed"}
+    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-2g.10gb"
+    limits = op.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"]
+    assert limits == {"nvidia.com/mig-2g.10gb": "1"}
+
+
+def test_mig_config_must_name_a_profile_of_the_gpu():
+    cfg = stack("gke", [{"mig": {"config": "all-3g.40gb"}}])
+    assert "all-1g.5gb" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
+
+
+def test_mig_strategies_must_agree_across_pools():
+    cfg = stack(
+        "gke",
+        [{"name": "a", "mig": {"strategy": "single"}}, {"name": "b", "mig": {"strategy": "mixed"}}],
+    )
+    assert "gpuPools[1].mig.strategy" in errors(cfg, hints_for(cfg, **A100))
+
+
+def test_mig_mixed_with_time_slicing_is_rejected():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed"}, "sharing": {"replicas": 2}}])
+    assert "gpuPools[0].sharing" in errors(cfg, hints_for(cfg, **A100))
+
+
+def test_mig_profiles_resolve_cloud_and_people_names():
+    assert mig_profiles("nvidia-tesla-a100")[0] == "1g.5gb"
+    assert mig_profiles("H100")[-1] == "7g.80gb"
+    assert mig_profiles("T4") == () and mig_profiles("A10") == ()
+
+
+# --- tolerations ------------------------------------------------------------------------------------
+
+
+def test_operands_and_nfd_worker_tolerate_every_custom_gpu_taint():
+    taints = [
+        {"key": "dedicated", "value": "ml", "effect": "NoSchedule"},
+        {"key": "sku", "value": "gpu", "effect": "NoExecute"},
+    ]
+    op = plan(stack("kubernetes", [{"taints": taints}]))
+    assert op.release is not None
+    v = op.release.values
+    for path in ("daemonsets.tolerations", "node-feature-discovery.worker.tolerations"):
+        head, tail = path.rsplit(".", 1)
+        node: Any = v
+        for part in head.split("."):
+            node = node[part]
+        got = node[tail]
+        default: Any = chart_defaults(DEFAULT_OPERATOR_VERSION)
+        for part in path.split("."):
+            default = default[part]
+        assert got[: len(default)] == default  # the list replaces the chart's: keep its entries
+        assert {"key": "dedicated", "operator": "Exists", "effect": "NoSchedule"} in got
+        assert {"key": "sku", "operator": "Exists", "effect": "NoExecute"} in got
+
+
+def test_the_default_gpu_taint_needs_no_toleration_override():
+    op = plan(stack("gke"))  # nvidia.com/gpu=present:NoSchedule is covered by the chart default
+    assert op.release is not None
+    assert "daemonsets" not in op.release.values
+
+
+def test_a_gpu_taint_with_another_effect_is_added():
+    cfg = stack("gke")
+    op = plan(cfg, hints_for(cfg, taints=(Taint("nvidia.com/gpu", "present", "NoExecute"),)))
+    assert op.release is not None
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Exists",
+        "effect": "NoExecute",
+    } in op.release.values["daemonsets"]["tolerations"]
+
+
+# --- namespaces, smoke tests, hints --------------------------------------------------------------
+
+
+def test_gpu_namespaces_get_request_and_limit_quotas():
+    op = plan(stack("kubernetes", namespaces=[{"name": "team-a", "gpus": 3}]))
+    ns, quota = op.after_release
+    assert ns["kind"] == "Namespace" and ns["metadata"]["name"] == "team-a"
+    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "3", "limits.nvidia.com/gpu": "3"}
+
+
+def test_gpu_namespace_may_not_be_the_operator_namespace():
+    cfg = stack("kubernetes", namespaces=[{"name": "gpu-operator", "gpus": 1}])
+    assert "gpuNamespaces[0].name" in errors(cfg)
+
+
+def test_smoke_test_job_only_for_pools_that_opt_in():
+    cfg = stack("gke", [{"name": "a", "smokeTest": True}, {"name": "b"}])
+    op = plan(cfg)
+    (job,) = [m for m in op.after_release if m["kind"] == "Job"]
+    spec = job["spec"]
+    pod = spec["template"]["spec"]
+    assert job["metadata"]["name"] == "gpu-smoke-test-a"
+    assert spec["ttlSecondsAfterFinished"] > 0
+    assert pod["nodeSelector"] == op.scheduling["a"]["nodeSelector"]
+    assert pod["tolerations"] == op.scheduling["a"]["tolerations"]
+    (c,) = pod["containers"]
+    assert c["command"] == ["nvidia-smi"]
+    assert c["resources"]["limits"] == {"nvidia.com/gpu": "1"}
+    assert c["image"].startswith("nvcr.io/nvidia/cuda:") and ":latest" not in c["image"]
+
+
+def test_scheduling_hints_carry_the_cloud_accelerator_label_and_gpu_toleration():
+    cfg = stack("gke")
+    hints = plan(cfg).scheduling["gpu"]
+    assert hints["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Equal",
+        "value": "present",
+        "effect": "NoSchedule",
+    } in hints["tolerations"]
+    eks = stack("eks")
+    h = hints_for(eks, labels={"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"})
+    assert (
+        plan(eks, h).scheduling["gpu"]["nodeSelector"]["k8s.amazonaws.com/accelerator"]
+        == "nvidia-tesla-t4"
+    )
+
+
+def test_jupyterhub_profile_matches_seed_000_shape():
+    cfg = stack("eks")
+    (h,) = hints_for(cfg)
+    profile = plan(
+        cfg, (replace(h, gpus_per_node=4, vcpus=48, memory_gib=192.0),)
+    ).jupyterhub_profiles["gpu"]
+    assert profile["display_name"] == "NVIDIA T4, ~192 GB, ~48 CPUs"
+    k = profile["kubespawner_override"]
+    assert k["environment"] == {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
+    assert k["extra_resource_limits"] == {"nvidia.com/gpu": "4"}
+    assert k["node_selector"] == {"eks.amazonaws.com/nodegroup": "gpu"}
+
+
+def test_shared_pool_profile_asks_for_one_replica():
+    op = plan(
+        stack("kubernetes", [{"gpu": {"model": "T4", "count": 2}, "sharing": {"replicas": 4}}])
+    )
+    assert op.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"] == {
+        "nvidia.com/gpu": "1"
+    }
+
+
+# --- sample stacks and schema validity -------------------------------------------------------------
+
+
+def test_done_when_stacks_have_namespace_and_release_with_preset_values(sample_plans):
+    expected = {
+        "gke-t4": "gke-google-driver",
+        "eks-g4dn": "eks-al2023",
+        "onprem-containerd": "containerd",
+    }
+    for name, preset in expected.items():
+        op = sample_plans[name].operator
+        assert op is not None and op.release is not None, name
+        assert op.preset == preset
+        assert op.namespace_object is not None
+        assert op.release.version == DEFAULT_OPERATOR_VERSION
+    assert sample_plans["gke-t4"].operator.release.values["driver"] == {"enabled": False}
+    assert sample_plans["eks-g4dn"].operator.release.values["toolkit"] == {"enabled": False}
+
+
+def test_onprem_containerd_carries_seed_paths_and_cdi_era_runtime_mapping(sample_plans):
+    op = sample_plans["onprem-containerd"].operator
+    env = {e["name"]: e["value"] for e in op.release.values["toolkit"]["env"]}
+    assert env["CONTAINERD_CONFIG"] == "/etc/containerd/config.toml"
+    assert env["CONTAINERD_SOCKET"] == "/run/containerd/containerd.sock"
+    assert env["NVIDIA_RUNTIME_SET_AS_DEFAULT"] == "true"
+    assert "CONTAINERD_RUNTIME_CLASS" not in env and "CONTAINERD_SET_AS_DEFAULT" not in env
+    # the seed's runtime class 'nvidia' is operator.runtimeClass's default, so no override is needed
+    assert chart_defaults(op.release.version)["operator"]["runtimeClass"] == "nvidia"
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_stack_values_use_only_chart_keys(sample_plans, name):
+    op = sample_plans[name].operator
+    assert unknown_paths(op.release.values, op.release.version) == []
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_sample_stack_values_golden(sample_plans, name):
+    op = sample_plans[name].operator
+    got = {"values": op.release.values, "reasons": dict(op.release.reasons)}
+    path = GOLDEN / f"gpu-operator-stack-{name}.yaml"
+    if UPDATE:
+        path.write_text(yaml.safe_dump(got, sort_keys=True, width=100))
+    assert got == yaml.safe_load(path.read_text())
+
+
+def _all_objects(sample_plans: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
+    extra = [
+        plan(
+            stack(
+                "gke",
+                [{"smokeTest": True, "sharing": {"replicas": 3}}],
+                namespaces=[{"name": "ml", "gpus": 4}],
+            )
+        ),
+    ]
+    objs = [(n, m) for n, p in sample_plans.items() for m in p.operator.objects()]
+    return objs + [("extra", m) for op in extra for m in op.objects()]
+
+
+def test_every_kubernetes_object_validates_against_the_schema(sample_plans):
+    objs = _all_objects(sample_plans)
+    kinds = {m["kind"] for _, m in objs}
+    assert kinds == {"Namespace", "ResourceQuota", "ConfigMap", "Job"}
+    for name, m in objs:
+        try:
+            kubernetes_validate.validate(m, K8S_SCHEMA, strict=True)
+        except kubernetes_validate.ValidationError as e:  # pragma: no cover - failure detail
+            raise AssertionError(f"{name}: {m['kind']}/{m['metadata']['name']}: {e}") from e
+
+
+def test_schema_validation_catches_a_broken_object():
+    bad = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "x"},
+        "spec": {"ttlSecondsAfterFinished": "soon"},
+    }
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(bad, K8S_SCHEMA, strict=True)
