@@ -383,11 +383,12 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
         if not cdi:
             add("cdi.default", True, "NVIDIA's GKE install command (25.3 charts) sets it")
     if preset in ("gke-google-driver", "gke-operator-driver") and _gke_needs_config_file(config):
+        pinned = getattr(config.cluster, "min_master_version", None)
         add(
             "toolkit.env[RUNTIME_CONFIG_SOURCE]",
             "file",
-            "GKE >= 1.33: `containerd config dump` rewrites GKE's CNI bin_dir "
-            "(nvidia-container-toolkit#1222)",
+            ("GKE >= 1.33" if pinned else "GKE version unpinned (channels are >= 1.33)")
+            + ": `containerd config dump` rewrites GKE's CNI bin_dir (nvidia-container-toolkit#1222)",
         )
     if preset in ("eks-al2023", "eks-bottlerocket"):
         add(

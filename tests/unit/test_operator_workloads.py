@@ -364,3 +364,17 @@ def test_schema_validation_catches_a_broken_object():
     }
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(bad, K8S_SCHEMA, strict=True)
+
+
+def test_onprem_pools_must_agree_on_the_driver_source():
+    cfg = stack("kubernetes", [{"name": "a"}, {"name": "b", "driver": "preinstalled"}])
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(cfg)
+    assert [i.path for i in e.value.issues] == ["gpuPools[1].driver"]
+
+
+def test_onprem_preinstalled_drivers_turn_the_operator_driver_off():
+    op = build_plan(stack("kubernetes", [{"driver": "preinstalled"}])).operator
+    assert op is not None and op.release is not None
+    assert op.release.values["driver"] == {"enabled": False}
+    assert op.release.reasons["driver.enabled"].startswith("preset containerd:")
