@@ -7,6 +7,7 @@ Every problem is reported at once as ``<key path>: <reason>``.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import types
@@ -272,10 +273,16 @@ def _check_unique(names: list[str], path: str, issues: Issues) -> None:
         seen.add(n)
 
 
+@functools.cache
+def _adapter(schema: Any) -> TypeAdapter[Any]:
+    # Building a validator is the expensive part; each schema is built once per process.
+    return TypeAdapter(schema)
+
+
 def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
     """Validate ``value`` against ``schema``; on failure record every error under ``root``."""
     try:
-        return TypeAdapter(schema).validate_python(value)
+        return _adapter(schema).validate_python(value)
     except ValidationError as e:
         issues.extend(_issues_from(e, schema, root))
         return None

@@ -43,6 +43,8 @@ class Model(BaseModel):
         strict=True,
         alias_generator=to_camel,
         populate_by_name=True,
+        # Validators are built on first use, so a GKE stack never pays for the EKS schema.
+        defer_build=True,
     )
 
 
