@@ -16,6 +16,7 @@ from infra.core.catalog import Catalog, GcpMachine
 from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import FallbackSpec, GkeClusterSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
+from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
 
 # GKE only adds this taint when a non-GPU pool already exists, so creation order would decide it
@@ -291,6 +292,8 @@ def _plan_pool(
         # The operator runs the device plugin; with gke-default/latest GKE still installs the driver
         # underneath (NVIDIA aicr gke-cos recipe: "GKE preinstalls NVIDIA drivers on COS").
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
+        # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
+        labels.update(operator_node_labels(spec))
     taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
     queued_or_flex = spec.flex_start is not None or spec.queued_provisioning
     model = catalog.gcp_model(accelerator)

@@ -321,3 +321,15 @@ def test_kubeconfig_uses_the_auth_plugin_not_static_credentials():
     text = kubeconfig("ml", "203.0.113.10", "Q0E=")
     assert "gke-gcloud-auth-plugin" in text and "https://203.0.113.10" in text
     assert "token" not in text and "password" not in text
+
+
+def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():
+    (pool,) = plan({"sharing": {"replicas": 4}}).pools
+    assert pool.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
+    assert pool.hints.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
+
+
+def test_operator_mig_labels_the_pool_for_the_mig_manager():
+    (pool,) = plan({"machineType": "a2-highgpu-1g", "gpu": None,
+                    "mig": {"strategy": "single", "config": "all-1g.5gb"}}).pools
+    assert pool.labels["nvidia.com/mig.config"] == "all-1g.5gb"
