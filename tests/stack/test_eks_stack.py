@@ -262,3 +262,13 @@ def test_every_node_group_including_system_requires_imdsv2(rec):
     for ng in groups:
         lt = templates[ng.inputs["launchTemplate"]["id"]]
         assert lt.inputs["metadataOptions"]["httpTokens"] == "required", ng.name
+
+
+def test_arm_group_gets_the_arm_nvidia_ami_and_its_own_azs():
+    raw = raw_stack()
+    raw["gpu-infra:gpuPools"] = [{"name": "gpu-arm", "machineType": "g5g.xlarge", "maxNodes": 2}]
+    rec = run_stack(raw, "eks-arm")
+    ng = rec.one(NODE_GROUP, "ml-gpu-arm-ng").inputs
+    assert ng["amiType"] == "AL2023_ARM_64_NVIDIA" and ng["instanceTypes"] == ["g5g.xlarge"]
+    subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
+    assert {subnets[s] for s in ng["subnetIds"]} == {"usw2-az1", "usw2-az2", "usw2-az3"}

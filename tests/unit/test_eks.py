@@ -371,3 +371,39 @@ def test_plan_eks_reports_into_the_collector_without_raising(catalog: Catalog):
     config = parse(eks_config({"machineType": "p9.big"}), "test")
     plan = eks.plan_eks(config, catalog, issues)
     assert plan.groups == () and issues.count() == 1
+
+
+# --- ARM (g5g) end to end --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("family", "ami"),
+    [("al2023", "AL2023_ARM_64_NVIDIA"), ("bottlerocket", "BOTTLEROCKET_ARM_64_NVIDIA")],
+)
+def test_g5g_group_plans_the_arm_nvidia_ami(family, ami):
+    (g,) = plan_of(eks_config({"machineType": "g5g.xlarge", "amiFamily": family})).groups
+    assert g.ami_type == ami
+    assert g.labels["k8s.amazonaws.com/accelerator"] == "nvidia-t4g"
+
+
+def test_x86_ami_type_on_g5g_is_an_error_at_ami_type():
+    errs = errors_of(eks_config({"machineType": "g5g.xlarge", "amiType": "AL2023_x86_64_NVIDIA"}))
+    assert "AL2023_ARM_64_NVIDIA" in errs["gpuPools[0].amiType"]
+
+
+def test_spot_mix_of_arm_and_x86_is_rejected():
+    errs = errors_of(eks_config({"machineType": ["g4dn.xlarge", "g5g.xlarge"], "spot": True}))
+    assert "architecture arm64 vs x86_64" in errs["gpuPools[0].machineType[1]"]
+
+
+def test_every_ami_type_the_planner_emits_is_in_the_eks_api_enum():
+    import botocore.session
+
+    model = botocore.session.get_session().get_service_model("eks")
+    api = set(model.shape_for("AMITypes").enum)
+    emitted = {
+        eks.choose_ami_type(a, f, None, "1.33")[0]
+        for a in ("x86_64", "arm64")
+        for f in ("al2023", "bottlerocket")
+    }
+    assert emitted | {eks.SYSTEM_AMI_TYPE} <= api
