@@ -62,8 +62,8 @@ class AwsSettings:
         env = os.environ
         return cls(
             region=region,
-            max_attempts=int(env.get("QUOTA_AWS_MAX_ATTEMPTS", cls.max_attempts)),
-            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", cls.call_timeout)),
+            max_attempts=int(env.get("QUOTA_AWS_MAX_ATTEMPTS", 8)),
+            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", 20.0)),
         )
 
 

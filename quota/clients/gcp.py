@@ -79,9 +79,9 @@ class GcpSettings:
             compute_endpoint=env.get("QUOTA_ENDPOINT_COMPUTE") or None,
             quotas_endpoint=env.get("QUOTA_ENDPOINT_CLOUDQUOTAS") or None,
             usage_endpoint=env.get("QUOTA_ENDPOINT_SERVICEUSAGE") or None,
-            retry_initial=float(env.get("QUOTA_RETRY_INITIAL", cls.retry_initial)),
-            retry_deadline=float(env.get("QUOTA_RETRY_DEADLINE", cls.retry_deadline)),
-            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", cls.call_timeout)),
+            retry_initial=float(env.get("QUOTA_RETRY_INITIAL", 0.5)),
+            retry_deadline=float(env.get("QUOTA_RETRY_DEADLINE", 30.0)),
+            call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", 20.0)),
         )
 
 

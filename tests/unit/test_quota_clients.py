@@ -1,0 +1,50 @@
+"""Client-side helpers that need no server: settings defaults, ids, error sentences."""
+
+from __future__ import annotations
+
+import pytest
+
+from quota.clients.aws import AwsSettings
+from quota.clients.gcp import GcpSettings, dimensions_of, preference_id_of, quota_id_of
+from quota.demand import QuotaKey
+
+T4 = QuotaKey("gcp", "region", "us-central1", "NVIDIA_T4_GPUS", "GPUs", "compute-region")
+GLOBAL = QuotaKey("gcp", "global", None, "GPUS_ALL_REGIONS", "GPUs", "compute-project")
+H100 = QuotaKey(
+    "gcp", "region", "us-east4", "NVIDIA_H100_GPUS", "GPUs", "cloudquotas", "NVIDIA_H100"
+)
+
+
+def test_settings_defaults_without_any_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in (
+        "QUOTA_RETRY_INITIAL",
+        "QUOTA_RETRY_DEADLINE",
+        "QUOTA_CALL_TIMEOUT",
+        "QUOTA_AWS_MAX_ATTEMPTS",
+        "QUOTA_ENDPOINT_COMPUTE",
+    ):
+        monkeypatch.delenv(k, raising=False)
+    g = GcpSettings.from_env("p")
+    assert (g.retry_initial, g.retry_deadline, g.call_timeout, g.compute_endpoint) == (
+        0.5,
+        30.0,
+        20.0,
+        None,
+    )
+    assert AwsSettings.from_env("us-west-2").max_attempts == 8
+
+
+def test_cloud_quotas_ids_follow_the_compute_metric() -> None:
+    assert quota_id_of(T4) == "NVIDIA-T4-GPUS-per-project-region"
+    assert quota_id_of(GLOBAL) == "GPUS-ALL-REGIONS-per-project"
+    assert quota_id_of(H100) == "GPUS-PER-GPU-FAMILY-per-project-region"
+
+
+def test_preference_ids_are_deterministic_per_quota_and_dimensions() -> None:
+    assert preference_id_of(T4) == "gpu-infra-nvidia-t4-gpus-per-project-region-us-central1"
+    assert preference_id_of(GLOBAL) == "gpu-infra-gpus-all-regions-per-project"
+    assert preference_id_of(H100).endswith("-nvidia-h100-us-east4")
+    assert dimensions_of(GLOBAL) == {} and dimensions_of(H100) == {
+        "region": "us-east4",
+        "gpu_family": "NVIDIA_H100",
+    }
