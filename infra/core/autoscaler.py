@@ -80,30 +80,91 @@ def taint_tag_value(taint: Taint) -> str:
 def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
-    gpus: int,
-    extra_resources: Mapping[str, str] | None = None,
+    gpus: int | None,
+    extra_resources: Mapping[str, int] | None = None,
 ) -> dict[str, str]:
     """CA node-template ASG tags for a node group with these labels, taints and GPUs per node.
 
     Args:
         labels: every label the nodes get (as set on the node group).
         taints: every taint the nodes get, Kubernetes spelling.
-        gpus: NVIDIA GPUs per node (``nvidia.com/gpu`` capacity); 0 adds no resource tag.
-        extra_resources: further extended resources (name -> quantity), e.g. ephemeral storage.
+        gpus: ``nvidia.com/gpu`` the device plugin advertises per node (0 is a real answer for
+            all-MIG nodes under the mixed strategy); ``None`` adds no resource tag.
+        extra_resources: further extended resources (name -> quantity), e.g. MIG slices.
 
     Returns:
         key -> value, sorted by key so plans and diffs are stable.
     """
     tags: dict[str, str] = {}
-    if gpus > 0:
+    if gpus is not None:
         tags[f"{TEMPLATE_PREFIX}/resources/{GPU_RESOURCE}"] = str(gpus)
     for name, qty in (extra_resources or {}).items():
-        tags[f"{TEMPLATE_PREFIX}/resources/{name}"] = qty
+        tags[f"{TEMPLATE_PREFIX}/resources/{name}"] = str(qty)
     for key, value in labels.items():
         tags[f"{TEMPLATE_PREFIX}/label/{key}"] = value
     for t in taints:
         tags[f"{TEMPLATE_PREFIX}/taint/{t.key}"] = taint_tag_value(t)
     return dict(sorted(tags.items()))
+
+
+def mig_instances_per_gpu(profile: str, profiles: Sequence[str]) -> int | None:
+    """How many GPU instances of ``profile`` one GPU holds, from the model's profile list.
+
+    A profile ``<N>g.<M>gb`` takes N of the GPU's compute slices and M GB of its memory; the
+    largest profile (``7g.40gb`` on A100-40GB, ``4g.24gb`` on A30) is the whole GPU. The count is
+    limited by both: A100-40GB 1g.5gb -> 7, 2g.10gb -> 3, 3g.20gb -> 2, 4g.20gb -> 1; H100 1g.20gb
+    -> 4 (NVIDIA MIG User Guide, "Supported MIG Profiles").
+
+    Returns:
+        the count, or ``None`` when ``profile`` is not one of ``profiles``.
+    """
+    parsed = {p: _mig_shape(p) for p in profiles}
+    if profile not in parsed or not parsed or None in parsed.values():
+        return None
+    shapes = [v for v in parsed.values() if v is not None]
+    slices, memory = max(shapes)
+    smallest = min(m for _, m in shapes)
+    n, m = parsed[profile] or (slices, memory)
+    # Memory in units of the smallest slice, rounded: H200's 141 GB is 8 units of its 18 GB slice.
+    units = round(memory / smallest)
+    return max(1, min(slices // n, units // max(1, round(m / smallest))))
+
+
+def _mig_shape(profile: str) -> tuple[int, int] | None:
+    g, _, mem = profile.partition("g.")
+    if not g.isdigit() or not mem.endswith("gb") or not mem[:-2].isdigit():
+        return None
+    return int(g), int(mem[:-2])
+
+
+def advertised_gpu_resources(
+    gpus: int,
+    *,
+    sharing_replicas: int | None,
+    mig_strategy: str | None,
+    mig_config: str | None,
+    mig_profiles: Sequence[str],
+) -> tuple[int, dict[str, int]]:
+    """What the NVIDIA device plugin advertises per node: (``nvidia.com/gpu``, other resources).
+
+    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas;
+    - MIG ``all-<profile>``: single strategy -> ``nvidia.com/gpu`` = GPUs x instances per GPU;
+      mixed -> ``nvidia.com/mig-<profile>`` = GPUs x instances and ``nvidia.com/gpu`` = 0;
+    - otherwise (no sharing, ``all-disabled``, or mixed-geometry configs such as
+      ``all-balanced`` whose counts live in the MIG manager's config): the physical GPU count.
+    A template that under-counts makes CA scale up too many nodes; one that omits a MIG resource
+    makes pods requesting it unschedulable from zero.
+    """
+    if sharing_replicas:
+        return gpus * sharing_replicas, {}
+    if mig_config and mig_config.startswith("all-") and mig_strategy in ("single", "mixed"):
+        profile = mig_config.removeprefix("all-")
+        per_gpu = mig_instances_per_gpu(profile, mig_profiles)
+        if per_gpu is not None:
+            if mig_strategy == "single":
+                return gpus * per_gpu, {}
+            return 0, {f"nvidia.com/mig-{profile}": gpus * per_gpu}
+    return gpus, {}
 
 
 def tag_budget() -> int:

@@ -21,6 +21,7 @@ from infra.core.catalog import AwsInstance, Catalog, read_rows
 from infra.core.config import StackConfig
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.errors import Issues, join_path
+from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
@@ -638,6 +639,8 @@ def _plan_group(
                 join_path("gpuPools", i, "labels", key), "set by gpu-infra on every GPU node group"
             )
     labels = gpu_labels(pool.name, fam.accelerator_label, pool.labels)
+    # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
+    labels.update(operator_node_labels(pool))
     taints = [GPU_TAINT]
     for k, t in enumerate(pool.taints):
         if t.key == GPU_TAINT.key:
@@ -648,7 +651,15 @@ def _plan_group(
             )
             continue
         taints.append(Taint(t.key, t.value, t.effect))
-    tags = autoscaler.node_template_tags(labels, taints, first.gpus)
+    model = catalog.gcp_model(fam.accelerator_label)
+    gpu_count, extra = autoscaler.advertised_gpu_resources(
+        first.gpus,
+        sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
+        mig_strategy=pool.mig.strategy if pool.mig is not None else None,
+        mig_config=pool.mig.config if pool.mig is not None else None,
+        mig_profiles=model.mig_profiles,
+    )
+    tags = autoscaler.node_template_tags(labels, taints, gpu_count, extra)
     for key, value in tags.items():
         why = autoscaler.check_tag(key, value)
         if why is not None:
@@ -663,7 +674,6 @@ def _plan_group(
 
     if issues.count() != start or ami is None:
         return None
-    model = catalog.gcp_model(fam.accelerator_label)
     hints = PoolHints(
         name=pool.name,
         platform="eks",

@@ -18,10 +18,71 @@ def test_gpu_count_becomes_the_nvidia_gpu_resource_tag():
     assert tags == {"k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu": "4"}
 
 
-def test_zero_gpus_adds_no_resource_tag():
-    assert ca.node_template_tags({"a": "b"}, [], 0) == {
+def test_no_gpu_count_adds_no_resource_tag_but_zero_is_a_real_answer():
+    assert ca.node_template_tags({"a": "b"}, [], None) == {
         "k8s.io/cluster-autoscaler/node-template/label/a": "b"
     }
+    assert ca.node_template_tags({}, [], 0) == {
+        "k8s.io/cluster-autoscaler/node-template/resources/nvidia.com/gpu": "0"
+    }
+
+
+A100_40 = ("1g.5gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")
+H100_80 = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
+H200 = ("1g.18gb", "1g.35gb", "2g.35gb", "3g.71gb", "4g.71gb", "7g.141gb")
+A30 = ("1g.6gb", "2g.12gb", "4g.24gb")
+
+
+@pytest.mark.parametrize(
+    ("profiles", "counts"),
+    [
+        (A100_40, [7, 3, 2, 1, 1]),
+        (H100_80, [7, 4, 3, 2, 1, 1]),
+        (H200, [7, 4, 3, 2, 1, 1]),
+        (A30, [4, 2, 1]),
+    ],
+)
+def test_mig_instances_per_gpu_follow_the_nvidia_profile_table(profiles, counts):
+    assert [ca.mig_instances_per_gpu(p, profiles) for p in profiles] == counts
+
+
+def test_unknown_mig_profile_has_no_count():
+    assert ca.mig_instances_per_gpu("1g.6gb", A100_40) is None
+
+
+def test_time_slicing_multiplies_the_advertised_gpus():
+    assert ca.advertised_gpu_resources(
+        1, sharing_replicas=4, mig_strategy=None, mig_config=None, mig_profiles=()
+    ) == (4, {})
+
+
+def test_mig_single_advertises_slices_as_gpus_and_mixed_as_mig_resources():
+    single = ca.advertised_gpu_resources(
+        8,
+        sharing_replicas=None,
+        mig_strategy="single",
+        mig_config="all-1g.5gb",
+        mig_profiles=A100_40,
+    )
+    mixed = ca.advertised_gpu_resources(
+        8,
+        sharing_replicas=None,
+        mig_strategy="mixed",
+        mig_config="all-3g.20gb",
+        mig_profiles=A100_40,
+    )
+    assert single == (56, {})
+    assert mixed == (0, {"nvidia.com/mig-3g.20gb": 16})
+
+
+def test_mixed_geometry_mig_configs_fall_back_to_physical_gpus():
+    assert ca.advertised_gpu_resources(
+        8,
+        sharing_replicas=None,
+        mig_strategy="single",
+        mig_config="all-balanced",
+        mig_profiles=A100_40,
+    ) == (8, {})
 
 
 def test_every_label_becomes_a_label_template_tag_with_its_value():

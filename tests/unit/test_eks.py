@@ -407,3 +407,24 @@ def test_every_ami_type_the_planner_emits_is_in_the_eks_api_enum():
         for f in ("al2023", "bottlerocket")
     }
     assert emitted | {eks.SYSTEM_AMI_TYPE} <= api
+
+
+def test_time_sliced_group_labels_its_config_and_tags_the_shared_gpu_count():
+    cfg = eks_config({"sharing": {"replicas": 4}}, **{"gpu-infra:gpuOperator": {"enabled": True}})
+    (g,) = plan_of(cfg).groups
+    assert g.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
+    prefix = "k8s.io/cluster-autoscaler/node-template/"
+    assert g.asg_tags[prefix + "resources/nvidia.com/gpu"] == "4"
+    assert g.asg_tags[prefix + "label/nvidia.com/device-plugin.config"] == "time-slicing-4"
+
+
+def test_mig_mixed_group_tags_the_mig_resource_for_scale_from_zero():
+    cfg = eks_config(
+        {"machineType": "p4d.24xlarge", "mig": {"strategy": "mixed", "config": "all-1g.5gb"}},
+        **{"gpu-infra:gpuOperator": {"enabled": True}},
+    )
+    (g,) = plan_of(cfg).groups
+    prefix = "k8s.io/cluster-autoscaler/node-template/"
+    assert g.labels["nvidia.com/mig.config"] == "all-1g.5gb"
+    assert g.asg_tags[prefix + "resources/nvidia.com/mig-1g.5gb"] == "56"
+    assert g.asg_tags[prefix + "resources/nvidia.com/gpu"] == "0"
