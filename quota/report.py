@@ -112,11 +112,14 @@ _STYLE: Mapping[str, str] = {"ok": "green", "short": "red", "unknown": "yellow"}
 def _request_text(req: dict[str, Any] | None) -> str:
     if not req:
         return ""
-    action = req.get("action", "")
-    value = req.get("desired")
-    extra = req.get("status") or ""
-    case = req.get("caseId") or req.get("id") or ""
-    return " ".join(str(p) for p in (action, f"-> {value}" if value else "", extra, case) if p)
+    text = str(req.get("action", ""))
+    if req.get("desired"):
+        text += f" -> {req['desired']}"
+    if req.get("status"):
+        text += f" ({req['status']})"
+    if req.get("caseId"):
+        text += f" case {req['caseId']}"
+    return text
 
 
 def render(
@@ -135,7 +138,7 @@ def render(
     title = f"{'Quota demand' if offline else 'Quota check'}: stack {stack} ({cloud})"
     table = Table(title=title, show_lines=False)
     for col in ("scope", "region", "quota", "unit", "needed"):
-        table.add_column(col, justify="right" if col == "needed" else "left")
+        table.add_column(col, justify="right" if col == "needed" else "left", no_wrap=True)
     if offline:
         table.add_column("pools")
     else:
