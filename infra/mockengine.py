@@ -38,9 +38,13 @@ class UnmockedInvokeError(AssertionError):
 
 
 def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    return {"name": args.get("name"), "location": args.get("location"),
-            "project": args.get("project"), "endpoint": MOCK_ENDPOINT,
-            "masterAuths": [{"clusterCaCertificate": MOCK_CA}]}
+    return {
+        "name": args.get("name"),
+        "location": args.get("location"),
+        "project": args.get("project"),
+        "endpoint": MOCK_ENDPOINT,
+        "masterAuths": [{"clusterCaCertificate": MOCK_CA}],
+    }
 
 
 # Provider function token -> answer. Extend per platform; each entry says where its data comes from.
@@ -51,10 +55,13 @@ INVOKES: dict[str, InvokeFn] = {
 
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
 OUTPUTS: dict[str, OutputsFn] = {
-    "gcp:container/cluster:Cluster": lambda a: {
-        "endpoint": MOCK_ENDPOINT, "masterAuth": {"clusterCaCertificate": MOCK_CA}},
+    "gcp:container/cluster:Cluster": lambda _: {
+        "endpoint": MOCK_ENDPOINT,
+        "masterAuth": {"clusterCaCertificate": MOCK_CA},
+    },
     "gcp:serviceaccount/account:Account": lambda a: {
-        "email": f"{a.inputs.get('accountId')}@{a.inputs.get('project')}.iam.gserviceaccount.com"},
+        "email": f"{a.inputs.get('accountId')}@{a.inputs.get('project')}.iam.gserviceaccount.com"
+    },
 }
 
 
@@ -74,9 +81,16 @@ class Registered:
 
     def to_json(self) -> dict[str, Any]:
         """The contract's resource shape for ``python -m infra.plan --json``."""
-        return {"urn": self.urn, "id": self.id, "type": self.type, "name": self.name,
-                "parent": self.parent, "custom": self.custom, "inputs": self.inputs,
-                "dependsOn": list(self.depends_on)}
+        return {
+            "urn": self.urn,
+            "id": self.id,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "custom": self.custom,
+            "inputs": self.inputs,
+            "dependsOn": list(self.depends_on),
+        }
 
 
 @dataclass
@@ -86,6 +100,15 @@ class Recording:
     resources: list[Registered] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    outputs_registered: set[str] = field(default_factory=set)
+
+    def components_without_outputs(self) -> list[str]:
+        """URNs of local components that never called ``register_outputs``."""
+        return [
+            r.urn
+            for r in self.resources
+            if not r.custom and not r.remote and r.urn not in self.outputs_registered
+        ]
 
     def of_type(self, token: str) -> list[Registered]:
         """Resources of one type token, in registration order."""
@@ -95,8 +118,9 @@ class Recording:
         """The single resource of ``token`` (named ``name``, if given)."""
         found = [r for r in self.of_type(token) if name is None or r.name == name]
         if len(found) != 1:
-            raise AssertionError(f"expected one {token} {name or ''}, found {len(found)}: "
-                                 f"{[r.name for r in found]}")
+            raise AssertionError(
+                f"expected one {token} {name or ''}, found {len(found)}: {[r.name for r in found]}"
+            )
         return found[0]
 
     def by_urn(self, urn: str) -> Registered:
@@ -116,14 +140,16 @@ class CatalogMocks(pulumi.runtime.Mocks):
         state = {**args.inputs, **(extra(args) if extra else {})}
         return (f"{args.name}_id" if args.custom else None), state
 
-    def call(self, args: pulumi_mocks.MockCallArgs) -> tuple[dict, list[tuple[str, str]] | None]:
+    def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
         fn = INVOKES.get(args.token)
         if fn is None:
-            raise UnmockedInvokeError(f"unmocked invoke {args.token}; add it to "
-                                      "infra.mockengine.INVOKES with its data source")
+            raise UnmockedInvokeError(
+                f"unmocked invoke {args.token}; add it to "
+                "infra.mockengine.INVOKES with its data source"
+            )
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
-        return fn(plain, self.catalog), None
+        return fn(plain, self.catalog)
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -133,7 +159,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         super().__init__(mocks)
         self.recording = recording
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802  # engine RPC name
+    def RegisterResource(self, request: Any) -> Any:  # engine RPC name
         response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
             return response
@@ -141,18 +167,24 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         for pdeps in request.propertyDependencies.values():
             deps.update(pdeps.urns)
         inputs = rpc.deserialize_properties(request.object)
-        self.recording.resources.append(Registered(
-            urn=response.urn,
-            id=response.id or None,
-            type=request.type,
-            name=request.name,
-            parent=request.parent or None,
-            custom=bool(request.custom),
-            remote=bool(request.remote),
-            inputs=_plain(inputs),
-            depends_on=tuple(sorted(deps)),
-        ))
+        self.recording.resources.append(
+            Registered(
+                urn=response.urn,
+                id=response.id or None,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=bool(request.custom),
+                remote=bool(request.remote),
+                inputs=_plain(inputs),
+                depends_on=tuple(sorted(deps)),
+            )
+        )
         return response
+
+    def RegisterResourceOutputs(self, request: Any) -> Any:  # engine RPC name
+        self.recording.outputs_registered.add(request.urn)
+        return super().RegisterResourceOutputs(request)
 
 
 def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -> Recording:
@@ -166,11 +198,17 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
 
     recording = Recording()
     mocks = CatalogMocks(catalog or Catalog.load(), recording)
-    pulumi.runtime.set_mocks(mocks, project=PROJECT, stack=stack, preview=False,
-                             monitor=RecordingMonitor(mocks, recording))
+    pulumi.runtime.set_mocks(
+        mocks,
+        project=PROJECT,
+        stack=stack,
+        preview=False,
+        monitor=RecordingMonitor(mocks, recording),
+    )
     pulumi.runtime.set_all_config(encode_engine_config(config))
-    SETTINGS.rpc_manager.clear()
-    SETTINGS.outputs.clear()
+    # The same reset pulumi.runtime.test does; SETTINGS is a context proxy pyright cannot see through.
+    SETTINGS.rpc_manager.clear()  # pyright: ignore[reportAttributeAccessIssue]
+    SETTINGS.outputs.clear()  # pyright: ignore[reportAttributeAccessIssue]
 
     def body() -> None:
         outputs = program.run()
@@ -224,8 +262,10 @@ def _mock_oidc_issuer(region: str) -> str:
 def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
     """EC2 DescribeInstanceTypeOfferings by AZ ID, from the catalog's per-region AZ IDs."""
     if args.get("locationType") != "availability-zone-id" or not args.get("region"):
-        raise UnmockedInvokeError("getInstanceTypeOfferings is mocked for locationType "
-                                  "availability-zone-id with an explicit region only")
+        raise UnmockedInvokeError(
+            "getInstanceTypeOfferings is mocked for locationType "
+            "availability-zone-id with an explicit region only"
+        )
     filters = {f["name"]: set(f["values"]) for f in args.get("filters") or []}
     pairs = []
     for t in sorted(filters.get("instance-type", set(catalog.aws_instances()))):
@@ -233,18 +273,27 @@ def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict
         for az in sorted(inst.az_ids.get(args["region"], ())) if inst else ():
             if "location" not in filters or az in filters["location"]:
                 pairs.append((t, az))
-    return {"id": args["region"], "region": args["region"], "filters": args.get("filters"),
-            "locationType": "availability-zone-id",
-            "instanceTypes": [t for t, _ in pairs], "locations": [a for _, a in pairs],
-            "locationTypes": ["availability-zone-id"] * len(pairs)}
+    return {
+        "id": args["region"],
+        "region": args["region"],
+        "filters": args.get("filters"),
+        "locationType": "availability-zone-id",
+        "instanceTypes": [t for t, _ in pairs],
+        "locations": [a for _, a in pairs],
+        "locationTypes": ["availability-zone-id"] * len(pairs),
+    }
 
 
 def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     """An existing EKS cluster: placeholder endpoint, CA and OIDC issuer."""
     region = args.get("region") or "us-west-2"
-    return {"id": args["name"], "name": args["name"], "endpoint": f"https://{MOCK_ENDPOINT}",
-            "certificateAuthorities": [{"data": MOCK_CA}],
-            "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer(region)}"}]}]}
+    return {
+        "id": args["name"],
+        "name": args["name"],
+        "endpoint": f"https://{MOCK_ENDPOINT}",
+        "certificateAuthorities": [{"data": MOCK_CA}],
+        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer(region)}"}]}],
+    }
 
 
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
@@ -256,33 +305,56 @@ def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
     """pulumi-eks Cluster (a remote component: its children are not seen under mocks)."""
     region = str(pulumi.Config("aws").get("region") or "us-west-2")
     issuer = _mock_oidc_issuer(region)
-    return {"kubeconfigJson": json.dumps({"apiVersion": "v1", "kind": "Config",
-                                          "clusters": [{"name": a.inputs.get("name"),
-                                                        "cluster": {"server": f"https://{MOCK_ENDPOINT}"}}]}),
-            "oidcIssuer": issuer, "oidcProviderUrl": f"https://{issuer}",
-            "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
-            "core": {"endpoint": f"https://{MOCK_ENDPOINT}"}}
+    return {
+        "kubeconfigJson": json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": a.inputs.get("name"),
+                        "cluster": {"server": f"https://{MOCK_ENDPOINT}"},
+                    }
+                ],
+            }
+        ),
+        "oidcIssuer": issuer,
+        "oidcProviderUrl": f"https://{issuer}",
+        "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
+        "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
+    }
 
 
 def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
     """EKS names a managed node group's ASG eks-<nodegroup>-<uuid>; one ASG per group."""
     ng = a.inputs.get("nodeGroupName") or a.name
-    return {"arn": f"arn:aws:eks:us-west-2:{MOCK_ACCOUNT}:nodegroup/{a.inputs.get('clusterName')}/{ng}/mock",
-            "status": "ACTIVE",
-            "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}]}
+    return {
+        "arn": f"arn:aws:eks:us-west-2:{MOCK_ACCOUNT}:nodegroup/{a.inputs.get('clusterName')}/{ng}/mock",
+        "status": "ACTIVE",
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}],
+    }
 
 
-INVOKES.update({
-    # Offerings by AZ ID: the catalog's aws_gpu_instances.csv (a point-in-time AWS snapshot).
-    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
-    # Existing EKS cluster and its IAM OIDC provider: placeholders.
-    "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
-    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
-})
-OUTPUTS.update({
-    "eks:index:Cluster": _eks_cluster_outputs,
-    "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
-    "aws:ec2/launchTemplate:LaunchTemplate": lambda a: {"latestVersion": 1, "defaultVersion": 1},
-    "aws:iam/role:Role": lambda a: {"name": a.name,
-                                    "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}"},
-})
+INVOKES.update(
+    {
+        # Offerings by AZ ID: the catalog's aws_gpu_instances.csv (a point-in-time AWS snapshot).
+        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
+        # Existing EKS cluster and its IAM OIDC provider: placeholders.
+        "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
+        "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
+    }
+)
+OUTPUTS.update(
+    {
+        "eks:index:Cluster": _eks_cluster_outputs,
+        "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
+        "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {
+            "latestVersion": 1,
+            "defaultVersion": 1,
+        },
+        "aws:iam/role:Role": lambda a: {
+            "name": a.name,
+            "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
+        },
+    }
+)

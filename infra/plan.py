@@ -46,7 +46,7 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m infra.plan", description=__doc__.split("\n")[0]
+        prog="python -m infra.plan", description=(__doc__ or "").split("\n")[0]
     )
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")

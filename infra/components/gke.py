@@ -204,7 +204,7 @@ def _pool_args(
                 gpu_sharing_strategy=p.sharing_strategy,
                 max_shared_clients_per_gpu=p.max_shared_clients_per_gpu,
             )
-            if p.sharing_strategy
+            if p.sharing_strategy and p.max_shared_clients_per_gpu
             else None
         ),
         gpu_partition_size=p.partition_size,

@@ -104,14 +104,16 @@ class GpuOperator(pulumi.ComponentResource):
         suffix = "-".join(x for x in (_SHORT[kind], meta.get("namespace"), meta["name"]) if x)
         rname = f"{name}-{suffix}"
         res: pulumi.CustomResource
+        # Manifest metadata keys (name, namespace, labels, annotations) are the same in both spellings.
+        metadata = k8s.meta.v1.ObjectMetaArgs(**meta)
         if kind == "Namespace":
-            res = k8s.core.v1.Namespace(rname, metadata=meta, opts=opts)
+            res = k8s.core.v1.Namespace(rname, metadata=metadata, opts=opts)
         elif kind == "ResourceQuota":
-            res = k8s.core.v1.ResourceQuota(rname, metadata=meta, spec=m["spec"], opts=opts)
+            res = k8s.core.v1.ResourceQuota(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "ConfigMap":
-            res = k8s.core.v1.ConfigMap(rname, metadata=meta, data=m["data"], opts=opts)
+            res = k8s.core.v1.ConfigMap(rname, metadata=metadata, data=m["data"], opts=opts)
         elif kind == "Job":
-            res = k8s.batch.v1.Job(rname, metadata=meta, spec=m["spec"], opts=opts)
+            res = k8s.batch.v1.Job(rname, metadata=metadata, spec=m["spec"], opts=opts)
         else:  # the plan only emits the kinds above
             raise ValueError(f"no mapping for kind {kind}")
         self.objects[key] = res

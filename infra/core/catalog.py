@@ -230,7 +230,7 @@ class Catalog:
 
     def gcp_price(
         self, accelerator: str, count: int, zone: str
-    ) -> tuple[float, float | None] | None:
+    ) -> tuple[float | None, float | None] | None:
         """(on-demand, spot) USD/hour for ``count`` GPUs in ``zone``, if the catalog has it."""
         return self._acc_price.get((accelerator, count, zone))
 

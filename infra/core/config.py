@@ -27,6 +27,8 @@ from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec
 from infra.core.errors import ConfigIssue, Issues, join_path
 
 PROJECT = "gpu-infra"
+# libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
+SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Platform = Literal["gke", "eks", "kubernetes"]
 PLATFORMS: tuple[Platform, ...] = ("gke", "eks", "kubernetes")
 
@@ -101,7 +103,7 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     issues = Issues()
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     except OSError as e:
         issues.add(str(p), f"cannot read the stack file: {e.strerror}")
         issues.raise_if_any()

@@ -64,10 +64,15 @@ class Issues:
             raise ConfigErrors(self._items)
 
 
-def join_path(*parts: str | int) -> str:
-    """Build a key path: ``join_path("gpuPools", 0, "zones", 1) == "gpuPools[0].zones[1]"``."""
+def join_path(*parts: str | int | None) -> str:
+    """Build a key path: ``join_path("gpuPools", 0, "zones", 1) == "gpuPools[0].zones[1]"``.
+
+    ``None`` parts are skipped (an index that does not apply).
+    """
     out = ""
     for p in parts:
+        if p is None:
+            continue
         if isinstance(p, int):
             out += f"[{p}]"
         elif out:

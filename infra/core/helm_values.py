@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from infra.core.config import SAFE_LOADER
+
 CHART_DATA_DIR = Path(__file__).parent / "data" / "gpu-operator"
 
 # `toolkit.env[NAME]`-style paths: an item of a {name, value} list, addressed by its name.
@@ -80,7 +82,8 @@ def chart_defaults(version: str) -> Mapping[str, Any]:
     path = CHART_DATA_DIR / f"values-{version}.yaml"
     if not path.is_file():
         raise KeyError(version)
-    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    # libyaml parses the 20 KB chart values ~10x faster than the pure-Python loader.
+    data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
     return data if isinstance(data, dict) else {}
 
 
