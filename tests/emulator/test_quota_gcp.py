@@ -43,6 +43,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.regions.clear()
     compute.projects.clear()
     compute.quota_warning.clear()
+    compute.instances.clear()
     quotas.prefs.clear()
     quotas.infos.clear()
     quotas.policy = "pending"
@@ -273,12 +274,84 @@ def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> No
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
-    assert code == 1 and fam["status"] == "short" and fam["limit"] == 16 and fam["usage"] is None
+    assert code == 1 and fam["status"] == "short" and (fam["limit"], fam["usage"]) == (16, 0)
     assert fam["gpuFamily"] == "NVIDIA_H100"
 
 
-def test_h100_family_quota_with_room_is_unknown_without_usage(env: dict[str, Any]) -> None:
+def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    assert code == 3 and row(doc, "NVIDIA_H100_GPUS")["status"] == "unknown"
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 0 and (fam["status"], fam["usage"]) == ("ok", 0)
+    compute = env["compute"]
+    compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)
+    compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, status="STAGING")
+    compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, spot=True)  # preemptible quota
+    compute.add_instance("us-central1-c", "nvidia-h100-80gb", 8, status="TERMINATED")
+    compute.add_instance("us-east4-a", "nvidia-h100-80gb", 8)  # another region
+    compute.add_instance("us-central1-a", "nvidia-tesla-t4", 4)  # another family
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["usage"], fam["status"]) == (16, "ok")  # 48 free >= 24
+    for _ in range(3):
+        compute.add_instance("us-central1-f", "nvidia-h100-80gb", 8)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert row(doc, "NVIDIA_H100_GPUS")["status"] == "ok"  # 64 - 40 = 24 free, exactly enough
+    compute.add_instance("us-central1-f", "nvidia-h100-80gb", 1)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert row(doc, "NVIDIA_H100_GPUS")["status"] == "short"  # 23 free < 24
+
+
+def test_h100_usage_unreadable_is_unknown(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["compute"].inject("instances.aggregatedList", g.permission_denied("compute.instances.list"))
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 3 and fam["status"] == "unknown" and "compute.instances.list" in fam["reason"]
+
+
+def test_module_entry_point_honours_endpoint_variables(env: dict[str, Any]) -> None:
+    import os
+    import subprocess
+    import sys
+
+    p = subprocess.run(
+        [sys.executable, "-m", "quota.check", "--stack", "gke-t4", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ),
+        check=False,
+        timeout=60,
+    )
+    assert p.returncode == 0, p.stderr
+    assert row(json.loads(p.stdout), "NVIDIA_T4_GPUS")["limit"] == 32
+
+
+def test_fake_compute_serves_aggregated_catalog_lists(env: dict[str, Any]) -> None:
+    """The lead's catalog refresh reads these two lists through the real clients."""
+    from google.api_core.client_options import ClientOptions
+    from google.auth.credentials import AnonymousCredentials
+    from google.cloud.compute_v1.services.accelerator_types import AcceleratorTypesClient
+    from google.cloud.compute_v1.services.machine_types import MachineTypesClient
+
+    compute = env["compute"]
+    compute.accelerator_types["us-central1-a"] = [
+        {"name": "nvidia-tesla-t4", "maximumCardsPerInstance": 4}
+    ]
+    compute.machine_types["us-central1-a"] = [
+        {"name": "g2-standard-8", "guestCpus": 8, "memoryMb": 32768}
+    ]
+    kw: dict[str, Any] = {
+        "client_options": ClientOptions(api_endpoint=compute.url),
+        "credentials": AnonymousCredentials(),
+        "transport": "rest",
+    }
+    accs = dict(AcceleratorTypesClient(**kw).aggregated_list(project=P))
+    assert accs["zones/us-central1-a"].accelerator_types[0].maximum_cards_per_instance == 4
+    machines = dict(MachineTypesClient(**kw).aggregated_list(project=P))
+    assert machines["zones/us-central1-a"].machine_types[0].guest_cpus == 8
+    compute.accelerator_types.clear()
+    compute.machine_types.clear()

@@ -79,8 +79,15 @@ class FakeCompute(FakeService):
         self.quota_warning: dict[tuple[str, str], str] = {}
         self.accelerator_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
+        self.instances: dict[str, list[dict[str, Any]]] = {}  # zone -> Instance JSON
         self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
         self.route("GET", _PROJECT, "projects.get", self._project)
+        self.route(
+            "GET",
+            _PROJECT + r"/aggregated/instances",
+            "instances.aggregatedList",
+            self._agg("instances"),
+        )
         self.route(
             "GET",
             _PROJECT + r"/aggregated/acceleratorTypes",
@@ -108,6 +115,25 @@ class FakeCompute(FakeService):
         """Raise a limit (what an approved QuotaPreference does)."""
         table = self.regions[(project, region)] if region else self.projects[project]
         table.setdefault(metric, [0.0, 0.0])[0] = float(limit)
+
+    def add_instance(
+        self, zone: str, accelerator: str, count: int, status: str = "RUNNING", spot: bool = False
+    ) -> None:
+        """A VM with ``count`` GPUs of type ``accelerator`` in ``zone``."""
+        items = self.instances.setdefault(zone, [])
+        items.append(
+            {
+                "name": f"vm-{len(items)}",
+                "status": status,
+                "scheduling": {"provisioningModel": "SPOT" if spot else "STANDARD"},
+                "guestAccelerators": [
+                    {
+                        "acceleratorType": f"projects/p/zones/{zone}/acceleratorTypes/{accelerator}",
+                        "acceleratorCount": count,
+                    }
+                ],
+            }
+        )
 
     @staticmethod
     def _quotas(table: dict[str, list[float]]) -> list[dict[str, Any]]:
@@ -145,7 +171,11 @@ class FakeCompute(FakeService):
 
     def _agg(self, kind: str) -> Any:
         def handler(req: Request) -> Response:
-            data = self.accelerator_types if kind == "acceleratorTypes" else self.machine_types
+            data = {
+                "acceleratorTypes": self.accelerator_types,
+                "machineTypes": self.machine_types,
+                "instances": self.instances,
+            }[kind]
             items = {f"zones/{z}": {kind: v} for z, v in sorted(data.items())}
             return 200, {"kind": f"compute#{kind}AggregatedList", "items": items}, {}
 
