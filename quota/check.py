@@ -114,7 +114,6 @@ def _run(
     args: Any, config: Any, cloud: str, rows: list[Any], catalog: Any, out: TextIO, err: TextIO
 ) -> int:
     from quota import report
-    from quota.arithmetic import desired_value
 
     stack = config.stack
     if args.offline:
@@ -127,22 +126,45 @@ def _run(
         readings, notes = service.read(rows)
         checks = [report.Check.judged(r, readings[r.key]) for r in rows]
         if args.request:
-            justification = args.justification or (
-                f"gpu-infra stack {stack}: GPU node pools need this quota in {config.region}"
-            )
-            for c in checks:
-                if c.status != "short":
-                    continue
-                reading = readings[c.demand.key]
-                want = desired_value(c.demand.needed, reading)
-                if want is None:
-                    c.request = {"action": "skipped", "status": "not above the current limit"}
-                elif cloud == "gcp":
-                    c.request = service.request(c.demand, want, args.email, justification)
-                else:
-                    c.request = service.request(c.demand, want, reading.limit or 0.0)
+            notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
     return report.exit_code(checks)
+
+
+def _file_requests(
+    args: Any, config: Any, cloud: str, service: Any, checks: list[Any], readings: dict[Any, Any]
+) -> list[str]:
+    """File increases for short rows, concurrently; returns notes for the report."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from quota.arithmetic import desired_value
+
+    justification = args.justification or (
+        f"gpu-infra stack {config.stack}: GPU node pools need this quota in {config.region}"
+    )
+    todo: list[tuple[Any, int]] = []
+    for c in checks:
+        if c.status != "short":
+            continue
+        reading = readings[c.demand.key]
+        want = desired_value(c.demand.needed, reading)
+        if want is None:
+            c.request = {"action": "skipped", "status": "not above the current limit"}
+        else:
+            todo.append((c, want))
+
+    def file(item: tuple[Any, int]) -> dict[str, Any]:
+        c, want = item
+        if cloud == "gcp":
+            return service.request(c.demand, want, args.email, justification)
+        return service.request(c.demand, want, readings[c.demand.key].limit or 0.0)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
+        for (c, _), result in zip(todo, pool.map(file, todo), strict=True):
+            c.request = result
+    if cloud == "aws" and args.justification:
+        return ["AWS quota requests carry no justification; answer AWS Support if it asks."]
+    return []
 
 
 def _service(cloud: str, config: Any, catalog: Any) -> Any:

@@ -313,15 +313,29 @@ class GcpQuotaService:
         name = f"{parent}/quotaPreferences/{pid}"
         follow = f"gcloud beta quotas preferences describe {pid} --project={p}"
         base = {"id": pid, "quotaId": quota_id_of(key), "desired": desired, "follow": follow}
-        try:
-            existing = self._call(self.quotas().get_quota_preference, name=name)
-        except gexc.NotFound:
+        info_name = (
+            f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{quota_id_of(key)}"
+        )
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            info_f = pool.submit(
+                _capture, lambda: self._call(self.quotas().get_quota_info, name=info_name)
+            )
+            pref_f = pool.submit(
+                _capture, lambda: self._call(self.quotas().get_quota_preference, name=name)
+            )
+            info, existing = info_f.result(), pref_f.result()
+        if isinstance(info, BaseException):
+            return {**base, "action": "failed", "status": describe_error(info, "quotaInfos.get", p)}
+        blocked = _ineligible(info)
+        if blocked:
+            return {**base, "action": "ineligible", "status": blocked}
+        if isinstance(existing, gexc.NotFound):
             existing = None
-        except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
+        elif isinstance(existing, BaseException):
             return {
                 **base,
                 "action": "failed",
-                "status": describe_error(e, "quotaPreferences.get", p),
+                "status": describe_error(existing, "quotaPreferences.get", p),
             }
         if existing is not None and int(existing.quota_config.preferred_value) >= desired:
             return {
@@ -363,6 +377,18 @@ def _capture(fn: Callable[[], Any]) -> Any:
         return fn()
     except Exception as e:  # noqa: BLE001  # turned into an 'unknown' reason by the caller
         return e
+
+
+def _ineligible(info: Any) -> str | None:
+    """Why Cloud Quotas will not take an increase for this quota (``None``: it will)."""
+    if info.is_fixed:
+        return f"{info.quota_id} is fixed and cannot be changed"
+    elig = info.quota_increase_eligibility
+    # An unset eligibility message reads as not eligible; only an explicit False blocks.
+    if "quota_increase_eligibility" in info and not elig.is_eligible:
+        reason = getattr(elig.ineligibility_reason, "name", str(elig.ineligibility_reason))
+        return f"not eligible for an increase: {reason}"
+    return None
 
 
 def _preference_state(pref: Any) -> dict[str, Any]:

@@ -46,6 +46,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.instances.clear()
     quotas.prefs.clear()
     quotas.infos.clear()
+    quotas.absent.clear()
     quotas.policy = "pending"
     usage.enabled = {
         "compute.googleapis.com",
@@ -355,3 +356,29 @@ def test_fake_compute_serves_aggregated_catalog_lists(env: dict[str, Any]) -> No
     assert machines["zones/us-central1-a"].machine_types[0].guest_cpus == 8
     compute.accelerator_types.clear()
     compute.machine_types.clear()
+
+
+def test_ineligible_quota_is_reported_not_requested(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    qid = "NVIDIA-T4-GPUS-per-project-region"
+    env["quotas"].infos[qid] = {
+        "name": f"projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
+        "quotaId": qid,
+        "quotaIncreaseEligibility": {
+            "isEligible": False,
+            "ineligibilityReason": "NO_VALID_BILLING_ACCOUNT",
+        },
+    }
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "ineligible" and "NO_VALID_BILLING_ACCOUNT" in req["status"]
+    assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_unknown_quota_id_fails_the_request_instead_of_guessing(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    env["quotas"].absent.add("NVIDIA-T4-GPUS-per-project-region")
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "failed" and "quotaInfos.get" in req["status"]
+    assert env["quotas"].calls["quotaPreferences.create"] == 0

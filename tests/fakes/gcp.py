@@ -193,6 +193,7 @@ class FakeCloudQuotas(FakeService):
         super().__init__(latency)
         self.infos: dict[str, dict[str, Any]] = {}  # quota id -> QuotaInfo JSON
         self.prefs: dict[str, dict[str, Any]] = {}  # preference id -> QuotaPreference JSON
+        self.absent: set[str] = set()  # quota ids with no QuotaInfo at all
         self.policy: Any = "pending"
         self.on_grant: Any = None  # callable(pref JSON, granted value)
         self._trace = itertools.count(1)
@@ -238,7 +239,16 @@ class FakeCloudQuotas(FakeService):
         }
 
     def _info(self, req: Request) -> Response:
-        info = self.infos.get(req.match["q"])
+        q = req.match["q"]
+        info = self.infos.get(q)
+        if info is None and q not in self.absent:
+            # Like the real service, every Compute quota has a QuotaInfo; eligible by default.
+            info = {
+                "name": f"projects/{req.match['p']}/locations/global/services/{req.match['s']}/quotaInfos/{q}",
+                "quotaId": q,
+                "service": req.match["s"],
+                "quotaIncreaseEligibility": {"isEligible": True},
+            }
         if info is None:
             return google_error(404, "NOT_FOUND", f"quota info {req.match['q']} not found")
         return 200, info, {}
