@@ -212,3 +212,12 @@ def test_partial_grant_is_reported_and_not_refiled(env: dict[str, Any]) -> None:
     assert code == 1 and g["limit"] == 64 and g["status"] == "short"
     assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 80
     assert env["sq"].calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_quota_is_read_in_the_cluster_region_only(env: dict[str, Any]) -> None:
+    sq = env["sq"]
+    del sq.applied[(R, G)]
+    sq.applied[("us-east-1", G)] = 1000.0  # a raise in the wrong region does not help
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 1 and (g["region"], g["limit"], g["status"]) == (R, 0, "short")

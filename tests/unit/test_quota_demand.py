@@ -194,3 +194,23 @@ def test_kubernetes_platform_has_no_cloud_quota_and_says_so() -> None:
         pytest.skip("kubernetes schema needs more keys")
     with pytest.raises(ConfigErrors, match="platform"):
         d.stack_demand(config, Catalog.load(), None)
+
+
+def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
+    raw = {
+        "gcp:project": "demo-project",
+        "gpu-infra:platform": "gke",
+        "gpu-infra:cluster": {"name": "ml", "location": "us-central1", "existing": True},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "t4",
+                "machineType": "n1-standard-8",
+                "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+                "maxNodes": 2,
+            }
+        ],
+    }
+    config = parse(raw, "x")
+    _, rows = d.stack_demand(config, Catalog.load(), None)
+    assert by_quota(rows)["CPUS"].needed == 8 * 3
+    assert all("system" not in p for r in rows for p in r.pools)
