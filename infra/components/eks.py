@@ -18,6 +18,7 @@ import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
+from infra.components.helm import helm_release
 from infra.core import autoscaler as ca
 from infra.core import eks as core
 from infra.core.plan import Plan
@@ -538,17 +539,15 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 "annotations": {"eks.amazonaws.com/role-arn": role.arn},
             }
         }
-        self.release = k8s.helm.v3.Release(
+        self.release = helm_release(
             f"{name}-release",
-            k8s.helm.v3.ReleaseArgs(
-                name=plan.chart,
-                chart=plan.chart,
-                version=plan.version,
-                repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=plan.repo),
-                namespace=plan.namespace,
-                values=values,
-                atomic=True,
-            ),
+            release=plan.chart,
+            chart=plan.chart,
+            version=plan.version,
+            repo=plan.repo,
+            namespace=plan.namespace,
+            values=values,
+            atomic=True,
             opts=pulumi.ResourceOptions(
                 parent=self, provider=provider, depends_on=[role, *depends_on]
             ),

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
+from infra.components.helm import helm_release
 from infra.core.operator import Manifest, NodeLabels, OperatorPlan
 from infra.core.plan import Plan
 
@@ -53,24 +54,22 @@ class GpuOperator(pulumi.ComponentResource):
             ns = self._object(name, plan.namespace_object, child(base))
             before = [self._object(name, m, child([*base, ns])) for m in plan.before_release]
             r = plan.release
-            self.release = k8s.helm.v3.Release(
+            self.release = helm_release(
                 f"{name}-release",
-                k8s.helm.v3.ReleaseArgs(
-                    name=r.name,
-                    chart=r.chart,
-                    version=r.version,
-                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=r.repository),
-                    namespace=r.namespace,
-                    create_namespace=False,  # created above with privileged pod security
-                    values=dict(r.values),
-                    timeout=r.timeout,
-                    # Wait for the operator and NFD pods; the chart's CRD upgrade and cleanup
-                    # hooks run (helm.v3 keeps hooks, helm.v4.Chart drops them).
-                    skip_await=False,
-                    wait_for_jobs=True,
-                    max_history=5,
-                    cleanup_on_fail=True,
-                ),
+                release=r.name,
+                chart=r.chart,
+                version=r.version,
+                repo=r.repository,
+                namespace=r.namespace,
+                values=r.values,
+                create_namespace=False,  # created above with privileged pod security
+                timeout=r.timeout,
+                # Wait for the operator and NFD pods; the chart's CRD upgrade and cleanup
+                # hooks run (helm.v3 keeps hooks, helm.v4.Chart drops them).
+                skip_await=False,
+                wait_for_jobs=True,
+                max_history=5,
+                cleanup_on_fail=True,
                 opts=child([*base, ns, *before]),
             )
             after_deps = [*base, self.release]
