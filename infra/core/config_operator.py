@@ -7,7 +7,7 @@ chart's values live in ``infra.core.operator`` and ``infra.core.helm_values``.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import Field, field_validator
 
@@ -32,16 +32,7 @@ Preset = Literal[
     "rke2",
     "microk8s",
 ]
-PRESETS: tuple[str, ...] = (
-    "gke-google-driver",
-    "gke-operator-driver",
-    "eks-al2023",
-    "eks-bottlerocket",
-    "containerd",
-    "k3s",
-    "rke2",
-    "microk8s",
-)
+PRESETS: tuple[str, ...] = get_args(Preset)
 
 # Environment variable names as the container runtime reads them (POSIX portable names).
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
