@@ -79,9 +79,12 @@ def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
     """Run the CLI; returns the exit code."""
-    out = out or sys.stdout
-    err = err or sys.stderr
-    args = _parser().parse_args(argv)
+    out_: TextIO = out or sys.stdout
+    err_: TextIO = err or sys.stderr
+    return _main(_parser().parse_args(argv), out_, err_)
+
+
+def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from infra.core.catalog import Catalog  # after --help: pydantic is slow
     from infra.core.config import parse_file
     from infra.core.errors import ConfigErrors

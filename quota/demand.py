@@ -297,7 +297,7 @@ def _gke_planned(config: Any, planned: Sequence[Any]) -> list[NodeGroupSizing]:
     paths = _gke_paths(config)
     return [
         NodeGroupSizing(
-            path=paths.get(gp.name, gp.name),
+            path=paths.get(gp.name) or str(gp.name),
             name=gp.name,
             machine_types=(gp.machine_type,),
             gpu_type=gp.accelerator,

@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-import boto3
+import boto3.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
