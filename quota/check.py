@@ -54,27 +54,6 @@ def stack_path(stack: str) -> Path:
     return local if local.exists() else _REPO_ROOT / "stacks" / name
 
 
-def load_plan(config: Any) -> Any:
-    """The stack's plan when the planners can build it, else ``None`` (demand then uses the config).
-
-    Raises:
-        ConfigErrors: the planners rejected the stack.
-    """
-    from infra.core.errors import ConfigErrors
-
-    try:
-        from infra.core.plan import build_plan
-    except ImportError:
-        return None  # a planner module is not there yet; the config alone sizes the demand
-    try:
-        return build_plan(config)
-    except ConfigErrors as e:
-        # A platform planner that is still a stub says so; that is not the user's config error.
-        if e.issues and all("not implemented" in i.reason for i in e.issues):
-            return None
-        raise
-
-
 def main(
     argv: list[str] | None = None, out: TextIO | None = None, err: TextIO | None = None
 ) -> int:
@@ -88,13 +67,14 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from infra.core.catalog import Catalog  # after --help: pydantic is slow
     from infra.core.config import parse_file
     from infra.core.errors import ConfigErrors
+    from infra.core.plan import build_plan
     from quota.demand import stack_demand
 
     path = Path(args.config) if args.config else stack_path(args.stack)
     try:
         config = parse_file(path)
         catalog = Catalog.load()
-        cloud, rows = stack_demand(config, catalog, load_plan(config))
+        cloud, rows = stack_demand(config, catalog, build_plan(config, catalog))
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE

@@ -25,6 +25,7 @@ from typing import Any, Literal
 
 from infra.core.catalog import Catalog, read_rows
 from infra.core.errors import Issues, join_path
+from infra.core.plan import Plan
 
 Cloud = Literal["gcp", "aws"]
 Scope = Literal["region", "global"]
@@ -236,40 +237,51 @@ def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
     return None
 
 
-# --- sizing: config (+ plan) -> NodeGroupSizing ------------------------------------------------
+# --- sizing: plan -> NodeGroupSizing ----------------------------------------------------------
 
 
-def gke_sizings(
-    config: Any, catalog: Catalog, issues: Issues, plan: Any = None
-) -> list[NodeGroupSizing]:
-    """Sizing of every GKE GPU node pool (and the system pool of a created cluster).
+def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+    """Sizing of every planned GKE node pool (fallback pools included) and the system pool.
 
-    With a plan (``infra.core.plan.Plan``) every planned node pool counts, fallback pools of a
-    ComputeClass chain included, with its ``total_max`` and ``max_surge``; without one the config
-    and catalog size the pools the same way (GKE's default surge of 1).
+    Each pool counts with its ``total_max`` and its upgrade ``max_surge`` (GKE adds a surge node
+    per pool during upgrades, and that node needs quota too).
     """
-    planned = getattr(getattr(plan, "gke", None), "pools", None)
-    out = _gke_planned(config, planned) if planned else _gke_from_config(config, catalog, issues)
-    cluster = config.cluster
-    if not getattr(cluster, "existing", False) and getattr(cluster, "system_pool", None):
-        sp = cluster.system_pool
-        vcpus = gcp_vcpus_of(sp.machine_type, catalog)
+    assert plan.gke is not None
+    paths = _gke_paths(config)
+    out = [
+        NodeGroupSizing(
+            path=paths.get(gp.name, gp.name),
+            name=gp.name,
+            machine_types=(gp.machine_type,),
+            gpu_type=gp.accelerator,
+            gpus_per_node=gp.accelerator_count,
+            vcpus=gp.vcpus,
+            spot=gp.spot,
+            max_nodes=gp.total_max,
+            surge=gp.max_surge,
+        )
+        for gp in plan.gke.pools
+    ]
+    cluster = plan.gke.cluster
+    if not cluster.existing:
+        vcpus = gcp_vcpus_of(cluster.system_machine_type, catalog)
         if vcpus is None:
             issues.add(
                 "cluster.systemPool.machineType",
-                f"{sp.machine_type!r} is not a predefined GCP machine type (vCPUs unknown)",
+                f"{cluster.system_machine_type!r} is not a predefined GCP machine type "
+                "(vCPUs unknown)",
             )
         else:
             out.append(
                 NodeGroupSizing(
                     path="cluster.systemPool",
                     name="system",
-                    machine_types=(sp.machine_type,),
+                    machine_types=(cluster.system_machine_type,),
                     gpu_type=None,
                     gpus_per_node=0,
                     vcpus=vcpus,
                     spot=False,
-                    max_nodes=sp.max_nodes,
+                    max_nodes=cluster.system_max,
                     surge=GKE_DEFAULT_MAX_SURGE,
                 )
             )
@@ -288,128 +300,60 @@ def _gke_paths(config: Any) -> dict[str, str]:
     paths: dict[str, str] = {}
     for i, pool in enumerate(config.pools):
         paths[pool.name] = join_path("gpuPools", i)
-        for j, _ in enumerate(getattr(pool, "fallback", None) or ()):
+        for j, _ in enumerate(pool.fallback or ()):
             paths[f"{pool.name}-fb{j + 1}"] = join_path("gpuPools", i, "fallback", j)
     return paths
 
 
-def _gke_planned(config: Any, planned: Sequence[Any]) -> list[NodeGroupSizing]:
-    paths = _gke_paths(config)
-    return [
-        NodeGroupSizing(
-            path=paths.get(gp.name) or str(gp.name),
-            name=gp.name,
-            machine_types=(gp.machine_type,),
-            gpu_type=gp.accelerator,
-            gpus_per_node=gp.accelerator_count,
-            vcpus=gp.vcpus,
-            spot=gp.spot,
-            max_nodes=gp.total_max,
-            surge=gp.max_surge,
-        )
-        for gp in planned
-    ]
-
-
-def _gke_from_config(config: Any, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+    """Sizing of every planned EKS GPU node group and the CPU system group."""
+    assert plan.eks is not None
+    index = {pool.name: i for i, pool in enumerate(config.pools)}
     out: list[NodeGroupSizing] = []
-    for i, pool in enumerate(config.pools):
-        path = join_path("gpuPools", i)
-        machine = catalog.gcp_machine(pool.machine_type)
-        gpu_type = pool.gpu.type or (machine.accelerator if machine else None)
-        count = pool.gpu.count or (machine.accelerator_count if machine else None) or 1
-        vcpus = gcp_vcpus_of(pool.machine_type, catalog)
-        if gpu_type is None:
-            issues.add(
-                join_path(path, "gpu", "type"),
-                f"required: {pool.machine_type!r} has no built-in GPU, so quota cannot be sized",
-            )
-            continue
-        if vcpus is None:
-            issues.add(
-                join_path(path, "machineType"),
-                f"{pool.machine_type!r} is not a known GCP machine type (vCPUs unknown)",
-            )
+    for g in plan.eks.groups:
+        path = join_path("gpuPools", index.get(g.name))
+        unmapped = [t for t in g.instance_types if aws_quota_code(t, g.hints.spot) is None]
+        for t in unmapped:
+            issues.add(join_path(path, "machineType"), f"{t!r} matches no EC2 vCPU quota class")
+        if unmapped:
             continue
         out.append(
             NodeGroupSizing(
                 path=path,
-                name=pool.name,
-                machine_types=(pool.machine_type,),
-                gpu_type=gpu_type,
-                gpus_per_node=count,
-                vcpus=vcpus,
-                spot=pool.spot,
-                max_nodes=pool.max_nodes,
-                surge=GKE_DEFAULT_MAX_SURGE,
-            )
-        )
-    return out
-
-
-def eks_sizings(
-    config: Any, catalog: Catalog, issues: Issues, plan: Any = None
-) -> list[NodeGroupSizing]:
-    """Sizing of every EKS GPU node group (plus the plan's system group, when it has one)."""
-    planned = _planned_by_name(plan, "eks")
-    out: list[NodeGroupSizing] = []
-    for i, pool in enumerate(config.pools):
-        path = join_path("gpuPools", i)
-        types = (
-            (pool.machine_type,) if isinstance(pool.machine_type, str) else tuple(pool.machine_type)
-        )
-        hints = getattr(planned.get(pool.name), "hints", None)
-        vcpus: list[int] = []
-        for j, t in enumerate(types):
-            inst = catalog.aws_instance(t)
-            tpath = join_path(path, "machineType", *([j] if len(types) > 1 else []))
-            if inst is None:
-                issues.add(tpath, f"{t!r} is not a known GPU instance type (vCPUs unknown)")
-            elif aws_quota_code(t, pool.spot) is None:
-                issues.add(tpath, f"{t!r} matches no EC2 vCPU quota class")
-            else:
-                vcpus.append(inst.vcpus)
-        if len(vcpus) != len(types):
-            continue
-        out.append(
-            NodeGroupSizing(
-                path=path,
-                name=pool.name,
-                machine_types=types,
+                name=g.name,
+                machine_types=g.instance_types,
                 gpu_type=None,
-                gpus_per_node=hints.gpus_per_node if hints else 0,
-                # A mixed-type group can run any of its types: size by the largest.
-                vcpus=hints.vcpus if hints else max(vcpus),
-                spot=hints.spot if hints else pool.spot,
-                max_nodes=hints.max_nodes if hints else pool.max_nodes,
+                gpus_per_node=g.hints.gpus_per_node,
+                vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
+                spot=g.hints.spot,
+                max_nodes=g.max_size,
             )
         )
-    system = getattr(getattr(plan, "eks", None), "system", None)
+    system = plan.eks.system
     if system is not None:
-        out.append(_eks_system_sizing(system, catalog, issues))
+        vcpus = [
+            v
+            for t in system.instance_types
+            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
+        ]
+        if len(vcpus) != len(system.instance_types):
+            issues.add(
+                "cluster.systemPool.machineType",
+                f"vCPUs of {', '.join(system.instance_types)} unknown",
+            )
+        out.append(
+            NodeGroupSizing(
+                path="cluster.systemPool",
+                name=system.name,
+                machine_types=system.instance_types,
+                gpu_type=None,
+                gpus_per_node=0,
+                vcpus=max(vcpus, default=0),
+                spot=False,
+                max_nodes=system.max_size,
+            )
+        )
     return out
-
-
-def _eks_system_sizing(system: Any, catalog: Catalog, issues: Issues) -> NodeGroupSizing:
-    """The EKS plan's CPU system node group (Standard quota); shape read defensively."""
-    types = tuple(getattr(system, "instance_types", None) or (system.instance_type,))
-    vcpus = [
-        v
-        for t in types
-        if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
-    ]
-    if len(vcpus) != len(types):
-        issues.add("cluster.systemGroup", f"vCPUs of {', '.join(types)} unknown")
-    return NodeGroupSizing(
-        path="cluster.systemGroup",
-        name=getattr(system, "name", "system"),
-        machine_types=types,
-        gpu_type=None,
-        gpus_per_node=0,
-        vcpus=max(vcpus, default=0),
-        spot=bool(getattr(system, "spot", False)),
-        max_nodes=int(getattr(system, "max_size", None) or getattr(system, "max_nodes", 0)),
-    )
 
 
 # Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for the system
@@ -424,18 +368,6 @@ def _aws_vcpus_from_name(instance_type: str) -> int | None:
     if m := re.match(r"^([0-9]+)xlarge$", size):
         return 4 * int(m.group(1))
     return None
-
-
-def _planned_by_name(plan: Any, platform: str) -> dict[str, Any]:
-    sub = getattr(plan, platform, None)
-    items = getattr(sub, "pools" if platform == "gke" else "groups", None) or ()
-    out: dict[str, Any] = {}
-    for item in items:
-        hints = getattr(item, "hints", None)
-        name = getattr(hints, "name", None) or getattr(item, "name", None)
-        if name:
-            out[name] = item
-    return out
 
 
 # --- demand: sizings -> rows --------------------------------------------------------------------
@@ -514,19 +446,19 @@ def aws_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRo
     return acc.result()
 
 
-def stack_demand(config: Any, catalog: Catalog, plan: Any = None) -> tuple[Cloud, list[DemandRow]]:
-    """The cloud and every demand row of a parsed stack.
+def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[DemandRow]]:
+    """The cloud and every demand row of a planned stack (``infra.core.plan.build_plan``).
 
     Raises:
         ConfigErrors: the stack cannot be sized (platform without cloud quotas, unknown types).
     """
     issues = Issues()
     if config.platform == "gke":
-        sizings = gke_sizings(config, catalog, issues, plan)
+        sizings = gke_sizings(config, plan, catalog, issues)
         issues.raise_if_any()
         return "gcp", gcp_demand(config.region, sizings)
     if config.platform == "eks":
-        sizings = eks_sizings(config, catalog, issues, plan)
+        sizings = eks_sizings(config, plan, catalog, issues)
         issues.raise_if_any()
         return "aws", aws_demand(config.region, sizings)
     issues.add("platform", f"{config.platform!r} has no cloud quotas to check (gke and eks do)")

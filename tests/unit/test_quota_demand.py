@@ -9,8 +9,8 @@ import pytest
 from infra.core.catalog import Catalog, read_header
 from infra.core.config import parse, parse_file
 from infra.core.errors import ConfigErrors
+from infra.core.plan import build_plan
 from quota import demand as d
-from quota.check import load_plan
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "quota"
@@ -38,7 +38,7 @@ def by_quota(rows: list[d.DemandRow]) -> dict[str, d.DemandRow]:
 
 def stack_rows(path: Path) -> tuple[str, dict[str, d.DemandRow]]:
     config = parse_file(path)
-    cloud, rows = d.stack_demand(config, Catalog.load(), load_plan(config))
+    cloud, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     return cloud, by_quota(rows)
 
 
@@ -58,9 +58,9 @@ def test_eks_stack_needs_4_vcpus_per_node_under_g_and_spot_codes() -> None:
     assert rows["L-3819A6DF"].needed == 4 * 20
 
 
-def test_eks_fixture_without_plan_sizes_from_config() -> None:
+def test_eks_fixture_sizes_every_group_from_the_plan() -> None:
     config = parse_file(FIX / "Pulumi.eks-g4dn.yaml")
-    _, rows = d.stack_demand(config, Catalog.load(), None)
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["L-DB2E81BA"].needed == 32
     assert by_quota(rows)["L-3819A6DF"].needed == 16
 
@@ -193,7 +193,7 @@ def test_kubernetes_platform_has_no_cloud_quota_and_says_so() -> None:
     except ConfigErrors:
         pytest.skip("kubernetes schema needs more keys")
     with pytest.raises(ConfigErrors, match="platform"):
-        d.stack_demand(config, Catalog.load(), None)
+        d.stack_demand(config, Catalog.load(), build_plan(config))
 
 
 def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
@@ -211,6 +211,6 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
         ],
     }
     config = parse(raw, "x")
-    _, rows = d.stack_demand(config, Catalog.load(), None)
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["CPUS"].needed == 8 * 3
     assert all("system" not in p for r in rows for p in r.pools)
