@@ -330,6 +330,11 @@ def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():
 
 
 def test_operator_mig_labels_the_pool_for_the_mig_manager():
-    (pool,) = plan({"machineType": "a2-highgpu-1g", "gpu": None,
-                    "mig": {"strategy": "single", "config": "all-1g.5gb"}}).pools
+    (pool,) = plan(
+        {
+            "machineType": "a2-highgpu-1g",
+            "gpu": None,
+            "mig": {"strategy": "single", "config": "all-1g.5gb"},
+        }
+    ).pools
     assert pool.labels["nvidia.com/mig.config"] == "all-1g.5gb"
