@@ -1,7 +1,6 @@
 """``python -m quota`` is ``python -m quota.check``."""
 
-import sys
-
+from infra.cli import run
 from quota.check import main
 
-sys.exit(main())
+run(main)

@@ -86,6 +86,8 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_USAGE
     try:
         return _run(args, config, cloud, rows, catalog, out, err)
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): handled by the entry point, not a quota error
     except Exception as e:  # one line, not a traceback: nothing was judged ok
         if os.environ.get("QUOTA_DEBUG"):
             raise
@@ -203,4 +205,6 @@ def _emit(
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from infra.cli import run
+
+    run(main)
