@@ -54,6 +54,15 @@ def pool_outputs(pool: PoolHints) -> dict[str, Any]:
     }
 
 
+def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
+    """Per pool, the scheduling hints; the operator's (sharing- and MIG-aware) refine the base ones."""
+    out = {p.name: pool_outputs(p) for p in plan.pools}
+    if plan.operator is not None:
+        for name, hints in plan.operator.scheduling.items():
+            out[name] = {**out.get(name, {}), **hints}
+    return out
+
+
 def build(plan: Plan) -> dict[str, Any]:
     """Create every resource of ``plan`` and export the stack outputs; returns the outputs."""
     if plan.gke is not None:
@@ -72,7 +81,7 @@ def build(plan: Plan) -> dict[str, Any]:
         "clusterName": cluster.name,
         "clusterEndpoint": cluster.endpoint,
         "kubeconfig": cluster.kubeconfig,
-        "gpuPools": {p.name: pool_outputs(p) for p in plan.pools},
+        "gpuPools": gpu_pool_outputs(plan),
     }
     if plan.operator is not None:
         from infra.components.gpu_operator import build_operator

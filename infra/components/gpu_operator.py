@@ -138,16 +138,15 @@ _SHORT = {"Namespace": "ns", "ResourceQuota": "quota", "ConfigMap": "cm", "Job":
 def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     """Install the operator and workload helpers; returns extra stack outputs.
 
-    Outputs: ``gpuOperator`` (release name, chart version, preset, namespace), ``gpuScheduling``
-    (per pool: node selector, tolerations, resource name) and ``jupyterhubProfiles`` (per pool: a
-    ``singleuser.profileList`` entry).
+    Outputs: ``gpuOperator`` (release name, chart version, preset, namespace) and
+    ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry). The operator's
+    per-pool scheduling hints go into the program's ``gpuPools`` output.
     """
     op = plan.operator
     if op is None:
         return {}
     component = GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
     outputs: dict[str, Any] = {
-        "gpuScheduling": {k: dict(v) for k, v in op.scheduling.items()},
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
     }
     if op.release is not None and component.release is not None:

@@ -145,14 +145,14 @@ def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
 def test_outputs_carry_scheduling_hints_and_jupyterhub_profiles(recs, stack):
     out: dict[str, Any] = recs[stack].outputs
     assert out["gpuOperator"]["version"] == "v26.7.0"
-    for pool, hints in out["gpuScheduling"].items():
+    for pool, hints in out["gpuPools"].items():
         assert hints["resourceName"] == "nvidia.com/gpu"
         assert hints["nodeSelector"]
         profile = out["jupyterhubProfiles"][pool]
         assert profile["kubespawner_override"]["node_selector"] == hints["nodeSelector"]
     if stack == "gke-t4":
         assert (
-            out["gpuScheduling"]["gpu-t4"]["nodeSelector"]["cloud.google.com/gke-accelerator"]
+            out["gpuPools"]["gpu-t4"]["nodeSelector"]["cloud.google.com/gke-accelerator"]
             == "nvidia-tesla-t4"
         )
 

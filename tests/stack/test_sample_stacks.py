@@ -32,3 +32,11 @@ def test_every_custom_resource_is_parented_to_a_component(stack):
         and (r.parent or "").split("::")[2] == "pulumi:pulumi:Stack"
     ]
     assert orphans == []
+
+
+def test_gpu_pools_output_merges_the_operators_sharing_aware_hints():
+    pools = run_stack("onprem-k3s-timeslicing").outputs["gpuPools"]
+    shared = pools["a10-shared"]
+    assert shared["timeSlicingReplicas"] == 4  # from the operator plan
+    assert (shared["minNodes"], shared["maxNodes"]) == (0, 2)  # from the pool hints
+    assert "jupyterhubProfiles" in run_stack("onprem-k3s-timeslicing").outputs
