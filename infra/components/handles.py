@@ -15,7 +15,7 @@ class ClusterHandle:
     Attributes:
         name: cluster name.
         endpoint: API server endpoint (empty for platform kubernetes).
-        kubeconfig: kubeconfig text, always a Pulumi secret.
+        kubeconfig: kubeconfig text (on platform kubernetes: the kubeconfig path), always a secret.
         provider: the Kubernetes provider every in-cluster object uses.
         ready: resources in-cluster objects must wait for (cluster, system pool) - never GPU pools,
             so the operator installs while GPU pools still sit at zero nodes.
