@@ -13,7 +13,9 @@ def run(main: Callable[[], int]) -> None:
         code = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        # Point stdout at /dev/null so the interpreter's final flush does not fail again.
+        # Nothing more can be shown: leave at once, so neither the final flush of stdout nor the
+        # finalizers of half-closed event loops print noise on the way out.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        code = 0
+        sys.stderr.flush()
+        os._exit(0)
     sys.exit(code)
