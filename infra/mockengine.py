@@ -47,10 +47,99 @@ def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     }
 
 
+# A documentation account ID and a fixed OIDC issuer, so nothing looks like a real cluster.
+MOCK_ACCOUNT = "123456789012"
+
+
+def _mock_oidc_issuer(region: str) -> str:
+    return f"oidc.eks.{region}.amazonaws.com/id/MOCK0000000000000000000000000000"
+
+
+def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+    """EC2 DescribeInstanceTypeOfferings by AZ ID, from the catalog's per-region AZ IDs."""
+    if args.get("locationType") != "availability-zone-id" or not args.get("region"):
+        raise UnmockedInvokeError(
+            "getInstanceTypeOfferings is mocked for locationType "
+            "availability-zone-id with an explicit region only"
+        )
+    filters = {f["name"]: set(f["values"]) for f in args.get("filters") or []}
+    pairs = []
+    for t in sorted(filters.get("instance-type", set(catalog.aws_instances()))):
+        inst = catalog.aws_instance(t)
+        for az in sorted(inst.az_ids.get(args["region"], ())) if inst else ():
+            if "location" not in filters or az in filters["location"]:
+                pairs.append((t, az))
+    return {
+        "id": args["region"],
+        "region": args["region"],
+        "filters": args.get("filters"),
+        "locationType": "availability-zone-id",
+        "instanceTypes": [t for t, _ in pairs],
+        "locations": [a for _, a in pairs],
+        "locationTypes": ["availability-zone-id"] * len(pairs),
+    }
+
+
+def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """An existing EKS cluster: placeholder endpoint, CA and OIDC issuer."""
+    region = args.get("region") or "us-west-2"
+    return {
+        "id": args["name"],
+        "name": args["name"],
+        "endpoint": f"https://{MOCK_ENDPOINT}",
+        "certificateAuthorities": [{"data": MOCK_CA}],
+        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer(region)}"}]}],
+    }
+
+
+def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    url = str(args.get("url", "")).removeprefix("https://")
+    return {"id": url, "url": url, "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{url}"}
+
+
+def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
+    """pulumi-eks Cluster (a remote component: its children are not seen under mocks)."""
+    region = str(pulumi.Config("aws").get("region") or "us-west-2")
+    issuer = _mock_oidc_issuer(region)
+    return {
+        "kubeconfigJson": json.dumps(
+            {
+                "apiVersion": "v1",
+                "kind": "Config",
+                "clusters": [
+                    {
+                        "name": a.inputs.get("name"),
+                        "cluster": {"server": f"https://{MOCK_ENDPOINT}"},
+                    }
+                ],
+            }
+        ),
+        "oidcIssuer": issuer,
+        "oidcProviderUrl": f"https://{issuer}",
+        "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
+        "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
+    }
+
+
+def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
+    """EKS names a managed node group's ASG eks-<nodegroup>-<uuid>; one ASG per group."""
+    ng = a.inputs.get("nodeGroupName") or a.name
+    return {
+        "arn": f"arn:aws:eks:us-west-2:{MOCK_ACCOUNT}:nodegroup/{a.inputs.get('clusterName')}/{ng}/mock",
+        "status": "ACTIVE",
+        "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}],
+    }
+
+
 # Provider function token -> answer. Extend per platform; each entry says where its data comes from.
 INVOKES: dict[str, InvokeFn] = {
     # Existing GKE cluster: a placeholder endpoint and CA (nothing else is read from it).
     "gcp:container/getCluster:getCluster": _gcp_get_cluster,
+    # Offerings by AZ ID: the catalog's aws_gpu_instances.csv (a point-in-time AWS snapshot).
+    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
+    # Existing EKS cluster and its IAM OIDC provider: placeholders.
+    "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
+    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
 }
 
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
@@ -61,6 +150,13 @@ OUTPUTS: dict[str, OutputsFn] = {
     },
     "gcp:serviceaccount/account:Account": lambda a: {
         "email": f"{a.inputs.get('accountId')}@{a.inputs.get('project')}.iam.gserviceaccount.com"
+    },
+    "eks:index:Cluster": _eks_cluster_outputs,
+    "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
+    "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1, "defaultVersion": 1},
+    "aws:iam/role:Role": lambda a: {
+        "name": a.name,
+        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
     },
 }
 
@@ -248,113 +344,3 @@ def _plain(value: Any) -> Any:
     if value is None or isinstance(value, str | int | float | bool):
         return value
     return str(value)
-
-
-# --- EKS (issue 3) ----------------------------------------------------------------------------
-# A documentation account ID and a fixed OIDC issuer, so nothing looks like a real cluster.
-MOCK_ACCOUNT = "123456789012"
-
-
-def _mock_oidc_issuer(region: str) -> str:
-    return f"oidc.eks.{region}.amazonaws.com/id/MOCK0000000000000000000000000000"
-
-
-def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
-    """EC2 DescribeInstanceTypeOfferings by AZ ID, from the catalog's per-region AZ IDs."""
-    if args.get("locationType") != "availability-zone-id" or not args.get("region"):
-        raise UnmockedInvokeError(
-            "getInstanceTypeOfferings is mocked for locationType "
-            "availability-zone-id with an explicit region only"
-        )
-    filters = {f["name"]: set(f["values"]) for f in args.get("filters") or []}
-    pairs = []
-    for t in sorted(filters.get("instance-type", set(catalog.aws_instances()))):
-        inst = catalog.aws_instance(t)
-        for az in sorted(inst.az_ids.get(args["region"], ())) if inst else ():
-            if "location" not in filters or az in filters["location"]:
-                pairs.append((t, az))
-    return {
-        "id": args["region"],
-        "region": args["region"],
-        "filters": args.get("filters"),
-        "locationType": "availability-zone-id",
-        "instanceTypes": [t for t, _ in pairs],
-        "locations": [a for _, a in pairs],
-        "locationTypes": ["availability-zone-id"] * len(pairs),
-    }
-
-
-def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """An existing EKS cluster: placeholder endpoint, CA and OIDC issuer."""
-    region = args.get("region") or "us-west-2"
-    return {
-        "id": args["name"],
-        "name": args["name"],
-        "endpoint": f"https://{MOCK_ENDPOINT}",
-        "certificateAuthorities": [{"data": MOCK_CA}],
-        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer(region)}"}]}],
-    }
-
-
-def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    url = str(args.get("url", "")).removeprefix("https://")
-    return {"id": url, "url": url, "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{url}"}
-
-
-def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
-    """pulumi-eks Cluster (a remote component: its children are not seen under mocks)."""
-    region = str(pulumi.Config("aws").get("region") or "us-west-2")
-    issuer = _mock_oidc_issuer(region)
-    return {
-        "kubeconfigJson": json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": a.inputs.get("name"),
-                        "cluster": {"server": f"https://{MOCK_ENDPOINT}"},
-                    }
-                ],
-            }
-        ),
-        "oidcIssuer": issuer,
-        "oidcProviderUrl": f"https://{issuer}",
-        "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
-        "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
-    }
-
-
-def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
-    """EKS names a managed node group's ASG eks-<nodegroup>-<uuid>; one ASG per group."""
-    ng = a.inputs.get("nodeGroupName") or a.name
-    return {
-        "arn": f"arn:aws:eks:us-west-2:{MOCK_ACCOUNT}:nodegroup/{a.inputs.get('clusterName')}/{ng}/mock",
-        "status": "ACTIVE",
-        "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}],
-    }
-
-
-INVOKES.update(
-    {
-        # Offerings by AZ ID: the catalog's aws_gpu_instances.csv (a point-in-time AWS snapshot).
-        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
-        # Existing EKS cluster and its IAM OIDC provider: placeholders.
-        "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
-        "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
-    }
-)
-OUTPUTS.update(
-    {
-        "eks:index:Cluster": _eks_cluster_outputs,
-        "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
-        "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {
-            "latestVersion": 1,
-            "defaultVersion": 1,
-        },
-        "aws:iam/role:Role": lambda a: {
-            "name": a.name,
-            "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
-        },
-    }
-)

@@ -58,11 +58,6 @@ class GcpMachine:
     accelerator_count: int | None
     zones: frozenset[str] | None
 
-    @property
-    def family(self) -> str:
-        """Machine series (``n1``, ``a2``, ``g2`` ...)."""
-        return self.name.split("-", 1)[0]
-
 
 @dataclass(frozen=True, slots=True)
 class AttachLimit:
@@ -204,10 +199,6 @@ class Catalog:
     def gcp_counts(self, accelerator: str) -> list[int]:
         """GPU counts per VM the catalog lists for ``accelerator``, sorted."""
         return sorted({c for counts in self._acc.get(accelerator, {}).values() for c in counts})
-
-    def gcp_regions(self) -> list[str]:
-        """Every region with any GPU in the catalog, sorted."""
-        return sorted({z.rsplit("-", 1)[0] for zs in self._acc.values() for z in zs})
 
     def gcp_machine(self, name: str) -> GcpMachine | None:
         """The machine type's shape, or ``None`` if the catalog does not know it."""

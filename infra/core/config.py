@@ -32,19 +32,16 @@ SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Platform = Literal["gke", "eks", "kubernetes"]
 PLATFORMS: tuple[Platform, ...] = ("gke", "eks", "kubernetes")
 
-ClusterSpec = GkeClusterSpec | EksClusterSpec | KubernetesClusterSpec
-PoolSpec = GkePoolSpec | EksPoolSpec | KubernetesPoolSpec
-
 _SCHEMAS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
     "gke": (GkeClusterSpec, GkePoolSpec),
     "eks": (EksClusterSpec, EksPoolSpec),
     "kubernetes": (KubernetesClusterSpec, KubernetesPoolSpec),
 }
 
-# gpu-infra:<key> -> (schema, default when absent; None means required)
+# The keys this project reads under gpu-infra:.
 _PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces")
 
-# Provider keys this project reads; other provider namespaces (aws:defaultTags, ...) pass through.
+# Location shapes: GCP regions/zones and AWS regions (the provider keys that must agree with them).
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
 _GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
 _AWS_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")

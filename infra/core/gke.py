@@ -153,19 +153,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     classes: list[ComputeClassPlan] = []
     for i, spec in enumerate(config.pools):
         path = join_path("gpuPools", i)
-        main = _plan_pool(
-            spec,
-            spec.name,
-            spec.machine_type,
-            spec.gpu,
-            spec.spot,
-            spec.max_nodes,
-            path,
-            region,
-            catalog,
-            operator_on,
-            issues,
-        )
+        main = _plan_pool(spec, path, region, catalog, operator_on, issues)
         if main is None:
             continue
         if not spec.fallback:
@@ -215,10 +203,7 @@ def _plan_fallback(
     operator_on: bool,
     issues: Issues,
 ) -> GkePoolPlan | None:
-    fb_path = join_path(path, "fallback", j)
-    gpu = fb.gpu or GkeGpuSpec(driver=spec.gpu.driver)
-    if fb.gpu is not None and "driver" not in fb.gpu.model_fields_set:
-        gpu = gpu.model_copy(update={"driver": spec.gpu.driver})
+    """A fallback alternative as a pool of its own: the main pool's settings, its own shape."""
     name = f"{spec.name}-fb{j + 1}"
     if len(name) > 40:
         issues.add(
@@ -227,21 +212,22 @@ def _plan_fallback(
             f"pools ({name!r} exceeds GKE's 40 characters)",
         )
         return None
-    fb_spec = spec.model_copy(update={"zones": None, "gpu": gpu})
-    return _plan_pool(
-        fb_spec,
-        name,
-        fb.machine_type,
-        gpu,
-        fb.spot,
-        fb.max_nodes or spec.max_nodes,
-        fb_path,
-        region,
-        catalog,
-        operator_on,
-        issues,
-        min_nodes=0,
+    gpu = fb.gpu or GkeGpuSpec()
+    if "driver" not in gpu.model_fields_set:
+        gpu = gpu.model_copy(update={"driver": spec.gpu.driver})
+    fb_spec = spec.model_copy(
+        update={
+            "name": name,
+            "machine_type": fb.machine_type,
+            "gpu": gpu,
+            "spot": fb.spot,
+            "max_nodes": fb.max_nodes or spec.max_nodes,
+            "min_nodes": 0,  # the main pool holds the minimum; alternatives start empty
+            "zones": None,  # every zone offering the alternative's GPU
+            "fallback": None,
+        }
     )
+    return _plan_pool(fb_spec, join_path(path, "fallback", j), region, catalog, operator_on, issues)
 
 
 def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
@@ -261,22 +247,16 @@ def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
 
 def _plan_pool(
     spec: GkePoolSpec,
-    name: str,
-    machine_type: str,
-    gpu: GkeGpuSpec,
-    spot: bool,
-    max_nodes: int,
     path: str,
     region: str,
     catalog: Catalog,
     operator_on: bool,
     issues: Issues,
-    min_nodes: int | None = None,
 ) -> GkePoolPlan | None:
     """Decide one pool; ``None`` (with issues recorded) when its GPU shape is invalid."""
     before = issues.count()
-    mt_path = join_path(path, "machineType")
-    shape = _gpu_shape(machine_type, gpu, path, mt_path, catalog, issues)
+    name, gpu, spot, max_nodes = spec.name, spec.gpu, spec.spot, spec.max_nodes
+    shape = _gpu_shape(spec.machine_type, gpu, path, catalog, issues)
     if shape is None:
         return None
     machine, accelerator, count = shape
@@ -297,7 +277,6 @@ def _plan_pool(
     taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
     queued_or_flex = spec.flex_start is not None or spec.queued_provisioning
     model = catalog.gcp_model(accelerator)
-    total_min = spec.min_nodes if min_nodes is None else min_nodes
     hints = PoolHints(
         name=name,
         platform="gke",
@@ -315,7 +294,7 @@ def _plan_pool(
         labels=labels,
         taints=taints,
         spot=spot,
-        min_nodes=total_min,
+        min_nodes=spec.min_nodes,
         max_nodes=max_nodes,
         mig_profiles=model.mig_profiles,
         gke_sharing=gpu.sharing is not None or gpu.partition_size is not None,
@@ -330,7 +309,7 @@ def _plan_pool(
         driver_version=_DRIVER_VERSION[gpu.driver],  # type: ignore[arg-type]
         image_type=spec.image_type,
         node_locations=tuple(zones),
-        total_min=total_min,
+        total_min=spec.min_nodes,
         total_max=max_nodes,
         spot=spot,
         labels=labels,
@@ -364,11 +343,11 @@ def _gpu_shape(
     machine_type: str,
     gpu: GkeGpuSpec,
     path: str,
-    mt_path: str,
     catalog: Catalog,
     issues: Issues,
 ) -> tuple[GcpMachine, str, int] | None:
     """Resolve (machine, accelerator, count) per gke.md §7, or record why it cannot carry the GPU."""
+    mt_path = join_path(path, "machineType")
     family = machine_type.split("-", 1)[0]
     machine = catalog.gcp_machine(machine_type)
     gpu_path = join_path(path, "gpu")
@@ -556,7 +535,7 @@ def _check_sharing(
         )
     elif gke_on and operator_on:
         issues.add(
-            gpath + (".sharing" if gpu.sharing else ".partitionSize"),
+            join_path(gpath, "sharing" if gpu.sharing else "partitionSize"),
             "GKE's sharing and partitioning are done by GKE's device plugin, which is off on "
             "pools of a stack with gpuOperator.enabled; use the pool's sharing/mig instead",
         )
