@@ -5,6 +5,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
+from pathlib import Path
+
+_PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def stack_path(stack: str) -> Path:
+    """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the project root.
+
+    When neither exists, the working-directory path is returned, so "not found" names it.
+    """
+    name = Path("stacks") / f"Pulumi.{stack}.yaml"
+    for base in (Path.cwd(), _PROJECT_ROOT):
+        if (base / name).exists():
+            return base / name
+    return Path.cwd() / name
 
 
 def run(main: Callable[[], int]) -> None:

@@ -14,20 +14,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from infra.cli import stack_path
 from infra.core.config import StackConfig, load_stack_file, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
-
-
-def stack_path(stack: str, root: Path | None = None) -> Path:
-    """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the project root."""
-    for base in [root] if root else [Path.cwd(), Path(__file__).resolve().parent.parent]:
-        candidate = base / "stacks" / f"Pulumi.{stack}.yaml"
-        if candidate.exists():
-            return candidate
-    return (root or Path.cwd()) / "stacks" / f"Pulumi.{stack}.yaml"
 
 
 def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:

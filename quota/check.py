@@ -19,9 +19,10 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
+from infra.cli import stack_path  # stdlib only: --help stays fast
+
 EXIT_USAGE = 2
 EXIT_UNKNOWN = 3
-_REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,13 +46,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--justification", metavar="TEXT", help="why the quota is needed (GCP requests)")
     p.add_argument("--email", metavar="ADDR", help="contact email; required by GCP for --request")
     return p
-
-
-def stack_path(stack: str) -> Path:
-    """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the repository."""
-    name = f"Pulumi.{stack}.yaml"
-    local = Path.cwd() / "stacks" / name
-    return local if local.exists() else _REPO_ROOT / "stacks" / name
 
 
 def main(

@@ -8,6 +8,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+from infra.cli import stack_path
 from quota.check import main
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -27,7 +30,7 @@ def test_offline_json_for_gke_t4_lists_t4_cpus_and_global_gpus() -> None:
     assert (
         rows["NVIDIA_T4_GPUS"]["needed"] == 21 and rows["NVIDIA_T4_GPUS"]["region"] == "us-central1"
     )
-    assert rows["CPUS"]["needed"] >= 160
+    assert rows["CPUS"]["needed"] == 184
     assert (
         rows["GPUS_ALL_REGIONS"]["needed"] == 21 and rows["GPUS_ALL_REGIONS"]["scope"] == "global"
     )
@@ -94,3 +97,14 @@ def test_help_imports_no_config_or_cloud_sdk() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
     )
     assert p.stdout.strip() == "[]", p.stderr
+
+
+def test_stack_path_prefers_the_working_directory_then_the_project(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert stack_path("gke-t4") == ROOT / "stacks" / "Pulumi.gke-t4.yaml"
+    assert stack_path("nope") == tmp_path / "stacks" / "Pulumi.nope.yaml"
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.gke-t4.yaml").write_text("config: {}\n")
+    assert stack_path("gke-t4") == tmp_path / "stacks" / "Pulumi.gke-t4.yaml"
