@@ -94,9 +94,9 @@ def describe_error(exc: BaseException, op: str, attempts: int) -> str:
 class AwsQuotaService:
     """Reads and requests EC2 vCPU quotas in one region (one client per service, thread-shared)."""
 
-    def __init__(self, settings: AwsSettings, catalog: Catalog | None = None) -> None:
+    def __init__(self, settings: AwsSettings, catalog: Catalog) -> None:
         self.s = settings
-        self.catalog = catalog or Catalog.load()
+        self.catalog = catalog
         config = Config(
             region_name=settings.region,
             retries={"max_attempts": settings.max_attempts, "mode": "standard"},
@@ -160,12 +160,14 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
-        vcpus = self._vcpus({t for t, _ in counts})
+        # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
+        counted = [
+            (t, c, n) for (t, spot), n in counts.items() if (c := aws_quota_code(t, spot)) in codes
+        ]
+        vcpus = self._vcpus({t for t, _, _ in counted})
         out: dict[str, int] = defaultdict(int)
-        for (itype, spot), n in counts.items():
-            code = aws_quota_code(itype, spot)
-            if code in codes:
-                out[code] += n * vcpus[itype]
+        for itype, code, n in counted:
+            out[code] += n * vcpus[itype]
         return dict(out)
 
     def _vcpus(self, types: set[str]) -> dict[str, int]:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from quota.clients.aws import AwsSettings
+from infra.core.catalog import Catalog
+from quota.clients.aws import AwsQuotaService, AwsSettings
 from quota.clients.gcp import GcpSettings, dimensions_of, preference_id_of, quota_id_of
 from quota.demand import QuotaKey
 
@@ -48,3 +49,41 @@ def test_preference_ids_are_deterministic_per_quota_and_dimensions() -> None:
         "region": "us-east4",
         "gpu_family": "NVIDIA_H100",
     }
+
+
+class _Ec2Stub:
+    """DescribeInstances with fixed instances; records DescribeInstanceTypes lookups."""
+
+    def __init__(self, instances: list[dict[str, str]]) -> None:
+        self.instances = instances
+        self.described: list[str] = []
+
+    def get_paginator(self, name: str) -> _Ec2Stub:
+        assert name == "describe_instances"
+        return self
+
+    def paginate(self, **_: object) -> list[dict[str, object]]:
+        return [{"Reservations": [{"Instances": self.instances}]}]
+
+    def describe_instance_types(self, InstanceTypes: list[str]) -> dict[str, object]:
+        self.described += InstanceTypes
+        return {
+            "InstanceTypes": [
+                {"InstanceType": t, "VCpuInfo": {"DefaultVCpus": 2}} for t in InstanceTypes
+            ]
+        }
+
+
+def test_aws_usage_looks_up_vcpus_only_for_types_under_the_checked_codes() -> None:
+    service = AwsQuotaService(AwsSettings("us-west-2"), Catalog.load())
+    stub = _Ec2Stub(
+        [
+            {"InstanceType": "m5.large"},  # Standard: checked, not in the GPU catalog
+            {"InstanceType": "inf1.xlarge"},  # Inf: not checked, must not be looked up
+            {"InstanceType": "g4dn.xlarge", "InstanceLifecycle": "spot"},  # G spot: not checked
+            {"InstanceType": "g4dn.xlarge"},
+        ]
+    )
+    service.ec2 = stub
+    assert service._usage({"L-1216C47A", "L-DB2E81BA"}) == {"L-1216C47A": 2, "L-DB2E81BA": 4}
+    assert stub.described == ["m5.large"]
