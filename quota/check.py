@@ -125,12 +125,10 @@ def _file_requests(
     for c in checks:
         if c.status != "short":
             continue
-        reading = readings[c.demand.key]
-        want = desired_value(c.demand.needed, reading)
-        if want is None:
-            c.request = {"action": "skipped", "status": "not above the current limit"}
-        else:
-            todo.append((c, want))
+        want = desired_value(c.demand.needed, readings[c.demand.key])
+        # short means a known limit below usage + needed, so the request always raises it
+        assert want is not None, c.demand.key
+        todo.append((c, want))
 
     def file(item: tuple[Any, int]) -> dict[str, Any]:
         c, want = item

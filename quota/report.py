@@ -5,8 +5,9 @@ The JSON shape and exit codes are the outside contract (CONTRACT.md, ``python -m
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 from quota.arithmetic import Reading, Status, verdict
@@ -14,7 +15,6 @@ from quota.demand import Cloud, DemandRow
 
 EXIT_OK = 0
 EXIT_SHORT = 1
-EXIT_USAGE = 2
 EXIT_UNKNOWN = 3
 
 
@@ -37,7 +37,6 @@ class Check:
     status: Status = "unknown"
     reason: str = ""
     request: dict[str, Any] | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def judged(cls, demand: DemandRow, reading: Reading) -> Check:
@@ -57,8 +56,8 @@ class Check:
             "name": self.demand.name,
             "unit": k.unit,
             "needed": self.demand.needed,
-            "limit": _int_or_none(self.limit),
-            "usage": _int_or_none(self.usage),
+            "limit": _whole(self.limit, math.floor),
+            "usage": _whole(self.usage, math.ceil),
             "status": self.status,
             "reason": self.reason,
             "request": self.request,
@@ -69,11 +68,10 @@ class Check:
         return out
 
 
-def _int_or_none(x: float | None) -> int | None:
-    # Quotas are whole units; Compute returns floats (24.0). Round usage up, never down.
-    if x is None:
-        return None
-    return int(x) if float(x).is_integer() else int(x) + 1
+def _whole(x: float | None, rounding: Callable[[float], int]) -> int | None:
+    # Quotas are whole units; Compute returns floats (24.0). Limits round down and usage up, so a
+    # fractional value never shows more headroom than there is.
+    return None if x is None else rounding(x)
 
 
 def offline_checks(rows: Sequence[DemandRow]) -> list[Check]:
@@ -155,7 +153,7 @@ def render(
         if offline:
             cells.append("; ".join(c.demand.pools))
         else:
-            lim, use = _int_or_none(c.limit), _int_or_none(c.usage)
+            lim, use = _whole(c.limit, math.floor), _whole(c.usage, math.ceil)
             cells += [
                 "-" if lim is None else str(lim),
                 "-" if use is None else str(use),

@@ -61,9 +61,21 @@ def test_json_row_has_the_contract_keys() -> None:
     assert doc["stack"] == "gke-t4" and doc["cloud"] == "gcp"
 
 
-def test_fractional_usage_rounds_up_in_json() -> None:
-    c = Check.judged(ROW, Reading(limit=24.0, usage=2.5))
-    assert c.as_json()["usage"] == 3
+def test_fractional_values_never_overstate_headroom_in_json() -> None:
+    c = Check.judged(ROW, Reading(limit=24.5, usage=2.5))
+    assert (c.as_json()["limit"], c.as_json()["usage"]) == (24, 3)
+
+
+def test_every_short_row_has_a_request_above_its_limit() -> None:
+    for needed, reading in [
+        (20, Reading(limit=24, usage=4.5)),
+        (0, Reading(limit=4, usage=5)),
+        (25, Reading(limit=24)),  # usage unknown, short from the limit alone
+        (1, Reading(limit=23.5, usage=23)),
+    ]:
+        assert verdict(needed, reading)[0] == "short"
+        want = desired_value(needed, reading)
+        assert want is not None and reading.limit is not None and want > reading.limit
 
 
 def test_exit_codes_short_then_unknown_then_ok() -> None:
