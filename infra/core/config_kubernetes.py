@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
@@ -53,9 +53,11 @@ class KubernetesPoolSpec(PoolBase):
 
 
 class KubernetesClusterSpec(ClusterBase):
-    """An existing cluster (``existing`` is implied); ``location`` is free text (a site or rack).
+    """An existing cluster; ``location`` is free text (a site or rack).
 
     Attributes:
+        existing: always true (may be omitted); ``false`` is rejected, gpu-infra creates no
+            on-prem cluster.
         kubeconfig: kubeconfig file path; default: what the Kubernetes provider finds
             (``KUBECONFIG``, then ``~/.kube/config``).
         context: kubeconfig context; default: the file's current context.
@@ -65,3 +67,14 @@ class KubernetesClusterSpec(ClusterBase):
     kubeconfig: str | None = Field(default=None, min_length=1)
     context: str | None = Field(default=None, min_length=1)
     distribution: Distribution = "containerd"
+    existing: bool = True
+
+    @field_validator("existing")
+    @classmethod
+    def _always_existing(cls, v: bool) -> bool:
+        if not v:
+            raise ValueError(
+                "platform kubernetes attaches to an existing cluster; gpu-infra cannot create one "
+                "(omit existing or set it to true)"
+            )
+        return v

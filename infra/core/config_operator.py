@@ -7,11 +7,12 @@ chart's values live in ``infra.core.operator`` and ``infra.core.helm_values``.
 from __future__ import annotations
 
 import re
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
 from infra.core.config_base import Model, NamespaceName
+from infra.core.config_kubernetes import Distribution
 
 # The chart version used when a stack does not name one. The ONE place the default is pinned;
 # its values file is vendored under infra/core/data/gpu-operator/ for key validation.
@@ -22,17 +23,10 @@ DEFAULT_OPERATOR_VERSION = "v26.7.0"
 # driver cannot satisfy. https://docs.nvidia.com/deploy/cuda-compatibility/
 DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04"
 
-Preset = Literal[
-    "gke-google-driver",
-    "gke-operator-driver",
-    "eks-al2023",
-    "eks-bottlerocket",
-    "containerd",
-    "k3s",
-    "rke2",
-    "microk8s",
-]
-PRESETS: tuple[str, ...] = get_args(Preset)
+GkePreset = Literal["gke-google-driver", "gke-operator-driver"]
+EksPreset = Literal["eks-al2023", "eks-bottlerocket"]
+# On-prem presets are the distributions themselves (nested Literals flatten).
+Preset = Literal[GkePreset, EksPreset, Distribution]
 
 # Environment variable names as the container runtime reads them (POSIX portable names).
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
@@ -69,7 +63,8 @@ class GpuOperatorSpec(Model):
     def _env_names(cls, v: dict[str, str | bool | int]) -> dict[str, str | bool | int]:
         bad = [k for k in v if not re.match(_ENV_NAME, k)]
         if bad:
-            raise ValueError(f"{', '.join(map(repr, bad))} are not environment variable names")
+            verb = "is not an environment variable name" if len(bad) == 1 else "are not env names"
+            raise ValueError(f"{', '.join(map(repr, bad))} {verb} (letters, digits, _)")
         return v
 
 
