@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
-from infra.core.operator import Manifest, NodeLabels, OperatorPlan
+from infra.core.operator import SMOKE_TEST_DEADLINE_SECONDS, Manifest, NodeLabels, OperatorPlan
 from infra.core.plan import Plan
 
 
@@ -49,6 +49,8 @@ class GpuOperator(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=list(deps), custom_timeouts=timeouts
             )
 
+        # Pulumi waits for the test Job: its deadline plus 10 minutes to see the Job's final state.
+        job_timeouts = pulumi.CustomTimeouts(create=f"{SMOKE_TEST_DEADLINE_SECONDS // 60 + 10}m")
         after_deps: list[pulumi.Resource] = base
         if plan.release is not None and plan.namespace_object is not None:
             ns = self._object(name, plan.namespace_object, child(base))
@@ -82,7 +84,7 @@ class GpuOperator(pulumi.ComponentResource):
                 # The test Job scales a GPU node up and, on operator drivers, waits for the build;
                 # on-prem it also needs the node labels that select its sharing/MIG config.
                 deps += [p for group in labelled for p in group]
-                self._object(name, m, child(deps, pulumi.CustomTimeouts(create="40m")))
+                self._object(name, m, child(deps, job_timeouts))
             else:
                 res = self._object(name, m, child(deps))
                 if m["kind"] == "Namespace":
@@ -145,13 +147,13 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     op = plan.operator
     if op is None:
         return {}
-    component = GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
+    GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
     outputs: dict[str, Any] = {
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
     }
-    if op.release is not None and component.release is not None:
+    if op.release is not None:
         outputs["gpuOperator"] = {
-            "release": component.release.name,
+            "release": op.release.name,
             "version": op.release.version,
             "preset": op.preset,
             "namespace": op.release.namespace,

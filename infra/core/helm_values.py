@@ -157,18 +157,6 @@ def merge_settings(
     return values, reasons
 
 
-def flatten(values: Mapping[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
-    """Leaves of a nested mapping as (dotted path, value); lists and empty maps are leaves."""
-    out: list[tuple[str, Any]] = []
-    for key, value in values.items():
-        path = f"{prefix}.{key}" if prefix else str(key)
-        if isinstance(value, dict) and value:
-            out.extend(flatten(value, path))
-        else:
-            out.append((path, value))
-    return out
-
-
 def render_values_yaml(
     values: Mapping[str, Any], reasons: Mapping[str, str], header: Sequence[str] = ()
 ) -> str:

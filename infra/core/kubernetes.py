@@ -6,16 +6,13 @@ so the GPU Operator plan, the workload hints and the smoke tests can target them
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
-from infra.core.catalog import Catalog, read_rows
+from infra.core.catalog import Catalog
 from infra.core.config import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.operator import operator_node_labels
+from infra.core.operator import nvidia_mig_profiles, operator_node_labels
 from infra.core.pools import PoolHints, Taint
-
-MIG_PROFILES_CSV = "nvidia_mig_profiles.csv"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,42 +34,26 @@ class KubernetesPlan:
     pools: tuple[PoolHints, ...] = ()
 
 
-@functools.cache
-def _mig_table() -> dict[str, tuple[str, tuple[str, ...]]]:
-    """alias (lower case) -> (canonical model, MIG profiles smallest first)."""
-    table: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for row in read_rows(MIG_PROFILES_CSV):
-        entry = (row["gpu_model"], tuple(row["profiles"].split()))
-        for alias in [row["gpu_model"], *row["aliases"].split(";")]:
-            table[alias.strip().lower()] = entry
-    return table
-
-
-def mig_profiles(gpu_model: str) -> tuple[str, ...]:
-    """MIG profiles of a GPU model (``A100-40GB``, ``nvidia-tesla-a100``, ``H100``); ``()`` if none.
-
-    Source: infra/core/data/nvidia_mig_profiles.csv (NVIDIA MIG user guide).
-    """
-    entry = _mig_table().get(gpu_model.strip().lower())
-    return entry[1] if entry else ()
-
-
 def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> KubernetesPlan:
-    """Describe the existing cluster's GPU pools; problems go to ``issues``."""
-    del catalog  # on-prem hardware is not in the cloud catalog
+    """Describe the existing cluster's GPU pools; problems go to ``issues``.
+
+    A pool's hint labels include the operator's sharing/MIG labels only when it lists ``nodes``
+    (gpu-infra labels those); ``plan_operator`` reports pools that would lack them.
+    """
     cluster = config.cluster
     pools: list[PoolHints] = []
+    owner: dict[str, str] = {}  # node -> pool: a node gets one pool's labels (one NodePatch)
     for i, p in enumerate(config.pools):
+        for j, node in enumerate(p.nodes):
+            if node in owner:
+                issues.add(
+                    join_path("gpuPools", i, "nodes", j),
+                    f"{node} is already in pool {owner[node]}; a node belongs to one pool",
+                )
+            owner.setdefault(node, p.name)
         labels = {**p.labels, **p.node_selector}
-        wanted = operator_node_labels(p)
-        missing = {k: v for k, v in wanted.items() if labels.get(k) != v}
-        if missing and not p.nodes and config.operator.enabled:
-            issues.add(
-                join_path("gpuPools", i, "nodes"),
-                "list the pool's node names so gpu-infra can label them "
-                + ", ".join(f"{k}={v}" for k, v in sorted(missing.items()))
-                + " (or label the nodes yourself and declare it under labels)",
-            )
+        if p.nodes:
+            labels.update(operator_node_labels(p))
         pools.append(
             PoolHints(
                 name=p.name,
@@ -85,12 +66,12 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
                 node_image=cluster.distribution,
                 driver=p.driver,
                 node_selector=dict(p.node_selector),
-                labels={**labels, **wanted},
+                labels=labels,
                 taints=tuple(Taint(t.key, t.value, t.effect) for t in p.taints),
                 spot=p.spot,
                 min_nodes=p.min_nodes,
                 max_nodes=p.max_nodes,
-                mig_profiles=mig_profiles(p.gpu.model),
+                mig_profiles=nvidia_mig_profiles(p.gpu.model, catalog.data_dir),
             )
         )
     return KubernetesPlan(

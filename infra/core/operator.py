@@ -8,18 +8,24 @@ reference gpu-operator.md (section numbers below) and the vendored chart values.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import Any, get_args
 
 import yaml
 
+from infra.core.catalog import DATA_DIR, read_rows
 from infra.core.config import StackConfig
-from infra.core.config_operator import PRESETS, GpuOperatorSpec
+from infra.core.config_base import PoolBase
+from infra.core.config_kubernetes import Distribution, KubernetesPoolSpec
+from infra.core.config_operator import EksPreset, GkePreset, GpuOperatorSpec
 from infra.core.errors import Issues, join_path
 from infra.core.helm_values import (
     Setting,
+    chart_defaults,
     default_at,
     is_cdi_era,
     merge_settings,
@@ -65,16 +71,27 @@ SMOKE_TEST_TTL_SECONDS = 3600
 # Scale-from-zero, image pull and (operator-managed) driver build take minutes; fail after 30.
 SMOKE_TEST_DEADLINE_SECONDS = 1800
 
+# NVIDIA's MIG profiles per GPU model: the one source for operator MIG (every platform). GKE's own
+# partitioning (gpu.partitionSize) keeps GKE's shorter list in gcp_accelerator_models.csv.
+MIG_PROFILES_CSV = "nvidia_mig_profiles.csv"
+
 _PLATFORM_PRESETS: dict[str, tuple[str, ...]] = {
-    "gke": ("gke-google-driver", "gke-operator-driver"),
-    "eks": ("eks-al2023", "eks-bottlerocket"),
-    "kubernetes": ("containerd", "k3s", "rke2", "microk8s"),
+    "gke": get_args(GkePreset),
+    "eks": get_args(EksPreset),
+    "kubernetes": get_args(Distribution),
 }
 # Presets whose device plugin / MIG manager is the node image's, not the operator's (§4.4).
 _NO_OPERATOR_DEVICE_PLUGIN = ("eks-bottlerocket",)
 _NO_OPERATOR_MIG_MANAGER = ("eks-bottlerocket",)
 _NO_OPERATOR_TOOLKIT = ("eks-al2023", "eks-bottlerocket")
 _MIG_CONFIGS_FIXED = ("all-disabled", "all-enabled", "all-balanced")
+# Under strategy mixed these give no single per-pool resource name (none, or several sizes).
+_MIG_CONFIGS_NOT_MIXED = ("all-enabled", "all-balanced")
+
+PoolSpecs = Mapping[str, tuple[int, PoolBase]]
+# GKE binds a pool with `fallback` alternatives, and its `<pool>-fb<N>` pools planned from them, to
+# a ComputeClass named after the pool (infra.core.gke); the alternatives share that gpuPools entry.
+GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -124,7 +141,6 @@ class OperatorPlan:
             device-plugin config).
         after_release: objects that need the operator (GPU namespaces and quotas, smoke tests).
         node_labels: labels to patch onto existing nodes (platform kubernetes).
-        pool_labels: per pool, node labels the operator config expects (sharing/MIG selection).
         scheduling: per pool, what a GPU workload needs to land there (stack output).
         jupyterhub_profiles: per pool, a ready JupyterHub ``profileList`` entry (stack output).
     """
@@ -136,14 +152,8 @@ class OperatorPlan:
     before_release: tuple[Manifest, ...] = ()
     after_release: tuple[Manifest, ...] = ()
     node_labels: tuple[NodeLabels, ...] = ()
-    pool_labels: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     scheduling: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     jupyterhub_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
-
-    def objects(self) -> list[Manifest]:
-        """Every Kubernetes object the plan creates, in creation order (Helm release excluded)."""
-        head = [self.namespace_object] if self.namespace_object else []
-        return [*head, *self.before_release, *self.after_release]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -153,19 +163,32 @@ class OperatorPlan:
 def plan_operator(
     config: StackConfig, pools: Sequence[PoolHints], issues: Issues
 ) -> OperatorPlan | None:
-    """Decide the operator install and the workload helpers; problems go to ``issues``.
+    """Decide the GPU Operator install and the workload helpers around it.
 
-    Returns ``None`` only when there is nothing to do (operator disabled, no pools, no namespaces).
+    Chooses the preset, builds the Helm values (preset, toolkit env, sharing, MIG, tolerations,
+    then the user's ``gpuOperator.values``, each with its reason), the namespace and the objects
+    the release needs before and after it, and per pool the scheduling hints, JupyterHub profile
+    and opt-in smoke-test Job.
+
+    Args:
+        config: the parsed stack.
+        pools: the platform planner's ``PoolHints``, one per ``config.pools`` entry, same names.
+        issues: collects config errors (key path, value, rule); nothing is raised here.
+
+    Returns:
+        The plan (``release`` is ``None`` when the operator is disabled), or ``None`` when there is
+        nothing to do (operator disabled, no pools, no GPU namespaces) or the chart version or
+        preset is unusable (``issues`` says why).
     """
     spec = config.operator
-    specs = {p.name: (i, p) for i, p in enumerate(config.pools)}
+    specs: PoolSpecs = {p.name: (i, p) for i, p in enumerate(config.pools)}
     before = issues.count()
     _check_namespaces(config, issues)
     if not spec.enabled:
         _reject_operator_features(pools, specs, issues)
         if not pools and not config.namespaces:
             return None
-        return _assemble(config, pools, specs, None, None, "default", {}, issues)
+        return _assemble(config, pools, specs, None, None, "default")
 
     if spec.version not in vendored_versions():
         issues.add(
@@ -189,7 +212,6 @@ def plan_operator(
             "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
             "below 1.33",
         )
-    pool_labels = {h.name: operator_node_labels(specs[h.name][1]) for h in pools if h.name in specs}
     settings = [
         *preset_settings(preset, spec.version, config),
         *_toolkit_settings(spec, preset, issues),
@@ -197,13 +219,14 @@ def plan_operator(
         *_mig_settings(config, preset, pools, specs, issues),
         *_toleration_settings(spec.version, pools),
     ]
-    managed = {s.path.split("[")[0] for s in settings if not s.reason.startswith("preset ")}
-    settings.extend(_user_settings(spec, managed, issues))
-    values, reasons = merge_settings(settings, spec.version)
+    user = _user_settings(spec, settings, issues)
+    values, reasons = merge_settings([*settings, *user], spec.version)
+    # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
     for path in unknown_paths(values, spec.version):
         issues.add(
-            f"gpuOperator.values.{path}" if _from_user(path, spec.values) else "gpuOperator.preset",
-            f"{path!r} is not a key of the gpu-operator {spec.version} chart values",
+            "gpuOperator.preset",
+            f"preset {preset!r} sets {path!r}, which is not a key of the gpu-operator "
+            f"{spec.version} chart values; pick another gpuOperator.version",
         )
     release = HelmRelease(
         version=spec.version,
@@ -213,18 +236,19 @@ def plan_operator(
         timeout=spec.timeout,
     )
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
-        _check_pool_labels(config, pools, specs, pool_labels, issues)
-    return _assemble(config, pools, specs, release, preset, spec.namespace, pool_labels, issues)
+        _check_pool_labels(config, pools, specs, issues)
+    return _assemble(config, pools, specs, release, preset, spec.namespace)
 
 
-def operator_node_labels(pool: Any) -> dict[str, str]:
+def operator_node_labels(pool: PoolBase) -> dict[str, str]:
     """Node labels a pool needs for the operator's per-pool config (time-slicing, MIG).
 
     The GKE and EKS planners merge these into the pool's node labels (and ``PoolHints.labels``);
-    ``plan_operator`` checks they are there.
+    the kubernetes planner does so for pools whose ``nodes`` gpu-infra labels. ``plan_operator``
+    checks they are there.
 
     Args:
-        pool: a ``PoolBase`` (any platform's pool spec).
+        pool: any platform's pool spec.
     """
     labels: dict[str, str] = {}
     if pool.sharing is not None:
@@ -232,6 +256,29 @@ def operator_node_labels(pool: Any) -> dict[str, str]:
     if pool.mig is not None:
         labels[MIG_CONFIG_LABEL] = pool.mig.config
     return labels
+
+
+def nvidia_mig_profiles(gpu: str, data_dir: Path = DATA_DIR) -> tuple[str, ...]:
+    """NVIDIA's MIG profiles (smallest first) of a GPU, by model or alias; ``()`` if it has no MIG.
+
+    Accepts the names people, GKE and EKS use (``A100-40GB``, ``nvidia-tesla-a100``, ``A100``).
+    Source: ``nvidia_mig_profiles.csv`` (NVIDIA MIG user guide).
+    """
+    return _mig_table(data_dir).get(gpu.strip().lower(), ())
+
+
+@functools.cache
+def _mig_table(data_dir: Path) -> dict[str, tuple[str, ...]]:
+    table: dict[str, tuple[str, ...]] = {}
+    for row in read_rows(MIG_PROFILES_CSV, data_dir):
+        for alias in [row["gpu_model"], *row["aliases"].split(";")]:
+            table[alias.strip().lower()] = tuple(row["profiles"].split())
+    return table
+
+
+def pool_mig_profiles(h: PoolHints) -> tuple[str, ...]:
+    """NVIDIA's MIG profiles of the pool's GPU (looked up by model, then by the cloud's name)."""
+    return nvidia_mig_profiles(h.gpu_model) or nvidia_mig_profiles(h.gpu_type)
 
 
 def sharing_config_key(replicas: int) -> str:
@@ -270,10 +317,7 @@ def render_helm_values(plan: Any) -> str:
 
 
 def choose_preset(
-    config: StackConfig,
-    pools: Sequence[PoolHints],
-    specs: Mapping[str, tuple[int, Any]],
-    issues: Issues,
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
 ) -> str | None:
     """The preset: ``gpuOperator.preset`` if given, else derived; checked against every pool."""
     allowed = _PLATFORM_PRESETS[config.platform]
@@ -288,9 +332,7 @@ def choose_preset(
     preset = given or _derive_preset(config, pools)
     ok = True
     for h in pools:
-        i, pool = specs.get(h.name, (None, None))
-        if i is None:
-            continue
+        i, pool = _spec_of(specs, h)
         problem = _pool_contradicts(preset, h)
         if problem is None:
             continue
@@ -306,10 +348,11 @@ def choose_preset(
     if config.platform == "kubernetes" and pools:
         first = pools[0].driver
         for h in pools[1:]:
-            if h.driver != first and h.name in specs:
+            if h.driver != first:
                 ok = False
+                i, pool = _spec_of(specs, h)
                 issues.add(
-                    _driver_path(config.platform, specs[h.name][0], None),
+                    _driver_path(config.platform, i, pool),
                     f"{h.driver!r} differs from gpuPools[0]'s {first!r}; one operator install "
                     "either installs the driver on every GPU node or on none",
                 )
@@ -325,7 +368,7 @@ def _derive_preset(config: StackConfig, pools: Sequence[PoolHints]) -> str:
     if config.platform == "eks":
         image = first.node_image.upper() if first else ""
         return "eks-bottlerocket" if image.startswith("BOTTLEROCKET") else "eks-al2023"
-    return str(getattr(config.cluster, "distribution", "containerd"))
+    return config.cluster.distribution
 
 
 def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
@@ -351,20 +394,24 @@ def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
                 f"expects the {family} NVIDIA AMI (driver and toolkit preinstalled), "
                 f"but the pool's AMI type is {h.node_image!r}"
             )
-    if preset in _PLATFORM_PRESETS["kubernetes"] and h.driver not in ("operator", "preinstalled"):
-        return f"cannot serve a pool whose driver mode is {h.driver!r}"
     return None
 
 
-def _driver_path(platform: str, i: int, pool: Any) -> str:
+def _spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
+    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
+    own = specs.get(h.name)
+    return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]
+
+
+def _driver_path(platform: str, i: int, pool: PoolBase) -> str:
     """The key that decides where a pool's driver comes from."""
     if platform == "gke":
         return join_path("gpuPools", i, "gpu", "driver")
     if platform == "kubernetes":
         return join_path("gpuPools", i, "driver")
-    if getattr(pool, "ami_type", None) is not None:
-        return join_path("gpuPools", i, "amiType")
-    return join_path("gpuPools", i, "amiFamily" if hasattr(pool, "ami_family") else "")
+    # EKS: the AMI type, given explicitly or derived from amiFamily.
+    key = "amiType" if getattr(pool, "ami_type", None) is not None else "amiFamily"
+    return join_path("gpuPools", i, key)
 
 
 def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
@@ -536,15 +583,12 @@ def _env_string(raw: str | bool | int) -> str:
 
 
 def _sharing_settings(
-    preset: str,
-    pools: Sequence[PoolHints],
-    specs: Mapping[str, tuple[int, Any]],
-    issues: Issues,
+    preset: str, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
 ) -> list[Setting]:
     shared = False
     for h in pools:
-        i, pool = specs.get(h.name, (None, None))
-        if pool is None or pool.sharing is None:
+        i, pool = _spec_of(specs, h)
+        if pool.sharing is None:
             continue
         path = join_path("gpuPools", i, "sharing")
         if h.gke_sharing:
@@ -601,16 +645,17 @@ def _mig_settings(
     config: StackConfig,
     preset: str,
     pools: Sequence[PoolHints],
-    specs: Mapping[str, tuple[int, Any]],
+    specs: PoolSpecs,
     issues: Issues,
 ) -> list[Setting]:
     strategy: str | None = None
     for h in pools:
-        i, pool = specs.get(h.name, (None, None))
-        if pool is None or pool.mig is None:
+        i, pool = _spec_of(specs, h)
+        if pool.mig is None:
             continue
         path = join_path("gpuPools", i, "mig")
-        if not h.mig_profiles:
+        profiles = pool_mig_profiles(h)
+        if not profiles:
             issues.add(
                 path,
                 f"{h.gpu_model} ({h.gpu_type}) does not support MIG; MIG needs an A30, A100, H100, "
@@ -627,12 +672,19 @@ def _mig_settings(
         if preset in _NO_OPERATOR_MIG_MANAGER:
             issues.add(path, f"preset {preset!r} leaves MIG to the node image's MIG manager")
             continue
-        valid = (*_MIG_CONFIGS_FIXED, *(f"all-{p}" for p in h.mig_profiles))
+        valid = (*_MIG_CONFIGS_FIXED, *(f"all-{p}" for p in profiles))
         if pool.mig.config not in valid:
             issues.add(
                 join_path("gpuPools", i, "mig", "config"),
                 f"{pool.mig.config!r} is not a MIG config for {h.gpu_model}; use one of: "
                 f"{', '.join(valid)}",
+            )
+        elif pool.mig.strategy == "mixed" and pool.mig.config in _MIG_CONFIGS_NOT_MIXED:
+            issues.add(
+                join_path("gpuPools", i, "mig", "config"),
+                f"{pool.mig.config!r} with strategy 'mixed' gives the pool no single resource name "
+                "(mixed advertises nvidia.com/mig-<profile> per profile); use all-<profile> "
+                "(e.g. all-" + profiles[0] + ") or strategy 'single'",
             )
         if strategy is not None and pool.mig.strategy != strategy:
             issues.add(
@@ -655,13 +707,9 @@ def _mig_settings(
     return out
 
 
-def _reject_operator_features(
-    pools: Sequence[PoolHints], specs: Mapping[str, tuple[int, Any]], issues: Issues
-) -> None:
+def _reject_operator_features(pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues) -> None:
     for h in pools:
-        i, pool = specs.get(h.name, (None, None))
-        if pool is None:
-            continue
+        i, pool = _spec_of(specs, h)
         for key in ("sharing", "mig"):
             if getattr(pool, key) is not None:
                 issues.add(
@@ -682,12 +730,13 @@ def _toleration_settings(version: str, pools: Sequence[PoolHints]) -> list[Setti
     ):
         base = default_at(version, path)
         tolerations: list[dict[str, str]] = list(base) if isinstance(base, list) else []
-        added = [t for h in pools for t in h.taints if not _tolerated(t, tolerations)]
-        for t in added:
+        added: set[str] = set()
+        for t in (t for h in pools for t in h.taints):
             if not _tolerated(t, tolerations):
                 tolerations.append({"key": t.key, "operator": "Exists", "effect": t.effect})
+                added.add(t.key)
         if added:
-            keys = ", ".join(sorted({t.key for t in added}))
+            keys = ", ".join(sorted(added))
             # The list replaces the chart's, so the chart defaults stay at its head.
             settings.append(
                 Setting(path, tolerations, f"chart defaults + GPU pool taints ({keys}) for {who}")
@@ -710,13 +759,29 @@ def _tolerated(taint: Taint, tolerations: Sequence[Mapping[str, str]]) -> bool:
 # User values
 
 
-def _user_settings(spec: GpuOperatorSpec, managed: set[str], issues: Issues) -> list[Setting]:
+def _user_settings(
+    spec: GpuOperatorSpec, managed: Sequence[Setting], issues: Issues
+) -> list[Setting]:
+    """``gpuOperator.values`` as settings. Keys the chart lacks, and every path a preset or the
+    pools/toolkitEnv set (managed), are errors: a user value there would silently undo them."""
+    unknown = unknown_paths(spec.values, spec.version)
+    for path in unknown:
+        issues.add(
+            f"gpuOperator.values.{path}",
+            f"{path!r} is not a key of the gpu-operator {spec.version} chart values",
+        )
+    # `toolkit.env[X]` manages the whole `toolkit.env` list; the first setting names the owner.
+    owners: dict[str, str] = {}
+    for s in managed:
+        owners.setdefault(s.path.split("[")[0], s.reason)
     out: list[Setting] = []
     for path, value in _user_leaves(spec.values, spec.version):
+        if path in unknown:
+            continue
         clash = next(
             (
                 m
-                for m in managed
+                for m in owners
                 if m == path or m.startswith(path + ".") or path.startswith(m + ".")
             ),
             None,
@@ -730,8 +795,8 @@ def _user_settings(spec: GpuOperatorSpec, managed: set[str], issues: Issues) -> 
         elif clash is not None:
             issues.add(
                 f"gpuOperator.values.{path}",
-                f"gpu-infra sets {clash} from the pools (sharing, MIG, taints) or toolkitEnv; "
-                "change those instead",
+                f"gpu-infra manages {clash} ({owners[clash]}); gpuOperator.values may not "
+                "override it: change the preset, the pools' sharing/MIG/taints or toolkitEnv",
             )
         else:
             out.append(Setting(path, value, "gpuOperator.values"))
@@ -739,30 +804,21 @@ def _user_settings(spec: GpuOperatorSpec, managed: set[str], issues: Issues) -> 
 
 
 def _user_leaves(values: Mapping[str, Any], version: str) -> list[tuple[str, Any]]:
-    """Leaves of the user's values; maps the chart leaves free-form (labels, data) and unknown keys
-    stay whole, so a key containing '.' is never split and an unknown key is reported once."""
+    """Leaves of the user's values, walked alongside the chart's: free-form maps (labels, data) and
+    unknown keys stay whole, and keys are matched literally, so a key containing '.' is one key."""
     out: list[tuple[str, Any]] = []
 
-    def walk(given: Mapping[str, Any], prefix: str) -> None:
+    def walk(given: Mapping[str, Any], default: Mapping[str, Any], prefix: str) -> None:
         for key, value in given.items():
             path = f"{prefix}.{key}" if prefix else str(key)
-            default = default_at(version, path)
-            if isinstance(value, dict) and value and isinstance(default, dict) and default:
-                walk(value, path)
+            sub = default.get(key)
+            if isinstance(value, dict) and value and isinstance(sub, dict) and sub:
+                walk(value, sub, path)
             else:
                 out.append((path, value))
 
-    walk(values, "")
+    walk(values, chart_defaults(version), "")
     return out
-
-
-def _from_user(path: str, values: Mapping[str, Any]) -> bool:
-    node: Any = values
-    for part in path.split("."):
-        if not isinstance(node, dict) or part not in node:
-            return False
-        node = node[part]
-    return True
 
 
 # --------------------------------------------------------------------------------------------------
@@ -785,25 +841,26 @@ def _check_namespaces(config: StackConfig, issues: Issues) -> None:
 
 
 def _check_pool_labels(
-    config: StackConfig,
-    pools: Sequence[PoolHints],
-    specs: Mapping[str, tuple[int, Any]],
-    pool_labels: Mapping[str, Mapping[str, str]],
-    issues: Issues,
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
 ) -> None:
-    """Cloud pools must carry the operator's selection labels (the platform planners add them)."""
-    if config.platform == "kubernetes":
-        return  # labelled through NodeLabels, checked by the kubernetes planner
+    """Every pool's nodes must carry the labels that select its sharing/MIG config: cloud planners
+    put them on the pool; on-prem, gpu-infra labels the listed ``nodes`` (or the user did)."""
     for h in pools:
-        want = pool_labels.get(h.name, {})
-        missing = {k: v for k, v in want.items() if h.labels.get(k) != v}
-        if missing:
-            i = specs[h.name][0]
+        i, pool = _spec_of(specs, h)
+        want = operator_node_labels(pool)
+        missing = ", ".join(f"{k}={v}" for k, v in sorted(want.items()) if h.labels.get(k) != v)
+        if not missing:
+            continue
+        if config.platform == "kubernetes":
+            issues.add(
+                join_path("gpuPools", i, "nodes"),
+                f"list the pool's node names so gpu-infra can label them {missing} (or label the "
+                "nodes yourself and declare it under labels)",
+            )
+        else:
             issues.add(
                 join_path("gpuPools", i, "labels"),
-                "the pool's nodes must carry "
-                + ", ".join(f"{k}={v}" for k, v in sorted(missing.items()))
-                + " for the operator's sharing/MIG config",
+                f"the pool's nodes must carry {missing} for the operator's sharing/MIG config",
             )
 
 
@@ -814,14 +871,11 @@ def _check_pool_labels(
 def _assemble(
     config: StackConfig,
     pools: Sequence[PoolHints],
-    specs: Mapping[str, tuple[int, Any]],
+    specs: PoolSpecs,
     release: HelmRelease | None,
     preset: str | None,
     namespace: str,
-    pool_labels: Mapping[str, Mapping[str, str]],
-    issues: Issues,
 ) -> OperatorPlan:
-    del issues
     ns_object: Manifest | None = None
     before: list[Manifest] = []
     if release is not None:
@@ -841,20 +895,19 @@ def _assemble(
         after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels))
     scheduling: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
+    node_labels: list[NodeLabels] = []
     for h in pools:
-        pool = specs[h.name][1] if h.name in specs else None
+        pool = _spec_of(specs, h)[1]
         hints = scheduling_hints(config.platform, h, pool)
         scheduling[h.name] = hints
         profiles[h.name] = jupyterhub_profile(h, hints)
-        if pool is not None and pool.smoke_test:
+        # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
+        # Job already tests the class; one Job per class, not per alternative.
+        if pool.smoke_test and h.name in specs:
             after.append(smoke_test_job(h, hints, namespace, config.operator.smoke_test_image))
-    node_labels = tuple(
-        NodeLabels(pool=h.name, nodes=tuple(specs[h.name][1].nodes), labels=pool_labels[h.name])
-        for h in pools
-        if config.platform == "kubernetes"
-        and pool_labels.get(h.name)
-        and getattr(specs[h.name][1], "nodes", None)
-    )
+        labels = operator_node_labels(pool)
+        if release is not None and labels and isinstance(pool, KubernetesPoolSpec) and pool.nodes:
+            node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
     return OperatorPlan(
         namespace=namespace,
         preset=preset,
@@ -862,8 +915,7 @@ def _assemble(
         namespace_object=ns_object,
         before_release=tuple(before),
         after_release=tuple(after),
-        node_labels=node_labels,
-        pool_labels=pool_labels,
+        node_labels=tuple(node_labels),
         scheduling=scheduling,
         jupyterhub_profiles=profiles,
     )
@@ -909,16 +961,22 @@ def _gpu_namespace(name: str, gpus: int, labels: Mapping[str, str]) -> list[Mani
     ]
 
 
-def resource_name(h: PoolHints, pool: Any) -> str:
-    """The extended resource a workload requests on the pool's nodes (§5.3)."""
-    mig = getattr(pool, "mig", None)
-    if mig is not None and mig.strategy == "mixed" and h.mig_profiles:
+def resource_name(h: PoolHints, pool: PoolBase) -> str:
+    """The extended resource a workload requests on the pool's nodes (§5.3).
+
+    ``nvidia.com/mig-<profile>`` for MIG strategy mixed with ``all-<profile>``; otherwise
+    ``nvidia.com/gpu`` (strategy single, no MIG, or ``all-disabled``). The plan rejects mixed with
+    ``all-enabled``/``all-balanced``, which have no single per-pool resource.
+    """
+    mig = pool.mig
+    if mig is not None and mig.strategy == "mixed":
         profile = mig.config.removeprefix("all-")
-        return f"nvidia.com/mig-{profile if profile in h.mig_profiles else h.mig_profiles[0]}"
+        if profile in pool_mig_profiles(h):
+            return f"nvidia.com/mig-{profile}"
     return GPU_RESOURCE
 
 
-def scheduling_hints(platform: str, h: PoolHints, pool: Any) -> dict[str, Any]:
+def scheduling_hints(platform: str, h: PoolHints, pool: PoolBase) -> dict[str, Any]:
     """What a workload needs to land on pool ``h``: node selector, tolerations, resource name."""
     selector = dict(h.node_selector)
     if platform == "gke":
@@ -929,8 +987,8 @@ def scheduling_hints(platform: str, h: PoolHints, pool: Any) -> dict[str, Any]:
     if not any(t.key == GPU_RESOURCE for t in h.taints):
         # GKE taints GPU nodes nvidia.com/gpu=present when the cluster has CPU pools (gke.md §8).
         tolerations.append({"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"})
-    sharing = getattr(pool, "sharing", None)
-    mig = getattr(pool, "mig", None)
+    sharing = pool.sharing
+    mig = pool.mig
     return {
         "nodeSelector": selector,
         "tolerations": tolerations,
@@ -1014,7 +1072,6 @@ def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], namespace: str, image
 
 
 __all__ = [
-    "PRESETS",
     "HelmRelease",
     "NodeLabels",
     "OperatorPlan",

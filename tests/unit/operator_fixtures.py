@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import copy
+import os
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from infra.core.config import StackConfig, parse
 from infra.core.errors import ConfigErrors, Issues
-from infra.core.operator import OperatorPlan, operator_node_labels, plan_operator
+from infra.core.operator import Manifest, OperatorPlan, operator_node_labels, plan_operator
 from infra.core.pools import PoolHints, Taint
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
 _CLUSTERS: dict[str, dict[str, Any]] = {
     "gke": {"name": "ml", "location": "us-central1"},
@@ -121,3 +126,22 @@ def errors(config: StackConfig, pools: tuple[PoolHints, ...] | None = None) -> d
     except ConfigErrors as e:
         return {i.path: i.reason for i in e.issues}
     raise AssertionError("plan succeeded")
+
+
+def assert_golden(op: OperatorPlan, name: str) -> None:
+    """The release's values and reasons equal ``tests/golden/<name>.yaml``.
+
+    ``UPDATE_GOLDEN=1 pytest tests/unit/test_operator*.py`` rewrites the files.
+    """
+    assert op.release is not None
+    got = {"values": op.release.values, "reasons": dict(op.release.reasons)}
+    path = GOLDEN / f"{name}.yaml"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(yaml.safe_dump(got, sort_keys=True, width=100))
+    assert got == yaml.safe_load(path.read_text())
+
+
+def objects(op: OperatorPlan) -> list[Manifest]:
+    """Every Kubernetes object the plan creates (Helm release excluded)."""
+    head = [op.namespace_object] if op.namespace_object else []
+    return [*head, *op.before_release, *op.after_release]

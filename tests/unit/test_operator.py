@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
-from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 import yaml
 
-from infra.core.config_operator import DEFAULT_OPERATOR_VERSION, PRESETS
+from infra.core.config_operator import DEFAULT_OPERATOR_VERSION, Preset
+from infra.core.errors import ConfigErrors
 from infra.core.helm_values import (
     chart_defaults,
     is_cdi_era,
@@ -24,10 +23,16 @@ from infra.core.operator import (
     preset_settings,
     render_helm_values,
 )
-from tests.unit.operator_fixtures import errors, hints_for, plan, stack
+from tests.unit.operator_fixtures import assert_golden, errors, hints_for, plan, stack
 
-GOLDEN = Path(__file__).resolve().parents[1] / "golden"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
+PRESETS: tuple[str, ...] = get_args(Preset)
+
+
+def errors_of_parse(operator: dict[str, Any]) -> dict[str, str]:
+    """Issue path -> reason of a ``gpuOperator`` block that fails schema validation."""
+    with pytest.raises(ConfigErrors) as e:
+        stack("kubernetes", operator=operator)
+    return {i.path: i.reason for i in e.value.issues}
 
 
 def env_of(values: dict[str, Any], path: str = "toolkit") -> dict[str, str]:
@@ -75,13 +80,7 @@ def test_preset_is_chosen_automatically_from_platform_and_pools(preset):
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_golden_values_per_preset(preset):
-    op = preset_plan(preset)
-    assert op.release is not None
-    got = {"values": op.release.values, "reasons": dict(op.release.reasons)}
-    path = GOLDEN / f"gpu-operator-{preset}.yaml"
-    if UPDATE:  # UPDATE_GOLDEN=1 pytest tests/unit/test_operator.py
-        path.write_text(yaml.safe_dump(got, sort_keys=True, width=100))
-    assert got == yaml.safe_load(path.read_text())
+    assert_golden(preset_plan(preset), f"gpu-operator-{preset}")
 
 
 @pytest.mark.parametrize("version", ["v25.3.4", "v25.10.1", "v26.3.3", DEFAULT_OPERATOR_VERSION])
@@ -134,12 +133,32 @@ def test_user_values_under_free_form_maps_accept_dotted_keys():
     assert op.release.values["daemonsets"]["labels"] == labels
 
 
-def test_user_values_override_preset_values():
+def test_unknown_user_values_key_with_a_dot_is_blamed_on_values_not_the_preset():
+    errs = errors(stack("kubernetes", operator={"values": {"foo.bar": 1}}))
+    assert list(errs) == ["gpuOperator.values.foo.bar"]
+
+
+def test_user_values_set_keys_gpu_infra_does_not_manage():
     cfg = stack("kubernetes", operator={"values": {"dcgmExporter": {"enabled": False}}})
     op = plan(cfg)
     assert op.release is not None
     assert op.release.values["dcgmExporter"] == {"enabled": False}
     assert op.release.reasons["dcgmExporter.enabled"] == "gpuOperator.values"
+
+
+def test_user_values_may_not_undo_a_preset_value():
+    cfg = stack("gke", operator={"values": {"driver": {"enabled": True}}})
+    reason = errors(cfg)["gpuOperator.values.driver.enabled"]
+    assert "preset gke-google-driver" in reason
+
+
+def test_user_values_may_not_replace_a_preset_env_list():
+    env = [{"name": "X", "value": "1"}]
+    cfg = stack(
+        "kubernetes",
+        operator={"preset": "rke2", "version": "v25.3.4", "values": {"devicePlugin": {"env": env}}},
+    )
+    assert "preset rke2" in errors(cfg)["gpuOperator.values.devicePlugin.env"]
 
 
 def test_user_values_may_not_fight_pool_derived_values():
@@ -233,6 +252,10 @@ def test_runtime_config_source_is_rejected_on_toolkit_117():
         operator={"version": "v25.3.4", "toolkitEnv": {"RUNTIME_CONFIG_SOURCE": "file"}},
     )
     assert "1.18" in errors(cfg)["gpuOperator.toolkitEnv.RUNTIME_CONFIG_SOURCE"]
+
+
+def test_toolkit_env_names_must_be_env_var_names():
+    assert "gpuOperator.toolkitEnv" in errors_of_parse({"toolkitEnv": {"BAD-NAME": "x"}})
 
 
 def test_toolkit_env_is_rejected_when_the_preset_disables_the_toolkit():

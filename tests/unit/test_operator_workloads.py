@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -14,30 +13,33 @@ import yaml
 from infra.core.config import parse_file
 from infra.core.config_operator import DEFAULT_OPERATOR_VERSION
 from infra.core.errors import ConfigErrors
-from infra.core.helm_values import chart_defaults, unknown_paths
-from infra.core.kubernetes import mig_profiles
+from infra.core.helm_values import chart_defaults
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
+    GKE_COMPUTE_CLASS_LABEL,
     MIG_CONFIG_LABEL,
     OperatorPlan,
+    nvidia_mig_profiles,
+    operator_node_labels,
 )
 from infra.core.plan import build_plan
 from infra.core.pools import Taint
-from tests.unit.operator_fixtures import errors, hints_for, plan, stack
+from tests.unit.operator_fixtures import (
+    assert_golden,
+    errors,
+    hints_for,
+    objects,
+    plan,
+    stack,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
-GOLDEN = ROOT / "tests" / "golden"
-UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 # Kubernetes schema version objects are validated against (oldest minor the clouds still serve).
 K8S_SCHEMA = "1.33.0"
 SAMPLES = ["gke-t4", "eks-g4dn", "onprem-containerd", "onprem-k3s-timeslicing"]
 
-A100 = {
-    "gpu_type": "nvidia-tesla-a100",
-    "gpu_model": "A100-40GB",
-    "mig_profiles": mig_profiles("A100-40GB"),
-}
+A100 = {"gpu_type": "nvidia-tesla-a100", "gpu_model": "A100-40GB"}
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +67,6 @@ def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
     }
     (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
     assert cm["metadata"]["namespace"] == op.namespace  # the operator ignores other namespaces
-    assert op.pool_labels["gpu"] == {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4"}
     (nl,) = op.node_labels
     assert nl.nodes == ("node-1",) and nl.labels == {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4"}
 
@@ -75,20 +76,13 @@ def test_pools_with_different_replicas_get_one_configmap_key_each():
         "kubernetes",
         [
             {"name": "a", "sharing": {"replicas": 2}},
-            {"name": "b", "sharing": {"replicas": 8}},
-            {"name": "c"},
+            {"name": "b", "nodes": ["node-2"], "sharing": {"replicas": 8}},
+            {"name": "c", "nodes": ["node-3"]},
         ],
     )
     op = plan(cfg)
     assert sorted(cm_data(op)) == ["time-slicing-2", "time-slicing-8"]
-    assert op.pool_labels["c"] == {}
-
-
-@pytest.mark.parametrize("replicas", [0, 1])
-def test_time_slicing_replicas_below_two_are_rejected(replicas):
-    with pytest.raises(ConfigErrors) as e:
-        stack("kubernetes", [{"sharing": {"replicas": replicas}}])
-    assert e.value.issues[0].path == "gpuPools[0].sharing.replicas"
+    assert [nl.pool for nl in op.node_labels] == ["a", "b"]  # c shares nothing: no labels
 
 
 def test_gke_sharing_and_operator_sharing_are_never_both_on():
@@ -123,8 +117,26 @@ def test_onprem_sharing_needs_node_names_or_an_existing_label():
 
 def test_mig_on_a_gpu_without_mig_is_rejected():
     cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.5gb"}}])
-    errs = errors(cfg, hints_for(cfg, mig_profiles=()))
+    errs = errors(cfg)
     assert "T4 (nvidia-tesla-t4) does not support MIG" in errs["gpuPools[0].mig"]
+
+
+def test_mig_validation_uses_nvidia_profiles_not_the_planner_list():
+    # GKE's partition list lacks 4g.20gb; NVIDIA's A100 table (EKS p4d, on-prem) has it.
+    cfg = stack("eks", [{"mig": {"strategy": "single", "config": "all-4g.20gb"}}])
+    op = plan(cfg, hints_for(cfg, gpu_type="A100", gpu_model="A100-40GB", mig_profiles=()))
+    assert op.release is not None
+
+
+def test_mig_on_bottlerocket_is_rejected():
+    cfg = stack("eks", [{"mig": {"config": "all-1g.5gb"}}])
+    hints = hints_for(cfg, **A100, node_image="BOTTLEROCKET_x86_64_NVIDIA")
+    assert "MIG manager" in errors(cfg, hints)["gpuPools[0].mig"]
+
+
+def test_mig_together_with_gke_sharing_is_rejected():
+    cfg = stack("gke", [{"mig": {"config": "all-1g.5gb"}}])
+    assert "not both" in errors(cfg, hints_for(cfg, **A100, gke_sharing=True))["gpuPools[0].mig"]
 
 
 def test_mig_single_labels_the_pool_and_reboots_on_clouds():
@@ -133,7 +145,7 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
     assert op.release is not None
     assert "mig" not in op.release.values  # single is the chart default
     assert op.release.values["migManager"] == {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-    assert op.pool_labels["gpu"] == {MIG_CONFIG_LABEL: "all-1g.5gb"}
+    assert operator_node_labels(cfg.pools[0]) == {MIG_CONFIG_LABEL: "all-1g.5gb"}
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
 
 
@@ -145,6 +157,17 @@ def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-2g.10gb"
     limits = op.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"]
     assert limits == {"nvidia.com/mig-2g.10gb": "1"}
+
+
+def test_mig_mixed_all_disabled_requests_whole_gpus():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-disabled"}}])
+    assert plan(cfg, hints_for(cfg, **A100)).scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
+
+
+@pytest.mark.parametrize("config", ["all-enabled", "all-balanced"])
+def test_mig_mixed_needs_one_profile_per_pool(config):
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": config}}])
+    assert "all-<profile>" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
 
 
 def test_mig_config_must_name_a_profile_of_the_gpu():
@@ -161,14 +184,15 @@ def test_mig_strategies_must_agree_across_pools():
 
 
 def test_mig_mixed_with_time_slicing_is_rejected():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed"}, "sharing": {"replicas": 2}}])
+    mig = {"strategy": "mixed", "config": "all-1g.5gb"}
+    cfg = stack("gke", [{"mig": mig, "sharing": {"replicas": 2}}])
     assert "gpuPools[0].sharing" in errors(cfg, hints_for(cfg, **A100))
 
 
 def test_mig_profiles_resolve_cloud_and_people_names():
-    assert mig_profiles("nvidia-tesla-a100")[0] == "1g.5gb"
-    assert mig_profiles("H100")[-1] == "7g.80gb"
-    assert mig_profiles("T4") == () and mig_profiles("A10") == ()
+    assert nvidia_mig_profiles("nvidia-tesla-a100")[0] == "1g.5gb"
+    assert nvidia_mig_profiles("H100")[-1] == "7g.80gb"
+    assert nvidia_mig_profiles("T4") == () and nvidia_mig_profiles("A10") == ()
 
 
 # --- tolerations ------------------------------------------------------------------------------------
@@ -226,6 +250,23 @@ def test_gpu_namespaces_get_request_and_limit_quotas():
 def test_gpu_namespace_may_not_be_the_operator_namespace():
     cfg = stack("kubernetes", namespaces=[{"name": "gpu-operator", "gpus": 1}])
     assert "gpuNamespaces[0].name" in errors(cfg)
+
+
+def test_gke_fallback_pools_follow_their_main_pool_entry():
+    cfg = stack("gke", [{"sharing": {"replicas": 2}, "smokeTest": True}])
+    (main,) = hints_for(cfg)
+    fb = replace(main, name="gpu-fb1", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
+    op = plan(cfg, (main, fb))
+    assert op.scheduling["gpu-fb1"]["timeSlicingReplicas"] == 2
+    jobs = [m["metadata"]["name"] for m in op.after_release if m["kind"] == "Job"]
+    assert jobs == ["gpu-smoke-test-gpu"]  # one Job per ComputeClass
+    fb_operator_driver = replace(fb, driver="operator", node_image="UBUNTU_CONTAINERD")
+    assert "gpuPools[0].gpu.driver" in errors(cfg, (main, fb_operator_driver))
+
+
+def test_gpu_namespace_may_not_be_a_reserved_kube_namespace():
+    cfg = stack("kubernetes", namespaces=[{"name": "kube-gpu", "gpus": 1}])
+    assert "reserved" in errors(cfg)["gpuNamespaces[0].name"]
 
 
 def test_smoke_test_job_only_for_pools_that_opt_in():
@@ -315,19 +356,8 @@ def test_onprem_containerd_carries_seed_paths_and_cdi_era_runtime_mapping(sample
 
 
 @pytest.mark.parametrize("name", SAMPLES)
-def test_sample_stack_values_use_only_chart_keys(sample_plans, name):
-    op = sample_plans[name].operator
-    assert unknown_paths(op.release.values, op.release.version) == []
-
-
-@pytest.mark.parametrize("name", SAMPLES)
 def test_sample_stack_values_golden(sample_plans, name):
-    op = sample_plans[name].operator
-    got = {"values": op.release.values, "reasons": dict(op.release.reasons)}
-    path = GOLDEN / f"gpu-operator-stack-{name}.yaml"
-    if UPDATE:
-        path.write_text(yaml.safe_dump(got, sort_keys=True, width=100))
-    assert got == yaml.safe_load(path.read_text())
+    assert_golden(sample_plans[name].operator, f"gpu-operator-stack-{name}")
 
 
 def _all_objects(sample_plans: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
@@ -340,8 +370,8 @@ def _all_objects(sample_plans: dict[str, Any]) -> list[tuple[str, dict[str, Any]
             )
         ),
     ]
-    objs = [(n, m) for n, p in sample_plans.items() for m in p.operator.objects()]
-    return objs + [("extra", m) for op in extra for m in op.objects()]
+    objs = [(n, m) for n, p in sample_plans.items() for m in objects(p.operator)]
+    return objs + [("extra", m) for op in extra for m in objects(op)]
 
 
 def test_every_kubernetes_object_validates_against_the_schema(sample_plans):
@@ -367,10 +397,22 @@ def test_schema_validation_catches_a_broken_object():
 
 
 def test_onprem_pools_must_agree_on_the_driver_source():
-    cfg = stack("kubernetes", [{"name": "a"}, {"name": "b", "driver": "preinstalled"}])
+    cfg = stack(
+        "kubernetes",
+        [{"name": "a"}, {"name": "b", "nodes": ["node-2"], "driver": "preinstalled"}],
+    )
     with pytest.raises(ConfigErrors) as e:
         build_plan(cfg)
     assert [i.path for i in e.value.issues] == ["gpuPools[1].driver"]
+
+
+def test_onprem_node_in_two_pools_is_rejected_at_its_second_listing():
+    cfg = stack("kubernetes", [{"name": "a"}, {"name": "b", "nodes": ["node-2", "node-1"]}])
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(cfg)
+    assert [(i.path, i.reason.split(";")[0]) for i in e.value.issues] == [
+        ("gpuPools[1].nodes[1]", "node-1 is already in pool a")
+    ]
 
 
 def test_onprem_preinstalled_drivers_turn_the_operator_driver_off():
