@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from typing import Any
@@ -221,3 +222,18 @@ def test_quota_is_read_in_the_cluster_region_only(env: dict[str, Any]) -> None:
     code, doc = run()
     g = row(doc, G)
     assert code == 1 and (g["region"], g["limit"], g["status"]) == (R, 0, "short")
+
+
+def test_fake_keeps_the_json_1_1_content_type_of_a_shared_fault_response(
+    env: dict[str, Any],
+) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.inject("*", a.THROTTLED)  # one module-level response, answered twice
+    types = []
+    for _ in range(2):
+        req = urllib.request.Request(sq.url + "/", data=b"{}", method="POST")
+        try:
+            urllib.request.urlopen(req)
+        except urllib.error.HTTPError as e:
+            types.append(e.headers["Content-Type"])
+    assert types == ["application/x-amz-json-1.1"] * 2

@@ -245,6 +245,25 @@ def test_global_gpu_quota_short_while_regional_fine(env: dict[str, Any]) -> None
     assert pref["quotaId"] == "GPUS-ALL-REGIONS-per-project" and not pref.get("dimensions")
 
 
+def test_global_gpu_quota_is_requested_with_the_regional_one_when_it_lacks_room(
+    env: dict[str, Any],
+) -> None:
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    _, doc = run(*args)  # 32 global GPUs cover the 21: only the regional quota is raised
+    assert row(doc, "NVIDIA_T4_GPUS")["request"]["action"] == "created"
+    assert row(doc, "GPUS_ALL_REGIONS")["request"] is None
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(8, 0))
+    _, doc = run(*args)
+    glob = row(doc, "GPUS_ALL_REGIONS")["request"]
+    assert (glob["action"], glob["desired"]) == ("created", 21)
+    assert row(doc, "NVIDIA_T4_GPUS")["request"]["action"] == "pending"
+    assert set(env["quotas"].prefs) == {
+        "gpu-infra-nvidia-t4-gpus-per-project-region-us-central1",
+        "gpu-infra-gpus-all-regions-per-project",
+    }
+
+
 def test_zonal_cluster_reads_its_region(env: dict[str, Any]) -> None:
     code, doc = run("--config", str(FIX / "Pulumi.gke-zonal.yaml"))
     assert code == 0
@@ -329,33 +348,6 @@ def test_module_entry_point_honours_endpoint_variables(env: dict[str, Any]) -> N
     )
     assert p.returncode == 0, p.stderr
     assert row(json.loads(p.stdout), "NVIDIA_T4_GPUS")["limit"] == 32
-
-
-def test_fake_compute_serves_aggregated_catalog_lists(env: dict[str, Any]) -> None:
-    """The lead's catalog refresh reads these two lists through the real clients."""
-    from google.api_core.client_options import ClientOptions
-    from google.auth.credentials import AnonymousCredentials
-    from google.cloud.compute_v1.services.accelerator_types import AcceleratorTypesClient
-    from google.cloud.compute_v1.services.machine_types import MachineTypesClient
-
-    compute = env["compute"]
-    compute.accelerator_types["us-central1-a"] = [
-        {"name": "nvidia-tesla-t4", "maximumCardsPerInstance": 4}
-    ]
-    compute.machine_types["us-central1-a"] = [
-        {"name": "g2-standard-8", "guestCpus": 8, "memoryMb": 32768}
-    ]
-    kw: dict[str, Any] = {
-        "client_options": ClientOptions(api_endpoint=compute.url),
-        "credentials": AnonymousCredentials(),
-        "transport": "rest",
-    }
-    accs = dict(AcceleratorTypesClient(**kw).aggregated_list(project=P))
-    assert accs["zones/us-central1-a"].accelerator_types[0].maximum_cards_per_instance == 4
-    machines = dict(MachineTypesClient(**kw).aggregated_list(project=P))
-    assert machines["zones/us-central1-a"].machine_types[0].guest_cpus == 8
-    compute.accelerator_types.clear()
-    compute.machine_types.clear()
 
 
 def test_ineligible_quota_is_reported_not_requested(env: dict[str, Any]) -> None:

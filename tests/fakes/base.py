@@ -76,8 +76,8 @@ class FakeService:
         class _H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
-            def log_message(self, *args: Any) -> None:  # quiet
-                return
+            def log_message(self, format: str, *args: Any) -> None:  # quiet
+                del format, args
 
             def _do(self) -> None:
                 service._dispatch(self)
@@ -170,7 +170,8 @@ class FakeService:
         return 404, {"error": {"code": 404, "message": f"no route {method} {path}"}}, {}
 
     def _send(self, h: BaseHTTPRequestHandler, resp: Response) -> None:
-        status, payload, headers = resp
+        status, payload, shared = resp
+        headers = dict(shared)  # responses may be module-level constants reused by every call
         data = json.dumps(payload).encode()
         try:
             h.send_response(status)

@@ -183,7 +183,7 @@ class FakeCompute(FakeService):
 
 
 class FakeCloudQuotas(FakeService):
-    """Cloud Quotas v1: QuotaInfo get/list and QuotaPreference create/get/patch/list.
+    """Cloud Quotas v1: QuotaInfo get and QuotaPreference create/get/patch (what the client calls).
 
     ``policy`` decides what a new or raised preference does: ``"pending"`` (reconciling),
     ``"grant"`` (granted in full, limit raised through ``on_grant``) or ``("partial", n)``.
@@ -205,12 +205,8 @@ class FakeCloudQuotas(FakeService):
             self._info,
         )
         self.route(
-            "GET", base + r"/services/(?P<s>[^/]+)/quotaInfos", "quotaInfos.list", self._infos
-        )
-        self.route(
             "GET", base + r"/quotaPreferences/(?P<id>[^/]+)", "quotaPreferences.get", self._get
         )
-        self.route("GET", base + r"/quotaPreferences", "quotaPreferences.list", self._list)
         self.route("POST", base + r"/quotaPreferences", "quotaPreferences.create", self._create)
         self.route(
             "PATCH",
@@ -253,20 +249,11 @@ class FakeCloudQuotas(FakeService):
             return google_error(404, "NOT_FOUND", f"quota info {req.match['q']} not found")
         return 200, info, {}
 
-    def _infos(self, req: Request) -> Response:
-        return 200, {"quotaInfos": list(self.infos.values())}, {}
-
     def _get(self, req: Request) -> Response:
         pref = self.prefs.get(req.match["id"])
         if pref is None:
             return google_error(404, "NOT_FOUND", f"quota preference {req.match['id']} not found")
         return 200, pref, {}
-
-    def _list(self, req: Request) -> Response:
-        prefs = list(self.prefs.values())
-        if "reconciling=true" in (req.query.get("filter") or [""])[0]:
-            prefs = [p for p in prefs if p.get("reconciling")]
-        return 200, {"quotaPreferences": prefs}, {}
 
     def _store(self, pid: str, project: str, body: dict[str, Any]) -> dict[str, Any]:
         if not body.get("contactEmail"):
@@ -313,7 +300,7 @@ class FakeCloudQuotas(FakeService):
 
 
 class FakeServiceUsage(FakeService):
-    """Service Usage v1: services.get and services.batchGet."""
+    """Service Usage v1: services.batchGet (what the client calls)."""
 
     def __init__(self, latency: float = 0.0) -> None:
         super().__init__(latency)
@@ -324,9 +311,6 @@ class FakeServiceUsage(FakeService):
         }
         self.route(
             "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
-        )
-        self.route(
-            "GET", r"/v1/projects/(?P<p>[^/]+)/services/(?P<s>[^/:]+)", "services.get", self._get
         )
 
     def _svc(self, project: str, name: str) -> dict[str, Any]:
@@ -340,6 +324,3 @@ class FakeServiceUsage(FakeService):
     def _batch(self, req: Request) -> Response:
         names = [n.rsplit("/", 1)[-1] for n in req.query.get("names", [])]
         return 200, {"services": [self._svc(req.match["p"], n) for n in names]}, {}
-
-    def _get(self, req: Request) -> Response:
-        return 200, self._svc(req.match["p"], req.match["s"]), {}
