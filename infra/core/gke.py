@@ -7,7 +7,6 @@ and §8 is checked here, before any API call.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -16,6 +15,7 @@ from infra.core.catalog import Catalog, GcpMachine
 from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import FallbackSpec, GkeClusterSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
+from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
 
@@ -598,30 +598,13 @@ def _check_unique_names(pools: list[GkePoolPlan], issues: Issues) -> None:
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
     """A kubeconfig that authenticates with ``gke-gcloud-auth-plugin`` (no static credentials)."""
-    user = {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
+    return exec_kubeconfig(
+        cluster_name,
+        f"https://{endpoint}",
+        ca_certificate,
+        {
             "command": "gke-gcloud-auth-plugin",
             "installHint": "Install gke-gcloud-auth-plugin: https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
             "provideClusterInfo": True,
-        }
-    }
-    doc = {
-        "apiVersion": "v1",
-        "kind": "Config",
-        "clusters": [
-            {
-                "name": cluster_name,
-                "cluster": {
-                    "server": f"https://{endpoint}",
-                    "certificate-authority-data": ca_certificate,
-                },
-            }
-        ],
-        "contexts": [
-            {"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}
-        ],
-        "current-context": cluster_name,
-        "users": [{"name": cluster_name, "user": user}],
-    }
-    return json.dumps(doc, indent=2)
+        },
+    )
