@@ -51,7 +51,9 @@ def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 MOCK_ACCOUNT = "123456789012"
 
 
-def _mock_oidc_issuer(region: str) -> str:
+def _mock_oidc_issuer() -> str:
+    """An OIDC issuer in the stack's region (``aws:region``, required on every eks stack)."""
+    region = pulumi.Config("aws").require("region")
     return f"oidc.eks.{region}.amazonaws.com/id/MOCK0000000000000000000000000000"
 
 
@@ -82,13 +84,12 @@ def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict
 
 def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     """An existing EKS cluster: placeholder endpoint, CA and OIDC issuer."""
-    region = args.get("region") or "us-west-2"
     return {
         "id": args["name"],
         "name": args["name"],
         "endpoint": f"https://{MOCK_ENDPOINT}",
         "certificateAuthorities": [{"data": MOCK_CA}],
-        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer(region)}"}]}],
+        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer()}"}]}],
     }
 
 
@@ -99,8 +100,7 @@ def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 
 def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
     """pulumi-eks Cluster (a remote component: its children are not seen under mocks)."""
-    region = str(pulumi.Config("aws").get("region") or "us-west-2")
-    issuer = _mock_oidc_issuer(region)
+    issuer = _mock_oidc_issuer()
     return {
         "kubeconfigJson": json.dumps(
             {
@@ -115,7 +115,6 @@ def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
             }
         ),
         "oidcIssuer": issuer,
-        "oidcProviderUrl": f"https://{issuer}",
         "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
         "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
     }
@@ -125,8 +124,6 @@ def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
     """EKS names a managed node group's ASG eks-<nodegroup>-<uuid>; one ASG per group."""
     ng = a.inputs.get("nodeGroupName") or a.name
     return {
-        "arn": f"arn:aws:eks:us-west-2:{MOCK_ACCOUNT}:nodegroup/{a.inputs.get('clusterName')}/{ng}/mock",
-        "status": "ACTIVE",
         "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}],
     }
 
@@ -153,7 +150,7 @@ OUTPUTS: dict[str, OutputsFn] = {
     },
     "eks:index:Cluster": _eks_cluster_outputs,
     "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
-    "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1, "defaultVersion": 1},
+    "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1},
     "aws:iam/role:Role": lambda a: {
         "name": a.name,
         "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",

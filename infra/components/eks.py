@@ -189,7 +189,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                     min_size=group.min_size,
                     max_size=group.max_size,
-                    desired_size=group.desired_size,
+                    desired_size=group.min_size,  # initial only: drift is ignored below
                 ),
                 labels=dict(group.labels),
                 taints=[
@@ -277,8 +277,12 @@ def _first_asg_name(resources: Sequence[Any] | None) -> str:
 
 
 def _tag_suffix(key: str) -> str:
-    """A stable, readable child-name suffix for a node-template tag key."""
-    return key.removeprefix(ca.TEMPLATE_PREFIX + "/").replace("/", "-")
+    """The child-name suffix for a node-template tag key: the key itself, minus the prefix.
+
+    Kept verbatim (Pulumi names may contain ``/``) so distinct keys never share a name: mapping
+    ``/`` to ``-`` would make ``label/example.com/x`` and ``label/example.com-x`` one URN.
+    """
+    return key.removeprefix(ca.TEMPLATE_PREFIX + "/")
 
 
 def _offered_subnets(
@@ -339,7 +343,7 @@ class EksCluster(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         assert plan.network is not None
         self.network = EksNetwork(f"{name}-net", plan.network, plan.cluster_name, opts=child)
-        self.subnets = self.network.subnets
+        subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
         self.node_role = aws.iam.Role(
             f"{name}-nodes",
@@ -401,8 +405,7 @@ class EksCluster(pulumi.ComponentResource):
                     name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
                     version=plan.kubernetes_version,
                     vpc_id=self.network.vpc_id,
-                    private_subnet_ids=[self.subnets[az] for az in net.control_plane_az_ids],
-                    node_associate_public_ip_address=False,
+                    private_subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
                     skip_default_node_group=True,  # GPU and system groups are explicit below
                     create_oidc_provider=True,  # IRSA for the cluster-autoscaler
                     authentication_mode=eks.AuthenticationMode.API,
@@ -450,7 +453,7 @@ class EksCluster(pulumi.ComponentResource):
                     cluster_name=plan.cluster_name,
                     node_group_name=s.name,
                     node_role_arn=self.node_role.arn,
-                    subnet_ids=[self.subnets[az] for az in net.control_plane_az_ids],
+                    subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
                     instance_types=list(s.instance_types),
                     ami_type=s.ami_type,
                     capacity_type="ON_DEMAND",
@@ -458,7 +461,7 @@ class EksCluster(pulumi.ComponentResource):
                         id=lt.id, version=lt.latest_version.apply(str)
                     ),
                     scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                        min_size=s.min_size, max_size=s.max_size, desired_size=s.desired_size
+                        min_size=s.min_size, max_size=s.max_size, desired_size=s.min_size
                     ),
                     labels=dict(s.labels),
                     update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
@@ -566,18 +569,16 @@ def build_eks(plan: Plan) -> ClusterHandle:
         k8s.ProviderArgs(kubeconfig=cluster.kubeconfig),
         opts=pulumi.ResourceOptions(depends_on=cluster.ready),
     )
-    groups = [
+    for g in p.groups:
         EksGpuNodeGroup(
             f"{name}-{g.name}",
             g,
             cluster_name=p.cluster_name,
             region=p.region,
-            subnets=cluster.subnets,
+            subnets=cluster.network.subnets,
             node_role_arn=cluster.node_role.arn,
             depends_on=cluster.node_dependencies,
         )
-        for g in p.groups
-    ]
     if p.autoscaler is not None:
         ClusterAutoscaler(
             f"{name}-ca",
@@ -587,7 +588,6 @@ def build_eks(plan: Plan) -> ClusterHandle:
             provider=provider,
             depends_on=cluster.ready,
         )
-    del groups  # built for their side effects; the ASG names are component outputs
     return ClusterHandle(
         name=cluster.name,
         endpoint=cluster.endpoint,

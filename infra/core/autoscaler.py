@@ -1,4 +1,4 @@
-"""Cluster-autoscaler (CA) facts for EKS: node-template tags, discovery tags, chart and image pins.
+"""Cluster-autoscaler (CA) facts for EKS: node-template tags, chart and image pins, IAM policy.
 
 CA builds a template node for an ASG at zero nodes from the ASG's tags
 (``k8s.io/cluster-autoscaler/node-template/...``). EKS managed node groups never copy their labels,
@@ -16,16 +16,15 @@ from collections.abc import Mapping, Sequence
 from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
-ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 
 # At most 50 tags per Auto Scaling group (AWS quota "Tags per Auto Scaling group";
 # eksctl pkg/cfn/builder/nodegroup.go MaximumTagNumber = 50). EKS itself puts these on a managed
 # node group's ASG: eks:cluster-name, eks:nodegroup-name, kubernetes.io/cluster/<name>,
 # k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/<name> (eks.md §2.2), plus
-# aws:* tags that do not count. Keep room for those and for a few of the user's own.
+# aws:* tags that do not count. The node-template tags get what is left, minus 5 for the user's own.
 ASG_TAG_LIMIT = 50
 EKS_MANAGED_ASG_TAGS = 5
-ASG_TAG_HEADROOM = 5
+TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - EKS_MANAGED_ASG_TAGS - 5
 
 # CA's AWS provider reads this label to tell GPU nodes apart (GPULabel in aws_cloud_provider.go):
 # it waits for the device plugin instead of over-scaling, and scales GPU nodes down by GPU
@@ -52,19 +51,6 @@ IMAGE_TAGS: Mapping[str, str] = {
 }
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
-
-
-def discovery_tags(cluster_name: str) -> dict[str, str]:
-    """The two ASG tags CA's ``--node-group-auto-discovery=asg:tag=...`` matches.
-
-    EKS adds them to managed node groups' ASGs itself; self-managed ASGs need them explicitly.
-    """
-    return {ENABLED_TAG: "true", f"k8s.io/cluster-autoscaler/{cluster_name}": "owned"}
-
-
-def discovery_flag(cluster_name: str) -> str:
-    """The ``--node-group-auto-discovery`` value matching ``discovery_tags``."""
-    return f"asg:tag={ENABLED_TAG},k8s.io/cluster-autoscaler/{cluster_name}"
 
 
 def taint_tag_value(taint: Taint) -> str:
@@ -116,15 +102,14 @@ def mig_instances_per_gpu(profile: str, profiles: Sequence[str]) -> int | None:
     -> 4 (NVIDIA MIG User Guide, "Supported MIG Profiles").
 
     Returns:
-        the count, or ``None`` when ``profile`` is not one of ``profiles``.
+        the count, or ``None`` when ``profile`` is not one of ``profiles`` (or not ``<N>g.<M>gb``).
     """
-    parsed = {p: _mig_shape(p) for p in profiles}
-    if profile not in parsed or not parsed or None in parsed.values():
+    shapes = {p: shape for p in profiles if (shape := _mig_shape(p)) is not None}
+    if profile not in shapes:
         return None
-    shapes = [v for v in parsed.values() if v is not None]
-    slices, memory = max(shapes)
-    smallest = min(m for _, m in shapes)
-    n, m = parsed[profile] or (slices, memory)
+    slices, memory = max(shapes.values())
+    smallest = min(m for _, m in shapes.values())
+    n, m = shapes[profile]
     # Memory in units of the smallest slice, rounded: H200's 141 GB is 8 units of its 18 GB slice.
     units = round(memory / smallest)
     return max(1, min(slices // n, units // max(1, round(m / smallest))))
@@ -167,11 +152,6 @@ def advertised_gpu_resources(
     return gpus, {}
 
 
-def tag_budget() -> int:
-    """How many node-template tags one ASG may carry next to EKS's own and a few of the user's."""
-    return ASG_TAG_LIMIT - EKS_MANAGED_ASG_TAGS - ASG_TAG_HEADROOM
-
-
 def check_tag(key: str, value: str) -> str | None:
     """Why an ASG tag is invalid (AWS: key 1-128 chars, value <= 256 chars), or ``None``."""
     if not 1 <= len(key) <= 128:
@@ -190,13 +170,15 @@ def helm_values(
     *,
     cluster_name: str,
     region: str,
-    kubernetes_version: str,
+    image_tag: str,
     expander: str,
     gpu_threshold: float,
     unneeded_time: str,
     node_selector: Mapping[str, str],
 ) -> dict[str, object]:
     """Values for the cluster-autoscaler chart (the IRSA role ARN is added by the component).
+
+    ``image_tag`` is ``image_tag(<Kubernetes minor>)``, looked up once by the planner.
 
     Each override and why:
     - ``autoDiscovery.clusterName``: discover ASGs by the cluster's tags, never a static list;
@@ -209,13 +191,11 @@ def helm_values(
     - ``balance-similar-node-groups=false``: spot and on-demand GPU groups are not "similar";
     - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes.
     """
-    tag = image_tag(kubernetes_version)
-    assert tag is not None, kubernetes_version  # the planner rejected unpinned versions
     return {
         "cloudProvider": "aws",
         "awsRegion": region,
         "autoDiscovery": {"clusterName": cluster_name},
-        "image": {"repository": IMAGE_REPOSITORY, "tag": tag},
+        "image": {"repository": IMAGE_REPOSITORY, "tag": image_tag},
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
         "extraArgs": {
             "expander": expander,

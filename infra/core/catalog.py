@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -104,6 +105,23 @@ class AwsInstance:
         return self.name.split(".", 1)[0]
 
 
+@dataclass(frozen=True, slots=True)
+class AwsGpuFamily:
+    """Per-family facts of an AWS GPU instance family (``aws_gpu_families.csv``).
+
+    Attributes:
+        family: ``g4dn``, ``p5`` ...
+        architecture: CPU architecture of every size of the family.
+        accelerator_label: the ``k8s.amazonaws.com/accelerator`` label value.
+        eks_nvidia_ami: whether the EKS NVIDIA AMIs support the family.
+    """
+
+    family: str
+    architecture: Literal["x86_64", "arm64"]
+    accelerator_label: str
+    eks_nvidia_ami: bool
+
+
 class Catalog:
     """Typed, cached view over the vendored CSVs. Build once with ``Catalog.load()``."""
 
@@ -170,6 +188,14 @@ class Catalog:
                 {region: frozenset(ids) for region, ids in aws_az[t].items()},
                 aws_price[t],
             )
+        self._aws_families: dict[str, AwsGpuFamily] = {}
+        for r in read_rows("aws_gpu_families.csv", data_dir):
+            arch = r["architecture"]
+            if arch != "x86_64" and arch != "arm64":
+                raise ValueError(f"aws_gpu_families.csv: {r['family']}: architecture {arch!r}")
+            self._aws_families[r["family"]] = AwsGpuFamily(
+                r["family"], arch, r["accelerator_label"], r["eks_nvidia_ami"] == "yes"
+            )
 
     @classmethod
     @functools.cache
@@ -233,3 +259,15 @@ class Catalog:
     def aws_instances(self) -> list[str]:
         """Every GPU instance type the catalog knows, sorted."""
         return sorted(self._aws)
+
+    def aws_family(self, family: str) -> AwsGpuFamily | None:
+        """Facts of a GPU instance family (``g4dn``), or ``None`` if it has no NVIDIA GPU."""
+        return self._aws_families.get(family)
+
+    def aws_families(self) -> list[str]:
+        """Every GPU instance family the catalog knows, sorted."""
+        return sorted(self._aws_families)
+
+    def aws_sizes(self, family: str) -> list[str]:
+        """The catalog's instance types of ``family`` (``g4dn.xlarge`` ...), sorted."""
+        return [t for t in self.aws_instances() if t.split(".", 1)[0] == family]

@@ -41,13 +41,15 @@ class EksGpuSpec(Model):
 class EksPoolSpec(PoolBase):
     """One EKS managed GPU node group."""
 
-    # A list only for spot: same-shape types (GPU model, GPU count, vCPUs) the group may launch.
+    # A list only for spot: same-shape types (GPU model, GPU count, vCPUs, CPU architecture) the
+    # group may launch; the planner rejects mismatched shapes.
     machine_type: str | list[str]  # type: ignore[assignment]  # widened from PoolBase's str
     gpu: EksGpuSpec | None = None
     ami_family: AmiFamily = "al2023"
     ami_type: GpuAmiType | None = None  # explicit AMI type; overrides amiFamily
     disk_size_gb: int = Field(default=100, ge=20, le=16384)
-    zones: list[AzId] | None = None  # AZ IDs; default: every AZ offering all the group's types
+    # AZ IDs; default: every AZ offering all the group's types. Never empty: that plans no subnet.
+    zones: list[AzId] | None = Field(default=None, min_length=1)
 
 
 class EksSystemPoolSpec(Model):

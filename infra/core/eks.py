@@ -9,18 +9,17 @@ cluster-autoscaler node-template tags the group's ASG must carry to scale from z
 
 from __future__ import annotations
 
-import functools
-import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from infra.core import autoscaler
-from infra.core.catalog import AwsInstance, Catalog, read_rows
+from infra.core.catalog import AwsInstance, Catalog
 from infra.core.config import StackConfig
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.errors import Issues, join_path
+from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
 
@@ -81,30 +80,6 @@ _SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _AZ_ID = re.compile(r"^([a-z]+[0-9]+)-az[0-9]+$")
 
 
-@dataclass(frozen=True, slots=True)
-class GpuFamily:
-    """Per-family facts from ``aws_gpu_families.csv``."""
-
-    family: str
-    architecture: Literal["x86_64", "arm64"]
-    accelerator_label: str
-    eks_nvidia_ami: bool
-
-
-@functools.cache
-def gpu_families() -> Mapping[str, GpuFamily]:
-    """Family -> facts, from the vendored data file (read once)."""
-    return {
-        r["family"]: GpuFamily(
-            r["family"],
-            "arm64" if r["architecture"] == "arm64" else "x86_64",
-            r["accelerator_label"],
-            r["eks_nvidia_ami"] == "yes",
-        )
-        for r in read_rows("aws_gpu_families.csv")
-    }
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EksGroupPlan:
     """One EKS managed GPU node group, fully decided.
@@ -117,9 +92,9 @@ class EksGroupPlan:
         instance_types: one type, or same-shape spot types (CA sizes from the first).
         ami_type: the EKS AMI type, always explicit (``gpu=True`` alone picks no GPU AMI).
         capacity_type: ``ON_DEMAND`` or ``SPOT``.
-        min_size: minimum nodes (may be 0).
+        min_size: minimum nodes (may be 0); also the initial desired size, whose drift is
+            ignored afterwards (the cluster-autoscaler owns it).
         max_size: maximum nodes.
-        desired_size: the initial size; drift is ignored afterwards (CA owns it).
         disk_size_gib: root volume size, set through the launch template.
         labels: node labels, as given to the node group.
         taints: node taints, Kubernetes spelling (``eks_taints`` for the EKS enum).
@@ -136,7 +111,6 @@ class EksGroupPlan:
     capacity_type: Literal["ON_DEMAND", "SPOT"]
     min_size: int
     max_size: int
-    desired_size: int
     disk_size_gib: int
     labels: Mapping[str, str]
     taints: tuple[Taint, ...]
@@ -168,7 +142,6 @@ class EksSystemGroupPlan:
     ami_type: str
     min_size: int
     max_size: int
-    desired_size: int
     disk_size_gib: int
     labels: Mapping[str, str]
 
@@ -307,10 +280,6 @@ def subnet_cidrs(vpc_cidr: str, az_ids: list[str]) -> tuple[dict[str, str], str]
     return private, f"10.{second}.240.0/24"
 
 
-def _sizes(catalog: Catalog, family: str) -> list[str]:
-    return [t for t in catalog.aws_instances() if t.startswith(family + ".")]
-
-
 def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
@@ -334,7 +303,8 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         return EksPlan()
     network = _plan_network(cluster, region, region_azs, issues)
     version = cluster.kubernetes_version
-    if cluster.autoscaler.enabled and autoscaler.image_tag(version) is None:
+    ca_image_tag = autoscaler.image_tag(version)
+    if cluster.autoscaler.enabled and ca_image_tag is None:
         issues.add(
             "cluster.kubernetesVersion",
             f"{version!r} has no pinned cluster-autoscaler image (CA must match the cluster's "
@@ -368,7 +338,6 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             ami_type=SYSTEM_AMI_TYPE,
             min_size=sp.min_nodes,
             max_size=sp.max_nodes,
-            desired_size=sp.min_nodes,
             disk_size_gib=sp.disk_size_gb,
             labels={POOL_LABEL: SYSTEM_GROUP},
         )
@@ -395,7 +364,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         )
 
     ca = None
-    if cluster.autoscaler.enabled and autoscaler.image_tag(version) is not None:
+    if cluster.autoscaler.enabled and ca_image_tag is not None:
         a = cluster.autoscaler
         ca = EksAutoscalerPlan(
             chart=autoscaler.CHART_NAME,
@@ -406,7 +375,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             values=autoscaler.helm_values(
                 cluster_name=cluster.name,
                 region=region,
-                kubernetes_version=version,
+                image_tag=ca_image_tag,
                 expander=a.expander,
                 gpu_threshold=a.scale_down_gpu_utilization_threshold,
                 unneeded_time=a.scale_down_unneeded_time,
@@ -522,24 +491,24 @@ def _plan_group(
     if len(set(names)) != len(names):
         issues.add(mt_path, f"lists an instance type twice: {names}")
 
-    families = gpu_families()
     instances: list[AwsInstance] = []
+    architectures: list[str] = []
     for j, name in enumerate(names):
         inst = catalog.aws_instance(name)
-        fam = families.get(name.split(".", 1)[0])
+        fam = catalog.aws_family(name.split(".", 1)[0])
         if inst is None:
             if fam is None:
                 issues.add(
                     type_path(j),
                     f"{name!r} is not an NVIDIA GPU instance type (family "
                     f"{name.split('.', 1)[0]!r} has no GPU in the catalog; GPU families: "
-                    f"{', '.join(sorted(families))})",
+                    f"{', '.join(catalog.aws_families())})",
                 )
             else:
                 issues.add(
                     type_path(j),
                     f"{name!r} is not a known {fam.family} size (known: "
-                    f"{', '.join(_sizes(catalog, fam.family))})",
+                    f"{', '.join(catalog.aws_sizes(fam.family))})",
                 )
             continue
         if fam is None or not fam.eks_nvidia_ami:
@@ -549,6 +518,7 @@ def _plan_group(
             )
             continue
         instances.append(inst)
+        architectures.append(fam.architecture)
     if len(instances) != len(names):
         return None
 
@@ -560,11 +530,7 @@ def _plan_group(
                 ("GPU model", first.gpu_model, inst.gpu_model),
                 ("GPUs", first.gpus, inst.gpus),
                 ("vCPUs", first.vcpus, inst.vcpus),
-                (
-                    "architecture",
-                    families[first.family].architecture,
-                    families[inst.family].architecture,
-                ),
+                ("architecture", architectures[0], architectures[j]),
             )
             if a != b
         ]
@@ -573,9 +539,10 @@ def _plan_group(
                 type_path(j),
                 f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); the "
                 "cluster-autoscaler sizes a group from its first type, so spot types must share "
-                "GPU model, GPU count and vCPUs",
+                "GPU model, GPU count, vCPUs and CPU architecture",
             )
-    fam = families[first.family]
+    fam = catalog.aws_family(first.family)
+    assert fam is not None  # checked in the loop above
 
     if pool.gpu is not None:
         if pool.gpu.type is not None and pool.gpu.type not in (
@@ -615,7 +582,9 @@ def _plan_group(
     usable = set(offered)
     if pool.zones is not None:
         for k, az in enumerate(pool.zones):
-            if az not in offered:
+            if az in pool.zones[:k]:
+                issues.add(join_path("gpuPools", i, "zones", k), f"{az!r} is listed twice")
+            elif az not in offered:
                 issues.add(
                     join_path("gpuPools", i, "zones", k),
                     f"{az!r} does not offer {', '.join(names)} in {region} (AZ IDs offering "
@@ -664,12 +633,13 @@ def _plan_group(
         why = autoscaler.check_tag(key, value)
         if why is not None:
             issues.add(join_path("gpuPools", i, "labels"), why)
-    if len(tags) > autoscaler.tag_budget():
+    if len(tags) > autoscaler.TEMPLATE_TAG_BUDGET:
         issues.add(
             join_path("gpuPools", i, "labels"),
             f"{len(tags)} cluster-autoscaler node-template tags (labels + taints + GPU) exceed "
-            f"{autoscaler.tag_budget()}: an ASG holds {autoscaler.ASG_TAG_LIMIT} tags and EKS sets "
-            f"{autoscaler.EKS_MANAGED_ASG_TAGS} itself; drop labels",
+            f"{autoscaler.TEMPLATE_TAG_BUDGET}: an ASG holds {autoscaler.ASG_TAG_LIMIT} tags, EKS "
+            f"sets {autoscaler.EKS_MANAGED_ASG_TAGS} itself and a few are left for yours; drop "
+            "labels",
         )
 
     if issues.count() != start or ami is None:
@@ -700,7 +670,6 @@ def _plan_group(
         capacity_type="SPOT" if pool.spot else "ON_DEMAND",
         min_size=pool.min_nodes,
         max_size=pool.max_nodes,
-        desired_size=pool.min_nodes,
         disk_size_gib=pool.disk_size_gb,
         labels=labels,
         taints=tuple(taints),
@@ -712,27 +681,12 @@ def _plan_group(
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
     """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token``."""
-    user = {
-        "exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1",
+    return exec_kubeconfig(
+        cluster_name,
+        endpoint,
+        ca_data,
+        {
             "command": "aws",
             "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region],
-        }
-    }
-    return json.dumps(
-        {
-            "apiVersion": "v1",
-            "kind": "Config",
-            "clusters": [
-                {
-                    "name": cluster_name,
-                    "cluster": {"server": endpoint, "certificate-authority-data": ca_data},
-                }
-            ],
-            "contexts": [
-                {"name": cluster_name, "context": {"cluster": cluster_name, "user": cluster_name}}
-            ],
-            "current-context": cluster_name,
-            "users": [{"name": cluster_name, "user": user}],
-        }
+        },
     )

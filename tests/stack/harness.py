@@ -4,6 +4,7 @@
 - calls a provider function the mock engine has no answer for (``UnmockedInvokeError``);
 - registers an input property the provider SDK does not declare (a typo in a raw dict);
 - registers a resource type no provider SDK knows;
+- registers two resources under one URN (the real engine rejects the second);
 - leaves a component without ``register_outputs``.
 """
 
@@ -42,6 +43,17 @@ def sdk_problems(recording: Recording) -> list[str]:
     return problems
 
 
+def duplicate_urns(recording: Recording) -> list[str]:
+    """URNs registered more than once, in first-registration order."""
+    seen: set[str] = set()
+    dupes: dict[str, None] = {}
+    for r in recording.resources:
+        if r.urn in seen:
+            dupes[r.urn] = None
+        seen.add(r.urn)
+    return list(dupes)
+
+
 def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Recording:
     """Run the program for a stack (a name under stacks/, a file path, or a raw config mapping)."""
     if isinstance(source, Mapping):
@@ -53,6 +65,7 @@ def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Re
         stack, raw = load_stack_file(path)
     recording = mockengine.run(raw, stack)
     problems = sdk_problems(recording)
+    problems += [f"{urn}: registered more than once" for urn in duplicate_urns(recording)]
     missing = recording.components_without_outputs()
     problems += [f"{urn}: component never called register_outputs" for urn in missing]
     if problems:

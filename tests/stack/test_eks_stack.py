@@ -10,10 +10,11 @@ from typing import Any
 import pytest
 
 from infra import mockengine
+from infra.components import eks as components
 from infra.core import eks as core
 from infra.core.catalog import Catalog
 from infra.core.config import load_stack_file
-from tests.stack.harness import ROOT, run_stack, sdk_problems
+from tests.stack.harness import ROOT, duplicate_urns, run_stack, sdk_problems
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 TAG = "aws:autoscaling/tag:Tag"
@@ -94,7 +95,9 @@ def test_node_group_carries_the_gpu_resource_tag_for_describe_nodegroup(rec):
 
 def test_group_subnets_are_only_in_azs_offering_the_type(rec, catalog: Catalog):
     subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
-    offered = catalog.aws_instance("g4dn.xlarge").az_ids["us-west-2"]
+    g4dn = catalog.aws_instance("g4dn.xlarge")
+    assert g4dn is not None
+    offered = g4dn.az_ids["us-west-2"]
     for ng in gpu_groups(rec):
         azs = {subnets[sid] for sid in ng.inputs["subnetIds"]}
         assert azs == set(offered)
@@ -169,7 +172,6 @@ def test_cluster_is_pulumi_eks_with_oidc_access_entries_api_and_no_default_group
     assert c["name"] == "ml" and c["version"] == "1.33"
     assert c["skipDefaultNodeGroup"] is True and c["createOidcProvider"] is True
     assert c["authenticationMode"] == "API"
-    assert c["nodeAssociatePublicIpAddress"] is False
     subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
     assert all(
         subnets[s] in ("usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4")
@@ -272,3 +274,35 @@ def test_arm_group_gets_the_arm_nvidia_ami_and_its_own_azs():
     assert ng["amiType"] == "AL2023_ARM_64_NVIDIA" and ng["instanceTypes"] == ["g5g.xlarge"]
     subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
     assert {subnets[s] for s in ng["subnetIds"]} == {"usw2-az1", "usw2-az2", "usw2-az3"}
+
+
+def labels_that_differ_only_by_slash_and_dash() -> dict[str, Any]:
+    raw = raw_stack()
+    raw["gpu-infra:gpuPools"] = [
+        raw["gpu-infra:gpuPools"][0] | {"labels": {"example.com/x": "a", "example.com-x": "b"}}
+    ]
+    return raw
+
+
+def test_tag_keys_differing_only_by_slash_and_dash_get_distinct_tag_resources():
+    rec = run_stack(labels_that_differ_only_by_slash_and_dash(), "eks-labels")
+    keys = {t.inputs["tag"]["key"]: t.urn for t in rec.of_type(TAG)}
+    a, b = keys[PREFIX + "label/example.com/x"], keys[PREFIX + "label/example.com-x"]
+    assert a != b
+
+
+def test_harness_fails_a_stack_that_registers_one_urn_twice(monkeypatch):
+    # The old suffix mapped "/" to "-", so the two labels above became one child name.
+    monkeypatch.setattr(
+        components, "_tag_suffix", lambda key: key.removeprefix(PREFIX).replace("/", "-")
+    )
+    with pytest.raises(AssertionError, match="registered more than once"):
+        run_stack(labels_that_differ_only_by_slash_and_dash(), "eks-labels")
+
+
+def test_duplicate_urns_lists_each_repeated_urn_once():
+    def reg(urn: str) -> mockengine.Registered:
+        return mockengine.Registered(urn, None, "t", urn, None, True, False, {}, ())
+
+    rec = mockengine.Recording(resources=[reg("a"), reg("b"), reg("a"), reg("a")])
+    assert duplicate_urns(rec) == ["a"]

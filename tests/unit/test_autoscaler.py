@@ -1,8 +1,9 @@
-"""Cluster-autoscaler node-template tags, discovery tags, chart/image pins and IAM scope."""
+"""Cluster-autoscaler node-template tags, chart/image pins, Helm values and IAM scope."""
 
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 
@@ -48,6 +49,11 @@ def test_mig_instances_per_gpu_follow_the_nvidia_profile_table(profiles, counts)
 
 def test_unknown_mig_profile_has_no_count():
     assert ca.mig_instances_per_gpu("1g.6gb", A100_40) is None
+
+
+def test_unparseable_profiles_are_ignored_when_sizing_the_others():
+    assert ca.mig_instances_per_gpu("1g.5gb", ("1g.5gb+me", *A100_40)) == 7
+    assert ca.mig_instances_per_gpu("1g.5gb+me", ("1g.5gb+me", *A100_40)) is None
 
 
 def test_time_slicing_multiplies_the_advertised_gpus():
@@ -110,24 +116,10 @@ def test_tags_are_sorted_so_plans_are_stable():
     assert list(tags) == sorted(tags)
 
 
-def test_tag_budget_leaves_room_for_eks_own_asg_tags_within_fifty():
-    assert ca.tag_budget() + ca.EKS_MANAGED_ASG_TAGS <= ca.ASG_TAG_LIMIT == 50
-
-
 def test_check_tag_rejects_keys_over_128_characters():
     assert ca.check_tag("k" * 128, "v") is None
     assert "128" in (ca.check_tag("k" * 129, "v") or "")
     assert "256" in (ca.check_tag("k", "v" * 257) or "")
-
-
-def test_discovery_tags_match_the_auto_discovery_flag():
-    tags = ca.discovery_tags("ml")
-    flag = ca.discovery_flag("ml")
-    assert flag == "asg:tag=" + ",".join(tags)
-    assert tags == {
-        "k8s.io/cluster-autoscaler/enabled": "true",
-        "k8s.io/cluster-autoscaler/ml": "owned",
-    }
 
 
 def test_image_tag_matches_the_kubernetes_minor_version():
@@ -141,10 +133,10 @@ def test_chart_version_is_pinned_once_as_an_exact_semver():
 
 
 def test_helm_values_discover_by_cluster_name_and_scale_down_by_gpu_use():
-    values = ca.helm_values(
+    values: dict[str, Any] = ca.helm_values(
         cluster_name="ml",
         region="us-west-2",
-        kubernetes_version="1.33",
+        image_tag="v1.33.1",
         expander="least-waste",
         gpu_threshold=0.5,
         unneeded_time="10m",
@@ -160,7 +152,7 @@ def test_helm_values_discover_by_cluster_name_and_scale_down_by_gpu_use():
 
 
 def test_iam_policy_scales_only_asgs_owned_by_this_cluster():
-    policy = ca.iam_policy("ml", "us-west-2", "aws")
+    policy: dict[str, Any] = ca.iam_policy("ml", "us-west-2", "aws")
     statements = {s["Sid"]: s for s in policy["Statement"]}
     write = statements["ScaleOwnAsgs"]
     assert set(write["Action"]) == {

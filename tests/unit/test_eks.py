@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from infra.core import autoscaler as ca
 from infra.core import eks
-from infra.core.catalog import Catalog
+from infra.core.catalog import DATA_DIR, AwsInstance, Catalog
 from infra.core.config import parse
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.plan import build_plan
@@ -24,10 +27,16 @@ EKS_BASE: dict[str, Any] = {
 
 
 def eks_config(
-    pool: dict[str, Any] | None = None, cluster: dict[str, Any] | None = None, **top: Any
+    pool: dict[str, Any] | None = None,
+    cluster: dict[str, Any] | None = None,
+    region: str | None = None,
+    top: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """``EKS_BASE`` with pool 0 / cluster updated (``None`` removes a key) and top keys set."""
+    """``EKS_BASE`` with pool 0 / cluster updated (``None`` removes a key), the region moved
+    (``aws:region`` and ``cluster.location``) and top keys set."""
     cfg = copy.deepcopy(EKS_BASE)
+    if region is not None:
+        cfg["aws:region"] = cfg["gpu-infra:cluster"]["location"] = region
     for target, updates in (
         (cfg["gpu-infra:gpuPools"][0], pool),
         (cfg["gpu-infra:cluster"], cluster),
@@ -37,8 +46,14 @@ def eks_config(
                 target.pop(k, None)
             else:
                 target[k] = v
-    cfg.update(top)
+    cfg.update(top or {})
     return cfg
+
+
+def aws(catalog: Catalog, name: str) -> AwsInstance:
+    inst = catalog.aws_instance(name)
+    assert inst is not None, name
+    return inst
 
 
 def plan_of(cfg: dict[str, Any]) -> eks.EksPlan:
@@ -47,9 +62,9 @@ def plan_of(cfg: dict[str, Any]) -> eks.EksPlan:
     return p
 
 
-def errors_of(cfg: dict[str, Any]) -> dict[str, str]:
+def errors_of(cfg: dict[str, Any], catalog: Catalog | None = None) -> dict[str, str]:
     with pytest.raises(ConfigErrors) as e:
-        build_plan(parse(cfg, "test"))
+        build_plan(parse(cfg, "test"), catalog)
     out: dict[str, str] = {}
     for i in e.value.issues:
         out[i.path] = f"{out[i.path]} | {i.reason}" if i.path in out else i.reason
@@ -73,8 +88,9 @@ def test_bottlerocket_on_request_is_the_nvidia_variant():
     ("family", "ami"),
     [("al2023", "AL2023_ARM_64_NVIDIA"), ("bottlerocket", "BOTTLEROCKET_ARM_64_NVIDIA")],
 )
-def test_arm_families_get_the_arm_nvidia_variant(family, ami):
-    assert eks.gpu_families()["g5g"].architecture == "arm64"
+def test_arm_families_get_the_arm_nvidia_variant(family, ami, catalog: Catalog):
+    g5g = catalog.aws_family("g5g")
+    assert g5g is not None and g5g.architecture == "arm64"
     assert eks.choose_ami_type("arm64", family, None, "1.33") == (ami, None)
 
 
@@ -114,15 +130,31 @@ def test_al2_gpu_ami_on_1_33_is_a_config_error_at_ami_type():
 def test_group_subnets_only_in_azs_offering_every_type(catalog: Catalog):
     p = plan_of(eks_config())
     (g,) = p.groups
-    offered = catalog.aws_instance("g4dn.xlarge").az_ids["us-west-2"]
+    offered = aws(catalog, "g4dn.xlarge").az_ids["us-west-2"]
     assert set(g.az_ids) == set(offered) and "usw2-az4" not in g.az_ids
-    assert "usw2-az4" in p.network.az_ids  # the VPC spans it; the GPU group does not
+    assert p.network is not None and "usw2-az4" in p.network.az_ids  # VPC spans it; group not
 
 
 def test_offered_az_ids_is_the_intersection_over_types(catalog: Catalog):
-    a, b = catalog.aws_instance("g4dn.xlarge"), catalog.aws_instance("p4d.24xlarge")
+    a, b = aws(catalog, "g4dn.xlarge"), aws(catalog, "p4d.24xlarge")
     both = eks.offered_az_ids([a, b], "us-west-2")
     assert both == set(a.az_ids["us-west-2"]) & set(b.az_ids["us-west-2"])
+
+
+def test_empty_zones_are_a_config_error_not_a_group_without_subnets():
+    assert "gpuPools[0].zones" in errors_of(eks_config({"zones": []}))
+
+
+def test_a_zone_listed_twice_is_an_error_at_the_second():
+    errs = errors_of(eks_config({"zones": ["usw2-az1", "usw2-az1"]}))
+    assert "listed twice" in errs["gpuPools[0].zones[1]"]
+
+
+def test_region_without_any_gpu_az_in_the_catalog_is_an_error_at_location(catalog: Catalog):
+    region = "mx-central-1"  # a real region the vendored GPU snapshot does not list
+    assert not eks.region_az_ids(catalog, region)
+    cfg = eks_config(region=region)
+    assert "no GPU instance type in region 'mx-central-1'" in errors_of(cfg)["cluster.location"]
 
 
 def test_zones_restrict_the_group_to_the_given_az_ids():
@@ -163,10 +195,9 @@ def test_subnets_only_in_azs_lacking_the_type_name_the_region_and_type():
 def test_type_not_offered_in_the_region_is_an_error_naming_where_it_is(catalog: Catalog):
     cfg = eks_config(
         {"machineType": "g6.xlarge"},
-        cluster={"location": "eu-west-1"},
-        **{"aws:region": "eu-west-1"},
+        region="eu-west-1",
     )
-    assert "eu-west-1" not in catalog.aws_instance("g6.xlarge").az_ids
+    assert "eu-west-1" not in aws(catalog, "g6.xlarge").az_ids
     reason = errors_of(cfg)["gpuPools[0].machineType"]
     assert "no AZ of eu-west-1 offers g6.xlarge" in reason and "us-east-1" in reason
 
@@ -184,7 +215,7 @@ def test_subnet_az_of_another_region_is_rejected():
 
 
 def test_created_vpc_has_a_private_subnet_per_az_and_the_control_plane_avoids_use1_az3():
-    p = plan_of(eks_config(cluster={"location": "us-east-1"}, **{"aws:region": "us-east-1"}))
+    p = plan_of(eks_config(region="us-east-1"))
     assert p.network is not None and p.network.create
     assert "use1-az3" in p.network.az_ids
     assert "use1-az3" not in p.network.control_plane_az_ids
@@ -214,14 +245,61 @@ def test_spot_types_must_share_gpu_model_count_and_vcpus():
     assert "vCPUs 8 vs 4" in errs["gpuPools[0].machineType[2]"]
 
 
-def test_same_shape_spot_types_plan_in_azs_offering_all_of_them():
+def test_spot_types_with_different_gpu_models_are_rejected_at_the_second_type():
     cfg = eks_config(
         {"machineType": ["g5.xlarge", "g6.xlarge"], "spot": True, "maxNodes": 2},
-        cluster={"location": "us-east-1"},
-        **{"aws:region": "us-east-1"},
+        region="us-east-1",
     )
-    errs = errors_of(cfg)  # A10G vs L4: not the same GPU model
-    assert "gpuPools[0].machineType[1]" in errs
+    errs = errors_of(cfg)
+    assert "GPU model L4 vs A10G" in errs["gpuPools[0].machineType[1]"]
+
+
+@pytest.fixture(scope="module")
+def fake_catalog(tmp_path_factory: pytest.TempPathFactory) -> Catalog:
+    """The vendored catalog plus a made-up T4 family ``g4x`` (same shape as g4dn.xlarge, offered
+    in usw2-az1/az2/az4) and ``p2.xlarge`` (a GPU type the EKS NVIDIA AMIs do not support)."""
+    data = tmp_path_factory.mktemp("catalog")
+    shutil.copytree(DATA_DIR, data, dirs_exist_ok=True)
+    with (data / "aws_gpu_instances.csv").open("a", encoding="utf-8") as f:
+        for az in ("usw2-az1", "usw2-az2", "usw2-az4"):
+            f.write(f"g4x.xlarge,T4,1,4,16,us-west-2,{az},0.5,0.2\n")
+        f.write("p2.xlarge,K80,1,4,61,us-west-2,usw2-az1,0.9,0.3\n")
+    with (data / "aws_gpu_families.csv").open("a", encoding="utf-8") as f:
+        f.write("g4x,x86_64,nvidia-tesla-t4,yes\n")
+    return Catalog(Path(data))
+
+
+def test_same_shape_spot_types_plan_in_the_azs_offering_all_of_them(
+    fake_catalog: Catalog, catalog: Catalog
+):
+    cfg = eks_config({"machineType": ["g4dn.xlarge", "g4x.xlarge"], "spot": True})
+    p = build_plan(parse(cfg, "test"), fake_catalog).eks
+    assert p is not None
+    (g,) = p.groups
+    assert g.instance_types == ("g4dn.xlarge", "g4x.xlarge") and g.capacity_type == "SPOT"
+    g4dn = aws(catalog, "g4dn.xlarge").az_ids["us-west-2"]
+    assert set(g.az_ids) == set(g4dn) & {"usw2-az1", "usw2-az2", "usw2-az4"}
+    assert g.az_ids == ("usw2-az1", "usw2-az2")
+
+
+def test_gpu_type_whose_family_the_eks_nvidia_amis_lack_is_rejected(fake_catalog: Catalog):
+    errs = errors_of(eks_config({"machineType": "p2.xlarge"}), fake_catalog)
+    assert "do not support the p2 family" in errs["gpuPools[0].machineType"]
+
+
+def test_unknown_size_of_a_gpu_family_lists_the_known_sizes():
+    reason = errors_of(eks_config({"machineType": "g4dn.huge"}))["gpuPools[0].machineType"]
+    assert "not a known g4dn size" in reason and "g4dn.xlarge" in reason
+
+
+def test_an_empty_instance_type_list_is_rejected():
+    errs = errors_of(eks_config({"machineType": [], "spot": True}))
+    assert "an empty list" in errs["gpuPools[0].machineType"]
+
+
+def test_an_instance_type_listed_twice_is_rejected():
+    errs = errors_of(eks_config({"machineType": ["g4dn.xlarge", "g4dn.xlarge"], "spot": True}))
+    assert "twice" in errs["gpuPools[0].machineType"]
 
 
 def test_several_instance_types_on_an_on_demand_group_are_rejected():
@@ -274,9 +352,15 @@ def test_asg_tags_are_derived_from_the_group_labels_taints_and_gpu_count():
     assert g.node_group_tags == {f"{prefix}resources/nvidia.com/gpu": "4"}
 
 
-def test_too_many_labels_for_the_asg_tag_limit_is_an_error():
-    labels = {f"l{i}": "x" for i in range(50)}
-    assert "50" in errors_of(eks_config({"labels": labels}))["gpuPools[0].labels"]
+def test_template_tags_up_to_the_budget_plan_and_one_more_is_rejected():
+    (g,) = plan_of(eks_config()).groups
+    room = ca.TEMPLATE_TAG_BUDGET - len(g.asg_tags)  # GPU resource + planner labels + taint
+    assert room > 0
+    full = {f"l{i}": "x" for i in range(room)}
+    (g,) = plan_of(eks_config({"labels": full})).groups
+    assert len(g.asg_tags) == ca.TEMPLATE_TAG_BUDGET
+    over = errors_of(eks_config({"labels": full | {"one-more": "x"}}))["gpuPools[0].labels"]
+    assert f"exceed {ca.TEMPLATE_TAG_BUDGET}" in over and str(ca.ASG_TAG_LIMIT) in over
 
 
 def test_reserved_labels_and_a_second_gpu_taint_are_rejected():
@@ -300,9 +384,9 @@ def test_label_keys_too_long_for_an_asg_tag_key_are_rejected():
 # --- cluster --------------------------------------------------------------------------------
 
 
-def test_min_zero_desired_zero_and_hints_for_scale_from_zero():
+def test_min_zero_and_hints_for_scale_from_zero():
     (g,) = plan_of(eks_config()).groups
-    assert (g.min_size, g.desired_size, g.max_size) == (0, 0, 4)
+    assert (g.min_size, g.max_size) == (0, 4)
     assert g.hints.driver == "preinstalled" and g.hints.platform == "eks"
 
 
@@ -345,7 +429,61 @@ def test_access_entries_map_to_eks_access_policies():
 
 
 def test_existing_cluster_needs_its_subnets():
-    assert "cluster.vpc.privateSubnets" in errors_of(eks_config(cluster={"existing": True}))
+    reason = errors_of(eks_config(cluster={"existing": True}))["cluster.vpc.privateSubnets"]
+    assert "existing: true" in reason
+
+
+def test_existing_cluster_plans_no_system_group_and_an_unpinned_autoscaler():
+    p = plan_of(
+        eks_config(
+            cluster={"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}}
+        )
+    )
+    assert p.system is None and p.autoscaler is not None
+    assert p.autoscaler.values["nodeSelector"] == {}
+
+
+def test_vpc_id_without_subnets_and_subnets_without_vpc_id_are_rejected():
+    assert "cluster.vpc.privateSubnets" in errors_of(
+        eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0"}})
+    )
+    subnets = {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az2": "subnet-0bbbbbbbb"}
+    assert "cluster.vpc.id" in errors_of(eks_config(cluster={"vpc": {"privateSubnets": subnets}}))
+
+
+def test_malformed_subnet_id_is_rejected_at_its_az():
+    subnets = {"usw2-az1": "sn-1", "usw2-az2": "subnet-0bbbbbbbb"}
+    cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
+    assert "not a subnet ID" in errors_of(cfg)["cluster.vpc.privateSubnets.usw2-az1"]
+
+
+def test_new_cluster_needs_subnets_in_two_control_plane_azs():
+    subnets = {"usw2-az1": "subnet-0aaaaaaaa"}
+    cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
+    assert "at least two AZs" in errors_of(cfg)["cluster.vpc.privateSubnets"]
+
+
+def test_system_pool_min_above_max_is_rejected():
+    cfg = eks_config(cluster={"systemPool": {"minNodes": 3, "maxNodes": 2}})
+    assert "above maxNodes 2" in errors_of(cfg)["cluster.systemPool.minNodes"]
+
+
+def test_access_entry_of_another_partition_is_rejected():
+    cfg = eks_config(
+        cluster={"accessEntries": [{"principalArn": "arn:aws-cn:iam::123456789012:role/x"}]}
+    )
+    assert "partition 'aws'" in errors_of(cfg)["cluster.accessEntries[0].principalArn"]
+
+
+def test_public_access_cidrs_need_a_public_endpoint():
+    cfg = eks_config(
+        cluster={"endpointPublicAccess": False, "publicAccessCidrs": ["203.0.113.0/24"]}
+    )
+    assert "cluster.publicAccessCidrs" in errors_of(cfg)
+
+
+def test_a_gpu_pool_named_system_is_rejected():
+    assert "gpuPools[0].name" in errors_of(eks_config({"name": "system"}))
 
 
 def test_gpu_system_pool_is_rejected():
@@ -410,7 +548,7 @@ def test_every_ami_type_the_planner_emits_is_in_the_eks_api_enum():
 
 
 def test_time_sliced_group_labels_its_config_and_tags_the_shared_gpu_count():
-    cfg = eks_config({"sharing": {"replicas": 4}}, **{"gpu-infra:gpuOperator": {"enabled": True}})
+    cfg = eks_config({"sharing": {"replicas": 4}}, top={"gpu-infra:gpuOperator": {"enabled": True}})
     (g,) = plan_of(cfg).groups
     assert g.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
     prefix = "k8s.io/cluster-autoscaler/node-template/"
@@ -421,7 +559,7 @@ def test_time_sliced_group_labels_its_config_and_tags_the_shared_gpu_count():
 def test_mig_mixed_group_tags_the_mig_resource_for_scale_from_zero():
     cfg = eks_config(
         {"machineType": "p4d.24xlarge", "mig": {"strategy": "mixed", "config": "all-1g.5gb"}},
-        **{"gpu-infra:gpuOperator": {"enabled": True}},
+        top={"gpu-infra:gpuOperator": {"enabled": True}},
     )
     (g,) = plan_of(cfg).groups
     prefix = "k8s.io/cluster-autoscaler/node-template/"

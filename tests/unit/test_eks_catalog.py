@@ -16,13 +16,19 @@ import moto
 import pytest
 
 from infra.core import eks
-from infra.core.catalog import Catalog
+from infra.core.catalog import AwsInstance, Catalog
 
 MOTO_EC2 = Path(moto.__file__).parent / "ec2" / "resources"
 
 # p3 (V100) is in the catalog (from SkyPilot's AWS snapshot) but absent from moto's data: AWS no
 # longer lists it in DescribeInstanceTypes for new accounts. If moto gains it, check the AZs.
 NOT_IN_MOTO = {"p3.2xlarge", "p3.8xlarge", "p3.16xlarge"}
+
+
+def aws(catalog: Catalog, name: str) -> AwsInstance:
+    inst = catalog.aws_instance(name)
+    assert inst is not None, name
+    return inst
 
 
 @functools.cache
@@ -46,7 +52,7 @@ def catalog_rows(catalog: Catalog) -> list[tuple[str, str, frozenset[str]]]:
     return [
         (t, region, azs)
         for t in catalog.aws_instances()
-        for region, azs in catalog.aws_instance(t).az_ids.items()
+        for region, azs in aws(catalog, t).az_ids.items()
     ]
 
 
@@ -91,7 +97,7 @@ def test_types_absent_from_moto_are_exactly_the_known_ones(catalog: Catalog):
 def test_seed_types_match_moto_exactly_including_the_az_they_lack(
     catalog: Catalog, instance_type, region, missing
 ):
-    ours = catalog.aws_instance(instance_type).az_ids[region]
+    ours = aws(catalog, instance_type).az_ids[region]
     theirs = moto_offerings(region)[instance_type]
     assert ours == theirs
     all_azs = set().union(*moto_offerings(region).values())
@@ -99,15 +105,17 @@ def test_seed_types_match_moto_exactly_including_the_az_they_lack(
 
 
 def test_planned_group_azs_are_offered_per_moto(catalog: Catalog):
-    inst = catalog.aws_instance("g4dn.xlarge")
+    inst = aws(catalog, "g4dn.xlarge")
     planned = eks.offered_az_ids([inst], "us-west-2")
     assert planned <= moto_offerings("us-west-2")["g4dn.xlarge"]
 
 
-def test_family_architecture_matches_moto_instance_types():
+def test_family_architecture_matches_moto_instance_types(catalog: Catalog):
     types = moto_instance_types()
     checked = 0
-    for fam in eks.gpu_families().values():
+    for name in catalog.aws_families():
+        fam = catalog.aws_family(name)
+        assert fam is not None
         archs = {
             a
             for name, it in types.items()
@@ -126,7 +134,7 @@ def test_catalog_gpu_shapes_match_moto(catalog: Catalog):
         if t in NOT_IN_MOTO:
             continue
         it = types[t]
-        inst = catalog.aws_instance(t)
+        inst = aws(catalog, t)
         assert it["VCpuInfo"]["DefaultVCpus"] == inst.vcpus, t
         assert sum(g["Count"] for g in it["GpuInfo"]["Gpus"]) == inst.gpus, t
         assert it["GpuInfo"]["Gpus"][0]["Manufacturer"] == "NVIDIA", t
