@@ -72,8 +72,9 @@ class MigSpec(Model):
     """MIG partitioning managed by the GPU Operator's MIG manager."""
 
     strategy: Literal["single", "mixed"] = "single"
-    # A profile name from the MIG manager's config, e.g. ``all-1g.5gb`` or ``all-balanced``.
-    config: str = Field(default="all-balanced", min_length=1)
+    # A layout from the MIG manager's config, e.g. ``all-1g.5gb`` (``single``) or ``all-balanced``
+    # (``mixed``). Required: no layout suits every GPU and workload, so none is assumed.
+    config: str = Field(min_length=1)
 
 
 class PoolBase(Model):

@@ -137,3 +137,9 @@ def test_engine_config_round_trips_structured_values():
 def test_other_provider_keys_pass_through_untouched():
     cfg = parse(gke_config(**{"gcp:impersonateServiceAccount": "x@y"}), "s")
     assert cfg.provider_config["gcp:impersonateServiceAccount"] == "x@y"
+
+
+def test_mig_layout_must_be_chosen_not_assumed():
+    with pytest.raises(ConfigErrors) as e:
+        parse(gke_config({"mig": {"strategy": "single"}}), "s")
+    assert paths(e) == ["gpuPools[0].mig.config"]

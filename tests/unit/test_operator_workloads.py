@@ -178,7 +178,10 @@ def test_mig_config_must_name_a_profile_of_the_gpu():
 def test_mig_strategies_must_agree_across_pools():
     cfg = stack(
         "gke",
-        [{"name": "a", "mig": {"strategy": "single"}}, {"name": "b", "mig": {"strategy": "mixed"}}],
+        [
+            {"name": "a", "mig": {"strategy": "single", "config": "all-1g.5gb"}},
+            {"name": "b", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
+        ],
     )
     assert "gpuPools[1].mig.strategy" in errors(cfg, hints_for(cfg, **A100))
 
