@@ -50,6 +50,7 @@ def data_dir(tmp_path: Path) -> Path:
         "gcp_gpu_attach_limits.csv",
         "gcp_accelerator_models.csv",
         "aws_gpu_instances.csv",
+        "aws_gpu_families.csv",
     ):
         shutil.copy(DATA_DIR / name, tmp_path / name)
     return tmp_path
