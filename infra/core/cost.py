@@ -1,0 +1,258 @@
+"""What a planned stack costs per hour at its minimum and at its maximum scale, from catalog prices.
+
+Prices come from the vendored CSVs (``infra/core/data``): GPU prices per zone and count
+(``gcp_accelerators.csv``), built-in-GPU machine prices per zone (``gcp_machine_types.csv``; a row
+prices only vCPUs and memory, its GPUs are the accelerator row with the same count and zone), CPU/N1
+host prices per region (``gcp_vm_prices.csv``) and AWS instance prices per AZ ID
+(``aws_gpu_instances.csv``). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
+would need an unknown price for a node that runs is unknown too. Where a pool spans zones with
+different prices, the highest is used, so the estimate does not understate.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.core.catalog import DATA_DIR, Catalog, read_header, read_rows
+
+Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
+
+_DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolCost:
+    """One node pool's hourly price per node and its node range.
+
+    Attributes:
+        name: pool / node-group name.
+        per_node: USD per node-hour (spot price for spot pools), ``None`` when unknown.
+        min_nodes: pool total minimum.
+        max_nodes: pool total maximum.
+        spot: priced at the spot price.
+        note: why the price is unknown, or how it was chosen.
+    """
+
+    name: str
+    per_node: float | None
+    min_nodes: int
+    max_nodes: int
+    spot: bool = False
+    note: str = ""
+
+    def at(self, nodes: int) -> float | None:
+        """USD per hour with ``nodes`` nodes; 0 nodes cost 0 whatever the price."""
+        if nodes == 0:
+            return 0.0
+        return None if self.per_node is None else self.per_node * nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Cost:
+    """The stack's hourly cost: GPU pools plus the system (CPU) pool."""
+
+    pools: tuple[PoolCost, ...]
+    system: PoolCost | None
+    prices_as_of: str
+
+    def _all(self) -> tuple[PoolCost, ...]:
+        return (*self.pools, self.system) if self.system is not None else self.pools
+
+    @property
+    def at_min(self) -> float | None:
+        """USD per hour with every pool at its minimum (``None`` if a running node is unpriced)."""
+        return _sum(p.at(p.min_nodes) for p in self._all())
+
+    @property
+    def at_max(self) -> float | None:
+        """USD per hour with every pool at its maximum (``None`` if a running node is unpriced)."""
+        return _sum(p.at(p.max_nodes) for p in self._all())
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``cost`` object of ``python -m infra.plan --json``."""
+        return {
+            "currency": "USD",
+            "atMinPerHour": _round(self.at_min),
+            "atMaxPerHour": _round(self.at_max),
+            "pools": {p.name: {"perNodePerHour": _round(p.per_node)} for p in self._all()},
+            "pricesAsOf": self.prices_as_of,
+        }
+
+
+def _sum(values: Iterable[float | None]) -> float | None:
+    total = 0.0
+    for v in values:
+        if v is None:
+            return None
+        total += v
+    return total
+
+
+def _round(v: float | None) -> float | None:
+    return None if v is None else round(v, 5)
+
+
+class Prices:
+    """Price look-ups over the vendored CSVs (read once per process with ``Prices.load()``)."""
+
+    def __init__(self, data_dir: Path = DATA_DIR) -> None:
+        self.catalog = Catalog.load() if data_dir == DATA_DIR else Catalog(data_dir)
+        self._gcp_machine_zone: dict[tuple[str, str], Price] = {}
+        for r in read_rows("gcp_machine_types.csv", data_dir):
+            self._gcp_machine_zone[(r["machine_type"], r["zone"])] = (
+                _float(r["price_per_hour"]),
+                _float(r["spot_price_per_hour"]),
+            )
+        self._gcp_vm_region: dict[tuple[str, str], Price] = {}
+        for r in read_rows("gcp_vm_prices.csv", data_dir):
+            self._gcp_vm_region[(r["machine_type"], r["region"])] = (
+                _float(r["price_per_hour"]),
+                _float(r["spot_price_per_hour"]),
+            )
+        self._aws_az: dict[tuple[str, str], Price] = {}
+        for r in read_rows("aws_gpu_instances.csv", data_dir):
+            self._aws_az[(r["instance_type"], r["availability_zone"])] = (
+                _float(r["price_per_hour"]),
+                _float(r["spot_price_per_hour"]),
+            )
+        self.as_of = {
+            "gcp": _oldest_date(
+                ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv"), data_dir
+            ),
+            "aws": _oldest_date(("aws_gpu_instances.csv",), data_dir),
+        }
+
+    @classmethod
+    @functools.cache
+    def load(cls) -> Prices:
+        """Prices from the vendored data directory."""
+        return cls()
+
+    def gcp_vm(self, machine_type: str, zone: str) -> Price:
+        """Price of the machine's vCPUs and memory in ``zone`` (GPUs excluded)."""
+        found = self._gcp_machine_zone.get((machine_type, zone))
+        if found is not None:
+            return found
+        return self._gcp_vm_region.get((machine_type, zone.rsplit("-", 1)[0]), (None, None))
+
+    def gcp_node(self, machine_type: str, accelerator: str | None, count: int, zone: str) -> Price:
+        """A GKE node in ``zone``: its machine plus its ``count`` GPUs (attached or built in)."""
+        vm = self.gcp_vm(machine_type, zone)
+        gpu: Price = (0.0, 0.0)
+        if accelerator and count:
+            gpu = self.catalog.gcp_price(accelerator, count, zone) or (None, None)
+        return (_add(vm[0], gpu[0]), _add(vm[1], gpu[1]))
+
+    def aws_instance(self, instance_type: str, az_id: str) -> Price:
+        """An EC2 instance in the AZ ``az_id`` (``usw2-az1``)."""
+        return self._aws_az.get((instance_type, az_id), (None, None))
+
+
+def _float(text: str) -> float | None:
+    return float(text) if text else None
+
+
+def _add(a: float | None, b: float | None) -> float | None:
+    return None if a is None or b is None else a + b
+
+
+def _oldest_date(names: Iterable[str], data_dir: Path) -> str:
+    dates = [
+        m.group(1) for n in names for m in [_DATE.search(" ".join(read_header(n, data_dir)))] if m
+    ]
+    return min(dates) if dates else "unknown"
+
+
+def _highest(prices: Iterable[Price], spot: bool) -> float | None:
+    """The highest price of the pool's places; unknown if any place is unpriced."""
+    chosen = [p[1] if spot else p[0] for p in prices]
+    if not chosen or any(c is None for c in chosen):
+        return None
+    return max(c for c in chosen if c is not None)
+
+
+def estimate(plan: Any, prices: Prices | None = None) -> Cost:
+    """Hourly cost of ``plan`` (an ``infra.core.plan.Plan``) at minimum and maximum scale."""
+    prices = prices or Prices.load()
+    pools: list[PoolCost] = []
+    system: PoolCost | None = None
+    if plan.gke is not None:
+        as_of = prices.as_of["gcp"]
+        for p in plan.gke.pools:
+            shape_note = _user_shape_note(plan, p.name)
+            per = (
+                None
+                if shape_note
+                else _highest(
+                    (
+                        prices.gcp_node(p.machine_type, p.accelerator, p.accelerator_count, z)
+                        for z in p.node_locations
+                    ),
+                    p.spot,
+                )
+            )
+            note = shape_note or (
+                "" if per is not None else f"no catalog price for {p.machine_type}"
+            )
+            pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
+        c = plan.gke.cluster
+        if not c.existing:
+            zones = _gke_system_zones(plan)
+            per = _highest(
+                (prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False
+            )
+            note = "" if per is not None else f"no catalog price for {c.system_machine_type}"
+            system = PoolCost("system", per, c.system_min, c.system_max, False, note)
+    elif plan.eks is not None:
+        as_of = prices.as_of["aws"]
+        for g in plan.eks.groups:
+            spot = g.capacity_type == "SPOT"
+            shape_note = _user_shape_note(plan, g.name)
+            per = (
+                None
+                if shape_note
+                else _highest(
+                    (prices.aws_instance(t, az) for t in g.instance_types for az in g.az_ids),
+                    spot,
+                )
+            )
+            types = ", ".join(g.instance_types)
+            note = shape_note or ("" if per is not None else f"no catalog price for {types}")
+            pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
+        s = plan.eks.system
+        if s is not None:
+            azs = plan.eks.network.az_ids if plan.eks.network is not None else ()
+            per = _highest(
+                (prices.aws_instance(t, az) for t in s.instance_types for az in azs), False
+            )
+            note = "" if per is not None else f"no catalog price for {', '.join(s.instance_types)}"
+            system = PoolCost(s.name, per, s.min_size, s.max_size, False, note)
+    else:
+        as_of = prices.as_of["gcp"]
+        for h in plan.pools:
+            pools.append(
+                PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
+            )
+    return Cost(tuple(pools), system, as_of)
+
+
+def _gke_system_zones(plan: Any) -> tuple[str, ...]:
+    """Zones the system pool runs in: the cluster's zone, or every catalog zone of its region."""
+    loc = plan.gke.cluster.location
+    if loc.count("-") >= 2:  # us-central1-a: a zonal cluster
+        return (loc,)
+    zones = {z for p in plan.gke.pools for z in p.node_locations}
+    return tuple(sorted(zones)) or (f"{loc}-a",)
+
+
+def _user_shape_note(plan: Any, pool: str) -> str:
+    """A pool planned from a user-declared ``shape`` has no catalog price."""
+    for spec in getattr(plan.config, "pools", ()):
+        if spec.name == pool and getattr(spec, "shape", None) is not None:
+            return "shape declared in the stack file: no catalog price"
+    return ""

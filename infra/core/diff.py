@@ -1,0 +1,189 @@
+"""Change preview: what ``pulumi up`` would do to resources planned from an old and a new stack file.
+
+Both plans are resource lists in the ``python -m infra.plan --json`` shape. A resource is matched by
+URN: only in the new plan -> create; only in the old -> delete; inputs differ -> update, or replace
+when a changed property is in the sourced table of replace-forcing properties
+(``data/replace_forcing_properties.csv``, from the providers' schemas). Replacing or deleting a
+cluster or a system pool is disruptive; replacing a GPU pool drops the jobs running on it.
+"""
+
+from __future__ import annotations
+
+import csv
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from infra.core.catalog import DATA_DIR
+
+Op = Literal["create", "update", "replace", "delete"]
+
+# Types whose replacement or deletion takes the whole cluster down.
+CLUSTER_TYPES = frozenset(
+    {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"}
+)
+NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
+
+
+@dataclass(frozen=True, slots=True)
+class ForcingRule:
+    """One replace-forcing property of a resource type and the schema that says so."""
+
+    type: str  # a type token, or ``<package>:*`` for every type of a package
+    property: str  # dotted camelCase path; covers every path below it
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One resource's change.
+
+    Attributes:
+        urn: the resource's URN.
+        type: its type token.
+        name: its logical name.
+        op: create / update / replace / delete.
+        properties: changed property paths (dotted, ``[i]`` for list items), sorted.
+        replace_because: for replace, the changed paths that force it, each with its rule's source.
+        disruptive: why this change interrupts the cluster or running jobs ("" if it does not).
+    """
+
+    urn: str
+    type: str
+    name: str
+    op: Op
+    properties: tuple[str, ...] = ()
+    replace_because: tuple[tuple[str, str], ...] = ()
+    disruptive: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """One entry of ``{"changes": [...]}``."""
+        return {
+            "urn": self.urn,
+            "op": self.op,
+            "properties": list(self.properties),
+            "replaceBecause": [{"property": p, "source": s} for p, s in self.replace_because],
+            "disruptive": self.disruptive or None,
+        }
+
+
+@functools.cache
+def forcing_rules(data_dir: Path = DATA_DIR) -> tuple[ForcingRule, ...]:
+    """The sourced table of replace-forcing properties."""
+    with (data_dir / "replace_forcing_properties.csv").open(encoding="utf-8", newline="") as f:
+        rows = csv.DictReader(line for line in f if not line.startswith("#"))
+        return tuple(ForcingRule(r["type"], r["property"], r["source"]) for r in rows)
+
+
+def _rules_for(type_token: str, rules: Iterable[ForcingRule]) -> list[ForcingRule]:
+    package = type_token.split(":", 1)[0]
+    return [r for r in rules if r.type == type_token or r.type == f"{package}:*"]
+
+
+def _covers(rule_path: str, changed: str) -> bool:
+    """``nodeConfig.guestAccelerators`` covers ``nodeConfig.guestAccelerators[0].count``."""
+    bare = _strip_indexes(changed)
+    return bare == rule_path or bare.startswith(rule_path + ".")
+
+
+def _strip_indexes(path: str) -> str:
+    out, depth = [], 0
+    for ch in path:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        elif depth == 0:
+            out.append(ch)
+    return "".join(out)
+
+
+def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
+    """Leaf paths where ``old`` and ``new`` differ (a key only on one side counts as changed)."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        out: list[str] = []
+        for k in sorted(set(old) | set(new)):
+            p = f"{prefix}.{k}" if prefix else str(k)
+            if k not in old or k not in new:
+                out.append(p)
+            else:
+                out.extend(changed_paths(old[k], new[k], p))
+        return out
+    if (
+        isinstance(old, list)
+        and isinstance(new, list)
+        and len(old) == len(new)
+        and all(isinstance(x, Mapping | list) for x in (*old, *new))
+    ):
+        out = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            out.extend(changed_paths(a, b, f"{prefix}[{i}]"))
+        return out
+    return [] if old == new else [prefix]
+
+
+def diff(
+    old: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    rules: Iterable[ForcingRule] | None = None,
+) -> list[Change]:
+    """Every change from ``old`` to ``new`` (resource dicts of the plan JSON), unchanged ones left out.
+
+    Order: deletions and replacements first (what can hurt), then updates, then creations; within
+    each, plan order.
+    """
+    rules = tuple(rules if rules is not None else forcing_rules())
+    old_by = {r["urn"]: r for r in old}
+    new_by = {r["urn"]: r for r in new}
+    changes: list[Change] = []
+    for r in old:
+        if r["urn"] not in new_by:
+            changes.append(
+                Change(
+                    r["urn"], r["type"], r["name"], "delete", disruptive=_disruption(r, "delete")
+                )
+            )
+    for r in new:
+        before = old_by.get(r["urn"])
+        if before is None:
+            changes.append(Change(r["urn"], r["type"], r["name"], "create"))
+            continue
+        paths = changed_paths(before.get("inputs", {}), r.get("inputs", {}))
+        if not paths:
+            continue
+        applicable = _rules_for(r["type"], rules)
+        # One source per changed path: the first rule that covers it.
+        forced: dict[str, str] = {}
+        for p in paths:
+            for rule in applicable:
+                if _covers(rule.property, p):
+                    forced.setdefault(p, rule.source)
+        op: Op = "replace" if forced else "update"
+        changes.append(
+            Change(
+                r["urn"],
+                r["type"],
+                r["name"],
+                op,
+                tuple(paths),
+                tuple(forced.items()),
+                _disruption(r, op) if op == "replace" else "",
+            )
+        )
+    rank = {"delete": 0, "replace": 0, "update": 1, "create": 2}
+    return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
+
+
+def _disruption(resource: Mapping[str, Any], op: Op) -> str:
+    t = resource["type"]
+    inputs = resource.get("inputs") or {}
+    if t in CLUSTER_TYPES:
+        return f"{op} of the cluster: every workload and node goes with it"
+    if t in NODE_POOL_TYPES:
+        name = inputs.get("name") or inputs.get("nodeGroupName") or resource["name"]
+        if str(name) == "system" or str(resource["name"]).endswith("-system"):
+            return f"{op} of the system pool: system pods (DNS, autoscaler, operator) restart"
+        return f"{op} of a GPU pool: its nodes are deleted and running jobs on them are killed"
+    return ""

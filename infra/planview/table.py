@@ -1,0 +1,277 @@
+"""The readable plan table: per pool what a person decides on, the system pool, totals and cost."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infra.core.cost import Cost
+from infra.core.pools import PoolHints
+
+Out = Callable[[str], None]
+
+_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb")
+
+
+def mig_instances_per_gpu(profile: str, supported: Sequence[str]) -> int | None:
+    """How many instances of ``profile`` fit on one GPU whose profiles are ``supported``.
+
+    NVIDIA MIG User Guide, "Concepts" and "Supported MIG Profiles"
+    (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/): a GPU has 7 compute slices and 8
+    memory slices (A30: 4 and 4); an instance takes ``g`` compute slices and its memory in slices,
+    so at most min(7 // g, 8 // memory slices) fit (A100-40GB: 1g.5gb 7, 2g.10gb 3, 3g.20gb 2).
+    The full-GPU profile (the largest supported) gives the GPU's slices and memory.
+    """
+    full = _PROFILE.match(supported[-1]) if supported else None
+    want = _PROFILE.match(profile)
+    if full is None or want is None or profile not in supported:
+        return None
+    compute, total_gb = int(full.group(1)), int(full.group(2))
+    memory_slices = 8 if compute == 7 else compute
+    g, gb = int(want.group(1)), int(want.group(2))
+    slices = max(1, round(gb * memory_slices / total_gb))
+    return min(compute // g, memory_slices // slices)
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRow:
+    """One GPU pool as the table shows it."""
+
+    name: str
+    gpu: str
+    gpus: int
+    alloc: int | None  # allocatable GPUs (or slices) per node; None: depends on the layout
+    zones: tuple[str, ...]
+    capacity: str
+    sharing: str
+    min_nodes: int
+    max_nodes: int
+
+    @property
+    def max_gpus(self) -> int:
+        return self.gpus * self.max_nodes
+
+
+def pool_rows(plan: Any) -> list[PoolRow]:
+    """One row per GPU pool of ``plan`` (an ``infra.core.plan.Plan``), in plan order."""
+    specs = {s.name: s for s in plan.config.pools}
+    rows: list[PoolRow] = []
+    gke = {p.name: p for p in plan.gke.pools} if plan.gke is not None else {}
+    eks = {g.name: g for g in plan.eks.groups} if plan.eks is not None else {}
+    for h in plan.pools:
+        spec = specs.get(h.name)
+        sharing, factor = _sharing(h, spec, gke.get(h.name))
+        if h.name in gke:
+            p = gke[h.name]
+            zones = tuple(p.node_locations)
+            capacity = _gke_capacity(p)
+        elif h.name in eks:
+            g = eks[h.name]
+            zones = tuple(g.az_ids)
+            capacity = g.capacity_type.lower().replace("_", "-")
+        else:
+            nodes = getattr(spec, "nodes", None) or ()
+            zones = tuple(nodes)
+            capacity = "own"
+        alloc = None if factor is None else h.gpus_per_node * factor
+        rows.append(
+            PoolRow(
+                h.name,
+                h.gpu_model,
+                h.gpus_per_node,
+                alloc,
+                zones,
+                capacity,
+                sharing,
+                h.min_nodes,
+                h.max_nodes,
+            )
+        )
+    return rows
+
+
+def _gke_capacity(p: Any) -> str:
+    if p.spot:
+        return "spot"
+    if p.flex_start:
+        return "flex-start"
+    if p.queued_provisioning:
+        return "queued"
+    if p.reservation_type != "NO_RESERVATION":
+        return f"reservation {p.reservation_name or p.reservation_type.lower()}"
+    return "on-demand"
+
+
+def _sharing(h: PoolHints, spec: Any, gke_pool: Any) -> tuple[str, int | None]:
+    """(what the table says, allocatable units per physical GPU; None when layout-dependent)."""
+    parts: list[str] = []
+    factor: int | None = 1
+    if gke_pool is not None and gke_pool.partition_size:
+        per = mig_instances_per_gpu(gke_pool.partition_size, h.mig_profiles)
+        parts.append(f"GKE MIG {gke_pool.partition_size}" + (f" x{per}" if per else ""))
+        factor = per
+    if gke_pool is not None and gke_pool.sharing_strategy:
+        clients = gke_pool.max_shared_clients_per_gpu or 1
+        parts.append(f"GKE {gke_pool.sharing_strategy.lower().replace('_', '-')} x{clients}")
+        factor = None if factor is None else factor * clients
+    mig = getattr(spec, "mig", None)
+    if mig is not None:
+        profile = mig.config.removeprefix("all-")
+        per = mig_instances_per_gpu(profile, h.mig_profiles)
+        parts.append(f"MIG {mig.strategy} {mig.config}" + (f" x{per}" if per else ""))
+        factor = per
+    sharing = getattr(spec, "sharing", None)
+    if sharing is not None:
+        parts.append(f"time-slicing x{sharing.replicas}")
+        factor = None if factor is None else factor * sharing.replicas
+    return (", ".join(parts) or "-"), factor
+
+
+def money(v: float | None) -> str:
+    """USD with cents, or ``unknown``."""
+    return "unknown" if v is None else f"${v:,.2f}"
+
+
+def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None:
+    """The whole human-readable plan: pools, system pool, totals, cost, resources, outputs."""
+    cfg = plan.config
+    where = cfg.zone or cfg.region or "existing cluster"
+    out(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
+    out("")
+    rows = pool_rows(plan)
+    prices = {p.name: p for p in cost.pools}
+    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(cfg.platform, "NODES")
+    table(
+        (
+            "GPU POOL",
+            "GPU",
+            "GPUS/NODE",
+            "ALLOC/NODE",
+            zone_head,
+            "CAPACITY",
+            "SHARING/MIG",
+            "NODES",
+            "MAX GPUS",
+            "$/NODE-H",
+        ),
+        [
+            (
+                r.name,
+                r.gpu,
+                str(r.gpus),
+                "?" if r.alloc is None else str(r.alloc),
+                ",".join(_short_zones(r.zones)) or "-",
+                r.capacity,
+                r.sharing,
+                f"{r.min_nodes}-{r.max_nodes}",
+                str(r.max_gpus),
+                _price_cell(prices.get(r.name)),
+            )
+            for r in rows
+        ],
+        out,
+    )
+    if cost.system is not None:
+        s = cost.system
+        machine = _system_machine(plan)
+        out(
+            f"\nsystem pool: {machine}, {s.min_nodes}-{s.max_nodes} nodes, "
+            f"{_price_cell(s)} per node-hour"
+        )
+    elif (plan.gke is not None and plan.gke.cluster.existing) or (
+        plan.eks is not None and plan.eks.existing
+    ):
+        out("\nsystem pool: the existing cluster's (not created or priced here)")
+    total_gpus = sum(r.max_gpus for r in rows)
+    allocs = [r.alloc * r.max_nodes if r.alloc is not None else None for r in rows]
+    alloc_total = "?" if any(a is None for a in allocs) else str(sum(a or 0 for a in allocs))
+    out(
+        f"totals: {len(rows)} GPU pools, up to {total_gpus} GPUs "
+        f"({alloc_total} allocatable), {sum(r.min_nodes for r in rows)} GPU nodes at minimum"
+    )
+    out(
+        f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
+        f"(catalog prices as of {cost.prices_as_of}; spot pools at spot prices; excludes the "
+        "control plane, disks, network and Kubernetes Engine fees)"
+    )
+    for p in (*cost.pools, *((cost.system,) if cost.system else ())):
+        if p.per_node is None and p.note:
+            out(f"  {p.name}: price unknown ({p.note})")
+    notes = getattr(plan, "notes", ())
+    for n in notes:
+        out(f"note: {n}")
+    if plan.gke is not None:
+        for p in plan.gke.pools:
+            out(
+                f"  {p.name}: {p.machine_type} (location policy ANY, totals "
+                f"{p.total_min}-{p.total_max})"
+            )
+    elif plan.eks is not None:
+        for g in plan.eks.groups:
+            out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
+    out("")
+    res = [(r.type, r.name, (r.parent or "").rsplit("::", 1)[-1]) for r in recording.resources]
+    table(("TYPE", "NAME", "PARENT"), res, out)
+    out(f"\n{len(recording.resources)} resources")
+    out("\noutputs:")
+    for key, value in recording.outputs.items():
+        out(f"  {key}:")
+        for line in json.dumps(value, indent=2).splitlines():
+            out(f"    {line}")
+
+
+def _system_machine(plan: Any) -> str:
+    if plan.gke is not None:
+        return plan.gke.cluster.system_machine_type
+    if plan.eks is not None and plan.eks.system is not None:
+        return ", ".join(plan.eks.system.instance_types)
+    return "-"
+
+
+def _price_cell(p: Any) -> str:
+    if p is None or p.per_node is None:
+        return "unknown"
+    return f"${p.per_node:.2f}" + (" spot" if p.spot else "")
+
+
+def _short_zones(zones: tuple[str, ...]) -> list[str]:
+    """``us-central1-a,b,c``: the region once, then the zone letters."""
+    if len(zones) > 1 and all(z.count("-") >= 2 for z in zones):
+        regions = {z.rsplit("-", 1)[0] for z in zones}
+        if len(regions) == 1:
+            return [zones[0], *(z.rsplit("-", 1)[1] for z in zones[1:])]
+    return list(zones)
+
+
+def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], out: Out = print) -> None:
+    """Left-aligned columns, two spaces apart."""
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
+    for row in (header, *rows):
+        out("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+_SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-"}
+
+
+def print_changes(changes: Sequence[Any], out: Out = print) -> None:
+    """The change preview: one line per changed resource, what changes and what forces a replace."""
+    if not changes:
+        out("no changes: pulumi up would leave every resource as it is")
+        return
+    counts: dict[str, int] = {}
+    for c in changes:
+        counts[c.op] = counts.get(c.op, 0) + 1
+        out(f"{_SYMBOL[c.op]:>2} {c.op:<7} {c.type} {c.name}")
+        forced = dict(c.replace_because)
+        for p in c.properties:
+            mark = "  (forces replacement)" if p in forced else ""
+            out(f"      {p}{mark}")
+        for p, source in c.replace_because:
+            out(f"      why {p}: {source}")
+        if c.disruptive:
+            out(f"      DISRUPTIVE: {c.disruptive}")
+    out("")
+    out(", ".join(f"{n} to {op}" for op, n in sorted(counts.items())))
