@@ -1,9 +1,21 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-Usage: ``python -m infra.plan (--stack NAME | --config PATH) [--json] [--helm-values]``
+usage: python -m infra.plan (--stack NAME|PATH | --config PATH)
+                            [--json] [--helm-values] [--diff OLD_STACK_FILE] [--export DIR]
 
-Runs the real program on Pulumi's mock engine (``infra.mockengine``). Exit 0 on success; 2 on invalid
-config, one ``<key path>: <reason>`` line per problem on stderr; 1 on any other failure.
+Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
+``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
+the system pool, totals and the cost per hour at minimum and maximum scale.
+
+examples:
+  python -m infra.plan --stack gke-t4                     # the plan table
+  python -m infra.plan --stack gke-t4 --json              # cost, resources and outputs as JSON
+  python -m infra.plan --stack gke-t4 --diff old.yaml     # create/update/replace/delete vs old.yaml
+  python -m infra.plan --stack gke-t4 --export gitops/    # manifests, Helm values, Argo CD, Flux
+  python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
+
+exit codes: 0 success; 1 any other failure (one line on stderr); 2 invalid config or usage, one
+``<key path>: <reason>`` line per problem on stderr.
 """
 
 from __future__ import annotations
@@ -14,7 +26,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.cli import stack_path
+from infra.cli import quiet_gc, stack_file
 from infra.core.config import StackConfig, load_stack_file, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
@@ -28,58 +40,125 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     Raises:
         ConfigErrors: the stack file is missing or invalid.
     """
-    path = Path(args.config) if args.config else stack_path(args.stack)
+    path = Path(args.config) if args.config else stack_file(args.stack)
     name, raw = load_stack_file(path)
-    config = parse(raw, args.stack or name)
+    stack = name if args.config or _is_path(args.stack) else args.stack
+    config = parse(raw, stack)
     return raw, config, build_plan(config)
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point; returns the exit code."""
+def _is_path(stack: str | None) -> bool:
+    return bool(stack) and ("/" in str(stack) or str(stack).endswith((".yaml", ".yml")))
+
+
+def _parser() -> argparse.ArgumentParser:
+    doc = __doc__ or ""
     parser = argparse.ArgumentParser(
-        prog="python -m infra.plan", description=(__doc__ or "").split("\n")[0]
+        prog="python -m infra.plan",
+        description=doc.split("\n\n", 2)[2].split("\n\nexamples:")[0],
+        epilog="examples:" + doc.split("examples:", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = parser.add_mutually_exclusive_group(required=True)
-    src.add_argument("--stack", help="stack name: reads stacks/Pulumi.<NAME>.yaml")
+    src.add_argument(
+        "--stack", help="stack name (reads stacks/Pulumi.<NAME>.yaml) or a stack file's path"
+    )
     src.add_argument("--config", help="path of a stack file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
         "--helm-values",
         action="store_true",
-        help="print the rendered GPU Operator Helm values as YAML (GitOps export)",
+        help="print the rendered GPU Operator Helm values (YAML; JSON with --json)",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--diff",
+        metavar="OLD_STACK_FILE",
+        help="plan OLD_STACK_FILE too and print what changes from it: create / update / "
+        "replace (with the property that forces it) / delete",
+    )
+    parser.add_argument(
+        "--export",
+        metavar="DIR",
+        help="write every Kubernetes object as a manifest file, the Helm values per release "
+        "with their reasons, and an Argo CD Application and a Flux HelmRelease per chart",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit code."""
+    args = _parser().parse_args(argv)
     try:
         raw, config, plan = load(args)
+        old_raw = None
+        if args.diff:
+            _, old_raw = load_stack_file(args.diff)
+            build_plan(parse(old_raw, config.stack))  # an invalid old file is a config error too
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
     if args.helm_values:
-        return _print_helm_values(plan)
+        return _print_helm_values(plan, as_json=args.json)
     try:
         from infra import mockengine
 
         recording = mockengine.run(raw, config.stack)
+        old = mockengine.run(old_raw, config.stack) if old_raw is not None else None
     except Exception as e:  # noqa: BLE001  # any failure is reported in one line, exit 1
         print(f"plan failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return EXIT_FAILURE
+    if old is not None:
+        return _print_diff(old, recording, as_json=args.json)
+    if args.export:
+        from infra.planview.export import export
+
+        _write("".join(f"{line}\n" for line in export(plan, recording, Path(args.export))))
+        return EXIT_OK
+    from infra.core.cost import estimate
+
+    cost = estimate(plan)
     if args.json:
         doc = {
             "project": "gpu-infra",
             "stack": config.stack,
+            "cost": cost.to_json(),
             "resources": [r.to_json() for r in recording.resources],
             "outputs": recording.outputs,
         }
         _write(json.dumps(doc, indent=2) + "\n")
     else:
-        _print_table(plan, recording)
+        from infra.planview.table import print_table
+
+        lines: list[str] = []
+        print_table(plan, cost, recording, lines.append)
+        _write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
-def _print_helm_values(plan: Plan) -> int:
+def _print_helm_values(plan: Plan, as_json: bool) -> int:
     from infra.core.operator import render_helm_values
 
+    if as_json:
+        release = plan.operator.release if plan.operator is not None else None
+        values = dict(release.values) if release is not None else {}
+        _write(json.dumps(values, indent=2, sort_keys=True) + "\n")
+        return EXIT_OK
     _write(render_helm_values(plan))  # says so in a comment when the stack has no operator
+    return EXIT_OK
+
+
+def _print_diff(old: Any, new: Any, as_json: bool) -> int:
+    from infra.core.diff import diff
+
+    changes = diff([r.to_json() for r in old.resources], [r.to_json() for r in new.resources])
+    if as_json:
+        _write(json.dumps({"changes": [c.to_json() for c in changes]}, indent=2) + "\n")
+        return EXIT_OK
+    from infra.planview.table import print_changes
+
+    lines: list[str] = []
+    print_changes(changes, lines.append)
+    _write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -87,47 +166,8 @@ def _write(text: str) -> None:
     sys.stdout.write(text)
 
 
-def _print_table(plan: Plan, recording: Any) -> None:
-    cfg = plan.config
-    where = cfg.zone or cfg.region or "existing cluster"
-    print(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
-    print()
-    rows = [
-        (
-            p.name,
-            p.gpu_model,
-            str(p.gpus_per_node),
-            f"{p.vcpus}",
-            f"{p.min_nodes}-{p.max_nodes}",
-            "spot" if p.spot else "on-demand",
-            p.driver,
-        )
-        for p in plan.pools
-    ]
-    _table(("GPU POOL", "GPU", "GPUS/NODE", "VCPUS", "NODES", "CAPACITY", "DRIVER"), rows)
-    if plan.gke is not None:
-        for p in plan.gke.pools:
-            print(
-                f"  {p.name}: {p.machine_type} in {', '.join(p.node_locations)} "
-                f"(location policy ANY, totals {p.total_min}-{p.total_max})"
-            )
-    print()
-    res = [(r.type, r.name, (r.parent or "").rsplit("::", 1)[-1]) for r in recording.resources]
-    _table(("TYPE", "NAME", "PARENT"), res)
-    print(f"\n{len(recording.resources)} resources")
-    print("\noutputs:")
-    for key, value in recording.outputs.items():
-        text = json.dumps(value)
-        print(f"  {key}: {text if len(text) <= 100 else text[:97] + '...'}")
-
-
-def _table(header: tuple[str, ...], rows: list[tuple[str, ...]]) -> None:
-    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
-    for row in (header, *rows):
-        print("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
 if __name__ == "__main__":
     from infra.cli import run
 
-    run(main)
+    with quiet_gc():
+        run(main)

@@ -24,7 +24,7 @@ def test_every_sample_stack_plans(stack, capsys):
 def test_json_output_has_the_contract_shape(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"project", "stack", "resources", "outputs"}
+    assert set(doc) == {"project", "stack", "cost", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpu-infra", "gke-t4")
     for r in doc["resources"]:
         assert set(r) == {"urn", "id", "type", "name", "parent", "custom", "inputs", "dependsOn"}
