@@ -53,9 +53,9 @@ def kubernetes_objects(resources: list[Any]) -> list[dict[str, Any]]:
     """The manifests of every plain Kubernetes object in a recording, in registration order."""
     out = []
     for r in resources:
-        if r.type.startswith("kubernetes:") and r.type != HELM_RELEASE and r.custom:
-            if "kind" in r.inputs and "apiVersion" in r.inputs:
-                out.append(dict(r.inputs))
+        is_object = r.type.startswith("kubernetes:") and r.type != HELM_RELEASE and r.custom
+        if is_object and "kind" in r.inputs and "apiVersion" in r.inputs:
+            out.append(dict(r.inputs))
     return out
 
 

@@ -1,0 +1,131 @@
+"""``python -m infra.plan`` on the mock engine: cost, change preview and GitOps export end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from infra import plan as plan_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+T4 = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
+STACKS = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+# Kinds of API groups kubernetes-validate has schemas for (CRDs such as GKE ComputeClass are not).
+CORE_GROUPS = ("v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "scheduling.k8s.io/v1")
+
+
+def _variant(tmp_path: Path, old: str, new: str) -> Path:
+    text = T4.read_text()
+    assert old in text
+    f = tmp_path / "Pulumi.gke-t4.yaml"
+    f.write_text(text.replace(old, new))
+    return f
+
+
+def _changes(capsys, new: Path) -> list[dict]:
+    assert plan_cli.main(["--stack", str(new), "--diff", str(T4), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["changes"]
+
+
+def test_gpu_count_change_replaces_the_gpu_pool_naming_the_accelerator_config(tmp_path, capsys):
+    (c,) = _changes(capsys, _variant(tmp_path, "count: 1", "count: 2"))
+    assert c["op"] == "replace" and c["urn"].endswith("::ml-gpu-gpu-t4")
+    assert [r["property"] for r in c["replaceBecause"]] == ["nodeConfig.guestAccelerators[0].count"]
+
+
+def test_max_nodes_change_is_an_update(tmp_path, capsys):
+    (c,) = _changes(capsys, _variant(tmp_path, "maxNodes: 20", "maxNodes: 10"))
+    assert (c["op"], c["properties"], c["replaceBecause"]) == (
+        "update",
+        ["autoscaling.totalMaxNodeCount"],
+        [],
+    )
+
+
+def test_machine_type_change_is_an_update_gke_migrates_nodes_in_place(tmp_path, capsys):
+    (c,) = _changes(capsys, _variant(tmp_path, "n1-highmem-8", "n1-highmem-16"))
+    assert (c["op"], c["properties"]) == ("update", ["nodeConfig.machineType"])
+
+
+def test_diff_table_names_the_forcing_property_and_flags_disruption(tmp_path, capsys):
+    new = _variant(tmp_path, "count: 1", "count: 2")
+    assert plan_cli.main(["--stack", str(new), "--diff", str(T4)]) == 0
+    out = capsys.readouterr().out
+    assert "replace" in out and "(forces replacement)" in out and "DISRUPTIVE" in out
+
+
+def test_same_file_has_no_changes(capsys):
+    assert _changes(capsys, T4) == []
+
+
+def test_gke_t4_json_cost_at_minimum_is_the_system_pool_alone(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
+    cost = json.loads(capsys.readouterr().out)["cost"]
+    assert cost["atMinPerHour"] == cost["pools"]["system"]["perNodePerHour"] * 1
+    assert cost["atMaxPerHour"] > cost["atMinPerHour"]
+
+
+def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
+    assert plan_cli.main(["--stack", "gke-t4"]) == 0
+    out = capsys.readouterr().out
+    assert "us-central1-a,b,c,f" in out
+    assert "$0.13/h at minimum" in out and "/h at maximum" in out
+    assert "up to 20 GPUs" in out and "system pool: e2-standard-4" in out
+    assert '"resourceName": "nvidia.com/gpu"' in out  # outputs are shown whole, not cut
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_export_writes_schema_valid_manifests_and_pinned_gitops_wrappers(stack, tmp_path, capsys):
+    assert plan_cli.main(["--stack", stack, "--export", str(tmp_path)]) == 0
+    capsys.readouterr()
+    manifests = sorted((tmp_path / "manifests").glob("*.yaml"))
+    no_operator = "enabled: false" in (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    assert manifests or no_operator, "a stack with the operator creates at least its namespace"
+    for f in manifests:
+        doc = yaml.safe_load(f.read_text())
+        assert doc["metadata"]["name"]
+        if doc["apiVersion"] in CORE_GROUPS:
+            kubernetes_validate.validate(doc, "1.33.0", strict=True)
+    for app in (tmp_path / "argocd").glob("*.yaml"):
+        a = yaml.safe_load(app.read_text())
+        assert a["kind"] == "Application" and a["spec"]["source"]["targetRevision"]
+        assert a["spec"]["source"]["helm"]["valuesObject"] is not None
+    for fx in (tmp_path / "flux").glob("*.yaml"):
+        repo, rel = yaml.safe_load_all(fx.read_text())
+        assert repo["kind"] == "HelmRepository" and rel["kind"] == "HelmRelease"
+        spec = rel["spec"]["chart"]["spec"]
+        assert spec["version"] and spec["sourceRef"]["name"] == repo["metadata"]["name"]
+    assert len(list((tmp_path / "argocd").glob("*.yaml"))) == len(
+        list((tmp_path / "helm").glob("*.values.yaml"))
+    )
+
+
+def test_operator_values_export_carries_the_reasons(tmp_path, capsys):
+    assert plan_cli.main(["--stack", "onprem-containerd", "--export", str(tmp_path)]) == 0
+    text = (tmp_path / "helm" / "gpu-operator.values.yaml").read_text()
+    assert "# Why each value is set:" in text and "CONTAINERD_SOCKET" in text
+    assert yaml.safe_load(text)["toolkit"]["env"]
+
+
+def test_helm_values_json_prints_json(capsys):
+    assert plan_cli.main(["--stack", "onprem-containerd", "--helm-values", "--json"]) == 0
+    values = json.loads(capsys.readouterr().out)
+    assert values["toolkit"]["env"]
+
+
+def test_python_m_infra_help_shows_usage_without_a_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-m", "infra", "--help"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    assert "usage:" in proc.stdout and "python -m infra.plan" in proc.stdout
+    assert "exit codes" in proc.stdout

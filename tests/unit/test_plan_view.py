@@ -1,0 +1,211 @@
+"""The plan a person decides on: cost from catalog prices, the change table, MIG arithmetic, --stack."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.cli import known_stacks, stack_file, stack_path
+from infra.core.config import load_stack_file, parse
+from infra.core.cost import PoolCost, estimate
+from infra.core.diff import changed_paths, diff, forcing_rules
+from infra.core.errors import ConfigErrors
+from infra.core.plan import build_plan
+from infra.planview.table import mig_instances_per_gpu, pool_rows
+from tests.conftest import gke_config
+
+NP = "gcp:container/nodePool:NodePool"
+NG = "aws:eks/nodeGroup:NodeGroup"
+
+
+def _plan(raw):
+    return build_plan(parse(raw, "t"))
+
+
+# --- cost -----------------------------------------------------------------------------------
+
+
+def test_cost_at_minimum_is_the_system_pool_alone_when_every_gpu_pool_scales_from_zero():
+    cost = estimate(_plan(gke_config()))
+    assert cost.system is not None
+    assert cost.at_min == pytest.approx(cost.system.per_node * cost.system.min_nodes)
+    assert cost.at_min == pytest.approx(0.13402)  # e2-standard-4 in us-central1, gcp_vm_prices.csv
+
+
+def test_t4_node_price_is_the_n1_host_plus_the_attached_gpu():
+    # n1-highmem-8 0.47321 (gcp_vm_prices.csv) + 1x T4 0.35 (gcp_accelerators.csv), us-central1
+    cost = estimate(_plan(gke_config()))
+    assert cost.pools[0].per_node == pytest.approx(0.82321)
+    assert cost.at_max == pytest.approx(20 * 0.82321 + 3 * 0.13402)
+
+
+def test_spot_pools_are_priced_at_the_spot_price():
+    cost = estimate(_plan(gke_config({"spot": True})))
+    assert cost.pools[0].spot
+    assert cost.pools[0].per_node == pytest.approx(0.11922 + 0.14)
+
+
+def test_an_unpriced_running_node_makes_the_total_unknown_never_zero():
+    p = PoolCost("x", None, 1, 2)
+    assert p.at(0) == 0.0 and p.at(1) is None
+
+
+def test_cost_json_has_the_contract_shape():
+    doc = estimate(_plan(gke_config())).to_json()
+    assert set(doc) == {"currency", "atMinPerHour", "atMaxPerHour", "pools", "pricesAsOf"}
+    assert doc["currency"] == "USD" and doc["pricesAsOf"] == "2026-11-26"
+    assert doc["pools"]["gpu-t4"] == {"perNodePerHour": 0.82321}
+
+
+def test_own_hardware_has_no_price():
+    _, raw = load_stack_file(stack_file("onprem-containerd"))
+    cost = estimate(build_plan(parse(raw, "onprem-containerd")))
+    assert (cost.at_min, cost.at_max, cost.system) == (None, None, None)
+    assert cost.pools[0].note == "own hardware: no price"
+
+
+# --- MIG arithmetic (NVIDIA MIG User Guide, Supported MIG Profiles) --------------------------
+
+A100_40 = ("1g.5gb", "1g.10gb", "2g.10gb", "3g.20gb", "4g.20gb", "7g.40gb")
+
+
+@pytest.mark.parametrize(
+    ("profile", "count"),
+    [("1g.5gb", 7), ("1g.10gb", 4), ("2g.10gb", 3), ("3g.20gb", 2), ("4g.20gb", 1), ("7g.40gb", 1)],
+)
+def test_mig_instances_per_a100_40gb_match_nvidias_table(profile, count):
+    assert mig_instances_per_gpu(profile, A100_40) == count
+
+
+def test_mig_instances_per_a30_match_nvidias_table():
+    a30 = ("1g.6gb", "2g.12gb", "4g.24gb")
+    assert [mig_instances_per_gpu(p, a30) for p in a30] == [4, 2, 1]
+
+
+def test_a_profile_the_gpu_lacks_has_no_count():
+    assert mig_instances_per_gpu("1g.5gb", ("1g.6gb", "4g.24gb")) is None
+
+
+def test_gke_mig_with_time_sharing_multiplies_allocatable_gpus():
+    raw = gke_config(
+        {
+            "machineType": "a2-highgpu-1g",
+            "gpu": {
+                "partitionSize": "1g.5gb",
+                "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+            },
+            "maxNodes": 4,
+        },
+        **{"gpu-infra:gpuOperator": {"enabled": False}},
+    )
+    raw["gpu-infra:cluster"]["location"] = "us-central1-a"
+    row = pool_rows(_plan(raw))[0]
+    assert (row.alloc, row.max_gpus) == (14, 4)
+
+
+def test_the_table_row_shows_zones_and_capacity():
+    row = pool_rows(_plan(gke_config({"spot": True})))[0]
+    assert row.zones == ("us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f")
+    assert row.capacity == "spot"
+
+
+# --- change preview -------------------------------------------------------------------------
+
+
+def _res(inputs, type_=NP, name="ml-gpu-gpu-t4"):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "type": type_,
+        "name": name,
+        "inputs": inputs,
+    }
+
+
+def test_accelerator_count_change_forces_replacement_gke_refuses_accelerator_updates():
+    # GKE: "Accelerator count: 1 should not be updated." (GoogleCloudPlatform/magic-modules#18493)
+    old = _res({"nodeConfig": {"guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 1}]}})
+    new = _res({"nodeConfig": {"guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 2}]}})
+    (c,) = diff([old], [new])
+    assert c.op == "replace"
+    assert c.replace_because[0][0] == "nodeConfig.guestAccelerators[0].count"
+    assert "should not be updated" in c.replace_because[0][1]
+    assert "GPU pool" in c.disruptive
+
+
+@pytest.mark.parametrize("prop", ["machineType", "diskType", "diskSizeGb"])
+def test_machine_type_disk_type_and_size_update_in_place_magic_modules_9575(prop):
+    old = _res({"nodeConfig": {prop: "a"}})
+    new = _res({"nodeConfig": {prop: "b"}})
+    (c,) = diff([old], [new])
+    assert (c.op, c.properties) == ("update", (f"nodeConfig.{prop}",))
+
+
+def test_autoscaling_limits_update_in_place():
+    (c,) = diff(
+        [_res({"autoscaling": {"totalMaxNodeCount": 20}})],
+        [_res({"autoscaling": {"totalMaxNodeCount": 10}})],
+    )
+    assert c.op == "update" and not c.disruptive
+
+
+@pytest.mark.parametrize("prop", ["instanceTypes", "capacityType", "amiType", "subnetIds"])
+def test_eks_node_group_instance_types_capacity_ami_and_subnets_force_replacement(prop):
+    (c,) = diff([_res({prop: ["a"]}, NG, "ml-gpu-ng")], [_res({prop: ["b"]}, NG, "ml-gpu-ng")])
+    assert c.op == "replace"
+
+
+def test_eks_node_group_scaling_labels_and_taints_update_in_place():
+    old = _res({"scalingConfig": {"maxSize": 2}, "labels": {"a": "1"}}, NG, "ml-gpu-ng")
+    new = _res({"scalingConfig": {"maxSize": 3}, "labels": {"a": "2"}}, NG, "ml-gpu-ng")
+    assert diff([old], [new])[0].op == "update"
+
+
+def test_replacing_the_cluster_or_the_system_pool_is_flagged_disruptive():
+    cl = "gcp:container/cluster:Cluster"
+    (c,) = diff([_res({"name": "a"}, cl, "ml-cluster")], [_res({"name": "b"}, cl, "ml-cluster")])
+    assert c.op == "replace" and "cluster" in c.disruptive
+    old = _res({"name": "system", "nodeConfig": {"oauthScopes": ["a"]}}, NP, "ml-system")
+    new = _res({"name": "system", "nodeConfig": {"oauthScopes": ["b"]}}, NP, "ml-system")
+    assert "system pool" in diff([old], [new])[0].disruptive
+
+
+def test_created_deleted_and_unchanged_resources():
+    a, b, c = _res({}, name="a"), _res({}, name="b"), _res({}, name="c")
+    ops = {ch.name: ch.op for ch in diff([a, b], [b, c])}
+    assert ops == {"a": "delete", "c": "create"}
+
+
+def test_kubernetes_object_rename_forces_replacement_pulumi_kubernetes_force_new():
+    ns = "kubernetes:core/v1:Namespace"
+    old = _res({"metadata": {"name": "a"}}, ns, "x")
+    new = _res({"metadata": {"name": "b"}}, ns, "x")
+    assert diff([old], [new])[0].op == "replace"
+
+
+def test_changed_paths_reports_leaves_and_list_items():
+    assert changed_paths({"a": {"b": 1, "c": [1]}}, {"a": {"b": 2, "c": [1, 2]}}) == ["a.b", "a.c"]
+
+
+def test_every_forcing_rule_names_its_source():
+    rules = forcing_rules()
+    assert len(rules) > 40
+    assert all(r.source and r.property and ":" in r.type for r in rules)
+    props = {(r.type, r.property) for r in rules}
+    assert (NP, "nodeConfig.machineType") not in props  # updatable since provider 5.10.0
+
+
+# --- --stack --------------------------------------------------------------------------------
+
+
+def test_unknown_stack_lists_the_stacks_that_exist():
+    with pytest.raises(ConfigErrors) as e:
+        stack_file("gke-t5")
+    msg = str(e.value)
+    assert msg.startswith("--stack: no stack 'gke-t5'")
+    assert all(s in msg for s in ("gke-t4", "eks-g4dn"))
+    assert "gke-t4" in known_stacks()
+
+
+def test_stack_accepts_a_path(tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("config: {}\n")
+    assert stack_path(str(f)) == f and stack_file(str(f)) == f
