@@ -1,0 +1,71 @@
+"""scripts/setup on a copy of the repo with a fake interpreter: version check first, rebuilds."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+# Answers like a Python of $FAKE_VERSION: `-c` prints the version, `-m venv DIR` makes a venv whose
+# python is this script, every other `-m` (pip, compileall) succeeds without doing anything.
+FAKE = """#!/usr/bin/env bash
+case "$1" in
+  -c) echo "$FAKE_VERSION" ;;
+  -m) if [ "$2" = venv ]; then mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; fi ;;
+esac
+"""
+
+
+def _repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "repo"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "setup", repo / "scripts" / "setup")
+    fake = tmp_path / "fakepython"
+    fake.write_text(FAKE)
+    fake.chmod(0o755)
+    return repo
+
+
+def _setup(repo: Path, version: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(repo.parent / "fakepython")}
+    env["FAKE_VERSION"] = version
+    return subprocess.run(
+        ["bash", "scripts/setup"], cwd=repo, env=env, capture_output=True, text=True, timeout=30
+    )
+
+
+def test_python_3_10_fails_in_seconds_naming_the_need_and_installs_nothing(tmp_path):
+    repo = _repo(tmp_path)
+    start = time.monotonic()
+    proc = _setup(repo, "3.10")
+    assert time.monotonic() - start < 5
+    assert proc.returncode == 2
+    assert "is Python 3.10; gpu-infra needs Python >= 3.11" in proc.stderr
+    assert not (repo / ".venv").exists()
+
+
+def test_a_venv_of_another_python_version_is_rebuilt(tmp_path):
+    repo = _repo(tmp_path)
+    old = repo / ".venv" / "bin" / "python"
+    old.parent.mkdir(parents=True)
+    old.write_text("#!/usr/bin/env bash\necho 3.10\n")
+    old.chmod(0o755)
+    proc = _setup(repo, "3.12")
+    assert proc.returncode == 0, proc.stderr
+    assert "rebuilding .venv: it was made with Python 3.10, not 3.12" in proc.stdout
+    assert "#!/usr/bin/env bash\necho 3.10" not in old.read_text()  # replaced by the new venv
+
+
+def test_setup_prints_each_step(tmp_path):
+    proc = _setup(_repo(tmp_path), "3.13")
+    assert proc.returncode == 0, proc.stderr
+    steps = [line for line in proc.stdout.splitlines() if line.startswith("setup: [")]
+    assert [s.split("]")[0] for s in steps] == [
+        "setup: [1/4",
+        "setup: [2/4",
+        "setup: [3/4",
+        "setup: [4/4",
+    ]
