@@ -102,8 +102,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from infra import mockengine
 
-        recording = mockengine.run(raw, config.stack)
-        old = mockengine.run(old_raw, config.stack) if old_raw is not None else None
+        catalog = _catalog_for(config)
+        recording = mockengine.run(raw, config.stack, catalog)
+        old = mockengine.run(old_raw, config.stack, catalog) if old_raw is not None else None
     except Exception as e:  # noqa: BLE001  # any failure is reported in one line, exit 1
         print(f"plan failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return EXIT_FAILURE
@@ -133,6 +134,16 @@ def main(argv: list[str] | None = None) -> int:
         print_table(plan, cost, recording, lines.append)
         _write("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def _catalog_for(config: StackConfig) -> Any:
+    """The catalog the mock engine answers look-ups from: with the stack's declared shapes."""
+    from infra.core.catalog import Catalog
+    from infra.core.errors import Issues
+    from infra.core.shapes import user_shapes
+
+    catalog = Catalog.load()
+    return catalog.with_user_shapes(user_shapes(config, catalog, Issues())[0])
 
 
 def _print_helm_values(plan: Plan, as_json: bool) -> int:

@@ -7,10 +7,11 @@ regenerates the GCP files from the live Compute API.
 
 from __future__ import annotations
 
+import copy
 import csv
 import functools
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -37,6 +38,31 @@ def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
 
 def _price(text: str) -> float | None:
     return float(text) if text else None
+
+
+@dataclass(frozen=True, slots=True)
+class UserShape:
+    """A GPU machine / instance type declared in a stack file (``gpuPools[].shape``).
+
+    Attributes:
+        platform: ``gke`` or ``eks``.
+        name: the machine / instance type.
+        gpu_model: GKE accelerator type, or the EKS GPU model.
+        gpus: GPUs per node.
+        vcpus: vCPUs per node.
+        memory_gib: memory per node.
+        region: the stack's region.
+        zones: zones (GKE) or AZ IDs (EKS) that offer the type, per the user.
+    """
+
+    platform: str
+    name: str
+    gpu_model: str
+    gpus: int
+    vcpus: int
+    memory_gib: float
+    region: str
+    zones: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,6 +222,45 @@ class Catalog:
             self._aws_families[r["family"]] = AwsGpuFamily(
                 r["family"], arch, r["accelerator_label"], r["eks_nvidia_ami"] == "yes"
             )
+
+    def with_user_shapes(self, shapes: Iterable[UserShape]) -> Catalog:
+        """A copy that also knows ``shapes``: types the vendored data lacks, as a stack declares them.
+
+        The planners keep asking the catalog, so every other rule (zones in the region, counts,
+        sharing, names) is still checked against these facts.
+        """
+        shapes = list(shapes)
+        if not shapes:
+            return self
+        new = copy.copy(self)
+        new._machines = dict(self._machines)
+        new._acc = defaultdict(
+            lambda: defaultdict(set),
+            {
+                a: defaultdict(set, {z: set(c) for z, c in zs.items()})
+                for a, zs in self._acc.items()
+            },
+        )
+        new._aws = dict(self._aws)
+        new._aws_families = dict(self._aws_families)
+        for s in shapes:
+            if s.platform == "gke":
+                new._machines[s.name] = GcpMachine(
+                    s.name, s.vcpus, s.memory_gib, s.gpu_model, s.gpus, frozenset(s.zones)
+                )
+                for z in s.zones:
+                    new._acc[s.gpu_model][z].add(s.gpus)
+            else:
+                azs = {s.region: frozenset(s.zones)}
+                new._aws[s.name] = AwsInstance(
+                    s.name, s.gpu_model, s.gpus, s.vcpus, s.memory_gib, azs, 0.0
+                )
+                fam = s.name.split(".", 1)[0]
+                # A family the catalog lacks: x86_64, GPU-labelled like GKE, on the NVIDIA AMI.
+                new._aws_families.setdefault(
+                    fam, AwsGpuFamily(fam, "x86_64", f"nvidia-{s.gpu_model.lower()}", True)
+                )
+        return new
 
     @classmethod
     @functools.cache

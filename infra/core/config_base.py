@@ -77,6 +77,15 @@ class MigSpec(Model):
     config: str = Field(min_length=1)
 
 
+class ShapeSpec(Model):
+    """A machine / instance type the catalog lacks, as the stack declares it (the user's facts)."""
+
+    gpu_model: str = Field(min_length=1)  # GKE: the accelerator type (nvidia-b200); EKS: the model
+    gpus: int = Field(ge=1, le=16)
+    vcpus: int = Field(ge=1, le=4096)
+    memory_gb: float = Field(gt=0, le=65536)
+
+
 class PoolBase(Model):
     """Fields every GPU pool has, whatever the platform."""
 
@@ -91,6 +100,7 @@ class PoolBase(Model):
     sharing: SharingSpec | None = None
     mig: MigSpec | None = None
     smoke_test: bool = False  # opt-in: the nvidia-smi Job scales a GPU node up
+    shape: ShapeSpec | None = None  # escape hatch for a type the catalog lacks (infra.core.shapes)
 
 
 class ClusterBase(Model):

@@ -357,7 +357,8 @@ def _gpu_shape(
             f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
         )
         return None
-    if family in _BUNDLED_FAMILIES:
+    # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
+    if family in _BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
         if machine is None or machine.accelerator is None:
             issues.add(
                 mt_path,

@@ -17,6 +17,7 @@ from infra.core.gke import GkePlan, plan_gke
 from infra.core.kubernetes import KubernetesPlan, plan_kubernetes
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
+from infra.core.shapes import user_shapes
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,6 +32,7 @@ class Plan:
     eks: EksPlan | None = None
     kubernetes: KubernetesPlan | None = None
     operator: OperatorPlan | None = None
+    notes: tuple[str, ...] = ()  # what a person should know (e.g. facts declared by the stack)
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:
@@ -50,8 +52,10 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
     Raises:
         ConfigErrors: every rule the stack breaks, each as ``<key path>: <reason>``.
     """
-    catalog = catalog or Catalog.load()
     issues = Issues()
+    catalog = catalog or Catalog.load()
+    shapes, notes = user_shapes(config, catalog, issues)
+    catalog = catalog.with_user_shapes(shapes)
     gke = eks = kube = None
     if config.platform == "gke":
         gke = plan_gke(config, catalog, issues)
@@ -64,4 +68,6 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         pools = kube.pools
     operator = plan_operator(config, pools, issues)
     issues.raise_if_any()
-    return Plan(config=config, gke=gke, eks=eks, kubernetes=kube, operator=operator)
+    return Plan(
+        config=config, gke=gke, eks=eks, kubernetes=kube, operator=operator, notes=tuple(notes)
+    )

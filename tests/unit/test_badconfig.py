@@ -59,4 +59,5 @@ def test_bad_config_in_a_subprocess_prints_no_traceback():
 
 def test_missing_stack_file_exits_2(capsys):
     assert plan_cli.main(["--stack", "no-such-stack"]) == 2
-    assert "cannot read the stack file" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert err.startswith("--stack: no stack 'no-such-stack'") and "stacks: " in err

@@ -209,3 +209,50 @@ def test_stack_accepts_a_path(tmp_path):
     f = tmp_path / "mine.yaml"
     f.write_text("config: {}\n")
     assert stack_path(str(f)) == f and stack_file(str(f)) == f
+
+
+# --- catalog escape hatch: gpuPools[].shape -----------------------------------------------------
+
+SHAPE = {"gpuModel": "nvidia-b300", "gpus": 8, "vcpus": 224, "memoryGb": 3968}
+
+
+def test_a_declared_gke_shape_is_planned_with_a_note_that_the_facts_are_the_users():
+    raw = gke_config(
+        {"machineType": "a5-highgpu-8g", "gpu": None, "shape": SHAPE, "zones": ["us-central1-b"]}
+    )
+    plan = _plan(raw)
+    (pool,) = plan.gke.pools
+    assert (pool.accelerator, pool.accelerator_count, pool.vcpus) == ("nvidia-b300", 8, 224)
+    assert pool.node_locations == ("us-central1-b",)
+    assert "these facts are yours" in plan.notes[0]
+    assert estimate(plan).pools[0].per_node is None  # no catalog price for a declared type
+
+
+def test_a_declared_shape_still_checks_zones_against_the_region():
+    raw = gke_config(
+        {"machineType": "a5-highgpu-8g", "gpu": None, "shape": SHAPE, "zones": ["us-east1-b"]}
+    )
+    with pytest.raises(ConfigErrors) as e:
+        _plan(raw)
+    assert "gpuPools[0].zones" in str(e.value)
+
+
+def test_a_declared_eks_shape_is_planned_in_its_az_ids():
+    raw = {
+        "aws:region": "us-west-2",
+        "gpu-infra:platform": "eks",
+        "gpu-infra:cluster": {"name": "ml", "location": "us-west-2", "kubernetesVersion": "1.33"},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "gpu-new",
+                "machineType": "g7.2xlarge",
+                "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
+                "zones": ["usw2-az1", "usw2-az2"],
+                "maxNodes": 4,
+            }
+        ],
+    }
+    plan = _plan(raw)
+    (g,) = plan.eks.groups
+    assert (g.instance_types, g.az_ids) == (("g7.2xlarge",), ("usw2-az1", "usw2-az2"))
+    assert "assumed x86_64" in plan.notes[0]
