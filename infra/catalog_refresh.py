@@ -127,7 +127,12 @@ def _existing(name: str, data_dir: Path) -> list[dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
     parser = argparse.ArgumentParser(
-        prog="python -m infra.catalog_refresh", description=(__doc__ or "").split("\n")[0]
+        prog="python -m infra.catalog_refresh",
+        description=(__doc__ or "").split("\n")[0],
+        epilog="examples:\n  python -m infra.catalog_refresh --project my-project\n\n"
+        "exit codes: 0 success; 1 an API or credentials error (one line, no traceback); "
+        "2 usage",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--project", required=True, help="GCP project to list with")
     parser.add_argument(

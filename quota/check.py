@@ -19,15 +19,27 @@ import sys
 from pathlib import Path
 from typing import Any, TextIO
 
-from infra.cli import stack_path  # stdlib only: --help stays fast
+from infra.cli import stack_file  # stdlib only: --help stays fast
 
 EXIT_USAGE = 2
 EXIT_UNKNOWN = 3
 
 
+_EPILOG = """examples:
+  python -m quota.check --stack gke-t4 --offline      # the demand only, no cloud calls
+  python -m quota.check --stack gke-t4                # ok / short / unknown per quota
+  python -m quota.check --stack gke-t4 --request --email me@example.com --justification "ML"
+
+exit codes: 0 all ok; 1 something short (requests filed or pending included); 2 invalid config or
+usage; 3 some quota could not be determined (never treated as ok).
+"""
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="python -m quota.check",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Compute a stack's GPU and vCPU quota demand in its cluster's region, compare it with "
             "limit minus usage, and optionally request increases for short quotas."
@@ -64,8 +76,8 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from infra.core.plan import build_plan
     from quota.demand import stack_demand
 
-    path = Path(args.config) if args.config else stack_path(args.stack)
     try:
+        path = Path(args.config) if args.config else stack_file(args.stack)
         config = parse_file(path)
         catalog = Catalog.load()
         cloud, rows = stack_demand(config, catalog, build_plan(config, catalog))

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import kubernetes_validate
@@ -120,12 +118,3 @@ def test_helm_values_json_prints_json(capsys):
     assert plan_cli.main(["--stack", "onprem-containerd", "--helm-values", "--json"]) == 0
     values = json.loads(capsys.readouterr().out)
     assert values["toolkit"]["env"]
-
-
-def test_python_m_infra_help_shows_usage_without_a_traceback():
-    proc = subprocess.run(
-        [sys.executable, "-m", "infra", "--help"], cwd=ROOT, capture_output=True, text=True
-    )
-    assert proc.returncode == 0 and "Traceback" not in proc.stderr
-    assert "usage:" in proc.stdout and "python -m infra.plan" in proc.stdout
-    assert "exit codes" in proc.stdout

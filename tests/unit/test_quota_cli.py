@@ -68,7 +68,7 @@ def test_invalid_config_exits_2_with_key_path_lines(tmp_path: Path) -> None:
 
 def test_missing_stack_exits_2() -> None:
     code, _, err = run("--stack", "no-such-stack", "--offline")
-    assert code == 2 and "cannot read the stack file" in err
+    assert code == 2 and "no stack 'no-such-stack'" in err and "stacks: " in err
 
 
 def test_module_entry_point_exits_2_without_traceback_on_bad_config(tmp_path: Path) -> None:
