@@ -199,6 +199,9 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             note = shape_note or (
                 "" if per is not None else f"no catalog price for {p.machine_type}"
             )
+            if per is not None and (p.flex_start or p.queued_provisioning):
+                # DWS VMs have their own discounted price, which the catalog does not hold.
+                note = "priced at on-demand: an upper bound for DWS flex-start / queued capacity"
             pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
         c = plan.gke.cluster
         if not c.existing:
@@ -223,6 +226,9 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             )
             types = ", ".join(g.instance_types)
             note = shape_note or ("" if per is not None else f"no catalog price for {types}")
+            if per is not None and g.capacity_type == "CAPACITY_BLOCK":
+                # Capacity Blocks are paid up front at the block's price, not per node-hour.
+                note = "priced at on-demand: a Capacity Block is paid up front at its own price"
             pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
         s = plan.eks.system
         if s is not None:

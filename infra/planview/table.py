@@ -198,8 +198,8 @@ def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None
         "control plane, disks, network and Kubernetes Engine fees)"
     )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
-        if p.per_node is None and p.note:
-            out(f"  {p.name}: price unknown ({p.note})")
+        if p.note:
+            out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
     notes = getattr(plan, "notes", ())
     for n in notes:
         out(f"note: {n}")
