@@ -20,9 +20,9 @@ from infra.core.errors import Issues
 from infra.core.gke_cluster import plan_cluster
 from infra.core.gke_model import (
     ACCELERATOR_LABEL,
-    IMAGE_STREAMING_ROLE,
     COMPUTE_CLASS_LABEL,
     GPU_TAINT,
+    IMAGE_STREAMING_ROLE,
     NO_GKE_DEVICE_PLUGIN,
     NODE_SA_ROLES,
     NODE_SCOPES,

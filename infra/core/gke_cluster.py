@@ -27,7 +27,9 @@ MAX_NO_UPGRADES_DAYS = 30
 MAX_NO_UPGRADES = 3
 MAX_EXCLUSIONS = 20
 
-_WEEKLY = re.compile(r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$")
+_WEEKLY = re.compile(
+    r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$"
+)
 
 
 def plan_cluster(
@@ -98,7 +100,9 @@ def _time(value: str, path: str, issues: Issues) -> dt.datetime | None:
     except ValueError:
         t = None
     if t is None or t.tzinfo is None:
-        issues.add(path, f"{value!r} is not an RFC 3339 time with a zone, e.g. 2026-01-03T00:00:00Z")
+        issues.add(
+            path, f"{value!r} is not an RFC 3339 time with a zone, e.g. 2026-01-03T00:00:00Z"
+        )
         return None
     return t
 

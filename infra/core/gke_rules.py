@@ -198,7 +198,9 @@ def check_provisioning(
         "reservation": "reservation: {type: any|specific}",
         "on-demand": "on-demand (no spot, reservation or flex-start)",
     }
-    modes = [m for m in ("spot", "flex-start", "reservation", "on-demand") if m in series.provisioning]
+    modes = [
+        m for m in ("spot", "flex-start", "reservation", "on-demand") if m in series.provisioning
+    ]
     issues.add(
         join_path(path, "machineType"),
         f"{machine_type} ({series.series}) is provisioned only with {', '.join(modes)}; "
@@ -226,9 +228,7 @@ def boot_disk(
     return disk_type
 
 
-def auto_upgrade(
-    spec: GkePoolSpec, release_channel: str, path: str, issues: Issues
-) -> bool:
+def auto_upgrade(spec: GkePoolSpec, release_channel: str, path: str, issues: Issues) -> bool:
     """Node auto-upgrade: on unless the pool turns it off on a cluster without a release channel.
 
     GKE refuses off on a channel cluster: "Auto_upgrade cannot be false when release_channel

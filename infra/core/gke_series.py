@@ -65,6 +65,8 @@ def series_of(machine_type: str, data_dir: Path = DATA_DIR) -> MachineSeries | N
     """The series row for ``machine_type``, or ``None`` when the table does not cover it."""
     for s in load_series(data_dir):
         # A row ending in '-' covers the series; any other row is one exact machine type.
-        if machine_type == s.prefix or (s.prefix.endswith("-") and machine_type.startswith(s.prefix)):
+        if machine_type == s.prefix or (
+            s.prefix.endswith("-") and machine_type.startswith(s.prefix)
+        ):
             return s
     return None
