@@ -131,6 +131,10 @@ def reservation_affinity(
     https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)."""
     res = spec.reservation
     if res is None:
+        # DWS pools are created with --reservation-affinity=none
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+        if spec.flex_start is not None or spec.queued_provisioning:
+            return "NO_RESERVATION", None
         return None, None
     rpath = join_path(path, "reservation")
     if res.type == "specific" and not res.name:

@@ -107,8 +107,10 @@ def test_capacity_limited_machine_types_are_not_planned_on_demand(recs, stack):
 @pytest.mark.parametrize("stack", GKE_STACKS)
 def test_reservation_affinity_only_with_a_reservation(recs, stack):
     for p in gpu_pools(recs[stack]):
-        aff = p.inputs["nodeConfig"].get("reservationAffinity")
-        assert aff is None or aff["consumeReservationType"] != "NO_RESERVATION"
+        nc = p.inputs["nodeConfig"]
+        aff = nc.get("reservationAffinity")
+        dws = nc.get("flexStart") or p.inputs.get("queuedProvisioning")
+        assert aff is None or aff["consumeReservationType"] != "NO_RESERVATION" or dws
 
 
 @pytest.mark.parametrize("stack", GKE_STACKS)

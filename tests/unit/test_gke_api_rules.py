@@ -219,6 +219,12 @@ def test_reservation_may_be_shared_from_another_project():
     )
 
 
+def test_flex_start_and_queued_pools_consume_no_reservation():
+    (flex,) = plan({"flexStart": {}}).pools
+    (queued,) = plan({"queuedProvisioning": True}).pools
+    assert flex.reservation_type == queued.reservation_type == "NO_RESERVATION"
+
+
 def test_spot_vms_do_not_consume_reservations():
     assert "gpuPools[0].reservation" in errors({"spot": True, "reservation": {"type": "any"}})
 
