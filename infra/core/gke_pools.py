@@ -33,8 +33,8 @@ from infra.core.gke_rules import (
     schedulable_gpus,
 )
 from infra.core.gke_series import series_of
-from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import operator_node_labels
 
 _DRIVER_VERSION = {
     "gke-default": "DEFAULT",
