@@ -81,7 +81,7 @@ class GkePoolSpec(PoolBase):
     # "Auto_upgrade cannot be false when release_channel REGULAR is set." (nkoson/gke-tutorial#8).
     auto_upgrade: bool | None = None
     fallback: list[FallbackSpec] | None = None
-    # Opt-in COMPACT placement (one zone) for multi-node A3/A4 training pools.
+    # Opt-in COMPACT placement (one zone) for multi-node A100/L4/H100 training pools.
     compact_placement: bool = False
     # gVNIC on GPU nodes (higher bandwidth; COS and Ubuntu node images support it).
     gvnic: bool = True

@@ -45,9 +45,15 @@ _DRIVER_VERSION = {
 # Machine families whose GPUs are built in (type and count follow from the machine type;
 # https://cloud.google.com/compute/docs/gpus).
 _BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
-# Compact placement is offered for these series' multi-node pools
+# Compact placement: "Available only with A100, L4, and H100 GPUs"
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement).
-_COMPACT_FAMILIES = ("a2", "a3", "a4", "g2")
+_COMPACT_GPUS = (
+    "nvidia-tesla-a100",
+    "nvidia-a100-80gb",
+    "nvidia-l4",
+    "nvidia-h100-80gb",
+    "nvidia-h100-mega-80gb",
+)
 
 
 @dataclass
@@ -161,12 +167,11 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
     disk_type = boot_disk(spec.disk_type, machine.name, series, path, issues)
     upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
     initial = best_effort(spec, len(zones), path, issues)
-    family = machine.name.split("-", 1)[0]
     if spec.compact_placement:
-        if family not in _COMPACT_FAMILIES:
+        if accelerator not in _COMPACT_GPUS:
             issues.add(
                 join_path(path, "compactPlacement"),
-                f"compact placement is for A2/A3/A4/G2 multi-node pools, not {machine.name}",
+                f"GKE offers compact placement with A100, L4 and H100 GPUs, not {accelerator}",
             )
         elif len(zones) != 1:
             issues.add(

@@ -377,6 +377,10 @@ def test_compact_placement_keeps_an_a3_pool_in_one_zone():
     assert "one zone" in reason
     (pool,) = plan({**a3, "compactPlacement": True, "zones": ["us-central1-a"]}).pools
     assert pool.compact_placement
+    t4 = errors({"compactPlacement": True, "zones": ["us-central1-a"]})[
+        "gpuPools[0].compactPlacement"
+    ]
+    assert "A100, L4 and H100" in t4
 
 
 def test_bundled_local_ssds_become_ephemeral_storage():
