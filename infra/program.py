@@ -61,10 +61,10 @@ def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
         for name, hints in plan.operator.scheduling.items():
             out[name] = {**out.get(name, {}), **hints}
     if plan.gke is not None:
-        from infra.core.gke import class_pool_outputs
+        from infra.core.gke import gke_pool_outputs
 
-        # Pools bound to a ComputeClass share one entry that selects the class only.
-        out = class_pool_outputs(plan.gke, out)
+        # Schedulable GPUs per node; pools bound to a ComputeClass share one class-only entry.
+        out = gke_pool_outputs(plan.gke, out)
     return out
 
 

@@ -53,7 +53,7 @@ __all__ = [
     "GkePlan",
     "GkePoolPlan",
     "MaintenanceExclusionPlan",
-    "class_pool_outputs",
+    "gke_pool_outputs",
     "kubeconfig",
     "plan_gke",
 ]
@@ -97,15 +97,21 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     )
 
 
-def class_pool_outputs(
+def gke_pool_outputs(
     plan: GkePlan, per_pool: Mapping[str, Mapping[str, Any]]
 ) -> dict[str, dict[str, Any]]:
-    """The ``gpuPools`` output with one entry per ComputeClass instead of one per bound pool.
+    """The ``gpuPools`` output, GKE-true: schedulable GPUs, one entry per ComputeClass.
 
-    A pod that selects the class (and tolerates every pool's taints) may land on any of its pools,
-    so the entry selects the class only; ``gpusPerNode`` is what every pool can give.
+    ``gpusPerNode`` is what GKE's device plugin advertises (MIG partitions x time-sharing clients;
+    ``physicalGpusPerNode`` keeps the GPU count). A pod that selects a class (and tolerates every
+    pool's taints) may land on any of its pools, so the class's entry selects the class only and
+    its ``gpusPerNode`` is what every pool can give.
     """
     out = {name: dict(v) for name, v in per_pool.items()}
+    for p in plan.pools:
+        if p.name in out:
+            out[p.name]["gpusPerNode"] = p.schedulable_gpus
+            out[p.name]["physicalGpusPerNode"] = p.accelerator_count
     for cc in plan.compute_classes:
         entries = [out.pop(p) for p in cc.pools if p in out]
         if not entries:
@@ -119,6 +125,7 @@ def class_pool_outputs(
             "nodeSelector": {COMPUTE_CLASS_LABEL: cc.name},
             "tolerations": tolerations,
             "gpusPerNode": min(e["gpusPerNode"] for e in entries),
+            "physicalGpusPerNode": min(e["physicalGpusPerNode"] for e in entries),
             "spot": any(e.get("spot") for e in entries),
             "minNodes": sum(e.get("minNodes", 0) for e in entries),
             "maxNodes": sum(e.get("maxNodes", 0) for e in entries),

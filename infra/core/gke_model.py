@@ -64,6 +64,8 @@ class GkePoolPlan:
     taints: tuple[Taint, ...]
     auto_upgrade: bool
     disk_type: str
+    # nvidia.com/gpu a node advertises: GPUs x MIG partitions x time-sharing/MPS clients.
+    schedulable_gpus: int
     sharing_strategy: Literal["TIME_SHARING", "MPS"] | None = None
     max_shared_clients_per_gpu: int | None = None
     partition_size: str | None = None

@@ -205,8 +205,7 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         platform="gke",
         gpu_type=accelerator,
         gpu_model=model.model,
-        # What the device plugin advertises: MIG partitions x time-sharing clients per GPU.
-        gpus_per_node=schedulable_gpus(count, gpu.partition_size, clients, model.mig_profiles),
+        gpus_per_node=count,
         vcpus=machine.vcpus,
         memory_gib=machine.memory_gib,
         node_image=spec.image_type,
@@ -237,6 +236,7 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         taints=taints,
         auto_upgrade=upgrade,
         disk_type=disk_type,
+        schedulable_gpus=schedulable_gpus(count, gpu.partition_size, clients, model.mig_profiles),
         sharing_strategy=("TIME_SHARING" if gpu.sharing.strategy == "time-sharing" else "MPS")
         if gpu.sharing
         else None,

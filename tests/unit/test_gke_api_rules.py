@@ -12,7 +12,7 @@ import pytest
 
 from infra.core.config import parse
 from infra.core.errors import ConfigErrors
-from infra.core.gke import GkePlan, class_pool_outputs
+from infra.core.gke import GkePlan, gke_pool_outputs
 from infra.core.gke_rules import mig_instances
 from infra.core.gke_series import load_series, series_of
 from infra.core.plan import build_plan
@@ -272,12 +272,13 @@ def test_compute_class_hints_select_the_class_only_so_pods_fall_back():
             "gpuType": p.accelerator,
             "gpuModel": p.hints.gpu_model,
             "gpusPerNode": p.hints.gpus_per_node,
+            "physicalGpusPerNode": p.accelerator_count,
             "nodeSelector": {"cloud.google.com/gke-accelerator": p.accelerator},
             "tolerations": p.hints.tolerations(),
         }
         for p in g.pools
     }
-    out = class_pool_outputs(g, per_pool)
+    out = gke_pool_outputs(g, per_pool)
     assert list(out) == ["gpu-t4"]  # one entry per class
     assert out["gpu-t4"]["nodeSelector"] == {"cloud.google.com/compute-class": "gpu-t4"}
     assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-fb1", "gpu-t4-fb2"]
@@ -311,8 +312,8 @@ def test_gpus_per_node_counts_mig_partitions_times_time_sharing_clients():
         },
         gpuOperator={"enabled": False},
     ).pools
-    assert pool.hints.gpus_per_node == 14
-    assert pool.accelerator_count == 1  # quota counts physical GPUs
+    assert pool.schedulable_gpus == 14
+    assert pool.accelerator_count == pool.hints.gpus_per_node == 1  # quota counts physical GPUs
 
 
 @pytest.mark.parametrize(
