@@ -79,7 +79,11 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         # GKE's managed DCGM exporter needs GKE-installed drivers and would duplicate the
         # operator's dcgm-exporter (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
         cluster_plan = replace(cluster_plan, dcgm_metrics=False)
-        notes.append("GPU metrics come from the GPU Operator's dcgm-exporter (GKE's DCGM off)")
+        if "dcgm_metrics" in cluster.model_fields_set:
+            notes.append(
+                "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
+                "GKE's managed DCGM stays off while gpuOperator.enabled is true"
+            )
     streaming = any(p.image_streaming for p in pools)
     if streaming and cluster_plan.private_nodes:
         notes.append(
