@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog import read_rows
 from infra.core.config import parse
 from infra.core.errors import ConfigErrors
 from infra.core.gke import GkePlan, gke_pool_outputs
@@ -388,3 +389,10 @@ def test_bundled_local_ssds_become_ephemeral_storage():
     (pool,) = plan({"machineType": "a3-highgpu-8g", "gpu": None}).pools
     assert pool.local_ssd_count == 16
     assert plan().pools[0].local_ssd_count == 0
+
+
+def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catalog):
+    bundled = {m.name for a in catalog.gcp_accelerators() for m in catalog.gcp_machines_with(a)}
+    n1 = {r["machine_type"] for r in read_rows("gcp_n1_machine_types.csv")}
+    assert bundled and n1
+    assert sorted(m for m in bundled | n1 | {"e2-standard-4"} if series_of(m) is None) == []
