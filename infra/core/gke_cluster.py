@@ -20,9 +20,9 @@ from infra.core.gke_series import series_of
 MIN_WINDOW_HOURS = 4
 MIN_HOURS_PER_32_DAYS = 48
 # https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions#limitations-maint-exclusions:
-# a NO_UPGRADES exclusion lasts at most 30 days and at most three may be configured; the API takes
-# at most 20 exclusions (terraform-provider-google-beta 33e3efe "increase maintenance exclusion
-# limit to 20"). Scopes other than NO_UPGRADES need a release channel.
+# a NO_UPGRADES exclusion lasts at most 30 days and at most three may be configured; at most 20
+# exclusions in all (quoted in hashicorp/terraform-provider-google#15279). Scopes other than
+# NO_UPGRADES need a release channel.
 MAX_NO_UPGRADES_DAYS = 30
 MAX_NO_UPGRADES = 3
 MAX_EXCLUSIONS = 20
