@@ -77,6 +77,8 @@ def pool_rows(plan: Any) -> list[PoolRow]:
             zones = tuple(nodes)
             capacity = "own"
         alloc = None if factor is None else h.gpus_per_node * factor
+        if h.name in gke and getattr(gke[h.name], "schedulable_gpus", None):
+            alloc = gke[h.name].schedulable_gpus  # what GKE's device plugin advertises
         rows.append(
             PoolRow(
                 h.name,
@@ -100,8 +102,9 @@ def _gke_capacity(p: Any) -> str:
         return "flex-start"
     if p.queued_provisioning:
         return "queued"
-    if p.reservation_type != "NO_RESERVATION":
-        return f"reservation {p.reservation_name or p.reservation_type.lower()}"
+    kind = getattr(p, "reservation_type", None)
+    if kind not in (None, "NO_RESERVATION"):
+        return f"reservation {p.reservation_name or str(kind).lower()}"
     return "on-demand"
 
 

@@ -41,12 +41,14 @@ def test_gpu_count_change_replaces_the_gpu_pool_naming_the_accelerator_config(tm
 
 
 def test_max_nodes_change_is_an_update(tmp_path, capsys):
-    (c,) = _changes(capsys, _variant(tmp_path, "maxNodes: 20", "maxNodes: 10"))
+    changes = _changes(capsys, _variant(tmp_path, "maxNodes: 20", "maxNodes: 10"))
+    (c,) = [c for c in changes if c["urn"].endswith("::ml-gpu-gpu-t4")]
     assert (c["op"], c["properties"], c["replaceBecause"]) == (
         "update",
         ["autoscaling.totalMaxNodeCount"],
         [],
     )
+    assert {c["op"] for c in changes} == {"update"}  # quotas sized from maxNodes update too
 
 
 def test_machine_type_change_is_an_update_gke_migrates_nodes_in_place(tmp_path, capsys):
