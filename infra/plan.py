@@ -100,15 +100,29 @@ def main(argv: list[str] | None = None) -> int:
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
     try:
-        from infra import mockengine
-
-        catalog = _catalog_for(config)
-        recording = mockengine.run(raw, config.stack, catalog)
-        old = mockengine.run(old_raw, config.stack, catalog) if old_raw is not None else None
+        return _run(args, raw, config, plan, old_raw)
+    except OSError as e:  # --export into a directory that cannot be written, say
+        print(f"plan failed: {e}", file=sys.stderr)
+        return EXIT_FAILURE
     except Exception as e:  # noqa: BLE001  # any failure is reported in one line, exit 1
         print(f"plan failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return EXIT_FAILURE
-    if old is not None:
+
+
+def _run(
+    args: argparse.Namespace,
+    raw: dict[str, Any],
+    config: StackConfig,
+    plan: Plan,
+    old_raw: dict[str, Any] | None,
+) -> int:
+    """Everything after a valid config: the mock-engine run(s) and what to print or write."""
+    from infra import mockengine
+
+    catalog = _catalog_for(config)
+    recording = mockengine.run(raw, config.stack, catalog)
+    if old_raw is not None:
+        old = mockengine.run(old_raw, config.stack, catalog)
         return _print_diff(old, recording, as_json=args.json)
     if args.export:
         from infra.planview.export import export
