@@ -171,6 +171,7 @@ class Registered:
     remote: bool
     inputs: dict[str, Any]
     depends_on: tuple[str, ...]
+    ignore_changes: tuple[str, ...] = ()  # the ignoreChanges option: paths the engine never diffs
 
     def to_json(self) -> dict[str, Any]:
         """The contract's resource shape for ``python -m infra.plan --json``."""
@@ -271,6 +272,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 remote=bool(request.remote),
                 inputs=_plain(inputs),
                 depends_on=tuple(sorted(deps)),
+                ignore_changes=tuple(request.ignoreChanges),
             )
         )
         return response

@@ -175,7 +175,11 @@ def _print_helm_values(plan: Plan, as_json: bool) -> int:
 def _print_diff(old: Any, new: Any, as_json: bool) -> int:
     from infra.core.diff import diff
 
-    changes = diff([r.to_json() for r in old.resources], [r.to_json() for r in new.resources])
+    changes = diff(
+        [r.to_json() for r in old.resources],
+        [r.to_json() for r in new.resources],
+        ignored={r.urn: r.ignore_changes for r in new.resources if r.ignore_changes},
+    )
     if as_json:
         _write(json.dumps({"changes": [c.to_json() for c in changes]}, indent=2) + "\n")
         return EXIT_OK

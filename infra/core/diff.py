@@ -128,8 +128,12 @@ def diff(
     old: Sequence[Mapping[str, Any]],
     new: Sequence[Mapping[str, Any]],
     rules: Iterable[ForcingRule] | None = None,
+    ignored: Mapping[str, Sequence[str]] | None = None,
 ) -> list[Change]:
     """Every change from ``old`` to ``new`` (resource dicts of the plan JSON), unchanged ones left out.
+
+    ``ignored`` maps a URN to its ``ignoreChanges`` paths: the engine keeps the old value there,
+    so a change below them is no change at all.
 
     Order: deletions and replacements first (what can hurt), then updates, then creations; within
     each, plan order.
@@ -150,7 +154,12 @@ def diff(
         if before is None:
             changes.append(Change(r["urn"], r["type"], r["name"], "create"))
             continue
-        paths = changed_paths(before.get("inputs", {}), r.get("inputs", {}))
+        skip = (ignored or {}).get(r["urn"], ())
+        paths = [
+            p
+            for p in changed_paths(before.get("inputs", {}), r.get("inputs", {}))
+            if not any(_covers(i, p) for i in skip)
+        ]
         if not paths:
             continue
         applicable = _rules_for(r["type"], rules)

@@ -256,3 +256,10 @@ def test_a_declared_eks_shape_is_planned_in_its_az_ids():
     (g,) = plan.eks.groups
     assert (g.instance_types, g.az_ids) == (("g7.2xlarge",), ("usw2-az1", "usw2-az2"))
     assert "assumed x86_64" in plan.notes[0]
+
+
+def test_a_property_under_ignore_changes_is_no_change_the_engine_keeps_the_old_value():
+    old = _res({"initialNodeCount": 0, "autoscaling": {"totalMaxNodeCount": 20}})
+    new = _res({"initialNodeCount": 1, "autoscaling": {"totalMaxNodeCount": 20}})
+    assert diff([old], [new], ignored={new["urn"]: ["initialNodeCount"]}) == []
+    assert diff([old], [new])[0].op == "replace"  # initialNodeCount is ForceNew otherwise
