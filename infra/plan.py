@@ -101,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
         return _print_helm_values(plan, as_json=args.json)
     try:
         return _run(args, raw, config, plan, old_raw)
+    except BrokenPipeError:
+        raise  # the reader left (| head): infra.cli.run exits 0 quietly
     except OSError as e:  # --export into a directory that cannot be written, say
         print(f"plan failed: {e}", file=sys.stderr)
         return EXIT_FAILURE
