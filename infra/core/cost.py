@@ -4,7 +4,7 @@ Prices come from the vendored CSVs (``infra/core/data``): GPU prices per zone an
 (``gcp_accelerators.csv``), built-in-GPU machine prices per zone (``gcp_machine_types.csv``; a row
 prices only vCPUs and memory, its GPUs are the accelerator row with the same count and zone), CPU/N1
 host prices per region (``gcp_vm_prices.csv``) and AWS instance prices per AZ ID
-(``aws_gpu_instances.csv``). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
+(``aws_gpu_instances.csv``, ``aws_vm_prices.csv``). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
 would need an unknown price for a node that runs is unknown too. Where a pool spans zones with
 different prices, the highest is used, so the estimate does not understate.
 """
@@ -115,16 +115,17 @@ class Prices:
                 _float(r["spot_price_per_hour"]),
             )
         self._aws_az: dict[tuple[str, str], Price] = {}
-        for r in read_rows("aws_gpu_instances.csv", data_dir):
-            self._aws_az[(r["instance_type"], r["availability_zone"])] = (
-                _float(r["price_per_hour"]),
-                _float(r["spot_price_per_hour"]),
-            )
+        for name in ("aws_gpu_instances.csv", "aws_vm_prices.csv"):
+            for r in read_rows(name, data_dir):
+                self._aws_az[(r["instance_type"], r["availability_zone"])] = (
+                    _float(r["price_per_hour"]),
+                    _float(r["spot_price_per_hour"]),
+                )
         self.as_of = {
             "gcp": _oldest_date(
                 ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv"), data_dir
             ),
-            "aws": _oldest_date(("aws_gpu_instances.csv",), data_dir),
+            "aws": _oldest_date(("aws_gpu_instances.csv", "aws_vm_prices.csv"), data_dir),
         }
 
     @classmethod

@@ -198,7 +198,7 @@ def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None
     out(
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
         f"(catalog prices as of {cost.prices_as_of}; spot pools at spot prices; excludes the "
-        "control plane, disks, network and Kubernetes Engine fees)"
+        "control-plane fees, disks and network)"
     )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
