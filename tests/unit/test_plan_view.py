@@ -263,3 +263,11 @@ def test_a_property_under_ignore_changes_is_no_change_the_engine_keeps_the_old_v
     new = _res({"initialNodeCount": 1, "autoscaling": {"totalMaxNodeCount": 20}})
     assert diff([old], [new], ignored={new["urn"]: ["initialNodeCount"]}) == []
     assert diff([old], [new])[0].op == "replace"  # initialNodeCount is ForceNew otherwise
+
+
+def test_eks_cost_at_minimum_is_the_system_group_at_its_minimum():
+    # m6i.large 0.096 in every us-west-2 AZ (aws_vm_prices.csv), system group min 2
+    _, raw = load_stack_file(stack_file("eks-g4dn"))
+    cost = estimate(build_plan(parse(raw, "eks-g4dn")))
+    assert cost.at_min == pytest.approx(2 * 0.096)
+    assert cost.pools[1].spot and cost.pools[1].per_node < cost.pools[0].per_node
