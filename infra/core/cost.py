@@ -59,6 +59,7 @@ class Cost:
     pools: tuple[PoolCost, ...]
     system: PoolCost | None
     prices_as_of: str
+    own_hardware: bool = False  # platform kubernetes: nothing is billed per hour by a cloud
 
     def _all(self) -> tuple[PoolCost, ...]:
         return (*self.pools, self.system) if self.system is not None else self.pools
@@ -66,11 +67,15 @@ class Cost:
     @property
     def at_min(self) -> float | None:
         """USD per hour with every pool at its minimum (``None`` if a running node is unpriced)."""
+        if self.own_hardware:
+            return None
         return _sum(p.at(p.min_nodes) for p in self._all())
 
     @property
     def at_max(self) -> float | None:
         """USD per hour with every pool at its maximum (``None`` if a running node is unpriced)."""
+        if self.own_hardware:
+            return None
         return _sum(p.at(p.max_nodes) for p in self._all())
 
     def to_json(self) -> dict[str, Any]:
@@ -245,7 +250,7 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             pools.append(
                 PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
             )
-    return Cost(tuple(pools), system, as_of)
+    return Cost(tuple(pools), system, as_of, own_hardware=plan.gke is None and plan.eks is None)
 
 
 def _gke_system_zones(plan: Any) -> tuple[str, ...]:

@@ -146,7 +146,7 @@ def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None
     out("")
     rows = pool_rows(plan)
     prices = {p.name: p for p in cost.pools}
-    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(cfg.platform, "NODES")
+    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(cfg.platform, "HOSTS")
     table(
         (
             "GPU POOL",
