@@ -73,11 +73,19 @@ def quiet_gc() -> Iterator[None]:
             gc.enable()
 
 
-def run(main: Callable[[], int]) -> None:
-    """Exit with ``main()``'s code; a reader that closes the pipe early (``| head``) is not an error."""
+def run(main: Callable[[], int], fast_exit: bool = False) -> None:
+    """Exit with ``main()``'s code; a reader that closes the pipe early (``| head``) is not an error.
+
+    ``fast_exit``: once the output is flushed, leave without the interpreter's teardown (module
+    and object-graph finalisation, ~0.1 s after a plan); for commands that own no open files,
+    child processes or atexit work.
+    """
     try:
         code = main()
         sys.stdout.flush()
+        if fast_exit:
+            sys.stderr.flush()
+            os._exit(code)
     except BrokenPipeError:
         # Nothing more can be shown: leave at once, so neither the final flush of stdout nor the
         # finalizers of half-closed event loops print noise on the way out.

@@ -201,4 +201,4 @@ if __name__ == "__main__":
     from infra.cli import run
 
     with quiet_gc():
-        run(main)
+        run(main, fast_exit=True)

@@ -3,37 +3,15 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.core.autoscaler import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 from infra.core.cost import Cost
 from infra.core.pools import PoolHints
 
 Out = Callable[[str], None]
-
-_PROFILE = re.compile(r"^(\d+)g\.(\d+)gb")
-
-
-def mig_instances_per_gpu(profile: str, supported: Sequence[str]) -> int | None:
-    """How many instances of ``profile`` fit on one GPU whose profiles are ``supported``.
-
-    NVIDIA MIG User Guide, "Concepts" and "Supported MIG Profiles"
-    (https://docs.nvidia.com/datacenter/tesla/mig-user-guide/): a GPU has 7 compute slices and 8
-    memory slices (A30: 4 and 4); an instance takes ``g`` compute slices and its memory in slices,
-    so at most min(7 // g, 8 // memory slices) fit (A100-40GB: 1g.5gb 7, 2g.10gb 3, 3g.20gb 2).
-    The full-GPU profile (the largest supported) gives the GPU's slices and memory.
-    """
-    full = _PROFILE.match(supported[-1]) if supported else None
-    want = _PROFILE.match(profile)
-    if full is None or want is None or profile not in supported:
-        return None
-    compute, total_gb = int(full.group(1)), int(full.group(2))
-    memory_slices = 8 if compute == 7 else compute
-    g, gb = int(want.group(1)), int(want.group(2))
-    slices = max(1, round(gb * memory_slices / total_gb))
-    return min(compute // g, memory_slices // slices)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import pytest
 
 from infra.cli import known_stacks, stack_file, stack_path
+from infra.core.autoscaler import mig_instances_per_gpu
 from infra.core.config import load_stack_file, parse
 from infra.core.cost import PoolCost, estimate
 from infra.core.diff import changed_paths, diff, forcing_rules
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
-from infra.planview.table import mig_instances_per_gpu, pool_rows
+from infra.planview.table import pool_rows
 from tests.conftest import gke_config
 
 NP = "gcp:container/nodePool:NodePool"
