@@ -25,6 +25,18 @@ CLUSTER_TYPES = frozenset(
     {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"}
 )
 NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
+# In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
+# nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
+# specified" machine type / disk type / disk size / image
+# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools/update).
+ROLLING_UPDATES = {
+    "gcp:container/nodePool:NodePool": (
+        "nodeConfig.machineType",
+        "nodeConfig.diskType",
+        "nodeConfig.diskSizeGb",
+        "nodeConfig.imageType",
+    ),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,11 +190,21 @@ def diff(
                 op,
                 tuple(paths),
                 tuple(forced.items()),
-                _disruption(r, op) if op == "replace" else "",
+                _disruption(r, op) if op == "replace" else _rolling(r["type"], paths),
             )
         )
     rank = {"delete": 0, "replace": 0, "update": 1, "create": 2}
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
+
+
+def _rolling(type_token: str, paths: Sequence[str]) -> str:
+    rolled = [p for p in paths for r in ROLLING_UPDATES.get(type_token, ()) if _covers(r, p)]
+    if not rolled:
+        return ""
+    return (
+        f"update in place, but {', '.join(rolled)} re-creates every node of the pool a surge at "
+        "a time: pods are drained and rescheduled"
+    )
 
 
 def _disruption(resource: Mapping[str, Any], op: Op) -> str:

@@ -253,6 +253,6 @@ def print_changes(changes: Sequence[Any], out: Out = print) -> None:
         for p, source in c.replace_because:
             out(f"      why {p}: {source}")
         if c.disruptive:
-            out(f"      DISRUPTIVE: {c.disruptive}")
+            out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
     out("")
     out(", ".join(f"{n} to {op}" for op, n in sorted(counts.items())))

@@ -138,6 +138,7 @@ def test_machine_type_disk_type_and_size_update_in_place_magic_modules_9575(prop
     new = _res({"nodeConfig": {prop: "b"}})
     (c,) = diff([old], [new])
     assert (c.op, c.properties) == ("update", (f"nodeConfig.{prop}",))
+    assert "re-creates every node" in c.disruptive  # GKE migrates the nodes: pods are drained
 
 
 def test_autoscaling_limits_update_in_place():
