@@ -24,12 +24,14 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.cli import quiet_gc, stack_file
-from infra.core.config import StackConfig, load_stack_file, parse
 from infra.core.errors import ConfigErrors
-from infra.core.plan import Plan, build_plan
+
+if TYPE_CHECKING:  # imported in the functions: under ``quiet_gc`` and after --help
+    from infra.core.config import StackConfig
+    from infra.core.plan import Plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
 
@@ -40,6 +42,9 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     Raises:
         ConfigErrors: the stack file is missing or invalid.
     """
+    from infra.core.config import load_stack_file, parse
+    from infra.core.plan import build_plan
+
     path = Path(args.config) if args.config else stack_file(args.stack)
     name, raw = load_stack_file(path)
     stack = name if args.config or _is_path(args.stack) else args.stack
@@ -92,6 +97,9 @@ def main(argv: list[str] | None = None) -> int:
         raw, config, plan = load(args)
         old_raw = None
         if args.diff:
+            from infra.core.config import load_stack_file, parse
+            from infra.core.plan import build_plan
+
             _, old_raw = load_stack_file(args.diff)
             build_plan(parse(old_raw, config.stack))  # an invalid old file is a config error too
     except ConfigErrors as e:
