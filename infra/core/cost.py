@@ -106,32 +106,36 @@ class Prices:
     """Price look-ups over the vendored CSVs (read once per process with ``Prices.load()``)."""
 
     def __init__(self, data_dir: Path = DATA_DIR) -> None:
+        self.data_dir = data_dir
         self.catalog = Catalog.load() if data_dir == DATA_DIR else Catalog(data_dir)
-        self._gcp_machine_zone: dict[tuple[str, str], Price] = {}
-        for r in read_rows("gcp_machine_types.csv", data_dir):
-            self._gcp_machine_zone[(r["machine_type"], r["zone"])] = (
-                _float(r["price_per_hour"]),
-                _float(r["spot_price_per_hour"]),
-            )
-        self._gcp_vm_region: dict[tuple[str, str], Price] = {}
-        for r in read_rows("gcp_vm_prices.csv", data_dir):
-            self._gcp_vm_region[(r["machine_type"], r["region"])] = (
-                _float(r["price_per_hour"]),
-                _float(r["spot_price_per_hour"]),
-            )
-        self._aws_az: dict[tuple[str, str], Price] = {}
-        for name in ("aws_gpu_instances.csv", "aws_vm_prices.csv"):
-            for r in read_rows(name, data_dir):
-                self._aws_az[(r["instance_type"], r["availability_zone"])] = (
-                    _float(r["price_per_hour"]),
-                    _float(r["spot_price_per_hour"]),
-                )
         self.as_of = {
             "gcp": _oldest_date(
                 ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv"), data_dir
             ),
             "aws": _oldest_date(("aws_gpu_instances.csv", "aws_vm_prices.csv"), data_dir),
         }
+
+    def _table(self, names: tuple[str, ...], key: tuple[str, str]) -> dict[tuple[str, str], Price]:
+        return {
+            (r[key[0]], r[key[1]]): (_float(r["price_per_hour"]), _float(r["spot_price_per_hour"]))
+            for name in names
+            for r in read_rows(name, self.data_dir)
+        }
+
+    # Each table is read on first use, so a GKE plan never parses the AWS prices and vice versa.
+    @functools.cached_property
+    def _gcp_machine_zone(self) -> dict[tuple[str, str], Price]:
+        return self._table(("gcp_machine_types.csv",), ("machine_type", "zone"))
+
+    @functools.cached_property
+    def _gcp_vm_region(self) -> dict[tuple[str, str], Price]:
+        return self._table(("gcp_vm_prices.csv",), ("machine_type", "region"))
+
+    @functools.cached_property
+    def _aws_az(self) -> dict[tuple[str, str], Price]:
+        return self._table(
+            ("aws_gpu_instances.csv", "aws_vm_prices.csv"), ("instance_type", "availability_zone")
+        )
 
     @classmethod
     @functools.cache
