@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -287,6 +288,33 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
         pulumi.RunError: the program rejected the config.
         UnmockedInvokeError: the program called a provider function with no mock answer.
     """
+    # Every event loop of the run is ours and closed before returning. Pulumi's mock monitor runs on
+    # the loop's executor threads and gives each thread a loop of its own (_ensure_event_loop) that
+    # nobody closes; their finalizers at interpreter exit, after the loops' self-pipe sockets were
+    # collected, print "Exception ignored in: BaseEventLoop.__del__ ... Invalid file descriptor".
+    loop = asyncio.new_event_loop()
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def give_thread_a_loop() -> None:
+        thread_loops.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(thread_loops[-1])
+
+    loop.set_default_executor(ThreadPoolExecutor(initializer=give_thread_a_loop))
+    asyncio.set_event_loop(loop)
+    try:
+        return _run(config, stack, catalog)
+    finally:
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())  # joins the threads
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+            for t in thread_loops:
+                t.close()
+
+
+def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Recording:
     from infra import program
 
     recording = Recording()
