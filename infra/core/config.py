@@ -24,7 +24,8 @@ from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec
-from infra.core.errors import ConfigIssue, Issues, join_path
+from infra.core.errors import ConfigIssue, Issues, did_you_mean, join_path, shown
+from infra.core.stackfile import read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -93,27 +94,16 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
 def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     """Read a stack file; returns (stack name, its ``config:`` mapping).
 
+    The one reader both CLIs use (``infra.plan`` and ``quota.check``), so they report the same
+    problems for the same file. Bytes, YAML, limits and root keys are checked by
+    ``infra.core.stackfile.read_stack_file``.
+
     Raises:
-        ConfigErrors: the file is missing, not YAML, or has no mapping under ``config``.
+        ConfigErrors: the file is missing, not UTF-8, not YAML, over a limit, or not a stack file.
     """
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
-    issues = Issues()
-    try:
-        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except OSError as e:
-        issues.add(str(p), f"cannot read the stack file: {e.strerror}")
-        issues.raise_if_any()
-        raise AssertionError from e  # unreachable
-    except yaml.YAMLError as e:
-        issues.add(str(p), f"not valid YAML: {e}".replace("\n", " "))
-        issues.raise_if_any()
-        raise AssertionError from e  # unreachable
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict) or not isinstance(doc.get("config", {}), dict):
-        issues.add("config", "the stack file must be a mapping with a 'config:' mapping")
-        issues.raise_if_any()
+    doc = read_stack_file(p)
     return name, dict(doc.get("config") or {})
 
 
@@ -150,13 +140,14 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     providers: dict[str, Any] = {}
     for key, value in raw.items():
         ns, sep, name = str(key).partition(":")
-        if not sep:
-            issues.add(str(key), f"config keys are namespaced; use '{PROJECT}:{key}'")
-        elif ns == PROJECT:
+        if ns == PROJECT and sep:
             if name in _PROJECT_KEYS:
                 own[name] = value
             else:
-                issues.add(name, f"unknown key; allowed: {', '.join(_PROJECT_KEYS)}")
+                hint = did_you_mean(name, _PROJECT_KEYS) or f"; allowed: {', '.join(_PROJECT_KEYS)}"
+                issues.add(shown(name)[1:-1], f"unknown key{hint}")
+        elif (problem := _foreign_key(str(key), value)) is not None:
+            issues.add(shown(str(key))[1:-1], problem)
         else:
             providers[str(key)] = value
 
@@ -205,6 +196,43 @@ def parse_file(path: str | Path) -> StackConfig:
     """Load and parse a stack file (see ``parse``)."""
     name, raw = load_stack_file(path)
     return parse(raw, name)
+
+
+# Provider namespaces whose keys this project reads or passes to its providers (Pulumi provider
+# config: https://www.pulumi.com/docs/iac/concepts/config/#provider-configuration-options).
+_PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "eks", "pulumi", "random", "tls", "command")
+
+
+def _foreign_key(key: str, value: Any) -> str | None:
+    """Why a config key outside ``gpu-infra:`` would be silently ignored, or ``None`` if it is fine.
+
+    Pulumi config keys are flat ``namespace:key`` (https://www.pulumi.com/docs/iac/concepts/config/);
+    a block of keys, a misspelt namespace or another project's namespace reaches nobody.
+    """
+    ns, sep, name = key.partition(":")
+    own_like = did_you_mean(ns, [PROJECT], cutoff=0.75)
+    if not sep:
+        if own_like and isinstance(value, dict):
+            inner = [f"'{PROJECT}:{k}'" for k in value if k in _PROJECT_KEYS][:3]
+            example = ", ".join(inner) or f"'{PROJECT}:platform'"
+            return (
+                "a block of keys is not read: Pulumi config keys are flat 'namespace:key'; "
+                f"did you mean {example}?"
+            )
+        if key in _PROJECT_KEYS or did_you_mean(key, _PROJECT_KEYS):
+            guess = key if key in _PROJECT_KEYS else did_you_mean(key, _PROJECT_KEYS)[17:-2]
+            return f"config keys are namespaced; did you mean '{PROJECT}:{guess}'?"
+        return f"config keys are namespaced ('{PROJECT}:<key>', 'gcp:<key>', 'aws:<key>')"
+    if ns in _PROVIDER_NAMESPACES:
+        return None
+    if own_like:
+        return f"namespace '{ns}' is not this project's; did you mean '{PROJECT}:{name}'?"
+    if name in _PROJECT_KEYS:
+        return (
+            f"'{ns}:' is another project's namespace and is not read; this project is "
+            f"'{PROJECT}': did you mean '{PROJECT}:{name}'?"
+        )
+    return None
 
 
 def _location(
