@@ -20,11 +20,12 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from infra.core import rules
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec
-from infra.core.errors import ConfigIssue, Issues, did_you_mean, join_path, shown
+from infra.core.errors import ConfigIssue, Issues, RuleError, did_you_mean, join_path, shown
 from infra.core.stackfile import read_stack_file
 
 PROJECT = "gpu-infra"
@@ -175,6 +176,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     region, zone, project = _location(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
+    if cluster is not None:
+        _check_cluster_common(cluster, issues)
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     issues.raise_if_any()
@@ -244,8 +247,17 @@ def _location(
     loc: str = cluster.location
     if platform == "gke":
         project = providers.get("gcp:project")
-        if not isinstance(project, str) or not project:
-            issues.add("gcp:project", "required on gke stacks (the project the cluster lives in)")
+        if project is None or project == "":
+            hint = did_you_mean("gcp:project", [str(k) for k in providers], cutoff=0.8)
+            issues.add(
+                "gcp:project", f"required on gke stacks (the project the cluster lives in){hint}"
+            )
+        else:
+            try:
+                rules.check_gcp_project_id(project)
+            except ValueError as e:
+                issues.add("gcp:project", str(e))
+                project = None
         split = gcp_region_of(loc)
         if split is None:
             issues.add(
@@ -271,7 +283,8 @@ def _location(
             return None, None, None
         given = providers.get("aws:region")
         if given is None:
-            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}")
+            hint = did_you_mean("aws:region", [str(k) for k in providers], cutoff=0.8)
+            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}{hint}")
         elif given != loc:
             issues.add(
                 "aws:region",
@@ -290,6 +303,32 @@ def _check_pools_common(pools: list[Any], issues: Issues) -> None:
                 join_path("gpuPools", i, "minNodes"),
                 f"{p.min_nodes} is above maxNodes {p.max_nodes}",
             )
+        nodes = getattr(p, "nodes", None)  # on-prem pools list the nodes they already have
+        if nodes and len(nodes) > p.max_nodes:
+            issues.add(
+                join_path("gpuPools", i, "nodes"),
+                f"lists {len(nodes)} nodes, more than maxNodes {p.max_nodes}",
+            )
+        if nodes:
+            _check_unique_values(nodes, join_path("gpuPools", i, "nodes"), issues)
+
+
+def _check_cluster_common(cluster: Any, issues: Issues) -> None:
+    """The system pool obeys the GPU pools' rules (min <= max; its machine type is typed)."""
+    system = getattr(cluster, "system_pool", None)
+    if system is not None and system.min_nodes > system.max_nodes:
+        issues.add(
+            "cluster.systemPool.minNodes",
+            f"{system.min_nodes} is above maxNodes {system.max_nodes}",
+        )
+
+
+def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
+    seen: set[str] = set()
+    for i, v in enumerate(values):
+        if v in seen:
+            issues.add(join_path(path, i), f"{shown(v)} is listed twice")
+        seen.add(v)
 
 
 def _check_unique(names: list[str], path: str, issues: Issues) -> None:
@@ -316,36 +355,76 @@ def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
 
 
 def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigIssue]:
-    out: list[ConfigIssue] = []
+    """One ``<key path>: <reason>`` per problem; a union's per-member type errors become one."""
+    by_path: dict[str, list[str]] = {}
+    type_errors: dict[str, tuple[list[str], Any]] = {}
     for err in error.errors(include_url=False):
-        loc = [p for p in err["loc"] if not _is_union_tag(p)]
+        raw_loc = list(err["loc"])
+        loc = [p for p in raw_loc if not _is_union_tag(p)]
+        ctx = err.get("ctx") or {}
+        cause = ctx.get("error")
+        if isinstance(cause, RuleError):
+            loc += list(cause.at)
         path = join_path(root, *loc)
         kind = err["type"]
         value = err.get("input")
         if kind == "extra_forbidden":
             allowed = _allowed_keys(schema, loc[:-1])
-            hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-            reason = f"unknown key{hint}"
+            hint = did_you_mean(loc[-1], allowed) if allowed else ""
+            listed = f"; allowed: {', '.join(allowed)}" if allowed else ""
+            reason = f"unknown key{hint}{listed}"
         elif kind == "missing":
             reason = "required"
         elif kind == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            reason = f"{value!r} is not allowed; expected {expected}"
+            expected = str(ctx.get("expected", ""))
+            choices = re.findall(r"'([^']*)'", expected)
+            hint = did_you_mean(value, choices) if choices else ""
+            reason = f"{shown(value)} is not allowed; expected {expected}{hint}"
         elif kind in ("value_error", "assertion_error"):
-            reason = (
-                str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-            )
+            reason = str(cause) if cause is not None else str(err["msg"])
+            reason = reason.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         else:
-            reason = f"{err['msg'][0].lower()}{err['msg'][1:]} (got {value!r})"
-        out.append(ConfigIssue(path, reason))
-    return out
+            msg = str(err["msg"])
+            if len(raw_loc) != len(loc) and msg.startswith("Input should be "):
+                # a union member's type error: merged below into one line per path
+                type_errors.setdefault(path, ([], value))[0].append(
+                    msg.removeprefix("Input should be ")
+                )
+                continue
+            reason = f"{msg[0].lower()}{msg[1:]} (got {shown(value)})"
+        by_path.setdefault(path, []).append(reason)
+    for path, (wants, value) in type_errors.items():
+        if path in by_path:
+            continue  # a member got further than a type error: its message is the useful one
+        alts = list(dict.fromkeys(wants))
+        joined = alts[0] if len(alts) == 1 else f"{', '.join(alts[:-1])} or {alts[-1]}"
+        by_path[path] = [f"input should be {joined} (got {shown(value)})"]
+    return [ConfigIssue(path, r) for path, reasons in by_path.items() for r in reasons]
 
 
 def _is_union_tag(part: Any) -> bool:
-    # pydantic puts the union member's type name into loc ("str", "list[str]", "GkeSharingSpec").
-    return isinstance(part, str) and (
-        part in ("str", "int", "bool", "list[str]", "dict[str,str]") or part[:1].isupper()
+    """pydantic puts a union member's name into ``loc`` (``str``, ``list[str]``, a model's class
+    name, ``function-after[...]``) and ``[key]`` for a dict key's own error; user keys are kept."""
+    if not isinstance(part, str):
+        return False
+    return (
+        part in ("str", "int", "bool", "float", "list[str]", "dict[str,str]", "[key]")
+        or part.startswith(("function-", "list[", "dict[", "json-or-python["))
+        or part in _model_names()
     )
+
+
+@functools.cache
+def _model_names() -> frozenset[str]:
+    seen: set[str] = set()
+    todo: list[type] = [BaseModel]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub.__name__ not in seen:
+                seen.add(sub.__name__)
+                todo.append(sub)
+    return frozenset(seen)
 
 
 def _allowed_keys(schema: Any, loc: list[Any]) -> list[str]:

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from infra.core import rules
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
@@ -28,7 +29,7 @@ AmiFamily = Literal["al2023", "bottlerocket"]
 AccessPolicy = Literal["cluster-admin", "admin", "edit", "view"]
 
 # AZ IDs (usw2-az1), not names: names map to different AZs in every account.
-AzId = str
+AzId = rules.AzId
 
 
 class EksGpuSpec(Model):
@@ -55,7 +56,7 @@ class EksPoolSpec(PoolBase):
 class EksSystemPoolSpec(Model):
     """The small CPU node group that runs the cluster-autoscaler and other system pods."""
 
-    machine_type: str = "m6i.large"
+    machine_type: rules.Ec2InstanceType = "m6i.large"
     min_nodes: int = Field(default=2, ge=1, le=100)
     max_nodes: int = Field(default=3, ge=1, le=100)
     disk_size_gb: int = Field(default=50, ge=20, le=16384)
@@ -64,7 +65,7 @@ class EksSystemPoolSpec(Model):
 class EksVpcSpec(Model):
     """The network: a new VPC (``cidr``), or an existing one (``id`` + ``privateSubnets``)."""
 
-    cidr: str = Field(default="10.0.0.0/16", pattern=r"^10\.[0-9]{1,3}\.0\.0/16$")
+    cidr: rules.VpcCidr = "10.0.0.0/16"
     id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
     # AZ ID -> private subnet ID. AZ IDs let the offline plan keep only AZs offering a type.
     private_subnets: dict[AzId, str] | None = None
@@ -73,7 +74,7 @@ class EksVpcSpec(Model):
 class EksAccessEntrySpec(Model):
     """An IAM principal allowed into the cluster (EKS access entries, authentication mode API)."""
 
-    principal_arn: str = Field(pattern=r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:(role|user)/.+$")
+    principal_arn: rules.IamPrincipalArn
     policy: AccessPolicy = "cluster-admin"
     namespaces: list[str] | None = None  # scope the policy to these namespaces; default cluster
 
@@ -95,7 +96,7 @@ class EksClusterSpec(ClusterBase):
     kubernetes_version: str = Field(default="1.33", pattern=r"^1\.[0-9]{2}$")
     vpc: EksVpcSpec = Field(default_factory=EksVpcSpec)
     endpoint_public_access: bool = True
-    public_access_cidrs: list[str] | None = None
+    public_access_cidrs: rules.PublicAccessCidrs | None = None
     system_pool: EksSystemPoolSpec = Field(default_factory=EksSystemPoolSpec)
     access_entries: list[EksAccessEntrySpec] = Field(default_factory=list)
     autoscaler: EksAutoscalerSpec = Field(default_factory=EksAutoscalerSpec)

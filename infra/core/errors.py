@@ -143,3 +143,11 @@ def did_you_mean(word: object, choices: Iterable[str], cutoff: float = 0.6) -> s
         return f"; did you mean '{norm[got]}'?"
     close = difflib.get_close_matches(got, list(norm), n=1, cutoff=cutoff)
     return f"; did you mean '{norm[close[0]]}'?" if close else ""
+
+
+class RuleError(ValueError):
+    """A field rule's failure; ``at`` extends the key path below the field (a dict key, an index)."""
+
+    def __init__(self, reason: str, at: tuple[str | int, ...] = ()) -> None:
+        super().__init__(reason)
+        self.at = at

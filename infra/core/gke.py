@@ -18,6 +18,7 @@ from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
+from infra.core.rules import gpu_type_hint
 
 # GKE only adds this taint when a non-GPU pool already exists, so creation order would decide it
 # and providers would see drift; declare it always (gke.md §8.3, terraform-provider-google#7928).
@@ -354,7 +355,9 @@ def _gpu_shape(
     if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
         issues.add(
             join_path(gpu_path, "type"),
-            f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
+            f"{gpu.type!r} is not a known GPU type"
+            f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
+            f"known: {', '.join(catalog.gcp_accelerators())}",
         )
         return None
     if family in _BUNDLED_FAMILIES:

@@ -377,7 +377,8 @@ def test_reserved_labels_and_a_second_gpu_taint_are_rejected():
 
 
 def test_label_keys_too_long_for_an_asg_tag_key_are_rejected():
-    errs = errors_of(eks_config({"labels": {"example.com/" + "k" * 80: "v"}}))
+    # A valid Kubernetes label key (long prefix, short name) whose ASG tag key passes 128 characters.
+    errs = errors_of(eks_config({"labels": {"k" * 80 + ".example.com/gpu": "v"}}))
     assert "128" in errs["gpuPools[0].labels"]
 
 
