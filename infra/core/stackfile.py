@@ -133,6 +133,7 @@ def _key_path(keys: list[Any]) -> str:
             out += f"[{p}]"
         else:
             out += f".{p}" if out else str(p)
+    out = out or ".".join(str(k) for k in keys)  # a root key such as config itself
     return shown(out, 120)[1:-1] if len(out) > 120 else out
 
 
