@@ -243,6 +243,20 @@ def check_kubeconfig_path(v: str) -> str:
     return check_host_path(v, allow_home=True)
 
 
+# A RuntimeClass's name is a DNS-1123 subdomain and its handler a DNS-1123 label
+# (https://kubernetes.io/docs/concepts/containers/runtime-class/); the operator uses one value for
+# both (operator.runtimeClass), so it must be a label.
+def check_runtime_class(v: str) -> str:
+    """A RuntimeClass name the operator also uses as the containerd handler."""
+    try:
+        return check_dns1123_label(v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a RuntimeClass handler name: a DNS-1123 label (lowercase letters, "
+            "digits and '-', at most 63 characters)"
+        ) from None
+
+
 # toolkit.env variables whose values are host paths (NVIDIA container-toolkit installer options,
 # gpu-operator docs "Custom configuration for runtime containerd").
 _PATH_ENV_SUFFIXES = ("_CONFIG", "_SOCKET", "_PATH", "_DIR", "_ROOT")
@@ -254,7 +268,9 @@ def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
     for name, value in v.items():
         if isinstance(value, str):
             try:
-                if name.endswith(_PATH_ENV_SUFFIXES):
+                if name == "CONTAINERD_RUNTIME_CLASS":
+                    check_runtime_class(value)
+                elif name.endswith(_PATH_ENV_SUFFIXES):
                     check_host_path(value)
                 elif len(value) > MAX_ENV_VALUE or "\n" in value or "\r" in value or "\0" in value:
                     raise ValueError(f"{shown(value)} must be one line of at most {MAX_ENV_VALUE}")
@@ -495,7 +511,7 @@ Dns1123Subdomain = Annotated[str, _rule(check_dns1123_subdomain)]
 NamespaceName = Annotated[str, _rule(check_namespace)]
 OperatorNamespace = Annotated[str, _rule(check_operator_namespace)]
 NodeName = Dns1123Subdomain  # Node names are DNS-1123 subdomains
-RuntimeClassName = Dns1123Subdomain
+RuntimeClassName = Annotated[str, _rule(check_runtime_class)]
 Labels = Annotated[dict[str, str], _rule(check_labels)]
 NodeLabels = Annotated[dict[str, str], _rule(check_node_labels)]
 GpuNamespaceLabels = Annotated[dict[str, str], _rule(check_gpu_namespace_labels)]

@@ -315,3 +315,11 @@ def test_gpu_type_hint_maps_console_wording_to_the_api_name(console, api):
 
 def test_gpu_type_hint_stays_silent_for_unrelated_names():
     assert rules.gpu_type_hint("foo", ["nvidia-l4"]) == ""
+
+
+def test_check_runtime_class_is_a_dns_label_usable_as_handler():
+    assert rules.check_runtime_class("nvidia") == "nvidia"
+    assert "RuntimeClass handler" in refused(rules.check_runtime_class, "Nvidia_Runtime")
+    with pytest.raises(RuleError) as e:
+        rules.check_toolkit_env({"CONTAINERD_RUNTIME_CLASS": "nvidia.runtime"})
+    assert e.value.at == ("CONTAINERD_RUNTIME_CLASS",)
