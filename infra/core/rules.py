@@ -99,25 +99,29 @@ def check_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     return v
 
 
-# kubelet --node-labels: only these kubernetes.io / k8s.io labels may be self-set by a node
-# (k8s.io/kubernetes pkg/kubelet/apis/well_known_labels.go, KEP-0000 node-restriction).
-_NODE_LABEL_ALLOWED_PREFIXES = ("kubelet.kubernetes.io/", "node.kubernetes.io/")
+# kubelet --node-labels: in the kubernetes.io / k8s.io namespaces a node may only self-set
+# [*.]kubelet.kubernetes.io/*, [*.]node.kubernetes.io/* and these (k8s.io/kubernetes
+# pkg/kubelet/apis/well_known_labels.go, IsKubeletLabel; KEP "Bounding Self-Labeling Kubelets").
+_NODE_LABEL_ALLOWED_NAMESPACES = ("kubelet.kubernetes.io", "node.kubernetes.io")
 _NODE_LABEL_ALLOWED = frozenset(
     {
-        "kubernetes.io/hostname",
-        "kubernetes.io/instance-type",
-        "kubernetes.io/os",
-        "kubernetes.io/arch",
+        "beta.kubernetes.io/arch",
         "beta.kubernetes.io/instance-type",
         "beta.kubernetes.io/os",
-        "beta.kubernetes.io/arch",
-        "failure-domain.beta.kubernetes.io/zone",
         "failure-domain.beta.kubernetes.io/region",
-        "topology.kubernetes.io/zone",
-        "topology.kubernetes.io/region",
+        "failure-domain.beta.kubernetes.io/zone",
+        "kubernetes.io/arch",
+        "kubernetes.io/hostname",
+        "kubernetes.io/os",
         "node.kubernetes.io/instance-type",
+        "topology.kubernetes.io/region",
+        "topology.kubernetes.io/zone",
     }
 )
+
+
+def _in_namespace(prefix: str, domain: str) -> bool:
+    return prefix == domain or prefix.endswith("." + domain)
 
 
 def check_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
@@ -125,12 +129,11 @@ def check_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     check_labels(v)
     for key in v:
         prefix = key.rpartition("/")[0]
-        restricted = prefix.endswith(("kubernetes.io", "k8s.io"))
-        if (
-            restricted
-            and key not in _NODE_LABEL_ALLOWED
-            and not key.startswith(_NODE_LABEL_ALLOWED_PREFIXES)
-        ):
+        restricted = _in_namespace(prefix, "kubernetes.io") or _in_namespace(prefix, "k8s.io")
+        allowed = key in _NODE_LABEL_ALLOWED or any(
+            _in_namespace(prefix, ns) for ns in _NODE_LABEL_ALLOWED_NAMESPACES
+        )
+        if restricted and not allowed:
             raise RuleError(
                 f"{shown(key)}: the kubelet refuses node labels in the kubernetes.io/k8s.io "
                 "namespaces except kubelet.kubernetes.io/*, node.kubernetes.io/* and the "

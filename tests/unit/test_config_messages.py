@@ -34,7 +34,7 @@ def problems(raw: dict[str, Any]) -> dict[str, str]:
 
 
 def onprem(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]:
-    cfg = {k: v for k, v in ONPREM.items()}
+    cfg = dict(ONPREM)
     cfg["gpu-infra:gpuPools"] = [{**ONPREM["gpu-infra:gpuPools"][0], **(pool or {})}]
     cfg.update({f"gpu-infra:{k}": v for k, v in top.items()})
     return cfg

@@ -71,7 +71,18 @@ def test_check_node_labels_refuses_kubernetes_io_labels_the_kubelet_refuses():
     assert "kubelet refuses" in refused(
         rules.check_node_labels, {"node-role.kubernetes.io/gpu": ""}
     )
-    assert rules.check_node_labels({"node.kubernetes.io/pool": "a", "example.com/x": "y"})
+    assert "kubelet refuses" in refused(rules.check_node_labels, {"k8s.io/x": ""})
+    assert "kubelet refuses" in refused(
+        rules.check_node_labels, {"node-restriction.kubernetes.io/x": ""}
+    )
+    ok = {
+        "node.kubernetes.io/pool": "a",
+        "team.kubelet.kubernetes.io/x": "b",
+        "topology.kubernetes.io/zone": "z",
+        "example.com/x": "y",
+        "notkubernetes.io/x": "y",
+    }
+    assert rules.check_node_labels(ok) == ok
 
 
 def test_check_gpu_namespace_labels_refuses_pod_security_labels():
