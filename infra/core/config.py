@@ -266,6 +266,8 @@ def _location(
             )
             return None, None, project if isinstance(project, str) else None
         region, zone = split
+        if not cluster.existing:  # an existing cluster is wherever it is
+            _check_gcp_location(region, zone, issues)
         given = providers.get("gcp:region")
         if given is not None and given != region:
             issues.add(
@@ -293,6 +295,36 @@ def _location(
             )
         return loc, None, None
     return None, None, None
+
+
+@functools.cache
+def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
+    """Region -> zones with any GPU, from the catalog (zones and regions that exist for us)."""
+    from infra.core.catalog import Catalog  # the catalog only when a GKE stack needs it
+
+    catalog = Catalog.load()
+    out: dict[str, set[str]] = {}
+    for acc in catalog.gcp_accelerators():
+        for region in catalog.gcp_regions_offering(acc):
+            out.setdefault(region, set()).update(catalog.gcp_zones_offering(acc, region))
+    return {r: tuple(sorted(z)) for r, z in sorted(out.items())}
+
+
+def _check_gcp_location(region: str, zone: str | None, issues: Issues) -> None:
+    """The region (and zone) must be one the catalog lists with GPUs (gcp_accelerators.csv)."""
+    zones = _gcp_gpu_zones()
+    if region not in zones:
+        hint = did_you_mean(region, list(zones), cutoff=0.8)
+        issues.add(
+            "cluster.location",
+            f"{shown(region)} is not a GCP region with GPUs in the catalog{hint}",
+        )
+    elif zone is not None and zone not in zones[region]:
+        offered = ", ".join(zones[region])
+        issues.add(
+            "cluster.location",
+            f"{shown(zone)} is not a zone of {region} with GPUs in the catalog (those: {offered})",
+        )
 
 
 def _check_pools_common(pools: list[Any], issues: Issues) -> None:

@@ -206,8 +206,10 @@ _RE_IMAGE = _full(
 
 def check_image_reference(v: str) -> str:
     """``[registry/]repo[:tag][@digest]`` as container runtimes parse it (distribution/reference)."""
-    name = v.split("@", 1)[0].rsplit(":", 1)[0] if "/" in v or ":" in v else v
-    if len(v) > 512 or not _RE_IMAGE.match(v) or len(name) > 255:
+    name = v.split("@", 1)[0]
+    if name.rfind(":") > name.rfind("/"):
+        name = name[: name.rfind(":")]  # drop the tag, not a registry port
+    if len(v) > 512 or not _RE_IMAGE.match(v) or len(name) > 255:  # NameTotalLengthMax = 255
         raise ValueError(
             f"{shown(v)} is not an image reference: registry/repository[:tag][@digest], "
             "lowercase repository path, no spaces or shell characters"
@@ -399,7 +401,9 @@ def check_ec2_instance_type(v: str) -> str:
 
 # AZ IDs look like usw2-az1 (https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html);
 # AZ names (us-west-2a) map to different physical AZs in each account.
-_RE_AZ_ID = re.compile(r"^[a-z]{2,4}[0-9]+-az[0-9]+$")
+_RE_AZ_ID = re.compile(
+    r"^[a-z]{2,4}[0-9]+(-[a-z]{3}[0-9]+)?-az[0-9]+$"
+)  # local zones: usw2-lax1-az1
 _RE_AZ_NAME = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+[a-z]$")
 
 

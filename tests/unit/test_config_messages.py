@@ -158,3 +158,13 @@ def test_41_public_access_cidrs_are_refused():
     }
     got = problems(raw)
     assert got["cluster.publicAccessCidrs"] == "41 CIDR blocks; EKS allows at most 40"
+
+
+def test_gke_region_missing_from_the_catalog_gets_did_you_mean():
+    got = problems(gke_config(cluster={"name": "ml", "location": "us-central9"}))
+    assert got["cluster.location"].endswith("did you mean 'us-central1'?")
+
+
+def test_gke_zonal_cluster_in_a_zone_that_does_not_exist_is_refused():
+    got = problems(gke_config(cluster={"name": "ml", "location": "us-central1-z"}))
+    assert "'us-central1-z' is not a zone of us-central1" in got["cluster.location"]

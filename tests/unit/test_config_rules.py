@@ -141,6 +141,7 @@ def test_check_image_reference_accepts_registry_repo_tag_digest(good):
         "img@sha256:short",
         "img;rm",
         "a/" * 200 + "b",
+        "localhost:5000/" + "a" * 250,
         "",
     ],
 )
@@ -249,6 +250,7 @@ def test_check_ec2_instance_type_refuses_other_names(bad):
 
 def test_check_az_id_explains_an_az_name_given_for_an_az_id():
     assert rules.check_az_id("usw2-az1") == "usw2-az1"
+    assert rules.check_az_id("usw2-lax1-az1") == "usw2-lax1-az1"
     assert "is an AZ name; give AZ IDs" in refused(rules.check_az_id, "us-west-2a")
     assert "is not an AZ ID" in refused(rules.check_az_id, "zone1")
 
