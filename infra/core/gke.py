@@ -16,9 +16,9 @@ from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import FallbackSpec, GkeClusterSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
-from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
+from infra.core.sharing import operator_node_labels
 
 # GKE only adds this taint when a non-GPU pool already exists, so creation order would decide it
 # and providers would see drift; declare it always (gke.md §8.3, terraform-provider-google#7928).
