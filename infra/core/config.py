@@ -203,6 +203,8 @@ def parse_file(path: str | Path) -> StackConfig:
 
 # Provider namespaces whose keys this project reads or passes to its providers (Pulumi provider
 # config: https://www.pulumi.com/docs/iac/concepts/config/#provider-configuration-options).
+# The provider keys this project reads (for "did you mean" on a key missing its namespace).
+_PROVIDER_KEYS = ("gcp:project", "gcp:region", "gcp:zone", "aws:region")
 _PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "eks", "pulumi", "random", "tls", "command")
 
 
@@ -225,6 +227,8 @@ def _foreign_key(key: str, value: Any) -> str | None:
         if key in _PROJECT_KEYS or did_you_mean(key, _PROJECT_KEYS):
             guess = key if key in _PROJECT_KEYS else did_you_mean(key, _PROJECT_KEYS)[17:-2]
             return f"config keys are namespaced; did you mean '{PROJECT}:{guess}'?"
+        if hint := did_you_mean(key.replace("-", ":", 1), _PROVIDER_KEYS, cutoff=0.8):
+            return f"config keys are namespaced{hint}"
         return f"config keys are namespaced ('{PROJECT}:<key>', 'gcp:<key>', 'aws:<key>')"
     if ns in _PROVIDER_NAMESPACES:
         return None

@@ -93,7 +93,7 @@ class EksAutoscalerSpec(Model):
 class EksClusterSpec(ClusterBase):
     """The EKS cluster: created with pulumi-eks or attached with ``existing: true``."""
 
-    kubernetes_version: str = Field(default="1.33", pattern=r"^1\.[0-9]{2}$")
+    kubernetes_version: rules.EksVersion = "1.33"
     vpc: EksVpcSpec = Field(default_factory=EksVpcSpec)
     endpoint_public_access: bool = True
     public_access_cidrs: rules.PublicAccessCidrs | None = None

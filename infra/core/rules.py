@@ -365,6 +365,17 @@ def check_gke_version(v: str) -> str:
     return v
 
 
+# EKS takes "1.X" (CreateCluster version: https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html).
+_RE_EKS_VERSION = re.compile(r"^1\.[0-9]{2}$")
+
+
+def check_eks_version(v: str) -> str:
+    """An EKS Kubernetes version: ``1.X`` (no patch, no ``v``)."""
+    if not _RE_EKS_VERSION.match(v):
+        raise ValueError(f"{shown(v)} is not an EKS Kubernetes version such as 1.33 (major.minor)")
+    return v
+
+
 # GCE machine type names: family-type-vCPUs, e.g. e2-standard-4, n2-highmem-8, c3-standard-4-lssd
 # (https://cloud.google.com/compute/docs/machine-resource); e2 shared-core: e2-micro/-small/-medium.
 _RE_GCE_MACHINE = re.compile(
@@ -531,6 +542,7 @@ GceLabels = Annotated[dict[str, str], _rule(check_gce_labels)]
 GceResourceName = Annotated[str, _rule(check_gce_resource_name)]
 ReservationName = Annotated[str, _rule(check_reservation_name)]
 GkeVersion = Annotated[str, _rule(check_gke_version)]
+EksVersion = Annotated[str, _rule(check_eks_version)]
 GceMachineType = Annotated[str, _rule(check_gce_machine_type)]
 Ec2InstanceType = Annotated[str, _rule(check_ec2_instance_type)]
 AzId = Annotated[str, _rule(check_az_id)]

@@ -336,3 +336,9 @@ def test_check_runtime_class_is_a_dns_label_usable_as_handler():
     with pytest.raises(RuleError) as e:
         rules.check_toolkit_env({"CONTAINERD_RUNTIME_CLASS": "nvidia.runtime"})
     assert e.value.at == ("CONTAINERD_RUNTIME_CLASS",)
+
+
+@pytest.mark.parametrize("bad", ["1,33", "v1.33", "1.33.5", "1.3", "latest"])
+def test_check_eks_version_takes_major_minor_only(bad):
+    assert rules.check_eks_version("1.33") == "1.33"
+    assert "is not an EKS Kubernetes version" in refused(rules.check_eks_version, bad)

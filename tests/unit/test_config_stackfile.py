@@ -213,3 +213,42 @@ def test_both_clis_print_the_same_problems_for_the_same_file(tmp_path, capsys):
     from_quota = capsys.readouterr().err
     assert from_plan == from_quota
     assert from_plan.startswith(f"{bad}:3:3: duplicate key platform (first on line 2)")
+
+
+_MUTATIONS = [b"*a", b"&a ", b"- ", b": ", b"{", b"}", b"[", b"]", b"\t", b"\n", b"'", b'"']
+_MUTATIONS += [b"!!python/object ", b"---\n", b"<<: ", b"? ", b"\xff", b"\xe9", b"\x00", b"~"]
+_MUTATIONS += [b"null", b"1e9", b"-1", b"true", b"[]", b"{}", b"0x10"]
+
+
+def test_mutated_sample_stacks_end_in_a_plan_or_config_errors(tmp_path):
+    """Any bytes: a few hundred seeded mutations of the sample stacks never raise anything else."""
+    import random
+
+    from infra.core.plan import build_plan
+
+    rng = random.Random(12)
+    stacks = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+    f = tmp_path / "Pulumi.fuzz.yaml"
+    for _ in range(400):
+        data = bytearray(rng.choice(stacks).read_bytes())
+        for _ in range(rng.randint(1, 4)):
+            pos = rng.randrange(len(data))
+            op = rng.random()
+            if op < 0.3:
+                data[pos : pos + rng.randint(1, 20)] = b""
+            elif op < 0.7:
+                data[pos:pos] = rng.choice(_MUTATIONS)
+            else:
+                data[pos] = rng.randrange(256)
+        f.write_bytes(bytes(data))
+        try:
+            name, raw = load_stack_file(f)
+            build_plan(parse(raw, name))
+        except ConfigErrors as e:
+            assert all(len(str(i)) <= 400 and "\n" not in str(i) for i in e.issues)
+
+
+def test_provider_key_missing_its_colon_gets_did_you_mean():
+    with pytest.raises(ConfigErrors) as e:
+        parse({"gcp-project": "demo-project"}, "s")
+    assert "gcp-project: config keys are namespaced; did you mean 'gcp:project'?" in str(e.value)
