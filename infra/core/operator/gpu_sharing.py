@@ -12,17 +12,18 @@ from infra.core.errors import Issues, join_path
 from infra.core.helm_values import Setting
 from infra.core.operator.model import MANAGED_BY, Manifest, PoolSpecs, spec_of
 from infra.core.operator.presets import NO_OPERATOR_DEVICE_PLUGIN, NO_OPERATOR_MIG_MANAGER
-from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.pools import PoolHints
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
-    MIG_CONFIGS_FIXED,
-    MIG_CONFIGS_NOT_MIXED,
-    pool_mig_profiles,
+    mig_config_problem,
+    pool_mig_gpu,
     sharing_config_key,
+    time_slicing_config,
 )
 
 # --------------------------------------------------------------------------------------------------
-# Sharing and MIG (§5)
+# Sharing and MIG: device-plugin time-slicing configs and the MIG manager (NVIDIA gpu-operator
+# gpu-sharing.html, gpu-operator-mig.html)
 
 
 def sharing_settings(
@@ -61,20 +62,14 @@ def sharing_settings(
 
 
 def sharing_config_map(config: StackConfig, namespace: str) -> Manifest | None:
-    """The device-plugin ConfigMap (``version: v1``, ``sharing.timeSlicing``), one key per replica
-    count; ``None`` when no pool shares GPUs."""
-    replicas = sorted({p.sharing.replicas for p in config.pools if p.sharing is not None})
-    if not replicas:
+    """The device-plugin ConfigMap, one key per distinct time-slicing setup (replicas, rename);
+    ``None`` when no pool shares GPUs."""
+    setups = {sharing_config_key(p.sharing): p.sharing for p in config.pools if p.sharing}
+    if not setups:
         return None
     data = {
-        sharing_config_key(n): yaml.safe_dump(
-            {
-                "version": "v1",
-                "sharing": {"timeSlicing": {"resources": [{"name": GPU_RESOURCE, "replicas": n}]}},
-            },
-            sort_keys=False,
-        )
-        for n in replicas
+        key: yaml.safe_dump(time_slicing_config(setups[key]), sort_keys=False)
+        for key in sorted(setups)
     }
     return {
         "apiVersion": "v1",
@@ -97,8 +92,8 @@ def mig_settings(
         if pool.mig is None:
             continue
         path = join_path("gpuPools", i, "mig")
-        profiles = pool_mig_profiles(h)
-        if not profiles:
+        gpu = pool_mig_gpu(h)
+        if gpu is None:
             issues.add(
                 path,
                 f"{h.gpu_model} ({h.gpu_type}) does not support MIG; MIG needs an A30, A100, H100, "
@@ -115,20 +110,9 @@ def mig_settings(
         if preset in NO_OPERATOR_MIG_MANAGER:
             issues.add(path, f"preset {preset!r} leaves MIG to the node image's MIG manager")
             continue
-        valid = (*MIG_CONFIGS_FIXED, *(f"all-{p}" for p in profiles))
-        if pool.mig.config not in valid:
-            issues.add(
-                join_path("gpuPools", i, "mig", "config"),
-                f"{pool.mig.config!r} is not a MIG config for {h.gpu_model}; use one of: "
-                f"{', '.join(valid)}",
-            )
-        elif pool.mig.strategy == "mixed" and pool.mig.config in MIG_CONFIGS_NOT_MIXED:
-            issues.add(
-                join_path("gpuPools", i, "mig", "config"),
-                f"{pool.mig.config!r} with strategy 'mixed' gives the pool no single resource name "
-                "(mixed advertises nvidia.com/mig-<profile> per profile); use all-<profile> "
-                "(e.g. all-" + profiles[0] + ") or strategy 'single'",
-            )
+        problem = mig_config_problem(gpu, pool.mig, h.gpu_model)
+        if problem is not None:
+            issues.add(join_path("gpuPools", i, "mig", "config"), problem)
         if strategy is not None and pool.mig.strategy != strategy:
             issues.add(
                 join_path("gpuPools", i, "mig", "strategy"),

@@ -11,6 +11,7 @@ from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
 
+# Chart coordinates: the chart name is bare; "nvidia/gpu-operator"
 # plus a repo URL fails with "chart not found" (NVIDIA/gpu-operator#538).
 NVIDIA_HELM_REPO = "https://helm.ngc.nvidia.com/nvidia"
 CHART = "gpu-operator"
@@ -18,14 +19,16 @@ RELEASE_NAME = "gpu-operator"
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 # NFD worker pods (hostPath mounts) come straight from the chart, before the operator could relabel
-# the namespace (psa.enabled), so the namespace is created privileged up front (§6.4).
+# the namespace (psa.enabled), so the namespace is created privileged up front (NVIDIA
+# gpu-operator getting-started.html "Pod Security Admission").
 PRIVILEGED_PSA = {
     f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
 }
 
 
 # GKE admits system-node-critical/system-cluster-critical pods outside kube-system only under a
-# quota scoped to those classes (§4.1; NVIDIA cloud-native-docs google-gke-gpu-operator-quota.yaml).
+# quota scoped to those classes (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator;
+# NVIDIA cloud-native-docs google-gke-gpu-operator-quota.yaml).
 GKE_CRITICAL_QUOTA = "gpu-operator-quota"
 GKE_CRITICAL_CLASSES = ("system-node-critical", "system-cluster-critical")
 # GKE: the toolkit's `containerd config dump` rewrites GKE >= 1.33's CNI bin_dir; read the file
@@ -34,7 +37,19 @@ GKE_RUNTIME_CONFIG_FILE_FROM = (1, 33)
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 
 
-SMOKE_TEST_TTL_SECONDS = 3600
+# Operand DaemonSets (chart value keys) that run one system-node-critical pod per GPU node when
+# enabled; the validator DaemonSet always runs (gpu-operator assets/state-*).
+OPERAND_DAEMONSETS = (
+    "driver",
+    "toolkit",
+    "devicePlugin",
+    "gfd",
+    "dcgm",
+    "dcgmExporter",
+    "migManager",
+    "nodeStatusExporter",
+)
+SMOKE_TEST_NAMESPACE = "gpu-smoke-test"
 # Scale-from-zero, image pull and (operator-managed) driver build take minutes; fail after 30.
 SMOKE_TEST_DEADLINE_SECONDS = 1800
 
@@ -94,6 +109,7 @@ class OperatorPlan:
         node_labels: labels to patch onto existing nodes (platform kubernetes).
         scheduling: per pool, what a GPU workload needs to land there (stack output).
         jupyterhub_profiles: per pool, a ready JupyterHub ``profileList`` entry (stack output).
+        notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
     """
 
     namespace: str
@@ -105,6 +121,7 @@ class OperatorPlan:
     node_labels: tuple[NodeLabels, ...] = ()
     scheduling: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     jupyterhub_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
 
 
 def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:

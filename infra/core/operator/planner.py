@@ -10,7 +10,12 @@ from infra.core.helm_values import is_cdi_era, merge_settings, unknown_paths, ve
 from infra.core.operator.gpu_sharing import mig_settings, reject_operator_features, sharing_settings
 from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
 from infra.core.operator.objects import assemble, check_namespaces, check_pool_labels
-from infra.core.operator.presets import choose_preset, gke_needs_config_file, preset_settings
+from infra.core.operator.presets import (
+    RUNTIME_CLASS_PRESETS,
+    choose_preset,
+    gke_needs_config_file,
+    preset_settings,
+)
 from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.pools import PoolHints
@@ -67,9 +72,19 @@ def plan_operator(
             "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
             "below 1.33",
         )
+    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
+            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
+            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
+            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
+            "plugin injects GPUs without a runtime class)",
+        )
+    notes: list[str] = []
     settings = [
         *preset_settings(preset, spec.version, config),
-        *toolkit_settings(spec, preset, issues),
+        *toolkit_settings(spec, preset, issues, notes),
         *sharing_settings(preset, pools, specs, issues),
         *mig_settings(config, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
@@ -92,4 +107,4 @@ def plan_operator(
     )
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(config, pools, specs, issues)
-    return assemble(config, pools, specs, release, preset, spec.namespace)
+    return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))

@@ -25,10 +25,14 @@ PLATFORM_PRESETS: dict[str, tuple[str, ...]] = {
     "eks": get_args(EksPreset),
     "kubernetes": get_args(Distribution),
 }
-# Presets whose device plugin / MIG manager is the node image's, not the operator's (§4.4).
+# Presets whose device plugin / MIG manager is the node image's, not the operator's (Bottlerocket
+# NVIDIA variants: https://bottlerocket.dev/en/os/latest/concepts/variants/ ; EKS AL2023 NVIDIA AMI:
+# https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html).
 NO_OPERATOR_DEVICE_PLUGIN = ("eks-bottlerocket",)
 NO_OPERATOR_MIG_MANAGER = ("eks-bottlerocket",)
 NO_OPERATOR_TOOLKIT = ("eks-al2023", "eks-bottlerocket")
+# Distributions whose embedded containerd gets nvidia as a non-default runtime from toolkit 1.17.
+RUNTIME_CLASS_PRESETS = ("k3s", "rke2")
 
 # --------------------------------------------------------------------------------------------------
 # Preset choice and preset values
@@ -127,7 +131,8 @@ def _driver_path(platform: str, i: int, pool: PoolBase) -> str:
 
 
 def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
-    """The values a preset overrides (reference gpu-operator.md §3.4, §4), for chart ``version``."""
+    """The values a preset overrides for chart ``version`` (NVIDIA gpu-operator getting-started.html
+    "Specifying Configuration Options for containerd", google-gke.html, amazon-eks.html)."""
     cdi = is_cdi_era(version)
     out: list[Setting] = []
 

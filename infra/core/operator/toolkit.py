@@ -7,11 +7,26 @@ from infra.core.errors import Issues
 from infra.core.helm_values import Setting, is_cdi_era
 from infra.core.operator.presets import NO_OPERATOR_TOOLKIT
 
-# --------------------------------------------------------------------------------------------------
-# Toolkit env (seed 003) mapped onto what the pinned chart honours (§3.3)
+# Why CONTAINERD_SET_AS_DEFAULT is not carried into a CDI-era chart. From v25.10 the operator
+# enables CDI and keeps nvidia a non-default runtime on purpose (NVIDIA gpu-operator release notes
+# 25.10.0; NVIDIA_RUNTIME_SET_AS_DEFAULT=false in controllers/object_controls.go): the device plugin
+# injects only the allocated GPUs through CDI, so the default runtime is not needed. Making nvidia
+# the default again lets any pod whose image sets NVIDIA_VISIBLE_DEVICES=all (every CUDA base
+# image) see every GPU of its node without requesting one, past the namespace GPU quotas
+# (NVIDIA "Preventing unprivileged access to GPUs in Kubernetes",
+# https://docs.google.com/document/d/1zy0key-EL6JH50MZgwg96RPYxxXXnVUdxLZwGiyqLd8).
+SET_AS_DEFAULT_DROPPED = (
+    "gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT: not applied: with CDI (chart >= v25.10) "
+    "GPUs reach only pods the device plugin allocated them to; making nvidia the default runtime "
+    "would let any CUDA image see every GPU of its node without requesting one, bypassing the "
+    "namespace GPU quotas"
+)
 
 
-def toolkit_settings(spec: GpuOperatorSpec, preset: str, issues: Issues) -> list[Setting]:
+def toolkit_settings(
+    spec: GpuOperatorSpec, preset: str, issues: Issues, notes: list[str]
+) -> list[Setting]:
+    """``gpuOperator.toolkitEnv`` as settings; ``notes`` gets one line per variable dropped."""
     if not spec.toolkit_env:
         return []
     if preset in NO_OPERATOR_TOOLKIT:
@@ -40,15 +55,9 @@ def toolkit_settings(spec: GpuOperatorSpec, preset: str, issues: Issues) -> list
         elif name == "CONTAINERD_SET_AS_DEFAULT" and cdi:
             if value not in ("true", "false"):
                 issues.add(path, f"{value!r} must be 'true' or 'false'")
-                continue
-            out.append(
-                Setting(
-                    "toolkit.env[NVIDIA_RUNTIME_SET_AS_DEFAULT]",
-                    value,
-                    "from toolkitEnv CONTAINERD_SET_AS_DEFAULT: with CDI (>= v25.10) the operator "
-                    "sets NVIDIA_RUNTIME_SET_AS_DEFAULT=false, which the toolkit reads first",
-                )
-            )
+            elif value == "true":
+                notes.append(SET_AS_DEFAULT_DROPPED)
+            # "false" is what the operator already sets in CDI-era charts: nothing to add.
         elif name == "NVIDIA_RUNTIME_NAME":
             issues.add(
                 path,

@@ -43,11 +43,12 @@ def render_helm_values(plan: Any) -> str:
             f"needs ConfigMap {DEVICE_PLUGIN_CONFIGMAP} in {r.namespace} "
             "(python -m infra.plan --json lists it)"
         )
+    header.extend(f"note: {n}" for n in op.notes)
     return render_values_yaml(r.values, r.reasons, header)
 
 
 # --------------------------------------------------------------------------------------------------
-# Tolerations: operands and the NFD worker must reach every GPU node (§2, §7 item 4)
+# Tolerations: operands and the NFD worker must reach every GPU node, whatever its taints
 
 
 def toleration_settings(version: str, pools: Sequence[PoolHints]) -> list[Setting]:
