@@ -6,13 +6,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_successful_plan_leaves_stderr_empty_even_with_resource_warnings_shown():
+@pytest.mark.parametrize("stack", ["gke-t4", "onprem-k3s-timeslicing"])
+def test_successful_plan_leaves_stderr_empty_even_with_resource_warnings_shown(stack):
     # ResourceWarning is hidden by default; showing it makes the unclosed-loop defect deterministic
     # (without it, the loop's finalizer fails only sometimes, with "Invalid file descriptor").
-    code = "from infra import plan; raise SystemExit(plan.main(['--stack', 'onprem-containerd']))"
+    code = f"from infra import plan; raise SystemExit(plan.main(['--stack', '{stack}']))"
     out = subprocess.run(
         [sys.executable, "-W", "default::ResourceWarning", "-c", code],
         capture_output=True,
