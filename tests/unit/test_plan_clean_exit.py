@@ -11,7 +11,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("stack", ["gke-t4", "onprem-k3s-timeslicing"])
+@pytest.mark.parametrize("stack", ["onprem-k3s-timeslicing"])
 def test_successful_plan_leaves_stderr_empty_even_with_resource_warnings_shown(stack):
     # ResourceWarning is hidden by default; showing it makes the unclosed-loop defect deterministic
     # (without it, the loop's finalizer fails only sometimes, with "Invalid file descriptor").
