@@ -114,7 +114,9 @@ def test_system_pool_min_above_max_is_refused_like_gpu_pools():
 
 
 def test_gcp_project_display_name_is_refused():
-    got = problems(gke_config(**{"gcp:project": "My Project!"}))
+    cfg = gke_config()
+    cfg["gcp:project"] = "My Project!"
+    got = problems(cfg)
     assert "is not a project ID" in got["gcp:project"]
 
 
@@ -168,3 +170,39 @@ def test_gke_region_missing_from_the_catalog_gets_did_you_mean():
 def test_gke_zonal_cluster_in_a_zone_that_does_not_exist_is_refused():
     got = problems(gke_config(cluster={"name": "ml", "location": "us-central1-z"}))
     assert "'us-central1-z' is not a zone of us-central1" in got["cluster.location"]
+
+
+_ODD_VALUES: list[Any] = [None, [], {}, "x" * 300, -1, 10**30, 1e308, True, {"a": [1]}, "日本", ""]
+
+
+def _paths(v: Any, p: tuple[Any, ...] = ()) -> Any:
+    yield p
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from _paths(x, (*p, k))
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from _paths(x, (*p, i))
+
+
+def test_any_value_of_any_type_at_any_key_of_the_samples_is_planned_or_a_config_error():
+    import copy
+    from pathlib import Path
+
+    from infra.core.config import load_stack_file
+    from infra.core.plan import build_plan
+
+    root = Path(__file__).resolve().parents[2]
+    for stack in sorted((root / "stacks").glob("Pulumi.*.yaml")):
+        name, raw = load_stack_file(stack)
+        for path in list(_paths(raw))[1:]:
+            for value in _ODD_VALUES:
+                cfg = copy.deepcopy(raw)
+                target = cfg
+                for k in path[:-1]:
+                    target = target[k]
+                target[path[-1]] = value
+                try:
+                    build_plan(parse(cfg, name))
+                except ConfigErrors as e:
+                    assert all(len(str(i)) <= 400 for i in e.issues), (path, value)
