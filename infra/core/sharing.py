@@ -244,7 +244,8 @@ def _instances_per_gpu(profile: str, gpu: MigGpu) -> int:
         all_mem = int(full.split(".")[1].removesuffix("gb"))
     except ValueError:
         return 1
-    return max(1, min(all_slices // slices, all_mem // mem))
+    # Profile sizes are rounded (3g.71gb of 141 GB fits twice), so the memory bound is rounded too.
+    return max(1, min(all_slices // slices, round(all_mem / mem)))
 
 
 def resource_name(h: PoolHints, pool: PoolBase) -> str:

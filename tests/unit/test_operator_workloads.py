@@ -299,11 +299,11 @@ def test_gpu_namespace_quotas_use_requests_only_as_kubernetes_allows_for_extende
 def test_gpu_namespace_quotas_cover_every_mig_and_shared_resource_name():
     pools = [
         {"name": "mig", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
-        {"name": "ts", "sharing": {"replicas": 2, "renameByDefault": True}},
+        {"name": "ts", "minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}},
     ]
     cfg = stack("gke", pools, namespaces=[{"name": "team-a", "gpus": 3}])
     a, b = hints_for(cfg, **A100)
-    op = plan(cfg, (a, b))
+    op = plan(cfg, (a, replace(b, min_nodes=1)))
     (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
     hard = quota["spec"]["hard"]
     assert not any(k.startswith("limits.") for k in hard)

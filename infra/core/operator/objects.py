@@ -53,6 +53,12 @@ def check_namespaces(config: StackConfig, issues: Issues) -> None:
                 join_path("gpuNamespaces", i, "name"),
                 f"{ns.name!r} is reserved for Kubernetes system namespaces",
             )
+        if ns.kubeflow_profile is not None and ns.labels:
+            issues.add(
+                join_path("gpuNamespaces", i, "labels"),
+                "a kubeflowProfile namespace is created and labelled by Kubeflow's profile "
+                "controller; set labels there or drop kubeflowProfile",
+            )
 
 
 def check_pool_labels(
