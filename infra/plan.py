@@ -96,7 +96,9 @@ def _print_helm_values(plan: Plan) -> int:
 
 def _print_integration(plan: Plan, name: str, as_json: bool) -> int:
     op = plan.operator
-    doc = op.integrations.get(name, {}) if op is not None else {}
+    # A JSON round trip unshares repeated parts (a Job's pod spec is the Pod's), so the YAML has
+    # no anchors/aliases that a reader might not expect.
+    doc = json.loads(json.dumps(op.integrations.get(name, {}) if op is not None else {}))
     if as_json:
         _write(json.dumps(doc, indent=2) + "\n")
     else:

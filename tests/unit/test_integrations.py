@@ -246,3 +246,9 @@ def test_plan_cli_prints_one_integration_as_yaml_or_json(capsys, name):
         plan_cli.main(["--stack", "onprem-k3s-timeslicing", "--integration", name, "--json"]) == 0
     )
     assert json.loads(capsys.readouterr().out) == as_yaml
+
+
+def test_plan_cli_yaml_has_no_anchors_for_kubectl_readers(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--integration", "kubernetes"]) == 0
+    out = capsys.readouterr().out
+    assert "&id" not in out and "*id" not in out

@@ -48,7 +48,7 @@ def jupyterhub_profile(
     may use what the node has free).
     """
     slots, per_slot = int(hints["slotsPerNode"]), 1
-    whole_node = slots == h.gpus_per_node and not hints["migStrategy"]
+    whole_node = slots == h.gpus_per_node  # plain GPUs (MIG all-disabled included)
     count = h.gpus_per_node if whole_node else per_slot
     if whole_node:
         what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
