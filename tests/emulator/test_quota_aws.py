@@ -51,6 +51,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     urllib.request.urlopen(
         urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
     )
+    warm_ec2(servers["moto"])
     for k, v in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -67,6 +68,23 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     ample(sq)
     return {"sq": sq, "moto": servers["moto"]}
+
+
+def warm_ec2(moto: str) -> None:
+    """Build moto's EC2 backend for the region before the check runs.
+
+    moto creates a region's EC2 backend (instance-type offerings, AMIs) lazily on the first request,
+    and again after every /moto-api/reset; that first call can take longer than the check's 0.5 s
+    per-call timeout, which made DescribeInstances fail and the check exit 3 (the old flake). One
+    untimed call here moves that cost out of the check.
+    """
+    boto3.client(
+        "ec2",
+        region_name=R,
+        endpoint_url=moto,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).describe_instances()
 
 
 def ample(sq: a.FakeServiceQuotas) -> None:
