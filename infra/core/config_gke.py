@@ -97,3 +97,6 @@ class GkeClusterSpec(ClusterBase):
     network: str | None = None
     subnetwork: str | None = None
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
+    # Nodes without external IPs (CONTRACT.md, second round); the quota check skips
+    # IN_USE_ADDRESSES when set. https://cloud.google.com/kubernetes-engine/docs/concepts/private-cluster-concept
+    private_nodes: bool = False

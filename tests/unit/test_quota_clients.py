@@ -59,10 +59,13 @@ class _Ec2Stub:
         self.described: list[str] = []
 
     def get_paginator(self, name: str) -> _Ec2Stub:
-        assert name == "describe_instances"
+        assert name in ("describe_instances", "describe_spot_instance_requests")
+        self.paginator = name
         return self
 
     def paginate(self, **_: object) -> list[dict[str, object]]:
+        if self.paginator == "describe_spot_instance_requests":
+            return [{"SpotInstanceRequests": []}]
         return [{"Reservations": [{"Instances": self.instances}]}]
 
     def describe_instance_types(self, InstanceTypes: list[str]) -> dict[str, object]:
