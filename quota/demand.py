@@ -178,7 +178,9 @@ class Demand:
             steady = a["base"] + surge
             why = list(a["why"])
             if surge:
-                why.append(f"surge: +{surge} ({surge_pool}, the largest single pool; {self.surge_rule})")
+                why.append(
+                    f"surge: +{surge} ({surge_pool}, the largest single pool; {self.surge_rule})"
+                )
             if a["boot"]:
                 why.append(
                     f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
@@ -249,9 +251,7 @@ def aws_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRo
     return aws_contributions(region, sizings).rows()
 
 
-def stack_sizings(
-    config: Any, catalog: Catalog, plan: Plan
-) -> tuple[Cloud, list[NodeGroupSizing]]:
+def stack_sizings(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[NodeGroupSizing]]:
     """The cloud and the node groups of a planned stack.
 
     Raises:

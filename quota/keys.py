@@ -12,7 +12,9 @@ Scope = Literal["region", "global"]
 Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API"]
 # Where a limit is read from: Compute regions.get / projects.get, a Cloud Quotas family quota,
 # AWS Service Quotas, or Service Usage (required APIs).
-Source = Literal["compute-region", "compute-project", "cloudquotas", "servicequotas", "serviceusage"]
+Source = Literal[
+    "compute-region", "compute-project", "cloudquotas", "servicequotas", "serviceusage"
+]
 
 # Cloud Quotas family quotas (no Compute metric); dimensions region + gpu_family / vm_family.
 # https://cloud.google.com/docs/quotas/terminology

@@ -269,7 +269,9 @@ def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw]:
     r = gcp_cpu_rules()[family]
     src = f"gcp_cpu_quota_metrics.csv {family}: {r.source}"
     if r.metric:
-        std = Draw(QuotaKey("gcp", "region", region, r.metric, "vCPUs", "compute-region"), vcpus, src)
+        std = Draw(
+            QuotaKey("gcp", "region", region, r.metric, "vCPUs", "compute-region"), vcpus, src
+        )
         if r.fallback_metric:  # E2_CPUS where the region reports it, else CPUS
             fb = QuotaKey("gcp", "region", region, r.fallback_metric, "vCPUs", "compute-region")
             std = Draw(std.key, vcpus, src, Draw(fb, vcpus, src), "metric-missing")
@@ -279,7 +281,9 @@ def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw]:
             "gcp", "region", region, VM_FAMILY_QUOTA, "vCPUs", "cloudquotas", vm_family=r.vm_family
         )
         std = Draw(key, vcpus, src)
-    pre = Draw(QuotaKey("gcp", "region", region, r.spot_metric, "vCPUs", "compute-region"), vcpus, src)
+    pre = Draw(
+        QuotaKey("gcp", "region", region, r.spot_metric, "vCPUs", "compute-region"), vcpus, src
+    )
     return std, pre
 
 
@@ -335,7 +339,9 @@ def gcp_vm_quotas(
             src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
             draws.append(Draw(ssd, local_ssds * LOCAL_SSD_GB_PER_DISK, src))
     qsrc = "https://cloud.google.com/compute/quotas-limits"
-    draws.append(Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc))
+    draws.append(
+        Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc)
+    )
     if external_ip:  # nodes without cluster.privateNodes get an ephemeral external IPv4 address
         key = QuotaKey("gcp", "region", region, IN_USE_ADDRESSES, "addresses", "compute-region")
         src = (
@@ -348,7 +354,9 @@ def gcp_vm_quotas(
     return draws
 
 
-def aws_vm_quotas(region: str, instance_types: tuple[str, ...], vcpus: int, spot: bool) -> list[Draw]:
+def aws_vm_quotas(
+    region: str, instance_types: tuple[str, ...], vcpus: int, spot: bool
+) -> list[Draw]:
     """The EC2 vCPU quota(s) one node of a group draws on.
 
     A group that may launch several types counts fully against each class it may launch in.

@@ -256,9 +256,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                surge=eks_surge(
-                    len(g.az_ids), _attr(g, ("max_unavailable",), EKS_MAX_UNAVAILABLE)
-                ),
+                surge=eks_surge(len(g.az_ids), _attr(g, ("max_unavailable",), EKS_MAX_UNAVAILABLE)),
             )
         )
     system = plan.eks.system

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import os
 import re
-from urllib.parse import urlsplit
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3.session
 from botocore.config import Config
@@ -210,8 +210,14 @@ class AwsQuotaService:
         return out
 
     # --- requests ------------------------------------------------------------------------------
-    def request(self, row: DemandRow, desired: int, current: float) -> dict[str, Any]:
-        """File an increase to ``desired`` unless an open or equal-or-larger request exists."""
+    def request(
+        self, row: DemandRow, desired: int, current: float, force: bool = False
+    ) -> dict[str, Any]:
+        """File an increase to ``desired`` unless an open or equal-or-larger request exists.
+
+        A closed request that already asked for as much (denied, or granted only in part) is
+        reported with its case id instead of being filed again; ``force`` files anew.
+        """
         code = row.key.quota
         follow = (
             f"aws service-quotas list-requested-service-quota-change-history-by-quota "
@@ -233,7 +239,7 @@ class AwsQuotaService:
             return {**base, **_req_state(h), "action": "pending"}
         # A closed request that already asked for as much: a denial or partial grant, not re-filed.
         prior = [h for h in history if float(h.get("DesiredValue", 0)) >= desired]
-        if prior:
+        if prior and not force:
             h = prior[0]
             action = {"APPROVED": "partially-granted", "CASE_CLOSED": "partially-granted"}.get(
                 str(h.get("Status")), "denied"

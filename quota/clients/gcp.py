@@ -317,7 +317,8 @@ class GcpQuotaService:
                 )
             else:
                 readings[k] = _compute_reading(res, k)
-        self.api_problems = _api_problems(results["services"], p)
+        usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
+        self.api_problems = _api_problems(results["services"], p, usage_endpoint)
         return readings, []
 
     def _endpoint(self, job: str) -> str:
@@ -522,10 +523,11 @@ def _with_family_usage(
     return Reading(limit=reading.limit, usage=float(used))
 
 
-def _api_problems(res: Any, project: str) -> list[tuple[str, str]]:
+def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]]:
     """(API, reason) for each required API that is not enabled; one row if none could be read."""
     if isinstance(res, BaseException):
-        return [("serviceusage.googleapis.com", describe_error(res, "services.batchGet", project))]
+        err = describe_error(res, "services.batchGet", project, endpoint)
+        return [("serviceusage.googleapis.com", err)]
     out: list[tuple[str, str]] = []
     for svc in res.services:
         state = getattr(svc.state, "name", str(svc.state))

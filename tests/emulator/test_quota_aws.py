@@ -25,7 +25,8 @@ pytestmark = pytest.mark.emulator
 
 R = "us-west-2"
 G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
-# eks-g4dn: gpu-t4 (g4dn.xlarge, max 20) and gpu-t4-spot (max 20): 80 vCPUs each; system 6.
+# eks-g4dn: gpu-t4 (g4dn.xlarge, max 20) and gpu-t4-spot (max 20) in 3 AZs: 4 vCPUs x (20 + 6
+# update surge) = 104 each; system m6i.large: 2 x (3 + 8 surge over 4 AZs) = 22.
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +89,7 @@ def warm_ec2(moto: str) -> None:
 
 
 def ample(sq: a.FakeServiceQuotas) -> None:
-    sq.applied.update({(R, G): 100.0, (R, G_SPOT): 100.0, (R, STD): 64.0})
+    sq.applied.update({(R, G): 120.0, (R, G_SPOT): 120.0, (R, STD): 64.0})
 
 
 _AMI: dict[str, str] = {}
@@ -117,7 +118,14 @@ def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:
     code, doc = run()
     assert code == 0 and {c["status"] for c in doc["checks"]} == {"ok"}
     g = row(doc, G)
-    assert (g["region"], g["needed"], g["limit"], g["usage"], g["unit"]) == (R, 80, 100, 0, "vCPUs")
+    assert (g["region"], g["needed"], g["limit"], g["usage"], g["unit"]) == (
+        R,
+        104,
+        120,
+        0,
+        "vCPUs",
+    )
+    assert g["name"] == "Running On-Demand G and VT instances"
 
 
 def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, Any]) -> None:
@@ -128,12 +136,12 @@ def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, A
     _, doc = run()
     assert row(doc, G)["usage"] == 16  # 2 x 4 + 8
     assert row(doc, G_SPOT)["usage"] == 4
-    assert row(doc, G)["status"] == "ok"  # 80 needed, 84 free
+    assert row(doc, G)["status"] == "ok"  # 104 needed, 104 free
 
 
 def test_usage_pushes_a_fitting_limit_to_short(env: dict[str, Any]) -> None:
-    env["sq"].applied[(R, G)] = 84.0
-    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 76 free < 80
+    env["sq"].applied[(R, G)] = 108.0
+    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 100 free < 104
     code, doc = run()
     assert code == 1 and row(doc, G)["status"] == "short"
 
@@ -190,7 +198,7 @@ def test_request_filed_once_when_run_twice(env: dict[str, Any]) -> None:
     env["sq"].applied[(R, G)] = 32.0
     code, doc = run("--request")
     req = row(doc, G)["request"]
-    assert code == 1 and req["action"] == "created" and req["desired"] == 80
+    assert code == 1 and req["action"] == "created" and req["desired"] == 104
     assert req["caseId"] == "case-1"
     code, doc = run("--request")
     again = row(doc, G)["request"]
@@ -229,7 +237,7 @@ def test_partial_grant_is_reported_and_not_refiled(env: dict[str, Any]) -> None:
     code, doc = run("--request")
     g = row(doc, G)
     assert code == 1 and g["limit"] == 64 and g["status"] == "short"
-    assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 80
+    assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 104
     assert env["sq"].calls["RequestServiceQuotaIncrease"] == 1
 
 

@@ -117,21 +117,33 @@ class FakeCompute(FakeService):
         table.setdefault(metric, [0.0, 0.0])[0] = float(limit)
 
     def add_instance(
-        self, zone: str, accelerator: str, count: int, status: str = "RUNNING", spot: bool = False
+        self,
+        zone: str,
+        accelerator: str | None,
+        count: int,
+        status: str = "RUNNING",
+        spot: bool = False,
+        machine_type: str = "a3-highgpu-8g",
     ) -> None:
-        """A VM with ``count`` GPUs of type ``accelerator`` in ``zone``."""
+        """A VM of ``machine_type`` with ``count`` GPUs of type ``accelerator`` in ``zone``."""
         items = self.instances.setdefault(zone, [])
+        accs = (
+            [
+                {
+                    "acceleratorType": f"projects/p/zones/{zone}/acceleratorTypes/{accelerator}",
+                    "acceleratorCount": count,
+                }
+            ]
+            if accelerator
+            else []
+        )
         items.append(
             {
                 "name": f"vm-{len(items)}",
+                "machineType": f"projects/p/zones/{zone}/machineTypes/{machine_type}",
                 "status": status,
                 "scheduling": {"provisioningModel": "SPOT" if spot else "STANDARD"},
-                "guestAccelerators": [
-                    {
-                        "acceleratorType": f"projects/p/zones/{zone}/acceleratorTypes/{accelerator}",
-                        "acceleratorCount": count,
-                    }
-                ],
+                "guestAccelerators": accs,
             }
         )
 
@@ -215,15 +227,20 @@ class FakeCloudQuotas(FakeService):
             self._patch,
         )
 
-    def set_family(self, project: str, rows: list[tuple[dict[str, str], int]]) -> None:
-        """QuotaInfo of the GPU family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
-        qid = "GPUS-PER-GPU-FAMILY-per-project-region"
+    def set_family(
+        self,
+        project: str,
+        rows: list[tuple[dict[str, str], int]],
+        qid: str = "GPUS-PER-GPU-FAMILY-per-project-region",
+    ) -> None:
+        """QuotaInfo of a family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
+        dim = "vm_family" if "VM-FAMILY" in qid else "gpu_family"
         self.infos[qid] = {
             "name": f"projects/{project}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
             "quotaId": qid,
-            "metric": "compute.googleapis.com/gpus_per_gpu_family",
+            "metric": f"compute.googleapis.com/{qid.split('-per-')[0].lower().replace('-', '_')}",
             "service": "compute.googleapis.com",
-            "dimensions": ["region", "gpu_family"],
+            "dimensions": ["region", dim],
             "dimensionsInfos": [
                 {
                     "dimensions": dims,
@@ -299,16 +316,22 @@ class FakeCloudQuotas(FakeService):
             return google_error(400, "INVALID_ARGUMENT", str(e))
 
 
+ALL_REQUIRED_APIS = (
+    "compute.googleapis.com",
+    "container.googleapis.com",
+    "iam.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
+    "cloudquotas.googleapis.com",
+    "serviceusage.googleapis.com",
+)
+
+
 class FakeServiceUsage(FakeService):
     """Service Usage v1: services.batchGet (what the client calls)."""
 
     def __init__(self, latency: float = 0.0) -> None:
         super().__init__(latency)
-        self.enabled: set[str] = {
-            "compute.googleapis.com",
-            "container.googleapis.com",
-            "cloudquotas.googleapis.com",
-        }
+        self.enabled: set[str] = set(ALL_REQUIRED_APIS)
         self.route(
             "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
         )

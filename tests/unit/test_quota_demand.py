@@ -59,7 +59,6 @@ def test_gke_t4_stack_needs_21_t4_gpus_in_us_central1_with_surge() -> None:
 
 
 def test_e2_draws_on_e2_cpus_with_cpus_as_the_fallback_where_unreported() -> None:
-    _, rows = stack_rows(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
     config = parse_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
     demand = d.stack_contributions(config, Catalog.load(), build_plan(config))
     missing = {
@@ -82,8 +81,14 @@ def test_gke_surge_is_the_largest_single_pools_not_the_sum() -> None:
 
 def test_bootstrap_pool_counts_as_max_not_on_top() -> None:
     boot = sizing(
-        name="default-pool", machine_types=("e2-medium",), gpu_type=None, gpus_per_node=0,
-        vcpus=2, max_nodes=3, surge=0, bootstrap=True,
+        name="default-pool",
+        machine_types=("e2-medium",),
+        gpu_type=None,
+        gpus_per_node=0,
+        vcpus=2,
+        max_nodes=3,
+        surge=0,
+        bootstrap=True,
     )
     rows = by_quota(d.gcp_demand("us-central1", [sizing(max_nodes=1, surge=0), boot]))
     assert rows["INSTANCES"].needed == 3  # max(3 bootstrap, 1 steady)
@@ -205,9 +210,7 @@ def test_h100_on_demand_uses_the_cloud_quotas_family_quota() -> None:
 
 
 def test_h100_spot_uses_the_preemptible_compute_metric() -> None:
-    rows = by_quota(
-        d.gcp_demand("us-east4", [sizing(gpu_type="nvidia-h100-80gb", model="spot")])
-    )
+    rows = by_quota(d.gcp_demand("us-east4", [sizing(gpu_type="nvidia-h100-80gb", model="spot")]))
     assert rows["PREEMPTIBLE_NVIDIA_H100_GPUS"].key.source == "compute-region"
 
 
