@@ -340,40 +340,41 @@ class GcpQuotaService:
     ) -> dict[str, Any]:
         """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
 
-        An existing preference that is pending (``reconciling``) or already asks for at least
-        ``desired`` is reported, not re-filed; a partial grant is reported with its granted value.
+        A preference for the same quota id and dimensions may exist under any id (the console
+        makes its own): that one is reused, updated with its etag, never duplicated. One that is
+        pending (``reconciling``) or already asks for at least ``desired`` is reported, not
+        re-filed; a partial grant is reported with its granted value.
+        https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.quotaPreferences
         """
         p = self.s.project
         key = row.key
-        pid = preference_id_of(key)
+        qid, dims = quota_id_of(key), dimensions_of(key)
         parent = f"projects/{p}/locations/global"
-        name = f"{parent}/quotaPreferences/{pid}"
-        follow = f"gcloud beta quotas preferences describe {pid} --project={p}"
-        base = {"id": pid, "quotaId": quota_id_of(key), "desired": desired, "follow": follow}
-        info_name = (
-            f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{quota_id_of(key)}"
-        )
+        base: dict[str, Any] = {"quotaId": qid, "desired": desired}
+        info_name = f"{parent}/services/{COMPUTE}/quotaInfos/{qid}"
         with ThreadPoolExecutor(max_workers=2) as pool:
             info_f = pool.submit(
                 _capture, lambda: self._call(self.quotas().get_quota_info, name=info_name)
             )
-            pref_f = pool.submit(
-                _capture, lambda: self._call(self.quotas().get_quota_preference, name=name)
-            )
-            info, existing = info_f.result(), pref_f.result()
+            list_f = pool.submit(_capture, lambda: self._preferences(parent))
+            info, prefs = info_f.result(), list_f.result()
         if isinstance(info, BaseException):
             return {**base, "action": "failed", "status": describe_error(info, "quotaInfos.get", p)}
         blocked = _ineligible(info)
         if blocked:
             return {**base, "action": "ineligible", "status": blocked}
-        if isinstance(existing, gexc.NotFound):
-            existing = None
-        elif isinstance(existing, BaseException):
-            return {
-                **base,
-                "action": "failed",
-                "status": describe_error(existing, "quotaPreferences.get", p),
-            }
+        if isinstance(prefs, BaseException):
+            err = describe_error(prefs, "quotaPreferences.list", p)
+            return {**base, "action": "failed", "status": err}
+        existing = _same_quota(prefs, qid, dims, preference_id_of(key))
+        pid = existing.name.rsplit("/", 1)[-1] if existing else preference_id_of(key)
+        base = {
+            "id": pid,
+            **base,
+            "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
+        }
+        if existing is not None and existing.reconciling:
+            return {**base, **_preference_state(existing), "action": "pending"}
         if existing is not None and int(existing.quota_config.preferred_value) >= desired:
             return {
                 **base,
@@ -381,13 +382,14 @@ class GcpQuotaService:
                 "action": _held_action(existing, desired),
             }
         pref = cq.QuotaPreference(
-            name=name,
+            name=f"{parent}/quotaPreferences/{pid}",
             service=COMPUTE,
-            quota_id=quota_id_of(key),
-            dimensions=dimensions_of(key),
+            quota_id=qid,
+            dimensions=dims,
             quota_config=cq.QuotaConfig(preferred_value=desired),
             justification=justification,
             contact_email=email,
+            etag=existing.etag if existing is not None else "",
         )
         try:
             if existing is None:
@@ -400,13 +402,37 @@ class GcpQuotaService:
                     )
                     return {**base, **_preference_state(out), "action": "created"}
                 except gexc.Conflict:
-                    pass  # created concurrently: fall through to the upsert
-            upd = cq_req.UpdateQuotaPreferenceRequest(quota_preference=pref, allow_missing=True)
+                    pref.etag = ""  # created concurrently: fall through to the upsert
+            upd = cq_req.UpdateQuotaPreferenceRequest(
+                quota_preference=pref, allow_missing=existing is None
+            )
             out = self._call(self.quotas().update_quota_preference, request=upd)
             return {**base, **_preference_state(out), "action": "updated"}
         except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
             call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
             return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+    def _preferences(self, parent: str) -> list[Any]:
+        """Every QuotaPreference of the project (all pages).
+
+        No server-side filter: the documented filters cover state, type and time only, and the
+        quota id and dimensions are matched here.
+        """
+        req = cq_req.ListQuotaPreferencesRequest(parent=parent)
+        return list(self._call(self.quotas().list_quota_preferences, request=req))
+
+
+def _same_quota(prefs: Sequence[Any], qid: str, dims: dict[str, str], own: str) -> Any:
+    """The preference for ``qid`` with exactly ``dims``: ours if it exists, else the newest."""
+    same = [
+        x
+        for x in prefs
+        if x.quota_id == qid and x.service in ("", COMPUTE) and dict(x.dimensions) == dims
+    ]
+    for x in same:
+        if x.name.rsplit("/", 1)[-1] == own:
+            return x
+    return max(same, key=lambda x: str(x.update_time or x.create_time), default=None)
 
 
 def _capture(fn: Callable[[], Any]) -> Any:

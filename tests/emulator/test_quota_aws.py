@@ -263,3 +263,51 @@ def test_fake_keeps_the_json_1_1_content_type_of_a_shared_fault_response(
         except urllib.error.HTTPError as e:
             types.append(e.headers["Content-Type"])
     assert types == ["application/x-amz-json-1.1"] * 2
+
+
+def test_denied_request_for_the_same_value_is_reported_and_force_files_anew(
+    env: dict[str, Any],
+) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 32.0
+    sq.history[(R, G)] = [
+        {
+            "Id": "old",
+            "CaseId": "case-9",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 1,
+        }
+    ]
+    code, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert code == 1 and (req["action"], req["caseId"]) == ("denied", "case-9")
+    assert sq.calls["RequestServiceQuotaIncrease"] == 0
+    _, doc = run("--request", "--force")
+    assert row(doc, G)["request"]["action"] == "created"
+    assert sq.calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_fulfilled_spot_requests_are_not_counted_twice(env: dict[str, Any]) -> None:
+    ec2 = boto3.client("ec2", region_name=R, endpoint_url=env["moto"])
+    ami = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    ec2.request_spot_instances(  # moto fulfils at once: 2 active requests, 2 spot instances
+        InstanceCount=2,
+        LaunchSpecification={"ImageId": ami, "InstanceType": "g4dn.xlarge"},
+    )
+    _, doc = run()
+    assert row(doc, G_SPOT)["usage"] == 2 * 4
+
+
+def test_unreachable_service_quotas_and_ec2_are_reported_once(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SERVICE_QUOTAS", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "http://127.0.0.1:9")
+    monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "1")
+    code, doc = run()
+    assert code == 3 and all(c["status"] == "unknown" for c in doc["checks"])
+    assert doc["notes"] == ["cannot connect to 127.0.0.1:9: connection failed"] or (
+        len(doc["notes"]) == 1 and doc["notes"][0].startswith("cannot connect to 127.0.0.1:9")
+    )

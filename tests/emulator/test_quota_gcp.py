@@ -517,3 +517,64 @@ def test_unreachable_endpoint_is_reported_once(env: dict[str, Any], monkeypatch:
     assert len(doc["notes"]) == 1
     assert doc["notes"][0].startswith("cannot connect to http://127.0.0.1:9")
     assert all(c["reason"] == "not read: endpoint unreachable (see below)" for c in doc["checks"])
+
+
+# --- requests that cannot collide -------------------------------------------------------------
+
+
+def console_pref(pid: str, preferred: int, reconciling: bool) -> dict[str, Any]:
+    return {
+        "name": f"projects/{P}/locations/global/quotaPreferences/{pid}",
+        "quotaId": "NVIDIA-T4-GPUS-per-project-region",
+        "service": "compute.googleapis.com",
+        "dimensions": {"region": R},
+        "quotaConfig": {"preferredValue": str(preferred)},
+        "reconciling": reconciling,
+        "etag": "console-etag-1",
+    }
+
+
+def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    for i in range(3):  # other quotas' preferences on earlier list pages
+        quotas.prefs[f"a-other-{i}"] = {**console_pref(f"a-other-{i}", 1, False), "quotaId": "X"}
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=False)
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "updated" and req["id"] == "console-t4"
+    assert quotas.prefs["console-t4"]["quotaConfig"]["preferredValue"] == "21"
+    assert quotas.calls["quotaPreferences.create"] == 0
+    assert not any(k.startswith("gpu-infra-nvidia-t4") for k in quotas.prefs)
+
+
+def test_reconciling_console_preference_is_reported_pending_and_left_alone(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=True)
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert code == 1 and (req["action"], req["id"], req["preferred"]) == (
+        "pending",
+        "console-t4",
+        8,
+    )
+    assert quotas.calls["quotaPreferences.create"] == 0
+    assert quotas.calls["quotaPreferences.patch"] == 0
+
+
+def test_fake_rejects_a_stale_etag(env: dict[str, Any]) -> None:
+    import urllib.error
+    import urllib.request
+
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=False)
+    url = f"{quotas.url}/v1/projects/{P}/locations/global/quotaPreferences/console-t4"
+    body = json.dumps({"etag": "stale", "contactEmail": "a@b.c"}).encode()
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(urllib.request.Request(url, data=body, method="PATCH"))
+    assert e.value.code == 409

@@ -220,6 +220,7 @@ class FakeCloudQuotas(FakeService):
             "GET", base + r"/quotaPreferences/(?P<id>[^/]+)", "quotaPreferences.get", self._get
         )
         self.route("POST", base + r"/quotaPreferences", "quotaPreferences.create", self._create)
+        self.route("GET", base + r"/quotaPreferences", "quotaPreferences.list", self._list)
         self.route(
             "PATCH",
             base + r"/quotaPreferences/(?P<id>[^/]+)",
@@ -278,6 +279,7 @@ class FakeCloudQuotas(FakeService):
         pref = copy.deepcopy(body)
         pref.pop("contactEmail", None)  # input only
         pref["name"] = f"projects/{project}/locations/global/quotaPreferences/{pid}"
+        pref["etag"] = f"etag-{next(self._trace)}"  # a new etag on every write
         qc = pref.setdefault("quotaConfig", {})
         preferred = int(qc.get("preferredValue", 0))
         qc["traceId"] = f"trace-{next(self._trace)}"
@@ -305,11 +307,24 @@ class FakeCloudQuotas(FakeService):
         except ValueError as e:
             return google_error(400, "INVALID_ARGUMENT", str(e))
 
+    def _list(self, req: Request) -> Response:
+        """All preferences, in pages of two (so clients must follow nextPageToken)."""
+        items = [self.prefs[k] for k in sorted(self.prefs)]
+        start = int((req.query.get("pageToken") or ["0"])[0])
+        body: dict[str, Any] = {"quotaPreferences": items[start : start + 2]}
+        if start + 2 < len(items):
+            body["nextPageToken"] = str(start + 2)
+        return 200, body, {}
+
     def _patch(self, req: Request) -> Response:
         pid = req.match["id"]
         allow_missing = (req.query.get("allowMissing") or ["false"])[0] == "true"
         if pid not in self.prefs and not allow_missing:
             return google_error(404, "NOT_FOUND", f"quota preference {pid} not found")
+        sent = req.json().get("etag")
+        held = self.prefs.get(pid, {}).get("etag")
+        if sent and held and sent != held:  # optimistic concurrency, as the API documents
+            return google_error(409, "ABORTED", f"etag mismatch for quota preference {pid}")
         try:
             return 200, self._store(pid, req.match["p"], req.json()), {}
         except ValueError as e:
