@@ -206,8 +206,11 @@ def dimensions_of(key: QuotaKey) -> dict[str, str]:
 class GcpQuotaService:
     """Reads and requests GCP quotas for one project (one client per API, shared by threads)."""
 
-    def __init__(self, settings: GcpSettings, catalog: Catalog | None = None) -> None:
+    def __init__(
+        self, settings: GcpSettings, catalog: Catalog | None = None, max_workers: int = 64
+    ) -> None:
         self.s = settings
+        self.max_workers = max_workers  # concurrent calls per read (--where reads many regions)
         self.catalog = catalog or Catalog.load()
         # (API, reason) for every required API that is not enabled or could not be read.
         self.api_problems: list[tuple[str, str]] = []
@@ -296,7 +299,7 @@ class GcpQuotaService:
             jobs["instances"] = lambda: list(
                 self._call(self.instances().aggregated_list, project=p)
             )
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
             futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
             results = {k: f.result() for k, f in futures.items()}
 

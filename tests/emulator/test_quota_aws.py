@@ -311,3 +311,20 @@ def test_unreachable_service_quotas_and_ec2_are_reported_once(
     assert doc["notes"] == ["cannot connect to 127.0.0.1:9: connection failed"] or (
         len(doc["notes"]) == 1 and doc["notes"][0].startswith("cannot connect to 127.0.0.1:9")
     )
+
+
+def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied.update({("us-east-1", G): 500.0, ("us-east-1", G_SPOT): 500.0})
+    sq.applied[("us-east-1", STD)] = 64.0
+    code, doc = run("--where", "--regions", f"{R},us-east-1")
+    by_pool = {p["pool"]: p["regions"] for p in doc["where"]}
+    t4 = by_pool["gpu-t4"]
+    assert code == 0 and t4[0]["region"] == "us-east-1" and t4[0]["fits"] is True
+    assert t4[0]["quota"] == G and t4[0]["headroom"] == 500
+    home = next(r for r in t4 if r["region"] == R)
+    assert home["fits"] is True  # ample() covers us-west-2 too
+    sq.applied[(R, G)] = 8.0
+    _, doc = run("--where", "--regions", f"{R},us-east-1")
+    home = next(r for r in doc["where"][0]["regions"] if r["region"] == R)
+    assert home["fits"] is False and G in home["reason"]

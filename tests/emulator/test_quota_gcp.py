@@ -578,3 +578,40 @@ def test_fake_rejects_a_stale_etag(env: dict[str, Any]) -> None:
     with pytest.raises(urllib.error.HTTPError) as e:
         urllib.request.urlopen(urllib.request.Request(url, data=body, method="PATCH"))
     assert e.value.code == 409
+
+
+# --- --where -----------------------------------------------------------------------------------
+
+
+def test_where_offline_lists_offering_regions_by_price_without_calls(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4", "--where", "--offline")
+    regions = doc["where"][0]["regions"]
+    assert code == 0 and doc["where"][0]["pool"] == "gpu-t4"
+    assert "us-central1" in {r["region"] for r in regions} and len(regions) > 5
+    prices = [r["pricePerNodeHour"] for r in regions if r["pricePerNodeHour"] is not None]
+    assert prices == sorted(prices) and all(r["fits"] is None for r in regions)
+    assert sum(env["compute"].calls.values()) == 0
+
+
+def test_where_ranks_regions_where_the_whole_stack_fits_first(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))  # too few T4s at home
+    env["compute"].set_region(P, "us-east1", **AMPLE)
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", f"{R},us-east1")
+    regions = doc["where"][0]["regions"]
+    assert code == 0 and [r["region"] for r in regions] == ["us-east1", R]
+    east, home = regions
+    assert (east["fits"], east["quota"], east["headroom"]) == (True, "NVIDIA_T4_GPUS", 32)
+    assert home["fits"] is False and "NVIDIA_T4_GPUS" in home["reason"] and home["headroom"] == 4
+    assert env["compute"].calls["regions.get"] == 2
+
+
+def test_where_unreadable_region_is_unknown_not_fitting(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", "us-east1")  # not in the fake
+    (east,) = doc["where"][0]["regions"]
+    assert code == 3 and east["fits"] is None and "404" in east["reason"]
+
+
+def test_regions_needs_where(env: dict[str, Any]) -> None:
+    err = io.StringIO()
+    assert main(["--stack", "gke-t4", "--regions", "all"], out=io.StringIO(), err=err) == 2
+    assert "--regions" in err.getvalue()
