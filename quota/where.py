@@ -31,7 +31,7 @@ from quota.demand import (
 from quota.keys import QuotaKey
 from quota.sizing import NodeGroupSizing
 
-DEFAULT_CONCURRENCY = 16
+DEFAULT_CONCURRENCY = 32
 
 
 @dataclass(slots=True)
@@ -149,15 +149,19 @@ def _read_gcp(config: Any, catalog: Catalog, demands: Sequence[Demand]) -> dict[
 
 
 def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
+    import boto3.session
+
     from quota.clients.aws import AwsQuotaService, AwsSettings
 
-    def one(d: Demand) -> dict[QuotaKey, Reading]:
-        service = AwsQuotaService(AwsSettings.from_env(d.region), catalog)
-        return service.read(d.keys_to_read())[0]
-
+    # Clients first, on one session (models load once; client creation is CPU, not network),
+    # then every region's reads at once.
+    session = boto3.session.Session()
+    services = [
+        (d, AwsQuotaService(AwsSettings.from_env(d.region), catalog, session)) for d in demands
+    ]
     out: dict[QuotaKey, Reading] = {}
     with ThreadPoolExecutor(max_workers=min(_concurrency(), max(1, len(demands)))) as pool:
-        for part in pool.map(one, demands):
+        for part in pool.map(lambda ds: ds[1].read(ds[0].keys_to_read())[0], services):
             out.update(part)
     return out
 

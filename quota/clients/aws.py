@@ -106,7 +106,9 @@ def describe_error(exc: BaseException, op: str, attempts: int) -> str:
 class AwsQuotaService:
     """Reads and requests EC2 vCPU quotas in one region (one client per service, thread-shared)."""
 
-    def __init__(self, settings: AwsSettings, catalog: Catalog) -> None:
+    def __init__(
+        self, settings: AwsSettings, catalog: Catalog, session: boto3.session.Session | None = None
+    ) -> None:
         self.s = settings
         self.catalog = catalog
         config = Config(
@@ -116,9 +118,10 @@ class AwsQuotaService:
             read_timeout=settings.call_timeout,
             max_pool_connections=20,
         )
-        session = boto3.session.Session(region_name=settings.region)
-        self.sq = session.client("service-quotas", config=config)
-        self.ec2 = session.client("ec2", config=config)
+        # One session shared across regions (--where) loads the service models once.
+        session = session or boto3.session.Session(region_name=settings.region)
+        self.sq = session.client("service-quotas", region_name=settings.region, config=config)
+        self.ec2 = session.client("ec2", region_name=settings.region, config=config)
 
     # --- reads ---------------------------------------------------------------------------------
     def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
