@@ -169,6 +169,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                     vcpus=vcpus,
                     max_nodes=cluster.system_max,
                     surge=GKE_DEFAULT_MAX_SURGE,
+                    disk_type=_attr(cluster, ("system_disk_type",), GKE_DEFAULT_DISK_TYPE),
                     external_ip=external,
                 )
             )

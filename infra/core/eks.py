@@ -20,8 +20,8 @@ from infra.core.config import StackConfig
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
-from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import operator_node_labels
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (eks.md §2.4 caveat 3).

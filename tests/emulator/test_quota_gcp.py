@@ -80,6 +80,7 @@ AMPLE: dict[str, tuple[float, float]] = {
     "INSTANCES": (500, 3),
     "IN_USE_ADDRESSES": (100, 2),
     "SSD_TOTAL_GB": (10000, 500),
+    "LOCAL_SSD_TOTAL_GB": (30000, 0),  # a3-highgpu-8g bundles 16 x 375 GB
 }
 
 

@@ -366,3 +366,13 @@ def test_eks_system_group_vcpus_follow_the_size_name() -> None:
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     # 8 vCPUs x (max nodes + update surge of 2 x the 4 control-plane AZs)
     assert by_quota(rows)["L-1216C47A"].needed == 8 * (config.cluster.system_pool.max_nodes + 8)
+
+
+def test_bundled_local_ssds_of_the_planned_machine_count_against_local_ssd_quota() -> None:
+    _, rows = stack_rows(FIX / "Pulumi.gke-h100.yaml")  # a3-highgpu-8g: 16 Local SSDs each
+    assert rows["LOCAL_SSD_TOTAL_GB"].needed == 16 * 375 * (2 + 1)
+
+
+def test_private_nodes_in_the_stack_file_drop_the_address_row() -> None:
+    _, rows = stack_rows(FIX / "Pulumi.gke-flex.yaml")
+    assert "IN_USE_ADDRESSES" not in rows and rows["INSTANCES"].needed == 4 + 2 + 3 + 1
