@@ -74,9 +74,10 @@ PROVISIONING_RULES: dict[Provisioning, ProvisioningRule] = {
         ProvisioningRule(
             "reservation",
             "reserved",
-            "https://cloud.google.com/compute/docs/instances/reservations-overview (a reservation "
-            "holds its vCPU, GPU and local SSD quota from creation; VMs that consume it add none, "
-            "so the reserved resources are counted once, in usage)",
+            "https://cloud.google.com/compute/docs/instances/reservations-consume ('Compute Engine "
+            "holds your reserved resources ... you consume the reservation by using the reserved "
+            "resources to create your compute instances'): the reservation already holds its "
+            "vCPUs, GPUs and Local SSDs (in usage), so the pool's nodes are counted once",
         ),
     )
 }
