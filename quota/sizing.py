@@ -22,8 +22,10 @@ from quota.rules import (
     gcp_machine_family,
 )
 
-# GKE surge upgrades add up to maxSurge nodes to a pool while it is upgraded; the default is
-# maxSurge=1. https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies
+# GKE surge upgrades add up to maxSurge nodes to a pool while it is upgraded ("the maximum number
+# of nodes that can be created beyond the current size of the node pool during the upgrade
+# process", https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodePool#upgradesettings);
+# the default is maxSurge=1 (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies).
 GKE_DEFAULT_MAX_SURGE = 1
 # Boot disk of nodes whose pool sets none (the system pool, the bootstrap pool): 100 GB
 # pd-balanced. https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks
