@@ -24,7 +24,7 @@ from infra.core import rules
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
-from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec
+from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.errors import ConfigIssue, Issues, RuleError, did_you_mean, join_path, shown
 from infra.core.stackfile import read_stack_file
 
@@ -41,7 +41,7 @@ _SCHEMAS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 }
 
 # The keys this project reads under gpu-infra:.
-_PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces")
+_PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces", "integrations")
 
 # Location shapes: GCP regions/zones and AWS regions (the provider keys that must agree with them).
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
@@ -64,6 +64,7 @@ class StackConfig:
         pools: the platform's GPU pool blocks, in file order.
         operator: the GPU Operator block.
         namespaces: GPU namespaces with quotas.
+        integrations: settings of the generated workload integrations.
         provider_config: every non-``gpu-infra`` key, as given.
     """
 
@@ -76,6 +77,7 @@ class StackConfig:
     pools: tuple[Any, ...]
     operator: GpuOperatorSpec
     namespaces: tuple[GpuNamespaceSpec, ...]
+    integrations: IntegrationsSpec = field(default_factory=IntegrationsSpec)
     provider_config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -173,6 +175,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         list[GpuNamespaceSpec], own.get("gpuNamespaces", []), "gpuNamespaces", issues
     )
 
+    integrations = _validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
     region, zone, project = _location(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
@@ -191,6 +194,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         pools=tuple(pools or ()),
         operator=operator or GpuOperatorSpec(),
         namespaces=tuple(namespaces or ()),
+        integrations=integrations or IntegrationsSpec(),
         provider_config=providers,
     )
 
