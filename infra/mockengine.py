@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -195,6 +196,8 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     outputs_registered: set[str] = field(default_factory=set)
+    # (level, message) the program logged (pulumi.log): kept here, not printed by the mock engine.
+    logs: list[tuple[str, str]] = field(default_factory=list)
 
     def components_without_outputs(self) -> list[str]:
         """URNs of local components that never called ``register_outputs``."""
@@ -324,6 +327,7 @@ def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Reco
         project=PROJECT,
         stack=stack,
         preview=False,
+        logger=_recording_logger(recording),
         monitor=RecordingMonitor(mocks, recording),
     )
     pulumi.runtime.set_all_config(encode_engine_config(config))
@@ -337,6 +341,25 @@ def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Reco
 
     _sync_await(run_pulumi_func(body))
     return recording
+
+
+class _RecordLogs(logging.Handler):
+    def __init__(self, recording: Recording) -> None:
+        super().__init__(logging.INFO)
+        self.recording = recording
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.recording.logs.append((record.levelname.lower(), record.getMessage()))
+
+
+def _recording_logger(recording: Recording) -> logging.Logger:
+    """The mock engine's logger: records into ``recording.logs`` (pulumi's default is the root
+    logger, whose last-resort handler would print each program warning to stderr)."""
+    logger = logging.getLogger(f"{__name__}.engine")
+    logger.handlers[:] = [_RecordLogs(recording)]
+    logger.setLevel(logging.INFO)  # debug chatter of the SDK is not kept
+    logger.propagate = False
+    return logger
 
 
 async def _resolve(value: Any) -> Any:

@@ -25,3 +25,22 @@ def test_successful_plan_leaves_stderr_empty_even_with_resource_warnings_shown(s
     )
     assert out.returncode == 0, out.stderr
     assert out.stderr == ""
+
+
+def test_a_program_warning_reaches_stderr_once_as_a_note(capsys):
+    from infra import plan
+
+    assert plan.main(["--stack", "onprem-containerd"]) == 0
+    lines = capsys.readouterr().err.splitlines()
+    # the stack's CONTAINERD_SET_AS_DEFAULT is deliberately not applied: said once, as a note
+    assert len(lines) == 1 and lines[0].startswith("note: gpuOperator.toolkitEnv.")
+
+
+def test_mock_engine_records_program_logs_instead_of_printing_them(capsys):
+    from infra import mockengine
+    from infra.core.config import load_stack_file
+
+    name, raw = load_stack_file(ROOT / "stacks/Pulumi.onprem-containerd.yaml")
+    rec = mockengine.run(raw, name)
+    assert capsys.readouterr().err == ""
+    assert [lvl for lvl, _ in rec.logs] == ["warning"]
