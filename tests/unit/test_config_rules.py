@@ -161,7 +161,7 @@ def test_check_host_path_accepts_clean_absolute_paths(good):
         ("/etc/x\nINJECT=1", "contains '\\n'"),
         ("/etc/my config.toml", "contains ' '"),
         ("etc/config.toml", "not an absolute path"),
-        ("/etc/../root/x", "not a clean path"),
+        ("/etc/../var/x", "not a clean path"),
         ("/etc//x", "not a clean path"),
         ("/" + "a" * 100_000, "longer than 1024"),
         ("/etc/$(id)", "contains '$'"),
