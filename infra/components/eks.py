@@ -16,7 +16,13 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
-from infra.components.eks_nodes import EksGpuNodeGroup, launch_template, live_desired_size, tag_asg
+from infra.components.eks_nodes import (
+    EksGpuNodeGroup,
+    first_asg_name,
+    launch_template,
+    live_desired_size,
+    tag_asg,
+)
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.core import autoscaler as ca
@@ -269,7 +275,7 @@ class EksCluster(pulumi.ComponentResource):
                     region=plan.region,
                     opts=pulumi.InvokeOptions(parent=self),
                 )
-            except Exception as e:  # noqa: BLE001
+            except Exception as e:
                 raise pulumi.RunError(
                     f"cluster.autoscaler.identity: pod-identity, but cluster {plan.cluster_name} "
                     "has no eks-pod-identity-agent add-on; install it or use irsa"
@@ -398,7 +404,7 @@ class EksCluster(pulumi.ComponentResource):
         tag_asg(
             self,
             f"{name}-system",
-            system.resources.apply(lambda r: str(r[0].autoscaling_groups[0].name)),
+            system.resources.apply(first_asg_name),
             {plan.stack_tag: ca.STACK_TAG_VALUE},
         )
         self.ready.append(system)
@@ -457,7 +463,7 @@ class EksAddons(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
                 )
             )
-        self.register_outputs({"addons": [a.addon_name for a in self.ready]})
+        self.register_outputs({"addons": [a.name for a in plan.addons]})
 
 
 def workload_role(

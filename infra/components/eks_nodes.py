@@ -276,7 +276,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             )
             # A managed node group has exactly one ASG; index it rather than creating resources
             # in an apply, so every Tag shows up in previews.
-            asg_name = node_group.resources.apply(_first_asg_name)
+            asg_name = node_group.resources.apply(first_asg_name)
             self.asg_names.append(asg_name)
             tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
         self.register_outputs({"asgNames": self.asg_names})
@@ -303,7 +303,7 @@ def tag_asg(
         )
 
 
-def _first_asg_name(resources: Sequence[Any] | None) -> str:
+def first_asg_name(resources: Sequence[Any] | None) -> str:
     if not resources or not resources[0].autoscaling_groups:
         raise ValueError("EKS reported no Auto Scaling group for the node group")
     return str(resources[0].autoscaling_groups[0].name)
