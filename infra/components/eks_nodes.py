@@ -101,14 +101,21 @@ def launch_template(
     if group is not None and group.local_nvme:
         extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
     if group is not None and group.capacity_reservation_id is not None:
+        # A target or a preference, never both (EC2 CapacityReservationSpecification).
+        target = (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        )
         extra["capacity_reservation_specification"] = (
             aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-                capacity_reservation_preference=group.capacity_reservation_preference,
-                capacity_reservation_target=(
-                    aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                        capacity_reservation_id=group.capacity_reservation_id
-                    )
-                ),
+                capacity_reservation_target=target
+            )
+        )
+    elif group is not None and group.capacity_reservation_preference is not None:
+        extra["capacity_reservation_specification"] = (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_preference=group.capacity_reservation_preference
             )
         )
     if group is not None and group.capacity_type == "CAPACITY_BLOCK":

@@ -39,13 +39,15 @@ class EksGpuSpec(Model):
 
 
 class EksCapacityReservationSpec(Model):
-    """An On-Demand Capacity Reservation (or Capacity Block) the group launches into."""
+    """Capacity reservations the group launches into (launch template
+    CapacityReservationSpecification): a given reservation (``id``: an ODCR or a Capacity
+    Block), or any that matches (``preference``). EC2 takes one of the two, not both."""
 
     # EC2 capacity reservation IDs: cr- and 17 hex digits (EC2 API CapacityReservationId).
-    id: str = Field(pattern=r"^cr-[0-9a-f]{8,17}$")
-    # LaunchTemplate CapacityReservationSpecification.CapacityReservationPreference; "open" uses
-    # any matching open ODCR, "none" none (then id must be absent: rejected by the planner).
-    preference: Literal["capacity-reservations-only", "open", "none"] = "capacity-reservations-only"
+    id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]{8,17}$")
+    # open: any open ODCR matching type/AZ, else plain on-demand; capacity-reservations-only:
+    # only in a reservation (launch fails without one); none: never in one.
+    preference: Literal["capacity-reservations-only", "open", "none"] | None = None
 
 
 class EksPoolSpec(PoolBase):

@@ -299,19 +299,13 @@ def _check_types(
             )
             continue
         if inst is None:
+            sizes = catalog.aws_sizes(family_name)
             issues.add(
                 type_path(j),
-                f"{name!r} is not a known {family_name} size (known: "
-                f"{', '.join(catalog.aws_sizes(family_name))})",
-            )
-            continue
-        if inst.gpus == 0:
-            issues.add(
-                type_path(j),
-                f"{name!r} has a fractional {inst.gpu_model} ({inst.gpu_fraction:g} of a GPU, "
-                "a vGPU slice): it needs NVIDIA's GRID driver and advertises no whole "
-                "nvidia.com/gpu, which the EKS NVIDIA AMIs and the device plugin do not provide; "
-                "use a whole-GPU size (g6.xlarge for an L4)",
+                f"{name!r} is not a known {family_name} size (known: {', '.join(sizes)})"
+                if sizes
+                else f"{name!r}: EC2 offers no {family_name} size in any region the catalog "
+                "lists (DescribeInstanceTypeOfferings)",
             )
             continue
         instances.append(inst)
@@ -326,6 +320,7 @@ def _check_types(
             for what, a, b in (
                 ("GPU model", first.gpu_model, inst.gpu_model),
                 ("GPUs", first.gpus, inst.gpus),
+                ("GPU share", first.gpu_fraction, inst.gpu_fraction),
                 ("vCPUs", first.vcpus, inst.vcpus),
                 ("memory GiB", first.memory_gib, inst.memory_gib),
                 ("architecture", architectures[0], architectures[j]),
@@ -421,7 +416,9 @@ def plan_group(
             )
         usable = with_subnet
     az_ids = sorted(usable)
-    single_az = pool.hpc or pool.capacity_reservation is not None
+    single_az = pool.hpc or (
+        pool.capacity_reservation is not None and pool.capacity_reservation.id is not None
+    )
     if single_az and len(az_ids) > 1:
         if pool.zones is not None and len(pool.zones) > 1:
             why_one = (
@@ -554,7 +551,14 @@ def plan_group(
         name=pool.name,
         platform="eks",
         gpu_type=first.gpu_model,
-        gpu_model=model.model if model.memory_mib else first.gpu_model,
+        # A fractional type (g6f: 1/8 L4) shows one logical GPU to the node; say which share.
+        gpu_model=(
+            f"{first.gpu_model} ({first.gpu_fraction:g} GPU share)"
+            if first.gpu_fraction < 1
+            else model.model
+            if model.memory_mib
+            else first.gpu_model
+        ),
         gpus_per_node=first.gpus,
         vcpus=first.vcpus,
         memory_gib=first.memory_gib,
@@ -606,24 +610,24 @@ def _capacity_type(
     cr_path = join_path("gpuPools", i, "capacityReservation")
     if cr is not None and pool.spot:
         issues.add(cr_path, "a capacity reservation holds on-demand capacity; not with spot: true")
-    if cr is not None and cr.preference == "none":
+    if cr is not None and (cr.id is None) == (cr.preference is None):
+        # RunInstances CapacityReservationSpecification: "You can specify only one parameter
+        # at a time. If you specify CapacityReservationPreference and CapacityReservationTarget,
+        # the request fails." (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+        # API_CapacityReservationSpecification.html)
         issues.add(
-            join_path(cr_path, "preference"), "'none' launches outside any reservation; drop id"
+            cr_path,
+            "give id (target one reservation) or preference (open / capacity-reservations-only"
+            " / none), not both and not neither: EC2 takes one of them",
         )
     if want == "CAPACITY_BLOCK":
         # Managed node groups with Capacity Blocks: a launch template targeting the block
         # (InstanceMarketOptions.MarketType capacity-block + CapacityReservationTarget) and
         # capacityType CAPACITY_BLOCK (https://docs.aws.amazon.com/eks/latest/userguide/
         # capacity-blocks-mng.html).
-        if cr is None:
+        if cr is None or cr.id is None:
             issues.add(cr_path, "CAPACITY_BLOCK needs capacityReservation.id of the block (cr-...)")
             return None
-        if cr.preference != "capacity-reservations-only":
-            issues.add(
-                join_path(cr_path, "preference"),
-                f"{cr.preference!r}: a Capacity Block is targeted by id "
-                "(capacity-reservations-only)",
-            )
         if first.family not in CAPACITY_BLOCK_FAMILIES:
             issues.add(
                 path,
