@@ -37,6 +37,14 @@ class UnmockedInvokeError(AssertionError):
     """The program called a provider function the mock engine has no answer for."""
 
 
+class InvokeFailure(Exception):
+    """A look-up the real provider would answer with an error (e.g. "not found").
+
+    Returned to the program as invoke failures, as a real provider's are, so a program that
+    catches a failed look-up behaves the same under mocks.
+    """
+
+
 def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     return {
         "name": args.get("name"),
@@ -118,7 +126,7 @@ def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     url = str(args.get("url", "")).removeprefix("https://")
     if not LIVE.oidc_provider:
-        raise LookupError(f"NoSuchEntity: OpenIDConnect provider not found for url {url}")
+        raise InvokeFailure(f"NoSuchEntity: OpenIDConnect provider not found for url {url}")
     return {
         "id": url,
         "url": url,
@@ -146,7 +154,7 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 
 def _aws_eks_get_addon(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     if not LIVE.pod_identity_agent:
-        raise LookupError(f"ResourceNotFoundException: No addon: {args['addonName']}")
+        raise InvokeFailure(f"ResourceNotFoundException: No addon: {args['addonName']}")
     return {"id": args["addonName"], "addonName": args["addonName"]}
 
 
@@ -303,7 +311,10 @@ class CatalogMocks(pulumi.runtime.Mocks):
             )
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
-        return fn(plain, self.catalog)
+        try:
+            return fn(plain, self.catalog)
+        except InvokeFailure as e:
+            return {}, [("", str(e))]  # type: ignore[return-value]  # (ret, failures) form
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

@@ -27,6 +27,7 @@ from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.core import autoscaler as ca
 from infra.core import eks as core
+from infra.core.device_plugin import DevicePluginPlan
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -584,6 +585,35 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
 
 
+class NvidiaDevicePlugin(pulumi.ComponentResource):
+    """NVIDIA's device plugin chart: advertises nvidia.com/gpu when the GPU Operator is off."""
+
+    def __init__(
+        self,
+        name: str,
+        plan: DevicePluginPlan,
+        *,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:NvidiaDevicePlugin", name, None, opts)
+        self.release = helm_release(
+            f"{name}-device-plugin",
+            release=plan.chart,
+            chart=plan.chart,
+            version=plan.version,
+            repo=plan.repo,
+            namespace=plan.namespace,
+            values=plan.values,
+            atomic=True,
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=list(depends_on)
+            ),
+        )
+        self.register_outputs({"release": self.release.name})
+
+
 def build_eks(plan: Plan) -> ClusterHandle:
     """Build (or attach to) the EKS cluster, its GPU node groups, add-ons and releases."""
     p = plan.eks
@@ -613,18 +643,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
     if p.autoscaler is not None:
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=ready)
     if p.device_plugin is not None:
-        d = p.device_plugin
-        helm_release(
-            f"{name}-nvidia-device-plugin",
-            release=d.chart,
-            chart=d.chart,
-            version=d.version,
-            repo=d.repo,
-            namespace=d.namespace,
-            values=d.values,
-            atomic=True,
-            opts=pulumi.ResourceOptions(provider=provider, depends_on=ready),
-        )
+        NvidiaDevicePlugin(f"{name}-nvidia", p.device_plugin, provider=provider, depends_on=ready)
     return ClusterHandle(
         name=cluster.name,
         endpoint=cluster.endpoint,

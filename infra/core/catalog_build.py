@@ -10,6 +10,7 @@ import csv
 import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # GPU counts a VM can take, up to the zone's maximumCardsPerInstance
 # (https://cloud.google.com/compute/docs/gpus: every GPU machine shape uses one of these).
@@ -172,7 +173,7 @@ class AwsTypeInfo:
         return self.name.split(".", 1)[0]
 
 
-def aws_type_info(item: Mapping[str, object]) -> AwsTypeInfo | None:
+def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
     """One ``InstanceTypes[]`` item of DescribeInstanceTypes, or ``None`` if no NVIDIA GPU.
 
     A fractional type (g6f) reports ``Count`` 0, ``LogicalGpuCount`` 1 and its share in
@@ -207,7 +208,7 @@ def aws_type_info(item: Mapping[str, object]) -> AwsTypeInfo | None:
     )
 
 
-def _get(obj: object, *keys: str) -> object:
+def _get(obj: Any, *keys: str) -> Any:
     for k in keys:
         if not isinstance(obj, Mapping):
             return None

@@ -19,6 +19,13 @@ from infra.core.catalog import DATA_DIR, Catalog, read_header, read_rows
 
 pytestmark = pytest.mark.emulator
 
+# The file before the refresh: two priced us-west-2 rows and a region the refresh leaves alone.
+PREVIOUS = """# previous
+instance_type,gpu_model,gpus,vcpus,memory_gib,region,availability_zone,price_per_hour,spot_price_per_hour
+g4dn.xlarge,T4,1,4,16,us-west-2,usw2-az1,0.526,0.2
+g5.xlarge,A10G,1,4,16,us-west-2,usw2-az2,1.006,0.4
+g4dn.xlarge,T4,1,4,16,eu-west-1,euw1-az1,0.587,0.25
+"""
 REGIONS = ["us-west-2"]  # one region: moto builds a backend per region (seconds each)
 
 
@@ -36,6 +43,7 @@ def refreshed(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     data = tmp_path_factory.mktemp("data")
     for f in DATA_DIR.glob("*.csv"):
         shutil.copy(f, data / f.name)
+    (data / "aws_gpu_instances.csv").write_text(PREVIOUS, encoding="utf-8")
     mp = pytest.MonkeyPatch()
     for k, v in {
         "AWS_ACCESS_KEY_ID": "testing",
@@ -86,33 +94,24 @@ def test_non_nvidia_types_are_left_out(refreshed):
 
 def test_prices_are_kept_from_the_previous_file_and_new_types_are_unknown(refreshed):
     data, _ = refreshed
-    old = {
-        (r["instance_type"], r["region"], r["availability_zone"]): r["price_per_hour"]
-        for r in read_rows("aws_gpu_instances.csv", DATA_DIR)
-    }
-    new = {
-        (r["instance_type"], r["region"], r["availability_zone"]): r["price_per_hour"]
+    rows = {
+        (r["instance_type"], r["region"], r["availability_zone"]): r
         for r in read_rows("aws_gpu_instances.csv", data)
     }
-    kept = [k for k in new if k in old]
-    assert kept and all(new[k] == old[k] for k in kept)
-    unpriced = [k for k, v in new.items() if not v]
-    assert all(k not in old for k in unpriced)
+    assert rows[("g4dn.xlarge", "us-west-2", "usw2-az1")]["price_per_hour"] == "0.526"
+    # Same type and region, another AZ: the region's price is carried over.
+    assert rows[("g4dn.xlarge", "us-west-2", "usw2-az2")]["spot_price_per_hour"] == "0.2"
+    # A type the previous file never priced stays unknown, never a guess.
+    assert rows[("p5en.48xlarge", "us-west-2", "usw2-az2")]["price_per_hour"] == ""
+    assert Catalog(data).aws_instance("p5en.48xlarge").price_per_hour is None  # type: ignore[union-attr]
 
 
 def test_regions_not_refreshed_keep_their_rows(refreshed):
     data, _ = refreshed
-    old = {
-        tuple(r.values())
-        for r in read_rows("aws_gpu_instances.csv", DATA_DIR)
-        if r["region"] == "eu-west-1"
-    }
-    new = {
-        tuple(v for k, v in r.items() if k in ("instance_type", "availability_zone"))
-        for r in read_rows("aws_gpu_instances.csv", data)
-        if r["region"] == "eu-west-1"
-    }
-    assert old and len(new) == len(old)
+    kept = [r for r in read_rows("aws_gpu_instances.csv", data) if r["region"] == "eu-west-1"]
+    assert [(r["instance_type"], r["availability_zone"], r["price_per_hour"]) for r in kept] == [
+        ("g4dn.xlarge", "euw1-az1", "0.587")
+    ]
 
 
 def test_families_take_architecture_from_the_api_and_keep_reviewed_facts(refreshed):
