@@ -585,8 +585,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
 
 
-class NvidiaDevicePlugin(pulumi.ComponentResource):
-    """NVIDIA's device plugin chart: advertises nvidia.com/gpu when the GPU Operator is off."""
+class DevicePlugin(pulumi.ComponentResource):
+    """A device plugin chart: NVIDIA's (nvidia.com/gpu without the GPU Operator) or AWS's EFA
+    plugin (vpc.amazonaws.com/efa on hpc pools)."""
 
     def __init__(
         self,
@@ -597,7 +598,7 @@ class NvidiaDevicePlugin(pulumi.ComponentResource):
         depends_on: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("gpu-infra:aws:NvidiaDevicePlugin", name, None, opts)
+        super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
         self.release = helm_release(
             f"{name}-device-plugin",
             release=plan.chart,
@@ -643,7 +644,9 @@ def build_eks(plan: Plan) -> ClusterHandle:
     if p.autoscaler is not None:
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=ready)
     if p.device_plugin is not None:
-        NvidiaDevicePlugin(f"{name}-nvidia", p.device_plugin, provider=provider, depends_on=ready)
+        DevicePlugin(f"{name}-nvidia", p.device_plugin, provider=provider, depends_on=ready)
+    if p.efa_device_plugin is not None:
+        DevicePlugin(f"{name}-efa", p.efa_device_plugin, provider=provider, depends_on=ready)
     return ClusterHandle(
         name=cluster.name,
         endpoint=cluster.endpoint,

@@ -85,7 +85,9 @@ def launch_template(
         # One EFA per network card: card 0 carries the primary ENA+EFA interface (device 0),
         # the others EFA-only interfaces at device 1 (https://docs.aws.amazon.com/AWSEC2/latest/
         # UserGuide/efa-acc-inst-types.html). With interfaces in the template EKS adds no
-        # security group itself, so the cluster security group is named here.
+        # security group itself, so the cluster security group is named here: it allows all
+        # traffic among its members, which EFA requires ("Amazon EKS security group
+        # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
         extra["network_interfaces"] = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=k,

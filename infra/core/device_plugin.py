@@ -108,4 +108,55 @@ def plan_device_plugin(
     )
 
 
-__all__ = ["DEVICE_PLUGIN_CONFIG_LABEL", "DevicePluginPlan", "plan_device_plugin"]
+# AWS's EFA device plugin advertises vpc.amazonaws.com/efa, which pods of an hpc pool request to
+# use the EFA interfaces ("Run machine learning training on Amazon EKS with Elastic Fabric
+# Adapter", https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html). Pinned once: chart
+# aws-efa-k8s-device-plugin v0.5.30 from https://aws.github.io/eks-charts (aws/eks-charts
+# stable/aws-efa-k8s-device-plugin @ 5239609242f3430be50fb0b714a24d3ef2b47983). Its default
+# tolerations are empty, so the GPU taint and the pools' taints are added.
+EFA_CHART_REPO = "https://aws.github.io/eks-charts"
+EFA_CHART_NAME = "aws-efa-k8s-device-plugin"
+EFA_CHART_VERSION = "v0.5.30"
+
+
+def plan_efa_device_plugin(
+    pool_label: str, pools: Sequence[str], taints: Sequence[Taint]
+) -> DevicePluginPlan | None:
+    """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none."""
+    if not pools:
+        return None
+    tolerations: list[dict[str, str]] = []
+    for t in taints:
+        tol = {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        if tol not in tolerations:
+            tolerations.append(tol)
+    return DevicePluginPlan(
+        chart=EFA_CHART_NAME,
+        version=EFA_CHART_VERSION,
+        repo=EFA_CHART_REPO,
+        namespace=NAMESPACE,
+        values={
+            "tolerations": tolerations,
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": pool_label, "operator": "In", "values": sorted(pools)}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+    )
+
+
+__all__ = [
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "DevicePluginPlan",
+    "plan_device_plugin",
+    "plan_efa_device_plugin",
+]

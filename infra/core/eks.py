@@ -16,7 +16,7 @@ from infra.core import autoscaler
 from infra.core.catalog import Catalog
 from infra.core.config import StackConfig
 from infra.core.config_eks import EksClusterSpec
-from infra.core.device_plugin import DevicePluginPlan, plan_device_plugin
+from infra.core.device_plugin import DevicePluginPlan, plan_device_plugin, plan_efa_device_plugin
 from infra.core.eks_groups import (
     AL2_LAST_MINOR,
     EKS_TAINT_EFFECT,
@@ -61,6 +61,10 @@ _ACCESS_POLICY = {
 # The EBS CSI driver add-on's controller service account and managed policy
 # (https://docs.aws.amazon.com/eks/latest/userguide/ebs-csi.html).
 EBS_CSI_SERVICE_ACCOUNT = "ebs-csi-controller-sa"
+# Pod Identity needs aws-sdk-go >= 1.47.11 (https://docs.aws.amazon.com/eks/latest/userguide/
+# pod-id-minimum-sdk.html); cluster-autoscaler 1.29.0's vendored SDK was older
+# (kubernetes/autoscaler#6392, #6461). 1.30 is the first minor released after the SDK update.
+POD_IDENTITY_CA_MINOR = 30
 EBS_CSI_POLICY = "service-role/AmazonEBSCSIDriverPolicy"
 
 
@@ -129,6 +133,7 @@ class EksPlan:
             ``pod-identity``: the eks-pod-identity-agent add-on).
         addons: managed add-ons, created after the system group (CoreDNS needs nodes).
         device_plugin: the NVIDIA device plugin chart when the GPU Operator is off.
+        efa_device_plugin: AWS's EFA device plugin chart when a pool has EFA (hpc).
     """
 
     cluster_name: str = ""
@@ -148,6 +153,7 @@ class EksPlan:
     identity: Literal["irsa", "pod-identity"] = "irsa"
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
     device_plugin: DevicePluginPlan | None = None
+    efa_device_plugin: DevicePluginPlan | None = None
 
 
 def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddonPlan, ...]:
@@ -216,6 +222,14 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         )
 
     a = cluster.autoscaler
+    if a.enabled and a.identity == "pod-identity" and _minor(version) < POD_IDENTITY_CA_MINOR:
+        issues.add(
+            "cluster.autoscaler.identity",
+            f"pod-identity with Kubernetes {version}: cluster-autoscaler before 1."
+            f"{POD_IDENTITY_CA_MINOR} ships an AWS SDK without the Pod Identity credential provider "
+            "(kubernetes/autoscaler#6461: NoCredentialProviders); use irsa or Kubernetes >= 1."
+            f"{POD_IDENTITY_CA_MINOR}",
+        )
     ca = None
     if a.enabled and ca_image_tag is not None:
         spot = [ng.name for g in groups if g.capacity_type == "SPOT" for ng in g.node_groups]
@@ -260,6 +274,11 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             [p.sharing.replicas for p in config.pools if p.sharing is not None],
         )
 
+    efa = [g for g in groups if g.efa_interfaces]
+    efa_plugin = plan_efa_device_plugin(
+        POOL_LABEL, [g.name for g in efa], [t for g in efa for t in g.taints]
+    )
+
     return EksPlan(
         cluster_name=cluster.name,
         stack=config.stack,
@@ -278,6 +297,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity),
         device_plugin=device_plugin,
+        efa_device_plugin=efa_plugin,
     )
 
 
@@ -336,6 +356,10 @@ def _plan_access(
             )
         )
     return access
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

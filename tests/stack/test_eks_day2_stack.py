@@ -139,6 +139,21 @@ def test_efa_launch_template_names_the_cluster_security_group_and_placement_grou
     assert "userData" in lt  # nodeadm RAID0 of the instance store
 
 
+def test_hpc_pools_get_the_efa_device_plugin_tolerating_the_gpu_taint(hpc):
+    rel = hpc.one(RELEASE, "train-efa-device-plugin")
+    assert rel.inputs["chart"] == "aws-efa-k8s-device-plugin" and rel.inputs["version"] == "v0.5.30"
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Equal",
+        "value": "true",
+        "effect": "NoSchedule",
+    } in (rel.inputs["values"]["tolerations"])
+    (term,) = rel.inputs["values"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert term["matchExpressions"][0]["values"] == ["h100-efa", "h200-odcr"]
+
+
 def test_capacity_block_launch_template_holds_the_type_and_the_block(hpc):
     lt = hpc.one(LT, "train-b200-block-lt").inputs
     assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
@@ -165,6 +180,7 @@ def test_variant_stacks_register_only_inputs_the_sdks_know(stack):
 def test_device_plugin_stack_installs_the_pinned_chart_after_the_system_group():
     rec = run_stack("eks-device-plugin")
     rel = rec.one(RELEASE, "ml-dp-nvidia-device-plugin")
+    assert not [r for r in rec.of_type(RELEASE) if r.inputs["chart"] == "aws-efa-k8s-device-plugin"]
     assert rel.inputs["chart"] == "nvidia-device-plugin" and rel.inputs["version"] == "0.18.2"
     assert rec.one(NODE_GROUP, "ml-dp-system").urn in rel.depends_on
     assert rec.of_type("kubernetes:helm.sh/v3:Release") and not [

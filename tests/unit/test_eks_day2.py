@@ -104,6 +104,13 @@ def test_identity_defaults_to_irsa_and_pod_identity_adds_its_agent_add_on():
     assert p.identity == "pod-identity" and "eks-pod-identity-agent" in [a.name for a in p.addons]
 
 
+def test_pod_identity_with_a_cluster_autoscaler_too_old_for_it_is_rejected():
+    cfg = eks_config(
+        cluster={"kubernetesVersion": "1.29", "autoscaler": {"identity": "pod-identity"}}
+    )
+    assert "kubernetes/autoscaler#6461" in errors_of(cfg)["cluster.autoscaler.identity"]
+
+
 # --- 3. GPU advertised on every GPU node -------------------------------------------------------
 
 
