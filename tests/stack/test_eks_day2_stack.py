@@ -11,7 +11,7 @@ import pytest
 
 from infra import mockengine
 from infra.core.config import load_stack_file
-from tests.stack.harness import ROOT, run_stack, sdk_problems
+from tests.stack.harness import ROOT, run_stack
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -168,13 +168,6 @@ def test_capacity_block_launch_template_holds_the_type_and_the_block(hpc):
 def test_odcr_group_targets_its_reservation_without_a_preference(hpc):
     spec = hpc.one(LT, "train-h200-odcr-lt").inputs["capacityReservationSpecification"]
     assert spec == {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
-
-
-@pytest.mark.parametrize(
-    "stack", ["eks-hpc", "eks-zonal-spot", "eks-device-plugin", "eks-existing"]
-)
-def test_variant_stacks_register_only_inputs_the_sdks_know(stack):
-    assert sdk_problems(run_stack(stack)) == []
 
 
 def test_device_plugin_stack_installs_the_pinned_chart_after_the_system_group():
