@@ -222,7 +222,8 @@ def helm_values(
 
     Each override and why:
     - ``autoDiscovery.tags``: the chart's two cluster tags plus this stack's tag, so CA discovers
-      only this stack's groups on a cluster other teams share;
+      only this stack's groups on a cluster other teams share (the chart joins them into
+      ``--node-group-auto-discovery=asg:tag=k1,k2,k3``, templates/deployment.yaml);
     - ``image.tag``: CA must match the cluster's Kubernetes minor version;
     - ``extraArgs.expander``: ``least-waste`` picks the group that wastes least CPU/memory/GPU;
       ``priority`` follows ``expanderPriorities`` (spot first, on-demand fallback);
@@ -256,8 +257,8 @@ def helm_values(
         "nodeSelector": dict(node_selector),
     }
     if priorities is not None:
-        # The chart renders cluster-autoscaler-priority-expander from this (chart values.yaml
-        # "expanderPriorities"; a string is written as is).
+        # The chart renders cluster-autoscaler-priority-expander from this, a string as is
+        # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).
         values["expanderPriorities"] = priorities
     return values
 
