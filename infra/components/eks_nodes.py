@@ -269,9 +269,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                     update_config=aws.eks.NodeGroupUpdateConfigArgs(
                         max_unavailable=group.update_max_unavailable
                     ),
-                    # Node auto repair replaces nodes whose GPU (NVIDIA XID, DCGM) or kubelet
-                    # health fails (https://docs.aws.amazon.com/eks/latest/userguide/
-                    # node-health.html).
+                    # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
+                    # from the node monitoring agent add-on) or kubelet health fails
+                    # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
                     node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
                         enabled=group.node_repair
                     ),

@@ -161,7 +161,10 @@ def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddon
 
     VPC CNI, kube-proxy and CoreDNS are what every cluster runs ("Amazon EKS add-ons",
     https://docs.aws.amazon.com/eks/latest/userguide/eks-add-ons.html); the EBS CSI driver makes
-    gp3 PersistentVolumes; eks-pod-identity-agent serves Pod Identity associations.
+    gp3 PersistentVolumes; eks-node-monitoring-agent sets the AcceleratedHardwareReady condition
+    (NVIDIA XID errors) that node auto repair acts on ("Detect node health issues and enable
+    automatic node repair", https://docs.aws.amazon.com/eks/latest/userguide/node-health.html);
+    eks-pod-identity-agent serves Pod Identity associations.
     """
     if existing:  # its add-ons are its owner's (Pod Identity's agent is checked at deploy time)
         return ()
@@ -169,6 +172,7 @@ def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddon
         EksAddonPlan(name="vpc-cni"),
         EksAddonPlan(name="kube-proxy"),
         EksAddonPlan(name="coredns"),
+        EksAddonPlan(name="eks-node-monitoring-agent"),
         EksAddonPlan(
             name="aws-ebs-csi-driver",
             service_account=EBS_CSI_SERVICE_ACCOUNT,

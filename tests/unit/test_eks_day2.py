@@ -373,7 +373,13 @@ def test_new_vpc_gets_an_s3_gateway_endpoint():
 
 def test_new_clusters_get_the_managed_add_ons_with_an_ebs_csi_role():
     addons = {a.name: a for a in plan_of(eks_config()).addons}
-    assert set(addons) == {"vpc-cni", "kube-proxy", "coredns", "aws-ebs-csi-driver"}
+    assert set(addons) == {
+        "vpc-cni",
+        "kube-proxy",
+        "coredns",
+        "aws-ebs-csi-driver",
+        "eks-node-monitoring-agent",  # the GPU health node auto repair acts on
+    }
     ebs = addons["aws-ebs-csi-driver"]
     assert ebs.service_account == "ebs-csi-controller-sa"
     assert ebs.policy_arn == "arn:aws:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
