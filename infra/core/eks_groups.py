@@ -335,9 +335,17 @@ def plan_group(
             )
         usable = with_subnet
     az_ids = sorted(usable)
-    single_az = pool.hpc or (
-        pool.capacity_reservation is not None and pool.capacity_reservation.id is not None
-    )
+    reserved = pool.capacity_reservation is not None and pool.capacity_reservation.id is not None
+    single_az = pool.hpc or reserved
+    if reserved and (pool.zones is None or len(pool.zones) != 1):
+        # A reservation lives in one AZ that only the account can see; instances launched into
+        # another AZ miss it (aws-ia/terraform-aws-eks-blueprints ml-capacity-block pattern:
+        # restrict the node group's subnets to the reservation's AZ).
+        issues.add(
+            join_path("gpuPools", i, "zones"),
+            f"capacityReservation.id {pool.capacity_reservation.id}: give zones: [<AZ ID of the "  # type: ignore[union-attr]
+            "reservation>] (aws ec2 describe-capacity-reservations shows its AvailabilityZoneId)",
+        )
     if single_az and len(az_ids) > 1:
         if pool.zones is not None and len(pool.zones) > 1:
             why_one = (

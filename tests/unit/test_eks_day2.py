@@ -273,13 +273,14 @@ def test_capacity_block_targets_its_reservation():
                 machineType="p5.48xlarge",
                 capacityType="CAPACITY_BLOCK",
                 capacityReservation={"id": "cr-0123456789abcdef0"},
+                zones=["usw2-az2"],
             )
         )
     ).groups
     assert (
         g.capacity_type == "CAPACITY_BLOCK" and g.capacity_reservation_id == "cr-0123456789abcdef0"
     )
-    assert len(g.az_ids) == 1
+    assert g.az_ids == ("usw2-az2",)
 
 
 def test_capacity_block_without_a_reservation_id_is_rejected():
@@ -293,9 +294,17 @@ def test_capacity_block_for_a_type_capacity_blocks_do_not_sell_is_rejected():
             machineType="g5.xlarge",
             capacityType="CAPACITY_BLOCK",
             capacityReservation={"id": "cr-0123456789abcdef0"},
+            zones=["usw2-az1"],
         )
     )
     assert "Capacity Blocks are sold for" in errors_of(cfg)["gpuPools[0].capacityType"]
+
+
+def test_a_reservation_id_needs_the_one_az_id_the_reservation_is_in():
+    cfg = pools(
+        gpu_pool(machineType="p5.48xlarge", capacityReservation={"id": "cr-0123456789abcdef0"})
+    )
+    assert "AZ ID of the reservation" in errors_of(cfg)["gpuPools[0].zones"]
 
 
 def test_capacity_reservation_takes_an_id_or_a_preference_not_both():
