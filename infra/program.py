@@ -60,6 +60,11 @@ def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
     if plan.operator is not None:
         for name, hints in plan.operator.scheduling.items():
             out[name] = {**out.get(name, {}), **hints}
+    if plan.gke is not None:
+        from infra.core.gke import gke_pool_outputs
+
+        # Schedulable GPUs per node; pools bound to a ComputeClass share one class-only entry.
+        out = gke_pool_outputs(plan.gke, out)
     return out
 
 
@@ -83,6 +88,8 @@ def build(plan: Plan) -> dict[str, Any]:
         "kubeconfig": cluster.kubeconfig,
         "gpuPools": gpu_pool_outputs(plan),
     }
+    if plan.gke is not None and plan.gke.notes:
+        outputs["gkeNotes"] = list(plan.gke.notes)
     if plan.operator is not None:
         from infra.components.gpu_operator import build_operator
 

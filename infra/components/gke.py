@@ -5,6 +5,8 @@ Thin by design: every value comes from ``infra.core.gke``; nothing here decides.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
@@ -13,16 +15,21 @@ from infra.components.handles import ClusterHandle
 from infra.core import gke as core
 from infra.core.plan import Plan
 
-# GCP's taint enum spelling for each Kubernetes effect (gke.md §2.3).
+# GCP's taint enum spelling for each Kubernetes effect
+# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeTaint).
 _EFFECT = {
     "NoSchedule": "NO_SCHEDULE",
     "PreferNoSchedule": "PREFER_NO_SCHEDULE",
     "NoExecute": "NO_EXECUTE",
 }
+# Pods get Workload Identity, never the node's credentials
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/workload-identity).
+_GKE_METADATA = "GKE_METADATA"
+_NO_LEGACY_METADATA = {"disable-legacy-endpoints": "true"}
 
 
 class GkeCluster(pulumi.ComponentResource):
-    """A GKE cluster with a small CPU system pool and a least-privilege GPU node identity.
+    """A GKE cluster with a small CPU system pool and a least-privilege node identity.
 
     With ``existing`` the cluster is looked up instead of created; the node identity is still made
     for the GPU pools this stack adds.
@@ -39,7 +46,28 @@ class GkeCluster(pulumi.ComponentResource):
         super().__init__("gpu-infra:gcp:Cluster", name, None, opts)
         c = plan.cluster
         child = pulumi.ResourceOptions(parent=self)
+        # Kubernetes objects wait for the cluster, never for the system pool: the deploy's
+        # critical path must not run through it.
         self.ready: list[pulumi.Resource] = []
+        self.node_sa = gcp.serviceaccount.Account(
+            f"{name}-gpu-nodes",
+            gcp.serviceaccount.AccountArgs(
+                account_id=c.node_sa_id,
+                project=plan.project,
+                display_name=f"GKE nodes of {c.name} (least privilege)",
+            ),
+            opts=child,
+        )
+        member = self.node_sa.email.apply(lambda e: f"serviceAccount:{e}")
+        # Nodes register and pull images only once the node SA holds its roles.
+        self.node_sa_bindings: list[pulumi.Resource] = [
+            gcp.projects.IAMMember(
+                f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
+                gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
+                opts=child,
+            )
+            for role in plan.node_sa_roles
+        ]
         if c.existing:
             found = gcp.container.get_cluster_output(
                 name=c.name,
@@ -51,58 +79,30 @@ class GkeCluster(pulumi.ComponentResource):
             endpoint: pulumi.Output[str] = found.endpoint
             ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate or "")
         else:
+            if c.cloud_nat:
+                _cloud_nat(name, plan, child)
             cluster = gcp.container.Cluster(
                 f"{name}-cluster",
-                gcp.container.ClusterArgs(
-                    name=c.name,
-                    project=plan.project,
-                    location=c.location,
-                    # GPU and system pools are managed separately; the default pool only bootstraps.
-                    remove_default_node_pool=True,
-                    initial_node_count=1,
-                    min_master_version=c.min_master_version,
-                    release_channel=gcp.container.ClusterReleaseChannelArgs(
-                        channel=c.release_channel
-                    ),
-                    workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
-                        workload_pool=c.workload_pool
-                    ),
-                    enable_shielded_nodes=True,
-                    deletion_protection=c.deletion_protection,
-                    network=c.network,
-                    subnetwork=c.subnetwork,
-                    # VPC-native (alias IPs): required for many GKE features, GKE's default too.
-                    ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
+                _cluster_args(plan, self.node_sa.email),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_sa_bindings,
+                    # The bootstrap pool is deleted right after creation; its config is ForceNew.
+                    ignore_changes=["nodeConfig"],
                 ),
-                opts=child,
             )
+            self.ready.append(cluster)
             cluster_name = cluster.name
             endpoint = cluster.endpoint
             ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
-        self.node_sa = gcp.serviceaccount.Account(
-            f"{name}-gpu-nodes",
-            gcp.serviceaccount.AccountArgs(
-                account_id=c.node_sa_id,
-                project=plan.project,
-                display_name=f"GKE GPU nodes of {c.name} (least privilege)",
-            ),
-            opts=child,
-        )
-        member = self.node_sa.email.apply(lambda e: f"serviceAccount:{e}")
-        for role in plan.node_sa_roles:
-            gcp.projects.IAMMember(
-                f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
-                gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
-                opts=child,
-            )
-        if not c.existing:
-            system = gcp.container.NodePool(
+            gcp.container.NodePool(
                 f"{name}-system",
                 gcp.container.NodePoolArgs(
                     name="system",
                     cluster=cluster_name,
                     location=c.location,
                     project=plan.project,
+                    initial_node_count=1,  # per zone; the autoscaler owns the size afterwards
                     autoscaling=gcp.container.NodePoolAutoscalingArgs(
                         total_min_node_count=c.system_min,
                         total_max_node_count=c.system_max,
@@ -111,11 +111,20 @@ class GkeCluster(pulumi.ComponentResource):
                     management=gcp.container.NodePoolManagementArgs(
                         auto_repair=True, auto_upgrade=True
                     ),
-                    node_config=_node_config(plan, c.system_machine_type, self.node_sa.email),
+                    node_config=_node_config(
+                        plan,
+                        c.system_machine_type,
+                        self.node_sa.email,
+                        disk_type=c.system_disk_type,
+                        secure_boot=True,
+                    ),
                 ),
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
+                opts=pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_sa_bindings,
+                    ignore_changes=["initialNodeCount"],
+                ),
             )
-            self.ready.append(system)
         self.name = cluster_name
         self.endpoint = endpoint
         self.kubeconfig = pulumi.Output.secret(
@@ -132,6 +141,121 @@ class GkeCluster(pulumi.ComponentResource):
                 "nodeServiceAccount": self.node_service_account,
             }
         )
+
+
+def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.container.ClusterArgs:
+    c = plan.cluster
+    return gcp.container.ClusterArgs(
+        name=c.name,
+        project=plan.project,
+        location=c.location,
+        # GPU and system pools are managed separately; the default pool only bootstraps.
+        remove_default_node_pool=True,
+        initial_node_count=1,
+        # The bootstrap pool runs as the least-privilege node SA, never the Compute Engine
+        # default account, which hardened projects delete
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+        node_config=gcp.container.ClusterNodeConfigArgs(
+            service_account=sa_email,
+            oauth_scopes=list(plan.node_scopes),
+            shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+                mode=_GKE_METADATA
+            ),
+            metadata=_NO_LEGACY_METADATA,
+        ),
+        min_master_version=c.min_master_version,
+        release_channel=gcp.container.ClusterReleaseChannelArgs(channel=c.release_channel),
+        # Upgrades (and so GPU driver changes) happen only in this window, outside exclusions
+        # (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
+        maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
+            recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+                start_time=c.maintenance_start,
+                end_time=c.maintenance_end,
+                recurrence=c.maintenance_recurrence,
+            ),
+            maintenance_exclusions=[
+                gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                    exclusion_name=e.name,
+                    start_time=e.start_time,
+                    end_time=e.end_time,
+                    exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                        scope=e.scope
+                    ),
+                )
+                for e in c.maintenance_exclusions
+            ]
+            or None,
+        ),
+        workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
+            workload_pool=c.workload_pool
+        ),
+        enable_shielded_nodes=True,
+        deletion_protection=c.deletion_protection,
+        network=c.network,
+        subnetwork=c.subnetwork,
+        # VPC-native (alias IPs): required for private nodes and Dataplane V2, GKE's default too.
+        ip_allocation_policy=gcp.container.ClusterIpAllocationPolicyArgs(),
+        # https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2
+        datapath_provider="ADVANCED_DATAPATH" if c.dataplane_v2 else None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/latest/network-isolation
+        private_cluster_config=gcp.container.ClusterPrivateClusterConfigArgs(
+            enable_private_nodes=True
+        )
+        if c.private_nodes
+        else None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks
+        master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+            cidr_blocks=[
+                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                    cidr_block=n.cidr_block, display_name=n.display_name
+                )
+                for n in c.authorized_networks
+            ]
+        )
+        if c.authorized_networks is not None
+        else None,
+        # GKE-managed DCGM metrics need managed Prometheus and SYSTEM_COMPONENTS
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+        monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
+            enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+            managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
+                enabled=True
+            ),
+        )
+        if c.dcgm_metrics
+        else None,
+    )
+
+
+def _cloud_nat(name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> None:
+    """A Cloud Router + NAT so private nodes reach nvcr.io
+    (https://cloud.google.com/nat/docs/gke-example)."""
+    c = plan.cluster
+    router = gcp.compute.Router(
+        f"{name}-router",
+        gcp.compute.RouterArgs(
+            name=f"{c.name}-nat-router",
+            project=plan.project,
+            region=plan.region,
+            network=c.network or "default",
+        ),
+        opts=child,
+    )
+    gcp.compute.RouterNat(
+        f"{name}-nat",
+        gcp.compute.RouterNatArgs(
+            name=f"{c.name}-nat",
+            project=plan.project,
+            region=plan.region,
+            router=router.name,
+            nat_ip_allocate_option="AUTO_ONLY",
+            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+        ),
+        opts=child,
+    )
 
 
 class GkeGpuNodePools(pulumi.ComponentResource):
@@ -152,9 +276,11 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 f"{name}-{p.name}",
                 _pool_args(plan, p, cluster),
                 # initial_node_count is per zone and ForceNew; the autoscaler owns the size after
-                # creation (gke.md §4, pulumi/pulumi-gcp#412).
+                # creation (pulumi/pulumi-gcp#412). Pools wait for the node SA's roles only.
                 opts=pulumi.ResourceOptions(
-                    parent=self, ignore_changes=["initialNodeCount"], depends_on=cluster.ready
+                    parent=self,
+                    ignore_changes=["initialNodeCount"],
+                    depends_on=cluster.node_sa_bindings,
                 ),
             )
         for cc in plan.compute_classes:
@@ -164,27 +290,66 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cc.name),
                 spec=cc.manifest(),
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=cluster.ready
-                ),
+                opts=pulumi.ResourceOptions(parent=self, provider=provider),
             )
         self.register_outputs({"pools": {n: p.name for n, p in self.pools.items()}})
 
 
 def _node_config(
-    plan: core.GkePlan, machine_type: str, sa_email: pulumi.Input[str], **gpu: object
+    plan: core.GkePlan,
+    machine_type: str,
+    sa_email: pulumi.Input[str],
+    *,
+    disk_type: str,
+    secure_boot: bool,
+    image_type: str | None = None,
+    disk_size_gb: int | None = None,
+    guest_accelerators: Sequence[gcp.container.NodePoolNodeConfigGuestAcceleratorArgs] = (),
+    spot: bool | None = None,
+    flex_start: bool | None = None,
+    max_run_duration: str | None = None,
+    reservation_affinity: gcp.container.NodePoolNodeConfigReservationAffinityArgs | None = None,
+    labels: dict[str, str] | None = None,
+    taints: Sequence[gcp.container.NodePoolNodeConfigTaintArgs] = (),
+    gvnic: bool = False,
+    image_streaming: bool = False,
+    local_ssd_count: int = 0,
 ) -> gcp.container.NodePoolNodeConfigArgs:
     """Node settings shared by the system and GPU pools: identity and hardening."""
     return gcp.container.NodePoolNodeConfigArgs(
         machine_type=machine_type,
         service_account=sa_email,
         oauth_scopes=list(plan.node_scopes),
-        # Pods get Workload Identity, never the node's credentials.
         workload_metadata_config=gcp.container.NodePoolNodeConfigWorkloadMetadataConfigArgs(
-            mode="GKE_METADATA"
+            mode=_GKE_METADATA
         ),
-        metadata={"disable-legacy-endpoints": "true"},
-        **gpu,  # type: ignore[arg-type]
+        metadata=_NO_LEGACY_METADATA,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/shielded-gke-nodes
+        shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=secure_boot, enable_integrity_monitoring=True
+        ),
+        disk_type=disk_type,
+        disk_size_gb=disk_size_gb,
+        image_type=image_type,
+        guest_accelerators=list(guest_accelerators) or None,
+        spot=spot,
+        flex_start=flex_start,
+        max_run_duration=max_run_duration,
+        reservation_affinity=reservation_affinity,
+        labels=labels,
+        taints=list(taints) or None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic
+        gvnic=gcp.container.NodePoolNodeConfigGvnicArgs(enabled=True) if gvnic else None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming
+        gcfs_config=gcp.container.NodePoolNodeConfigGcfsConfigArgs(enabled=True)
+        if image_streaming
+        else None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/local-ssd
+        ephemeral_storage_local_ssd_config=gcp.container.NodePoolNodeConfigEphemeralStorageLocalSsdConfigArgs(
+            local_ssd_count=local_ssd_count
+        )
+        if local_ssd_count
+        else None,
     )
 
 
@@ -209,18 +374,23 @@ def _pool_args(
         ),
         gpu_partition_size=p.partition_size,
     )
-    reservation = gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-        consume_reservation_type=p.reservation_type,
-        key=core.RESERVATION_KEY if p.reservation_name else None,
-        values=[p.reservation_name] if p.reservation_name else None,
+    reservation = (
+        gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+            consume_reservation_type=p.reservation_type,
+            key=core.RESERVATION_KEY if p.reservation_name else None,
+            values=[p.reservation_name] if p.reservation_name else None,
+        )
+        if p.reservation_type is not None
+        else None
     )
     node_config = _node_config(
         plan,
         p.machine_type,
         cluster.node_service_account,
+        disk_type=p.disk_type,
+        secure_boot=p.secure_boot,
         image_type=p.image_type,
         disk_size_gb=p.disk_size_gb,
-        disk_type=p.disk_type,
         guest_accelerators=[accel],
         spot=p.spot,
         flex_start=p.flex_start or None,
@@ -233,9 +403,9 @@ def _pool_args(
             )
             for t in p.taints
         ],
-        shielded_instance_config=gcp.container.NodePoolNodeConfigShieldedInstanceConfigArgs(
-            enable_secure_boot=p.secure_boot, enable_integrity_monitoring=True
-        ),
+        gvnic=p.gvnic,
+        image_streaming=p.image_streaming,
+        local_ssd_count=p.local_ssd_count,
     )
     return gcp.container.NodePoolArgs(
         name=p.name,
@@ -243,8 +413,9 @@ def _pool_args(
         location=plan.cluster.location,
         project=plan.project,
         node_locations=list(p.node_locations),
-        # ANY needs autoscaling and 0 initial nodes (gke.md §5.1); totals span every zone.
-        initial_node_count=0,
+        # Totals span every zone; ANY picks the zones with capacity
+        # (https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-autoscaler#location_policy).
+        initial_node_count=p.initial_node_count,
         autoscaling=gcp.container.NodePoolAutoscalingArgs(
             total_min_node_count=p.total_min,
             total_max_node_count=p.total_max,
@@ -263,6 +434,10 @@ def _pool_args(
             enabled=True, min_provision_nodes=p.best_effort_min_nodes
         )
         if p.best_effort_min_nodes is not None
+        else None,
+        # https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement
+        placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
+        if p.compact_placement
         else None,
         node_config=node_config,
     )

@@ -38,6 +38,8 @@ class GpuOperator(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-infra:k8s:GpuOperator", name, None, opts)
+        for note in plan.notes:  # config values deliberately not applied, with why
+            pulumi.log.warn(note, resource=self)
         self.objects: dict[str, pulumi.CustomResource] = {}
         self.release: k8s.helm.v3.Release | None = None
         base = list(ready)
@@ -123,17 +125,24 @@ class GpuOperator(pulumi.ComponentResource):
     def _label_nodes(
         self, name: str, nl: NodeLabels, opts: pulumi.ResourceOptions
     ) -> list[k8s.core.v1.NodePatch]:
-        # Server-side apply of labels only: gpu-infra owns these label keys, nothing else on the node.
+        # Server-side apply of labels only. Forced: the operator also writes some of these keys
+        # (nvidia.com/mig.config defaults to all-disabled on MIG-capable nodes), and an unforced
+        # patch fails on the field-manager conflict ("Conflicts will result in an error by default,
+        # but can be forced using the pulumi.com/patchForce annotation": pulumi-kubernetes
+        # NodePatch API docs).
         return [
             k8s.core.v1.NodePatch(
                 f"{name}-node-{node}",
-                metadata=k8s.meta.v1.ObjectMetaPatchArgs(name=node, labels=dict(nl.labels)),
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(
+                    name=node, labels=dict(nl.labels), annotations={PATCH_FORCE: "true"}
+                ),
                 opts=opts,
             )
             for node in nl.nodes
         ]
 
 
+PATCH_FORCE = "pulumi.com/patchForce"
 _SHORT = {"Namespace": "ns", "ResourceQuota": "quota", "ConfigMap": "cm", "Job": "job"}
 
 
@@ -157,5 +166,6 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
             "version": op.release.version,
             "preset": op.preset,
             "namespace": op.release.namespace,
+            "notes": list(op.notes),
         }
     return outputs

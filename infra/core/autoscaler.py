@@ -143,13 +143,16 @@ def advertised_gpu_resources(
     gpus: int,
     *,
     sharing_replicas: int | None,
+    sharing_renamed: bool = False,
     mig_strategy: str | None,
     mig_config: str | None,
     mig_profiles: Sequence[str],
 ) -> tuple[int, dict[str, int]]:
     """What the NVIDIA device plugin advertises per node: (``nvidia.com/gpu``, other resources).
 
-    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas;
+    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas; with
+      ``renameByDefault``: ``nvidia.com/gpu.shared`` = GPUs x replicas and ``nvidia.com/gpu`` = 0
+      (NVIDIA/k8s-device-plugin api/config/v1/consts.go DefaultSharedResourceNameSuffix);
     - MIG ``all-<profile>``: single strategy -> ``nvidia.com/gpu`` = GPUs x instances per GPU;
       mixed -> ``nvidia.com/mig-<profile>`` = GPUs x instances and ``nvidia.com/gpu`` = 0;
     - otherwise (no sharing, ``all-disabled``, or mixed-geometry configs such as
@@ -158,6 +161,8 @@ def advertised_gpu_resources(
     makes pods requesting it unschedulable from zero.
     """
     if sharing_replicas:
+        if sharing_renamed:  # renameByDefault: the replicas are nvidia.com/gpu.shared
+            return 0, {f"{GPU_RESOURCE}.shared": gpus * sharing_replicas}
         return gpus * sharing_replicas, {}
     if mig_config and mig_config.startswith("all-") and mig_strategy in ("single", "mixed"):
         profile = mig_config.removeprefix("all-")

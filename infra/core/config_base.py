@@ -66,6 +66,9 @@ class SharingSpec(Model):
     replicas: int = Field(
         ge=2, le=48
     )  # 1 would not share; 48 is the device plugin's practical ceiling
+    # Advertise the replicas as nvidia.com/gpu.shared instead of nvidia.com/gpu, so a workload
+    # knowingly asks for a shared GPU (NVIDIA/k8s-device-plugin api/config/v1/replicas.go).
+    rename_by_default: bool = False
 
 
 class MigSpec(Model):

@@ -12,7 +12,8 @@ from pydantic import Field
 
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
-# Driver modes map onto gpu_driver_installation_config.gpu_driver_version (reference gke.md §8):
+# Driver modes map onto guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion
+# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig#gpudriverinstallationconfig):
 # gke-default -> DEFAULT, gke-latest -> LATEST (COS only), operator -> INSTALLATION_DISABLED.
 DriverMode = Literal["gke-default", "gke-latest", "operator"]
 ImageType = Literal["COS_CONTAINERD", "UBUNTU_CONTAINERD"]
@@ -70,14 +71,23 @@ class GkePoolSpec(PoolBase):
     zones: list[str] | None = None
     image_type: ImageType = "COS_CONTAINERD"
     disk_size_gb: int = Field(default=100, ge=10, le=65536)
-    disk_type: Literal["pd-standard", "pd-balanced", "pd-ssd", "hyperdisk-balanced"] = "pd-balanced"
+    # Boot disk; omitted -> the machine series' default (infra/core/data/gcp_machine_series.csv).
+    disk_type: str | None = Field(default=None, min_length=1)
     reservation: ReservationSpec | None = None
     flex_start: FlexStartSpec | None = None
     queued_provisioning: bool = False
     best_effort: BestEffortSpec | None = None
-    # GPU drivers can change with node upgrades (gke.md §8.1); 2i2c and cluster-toolkit default to off.
-    auto_upgrade: bool = False
+    # Omitted -> on. Off is allowed only on a cluster without a release channel: GKE answers
+    # "Auto_upgrade cannot be false when release_channel REGULAR is set." (nkoson/gke-tutorial#8).
+    auto_upgrade: bool | None = None
     fallback: list[FallbackSpec] | None = None
+    # Opt-in COMPACT placement (one zone) for multi-node A100/L4/H100 training pools.
+    compact_placement: bool = False
+    # gVNIC on GPU nodes (higher bandwidth; COS and Ubuntu node images support it).
+    gvnic: bool = True
+    # Opt-in image streaming (gcfsConfig): large CUDA images start before they are fully pulled;
+    # needs the Container File System API and COS (docs/how-to/image-streaming#requirements).
+    image_streaming: bool = False
 
 
 class SystemPoolSpec(Model):
@@ -88,12 +98,56 @@ class SystemPoolSpec(Model):
     max_nodes: int = Field(default=3, ge=1)
 
 
+class MaintenanceWindowSpec(Model):
+    """A recurring maintenance window (RFC 3339 UTC times and an RFC 5545 RRULE)."""
+
+    start: str = "2026-01-03T00:00:00Z"  # a Saturday
+    end: str = "2026-01-03T08:00:00Z"
+    recurrence: str = "FREQ=WEEKLY;BYDAY=SA,SU"
+
+
+ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
+
+
+class MaintenanceExclusionSpec(Model):
+    """A one-off period in which GKE does not upgrade what ``scope`` names."""
+
+    name: str = Field(min_length=1, max_length=63)
+    start: str
+    end: str
+    scope: ExclusionScope = "NO_UPGRADES"
+
+
+class MaintenanceSpec(Model):
+    """When GKE may upgrade the control plane and nodes (and so change the GPU driver)."""
+
+    window: MaintenanceWindowSpec = Field(default_factory=MaintenanceWindowSpec)
+    exclusions: list[MaintenanceExclusionSpec] = Field(default_factory=list)
+
+
+class AuthorizedNetworkSpec(Model):
+    """A CIDR allowed to reach the control plane endpoint."""
+
+    cidr: str = Field(min_length=1)
+    name: str | None = None
+
+
+ReleaseChannel = Literal["UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"]
+
+
 class GkeClusterSpec(ClusterBase):
     """The GKE cluster: created (regional by default) or attached with ``existing: true``."""
 
-    release_channel: Literal["RAPID", "REGULAR", "STABLE", "EXTENDED"] = "REGULAR"
+    release_channel: ReleaseChannel = "REGULAR"
     min_master_version: str | None = None  # e.g. "1.33"; GKE-only sharing/config rules read it
     deletion_protection: bool = True
     network: str | None = None
     subnetwork: str | None = None
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
+    maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
+    private_nodes: bool = False  # nodes without external IPs
+    cloud_nat: bool = False  # a Cloud Router + NAT so private nodes reach nvcr.io
+    authorized_networks: list[AuthorizedNetworkSpec] | None = None
+    dataplane_v2: bool = True  # ADVANCED_DATAPATH (eBPF) for clusters this stack creates
+    # GKE-managed DCGM metrics + Google Cloud Managed Service for Prometheus.
+    dcgm_metrics: bool = True

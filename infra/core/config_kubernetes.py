@@ -14,7 +14,8 @@ from pydantic import Field, field_validator
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
 # Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
-# containerd config and socket (reference gpu-operator.md §3.4).
+# containerd config and socket (NVIDIA gpu-operator getting-started.html, "Specifying Configuration
+# Options for containerd": k3s/RKE2/MicroK8s paths).
 Distribution = Literal["containerd", "k3s", "rke2", "microk8s"]
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 import yaml
 
-from infra.core.operator import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key
-from infra.core.pools import GPU_RESOURCE, Taint
+from infra.core.config_base import SharingSpec
+from infra.core.pools import Taint
+from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key, time_slicing_config
 
 # Pinned once: chart nvidia-device-plugin 0.18.2 from https://nvidia.github.io/k8s-device-plugin
 # (NVIDIA/k8s-device-plugin tag v0.18.2; image nvcr.io/nvidia/k8s-device-plugin:v0.18.2).
@@ -48,7 +49,7 @@ def plan_device_plugin(
     pool_label: str,
     pools: Sequence[str],
     taints: Sequence[Taint],
-    sharing_replicas: Sequence[int],
+    sharing: Sequence[SharingSpec],
 ) -> DevicePluginPlan | None:
     """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none.
 
@@ -56,8 +57,8 @@ def plan_device_plugin(
         pool_label: the node label naming a node's pool.
         pools: pools whose nodes need the chart (AL2023 NVIDIA groups).
         taints: every taint on those pools (each tolerated, beside the chart's defaults).
-        sharing_replicas: time-slicing replica counts in use; each becomes a named config that
-            nodes pick by ``nvidia.com/device-plugin.config`` (same keys as the GPU Operator's).
+        sharing: the pools' time-slicing setups; each becomes a named config that nodes pick by
+            ``nvidia.com/device-plugin.config`` (same keys and files as the GPU Operator's).
     """
     if not pools:
         return None
@@ -84,17 +85,11 @@ def plan_device_plugin(
         },
         "tolerations": tolerations,
     }
-    if sharing_replicas:
+    if sharing:
         configs = {DEFAULT_CONFIG: yaml.safe_dump({"version": "v1"}, sort_keys=False)}
-        for n in sorted(set(sharing_replicas)):
-            configs[sharing_config_key(n)] = yaml.safe_dump(
-                {
-                    "version": "v1",
-                    "sharing": {
-                        "timeSlicing": {"resources": [{"name": GPU_RESOURCE, "replicas": n}]}
-                    },
-                },
-                sort_keys=False,
+        for spec in sharing:
+            configs[sharing_config_key(spec)] = yaml.safe_dump(
+                time_slicing_config(spec), sort_keys=False
             )
         # Nodes pick their config by the nvidia.com/device-plugin.config label; unlabelled
         # nodes get the default (chart values.yaml "config").

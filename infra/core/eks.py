@@ -275,7 +275,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             POOL_LABEL,
             [g.name for g in al2023],
             [t for g in al2023 for t in g.taints],
-            [p.sharing.replicas for p in config.pools if p.sharing is not None],
+            [p.sharing for p in config.pools if p.sharing is not None],
         )
 
     efa = [g for g in groups if g.efa_interfaces]

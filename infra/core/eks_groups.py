@@ -19,8 +19,8 @@ from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.eks_network import EksNetworkPlan
 from infra.core.eks_types import check_types, choose_capacity_type
 from infra.core.errors import Issues, join_path
-from infra.core.operator import operator_node_labels
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import operator_node_labels
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
@@ -412,12 +412,14 @@ def plan_group(
     gpu_count, extra = autoscaler.advertised_gpu_resources(
         first.gpus,
         sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
+        sharing_renamed=pool.sharing is not None and pool.sharing.rename_by_default,
         mig_strategy=pool.mig.strategy if pool.mig is not None else None,
         mig_config=pool.mig.config if pool.mig is not None else None,
         mig_profiles=model.mig_profiles,
     )
     if gpu_count == 0:
-        # MIG mixed: nodes advertise nvidia.com/mig-* and zero nvidia.com/gpu. CA treats a node
+        # MIG mixed or renamed time-slicing: nodes advertise nvidia.com/mig-* or
+        # nvidia.com/gpu.shared and zero nvidia.com/gpu. CA treats a node
         # carrying the GPU label without allocatable nvidia.com/gpu as not ready yet and keeps
         # scaling up for it (kubernetes/autoscaler cluster-autoscaler/processors/customresources/
         # gpu_processor.go FilterOutNodesWithUnreadyResources); without the label CA judges the

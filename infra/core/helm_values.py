@@ -27,7 +27,8 @@ _ENV_ITEM = re.compile(r"^(?P<list>.+)\[(?P<name>[A-Za-z_][A-Za-z0-9_]*)\]$")
 _VERSION = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
 
 # 25.10.0 made CDI the default; from then on the operator sets NVIDIA_RUNTIME_SET_AS_DEFAULT=false and
-# ships toolkit >= 1.18 (RUNTIME_CONFIG_SOURCE, drop-in config). Reference gpu-operator.md §2, §3.1.
+# ships toolkit >= 1.18 (RUNTIME_CONFIG_SOURCE, drop-in config): NVIDIA gpu-operator release notes
+# 25.10.0 (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/release-notes.html).
 CDI_ERA = (25, 10, 0)
 
 

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from infra.core.catalog import Catalog
 from infra.core.config import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.operator import nvidia_mig_profiles, operator_node_labels
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import nvidia_mig_profiles, operator_node_labels
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -24,12 +24,14 @@ def test_gpu_pools_are_children_of_the_pools_component():
     assert parent.type == "gpu-infra:gcp:GpuNodePools"
 
 
-def test_gpu_pool_waits_for_the_system_pool_and_uses_the_node_identity():
+def test_gpu_pool_waits_for_node_sa_roles_not_the_system_pool():
     rec = run_stack("gke-t4")
     (pool,) = gpu_pools(rec)
     system = rec.one(NODE_POOL, "ml-system")
     sa = rec.one("gcp:serviceaccount/account:Account")
-    assert system.urn in pool.depends_on and sa.urn in pool.depends_on
+    bindings = rec.of_type("gcp:projects/iAMMember:IAMMember")
+    assert system.urn not in pool.depends_on
+    assert sa.urn in pool.depends_on and all(b.urn in pool.depends_on for b in bindings)
     assert pool.inputs["nodeConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
 
 

@@ -121,10 +121,8 @@ def test_smoke_job_and_gpu_namespaces_come_after_the_release(recs):
     ns = rec.one(NAMESPACE, "gpu-operator-ns-ml-team")
     quota = rec.one(QUOTA, "gpu-operator-quota-ml-team-gpu-quota")
     assert rel.urn in ns.depends_on and rel.urn in quota.depends_on
-    assert quota.inputs["spec"]["hard"] == {
-        "requests.nvidia.com/gpu": "2",
-        "limits.nvidia.com/gpu": "2",
-    }
+    assert quota.inputs["spec"]["hard"] == {"requests.nvidia.com/gpu": "2"}
+    assert job.inputs["metadata"]["namespace"] == "gpu-smoke-test"
 
 
 def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
@@ -142,6 +140,13 @@ def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
         "lab-gpu-02": {"nvidia.com/device-plugin.config": "time-slicing-4"},
         "lab-dgx-01": {"nvidia.com/mig.config": "all-1g.5gb"},
     }
+
+
+def test_node_label_patches_force_past_the_operators_own_mig_config_label(recs):
+    # The operator writes nvidia.com/mig.config=all-disabled on MIG-capable nodes; an unforced
+    # server-side-apply patch of the same key fails `pulumi up` with a field-manager conflict.
+    for r in recs["onprem-k3s-timeslicing"].of_type("kubernetes:core/v1:NodePatch"):
+        assert r.inputs["metadata"]["annotations"] == {"pulumi.com/patchForce": "true"}
 
 
 @pytest.mark.parametrize("stack", STACKS)

@@ -10,6 +10,7 @@ import yaml
 
 from infra.core import autoscaler as ca
 from infra.core import eks
+from infra.core.config_base import SharingSpec
 from infra.core.device_plugin import plan_device_plugin
 from infra.core.pools import Taint
 from tests.unit.test_eks import eks_config, errors_of, plan_of
@@ -150,13 +151,13 @@ def test_device_plugin_tolerates_the_gpu_taint_and_every_pool_taint():
 
 
 def test_device_plugin_time_slicing_configs_use_the_operators_per_pool_keys():
-    p = plan_device_plugin("gpu-infra/pool", ["a"], [], [4])
+    p = plan_device_plugin("gpu-infra/pool", ["a"], [], [SharingSpec(replicas=4)])
     assert p is not None
     cfg = p.values["config"]
     assert cfg["default"] == "default"
     (key,) = [k for k in cfg["map"] if k != "default"]
-    sharing = yaml.safe_load(cfg["map"][key])["sharing"]["timeSlicing"]["resources"]
-    assert sharing == [{"name": "nvidia.com/gpu", "replicas": 4}]
+    sharing = yaml.safe_load(cfg["map"][key])["sharing"]["timeSlicing"]
+    assert sharing["resources"] == [{"name": "nvidia.com/gpu", "replicas": 4}]
 
 
 # --- 4. scale from zero that really scales -----------------------------------------------------
@@ -197,6 +198,17 @@ def test_mig_mixed_group_has_no_accelerator_label_so_ca_does_not_wait_for_gpus()
     assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu"] == "0"
     assert ca.GPU_LABEL not in g.labels
     assert PREFIX + "label/" + ca.GPU_LABEL not in g.asg_tags
+
+
+def test_renamed_time_slicing_tags_the_shared_resource_and_drops_the_accelerator_label():
+    cfg = eks_config(
+        {"sharing": {"replicas": 4, "renameByDefault": True}},
+        top={"gpu-infra:gpuOperator": {"enabled": True}},
+    )
+    (g,) = plan_of(cfg).groups
+    assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu.shared"] == "4"
+    assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu"] == "0"
+    assert ca.GPU_LABEL not in g.labels
 
 
 def test_whole_gpu_groups_keep_the_accelerator_label():

@@ -1,4 +1,4 @@
-"""GKE planning: the right pool by default, the wrong one impossible (reference gke.md §3-§8)."""
+"""GKE planning: the right pool by default, the wrong one impossible (rules: README "GKE rules we enforce")."""
 
 from __future__ import annotations
 

@@ -187,15 +187,19 @@ SEED_003_ENV = {
 }
 
 
-def test_seed_env_on_cdi_chart_maps_set_as_default_and_drops_runtime_class_var():
+def test_cdi_chart_never_makes_nvidia_the_default_runtime_and_says_why():
+    # Seed 003's CONTAINERD_SET_AS_DEFAULT=true on a CDI-era chart would re-open the isolation
+    # bypass (any CUDA image sees every GPU without a request); it is dropped with a printed note.
     op = plan(stack("kubernetes", operator={"toolkitEnv": SEED_003_ENV}))
     assert op.release is not None
     env = env_of(dict(op.release.values))
     assert env == {
         "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
         "CONTAINERD_SOCKET": "/run/containerd/containerd.sock",
-        "NVIDIA_RUNTIME_SET_AS_DEFAULT": "true",
     }
+    (note,) = op.notes
+    assert note.startswith("gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT: not applied")
+    assert "bypassing the namespace GPU quotas" in note
     # runtime class 'nvidia' is the chart default: operator.runtimeClass needs no override.
     assert "operator" not in op.release.values
 
@@ -222,7 +226,9 @@ def test_toolkit_env_values_become_strings_and_pass_through():
         stack("kubernetes", operator={"toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": False, "X_N": 3}})
     )
     assert op.release is not None
-    assert env_of(dict(op.release.values)) == {"NVIDIA_RUNTIME_SET_AS_DEFAULT": "false", "X_N": "3"}
+    # false is what a CDI-era operator sets anyway: nothing to add, nothing to note.
+    assert env_of(dict(op.release.values)) == {"X_N": "3"}
+    assert op.notes == ()
 
 
 def test_toolkit_env_user_value_wins_over_preset_env():
@@ -354,7 +360,8 @@ def test_render_helm_values_is_the_release_values_with_reasons_as_comments():
     assert op.release is not None
     text = render_helm_values(op)
     assert yaml.safe_load(text) == op.release.values
-    assert "#   toolkit.env[NVIDIA_RUNTIME_SET_AS_DEFAULT]: from toolkitEnv" in text
+    assert "#   toolkit.env[CONTAINERD_SOCKET]: gpuOperator.toolkitEnv CONTAINERD_SOCKET" in text
+    assert "# note: gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT: not applied" in text
 
 
 def test_disabled_operator_has_no_release_and_rejects_operator_sharing():

@@ -62,7 +62,13 @@ def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
     assert cm_data(op) == {
         "time-slicing-4": {
             "version": "v1",
-            "sharing": {"timeSlicing": {"resources": [{"name": "nvidia.com/gpu", "replicas": 4}]}},
+            "sharing": {
+                "timeSlicing": {
+                    "renameByDefault": False,
+                    "failRequestsGreaterThanOne": True,
+                    "resources": [{"name": "nvidia.com/gpu", "replicas": 4}],
+                }
+            },
         }
     }
     (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
@@ -145,7 +151,10 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
     assert op.release is not None
     assert "mig" not in op.release.values  # single is the chart default
     assert op.release.values["migManager"] == {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-    assert operator_node_labels(cfg.pools[0]) == {MIG_CONFIG_LABEL: "all-1g.5gb"}
+    assert operator_node_labels(cfg.pools[0]) == {
+        MIG_CONFIG_LABEL: "all-1g.5gb",
+        "nvidia.com/gpu.present": "true",  # GKE pools carry it for the operator's operands
+    }
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
 
 
@@ -164,10 +173,39 @@ def test_mig_mixed_all_disabled_requests_whole_gpus():
     assert plan(cfg, hints_for(cfg, **A100)).scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
 
 
-@pytest.mark.parametrize("config", ["all-enabled", "all-balanced"])
-def test_mig_mixed_needs_one_profile_per_pool(config):
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": config}}])
-    assert "all-<profile>" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
+@pytest.mark.parametrize("strategy", ["single", "mixed"])
+def test_mig_all_enabled_is_rejected_because_it_creates_no_mig_devices(strategy):
+    cfg = stack("gke", [{"mig": {"strategy": strategy, "config": "all-enabled"}}])
+    reason = errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
+    assert "no MIG devices" in reason
+
+
+def test_mig_single_with_all_balanced_is_rejected_as_the_device_plugin_refuses_the_node():
+    # k8s-device-plugin internal/rm/device_map.go: "more than one MIG device type present on node"
+    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-balanced"}}])
+    reason = errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
+    assert "more than one MIG device type present on node" in reason
+
+
+def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    assert op.scheduling["gpu"]["resourceNames"] == [
+        "nvidia.com/mig-1g.5gb",
+        "nvidia.com/mig-2g.10gb",
+        "nvidia.com/mig-3g.20gb",
+    ]
+
+
+def test_mig_media_extension_profiles_map_to_dotted_config_and_resource_names():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-1g.5gb.me"
+
+
+def test_mig_a100_40gb_accepts_mig_parted_all_1g_10gb():
+    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.10gb"}}])
+    assert plan(cfg, hints_for(cfg, **A100)).release is not None
 
 
 def test_mig_config_must_name_a_profile_of_the_gpu():
@@ -243,11 +281,26 @@ def test_a_gpu_taint_with_another_effect_is_added():
 # --- namespaces, smoke tests, hints --------------------------------------------------------------
 
 
-def test_gpu_namespaces_get_request_and_limit_quotas():
+def test_gpu_namespace_quotas_use_requests_only_as_kubernetes_allows_for_extended_resources():
     op = plan(stack("kubernetes", namespaces=[{"name": "team-a", "gpus": 3}]))
     ns, quota = op.after_release
     assert ns["kind"] == "Namespace" and ns["metadata"]["name"] == "team-a"
-    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "3", "limits.nvidia.com/gpu": "3"}
+    assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "3"}
+
+
+def test_gpu_namespace_quotas_cover_every_mig_and_shared_resource_name():
+    pools = [
+        {"name": "mig", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
+        {"name": "ts", "sharing": {"replicas": 2, "renameByDefault": True}},
+    ]
+    cfg = stack("gke", pools, namespaces=[{"name": "team-a", "gpus": 3}])
+    a, b = hints_for(cfg, **A100)
+    op = plan(cfg, (a, b))
+    (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
+    hard = quota["spec"]["hard"]
+    assert not any(k.startswith("limits.") for k in hard)
+    assert {"requests.nvidia.com/gpu", "requests.nvidia.com/gpu.shared"} <= set(hard)
+    assert {f"requests.nvidia.com/mig-{p}" for p in ("1g.5gb", "1g.5gb.me", "7g.40gb")} <= set(hard)
 
 
 def test_gpu_namespace_may_not_be_the_operator_namespace():
@@ -261,8 +314,10 @@ def test_gke_fallback_pools_follow_their_main_pool_entry():
     fb = replace(main, name="gpu-fb1", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
     op = plan(cfg, (main, fb))
     assert op.scheduling["gpu-fb1"]["timeSlicingReplicas"] == 2
-    jobs = [m["metadata"]["name"] for m in op.after_release if m["kind"] == "Job"]
-    assert jobs == ["gpu-smoke-test-gpu"]  # one Job per ComputeClass
+    jobs = [
+        m["metadata"]["labels"]["gpu-infra/pool"] for m in op.after_release if m["kind"] == "Job"
+    ]
+    assert jobs == ["gpu"]  # one Job per ComputeClass
     fb_operator_driver = replace(fb, driver="operator", node_image="UBUNTU_CONTAINERD")
     assert "gpuPools[0].gpu.driver" in errors(cfg, (main, fb_operator_driver))
 
@@ -278,8 +333,7 @@ def test_smoke_test_job_only_for_pools_that_opt_in():
     (job,) = [m for m in op.after_release if m["kind"] == "Job"]
     spec = job["spec"]
     pod = spec["template"]["spec"]
-    assert job["metadata"]["name"] == "gpu-smoke-test-a"
-    assert spec["ttlSecondsAfterFinished"] > 0
+    assert job["metadata"]["name"].startswith("smoke-a-")
     assert pod["nodeSelector"] == op.scheduling["a"]["nodeSelector"]
     assert pod["tolerations"] == op.scheduling["a"]["tolerations"]
     (c,) = pod["containers"]
@@ -352,7 +406,7 @@ def test_onprem_containerd_carries_seed_paths_and_cdi_era_runtime_mapping(sample
     env = {e["name"]: e["value"] for e in op.release.values["toolkit"]["env"]}
     assert env["CONTAINERD_CONFIG"] == "/etc/containerd/config.toml"
     assert env["CONTAINERD_SOCKET"] == "/run/containerd/containerd.sock"
-    assert env["NVIDIA_RUNTIME_SET_AS_DEFAULT"] == "true"
+    assert env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") != "true"  # no unpaired isolation bypass
     assert "CONTAINERD_RUNTIME_CLASS" not in env and "CONTAINERD_SET_AS_DEFAULT" not in env
     # the seed's runtime class 'nvidia' is operator.runtimeClass's default, so no override is needed
     assert chart_defaults(op.release.version)["operator"]["runtimeClass"] == "nvidia"

@@ -14,8 +14,8 @@ def test_helm_values_export_is_yaml_with_the_seed_toolkit_mapping(capsys):
     values = yaml.safe_load(out)
     env = {e["name"]: e["value"] for e in values["toolkit"]["env"]}
     assert env["CONTAINERD_SOCKET"] == "/run/containerd/containerd.sock"
-    assert env["NVIDIA_RUNTIME_SET_AS_DEFAULT"] == "true"
-    assert "CONTAINERD_SET_AS_DEFAULT" not in env
+    assert "NVIDIA_RUNTIME_SET_AS_DEFAULT" not in env and "CONTAINERD_SET_AS_DEFAULT" not in env
+    assert "# note: gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT: not applied" in out
     assert "helm upgrade --install gpu-operator" in out  # the header says how to apply it
 
 

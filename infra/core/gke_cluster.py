@@ -1,0 +1,200 @@
+"""GKE cluster rules: release channel, maintenance policy, private nodes and control-plane access.
+
+Pure code; ``plan_cluster`` returns the decided ``GkeClusterPlan`` and the notes for the plan.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import re
+
+from infra.core.config_gke import GkeClusterSpec, MaintenanceSpec
+from infra.core.errors import Issues, join_path
+from infra.core.gke_model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
+from infra.core.gke_series import series_of
+
+# https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
+# "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only
+# contiguous availability windows of at least four hours are considered."
+MIN_WINDOW_HOURS = 4
+MIN_HOURS_PER_32_DAYS = 48
+# https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions#limitations-maint-exclusions:
+# a NO_UPGRADES exclusion lasts at most 30 days and at most three may be configured; at most 20
+# exclusions in all (quoted in hashicorp/terraform-provider-google#15279). Scopes other than
+# NO_UPGRADES need a release channel.
+MAX_NO_UPGRADES_DAYS = 30
+MAX_NO_UPGRADES = 3
+MAX_EXCLUSIONS = 20
+
+_WEEKLY = re.compile(
+    r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$"
+)
+
+
+def plan_cluster(
+    cluster: GkeClusterSpec, project: str, issues: Issues
+) -> tuple[GkeClusterPlan, list[str]]:
+    """The decided cluster and the notes a reviewer should read."""
+    notes: list[str] = []
+    window = cluster.maintenance.window
+    _check_window(cluster.maintenance, issues, notes)
+    exclusions = _check_exclusions(cluster.maintenance, cluster.release_channel, issues)
+    networks = _authorized_networks(cluster, issues)
+    if cluster.cloud_nat and not cluster.private_nodes:
+        issues.add("cluster.cloudNat", "only used with cluster.privateNodes: true")
+    if cluster.existing:
+        for key, on in (
+            ("privateNodes", cluster.private_nodes),
+            ("cloudNat", cluster.cloud_nat),
+            ("authorizedNetworks", cluster.authorized_networks is not None),
+        ):
+            if on:
+                issues.add(
+                    join_path("cluster", key),
+                    "applies to clusters this stack creates; cluster.existing is true",
+                )
+    if cluster.private_nodes and not cluster.cloud_nat and not cluster.existing:
+        # Private nodes have no external IP; without NAT they cannot pull nvcr.io / docker.io images
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
+        notes.append(
+            "cluster.privateNodes: nodes have no external IPs and this stack creates no Cloud NAT; "
+            "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
+            f"on network {cluster.network or 'default'})"
+        )
+    system = cluster.system_pool.machine_type
+    series = series_of(system)
+    plan = GkeClusterPlan(
+        name=cluster.name,
+        location=cluster.location,
+        existing=cluster.existing,
+        release_channel=cluster.release_channel,
+        min_master_version=cluster.min_master_version,
+        deletion_protection=cluster.deletion_protection,
+        network=cluster.network,
+        subnetwork=cluster.subnetwork,
+        workload_pool=f"{project}.svc.id.goog",
+        # Service-account ids are 6-30 characters.
+        node_sa_id=f"{cluster.name[:20]}-gpu-nodes".replace("--", "-"),
+        system_machine_type=system,
+        system_disk_type=series.default_disk_type if series else "pd-balanced",
+        system_min=cluster.system_pool.min_nodes,
+        system_max=cluster.system_pool.max_nodes,
+        maintenance_start=window.start,
+        maintenance_end=window.end,
+        maintenance_recurrence=window.recurrence,
+        maintenance_exclusions=tuple(exclusions),
+        private_nodes=cluster.private_nodes,
+        cloud_nat=cluster.cloud_nat,
+        authorized_networks=networks,
+        dataplane_v2=cluster.dataplane_v2,
+        dcgm_metrics=cluster.dcgm_metrics,
+    )
+    return plan, notes
+
+
+def _time(value: str, path: str, issues: Issues) -> dt.datetime | None:
+    """An RFC 3339 timestamp with a zone (GKE stores UTC)."""
+    try:
+        t = dt.datetime.fromisoformat(value)
+    except ValueError:
+        t = None
+    if t is None or t.tzinfo is None:
+        issues.add(
+            path, f"{value!r} is not an RFC 3339 time with a zone, e.g. 2026-01-03T00:00:00Z"
+        )
+        return None
+    return t
+
+
+def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
+    path = "cluster.maintenance.window"
+    w = m.window
+    start = _time(w.start, join_path(path, "start"), issues)
+    end = _time(w.end, join_path(path, "end"), issues)
+    if start is None or end is None:
+        return
+    hours = (end - start).total_seconds() / 3600
+    if hours < MIN_WINDOW_HOURS:
+        issues.add(
+            join_path(path, "end"),
+            f"the window lasts {hours:g} h; GKE counts only windows of at least "
+            f"{MIN_WINDOW_HOURS} contiguous hours",
+        )
+        return
+    if w.recurrence == "FREQ=DAILY":
+        per_32 = 32 * min(hours, 24)
+    elif (match := _WEEKLY.match(w.recurrence)) is not None:
+        # Any 32 days hold at least 4 of each weekday.
+        per_32 = 4 * len(set(match.group(1).split(","))) * min(hours, 24)
+    else:
+        notes.append(
+            f"cluster.maintenance.window.recurrence {w.recurrence!r}: not checked against GKE's "
+            f"{MIN_HOURS_PER_32_DAYS} h per 32 days (only FREQ=DAILY and FREQ=WEEKLY;BYDAY= are)"
+        )
+        return
+    if per_32 < MIN_HOURS_PER_32_DAYS:
+        issues.add(
+            join_path(path, "recurrence"),
+            f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h per 32 days; GKE needs "
+            f"at least {MIN_HOURS_PER_32_DAYS} h",
+        )
+
+
+def _check_exclusions(
+    m: MaintenanceSpec, channel: str, issues: Issues
+) -> list[MaintenanceExclusionPlan]:
+    out: list[MaintenanceExclusionPlan] = []
+    base = "cluster.maintenance.exclusions"
+    if len(m.exclusions) > MAX_EXCLUSIONS:
+        issues.add(base, f"{len(m.exclusions)} exclusions; GKE accepts at most {MAX_EXCLUSIONS}")
+    no_upgrades = [e for e in m.exclusions if e.scope == "NO_UPGRADES"]
+    if len(no_upgrades) > MAX_NO_UPGRADES:
+        issues.add(
+            base,
+            f"{len(no_upgrades)} NO_UPGRADES exclusions; GKE accepts at most {MAX_NO_UPGRADES}",
+        )
+    names: set[str] = set()
+    for k, e in enumerate(m.exclusions):
+        path = join_path(base, k)
+        if e.name in names:
+            issues.add(join_path(path, "name"), f"{e.name!r} is used twice")
+        names.add(e.name)
+        start = _time(e.start, join_path(path, "start"), issues)
+        end = _time(e.end, join_path(path, "end"), issues)
+        if e.scope != "NO_UPGRADES" and channel == "UNSPECIFIED":
+            issues.add(
+                join_path(path, "scope"),
+                f"{e.scope} needs a release channel; cluster.releaseChannel is UNSPECIFIED "
+                "(use NO_UPGRADES)",
+            )
+        if start is None or end is None:
+            continue
+        if end <= start:
+            issues.add(join_path(path, "end"), f"{e.end} is not after start {e.start}")
+        elif e.scope == "NO_UPGRADES" and end - start > dt.timedelta(days=MAX_NO_UPGRADES_DAYS):
+            issues.add(
+                join_path(path, "end"),
+                f"a NO_UPGRADES exclusion lasts at most {MAX_NO_UPGRADES_DAYS} days "
+                f"({(end - start).days} days given); use NO_MINOR_UPGRADES or "
+                "NO_MINOR_OR_NODE_UPGRADES for longer holds",
+            )
+        out.append(MaintenanceExclusionPlan(e.name, e.start, e.end, e.scope))
+    return out
+
+
+def _authorized_networks(
+    cluster: GkeClusterSpec, issues: Issues
+) -> tuple[AuthorizedNetworkPlan, ...] | None:
+    if cluster.authorized_networks is None:
+        return None
+    out: list[AuthorizedNetworkPlan] = []
+    for k, n in enumerate(cluster.authorized_networks):
+        path = join_path("cluster", "authorizedNetworks", k, "cidr")
+        try:
+            net = ipaddress.ip_network(n.cidr, strict=True)
+        except ValueError:
+            issues.add(path, f"{n.cidr!r} is not a CIDR block such as 203.0.113.0/24")
+            continue
+        out.append(AuthorizedNetworkPlan(str(net), n.name))
+    return tuple(out)

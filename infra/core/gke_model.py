@@ -1,0 +1,182 @@
+"""The decided shape of a GKE stack: plan dataclasses and the constants they are built from.
+
+Field names follow the ``gcp.container.Cluster`` / ``NodePool`` arguments the component maps them
+onto, so ``infra.components.gke`` decides nothing. The quota preflight reads ``GkePoolPlan.disk_type``,
+``local_ssd_count`` and ``GkeClusterPlan.private_nodes``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from infra.core.pools import PoolHints, Taint
+
+# GKE adds this taint only when a non-GPU pool already exists, so creation order would decide it
+# and providers would see drift; declare it always
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#create, terraform-provider-google#7928).
+GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
+
+# With this label GKE does not deploy its own device plugin, so the GPU Operator's is the only
+# nvidia.com/gpu advertiser (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
+NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
+
+POOL_LABEL = "gpu-infra/pool"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+
+# cloud-platform lets IAM on the node service account be the only gate; narrower scopes break the
+# driver installer and image pulls
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+NODE_SCOPES = ("https://www.googleapis.com/auth/cloud-platform",)
+
+# Least-privilege node identity: GKE's purpose-built role plus image pulls from Artifact Registry.
+# https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa
+NODE_SA_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
+
+# A custom node SA needs this role for image streaming
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
+IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
+
+# ReservationAffinity key for SPECIFIC_RESERVATION
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
+RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GkePoolPlan:
+    """One GKE node pool, fully decided. Field names follow ``gcp.container.NodePool`` arguments."""
+
+    name: str
+    machine_type: str
+    vcpus: int
+    memory_gib: float
+    accelerator: str
+    accelerator_count: int
+    driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
+    image_type: str
+    node_locations: tuple[str, ...]
+    total_min: int
+    total_max: int
+    spot: bool
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    auto_upgrade: bool
+    disk_type: str
+    # nvidia.com/gpu a node advertises: GPUs x MIG partitions x time-sharing/MPS clients.
+    schedulable_gpus: int
+    sharing_strategy: Literal["TIME_SHARING", "MPS"] | None = None
+    max_shared_clients_per_gpu: int | None = None
+    partition_size: str | None = None
+    # None: no reservationAffinity is sent (GKE's default consumes matching reservations).
+    reservation_type: str | None = None
+    reservation_name: str | None = None
+    flex_start: bool = False
+    max_run_duration: str | None = None
+    queued_provisioning: bool = False
+    best_effort_min_nodes: int | None = None
+    initial_node_count: int = 0  # per zone
+    auto_repair: bool = True
+    max_surge: int = 1
+    max_unavailable: int = 0
+    disk_size_gb: int = 100
+    local_ssd_count: int = 0  # ephemeral-storage Local SSDs (375 GiB each); 0 = none configured
+    compact_placement: bool = False
+    gvnic: bool = True
+    image_streaming: bool = False
+    compute_class: str | None = None
+    secure_boot: bool = True
+    hints: PoolHints
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComputeClassPlan:
+    """A ``cloud.google.com/v1`` ComputeClass whose priorities are the pools, in fallback order."""
+
+    name: str
+    pools: tuple[str, ...]
+    spot_first: bool = False
+
+    def manifest(self) -> dict[str, Any]:
+        """The ComputeClass spec: one ``nodepools`` rule per pool, tried in order."""
+        spec: dict[str, Any] = {
+            # Each rule names one manual pool; no other fields may sit next to `nodepools`.
+            "priorities": [{"nodepools": [p]} for p in self.pools],
+            # Explicit on purpose: the default changed to DoNotScaleUp in GKE 1.33
+            # (https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
+            "whenUnsatisfiable": "DoNotScaleUp",
+            "nodePoolAutoCreation": {"enabled": False},
+        }
+        if self.spot_first:
+            # Move workloads back to the Spot pool when it has capacity again
+            # (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes#active-migration).
+            spec["activeMigration"] = {"optimizeRulePriority": True}
+        return spec
+
+
+@dataclass(frozen=True, slots=True)
+class MaintenanceExclusionPlan:
+    """One ``maintenancePolicy.maintenanceExclusions`` entry."""
+
+    name: str
+    start_time: str
+    end_time: str
+    scope: str
+
+
+@dataclass(frozen=True, slots=True)
+class AuthorizedNetworkPlan:
+    """One ``masterAuthorizedNetworksConfig.cidrBlocks`` entry."""
+
+    cidr_block: str
+    display_name: str | None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GkeClusterPlan:
+    """The cluster, created or attached."""
+
+    name: str
+    location: str
+    existing: bool
+    release_channel: str
+    min_master_version: str | None
+    deletion_protection: bool
+    network: str | None
+    subnetwork: str | None
+    workload_pool: str
+    node_sa_id: str
+    system_machine_type: str
+    system_disk_type: str
+    system_min: int
+    system_max: int
+    maintenance_start: str
+    maintenance_end: str
+    maintenance_recurrence: str
+    maintenance_exclusions: tuple[MaintenanceExclusionPlan, ...] = ()
+    private_nodes: bool = False
+    cloud_nat: bool = False
+    authorized_networks: tuple[AuthorizedNetworkPlan, ...] | None = None
+    dataplane_v2: bool = True
+    dcgm_metrics: bool = True
+
+    @property
+    def on_channel(self) -> bool:
+        """Enrolled in a release channel (GKE then keeps node auto-upgrade on)."""
+        return self.release_channel != "UNSPECIFIED"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GkePlan:
+    """Everything GKE-side for one stack."""
+
+    project: str
+    region: str
+    cluster: GkeClusterPlan
+    pools: tuple[GkePoolPlan, ...] = ()
+    compute_classes: tuple[ComputeClassPlan, ...] = ()
+    node_sa_roles: tuple[str, ...] = field(default=NODE_SA_ROLES)
+    node_scopes: tuple[str, ...] = field(default=NODE_SCOPES)
+    # What a reviewer should know that is not an error (zones widened, NAT needed ...).
+    notes: tuple[str, ...] = ()

@@ -1,0 +1,436 @@
+"""GKE GPU node pools: machine/GPU shape, zones, capacity, disks and ComputeClass fallback.
+
+Pure code. ``plan_pools`` turns ``gpuPools`` into ``GkePoolPlan``s and ``ComputeClassPlan``s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from infra.core.catalog import Catalog, GcpMachine
+from infra.core.config import gcp_region_of
+from infra.core.config_gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
+from infra.core.errors import Issues, join_path
+from infra.core.gke_model import (
+    ACCELERATOR_LABEL,
+    COMPUTE_CLASS_LABEL,
+    GPU_TAINT,
+    NO_GKE_DEVICE_PLUGIN,
+    POOL_LABEL,
+    ComputeClassPlan,
+    GkePoolPlan,
+)
+from infra.core.gke_rules import (
+    auto_upgrade,
+    best_effort,
+    boot_disk,
+    check_driver,
+    check_dws,
+    check_provisioning,
+    check_sharing,
+    provisioning_mode,
+    reservation_affinity,
+    schedulable_gpus,
+)
+from infra.core.gke_series import series_of
+from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import operator_node_labels
+
+_DRIVER_VERSION = {
+    "gke-default": "DEFAULT",
+    "gke-latest": "LATEST",
+    "operator": "INSTALLATION_DISABLED",
+}
+
+# Machine families whose GPUs are built in (type and count follow from the machine type;
+# https://cloud.google.com/compute/docs/gpus).
+_BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
+# Compact placement: "Available only with A100, L4, and H100 GPUs"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement).
+_COMPACT_GPUS = (
+    "nvidia-tesla-a100",
+    "nvidia-a100-80gb",
+    "nvidia-l4",
+    "nvidia-h100-80gb",
+    "nvidia-h100-mega-80gb",
+)
+
+
+@dataclass
+class PoolContext:
+    """What every pool decision reads besides its own spec."""
+
+    region: str
+    cluster_zone: str | None  # set for a zonal cluster
+    release_channel: str
+    operator_on: bool
+    catalog: Catalog
+    issues: Issues
+    notes: list[str] = field(default_factory=list)
+
+
+def plan_pools(
+    specs: list[GkePoolSpec], ctx: PoolContext
+) -> tuple[list[GkePoolPlan], list[ComputeClassPlan]]:
+    """Every GPU pool (fallback alternatives as pools of their own) and the classes binding them."""
+    pools: list[GkePoolPlan] = []
+    classes: list[ComputeClassPlan] = []
+    for i, spec in enumerate(specs):
+        path = join_path("gpuPools", i)
+        main = plan_pool(spec, path, ctx)
+        if main is None:
+            continue
+        if not spec.fallback:
+            pools.append(main)
+            continue
+        # Cross-GPU fallback: one manual pool per alternative, all bound to one ComputeClass.
+        cc = spec.name
+        group = [main]
+        for j, fb in enumerate(spec.fallback):
+            fb_plan = _plan_fallback(spec, fb, j, path, ctx)
+            if fb_plan is not None:
+                group.append(fb_plan)
+        pools.extend(_bind(p, cc) for p in group)
+        classes.append(
+            ComputeClassPlan(name=cc, pools=tuple(p.name for p in group), spot_first=main.spot)
+        )
+    _check_unique_names(pools, ctx.issues)
+    return pools, classes
+
+
+def _plan_fallback(
+    spec: GkePoolSpec, fb: FallbackSpec, j: int, path: str, ctx: PoolContext
+) -> GkePoolPlan | None:
+    """A fallback alternative as a pool of its own: the main pool's settings, its own shape."""
+    name = f"{spec.name}-fb{j + 1}"
+    if len(name) > 40:
+        ctx.issues.add(
+            join_path(path, "name"),
+            f"{spec.name!r} is too long to name its fallback "
+            f"pools ({name!r} exceeds GKE's 40 characters)",
+        )
+        return None
+    gpu = fb.gpu or GkeGpuSpec()
+    if "driver" not in gpu.model_fields_set:
+        gpu = gpu.model_copy(update={"driver": spec.gpu.driver})
+    fb_spec = spec.model_copy(
+        update={
+            "name": name,
+            "machine_type": fb.machine_type,
+            "gpu": gpu,
+            "spot": fb.spot,
+            "max_nodes": fb.max_nodes or spec.max_nodes,
+            "min_nodes": 0,  # the main pool holds the minimum; alternatives start empty
+            "zones": None,  # the cluster's zone(s) offering the alternative's GPU
+            "fallback": None,
+            "best_effort": None,  # acts on initial nodes, which alternatives never have
+            # Each alternative's disk defaults to its own series' (a G2 pool may fall back to N1).
+            "disk_type": None,
+        }
+    )
+    return plan_pool(fb_spec, join_path(path, "fallback", j), ctx)
+
+
+def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
+    """Bind a manual pool to a ComputeClass: the label selects it, the taint keeps others off
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/use-node-pools-compute-class)."""
+    taint = Taint(COMPUTE_CLASS_LABEL, compute_class, "NoSchedule")
+    labels = {**pool.labels, COMPUTE_CLASS_LABEL: compute_class}
+    hints = replace(
+        pool.hints,
+        labels=labels,
+        taints=(*pool.hints.taints, taint),
+        # The class only: pinning one pool's accelerator would defeat the fallback.
+        node_selector={COMPUTE_CLASS_LABEL: compute_class},
+    )
+    return replace(
+        pool, labels=labels, taints=(*pool.taints, taint), compute_class=compute_class, hints=hints
+    )
+
+
+def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | None:
+    """Decide one pool; ``None`` (with issues recorded) when it cannot be built."""
+    issues, catalog = ctx.issues, ctx.catalog
+    before = issues.count()
+    name, gpu, spot, max_nodes = spec.name, spec.gpu, spec.spot, spec.max_nodes
+    shape = _gpu_shape(spec.machine_type, gpu, path, catalog, issues)
+    if shape is None:
+        return None
+    machine, accelerator, count = shape
+    zones = _zones(spec, machine, accelerator, count, path, ctx)
+    check_driver(gpu, spec, path, ctx.operator_on, issues)
+    check_sharing(gpu, spec, accelerator, path, ctx.operator_on, catalog, issues)
+    rtype, rname = reservation_affinity(spec, spot, path, issues)
+    check_dws(spec, spot, rtype, path, issues)
+    series = series_of(machine.name)
+    check_provisioning(provisioning_mode(spec, spot, rtype), machine.name, series, path, issues)
+    disk_type = boot_disk(spec.disk_type, machine.name, series, path, issues)
+    upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
+    initial = best_effort(spec, len(zones), path, issues)
+    if spec.compact_placement:
+        if accelerator not in _COMPACT_GPUS:
+            issues.add(
+                join_path(path, "compactPlacement"),
+                f"GKE offers compact placement with A100, L4 and H100 GPUs, not {accelerator}",
+            )
+        elif len(zones) != 1:
+            issues.add(
+                join_path(path, "compactPlacement"),
+                f"a compact placement policy keeps nodes in one zone; the pool spans "
+                f"{len(zones)} ({', '.join(zones)}); set zones to one zone",
+            )
+    # "You must use the Container-Optimized OS with containerd node image"
+    # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
+    if spec.image_streaming and spec.image_type != "COS_CONTAINERD":
+        issues.add(
+            join_path(path, "imageStreaming"),
+            f"image streaming needs imageType COS_CONTAINERD (imageType is {spec.image_type})",
+        )
+    if issues.count() > before or not zones:
+        return None
+
+    labels = {**spec.labels, POOL_LABEL: name}
+    if ctx.operator_on:
+        # The operator runs the device plugin; with gke-default/latest GKE still installs the driver
+        # underneath (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
+        labels[NO_GKE_DEVICE_PLUGIN] = "true"
+        # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
+        labels.update(operator_node_labels(spec))
+    taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
+    queued_or_flex = spec.flex_start is not None or spec.queued_provisioning
+    model = catalog.gcp_model(accelerator)
+    clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
+    hints = PoolHints(
+        name=name,
+        platform="gke",
+        gpu_type=accelerator,
+        gpu_model=model.model,
+        gpus_per_node=count,
+        vcpus=machine.vcpus,
+        memory_gib=machine.memory_gib,
+        node_image=spec.image_type,
+        driver=gpu.driver,
+        node_selector={"cloud.google.com/gke-nodepool": name, ACCELERATOR_LABEL: accelerator},
+        labels=labels,
+        taints=taints,
+        spot=spot,
+        min_nodes=spec.min_nodes,
+        max_nodes=max_nodes,
+        mig_profiles=model.mig_profiles,
+        gke_sharing=gpu.sharing is not None or gpu.partition_size is not None,
+    )
+    return GkePoolPlan(
+        name=name,
+        machine_type=machine.name,
+        vcpus=machine.vcpus,
+        memory_gib=machine.memory_gib,
+        accelerator=accelerator,
+        accelerator_count=count,
+        driver_version=_DRIVER_VERSION[gpu.driver],  # type: ignore[arg-type]
+        image_type=spec.image_type,
+        node_locations=tuple(zones),
+        total_min=spec.min_nodes,
+        total_max=max_nodes,
+        spot=spot,
+        labels=labels,
+        taints=taints,
+        auto_upgrade=upgrade,
+        disk_type=disk_type,
+        schedulable_gpus=schedulable_gpus(count, gpu.partition_size, clients, model.mig_profiles),
+        sharing_strategy=("TIME_SHARING" if gpu.sharing.strategy == "time-sharing" else "MPS")
+        if gpu.sharing
+        else None,
+        max_shared_clients_per_gpu=clients,
+        partition_size=gpu.partition_size,
+        reservation_type=rtype,
+        reservation_name=rname,
+        flex_start=spec.flex_start is not None,
+        max_run_duration=spec.flex_start.max_run_duration if spec.flex_start else None,
+        queued_provisioning=spec.queued_provisioning,
+        best_effort_min_nodes=spec.best_effort.min_nodes if spec.best_effort else None,
+        initial_node_count=initial,
+        # Flex-start and queued nodes are not repaired in place; GKE's DWS examples create these
+        # pools with --no-enable-autorepair (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+        auto_repair=not queued_or_flex,
+        # Surge needs one extra node's capacity (and quota); flex/queued nodes cannot surge.
+        max_surge=0 if queued_or_flex else 1,
+        max_unavailable=1 if queued_or_flex else 0,
+        disk_size_gb=spec.disk_size_gb,
+        # Bundled Local SSDs become node ephemeral storage (emptyDir, image layers)
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/local-ssd).
+        local_ssd_count=series.local_ssd_count if series else 0,
+        compact_placement=spec.compact_placement,
+        gvnic=spec.gvnic,
+        image_streaming=spec.image_streaming,
+        # The operator's driver is an unsigned DKMS module that secure boot refuses to load.
+        secure_boot=gpu.driver != "operator",
+        hints=hints,
+    )
+
+
+def _gpu_shape(
+    machine_type: str,
+    gpu: GkeGpuSpec,
+    path: str,
+    catalog: Catalog,
+    issues: Issues,
+) -> tuple[GcpMachine, str, int] | None:
+    """Resolve (machine, accelerator, count), or record why the machine cannot carry the GPU
+    (https://cloud.google.com/compute/docs/gpus)."""
+    mt_path = join_path(path, "machineType")
+    family = machine_type.split("-", 1)[0]
+    machine = catalog.gcp_machine(machine_type)
+    gpu_path = join_path(path, "gpu")
+    if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
+        )
+        return None
+    if family in _BUNDLED_FAMILIES:
+        if machine is None or machine.accelerator is None:
+            issues.add(
+                mt_path,
+                f"{machine_type!r} is not a known GPU machine type of the "
+                f"{family} family in the catalog",
+            )
+            return None
+        acc, cnt = machine.accelerator, machine.accelerator_count or 1
+        if gpu.type is not None and gpu.type != acc:
+            issues.add(
+                join_path(gpu_path, "type"),
+                f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}",
+            )
+        if gpu.count is not None and gpu.count != cnt:
+            issues.add(
+                join_path(gpu_path, "count"),
+                f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
+                f"type (got {gpu.count})",
+            )
+        return machine, acc, cnt
+    if gpu.type is None:
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"required for {machine_type!r}: only a2/a3/a4/g2/g4 machine types imply their GPU",
+        )
+        return None
+    limits = catalog.gcp_attach_limits(gpu.type)
+    if not limits:
+        hosts = sorted({m.name.rsplit("-", 1)[0] for m in catalog.gcp_machines_with(gpu.type)})
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"{gpu.type} cannot be attached to {machine_type}; it comes only built into "
+            f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
+        )
+        return None
+    if family != "n1":
+        issues.add(
+            mt_path,
+            f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "
+            "machine type (n1-standard-*, n1-highmem-*, n1-highcpu-*)",
+        )
+        return None
+    if machine is None:
+        issues.add(mt_path, f"{machine_type!r} is not a known N1 machine type")
+        return None
+    count = gpu.count or 1
+    if count not in limits:
+        issues.add(
+            join_path(gpu_path, "count"),
+            f"{count} is not an allowed count of {gpu.type} on N1; allowed: "
+            f"{', '.join(str(c) for c in sorted(limits))}",
+        )
+        return None
+    lim = limits[count]
+    if machine.vcpus > lim.max_vcpus or machine.memory_gib > lim.max_memory_gb:
+        issues.add(
+            mt_path,
+            f"{machine_type} ({machine.vcpus} vCPUs, {machine.memory_gib:g} GB) is "
+            f"too large for {count}x {gpu.type}: at most {lim.max_vcpus} vCPUs and "
+            f"{lim.max_memory_gb} GB",
+        )
+        return None
+    return machine, gpu.type, count
+
+
+def _zones(
+    spec: GkePoolSpec,
+    machine: GcpMachine,
+    accelerator: str,
+    count: int,
+    path: str,
+    ctx: PoolContext,
+) -> list[str]:
+    """The pool's node locations: the given zones, each checked; else the zonal cluster's zone, or
+    every zone of the region that can host the pool. A zonal cluster's pools default to its zone
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/types-of-clusters#zonal_clusters)."""
+    issues, region = ctx.issues, ctx.region
+    offered = [
+        z
+        for z in ctx.catalog.gcp_zones_offering(accelerator, region, count)
+        if machine.zones is None or z in machine.zones
+    ]
+    what = (
+        f"{machine.name} with {count}x {accelerator}"
+        if machine.accelerator is None
+        else machine.name
+    )
+    short = ", ".join(_short(offered))
+    if spec.zones is None:
+        if ctx.cluster_zone is not None:
+            if ctx.cluster_zone in offered:
+                return [ctx.cluster_zone]
+            issues.add(
+                join_path(path, "zones"),
+                f"required: the zonal cluster's zone {ctx.cluster_zone} does not offer {what} "
+                f"(offered: {short or 'none'}); name zones to place the pool there",
+            )
+            return []
+        if not offered:
+            elsewhere = ctx.catalog.gcp_regions_offering(accelerator)
+            issues.add(
+                join_path(path, "machineType"),
+                f"no zone of {region} offers {what}; regions offering {accelerator}: "
+                f"{', '.join(elsewhere) or 'none'}",
+            )
+        return offered
+    if not spec.zones:
+        issues.add(
+            join_path(path, "zones"),
+            "must not be empty; omit it to use every zone offering the GPU",
+        )
+    for k, zone in enumerate(spec.zones):
+        split = gcp_region_of(zone)
+        zpath = join_path(path, "zones", k)
+        if split is None or split[1] is None:
+            issues.add(zpath, f"{zone!r} is not a GCP zone such as {region}-a")
+        elif split[0] != region:
+            issues.add(zpath, f"{zone} is not in region {region} (cluster.location)")
+        elif zone not in offered:
+            issues.add(zpath, f"{zone} does not offer {what} (offered: {short or 'none'})")
+    if len(set(spec.zones)) != len(spec.zones):
+        issues.add(join_path(path, "zones"), "lists a zone twice")
+    chosen = [z for z in spec.zones if z in offered]
+    if ctx.cluster_zone is not None and chosen != [ctx.cluster_zone]:
+        ctx.notes.append(
+            f"{path}.zones: pool {spec.name} spans {', '.join(chosen)}, beyond the zonal "
+            f"cluster's zone {ctx.cluster_zone}"
+        )
+    return chosen
+
+
+def _short(zones: list[str]) -> list[str]:
+    """``us-central1-a, -b, -c`` style, as in the contract's example message."""
+    return [z if i == 0 else "-" + z.rsplit("-", 1)[1] for i, z in enumerate(zones)]
+
+
+def _check_unique_names(pools: list[GkePoolPlan], issues: Issues) -> None:
+    seen: set[str] = set()
+    for p in pools:
+        if p.name in seen:
+            issues.add(
+                "gpuPools",
+                f"two pools would be named {p.name!r} (a fallback pool name "
+                "collides with a pool); rename one",
+            )
+        seen.add(p.name)

@@ -1,0 +1,272 @@
+"""Per-pool GKE rules: each function checks one concern and cites where GKE states it.
+
+Pure code; every problem goes to ``issues`` as ``<key path>: <reason>``.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from infra.core.catalog import Catalog
+from infra.core.config_gke import GkeGpuSpec, GkePoolSpec
+from infra.core.errors import Issues, join_path
+from infra.core.gke_series import MachineSeries
+
+# Boot-disk types GKE node pools accept
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).
+GKE_BOOT_DISK_TYPES = ("pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced")
+
+_RESERVATION = {
+    "none": "NO_RESERVATION",
+    "any": "ANY_RESERVATION",
+    "specific": "SPECIFIC_RESERVATION",
+}
+# A reservation of this project (RFC 1035 name) or of another one, shared with this project
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations#shared-reservations).
+_RFC1035 = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
+_RESERVATION_NAME = re.compile(
+    rf"^(?:projects/[a-z][-a-z0-9]{{4,28}}[a-z0-9]/reservations/)?{_RFC1035}$"
+)
+
+
+def check_driver(
+    gpu: GkeGpuSpec, spec: GkePoolSpec, path: str, operator_on: bool, issues: Issues
+) -> None:
+    """Driver mode vs node image and the operator switch."""
+    dpath = join_path(path, "gpu", "driver")
+    # LATEST is offered for COS only
+    # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#installing_drivers).
+    if gpu.driver == "gke-latest" and spec.image_type != "COS_CONTAINERD":
+        issues.add(
+            dpath,
+            f"gke-latest is COS-only; imageType is {spec.image_type} "
+            "(use gke-default, or imageType COS_CONTAINERD)",
+        )
+    if gpu.driver == "operator":
+        if not operator_on:
+            issues.add(
+                dpath,
+                "operator means the GPU Operator installs the driver, but "
+                "gpuOperator.enabled is false",
+            )
+        # The operator's driver container builds on Ubuntu; COS has no compiler toolchain
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
+        if spec.image_type != "UBUNTU_CONTAINERD":
+            issues.add(
+                dpath,
+                f"the GPU Operator can build its driver only on UBUNTU_CONTAINERD; "
+                f"imageType is {spec.image_type}",
+            )
+
+
+def check_sharing(
+    gpu: GkeGpuSpec,
+    spec: GkePoolSpec,
+    accelerator: str,
+    path: str,
+    operator_on: bool,
+    catalog: Catalog,
+    issues: Issues,
+) -> None:
+    """GKE's own MIG partitions / time-sharing vs the GPU and the operator's sharing."""
+    gpath = join_path(path, "gpu")
+    if gpu.partition_size is not None:
+        profiles = catalog.gcp_model(accelerator).mig_profiles
+        if not profiles:
+            issues.add(
+                join_path(gpath, "partitionSize"), f"{accelerator} does not support MIG partitions"
+            )
+        elif gpu.partition_size not in profiles:
+            issues.add(
+                join_path(gpath, "partitionSize"),
+                f"{gpu.partition_size!r} is not a MIG profile of {accelerator}; "
+                f"allowed: {', '.join(profiles)}",
+            )
+    gke_on = gpu.sharing is not None or gpu.partition_size is not None
+    if gke_on and (spec.sharing is not None or spec.mig is not None):
+        which = "sharing" if spec.sharing is not None else "mig"
+        issues.add(
+            join_path(path, which),
+            "GKE's own gpu.sharing/gpu.partitionSize and the "
+            "operator's sharing/mig are exclusive on one pool; keep one",
+        )
+    elif gke_on and operator_on:
+        issues.add(
+            join_path(gpath, "sharing" if gpu.sharing else "partitionSize"),
+            "GKE's sharing and partitioning are done by GKE's device plugin, which is off on "
+            "pools of a stack with gpuOperator.enabled; use the pool's sharing/mig instead",
+        )
+
+
+def mig_instances(profile: str, profiles: tuple[str, ...]) -> int:
+    """GPU instances one GPU splits into for ``profile`` (GKE's partition-size table).
+
+    7 compute slices: 1g -> 7, 2g -> 3, 3g -> 2, 4g/7g -> 1; a 1g profile with twice the smallest
+    1g memory (H100 1g.20gb) -> 4
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi#partition-sizes).
+    """
+    slices = int(profile.split("g.", 1)[0])
+    if slices == 1:
+        ones = [p for p in profiles if p.startswith("1g.")]
+        if ones and profile != ones[0]:
+            return 4
+    return {1: 7, 2: 3, 3: 2}.get(slices, 1)
+
+
+def schedulable_gpus(
+    count: int, partition_size: str | None, clients: int | None, profiles: tuple[str, ...]
+) -> int:
+    """``nvidia.com/gpu`` a node advertises: GPUs x MIG partitions x time-sharing/MPS clients
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke)."""
+    parts = mig_instances(partition_size, profiles) if partition_size else 1
+    return count * parts * (clients or 1)
+
+
+def reservation_affinity(
+    spec: GkePoolSpec, spot: bool, path: str, issues: Issues
+) -> tuple[str | None, str | None]:
+    """(consumeReservationType, name) or (None, None) when no reservation is set, so GKE's
+    default applies (it consumes matching reservations automatically;
+    https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations)."""
+    res = spec.reservation
+    if res is None:
+        # DWS pools are created with --reservation-affinity=none
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+        if spec.flex_start is not None or spec.queued_provisioning:
+            return "NO_RESERVATION", None
+        return None, None
+    rpath = join_path(path, "reservation")
+    if res.type == "specific" and not res.name:
+        issues.add(join_path(rpath, "name"), "required when type is specific")
+    if res.type != "specific" and res.name:
+        issues.add(join_path(rpath, "name"), f"only used with type specific (type is {res.type})")
+    if res.name and not _RESERVATION_NAME.match(res.name):
+        issues.add(
+            join_path(rpath, "name"),
+            f"{res.name!r} is not a reservation name (NAME, or projects/PROJECT/reservations/NAME "
+            "for a reservation shared from another project)",
+        )
+    # Spot VMs never consume reservations
+    # (https://cloud.google.com/compute/docs/instances/reservations-consume).
+    if spot and res.type != "none":
+        issues.add(rpath, "spot VMs do not consume reservations; use type none or spot: false")
+    if res.type == "specific" and spec.zones is None:
+        issues.add(
+            join_path(path, "zones"),
+            "required with a specific reservation: name the "
+            "zones where the reservation has capacity",
+        )
+    return _RESERVATION[res.type], res.name
+
+
+def check_dws(spec: GkePoolSpec, spot: bool, rtype: str | None, path: str, issues: Issues) -> None:
+    """Flex-start and queued provisioning (Dynamic Workload Scheduler) exclusions
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/dws)."""
+    reserved = rtype not in (None, "NO_RESERVATION")
+    if spec.flex_start is not None:
+        fpath = join_path(path, "flexStart")
+        if spot:
+            issues.add(fpath, "flex-start and spot are exclusive")
+        if reserved:
+            issues.add(fpath, "flex-start needs reservation type none")
+    if spec.queued_provisioning:
+        qpath = join_path(path, "queuedProvisioning")
+        if spec.min_nodes != 0:
+            issues.add(qpath, f"queued provisioning needs minNodes 0 (got {spec.min_nodes})")
+        if reserved:
+            issues.add(qpath, "queued provisioning needs reservation type none")
+
+
+def provisioning_mode(spec: GkePoolSpec, spot: bool, rtype: str | None) -> str:
+    """How the pool's VMs are obtained, in the series table's vocabulary."""
+    if spot:
+        return "spot"
+    if spec.flex_start is not None or spec.queued_provisioning:
+        return "flex-start"
+    if rtype in ("ANY_RESERVATION", "SPECIFIC_RESERVATION"):
+        return "reservation"
+    return "on-demand"
+
+
+def check_provisioning(
+    mode: str, machine_type: str, series: MachineSeries | None, path: str, issues: Issues
+) -> None:
+    """Capacity-limited machine types (A3 High 1g/2g/4g, A3 Ultra, A4 ...) are not sold on-demand
+    (https://cloud.google.com/compute/docs/accelerator-optimized-machines)."""
+    if series is None or mode in series.provisioning:
+        return
+    how = {
+        "spot": "spot: true",
+        "flex-start": "flexStart or queuedProvisioning",
+        "reservation": "reservation: {type: any|specific}",
+        "on-demand": "on-demand (no spot, reservation or flex-start)",
+    }
+    modes = [
+        m for m in ("spot", "flex-start", "reservation", "on-demand") if m in series.provisioning
+    ]
+    issues.add(
+        join_path(path, "machineType"),
+        f"{machine_type} ({series.series}) is provisioned only with {', '.join(modes)}; "
+        f"this pool asks for {mode}; use {' or '.join(how[m] for m in modes)}",
+    )
+
+
+def boot_disk(
+    disk_type: str | None,
+    machine_type: str,
+    series: MachineSeries | None,
+    path: str,
+    issues: Issues,
+) -> str:
+    """The boot disk type: the series' default when omitted, else checked against the series."""
+    allowed = series.boot_disk_types if series else GKE_BOOT_DISK_TYPES
+    if disk_type is None:
+        return allowed[0] if series else "pd-balanced"
+    if disk_type not in allowed:
+        what = f"{series.series} ({machine_type})" if series else machine_type
+        issues.add(
+            join_path(path, "diskType"),
+            f"{disk_type} is not a boot disk type of {what}; allowed: {', '.join(allowed)}",
+        )
+    return disk_type
+
+
+def auto_upgrade(spec: GkePoolSpec, release_channel: str, path: str, issues: Issues) -> bool:
+    """Node auto-upgrade: on unless the pool turns it off on a cluster without a release channel.
+
+    GKE refuses off on a channel cluster: "Auto_upgrade cannot be false when release_channel
+    REGULAR is set." (nkoson/gke-tutorial#8; https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels).
+    """
+    if spec.auto_upgrade is False and release_channel != "UNSPECIFIED":
+        issues.add(
+            join_path(path, "autoUpgrade"),
+            f"false is refused by GKE while cluster.releaseChannel is {release_channel} "
+            f'("Auto_upgrade cannot be false when release_channel {release_channel} is set."); '
+            "keep it on and hold upgrades with cluster.maintenance.exclusions, or set "
+            "cluster.releaseChannel: UNSPECIFIED",
+        )
+    return spec.auto_upgrade is not False
+
+
+def best_effort(spec: GkePoolSpec, zones: int, path: str, issues: Issues) -> int:
+    """Initial nodes per zone. Best-effort provisioning acts on the nodes a pool is created with
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioning-best-effort), so it
+    needs minNodes > 0; without it pools start empty and the autoscaler sizes them."""
+    be = spec.best_effort
+    if be is None:
+        return 0
+    bpath = join_path(path, "bestEffort", "minNodes")
+    if be.min_nodes > spec.max_nodes:
+        issues.add(bpath, f"{be.min_nodes} is above maxNodes {spec.max_nodes}")
+        return 0
+    if spec.min_nodes == 0:
+        issues.add(
+            join_path(path, "bestEffort"),
+            "never applies: best-effort provisioning acts on the nodes a pool is created with, "
+            "and this pool starts at minNodes 0; set minNodes > 0 or drop bestEffort",
+        )
+        return 0
+    if be.min_nodes > spec.min_nodes:
+        issues.add(bpath, f"{be.min_nodes} is above minNodes {spec.min_nodes} (the nodes created)")
+    return math.ceil(spec.min_nodes / max(zones, 1))

@@ -1,0 +1,46 @@
+"""GPU Operator planning: preset, Helm values with reasons, sharing/MIG, tolerations, GPU namespaces,
+smoke tests and the per-pool hints workloads need.
+
+Everything is decided here from the stack config and the platform plans' ``PoolHints``; the
+component (``infra.components.gpu_operator``) only maps the plan onto resources. Modules by concern:
+``model`` (types, chart coordinates), ``presets``, ``toolkit``, ``gpu_sharing`` (operator side of
+time-slicing/MIG; the neutral facts are ``infra.core.sharing``), ``values``, ``objects``, ``planner``.
+"""
+
+from infra.core.operator.model import (
+    GKE_COMPUTE_CLASS_LABEL,
+    PRIVILEGED_PSA,
+    SMOKE_TEST_DEADLINE_SECONDS,
+    HelmRelease,
+    Manifest,
+    NodeLabels,
+    OperatorPlan,
+)
+from infra.core.operator.planner import plan_operator
+from infra.core.operator.presets import preset_settings
+from infra.core.operator.values import render_helm_values
+from infra.core.sharing import (
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    DEVICE_PLUGIN_CONFIGMAP,
+    MIG_CONFIG_LABEL,
+    nvidia_mig_profiles,
+    operator_node_labels,
+)
+
+__all__ = [
+    "DEVICE_PLUGIN_CONFIGMAP",
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "GKE_COMPUTE_CLASS_LABEL",
+    "MIG_CONFIG_LABEL",
+    "PRIVILEGED_PSA",
+    "SMOKE_TEST_DEADLINE_SECONDS",
+    "HelmRelease",
+    "Manifest",
+    "NodeLabels",
+    "OperatorPlan",
+    "nvidia_mig_profiles",
+    "operator_node_labels",
+    "plan_operator",
+    "preset_settings",
+    "render_helm_values",
+]

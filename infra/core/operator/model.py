@@ -1,0 +1,130 @@
+"""Chart coordinates, shared constants and the GPU Operator plan's data types."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from infra.core.config_base import PoolBase
+from infra.core.pools import PoolHints
+
+Manifest = dict[str, Any]
+
+# Chart coordinates: the chart name is bare; "nvidia/gpu-operator"
+# plus a repo URL fails with "chart not found" (NVIDIA/gpu-operator#538).
+NVIDIA_HELM_REPO = "https://helm.ngc.nvidia.com/nvidia"
+CHART = "gpu-operator"
+RELEASE_NAME = "gpu-operator"
+
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
+# NFD worker pods (hostPath mounts) come straight from the chart, before the operator could relabel
+# the namespace (psa.enabled), so the namespace is created privileged up front (NVIDIA
+# gpu-operator getting-started.html "Pod Security Admission").
+PRIVILEGED_PSA = {
+    f"pod-security.kubernetes.io/{mode}": "privileged" for mode in ("enforce", "audit", "warn")
+}
+
+
+# GKE admits system-node-critical/system-cluster-critical pods outside kube-system only under a
+# quota scoped to those classes (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator;
+# NVIDIA cloud-native-docs google-gke-gpu-operator-quota.yaml).
+GKE_CRITICAL_QUOTA = "gpu-operator-quota"
+GKE_CRITICAL_CLASSES = ("system-node-critical", "system-cluster-critical")
+# GKE: the toolkit's `containerd config dump` rewrites GKE >= 1.33's CNI bin_dir; read the file
+# instead (NVIDIA/nvidia-container-toolkit#1222, NVIDIA/gpu-operator#1577).
+GKE_RUNTIME_CONFIG_FILE_FROM = (1, 33)
+GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
+
+
+# Operand DaemonSets (chart value keys) that run one system-node-critical pod per GPU node when
+# enabled; the validator DaemonSet always runs (gpu-operator assets/state-*).
+OPERAND_DAEMONSETS = (
+    "driver",
+    "toolkit",
+    "devicePlugin",
+    "gfd",
+    "dcgm",
+    "dcgmExporter",
+    "migManager",
+    "nodeStatusExporter",
+)
+SMOKE_TEST_NAMESPACE = "gpu-smoke-test"
+# Scale-from-zero, image pull and (operator-managed) driver build take minutes; fail after 30.
+SMOKE_TEST_DEADLINE_SECONDS = 1800
+
+
+PoolSpecs = Mapping[str, tuple[int, PoolBase]]
+# GKE binds a pool with `fallback` alternatives, and its `<pool>-fb<N>` pools planned from them, to
+# a ComputeClass named after the pool (infra.core.gke); the alternatives share that gpuPools entry.
+GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HelmRelease:
+    """The ``gpu-operator`` Helm release.
+
+    Attributes:
+        name: release name.
+        chart: chart name in the repository.
+        repository: Helm repository URL.
+        version: pinned chart version (with ``v``).
+        namespace: namespace the release installs into (created separately).
+        values: overrides only (nested Helm values).
+        reasons: one line per override: dotted path (or ``toolkit.env[NAME]``) -> why.
+        timeout: Helm timeout in seconds.
+    """
+
+    name: str = RELEASE_NAME
+    chart: str = CHART
+    repository: str = NVIDIA_HELM_REPO
+    version: str
+    namespace: str
+    values: Mapping[str, Any]
+    reasons: Mapping[str, str]
+    timeout: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeLabels:
+    """Labels gpu-infra puts on existing nodes (platform kubernetes only; clouds label pools)."""
+
+    pool: str
+    nodes: tuple[str, ...]
+    labels: Mapping[str, str]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OperatorPlan:
+    """The GPU Operator release and the in-cluster GPU setup around it.
+
+    Attributes:
+        namespace: the operator's namespace.
+        preset: the platform preset (``None`` when the operator is disabled).
+        release: the Helm release, or ``None`` when the operator is disabled.
+        namespace_object: the operator namespace manifest (privileged pod security).
+        before_release: objects the operator's pods need at install (GKE critical-pod quota,
+            device-plugin config).
+        after_release: objects that need the operator (GPU namespaces and quotas, smoke tests).
+        node_labels: labels to patch onto existing nodes (platform kubernetes).
+        scheduling: per pool, what a GPU workload needs to land there (stack output).
+        jupyterhub_profiles: per pool, a ready JupyterHub ``profileList`` entry (stack output).
+        notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
+    """
+
+    namespace: str
+    preset: str | None
+    release: HelmRelease | None
+    namespace_object: Manifest | None
+    before_release: tuple[Manifest, ...] = ()
+    after_release: tuple[Manifest, ...] = ()
+    node_labels: tuple[NodeLabels, ...] = ()
+    scheduling: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    jupyterhub_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
+    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
+    own = specs.get(h.name)
+    return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]

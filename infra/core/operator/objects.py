@@ -1,0 +1,294 @@
+"""Kubernetes objects around the operator release: namespaces, quotas, node labels, smoke tests,
+and the stack-wide checks they rely on."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from infra.core.config import StackConfig
+from infra.core.config_kubernetes import KubernetesPoolSpec
+from infra.core.errors import Issues, join_path
+from infra.core.helm_values import default_at
+from infra.core.integrations.jupyterhub import jupyterhub_profile
+from infra.core.integrations.scheduling import scheduling_hints
+from infra.core.operator.gpu_sharing import sharing_config_map
+from infra.core.operator.model import (
+    GKE_CRITICAL_CLASSES,
+    GKE_CRITICAL_QUOTA,
+    MANAGED_BY,
+    OPERAND_DAEMONSETS,
+    PRIVILEGED_PSA,
+    SMOKE_TEST_DEADLINE_SECONDS,
+    SMOKE_TEST_NAMESPACE,
+    HelmRelease,
+    Manifest,
+    NodeLabels,
+    OperatorPlan,
+    PoolSpecs,
+    spec_of,
+)
+from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
+
+# --------------------------------------------------------------------------------------------------
+# Checks across the stack
+
+
+def check_namespaces(config: StackConfig, issues: Issues) -> None:
+    for i, ns in enumerate(config.namespaces):
+        if config.operator.enabled and ns.name == config.operator.namespace:
+            issues.add(
+                join_path("gpuNamespaces", i, "name"),
+                f"{ns.name!r} is the operator's namespace (privileged pod security); "
+                "run GPU workloads elsewhere",
+            )
+        if ns.name.startswith("kube-"):
+            issues.add(
+                join_path("gpuNamespaces", i, "name"),
+                f"{ns.name!r} is reserved for Kubernetes system namespaces",
+            )
+
+
+def check_pool_labels(
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
+) -> None:
+    """Every pool's nodes must carry the labels that select its sharing/MIG config: cloud planners
+    put them on the pool; on-prem, gpu-infra labels the listed ``nodes`` (or the user did)."""
+    for h in pools:
+        i, pool = spec_of(specs, h)
+        want = operator_node_labels(pool)
+        missing = ", ".join(f"{k}={v}" for k, v in sorted(want.items()) if h.labels.get(k) != v)
+        if not missing:
+            continue
+        if config.platform == "kubernetes":
+            issues.add(
+                join_path("gpuPools", i, "nodes"),
+                f"list the pool's node names so gpu-infra can label them {missing} (or label the "
+                "nodes yourself and declare it under labels)",
+            )
+        else:
+            issues.add(
+                join_path("gpuPools", i, "labels"),
+                f"the pool's nodes must carry {missing} for the operator's sharing/MIG config",
+            )
+
+
+# --------------------------------------------------------------------------------------------------
+# Objects and outputs
+
+
+def assemble(
+    config: StackConfig,
+    pools: Sequence[PoolHints],
+    specs: PoolSpecs,
+    release: HelmRelease | None,
+    preset: str | None,
+    namespace: str,
+    notes: tuple[str, ...] = (),
+) -> OperatorPlan:
+    ns_object: Manifest | None = None
+    before: list[Manifest] = []
+    if release is not None:
+        ns_object = {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
+        }
+        if config.platform == "gke":
+            pods, why = critical_pods(config, pools, release.values, release.version)
+            before.append(_gke_critical_quota(namespace, pods, why))
+        if (cm := sharing_config_map(config, namespace)) is not None and (
+            "devicePlugin" in release.values
+        ):
+            before.append(cm)
+    after: list[Manifest] = []
+    quota_names: dict[str, None] = {}
+    for h in pools:
+        quota_names.update(dict.fromkeys(quota_resource_names(h, spec_of(specs, h)[1])))
+    for ns in config.namespaces:
+        after.extend(
+            _gpu_namespace(ns.name, ns.gpus, ns.labels, list(quota_names or [GPU_RESOURCE]))
+        )
+    if any(p.smoke_test for p in config.pools):
+        after.append(smoke_test_namespace())
+    scheduling: dict[str, dict[str, Any]] = {}
+    profiles: dict[str, dict[str, Any]] = {}
+    node_labels: list[NodeLabels] = []
+    for h in pools:
+        pool = spec_of(specs, h)[1]
+        hints = scheduling_hints(config.platform, h, pool)
+        scheduling[h.name] = hints
+        profiles[h.name] = jupyterhub_profile(h, hints)
+        # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
+        # Job already tests the class; one Job per class, not per alternative.
+        if pool.smoke_test and h.name in specs:
+            after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
+        labels = operator_node_labels(pool)
+        if release is not None and labels and isinstance(pool, KubernetesPoolSpec) and pool.nodes:
+            node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
+    return OperatorPlan(
+        namespace=namespace,
+        preset=preset,
+        release=release,
+        namespace_object=ns_object,
+        before_release=tuple(before),
+        after_release=tuple(after),
+        node_labels=tuple(node_labels),
+        scheduling=scheduling,
+        jupyterhub_profiles=profiles,
+        notes=notes,
+    )
+
+
+def critical_pods(
+    config: StackConfig, pools: Sequence[PoolHints], values: Mapping[str, Any], version: str
+) -> tuple[int, str]:
+    """How many system-node-critical / system-cluster-critical pods the release runs at most, and
+    how that number was reached (for the GKE critical-pod quota).
+
+    Per GPU node: one pod per operand DaemonSet the values enable (``daemonsets.priorityClassName``
+    is system-node-critical) plus the NFD worker, which runs on every node (NFD's
+    ``priorityClassName``). Cluster-wide: the operator, NFD master and NFD gc. Headroom: a rolling
+    update's terminating pods count against the quota until they are gone (Kubernetes
+    resource-quotas: pods in a non-terminal state), so one node's worth plus 10%.
+    """
+
+    def on(key: str) -> bool:
+        given = values.get(key, {})
+        if isinstance(given, Mapping) and "enabled" in given:
+            return bool(given["enabled"])
+        return bool(default_at(version, f"{key}.enabled"))
+
+    operands = [k for k in OPERAND_DAEMONSETS if on(k)]
+    if on("migManager") and not any(pool_mig_profiles(h) for h in pools):
+        operands.remove("migManager")  # only scheduled on MIG-capable GPU nodes
+    nfd = on("nfd")
+    per_gpu_node = len(operands) + 1 + int(nfd)  # + the operator validator DaemonSet
+    gpu_nodes = sum(h.max_nodes for h in pools)
+    system_pool = getattr(config.cluster, "system_pool", None)
+    cpu_nodes = system_pool.max_nodes if system_pool is not None and nfd else 0
+    cluster_wide = 1 + 2 * int(nfd)
+    base = per_gpu_node * gpu_nodes + cpu_nodes + cluster_wide
+    total = base + per_gpu_node + -(-base // 10)
+    why = (
+        f"{per_gpu_node} pods per GPU node ({', '.join([*operands, 'validator'])}"
+        f"{', nfd-worker' if nfd else ''}) x {gpu_nodes} max GPU nodes + {cpu_nodes} CPU-node NFD "
+        f"workers + {cluster_wide} cluster-wide + headroom"
+    )
+    return total, why
+
+
+def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
+    return {
+        "apiVersion": "v1",
+        "kind": "ResourceQuota",
+        "metadata": {
+            "name": GKE_CRITICAL_QUOTA,
+            "namespace": namespace,
+            "labels": MANAGED_BY,
+            "annotations": {"gpu-infra/sizing": why},
+        },
+        "spec": {
+            # NVIDIA's sample quota says 100, which the operands of ~16 GPU nodes already fill.
+            "hard": {"pods": str(pods)},
+            "scopeSelector": {
+                "matchExpressions": [
+                    {
+                        "operator": "In",
+                        "scopeName": "PriorityClass",
+                        "values": list(GKE_CRITICAL_CLASSES),
+                    }
+                ]
+            },
+        },
+    }
+
+
+def _gpu_namespace(
+    name: str, gpus: int, labels: Mapping[str, str], resources: Sequence[str]
+) -> list[Manifest]:
+    return [
+        {
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": name, "labels": {**labels, **MANAGED_BY}},
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ResourceQuota",
+            "metadata": {"name": "gpu-quota", "namespace": name, "labels": MANAGED_BY},
+            # Extended resources cannot be overcommitted, so Kubernetes allows only `requests.`
+            # quota items for them (kubernetes.io/docs/concepts/policy/resource-quotas,
+            # "Resource quota for extended resources"); every GPU resource name is listed, since
+            # a resource the quota omits is unlimited.
+            "spec": {"hard": {f"requests.{r}": str(gpus) for r in resources}},
+        },
+    ]
+
+
+def smoke_test_namespace() -> Manifest:
+    """The smoke-test Jobs' own namespace: no GPU quota of a team's namespace is spent on them,
+    and the Jobs meet the restricted pod security standard, so it is enforced."""
+    psa = {f"pod-security.kubernetes.io/{m}": "restricted" for m in ("enforce", "audit", "warn")}
+    return {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": SMOKE_TEST_NAMESPACE, "labels": {**psa, **MANAGED_BY}},
+    }
+
+
+def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], image: str) -> Manifest:
+    """A Job running ``nvidia-smi`` on one GPU of pool ``h`` (seed 002's exercise, operator era).
+
+    It runs once per change of its inputs: the name carries a hash of the spec, so a changed image,
+    resource or selector makes a new Job, and an unchanged one keeps its name. It has no
+    ``ttlSecondsAfterFinished``: a Job the TTL controller deleted would be gone at the next
+    ``pulumi refresh`` and ``pulumi up`` would recreate it, scaling a GPU node up again.
+    """
+    labels = {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-infra/pool": h.name, **MANAGED_BY}
+    resource = hints["resourceName"]
+    spec: dict[str, Any] = {
+        "backoffLimit": 2,
+        "activeDeadlineSeconds": SMOKE_TEST_DEADLINE_SECONDS,
+        "template": {
+            "metadata": {"labels": labels},
+            "spec": {
+                "restartPolicy": "Never",
+                "nodeSelector": dict(hints["nodeSelector"]),
+                "tolerations": [dict(t) for t in hints["tolerations"]],
+                "securityContext": {
+                    "runAsNonRoot": True,
+                    "runAsUser": 65534,
+                    "seccompProfile": {"type": "RuntimeDefault"},
+                },
+                "containers": [
+                    {
+                        "name": "nvidia-smi",
+                        "image": image,
+                        "command": ["nvidia-smi"],
+                        "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
+                        "resources": {"requests": {resource: "1"}, "limits": {resource: "1"}},
+                        "securityContext": {
+                            "allowPrivilegeEscalation": False,
+                            "capabilities": {"drop": ["ALL"]},
+                        },
+                    }
+                ],
+            },
+        },
+    }
+    digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+    # <= 63 characters: the Job controller copies the name into the pods' job-name label.
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": f"smoke-{h.name}-{digest}",
+            "namespace": SMOKE_TEST_NAMESPACE,
+            "labels": labels,
+        },
+        "spec": spec,
+    }

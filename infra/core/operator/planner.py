@@ -1,0 +1,110 @@
+"""The GPU Operator planner's entry point: preset, values with reasons, objects and hints."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from infra.core.config import StackConfig
+from infra.core.errors import Issues
+from infra.core.helm_values import is_cdi_era, merge_settings, unknown_paths, vendored_versions
+from infra.core.operator.gpu_sharing import mig_settings, reject_operator_features, sharing_settings
+from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
+from infra.core.operator.objects import assemble, check_namespaces, check_pool_labels
+from infra.core.operator.presets import (
+    RUNTIME_CLASS_PRESETS,
+    choose_preset,
+    gke_needs_config_file,
+    preset_settings,
+)
+from infra.core.operator.toolkit import toolkit_settings
+from infra.core.operator.values import toleration_settings, user_settings
+from infra.core.pools import PoolHints
+
+# --------------------------------------------------------------------------------------------------
+# Entry point
+
+
+def plan_operator(
+    config: StackConfig, pools: Sequence[PoolHints], issues: Issues
+) -> OperatorPlan | None:
+    """Decide the GPU Operator install and the workload helpers around it.
+
+    Chooses the preset, builds the Helm values (preset, toolkit env, sharing, MIG, tolerations,
+    then the user's ``gpuOperator.values``, each with its reason), the namespace and the objects
+    the release needs before and after it, and per pool the scheduling hints, JupyterHub profile
+    and opt-in smoke-test Job.
+
+    Args:
+        config: the parsed stack.
+        pools: the platform planner's ``PoolHints``, one per ``config.pools`` entry, same names.
+        issues: collects config errors (key path, value, rule); nothing is raised here.
+
+    Returns:
+        The plan (``release`` is ``None`` when the operator is disabled), or ``None`` when there is
+        nothing to do (operator disabled, no pools, no GPU namespaces) or the chart version or
+        preset is unusable (``issues`` says why).
+    """
+    spec = config.operator
+    specs: PoolSpecs = {p.name: (i, p) for i, p in enumerate(config.pools)}
+    before = issues.count()
+    check_namespaces(config, issues)
+    if not spec.enabled:
+        reject_operator_features(pools, specs, issues)
+        if not pools and not config.namespaces:
+            return None
+        return assemble(config, pools, specs, None, None, "default")
+
+    if spec.version not in vendored_versions():
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
+            f"checked against them); known: {', '.join(vendored_versions())}",
+        )
+        return None
+    preset = choose_preset(config, pools, specs, issues)
+    if preset is None:
+        return None
+    if preset.startswith("gke-") and not is_cdi_era(spec.version) and gke_needs_config_file(config):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
+            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
+            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
+            "below 1.33",
+        )
+    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
+            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
+            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
+            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
+            "plugin injects GPUs without a runtime class)",
+        )
+    notes: list[str] = []
+    settings = [
+        *preset_settings(preset, spec.version, config),
+        *toolkit_settings(spec, preset, issues, notes),
+        *sharing_settings(preset, pools, specs, issues),
+        *mig_settings(config, preset, pools, specs, issues),
+        *toleration_settings(spec.version, pools),
+    ]
+    user = user_settings(spec, settings, issues)
+    values, reasons = merge_settings([*settings, *user], spec.version)
+    # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
+    for path in unknown_paths(values, spec.version):
+        issues.add(
+            "gpuOperator.preset",
+            f"preset {preset!r} sets {path!r}, which is not a key of the gpu-operator "
+            f"{spec.version} chart values; pick another gpuOperator.version",
+        )
+    release = HelmRelease(
+        version=spec.version,
+        namespace=spec.namespace,
+        values=values,
+        reasons=reasons,
+        timeout=spec.timeout,
+    )
+    if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
+        check_pool_labels(config, pools, specs, issues)
+    return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))

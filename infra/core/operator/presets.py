@@ -1,0 +1,223 @@
+"""GPU Operator presets: which preset serves the stack's pools, and the chart values each sets."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any, get_args
+
+from infra.core.config import StackConfig
+from infra.core.config_base import PoolBase
+from infra.core.config_kubernetes import Distribution
+from infra.core.config_operator import EksPreset, GkePreset
+from infra.core.errors import Issues, join_path
+from infra.core.helm_values import Setting, is_cdi_era
+from infra.core.operator.model import (
+    GKE_DRIVER_DIR,
+    GKE_RUNTIME_CONFIG_FILE_FROM,
+    PoolSpecs,
+    spec_of,
+)
+from infra.core.pools import PoolHints
+
+PLATFORM_PRESETS: dict[str, tuple[str, ...]] = {
+    "gke": get_args(GkePreset),
+    "eks": get_args(EksPreset),
+    "kubernetes": get_args(Distribution),
+}
+# Presets whose device plugin / MIG manager is the node image's, not the operator's (Bottlerocket
+# NVIDIA variants: https://bottlerocket.dev/en/os/latest/concepts/variants/ ; EKS AL2023 NVIDIA AMI:
+# https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html).
+NO_OPERATOR_DEVICE_PLUGIN = ("eks-bottlerocket",)
+NO_OPERATOR_MIG_MANAGER = ("eks-bottlerocket",)
+NO_OPERATOR_TOOLKIT = ("eks-al2023", "eks-bottlerocket")
+# Distributions whose embedded containerd gets nvidia as a non-default runtime from toolkit 1.17.
+RUNTIME_CLASS_PRESETS = ("k3s", "rke2")
+
+# --------------------------------------------------------------------------------------------------
+# Preset choice and preset values
+
+
+def choose_preset(
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
+) -> str | None:
+    """The preset: ``gpuOperator.preset`` if given, else derived; checked against every pool."""
+    allowed = PLATFORM_PRESETS[config.platform]
+    given = config.operator.preset
+    if given is not None and given not in allowed:
+        issues.add(
+            "gpuOperator.preset",
+            f"{given!r} is not a preset for platform {config.platform}; "
+            f"use one of: {', '.join(allowed)}",
+        )
+        return None
+    preset = given or _derive_preset(config, pools)
+    ok = True
+    for h in pools:
+        i, pool = spec_of(specs, h)
+        problem = _pool_contradicts(preset, h)
+        if problem is None:
+            continue
+        ok = False
+        if given is not None:
+            issues.add("gpuOperator.preset", f"{given!r} {problem} (gpuPools[{i}] {h.name})")
+        else:
+            issues.add(
+                _driver_path(config.platform, i, pool),
+                f"{problem}; one operator install serves every pool, so pools must agree "
+                f"(preset {preset!r} chosen from gpuPools[0])",
+            )
+    if config.platform == "kubernetes" and pools:
+        first = pools[0].driver
+        for h in pools[1:]:
+            if h.driver != first:
+                ok = False
+                i, pool = spec_of(specs, h)
+                issues.add(
+                    _driver_path(config.platform, i, pool),
+                    f"{h.driver!r} differs from gpuPools[0]'s {first!r}; one operator install "
+                    "either installs the driver on every GPU node or on none",
+                )
+    return preset if ok else None
+
+
+def _derive_preset(config: StackConfig, pools: Sequence[PoolHints]) -> str:
+    first = pools[0] if pools else None
+    if config.platform == "gke":
+        return (
+            "gke-operator-driver" if first and first.driver == "operator" else "gke-google-driver"
+        )
+    if config.platform == "eks":
+        image = first.node_image.upper() if first else ""
+        return "eks-bottlerocket" if image.startswith("BOTTLEROCKET") else "eks-al2023"
+    return config.cluster.distribution
+
+
+def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
+    """Why ``preset`` cannot serve pool ``h``, or ``None``."""
+    image = h.node_image.upper()
+    if preset == "gke-google-driver" and h.driver not in ("gke-default", "gke-latest"):
+        return f"expects GKE to install the driver, but the pool's driver mode is {h.driver!r}"
+    if preset == "gke-operator-driver":
+        if h.driver != "operator":
+            return (
+                f"installs the driver with the operator, but the pool's driver mode is {h.driver!r} "
+                "(GKE installs it; two drivers conflict)"
+            )
+        if image != "UBUNTU_CONTAINERD":
+            return (
+                f"needs UBUNTU_CONTAINERD nodes: the operator's driver containers do not support "
+                f"{h.node_image} (NVIDIA google-gke.html)"
+            )
+    if preset in ("eks-al2023", "eks-bottlerocket"):
+        family = "AL2023" if preset == "eks-al2023" else "BOTTLEROCKET"
+        if not (image.startswith(family) and "NVIDIA" in image):
+            return (
+                f"expects the {family} NVIDIA AMI (driver and toolkit preinstalled), "
+                f"but the pool's AMI type is {h.node_image!r}"
+            )
+    return None
+
+
+def _driver_path(platform: str, i: int, pool: PoolBase) -> str:
+    """The key that decides where a pool's driver comes from."""
+    if platform == "gke":
+        return join_path("gpuPools", i, "gpu", "driver")
+    if platform == "kubernetes":
+        return join_path("gpuPools", i, "driver")
+    # EKS: the AMI type, given explicitly or derived from amiFamily.
+    key = "amiType" if getattr(pool, "ami_type", None) is not None else "amiFamily"
+    return join_path("gpuPools", i, key)
+
+
+def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
+    """The values a preset overrides for chart ``version`` (NVIDIA gpu-operator getting-started.html
+    "Specifying Configuration Options for containerd", google-gke.html, amazon-eks.html)."""
+    cdi = is_cdi_era(version)
+    out: list[Setting] = []
+
+    def add(path: str, value: Any, why: str) -> None:
+        out.append(Setting(path, value, f"preset {preset}: {why}"))
+
+    if preset == "gke-google-driver":
+        add("driver.enabled", False, "GKE installs the driver (gpu_driver_version DEFAULT/LATEST)")
+        add("hostPaths.driverInstallDir", GKE_DRIVER_DIR, "where GKE's installer puts the driver")
+        add("toolkit.installDir", GKE_DRIVER_DIR, "COS root filesystem (/usr/local) is read-only")
+        add("cdi.enabled", True, "NVIDIA's GKE install command enables CDI")
+        if not cdi:
+            add("cdi.default", True, "NVIDIA's GKE install command (25.3 charts) sets it")
+    if preset in ("gke-google-driver", "gke-operator-driver") and gke_needs_config_file(config):
+        pinned = getattr(config.cluster, "min_master_version", None)
+        add(
+            "toolkit.env[RUNTIME_CONFIG_SOURCE]",
+            "file",
+            ("GKE >= 1.33" if pinned else "GKE version unpinned (channels are >= 1.33)")
+            + ": `containerd config dump` rewrites GKE's CNI bin_dir (nvidia-container-toolkit#1222)",
+        )
+    if preset in ("eks-al2023", "eks-bottlerocket"):
+        add(
+            "driver.enabled",
+            False,
+            "the EKS NVIDIA AMI ships the driver (AWS ml-eks-optimized-ami)",
+        )
+        add("toolkit.enabled", False, "the EKS NVIDIA AMI ships the container toolkit")
+    if preset == "eks-bottlerocket":
+        add("devicePlugin.enabled", False, "Bottlerocket NVIDIA runs its own device plugin")
+        add("migManager.enabled", False, "Bottlerocket NVIDIA ships the MIG manager")
+    if preset in ("k3s", "rke2"):
+        add(
+            "toolkit.env[CONTAINERD_SOCKET]",
+            "/run/k3s/containerd/containerd.sock",
+            f"{preset}'s embedded containerd socket",
+        )
+    if preset == "k3s" and not cdi:
+        add(
+            "toolkit.env[CONTAINERD_CONFIG]",
+            "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
+            "k3s's generated containerd config (toolkit 1.17 edits it; k3s re-detects on restart)",
+        )
+    if preset == "rke2" and not cdi:
+        why = "RKE2 docs (25.3): only device-plugin-allocated GPUs reach unprivileged pods"
+        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED]", "false", why)
+        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS]", "true", why)
+        add("devicePlugin.env[DEVICE_LIST_STRATEGY]", "volume-mounts", why)
+    if preset == "microk8s":
+        add(
+            "toolkit.env[CONTAINERD_CONFIG]",
+            "/var/snap/microk8s/current/args/containerd-template.toml",
+            "MicroK8s keeps its containerd config in the snap",
+        )
+        add(
+            "toolkit.env[CONTAINERD_SOCKET]",
+            "/var/snap/microk8s/common/run/containerd.sock",
+            "MicroK8s's containerd socket",
+        )
+        if cdi:
+            add(
+                "toolkit.env[RUNTIME_CONFIG_SOURCE]",
+                "file=/var/snap/microk8s/current/args/containerd.toml",
+                "MicroK8s's rendered config (NVIDIA getting-started, MicroK8s)",
+            )
+        else:
+            add(
+                "toolkit.env[CONTAINERD_SET_AS_DEFAULT]",
+                "true",
+                "NVIDIA's 25.3 MicroK8s instructions make nvidia the default runtime",
+            )
+    if preset in PLATFORM_PRESETS["kubernetes"] and _all_preinstalled(config):
+        add("driver.enabled", False, "every pool's hosts have the driver preinstalled")
+    return out
+
+
+def gke_needs_config_file(config: StackConfig) -> bool:
+    """GKE >= 1.33, or an unpinned version (every release channel is >= 1.33 as of 2026-11)."""
+    version = getattr(config.cluster, "min_master_version", None)
+    if not version:
+        return True
+    m = re.match(r"^(\d+)\.(\d+)", str(version))
+    return m is None or (int(m.group(1)), int(m.group(2))) >= GKE_RUNTIME_CONFIG_FILE_FROM
+
+
+def _all_preinstalled(config: StackConfig) -> bool:
+    drivers = [getattr(p, "driver", "operator") for p in config.pools]
+    return bool(drivers) and all(d == "preinstalled" for d in drivers)

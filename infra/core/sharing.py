@@ -1,0 +1,231 @@
+"""Platform-neutral GPU sharing facts: the node labels that select a pool's time-slicing / MIG
+config, NVIDIA's MIG profiles and layouts per GPU, the rules the device plugin enforces on them and
+the extended resources a workload requests.
+
+The GKE, EKS and kubernetes planners label pools from here; the operator planner configures the
+device plugin and MIG manager from the same facts, so the two cannot disagree.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+
+from infra.core.catalog import DATA_DIR, read_rows
+from infra.core.config_base import MigSpec, PoolBase, SharingSpec
+from infra.core.config_gke import GkePoolSpec
+from infra.core.pools import GPU_RESOURCE, PoolHints
+
+# Node labels the operator's device plugin and MIG manager read to pick a per-node config
+# (NVIDIA gpu-operator docs: gpu-sharing.html "Applying multiple node-specific configurations",
+# gpu-operator-mig.html "Configuring MIG Profiles").
+DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+DEVICE_PLUGIN_CONFIGMAP = "gpu-infra-device-plugin-config"
+# The label the operator's operands select GPU nodes by; NVIDIA's GKE node-pool command sets it up
+# front so the operands schedule before NFD has labelled the node
+# (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# Time-slicing with renameByDefault advertises `<resource>.shared` (NVIDIA/k8s-device-plugin
+# api/config/v1/consts.go DefaultSharedResourceNameSuffix).
+SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
+
+# NVIDIA's MIG profiles and all-balanced layout per GPU model, from mig-parted's default config:
+# the one source for operator MIG (every platform). GKE's own partitioning (gpu.partitionSize) keeps
+# GKE's shorter list in gcp_accelerator_models.csv.
+MIG_PROFILES_CSV = "nvidia_mig_profiles.csv"
+# mig-parted config names that are not `all-<profile>` (config-default.yaml).
+MIG_DISABLED, MIG_ENABLED, MIG_BALANCED = "all-disabled", "all-enabled", "all-balanced"
+
+
+@dataclass(frozen=True, slots=True)
+class MigGpu:
+    """One GPU model's MIG facts.
+
+    Attributes:
+        profiles: GPU-instance profiles, smallest first, mig-parted spelling (``1g.5gb+me``).
+        balanced: the profiles ``all-balanced`` creates on one GPU (mig-parted device-filter block).
+    """
+
+    profiles: tuple[str, ...]
+    balanced: tuple[str, ...]
+
+
+def operator_node_labels(pool: PoolBase) -> dict[str, str]:
+    """Node labels a pool needs for the operator (time-slicing and MIG config; GKE: gpu.present).
+
+    The GKE and EKS planners merge these into the pool's node labels (and ``PoolHints.labels``)
+    when the operator is on; the kubernetes planner does so for pools whose ``nodes`` gpu-infra
+    labels. ``plan_operator`` checks they are there.
+
+    Args:
+        pool: any platform's pool spec.
+    """
+    labels: dict[str, str] = {}
+    if isinstance(pool, GkePoolSpec):
+        labels[GPU_PRESENT_LABEL] = "true"
+    if pool.sharing is not None:
+        labels[DEVICE_PLUGIN_CONFIG_LABEL] = sharing_config_key(pool.sharing)
+    if pool.mig is not None:
+        labels[MIG_CONFIG_LABEL] = pool.mig.config
+    return labels
+
+
+def sharing_config_key(sharing: SharingSpec) -> str:
+    """The device-plugin ConfigMap key (and node label value) of a time-slicing setup."""
+    key = f"time-slicing-{sharing.replicas}"
+    return f"{key}-renamed" if sharing.rename_by_default else key
+
+
+def time_slicing_config(sharing: SharingSpec) -> dict[str, object]:
+    """The device plugin's config file for one time-slicing setup (``version: v1``).
+
+    ``failRequestsGreaterThanOne``: a pod asking for 2 replicas would get 2 slices of possibly the
+    same GPU and no more compute, so the plugin refuses it (NVIDIA gpu-sharing.html; field in
+    NVIDIA/k8s-device-plugin api/config/v1/replicas.go).
+    """
+    return {
+        "version": "v1",
+        "sharing": {
+            "timeSlicing": {
+                "renameByDefault": sharing.rename_by_default,
+                "failRequestsGreaterThanOne": True,
+                "resources": [{"name": GPU_RESOURCE, "replicas": sharing.replicas}],
+            }
+        },
+    }
+
+
+def nvidia_mig_profiles(gpu: str, data_dir: Path = DATA_DIR) -> tuple[str, ...]:
+    """NVIDIA's MIG profiles (smallest first) of a GPU, by model or alias; ``()`` if it has no MIG.
+
+    Accepts the names people, GKE and EKS use (``A100-40GB``, ``nvidia-tesla-a100``, ``A100``).
+    """
+    mig = mig_gpu(gpu, data_dir)
+    return mig.profiles if mig is not None else ()
+
+
+def mig_gpu(gpu: str, data_dir: Path = DATA_DIR) -> MigGpu | None:
+    """The MIG facts of a GPU by model or alias; ``None`` if it has no MIG."""
+    return _mig_table(data_dir).get(gpu.strip().lower())
+
+
+@functools.cache
+def _mig_table(data_dir: Path) -> dict[str, MigGpu]:
+    table: dict[str, MigGpu] = {}
+    for row in read_rows(MIG_PROFILES_CSV, data_dir):
+        balanced = tuple(p.split(":")[0] for p in row["balanced"].split())
+        mig = MigGpu(profiles=tuple(row["profiles"].split()), balanced=balanced)
+        for alias in [row["gpu_model"], *row["aliases"].split(";")]:
+            table[alias.strip().lower()] = mig
+    return table
+
+
+def pool_mig_gpu(h: PoolHints) -> MigGpu | None:
+    """The MIG facts of the pool's GPU (looked up by model, then by the cloud's name)."""
+    return mig_gpu(h.gpu_model) or mig_gpu(h.gpu_type)
+
+
+def pool_mig_profiles(h: PoolHints) -> tuple[str, ...]:
+    """NVIDIA's MIG profiles of the pool's GPU (looked up by model, then by the cloud's name)."""
+    mig = pool_mig_gpu(h)
+    return mig.profiles if mig is not None else ()
+
+
+def mig_config_name(profile: str) -> str:
+    """mig-parted's config name for "every GPU split into ``profile``": ``1g.5gb+me`` ->
+    ``all-1g.5gb.me`` (config-default.yaml)."""
+    return "all-" + profile.replace("+", ".")
+
+
+def mig_resource(profile: str) -> str:
+    """The resource strategy ``mixed`` advertises for a profile: ``nvidia.com/mig-1g.5gb.me``
+    (NVIDIA/k8s-device-plugin internal/rm/rm.go: ``strings.ReplaceAll("mig-"+p, "+", ".")``)."""
+    return "nvidia.com/mig-" + profile.replace("+", ".")
+
+
+def mig_layout(mig: MigGpu, config: str) -> tuple[str, ...] | None:
+    """The distinct profiles ``config`` creates on each GPU; ``None`` if mig-parted has no such
+    config for this GPU."""
+    if config in (MIG_DISABLED, MIG_ENABLED):
+        return ()
+    if config == MIG_BALANCED:
+        return mig.balanced or None
+    profile = next((p for p in mig.profiles if mig_config_name(p) == config), None)
+    return (profile,) if profile is not None else None
+
+
+def mig_configs(mig: MigGpu, strategy: str) -> tuple[str, ...]:
+    """The MIG configs a pool may use with ``strategy`` (see ``mig_config_problem``)."""
+    names = [MIG_DISABLED, *(mig_config_name(p) for p in mig.profiles)]
+    if strategy == "mixed" and mig.balanced:
+        names.append(MIG_BALANCED)
+    return tuple(names)
+
+
+def mig_config_problem(mig: MigGpu, spec: MigSpec, gpu_model: str) -> str | None:
+    """Why the device plugin cannot serve ``spec`` on this GPU, or ``None``.
+
+    - ``all-enabled`` creates no MIG devices: strategy single fails ("device N has no MIG devices
+      configured") and mixed advertises nothing (NVIDIA/k8s-device-plugin internal/rm/device_map.go);
+    - strategy single needs one MIG device type per node: ``all-balanced`` fails "more than one MIG
+      device type present on node" (same file, assertAllMigDevicesAreValid);
+    - the config must be one of mig-parted's for this GPU.
+    """
+    allowed = mig_configs(mig, spec.strategy)
+    if spec.config == MIG_ENABLED:
+        return (
+            "'all-enabled' creates no MIG devices, so the device plugin advertises none (strategy "
+            "single fails: 'device 0 has no MIG devices configured'); use one of: "
+            + ", ".join(allowed)
+        )
+    layout = mig_layout(mig, spec.config)
+    if layout is None:
+        return (
+            f"{spec.config!r} is not one of NVIDIA mig-parted's MIG configs for {gpu_model}; "
+            f"use one of: {', '.join(allowed)}"
+        )
+    if spec.strategy == "single" and len(layout) > 1:
+        return (
+            f"{spec.config!r} creates {len(layout)} MIG device types per GPU and strategy 'single' "
+            "refuses the node ('more than one MIG device type present on node'); use "
+            "all-disabled or all-<profile>, or strategy 'mixed'"
+        )
+    return None
+
+
+def resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
+    """The extended resources a workload requests on the pool's nodes, most useful first.
+
+    MIG strategy ``mixed``: ``nvidia.com/mig-<profile>`` per profile of the layout (all-disabled:
+    ``nvidia.com/gpu``). Strategy ``single`` and no MIG: ``nvidia.com/gpu``, or
+    ``nvidia.com/gpu.shared`` when time-slicing renames it.
+    """
+    mig = pool.mig
+    if mig is not None and mig.strategy == "mixed" and (gpu := pool_mig_gpu(h)) is not None:
+        layout = mig_layout(gpu, mig.config)
+        if layout:
+            return tuple(mig_resource(p) for p in layout)
+    if pool.sharing is not None and pool.sharing.rename_by_default:
+        return (SHARED_GPU_RESOURCE,)
+    return (GPU_RESOURCE,)
+
+
+def resource_name(h: PoolHints, pool: PoolBase) -> str:
+    """The one resource a single-GPU workload requests on the pool (first of ``resource_names``)."""
+    return resource_names(h, pool)[0]
+
+
+def quota_resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
+    """Every GPU resource the pool's nodes may advertise, for namespace quotas: a quota that omits
+    one leaves it unlimited. ``nvidia.com/gpu`` always, ``nvidia.com/gpu.shared`` when time-slicing
+    renames, and under MIG strategy ``mixed`` the resource of every MIG profile of the GPU (any
+    mig-parted config could be applied to the node by relabelling it)."""
+    names: list[str] = [GPU_RESOURCE]
+    if pool.sharing is not None and pool.sharing.rename_by_default:
+        names.append(SHARED_GPU_RESOURCE)
+    mig = pool_mig_gpu(h)
+    if pool.mig is not None and pool.mig.strategy == "mixed" and mig is not None:
+        names.extend(mig_resource(p) for p in mig.profiles)
+    return tuple(names)

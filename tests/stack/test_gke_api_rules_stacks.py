@@ -1,0 +1,175 @@
+"""Every sample GKE stack, run on the mock engine, satisfies the GKE API rules.
+
+The unit suite (tests/unit/test_gke_api_rules.py) proves each rule in the planner; these tests prove
+the registered inputs of every stacks/Pulumi.gke-*.yaml obey them too.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra import mockengine
+from infra.core.gke_series import series_of
+from tests.conftest import gke_config
+from tests.stack.harness import run_stack
+
+ROOT = Path(__file__).resolve().parents[2]
+GKE_STACKS = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.gke-*.yaml")
+)
+CLUSTER = "gcp:container/cluster:Cluster"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+@pytest.fixture(scope="module")
+def recs() -> dict[str, mockengine.Recording]:
+    return {s: run_stack(s) for s in GKE_STACKS}
+
+
+def pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
+    return rec.of_type(NODE_POOL)
+
+
+def gpu_pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
+    return [p for p in pools(rec) if p.inputs["nodeConfig"].get("guestAccelerators")]
+
+
+def test_there_are_gke_sample_stacks():
+    assert {"gke-t4", "gke-l4-spot", "gke-a100-mig"} <= set(GKE_STACKS)
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_no_pool_turns_auto_upgrade_off_on_a_channel_cluster(recs, stack):
+    # "Auto_upgrade cannot be false when release_channel REGULAR is set." (nkoson/gke-tutorial#8)
+    cluster = recs[stack].one(CLUSTER).inputs
+    if cluster["releaseChannel"]["channel"] != "UNSPECIFIED":
+        assert all(p.inputs["management"]["autoUpgrade"] is True for p in pools(recs[stack]))
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_cluster_has_a_maintenance_window_of_48_hours_per_32_days(recs, stack):
+    window = recs[stack].one(CLUSTER).inputs["maintenancePolicy"]["recurringWindow"]
+    assert window["recurrence"].startswith("FREQ=")
+    assert window["startTime"] < window["endTime"]
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_bootstrap_node_config_uses_the_stacks_node_sa_not_the_default_account(recs, stack):
+    rec = recs[stack]
+    sa = rec.one("gcp:serviceaccount/account:Account")
+    node_config = rec.one(CLUSTER).inputs["nodeConfig"]
+    assert node_config["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
+    assert node_config["shieldedInstanceConfig"]["enableSecureBoot"] is True
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_system_pool_is_hardened_like_gpu_pools_and_starts_with_one_node(recs, stack):
+    system = next(p for p in pools(recs[stack]) if p.inputs["name"] == "system").inputs
+    nc = system["nodeConfig"]
+    assert system["initialNodeCount"] == 1
+    assert nc["shieldedInstanceConfig"] == {
+        "enableIntegrityMonitoring": True,
+        "enableSecureBoot": True,
+    }
+    assert nc["workloadMetadataConfig"] == {"mode": "GKE_METADATA"}
+    assert nc["serviceAccount"].endswith(".iam.gserviceaccount.com")
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_gpu_pools_and_kubernetes_objects_do_not_wait_for_the_system_pool(recs, stack):
+    rec = recs[stack]
+    system = next(p for p in pools(rec) if p.inputs["name"] == "system")
+    waiting = [r.name for r in rec.resources if system.urn in r.depends_on]
+    assert waiting == []
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_boot_disk_is_one_the_machine_series_supports(recs, stack):
+    for p in pools(recs[stack]):
+        nc = p.inputs["nodeConfig"]
+        series = series_of(nc["machineType"])
+        assert series is not None and nc["diskType"] in series.boot_disk_types
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_capacity_limited_machine_types_are_not_planned_on_demand(recs, stack):
+    for p in gpu_pools(recs[stack]):
+        nc = p.inputs["nodeConfig"]
+        series = series_of(nc["machineType"])
+        assert series is not None
+        if "on-demand" not in series.provisioning:
+            assert nc.get("spot") or nc.get("flexStart") or nc.get("reservationAffinity")
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_reservation_affinity_only_with_a_reservation(recs, stack):
+    for p in gpu_pools(recs[stack]):
+        nc = p.inputs["nodeConfig"]
+        aff = nc.get("reservationAffinity")
+        dws = nc.get("flexStart") or p.inputs.get("queuedProvisioning")
+        assert aff is None or aff["consumeReservationType"] != "NO_RESERVATION" or dws
+
+
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_class_bound_pool_hints_select_the_class_only(recs, stack):
+    rec = recs[stack]
+    for cc in rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass"):
+        name = cc.inputs["metadata"]["name"]
+        entry = rec.outputs["gpuPools"][name]
+        assert entry["nodeSelector"] == {"cloud.google.com/compute-class": name}
+        bound = [p.inputs["name"] for p in gpu_pools(rec)]
+        assert sorted(entry["pools"]) == sorted(
+            n for n in bound if n == name or n.startswith(f"{name}-fb")
+        )
+
+
+def test_l4_spot_gpu_pools_output_falls_back_across_all_three_pools(recs):
+    entry = recs["gke-l4-spot"].outputs["gpuPools"]["l4-spot"]
+    assert entry["pools"] == ["l4-spot", "l4-spot-fb1", "l4-spot-fb2"]
+    assert "cloud.google.com/gke-accelerator" not in entry["nodeSelector"]
+    assert {t["key"] for t in entry["tolerations"]} == {
+        "nvidia.com/gpu",
+        "cloud.google.com/compute-class",
+    }
+
+
+def test_a100_mig_output_counts_schedulable_gpus(recs):
+    assert recs["gke-a100-mig"].outputs["gpuPools"]["a100-mig"]["gpusPerNode"] == 14
+
+
+def test_private_nodes_and_authorized_networks_reach_the_cluster():
+    raw = gke_config(
+        cluster={
+            "name": "ml",
+            "location": "us-central1",
+            "privateNodes": True,
+            "cloudNat": True,
+            "authorizedNetworks": [{"cidr": "203.0.113.0/24", "name": "office"}],
+        }
+    )
+    rec = run_stack(raw)
+    c = rec.one(CLUSTER).inputs
+    assert c["privateClusterConfig"] == {"enablePrivateNodes": True}
+    assert c["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"cidrBlock": "203.0.113.0/24", "displayName": "office"}
+    ]
+    assert c["datapathProvider"] == "ADVANCED_DATAPATH"
+    nat = rec.one("gcp:compute/routerNat:RouterNat").inputs
+    assert nat["natIpAllocateOption"] == "AUTO_ONLY"
+
+
+def test_dcgm_metrics_are_sent_when_gke_owns_the_gpu_stack():
+    c = run_stack("gke-a100-mig").one(CLUSTER).inputs
+    assert c["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
+    assert c["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+def test_a3_ultra_pool_boots_from_hyperdisk_with_its_local_ssds():
+    raw = gke_config({"machineType": "a3-ultragpu-8g", "gpu": None, "spot": True})
+    (pool,) = gpu_pools(run_stack(raw))
+    nc = pool.inputs["nodeConfig"]
+    assert nc["diskType"] == "hyperdisk-balanced"
+    assert nc["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 32}

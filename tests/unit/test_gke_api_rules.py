@@ -1,0 +1,398 @@
+"""One test per GKE / Compute Engine rule the planner encodes, named after the rule.
+
+Each test cites where GKE states the rule (doc URL or the public error text). The README's
+"GKE rules we enforce" table lists the same rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.core.catalog import read_rows
+from infra.core.config import parse
+from infra.core.errors import ConfigErrors
+from infra.core.gke import GkePlan, gke_pool_outputs
+from infra.core.gke_rules import mig_instances
+from infra.core.gke_series import load_series, series_of
+from infra.core.plan import build_plan
+from tests.conftest import gke_config
+
+CHANNEL_CLUSTER = {"name": "ml", "location": "us-central1", "releaseChannel": "REGULAR"}
+NO_CHANNEL = {"name": "ml", "location": "us-central1", "releaseChannel": "UNSPECIFIED"}
+G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
+
+
+def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
+    p = build_plan(parse(gke_config(pool, **top), "s"))
+    assert p.gke is not None
+    return p.gke
+
+
+def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(gke_config(pool, **top), "s"))
+    return {i.path: i.reason for i in e.value.issues}
+
+
+def cluster(**extra: Any) -> dict[str, Any]:
+    return {"name": "ml", "location": "us-central1", **extra}
+
+
+# --- release channel and node auto-upgrade ---------------------------------------------------
+# "Auto_upgrade cannot be false when release_channel REGULAR is set., badRequest"
+# (nkoson/gke-tutorial#8; https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels)
+
+
+def test_auto_upgrade_cannot_be_false_when_release_channel_is_set():
+    reason = errors({"autoUpgrade": False}, cluster=CHANNEL_CLUSTER)["gpuPools[0].autoUpgrade"]
+    assert "Auto_upgrade cannot be false when release_channel REGULAR is set." in reason
+    assert "cluster.releaseChannel" in reason
+
+
+def test_auto_upgrade_defaults_on_for_channel_clusters():
+    (pool,) = plan(cluster=CHANNEL_CLUSTER).pools
+    assert pool.auto_upgrade is True
+
+
+def test_auto_upgrade_may_be_off_only_without_a_release_channel():
+    (pool,) = plan({"autoUpgrade": False}, cluster=NO_CHANNEL).pools
+    assert pool.auto_upgrade is False
+
+
+# --- maintenance policy (https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions)
+
+
+def test_maintenance_window_is_always_planned_weekend_nights_utc():
+    c = plan().cluster
+    assert (c.maintenance_start, c.maintenance_end) == (
+        "2026-01-03T00:00:00Z",
+        "2026-01-03T08:00:00Z",
+    )
+    assert c.maintenance_recurrence == "FREQ=WEEKLY;BYDAY=SA,SU"
+
+
+def test_maintenance_window_counts_only_contiguous_four_hours():
+    window = {"start": "2026-01-03T00:00:00Z", "end": "2026-01-03T03:00:00Z"}
+    reason = errors(cluster=cluster(maintenance={"window": window}))
+    assert "at least 4 contiguous hours" in reason["cluster.maintenance.window.end"]
+
+
+def test_maintenance_window_allows_48_hours_per_32_days():
+    window = {
+        "start": "2026-01-03T00:00:00Z",
+        "end": "2026-01-03T05:00:00Z",
+        "recurrence": "FREQ=WEEKLY;BYDAY=SA",
+    }
+    reason = errors(cluster=cluster(maintenance={"window": window}))
+    assert "at least 48 h" in reason["cluster.maintenance.window.recurrence"]
+
+
+def exclusion(**kw: Any) -> dict[str, Any]:
+    return {"name": "freeze", "start": "2026-12-01T00:00:00Z", "end": "2026-12-20T00:00:00Z", **kw}
+
+
+def test_no_upgrades_exclusion_lasts_at_most_30_days():
+    ex = exclusion(end="2027-01-15T00:00:00Z")
+    reason = errors(cluster=cluster(maintenance={"exclusions": [ex]}))
+    assert "at most 30 days" in reason["cluster.maintenance.exclusions[0].end"]
+
+
+def test_at_most_three_no_upgrades_exclusions():
+    exs = [exclusion(name=f"f{i}") for i in range(4)]
+    reason = errors(cluster=cluster(maintenance={"exclusions": exs}))
+    assert "at most 3" in reason["cluster.maintenance.exclusions"]
+
+
+def test_at_most_twenty_maintenance_exclusions():
+    exs = [exclusion(name=f"f{i}", scope="NO_MINOR_UPGRADES") for i in range(21)]
+    reason = errors(cluster=cluster(maintenance={"exclusions": exs}))
+    assert "at most 20" in reason["cluster.maintenance.exclusions"]
+
+
+def test_minor_upgrade_exclusion_scopes_need_a_release_channel():
+    ex = exclusion(scope="NO_MINOR_OR_NODE_UPGRADES")
+    reason = errors(cluster={**NO_CHANNEL, "maintenance": {"exclusions": [ex]}})
+    assert "needs a release channel" in reason["cluster.maintenance.exclusions[0].scope"]
+
+
+def test_maintenance_exclusion_ends_after_it_starts():
+    ex = exclusion(end="2026-11-01T00:00:00Z")
+    assert (
+        "not after start"
+        in errors(cluster=cluster(maintenance={"exclusions": [ex]}))[
+            "cluster.maintenance.exclusions[0].end"
+        ]
+    )
+
+
+def test_long_driver_hold_uses_no_minor_or_node_upgrades_on_a_channel_cluster():
+    ex = exclusion(end="2027-03-01T00:00:00Z", scope="NO_MINOR_OR_NODE_UPGRADES")
+    (planned,) = plan(
+        cluster=cluster(maintenance={"exclusions": [ex]})
+    ).cluster.maintenance_exclusions
+    assert planned.scope == "NO_MINOR_OR_NODE_UPGRADES"
+
+
+# --- boot disks per machine series (https://cloud.google.com/compute/docs/accelerator-optimized-machines)
+
+
+def test_g2_has_no_pd_standard_boot_disk():
+    reason = errors({**G2, "diskType": "pd-standard"})["gpuPools[0].diskType"]
+    assert reason.endswith("allowed: pd-balanced, pd-ssd")
+
+
+def test_a3_ultra_and_a4_boot_only_from_hyperdisk_balanced():
+    assert series_of("a3-ultragpu-8g").boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
+    assert series_of("a4-highgpu-8g").boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
+    reason = errors(
+        {"machineType": "a3-ultragpu-8g", "gpu": None, "spot": True, "diskType": "pd-ssd"}
+    )
+    assert "allowed: hyperdisk-balanced" in reason["gpuPools[0].diskType"]
+
+
+def test_omitted_disk_type_is_the_series_default():
+    (ultra,) = plan({"machineType": "a3-ultragpu-8g", "gpu": None, "spot": True}).pools
+    (g2,) = plan(G2).pools
+    assert (ultra.disk_type, g2.disk_type) == ("hyperdisk-balanced", "pd-balanced")
+
+
+def test_every_series_default_disk_is_a_gke_boot_disk_type():
+    gke_boot = {"pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced"}
+    for s in load_series():
+        assert set(s.boot_disk_types) <= gke_boot, s.prefix
+
+
+# --- capacity-limited machine types (https://cloud.google.com/compute/docs/accelerator-optimized-machines)
+
+
+def test_a3_high_1g_2g_4g_are_only_spot_or_flex_start():
+    for mt in ("a3-highgpu-1g", "a3-highgpu-2g", "a3-highgpu-4g"):
+        reason = errors({"machineType": mt, "gpu": None})["gpuPools[0].machineType"]
+        assert "only with spot, flex-start" in reason and "asks for on-demand" in reason
+    assert plan({"machineType": "a3-highgpu-1g", "gpu": None, "spot": True}).pools
+    assert plan({"machineType": "a3-highgpu-1g", "gpu": None, "flexStart": {}}).pools
+
+
+def test_a3_ultra_on_demand_needs_a_reservation_spot_or_flex_start():
+    reason = errors({"machineType": "a3-ultragpu-8g", "gpu": None})["gpuPools[0].machineType"]
+    assert "only with spot, flex-start, reservation" in reason
+    res = {"reservation": {"type": "specific", "name": "h200"}, "zones": ["us-central1-b"]}
+    (pool,) = plan({"machineType": "a3-ultragpu-8g", "gpu": None, **res}).pools
+    assert pool.reservation_type == "SPECIFIC_RESERVATION"
+
+
+def test_a4x_is_reservation_only():
+    assert series_of("a4x-highgpu-4g").provisioning == {"reservation"}  # type: ignore[union-attr]
+
+
+# --- zones and reservations
+
+
+def test_zonal_cluster_pools_default_to_the_cluster_zone():
+    (pool,) = plan(cluster=cluster(location="us-central1-a")).pools
+    assert pool.node_locations == ("us-central1-a",)
+
+
+def test_explicit_zones_widen_a_zonal_cluster_and_say_so():
+    g = plan(
+        {"zones": ["us-central1-a", "us-central1-b"]}, cluster=cluster(location="us-central1-a")
+    )
+    assert g.pools[0].node_locations == ("us-central1-a", "us-central1-b")
+    assert any("beyond the zonal cluster's zone" in n for n in g.notes)
+
+
+def test_reservation_affinity_is_sent_only_when_a_reservation_is_set():
+    # GKE's default consumes matching reservations
+    # (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
+    (pool,) = plan().pools
+    assert pool.reservation_type is None
+
+
+def test_reservation_may_be_shared_from_another_project():
+    res = {"type": "specific", "name": "projects/owner-project/reservations/t4-res"}
+    (pool,) = plan({"reservation": res, "zones": ["us-central1-a"]}).pools
+    assert pool.reservation_name == "projects/owner-project/reservations/t4-res"
+    bad = {"type": "specific", "name": "projects/x/t4"}
+    assert "gpuPools[0].reservation.name" in errors(
+        {"reservation": bad, "zones": ["us-central1-a"]}
+    )
+
+
+def test_flex_start_and_queued_pools_consume_no_reservation():
+    (flex,) = plan({"flexStart": {}}).pools
+    (queued,) = plan({"queuedProvisioning": True}).pools
+    assert flex.reservation_type == queued.reservation_type == "NO_RESERVATION"
+
+
+def test_spot_vms_do_not_consume_reservations():
+    assert "gpuPools[0].reservation" in errors({"spot": True, "reservation": {"type": "any"}})
+
+
+def test_best_effort_never_applies_to_a_pool_starting_at_zero():
+    reason = errors({"bestEffort": {"minNodes": 1}})["gpuPools[0].bestEffort"]
+    assert "never applies" in reason
+
+
+def test_best_effort_pool_is_created_with_its_minimum_nodes():
+    (pool,) = plan({"minNodes": 2, "bestEffort": {"minNodes": 1}, "zones": ["us-central1-a"]}).pools
+    assert (pool.initial_node_count, pool.best_effort_min_nodes) == (2, 1)
+
+
+# --- Dynamic Workload Scheduler (https://cloud.google.com/kubernetes-engine/docs/concepts/dws)
+
+
+def test_flex_start_is_exclusive_with_spot_and_reservations():
+    assert "gpuPools[0].flexStart" in errors({"spot": True, "flexStart": {}})
+    assert "gpuPools[0].flexStart" in errors({"reservation": {"type": "any"}, "flexStart": {}})
+
+
+def test_queued_provisioning_pools_start_at_zero():
+    assert "gpuPools[0].queuedProvisioning" in errors({"minNodes": 1, "queuedProvisioning": True})
+
+
+# --- ComputeClass (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)
+
+FALLBACK = {
+    **G2,
+    "spot": True,
+    "fallback": [
+        {"machineType": "g2-standard-8"},
+        {"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}},
+    ],
+}
+
+
+def test_compute_class_hints_select_the_class_only_so_pods_fall_back():
+    g = plan(FALLBACK)
+    for p in g.pools:
+        assert p.hints.node_selector == {"cloud.google.com/compute-class": "gpu-t4"}
+    per_pool = {
+        p.name: {
+            "gpuType": p.accelerator,
+            "gpuModel": p.hints.gpu_model,
+            "gpusPerNode": p.hints.gpus_per_node,
+            "physicalGpusPerNode": p.accelerator_count,
+            "nodeSelector": {"cloud.google.com/gke-accelerator": p.accelerator},
+            "tolerations": p.hints.tolerations(),
+        }
+        for p in g.pools
+    }
+    out = gke_pool_outputs(g, per_pool)
+    assert list(out) == ["gpu-t4"]  # one entry per class
+    assert out["gpu-t4"]["nodeSelector"] == {"cloud.google.com/compute-class": "gpu-t4"}
+    assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-fb1", "gpu-t4-fb2"]
+
+
+def test_spot_first_compute_class_migrates_back_to_spot():
+    (cc,) = plan(FALLBACK).compute_classes
+    assert cc.manifest()["activeMigration"] == {"optimizeRulePriority": True}
+    (on_demand,) = plan({**FALLBACK, "spot": False}).compute_classes
+    assert "activeMigration" not in on_demand.manifest()
+
+
+def test_compute_class_does_not_scale_up_other_pools_when_unsatisfiable():
+    (cc,) = plan(FALLBACK).compute_classes
+    spec = cc.manifest()
+    assert spec["whenUnsatisfiable"] == "DoNotScaleUp"
+    assert all(list(rule) == ["nodepools"] for rule in spec["priorities"])
+
+
+# --- capacity hints (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi)
+
+
+def test_gpus_per_node_counts_mig_partitions_times_time_sharing_clients():
+    (pool,) = plan(
+        {
+            "machineType": "a2-highgpu-1g",
+            "gpu": {
+                "partitionSize": "1g.5gb",
+                "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+            },
+        },
+        gpuOperator={"enabled": False},
+    ).pools
+    assert pool.schedulable_gpus == 14
+    assert pool.accelerator_count == pool.hints.gpus_per_node == 1  # quota counts physical GPUs
+
+
+@pytest.mark.parametrize(
+    ("profile", "n"),
+    [("1g.5gb", 7), ("2g.10gb", 3), ("3g.20gb", 2), ("7g.40gb", 1), ("1g.20gb", 4)],
+)
+def test_mig_partition_sizes_split_a_gpu_as_gke_documents(profile, n):
+    h100 = ("1g.10gb", "1g.20gb", "2g.20gb", "3g.40gb", "4g.40gb", "7g.80gb")
+    a100 = ("1g.5gb", "2g.10gb", "3g.20gb", "7g.40gb")
+    assert mig_instances(profile, h100 if profile == "1g.20gb" else a100) == n
+
+
+# --- cluster options
+
+
+def test_private_nodes_without_nat_say_that_nvcr_io_needs_cloud_nat():
+    g = plan(cluster=cluster(privateNodes=True))
+    assert g.cluster.private_nodes
+    assert any("Cloud NAT" in n and "nvcr.io" in n for n in g.notes)
+    assert not any(
+        "Cloud NAT" in n for n in plan(cluster=cluster(privateNodes=True, cloudNat=True)).notes
+    )
+
+
+def test_cloud_nat_is_only_for_private_nodes():
+    assert "cluster.cloudNat" in errors(cluster=cluster(cloudNat=True))
+
+
+def test_authorized_networks_take_cidr_blocks():
+    nets = [{"cidr": "203.0.113.0/24", "name": "office"}]
+    (net,) = plan(cluster=cluster(authorizedNetworks=nets)).cluster.authorized_networks or ()
+    assert (net.cidr_block, net.display_name) == ("203.0.113.0/24", "office")
+    bad = [{"cidr": "10.0.0.0/33"}]
+    assert "cluster.authorizedNetworks[0].cidr" in errors(cluster=cluster(authorizedNetworks=bad))
+
+
+def test_dataplane_v2_is_on_by_default():
+    assert plan().cluster.dataplane_v2
+
+
+def test_gke_dcgm_metrics_only_when_gke_owns_the_gpu_stack():
+    assert plan(gpuOperator={"enabled": False}).cluster.dcgm_metrics
+    assert not plan().cluster.dcgm_metrics  # the operator ships dcgm-exporter
+
+
+def test_image_streaming_needs_cos_and_the_service_usage_role():
+    g = plan({"imageStreaming": True})
+    assert g.pools[0].image_streaming
+    assert "roles/serviceusage.serviceUsageConsumer" in g.node_sa_roles
+    assert "roles/serviceusage.serviceUsageConsumer" not in plan().node_sa_roles
+    reason = errors({"imageStreaming": True, "imageType": "UBUNTU_CONTAINERD"})
+    assert "COS_CONTAINERD" in reason["gpuPools[0].imageStreaming"]
+
+
+def test_gvnic_is_on_for_gpu_pools_by_default():
+    assert plan().pools[0].gvnic
+
+
+def test_compact_placement_keeps_an_a3_pool_in_one_zone():
+    a3 = {"machineType": "a3-highgpu-8g", "gpu": None}
+    reason = errors({**a3, "compactPlacement": True})["gpuPools[0].compactPlacement"]
+    assert "one zone" in reason
+    (pool,) = plan({**a3, "compactPlacement": True, "zones": ["us-central1-a"]}).pools
+    assert pool.compact_placement
+    t4 = errors({"compactPlacement": True, "zones": ["us-central1-a"]})[
+        "gpuPools[0].compactPlacement"
+    ]
+    assert "A100, L4 and H100" in t4
+
+
+def test_bundled_local_ssds_become_ephemeral_storage():
+    (pool,) = plan({"machineType": "a3-highgpu-8g", "gpu": None}).pools
+    assert pool.local_ssd_count == 16
+    assert plan().pools[0].local_ssd_count == 0
+
+
+def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catalog):
+    bundled = {m.name for a in catalog.gcp_accelerators() for m in catalog.gcp_machines_with(a)}
+    n1 = {r["machine_type"] for r in read_rows("gcp_n1_machine_types.csv")}
+    assert bundled and n1
+    assert sorted(m for m in bundled | n1 | {"e2-standard-4"} if series_of(m) is None) == []
