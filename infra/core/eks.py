@@ -163,7 +163,9 @@ def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddon
     https://docs.aws.amazon.com/eks/latest/userguide/eks-add-ons.html); the EBS CSI driver makes
     gp3 PersistentVolumes; eks-node-monitoring-agent sets the AcceleratedHardwareReady condition
     (NVIDIA XID errors) that node auto repair acts on ("Detect node health issues and enable
-    automatic node repair", https://docs.aws.amazon.com/eks/latest/userguide/node-health.html);
+    automatic node repair", https://docs.aws.amazon.com/eks/latest/userguide/node-health.html;
+    its DaemonSet tolerates every taint, so it reaches tainted GPU nodes: aws/eks-node-monitoring-agent
+    charts/eks-node-monitoring-agent/values.yaml ``tolerations: [{operator: Exists}]``);
     eks-pod-identity-agent serves Pod Identity associations.
     """
     if existing:  # its add-ons are its owner's (Pod Identity's agent is checked at deploy time)
