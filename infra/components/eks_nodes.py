@@ -162,18 +162,19 @@ def live_desired_size(
 ) -> pulumi.Output[int]:
     """The desired size to send: the group's live value clamped into [min, max], else min."""
 
-    def pick(args: list[Any]) -> int:
+    def pick(args: list[Any]) -> pulumi.Input[int]:
         name, names = str(args[0]), list(args[1] or [])
-        if node_group_name not in names:
+        if node_group_name not in names:  # a new group (DescribeNodegroup would fail)
             return core.desired_size(None, min_size, max_size)
-        found = aws.eks.get_node_group(
+        found = aws.eks.get_node_group_output(
             cluster_name=name,
             node_group_name=node_group_name,
             region=region,
-            opts=pulumi.InvokeOptions(parent=parent),
+            opts=pulumi.InvokeOutputOptions(parent=parent),
         )
-        current = found.scaling_configs[0].desired_size if found.scaling_configs else None
-        return core.desired_size(current, min_size, max_size)
+        return found.scaling_configs.apply(
+            lambda sc: core.desired_size(sc[0].desired_size if sc else None, min_size, max_size)
+        )
 
     return pulumi.Output.all(cluster_name, existing).apply(pick)
 
