@@ -202,7 +202,8 @@ def test_mig_mixed_group_has_no_accelerator_label_so_ca_does_not_wait_for_gpus()
 
 def test_renamed_time_slicing_tags_the_shared_resource_and_drops_the_accelerator_label():
     cfg = eks_config(
-        {"sharing": {"replicas": 4, "renameByDefault": True}},
+        # minNodes 1: the operator planner refuses renameByDefault at minNodes 0
+        {"sharing": {"replicas": 4, "renameByDefault": True}, "minNodes": 1},
         top={"gpu-infra:gpuOperator": {"enabled": True}},
     )
     (g,) = plan_of(cfg).groups
