@@ -335,23 +335,23 @@ def plan_group(
             )
         usable = with_subnet
     az_ids = sorted(usable)
-    reserved = pool.capacity_reservation is not None and pool.capacity_reservation.id is not None
-    single_az = pool.hpc or reserved
-    if reserved and (pool.zones is None or len(pool.zones) != 1):
+    reservation_id = pool.capacity_reservation.id if pool.capacity_reservation else None
+    single_az = pool.hpc or reservation_id is not None
+    if reservation_id is not None and (pool.zones is None or len(pool.zones) != 1):
         # A reservation lives in one AZ that only the account can see; instances launched into
         # another AZ miss it (aws-ia/terraform-aws-eks-blueprints ml-capacity-block pattern:
         # restrict the node group's subnets to the reservation's AZ).
         issues.add(
             join_path("gpuPools", i, "zones"),
-            f"capacityReservation.id {pool.capacity_reservation.id}: give zones: [<AZ ID of the "  # type: ignore[union-attr]
-            "reservation>] (aws ec2 describe-capacity-reservations shows its AvailabilityZoneId)",
+            f"capacityReservation.id {reservation_id}: give zones: [<AZ ID of the reservation>] "
+            "(aws ec2 describe-capacity-reservations shows its AvailabilityZoneId)",
         )
     if single_az and len(az_ids) > 1:
         if pool.zones is not None and len(pool.zones) > 1:
             why_one = (
                 "hpc (a cluster placement group is in one AZ)"
                 if pool.hpc
-                else ("a capacity reservation (it is in one AZ)")
+                else "a capacity reservation (it is in one AZ)"
             )
             issues.add(
                 join_path("gpuPools", i, "zones"),
@@ -367,12 +367,6 @@ def plan_group(
                 f"{first.name} supports no EFA interface (EC2 DescribeInstanceTypes "
                 "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
                 "p5.48xlarge, p6-b200.48xlarge",
-            )
-        if pool.spot:
-            issues.add(
-                join_path("gpuPools", i, "hpc"),
-                "spot capacity is not held in one placement group; hpc pools are on-demand, "
-                "ODCR or Capacity Block",
             )
         efa = first.efa_interfaces
 
