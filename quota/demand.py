@@ -251,7 +251,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             vcpus=gp.vcpus,
             spot=gp.spot,
             max_nodes=gp.total_max,
-            surge=gp.max_surge,
+            surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
         )
         for gp in plan.gke.pools
     ]
