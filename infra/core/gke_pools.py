@@ -183,8 +183,10 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
 
     labels = {**spec.labels, POOL_LABEL: name}
     if ctx.operator_on:
-        # The operator runs the device plugin; with gke-default/latest GKE still installs the driver
-        # underneath (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
+        # The label turns GKE's device plugin off so the operator's is the only one (NVIDIA
+        # cloud-native-docs gpu-operator/google-gke.rst). With gke-default/latest GKE installs the
+        # driver itself; NVIDIA's guide instead sends gpu-driver-version=disabled and applies
+        # Google's installer DaemonSet (open review item; see the README's GKE rules).
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
         # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
         labels.update(operator_node_labels(spec))
