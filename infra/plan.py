@@ -1,6 +1,7 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-Usage: ``python -m infra.plan (--stack NAME | --config PATH) [--json] [--helm-values]``
+Usage: ``python -m infra.plan (--stack NAME | --config PATH) [--json] [--helm-values]
+[--integration jupyterhub|kubeflow|flyte|kubernetes]``
 
 Runs the real program on Pulumi's mock engine (``infra.mockengine``). Exit 0 on success; 2 on invalid
 config, one ``<key path>: <reason>`` line per problem on stderr; 1 on any other failure.
@@ -17,6 +18,7 @@ from typing import Any
 from infra.cli import stack_path
 from infra.core.config import StackConfig, load_stack_file, parse
 from infra.core.errors import ConfigErrors
+from infra.core.integrations import INTEGRATIONS
 from infra.core.plan import Plan, build_plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -44,6 +46,11 @@ def main(argv: list[str] | None = None) -> int:
     src.add_argument("--config", help="path of a stack file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument(
+        "--integration",
+        choices=INTEGRATIONS,
+        help="print one workload integration generated from the pools (YAML; JSON with --json)",
+    )
+    parser.add_argument(
         "--helm-values",
         action="store_true",
         help="print the rendered GPU Operator Helm values as YAML (GitOps export)",
@@ -54,6 +61,10 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
+    for note in plan.operator.notes if plan.operator is not None else ():
+        print(f"note: {note}", file=sys.stderr)
+    if args.integration:
+        return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan)
     try:
@@ -80,6 +91,21 @@ def _print_helm_values(plan: Plan) -> int:
     from infra.core.operator import render_helm_values
 
     _write(render_helm_values(plan))  # says so in a comment when the stack has no operator
+    return EXIT_OK
+
+
+def _print_integration(plan: Plan, name: str, as_json: bool) -> int:
+    op = plan.operator
+    # A JSON round trip unshares repeated parts (a Job's pod spec is the Pod's), so the YAML has
+    # no anchors/aliases that a reader might not expect.
+    doc = json.loads(json.dumps(op.integrations.get(name, {}) if op is not None else {}))
+    if as_json:
+        _write(json.dumps(doc, indent=2) + "\n")
+    else:
+        import yaml
+
+        _write(f"# {name} integration for stack {plan.config.stack} (python -m infra.plan)\n")
+        _write(yaml.safe_dump(doc, sort_keys=False, width=100))
     return EXIT_OK
 
 

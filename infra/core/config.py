@@ -23,7 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
-from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec
+from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.errors import ConfigIssue, Issues, join_path
 
 PROJECT = "gpu-infra"
@@ -39,7 +39,7 @@ _SCHEMAS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
 }
 
 # The keys this project reads under gpu-infra:.
-_PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces")
+_PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces", "integrations")
 
 # Location shapes: GCP regions/zones and AWS regions (the provider keys that must agree with them).
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
@@ -62,6 +62,7 @@ class StackConfig:
         pools: the platform's GPU pool blocks, in file order.
         operator: the GPU Operator block.
         namespaces: GPU namespaces with quotas.
+        integrations: settings of the generated workload integrations.
         provider_config: every non-``gpu-infra`` key, as given.
     """
 
@@ -74,6 +75,7 @@ class StackConfig:
     pools: tuple[Any, ...]
     operator: GpuOperatorSpec
     namespaces: tuple[GpuNamespaceSpec, ...]
+    integrations: IntegrationsSpec = field(default_factory=IntegrationsSpec)
     provider_config: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -181,6 +183,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         list[GpuNamespaceSpec], own.get("gpuNamespaces", []), "gpuNamespaces", issues
     )
 
+    integrations = _validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
     region, zone, project = _location(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
@@ -197,6 +200,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         pools=tuple(pools or ()),
         operator=operator or GpuOperatorSpec(),
         namespaces=tuple(namespaces or ()),
+        integrations=integrations or IntegrationsSpec(),
         provider_config=providers,
     )
 
