@@ -12,7 +12,7 @@ import re
 from infra.core.config_gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke_model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
-from infra.core.gke_pools import version_at_least
+from infra.core.gke_pools import gke_version, version_at_least
 from infra.core.gke_series import series_of
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
@@ -36,7 +36,7 @@ MAX_EXCLUSIONS = 20
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/cadvisor-kubelet-metrics),
 # component names per the MonitoringComponentConfig.Component enum (REST v1).
 DEFAULT_MONITORING: tuple[tuple[str, str], ...] = (
-    ("SYSTEM_COMPONENTS", "1.0"),
+    ("SYSTEM_COMPONENTS", "0.0"),
     ("STORAGE", "1.29.2-gke.2000"),
     ("HPA", "1.29.2-gke.2000"),
     ("POD", "1.29.2-gke.2000"),
@@ -85,6 +85,13 @@ def plan_cluster(
             "cluster.privateNodes: nodes have no external IPs and this stack creates no Cloud NAT; "
             "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
             f"on network {cluster.network or 'default'})"
+        )
+    mmv = cluster.min_master_version
+    if mmv is not None and mmv not in ("latest", "-") and gke_version(mmv) is None:
+        # "latest", "1.X", "1.X.Y", "1.X.Y-gke.N" or "-" (UpdateMasterRequest.master_version, v1).
+        issues.add(
+            "cluster.minMasterVersion",
+            f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
     if cluster.release_channel == "UNSPECIFIED" and not cluster.existing:
         notes.append(

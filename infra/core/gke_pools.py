@@ -286,19 +286,22 @@ def _check_compact(
 
 
 def gke_version(v: str) -> tuple[int, ...] | None:
-    """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000); missing parts are 0 (``1.32`` -> 1.32.0)."""
-    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?(?:-gke\.(\d+))?$", v)
+    """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000), ``1.32`` -> (1, 32); ``None`` if not a version."""
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$", v)
     if m is None:
         return None
-    return tuple(int(g or 0) for g in m.groups())
+    return tuple(int(g) for g in m.groups() if g is not None)
 
 
 def version_at_least(v: str | None, floor: str) -> bool:
-    """True when ``v`` is unset (GKE's channel default is newer) or not below ``floor``."""
-    if v is None:
+    """Whether the version GKE picks for ``v`` is not below ``floor``. Aliases pick the highest
+    release they name ("1.X": highest patch, "1.X.Y": highest gke.N; "latest"; "-" the default),
+    so only the parts given are compared (UpdateMasterRequest.master_version, GKE API v1).
+    An unparsable ``v`` is reported by the cluster rules and counts as below."""
+    if v is None or v in ("latest", "-"):
         return True
     have, need = gke_version(v), gke_version(floor)
-    return have is not None and need is not None and have >= need
+    return have is not None and need is not None and have >= need[: len(have)]
 
 
 def _check_flex_version(min_master: str | None, path: str, issues: Issues) -> None:

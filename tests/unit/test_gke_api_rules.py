@@ -426,6 +426,11 @@ def test_flex_start_needs_gke_1_32_2_gke_1652000():
     assert "1.32.2-gke.1652000" in reason and "1.31" in reason
     assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.32.2-gke.1652000")).pools
     assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.33")).pools
+    # "1.32" picks the highest 1.32 patch; "1.32.1" the highest gke.N of 1.32.1 (too old).
+    assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.32")).pools
+    assert "gpuPools[0].flexStart" in errors(
+        {"flexStart": {}}, cluster=cluster(minMasterVersion="1.32.1")
+    )
 
 
 GKE_DEFAULT_PACKAGES = [
@@ -450,6 +455,14 @@ def test_monitoring_components_keep_gkes_default_packages():
     assert list(gke_owned) == [*GKE_DEFAULT_PACKAGES, "DCGM"]
     no_dcgm = plan(gpuOperator={"enabled": False}, cluster=cluster(dcgmMetrics=False))
     assert list(no_dcgm.cluster.monitoring_components) == GKE_DEFAULT_PACKAGES
+
+
+# "latest", "1.X" (highest patch), "1.X.Y" (highest gke.N), "1.X.Y-gke.N" or "-"
+# (UpdateMasterRequest.master_version, GKE API v1)
+def test_min_master_version_is_a_gke_version():
+    assert "cluster.minMasterVersion" in errors(cluster=cluster(minMasterVersion="v1.33"))
+    latest = plan(gpuOperator={"enabled": False}, cluster=cluster(minMasterVersion="latest"))
+    assert "JOBSET" in latest.cluster.monitoring_components
 
 
 def test_monitoring_components_follow_the_clusters_minimum_version():
