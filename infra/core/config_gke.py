@@ -84,8 +84,9 @@ class GkePoolSpec(PoolBase):
     fallback: list[FallbackSpec] | None = None
     # Opt-in COMPACT placement (one zone) for multi-node A100/L4/H100 training pools.
     compact_placement: bool = False
-    # gVNIC on GPU nodes (higher bandwidth; COS and Ubuntu node images support it).
-    gvnic: bool = True
+    # gVNIC on GPU nodes (higher bandwidth). Omitted -> on for COS only: "GKE nodes must use a
+    # Container-Optimized OS node image" (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic).
+    gvnic: bool | None = None
     # Opt-in image streaming (gcfsConfig): large CUDA images start before they are fully pulled;
     # needs the Container File System API and COS (docs/how-to/image-streaming#requirements).
     image_streaming: bool = False

@@ -199,7 +199,7 @@ def test_type_not_offered_in_the_region_is_an_error_naming_where_it_is(catalog: 
     )
     assert "eu-west-1" not in aws(catalog, "g6.xlarge").az_ids
     reason = errors_of(cfg)["gpuPools[0].machineType"]
-    assert "no AZ of eu-west-1 offers g6.xlarge" in reason and "us-east-1" in reason
+    assert "g6.xlarge is not offered in eu-west-1" in reason and "us-east-1" in reason
 
 
 def test_subnet_az_of_another_region_is_rejected():
@@ -347,9 +347,13 @@ def test_asg_tags_are_derived_from_the_group_labels_taints_and_gpu_count():
     expected = {f"{prefix}label/{k}": v for k, v in g.labels.items()}
     expected |= {f"{prefix}taint/{t.key}": f"{t.value}:{t.effect}" for t in g.taints}
     expected[f"{prefix}resources/nvidia.com/gpu"] = "4"
+    expected[f"{prefix}resources/ephemeral-storage"] = "89Gi"  # 100 GiB x 0.9 - 1 GiB
     assert dict(g.asg_tags) == expected
     assert g.asg_tags[f"{prefix}taint/dedicated"] == "train:NoExecute"
-    assert g.node_group_tags == {f"{prefix}resources/nvidia.com/gpu": "4"}
+    assert g.node_group_tags == {
+        f"{prefix}resources/nvidia.com/gpu": "4",
+        f"{prefix}resources/ephemeral-storage": "89Gi",
+    }
 
 
 def test_template_tags_up_to_the_budget_plan_and_one_more_is_rejected():
