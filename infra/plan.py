@@ -1,7 +1,8 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-usage: python -m infra.plan (--stack NAME|PATH | --config PATH)
-                            [--json] [--helm-values] [--diff OLD_STACK_FILE] [--export DIR]
+usage: python -m infra.plan (--stack NAME|PATH | --config PATH) [--json] [--helm-values]
+                            [--diff OLD_STACK_FILE] [--export DIR]
+                            [--integration jupyterhub|kubeflow|flyte|kubernetes]
 
 Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
 ``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
@@ -13,6 +14,7 @@ examples:
   python -m infra.plan --stack gke-t4 --diff old.yaml     # create/update/replace/delete vs old.yaml
   python -m infra.plan --stack gke-t4 --export gitops/    # manifests, Helm values, Argo CD, Flux
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
+  python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
 
 exit codes: 0 success; 1 any other failure (one line on stderr); 2 invalid config or usage, one
 ``<key path>: <reason>`` line per problem on stderr.
@@ -70,6 +72,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     src.add_argument("--config", help="path of a stack file")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    from infra.core.integrations import INTEGRATIONS
+
+    parser.add_argument(
+        "--integration",
+        choices=INTEGRATIONS,
+        help="print one workload integration generated from the pools (YAML; JSON with --json)",
+    )
     parser.add_argument(
         "--helm-values",
         action="store_true",
@@ -105,10 +114,15 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
+    notes = list(plan.operator.notes if plan.operator is not None else ())
+    for note in notes:
+        print(f"note: {note}", file=sys.stderr)
+    if args.integration:
+        return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
     try:
-        return _run(args, raw, config, plan, old_raw)
+        return _run(args, raw, config, plan, old_raw, notes)
     except BrokenPipeError:
         raise  # the reader left (| head): infra.cli.run exits 0 quietly
     except OSError as e:  # --export into a directory that cannot be written, say
@@ -125,12 +139,16 @@ def _run(
     config: StackConfig,
     plan: Plan,
     old_raw: dict[str, Any] | None,
+    notes: list[str],
 ) -> int:
     """Everything after a valid config: the mock-engine run(s) and what to print or write."""
     from infra import mockengine
 
     catalog = _catalog_for(config)
     recording = mockengine.run(raw, config.stack, catalog)
+    for level, message in recording.logs:  # what `pulumi up` would log, each line once
+        if level in ("warning", "error") and message not in notes:
+            print(f"{level}: {message}", file=sys.stderr)
     if old_raw is not None:
         old = mockengine.run(old_raw, config.stack, catalog)
         return _print_diff(old, recording, as_json=args.json)
@@ -198,6 +216,21 @@ def _print_diff(old: Any, new: Any, as_json: bool) -> int:
     lines: list[str] = []
     print_changes(changes, lines.append)
     _write("\n".join(lines) + "\n")
+    return EXIT_OK
+
+
+def _print_integration(plan: Plan, name: str, as_json: bool) -> int:
+    op = plan.operator
+    # A JSON round trip unshares repeated parts (a Job's pod spec is the Pod's), so the YAML has
+    # no anchors/aliases that a reader might not expect.
+    doc = json.loads(json.dumps(op.integrations.get(name, {}) if op is not None else {}))
+    if as_json:
+        _write(json.dumps(doc, indent=2) + "\n")
+    else:
+        import yaml
+
+        _write(f"# {name} integration for stack {plan.config.stack} (python -m infra.plan)\n")
+        _write(yaml.safe_dump(doc, sort_keys=False, width=100))
     return EXIT_OK
 
 

@@ -3,7 +3,9 @@
 Usage (CONTRACT.md)::
 
     python -m quota.check (--stack NAME | --config PATH) [--json] [--offline]
-                          [--request [--justification TEXT] [--email ADDR]]
+                          [--request [--justification TEXT] [--email ADDR]
+                           [--preemptible-quota] [--force]]
+                          [--where [--regions R1,R2|all]]
 
 Exit codes: 0 all ok; 1 something short (requests filed or pending included); 2 invalid config or
 usage; 3 some quota could not be determined. Heavy imports (pydantic config, cloud SDKs) happen
@@ -57,6 +59,27 @@ def _parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--justification", metavar="TEXT", help="why the quota is needed (GCP requests)")
     p.add_argument("--email", metavar="ADDR", help="contact email; required by GCP for --request")
+    p.add_argument(
+        "--preemptible-quota",
+        action="store_true",
+        help="GCP: count Spot pools against preemptible quota even where none is granted, and "
+        "request that (default: Spot uses standard quota until preemptible quota is granted)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="AWS: file a request even though one for this value was denied before",
+    )
+    p.add_argument(
+        "--where",
+        action="store_true",
+        help="list the regions offering each GPU pool's shape, with quota headroom and price",
+    )
+    p.add_argument(
+        "--regions",
+        metavar="R1,R2|all",
+        help="with --where: the regions to consider (default: all offering the shape)",
+    )
     return p
 
 
@@ -74,16 +97,21 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     from infra.core.config import parse_file
     from infra.core.errors import ConfigErrors
     from infra.core.plan import build_plan
-    from quota.demand import stack_demand
+    from quota.demand import stack_contributions
 
+    if args.regions and not args.where:
+        print("--regions: only with --where", file=err)
+        return EXIT_USAGE
     try:
         path = Path(args.config) if args.config else stack_file(args.stack)
         config = parse_file(path)
         catalog = Catalog.load()
-        cloud, rows = stack_demand(config, catalog, build_plan(config, catalog))
+        plan = build_plan(config, catalog)
+        demand = stack_contributions(config, catalog, plan, args.preemptible_quota)
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE
+    cloud = demand.cloud
     if args.request and cloud == "gcp" and not args.email and not args.offline:
         print(
             "--email: required with --request on GKE stacks (Cloud Quotas needs a contact)",
@@ -91,7 +119,11 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         )
         return EXIT_USAGE
     try:
-        return _run(args, config, cloud, rows, catalog, out, err)
+        if args.where:
+            from quota import where
+
+            return where.run(args, config, catalog, plan, out, err)
+        return _run(args, config, demand, catalog, out, err)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): handled by the entry point, not a quota error
     except Exception as e:  # one line, not a traceback: nothing was judged ok
@@ -101,21 +133,24 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_UNKNOWN
 
 
-def _run(
-    args: Any, config: Any, cloud: str, rows: list[Any], catalog: Any, out: TextIO, err: TextIO
-) -> int:
+def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO) -> int:
     from quota import report
+    from quota.demand import reading_pick
 
-    stack = config.stack
+    stack, cloud = config.stack, demand.cloud
     if args.offline:
-        checks = report.offline_checks(rows)
+        checks = report.offline_checks(demand.rows())
         _emit(args, stack, cloud, checks, [], out, offline=True)
         return report.exit_code(checks, offline=True)
 
-    with _progress(args, err, f"Reading {len(rows)} quotas in {config.region} ({cloud})"):
+    keys = demand.keys_to_read()
+    with _progress(args, err, f"Reading {len(keys)} quotas in {config.region} ({cloud})"):
         service = _service(cloud, config, catalog)
-        readings, notes = service.read(rows)
+        readings, notes = service.read(keys)
+        rows = demand.rows(reading_pick(readings))
         checks = [report.Check.judged(r, readings[r.key]) for r in rows]
+        checks += report.api_checks(cloud, getattr(service, "api_problems", []))
+        notes += report.collapse_connection_failures(checks)
         if args.request:
             notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
@@ -135,7 +170,15 @@ def _file_requests(
     )
     todo: list[tuple[Any, int]] = []
     for c in checks:
-        if c.status != "short":
+        if c.status != "short" or c.demand.key.source == "serviceusage":
+            continue
+        spot_only = c.demand.models == {"spot"}  # flex-start/queued always use preemptible
+        if spot_only and _is_preemptible(c.demand.key) and not args.preemptible_quota:
+            c.request = {
+                "action": "skipped",
+                "status": "Spot demand counts here because preemptible quota is granted; "
+                "pass --preemptible-quota to request more of it",
+            }
             continue
         want = desired_value(c.demand.needed, readings[c.demand.key])
         # short means a known limit below usage + needed, so the request always raises it
@@ -146,7 +189,9 @@ def _file_requests(
         c, want = item
         if cloud == "gcp":
             return service.request(c.demand, want, args.email, justification)
-        return service.request(c.demand, want, readings[c.demand.key].limit or 0.0)
+        return service.request(
+            c.demand, want, readings[c.demand.key].limit or 0.0, force=args.force
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
         for (c, _), result in zip(todo, pool.map(file, todo), strict=True):
@@ -156,11 +201,15 @@ def _file_requests(
     return []
 
 
+def _is_preemptible(key: Any) -> bool:
+    return key.cloud == "gcp" and key.quota.startswith("PREEMPTIBLE_")
+
+
 def _service(cloud: str, config: Any, catalog: Any) -> Any:
     if cloud == "gcp":
         from quota.clients.gcp import GcpQuotaService, GcpSettings
 
-        return GcpQuotaService(GcpSettings.from_env(config.project))
+        return GcpQuotaService(GcpSettings.from_env(config.project), catalog)
     from quota.clients.aws import AwsQuotaService, AwsSettings
 
     return AwsQuotaService(AwsSettings.from_env(config.region), catalog)

@@ -1,107 +1,93 @@
 """Quota demand of a stack, decided in pure code: which quota, in which region, needs how much.
 
-Inputs are the parsed stack config (``infra.core.config.StackConfig``) and, when the planner has
-it, the plan's per-pool facts; outputs are ``DemandRow`` values keyed by (scope, region, quota).
-No cloud calls and no SDK imports here: ``--offline`` prints exactly this.
+Pipeline: ``quota.sizing`` maps the plan onto node groups; ``quota.rules`` says which quotas one
+node of each draws on; here the draws are summed per quota. ``--offline`` prints exactly this.
 
-Rules (reference quota.md §1.1, §2.1, §5):
+Peak per quota:
 
-* GCP: per pool, GPUs = GPUs per node x (max nodes + upgrade surge) against ``NVIDIA_<X>_GPUS`` or,
-  for spot pools, ``PREEMPTIBLE_NVIDIA_<X>_GPUS``; H100-and-newer on-demand GPUs against the Cloud
-  Quotas family quota ``GPUS-PER-GPU-FAMILY-per-project-region`` (dimension ``gpu_family``);
-  vCPUs x nodes against the machine family's CPU metric (``PREEMPTIBLE_CPUS`` for spot); every
-  pool's GPUs and vCPUs also against the global ``GPUS_ALL_REGIONS`` / ``CPUS_ALL_REGIONS``.
-* AWS: per node group, vCPUs x max nodes against the family's quota code (spot codes separate),
-  summed per region and code. Managed node groups scale with ``maxSize`` as a total, so no surge.
+* every pool at its maximum, plus the surge of the **largest single pool** (not the sum): GKE
+  upgrades one node pool at a time (https://cloud.google.com/kubernetes-engine/docs/concepts/
+  cluster-upgrades), and an EKS managed node group update raises its ASG by max(2 x the group's
+  AZs, maxUnavailable) nodes (https://docs.aws.amazon.com/eks/latest/userguide/
+  managed-node-update-behavior.html);
+* the GKE bootstrap default pool exists only before the other pools, so it counts as
+  max(bootstrap, steady state), not on top.
+
+Some draws depend on what the cloud reports (Spot on standard quota until preemptible quota is
+granted; E2_CPUS only where a region reports it). ``Demand.rows`` takes a ``pick`` that resolves
+them; without readings the first choice applies.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
-from typing import Any, Literal
+from typing import Any
 
-from infra.core.catalog import Catalog, read_rows
-from infra.core.errors import Issues, join_path
+from infra.core.catalog import Catalog
+from infra.core.errors import Issues
 from infra.core.plan import Plan
+from quota.arithmetic import Reading
+from quota.keys import (
+    GPU_FAMILY_QUOTA_ID,
+    VM_FAMILY_QUOTA,
+    VM_FAMILY_QUOTA_ID,
+    Cloud,
+    QuotaKey,
+    Scope,
+    Source,
+    Unit,
+)
+from quota.rules import (
+    CPUS_ALL_REGIONS,
+    GPUS_ALL_REGIONS,
+    Draw,
+    aws_quota_code,
+    aws_quota_name,
+    aws_vm_quotas,
+    gcp_accelerator_quotas,
+    gcp_cpu_rules,
+    gcp_machine_family,
+    gcp_quota_name,
+    gcp_vm_quotas,
+)
+from quota.sizing import (
+    GKE_DEFAULT_MAX_SURGE,
+    NodeGroupSizing,
+    eks_sizings,
+    gcp_vcpus_of,
+    gke_sizings,
+)
 
-Cloud = Literal["gcp", "aws"]
-Scope = Literal["region", "global"]
-Unit = Literal["GPUs", "vCPUs"]
-# Where a limit is read from: Compute regions.get / projects.get, the Cloud Quotas family quota,
-# or AWS Service Quotas.
-Source = Literal["compute-region", "compute-project", "cloudquotas", "servicequotas"]
-
-# GKE surge upgrades add up to ``maxSurge`` nodes above the pool size while nodes are replaced;
-# GKE's default is maxSurge=1, maxUnavailable=0 and it upgrades one zone at a time, so a pool at its
-# maximum briefly runs max + maxSurge nodes. https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies
-GKE_DEFAULT_MAX_SURGE = 1
-
-# Global GCP quotas (Project.quotas), checked for every GKE stack.
-GPUS_ALL_REGIONS = "GPUS_ALL_REGIONS"
-CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
-# Cloud Quotas id of the per-family GPU quota (H100 and newer); dimensions region + gpu_family.
-GPU_FAMILY_QUOTA_ID = "GPUS-PER-GPU-FAMILY-per-project-region"
-
-# Predefined GCP machine types end in their vCPU count (n1-standard-8, e2-standard-4).
-_GCP_VCPUS_SUFFIX = re.compile(r"^[a-z0-9]+-[a-z]+-([0-9]+)$")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NodeGroupSizing:
-    """What one pool / node group can grow to, in the units quotas count.
-
-    Attributes:
-        path: config key path of the pool (``gpuPools[0]``, ``cluster.systemPool``).
-        name: pool / node-group name.
-        machine_types: GCP machine type or AWS instance type(s).
-        gpu_type: GCP accelerator type (``nvidia-tesla-t4``); ``None`` for CPU pools and on AWS.
-        gpus_per_node: GPUs per node.
-        vcpus: vCPUs per node.
-        spot: Spot / preemptible capacity.
-        max_nodes: pool total maximum.
-        surge: extra nodes an upgrade may add on top of ``max_nodes``.
-    """
-
-    path: str
-    name: str
-    machine_types: tuple[str, ...]
-    gpu_type: str | None
-    gpus_per_node: int
-    vcpus: int
-    spot: bool
-    max_nodes: int
-    surge: int = 0
-
-    @property
-    def nodes(self) -> int:
-        """Peak node count quotas must cover."""
-        return self.max_nodes + self.surge
-
-
-@dataclass(frozen=True, slots=True)
-class QuotaKey:
-    """Identity of one quota check.
-
-    Attributes:
-        cloud: ``gcp`` | ``aws``.
-        scope: ``region`` | ``global``.
-        region: region for regional quotas, ``None`` for global ones.
-        quota: GCP Compute metric (``NVIDIA_T4_GPUS``) or AWS quota code (``L-DB2E81BA``).
-        unit: ``GPUs`` | ``vCPUs``.
-        source: which API holds the limit.
-        gpu_family: Cloud Quotas ``gpu_family`` dimension for family quotas.
-    """
-
-    cloud: Cloud
-    scope: Scope
-    region: str | None
-    quota: str
-    unit: Unit
-    source: Source
-    gpu_family: str | None = None
+__all__ = [
+    "CPUS_ALL_REGIONS",
+    "GKE_DEFAULT_MAX_SURGE",
+    "GPUS_ALL_REGIONS",
+    "GPU_FAMILY_QUOTA_ID",
+    "VM_FAMILY_QUOTA",
+    "VM_FAMILY_QUOTA_ID",
+    "Cloud",
+    "Contribution",
+    "Demand",
+    "DemandRow",
+    "NodeGroupSizing",
+    "QuotaKey",
+    "Scope",
+    "Source",
+    "Unit",
+    "aws_demand",
+    "aws_quota_code",
+    "aws_quota_name",
+    "gcp_accelerator_quotas",
+    "gcp_cpu_rules",
+    "gcp_demand",
+    "gcp_machine_family",
+    "gcp_vcpus_of",
+    "quota_name",
+    "reading_pick",
+    "stack_contributions",
+    "stack_demand",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -112,354 +98,161 @@ class DemandRow:
         key: the quota.
         name: human name of the quota.
         needed: units needed at the stack's peak.
-        pools: one line per contributing pool, e.g. ``gpu-t4: 1 x (20 max + 1 surge) nodes``.
+        pools: one line per contributing pool (and the surge / bootstrap rule applied).
+        models: provisioning models of the contributing pools (``standard``, ``spot``, ...).
     """
 
     key: QuotaKey
     name: str
     needed: int
     pools: tuple[str, ...] = field(default_factory=tuple)
+    models: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
-class GcpAcceleratorQuota:
-    """Quota metrics of one GCP accelerator (``gcp_accelerator_quotas.csv``)."""
+class Contribution:
+    """One pool's draw on one quota (before resolving fallbacks)."""
 
-    on_demand: str
-    spot: str
-    gpu_family: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class AwsQuotaClass:
-    """One EC2 vCPU quota class (``aws_quota_classes.csv``)."""
-
-    name: str
-    family_regex: re.Pattern[str]
-    on_demand_code: str
-    on_demand_name: str
-    spot_code: str
-    spot_name: str
+    pool: NodeGroupSizing
+    draw: Draw
 
 
-@cache
-def gcp_accelerator_quotas() -> dict[str, GcpAcceleratorQuota]:
-    """Accelerator type -> its quota metrics."""
-    return {
-        r["accelerator"]: GcpAcceleratorQuota(
-            r["on_demand_quota_metric"], r["spot_quota_metric"], r.get("gpu_family") or None
-        )
-        for r in read_rows("gcp_accelerator_quotas.csv")
-    }
+# A pick resolves a draw to the key it counts against, with a note when a fallback applied.
+Pick = Callable[[Draw], tuple[QuotaKey, str | None]]
 
 
-@cache
-def gcp_cpu_metrics() -> dict[str, tuple[str | None, str]]:
-    """Machine family -> (on-demand CPU metric or ``None``, spot CPU metric)."""
-    return {
-        r["family"]: (r["on_demand_metric"] or None, r["spot_metric"])
-        for r in read_rows("gcp_cpu_quota_metrics.csv")
-    }
+def first_choice(draw: Draw) -> tuple[QuotaKey, str | None]:
+    """The draw's own key (offline: nothing is known about the cloud yet)."""
+    return draw.key, None
 
 
-@cache
-def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
-    """EC2 quota classes in match order."""
-    return tuple(
-        AwsQuotaClass(
-            r["class"],
-            re.compile(r["family_regex"]),
-            r["on_demand_code"],
-            r["on_demand_name"],
-            r["spot_code"],
-            r["spot_name"],
-        )
-        for r in read_rows("aws_quota_classes.csv")
-    )
-
-
-def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
-    """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
-    family = instance_type.split(".", 1)[0]
-    return next((c for c in aws_quota_classes() if c.family_regex.match(family)), None)
-
-
-def aws_quota_code(instance_type: str, spot: bool) -> str | None:
-    """The EC2 vCPU quota code an instance of ``instance_type`` counts against (by its class)."""
-    cls = aws_class_of(instance_type)
-    if cls is None:
-        return None
-    return cls.spot_code if spot else cls.on_demand_code
-
-
-def aws_quota_name(code: str) -> str:
-    """Service Quotas' name of an EC2 vCPU quota code (the code itself when unknown)."""
-    for c in aws_quota_classes():
-        if c.on_demand_code == code:
-            return c.on_demand_name
-        if c.spot_code == code:
-            return c.spot_name
-    return code
-
-
-def gcp_quota_name(metric: str, gpu_family: str | None = None) -> str:
-    """A readable name for a Compute quota metric (``NVIDIA_T4_GPUS`` -> ``NVIDIA T4 GPUs``)."""
-    if metric == GPUS_ALL_REGIONS:
-        return "GPUs (all regions)"
-    if metric == CPUS_ALL_REGIONS:
-        return "vCPUs (all regions)"
-    words = metric.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")
-    words = "vCPUs" if words == "CPUS" else words.replace("PREEMPTIBLE ", "Preemptible ")
-    if gpu_family:
-        words += f" (GPU family {gpu_family})"
-    return words
-
-
-def gcp_machine_family(machine_type: str) -> str:
-    """Machine family of a GCP machine type (``n1-highmem-8`` -> ``n1``)."""
-    return machine_type.split("-", 1)[0]
-
-
-def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
-    """vCPUs of a GCP machine type: from the catalog, else from a predefined type's name."""
-    m = catalog.gcp_machine(machine_type)
-    if m is not None:
-        return m.vcpus
-    if match := _GCP_VCPUS_SUFFIX.match(machine_type):
-        return int(match.group(1))
-    return None
-
-
-# --- sizing: plan -> NodeGroupSizing ----------------------------------------------------------
-
-
-def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
-    """Sizing of every planned GKE node pool (fallback pools included) and the system pool.
-
-    Each pool counts with its ``total_max`` and its upgrade ``max_surge`` (GKE adds a surge node
-    per pool during upgrades, and that node needs quota too).
-    """
-    assert plan.gke is not None
-    paths = _gke_paths(config)
-    out = [
-        NodeGroupSizing(
-            path=paths.get(gp.name, gp.name),
-            name=gp.name,
-            machine_types=(gp.machine_type,),
-            gpu_type=gp.accelerator,
-            gpus_per_node=gp.accelerator_count,
-            vcpus=gp.vcpus,
-            spot=gp.spot,
-            max_nodes=gp.total_max,
-            surge=gp.max_surge,
-        )
-        for gp in plan.gke.pools
-    ]
-    cluster = plan.gke.cluster
-    if not cluster.existing:
-        vcpus = gcp_vcpus_of(cluster.system_machine_type, catalog)
-        if vcpus is None:
-            issues.add(
-                "cluster.systemPool.machineType",
-                f"{cluster.system_machine_type!r} is not a predefined GCP machine type "
-                "(vCPUs unknown)",
-            )
-        else:
-            out.append(
-                NodeGroupSizing(
-                    path="cluster.systemPool",
-                    name="system",
-                    machine_types=(cluster.system_machine_type,),
-                    gpu_type=None,
-                    gpus_per_node=0,
-                    vcpus=vcpus,
-                    spot=False,
-                    max_nodes=cluster.system_max,
-                    surge=GKE_DEFAULT_MAX_SURGE,
-                )
-            )
-    for s in out:
-        if s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
-            issues.add(
-                join_path(s.path, "gpu", "type"),
-                f"{s.gpu_type!r} has no known GPU quota metric; known: "
-                f"{', '.join(sorted(gcp_accelerator_quotas()))}",
-            )
-        family = gcp_machine_family(s.machine_types[0])
-        if family not in gcp_cpu_metrics():  # unknown is not "no regional vCPU quota"
-            issues.add(
-                join_path(s.path, "machineType"),
-                f"family {family!r} has no known regional CPU quota metric; known: "
-                f"{', '.join(sorted(gcp_cpu_metrics()))}",
-            )
-    return [
-        s
-        for s in out
-        if (s.gpu_type is None or s.gpu_type in gcp_accelerator_quotas())
-        and gcp_machine_family(s.machine_types[0]) in gcp_cpu_metrics()
-    ]
-
-
-def _gke_paths(config: Any) -> dict[str, str]:
-    """Planned pool name -> config key path (fallback pools are ``<name>-fb<j+1>``)."""
-    paths: dict[str, str] = {}
-    for i, pool in enumerate(config.pools):
-        paths[pool.name] = join_path("gpuPools", i)
-        for j, _ in enumerate(pool.fallback or ()):
-            paths[f"{pool.name}-fb{j + 1}"] = join_path("gpuPools", i, "fallback", j)
-    return paths
-
-
-def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
-    """Sizing of every planned EKS GPU node group and the CPU system group."""
-    assert plan.eks is not None
-    index = {pool.name: i for i, pool in enumerate(config.pools)}
-    out: list[NodeGroupSizing] = []
-    for g in plan.eks.groups:
-        path = join_path("gpuPools", index.get(g.name))
-        unmapped = [t for t in g.instance_types if aws_quota_code(t, g.hints.spot) is None]
-        for t in unmapped:
-            issues.add(join_path(path, "machineType"), f"{t!r} matches no EC2 vCPU quota class")
-        if unmapped:
-            continue
-        out.append(
-            NodeGroupSizing(
-                path=path,
-                name=g.name,
-                machine_types=g.instance_types,
-                gpu_type=None,
-                gpus_per_node=g.hints.gpus_per_node,
-                vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
-                spot=g.hints.spot,
-                max_nodes=g.max_size,
-            )
-        )
-    system = plan.eks.system
-    if system is not None:
-        vcpus = [
-            v
-            for t in system.instance_types
-            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
-        ]
-        if len(vcpus) != len(system.instance_types):
-            issues.add(
-                "cluster.systemPool.machineType",
-                f"vCPUs of {', '.join(system.instance_types)} unknown",
-            )
-        out.append(
-            NodeGroupSizing(
-                path="cluster.systemPool",
-                name=system.name,
-                machine_types=system.instance_types,
-                gpu_type=None,
-                gpus_per_node=0,
-                vcpus=max(vcpus, default=0),
-                spot=False,
-                max_nodes=system.max_size,
-            )
-        )
-    return out
-
-
-# Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for the system
-# group's CPU instances, which the GPU catalog does not list. Only sizes whose count holds across
-# families: "medium" is 1 vCPU on a1/m6g but 2 on t3, so it stays unknown (an issue, not a guess).
-_AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
-
-
-def _aws_vcpus_from_name(instance_type: str) -> int | None:
-    size = instance_type.split(".", 1)[-1]
-    if size in _AWS_SIZE_VCPUS:
-        return _AWS_SIZE_VCPUS[size]
-    if m := re.match(r"^([0-9]+)xlarge$", size):
-        return 4 * int(m.group(1))
-    return None
-
-
-# --- demand: sizings -> rows --------------------------------------------------------------------
-
-
-class _Acc:
-    """Accumulates needed units and explanations per quota key, in first-seen order."""
-
-    def __init__(self) -> None:
-        self.rows: dict[QuotaKey, tuple[str, int, list[str]]] = {}
-
-    def add(self, key: QuotaKey, name: str, amount: int, why: str) -> None:
-        prev = self.rows.get(key)
-        if prev is None:
-            self.rows[key] = (name, amount, [why])
-        else:
-            prev[2].append(why)
-            self.rows[key] = (prev[0], prev[1] + amount, prev[2])
-
-    def result(self) -> list[DemandRow]:
-        order = {"region": 0, "global": 1}
-        keys = sorted(self.rows, key=lambda k: order[k.scope])  # stable: regional rows first
-        return [
-            DemandRow(
-                key=k, name=self.rows[k][0], needed=self.rows[k][1], pools=tuple(self.rows[k][2])
-            )
-            for k in keys
-        ]
+def quota_name(key: QuotaKey) -> str:
+    """Readable name of any quota key."""
+    return aws_quota_name(key.quota) if key.cloud == "aws" else gcp_quota_name(key)
 
 
 def _nodes_text(s: NodeGroupSizing) -> str:
-    return f"({s.max_nodes} max + {s.surge} surge)" if s.surge else f"{s.max_nodes} max"
+    return f"{s.max_nodes} nodes" if not s.bootstrap else f"{s.max_nodes} bootstrap nodes"
+
+
+@dataclass(frozen=True, slots=True)
+class Demand:
+    """Every draw of a stack, summed per quota by ``rows``."""
+
+    cloud: Cloud
+    region: str
+    contributions: tuple[Contribution, ...]
+    surge_rule: str
+
+    def keys_to_read(self) -> list[QuotaKey]:
+        """Every key a draw or one of its fallbacks may count against, first-seen order."""
+        keys: dict[QuotaKey, None] = {}
+        for c in self.contributions:
+            for d in c.draw.chain():
+                keys[d.key] = None
+        return list(keys)
+
+    def rows(self, pick: Pick = first_choice) -> list[DemandRow]:
+        """Demand per resolved quota, regional rows first (stable order)."""
+        acc: dict[QuotaKey, dict[str, Any]] = {}
+        for c in self.contributions:
+            key, note = pick(c.draw)
+            a = acc.setdefault(
+                key, {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set()}
+            )
+            s, per = c.pool, c.draw.per_node
+            a["models"].add(s.model)
+            why = f"{s.name}: {per} x {_nodes_text(s)}"
+            if note:
+                why += f" [{note}]"
+            a["why"].append(why)
+            if s.bootstrap:
+                a["boot"] += per * s.max_nodes
+                continue
+            a["base"] += per * s.max_nodes
+            if per * s.surge > a["surge"][0]:
+                a["surge"] = (per * s.surge, s.name)
+        out: list[DemandRow] = []
+        for key, a in acc.items():
+            surge, surge_pool = a["surge"]
+            steady = a["base"] + surge
+            why = list(a["why"])
+            if surge:
+                why.append(
+                    f"surge: +{surge} ({surge_pool}, the largest single pool; {self.surge_rule})"
+                )
+            if a["boot"]:
+                why.append(
+                    f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
+                    "before the other pools exist"
+                )
+            out.append(
+                DemandRow(
+                    key=key,
+                    name=quota_name(key),
+                    needed=max(steady, a["boot"]),
+                    pools=tuple(why),
+                    models=frozenset(a["models"]),
+                )
+            )
+        order = {"region": 0, "global": 1}
+        return sorted(out, key=lambda r: order[r.key.scope])
+
+
+GKE_SURGE_RULE = "GKE upgrades one node pool at a time"
+EKS_SURGE_RULE = "EKS node group update: max(2 x AZs, maxUnavailable) nodes, one group at a time"
+
+
+def gcp_contributions(
+    region: str, sizings: Iterable[NodeGroupSizing], force_preemptible: bool = False
+) -> Demand:
+    """Draws of GKE pools in ``region``.
+
+    Raises:
+        KeyError: a sizing's GPU type, machine family or disk type has no quota row
+            (``gke_sizings`` reports those as config issues first).
+    """
+    out: list[Contribution] = []
+    for s in sizings:
+        for d in gcp_vm_quotas(
+            region,
+            machine_type=s.machine_types[0],
+            vcpus=s.vcpus,
+            accelerator=s.gpu_type,
+            gpus=s.gpus_per_node,
+            model=s.model,
+            disk_type=s.disk_type,
+            disk_gb=s.disk_gb,
+            local_ssds=s.local_ssds,
+            external_ip=s.external_ip,
+            force_preemptible=force_preemptible,
+        ):
+            out.append(Contribution(s, d))
+    return Demand("gcp", region, tuple(out), GKE_SURGE_RULE)
+
+
+def aws_contributions(region: str, sizings: Iterable[NodeGroupSizing]) -> Demand:
+    """Draws of EKS node groups in ``region``."""
+    out = [
+        Contribution(s, d)
+        for s in sizings
+        for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot)
+    ]
+    return Demand("aws", region, tuple(out), EKS_SURGE_RULE)
 
 
 def gcp_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:
-    """GPU and vCPU demand of GKE pools in ``region``, regional rows first, then global ones.
-
-    Raises:
-        KeyError: a sizing's GPU type or machine family has no quota metric (``gke_sizings``
-            reports those as config issues first).
-    """
-    acc = _Acc()
-    for s in sizings:
-        nodes = _nodes_text(s)
-        if s.gpu_type is not None and s.gpus_per_node > 0:
-            q = gcp_accelerator_quotas()[s.gpu_type]
-            gpus = s.gpus_per_node * s.nodes
-            why = f"{s.name}: {s.gpus_per_node} x {nodes} nodes"
-            if s.spot:
-                key = QuotaKey("gcp", "region", region, q.spot, "GPUs", "compute-region")
-            elif q.gpu_family:
-                key = QuotaKey(
-                    "gcp", "region", region, q.on_demand, "GPUs", "cloudquotas", q.gpu_family
-                )
-            else:
-                key = QuotaKey("gcp", "region", region, q.on_demand, "GPUs", "compute-region")
-            acc.add(key, gcp_quota_name(key.quota, key.gpu_family), gpus, why)
-            gkey = QuotaKey("gcp", "global", None, GPUS_ALL_REGIONS, "GPUs", "compute-project")
-            acc.add(gkey, gcp_quota_name(GPUS_ALL_REGIONS), gpus, why)
-        vcpus = s.vcpus * s.nodes
-        why = f"{s.name}: {s.vcpus} vCPUs x {nodes} nodes"
-        # KeyError for a family gke_sizings did not vet; an empty metric (g2, a3, a4) is deliberate.
-        on_demand, spot = gcp_cpu_metrics()[gcp_machine_family(s.machine_types[0])]
-        metric = spot if s.spot else on_demand
-        if metric:
-            key = QuotaKey("gcp", "region", region, metric, "vCPUs", "compute-region")
-            acc.add(key, gcp_quota_name(metric), vcpus, why)
-        gkey = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
-        acc.add(gkey, gcp_quota_name(CPUS_ALL_REGIONS), vcpus, why)
-    return acc.result()
+    """Offline demand rows of GKE pools in ``region``."""
+    return gcp_contributions(region, sizings).rows()
 
 
 def aws_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:
-    """vCPU demand of EKS node groups in ``region``, one row per quota code."""
-    acc = _Acc()
-    for s in sizings:
-        codes = dict.fromkeys(c for t in s.machine_types if (c := aws_quota_code(t, s.spot)))
-        for code in codes:  # a mixed group counts fully against each class it may launch in
-            key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
-            why = f"{s.name}: {s.vcpus} vCPUs x {_nodes_text(s)} nodes"
-            acc.add(key, aws_quota_name(code), s.vcpus * s.nodes, why)
-    return acc.result()
+    """Offline demand rows of EKS node groups in ``region``."""
+    return aws_contributions(region, sizings).rows()
 
 
-def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[DemandRow]]:
-    """The cloud and every demand row of a planned stack (``infra.core.plan.build_plan``).
+def stack_sizings(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[NodeGroupSizing]]:
+    """The cloud and the node groups of a planned stack.
 
     Raises:
         ConfigErrors: the stack cannot be sized (platform without cloud quotas, unknown types).
@@ -468,11 +261,53 @@ def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list
     if config.platform == "gke":
         sizings = gke_sizings(config, plan, catalog, issues)
         issues.raise_if_any()
-        return "gcp", gcp_demand(config.region, sizings)
+        return "gcp", sizings
     if config.platform == "eks":
         sizings = eks_sizings(config, plan, catalog, issues)
         issues.raise_if_any()
-        return "aws", aws_demand(config.region, sizings)
+        return "aws", sizings
     issues.add("platform", f"{config.platform!r} has no cloud quotas to check (gke and eks do)")
     issues.raise_if_any()
     raise AssertionError("unreachable")
+
+
+def stack_contributions(
+    config: Any, catalog: Catalog, plan: Plan, force_preemptible: bool = False
+) -> Demand:
+    """Every draw of a planned stack in its region (``infra.core.plan.build_plan``)."""
+    cloud, sizings = stack_sizings(config, catalog, plan)
+    if cloud == "gcp":
+        return gcp_contributions(config.region, sizings, force_preemptible)
+    return aws_contributions(config.region, sizings)
+
+
+def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[DemandRow]]:
+    """The cloud and every offline demand row of a planned stack."""
+    demand = stack_contributions(config, catalog, plan)
+    return demand.cloud, demand.rows()
+
+
+def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:
+    """Resolve draws with what the cloud reported (``rules.FallbackWhen``).
+
+    Spot moves to the standard quota only when the preemptible one is known to be ungranted
+    (limit 0, or the region does not report it); E2 moves to CPUS only when the region does not
+    report E2_CPUS. An unreadable quota keeps the first choice, whose row is then unknown.
+    """
+
+    def pick(draw: Draw) -> tuple[QuotaKey, str | None]:
+        notes: list[str] = []
+        d = draw
+        while d.fallback is not None:
+            r = readings.get(d.key)
+            missing = r is not None and (r.error or "").startswith("quota missing")
+            if d.when == "preemptible-not-granted" and r is not None and (missing or r.limit == 0):
+                notes.append(f"{d.key.quota} not granted: Spot counts against standard quota")
+            elif d.when == "metric-missing" and missing:
+                notes.append(f"{d.key.quota} not reported in {d.key.region}")
+            else:
+                break
+            d = d.fallback
+        return d.key, "; ".join(notes) or None
+
+    return pick

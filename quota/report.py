@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from quota.arithmetic import Reading, Status, verdict
 from quota.demand import Cloud, DemandRow
+from quota.keys import QuotaKey, quota_id_of
 
 EXIT_OK = 0
 EXIT_SHORT = 1
@@ -65,6 +66,10 @@ class Check:
         }
         if k.gpu_family:
             out["gpuFamily"] = k.gpu_family
+        if k.vm_family:
+            out["vmFamily"] = k.vm_family
+        if k.cloud == "gcp" and k.source != "serviceusage":
+            out["quotaId"] = quota_id_of(k)
         return out
 
 
@@ -72,6 +77,34 @@ def _whole(x: float | None, rounding: Callable[[float], int]) -> int | None:
     # Quotas are whole units; Compute returns floats (24.0). Limits round down and usage up, so a
     # fractional value never shows more headroom than there is.
     return None if x is None else rounding(x)
+
+
+def api_checks(cloud: Cloud, problems: Sequence[tuple[str, str]]) -> list[Check]:
+    """An ``unknown`` row per required API that is disabled or could not be read."""
+    out: list[Check] = []
+    for api, reason in problems:
+        key = QuotaKey(cloud, "global", None, api, "API", "serviceusage")
+        row = DemandRow(key=key, name=f"API {api} enabled", needed=1)
+        out.append(Check(demand=row, status="unknown", reason=reason))
+    return out
+
+
+CONNECT = "cannot connect to "
+
+
+def collapse_connection_failures(checks: Sequence[Check]) -> list[str]:
+    """When every row failed to connect, say each endpoint and cause once (returned as notes).
+
+    The rows stay ``unknown`` with a short reason pointing at the note.
+    """
+    judged = [c for c in checks if c.demand.key.source != "serviceusage"]
+    if not judged or any(not c.reason.startswith(CONNECT) for c in judged):
+        return []
+    notes = list(dict.fromkeys(c.reason for c in checks if c.reason.startswith(CONNECT)))
+    for c in checks:
+        if c.reason.startswith(CONNECT):
+            c.reason = "not read: endpoint unreachable (see below)"
+    return notes
 
 
 def offline_checks(rows: Sequence[DemandRow]) -> list[Check]:
@@ -148,7 +181,10 @@ def render(
             table.add_column("request")
     for c in checks:
         k = c.demand.key
-        quota = f"{k.quota} [{k.gpu_family}]" if k.gpu_family else k.quota
+        fam = k.gpu_family or k.vm_family
+        quota = f"{k.quota} [{fam}]" if fam else k.quota
+        if k.cloud == "aws" and c.demand.name != k.quota:  # codes alone mean nothing to readers
+            quota = f"{k.quota} {c.demand.name}"
         cells = [k.scope, k.region or "-", quota, k.unit, str(c.demand.needed)]
         if offline:
             cells.append("; ".join(c.demand.pools))

@@ -1,133 +1,180 @@
-"""Benchmark quota.check against the local fakes with injected latency (not a timed test).
+"""Benchmark quota.check against the local fakes (not a timed test).
 
-Prints: start-up of ``python -m quota.check --help``; for a GKE stack with 10 quota rows and an
-EKS stack, the wall time of a full check against emulators answering every call after 250 ms,
-and that time in round trips (target: <= 2 round trips plus start-up, start-up being the same
-command with ``--offline``).
+Every figure comes from paired runs: the same command against the same fakes, once answering at
+once and once after ``--latency`` seconds per call, in alternating order. The extra wall time of
+the slow run divided by the latency is the number of sequential round trips the check makes
+(demand and parsing cancel out within each pair; the check runs in-process after one warm-up run,
+so interpreter start-up and SDK imports, which vary by more than a round trip on a shared
+machine, are not in the pairs). Printed as medians over the pairs:
 
-    .venv/bin/python scripts/bench_quota.py [--latency 0.25] [--repeat 3]
+* start-up of ``python -m quota.check --help`` (target <= 0.6 s);
+* GKE check of the bench stack (target <= 2 round trips), EKS check (Service Quotas slowed);
+* ``--where`` over 1, 4 and 16 regions: round trips, and their ratio to the 1-region case
+  (target: about 1, i.e. one round trip for any number of regions up to the concurrency bound).
+
+    .venv/bin/python scripts/bench_quota.py [--latency 0.5] [--repeat 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
+import io
 import os
 import statistics
 import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from infra.core.catalog import Catalog  # noqa: E402
 from tests.fakes.aws import FakeServiceQuotas  # noqa: E402
+from tests.fakes.base import FakeService  # noqa: E402
 from tests.fakes.gcp import FakeCloudQuotas, FakeCompute, FakeServiceUsage  # noqa: E402
 
 GKE = ROOT / "tests" / "fixtures" / "quota" / "Pulumi.gke-bench.yaml"
 P, R = "demo-project", "us-central1"
+AMPLE = {
+    "NVIDIA_T4_GPUS": (64, 0),
+    "PREEMPTIBLE_NVIDIA_T4_GPUS": (64, 0),
+    "NVIDIA_L4_GPUS": (64, 0),
+    "PREEMPTIBLE_NVIDIA_L4_GPUS": (64, 0),
+    "NVIDIA_A100_GPUS": (16, 0),
+    "CPUS": (1000, 0),
+    "E2_CPUS": (100, 0),
+    "PREEMPTIBLE_CPUS": (1000, 0),
+    "A2_CPUS": (100, 0),
+    "INSTANCES": (1000, 0),
+    "IN_USE_ADDRESSES": (1000, 0),
+    "SSD_TOTAL_GB": (100000, 0),
+}
 
 
-def timed(cmd: list[str], env: dict[str, str], repeat: int) -> tuple[float, int]:
-    """Median wall time of ``cmd`` and its last exit code."""
-    times: list[float] = []
+def wall(cmd: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall time and exit code of ``cmd`` in a fresh process (start-up only)."""
+    t = time.perf_counter()
+    code = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, check=False).returncode
+    return time.perf_counter() - t, code
+
+
+def in_process(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall time and exit code of ``quota.check`` run in this process (imports already warm).
+
+    In-process runs leave out interpreter start-up and SDK imports, which on a shared machine
+    vary by more than a round trip; the pair's difference is then the network part alone.
+    """
+    from quota.check import main
+
+    saved = dict(os.environ)
+    os.environ.update(env)
+    try:
+        t = time.perf_counter()
+        code = main(argv, out=io.StringIO(), err=io.StringIO())
+        return time.perf_counter() - t, code
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def paired(
+    cmd: list[str], env: dict[str, str], fakes: list[FakeService], latency: float, repeat: int
+) -> tuple[float, float, float, int]:
+    """Median (fast wall, slow wall, round trips) over ``repeat`` pairs, and the last exit code."""
+
+    def set_latency(x: float) -> None:
+        for f in fakes:
+            f.latency = x
+
+    fast: list[float] = []
+    slow: list[float] = []
+    trips: list[float] = []
     code = 0
-    for _ in range(repeat):
-        t = time.perf_counter()
-        code = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, check=False).returncode
-        times.append(time.perf_counter() - t)
-    return statistics.median(times), code
-
-
-def round_trip(url: str, repeat: int) -> float:
-    """Median time of one HTTP call to a fake (its injected latency plus loopback overhead)."""
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        with contextlib.suppress(OSError):
-            urllib.request.urlopen(f"{url}/compute/v1/projects/{P}/regions/{R}").read()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times)
-
-
-def _quiet_werkzeug() -> None:
-    import logging
-
-    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    for i in range(repeat):
+        pair: dict[float, float] = {}
+        for x in (0.0, latency) if i % 2 == 0 else (latency, 0.0):  # alternate the order
+            set_latency(x)
+            pair[x], code = in_process(cmd, env)
+        fast.append(pair[0.0])
+        slow.append(pair[latency])
+        trips.append((pair[latency] - pair[0.0]) / latency)
+    set_latency(0.0)
+    med = statistics.median
+    return med(fast), med(slow), max(0.0, med(trips)), code
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--latency", type=float, default=0.25)
+    ap.add_argument("--latency", type=float, default=0.5)
     ap.add_argument("--repeat", type=int, default=3)
     a = ap.parse_args()
     py = [sys.executable, "-m", "quota.check"]
     base_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
 
-    help_t, _ = timed([*py, "--help"], base_env, max(5, a.repeat))
-    print(f"start-up  python -m quota.check --help: {help_t:.3f} s (target <= 0.6 s)")
+    helps = [wall([*py, "--help"], base_env)[0] for _ in range(max(5, a.repeat))]
+    print(f"start-up  python -m quota.check --help: {statistics.median(helps):.3f} s (<= 0.6 s)")
 
-    compute, quotas, usage = (
-        FakeCompute(a.latency),
-        FakeCloudQuotas(a.latency),
-        FakeServiceUsage(a.latency),
-    )
-    for f in (compute, quotas, usage):
+    compute, quotas, usage = FakeCompute(), FakeCloudQuotas(), FakeServiceUsage()
+    fakes: list[FakeService] = [compute, quotas, usage]
+    for f in fakes:
         f.start()
-    compute.set_region(
-        P,
-        R,
-        NVIDIA_T4_GPUS=(64, 0),
-        PREEMPTIBLE_NVIDIA_T4_GPUS=(64, 0),
-        NVIDIA_L4_GPUS=(64, 0),
-        PREEMPTIBLE_NVIDIA_L4_GPUS=(64, 0),
-        NVIDIA_A100_GPUS=(16, 0),
-        CPUS=(1000, 0),
-        PREEMPTIBLE_CPUS=(1000, 0),
-        A2_CPUS=(100, 0),
-    )
-    compute.set_project(P, GPUS_ALL_REGIONS=(100, 0), CPUS_ALL_REGIONS=(2000, 0))
+    t4_regions = Catalog.load().gcp_regions_offering("nvidia-tesla-t4")
+    for region in {R, *t4_regions}:
+        compute.set_region(P, region, **AMPLE)
+    compute.set_project(P, GPUS_ALL_REGIONS=(200, 0), CPUS_ALL_REGIONS=(5000, 0))
+    family = "CPUS-PER-VM-FAMILY-per-project-region"
+    quotas.set_family(P, [({"region": R, "vm_family": "G2"}, 1000)], qid=family)
     env = {
         **base_env,
         "QUOTA_ENDPOINT_COMPUTE": compute.url,
         "QUOTA_ENDPOINT_CLOUDQUOTAS": quotas.url,
         "QUOTA_ENDPOINT_SERVICEUSAGE": usage.url,
     }
-    rtt = round_trip(compute.url, 3)
-    offline, _ = timed([*py, "--config", str(GKE), "--offline", "--json"], env, a.repeat)
-    compute.reset()
-    usage.reset()
-    check, code = timed([*py, "--config", str(GKE), "--json"], env, a.repeat)
-    calls = (sum(compute.calls.values()) + sum(usage.calls.values())) // a.repeat
-    bare, _ = timed([sys.executable, "-c", "pass"], env, a.repeat)
-    sdk, _ = timed([sys.executable, "-c", "import quota.clients.gcp"], env, a.repeat)
-    sdk -= bare
-    print(f"gke  one round trip: {rtt:.3f} s; offline (start-up + demand): {offline:.3f} s")
-    print(f"gke  Google SDK import (google-cloud-compute & co): {sdk:.3f} s")
-    print(
-        f"gke  check of 10 rows: {check:.3f} s (exit {code}, {calls} calls per run) = "
-        f"start-up + SDK import + {(check - offline - sdk) / rtt:.2f} round trips (target <= 2)"
+    paired(["--config", str(GKE), "--json"], env, fakes, a.latency, 1)  # warm the imports
+    fast, slow, trips, code = paired(
+        ["--config", str(GKE), "--json"], env, fakes, a.latency, a.repeat
     )
-    for f in (compute, quotas, usage):
+    print(
+        f"gke  check: {fast:.3f} s at 0 latency, {slow:.3f} s at {a.latency} s/call "
+        f"(exit {code}) = {trips:.2f} round trips (target <= 2)"
+    )
+    where: dict[int, float] = {}
+    for n in (1, 4, 16):
+        regions = ",".join(sorted(t4_regions)[:n])
+        cmd = ["--stack", "gke-t4", "--where", "--regions", regions, "--json"]
+        fast, slow, where[n], code = paired(cmd, env, fakes, a.latency, a.repeat)
+        print(
+            f"gke  --where over {n:2d} regions: {fast:.3f} s / {slow:.3f} s (exit {code}) = "
+            f"{where[n]:.2f} round trips; ratio to 1 region: {where[n] / max(where[1], 0.1):.2f}"
+        )
+    for f in fakes:
         f.stop()
 
-    from moto.server import ThreadedMotoServer
+    # moto in its own process: in this one it would share the GIL with the check being timed.
+    import socket
 
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    _quiet_werkzeug()
-    moto.start()
-    host, port = moto.get_host_and_port()
-    sq = FakeServiceQuotas(a.latency)
-    sq.start()
-    sq.applied.update(
-        {
-            ("us-west-2", "L-DB2E81BA"): 200.0,
-            ("us-west-2", "L-3819A6DF"): 200.0,
-            ("us-west-2", "L-1216C47A"): 64.0,
-        }
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        host, port = sock.getsockname()
+    moto = subprocess.Popen(
+        [str(Path(sys.executable).with_name("moto_server")), "-H", host, "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
+    for _ in range(100):
+        try:
+            socket.create_connection((host, port), timeout=0.2).close()
+            break
+        except OSError:
+            time.sleep(0.1)
+    sq = FakeServiceQuotas()
+    sq.start()
+    for region in ("us-west-2", "us-east-1", "us-east-2", "eu-west-1"):
+        sq.applied.update(
+            {(region, "L-DB2E81BA"): 500.0, (region, "L-3819A6DF"): 500.0}
+            | {(region, "L-1216C47A"): 64.0}
+        )
     aenv = {
         **base_env,
         "AWS_ACCESS_KEY_ID": "testing",
@@ -137,27 +184,34 @@ def main() -> None:
         "AWS_ENDPOINT_URL_EC2": f"http://{host}:{port}",
         "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
     }
-    # moto builds its EC2 backend on the first request; keep that out of the measurement.
     import boto3
 
-    boto3.client(
-        "ec2",
-        region_name="us-west-2",
-        endpoint_url=aenv["AWS_ENDPOINT_URL_EC2"],
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).describe_instances()
-    offline, _ = timed([*py, "--stack", "eks-g4dn", "--offline", "--json"], aenv, a.repeat)
-    sdk, _ = timed([sys.executable, "-c", "import quota.clients.aws"], aenv, a.repeat)
-    sdk -= bare
-    check, code = timed([*py, "--stack", "eks-g4dn", "--json"], aenv, a.repeat)
+    for region in ("us-west-2", "us-east-1", "us-east-2", "eu-west-1"):  # build moto's backends
+        boto3.client(
+            "ec2",
+            region_name=region,
+            endpoint_url=aenv["AWS_ENDPOINT_URL_EC2"],
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+        ).describe_instances()
+    paired(["--stack", "eks-g4dn", "--json"], aenv, [sq], a.latency, 1)  # warm the imports
+    fast, slow, trips, code = paired(
+        ["--stack", "eks-g4dn", "--json"], aenv, [sq], a.latency, a.repeat
+    )
     print(
-        f"eks  check of 3 rows (Service Quotas +{a.latency}s, EC2 on moto without latency): "
-        f"{check:.3f} s (exit {code}) = start-up + boto3 import ({sdk:.3f} s) + "
-        f"{(check - offline - sdk) / rtt:.2f} round trips"
+        f"eks  check (Service Quotas +{a.latency} s, EC2 on moto): {fast:.3f} s / {slow:.3f} s "
+        f"(exit {code}) = {trips:.2f} round trips"
+    )
+    cmd = ["--stack", "eks-g4dn", "--where", "--json"]
+    cmd += ["--regions", "us-west-2,us-east-1,us-east-2,eu-west-1"]
+    fast, slow, trips4, code = paired(cmd, aenv, [sq], a.latency, a.repeat)
+    print(
+        f"eks  --where over 4 regions: {fast:.3f} s / {slow:.3f} s (exit {code}) = "
+        f"{trips4:.2f} round trips; ratio to the 1-region check: {trips4 / max(trips, 0.1):.2f}"
     )
     sq.stop()
-    moto.stop()
+    moto.terminate()
+    moto.wait(timeout=10)
 
 
 if __name__ == "__main__":

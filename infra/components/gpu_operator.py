@@ -117,6 +117,15 @@ class GpuOperator(pulumi.ComponentResource):
             res = k8s.core.v1.ConfigMap(rname, metadata=metadata, data=m["data"], opts=opts)
         elif kind == "Job":
             res = k8s.batch.v1.Job(rname, metadata=metadata, spec=m["spec"], opts=opts)
+        elif kind == "Profile":  # Kubeflow's CRD: Kubeflow must be installed
+            res = k8s.apiextensions.CustomResource(
+                rname,
+                api_version=m["apiVersion"],
+                kind=kind,
+                metadata=metadata,
+                spec=m["spec"],
+                opts=opts,
+            )
         else:  # the plan only emits the kinds above
             raise ValueError(f"no mapping for kind {kind}")
         self.objects[key] = res
@@ -143,14 +152,21 @@ class GpuOperator(pulumi.ComponentResource):
 
 
 PATCH_FORCE = "pulumi.com/patchForce"
-_SHORT = {"Namespace": "ns", "ResourceQuota": "quota", "ConfigMap": "cm", "Job": "job"}
+_SHORT = {
+    "Namespace": "ns",
+    "ResourceQuota": "quota",
+    "ConfigMap": "cm",
+    "Job": "job",
+    "Profile": "kfprofile",
+}
 
 
 def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     """Install the operator and workload helpers; returns extra stack outputs.
 
-    Outputs: ``gpuOperator`` (release name, chart version, preset, namespace) and
-    ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry). The operator's
+    Outputs: ``gpuOperator`` (release name, chart version, preset, namespace, notes),
+    ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry), ``kubeflow`` (Jupyter
+    web app ``spawnerFormDefaults`` and Profiles) and ``flyte`` (``plugins.k8s`` and node labels). The operator's
     per-pool scheduling hints go into the program's ``gpuPools`` output.
     """
     op = plan.operator
@@ -159,6 +175,8 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
     outputs: dict[str, Any] = {
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
+        "kubeflow": op.integrations.get("kubeflow", {}),
+        "flyte": op.integrations.get("flyte", {}),
     }
     if op.release is not None:
         outputs["gpuOperator"] = {

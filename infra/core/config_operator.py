@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from infra.core import rules
 from infra.core.config_base import Model, NamespaceName
 from infra.core.config_kubernetes import Distribution
 
@@ -51,12 +52,12 @@ class GpuOperatorSpec(Model):
     enabled: bool = True
     version: str = Field(default=DEFAULT_OPERATOR_VERSION, pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
     preset: Preset | None = None
-    namespace: NamespaceName = "gpu-operator"
+    namespace: rules.OperatorNamespace = "gpu-operator"
     toolkit_env: dict[str, str | bool | int] = Field(default_factory=dict)
     values: dict[str, Any] = Field(default_factory=dict)
     # Helm waits for the operator and NFD pods; image pulls on a fresh cluster take minutes.
     timeout: int = Field(default=900, ge=60, le=3600)
-    smoke_test_image: str = Field(default=DEFAULT_SMOKE_TEST_IMAGE, min_length=1)
+    smoke_test_image: rules.ImageReference = DEFAULT_SMOKE_TEST_IMAGE
 
     @field_validator("toolkit_env")
     @classmethod
@@ -65,7 +66,18 @@ class GpuOperatorSpec(Model):
         if bad:
             verb = "is not an environment variable name" if len(bad) == 1 else "are not env names"
             raise ValueError(f"{', '.join(map(repr, bad))} {verb} (letters, digits, _)")
+        rules.check_toolkit_env(v)
         return v
+
+
+class KubeflowProfileSpec(Model):
+    """Make the namespace a Kubeflow ``Profile`` (Kubeflow only serves namespaces it owns).
+
+    Attributes:
+        owner: the owner's user id as Kubeflow's auth sees it (an email address).
+    """
+
+    owner: str = Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)
 
 
 class GpuNamespaceSpec(Model):
@@ -73,10 +85,76 @@ class GpuNamespaceSpec(Model):
 
     Attributes:
         name: namespace name (created if absent).
-        gpus: the most GPUs pods in the namespace may request (and limit) at once.
+        gpus: the most GPUs (or GPU slices: MIG instances, time-sliced replicas) pods in the
+            namespace may request at once, per GPU resource name.
         labels: extra namespace labels.
+        kubeflow_profile: create a Kubeflow ``Profile`` (with the quota as its
+            ``resourceQuotaSpec``) instead of a bare namespace.
     """
 
     name: NamespaceName
     gpus: int = Field(ge=0, le=100000)
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: rules.GpuNamespaceLabels = Field(default_factory=dict)
+    kubeflow_profile: KubeflowProfileSpec | None = None
+
+
+# Notebook images offered per JupyterHub profile: CUDA variants of the Jupyter Docker Stacks, pinned
+# to a dated build (https://jupyter-docker-stacks.readthedocs.io/en/latest/using/selecting.html
+# "CUDA enabled variant"; tags from https://github.com/jupyter/docker-stacks/wiki/2026-08).
+DEFAULT_JUPYTER_IMAGES: tuple[tuple[str, str, str], ...] = (
+    ("pytorch", "PyTorch (CUDA 12)", "quay.io/jupyter/pytorch-notebook:cuda12-2026-08-24"),
+    ("tensorflow", "TensorFlow (CUDA)", "quay.io/jupyter/tensorflow-notebook:cuda-2026-08-24"),
+)
+
+
+class JupyterImageSpec(Model):
+    """One notebook image choice.
+
+    Attributes:
+        name: the choice's slug.
+        display_name: what the spawn page shows; default: the name.
+        image: image reference pinned to a tag other than ``latest`` or to a digest.
+    """
+
+    name: NamespaceName
+    display_name: str | None = Field(default=None, min_length=1, max_length=100)
+    image: rules.ImageReference
+
+    @field_validator("image")
+    @classmethod
+    def _pinned(cls, v: str) -> str:
+        last = v.rsplit("/", 1)[-1]
+        if "@sha256:" in v:
+            return v
+        if ":" not in last or last.endswith(":latest"):
+            raise ValueError(
+                f"{v!r} is not pinned: give a tag other than latest (or a digest), so every "
+                "notebook of a profile runs the same image"
+            )
+        return v
+
+
+class JupyterHubSpec(Model):
+    """What the generated JupyterHub ``profileList`` offers."""
+
+    images: list[JupyterImageSpec] = Field(
+        default_factory=lambda: [
+            JupyterImageSpec(name=n, display_name=d, image=i) for n, d, i in DEFAULT_JUPYTER_IMAGES
+        ],
+        min_length=1,
+    )
+
+    @field_validator("images")
+    @classmethod
+    def _unique(cls, v: list[JupyterImageSpec]) -> list[JupyterImageSpec]:
+        names = [i.name for i in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"image names must be unique: {', '.join(dup)} repeated")
+        return v
+
+
+class IntegrationsSpec(Model):
+    """Settings of the generated workload integrations (``integrations``)."""
+
+    jupyterhub: JupyterHubSpec = Field(default_factory=JupyterHubSpec)

@@ -27,6 +27,9 @@ DEVICE_PLUGIN_CONFIGMAP = "gpu-infra-device-plugin-config"
 # front so the operands schedule before NFD has labelled the node
 # (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# The MIG profile of a pool under strategy single, for workloads that select nodes by partition size
+# (Flyte's gpu-partition-size-node-label); label values cannot hold '+', so the dotted spelling.
+FLYTE_PARTITION_LABEL = "gpu-infra/gpu-partition-size"
 # Time-slicing with renameByDefault advertises `<resource>.shared` (NVIDIA/k8s-device-plugin
 # api/config/v1/consts.go DefaultSharedResourceNameSuffix).
 SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
@@ -69,6 +72,9 @@ def operator_node_labels(pool: PoolBase) -> dict[str, str]:
         labels[DEVICE_PLUGIN_CONFIG_LABEL] = sharing_config_key(pool.sharing)
     if pool.mig is not None:
         labels[MIG_CONFIG_LABEL] = pool.mig.config
+        fixed = (MIG_DISABLED, MIG_ENABLED, MIG_BALANCED)
+        if pool.mig.strategy == "single" and pool.mig.config not in fixed:
+            labels[FLYTE_PARTITION_LABEL] = pool.mig.config.removeprefix("all-")
     return labels
 
 
@@ -210,6 +216,36 @@ def resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
     if pool.sharing is not None and pool.sharing.rename_by_default:
         return (SHARED_GPU_RESOURCE,)
     return (GPU_RESOURCE,)
+
+
+def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
+    """How many one-slot workloads a node of the pool holds: GPUs x time-slicing replicas, or
+    GPUs x MIG instances per GPU (a profile's instances are bounded by compute slices, 7 or 4 on an
+    A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once)."""
+    per_gpu = 1
+    gpu = pool_mig_gpu(h)
+    if pool.mig is not None and gpu is not None and (layout := mig_layout(gpu, pool.mig.config)):
+        if pool.mig.config == MIG_BALANCED:
+            per_gpu = len(gpu.balanced) + 1  # e.g. 2x 1g + 1x 2g + 1x 3g on an A100
+        else:
+            per_gpu = _instances_per_gpu(layout[0], gpu)
+    if pool.sharing is not None:
+        per_gpu *= pool.sharing.replicas
+    return h.gpus_per_node * per_gpu
+
+
+def _instances_per_gpu(profile: str, gpu: MigGpu) -> int:
+    if profile.endswith("+me"):
+        return 1
+    full = gpu.profiles[-1]  # 7g.40gb / 4g.24gb: every slice and all memory
+    try:
+        slices, mem = int(profile.split("g.")[0]), int(profile.split(".")[1].removesuffix("gb"))
+        all_slices = int(full.split("g.")[0])
+        all_mem = int(full.split(".")[1].removesuffix("gb"))
+    except ValueError:
+        return 1
+    # Profile sizes are rounded (3g.71gb of 141 GB fits twice), so the memory bound is rounded too.
+    return max(1, min(all_slices // slices, round(all_mem / mem)))
 
 
 def resource_name(h: PoolHints, pool: PoolBase) -> str:

@@ -13,14 +13,16 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlsplit
 
 import boto3.session
 from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
 from infra.core.catalog import Catalog
 from quota.arithmetic import Reading
-from quota.demand import DemandRow, QuotaKey, aws_quota_code
+from quota.demand import DemandRow, QuotaKey
+from quota.rules import aws_quota_code
 
 SERVICE_CODE = "ec2"
 # Requests AWS still works on; a new one for the same quota fails with ResourceAlreadyExists.
@@ -30,6 +32,7 @@ _ACTION = {
     "GetServiceQuota": "servicequotas:GetServiceQuota",
     "GetAWSDefaultServiceQuota": "servicequotas:GetAWSDefaultServiceQuota",
     "DescribeInstances": "ec2:DescribeInstances",
+    "DescribeSpotInstanceRequests": "ec2:DescribeSpotInstanceRequests",
     "DescribeInstanceTypes": "ec2:DescribeInstanceTypes",
     "ListRequestedServiceQuotaChangeHistoryByQuota": (
         "servicequotas:ListRequestedServiceQuotaChangeHistoryByQuota"
@@ -68,7 +71,16 @@ class AwsSettings:
 
 
 def describe_error(exc: BaseException, op: str, attempts: int) -> str:
-    """One sentence for a failed AWS call: permission, throttling, missing quota, timeout."""
+    """One sentence for a failed AWS call: permission, throttling, missing quota, timeout.
+
+    A connection failure names the endpoint only (not the operation), so every row it hits
+    carries the same reason and the report prints it once.
+    """
+    if isinstance(exc, EndpointConnectionError):
+        url = str(exc.kwargs.get("endpoint_url", ""))
+        host = urlsplit(url).netloc or url
+        cause = exc.kwargs.get("error")
+        return f"cannot connect to {host}: {cause or 'connection failed'}"
     if isinstance(exc, ClientError):
         code = exc.response.get("Error", {}).get("Code", "")
         msg = exc.response.get("Error", {}).get("Message", "")
@@ -94,7 +106,9 @@ def describe_error(exc: BaseException, op: str, attempts: int) -> str:
 class AwsQuotaService:
     """Reads and requests EC2 vCPU quotas in one region (one client per service, thread-shared)."""
 
-    def __init__(self, settings: AwsSettings, catalog: Catalog) -> None:
+    def __init__(
+        self, settings: AwsSettings, catalog: Catalog, session: boto3.session.Session | None = None
+    ) -> None:
         self.s = settings
         self.catalog = catalog
         config = Config(
@@ -104,33 +118,37 @@ class AwsQuotaService:
             read_timeout=settings.call_timeout,
             max_pool_connections=20,
         )
-        session = boto3.session.Session(region_name=settings.region)
-        self.sq = session.client("service-quotas", config=config)
-        self.ec2 = session.client("ec2", config=config)
+        # One session shared across regions (--where) loads the service models once.
+        session = session or boto3.session.Session(region_name=settings.region)
+        self.sq = session.client("service-quotas", region_name=settings.region, config=config)
+        self.ec2 = session.client("ec2", region_name=settings.region, config=config)
 
     # --- reads ---------------------------------------------------------------------------------
-    def read(self, rows: Sequence[DemandRow]) -> tuple[dict[QuotaKey, Reading], list[str]]:
-        """Limit (applied, else default) and vCPU usage of every row, concurrently."""
-        codes = list(dict.fromkeys(r.key.quota for r in rows))
+    def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
+        """Limit (applied, else default) and vCPU usage of every key, concurrently."""
+        codes = list(dict.fromkeys(k.quota for k in keys))
         with ThreadPoolExecutor(max_workers=len(codes) + 1) as pool:
             usage_f = pool.submit(_capture, lambda: self._usage(set(codes)))
             limit_f = {c: pool.submit(_capture, lambda c=c: self._limit(c)) for c in codes}
             usage = usage_f.result()
             limits = {c: f.result() for c, f in limit_f.items()}
         readings: dict[QuotaKey, Reading] = {}
-        for r in rows:
-            lim = limits[r.key.quota]
+        for k in keys:
+            lim = limits[k.quota]
             if isinstance(lim, BaseException):
                 op = getattr(lim, "operation_name", None) or "GetServiceQuota"
-                readings[r.key] = Reading(error=describe_error(lim, op, self.s.max_attempts))
+                readings[k] = Reading(error=describe_error(lim, op, self.s.max_attempts))
             elif isinstance(lim, str):
-                readings[r.key] = Reading(error=lim)
+                readings[k] = Reading(error=lim)
             elif isinstance(usage, BaseException):
                 op = getattr(usage, "operation_name", None) or "DescribeInstances"
                 err = describe_error(usage, op, self.s.max_attempts)
-                readings[r.key] = Reading(limit=lim, error=f"usage unreadable: {err}")
+                if err.startswith("cannot connect"):
+                    readings[k] = Reading(limit=lim, error=err)
+                else:
+                    readings[k] = Reading(limit=lim, error=f"usage unreadable: {err}")
             else:
-                readings[r.key] = Reading(limit=lim, usage=float(usage.get(r.key.quota, 0)))
+                readings[k] = Reading(limit=lim, usage=float(usage.get(k.quota, 0)))
         return readings, []
 
     def _limit(self, code: str) -> float | str:
@@ -160,6 +178,16 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
+        # Open (not yet fulfilled) Spot requests count against the Spot vCPU quota too.
+        # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
+        spot_pages = self.ec2.get_paginator("describe_spot_instance_requests").paginate(
+            Filters=[{"Name": "state", "Values": ["open"]}]
+        )
+        for page in spot_pages:
+            for req in page.get("SpotInstanceRequests", []):
+                itype = req.get("LaunchSpecification", {}).get("InstanceType")
+                if itype:
+                    counts[(itype, True)] += 1
         # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
         counted = [
             (t, c, n) for (t, spot), n in counts.items() if (c := aws_quota_code(t, spot)) in codes
@@ -185,8 +213,14 @@ class AwsQuotaService:
         return out
 
     # --- requests ------------------------------------------------------------------------------
-    def request(self, row: DemandRow, desired: int, current: float) -> dict[str, Any]:
-        """File an increase to ``desired`` unless an open or equal-or-larger request exists."""
+    def request(
+        self, row: DemandRow, desired: int, current: float, force: bool = False
+    ) -> dict[str, Any]:
+        """File an increase to ``desired`` unless an open or equal-or-larger request exists.
+
+        A closed request that already asked for as much (denied, or granted only in part) is
+        reported with its case id instead of being filed again; ``force`` files anew.
+        """
         code = row.key.quota
         follow = (
             f"aws service-quotas list-requested-service-quota-change-history-by-quota "
@@ -208,7 +242,7 @@ class AwsQuotaService:
             return {**base, **_req_state(h), "action": "pending"}
         # A closed request that already asked for as much: a denial or partial grant, not re-filed.
         prior = [h for h in history if float(h.get("DesiredValue", 0)) >= desired]
-        if prior:
+        if prior and not force:
             h = prior[0]
             action = {"APPROVED": "partially-granted", "CASE_CLOSED": "partially-granted"}.get(
                 str(h.get("Status")), "denied"

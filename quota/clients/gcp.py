@@ -26,17 +26,33 @@ from google.cloud.compute_v1.services.projects import ProjectsClient
 from google.cloud.compute_v1.services.regions import RegionsClient
 from google.cloud.service_usage_v1.services.service_usage import ServiceUsageClient
 
+from infra.core.catalog import Catalog
 from quota.arithmetic import Reading
-from quota.demand import GPU_FAMILY_QUOTA_ID, DemandRow, QuotaKey, gcp_accelerator_quotas
+from quota.demand import DemandRow
+from quota.keys import QuotaKey, quota_id_of
+
+__all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
+from quota.rules import gcp_accelerator_quotas, gcp_machine_family
+from quota.sizing import gcp_vcpus_of
 
 COMPUTE = "compute.googleapis.com"
-# APIs a GKE stack needs: Compute (quotas, nodes), Container (the cluster), Cloud Quotas (requests,
-# family quotas). https://cloud.google.com/docs/quotas/api-overview
-REQUIRED_SERVICES = (
-    "compute.googleapis.com",
-    "container.googleapis.com",
-    "cloudquotas.googleapis.com",
-)
+# APIs a GKE stack needs, each with why: a disabled one fails `pulumi up` or this check.
+REQUIRED_SERVICES = {
+    # nodes, disks, addresses and their quotas
+    "compute.googleapis.com": "https://cloud.google.com/compute/docs/reference/rest/v1",
+    # the cluster and node pools
+    "container.googleapis.com": "https://cloud.google.com/kubernetes-engine/docs/how-to/"
+    "creating-a-regional-cluster (enable the Kubernetes Engine API)",
+    # the node service account and its role bindings
+    "iam.googleapis.com": "https://cloud.google.com/iam/docs/service-accounts-create",
+    # project IAM policy bindings for the node service account
+    "cloudresourcemanager.googleapis.com": "https://cloud.google.com/resource-manager/reference/"
+    "rest/v1/projects/setIamPolicy",
+    # family quotas and quota increase requests
+    "cloudquotas.googleapis.com": "https://cloud.google.com/docs/quotas/api-overview",
+    # this very check of the others
+    "serviceusage.googleapis.com": "https://cloud.google.com/service-usage/docs/reference/rest",
+}
 
 # Instance states that hold GPU quota; stopped, suspended and terminated VMs release it.
 # https://cloud.google.com/compute/docs/instances/instance-life-cycle
@@ -50,6 +66,7 @@ _PERMISSION = {
     "instances.aggregatedList": "compute.instances.list",
     "services.batchGet": "serviceusage.services.get",
     "quotaPreferences.get": "cloudquotas.quotas.get",
+    "quotaPreferences.list": "cloudquotas.quotas.get",
     "quotaPreferences.create": "cloudquotas.quotas.update",
     "quotaPreferences.update": "cloudquotas.quotas.update",
 }
@@ -103,8 +120,28 @@ def _transient(exc: BaseException) -> bool:
     )
 
 
-def describe_error(exc: BaseException, call: str, project: str) -> str:
-    """One sentence for a failed Google call: permission, disabled API, throttling, timeout."""
+def connection_cause(exc: BaseException) -> str | None:
+    """The innermost reason of a connection failure (refused, DNS), ``None`` for other errors."""
+    import requests  # google-auth's REST transport
+
+    if not isinstance(exc, requests.exceptions.ConnectionError) or isinstance(
+        exc, requests.exceptions.Timeout
+    ):
+        return None
+    text = str(exc)
+    m = re.search(r"\[Errno -?[0-9]+\] ([^'\")]+)", text)
+    return m.group(1).strip() if m else text
+
+
+def describe_error(exc: BaseException, call: str, project: str, endpoint: str = "") -> str:
+    """One sentence for a failed Google call: permission, disabled API, throttling, timeout.
+
+    A connection failure names the endpoint only (not the call), so that every row it hits
+    carries the same reason and the report can print it once.
+    """
+    cause = connection_cause(exc)
+    if cause is not None:
+        return f"cannot connect to {endpoint or 'the Google API endpoint'}: {cause}"
     if isinstance(exc, gexc.RetryError):
         cause = exc.cause
         if isinstance(cause, gexc.TooManyRequests):
@@ -143,19 +180,12 @@ def _permission_in(message: str | None) -> str | None:
     return (m.group(1) or m.group(2)) if m else None
 
 
-def quota_id_of(key: QuotaKey) -> str:
-    """Cloud Quotas quota id (``NVIDIA_T4_GPUS`` -> ``NVIDIA-T4-GPUS-per-project-region``)."""
-    if key.source == "cloudquotas":
-        return GPU_FAMILY_QUOTA_ID
-    suffix = "per-project" if key.scope == "global" else "per-project-region"
-    return f"{key.quota.replace('_', '-')}-{suffix}"
-
-
 def preference_id_of(key: QuotaKey) -> str:
     """Deterministic QuotaPreference id: one preference per quota and dimensions, reused forever."""
     parts = ["gpu-infra", quota_id_of(key)]
-    if key.gpu_family:
-        parts.append(key.gpu_family.replace("_", "-"))
+    for fam in (key.gpu_family, key.vm_family):
+        if fam:
+            parts.append(fam.replace("_", "-"))
     if key.region:
         parts.append(key.region)
     return "-".join(parts).lower()
@@ -168,14 +198,22 @@ def dimensions_of(key: QuotaKey) -> dict[str, str]:
         dims["region"] = key.region
     if key.gpu_family:
         dims["gpu_family"] = key.gpu_family
+    if key.vm_family:
+        dims["vm_family"] = key.vm_family
     return dims
 
 
 class GcpQuotaService:
     """Reads and requests GCP quotas for one project (one client per API, shared by threads)."""
 
-    def __init__(self, settings: GcpSettings) -> None:
+    def __init__(
+        self, settings: GcpSettings, catalog: Catalog | None = None, max_workers: int = 64
+    ) -> None:
         self.s = settings
+        self.max_workers = max_workers  # concurrent calls per read (--where reads many regions)
+        self.catalog = catalog or Catalog.load()
+        # (API, reason) for every required API that is not enabled or could not be read.
+        self.api_problems: list[tuple[str, str]] = []
         self._retry = gretry.Retry(
             predicate=_transient,
             initial=settings.retry_initial,
@@ -233,18 +271,18 @@ class GcpQuotaService:
         return fn(retry=self._retry, timeout=self.s.call_timeout, **kw)
 
     # --- reads ---------------------------------------------------------------------------------
-    def read(self, rows: Sequence[DemandRow]) -> tuple[dict[QuotaKey, Reading], list[str]]:
-        """Limit and usage of every row, all calls concurrent (one round trip when nothing fails).
+    def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
+        """Limit and usage of every key, all calls concurrent (one round trip when nothing fails).
+
+        The required APIs are read in the same round trip; ``api_problems`` holds the result.
 
         Returns:
-            readings per quota key, and notes (required APIs that are disabled or unreadable).
+            readings per quota key, and notes.
         """
         p = self.s.project
-        regions = sorted(
-            {r.key.region for r in rows if r.key.source == "compute-region" and r.key.region}
-        )
-        want_project = any(r.key.source == "compute-project" for r in rows)
-        want_family = any(r.key.source == "cloudquotas" for r in rows)
+        regions = sorted({k.region for k in keys if k.source == "compute-region" and k.region})
+        want_project = any(k.source == "compute-project" for k in keys)
+        family_ids = sorted({q for k in keys if (q := k.family_quota_id)})
         jobs: dict[str, Callable[[], Any]] = {"services": self._services}
         for region in regions:
             jobs[f"region:{region}"] = lambda region=region: self._call(
@@ -252,48 +290,50 @@ class GcpQuotaService:
             )
         if want_project:
             jobs["project"] = lambda: self._call(self.projects().get, project=p)
-        if want_family:
-            name = (
-                f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{GPU_FAMILY_QUOTA_ID}"
+        for qid in family_ids:
+            name = f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{qid}"
+            jobs[f"family:{qid}"] = lambda name=name: self._call(
+                self.quotas().get_quota_info, name=name
             )
-            jobs["family"] = lambda: self._call(self.quotas().get_quota_info, name=name)
-            # Cloud Quotas has no usage: count the family's GPUs on running VMs instead.
+        if family_ids:  # Cloud Quotas has no usage: count the family's VMs instead
             jobs["instances"] = lambda: list(
                 self._call(self.instances().aggregated_list, project=p)
             )
-        results: dict[str, Any] = {}
-        with ThreadPoolExecutor(max_workers=len(jobs)) as pool:
+        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
             futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
             results = {k: f.result() for k, f in futures.items()}
 
-        calls = {
-            "services": "services.batchGet",
-            "project": "projects.get",
-            "family": "quotaInfos.get",
-        }
         readings: dict[QuotaKey, Reading] = {}
-        for row in rows:
-            k = row.key
-            job = {"compute-region": f"region:{k.region}", "compute-project": "project"}.get(
-                k.source, "family"
-            )
+        for k in keys:
+            if k.family_quota_id:
+                job, call = f"family:{k.family_quota_id}", "quotaInfos.get"
+            elif k.source == "compute-project":
+                job, call = "project", "projects.get"
+            else:
+                job, call = f"region:{k.region}", "regions.get"
             res = results[job]
             if isinstance(res, BaseException):
-                err = describe_error(res, calls.get(job, "regions.get"), p)
-                readings[k] = Reading(error=err)
-            elif k.source == "cloudquotas":
+                readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
+            elif k.family_quota_id:
                 readings[k] = _with_family_usage(
-                    _family_reading(res, k), k, results["instances"], p
+                    _family_reading(res, k), k, results["instances"], p, self.catalog
                 )
             else:
                 readings[k] = _compute_reading(res, k)
-        return readings, _service_notes(results["services"], p)
+        usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
+        self.api_problems = _api_problems(results["services"], p, usage_endpoint)
+        return readings, []
+
+    def _endpoint(self, job: str) -> str:
+        if job.startswith("family"):
+            return self.s.quotas_endpoint or "cloudquotas.googleapis.com"
+        return self.s.compute_endpoint or "compute.googleapis.com"
 
     def _services(self) -> Any:
         p = self.s.project
         req = {
             "parent": f"projects/{p}",
-            "names": [f"projects/{p}/services/{s}" for s in REQUIRED_SERVICES],
+            "names": [f"projects/{p}/services/{svc}" for svc in REQUIRED_SERVICES],
         }
         return self._call(self.usage().batch_get_services, request=req)
 
@@ -303,40 +343,41 @@ class GcpQuotaService:
     ) -> dict[str, Any]:
         """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
 
-        An existing preference that is pending (``reconciling``) or already asks for at least
-        ``desired`` is reported, not re-filed; a partial grant is reported with its granted value.
+        A preference for the same quota id and dimensions may exist under any id (the console
+        makes its own): that one is reused, updated with its etag, never duplicated. One that is
+        pending (``reconciling``) or already asks for at least ``desired`` is reported, not
+        re-filed; a partial grant is reported with its granted value.
+        https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.quotaPreferences
         """
         p = self.s.project
         key = row.key
-        pid = preference_id_of(key)
+        qid, dims = quota_id_of(key), dimensions_of(key)
         parent = f"projects/{p}/locations/global"
-        name = f"{parent}/quotaPreferences/{pid}"
-        follow = f"gcloud beta quotas preferences describe {pid} --project={p}"
-        base = {"id": pid, "quotaId": quota_id_of(key), "desired": desired, "follow": follow}
-        info_name = (
-            f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{quota_id_of(key)}"
-        )
+        base: dict[str, Any] = {"quotaId": qid, "desired": desired}
+        info_name = f"{parent}/services/{COMPUTE}/quotaInfos/{qid}"
         with ThreadPoolExecutor(max_workers=2) as pool:
             info_f = pool.submit(
                 _capture, lambda: self._call(self.quotas().get_quota_info, name=info_name)
             )
-            pref_f = pool.submit(
-                _capture, lambda: self._call(self.quotas().get_quota_preference, name=name)
-            )
-            info, existing = info_f.result(), pref_f.result()
+            list_f = pool.submit(_capture, lambda: self._preferences(parent))
+            info, prefs = info_f.result(), list_f.result()
         if isinstance(info, BaseException):
             return {**base, "action": "failed", "status": describe_error(info, "quotaInfos.get", p)}
         blocked = _ineligible(info)
         if blocked:
             return {**base, "action": "ineligible", "status": blocked}
-        if isinstance(existing, gexc.NotFound):
-            existing = None
-        elif isinstance(existing, BaseException):
-            return {
-                **base,
-                "action": "failed",
-                "status": describe_error(existing, "quotaPreferences.get", p),
-            }
+        if isinstance(prefs, BaseException):
+            err = describe_error(prefs, "quotaPreferences.list", p)
+            return {**base, "action": "failed", "status": err}
+        existing = _same_quota(prefs, qid, dims, preference_id_of(key))
+        pid = existing.name.rsplit("/", 1)[-1] if existing else preference_id_of(key)
+        base = {
+            "id": pid,
+            **base,
+            "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
+        }
+        if existing is not None and existing.reconciling:
+            return {**base, **_preference_state(existing), "action": "pending"}
         if existing is not None and int(existing.quota_config.preferred_value) >= desired:
             return {
                 **base,
@@ -344,13 +385,14 @@ class GcpQuotaService:
                 "action": _held_action(existing, desired),
             }
         pref = cq.QuotaPreference(
-            name=name,
+            name=f"{parent}/quotaPreferences/{pid}",
             service=COMPUTE,
-            quota_id=quota_id_of(key),
-            dimensions=dimensions_of(key),
+            quota_id=qid,
+            dimensions=dims,
             quota_config=cq.QuotaConfig(preferred_value=desired),
             justification=justification,
             contact_email=email,
+            etag=existing.etag if existing is not None else "",
         )
         try:
             if existing is None:
@@ -363,13 +405,37 @@ class GcpQuotaService:
                     )
                     return {**base, **_preference_state(out), "action": "created"}
                 except gexc.Conflict:
-                    pass  # created concurrently: fall through to the upsert
-            upd = cq_req.UpdateQuotaPreferenceRequest(quota_preference=pref, allow_missing=True)
+                    pref.etag = ""  # created concurrently: fall through to the upsert
+            upd = cq_req.UpdateQuotaPreferenceRequest(
+                quota_preference=pref, allow_missing=existing is None
+            )
             out = self._call(self.quotas().update_quota_preference, request=upd)
             return {**base, **_preference_state(out), "action": "updated"}
         except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
             call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
             return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+    def _preferences(self, parent: str) -> list[Any]:
+        """Every QuotaPreference of the project (all pages).
+
+        No server-side filter: the documented filters cover state, type and time only, and the
+        quota id and dimensions are matched here.
+        """
+        req = cq_req.ListQuotaPreferencesRequest(parent=parent)
+        return list(self._call(self.quotas().list_quota_preferences, request=req))
+
+
+def _same_quota(prefs: Sequence[Any], qid: str, dims: dict[str, str], own: str) -> Any:
+    """The preference for ``qid`` with exactly ``dims``: ours if it exists, else the newest."""
+    same = [
+        x
+        for x in prefs
+        if x.quota_id == qid and x.service in ("", COMPUTE) and dict(x.dimensions) == dims
+    ]
+    for x in same:
+        if x.name.rsplit("/", 1)[-1] == own:
+            return x
+    return max(same, key=lambda x: str(x.update_time or x.create_time), default=None)
 
 
 def _capture(fn: Callable[[], Any]) -> Any:
@@ -425,11 +491,13 @@ def _compute_reading(container: Any, key: QuotaKey) -> Reading:
 
 
 def _family_reading(info: Any, key: QuotaKey) -> Reading:
-    """Effective family limit for (region, gpu_family): the most specific dimensions row wins."""
+    """Effective family limit for (region, family): the most specific dimensions row wins."""
+    dim, fam = ("gpu_family", key.gpu_family) if key.gpu_family else ("vm_family", key.vm_family)
+    assert fam is not None
     best: tuple[int, int] | None = None
     for d in info.dimensions_infos:
         dims = dict(d.dimensions)
-        if dims.get("gpu_family", key.gpu_family) != key.gpu_family:
+        if str(dims.get(dim, fam)).upper() != fam.upper():
             continue
         if dims.get("region", key.region) != key.region:
             continue
@@ -440,15 +508,17 @@ def _family_reading(info: Any, key: QuotaKey) -> Reading:
             best = (rank, int(d.details.value))
     if best is None:
         return Reading(
-            error=f"quota missing: {GPU_FAMILY_QUOTA_ID} has no value for "
-            f"gpu_family={key.gpu_family} in {key.region}"
+            error=f"quota missing: {key.family_quota_id} has no value for "
+            f"{dim}={fam} in {key.region}"
         )
     # Cloud Quotas has no usage; verdict() proves 'short' from the limit alone, never 'ok'.
     return Reading(limit=float(best[1]), usage=None)
 
 
-def _with_family_usage(reading: Reading, key: QuotaKey, instances: Any, project: str) -> Reading:
-    """Add the family's on-demand GPU usage in the region, counted from instances."""
+def _with_family_usage(
+    reading: Reading, key: QuotaKey, instances: Any, project: str, catalog: Catalog
+) -> Reading:
+    """Add the family's on-demand usage in the region (GPUs or vCPUs), counted from instances."""
     if reading.error is not None:
         return reading
     if isinstance(instances, BaseException):
@@ -465,22 +535,38 @@ def _with_family_usage(reading: Reading, key: QuotaKey, instances: Any, project:
             spot = sched.provisioning_model == "SPOT" or bool(sched.preemptible)
             if inst.status not in _HOLDING or spot:
                 continue
+            if key.vm_family:
+                mtype = inst.machine_type.rsplit("/", 1)[-1]
+                if gcp_machine_family(mtype).upper() != key.vm_family.upper():
+                    continue
+                vcpus = gcp_vcpus_of(mtype, catalog)
+                if vcpus is None:
+                    return Reading(
+                        limit=reading.limit, error=f"usage unreadable: vCPUs of {mtype} unknown"
+                    )
+                used += vcpus
+                continue
             for acc in inst.guest_accelerators:
                 if acc.accelerator_type.rsplit("/", 1)[-1] in types:
                     used += int(acc.accelerator_count)
     return Reading(limit=reading.limit, usage=float(used))
 
 
-def _service_notes(res: Any, project: str) -> list[str]:
+def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]]:
+    """(API, reason) for each required API that is not enabled; one row if none could be read."""
     if isinstance(res, BaseException):
-        return [f"required APIs not checked: {describe_error(res, 'services.batchGet', project)}"]
-    notes: list[str] = []
+        err = describe_error(res, "services.batchGet", project, endpoint)
+        return [("serviceusage.googleapis.com", err)]
+    out: list[tuple[str, str]] = []
     for svc in res.services:
         state = getattr(svc.state, "name", str(svc.state))
         if state != "ENABLED":
             short = svc.name.rsplit("/", 1)[-1]
-            notes.append(
-                f"required API {short} is {state.lower()} on project {project}: "
-                f"gcloud services enable {short} --project {project}"
+            out.append(
+                (
+                    short,
+                    f"API {short} is {state.lower()} on project {project}: "
+                    f"gcloud services enable {short} --project {project}",
+                )
             )
-    return notes
+    return out

@@ -25,7 +25,8 @@ pytestmark = pytest.mark.emulator
 
 R = "us-west-2"
 G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
-# eks-g4dn: gpu-t4 (g4dn.xlarge, max 20) and gpu-t4-spot (max 20): 80 vCPUs each; system 6.
+# eks-g4dn: gpu-t4 (g4dn.xlarge, max 20) and gpu-t4-spot (max 20) in 3 AZs: 4 vCPUs x (20 + 6
+# update surge) = 104 each; system m6i.large: 2 x (3 + 8 surge over 4 AZs) = 22.
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +52,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     urllib.request.urlopen(
         urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
     )
+    warm_ec2(servers["moto"])
     for k, v in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -69,8 +71,25 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     return {"sq": sq, "moto": servers["moto"]}
 
 
+def warm_ec2(moto: str) -> None:
+    """Build moto's EC2 backend for the region before the check runs.
+
+    moto creates a region's EC2 backend (instance-type offerings, AMIs) lazily on the first request,
+    and again after every /moto-api/reset; that first call can take longer than the check's 0.5 s
+    per-call timeout, which made DescribeInstances fail and the check exit 3 (the old flake). One
+    untimed call here moves that cost out of the check.
+    """
+    boto3.client(
+        "ec2",
+        region_name=R,
+        endpoint_url=moto,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    ).describe_instances()
+
+
 def ample(sq: a.FakeServiceQuotas) -> None:
-    sq.applied.update({(R, G): 100.0, (R, G_SPOT): 100.0, (R, STD): 64.0})
+    sq.applied.update({(R, G): 120.0, (R, G_SPOT): 120.0, (R, STD): 64.0})
 
 
 _AMI: dict[str, str] = {}
@@ -99,7 +118,14 @@ def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:
     code, doc = run()
     assert code == 0 and {c["status"] for c in doc["checks"]} == {"ok"}
     g = row(doc, G)
-    assert (g["region"], g["needed"], g["limit"], g["usage"], g["unit"]) == (R, 80, 100, 0, "vCPUs")
+    assert (g["region"], g["needed"], g["limit"], g["usage"], g["unit"]) == (
+        R,
+        104,
+        120,
+        0,
+        "vCPUs",
+    )
+    assert g["name"] == "Running On-Demand G and VT instances"
 
 
 def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, Any]) -> None:
@@ -110,12 +136,12 @@ def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, A
     _, doc = run()
     assert row(doc, G)["usage"] == 16  # 2 x 4 + 8
     assert row(doc, G_SPOT)["usage"] == 4
-    assert row(doc, G)["status"] == "ok"  # 80 needed, 84 free
+    assert row(doc, G)["status"] == "ok"  # 104 needed, 104 free
 
 
 def test_usage_pushes_a_fitting_limit_to_short(env: dict[str, Any]) -> None:
-    env["sq"].applied[(R, G)] = 84.0
-    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 76 free < 80
+    env["sq"].applied[(R, G)] = 108.0
+    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 100 free < 104
     code, doc = run()
     assert code == 1 and row(doc, G)["status"] == "short"
 
@@ -172,7 +198,7 @@ def test_request_filed_once_when_run_twice(env: dict[str, Any]) -> None:
     env["sq"].applied[(R, G)] = 32.0
     code, doc = run("--request")
     req = row(doc, G)["request"]
-    assert code == 1 and req["action"] == "created" and req["desired"] == 80
+    assert code == 1 and req["action"] == "created" and req["desired"] == 104
     assert req["caseId"] == "case-1"
     code, doc = run("--request")
     again = row(doc, G)["request"]
@@ -211,7 +237,7 @@ def test_partial_grant_is_reported_and_not_refiled(env: dict[str, Any]) -> None:
     code, doc = run("--request")
     g = row(doc, G)
     assert code == 1 and g["limit"] == 64 and g["status"] == "short"
-    assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 80
+    assert g["request"]["action"] == "partially-granted" and g["request"]["requested"] == 104
     assert env["sq"].calls["RequestServiceQuotaIncrease"] == 1
 
 
@@ -237,3 +263,68 @@ def test_fake_keeps_the_json_1_1_content_type_of_a_shared_fault_response(
         except urllib.error.HTTPError as e:
             types.append(e.headers["Content-Type"])
     assert types == ["application/x-amz-json-1.1"] * 2
+
+
+def test_denied_request_for_the_same_value_is_reported_and_force_files_anew(
+    env: dict[str, Any],
+) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 32.0
+    sq.history[(R, G)] = [
+        {
+            "Id": "old",
+            "CaseId": "case-9",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 1,
+        }
+    ]
+    code, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert code == 1 and (req["action"], req["caseId"]) == ("denied", "case-9")
+    assert sq.calls["RequestServiceQuotaIncrease"] == 0
+    _, doc = run("--request", "--force")
+    assert row(doc, G)["request"]["action"] == "created"
+    assert sq.calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_fulfilled_spot_requests_are_not_counted_twice(env: dict[str, Any]) -> None:
+    ec2 = boto3.client("ec2", region_name=R, endpoint_url=env["moto"])
+    ami = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
+    ec2.request_spot_instances(  # moto fulfils at once: 2 active requests, 2 spot instances
+        InstanceCount=2,
+        LaunchSpecification={"ImageId": ami, "InstanceType": "g4dn.xlarge"},
+    )
+    _, doc = run()
+    assert row(doc, G_SPOT)["usage"] == 2 * 4
+
+
+def test_unreachable_service_quotas_and_ec2_are_reported_once(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_SERVICE_QUOTAS", "http://127.0.0.1:9")
+    monkeypatch.setenv("AWS_ENDPOINT_URL_EC2", "http://127.0.0.1:9")
+    monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "1")
+    code, doc = run()
+    assert code == 3 and all(c["status"] == "unknown" for c in doc["checks"])
+    assert doc["notes"] == ["cannot connect to 127.0.0.1:9: connection failed"] or (
+        len(doc["notes"]) == 1 and doc["notes"][0].startswith("cannot connect to 127.0.0.1:9")
+    )
+
+
+def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied.update({("us-east-1", G): 500.0, ("us-east-1", G_SPOT): 500.0})
+    sq.applied[("us-east-1", STD)] = 64.0
+    code, doc = run("--where", "--regions", f"{R},us-east-1")
+    by_pool = {p["pool"]: p["regions"] for p in doc["where"]}
+    t4 = by_pool["gpu-t4"]
+    assert code == 0 and t4[0]["region"] == "us-east-1" and t4[0]["fits"] is True
+    assert t4[0]["quota"] == G and t4[0]["headroom"] == 500
+    home = next(r for r in t4 if r["region"] == R)
+    assert home["fits"] is True  # ample() covers us-west-2 too
+    sq.applied[(R, G)] = 8.0
+    _, doc = run("--where", "--regions", f"{R},us-east-1")
+    home = next(r for r in doc["where"][0]["regions"] if r["region"] == R)
+    assert home["fits"] is False and G in home["reason"]

@@ -48,11 +48,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     quotas.infos.clear()
     quotas.absent.clear()
     quotas.policy = "pending"
-    usage.enabled = {
-        "compute.googleapis.com",
-        "container.googleapis.com",
-        "cloudquotas.googleapis.com",
-    }
+    usage.enabled = set(g.ALL_REQUIRED_APIS)
 
     def grant(pref: dict[str, Any], value: int) -> None:
         qid = pref["quotaId"]
@@ -69,10 +65,23 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     monkeypatch.setenv("QUOTA_RETRY_INITIAL", "0.01")
     monkeypatch.setenv("QUOTA_RETRY_DEADLINE", "0.3")
     monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
-    # gke-t4 peak: 21 T4 GPUs, 184 CPUS (pool 168 + system pool 16), same globally.
-    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, 0), CPUS=(400, 10), PREEMPTIBLE_CPUS=(200, 0))
+    # gke-t4 peak: 21 T4 GPUs, 168 CPUS (n1 pool), 16 E2_CPUS (system pool), 24 VMs with external
+    # IPs and 100 GB pd-balanced each; globally 21 GPUs and 180 vCPUs.
+    compute.set_region(P, R, **AMPLE)
     compute.set_project(P, GPUS_ALL_REGIONS=(32, 0), CPUS_ALL_REGIONS=(1000, 10))
     return {"compute": compute, "quotas": quotas, "usage": usage}
+
+
+AMPLE: dict[str, tuple[float, float]] = {
+    "NVIDIA_T4_GPUS": (32, 0),
+    "CPUS": (400, 10),
+    "E2_CPUS": (100, 0),
+    "PREEMPTIBLE_CPUS": (200, 0),
+    "INSTANCES": (500, 3),
+    "IN_USE_ADDRESSES": (100, 2),
+    "SSD_TOTAL_GB": (10000, 500),
+    "LOCAL_SSD_TOTAL_GB": (30000, 0),  # a3-highgpu-8g bundles 16 x 375 GB
+}
 
 
 def run(*args: str) -> tuple[int, dict[str, Any]]:
@@ -124,7 +133,24 @@ def test_disabled_compute_api_is_unknown_with_the_enable_command(env: dict[str, 
     assert code == 3
     assert all(c["status"] == "unknown" for c in doc["checks"])
     assert "gcloud services enable compute.googleapis.com" in row(doc, "CPUS")["reason"]
-    assert any("compute.googleapis.com is disabled" in n for n in doc["notes"])
+    api = row(doc, "compute.googleapis.com")
+    assert api["unit"] == "API" and "compute.googleapis.com is disabled" in api["reason"]
+
+
+def test_disabled_container_api_is_an_unknown_row_and_exits_3(env: dict[str, Any]) -> None:
+    env["usage"].enabled.discard("container.googleapis.com")
+    code, doc = run("--stack", "gke-t4")
+    api = row(doc, "container.googleapis.com")
+    assert code == 3 and api["status"] == "unknown" and api["scope"] == "global"
+    assert "gcloud services enable container.googleapis.com --project demo-project" in api["reason"]
+    assert row(doc, "NVIDIA_T4_GPUS")["status"] == "ok"  # the quotas are still judged
+
+
+def test_every_required_api_is_checked(env: dict[str, Any]) -> None:
+    env["usage"].enabled.clear()
+    _, doc = run("--stack", "gke-t4")
+    apis = {c["quota"] for c in doc["checks"] if c["unit"] == "API"}
+    assert apis == set(g.ALL_REQUIRED_APIS)
 
 
 def test_429_storm_is_unknown_throttled_after_retries(env: dict[str, Any]) -> None:
@@ -285,8 +311,9 @@ def test_spot_pool_reads_preemptible_quota_not_on_demand(env: dict[str, Any]) ->
 
 def test_missing_metric_is_unknown_not_zero(env: dict[str, Any]) -> None:
     _, doc = run("--stack", "gke-l4-spot")  # no L4 metrics in the region at all
-    spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
-    assert spot["status"] == "unknown" and "quota missing" in spot["reason"]
+    l4 = row(doc, "NVIDIA_L4_GPUS")  # spot falls back to it: no preemptible L4 quota reported
+    assert l4["status"] == "unknown" and "quota missing" in l4["reason"]
+    assert l4["needed"] == 9 + 4  # the spot pool (8 + its surge) and the on-demand fallback (4)
 
 
 def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> None:
@@ -301,6 +328,9 @@ def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> No
 def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["quotas"].set_family(
+        P, [({"region": R, "vm_family": "A3"}, 2000)], qid="CPUS-PER-VM-FAMILY-per-project-region"
+    )
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 0 and (fam["status"], fam["usage"]) == ("ok", 0)
@@ -374,3 +404,215 @@ def test_unknown_quota_id_fails_the_request_instead_of_guessing(env: dict[str, A
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     assert req["action"] == "failed" and "quotaInfos.get" in req["status"]
     assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+# --- which quota a VM consumes, against the real clients --------------------------------------
+
+
+def test_e2_cpus_at_zero_makes_the_system_pool_short(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, E2_CPUS=(0, 0))  # "Quota 'E2_CPUS' exceeded. Limit: 0.0"
+    code, doc = run("--stack", "gke-t4")
+    e2 = row(doc, "E2_CPUS")
+    assert code == 1 and e2["status"] == "short" and e2["needed"] == 16
+    assert row(doc, "CPUS")["needed"] == 168  # E2 vCPUs are not counted under CPUS
+
+
+def test_region_without_e2_cpus_counts_e2_under_cpus(env: dict[str, Any]) -> None:
+    del env["compute"].regions[(P, R)]["E2_CPUS"]
+    code, doc = run("--stack", "gke-t4")
+    cpus = row(doc, "CPUS")
+    assert code == 0 and cpus["needed"] == 168 + 16 - 4  # one surge: the larger pool's (8)
+    assert all(c["quota"] != "E2_CPUS" for c in doc["checks"])
+
+
+def spot_region(compute: g.FakeCompute, preemptible_gpus: float) -> None:
+    compute.set_region(
+        P,
+        R,
+        NVIDIA_L4_GPUS=(32, 0),
+        PREEMPTIBLE_NVIDIA_L4_GPUS=(preemptible_gpus, 0),
+        NVIDIA_T4_GPUS=(8, 0),
+        PREEMPTIBLE_CPUS=(0, 0),
+    )
+
+
+def test_spot_with_preemptible_at_zero_uses_ample_standard_quota_and_is_ok(
+    env: dict[str, Any],
+) -> None:
+    spot_region(env["compute"], 0)
+    env["quotas"].set_family(
+        P, [({"region": R, "vm_family": "G2"}, 200)], qid="CPUS-PER-VM-FAMILY-per-project-region"
+    )
+    code, doc = run("--stack", "gke-l4-spot")
+    l4 = row(doc, "NVIDIA_L4_GPUS")
+    assert code == 0 and l4["status"] == "ok"
+    assert l4["needed"] == 8 + 4 + 1  # spot pool + on-demand fallback + one pool's surge
+    assert any("not granted" in p for p in l4["pools"])
+    assert all(not c["quota"].startswith("PREEMPTIBLE_") for c in doc["checks"])
+    g2 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert (g2["vmFamily"], g2["needed"], g2["usage"]) == ("G2", 8 * 13, 0)
+    assert g2["quotaId"] == "CPUS-PER-VM-FAMILY-per-project-region"
+
+
+def test_spot_with_granted_preemptible_quota_is_judged_there(env: dict[str, Any]) -> None:
+    spot_region(env["compute"], 4)
+    code, doc = run("--stack", "gke-l4-spot")
+    spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
+    assert code == 1 and spot["status"] == "short" and spot["needed"] == 9
+    assert row(doc, "NVIDIA_L4_GPUS")["needed"] == 5  # the on-demand fallback pool only
+
+
+def test_spot_request_files_standard_quota_unless_preemptible_quota_is_asked(
+    env: dict[str, Any],
+) -> None:
+    spot_region(env["compute"], 0)
+    env["compute"].set_region(P, R, NVIDIA_L4_GPUS=(4, 0))
+    args = ("--stack", "gke-l4-spot", "--request", "--email", "ops@example.org")
+    _, doc = run(*args)
+    assert row(doc, "NVIDIA_L4_GPUS")["request"]["action"] == "created"
+    assert not any(p.startswith("gpu-infra-preemptible") for p in env["quotas"].prefs)
+    _, doc = run(*args, "--preemptible-quota")
+    pre = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
+    assert pre["needed"] == 9 and pre["request"]["action"] == "created"
+
+
+def test_vm_family_quota_unreadable_is_unknown_not_skipped(env: dict[str, Any]) -> None:
+    spot_region(env["compute"], 0)
+    code, doc = run("--stack", "gke-l4-spot")
+    g2 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert code == 3 and g2["status"] == "unknown" and "vm_family=G2" in g2["reason"]
+
+
+def test_flex_start_and_queued_pools_consume_preemptible_quota(env: dict[str, Any]) -> None:
+    env["compute"].set_region(
+        P, R, PREEMPTIBLE_NVIDIA_L4_GPUS=(8, 0), PREEMPTIBLE_NVIDIA_T4_GPUS=(0, 0)
+    )
+    code, doc = run("--config", str(FIX / "Pulumi.gke-flex.yaml"))
+    assert row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")["status"] == "ok"
+    t4 = row(doc, "PREEMPTIBLE_NVIDIA_T4_GPUS")  # 0 granted: flex/queued never use standard
+    assert code == 1 and t4["status"] == "short" and t4["needed"] == 2
+    assert row(doc, "PREEMPTIBLE_CPUS")["needed"] == 8 * 4 + 8 * 2
+    assert all(c["quota"] not in ("NVIDIA_L4_GPUS", "NVIDIA_T4_GPUS") for c in doc["checks"])
+    assert all(c["quota"] != "IN_USE_ADDRESSES" for c in doc["checks"])  # privateNodes
+
+
+def test_in_use_addresses_short_is_short(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, IN_USE_ADDRESSES=(8, 0))  # the common default
+    code, doc = run("--stack", "gke-t4")
+    ips = row(doc, "IN_USE_ADDRESSES")
+    assert code == 1 and ips["status"] == "short" and ips["needed"] == 24
+
+
+def test_instances_and_ssd_rows_are_judged(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, SSD_TOTAL_GB=(2000, 0))
+    code, doc = run("--stack", "gke-t4")
+    assert code == 1 and row(doc, "SSD_TOTAL_GB")["status"] == "short"
+    assert row(doc, "INSTANCES")["status"] == "ok"
+
+
+def test_unreachable_endpoint_is_reported_once(env: dict[str, Any], monkeypatch: Any) -> None:
+    for var in ("COMPUTE", "CLOUDQUOTAS", "SERVICEUSAGE"):
+        monkeypatch.setenv(f"QUOTA_ENDPOINT_{var}", "http://127.0.0.1:9")
+    code, doc = run("--stack", "gke-t4")
+    assert code == 3 and all(c["status"] == "unknown" for c in doc["checks"])
+    assert len(doc["notes"]) == 1
+    assert doc["notes"][0].startswith("cannot connect to http://127.0.0.1:9")
+    assert all(c["reason"] == "not read: endpoint unreachable (see below)" for c in doc["checks"])
+
+
+# --- requests that cannot collide -------------------------------------------------------------
+
+
+def console_pref(pid: str, preferred: int, reconciling: bool) -> dict[str, Any]:
+    return {
+        "name": f"projects/{P}/locations/global/quotaPreferences/{pid}",
+        "quotaId": "NVIDIA-T4-GPUS-per-project-region",
+        "service": "compute.googleapis.com",
+        "dimensions": {"region": R},
+        "quotaConfig": {"preferredValue": str(preferred)},
+        "reconciling": reconciling,
+        "etag": "console-etag-1",
+    }
+
+
+def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    for i in range(3):  # other quotas' preferences on earlier list pages
+        quotas.prefs[f"a-other-{i}"] = {**console_pref(f"a-other-{i}", 1, False), "quotaId": "X"}
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=False)
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "updated" and req["id"] == "console-t4"
+    assert quotas.prefs["console-t4"]["quotaConfig"]["preferredValue"] == "21"
+    assert quotas.calls["quotaPreferences.create"] == 0
+    assert not any(k.startswith("gpu-infra-nvidia-t4") for k in quotas.prefs)
+
+
+def test_reconciling_console_preference_is_reported_pending_and_left_alone(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=True)
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert code == 1 and (req["action"], req["id"], req["preferred"]) == (
+        "pending",
+        "console-t4",
+        8,
+    )
+    assert quotas.calls["quotaPreferences.create"] == 0
+    assert quotas.calls["quotaPreferences.patch"] == 0
+
+
+def test_fake_rejects_a_stale_etag(env: dict[str, Any]) -> None:
+    import urllib.error
+    import urllib.request
+
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=False)
+    url = f"{quotas.url}/v1/projects/{P}/locations/global/quotaPreferences/console-t4"
+    body = json.dumps({"etag": "stale", "contactEmail": "a@b.c"}).encode()
+    with pytest.raises(urllib.error.HTTPError) as e:
+        urllib.request.urlopen(urllib.request.Request(url, data=body, method="PATCH"))
+    assert e.value.code == 409
+
+
+# --- --where -----------------------------------------------------------------------------------
+
+
+def test_where_offline_lists_offering_regions_by_price_without_calls(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4", "--where", "--offline")
+    regions = doc["where"][0]["regions"]
+    assert code == 0 and doc["where"][0]["pool"] == "gpu-t4"
+    assert "us-central1" in {r["region"] for r in regions} and len(regions) > 5
+    prices = [r["pricePerNodeHour"] for r in regions if r["pricePerNodeHour"] is not None]
+    assert prices == sorted(prices) and all(r["fits"] is None for r in regions)
+    assert sum(env["compute"].calls.values()) == 0
+
+
+def test_where_ranks_regions_where_the_whole_stack_fits_first(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))  # too few T4s at home
+    env["compute"].set_region(P, "us-east1", **AMPLE)
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", f"{R},us-east1")
+    regions = doc["where"][0]["regions"]
+    assert code == 0 and [r["region"] for r in regions] == ["us-east1", R]
+    east, home = regions
+    assert (east["fits"], east["quota"], east["headroom"]) == (True, "NVIDIA_T4_GPUS", 32)
+    assert home["fits"] is False and "NVIDIA_T4_GPUS" in home["reason"] and home["headroom"] == 4
+    assert env["compute"].calls["regions.get"] == 2
+
+
+def test_where_unreadable_region_is_unknown_not_fitting(env: dict[str, Any]) -> None:
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", "us-east1")  # not in the fake
+    (east,) = doc["where"][0]["regions"]
+    assert code == 3 and east["fits"] is None and "404" in east["reason"]
+
+
+def test_regions_needs_where(env: dict[str, Any]) -> None:
+    err = io.StringIO()
+    assert main(["--stack", "gke-t4", "--regions", "all"], out=io.StringIO(), err=err) == 2
+    assert "--regions" in err.getvalue()

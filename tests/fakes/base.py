@@ -84,7 +84,13 @@ class FakeService:
 
             do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = _do
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _H)
+        class _Server(ThreadingHTTPServer):
+            # The default listen backlog (5) drops connections beyond it when a client opens
+            # many at once (--where reads 16 regions concurrently); Linux retries a dropped SYN
+            # only after 1 s, which would look like a slow cloud.
+            request_queue_size = 128
+
+        self._server = _Server(("127.0.0.1", 0), _H)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

@@ -117,21 +117,33 @@ class FakeCompute(FakeService):
         table.setdefault(metric, [0.0, 0.0])[0] = float(limit)
 
     def add_instance(
-        self, zone: str, accelerator: str, count: int, status: str = "RUNNING", spot: bool = False
+        self,
+        zone: str,
+        accelerator: str | None,
+        count: int,
+        status: str = "RUNNING",
+        spot: bool = False,
+        machine_type: str = "a3-highgpu-8g",
     ) -> None:
-        """A VM with ``count`` GPUs of type ``accelerator`` in ``zone``."""
+        """A VM of ``machine_type`` with ``count`` GPUs of type ``accelerator`` in ``zone``."""
         items = self.instances.setdefault(zone, [])
+        accs = (
+            [
+                {
+                    "acceleratorType": f"projects/p/zones/{zone}/acceleratorTypes/{accelerator}",
+                    "acceleratorCount": count,
+                }
+            ]
+            if accelerator
+            else []
+        )
         items.append(
             {
                 "name": f"vm-{len(items)}",
+                "machineType": f"projects/p/zones/{zone}/machineTypes/{machine_type}",
                 "status": status,
                 "scheduling": {"provisioningModel": "SPOT" if spot else "STANDARD"},
-                "guestAccelerators": [
-                    {
-                        "acceleratorType": f"projects/p/zones/{zone}/acceleratorTypes/{accelerator}",
-                        "acceleratorCount": count,
-                    }
-                ],
+                "guestAccelerators": accs,
             }
         )
 
@@ -208,6 +220,7 @@ class FakeCloudQuotas(FakeService):
             "GET", base + r"/quotaPreferences/(?P<id>[^/]+)", "quotaPreferences.get", self._get
         )
         self.route("POST", base + r"/quotaPreferences", "quotaPreferences.create", self._create)
+        self.route("GET", base + r"/quotaPreferences", "quotaPreferences.list", self._list)
         self.route(
             "PATCH",
             base + r"/quotaPreferences/(?P<id>[^/]+)",
@@ -215,15 +228,20 @@ class FakeCloudQuotas(FakeService):
             self._patch,
         )
 
-    def set_family(self, project: str, rows: list[tuple[dict[str, str], int]]) -> None:
-        """QuotaInfo of the GPU family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
-        qid = "GPUS-PER-GPU-FAMILY-per-project-region"
+    def set_family(
+        self,
+        project: str,
+        rows: list[tuple[dict[str, str], int]],
+        qid: str = "GPUS-PER-GPU-FAMILY-per-project-region",
+    ) -> None:
+        """QuotaInfo of a family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
+        dim = "vm_family" if "VM-FAMILY" in qid else "gpu_family"
         self.infos[qid] = {
             "name": f"projects/{project}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
             "quotaId": qid,
-            "metric": "compute.googleapis.com/gpus_per_gpu_family",
+            "metric": f"compute.googleapis.com/{qid.split('-per-')[0].lower().replace('-', '_')}",
             "service": "compute.googleapis.com",
-            "dimensions": ["region", "gpu_family"],
+            "dimensions": ["region", dim],
             "dimensionsInfos": [
                 {
                     "dimensions": dims,
@@ -261,6 +279,7 @@ class FakeCloudQuotas(FakeService):
         pref = copy.deepcopy(body)
         pref.pop("contactEmail", None)  # input only
         pref["name"] = f"projects/{project}/locations/global/quotaPreferences/{pid}"
+        pref["etag"] = f"etag-{next(self._trace)}"  # a new etag on every write
         qc = pref.setdefault("quotaConfig", {})
         preferred = int(qc.get("preferredValue", 0))
         qc["traceId"] = f"trace-{next(self._trace)}"
@@ -288,15 +307,38 @@ class FakeCloudQuotas(FakeService):
         except ValueError as e:
             return google_error(400, "INVALID_ARGUMENT", str(e))
 
+    def _list(self, req: Request) -> Response:
+        """All preferences, in pages of two (so clients must follow nextPageToken)."""
+        items = [self.prefs[k] for k in sorted(self.prefs)]
+        start = int((req.query.get("pageToken") or ["0"])[0])
+        body: dict[str, Any] = {"quotaPreferences": items[start : start + 2]}
+        if start + 2 < len(items):
+            body["nextPageToken"] = str(start + 2)
+        return 200, body, {}
+
     def _patch(self, req: Request) -> Response:
         pid = req.match["id"]
         allow_missing = (req.query.get("allowMissing") or ["false"])[0] == "true"
         if pid not in self.prefs and not allow_missing:
             return google_error(404, "NOT_FOUND", f"quota preference {pid} not found")
+        sent = req.json().get("etag")
+        held = self.prefs.get(pid, {}).get("etag")
+        if sent and held and sent != held:  # optimistic concurrency, as the API documents
+            return google_error(409, "ABORTED", f"etag mismatch for quota preference {pid}")
         try:
             return 200, self._store(pid, req.match["p"], req.json()), {}
         except ValueError as e:
             return google_error(400, "INVALID_ARGUMENT", str(e))
+
+
+ALL_REQUIRED_APIS = (
+    "compute.googleapis.com",
+    "container.googleapis.com",
+    "iam.googleapis.com",
+    "cloudresourcemanager.googleapis.com",
+    "cloudquotas.googleapis.com",
+    "serviceusage.googleapis.com",
+)
 
 
 class FakeServiceUsage(FakeService):
@@ -304,11 +346,7 @@ class FakeServiceUsage(FakeService):
 
     def __init__(self, latency: float = 0.0) -> None:
         super().__init__(latency)
-        self.enabled: set[str] = {
-            "compute.googleapis.com",
-            "container.googleapis.com",
-            "cloudquotas.googleapis.com",
-        }
+        self.enabled: set[str] = set(ALL_REQUIRED_APIS)
         self.route(
             "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
         )

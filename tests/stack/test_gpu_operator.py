@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 import pytest
+import yaml
 
 from infra import mockengine
 from infra.core.config import parse_file
@@ -136,9 +137,19 @@ def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
         for r in rec.of_type("kubernetes:core/v1:NodePatch")
     }
     assert patches == {
-        "lab-gpu-01": {"nvidia.com/device-plugin.config": "time-slicing-4"},
-        "lab-gpu-02": {"nvidia.com/device-plugin.config": "time-slicing-4"},
-        "lab-dgx-01": {"nvidia.com/mig.config": "all-1g.5gb"},
+        "lab-gpu-01": {
+            "nvidia.com/device-plugin.config": "time-slicing-4",
+            "gpu-infra/accelerator": "nvidia-a10",
+        },
+        "lab-gpu-02": {
+            "nvidia.com/device-plugin.config": "time-slicing-4",
+            "gpu-infra/accelerator": "nvidia-a10",
+        },
+        "lab-dgx-01": {
+            "nvidia.com/mig.config": "all-1g.5gb",
+            "gpu-infra/gpu-partition-size": "1g.5gb",
+            "gpu-infra/accelerator": "nvidia-tesla-a100",
+        },
     }
 
 
@@ -171,3 +182,25 @@ def test_gpu_namespace_quota_waits_for_its_namespace(recs):
         ns = rec.one(NAMESPACE, f"gpu-operator-ns-{ns_name}")
         quota = rec.one(QUOTA, f"gpu-operator-quota-{ns_name}-gpu-quota")
         assert ns.urn in quota.depends_on
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_outputs_carry_the_kubeflow_and_flyte_integrations(recs, stack):
+    out: dict[str, Any] = recs[stack].outputs
+    assert set(out["kubeflow"]) == {"spawnerFormDefaults", "profiles"}
+    assert "gpu-resource-name" in out["flyte"]["pluginsK8s"]
+    assert set(out["flyte"]["pools"]) == set(out["gpuPools"])
+
+
+def test_kubeflow_profile_namespace_is_created_as_a_profile_custom_resource():
+    raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.onprem-containerd.yaml").read_text())["config"]
+    raw["gpu-infra:gpuNamespaces"] = [
+        {"name": "ml-team", "gpus": 2, "kubeflowProfile": {"owner": "ana@example.com"}}
+    ]
+    rec = run_stack(raw)
+    (prof,) = rec.of_type("kubernetes:kubeflow.org/v1:Profile")
+    assert prof.inputs["spec"]["owner"] == {"kind": "User", "name": "ana@example.com"}
+    assert prof.inputs["spec"]["resourceQuotaSpec"]["hard"] == {"requests.nvidia.com/gpu": "2"}
+    assert operator_release(rec).urn in prof.depends_on
+    names = [r.inputs["metadata"]["name"] for r in rec.of_type(NAMESPACE)]
+    assert "ml-team" not in names  # the profile controller creates it

@@ -81,6 +81,7 @@ def stack(
     operator: dict[str, Any] | None = None,
     cluster: dict[str, Any] | None = None,
     namespaces: list[dict[str, Any]] | None = None,
+    integrations: dict[str, Any] | None = None,
 ) -> StackConfig:
     """A parsed stack on ``platform``; ``pools`` entries update the platform's base pool."""
     raw: dict[str, Any] = {
@@ -92,6 +93,8 @@ def stack(
     }
     if namespaces is not None:
         raw["gpu-infra:gpuNamespaces"] = namespaces
+    if integrations is not None:
+        raw["gpu-infra:integrations"] = integrations
     return parse(raw, f"test-{platform}")
 
 

@@ -11,11 +11,13 @@ from infra.core.config import parse_file
 from infra.core.plan import build_plan
 from infra.core.sharing import (
     GPU_PRESENT_LABEL,
+    _instances_per_gpu,
     mig_config_name,
+    mig_gpu,
     mig_resource,
     operator_node_labels,
 )
-from tests.unit.operator_fixtures import errors, plan, stack
+from tests.unit.operator_fixtures import errors, hints_for, plan, stack
 
 ROOT = Path(__file__).resolve().parents[2]
 MIG_PARTED = ROOT / "tests" / "fixtures" / "mig-parted-config-default.yaml"
@@ -110,3 +112,37 @@ def test_gke_gpu_pools_carry_the_gpu_present_label_when_the_operator_runs():
     assert all(h.labels.get(GPU_PRESENT_LABEL) == "true" for h in p.pools)
     eks = stack("eks")
     assert GPU_PRESENT_LABEL not in operator_node_labels(eks.pools[0])
+
+
+def test_mig_instances_per_gpu_match_mig_parted_all_profile_configs():
+    # Slots per node size JupyterHub's memory share: they must be what mig-parted creates.
+    configs = yaml.safe_load(MIG_PARTED.read_text())["mig-configs"]
+    checked = 0
+    for model in ("A30", "A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB", "B200"):
+        gpu = mig_gpu(model)
+        assert gpu is not None
+        for profile in gpu.profiles:
+            blocks = configs[mig_config_name(profile)]
+            if len(blocks) != 1 or blocks[0]["devices"] != "all" or "device-filter" in blocks[0]:
+                continue  # device-specific counts (all-1g.10gb): covered below
+            assert _instances_per_gpu(profile, gpu) == blocks[0]["mig-devices"][profile], profile
+            checked += 1
+    assert checked > 20
+    a100_40 = mig_gpu("A100-40GB")
+    assert a100_40 is not None and _instances_per_gpu("1g.10gb", a100_40) == 4  # filtered block
+
+
+def test_renamed_shared_gpus_cannot_scale_a_cloud_pool_from_zero():
+    cfg = stack("gke", [{"sharing": {"replicas": 2, "renameByDefault": True}}])
+    reason = errors(cfg)["gpuPools[0].sharing.renameByDefault"]
+    assert "scale-from-zero" in reason
+    ok = stack("gke", [{"minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}}])
+    assert plan(ok, hints_for(ok, min_nodes=1)).release is not None
+
+
+def test_kubeflow_profile_namespace_labels_are_an_error_not_silently_dropped():
+    ns = [{"name": "t", "gpus": 1, "labels": {"a": "b"}, "kubeflowProfile": {"owner": "a@b.co"}}]
+    assert (
+        "profile controller"
+        in errors(stack("kubernetes", namespaces=ns))["gpuNamespaces[0].labels"]
+    )

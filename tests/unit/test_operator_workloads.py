@@ -74,7 +74,11 @@ def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
     (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
     assert cm["metadata"]["namespace"] == op.namespace  # the operator ignores other namespaces
     (nl,) = op.node_labels
-    assert nl.nodes == ("node-1",) and nl.labels == {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4"}
+    assert nl.nodes == ("node-1",)
+    assert nl.labels == {
+        DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4",
+        "gpu-infra/accelerator": "nvidia-tesla-t4",
+    }
 
 
 def test_pools_with_different_replicas_get_one_configmap_key_each():
@@ -88,7 +92,10 @@ def test_pools_with_different_replicas_get_one_configmap_key_each():
     )
     op = plan(cfg)
     assert sorted(cm_data(op)) == ["time-slicing-2", "time-slicing-8"]
-    assert [nl.pool for nl in op.node_labels] == ["a", "b"]  # c shares nothing: no labels
+    labels = {nl.pool: nl.labels for nl in op.node_labels}
+    # c shares nothing: only the accelerator label Flyte's device selector reads
+    assert labels["c"] == {"gpu-infra/accelerator": "nvidia-tesla-t4"}
+    assert labels["b"]["nvidia.com/device-plugin.config"] == "time-slicing-8"
 
 
 def test_gke_sharing_and_operator_sharing_are_never_both_on():
@@ -154,6 +161,7 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
     assert operator_node_labels(cfg.pools[0]) == {
         MIG_CONFIG_LABEL: "all-1g.5gb",
         "nvidia.com/gpu.present": "true",  # GKE pools carry it for the operator's operands
+        "gpu-infra/gpu-partition-size": "1g.5gb",  # Flyte's partition selector
     }
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
 
@@ -291,11 +299,11 @@ def test_gpu_namespace_quotas_use_requests_only_as_kubernetes_allows_for_extende
 def test_gpu_namespace_quotas_cover_every_mig_and_shared_resource_name():
     pools = [
         {"name": "mig", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
-        {"name": "ts", "sharing": {"replicas": 2, "renameByDefault": True}},
+        {"name": "ts", "minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}},
     ]
     cfg = stack("gke", pools, namespaces=[{"name": "team-a", "gpus": 3}])
     a, b = hints_for(cfg, **A100)
-    op = plan(cfg, (a, b))
+    op = plan(cfg, (a, replace(b, min_nodes=1)))
     (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
     hard = quota["spec"]["hard"]
     assert not any(k.startswith("limits.") for k in hard)

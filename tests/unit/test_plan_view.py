@@ -247,7 +247,7 @@ def test_a_declared_eks_shape_is_planned_in_its_az_ids():
         "gpu-infra:gpuPools": [
             {
                 "name": "gpu-new",
-                "machineType": "g7.2xlarge",
+                "machineType": "g9.2xlarge",
                 "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
                 "zones": ["usw2-az1", "usw2-az2"],
                 "maxNodes": 4,
@@ -256,7 +256,7 @@ def test_a_declared_eks_shape_is_planned_in_its_az_ids():
     }
     plan = _plan(raw)
     (g,) = plan.eks.groups
-    assert (g.instance_types, g.az_ids) == (("g7.2xlarge",), ("usw2-az1", "usw2-az2"))
+    assert (g.instance_types, g.az_ids) == (("g9.2xlarge",), ("usw2-az1", "usw2-az2"))
     assert "assumed x86_64" in plan.notes[0]
 
 

@@ -30,7 +30,8 @@ def test_offline_json_for_gke_t4_lists_t4_cpus_and_global_gpus() -> None:
     assert (
         rows["NVIDIA_T4_GPUS"]["needed"] == 21 and rows["NVIDIA_T4_GPUS"]["region"] == "us-central1"
     )
-    assert rows["CPUS"]["needed"] == 184
+    # n1 GPU pool 8 x (20 + 1 surge); the e2 system pool draws on E2_CPUS, not CPUS
+    assert rows["CPUS"]["needed"] == 168 and rows["E2_CPUS"]["needed"] == 16
     assert (
         rows["GPUS_ALL_REGIONS"]["needed"] == 21 and rows["GPUS_ALL_REGIONS"]["scope"] == "global"
     )
@@ -41,8 +42,10 @@ def test_offline_json_for_eks_g4dn_lists_g_and_spot_codes_in_us_west_2() -> None
     code, out, _ = run("--stack", "eks-g4dn", "--offline", "--json")
     rows = {c["quota"]: c for c in json.loads(out)["checks"]}
     assert code == 0
-    assert rows["L-DB2E81BA"]["needed"] == 80 and rows["L-DB2E81BA"]["region"] == "us-west-2"
-    assert rows["L-3819A6DF"]["needed"] == 80
+    # 4 vCPUs x (20 max + 6 update surge: 2 x the group's 3 AZs)
+    assert rows["L-DB2E81BA"]["needed"] == 104 and rows["L-DB2E81BA"]["region"] == "us-west-2"
+    assert rows["L-3819A6DF"]["needed"] == 104
+    assert rows["L-DB2E81BA"]["name"] == "Running On-Demand G and VT instances"
 
 
 def test_offline_table_prints_without_cloud_calls() -> None:

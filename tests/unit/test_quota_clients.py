@@ -54,15 +54,21 @@ def test_preference_ids_are_deterministic_per_quota_and_dimensions() -> None:
 class _Ec2Stub:
     """DescribeInstances with fixed instances; records DescribeInstanceTypes lookups."""
 
-    def __init__(self, instances: list[dict[str, str]]) -> None:
+    def __init__(
+        self, instances: list[dict[str, str]], spot_requests: list[dict[str, object]] | None = None
+    ) -> None:
         self.instances = instances
+        self.spot_requests = spot_requests or []
         self.described: list[str] = []
 
     def get_paginator(self, name: str) -> _Ec2Stub:
-        assert name == "describe_instances"
+        assert name in ("describe_instances", "describe_spot_instance_requests")
+        self.paginator = name
         return self
 
     def paginate(self, **_: object) -> list[dict[str, object]]:
+        if self.paginator == "describe_spot_instance_requests":
+            return [{"SpotInstanceRequests": self.spot_requests}]
         return [{"Reservations": [{"Instances": self.instances}]}]
 
     def describe_instance_types(self, InstanceTypes: list[str]) -> dict[str, object]:
@@ -87,3 +93,13 @@ def test_aws_usage_looks_up_vcpus_only_for_types_under_the_checked_codes() -> No
     service.ec2 = stub
     assert service._usage({"L-1216C47A", "L-DB2E81BA"}) == {"L-1216C47A": 2, "L-DB2E81BA": 4}
     assert stub.described == ["m5.large"]
+
+
+def test_aws_open_spot_requests_count_as_spot_usage() -> None:
+    # moto fulfils Spot requests at once, so an open one can only be shown with a stub.
+    service = AwsQuotaService(AwsSettings("us-west-2"), Catalog.load())
+    service.ec2 = _Ec2Stub(
+        [{"InstanceType": "g4dn.xlarge", "InstanceLifecycle": "spot"}],
+        [{"State": "open", "LaunchSpecification": {"InstanceType": "g4dn.2xlarge"}}],
+    )
+    assert service._usage({"L-3819A6DF"}) == {"L-3819A6DF": 4 + 8}

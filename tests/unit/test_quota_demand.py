@@ -11,6 +11,9 @@ from infra.core.config import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from quota import demand as d
+from quota.arithmetic import Reading
+from quota.keys import QuotaKey
+from quota.sizing import eks_surge
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "quota"
@@ -24,7 +27,6 @@ def sizing(**kw: object) -> d.NodeGroupSizing:
         "gpu_type": "nvidia-tesla-t4",
         "gpus_per_node": 1,
         "vcpus": 8,
-        "spot": False,
         "max_nodes": 20,
         "surge": 1,
     }
@@ -47,23 +49,82 @@ def test_gke_t4_stack_needs_21_t4_gpus_in_us_central1_with_surge() -> None:
     assert cloud == "gcp"
     t4 = rows["NVIDIA_T4_GPUS"]
     assert (t4.key.scope, t4.key.region, t4.needed) == ("region", "us-central1", 21)
-    # 8 vCPUs x (20 + 1 surge) GPU nodes + 4 vCPUs x (3 + 1 surge) system nodes, as the README says
-    assert rows["CPUS"].needed == 184 and rows["CPUS"].key.region == "us-central1"
+    # n1 GPU nodes: 8 vCPUs x (20 + 1 surge); the e2 system pool: 4 x (3 + 1 surge) on E2_CPUS
+    assert rows["CPUS"].needed == 168 and rows["CPUS"].key.region == "us-central1"
+    assert rows["E2_CPUS"].needed == 16
     assert rows["GPUS_ALL_REGIONS"].needed == 21 and rows["GPUS_ALL_REGIONS"].key.region is None
+    # 20 + 3 nodes + one surge node (the largest pool's), each with an external IP and 100 GB
+    assert rows["INSTANCES"].needed == 24 and rows["IN_USE_ADDRESSES"].needed == 24
+    assert rows["SSD_TOTAL_GB"].needed == 2400 and rows["SSD_TOTAL_GB"].key.unit == "GB"
 
 
-def test_eks_stack_needs_4_vcpus_per_node_under_g_and_spot_codes() -> None:
+def test_e2_draws_on_e2_cpus_with_cpus_as_the_fallback_where_unreported() -> None:
+    config = parse_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    demand = d.stack_contributions(config, Catalog.load(), build_plan(config))
+    missing = {
+        QuotaKey("gcp", "region", "us-central1", "E2_CPUS", "vCPUs", "compute-region"): Reading(
+            error="quota missing: E2_CPUS not reported for region us-central1"
+        )
+    }
+    resolved = by_quota(demand.rows(d.reading_pick(missing)))
+    assert "E2_CPUS" not in resolved and resolved["CPUS"].needed == 168 + 16 - 4
+    assert any("E2_CPUS not reported" in p for p in resolved["CPUS"].pools)
+
+
+def test_gke_surge_is_the_largest_single_pools_not_the_sum() -> None:
+    a = sizing(name="a", max_nodes=10, surge=1, gpus_per_node=1)
+    b = sizing(name="b", max_nodes=4, surge=1, gpus_per_node=4, machine_types=("n1-standard-32",))
+    rows = by_quota(d.gcp_demand("us-central1", [a, b]))
+    assert rows["NVIDIA_T4_GPUS"].needed == 10 + 16 + 4  # one pool upgrades at a time: +4, not +5
+    assert rows["INSTANCES"].needed == 14 + 1
+
+
+def test_bootstrap_pool_counts_as_max_not_on_top() -> None:
+    boot = sizing(
+        name="default-pool",
+        machine_types=("e2-medium",),
+        gpu_type=None,
+        gpus_per_node=0,
+        vcpus=2,
+        max_nodes=3,
+        surge=0,
+        bootstrap=True,
+    )
+    rows = by_quota(d.gcp_demand("us-central1", [sizing(max_nodes=1, surge=0), boot]))
+    assert rows["INSTANCES"].needed == 3  # max(3 bootstrap, 1 steady)
+    assert rows["E2_CPUS"].needed == 6  # only the bootstrap pool draws on E2
+
+
+def test_private_nodes_need_no_external_addresses() -> None:
+    rows = by_quota(d.gcp_demand("us-central1", [sizing(external_ip=False)]))
+    assert "IN_USE_ADDRESSES" not in rows and rows["INSTANCES"].needed == 21
+
+
+def test_boot_disk_type_picks_its_disk_quota_and_local_ssds_count() -> None:
+    rows = by_quota(
+        d.gcp_demand("r1", [sizing(disk_type="pd-standard", disk_gb=200, local_ssds=2)])
+    )
+    assert rows["DISKS_TOTAL_GB"].needed == 200 * 21 and "SSD_TOTAL_GB" not in rows
+    assert rows["LOCAL_SSD_TOTAL_GB"].needed == 2 * 375 * 21
+
+
+def test_eks_stack_needs_4_vcpus_per_node_under_g_and_spot_codes_with_update_surge() -> None:
     cloud, rows = stack_rows(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml")
     assert cloud == "aws"
-    assert rows["L-DB2E81BA"].needed == 4 * 20 and rows["L-DB2E81BA"].key.region == "us-west-2"
-    assert rows["L-3819A6DF"].needed == 4 * 20
+    # 20 max + max(2 x 3 AZs, maxUnavailable 1) = 26 nodes of 4 vCPUs
+    assert rows["L-DB2E81BA"].needed == 4 * 26 and rows["L-DB2E81BA"].key.region == "us-west-2"
+    assert rows["L-3819A6DF"].needed == 4 * 26
 
 
 def test_eks_fixture_sizes_every_group_from_the_plan() -> None:
     config = parse_file(FIX / "Pulumi.eks-g4dn.yaml")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
-    assert by_quota(rows)["L-DB2E81BA"].needed == 32
-    assert by_quota(rows)["L-3819A6DF"].needed == 16
+    assert by_quota(rows)["L-DB2E81BA"].needed == 4 * (8 + 6)
+    assert by_quota(rows)["L-3819A6DF"].needed == 4 * (4 + 6)
+
+
+def test_eks_update_surge_is_twice_the_azs_or_max_unavailable() -> None:
+    assert eks_surge(3) == 6 and eks_surge(1, max_unavailable=5) == 5
 
 
 def test_zonal_location_quota_lives_in_the_zone_region() -> None:
@@ -77,15 +138,47 @@ def test_fallback_pools_of_a_compute_class_count_too() -> None:
     assert rows["PREEMPTIBLE_NVIDIA_L4_GPUS"].needed == 9
     assert rows["NVIDIA_L4_GPUS"].needed == 5  # on-demand fallback
     assert rows["NVIDIA_T4_GPUS"].needed == 5  # T4 fallback
-    assert rows["GPUS_ALL_REGIONS"].needed == 19
+    assert rows["GPUS_ALL_REGIONS"].needed == 8 + 4 + 4 + 1  # one surge, the largest pool's
 
 
-def test_spot_gpus_and_vcpus_go_to_preemptible_metrics_only() -> None:
-    rows = by_quota(d.gcp_demand("us-central1", [sizing(spot=True)]))
-    assert "NVIDIA_T4_GPUS" not in rows and "CPUS" not in rows
-    assert rows["PREEMPTIBLE_NVIDIA_T4_GPUS"].needed == 21
-    assert rows["PREEMPTIBLE_CPUS"].needed == 168
-    assert rows["GPUS_ALL_REGIONS"].needed == 21
+def test_spot_demand_moves_to_standard_rows_when_preemptible_quota_is_not_granted() -> None:
+    demand = d.gcp_contributions("us-central1", [sizing(model="spot")])
+    offline = by_quota(demand.rows())
+    assert "NVIDIA_T4_GPUS" not in offline and offline["PREEMPTIBLE_NVIDIA_T4_GPUS"].needed == 21
+    zero = {
+        k: Reading(limit=0.0, usage=0.0)
+        for k in demand.keys_to_read()
+        if k.quota.startswith("PREEMPTIBLE_")
+    }
+    rows = by_quota(demand.rows(d.reading_pick(zero)))
+    assert "PREEMPTIBLE_NVIDIA_T4_GPUS" not in rows and rows["NVIDIA_T4_GPUS"].needed == 21
+    assert rows["CPUS"].needed == 168
+    assert any("not granted" in p for p in rows["NVIDIA_T4_GPUS"].pools)
+    granted = {k: Reading(limit=4.0, usage=0.0) for k in zero}
+    rows = by_quota(demand.rows(d.reading_pick(granted)))
+    assert rows["PREEMPTIBLE_NVIDIA_T4_GPUS"].needed == 21 and "NVIDIA_T4_GPUS" not in rows
+
+
+def test_spot_stays_on_preemptible_rows_when_that_limit_is_unreadable() -> None:
+    demand = d.gcp_contributions("us-central1", [sizing(model="spot")])
+    broken = {k: Reading(error="regions.get: HTTP 500") for k in demand.keys_to_read()}
+    rows = by_quota(demand.rows(d.reading_pick(broken)))
+    assert "PREEMPTIBLE_NVIDIA_T4_GPUS" in rows and "NVIDIA_T4_GPUS" not in rows
+
+
+def test_flex_start_and_queued_draw_on_preemptible_quota_only() -> None:
+    for model in ("flex-start", "queued"):
+        demand = d.gcp_contributions("r1", [sizing(model=model, surge=0)])
+        zero = {k: Reading(limit=0.0, usage=0.0) for k in demand.keys_to_read()}
+        rows = by_quota(demand.rows(d.reading_pick(zero)))
+        assert rows["PREEMPTIBLE_NVIDIA_T4_GPUS"].needed == 20 and "NVIDIA_T4_GPUS" not in rows
+        assert rows["PREEMPTIBLE_CPUS"].needed == 160 and "CPUS" not in rows
+
+
+def test_specific_reservation_pool_adds_no_vcpu_or_gpu_demand() -> None:
+    rows = by_quota(d.gcp_demand("r1", [sizing(model="reservation")]))
+    assert not {"NVIDIA_T4_GPUS", "CPUS", "GPUS_ALL_REGIONS"} & set(rows)
+    assert rows["INSTANCES"].needed == 21
 
 
 def test_global_rows_sum_every_pool_and_follow_regional_rows() -> None:
@@ -95,8 +188,8 @@ def test_global_rows_sum_every_pool_and_follow_regional_rows() -> None:
     )
     scopes = [r.key.scope for r in rows]
     assert scopes == sorted(scopes, key=["region", "global"].index)
-    assert by_quota(rows)["GPUS_ALL_REGIONS"].needed == 42
-    assert len(by_quota(rows)["GPUS_ALL_REGIONS"].pools) == 2
+    assert by_quota(rows)["GPUS_ALL_REGIONS"].needed == 41  # 40 + one pool's surge
+    assert len(by_quota(rows)["GPUS_ALL_REGIONS"].pools) == 3
 
 
 def test_h100_on_demand_uses_the_cloud_quotas_family_quota() -> None:
@@ -112,11 +205,12 @@ def test_h100_on_demand_uses_the_cloud_quotas_family_quota() -> None:
     )
     fam = rows["NVIDIA_H100_GPUS"]
     assert fam.key.source == "cloudquotas" and fam.key.gpu_family == "NVIDIA_H100"
-    assert "A3_CPUS" not in rows  # a3 has no Compute CPU metric
+    vm = rows[d.VM_FAMILY_QUOTA]
+    assert (vm.key.source, vm.key.vm_family, vm.needed) == ("cloudquotas", "A3", 8 * 21)
 
 
 def test_h100_spot_uses_the_preemptible_compute_metric() -> None:
-    rows = by_quota(d.gcp_demand("us-east4", [sizing(gpu_type="nvidia-h100-80gb", spot=True)]))
+    rows = by_quota(d.gcp_demand("us-east4", [sizing(gpu_type="nvidia-h100-80gb", model="spot")]))
     assert rows["PREEMPTIBLE_NVIDIA_H100_GPUS"].key.source == "compute-region"
 
 
@@ -146,13 +240,13 @@ def test_aws_instance_type_maps_to_its_vcpu_quota_code(itype: str, spot: bool, c
     assert d.aws_quota_code(itype, spot) == code
 
 
-def test_aws_groups_of_one_class_sum_per_code() -> None:
-    a = sizing(machine_types=("g4dn.xlarge",), gpu_type=None, vcpus=4, max_nodes=5, surge=0)
+def test_aws_groups_of_one_class_sum_per_code_plus_the_largest_surge() -> None:
+    a = sizing(machine_types=("g4dn.xlarge",), gpu_type=None, vcpus=4, max_nodes=5, surge=6)
     b = sizing(
-        name="b", machine_types=("g5.2xlarge",), gpu_type=None, vcpus=8, max_nodes=2, surge=0
+        name="b", machine_types=("g5.2xlarge",), gpu_type=None, vcpus=8, max_nodes=2, surge=4
     )
     rows = by_quota(d.aws_demand("us-west-2", [a, b]))
-    assert rows["L-DB2E81BA"].needed == 20 + 16 and len(rows) == 1
+    assert rows["L-DB2E81BA"].needed == 20 + 16 + max(24, 32) and len(rows) == 1
 
 
 def test_every_catalog_gpu_has_a_quota_metric() -> None:
@@ -169,6 +263,7 @@ def test_every_catalog_aws_gpu_type_has_a_quota_code() -> None:
     [
         "gcp_accelerator_quotas.csv",
         "gcp_cpu_quota_metrics.csv",
+        "gcp_disk_quota_metrics.csv",
         "aws_quota_classes.csv",
     ],
 )
@@ -201,7 +296,7 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
     config = parse(raw, "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["CPUS"].needed == 8 * 3
-    assert all("system" not in p for r in rows for p in r.pools)
+    assert all("system" not in p and "bootstrap" not in p for r in rows for p in r.pools)
 
 
 def gke_raw(system_machine_type: str) -> dict[str, object]:
@@ -224,25 +319,25 @@ def gke_raw(system_machine_type: str) -> dict[str, object]:
     }
 
 
-def test_gke_family_without_known_cpu_metric_is_a_config_issue_not_a_dropped_row() -> None:
-    config = parse(gke_raw("c4-standard-4"), "x")
+def test_gke_family_without_known_cpu_quota_is_a_config_issue_not_a_dropped_row() -> None:
+    config = parse(gke_raw("x9-standard-4"), "x")
     with pytest.raises(ConfigErrors) as e:
         d.stack_demand(config, Catalog.load(), build_plan(config))
-    assert "cluster.systemPool.machineType: family 'c4' has no known regional CPU quota metric" in (
-        str(e.value)
-    )
+    assert "cluster.systemPool.machineType: family 'x9' has no known vCPU quota" in str(e.value)
 
 
-def test_gke_family_deliberately_without_regional_cpu_metric_checks_only_global_vcpus() -> None:
+def test_family_without_compute_metric_reads_the_cloud_quotas_vm_family_quota() -> None:
     config = parse(gke_raw("g2-standard-4"), "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["CPUS"].needed == 8 * 3  # the n1 GPU pool only
-    assert by_quota(rows)["CPUS_ALL_REGIONS"].needed == 8 * 3 + 4 * (3 + 1)
+    vm = by_quota(rows)[d.VM_FAMILY_QUOTA]
+    assert (vm.key.vm_family, vm.needed) == ("G2", 4 * (3 + 1))
+    assert by_quota(rows)["CPUS_ALL_REGIONS"].needed == 8 * 2 + 4 * 3 + 8  # the largest surge
 
 
 def test_gcp_demand_refuses_an_unvetted_machine_family() -> None:
     with pytest.raises(KeyError):
-        d.gcp_demand("us-central1", [sizing(machine_types=("c4-standard-4",), gpu_type=None)])
+        d.gcp_demand("us-central1", [sizing(machine_types=("x9-standard-4",), gpu_type=None)])
 
 
 def eks_raw(system_machine_type: str) -> dict[str, object]:
@@ -269,4 +364,15 @@ def test_eks_t3_medium_system_group_is_reported_not_sized_as_one_vcpu() -> None:
 def test_eks_system_group_vcpus_follow_the_size_name() -> None:
     config = parse(eks_raw("t3.2xlarge"), "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
-    assert by_quota(rows)["L-1216C47A"].needed == 8 * config.cluster.system_pool.max_nodes
+    # 8 vCPUs x (max nodes + update surge of 2 x the 4 control-plane AZs)
+    assert by_quota(rows)["L-1216C47A"].needed == 8 * (config.cluster.system_pool.max_nodes + 8)
+
+
+def test_bundled_local_ssds_of_the_planned_machine_count_against_local_ssd_quota() -> None:
+    _, rows = stack_rows(FIX / "Pulumi.gke-h100.yaml")  # a3-highgpu-8g: 16 Local SSDs each
+    assert rows["LOCAL_SSD_TOTAL_GB"].needed == 16 * 375 * (2 + 1)
+
+
+def test_private_nodes_in_the_stack_file_drop_the_address_row() -> None:
+    _, rows = stack_rows(FIX / "Pulumi.gke-flex.yaml")
+    assert "IN_USE_ADDRESSES" not in rows and rows["INSTANCES"].needed == 4 + 2 + 3 + 1

@@ -1,33 +1,94 @@
-"""JupyterHub (zero-to-jupyterhub) ``singleuser.profileList`` entries, one per GPU pool (seed 000)."""
+"""JupyterHub (zero-to-jupyterhub) ``singleuser.profileList`` entries, one per GPU pool (seed 000).
+
+The shape is KubeSpawner's ``profile_list`` (z2jh passes ``singleuser.profileList`` to it as is):
+a profile has ``display_name``, ``slug``, ``description``, ``kubespawner_override`` (KubeSpawner
+traits) and ``profile_options`` (``{option: {display_name, choices: {slug: {display_name,
+default, kubespawner_override}}}}``); https://jupyterhub-kubespawner.readthedocs.io/en/latest/spawner.html
+``KubeSpawner.profile_list``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.config_operator import JupyterImageSpec
+from infra.core.pools import PoolHints
+
+# Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,
+# 10% of the next 8, 6% of the next 112, 2% above 128) plus the 100 MiB eviction threshold
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_reservations).
+# Used on every platform: EKS (255 MiB + 11 MiB per pod) and kubeadm defaults reserve less.
+_RESERVATION = ((4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"), 0.02))
+EVICTION_MIB = 100
+# DaemonSets on every GPU node (GPU Operator operands, NFD, CNI, logging) also take memory.
+DAEMONSET_MIB = 1024
 
 
-def jupyterhub_profile(h: PoolHints, hints: Mapping[str, Any]) -> dict[str, Any]:
-    """A JupyterHub ``singleuser.profileList`` entry for pool ``h`` (seed 000)."""
-    whole_node = hints["resourceName"] == GPU_RESOURCE and not hints["timeSlicingReplicas"]
-    whole_node = whole_node and not hints["migStrategy"]
-    count = h.gpus_per_node if whole_node else 1
+def allocatable_mib(memory_gib: float) -> int:
+    """The node's allocatable memory in MiB, by GKE's reservation formula."""
+    left, reserved = memory_gib, 0.0
+    for size, share in _RESERVATION:
+        part = min(left, size)
+        reserved += part * share
+        left -= part
+        if left <= 0:
+            break
+    return int((memory_gib - reserved) * 1024) - EVICTION_MIB
+
+
+def jupyterhub_profile(
+    h: PoolHints, hints: Mapping[str, Any], images: Sequence[JupyterImageSpec] = ()
+) -> dict[str, Any]:
+    """A ``singleuser.profileList`` entry for pool ``h``.
+
+    One notebook gets a whole node (plain GPUs) or one slot (a time-sliced replica or a MIG
+    instance). ``mem_guarantee`` is that share of the node's allocatable memory, so the scheduler
+    never packs more notebooks than the node can hold; ``mem_limit`` is null (seed 000: a notebook
+    may use what the node has free).
+    """
+    slots, per_slot = int(hints["slotsPerNode"]), 1
+    whole_node = slots == h.gpus_per_node  # plain GPUs (MIG all-disabled included)
+    count = h.gpus_per_node if whole_node else per_slot
     if whole_node:
         what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
+        share = 1.0
     elif hints["migStrategy"]:
-        what = f"one MIG instance ({hints['resourceName']}) of a shared node"
+        what = f"one MIG instance ({hints['resourceName']}, {slots} per node)"
+        share = 1 / slots
     else:
-        what = f"one time-sliced GPU ({hints['timeSlicingReplicas']} pods per GPU)"
-    return {
-        "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
-        "description": f"Start a container on {what} (pool {h.name})",
-        "slug": h.name,
-        "kubespawner_override": {
-            # Without it the runtime injects no CUDA libraries or nvidia-smi (seed 000).
-            "environment": {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"},
-            "node_selector": dict(hints["nodeSelector"]),
-            "tolerations": [dict(t) for t in hints["tolerations"]],
-            "extra_resource_limits": {hints["resourceName"]: str(count)},
-        },
+        what = f"one time-sliced GPU ({hints['timeSlicingReplicas']} notebooks per GPU)"
+        share = 1 / slots
+    mem = max(int((allocatable_mib(h.memory_gib) - DAEMONSET_MIB) * share), 256)
+    override: dict[str, Any] = {
+        # Without it the runtime injects no CUDA libraries or nvidia-smi (seed 000).
+        "environment": {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"},
+        "node_selector": dict(hints["nodeSelector"]),
+        "tolerations": [dict(t) for t in hints["tolerations"]],
+        "extra_resource_limits": {hints["resourceName"]: str(count)},
+        "mem_guarantee": f"{mem}M",
+        "mem_limit": None,
     }
+    if hints.get("runtimeClassName"):
+        override["extra_pod_config"] = {"runtimeClassName": hints["runtimeClassName"]}
+    profile: dict[str, Any] = {
+        "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
+        "description": f"Start a notebook on {what} (pool {h.name})",
+        "slug": h.name,
+        "kubespawner_override": override,
+    }
+    if images:
+        profile["profile_options"] = {
+            "image": {
+                "display_name": "Image",
+                "choices": {
+                    img.name: {
+                        "display_name": img.display_name or img.name,
+                        "default": i == 0,
+                        "kubespawner_override": {"image": img.image},
+                    }
+                    for i, img in enumerate(images)
+                },
+            }
+        }
+    return profile

@@ -6,7 +6,7 @@ from typing import Any
 
 from infra.core.config_base import PoolBase
 from infra.core.pools import GPU_RESOURCE, PoolHints
-from infra.core.sharing import resource_names
+from infra.core.sharing import resource_names, slots_per_node
 
 # Labels GKE and EKS put on GPU nodes, for workloads' node selectors
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus; EKS: set by
@@ -15,8 +15,11 @@ GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 
 
-def scheduling_hints(platform: str, h: PoolHints, pool: PoolBase) -> dict[str, Any]:
-    """What a workload needs to land on pool ``h``: node selector, tolerations, resource name."""
+def scheduling_hints(
+    platform: str, h: PoolHints, pool: PoolBase, runtime_class: str | None = None
+) -> dict[str, Any]:
+    """What a workload needs to land on pool ``h``: node selector, tolerations, resource name(s),
+    slots per node and, when the nvidia runtime is not containerd's default, the runtime class."""
     selector = dict(h.node_selector)
     if platform == "gke":
         selector.setdefault(GKE_ACCELERATOR_LABEL, h.gpu_type)
@@ -40,5 +43,7 @@ def scheduling_hints(platform: str, h: PoolHints, pool: PoolBase) -> dict[str, A
         "timeSlicingReplicas": sharing.replicas if sharing is not None else None,
         "migStrategy": mig.strategy if mig is not None else None,
         "migConfig": mig.config if mig is not None else None,
+        "slotsPerNode": slots_per_node(h, pool),
+        "runtimeClassName": runtime_class,
         "spot": h.spot,
     }

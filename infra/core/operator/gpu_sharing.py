@@ -53,6 +53,17 @@ def sharing_settings(
                 "time-slicing with MIG strategy 'mixed' needs per-profile resource names; use MIG "
                 "strategy 'single' or drop sharing",
             )
+        elif pool.sharing.rename_by_default and h.platform != "kubernetes" and h.min_nodes == 0:
+            # The cluster autoscaler builds a scale-from-zero node template from the cloud's GPU
+            # count (nvidia.com/gpu); it knows no nvidia.com/gpu.shared, so a pod asking for it
+            # never triggers a scale-up (kubernetes/autoscaler cluster-autoscaler FAQ, "How can
+            # I scale a node group to 0?").
+            issues.add(
+                join_path(path, "renameByDefault"),
+                "nvidia.com/gpu.shared is unknown to the cluster autoscaler's scale-from-zero "
+                "template, so pods requesting it would stay pending at minNodes 0; set minNodes "
+                ">= 1 or keep renameByDefault false",
+            )
         else:
             shared = True
     if not shared:

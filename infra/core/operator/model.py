@@ -109,6 +109,8 @@ class OperatorPlan:
         node_labels: labels to patch onto existing nodes (platform kubernetes).
         scheduling: per pool, what a GPU workload needs to land there (stack output).
         jupyterhub_profiles: per pool, a ready JupyterHub ``profileList`` entry (stack output).
+        integrations: per consumer (``jupyterhub``, ``kubeflow``, ``flyte``, ``kubernetes``), the
+            document ``python -m infra.plan --integration NAME`` prints (stack outputs too).
         notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
     """
 
@@ -121,6 +123,7 @@ class OperatorPlan:
     node_labels: tuple[NodeLabels, ...] = ()
     scheduling: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     jupyterhub_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    integrations: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
 
 

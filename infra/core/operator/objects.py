@@ -11,8 +11,11 @@ from typing import Any
 from infra.core.config import StackConfig
 from infra.core.config_kubernetes import KubernetesPoolSpec
 from infra.core.errors import Issues, join_path
-from infra.core.helm_values import default_at
+from infra.core.helm_values import default_at, is_cdi_era
+from infra.core.integrations import flyte as flyte_mod
+from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
+from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.model import (
@@ -49,6 +52,12 @@ def check_namespaces(config: StackConfig, issues: Issues) -> None:
             issues.add(
                 join_path("gpuNamespaces", i, "name"),
                 f"{ns.name!r} is reserved for Kubernetes system namespaces",
+            )
+        if ns.kubeflow_profile is not None and ns.labels:
+            issues.add(
+                join_path("gpuNamespaces", i, "labels"),
+                "a kubeflowProfile namespace is created and labelled by Kubeflow's profile "
+                "controller; set labels there or drop kubeflowProfile",
             )
 
 
@@ -108,27 +117,44 @@ def assemble(
     quota_names: dict[str, None] = {}
     for h in pools:
         quota_names.update(dict.fromkeys(quota_resource_names(h, spec_of(specs, h)[1])))
+    hard_names = list(quota_names or [GPU_RESOURCE])
+    kubeflow_profiles: list[Manifest] = []
     for ns in config.namespaces:
-        after.extend(
-            _gpu_namespace(ns.name, ns.gpus, ns.labels, list(quota_names or [GPU_RESOURCE]))
-        )
+        if ns.kubeflow_profile is not None:
+            hard = {f"requests.{r}": str(ns.gpus) for r in hard_names}
+            kubeflow_profiles.append(kf.profile(ns.name, ns.kubeflow_profile.owner, hard))
+        else:
+            after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels, hard_names))
+    after.extend(kubeflow_profiles)
     if any(p.smoke_test for p in config.pools):
         after.append(smoke_test_namespace())
+    runtime_class = _runtime_class(release)
+    images = config.integrations.jupyterhub.images
     scheduling: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
+    workloads: dict[str, Any] = {}
     node_labels: list[NodeLabels] = []
     for h in pools:
         pool = spec_of(specs, h)[1]
-        hints = scheduling_hints(config.platform, h, pool)
+        hints = scheduling_hints(config.platform, h, pool, runtime_class)
         scheduling[h.name] = hints
-        profiles[h.name] = jupyterhub_profile(h, hints)
+        profiles[h.name] = jupyterhub_profile(h, hints, images)
+        workloads[h.name] = k8s_manifests(h.name, hints, config.operator.smoke_test_image)
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
             after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
-        labels = operator_node_labels(pool)
-        if release is not None and labels and isinstance(pool, KubernetesPoolSpec) and pool.nodes:
+        labels = operator_node_labels(pool) if release is not None else {}
+        if isinstance(pool, KubernetesPoolSpec) and pool.nodes:
+            # On-prem nodes also get the accelerator label Flyte's device selector reads.
+            labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
             node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
+    integrations = {
+        "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
+        "kubeflow": kf.kubeflow(scheduling, kubeflow_profiles),
+        "flyte": flyte_mod.flyte(config.platform, list(pools), scheduling, specs),
+        "kubernetes": workloads,
+    }
     return OperatorPlan(
         namespace=namespace,
         preset=preset,
@@ -139,8 +165,20 @@ def assemble(
         node_labels=tuple(node_labels),
         scheduling=scheduling,
         jupyterhub_profiles=profiles,
+        integrations=integrations,
         notes=notes,
     )
+
+
+def _runtime_class(release: HelmRelease | None) -> str | None:
+    """The RuntimeClass GPU pods must name, or ``None`` when nvidia is containerd's default runtime
+    or CDI injects devices: only a pre-CDI chart with CONTAINERD_SET_AS_DEFAULT=false needs it."""
+    if release is None or is_cdi_era(release.version):
+        return None
+    env = {e["name"]: e["value"] for e in release.values.get("toolkit", {}).get("env", [])}
+    if env.get("CONTAINERD_SET_AS_DEFAULT") != "false":
+        return None
+    return str(release.values.get("operator", {}).get("runtimeClass", "nvidia"))
 
 
 def critical_pods(

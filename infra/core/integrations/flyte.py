@@ -1,0 +1,126 @@
+"""Flyte (seed 004): the ``plugins.k8s`` block of flytepropeller's config, for flyte-core
+(``configmap.k8s.plugins.k8s``) and flyte-binary (``configuration.inline.plugins.k8s``), and the
+node labels Flyte's accelerator selection needs on each pool.
+
+Keys and types: flyteorg/flyte flyteplugins/go/tasks/pluginmachinery/flytek8s/config/config.go
+(``gpu-resource-name`` ResourceName, ``resource-tolerations`` map[ResourceName][]Toleration,
+``gpu-device-node-label`` / ``gpu-partition-size-node-label`` string,
+``gpu-unpartitioned-node-selector-requirement`` NodeSelectorRequirement); usage:
+https://docs.flyte.org/en/latest/deployment/configuration/generated/... "Configuring access to
+GPUs". An accelerator value must be a flytekit constant (flytekit.extras.accelerators, e.g.
+``nvidia-tesla-t4``), which are GKE's accelerator names.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Mapping
+from typing import Any
+
+from infra.core.catalog import DATA_DIR, read_rows
+from infra.core.config_base import PoolBase
+from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.sharing import FLYTE_PARTITION_LABEL
+
+# Node labels that carry the accelerator name per platform: GKE sets its own; gpu-infra puts
+# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks) and, on-prem, labels the
+# listed nodes with its own key.
+DEVICE_LABEL = {
+    "gke": "cloud.google.com/gke-accelerator",
+    "eks": "k8s.amazonaws.com/accelerator",
+    "kubernetes": "gpu-infra/accelerator",
+}
+# GKE binds fallback pools to their main entry's ComputeClass (infra.core.gke).
+GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# GKE's own MIG partitioning labels nodes with this (gpus-multi docs).
+GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
+
+
+@functools.cache
+def _accelerator_by_model() -> dict[str, str]:
+    rows = read_rows("gcp_accelerator_models.csv", DATA_DIR)
+    return {r["model"].lower(): r["accelerator"] for r in rows}
+
+
+def accelerator_name(h: PoolHints) -> str:
+    """The flytekit accelerator value for the pool's GPU (GKE's name for the model)."""
+    if h.platform == "gke" or h.gpu_type.startswith("nvidia-"):
+        return h.gpu_type
+    return _accelerator_by_model().get(h.gpu_model.lower(), f"nvidia-{h.gpu_model.lower()}")
+
+
+def node_labels(h: PoolHints, pool: PoolBase, platform: str) -> dict[str, str]:
+    """The labels the pool's nodes need for Flyte's accelerator and partition selectors."""
+    labels = {DEVICE_LABEL[platform]: accelerator_name(h)}
+    gke_partition = getattr(getattr(pool, "gpu", None), "partition_size", None)
+    if gke_partition:
+        labels[GKE_PARTITION_LABEL] = str(gke_partition)
+    elif FLYTE_PARTITION_LABEL in h.labels:
+        labels[FLYTE_PARTITION_LABEL] = h.labels[FLYTE_PARTITION_LABEL]
+    return labels
+
+
+def _labelled_by(platform: str, pool: PoolBase) -> str:
+    if platform == "gke":
+        return "GKE (accelerator, partition size) and the node pool's labels"
+    if platform == "eks":
+        return "the node group's labels (gpu-infra)"
+    if getattr(pool, "nodes", None):
+        return "gpu-infra (node label patch)"
+    return "you: label the pool's nodes (list them under nodes to have gpu-infra do it)"
+
+
+def flyte(
+    platform: str,
+    pools: list[PoolHints],
+    scheduling: Mapping[str, Mapping[str, Any]],
+    specs: Mapping[str, tuple[int, PoolBase]],
+) -> dict[str, Any]:
+    """The ``flyte`` integration document (stack output)."""
+    notes: list[str] = []
+    names = {hints["resourceName"] for hints in scheduling.values()}
+    resource = GPU_RESOURCE if GPU_RESOURCE in names or not names else sorted(names)[0]
+    for pool, hints in scheduling.items():
+        if hints["resourceName"] != resource:
+            notes.append(
+                f"{pool}: advertises {hints['resourceName']}, but Flyte requests one GPU resource "
+                f"name cluster-wide ({resource}); tasks cannot target this pool"
+            )
+    tolerations: list[dict[str, str]] = []
+    for hints in scheduling.values():
+        for t in hints["tolerations"]:
+            if t not in tolerations:
+                tolerations.append(dict(t))
+    operator_mig = any(FLYTE_PARTITION_LABEL in h.labels for h in pools)
+    partition = (
+        GKE_PARTITION_LABEL if platform == "gke" and not operator_mig else FLYTE_PARTITION_LABEL
+    )
+    plugin = {
+        "gpu-resource-name": resource,
+        "resource-tolerations": {resource: tolerations},
+        "gpu-device-node-label": DEVICE_LABEL[platform],
+        "gpu-partition-size-node-label": partition,
+        "gpu-unpartitioned-node-selector-requirement": {
+            "key": partition,
+            "operator": "DoesNotExist",
+        },
+    }
+    per_pool = {}
+    for h in pools:
+        spec = specs.get(h.name) or specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]
+        labels = node_labels(h, spec[1], platform)
+        per_pool[h.name] = {
+            "accelerator": labels[DEVICE_LABEL[platform]],
+            "partitionSize": labels.get(partition),
+            "nodeLabels": labels,
+            "labelledBy": _labelled_by(platform, spec[1]),
+        }
+    return {
+        "pluginsK8s": plugin,
+        "helmValues": {
+            "flyte-core": {"configmap": {"k8s": {"plugins": {"k8s": plugin}}}},
+            "flyte-binary": {"configuration": {"inline": {"plugins": {"k8s": plugin}}}},
+        },
+        "pools": per_pool,
+        "notes": notes,
+    }

@@ -1,0 +1,70 @@
+"""Identity of a quota check (pure, shared by the rules, the demand and the clients)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+Cloud = Literal["gcp", "aws"]
+Scope = Literal["region", "global"]
+# GPUs / vCPUs (the contract's units), then what else a node consumes: VMs, external IPv4
+# addresses, disk GB, and an API that must be enabled.
+Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API"]
+# Where a limit is read from: Compute regions.get / projects.get, a Cloud Quotas family quota,
+# AWS Service Quotas, or Service Usage (required APIs).
+Source = Literal[
+    "compute-region", "compute-project", "cloudquotas", "servicequotas", "serviceusage"
+]
+
+# Cloud Quotas family quotas (no Compute metric); dimensions region + gpu_family / vm_family.
+# https://cloud.google.com/docs/quotas/terminology
+GPU_FAMILY_QUOTA_ID = "GPUS-PER-GPU-FAMILY-per-project-region"
+VM_FAMILY_QUOTA_ID = "CPUS-PER-VM-FAMILY-per-project-region"
+VM_FAMILY_QUOTA = "CPUS_PER_VM_FAMILY"  # the row's `quota` for VM_FAMILY_QUOTA_ID
+
+
+@dataclass(frozen=True, slots=True)
+class QuotaKey:
+    """Identity of one quota check.
+
+    Attributes:
+        cloud: ``gcp`` | ``aws``.
+        scope: ``region`` | ``global``.
+        region: region for regional quotas, ``None`` for global ones.
+        quota: GCP Compute metric (``NVIDIA_T4_GPUS``), ``CPUS_PER_VM_FAMILY``, an API name
+            (``container.googleapis.com``) or AWS quota code (``L-DB2E81BA``).
+        unit: what the quota counts.
+        source: which API holds the limit.
+        gpu_family: Cloud Quotas ``gpu_family`` dimension for GPU family quotas.
+        vm_family: Cloud Quotas ``vm_family`` dimension for VM family quotas.
+    """
+
+    cloud: Cloud
+    scope: Scope
+    region: str | None
+    quota: str
+    unit: Unit
+    source: Source
+    gpu_family: str | None = None
+    vm_family: str | None = None
+
+    @property
+    def family_quota_id(self) -> str | None:
+        """The Cloud Quotas quota id of a family key (``None`` for Compute metrics)."""
+        if self.gpu_family:
+            return GPU_FAMILY_QUOTA_ID
+        if self.vm_family:
+            return VM_FAMILY_QUOTA_ID
+        return None
+
+
+def quota_id_of(key: QuotaKey) -> str:
+    """Cloud Quotas quota id (``NVIDIA_T4_GPUS`` -> ``NVIDIA-T4-GPUS-per-project-region``).
+
+    Compute metric names map onto ids by this rule (https://cloud.google.com/docs/quotas/
+    implement-common-use-cases: ``CPUS-per-project-region``).
+    """
+    if key.family_quota_id:
+        return key.family_quota_id
+    suffix = "per-project" if key.scope == "global" else "per-project-region"
+    return f"{key.quota.replace('_', '-')}-{suffix}"

@@ -1,0 +1,380 @@
+"""Which quota a VM consumes: one table-driven function per cloud, every row sourced. Pure.
+
+``gcp_vm_quotas`` answers, for one node of a pool, every quota it draws on and how much:
+the machine family's vCPU quota (``gcp_cpu_quota_metrics.csv``), the GPU quota
+(``gcp_accelerator_quotas.csv``), ``INSTANCES``, ``IN_USE_ADDRESSES``, boot-disk and local SSD GB
+(``gcp_disk_quota_metrics.csv``), and the global ``*_ALL_REGIONS`` quotas. The provisioning model
+(``PROVISIONING_RULES``) decides standard vs preemptible. Some answers depend on what the region
+reports, so a draw may name a ``fallback`` and the condition under which it applies; the check
+resolves those after reading (``quota.demand.resolve``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache
+from typing import Literal
+
+from infra.core.catalog import read_rows
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey
+
+Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
+QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
+# When a draw moves to its fallback: the preemptible quota was never granted (limit 0 or not
+# reported), or the region does not report the metric at all (E2_CPUS -> CPUS).
+FallbackWhen = Literal["preemptible-not-granted", "metric-missing"]
+
+GPUS_ALL_REGIONS = "GPUS_ALL_REGIONS"
+CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
+INSTANCES = "INSTANCES"
+IN_USE_ADDRESSES = "IN_USE_ADDRESSES"
+LOCAL_SSD_GB_PER_DISK = 375  # https://cloud.google.com/compute/docs/disks/local-ssd (375 GB each)
+
+
+@dataclass(frozen=True, slots=True)
+class ProvisioningRule:
+    """Which quota class a provisioning model draws on, and the public record for it."""
+
+    model: Provisioning
+    quota_class: QuotaClass
+    source: str
+
+
+PROVISIONING_RULES: dict[Provisioning, ProvisioningRule] = {
+    r.model: r
+    for r in (
+        ProvisioningRule(
+            "standard",
+            "standard",
+            "https://cloud.google.com/compute/quotas-limits (allocation quotas: every VM's vCPUs, "
+            "GPUs and disks count against the region's standard quotas)",
+        ),
+        ProvisioningRule(
+            "spot",
+            "preemptible-if-granted",
+            "https://cloud.google.com/compute/docs/instances/create-use-spot ('To prevent Spot VMs "
+            "from consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider "
+            "requesting preemptible quota'); https://cloud.google.com/compute/docs/instances/"
+            "create-use-preemptible#preemptible_cpu_quotas ('After Compute Engine grants you "
+            "preemptible CPU quota in that region, all preemptible VMs count against that quota')",
+        ),
+        ProvisioningRule(
+            "flex-start",
+            "preemptible",
+            "https://cloud.google.com/blog/products/compute/introducing-flex-start-vms-for-the-"
+            "compute-engine-instance-api ('Flex-start VMs ... consume preemptible quota')",
+        ),
+        ProvisioningRule(
+            "queued",
+            "preemptible",
+            "https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest (queued "
+            "provisioning runs flex-start VMs, which consume preemptible quota)",
+        ),
+        ProvisioningRule(
+            "reservation",
+            "reserved",
+            "https://cloud.google.com/compute/docs/instances/reservations-consume ('Compute Engine "
+            "holds your reserved resources ... you consume the reservation by using the reserved "
+            "resources to create your compute instances'): the reservation already holds its "
+            "vCPUs, GPUs and Local SSDs (in usage), so the pool's nodes are counted once",
+        ),
+    )
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Draw:
+    """One quota one node draws on.
+
+    Attributes:
+        key: the quota (regional draws carry the region; global ones ``None``).
+        per_node: units per node.
+        rule: the public record this draw follows.
+        fallback: the draw that applies instead when ``when`` holds after reading.
+        when: the condition for ``fallback``.
+    """
+
+    key: QuotaKey
+    per_node: int
+    rule: str
+    fallback: Draw | None = None
+    when: FallbackWhen | None = None
+
+    def chain(self) -> list[Draw]:
+        """This draw and every fallback after it."""
+        out: list[Draw] = [self]
+        while out[-1].fallback is not None:
+            out.append(out[-1].fallback)  # type: ignore[arg-type]
+        return out
+
+
+@dataclass(frozen=True, slots=True)
+class GcpCpuRule:
+    """A machine family's vCPU quota (``gcp_cpu_quota_metrics.csv``)."""
+
+    family: str
+    metric: str | None
+    fallback_metric: str | None
+    vm_family: str | None
+    spot_metric: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
+class GcpAcceleratorQuota:
+    """Quota metrics of one GCP accelerator (``gcp_accelerator_quotas.csv``)."""
+
+    on_demand: str
+    spot: str
+    gpu_family: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class AwsQuotaClass:
+    """One EC2 vCPU quota class (``aws_quota_classes.csv``)."""
+
+    name: str
+    family_regex: re.Pattern[str]
+    on_demand_code: str
+    on_demand_name: str
+    spot_code: str
+    spot_name: str
+
+
+@cache
+def gcp_cpu_rules() -> dict[str, GcpCpuRule]:
+    """Machine family -> its vCPU quota rule."""
+    return {
+        r["family"]: GcpCpuRule(
+            r["family"],
+            r["on_demand_metric"] or None,
+            r["fallback_metric"] or None,
+            r["vm_family"] or None,
+            r["spot_metric"],
+            r["source"],
+        )
+        for r in read_rows("gcp_cpu_quota_metrics.csv")
+    }
+
+
+@cache
+def gcp_accelerator_quotas() -> dict[str, GcpAcceleratorQuota]:
+    """Accelerator type -> its quota metrics."""
+    return {
+        r["accelerator"]: GcpAcceleratorQuota(
+            r["on_demand_quota_metric"], r["spot_quota_metric"], r.get("gpu_family") or None
+        )
+        for r in read_rows("gcp_accelerator_quotas.csv")
+    }
+
+
+@cache
+def gcp_disk_metrics() -> dict[str, str]:
+    """Disk type (and ``local-ssd``) -> the regional GB metric it counts against."""
+    return {r["disk_type"]: r["metric"] for r in read_rows("gcp_disk_quota_metrics.csv")}
+
+
+@cache
+def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
+    """EC2 quota classes in match order."""
+    return tuple(
+        AwsQuotaClass(
+            r["class"],
+            re.compile(r["family_regex"]),
+            r["on_demand_code"],
+            r["on_demand_name"],
+            r["spot_code"],
+            r["spot_name"],
+        )
+        for r in read_rows("aws_quota_classes.csv")
+    )
+
+
+def gcp_machine_family(machine_type: str) -> str:
+    """Machine family of a GCP machine type (``n1-highmem-8`` -> ``n1``)."""
+    return machine_type.split("-", 1)[0]
+
+
+def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
+    """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
+    family = instance_type.split(".", 1)[0]
+    return next((c for c in aws_quota_classes() if c.family_regex.match(family)), None)
+
+
+def aws_quota_code(instance_type: str, spot: bool) -> str | None:
+    """The EC2 vCPU quota code an instance of ``instance_type`` counts against (by its class)."""
+    cls = aws_class_of(instance_type)
+    if cls is None:
+        return None
+    return cls.spot_code if spot else cls.on_demand_code
+
+
+def aws_quota_name(code: str) -> str:
+    """Service Quotas' name of an EC2 vCPU quota code (the code itself when unknown)."""
+    for c in aws_quota_classes():
+        if c.on_demand_code == code:
+            return c.on_demand_name
+        if c.spot_code == code:
+            return c.spot_name
+    return code
+
+
+_NAMES = {
+    GPUS_ALL_REGIONS: "GPUs (all regions)",
+    CPUS_ALL_REGIONS: "vCPUs (all regions)",
+    "CPUS": "vCPUs",
+    INSTANCES: "VM instances",
+    IN_USE_ADDRESSES: "In-use external IPv4 addresses",
+    "SSD_TOTAL_GB": "Persistent Disk SSD (GB)",
+    "DISKS_TOTAL_GB": "Persistent Disk Standard (GB)",
+    "LOCAL_SSD_TOTAL_GB": "Local SSD (GB)",
+    "HDB_TOTAL_GB": "Hyperdisk Balanced (GB)",
+}
+
+
+def gcp_quota_name(key: QuotaKey) -> str:
+    """A readable name for a GCP quota (``NVIDIA_T4_GPUS`` -> ``NVIDIA T4 GPUs``)."""
+    if key.vm_family:
+        return f"vCPUs (VM family {key.vm_family})"
+    if key.source == "serviceusage":
+        return f"API {key.quota} enabled"
+    words = _NAMES.get(key.quota)
+    if words is None:
+        words = key.quota.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")
+        words = words.replace("PREEMPTIBLE ", "Preemptible ")
+    if key.gpu_family:
+        words += f" (GPU family {key.gpu_family})"
+    return words
+
+
+# --- the table-driven function ----------------------------------------------------------------
+
+
+def _gpu_draws(region: str, accelerator: str, gpus: int, rule: str) -> tuple[Draw, Draw]:
+    """(standard, preemptible) GPU draws of one node."""
+    q = gcp_accelerator_quotas()[accelerator]
+    if q.gpu_family:  # H100 and newer: the on-demand quota is the Cloud Quotas family quota
+        std_key = QuotaKey(
+            "gcp", "region", region, q.on_demand, "GPUs", "cloudquotas", gpu_family=q.gpu_family
+        )
+    else:
+        std_key = QuotaKey("gcp", "region", region, q.on_demand, "GPUs", "compute-region")
+    pre_key = QuotaKey("gcp", "region", region, q.spot, "GPUs", "compute-region")
+    src = f"gcp_accelerator_quotas.csv {accelerator}; {rule}"
+    return Draw(std_key, gpus, src), Draw(pre_key, gpus, src)
+
+
+def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw]:
+    """(standard, preemptible) vCPU draws of one node of ``family``."""
+    r = gcp_cpu_rules()[family]
+    src = f"gcp_cpu_quota_metrics.csv {family}: {r.source}"
+    if r.metric:
+        std = Draw(
+            QuotaKey("gcp", "region", region, r.metric, "vCPUs", "compute-region"), vcpus, src
+        )
+        if r.fallback_metric:  # E2_CPUS where the region reports it, else CPUS
+            fb = QuotaKey("gcp", "region", region, r.fallback_metric, "vCPUs", "compute-region")
+            std = Draw(std.key, vcpus, src, Draw(fb, vcpus, src), "metric-missing")
+    else:
+        assert r.vm_family, family
+        key = QuotaKey(
+            "gcp", "region", region, VM_FAMILY_QUOTA, "vCPUs", "cloudquotas", vm_family=r.vm_family
+        )
+        std = Draw(key, vcpus, src)
+    pre = Draw(
+        QuotaKey("gcp", "region", region, r.spot_metric, "vCPUs", "compute-region"), vcpus, src
+    )
+    return std, pre
+
+
+def gcp_vm_quotas(
+    region: str,
+    *,
+    machine_type: str,
+    vcpus: int,
+    accelerator: str | None,
+    gpus: int,
+    model: Provisioning,
+    disk_type: str,
+    disk_gb: int,
+    local_ssds: int = 0,
+    external_ip: bool = True,
+    force_preemptible: bool = False,
+) -> list[Draw]:
+    """Every quota one node draws on, with per-node amounts.
+
+    Args:
+        force_preemptible: count Spot nodes against preemptible quota even where none is granted
+            (``--preemptible-quota``: the user is about to request it).
+
+    Raises:
+        KeyError: the accelerator, machine family or disk type has no row in the tables.
+    """
+    rule = PROVISIONING_RULES[model]
+    draws: list[Draw] = []
+    pairs: list[tuple[Draw, Draw]] = []
+    if rule.quota_class != "reserved":
+        if accelerator is not None and gpus > 0:
+            pairs.append(_gpu_draws(region, accelerator, gpus, rule.source))
+        pairs.append(_cpu_draws(region, gcp_machine_family(machine_type), vcpus))
+    for std, pre in pairs:
+        if rule.quota_class == "standard":
+            draws.append(std)
+        elif rule.quota_class == "preemptible" or force_preemptible:
+            draws.append(Draw(pre.key, pre.per_node, f"{pre.rule}; {rule.source}"))
+        else:  # spot: preemptible once granted, else the standard quota
+            src = f"{pre.rule}; {rule.source}"
+            draws.append(Draw(pre.key, pre.per_node, src, std, "preemptible-not-granted"))
+    if rule.quota_class != "reserved":
+        gsrc = "https://cloud.google.com/compute/quotas-limits (global GPU and vCPU quotas)"
+        if accelerator is not None and gpus > 0:
+            g = QuotaKey("gcp", "global", None, GPUS_ALL_REGIONS, "GPUs", "compute-project")
+            draws.append(Draw(g, gpus, gsrc))
+        c = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
+        draws.append(Draw(c, vcpus, gsrc))
+        if local_ssds:
+            ssd = QuotaKey(
+                "gcp", "region", region, gcp_disk_metrics()["local-ssd"], "GB", "compute-region"
+            )
+            src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
+            draws.append(Draw(ssd, local_ssds * LOCAL_SSD_GB_PER_DISK, src))
+    qsrc = "https://cloud.google.com/compute/quotas-limits"
+    draws.append(
+        Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc)
+    )
+    if external_ip:  # nodes without cluster.privateNodes get an ephemeral external IPv4 address
+        key = QuotaKey("gcp", "region", region, IN_USE_ADDRESSES, "addresses", "compute-region")
+        src = (
+            f"{qsrc} (in-use external IPv4 addresses); https://cloud.google.com/kubernetes-engine/"
+            "docs/concepts/private-cluster-concept (private nodes have internal IPs only)"
+        )
+        draws.append(Draw(key, 1, src))
+    disk = QuotaKey("gcp", "region", region, gcp_disk_metrics()[disk_type], "GB", "compute-region")
+    draws.append(Draw(disk, disk_gb, f"gcp_disk_quota_metrics.csv {disk_type}"))
+    return draws
+
+
+def aws_vm_quotas(
+    region: str, instance_types: tuple[str, ...], vcpus: int, spot: bool
+) -> list[Draw]:
+    """The EC2 vCPU quota(s) one node of a group draws on.
+
+    A group that may launch several types counts fully against each class it may launch in.
+
+    Raises:
+        KeyError: an instance type matches no quota class.
+    """
+    src = (
+        "aws_quota_classes.csv; https://docs.aws.amazon.com/ec2/latest/instancetypes/"
+        "ec2-instance-quotas.html (vCPU quotas per instance class, Spot separate)"
+    )
+    out: list[Draw] = []
+    for t in instance_types:
+        code = aws_quota_code(t, spot)
+        if code is None:
+            raise KeyError(t)
+        key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
+        if all(d.key != key for d in out):
+            out.append(Draw(key, vcpus, src))
+    return out

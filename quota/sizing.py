@@ -1,0 +1,307 @@
+"""Plan -> what each node group can grow to, in the units quotas count (pure).
+
+This is the one place that reads ``infra.core`` plans for the quota check: when a plan gains or
+renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adapt it here.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from infra.core.catalog import Catalog
+from infra.core.errors import Issues, join_path
+from infra.core.plan import Plan
+from quota.rules import (
+    Provisioning,
+    aws_quota_code,
+    gcp_accelerator_quotas,
+    gcp_cpu_rules,
+    gcp_disk_metrics,
+    gcp_machine_family,
+)
+
+# GKE surge upgrades add up to maxSurge nodes to a pool while it is upgraded ("the maximum number
+# of nodes that can be created beyond the current size of the node pool during the upgrade
+# process", https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodePool#upgradesettings);
+# the default is maxSurge=1 (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies).
+GKE_DEFAULT_MAX_SURGE = 1
+# Boot disk of nodes whose pool sets none (the system pool, the bootstrap pool): 100 GB
+# pd-balanced. https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks
+GKE_DEFAULT_DISK_TYPE = "pd-balanced"
+GKE_DEFAULT_DISK_GB = 100
+# A new cluster first runs its default node pool (initial_node_count=1 per zone, machine type
+# e2-medium, 2 vCPUs) until remove_default_node_pool deletes it; a regional cluster spreads it
+# over three zones. https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters
+# (three zones by default) and https://cloud.google.com/sdk/gcloud/reference/container/clusters/create
+# (--machine-type default e2-medium).
+GKE_BOOTSTRAP_MACHINE_TYPE = "e2-medium"
+GKE_BOOTSTRAP_VCPUS = 2
+GKE_REGIONAL_DEFAULT_ZONES = 3
+# EKS managed node group updates raise the ASG by the larger of up to twice the group's AZ count
+# and maxUnavailable (infra/components/eks.py sets update_config max_unavailable=1).
+# https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
+EKS_MAX_UNAVAILABLE = 1
+
+_GCP_VCPUS_SUFFIX = re.compile(r"^[a-z0-9]+-[a-z]+-([0-9]+)$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeGroupSizing:
+    """What one pool / node group can grow to.
+
+    Attributes:
+        path: config key path of the pool (``gpuPools[0]``, ``cluster.systemPool``).
+        name: pool / node-group name.
+        machine_types: GCP machine type or AWS instance type(s).
+        gpu_type: GCP accelerator type; ``None`` for CPU pools and on AWS.
+        gpus_per_node: GPUs per node.
+        vcpus: vCPUs per node.
+        model: provisioning model (``rules.PROVISIONING_RULES``).
+        max_nodes: pool total maximum.
+        surge: extra nodes an upgrade of this pool may add on top of ``max_nodes``.
+        disk_type / disk_gb: boot disk of each node (GCP).
+        local_ssds: local SSDs per node (GCP).
+        external_ip: nodes get an external IPv4 address (GCP, no private nodes).
+        bootstrap: the cluster's default pool, which exists only before the others.
+    """
+
+    path: str
+    name: str
+    machine_types: tuple[str, ...]
+    gpu_type: str | None
+    gpus_per_node: int
+    vcpus: int
+    model: Provisioning = "standard"
+    max_nodes: int
+    surge: int = 0
+    disk_type: str = GKE_DEFAULT_DISK_TYPE
+    disk_gb: int = GKE_DEFAULT_DISK_GB
+    local_ssds: int = 0
+    external_ip: bool = True
+    bootstrap: bool = False
+
+    @property
+    def spot(self) -> bool:
+        """Spot capacity."""
+        return self.model == "spot"
+
+
+def _attr(obj: Any, names: tuple[str, ...], default: Any) -> Any:
+    """The first of ``names`` that ``obj`` has (plans of other branches may add or rename)."""
+    for n in names:
+        value = getattr(obj, n, None)
+        if value is not None:
+            return value
+    return default
+
+
+def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
+    """vCPUs of a GCP machine type: from the catalog, else from a predefined type's name."""
+    m = catalog.gcp_machine(machine_type)
+    if m is not None:
+        return m.vcpus
+    if match := _GCP_VCPUS_SUFFIX.match(machine_type):
+        return int(match.group(1))
+    return None
+
+
+def _gke_model(gp: Any) -> Provisioning:
+    if gp.flex_start:
+        return "flex-start"
+    if gp.queued_provisioning:
+        return "queued"
+    if gp.spot:
+        return "spot"
+    if gp.reservation_type == "SPECIFIC_RESERVATION":  # ANY_RESERVATION may not be consumed
+        return "reservation"
+    return "standard"
+
+
+def private_nodes(config: Any, plan: Plan) -> bool:
+    """``cluster.privateNodes``, from the plan when it carries it, else from the config."""
+    assert plan.gke is not None
+    return bool(
+        _attr(plan.gke.cluster, ("private_nodes",), None)
+        or _attr(config.cluster, ("private_nodes",), False)
+    )
+
+
+def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+    """Every planned GKE node pool (fallback pools included), the system and bootstrap pools."""
+    assert plan.gke is not None
+    paths = _gke_paths(config)
+    external = not private_nodes(config, plan)
+    out = [
+        NodeGroupSizing(
+            path=paths.get(gp.name, gp.name),
+            name=gp.name,
+            machine_types=(gp.machine_type,),
+            gpu_type=gp.accelerator,
+            gpus_per_node=gp.accelerator_count,
+            vcpus=gp.vcpus,
+            model=_gke_model(gp),
+            max_nodes=gp.total_max,
+            surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
+            disk_type=_attr(gp, ("boot_disk_type", "disk_type"), GKE_DEFAULT_DISK_TYPE),
+            disk_gb=_attr(gp, ("boot_disk_size_gb", "disk_size_gb"), GKE_DEFAULT_DISK_GB),
+            local_ssds=_attr(gp, ("local_ssd_count", "local_nvme_ssd_count"), 0),
+            external_ip=external,
+        )
+        for gp in plan.gke.pools
+    ]
+    cluster = plan.gke.cluster
+    if not cluster.existing:
+        vcpus = gcp_vcpus_of(cluster.system_machine_type, catalog)
+        if vcpus is None:
+            issues.add(
+                "cluster.systemPool.machineType",
+                f"{cluster.system_machine_type!r} is not a predefined GCP machine type "
+                "(vCPUs unknown)",
+            )
+        else:
+            out.append(
+                NodeGroupSizing(
+                    path="cluster.systemPool",
+                    name="system",
+                    machine_types=(cluster.system_machine_type,),
+                    gpu_type=None,
+                    gpus_per_node=0,
+                    vcpus=vcpus,
+                    max_nodes=cluster.system_max,
+                    surge=GKE_DEFAULT_MAX_SURGE,
+                    disk_type=_attr(cluster, ("system_disk_type",), GKE_DEFAULT_DISK_TYPE),
+                    external_ip=external,
+                )
+            )
+        regional = cluster.location.count("-") == 1  # us-central1 vs us-central1-a
+        out.append(
+            NodeGroupSizing(
+                path="cluster",
+                name="default-pool (bootstrap)",
+                machine_types=(GKE_BOOTSTRAP_MACHINE_TYPE,),
+                gpu_type=None,
+                gpus_per_node=0,
+                vcpus=GKE_BOOTSTRAP_VCPUS,
+                max_nodes=GKE_REGIONAL_DEFAULT_ZONES if regional else 1,
+                external_ip=external,
+                bootstrap=True,
+            )
+        )
+    return _vetted(out, issues)
+
+
+def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]:
+    """Sizings whose GPU, family and disk type have quota rows; the rest become config issues."""
+    keep: list[NodeGroupSizing] = []
+    for s in out:
+        ok = True
+        if s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
+            issues.add(
+                join_path(s.path, "gpu", "type"),
+                f"{s.gpu_type!r} has no known GPU quota metric; known: "
+                f"{', '.join(sorted(gcp_accelerator_quotas()))}",
+            )
+            ok = False
+        family = gcp_machine_family(s.machine_types[0])
+        if family not in gcp_cpu_rules():  # unknown is not "no vCPU quota"
+            issues.add(
+                join_path(s.path, "machineType"),
+                f"family {family!r} has no known vCPU quota; known: "
+                f"{', '.join(sorted(gcp_cpu_rules()))}",
+            )
+            ok = False
+        if s.disk_type not in gcp_disk_metrics():
+            issues.add(
+                join_path(s.path, "diskType"), f"{s.disk_type!r} has no known disk quota metric"
+            )
+            ok = False
+        if ok:
+            keep.append(s)
+    return keep
+
+
+def _gke_paths(config: Any) -> dict[str, str]:
+    """Planned pool name -> config key path (fallback pools are ``<name>-fb<j+1>``)."""
+    paths: dict[str, str] = {}
+    for i, pool in enumerate(config.pools):
+        paths[pool.name] = join_path("gpuPools", i)
+        for j, _ in enumerate(pool.fallback or ()):
+            paths[f"{pool.name}-fb{j + 1}"] = join_path("gpuPools", i, "fallback", j)
+    return paths
+
+
+def eks_surge(az_count: int, max_unavailable: int = EKS_MAX_UNAVAILABLE) -> int:
+    """Nodes an EKS managed node group update may add: max(2 x AZs, maxUnavailable)."""
+    return max(2 * az_count, max_unavailable)
+
+
+def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+    """Every planned EKS GPU node group and the CPU system group, each with its update surge."""
+    assert plan.eks is not None
+    index = {pool.name: i for i, pool in enumerate(config.pools)}
+    out: list[NodeGroupSizing] = []
+    for g in plan.eks.groups:
+        path = join_path("gpuPools", index.get(g.name))
+        unmapped = [t for t in g.instance_types if aws_quota_code(t, g.hints.spot) is None]
+        for t in unmapped:
+            issues.add(join_path(path, "machineType"), f"{t!r} matches no EC2 vCPU quota class")
+        if unmapped:
+            continue
+        out.append(
+            NodeGroupSizing(
+                path=path,
+                name=g.name,
+                machine_types=g.instance_types,
+                gpu_type=None,
+                gpus_per_node=g.hints.gpus_per_node,
+                vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
+                model="spot" if g.hints.spot else "standard",
+                max_nodes=g.max_size,
+                surge=eks_surge(len(g.az_ids), _attr(g, ("max_unavailable",), EKS_MAX_UNAVAILABLE)),
+            )
+        )
+    system = plan.eks.system
+    if system is not None:
+        vcpus = [
+            v
+            for t in system.instance_types
+            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
+        ]
+        if len(vcpus) != len(system.instance_types):
+            issues.add(
+                "cluster.systemPool.machineType",
+                f"vCPUs of {', '.join(system.instance_types)} unknown",
+            )
+        net = plan.eks.network
+        # The system group uses the control-plane subnets (infra/components/eks.py).
+        azs = len(net.control_plane_az_ids or net.az_ids) if net is not None else 0
+        out.append(
+            NodeGroupSizing(
+                path="cluster.systemPool",
+                name=system.name,
+                machine_types=system.instance_types,
+                gpu_type=None,
+                gpus_per_node=0,
+                vcpus=max(vcpus, default=0),
+                max_nodes=system.max_size,
+                surge=eks_surge(azs),
+            )
+        )
+    return out
+
+
+# Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for the system
+# group's CPU instances, which the GPU catalog does not list. Only sizes whose count holds across
+# families: "medium" is 1 vCPU on a1/m6g but 2 on t3, so it stays unknown (an issue, not a guess).
+_AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
+
+
+def _aws_vcpus_from_name(instance_type: str) -> int | None:
+    size = instance_type.split(".", 1)[-1]
+    if size in _AWS_SIZE_VCPUS:
+        return _AWS_SIZE_VCPUS[size]
+    if m := re.match(r"^([0-9]+)xlarge$", size):
+        return 4 * int(m.group(1))
+    return None

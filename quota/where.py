@@ -1,0 +1,309 @@
+"""``quota.check --where``: every region of the stack's cloud that offers each GPU pool's shape,
+with live quota headroom, the catalog's hourly price, and whether the whole stack would fit.
+
+Offering and price come from the vendored catalog (pure); ``--offline`` stops there. Otherwise
+all candidate regions are read concurrently: GCP in one ``read`` (one regions.get per region, all
+in flight at once, bounded by ``QUOTA_WHERE_CONCURRENCY``), AWS with one Service Quotas / EC2
+client pair per region, regions read in parallel under the same bound. So the wall time stays
+about one round trip for any number of regions up to the bound.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, TextIO
+
+from infra.core.catalog import Catalog, read_rows
+from quota.arithmetic import Reading, verdict
+from quota.demand import (
+    Demand,
+    DemandRow,
+    aws_contributions,
+    gcp_contributions,
+    reading_pick,
+    stack_sizings,
+)
+from quota.keys import QuotaKey
+from quota.sizing import NodeGroupSizing
+
+DEFAULT_CONCURRENCY = 32
+
+
+@dataclass(slots=True)
+class RegionFit:
+    """One candidate region for one pool."""
+
+    region: str
+    price: float | None  # USD per node-hour (catalog), None if the catalog has no price
+    gpu_quota: str | None = None  # the quota the pool's GPUs/vCPUs count against there
+    headroom: int | None = None  # free units of that quota (None: not read / unknown)
+    fits: bool | None = None  # the whole stack fits (None: offline or unknown)
+    reason: str = ""
+    short: list[str] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "region": self.region,
+            "pricePerNodeHour": self.price,
+            "quota": self.gpu_quota,
+            "headroom": self.headroom,
+            "fits": self.fits,
+            "reason": self.reason,
+        }
+
+
+# --- catalog: offering and price (pure) --------------------------------------------------------
+
+
+@cache
+def _gcp_machine_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """(machine type, region) -> lowest (on-demand, spot) USD/hour of its vCPUs and memory."""
+    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for r in read_rows("gcp_machine_types.csv"):
+        k = (r["machine_type"], r["region"])
+        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
+        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
+        prev = out.get(k, (None, None))
+        out[k] = (_min(prev[0], od), _min(prev[1], sp))
+    return out
+
+
+@cache
+def _aws_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """(instance type, region) -> lowest (on-demand, spot) USD/hour."""
+    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for r in read_rows("aws_gpu_instances.csv"):
+        k = (r["instance_type"], r["region"])
+        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
+        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
+        prev = out.get(k, (None, None))
+        out[k] = (_min(prev[0], od), _min(prev[1], sp))
+    return out
+
+
+def _min(a: float | None, b: float | None) -> float | None:
+    return b if a is None else a if b is None else min(a, b)
+
+
+def gcp_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
+    """Regions offering the pool's GPU (and machine type), with the node's hourly price."""
+    assert s.gpu_type is not None
+    machine = s.machine_types[0]
+    m = catalog.gcp_machine(machine)
+    out: dict[str, float | None] = {}
+    for region in catalog.gcp_regions_offering(s.gpu_type):
+        zones = catalog.gcp_zones_offering(s.gpu_type, region, s.gpus_per_node)
+        if m is not None and m.zones is not None:
+            zones = [z for z in zones if z in m.zones]
+        if not zones:
+            continue
+        spot = s.model == "spot"
+        gpu = [
+            p[1] if spot else p[0]
+            for z in zones
+            if (p := catalog.gcp_price(s.gpu_type, s.gpus_per_node, z))
+        ]
+        gpu_price = min((x for x in gpu if x is not None), default=None)
+        mp = _gcp_machine_prices().get((machine, region))
+        machine_price = (mp[1] if spot else mp[0]) if mp else None
+        # N1 vCPU/memory prices are not in the catalog: GPU price only, never a made-up total.
+        price = None if gpu_price is None else gpu_price + (machine_price or 0.0)
+        out[region] = None if price is None else round(price, 5)
+    return out
+
+
+def aws_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
+    """Regions offering every instance type of the group, with the cheapest one's price."""
+    regions: set[str] | None = None
+    for t in s.machine_types:
+        inst = catalog.aws_instance(t)
+        offered = set(inst.az_ids) if inst is not None else set()
+        regions = offered if regions is None else regions & offered
+    out: dict[str, float | None] = {}
+    for region in sorted(regions or ()):
+        prices = [_aws_prices().get((t, region), (None, None)) for t in s.machine_types]
+        vals = [p[1] if s.spot else p[0] for p in prices]
+        out[region] = min((v for v in vals if v is not None), default=None)
+    return out
+
+
+# --- live reads ----------------------------------------------------------------------------------
+
+
+def _concurrency() -> int:
+    return max(1, int(os.environ.get("QUOTA_WHERE_CONCURRENCY", DEFAULT_CONCURRENCY)))
+
+
+def _read_gcp(config: Any, catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
+    from quota.clients.gcp import GcpQuotaService, GcpSettings
+
+    service = GcpQuotaService(GcpSettings.from_env(config.project), catalog, _concurrency())
+    keys = list(dict.fromkeys(k for d in demands for k in d.keys_to_read()))
+    readings, _ = service.read(keys)
+    return readings
+
+
+def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
+    import boto3.session
+
+    from quota.clients.aws import AwsQuotaService, AwsSettings
+
+    # Clients first, on one session (models load once; client creation is CPU, not network),
+    # then every region's reads at once.
+    session = boto3.session.Session()
+    services = [
+        (d, AwsQuotaService(AwsSettings.from_env(d.region), catalog, session)) for d in demands
+    ]
+    out: dict[QuotaKey, Reading] = {}
+    with ThreadPoolExecutor(max_workers=min(_concurrency(), max(1, len(demands)))) as pool:
+        for part in pool.map(lambda ds: ds[1].read(ds[0].keys_to_read())[0], services):
+            out.update(part)
+    return out
+
+
+def _judge(
+    rows: Sequence[DemandRow], readings: dict[QuotaKey, Reading]
+) -> tuple[bool | None, list[str], str]:
+    """(fits, short quotas, reason) of a region's regional rows."""
+    short: list[str] = []
+    unknown: list[str] = []
+    for r in rows:
+        if r.key.scope != "region":
+            continue
+        status, why = verdict(r.needed, readings.get(r.key, Reading(error="not read")))
+        if status == "short":
+            short.append(f"{r.key.quota}: {why}")
+        elif status == "unknown":
+            unknown.append(f"{r.key.quota}: {why}")
+    if short:
+        return False, short, "; ".join(short)
+    if unknown:
+        return None, [], "; ".join(unknown)
+    return True, [], "the whole stack fits"
+
+
+def _pool_key(s: NodeGroupSizing, rows: Sequence[DemandRow]) -> DemandRow | None:
+    """The regional row carrying the pool's GPUs (GCP) or vCPUs (AWS)."""
+    unit = "GPUs" if s.gpu_type else "vCPUs"
+    for r in rows:
+        if (
+            r.key.scope == "region"
+            and r.key.unit == unit
+            and any(p.startswith(f"{s.name}:") for p in r.pools)
+        ):
+            return r
+    return None
+
+
+def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: TextIO) -> int:
+    """``--where``: print one table (or JSON) per GPU pool; exit 0 if some region fits."""
+    del err  # every problem is a row's reason
+    cloud, sizings = stack_sizings(config, catalog, plan)
+    pools = [s for s in sizings if not s.bootstrap and s.path.startswith("gpuPools")]
+    wanted = None if args.regions in (None, "all") else set(args.regions.split(","))
+    offered = {
+        s.name: gcp_offer(s, catalog) if cloud == "gcp" else aws_offer(s, catalog) for s in pools
+    }
+    offers = {
+        name: {r: p for r, p in o.items() if wanted is None or r in wanted}
+        for name, o in offered.items()
+    }
+    regions = sorted({r for o in offers.values() for r in o})
+    fits: dict[str, list[RegionFit]] = {
+        s.name: [RegionFit(r, p) for r, p in offers[s.name].items()] for s in pools
+    }
+    if not args.offline and regions:
+        demands = {
+            r: gcp_contributions(r, sizings, args.preemptible_quota)
+            if cloud == "gcp"
+            else aws_contributions(r, sizings)
+            for r in regions
+        }
+        readings = (
+            _read_gcp(config, catalog, list(demands.values()))
+            if cloud == "gcp"
+            else _read_aws(catalog, list(demands.values()))
+        )
+        for s in pools:
+            for f in fits[s.name]:
+                rows = demands[f.region].rows(reading_pick(readings))
+                f.fits, f.short, f.reason = _judge(rows, readings)
+                missing = [p.name for p in pools if f.region not in offered[p.name]]
+                if missing:  # the stack cannot be deployed there as it stands
+                    f.fits, f.reason = False, f"not offered there: {', '.join(missing)}"
+                row = _pool_key(s, rows)
+                if row is not None:
+                    f.gpu_quota = row.key.quota
+                    rd = readings.get(row.key)
+                    if (
+                        rd is not None
+                        and rd.error is None
+                        and rd.limit is not None
+                        and rd.usage is not None
+                    ):
+                        f.headroom = int(rd.limit - rd.usage)
+    order = {True: 0, None: 1, False: 2}
+    for s in pools:
+        fits[s.name].sort(key=lambda f: (order[f.fits], f.price is None, f.price or 0.0, f.region))
+    _emit(args, config.stack, cloud, pools, fits, out)
+    every = [f.fits for s in pools for f in fits[s.name]]
+    if args.offline or any(x is True for x in every):
+        return 0
+    return 1 if any(x is False for x in every) else 3
+
+
+def _emit(
+    args: Any,
+    stack: str,
+    cloud: str,
+    pools: Sequence[NodeGroupSizing],
+    fits: dict[str, list[RegionFit]],
+    out: TextIO,
+) -> None:
+    if args.json:
+        doc = {
+            "stack": stack,
+            "cloud": cloud,
+            "where": [
+                {
+                    "pool": s.name,
+                    "shape": {
+                        "machineType": list(s.machine_types),
+                        "gpu": s.gpu_type,
+                        "gpus": s.gpus_per_node,
+                        "spot": s.spot,
+                    },
+                    "regions": [f.as_json() for f in fits[s.name]],
+                }
+                for s in pools
+            ],
+        }
+        json.dump(doc, out, indent=2)
+        out.write("\n")
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, soft_wrap=False, width=max(120, Console(file=out).width))
+    for s in pools:
+        shape = f"{'/'.join(s.machine_types)}" + (
+            f" + {s.gpus_per_node}x {s.gpu_type}" if s.gpu_type else ""
+        )
+        table = Table(title=f"Where: {s.name} ({shape}{', spot' if s.spot else ''})")
+        for col in ("region", "$/node-hour", "quota", "headroom", "stack fits", "reason"):
+            table.add_column(col, no_wrap=col != "reason")
+        for f in fits[s.name]:
+            table.add_row(
+                f.region,
+                "-" if f.price is None else f"{f.price:.3f}",
+                f.gpu_quota or "-",
+                "-" if f.headroom is None else str(f.headroom),
+                {True: "[green]yes[/]", False: "[red]no[/]", None: "?"}[f.fits],
+                "offline: offering and price only" if args.offline else f.reason,
+            )
+        console.print(table)

@@ -1,0 +1,254 @@
+"""Workload integrations (jupyterhub, kubeflow, flyte, kubernetes): generated from the pools' hints,
+checked against each consumer's documented schema (keys and value shapes) on every sample stack."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import kubernetes_validate
+import pytest
+import yaml
+
+from infra import plan as plan_cli
+from infra.core.config import parse_file
+from infra.core.errors import ConfigErrors
+from infra.core.integrations import INTEGRATIONS
+from infra.core.plan import build_plan
+from tests.unit.operator_fixtures import hints_for, plan, stack
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted(
+    p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+K8S_SCHEMA = "1.33.0"
+A100 = {"gpu_model": "A100-40GB", "gpu_type": "nvidia-tesla-a100", "gpus_per_node": 8}
+
+# KubeSpawner.profile_list: the keys a profile, an option and a choice may have
+# (jupyterhub/kubespawner kubespawner/spawner.py, profile_list help).
+PROFILE_KEYS = {
+    "display_name",
+    "slug",
+    "description",
+    "default",
+    "kubespawner_override",
+    "profile_options",
+}
+OPTION_KEYS = {"display_name", "choices", "unlisted_choice"}
+CHOICE_KEYS = {"display_name", "default", "kubespawner_override"}
+# KubeSpawner traits gpu-infra overrides (kubespawner/spawner.py trait names).
+SPAWNER_TRAITS = {
+    "environment",
+    "node_selector",
+    "tolerations",
+    "extra_resource_limits",
+    "mem_guarantee",
+    "mem_limit",
+    "extra_pod_config",
+    "image",
+}
+# KubeSpawner ByteSpecification: an integer with a K/M/G/T suffix.
+BYTES = re.compile(r"^\d+[KMGT]$")
+# Kubeflow spawner_ui_config.yaml: `gpus.value.num` values the form offers.
+KUBEFLOW_NUMS = {"none", "1", "2", "4", "8"}
+# flytek8s config.go K8sPluginConfig json names gpu-infra sets.
+FLYTE_KEYS = {
+    "gpu-resource-name",
+    "resource-tolerations",
+    "gpu-device-node-label",
+    "gpu-partition-size-node-label",
+    "gpu-unpartitioned-node-selector-requirement",
+}
+NODE_SELECTOR_OPS = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
+
+
+@pytest.fixture(scope="module")
+def docs() -> dict[str, dict[str, Any]]:
+    out = {}
+    for s in SAMPLES:
+        op = build_plan(parse_file(ROOT / "stacks" / f"Pulumi.{s}.yaml")).operator
+        assert op is not None, s
+        out[s] = dict(op.integrations)
+    return out
+
+
+def _pod(spec_part: dict[str, Any]) -> dict[str, Any]:
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "x"},
+        "spec": {"containers": [{"name": "c", "image": "busybox:1.36"}], **spec_part},
+    }
+    kubernetes_validate.validate(pod, K8S_SCHEMA, strict=True)
+    return pod
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_every_sample_has_every_integration(docs, sample):
+    assert set(docs[sample]) == set(INTEGRATIONS)
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_jupyterhub_profile_list_matches_kubespawner_profile_list(docs, sample):
+    for p in docs[sample]["jupyterhub"]["singleuser"]["profileList"]:
+        assert set(p) <= PROFILE_KEYS and {"display_name", "slug", "kubespawner_override"} <= set(p)
+        o = p["kubespawner_override"]
+        assert set(o) <= SPAWNER_TRAITS
+        assert o["environment"]["NVIDIA_DRIVER_CAPABILITIES"] == "compute,utility"
+        assert o["mem_limit"] is None and BYTES.match(o["mem_guarantee"])
+        assert all(isinstance(v, str) for v in o["extra_resource_limits"].values())
+        _pod({"nodeSelector": o["node_selector"], "tolerations": o["tolerations"]})
+        (option,) = p["profile_options"].values()
+        assert set(option) <= OPTION_KEYS
+        choices = option["choices"]
+        assert sum(c["default"] for c in choices.values()) == 1
+        for c in choices.values():
+            assert set(c) <= CHOICE_KEYS
+            image = c["kubespawner_override"]["image"]
+            assert ":" in image.rsplit("/", 1)[-1] and not image.endswith(":latest")
+
+
+def test_jupyterhub_mem_guarantee_is_a_share_of_the_nodes_allocatable_memory():
+    whole = build_plan(stack("kubernetes", [{"memoryGib": 64}])).operator.jupyterhub_profiles["gpu"]
+    shared = build_plan(
+        stack("kubernetes", [{"memoryGib": 64, "sharing": {"replicas": 4}}])
+    ).operator
+    g_whole = int(whole["kubespawner_override"]["mem_guarantee"][:-1])
+    g_shared = int(shared.jupyterhub_profiles["gpu"]["kubespawner_override"]["mem_guarantee"][:-1])
+    assert 50_000 < g_whole < 64 * 1024  # allocatable, below capacity
+    assert g_shared * 4 <= g_whole  # four notebooks fit on one node
+
+
+def test_jupyterhub_mig_and_time_sliced_pools_advertise_their_resource():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
+    assert o["extra_resource_limits"] == {"nvidia.com/mig-1g.5gb": "1"}
+    ts = plan(stack("kubernetes", [{"sharing": {"replicas": 2, "renameByDefault": True}}]))
+    limits = ts.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"]
+    assert limits == {"nvidia.com/gpu.shared": "1"}
+
+
+def test_jupyterhub_images_come_from_config_and_must_be_pinned():
+    rapids = "nvcr.io/nvidia/rapidsai/notebooks:25.10-cuda12.9-py3.12"
+    cfg = stack(
+        "kubernetes", integrations={"jupyterhub": {"images": [{"name": "rapids", "image": rapids}]}}
+    )
+    p = plan(cfg).jupyterhub_profiles["gpu"]
+    (choice,) = p["profile_options"]["image"]["choices"].values()
+    assert choice["kubespawner_override"] == {"image": rapids}
+    latest = {
+        "jupyterhub": {"images": [{"name": "x", "image": "quay.io/jupyter/base-notebook:latest"}]}
+    }
+    with pytest.raises(ConfigErrors) as e:
+        stack("kubernetes", integrations=latest)
+    assert [i.path for i in e.value.issues] == ["integrations.jupyterhub.images[0].image"]
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_kubeflow_spawner_form_defaults_match_spawner_ui_config(docs, sample):
+    form = docs[sample]["kubeflow"]["spawnerFormDefaults"]
+    assert set(form) == {"gpus", "tolerationGroup", "affinityConfig"}
+    gpus = form["gpus"]["value"]
+    assert gpus["num"] in KUBEFLOW_NUMS
+    keys = [v["limitsKey"] for v in gpus["vendors"]]
+    assert all(set(v) == {"limitsKey", "uiName"} for v in gpus["vendors"])
+    assert gpus["vendor"] in ("", *keys) and len(keys) == len(set(keys))
+    for opt in form["tolerationGroup"]["options"]:
+        assert set(opt) == {"groupKey", "displayName", "tolerations"}
+        _pod({"tolerations": opt["tolerations"]})
+    for opt in form["affinityConfig"]["options"]:
+        assert set(opt) == {"configKey", "displayName", "affinity"}
+        _pod({"affinity": opt["affinity"]})
+    for section in form.values():
+        assert section["readOnly"] is False and "value" in section
+
+
+def test_kubeflow_vendors_include_every_mig_resource_of_the_pools():
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    vendors = op.integrations["kubeflow"]["spawnerFormDefaults"]["gpus"]["value"]["vendors"]
+    assert [v["limitsKey"] for v in vendors] == [
+        "nvidia.com/mig-1g.5gb",
+        "nvidia.com/mig-2g.10gb",
+        "nvidia.com/mig-3g.20gb",
+    ]
+
+
+def test_kubeflow_profile_replaces_the_bare_namespace_and_carries_the_gpu_quota():
+    ns = [{"name": "team-a", "gpus": 4, "kubeflowProfile": {"owner": "ana@example.com"}}]
+    op = plan(stack("kubernetes", namespaces=ns))
+    kinds = [m["kind"] for m in op.after_release]
+    assert "Namespace" not in kinds and "ResourceQuota" not in kinds
+    (prof,) = [m for m in op.after_release if m["kind"] == "Profile"]
+    assert prof["apiVersion"] == "kubeflow.org/v1" and prof["metadata"] == {"name": "team-a"}
+    assert prof["spec"]["owner"] == {"kind": "User", "name": "ana@example.com"}
+    assert prof["spec"]["resourceQuotaSpec"] == {"hard": {"requests.nvidia.com/gpu": "4"}}
+    assert op.integrations["kubeflow"]["profiles"] == [prof]
+    with pytest.raises(ConfigErrors):
+        stack(
+            "kubernetes", namespaces=[{"name": "b", "gpus": 1, "kubeflowProfile": {"owner": "x"}}]
+        )
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
+    doc = docs[sample]["flyte"]
+    plugin = doc["pluginsK8s"]
+    assert set(plugin) == FLYTE_KEYS
+    assert doc["helmValues"]["flyte-core"]["configmap"]["k8s"]["plugins"]["k8s"] == plugin
+    assert doc["helmValues"]["flyte-binary"]["configuration"]["inline"]["plugins"]["k8s"] == plugin
+    (resource,) = plugin["resource-tolerations"]
+    assert resource == plugin["gpu-resource-name"]
+    _pod({"tolerations": plugin["resource-tolerations"][resource]})
+    req = plugin["gpu-unpartitioned-node-selector-requirement"]
+    assert req == {"key": plugin["gpu-partition-size-node-label"], "operator": "DoesNotExist"}
+    assert req["operator"] in NODE_SELECTOR_OPS
+    for pool in doc["pools"].values():
+        assert pool["nodeLabels"][plugin["gpu-device-node-label"]] == pool["accelerator"]
+        assert re.match(r"^nvidia-[a-z0-9-]+$", pool["accelerator"])
+
+
+def test_flyte_operator_mig_pools_carry_the_partition_label_flyte_selects():
+    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-2g.10gb"}}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    doc = op.integrations["flyte"]
+    assert doc["pluginsK8s"]["gpu-partition-size-node-label"] == "gpu-infra/gpu-partition-size"
+    assert doc["pools"]["gpu"]["partitionSize"] == "2g.10gb"
+
+
+@pytest.mark.parametrize("sample", SAMPLES)
+def test_kubernetes_pod_and_job_per_pool_are_valid_manifests(docs, sample):
+    for pool, ms in docs[sample]["kubernetes"].items():
+        for m in ms.values():
+            kubernetes_validate.validate(m, K8S_SCHEMA, strict=True)
+        (c,) = ms["pod"]["spec"]["containers"]
+        assert list(c["resources"]["limits"].values()) == ["1"], pool
+
+
+def test_pre_cdi_chart_without_default_runtime_puts_the_runtime_class_in_every_output():
+    op_cfg = {"version": "v25.3.4", "toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": "false"}}
+    op = plan(stack("kubernetes", operator=op_cfg))
+    assert op.scheduling["gpu"]["runtimeClassName"] == "nvidia"
+    assert op.integrations["kubernetes"]["gpu"]["pod"]["spec"]["runtimeClassName"] == "nvidia"
+    o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
+    assert o["extra_pod_config"] == {"runtimeClassName": "nvidia"}
+    assert plan(stack("kubernetes")).scheduling["gpu"]["runtimeClassName"] is None
+
+
+@pytest.mark.parametrize("name", INTEGRATIONS)
+def test_plan_cli_prints_one_integration_as_yaml_or_json(capsys, name):
+    assert plan_cli.main(["--stack", "onprem-k3s-timeslicing", "--integration", name]) == 0
+    as_yaml = yaml.safe_load(capsys.readouterr().out)
+    assert (
+        plan_cli.main(["--stack", "onprem-k3s-timeslicing", "--integration", name, "--json"]) == 0
+    )
+    assert json.loads(capsys.readouterr().out) == as_yaml
+
+
+def test_plan_cli_yaml_has_no_anchors_for_kubectl_readers(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--integration", "kubernetes"]) == 0
+    out = capsys.readouterr().out
+    assert "&id" not in out and "*id" not in out
