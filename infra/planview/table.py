@@ -50,6 +50,8 @@ def pool_rows(plan: Any) -> list[PoolRow]:
             g = eks[h.name]
             zones = tuple(g.az_ids)
             capacity = g.capacity_type.lower().replace("_", "-")
+            if getattr(g, "capacity_reservation_id", None) and capacity == "on-demand":
+                capacity = "on-demand (ODCR)"
         else:
             nodes = getattr(spec, "nodes", None) or ()
             zones = tuple(nodes)
