@@ -306,7 +306,8 @@ def test_spot_pool_reads_preemptible_quota_not_on_demand(env: dict[str, Any]) ->
     spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
     assert spot["status"] == "short" and spot["needed"] == 9  # 8 max + 1 surge, spot only
     assert row(doc, "NVIDIA_L4_GPUS")["status"] == "ok"  # the on-demand fallback pool: 5
-    assert row(doc, "PREEMPTIBLE_CPUS")["status"] == "ok"
+    # spot G2 draws no vCPU quota (https://cloud.google.com/compute/resource-usage#gpu_quota)
+    assert all(c["quota"] != "PREEMPTIBLE_CPUS" for c in doc["checks"])
 
 
 def test_missing_metric_is_unknown_not_zero(env: dict[str, Any]) -> None:
@@ -328,9 +329,6 @@ def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> No
 def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
-    env["quotas"].set_family(
-        P, [({"region": R, "vm_family": "A3"}, 2000)], qid="CPUS-PER-VM-FAMILY-per-project-region"
-    )
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 0 and (fam["status"], fam["usage"]) == ("ok", 0)
@@ -440,18 +438,14 @@ def test_spot_with_preemptible_at_zero_uses_ample_standard_quota_and_is_ok(
     env: dict[str, Any],
 ) -> None:
     spot_region(env["compute"], 0)
-    env["quotas"].set_family(
-        P, [({"region": R, "vm_family": "G2"}, 200)], qid="CPUS-PER-VM-FAMILY-per-project-region"
-    )
     code, doc = run("--stack", "gke-l4-spot")
     l4 = row(doc, "NVIDIA_L4_GPUS")
     assert code == 0 and l4["status"] == "ok"
     assert l4["needed"] == 8 + 4 + 1  # spot pool + on-demand fallback + one pool's surge
     assert any("not granted" in p for p in l4["pools"])
     assert all(not c["quota"].startswith("PREEMPTIBLE_") for c in doc["checks"])
-    g2 = row(doc, "CPUS_PER_VM_FAMILY")
-    assert (g2["vmFamily"], g2["needed"], g2["usage"]) == ("G2", 8 * 13, 0)
-    assert g2["quotaId"] == "CPUS-PER-VM-FAMILY-per-project-region"
+    # G2 draws on no vCPU quota (https://cloud.google.com/compute/resource-usage#gpu_quota)
+    assert all(c["quota"] != "CPUS_PER_VM_FAMILY" for c in doc["checks"])
 
 
 def test_spot_with_granted_preemptible_quota_is_judged_there(env: dict[str, Any]) -> None:
@@ -477,10 +471,19 @@ def test_spot_request_files_standard_quota_unless_preemptible_quota_is_asked(
 
 
 def test_vm_family_quota_unreadable_is_unknown_not_skipped(env: dict[str, Any]) -> None:
-    spot_region(env["compute"], 0)
-    code, doc = run("--stack", "gke-l4-spot")
-    g2 = row(doc, "CPUS_PER_VM_FAMILY")
-    assert code == 3 and g2["status"] == "unknown" and "vm_family=G2" in g2["reason"]
+    code, doc = run("--config", str(FIX / "Pulumi.gke-c4-system.yaml"))
+    c4 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert code == 3 and c4["status"] == "unknown" and "vm_family=C4" in c4["reason"]
+
+
+def test_vm_family_quota_counts_on_demand_c4_vcpus(env: dict[str, Any]) -> None:
+    env["quotas"].set_family(
+        P, [({"region": R, "vm_family": "C4"}, 200)], qid="CPUS-PER-VM-FAMILY-per-project-region"
+    )
+    _, doc = run("--config", str(FIX / "Pulumi.gke-c4-system.yaml"))
+    c4 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert (c4["vmFamily"], c4["status"], c4["usage"]) == ("C4", "ok", 0)
+    assert c4["quotaId"] == "CPUS-PER-VM-FAMILY-per-project-region"
 
 
 def test_flex_start_and_queued_pools_consume_preemptible_quota(env: dict[str, Any]) -> None:
@@ -491,7 +494,7 @@ def test_flex_start_and_queued_pools_consume_preemptible_quota(env: dict[str, An
     assert row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")["status"] == "ok"
     t4 = row(doc, "PREEMPTIBLE_NVIDIA_T4_GPUS")  # 0 granted: flex/queued never use standard
     assert code == 1 and t4["status"] == "short" and t4["needed"] == 2
-    assert row(doc, "PREEMPTIBLE_CPUS")["needed"] == 8 * 4 + 8 * 2
+    assert row(doc, "PREEMPTIBLE_CPUS")["needed"] == 8 * 2  # the n1 pool; G2 draws no vCPU quota
     assert all(c["quota"] not in ("NVIDIA_L4_GPUS", "NVIDIA_T4_GPUS") for c in doc["checks"])
     assert all(c["quota"] != "IN_USE_ADDRESSES" for c in doc["checks"])  # privateNodes
 
