@@ -335,6 +335,7 @@ def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> N
     compute = env["compute"]
     compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)
     compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, status="STAGING")
+    compute.set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(8, 8))  # granted: Spot counts there
     compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, spot=True)  # preemptible quota
     compute.add_instance("us-central1-c", "nvidia-h100-80gb", 8, status="TERMINATED")
     compute.add_instance("us-east4-a", "nvidia-h100-80gb", 8)  # another region
@@ -619,3 +620,30 @@ def test_regions_needs_where(env: dict[str, Any]) -> None:
     err = io.StringIO()
     assert main(["--stack", "gke-t4", "--regions", "all"], out=io.StringIO(), err=err) == 2
     assert "--regions" in err.getvalue()
+
+
+def test_spot_vms_count_as_family_usage_while_preemptible_quota_is_not_granted(
+    env: dict[str, Any],
+) -> None:
+    # https://cloud.google.com/compute/docs/instances/create-use-spot: without preemptible quota,
+    # Spot VMs consume the standard quotas.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(0, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["needed"], fam["limit"], fam["usage"]) == (16, 16, 8)
+    assert code == 1 and fam["status"] == "short"
+
+
+def test_spot_vms_leave_family_usage_once_preemptible_quota_is_granted(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(16, 8))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["usage"], fam["status"]) == (0, "ok")
