@@ -647,3 +647,26 @@ def test_spot_vms_leave_family_usage_once_preemptible_quota_is_granted(
     _, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert (fam["usage"], fam["status"]) == (0, "ok")
+
+
+def test_where_global_quota_short_means_no_region_fits(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, "us-east1", **AMPLE)
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(4, 0))  # gke-t4 needs 21 GPUs in any region
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", f"{R},us-east1")
+    regions = doc["where"][0]["regions"]
+    assert code == 1 and all(r["fits"] is False for r in regions)
+    assert all("GPUS_ALL_REGIONS" in r["reason"] for r in regions)
+
+
+def test_where_global_quota_unknown_means_no_region_is_known_to_fit(env: dict[str, Any]) -> None:
+    env["compute"].projects.clear()  # projects.get fails: global quotas unreadable
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
+    (home,) = doc["where"][0]["regions"]
+    assert code == 3 and home["fits"] is None and "CPUS_ALL_REGIONS" in home["reason"]
+
+
+def test_where_disabled_api_means_no_region_is_known_to_fit(env: dict[str, Any]) -> None:
+    env["usage"].enabled = set(g.ALL_REQUIRED_APIS) - {"container.googleapis.com"}
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
+    (home,) = doc["where"][0]["regions"]
+    assert code == 3 and home["fits"] is None and "container.googleapis.com" in home["reason"]
