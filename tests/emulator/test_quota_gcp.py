@@ -670,3 +670,17 @@ def test_where_disabled_api_means_no_region_is_known_to_fit(env: dict[str, Any])
     code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
     (home,) = doc["where"][0]["regions"]
     assert code == 3 and home["fits"] is None and "container.googleapis.com" in home["reason"]
+
+
+def test_short_row_with_unknown_usage_files_no_request(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].quota_warning[(P, R)] = "quota backend unreachable"  # preemptible unknown
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 8)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    args = ("--config", str(FIX / "Pulumi.gke-h100.yaml"), "--request", "--email", "o@x.org")
+    code, doc = run(*args)
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert fam["status"] == "short" and fam["usage"] is None, fam
+    assert code == 1
+    assert fam["request"]["action"] == "skipped" and "usage unknown" in fam["request"]["status"]
+    assert not env["quotas"].prefs
