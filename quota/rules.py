@@ -30,6 +30,9 @@ CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
 INSTANCES = "INSTANCES"
 IN_USE_ADDRESSES = "IN_USE_ADDRESSES"
 LOCAL_SSD_GB_PER_DISK = 375  # https://cloud.google.com/compute/docs/disks/local-ssd (375 GB each)
+# Spot/preemptible Local SSD once granted (google-cloud-compute Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB;
+# create-use-spot: preemptible quota keeps Spot VMs off the standard "CPUs, GPUs, and disks").
+PREEMPTIBLE_LOCAL_SSD_GB = "PREEMPTIBLE_LOCAL_SSD_GB"
 
 
 @dataclass(frozen=True, slots=True)
@@ -326,6 +329,14 @@ def gcp_vm_quotas(
         cpu = _cpu_draws(region, gcp_machine_family(machine_type), vcpus)
         if cpu is not None:
             pairs.append(cpu)
+        if local_ssds:
+            gb, metric = local_ssds * LOCAL_SSD_GB_PER_DISK, gcp_disk_metrics()["local-ssd"]
+            src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
+            std = Draw(QuotaKey("gcp", "region", region, metric, "GB", "compute-region"), gb, src)
+            pre_key = QuotaKey(
+                "gcp", "region", region, PREEMPTIBLE_LOCAL_SSD_GB, "GB", "compute-region"
+            )
+            pairs.append((std, Draw(pre_key, gb, f"{src}; Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB")))
     for std, pre in pairs:
         if rule.quota_class == "standard":
             draws.append(std)
@@ -341,12 +352,6 @@ def gcp_vm_quotas(
             draws.append(Draw(g, gpus, gsrc))
         c = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
         draws.append(Draw(c, vcpus, gsrc))
-        if local_ssds:
-            ssd = QuotaKey(
-                "gcp", "region", region, gcp_disk_metrics()["local-ssd"], "GB", "compute-region"
-            )
-            src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
-            draws.append(Draw(ssd, local_ssds * LOCAL_SSD_GB_PER_DISK, src))
     qsrc = "https://cloud.google.com/compute/quotas-limits"
     draws.append(
         Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc)

@@ -388,6 +388,19 @@ def test_eks_system_group_vcpus_follow_the_size_name() -> None:
     assert by_quota(rows)["L-1216C47A"].needed == 8 * (config.cluster.system_pool.max_nodes + 8)
 
 
+def test_spot_local_ssd_uses_preemptible_local_ssd_gb_once_granted() -> None:
+    pool = sizing(model="spot", local_ssds=2)
+    demand = d.gcp_contributions("r1", [pool])
+    spot_ssd = QuotaKey("gcp", "region", "r1", "PREEMPTIBLE_LOCAL_SSD_GB", "GB", "compute-region")
+    std_ssd = QuotaKey("gcp", "region", "r1", "LOCAL_SSD_TOTAL_GB", "GB", "compute-region")
+    granted = by_quota(demand.rows(d.reading_pick({spot_ssd: Reading(limit=10000, usage=0)})))
+    assert granted["PREEMPTIBLE_LOCAL_SSD_GB"].needed == 2 * 375 * 21
+    assert "LOCAL_SSD_TOTAL_GB" not in granted
+    ungranted = by_quota(demand.rows(d.reading_pick({spot_ssd: Reading(limit=0, usage=0)})))
+    assert ungranted["LOCAL_SSD_TOTAL_GB"].key == std_ssd
+    assert "PREEMPTIBLE_LOCAL_SSD_GB" not in ungranted
+
+
 def test_bundled_local_ssds_of_the_planned_machine_count_against_local_ssd_quota() -> None:
     _, rows = stack_rows(FIX / "Pulumi.gke-h100.yaml")  # a3-highgpu-8g: 16 Local SSDs each
     assert rows["LOCAL_SSD_TOTAL_GB"].needed == 16 * 375 * (2 + 1)
