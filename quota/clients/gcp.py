@@ -32,7 +32,12 @@ from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
 
 __all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
-from quota.rules import gcp_accelerator_quotas, gcp_cpu_rules, gcp_machine_family
+from quota.rules import (
+    GPUS_ALL_REGIONS,
+    gcp_accelerator_quotas,
+    gcp_cpu_rules,
+    gcp_machine_family,
+)
 from quota.sizing import gcp_vcpus_of
 
 COMPUTE = "compute.googleapis.com"
@@ -333,9 +338,46 @@ class GcpQuotaService:
                 )
             else:
                 readings[k] = _compute_reading(res, k)
+        self._global_gpus_fallback(readings)
         usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
         self.api_problems = _api_problems(results["services"], p, usage_endpoint)
         return readings, []
+
+    def _global_gpus_fallback(self, readings: dict[QuotaKey, Reading]) -> None:
+        """GPUS_ALL_REGIONS missing from projects.get (new projects): read its Cloud Quotas value.
+
+        Quota id per the public quota error ("metric name = compute.googleapis.com/
+        gpus_all_regions, limit name = GPUS-ALL-REGIONS-per-project, dimensions = global: global").
+        Cloud Quotas has no usage, so the row can be short from the limit alone, never ok.
+        """
+        key = next(
+            (
+                k
+                for k, r in readings.items()
+                if k.quota == GPUS_ALL_REGIONS
+                and k.source == "compute-project"
+                and (r.error or "").startswith("quota missing")
+            ),
+            None,
+        )
+        if key is None:
+            return
+        p = self.s.project
+        qid = "GPUS-ALL-REGIONS-per-project"
+        name = f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{qid}"
+        info = _capture(lambda: self._call(self.quotas().get_quota_info, name=name))
+        if isinstance(info, BaseException):
+            err = describe_error(info, "quotaInfos.get", p, self._endpoint("family"))
+            readings[key] = Reading(error=f"{readings[key].error}; fallback {qid}: {err}")
+            return
+        for d in info.dimensions_infos:
+            if not dict(d.dimensions):  # the project-wide value
+                readings[key] = Reading(
+                    limit=float(d.details.value),
+                    usage=None,
+                    error=f"usage not available: {GPUS_ALL_REGIONS} read from Cloud Quotas {qid}",
+                )
+                return
 
     def _endpoint(self, job: str) -> str:
         if job.startswith("family"):

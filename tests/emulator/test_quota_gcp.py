@@ -684,3 +684,35 @@ def test_short_row_with_unknown_usage_files_no_request(env: dict[str, Any]) -> N
     assert code == 1
     assert fam["request"]["action"] == "skipped" and "usage unknown" in fam["request"]["status"]
     assert not env["quotas"].prefs
+
+
+def _global_gpu_info(env: dict[str, Any], value: int) -> None:
+    qid = "GPUS-ALL-REGIONS-per-project"
+    env["quotas"].infos[qid] = {
+        "name": f"projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
+        "quotaId": qid,
+        "metric": "compute.googleapis.com/gpus_all_regions",
+        "service": "compute.googleapis.com",
+        "dimensionsInfos": [
+            {"dimensions": {}, "details": {"value": str(value)}, "applicableLocations": ["global"]}
+        ],
+    }
+
+
+def test_gpus_all_regions_missing_falls_back_to_cloud_quotas_and_can_be_short(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].projects[P].pop("GPUS_ALL_REGIONS")  # a new project: not in projects.get
+    _global_gpu_info(env, 1)
+    code, doc = run("--stack", "gke-t4")
+    g = row(doc, "GPUS_ALL_REGIONS")
+    assert code == 1 and g["status"] == "short" and g["limit"] == 1
+    assert g["quotaId"] == "GPUS-ALL-REGIONS-per-project"
+
+
+def test_gpus_all_regions_fallback_with_headroom_is_unknown_not_ok(env: dict[str, Any]) -> None:
+    env["compute"].projects[P].pop("GPUS_ALL_REGIONS")
+    _global_gpu_info(env, 64)
+    code, doc = run("--stack", "gke-t4")
+    g = row(doc, "GPUS_ALL_REGIONS")
+    assert code == 3 and g["status"] == "unknown" and g["limit"] == 64
