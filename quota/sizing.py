@@ -143,7 +143,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             vcpus=gp.vcpus,
             model=_gke_model(gp),
             max_nodes=gp.total_max,
-            surge=gp.max_surge,
+            surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
             disk_type=_attr(gp, ("boot_disk_type", "disk_type"), GKE_DEFAULT_DISK_TYPE),
             disk_gb=_attr(gp, ("boot_disk_size_gb", "disk_size_gb"), GKE_DEFAULT_DISK_GB),
             local_ssds=_attr(gp, ("local_ssd_count", "local_nvme_ssd_count"), 0),

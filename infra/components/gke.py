@@ -133,6 +133,17 @@ class GkeCluster(pulumi.ComponentResource):
             )
         )
         self.node_service_account = self.node_sa.email
+        # Project services the pools need; left enabled on destroy (other stacks may use them).
+        self.services: list[pulumi.Resource] = [
+            gcp.projects.Service(
+                f"{name}-{svc.split('.', 1)[0]}",
+                gcp.projects.ServiceArgs(
+                    project=plan.project, service=svc, disable_on_destroy=False
+                ),
+                opts=child,
+            )
+            for svc in plan.services
+        ]
         self.register_outputs(
             {
                 "name": self.name,
@@ -217,16 +228,15 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         )
         if c.authorized_networks is not None
         else None,
-        # GKE-managed DCGM metrics need managed Prometheus and SYSTEM_COMPONENTS
-        # (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+        # The list is authoritative: GKE's default packages are in it, DCGM only when asked for;
+        # the packages need managed Prometheus collection
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
         monitoring_config=gcp.container.ClusterMonitoringConfigArgs(
-            enable_components=["SYSTEM_COMPONENTS", "DCGM"],
+            enable_components=list(c.monitoring_components),
             managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
                 enabled=True
             ),
-        )
-        if c.dcgm_metrics
-        else None,
+        ),
     )
 
 
@@ -277,10 +287,13 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 _pool_args(plan, p, cluster),
                 # initial_node_count is per zone and ForceNew; the autoscaler owns the size after
                 # creation (pulumi/pulumi-gcp#412). Pools wait for the node SA's roles only.
+                # Flex/queued pools: GKE sets SHORT_LIVED upgrade settings, which the provider
+                # would otherwise diff forever (crossplane-contrib/provider-upjet-gcp#1028).
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    ignore_changes=["initialNodeCount"],
-                    depends_on=cluster.node_sa_bindings,
+                    ignore_changes=["initialNodeCount"]
+                    + (["upgradeSettings"] if p.max_surge is None else []),
+                    depends_on=[*cluster.node_sa_bindings, *cluster.services],
                 ),
             )
         for cc in plan.compute_classes:
@@ -426,7 +439,9 @@ def _pool_args(
         ),
         upgrade_settings=gcp.container.NodePoolUpgradeSettingsArgs(
             max_surge=p.max_surge, max_unavailable=p.max_unavailable
-        ),
+        )
+        if p.max_surge is not None
+        else None,
         queued_provisioning=gcp.container.NodePoolQueuedProvisioningArgs(enabled=True)
         if p.queued_provisioning
         else None,

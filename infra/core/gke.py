@@ -17,12 +17,13 @@ from infra.core.catalog import Catalog
 from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import GkeClusterSpec
 from infra.core.errors import Issues
-from infra.core.gke_cluster import plan_cluster
+from infra.core.gke_cluster import monitoring_components, plan_cluster
 from infra.core.gke_model import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     GPU_TAINT,
     IMAGE_STREAMING_ROLE,
+    IMAGE_STREAMING_SERVICE,
     NO_GKE_DEVICE_PLUGIN,
     NODE_SA_ROLES,
     NODE_SCOPES,
@@ -72,13 +73,19 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         release_channel=cluster.release_channel,
         operator_on=config.operator.enabled,
         catalog=catalog,
+        min_master_version=cluster.min_master_version,
         issues=issues,
     )
     pools, classes = plan_pools(list(config.pools), ctx)
     if config.operator.enabled and cluster_plan.dcgm_metrics:
-        # GKE's managed DCGM exporter needs GKE-installed drivers and would duplicate the
-        # operator's dcgm-exporter (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
-        cluster_plan = replace(cluster_plan, dcgm_metrics=False)
+        # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter
+        # on the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM)
+        # so GKE's own default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+        cluster_plan = replace(
+            cluster_plan,
+            dcgm_metrics=False,
+            monitoring_components=monitoring_components(cluster.min_master_version, dcgm=False),
+        )
         if "dcgm_metrics" in cluster.model_fields_set:
             notes.append(
                 "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
@@ -97,6 +104,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         pools=tuple(pools),
         compute_classes=tuple(classes),
         node_sa_roles=(*NODE_SA_ROLES, IMAGE_STREAMING_ROLE) if streaming else NODE_SA_ROLES,
+        services=(IMAGE_STREAMING_SERVICE,) if streaming else (),
         notes=(*notes, *ctx.notes),
     )
 

@@ -12,6 +12,7 @@ import re
 from infra.core.config_gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke_model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
+from infra.core.gke_pools import gke_version, version_at_least
 from infra.core.gke_series import series_of
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
@@ -26,6 +27,29 @@ MIN_HOURS_PER_32_DAYS = 48
 MAX_NO_UPGRADES_DAYS = 30
 MAX_NO_UPGRADES = 3
 MAX_EXCLUSIONS = 20
+
+# GKE's default metric packages for new Standard clusters. enableComponents replaces the whole set,
+# so each is listed with the version from which GKE turns it on by default:
+# kube state (STORAGE, HPA, POD, DAEMONSET, DEPLOYMENT, STATEFULSET) from 1.29.2-gke.2000 and JOBSET
+# from 1.32.1-gke.1357001 (https://cloud.google.com/kubernetes-engine/docs/how-to/kube-state-metrics),
+# CADVISOR and KUBELET from 1.29.3-gke.1093000
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/cadvisor-kubelet-metrics),
+# component names per the MonitoringComponentConfig.Component enum (REST v1).
+DEFAULT_MONITORING: tuple[tuple[str, str], ...] = (
+    ("SYSTEM_COMPONENTS", "0.0"),
+    ("STORAGE", "1.29.2-gke.2000"),
+    ("HPA", "1.29.2-gke.2000"),
+    ("POD", "1.29.2-gke.2000"),
+    ("DAEMONSET", "1.29.2-gke.2000"),
+    ("DEPLOYMENT", "1.29.2-gke.2000"),
+    ("STATEFULSET", "1.29.2-gke.2000"),
+    ("CADVISOR", "1.29.3-gke.1093000"),
+    ("KUBELET", "1.29.3-gke.1093000"),
+    ("JOBSET", "1.32.1-gke.1357001"),
+)
+# https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel: "No channel"
+# is deprecated, allowed only for existing customers, and removed on June 14, 2027.
+NO_CHANNEL_REMOVAL = "June 14, 2027"
 
 _WEEKLY = re.compile(
     r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$"
@@ -62,6 +86,20 @@ def plan_cluster(
             "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
             f"on network {cluster.network or 'default'})"
         )
+    mmv = cluster.min_master_version
+    if mmv is not None and mmv not in ("latest", "-") and gke_version(mmv) is None:
+        # "latest", "1.X", "1.X.Y", "1.X.Y-gke.N" or "-" (UpdateMasterRequest.master_version, v1).
+        issues.add(
+            "cluster.minMasterVersion",
+            f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
+        )
+    if cluster.release_channel == "UNSPECIFIED" and not cluster.existing:
+        notes.append(
+            "cluster.releaseChannel: UNSPECIFIED (No channel) is deprecated, allowed only for "
+            f"existing customers, and removed on {NO_CHANNEL_REMOVAL}; GKE then enrolls the "
+            "cluster in Stable. Prefer a channel with cluster.maintenance.exclusions "
+            "(https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel)"
+        )
     system = cluster.system_pool.machine_type
     series = series_of(system)
     plan = GkeClusterPlan(
@@ -89,8 +127,18 @@ def plan_cluster(
         authorized_networks=networks,
         dataplane_v2=cluster.dataplane_v2,
         dcgm_metrics=cluster.dcgm_metrics,
+        monitoring_components=monitoring_components(
+            cluster.min_master_version, dcgm=cluster.dcgm_metrics
+        ),
     )
     return plan, notes
+
+
+def monitoring_components(min_master: str | None, *, dcgm: bool) -> tuple[str, ...]:
+    """GKE's default packages the cluster's version gets, plus DCGM when asked for."""
+    out = [c for c, since in DEFAULT_MONITORING if version_at_least(min_master, since)]
+    # https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics
+    return (*out, "DCGM") if dcgm else tuple(out)
 
 
 def _time(value: str, path: str, issues: Issues) -> dt.datetime | None:

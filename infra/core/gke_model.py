@@ -38,6 +38,9 @@ NODE_SA_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactreg
 # A custom node SA needs this role for image streaming
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
 IMAGE_STREAMING_ROLE = "roles/serviceusage.serviceUsageConsumer"
+# "You must enable the Container File System API" for image streaming
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
+IMAGE_STREAMING_SERVICE = "containerfilesystem.googleapis.com"
 
 # ReservationAffinity key for SPECIFIC_RESERVATION
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
@@ -78,8 +81,9 @@ class GkePoolPlan:
     best_effort_min_nodes: int | None = None
     initial_node_count: int = 0  # per zone
     auto_repair: bool = True
-    max_surge: int = 1
-    max_unavailable: int = 0
+    # None: no upgradeSettings (flex-start/queued pools use GKE's SHORT_LIVED strategy).
+    max_surge: int | None = 1
+    max_unavailable: int | None = 0
     disk_size_gb: int = 100
     local_ssd_count: int = 0  # ephemeral-storage Local SSDs (375 GiB each); 0 = none configured
     compact_placement: bool = False
@@ -160,6 +164,8 @@ class GkeClusterPlan:
     authorized_networks: tuple[AuthorizedNetworkPlan, ...] | None = None
     dataplane_v2: bool = True
     dcgm_metrics: bool = True
+    # monitoringConfig.enableComponents: authoritative, so GKE's default packages are listed too.
+    monitoring_components: tuple[str, ...] = ()
 
     @property
     def on_channel(self) -> bool:
@@ -178,5 +184,7 @@ class GkePlan:
     compute_classes: tuple[ComputeClassPlan, ...] = ()
     node_sa_roles: tuple[str, ...] = field(default=NODE_SA_ROLES)
     node_scopes: tuple[str, ...] = field(default=NODE_SCOPES)
+    # Project services the pools need (enabled with disableOnDestroy false).
+    services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()

@@ -5,6 +5,7 @@ Pure code. ``plan_pools`` turns ``gpuPools`` into ``GkePoolPlan``s and ``Compute
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 
 from infra.core.catalog import Catalog, GcpMachine
@@ -34,6 +35,7 @@ from infra.core.gke_rules import (
 )
 from infra.core.gke_series import series_of
 from infra.core.pools import PoolHints, Taint
+from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels
 
 _DRIVER_VERSION = {
@@ -45,15 +47,12 @@ _DRIVER_VERSION = {
 # Machine families whose GPUs are built in (type and count follow from the machine type;
 # https://cloud.google.com/compute/docs/gpus).
 _BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
-# Compact placement: "Available only with A100, L4, and H100 GPUs"
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement).
-_COMPACT_GPUS = (
-    "nvidia-tesla-a100",
-    "nvidia-a100-80gb",
-    "nvidia-l4",
-    "nvidia-h100-80gb",
-    "nvidia-h100-mega-80gb",
-)
+# Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
+# (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
+_FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
+# Flex-start node pools need GKE 1.32.2-gke.1652000 or later for GPUs
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws#requirements).
+FLEX_START_MIN_VERSION = "1.32.2-gke.1652000"
 
 
 @dataclass
@@ -67,6 +66,7 @@ class PoolContext:
     catalog: Catalog
     issues: Issues
     notes: list[str] = field(default_factory=list)
+    min_master_version: str | None = None
 
 
 def plan_pools(
@@ -168,17 +168,10 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
     upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
     initial = best_effort(spec, len(zones), path, issues)
     if spec.compact_placement:
-        if accelerator not in _COMPACT_GPUS:
-            issues.add(
-                join_path(path, "compactPlacement"),
-                f"GKE offers compact placement with A100, L4 and H100 GPUs, not {accelerator}",
-            )
-        elif len(zones) != 1:
-            issues.add(
-                join_path(path, "compactPlacement"),
-                f"a compact placement policy keeps nodes in one zone; the pool spans "
-                f"{len(zones)} ({', '.join(zones)}); set zones to one zone",
-            )
+        _check_compact(spec, machine.name, zones, path, issues)
+    if spec.flex_start is not None:
+        _check_flex_version(ctx.min_master_version, path, issues)
+    gvnic = _gvnic(spec, path, issues)
     # "You must use the Container-Optimized OS with containerd node image"
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
     if spec.image_streaming and spec.image_type != "COS_CONTAINERD":
@@ -191,8 +184,10 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
 
     labels = {**spec.labels, POOL_LABEL: name}
     if ctx.operator_on:
-        # The operator runs the device plugin; with gke-default/latest GKE still installs the driver
-        # underneath (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
+        # The label turns GKE's device plugin off so the operator's is the only one (NVIDIA
+        # cloud-native-docs gpu-operator/google-gke.rst). With gke-default/latest GKE installs the
+        # driver itself; NVIDIA's guide instead sends gpu-driver-version=disabled and applies
+        # Google's installer DaemonSet (open review item; see the README's GKE rules).
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
         # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
         labels.update(operator_node_labels(spec))
@@ -252,20 +247,84 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         # Flex-start and queued nodes are not repaired in place; GKE's DWS examples create these
         # pools with --no-enable-autorepair (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
         auto_repair=not queued_or_flex,
-        # Surge needs one extra node's capacity (and quota); flex/queued nodes cannot surge.
-        max_surge=0 if queued_or_flex else 1,
-        max_unavailable=1 if queued_or_flex else 0,
+        # Flex/queued pools get GKE's SHORT_LIVED strategy: "the dedicated upgrade strategy for
+        # QueuedProvisioning and flex start node pools" (NodePoolUpdateStrategy, REST v1), so no
+        # upgradeSettings is sent (crossplane-contrib/provider-upjet-gcp#1028: perpetual diff).
+        # Surge nodes of a SPECIFIC-reservation pool need reservation capacity
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/node-upgrades-quota): no surge.
+        max_surge=None if queued_or_flex else 0 if rtype == "SPECIFIC_RESERVATION" else 1,
+        max_unavailable=None if queued_or_flex else 1 if rtype == "SPECIFIC_RESERVATION" else 0,
         disk_size_gb=spec.disk_size_gb,
         # Bundled Local SSDs become node ephemeral storage (emptyDir, image layers)
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/local-ssd).
         local_ssd_count=series.local_ssd_count if series else 0,
         compact_placement=spec.compact_placement,
-        gvnic=spec.gvnic,
+        gvnic=gvnic,
         image_streaming=spec.image_streaming,
         # The operator's driver is an unsigned DKMS module that secure boot refuses to load.
         secure_boot=gpu.driver != "operator",
         hints=hints,
     )
+
+
+def _check_compact(
+    spec: GkePoolSpec, machine_type: str, zones: list[str], path: str, issues: Issues
+) -> None:
+    """COMPACT placement: one zone; with flex-start only on A3 Ultra, A4 and H4D."""
+    cpath = join_path(path, "compactPlacement")
+    if spec.flex_start is not None and not machine_type.startswith(_FLEX_COMPACT_PREFIXES):
+        issues.add(
+            cpath,
+            f"compact placement with flex-start is supported only on A3 Ultra, A4 and H4D "
+            f"machine types, not {machine_type}; drop compactPlacement or flexStart",
+        )
+    elif len(zones) != 1:
+        issues.add(
+            cpath,
+            f"a compact placement policy keeps nodes in one zone; the pool spans "
+            f"{len(zones)} ({', '.join(zones)}); set zones to one zone",
+        )
+
+
+def gke_version(v: str) -> tuple[int, ...] | None:
+    """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000), ``1.32`` -> (1, 32); ``None`` if not a version."""
+    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$", v)
+    if m is None:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def version_at_least(v: str | None, floor: str) -> bool:
+    """Whether the version GKE picks for ``v`` is not below ``floor``. Aliases pick the highest
+    release they name ("1.X": highest patch, "1.X.Y": highest gke.N; "latest"; "-" the default),
+    so only the parts given are compared (UpdateMasterRequest.master_version, GKE API v1).
+    An unparsable ``v`` is reported by the cluster rules and counts as below."""
+    if v is None or v in ("latest", "-"):
+        return True
+    have, need = gke_version(v), gke_version(floor)
+    return have is not None and need is not None and have >= need[: len(have)]
+
+
+def _check_flex_version(min_master: str | None, path: str, issues: Issues) -> None:
+    if not version_at_least(min_master, FLEX_START_MIN_VERSION):
+        issues.add(
+            join_path(path, "flexStart"),
+            f"flex-start GPU pools need GKE {FLEX_START_MIN_VERSION} or later; "
+            f"cluster.minMasterVersion is {min_master}",
+        )
+
+
+def _gvnic(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
+    """gVNIC: "GKE nodes must use a Container-Optimized OS node image"
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic#requirements)."""
+    cos = spec.image_type == "COS_CONTAINERD"
+    if spec.gvnic and not cos:
+        issues.add(
+            join_path(path, "gvnic"),
+            f"gVNIC needs imageType COS_CONTAINERD (imageType is {spec.image_type}); "
+            "omit gvnic or set it false",
+        )
+    return cos if spec.gvnic is None else spec.gvnic and cos
 
 
 def _gpu_shape(
@@ -284,7 +343,9 @@ def _gpu_shape(
     if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
         issues.add(
             join_path(gpu_path, "type"),
-            f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
+            f"{gpu.type!r} is not a known GPU type"
+            f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
+            f"known: {', '.join(catalog.gcp_accelerators())}",
         )
         return None
     if family in _BUNDLED_FAMILIES:

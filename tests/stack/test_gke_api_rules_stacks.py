@@ -163,8 +163,63 @@ def test_private_nodes_and_authorized_networks_reach_the_cluster():
 
 def test_dcgm_metrics_are_sent_when_gke_owns_the_gpu_stack():
     c = run_stack("gke-a100-mig").one(CLUSTER).inputs
-    assert c["monitoringConfig"]["enableComponents"] == ["SYSTEM_COMPONENTS", "DCGM"]
+    assert c["monitoringConfig"]["enableComponents"][-1] == "DCGM"
     assert c["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+# enableComponents is authoritative: GKE's default packages must stay in it
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_monitoring_components_keep_gkes_default_packages(recs, stack):
+    components = recs[stack].one(CLUSTER).inputs["monitoringConfig"]["enableComponents"]
+    assert {"SYSTEM_COMPONENTS", "POD", "DEPLOYMENT", "CADVISOR", "KUBELET", "JOBSET"} <= set(
+        components
+    )
+
+
+@pytest.mark.parametrize("stack", ["gke-t4", "gke-l4-spot"])
+def test_operator_clusters_send_gkes_default_packages_without_dcgm(recs, stack):
+    # The operator's dcgm-exporter runs; GKE's managed DCGM would be a second exporter.
+    components = recs[stack].one(CLUSTER).inputs["monitoringConfig"]["enableComponents"]
+    assert "DCGM" not in components and "KUBELET" in components
+
+
+# "GKE nodes must use a Container-Optimized OS node image"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic#requirements)
+@pytest.mark.parametrize("stack", GKE_STACKS)
+def test_gvnic_needs_container_optimized_os(recs, stack):
+    for p in gpu_pools(recs[stack]):
+        nc = p.inputs["nodeConfig"]
+        if nc.get("gvnic", {}).get("enabled"):
+            assert nc["imageType"] == "COS_CONTAINERD"
+
+
+# "SHORT_LIVED is the dedicated upgrade strategy for QueuedProvisioning and flex start node pools"
+# (NodePoolUpdateStrategy, GKE REST v1)
+def test_flex_start_and_queued_pools_leave_upgrade_settings_to_gke_short_lived():
+    (pool,) = gpu_pools(run_stack(gke_config({"flexStart": {}})))
+    assert "upgradeSettings" not in pool.inputs
+    (plain,) = gpu_pools(run_stack(gke_config()))
+    assert plain.inputs["upgradeSettings"] == {"maxSurge": 1, "maxUnavailable": 0}
+
+
+# Surge nodes need reservation capacity for SPECIFIC affinity
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/node-upgrades-quota)
+def test_specific_reservation_pools_upgrade_without_surge_nodes():
+    res = {"reservation": {"type": "specific", "name": "t4-res"}, "zones": ["us-central1-a"]}
+    (pool,) = gpu_pools(run_stack(gke_config(res)))
+    assert pool.inputs["upgradeSettings"] == {"maxSurge": 0, "maxUnavailable": 1}
+
+
+# "You must enable the Container File System API"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)
+def test_image_streaming_enables_the_container_file_system_api():
+    rec = run_stack(gke_config({"imageStreaming": True}))
+    svc = rec.one("gcp:projects/service:Service")
+    assert svc.inputs["service"] == "containerfilesystem.googleapis.com"
+    assert svc.inputs["disableOnDestroy"] is False
+    (pool,) = gpu_pools(rec)
+    assert svc.urn in pool.depends_on
 
 
 def test_a3_ultra_pool_boots_from_hyperdisk_with_its_local_ssds():

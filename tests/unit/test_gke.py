@@ -259,10 +259,10 @@ def test_specific_reservation_sets_affinity_key_and_values():
     assert (pool.reservation_type, pool.reservation_name) == ("SPECIFIC_RESERVATION", "t4-res")
 
 
-def test_flex_start_pool_does_not_surge_or_auto_repair():
+def test_flex_start_pool_sends_no_upgrade_settings_and_does_not_auto_repair():
     (pool,) = plan({"flexStart": {"maxRunDuration": "86400s"}}).pools
     assert pool.flex_start and pool.max_run_duration == "86400s"
-    assert (pool.max_surge, pool.max_unavailable, pool.auto_repair) == (0, 1, False)
+    assert (pool.max_surge, pool.max_unavailable, pool.auto_repair) == (None, None, False)
 
 
 def test_fallback_pools_are_bound_to_one_compute_class_in_order():

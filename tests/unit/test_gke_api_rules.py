@@ -369,20 +369,128 @@ def test_image_streaming_needs_cos_and_the_service_usage_role():
     assert "COS_CONTAINERD" in reason["gpuPools[0].imageStreaming"]
 
 
-def test_gvnic_is_on_for_gpu_pools_by_default():
+# "GKE nodes must use a Container-Optimized OS node image"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic#requirements)
+def test_gvnic_needs_container_optimized_os():
     assert plan().pools[0].gvnic
+    ubuntu = {"imageType": "UBUNTU_CONTAINERD"}
+    assert not plan(ubuntu).pools[0].gvnic
+    reason = errors({**ubuntu, "gvnic": True})["gpuPools[0].gvnic"]
+    assert "COS_CONTAINERD" in reason and "UBUNTU_CONTAINERD" in reason
+    assert not plan({"gvnic": False}).pools[0].gvnic
 
 
-def test_compact_placement_keeps_an_a3_pool_in_one_zone():
+# https://cloud.google.com/kubernetes-engine/docs/how-to/compact-placement (one zone)
+def test_compact_placement_keeps_a_pool_in_one_zone():
     a3 = {"machineType": "a3-highgpu-8g", "gpu": None}
     reason = errors({**a3, "compactPlacement": True})["gpuPools[0].compactPlacement"]
     assert "one zone" in reason
     (pool,) = plan({**a3, "compactPlacement": True, "zones": ["us-central1-a"]}).pools
     assert pool.compact_placement
-    t4 = errors({"compactPlacement": True, "zones": ["us-central1-a"]})[
-        "gpuPools[0].compactPlacement"
-    ]
-    assert "A100, L4 and H100" in t4
+
+
+# "Compact placement with DWS Flex Start is only supported for A3 Ultra, A4, and H4D machine types."
+# (GoogleCloudPlatform/cluster-toolkit#5737)
+def test_compact_placement_with_flex_start_only_on_a3_ultra_a4_h4d():
+    flex = {"flexStart": {}, "compactPlacement": True}
+    a3 = {"machineType": "a3-highgpu-8g", "gpu": None, "zones": ["us-central1-a"]}
+    assert "A3 Ultra, A4 and H4D" in errors({**a3, **flex})["gpuPools[0].compactPlacement"]
+    ultra = {"machineType": "a3-ultragpu-8g", "gpu": None, "zones": ["us-central1-b"]}
+    (pool,) = plan({**ultra, **flex}).pools
+    assert pool.compact_placement and pool.flex_start
+
+
+# "SHORT_LIVED is the dedicated upgrade strategy for QueuedProvisioning and flex start node pools"
+# (NodePoolUpdateStrategy, GKE REST v1); crossplane-contrib/provider-upjet-gcp#1028 (perpetual diff)
+@pytest.mark.parametrize("dws", [{"flexStart": {}}, {"queuedProvisioning": True, "minNodes": 0}])
+def test_flex_start_and_queued_pools_leave_upgrade_settings_to_gke_short_lived(dws):
+    (pool,) = plan(dws).pools
+    assert (pool.max_surge, pool.max_unavailable) == (None, None)
+
+
+# "All nodes that GKE creates, including nodes used for upgrades, are subject to ... reservation
+# capacity, for node pools with specific reservation affinity"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/node-upgrades-quota)
+def test_specific_reservation_pools_upgrade_without_surge_nodes():
+    res = {"reservation": {"type": "specific", "name": "t4-res"}, "zones": ["us-central1-a"]}
+    (pool,) = plan(res).pools
+    assert (pool.max_surge, pool.max_unavailable) == (0, 1)
+    assert (plan().pools[0].max_surge, plan().pools[0].max_unavailable) == (1, 0)
+
+
+# "To run GPUs, use GKE version 1.32.2-gke.1652000 or later"
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws#requirements)
+def test_flex_start_needs_gke_1_32_2_gke_1652000():
+    old = cluster(minMasterVersion="1.31")
+    reason = errors({"flexStart": {}}, cluster=old)["gpuPools[0].flexStart"]
+    assert "1.32.2-gke.1652000" in reason and "1.31" in reason
+    assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.32.2-gke.1652000")).pools
+    assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.33")).pools
+    # "1.32" picks the highest 1.32 patch; "1.32.1" the highest gke.N of 1.32.1 (too old).
+    assert plan({"flexStart": {}}, cluster=cluster(minMasterVersion="1.32")).pools
+    assert "gpuPools[0].flexStart" in errors(
+        {"flexStart": {}}, cluster=cluster(minMasterVersion="1.32.1")
+    )
+
+
+GKE_DEFAULT_PACKAGES = [
+    "SYSTEM_COMPONENTS",
+    "STORAGE",
+    "HPA",
+    "POD",
+    "DAEMONSET",
+    "DEPLOYMENT",
+    "STATEFULSET",
+    "CADVISOR",
+    "KUBELET",
+    "JOBSET",
+]
+
+
+# enableComponents replaces GKE's defaults: kube state (1.29.2-gke.2000), JobSet (1.32.1-gke.1357001)
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/kube-state-metrics), cAdvisor/Kubelet
+# (1.29.3-gke.1093000; https://cloud.google.com/kubernetes-engine/docs/how-to/cadvisor-kubelet-metrics)
+def test_monitoring_components_keep_gkes_default_packages():
+    gke_owned = plan(gpuOperator={"enabled": False}).cluster.monitoring_components
+    assert list(gke_owned) == [*GKE_DEFAULT_PACKAGES, "DCGM"]
+    no_dcgm = plan(gpuOperator={"enabled": False}, cluster=cluster(dcgmMetrics=False))
+    assert list(no_dcgm.cluster.monitoring_components) == GKE_DEFAULT_PACKAGES
+
+
+# "latest", "1.X" (highest patch), "1.X.Y" (highest gke.N), "1.X.Y-gke.N" or "-"
+# (UpdateMasterRequest.master_version, GKE API v1)
+def test_min_master_version_is_a_gke_version():
+    assert "cluster.minMasterVersion" in errors(cluster=cluster(minMasterVersion="v1.33"))
+    latest = plan(gpuOperator={"enabled": False}, cluster=cluster(minMasterVersion="latest"))
+    assert "JOBSET" in latest.cluster.monitoring_components
+
+
+def test_monitoring_components_follow_the_clusters_minimum_version():
+    older = plan(gpuOperator={"enabled": False}, cluster=cluster(minMasterVersion="1.31"))
+    assert "JOBSET" not in older.cluster.monitoring_components
+    assert "KUBELET" in older.cluster.monitoring_components
+
+
+# The operator's dcgm-exporter already exports DCGM; GKE's managed DCGM would be a second exporter
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics)
+def test_operator_clusters_send_gkes_default_packages_without_dcgm():
+    assert list(plan().cluster.monitoring_components) == GKE_DEFAULT_PACKAGES
+
+
+# "You must enable the Container File System API"
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)
+def test_image_streaming_enables_the_container_file_system_api():
+    assert plan({"imageStreaming": True}).services == ("containerfilesystem.googleapis.com",)
+    assert plan().services == ()
+
+
+# "Not enrolling your cluster in a release channel ... is a deprecated configuration option, only
+# allowed for existing customers, and will be removed on June 14, 2027."
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel)
+def test_no_release_channel_is_deprecated_and_noted_in_the_plan():
+    notes = plan(cluster=NO_CHANNEL).notes
+    assert any("June 14, 2027" in n and "cluster.releaseChannel" in n for n in notes)
+    assert not any("June 14, 2027" in n for n in plan(cluster=CHANNEL_CLUSTER).notes)
 
 
 def test_bundled_local_ssds_become_ephemeral_storage():
