@@ -16,7 +16,7 @@ from infra.core.operator.presets import (
     gke_needs_config_file,
     preset_settings,
 )
-from infra.core.operator.toolkit import toolkit_settings
+from infra.core.operator.toolkit import isolation_settings, toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.pools import PoolHints
 
@@ -89,6 +89,7 @@ def plan_operator(
         *mig_settings(config, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
+    settings += isolation_settings(spec.version, settings)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
