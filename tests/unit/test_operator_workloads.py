@@ -326,6 +326,7 @@ def test_gke_fallback_pools_follow_their_main_pool_entry():
         m["metadata"]["labels"]["gpu-infra/pool"] for m in op.after_release if m["kind"] == "Job"
     ]
     assert jobs == ["gpu"]  # one Job per ComputeClass
+    assert list(op.integrations["kubernetes"]) == ["gpu"]  # one workload per class
     fb_operator_driver = replace(fb, driver="operator", node_image="UBUNTU_CONTAINERD")
     assert "gpuPools[0].gpu.driver" in errors(cfg, (main, fb_operator_driver))
 
