@@ -23,9 +23,9 @@ from infra.core.pools import GPU_RESOURCE, PoolHints
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIGMAP = "gpu-infra-device-plugin-config"
-# The label the operator's operands select GPU nodes by; NVIDIA's GKE node-pool command sets it up
-# front so the operands schedule before NFD has labelled the node
-# (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
+# The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator
+# controllers/state_manager.go commonGPULabelKey, hasCommonGPULabel); set up front on the pool so
+# the operands' labels follow without waiting for NFD.
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # The MIG profile of a pool under strategy single, for workloads that select nodes by partition size
 # (Flyte's gpu-partition-size-node-label); label values cannot hold '+', so the dotted spelling.

@@ -399,3 +399,22 @@ def test_pre_cdi_default_runtime_is_paired_with_gpu_isolation_settings():
         env, plugin = _isolation(dict(op.release.values))
         assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS" not in env
         assert "DEVICE_LIST_STRATEGY" not in plugin
+
+
+def test_gke_google_driver_preset_notes_its_deviation_from_nvidias_gke_guide():
+    (note,) = [n for n in preset_plan("gke-google-driver").notes if n.startswith("GKE driver")]
+    assert "gpu-driver-version=disabled" in note and "daemonset-preloaded.yaml" in note
+    assert not [n for n in preset_plan("gke-operator-driver").notes if "GKE driver" in n]
+
+
+def test_eks_presets_note_that_nvidia_validates_ubuntu_nodes_on_eks():
+    for preset in ("eks-al2023", "eks-bottlerocket"):
+        (note,) = [n for n in preset_plan(preset).notes if n.startswith("EKS:")]
+        assert "Ubuntu" in note and "platform-support" in note
+
+
+def test_k3s_and_rke2_cdi_charts_note_the_containerd_2_requirement():
+    for preset in ("k3s", "rke2"):
+        (note,) = [n for n in preset_plan(preset).notes if "containerd >= 2.0" in n]
+        assert "docs.rke2.io/add-ons/gpu_operators" in note
+    assert not [n for n in preset_plan("containerd").notes if "containerd >= 2.0" in n]

@@ -14,6 +14,7 @@ from infra.core.operator.presets import (
     RUNTIME_CLASS_PRESETS,
     choose_preset,
     gke_needs_config_file,
+    preset_notes,
     preset_settings,
 )
 from infra.core.operator.toolkit import isolation_settings, toolkit_settings
@@ -81,7 +82,7 @@ def plan_operator(
             "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
             "plugin injects GPUs without a runtime class)",
         )
-    notes: list[str] = []
+    notes: list[str] = preset_notes(preset, spec.version)
     settings = [
         *preset_settings(preset, spec.version, config),
         *toolkit_settings(spec, preset, issues, notes),
