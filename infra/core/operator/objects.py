@@ -261,7 +261,14 @@ def _gpu_namespace(
         {
             "apiVersion": "v1",
             "kind": "ResourceQuota",
-            "metadata": {"name": "gpu-quota", "namespace": name, "labels": MANAGED_BY},
+            "metadata": {
+                "name": "gpu-quota",
+                "namespace": name,
+                "labels": MANAGED_BY,
+                # Each hard item is counted on its own (kubernetes.io resource-quotas), so the
+                # namespace may hold N of every name at once, not N GPUs in total: say so.
+                "annotations": {QUOTA_MEANING: _quota_meaning(gpus, resources)},
+            },
             # Extended resources cannot be overcommitted, so Kubernetes allows only `requests.`
             # quota items for them (kubernetes.io/docs/concepts/policy/resource-quotas,
             # "Resource quota for extended resources"); every GPU resource name is listed, since
@@ -269,6 +276,18 @@ def _gpu_namespace(
             "spec": {"hard": {f"requests.{r}": str(gpus) for r in resources}},
         },
     ]
+
+
+QUOTA_MEANING = "gpu-infra/gpus-per-resource-name"
+
+
+def _quota_meaning(gpus: int, resources: Sequence[str]) -> str:
+    if len(resources) == 1:
+        return f"gpuNamespaces[].gpus={gpus}: at most {gpus} {resources[0]} requested at once"
+    return (
+        f"gpuNamespaces[].gpus={gpus} applies to each GPU resource name separately: up to {gpus} "
+        f"of each of {', '.join(resources)} at once, not {gpus} in total"
+    )
 
 
 def smoke_test_namespace() -> Manifest:
