@@ -1,10 +1,18 @@
-"""``python -m infra.catalog_refresh --project P``: regenerate the GCP catalog from the Compute API.
+"""``python -m infra.catalog_refresh``: regenerate the GCP or AWS catalog from the cloud's own APIs.
 
-Reads every zone's accelerator types and GPU machine types (two aggregated lists) with the caller's
-Application Default Credentials, and rewrites ``infra/core/data/gcp_accelerators.csv`` and
-``gcp_machine_types.csv``, keeping the prices already on file (the Compute API has none).
-``QUOTA_ENDPOINT_COMPUTE`` points the client elsewhere (``http://`` = local emulator, anonymous).
-Exit 0 on success, 1 on an API or credentials error (one line, no traceback).
+``--cloud gcp --project P`` (default): every zone's accelerator types and GPU machine types (two
+aggregated lists) with Application Default Credentials, rewriting ``gcp_accelerators.csv`` and
+``gcp_machine_types.csv``; ``QUOTA_ENDPOINT_COMPUTE`` points the client elsewhere (``http://`` =
+local emulator, anonymous).
+
+``--cloud aws [--regions R1,R2|all]``: EC2 ``DescribeInstanceTypes`` (GPU, vCPUs, memory,
+architecture, EFA, instance store) and ``DescribeInstanceTypeOfferings`` by AZ ID per region through
+boto3 with the default credential chain (``AWS_ENDPOINT_URL[_EC2]`` for an emulator), rewriting
+``aws_gpu_instances.csv`` (regions not refreshed are kept) and the architecture column of
+``aws_gpu_families.csv`` (NVIDIA families new to it are added, marked unreviewed).
+
+Prices are kept from the previous file (neither API has them; a row without one is unknown).
+Exit 0 on success, 1 on an API or credentials error (one line, no traceback), 2 on bad usage.
 """
 
 from __future__ import annotations
@@ -20,6 +28,10 @@ from infra.core import catalog_build as build
 from infra.core.catalog import DATA_DIR, read_rows
 
 SOURCE = "Compute Engine API v1 acceleratorTypes.aggregatedList / machineTypes.aggregatedList"
+AWS_SOURCE = (
+    "AWS EC2 DescribeInstanceTypes (GpuInfo Manufacturer NVIDIA) and DescribeInstanceTypeOfferings "
+    "(LocationType availability-zone-id), per region"
+)
 
 
 def _clients(endpoint: str | None) -> tuple[Any, Any]:
@@ -124,12 +136,112 @@ def _existing(name: str, data_dir: Path) -> list[dict[str, str]]:
     return list(read_rows(name, data_dir)) if (data_dir / name).exists() else []
 
 
+def fetch_aws(
+    regions: list[str] | None,
+) -> tuple[dict[str, build.AwsTypeInfo], list[tuple[str, str, str]], list[str]]:
+    """NVIDIA instance types and their (region, AZ ID, type) offerings in ``regions`` (all
+    enabled regions when ``None``)."""
+    import boto3  # only this command needs boto3 here
+
+    if regions is None:
+        ec2 = boto3.client("ec2", region_name="us-east-1")
+        regions = sorted(r["RegionName"] for r in ec2.describe_regions()["Regions"])
+    types: dict[str, build.AwsTypeInfo] = {}
+    offerings: list[tuple[str, str, str]] = []
+    for region in regions:
+        ec2 = boto3.client("ec2", region_name=region)
+        # NVIDIA GPUs are in the G and P families ("Accelerated computing" instance types,
+        # https://docs.aws.amazon.com/ec2/latest/instancetypes/ac.html); the instance-type filter
+        # takes wildcards, so the listing skips the ~1,000 other types.
+        listing = ec2.get_paginator("describe_instance_types").paginate(
+            Filters=[{"Name": "instance-type", "Values": ["g*", "p*"]}]
+        )
+        for page in listing:
+            for item in page["InstanceTypes"]:
+                info = build.aws_type_info(item)
+                if info is not None:
+                    types.setdefault(info.name, info)
+        pages = ec2.get_paginator("describe_instance_type_offerings").paginate(
+            LocationType="availability-zone-id"
+        )
+        for page in pages:
+            for o in page["InstanceTypeOfferings"]:
+                if o["InstanceType"] in types:
+                    offerings.append((region, o["Location"], o["InstanceType"]))
+    return types, offerings, regions
+
+
+def refresh_aws(
+    regions: list[str] | None, data_dir: Path, today: dt.date
+) -> tuple[int, int, list[str]]:
+    """Rewrite the AWS catalog files; returns (instance rows, regions refreshed, families added)."""
+    types, offerings, done = fetch_aws(regions)
+    previous = _existing("aws_gpu_instances.csv", data_dir)
+    prices = {
+        (r["instance_type"], r["region"], r["availability_zone"]): (
+            r["price_per_hour"],
+            r["spot_price_per_hour"],
+        )
+        for r in previous
+    }
+    kept = [
+        {c: r.get(c, "") for c in build.AWS_INSTANCE_COLUMNS}
+        for r in previous
+        if r["region"] not in done
+    ]
+    rows = build.aws_instance_rows(types, offerings, prices)
+    rows = sorted(
+        [*kept, *rows], key=lambda r: (r["instance_type"], r["region"], r["availability_zone"])
+    )
+    stamp = f"source: {AWS_SOURCE}; regions refreshed: {', '.join(done)}; fetched: {today}"
+    (data_dir / "aws_gpu_instances.csv").write_text(
+        build.render(
+            [
+                "AWS NVIDIA GPU instance types per region and availability-zone ID (IDs, not names: "
+                "names differ per account).",
+                stamp,
+                "prices (USD/hour, on-demand and spot) kept from the previous file where the same "
+                "type was priced in the region; empty = unknown (the EC2 APIs list none)",
+                "gpus: NVIDIA GPUs the node sees (LogicalGpuCount for fractional types); "
+                "gpu_fraction: GpuPartitionSize when below one GPU",
+                "regenerate: python -m infra.catalog_refresh --cloud aws [--regions R1,R2]",
+            ],
+            build.AWS_INSTANCE_COLUMNS,
+            rows,
+        ),
+        encoding="utf-8",
+    )
+    families, added = build.aws_family_rows(types, _existing("aws_gpu_families.csv", data_dir))
+    header = [
+        h for h in _header("aws_gpu_families.csv", data_dir) if not h.startswith("refreshed:")
+    ]
+    (data_dir / "aws_gpu_families.csv").write_text(
+        build.render(
+            [*header, f"refreshed: architecture from {AWS_SOURCE}, {today}"],
+            build.AWS_FAMILY_COLUMNS,
+            families,
+        ),
+        encoding="utf-8",
+    )
+    return len(rows), len(done), added
+
+
+def _header(name: str, data_dir: Path) -> list[str]:
+    from infra.core.catalog import read_header
+
+    return list(read_header(name, data_dir)) if (data_dir / name).exists() else []
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
     parser = argparse.ArgumentParser(
         prog="python -m infra.catalog_refresh", description=(__doc__ or "").split("\n")[0]
     )
-    parser.add_argument("--project", required=True, help="GCP project to list with")
+    parser.add_argument("--cloud", choices=("gcp", "aws"), default="gcp")
+    parser.add_argument("--project", help="GCP project to list with (--cloud gcp)")
+    parser.add_argument(
+        "--regions", help="--cloud aws: comma-separated regions, or 'all' (default: all enabled)"
+    )
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -137,12 +249,38 @@ def main(argv: list[str] | None = None) -> int:
         help="where the catalog files live (default: the vendored ones)",
     )
     args = parser.parse_args(argv)
+    today = dt.datetime.now(dt.UTC).date()
+    if args.cloud == "aws":
+        if args.project:
+            parser.error("--project is for --cloud gcp")
+        regions = None
+        if args.regions and args.regions != "all":
+            regions = [r.strip() for r in args.regions.split(",") if r.strip()]
+        try:
+            n, n_regions, added = refresh_aws(regions, args.data_dir, today)
+        except Exception as e:  # noqa: BLE001  # API/credential errors end in one readable line
+            print(
+                f"catalog refresh failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr
+            )
+            return 1
+        print(f"wrote {n} AWS instance rows ({n_regions} regions refreshed) to {args.data_dir}")
+        if added:
+            print(
+                "NVIDIA families new to aws_gpu_families.csv (marked unreviewed, eks_nvidia_ami "
+                f"no): {', '.join(added)}",
+                file=sys.stderr,
+            )
+        return 0
+    if args.regions:
+        parser.error("--regions is for --cloud aws")
+    if not args.project:
+        parser.error("--project is required with --cloud gcp")
     try:
         n_acc, n_mt = refresh(
             args.project,
             args.data_dir,
             os.environ.get("QUOTA_ENDPOINT_COMPUTE"),
-            dt.datetime.now(dt.UTC).date(),
+            today,
         )
     except Exception as e:  # noqa: BLE001  # API/credential errors end in one readable line
         print(f"catalog refresh failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)

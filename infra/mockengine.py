@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +37,14 @@ OutputsFn = Callable[[pulumi_mocks.MockResourceArgs], dict[str, Any]]
 
 class UnmockedInvokeError(AssertionError):
     """The program called a provider function the mock engine has no answer for."""
+
+
+class InvokeFailure(Exception):
+    """A look-up the real provider would answer with an error (e.g. "not found").
+
+    Returned to the program as invoke failures, as a real provider's are, so a program that
+    catches a failed look-up behaves the same under mocks.
+    """
 
 
 def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
@@ -82,20 +92,72 @@ def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict
     }
 
 
+@dataclass
+class LiveAws:
+    """What the mock AWS account holds before the run (tests set it; the plan CLI uses the
+    defaults: node groups none yet, an IAM OIDC provider and the Pod Identity agent present).
+
+    Attributes:
+        node_groups: EKS node group name -> its current desired size.
+        oidc_provider: whether the cluster's IAM OIDC provider exists.
+        oidc_provider_tags: its tags.
+        pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
+    """
+
+    node_groups: dict[str, int] = field(default_factory=dict)
+    oidc_provider: bool = True
+    oidc_provider_tags: dict[str, str] = field(default_factory=dict)
+    pod_identity_agent: bool = True
+
+
+LIVE = LiveAws()
+
+
 def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """An existing EKS cluster: placeholder endpoint, CA and OIDC issuer."""
+    """An EKS cluster: placeholder endpoint, CA, OIDC issuer and cluster security group."""
     return {
         "id": args["name"],
         "name": args["name"],
         "endpoint": f"https://{MOCK_ENDPOINT}",
         "certificateAuthorities": [{"data": MOCK_CA}],
         "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer()}"}]}],
+        "vpcConfig": {"clusterSecurityGroupId": "sg-0123456789abcdef0"},
     }
 
 
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     url = str(args.get("url", "")).removeprefix("https://")
-    return {"id": url, "url": url, "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{url}"}
+    if not LIVE.oidc_provider:
+        raise InvokeFailure(f"NoSuchEntity: OpenIDConnect provider not found for url {url}")
+    return {
+        "id": url,
+        "url": url,
+        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{url}",
+        "tags": dict(LIVE.oidc_provider_tags),
+    }
+
+
+def _aws_eks_get_node_groups(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    return {
+        "id": args["clusterName"],
+        "clusterName": args["clusterName"],
+        "names": sorted(LIVE.node_groups),
+    }
+
+
+def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read by the program."""
+    desired = LIVE.node_groups[args["nodeGroupName"]]
+    return {
+        "id": f"{args['clusterName']}:{args['nodeGroupName']}",
+        "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+    }
+
+
+def _aws_eks_get_addon(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    if not LIVE.pod_identity_agent:
+        raise InvokeFailure(f"ResourceNotFoundException: No addon: {args['addonName']}")
+    return {"id": args["addonName"], "addonName": args["addonName"]}
 
 
 def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
@@ -137,6 +199,10 @@ INVOKES: dict[str, InvokeFn] = {
     # Existing EKS cluster and its IAM OIDC provider: placeholders.
     "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
+    # Live node groups (desired sizes) and add-ons: ``LIVE`` (none / present by default).
+    "aws:eks/getNodeGroups:getNodeGroups": _aws_eks_get_node_groups,
+    "aws:eks/getNodeGroup:getNodeGroup": _aws_eks_get_node_group,
+    "aws:eks/getAddon:getAddon": _aws_eks_get_addon,
 }
 
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
@@ -151,6 +217,11 @@ OUTPUTS: dict[str, OutputsFn] = {
     "eks:index:Cluster": _eks_cluster_outputs,
     "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
     "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1},
+    "aws:ec2/placementGroup:PlacementGroup": lambda a: {"name": a.name},
+    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda a: {
+        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/"
+        + str(a.inputs.get("url", "")).removeprefix("https://")
+    },
     "aws:iam/role:Role": lambda a: {
         "name": a.name,
         "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
@@ -194,6 +265,8 @@ class Recording:
     outputs: dict[str, Any] = field(default_factory=dict)
     invokes: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     outputs_registered: set[str] = field(default_factory=set)
+    # (level, message) the program logged (pulumi.log): kept here, not printed by the mock engine.
+    logs: list[tuple[str, str]] = field(default_factory=list)
 
     def components_without_outputs(self) -> list[str]:
         """URNs of local components that never called ``register_outputs``."""
@@ -242,7 +315,10 @@ class CatalogMocks(pulumi.runtime.Mocks):
             )
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
-        return fn(plain, self.catalog)
+        try:
+            return fn(plain, self.catalog)
+        except InvokeFailure as e:
+            return {}, [("", str(e))]  # type: ignore[return-value]  # (ret, failures) form
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
@@ -287,6 +363,33 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
         pulumi.RunError: the program rejected the config.
         UnmockedInvokeError: the program called a provider function with no mock answer.
     """
+    # Every event loop of the run is ours and closed before returning. Pulumi's mock monitor runs on
+    # the loop's executor threads and gives each thread a loop of its own (_ensure_event_loop) that
+    # nobody closes; their finalizers at interpreter exit, after the loops' self-pipe sockets were
+    # collected, print "Exception ignored in: BaseEventLoop.__del__ ... Invalid file descriptor".
+    loop = asyncio.new_event_loop()
+    thread_loops: list[asyncio.AbstractEventLoop] = []
+
+    def give_thread_a_loop() -> None:
+        thread_loops.append(asyncio.new_event_loop())
+        asyncio.set_event_loop(thread_loops[-1])
+
+    loop.set_default_executor(ThreadPoolExecutor(initializer=give_thread_a_loop))
+    asyncio.set_event_loop(loop)
+    try:
+        return _run(config, stack, catalog)
+    finally:
+        try:
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.run_until_complete(loop.shutdown_default_executor())  # joins the threads
+        finally:
+            asyncio.set_event_loop(None)
+            loop.close()
+            for t in thread_loops:
+                t.close()
+
+
+def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Recording:
     from infra import program
 
     recording = Recording()
@@ -296,6 +399,7 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
         project=PROJECT,
         stack=stack,
         preview=False,
+        logger=_recording_logger(recording),
         monitor=RecordingMonitor(mocks, recording),
     )
     pulumi.runtime.set_all_config(encode_engine_config(config))
@@ -309,6 +413,25 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
 
     _sync_await(run_pulumi_func(body))
     return recording
+
+
+class _RecordLogs(logging.Handler):
+    def __init__(self, recording: Recording) -> None:
+        super().__init__(logging.INFO)
+        self.recording = recording
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.recording.logs.append((record.levelname.lower(), record.getMessage()))
+
+
+def _recording_logger(recording: Recording) -> logging.Logger:
+    """The mock engine's logger: records into ``recording.logs`` (pulumi's default is the root
+    logger, whose last-resort handler would print each program warning to stderr)."""
+    logger = logging.getLogger(f"{__name__}.engine")
+    logger.handlers[:] = [_RecordLogs(recording)]
+    logger.setLevel(logging.INFO)  # debug chatter of the SDK is not kept
+    logger.propagate = False
+    return logger
 
 
 async def _resolve(value: Any) -> Any:

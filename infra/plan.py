@@ -61,7 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
-    for note in plan.operator.notes if plan.operator is not None else ():
+    notes = list(plan.operator.notes if plan.operator is not None else ())
+    for note in notes:
         print(f"note: {note}", file=sys.stderr)
     if args.integration:
         return _print_integration(plan, args.integration, args.json)
@@ -74,6 +75,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:  # noqa: BLE001  # any failure is reported in one line, exit 1
         print(f"plan failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return EXIT_FAILURE
+    for level, message in recording.logs:  # what `pulumi up` would log, each line once
+        if level in ("warning", "error") and message not in notes:
+            print(f"{level}: {message}", file=sys.stderr)
     if args.json:
         doc = {
             "project": "gpu-infra",

@@ -1,15 +1,14 @@
-"""EKS components: map an ``EksPlan`` onto a cluster, GPU node groups and the cluster-autoscaler.
+"""EKS components: map an ``EksPlan`` onto a network, cluster, node groups, add-ons and releases.
 
-Thin by design: every value comes from ``infra.core.eks`` / ``infra.core.autoscaler``; nothing
-here decides. The one deploy-time look-up is the AZ offering of each group's instance types
-(``aws.ec2.get_instance_type_offerings`` by AZ ID), which narrows the planned subnets if AWS has
-withdrawn a type from an AZ since the catalog snapshot; it never widens them.
+Thin by design: every value comes from ``infra.core.eks`` (and ``eks_network`` /
+``eks_groups`` / ``autoscaler`` / ``device_plugin``); nothing here decides. Node groups and their
+launch templates are in ``infra.components.eks_nodes``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pulumi
@@ -17,10 +16,19 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from infra.components.eks_network import EksNetwork
+from infra.components.eks_nodes import (
+    EksGpuNodeGroup,
+    first_asg_name,
+    launch_template,
+    live_desired_size,
+    tag_asg,
+)
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.core import autoscaler as ca
 from infra.core import eks as core
+from infra.core.device_plugin import DevicePluginPlan
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -30,304 +38,20 @@ _NODE_POLICIES = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEKS_CNI_Policy",
 )
+# Tag on IAM objects gpu-infra creates in an existing cluster's account (OIDC provider), so a
+# later run tells its own object from one someone else made.
+OWNER_TAG = "gpu-infra/stack"
 
 
 def _policy_arn(partition: str, name: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{name}"
 
 
-class EksNetwork(pulumi.ComponentResource):
-    """A VPC with one private subnet per AZ ID and a single NAT gateway, or the given subnets.
-
-    Subnets are created by AZ *ID* (not name) because the plan filtered AZs by ID.
-    """
-
-    subnets: dict[str, pulumi.Input[str]]
-
-    def __init__(
-        self,
-        name: str,
-        plan: core.EksNetworkPlan,
-        cluster_name: str,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("gpu-infra:aws:Network", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        self.subnets = {}
-        vpc_id: pulumi.Input[str] | None = plan.vpc_id
-        if plan.create:
-            assert plan.cidr is not None and plan.public_cidr is not None
-            owned = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
-            vpc = aws.ec2.Vpc(
-                f"{name}-vpc",
-                aws.ec2.VpcArgs(
-                    cidr_block=plan.cidr,
-                    enable_dns_hostnames=True,  # EKS private endpoint and nodes need DNS names
-                    enable_dns_support=True,
-                    tags={"Name": f"{cluster_name}-vpc"},
-                ),
-                opts=child,
-            )
-            vpc_id = vpc.id
-            igw = aws.ec2.InternetGateway(
-                f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id), opts=child
-            )
-            public = aws.ec2.Subnet(
-                f"{name}-public",
-                aws.ec2.SubnetArgs(
-                    vpc_id=vpc.id,
-                    cidr_block=plan.public_cidr,
-                    availability_zone_id=plan.control_plane_az_ids[0],
-                    tags={"Name": f"{cluster_name}-public", "kubernetes.io/role/elb": "1", **owned},
-                ),
-                opts=child,
-            )
-            public_rt = aws.ec2.RouteTable(
-                f"{name}-public",
-                aws.ec2.RouteTableArgs(
-                    vpc_id=vpc.id,
-                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                ),
-                opts=child,
-            )
-            aws.ec2.RouteTableAssociation(
-                f"{name}-public",
-                aws.ec2.RouteTableAssociationArgs(subnet_id=public.id, route_table_id=public_rt.id),
-                opts=child,
-            )
-            eip = aws.ec2.Eip(f"{name}-nat", aws.ec2.EipArgs(domain="vpc"), opts=child)
-            # One NAT gateway: nodes only pull images and call AWS APIs; per-AZ NAT is a cost
-            # decision the user can make with their own VPC (cluster.vpc.id).
-            nat = aws.ec2.NatGateway(
-                f"{name}-nat",
-                aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id),
-                opts=child,
-            )
-            private_rt = aws.ec2.RouteTable(
-                f"{name}-private",
-                aws.ec2.RouteTableArgs(
-                    vpc_id=vpc.id,
-                    routes=[
-                        aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)
-                    ],
-                ),
-                opts=child,
-            )
-            for az, cidr in plan.subnet_cidrs.items():
-                subnet = aws.ec2.Subnet(
-                    f"{name}-{az}",
-                    aws.ec2.SubnetArgs(
-                        vpc_id=vpc.id,
-                        cidr_block=cidr,
-                        availability_zone_id=az,
-                        tags={
-                            "Name": f"{cluster_name}-private-{az}",
-                            "kubernetes.io/role/internal-elb": "1",
-                            **owned,
-                        },
-                    ),
-                    opts=child,
-                )
-                aws.ec2.RouteTableAssociation(
-                    f"{name}-{az}",
-                    aws.ec2.RouteTableAssociationArgs(
-                        subnet_id=subnet.id, route_table_id=private_rt.id
-                    ),
-                    opts=child,
-                )
-                self.subnets[az] = subnet.id
-        else:
-            self.subnets = dict(plan.private_subnets)
-        self.vpc_id = vpc_id
-        self.register_outputs({"vpcId": vpc_id, "subnets": self.subnets})
-
-
-class EksGpuNodeGroup(pulumi.ComponentResource):
-    """One managed GPU node group plus the cluster-autoscaler tags on its Auto Scaling group.
-
-    Built on ``aws.eks.NodeGroup`` rather than pulumi-eks ``ManagedNodeGroup``: the latter is a
-    remote component whose ``aws.eks.NodeGroup`` child (and so the ASG name) is invisible to this
-    program and to the mock engine (eks.md §1.4), while the ASG name is exactly what the
-    ``aws.autoscaling.Tag`` resources need. EKS resolves the AMI from ``ami_type`` itself, so little
-    of pulumi-eks is lost (eks.md §1.5).
-    """
-
-    node_group: aws.eks.NodeGroup
-    asg_name: pulumi.Output[str]
-
-    def __init__(
-        self,
-        name: str,
-        group: core.EksGroupPlan,
-        *,
-        cluster_name: str,
-        region: str,
-        subnets: Mapping[str, pulumi.Input[str]],
-        node_role_arn: pulumi.Input[str],
-        depends_on: Sequence[pulumi.Resource],
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("gpu-infra:aws:GpuNodeGroup", name, None, opts)
-        lt = _launch_template(
-            self,
-            f"{name}-lt",
-            f"{cluster_name}-{group.name}",
-            group.root_device_name,
-            group.disk_size_gib,
-        )
-        subnet_ids = _offered_subnets(self, group, region, subnets)
-        self.node_group = aws.eks.NodeGroup(
-            f"{name}-ng",
-            aws.eks.NodeGroupArgs(
-                cluster_name=cluster_name,
-                node_group_name=group.name,
-                node_role_arn=node_role_arn,
-                subnet_ids=subnet_ids,
-                instance_types=list(group.instance_types),
-                ami_type=group.ami_type,  # explicit: gpu=True alone picks no GPU AMI (eks.md §1.1)
-                capacity_type=group.capacity_type,
-                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                    min_size=group.min_size,
-                    max_size=group.max_size,
-                    desired_size=group.min_size,  # initial only: drift is ignored below
-                ),
-                labels=dict(group.labels),
-                taints=[
-                    aws.eks.NodeGroupTaintArgs(key=t["key"], value=t["value"], effect=t["effect"])
-                    for t in group.eks_taints
-                ],
-                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                    id=lt.id, version=lt.latest_version.apply(str)
-                ),
-                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                tags={"Name": f"{cluster_name}-{group.name}", **group.node_group_tags},
-            ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=list(depends_on),
-                # The cluster-autoscaler owns the size from here on (eks.md §5 pain point 5).
-                ignore_changes=["scalingConfig.desiredSize"],
-            ),
-        )
-        # A managed node group has exactly one ASG; index it rather than creating resources in
-        # an apply, so every Tag shows up in previews (eks.md §2.3).
-        self.asg_name = self.node_group.resources.apply(_first_asg_name)
-        for key, value in group.asg_tags.items():
-            aws.autoscaling.Tag(
-                f"{name}-{_tag_suffix(key)}",
-                aws.autoscaling.TagArgs(
-                    autoscaling_group_name=self.asg_name,
-                    tag=aws.autoscaling.TagTagArgs(
-                        key=key,
-                        value=value,
-                        # Template hints for CA, not instance tags (and instances are tagged by
-                        # the launch template already).
-                        propagate_at_launch=False,
-                    ),
-                ),
-                opts=pulumi.ResourceOptions(parent=self),
-            )
-        self.register_outputs(
-            {"nodeGroupName": self.node_group.node_group_name, "asgName": self.asg_name}
-        )
-
-
-def _launch_template(
-    parent: pulumi.Resource, name: str, node_name: str, device: str, disk_gib: int
-) -> aws.ec2.LaunchTemplate:
-    """A node launch template: IMDSv2 only, pods cut off from IMDS, encrypted gp3 volume."""
-    return aws.ec2.LaunchTemplate(
-        name,
-        aws.ec2.LaunchTemplateArgs(
-            description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
-            update_default_version=True,
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled",
-                http_tokens="required",  # IMDSv2 only
-                # 1 hop: pods (one hop further) cannot read the node role's credentials; they
-                # use IRSA. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
-                http_put_response_hop_limit=1,
-            ),
-            # With a launch template EKS rejects the node group's disk_size; size it here.
-            block_device_mappings=[
-                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name=device,
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=disk_gib,
-                        volume_type="gp3",
-                        encrypted="true",
-                        delete_on_termination="true",
-                    ),
-                )
-            ],
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(
-                    resource_type="instance", tags={"Name": node_name}
-                )
-            ],
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-
-
-def _first_asg_name(resources: Sequence[Any] | None) -> str:
-    if not resources or not resources[0].autoscaling_groups:
-        raise ValueError("EKS reported no Auto Scaling group for the node group")
-    return str(resources[0].autoscaling_groups[0].name)
-
-
-def _tag_suffix(key: str) -> str:
-    """The child-name suffix for a node-template tag key: the key itself, minus the prefix.
-
-    Kept verbatim (Pulumi names may contain ``/``) so distinct keys never share a name: mapping
-    ``/`` to ``-`` would make ``label/example.com/x`` and ``label/example.com-x`` one URN.
-    """
-    return key.removeprefix(ca.TEMPLATE_PREFIX + "/")
-
-
-def _offered_subnets(
-    parent: pulumi.Resource,
-    group: core.EksGroupPlan,
-    region: str,
-    subnets: Mapping[str, pulumi.Input[str]],
-) -> pulumi.Output[list[str]]:
-    """The planned subnets whose AZ (by ID) offers every instance type of the group right now."""
-    offers = aws.ec2.get_instance_type_offerings_output(
-        location_type="availability-zone-id",
-        filters=[
-            aws.ec2.GetInstanceTypeOfferingsFilterArgs(
-                name="instance-type", values=list(group.instance_types)
-            ),
-            aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(group.az_ids)),
-        ],
-        region=region,
-        opts=pulumi.InvokeOutputOptions(parent=parent),
-    )
-    planned = [(az, subnets[az]) for az in group.az_ids]
-
-    def pick(args: list[Any]) -> list[str]:
-        result, ids = args[0], args[1:]
-        pairs = set(zip(result.instance_types, result.locations, strict=True))
-        keep = [
-            str(sid)
-            for (az, _), sid in zip(planned, ids, strict=True)
-            if all((t, az) in pairs for t in group.instance_types)
-        ]
-        if not keep:
-            raise ValueError(
-                f"gpuPools {group.name}: no AZ of {region} among {', '.join(group.az_ids)} offers "
-                f"{', '.join(group.instance_types)} any more (AWS DescribeInstanceTypeOfferings)"
-            )
-        return keep
-
-    return pulumi.Output.all(offers, *[sid for _, sid in planned]).apply(pick)
-
-
 class EksCluster(pulumi.ComponentResource):
     """The EKS cluster (pulumi-eks), its node role, and the small CPU system node group.
 
     With ``existing`` the cluster is looked up instead; the node role is still made for the GPU
-    groups this stack adds.
+    groups this stack adds, and a missing IAM OIDC provider is created (IRSA).
     """
 
     name: pulumi.Output[str]
@@ -335,6 +59,7 @@ class EksCluster(pulumi.ComponentResource):
     kubeconfig: pulumi.Output[str]
     oidc_provider_arn: pulumi.Output[str]
     oidc_issuer: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
 
     def __init__(
         self, name: str, plan: core.EksPlan, opts: pulumi.ResourceOptions | None = None
@@ -376,104 +101,22 @@ class EksCluster(pulumi.ComponentResource):
         ]
         self.node_dependencies: list[pulumi.Resource] = list(attachments)
         if plan.existing:
-            found = aws.eks.get_cluster_output(
-                name=plan.cluster_name,
-                region=plan.region,
-                opts=pulumi.InvokeOutputOptions(parent=self),
-            )
-            self.name = found.name
-            self.endpoint = found.endpoint
-            ca_data = found.certificate_authorities.apply(lambda c: c[0].data or "")
-            self.oidc_issuer = found.identities.apply(
-                lambda i: (i[0].oidcs[0].issuer or "").removeprefix("https://")
-            )
-            provider = aws.iam.get_open_id_connect_provider_output(
-                url=self.oidc_issuer.apply(lambda u: f"https://{u}"),
-                opts=pulumi.InvokeOutputOptions(parent=self),
-            )
-            self.oidc_provider_arn = provider.arn
-            self.kubeconfig = pulumi.Output.secret(
-                pulumi.Output.all(self.name, self.endpoint, ca_data).apply(
-                    lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]), plan.region)
-                )
-            )
+            self._attach(name, plan)
         else:
-            net = plan.network
-            cluster = eks.Cluster(
-                f"{name}-eks",
-                eks.ClusterArgs(
-                    name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
-                    version=plan.kubernetes_version,
-                    vpc_id=self.network.vpc_id,
-                    private_subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
-                    skip_default_node_group=True,  # GPU and system groups are explicit below
-                    create_oidc_provider=True,  # IRSA for the cluster-autoscaler
-                    authentication_mode=eks.AuthenticationMode.API,
-                    access_entries={
-                        f"entry{j}": eks.AccessEntryArgs(
-                            principal_arn=e.principal_arn,
-                            access_policies={
-                                "policy": eks.AccessPolicyAssociationArgs(
-                                    policy_arn=e.policy_arn,
-                                    access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
-                                        type="namespace" if e.namespaces else "cluster",
-                                        namespaces=list(e.namespaces) or None,
-                                    ),
-                                )
-                            },
-                        )
-                        for j, e in enumerate(plan.access_entries)
-                    }
-                    or None,
-                    endpoint_private_access=True,
-                    endpoint_public_access=plan.endpoint_public_access,
-                    public_access_cidrs=list(plan.public_access_cidrs) or None,
-                    enabled_cluster_log_types=["api", "audit", "authenticator"],
-                ),
-                opts=child,
-            )
-            self.name = pulumi.Output.from_input(plan.cluster_name)
-            self.endpoint = cluster.core.apply(lambda c: str(c.endpoint))
-            self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
-            self.oidc_provider_arn = cluster.oidc_provider_arn
-            self.oidc_issuer = cluster.oidc_issuer
-            self.node_dependencies.append(cluster)
-            assert plan.system is not None
-            s = plan.system
-            lt = _launch_template(
-                self,
-                f"{name}-system-lt",
-                f"{plan.cluster_name}-{s.name}",
-                "/dev/xvda",
-                s.disk_size_gib,
-            )
-            system = aws.eks.NodeGroup(
-                f"{name}-system",
-                aws.eks.NodeGroupArgs(
-                    cluster_name=plan.cluster_name,
-                    node_group_name=s.name,
-                    node_role_arn=self.node_role.arn,
-                    subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
-                    instance_types=list(s.instance_types),
-                    ami_type=s.ami_type,
-                    capacity_type="ON_DEMAND",
-                    launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                        id=lt.id, version=lt.latest_version.apply(str)
-                    ),
-                    scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                        min_size=s.min_size, max_size=s.max_size, desired_size=s.min_size
-                    ),
-                    labels=dict(s.labels),
-                    update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
-                    tags={"Name": f"{plan.cluster_name}-{s.name}"},
-                ),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=self.node_dependencies,
-                    ignore_changes=["scalingConfig.desiredSize"],
-                ),
-            )
-            self.ready.append(system)
+            self._create(name, plan, subnets)
+        # The cluster security group EKS made (EFA interfaces must name it explicitly).
+        described = aws.eks.get_cluster_output(
+            name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        self.security_group_id = described.vpc_config.apply(
+            lambda v: str(v.cluster_security_group_id or "")
+        )
+        # Node groups that already exist (their live desired size is kept on updates).
+        self.existing_groups = aws.eks.get_node_groups_output(
+            cluster_name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
+        ).names.apply(lambda n: sorted(n or []))
+        if plan.system is not None:
+            self._system_group(name, plan, subnets)
         self.register_outputs(
             {
                 "name": self.name,
@@ -484,25 +127,248 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
+    def _attach(self, name: str, plan: core.EksPlan) -> None:
+        found = aws.eks.get_cluster(
+            name=plan.cluster_name, region=plan.region, opts=pulumi.InvokeOptions(parent=self)
+        )
+        self.name = pulumi.Output.from_input(found.name)
+        self.endpoint = pulumi.Output.from_input(found.endpoint)
+        issuer = (found.identities[0].oidcs[0].issuer or "").removeprefix("https://")
+        self.oidc_issuer = pulumi.Output.from_input(issuer)
+        self.oidc_provider_arn = pulumi.Output.from_input("")
+        if plan.identity == "irsa":
+            self.oidc_provider_arn = self._oidc_provider(name, plan, issuer)
+        else:
+            try:  # Pod Identity needs the agent add-on, which this stack does not own here
+                aws.eks.get_addon(
+                    cluster_name=plan.cluster_name,
+                    addon_name="eks-pod-identity-agent",
+                    region=plan.region,
+                    opts=pulumi.InvokeOptions(parent=self),
+                )
+            except Exception as e:
+                raise pulumi.RunError(
+                    f"cluster.autoscaler.identity: pod-identity, but cluster {plan.cluster_name} "
+                    "has no eks-pod-identity-agent add-on; install it or use irsa"
+                ) from e
+        ca_data = found.certificate_authorities[0].data or ""
+        self.kubeconfig = pulumi.Output.secret(
+            core.kubeconfig(found.name, found.endpoint, ca_data, plan.region)
+        )
 
-class ClusterAutoscaler(pulumi.ComponentResource):
-    """cluster-autoscaler by Helm, with an IRSA role limited to this cluster's ASGs."""
+    def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
+        """The cluster's IAM OIDC provider: the one that exists, or one created (and kept)."""
+        owner = f"{plan.cluster_name}/{plan.stack}"
+        try:
+            found = aws.iam.get_open_id_connect_provider(
+                url=f"https://{issuer}", opts=pulumi.InvokeOptions(parent=self)
+            )
+        except Exception:  # noqa: BLE001  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
+            found = None
+        if found is not None and (found.tags or {}).get(OWNER_TAG) != owner:
+            return pulumi.Output.from_input(found.arn)
+        # Ours (made by an earlier run of this stack) or missing: manage it.
+        provider = aws.iam.OpenIdConnectProvider(
+            f"{name}-oidc",
+            aws.iam.OpenIdConnectProviderArgs(
+                url=f"https://{issuer}",
+                client_id_lists=["sts.amazonaws.com"],
+                tags={OWNER_TAG: owner},
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return provider.arn
+
+    def _create(self, name: str, plan: core.EksPlan, subnets: dict[str, Any]) -> None:
+        net = plan.network
+        assert net is not None
+        cluster = eks.Cluster(
+            f"{name}-eks",
+            eks.ClusterArgs(
+                name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
+                version=plan.kubernetes_version,
+                vpc_id=self.network.vpc_id,
+                private_subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
+                skip_default_node_group=True,  # GPU and system groups are explicit below
+                create_oidc_provider=plan.identity == "irsa",
+                # Add-ons are aws.eks.Addon resources after the system group (CoreDNS stays
+                # degraded without nodes), not pulumi-eks's own.
+                coredns_addon_options=eks.CoreDnsAddonOptionsArgs(enabled=False),
+                kube_proxy_addon_options=eks.KubeProxyAddonOptionsArgs(enabled=False),
+                use_default_vpc_cni=True,
+                authentication_mode=eks.AuthenticationMode.API,
+                access_entries={
+                    f"entry{j}": eks.AccessEntryArgs(
+                        principal_arn=e.principal_arn,
+                        access_policies={
+                            "policy": eks.AccessPolicyAssociationArgs(
+                                policy_arn=e.policy_arn,
+                                access_scope=aws.eks.AccessPolicyAssociationAccessScopeArgs(
+                                    type="namespace" if e.namespaces else "cluster",
+                                    namespaces=list(e.namespaces) or None,
+                                ),
+                            )
+                        },
+                    )
+                    for j, e in enumerate(plan.access_entries)
+                }
+                or None,
+                endpoint_private_access=True,
+                endpoint_public_access=plan.endpoint_public_access,
+                public_access_cidrs=list(plan.public_access_cidrs) or None,
+                enabled_cluster_log_types=["api", "audit", "authenticator"],
+            ),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        # Known only once the cluster exists, so look-ups by name wait for it.
+        self.name = cluster.core.apply(lambda _: plan.cluster_name)
+        self.endpoint = cluster.core.apply(lambda c: str(c.endpoint))
+        self.kubeconfig = pulumi.Output.secret(cluster.kubeconfig_json)
+        self.oidc_provider_arn = cluster.oidc_provider_arn.apply(lambda a: a or "")
+        self.oidc_issuer = cluster.oidc_issuer.apply(lambda i: i or "")
+        self.node_dependencies.append(cluster)
+
+    def _system_group(self, name: str, plan: core.EksPlan, subnets: dict[str, Any]) -> None:
+        s = plan.system
+        assert s is not None
+        lt = launch_template(
+            self,
+            f"{name}-system-lt",
+            f"{plan.cluster_name}-{s.name}",
+            ami_type=s.ami_type,
+            disk_gib=s.disk_size_gib,
+        )
+        system = aws.eks.NodeGroup(
+            f"{name}-system",
+            aws.eks.NodeGroupArgs(
+                cluster_name=self.name,
+                node_group_name=s.node_group_name,
+                node_role_arn=self.node_role.arn,
+                subnet_ids=[subnets[az] for az in s.az_ids],
+                instance_types=list(s.instance_types),
+                ami_type=s.ami_type,
+                capacity_type="ON_DEMAND",
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                    id=lt.id, version=lt.latest_version.apply(str)
+                ),
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                    min_size=s.min_size,
+                    max_size=s.max_size,
+                    desired_size=live_desired_size(
+                        self.name,
+                        self.existing_groups,
+                        s.node_group_name,
+                        s.min_size,
+                        s.max_size,
+                        plan.region,
+                        self,
+                    ),
+                ),
+                labels=dict(s.labels),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(
+                    max_unavailable=s.update_max_unavailable
+                ),
+                tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
+        )
+        tag_asg(
+            self,
+            f"{name}-system",
+            system.resources.apply(first_asg_name),
+            {plan.stack_tag: ca.STACK_TAG_VALUE},
+        )
+        self.ready.append(system)
+
+
+class EksAddons(pulumi.ComponentResource):
+    """EKS managed add-ons, after the system group; the EBS CSI driver gets its own role."""
 
     def __init__(
         self,
         name: str,
-        plan: core.EksAutoscalerPlan,
-        *,
-        oidc_provider_arn: pulumi.Input[str],
-        oidc_issuer: pulumi.Input[str],
-        provider: k8s.Provider,
-        depends_on: Sequence[pulumi.Resource],
+        plan: core.EksPlan,
+        cluster: EksCluster,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        subject = f"system:serviceaccount:{plan.namespace}:{plan.service_account}"
-        trust = pulumi.Output.all(oidc_provider_arn, oidc_issuer).apply(
+        super().__init__("gpu-infra:aws:Addons", name, None, opts)
+        self.ready: list[pulumi.Resource] = []
+        for addon in plan.addons:
+            extra: dict[str, Any] = {}
+            deps: list[pulumi.Resource] = list(cluster.ready)
+            if addon.service_account is not None and addon.policy_arn is not None:
+                role = workload_role(
+                    self,
+                    f"{name}-{addon.name}",
+                    plan,
+                    cluster,
+                    "kube-system",
+                    addon.service_account,
+                    f"{addon.name} add-on",
+                )
+                aws.iam.RolePolicyAttachment(
+                    f"{name}-{addon.name}",
+                    aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=addon.policy_arn),
+                    opts=pulumi.ResourceOptions(parent=self),
+                )
+                if plan.identity == "pod-identity":
+                    extra["pod_identity_associations"] = [
+                        aws.eks.AddonPodIdentityAssociationArgs(
+                            role_arn=role.arn, service_account=addon.service_account
+                        )
+                    ]
+                else:
+                    extra["service_account_role_arn"] = role.arn
+            self.ready.append(
+                aws.eks.Addon(
+                    f"{name}-{addon.name}",
+                    aws.eks.AddonArgs(
+                        cluster_name=cluster.name,
+                        addon_name=addon.name,
+                        # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
+                        # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
+                        resolve_conflicts_on_create="OVERWRITE",
+                        resolve_conflicts_on_update="PRESERVE",
+                        **extra,
+                    ),
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
+                )
+            )
+        self.register_outputs({"addons": [a.name for a in plan.addons]})
+
+
+def workload_role(
+    parent: pulumi.Resource,
+    name: str,
+    plan: core.EksPlan,
+    cluster: EksCluster,
+    namespace: str,
+    service_account: str,
+    what: str,
+) -> aws.iam.Role:
+    """An IAM role a Kubernetes service account assumes: IRSA or EKS Pod Identity.
+
+    IRSA trusts the cluster's OIDC provider for exactly this service account
+    (https://docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html); Pod
+    Identity trusts pods.eks.amazonaws.com with sts:AssumeRole + sts:TagSession
+    (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html) and an association.
+    """
+    if plan.identity == "pod-identity":
+        trust: pulumi.Input[str] = json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"Service": "pods.eks.amazonaws.com"},
+                        "Action": ["sts:AssumeRole", "sts:TagSession"],
+                    }
+                ],
+            }
+        )
+    else:
+        subject = f"system:serviceaccount:{namespace}:{service_account}"
+        trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
             lambda a: json.dumps(
                 {
                     "Version": "2012-10-17",
@@ -522,48 +388,111 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 }
             )
         )
-        role = aws.iam.Role(
-            f"{name}-irsa",
-            aws.iam.RoleArgs(
-                description="cluster-autoscaler (IRSA), scoped to this cluster's ASGs",
-                assume_role_policy=trust,
+    role = aws.iam.Role(
+        f"{name}-role",
+        aws.iam.RoleArgs(description=f"{what} ({plan.identity})", assume_role_policy=trust),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+    if plan.identity == "pod-identity":
+        aws.eks.PodIdentityAssociation(
+            f"{name}-pod-identity",
+            aws.eks.PodIdentityAssociationArgs(
+                cluster_name=cluster.name,
+                namespace=namespace,
+                service_account=service_account,
+                role_arn=role.arn,
             ),
-            opts=child,
+            opts=pulumi.ResourceOptions(parent=parent),
         )
-        aws.iam.RolePolicy(
-            f"{name}-irsa",
-            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(plan.iam_policy)),
-            opts=child,
+    return role
+
+
+class ClusterAutoscaler(pulumi.ComponentResource):
+    """cluster-autoscaler by Helm, with an IAM role limited to this stack's ASGs."""
+
+    def __init__(
+        self,
+        name: str,
+        plan: core.EksPlan,
+        cluster: EksCluster,
+        *,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
+        a = plan.autoscaler
+        assert a is not None
+        role = workload_role(
+            self, name, plan, cluster, a.namespace, a.service_account, "cluster-autoscaler"
         )
-        values = dict(plan.values)
-        values["rbac"] = {
-            "serviceAccount": {
-                **plan.values["rbac"]["serviceAccount"],
-                "annotations": {"eks.amazonaws.com/role-arn": role.arn},
+        policy = aws.iam.RolePolicy(
+            f"{name}-policy",
+            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(a.iam_policy)),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        values = dict(a.values)
+        if plan.identity == "irsa":
+            values["rbac"] = {
+                "serviceAccount": {
+                    **a.values["rbac"]["serviceAccount"],
+                    "annotations": {"eks.amazonaws.com/role-arn": role.arn},
+                }
             }
-        }
         self.release = helm_release(
             f"{name}-release",
-            release=plan.chart,
-            chart=plan.chart,
-            version=plan.version,
-            repo=plan.repo,
-            namespace=plan.namespace,
+            release=a.chart,
+            chart=a.chart,
+            version=a.version,
+            repo=a.repo,
+            namespace=a.namespace,
             values=values,
             atomic=True,
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=[role, *depends_on]
+                parent=self, provider=provider, depends_on=[role, policy, *depends_on]
             ),
         )
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
 
 
+class DevicePlugin(pulumi.ComponentResource):
+    """A device plugin chart: NVIDIA's (nvidia.com/gpu without the GPU Operator) or AWS's EFA
+    plugin (vpc.amazonaws.com/efa on hpc pools)."""
+
+    def __init__(
+        self,
+        name: str,
+        plan: DevicePluginPlan,
+        *,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
+        self.release = helm_release(
+            f"{name}-device-plugin",
+            release=plan.chart,
+            chart=plan.chart,
+            version=plan.version,
+            repo=plan.repo,
+            namespace=plan.namespace,
+            values=plan.values,
+            atomic=True,
+            opts=pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=list(depends_on)
+            ),
+        )
+        self.register_outputs({"release": self.release.name})
+
+
 def build_eks(plan: Plan) -> ClusterHandle:
-    """Build (or attach to) the EKS cluster, its GPU node groups and the cluster-autoscaler."""
+    """Build (or attach to) the EKS cluster, its GPU node groups, add-ons and releases."""
     p = plan.eks
     assert p is not None
     name = p.cluster_name
     cluster = EksCluster(name, p)
+    addons = EksAddons(f"{name}-addons", p, cluster)
+    ready = [*cluster.ready, *addons.ready]
     provider = k8s.Provider(
         f"{name}-k8s",
         k8s.ProviderArgs(kubeconfig=cluster.kubeconfig),
@@ -573,25 +502,25 @@ def build_eks(plan: Plan) -> ClusterHandle:
         EksGpuNodeGroup(
             f"{name}-{g.name}",
             g,
-            cluster_name=p.cluster_name,
+            cluster_name=cluster.name,
+            existing_groups=cluster.existing_groups,
             region=p.region,
+            stack_tag=p.stack_tag,
             subnets=cluster.network.subnets,
             node_role_arn=cluster.node_role.arn,
+            security_group_id=cluster.security_group_id if g.efa_interfaces else None,
             depends_on=cluster.node_dependencies,
         )
     if p.autoscaler is not None:
-        ClusterAutoscaler(
-            f"{name}-ca",
-            p.autoscaler,
-            oidc_provider_arn=cluster.oidc_provider_arn,
-            oidc_issuer=cluster.oidc_issuer,
-            provider=provider,
-            depends_on=cluster.ready,
-        )
+        ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=ready)
+    if p.device_plugin is not None:
+        DevicePlugin(f"{name}-nvidia", p.device_plugin, provider=provider, depends_on=ready)
+    if p.efa_device_plugin is not None:
+        DevicePlugin(f"{name}-efa", p.efa_device_plugin, provider=provider, depends_on=ready)
     return ClusterHandle(
         name=cluster.name,
         endpoint=cluster.endpoint,
         kubeconfig=cluster.kubeconfig,
         provider=provider,
-        ready=list(cluster.ready),
+        ready=ready,
     )

@@ -17,14 +17,18 @@ from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
 
-# At most 50 tags per Auto Scaling group (AWS quota "Tags per Auto Scaling group";
-# eksctl pkg/cfn/builder/nodegroup.go MaximumTagNumber = 50). EKS itself puts these on a managed
-# node group's ASG: eks:cluster-name, eks:nodegroup-name, kubernetes.io/cluster/<name>,
-# k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/<name> (eks.md §2.2), plus
-# aws:* tags that do not count. The node-template tags get what is left, minus 5 for the user's own.
+# At most 50 tags per Auto Scaling group (https://docs.aws.amazon.com/autoscaling/ec2/userguide/
+# ec2-auto-scaling-quotas.html; eksctl pkg/cfn/builder/nodegroup.go MaximumTagNumber = 50). EKS
+# itself puts these on a managed node group's ASG: eks:cluster-name, eks:nodegroup-name,
+# kubernetes.io/cluster/<name>, k8s.io/cluster-autoscaler/enabled,
+# k8s.io/cluster-autoscaler/<name> ("Managed node groups" resource tagging,
+# https://docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html), plus aws:* tags that
+# do not count; gpu-infra adds its stack tag. The node-template tags get what is left, minus 5 for
+# the user's own.
 ASG_TAG_LIMIT = 50
 EKS_MANAGED_ASG_TAGS = 5
-TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - EKS_MANAGED_ASG_TAGS - 5
+MANAGED_ASG_TAGS = EKS_MANAGED_ASG_TAGS + 1
+TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - MANAGED_ASG_TAGS - 5
 
 # CA's AWS provider reads this label to tell GPU nodes apart (GPULabel in aws_cloud_provider.go):
 # it waits for the device plugin instead of over-scaling, and scales GPU nodes down by GPU
@@ -39,16 +43,29 @@ CHART_REPO = "https://kubernetes.github.io/autoscaler"
 CHART_NAME = "cluster-autoscaler"
 CHART_VERSION = "9.52.1"
 IMAGE_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
-# Kubernetes minor -> CA image tag; the patch releases kops pins (kubernetes/kops PR #17640,
-# pkg/model/components/clusterautoscaler.go).
+# Kubernetes minor -> CA image tag. 1.29-1.32: the patch releases kops pins (kubernetes/kops PR
+# #17640, pkg/model/components/clusterautoscaler.go); 1.33-1.36: the releases of 2026-07-23
+# (https://github.com/kubernetes/autoscaler/releases/tag/cluster-autoscaler-1.33.6, -1.34.5,
+# -1.35.2, -1.36.1).
 IMAGE_TAGS: Mapping[str, str] = {
     "1.29": "v1.29.5",
     "1.30": "v1.30.6",
     "1.31": "v1.31.4",
     "1.32": "v1.32.3",
-    "1.33": "v1.33.1",
-    "1.34": "v1.34.0",
+    "1.33": "v1.33.6",
+    "1.34": "v1.34.5",
+    "1.35": "v1.35.2",
+    "1.36": "v1.36.1",
 }
+# Tags CA discovers node groups by (README "Auto-Discovery Setup": every listed key must exist).
+# EKS puts the first two on every managed node group of the cluster, other teams' included; the
+# stack tag narrows discovery (and the IAM condition) to this stack's groups.
+ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
+STACK_TAG_VALUE = "owned"
+# The ConfigMap the priority expander reads (cluster-autoscaler/expander/priority/readme.md).
+PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
+SPOT_PRIORITY = 20
+ON_DEMAND_PRIORITY = 10
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 
@@ -126,13 +143,16 @@ def advertised_gpu_resources(
     gpus: int,
     *,
     sharing_replicas: int | None,
+    sharing_renamed: bool = False,
     mig_strategy: str | None,
     mig_config: str | None,
     mig_profiles: Sequence[str],
 ) -> tuple[int, dict[str, int]]:
     """What the NVIDIA device plugin advertises per node: (``nvidia.com/gpu``, other resources).
 
-    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas;
+    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas; with
+      ``renameByDefault``: ``nvidia.com/gpu.shared`` = GPUs x replicas and ``nvidia.com/gpu`` = 0
+      (NVIDIA/k8s-device-plugin api/config/v1/consts.go DefaultSharedResourceNameSuffix);
     - MIG ``all-<profile>``: single strategy -> ``nvidia.com/gpu`` = GPUs x instances per GPU;
       mixed -> ``nvidia.com/mig-<profile>`` = GPUs x instances and ``nvidia.com/gpu`` = 0;
     - otherwise (no sharing, ``all-disabled``, or mixed-geometry configs such as
@@ -141,6 +161,8 @@ def advertised_gpu_resources(
     makes pods requesting it unschedulable from zero.
     """
     if sharing_replicas:
+        if sharing_renamed:  # renameByDefault: the replicas are nvidia.com/gpu.shared
+            return 0, {f"{GPU_RESOURCE}.shared": gpus * sharing_replicas}
         return gpus * sharing_replicas, {}
     if mig_config and mig_config.startswith("all-") and mig_strategy in ("single", "mixed"):
         profile = mig_config.removeprefix("all-")
@@ -166,6 +188,26 @@ def image_tag(kubernetes_version: str) -> str | None:
     return IMAGE_TAGS.get(kubernetes_version)
 
 
+def stack_tag(cluster_name: str, stack: str) -> str:
+    """The ASG tag key that marks this stack's node groups (value ``owned``)."""
+    return f"gpu-infra/autoscaler/{cluster_name}/{stack}"
+
+
+def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str]) -> str:
+    """The priority expander's ``priorities`` YAML: spot node groups first, on-demand after.
+
+    Keys are priorities (higher wins), values regexes over ASG names; EKS names a managed node
+    group's ASG ``eks-<nodegroup>-<uuid>`` (cluster-autoscaler/expander/priority/readme.md). When
+    every spot group fails to scale (a stockout backs it off), CA takes the next priority.
+    """
+    lines: list[str] = []
+    for prio, groups in ((SPOT_PRIORITY, spot_groups), (ON_DEMAND_PRIORITY, on_demand_groups)):
+        if groups:
+            lines.append(f"{prio}:")
+            lines += [f"  - ^eks-{g}-.*$" for g in groups]
+    return "\n".join(lines) + "\n"
+
+
 def helm_values(
     *,
     cluster_name: str,
@@ -175,26 +217,39 @@ def helm_values(
     gpu_threshold: float,
     unneeded_time: str,
     node_selector: Mapping[str, str],
+    discovery_tag: str,
+    balance_similar: bool,
+    priorities: str | None = None,
 ) -> dict[str, object]:
     """Values for the cluster-autoscaler chart (the IRSA role ARN is added by the component).
 
     ``image_tag`` is ``image_tag(<Kubernetes minor>)``, looked up once by the planner.
 
     Each override and why:
-    - ``autoDiscovery.clusterName``: discover ASGs by the cluster's tags, never a static list;
+    - ``autoDiscovery.tags``: the chart's two cluster tags plus this stack's tag, so CA discovers
+      only this stack's groups on a cluster other teams share (the chart joins them into
+      ``--node-group-auto-discovery=asg:tag=k1,k2,k3``, templates/deployment.yaml);
     - ``image.tag``: CA must match the cluster's Kubernetes minor version;
     - ``extraArgs.expander``: ``least-waste`` picks the group that wastes least CPU/memory/GPU;
+      ``priority`` follows ``expanderPriorities`` (spot first, on-demand fallback);
     - ``scale-down-gpu-utilization-threshold``: nodes carrying ``k8s.amazonaws.com/accelerator``
       are judged by GPU utilisation, so an idle GPU node goes even if its DaemonSets use CPU;
     - ``ignore-daemonsets-utilization``: GPU DaemonSets (device plugin, DCGM) do not keep nodes;
-    - ``skip-nodes-with-system-pods=false``: kube-system DaemonSet pods do not pin GPU nodes;
-    - ``balance-similar-node-groups=false``: spot and on-demand GPU groups are not "similar";
+    - ``skip-nodes-with-system-pods`` is left at its default (true): it only counts kube-system
+      pods that are not DaemonSet or mirror pods (README "Common Notes and Gotchas"), i.e. pods
+      like CoreDNS that must not be evicted by a scale-down;
+    - ``balance-similar-node-groups``: on with ``groupPerZone`` (README "Common Notes": an
+      ASG per AZ plus this flag for zonal EBS volumes); off otherwise, where spot and on-demand
+      GPU groups are not meant to be balanced;
     - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes.
     """
-    return {
+    values: dict[str, object] = {
         "cloudProvider": "aws",
         "awsRegion": region,
-        "autoDiscovery": {"clusterName": cluster_name},
+        "autoDiscovery": {
+            "clusterName": cluster_name,
+            "tags": [ENABLED_TAG, f"k8s.io/cluster-autoscaler/{cluster_name}", discovery_tag],
+        },
         "image": {"repository": IMAGE_REPOSITORY, "tag": image_tag},
         "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
         "extraArgs": {
@@ -202,21 +257,27 @@ def helm_values(
             "scale-down-gpu-utilization-threshold": str(gpu_threshold),
             "scale-down-unneeded-time": unneeded_time,
             "ignore-daemonsets-utilization": "true",
-            "skip-nodes-with-system-pods": "false",
-            "balance-similar-node-groups": "false",
+            "balance-similar-node-groups": "true" if balance_similar else "false",
         },
         "nodeSelector": dict(node_selector),
     }
+    if priorities is not None:
+        # The chart renders cluster-autoscaler-priority-expander from this, a string as is
+        # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).
+        values["expanderPriorities"] = priorities
+    return values
 
 
-def iam_policy(cluster_name: str, region: str, partition: str) -> dict[str, object]:
-    """Least-privilege IAM policy for CA, scoped to this cluster's ASGs and node groups.
+def iam_policy(
+    cluster_name: str, region: str, partition: str, discovery_tag: str
+) -> dict[str, object]:
+    """Least-privilege IAM policy for CA, scoped to this stack's ASGs and the cluster's groups.
 
     Describe calls cannot be scoped by resource (AWS), so they are ``*``; everything that changes
-    capacity is limited to ASGs tagged ``k8s.io/cluster-autoscaler/<cluster>=owned`` (which EKS
-    puts on every managed node group's ASG), and DescribeNodegroup to this cluster's node groups.
-    Based on the README's "Minimal IAM Permissions Policy" plus ``eks:DescribeNodegroup`` (needed
-    for managed node groups at zero, eks.md §2.4).
+    capacity is limited to ASGs carrying this stack's tag (EKS's own
+    ``k8s.io/cluster-autoscaler/<cluster>`` tag is on every team's groups), and DescribeNodegroup
+    to this cluster's node groups. Based on the README's "IAM Policy" (which lists
+    ``eks:DescribeNodegroup``: CA reads a managed group's labels and taints at zero nodes).
     """
     return {
         "Version": "2012-10-17",
@@ -246,9 +307,7 @@ def iam_policy(cluster_name: str, region: str, partition: str) -> dict[str, obje
                 ],
                 "Resource": "*",
                 "Condition": {
-                    "StringEquals": {
-                        f"aws:ResourceTag/k8s.io/cluster-autoscaler/{cluster_name}": "owned",
-                    }
+                    "StringEquals": {f"aws:ResourceTag/{discovery_tag}": STACK_TAG_VALUE}
                 },
             },
             {

@@ -88,7 +88,11 @@ class AwsInstance:
         vcpus: vCPUs (what EC2 quotas count).
         memory_gib: memory in GiB.
         az_ids: region -> AZ IDs (``usw2-az1``) offering the type.
-        price_per_hour: lowest on-demand price seen, USD.
+        price_per_hour: lowest on-demand price seen, USD; ``None`` when no price is on file.
+        gpu_fraction: the GPU share of a fractional type (g6f: 0.125 of an L4, ``gpus`` 0);
+            1.0 for whole GPUs (DescribeInstanceTypes GpuInfo.Gpus[].GpuPartitionSize).
+        efa_interfaces: EFA interfaces the type takes (0: no EFA; NetworkInfo.EfaInfo).
+        local_storage_gb: instance-store NVMe, GB (InstanceStorageInfo.TotalSizeInGB).
     """
 
     name: str
@@ -97,7 +101,10 @@ class AwsInstance:
     vcpus: int
     memory_gib: float
     az_ids: dict[str, frozenset[str]]
-    price_per_hour: float
+    price_per_hour: float | None
+    gpu_fraction: float = 1.0
+    efa_interfaces: int = 0
+    local_storage_gb: int = 0
 
     @property
     def family(self) -> str:
@@ -114,12 +121,14 @@ class AwsGpuFamily:
         architecture: CPU architecture of every size of the family.
         accelerator_label: the ``k8s.amazonaws.com/accelerator`` label value.
         eks_nvidia_ami: whether the EKS NVIDIA AMIs support the family.
+        note: why not, when they do not.
     """
 
     family: str
     architecture: Literal["x86_64", "arm64"]
     accelerator_label: str
     eks_nvidia_ami: bool
+    note: str = ""
 
 
 class Catalog:
@@ -176,8 +185,9 @@ class Catalog:
             t = r["instance_type"]
             aws_az[t][r["region"]].add(r["availability_zone"])
             aws_shape[t] = r
-            price = float(r["price_per_hour"])
-            aws_price[t] = min(price, aws_price.get(t, price))
+            price = _price(r["price_per_hour"])  # a refreshed row of a new type may have none
+            if price is not None:
+                aws_price[t] = min(price, aws_price.get(t, price))
         for t, r in aws_shape.items():
             self._aws[t] = AwsInstance(
                 t,
@@ -186,7 +196,10 @@ class Catalog:
                 int(r["vcpus"]),
                 float(r["memory_gib"]),
                 {region: frozenset(ids) for region, ids in aws_az[t].items()},
-                aws_price[t],
+                aws_price.get(t),
+                float(r.get("gpu_fraction") or 1.0),
+                int(r.get("efa_interfaces") or 0),
+                int(r.get("local_storage_gb") or 0),
             )
         self._aws_families: dict[str, AwsGpuFamily] = {}
         for r in read_rows("aws_gpu_families.csv", data_dir):
@@ -194,7 +207,11 @@ class Catalog:
             if arch != "x86_64" and arch != "arm64":
                 raise ValueError(f"aws_gpu_families.csv: {r['family']}: architecture {arch!r}")
             self._aws_families[r["family"]] = AwsGpuFamily(
-                r["family"], arch, r["accelerator_label"], r["eks_nvidia_ami"] == "yes"
+                r["family"],
+                arch,
+                r["accelerator_label"],
+                r["eks_nvidia_ami"] == "yes",
+                r.get("note") or "",
             )
 
     @classmethod

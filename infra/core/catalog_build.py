@@ -10,6 +10,7 @@ import csv
 import io
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 # GPU counts a VM can take, up to the zone's maximumCardsPerInstance
 # (https://cloud.google.com/compute/docs/gpus: every GPU machine shape uses one of these).
@@ -127,3 +128,159 @@ def render(
     writer.writeheader()
     writer.writerows(rows)
     return out.getvalue()
+
+
+# --- AWS ---------------------------------------------------------------------------------------
+
+AWS_INSTANCE_COLUMNS = (
+    "instance_type",
+    "gpu_model",
+    "gpus",
+    "vcpus",
+    "memory_gib",
+    "region",
+    "availability_zone",
+    "price_per_hour",
+    "spot_price_per_hour",
+    "gpu_fraction",
+    "efa_interfaces",
+    "local_storage_gb",
+)
+AWS_FAMILY_COLUMNS = ("family", "architecture", "accelerator_label", "eks_nvidia_ami", "note")
+# What a family row says before someone checks the EKS AMI table for it.
+UNREVIEWED = (
+    "not reviewed: check https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html"
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AwsTypeInfo:
+    """The facts of one NVIDIA GPU instance type from EC2 ``DescribeInstanceTypes``."""
+
+    name: str
+    gpu_model: str
+    gpus: int
+    gpu_fraction: float
+    vcpus: int
+    memory_mib: int
+    architecture: str
+    efa_interfaces: int
+    local_storage_gb: int
+
+    @property
+    def family(self) -> str:
+        """``g4dn`` of ``g4dn.xlarge``."""
+        return self.name.split(".", 1)[0]
+
+
+def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
+    """One ``InstanceTypes[]`` item of DescribeInstanceTypes, or ``None`` if no NVIDIA GPU.
+
+    A fractional type (g6f) reports ``Count`` 0, ``LogicalGpuCount`` 1 and its share in
+    ``GpuPartitionSize``: the node sees one (partitioned) GPU.
+    """
+    gpu_info = item.get("GpuInfo")
+    if not isinstance(gpu_info, Mapping):
+        return None
+    gpus = [g for g in gpu_info.get("Gpus", []) if g.get("Manufacturer") == "NVIDIA"]
+    if not gpus:
+        return None
+    g = gpus[0]
+    count = int(g.get("Count") or 0)
+    fraction = float(g.get("GpuPartitionSize") or 1.0) if count == 0 else 1.0
+    if count == 0:
+        count = int(g.get("LogicalGpuCount") or 0)
+    if count == 0:
+        return None
+    archs = list(_get(item, "ProcessorInfo", "SupportedArchitectures") or [])
+    net = _get(item, "NetworkInfo") or {}
+    efa = int(_get(net, "EfaInfo", "MaximumEfaInterfaces") or 0) if net.get("EfaSupported") else 0
+    return AwsTypeInfo(
+        name=str(item["InstanceType"]),
+        gpu_model=str(g.get("Name")),
+        gpus=count,
+        gpu_fraction=fraction,
+        vcpus=int(_get(item, "VCpuInfo", "DefaultVCpus") or 0),
+        memory_mib=int(_get(item, "MemoryInfo", "SizeInMiB") or 0),
+        architecture="x86_64" if "x86_64" in archs else "arm64",
+        efa_interfaces=efa,
+        local_storage_gb=int(_get(item, "InstanceStorageInfo", "TotalSizeInGB") or 0),
+    )
+
+
+def _get(obj: Any, *keys: str) -> Any:
+    for k in keys:
+        if not isinstance(obj, Mapping):
+            return None
+        obj = obj.get(k)
+    return obj
+
+
+def aws_instance_rows(
+    types: Mapping[str, AwsTypeInfo],
+    offerings: Iterable[tuple[str, str, str]],
+    prices: Mapping[tuple[str, ...], tuple[str, str]],
+) -> list[dict[str, str]]:
+    """``aws_gpu_instances.csv`` rows: one per NVIDIA type and AZ ID offering it.
+
+    Args:
+        types: instance type -> facts (NVIDIA types only).
+        offerings: (region, AZ ID, instance type) from DescribeInstanceTypeOfferings.
+        prices: (type, region, AZ ID) -> (on-demand, spot) from the previous file; a type new to
+            the file gets its price from another AZ of the region, else none (unknown).
+    """
+    by_region: dict[tuple[str, str], tuple[str, str]] = {}
+    for (t, region, _), p in prices.items():
+        by_region.setdefault((t, region), p)
+    rows: list[dict[str, str]] = []
+    for region, az, t in offerings:
+        info = types.get(t)
+        if info is None:
+            continue
+        price, spot = prices.get((t, region, az)) or by_region.get((t, region), ("", ""))
+        rows.append(
+            {
+                "instance_type": t,
+                "gpu_model": info.gpu_model,
+                "gpus": str(info.gpus),
+                "vcpus": str(info.vcpus),
+                "memory_gib": f"{info.memory_mib / 1024:g}",
+                "region": region,
+                "availability_zone": az,
+                "price_per_hour": price,
+                "spot_price_per_hour": spot,
+                "gpu_fraction": "" if info.gpu_fraction == 1.0 else f"{info.gpu_fraction:g}",
+                "efa_interfaces": str(info.efa_interfaces),
+                "local_storage_gb": str(info.local_storage_gb),
+            }
+        )
+    rows.sort(key=lambda r: (r["instance_type"], r["region"], r["availability_zone"]))
+    return rows
+
+
+def aws_family_rows(
+    types: Mapping[str, AwsTypeInfo], previous: Iterable[Mapping[str, str]]
+) -> tuple[list[dict[str, str]], list[str]]:
+    """``aws_gpu_families.csv`` rows: the reviewed rows kept (architecture from the API when it
+    lists the family), and a row for every NVIDIA family the API lists that the file lacks.
+
+    Returns:
+        (rows sorted by family, families added unreviewed).
+    """
+    rows = {r["family"]: {c: r.get(c, "") for c in AWS_FAMILY_COLUMNS} for r in previous}
+    added: list[str] = []
+    for info in sorted(types.values(), key=lambda i: i.name):
+        row = rows.get(info.family)
+        if row is None:
+            label = "nvidia-" + info.gpu_model.lower().replace(" ", "-")
+            rows[info.family] = {
+                "family": info.family,
+                "architecture": info.architecture,
+                "accelerator_label": label,
+                "eks_nvidia_ami": "no",
+                "note": UNREVIEWED,
+            }
+            added.append(info.family)
+        else:
+            row["architecture"] = info.architecture
+    return [rows[f] for f in sorted(rows)], added

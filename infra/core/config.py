@@ -20,11 +20,13 @@ from typing import Any, Literal, get_args, get_origin
 import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from infra.core import rules
 from infra.core.config_eks import EksClusterSpec, EksPoolSpec
 from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
-from infra.core.errors import ConfigIssue, Issues, join_path
+from infra.core.errors import ConfigIssue, Issues, RuleError, did_you_mean, join_path, shown
+from infra.core.stackfile import read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -95,27 +97,16 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
 def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     """Read a stack file; returns (stack name, its ``config:`` mapping).
 
+    The one reader both CLIs use (``infra.plan`` and ``quota.check``), so they report the same
+    problems for the same file. Bytes, YAML, limits and root keys are checked by
+    ``infra.core.stackfile.read_stack_file``.
+
     Raises:
-        ConfigErrors: the file is missing, not YAML, or has no mapping under ``config``.
+        ConfigErrors: the file is missing, not UTF-8, not YAML, over a limit, or not a stack file.
     """
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
-    issues = Issues()
-    try:
-        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
-    except OSError as e:
-        issues.add(str(p), f"cannot read the stack file: {e.strerror}")
-        issues.raise_if_any()
-        raise AssertionError from e  # unreachable
-    except yaml.YAMLError as e:
-        issues.add(str(p), f"not valid YAML: {e}".replace("\n", " "))
-        issues.raise_if_any()
-        raise AssertionError from e  # unreachable
-    if doc is None:
-        doc = {}
-    if not isinstance(doc, dict) or not isinstance(doc.get("config", {}), dict):
-        issues.add("config", "the stack file must be a mapping with a 'config:' mapping")
-        issues.raise_if_any()
+    doc = read_stack_file(p)
     return name, dict(doc.get("config") or {})
 
 
@@ -152,13 +143,14 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     providers: dict[str, Any] = {}
     for key, value in raw.items():
         ns, sep, name = str(key).partition(":")
-        if not sep:
-            issues.add(str(key), f"config keys are namespaced; use '{PROJECT}:{key}'")
-        elif ns == PROJECT:
+        if ns == PROJECT and sep:
             if name in _PROJECT_KEYS:
                 own[name] = value
             else:
-                issues.add(name, f"unknown key; allowed: {', '.join(_PROJECT_KEYS)}")
+                hint = did_you_mean(name, _PROJECT_KEYS) or f"; allowed: {', '.join(_PROJECT_KEYS)}"
+                issues.add(shown(name)[1:-1], f"unknown key{hint}")
+        elif (problem := _foreign_key(str(key), value)) is not None:
+            issues.add(shown(str(key))[1:-1], problem)
         else:
             providers[str(key)] = value
 
@@ -187,6 +179,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     region, zone, project = _location(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
+    if cluster is not None:
+        _check_cluster_common(cluster, issues)
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     issues.raise_if_any()
@@ -211,6 +205,47 @@ def parse_file(path: str | Path) -> StackConfig:
     return parse(raw, name)
 
 
+# Provider namespaces whose keys this project reads or passes to its providers (Pulumi provider
+# config: https://www.pulumi.com/docs/iac/concepts/config/#provider-configuration-options).
+# The provider keys this project reads (for "did you mean" on a key missing its namespace).
+_PROVIDER_KEYS = ("gcp:project", "gcp:region", "gcp:zone", "aws:region")
+_PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "eks", "pulumi", "random", "tls", "command")
+
+
+def _foreign_key(key: str, value: Any) -> str | None:
+    """Why a config key outside ``gpu-infra:`` would be silently ignored, or ``None`` if it is fine.
+
+    Pulumi config keys are flat ``namespace:key`` (https://www.pulumi.com/docs/iac/concepts/config/);
+    a block of keys, a misspelt namespace or another project's namespace reaches nobody.
+    """
+    ns, sep, name = key.partition(":")
+    own_like = did_you_mean(ns, [PROJECT], cutoff=0.75)
+    if not sep:
+        if own_like and isinstance(value, dict):
+            inner = [f"'{PROJECT}:{k}'" for k in value if k in _PROJECT_KEYS][:3]
+            example = ", ".join(inner) or f"'{PROJECT}:platform'"
+            return (
+                "a block of keys is not read: Pulumi config keys are flat 'namespace:key'; "
+                f"did you mean {example}?"
+            )
+        if key in _PROJECT_KEYS or did_you_mean(key, _PROJECT_KEYS):
+            guess = key if key in _PROJECT_KEYS else did_you_mean(key, _PROJECT_KEYS)[17:-2]
+            return f"config keys are namespaced; did you mean '{PROJECT}:{guess}'?"
+        if hint := did_you_mean(key.replace("-", ":", 1), _PROVIDER_KEYS, cutoff=0.8):
+            return f"config keys are namespaced{hint}"
+        return f"config keys are namespaced ('{PROJECT}:<key>', 'gcp:<key>', 'aws:<key>')"
+    if ns in _PROVIDER_NAMESPACES:
+        return None
+    if own_like:
+        return f"namespace '{ns}' is not this project's; did you mean '{PROJECT}:{name}'?"
+    if name in _PROJECT_KEYS:
+        return (
+            f"'{ns}:' is another project's namespace and is not read; this project is "
+            f"'{PROJECT}': did you mean '{PROJECT}:{name}'?"
+        )
+    return None
+
+
 def _location(
     platform: str, cluster: Any, providers: Mapping[str, Any], issues: Issues
 ) -> tuple[str | None, str | None, str | None]:
@@ -220,8 +255,17 @@ def _location(
     loc: str = cluster.location
     if platform == "gke":
         project = providers.get("gcp:project")
-        if not isinstance(project, str) or not project:
-            issues.add("gcp:project", "required on gke stacks (the project the cluster lives in)")
+        if project is None or project == "":
+            hint = did_you_mean("gcp:project", [str(k) for k in providers], cutoff=0.8)
+            issues.add(
+                "gcp:project", f"required on gke stacks (the project the cluster lives in){hint}"
+            )
+        else:
+            try:
+                rules.check_gcp_project_id(project)
+            except ValueError as e:
+                issues.add("gcp:project", str(e))
+                project = None
         split = gcp_region_of(loc)
         if split is None:
             issues.add(
@@ -230,6 +274,8 @@ def _location(
             )
             return None, None, project if isinstance(project, str) else None
         region, zone = split
+        if not cluster.existing:  # an existing cluster is wherever it is
+            _check_gcp_location(region, zone, issues)
         given = providers.get("gcp:region")
         if given is not None and given != region:
             issues.add(
@@ -247,7 +293,8 @@ def _location(
             return None, None, None
         given = providers.get("aws:region")
         if given is None:
-            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}")
+            hint = did_you_mean("aws:region", [str(k) for k in providers], cutoff=0.8)
+            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}{hint}")
         elif given != loc:
             issues.add(
                 "aws:region",
@@ -258,6 +305,36 @@ def _location(
     return None, None, None
 
 
+@functools.cache
+def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
+    """Region -> zones with any GPU, from the catalog (zones and regions that exist for us)."""
+    from infra.core.catalog import Catalog  # the catalog only when a GKE stack needs it
+
+    catalog = Catalog.load()
+    out: dict[str, set[str]] = {}
+    for acc in catalog.gcp_accelerators():
+        for region in catalog.gcp_regions_offering(acc):
+            out.setdefault(region, set()).update(catalog.gcp_zones_offering(acc, region))
+    return {r: tuple(sorted(z)) for r, z in sorted(out.items())}
+
+
+def _check_gcp_location(region: str, zone: str | None, issues: Issues) -> None:
+    """The region (and zone) must be one the catalog lists with GPUs (gcp_accelerators.csv)."""
+    zones = _gcp_gpu_zones()
+    if region not in zones:
+        hint = did_you_mean(region, list(zones), cutoff=0.8)
+        issues.add(
+            "cluster.location",
+            f"{shown(region)} is not a GCP region with GPUs in the catalog{hint}",
+        )
+    elif zone is not None and zone not in zones[region]:
+        offered = ", ".join(zones[region])
+        issues.add(
+            "cluster.location",
+            f"{shown(zone)} is not a zone of {region} with GPUs in the catalog (those: {offered})",
+        )
+
+
 def _check_pools_common(pools: list[Any], issues: Issues) -> None:
     _check_unique([p.name for p in pools], "gpuPools", issues)
     for i, p in enumerate(pools):
@@ -266,6 +343,32 @@ def _check_pools_common(pools: list[Any], issues: Issues) -> None:
                 join_path("gpuPools", i, "minNodes"),
                 f"{p.min_nodes} is above maxNodes {p.max_nodes}",
             )
+        nodes = getattr(p, "nodes", None)  # on-prem pools list the nodes they already have
+        if nodes and len(nodes) > p.max_nodes:
+            issues.add(
+                join_path("gpuPools", i, "nodes"),
+                f"lists {len(nodes)} nodes, more than maxNodes {p.max_nodes}",
+            )
+        if nodes:
+            _check_unique_values(nodes, join_path("gpuPools", i, "nodes"), issues)
+
+
+def _check_cluster_common(cluster: Any, issues: Issues) -> None:
+    """The system pool obeys the GPU pools' rules (min <= max; its machine type is typed)."""
+    system = getattr(cluster, "system_pool", None)
+    if system is not None and system.min_nodes > system.max_nodes:
+        issues.add(
+            "cluster.systemPool.minNodes",
+            f"{system.min_nodes} is above maxNodes {system.max_nodes}",
+        )
+
+
+def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
+    seen: set[str] = set()
+    for i, v in enumerate(values):
+        if v in seen:
+            issues.add(join_path(path, i), f"{shown(v)} is listed twice")
+        seen.add(v)
 
 
 def _check_unique(names: list[str], path: str, issues: Issues) -> None:
@@ -292,36 +395,76 @@ def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
 
 
 def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigIssue]:
-    out: list[ConfigIssue] = []
+    """One ``<key path>: <reason>`` per problem; a union's per-member type errors become one."""
+    by_path: dict[str, list[str]] = {}
+    type_errors: dict[str, tuple[list[str], Any]] = {}
     for err in error.errors(include_url=False):
-        loc = [p for p in err["loc"] if not _is_union_tag(p)]
+        raw_loc = list(err["loc"])
+        loc = [p for p in raw_loc if not _is_union_tag(p)]
+        ctx = err.get("ctx") or {}
+        cause = ctx.get("error")
+        if isinstance(cause, RuleError):
+            loc += list(cause.at)
         path = join_path(root, *loc)
         kind = err["type"]
         value = err.get("input")
         if kind == "extra_forbidden":
             allowed = _allowed_keys(schema, loc[:-1])
-            hint = f"; allowed: {', '.join(allowed)}" if allowed else ""
-            reason = f"unknown key{hint}"
+            hint = did_you_mean(loc[-1], allowed) if allowed else ""
+            listed = f"; allowed: {', '.join(allowed)}" if allowed else ""
+            reason = f"unknown key{hint}{listed}"
         elif kind == "missing":
             reason = "required"
         elif kind == "literal_error":
-            expected = err.get("ctx", {}).get("expected", "")
-            reason = f"{value!r} is not allowed; expected {expected}"
+            expected = str(ctx.get("expected", ""))
+            choices = re.findall(r"'([^']*)'", expected)
+            hint = did_you_mean(value, choices) if choices else ""
+            reason = f"{shown(value)} is not allowed; expected {expected}{hint}"
         elif kind in ("value_error", "assertion_error"):
-            reason = (
-                str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-            )
+            reason = str(cause) if cause is not None else str(err["msg"])
+            reason = reason.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         else:
-            reason = f"{err['msg'][0].lower()}{err['msg'][1:]} (got {value!r})"
-        out.append(ConfigIssue(path, reason))
-    return out
+            msg = str(err["msg"])
+            if len(raw_loc) != len(loc) and msg.startswith("Input should be "):
+                # a union member's type error: merged below into one line per path
+                type_errors.setdefault(path, ([], value))[0].append(
+                    msg.removeprefix("Input should be ")
+                )
+                continue
+            reason = f"{msg[0].lower()}{msg[1:]} (got {shown(value)})"
+        by_path.setdefault(path, []).append(reason)
+    for path, (wants, value) in type_errors.items():
+        if path in by_path:
+            continue  # a member got further than a type error: its message is the useful one
+        alts = list(dict.fromkeys(wants))
+        joined = alts[0] if len(alts) == 1 else f"{', '.join(alts[:-1])} or {alts[-1]}"
+        by_path[path] = [f"input should be {joined} (got {shown(value)})"]
+    return [ConfigIssue(path, r) for path, reasons in by_path.items() for r in reasons]
 
 
 def _is_union_tag(part: Any) -> bool:
-    # pydantic puts the union member's type name into loc ("str", "list[str]", "GkeSharingSpec").
-    return isinstance(part, str) and (
-        part in ("str", "int", "bool", "list[str]", "dict[str,str]") or part[:1].isupper()
+    """pydantic puts a union member's name into ``loc`` (``str``, ``list[str]``, a model's class
+    name, ``function-after[...]``) and ``[key]`` for a dict key's own error; user keys are kept."""
+    if not isinstance(part, str):
+        return False
+    return (
+        part in ("str", "int", "bool", "float", "list[str]", "dict[str,str]", "[key]")
+        or part.startswith(("function-", "list[", "dict[", "json-or-python["))
+        or part in _model_names()
     )
+
+
+@functools.cache
+def _model_names() -> frozenset[str]:
+    seen: set[str] = set()
+    todo: list[type] = [BaseModel]
+    while todo:
+        cls = todo.pop()
+        for sub in cls.__subclasses__():
+            if sub.__name__ not in seen:
+                seen.add(sub.__name__)
+                todo.append(sub)
+    return frozenset(seen)
 
 
 def _allowed_keys(schema: Any, loc: list[Any]) -> list[str]:

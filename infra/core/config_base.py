@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from infra.core import rules
+
 # RFC 1123 label: Kubernetes object names, GKE pool names and EKS node-group names all accept it.
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
@@ -31,7 +33,7 @@ def _dns_label(max_len: int):
 # GKE node-pool names are limited to 40 characters; keep room for nothing else (the name is used as is).
 PoolName = Annotated[str, _dns_label(40)]
 ClusterName = Annotated[str, _dns_label(40)]
-NamespaceName = Annotated[str, _dns_label(63)]
+NamespaceName = rules.NamespaceName  # a DNS-1123 label
 
 
 class Model(BaseModel):
@@ -54,8 +56,8 @@ TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 class TaintSpec(Model):
     """An extra node taint, Kubernetes spelling (``NoSchedule``); each cloud maps it to its own enum."""
 
-    key: str = Field(min_length=1, max_length=253)
-    value: str = Field(default="", max_length=63)
+    key: rules.TaintKey
+    value: rules.TaintValue = ""
     effect: TaintEffect = "NoSchedule"
 
 
@@ -88,7 +90,7 @@ class PoolBase(Model):
     min_nodes: int = Field(default=0, ge=0, le=1000)
     max_nodes: int = Field(ge=1, le=1000)
     spot: bool = False
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: rules.NodeLabels = Field(default_factory=dict)
     taints: list[TaintSpec] = Field(default_factory=list)
     # Operator-level sharing and MIG (see infra.core.operator); on GKE exclusive with gpu.sharing.
     sharing: SharingSpec | None = None

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from infra.core import rules
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
@@ -28,7 +29,7 @@ AmiFamily = Literal["al2023", "bottlerocket"]
 AccessPolicy = Literal["cluster-admin", "admin", "edit", "view"]
 
 # AZ IDs (usw2-az1), not names: names map to different AZs in every account.
-AzId = str
+AzId = rules.AzId
 
 
 class EksGpuSpec(Model):
@@ -36,6 +37,18 @@ class EksGpuSpec(Model):
 
     type: str | None = None  # GPU model (T4, A10G) or the accelerator label (nvidia-tesla-t4)
     count: int | None = Field(default=None, ge=1, le=16)
+
+
+class EksCapacityReservationSpec(Model):
+    """Capacity reservations the group launches into (launch template
+    CapacityReservationSpecification): a given reservation (``id``: an ODCR or a Capacity
+    Block), or any that matches (``preference``). EC2 takes one of the two, not both."""
+
+    # EC2 capacity reservation IDs: cr- and 17 hex digits (EC2 API CapacityReservationId).
+    id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]{8,17}$")
+    # open: any open ODCR matching type/AZ, else plain on-demand; capacity-reservations-only:
+    # only in a reservation (launch fails without one); none: never in one.
+    preference: Literal["capacity-reservations-only", "open", "none"] | None = None
 
 
 class EksPoolSpec(PoolBase):
@@ -50,12 +63,21 @@ class EksPoolSpec(PoolBase):
     disk_size_gb: int = Field(default=100, ge=20, le=16384)
     # AZ IDs; default: every AZ offering all the group's types. Never empty: that plans no subnet.
     zones: list[AzId] | None = Field(default=None, min_length=1)
+    # One node group per AZ (with CA --balance-similar-node-groups): CA builds a group's template
+    # node from one AZ, so a multi-AZ group cannot scale up for a pod pinned to another AZ's EBS
+    # volume (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md "Common Notes").
+    group_per_zone: bool = False
+    # EFA interfaces, a cluster placement group, one AZ and local NVMe for ephemeral storage.
+    hpc: bool = False
+    capacity_reservation: EksCapacityReservationSpec | None = None
+    # ON_DEMAND / SPOT follow ``spot``; CAPACITY_BLOCK needs capacityReservation.id of the block.
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None = None
 
 
 class EksSystemPoolSpec(Model):
     """The small CPU node group that runs the cluster-autoscaler and other system pods."""
 
-    machine_type: str = "m6i.large"
+    machine_type: rules.Ec2InstanceType = "m6i.large"
     min_nodes: int = Field(default=2, ge=1, le=100)
     max_nodes: int = Field(default=3, ge=1, le=100)
     disk_size_gb: int = Field(default=50, ge=20, le=16384)
@@ -64,16 +86,19 @@ class EksSystemPoolSpec(Model):
 class EksVpcSpec(Model):
     """The network: a new VPC (``cidr``), or an existing one (``id`` + ``privateSubnets``)."""
 
-    cidr: str = Field(default="10.0.0.0/16", pattern=r"^10\.[0-9]{1,3}\.0\.0/16$")
+    cidr: rules.VpcCidr = "10.0.0.0/16"
     id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
     # AZ ID -> private subnet ID. AZ IDs let the offline plan keep only AZs offering a type.
     private_subnets: dict[AzId, str] | None = None
+    # New VPC only: one NAT gateway (cheaper; an AZ outage cuts every AZ's egress) or one per AZ
+    # (each AZ keeps egress on its own; one NAT hourly charge per AZ).
+    nat_gateways: Literal["single", "perAz"] = "single"
 
 
 class EksAccessEntrySpec(Model):
     """An IAM principal allowed into the cluster (EKS access entries, authentication mode API)."""
 
-    principal_arn: str = Field(pattern=r"^arn:aws[a-z-]*:(iam|sts)::[0-9]{12}:(role|user)/.+$")
+    principal_arn: rules.IamPrincipalArn
     policy: AccessPolicy = "cluster-admin"
     namespaces: list[str] | None = None  # scope the policy to these namespaces; default cluster
 
@@ -82,8 +107,11 @@ class EksAutoscalerSpec(Model):
     """The cluster-autoscaler Helm release."""
 
     enabled: bool = True
-    # "priority" is left out: it needs a ConfigMap of priorities this project does not create.
-    expander: Literal["least-waste", "random", "most-pods"] = "least-waste"
+    # "priority": gpu-infra writes the priorities ConfigMap (spot groups first, on-demand after).
+    expander: Literal["least-waste", "random", "most-pods", "priority"] = "least-waste"
+    # How the CA pod gets AWS credentials: IRSA (the cluster's IAM OIDC provider, created if
+    # missing) or EKS Pod Identity (the eks-pod-identity-agent add-on, no OIDC provider).
+    identity: Literal["irsa", "pod-identity"] = "irsa"
     # A GPU node counts as unneeded below this GPU utilisation (CA --scale-down-gpu-...).
     scale_down_gpu_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
     scale_down_unneeded_time: str = Field(default="10m", pattern=r"^[0-9]+[smh]$")
@@ -92,10 +120,10 @@ class EksAutoscalerSpec(Model):
 class EksClusterSpec(ClusterBase):
     """The EKS cluster: created with pulumi-eks or attached with ``existing: true``."""
 
-    kubernetes_version: str = Field(default="1.33", pattern=r"^1\.[0-9]{2}$")
+    kubernetes_version: rules.EksVersion = "1.33"
     vpc: EksVpcSpec = Field(default_factory=EksVpcSpec)
     endpoint_public_access: bool = True
-    public_access_cidrs: list[str] | None = None
+    public_access_cidrs: rules.PublicAccessCidrs | None = None
     system_pool: EksSystemPoolSpec = Field(default_factory=EksSystemPoolSpec)
     access_entries: list[EksAccessEntrySpec] = Field(default_factory=list)
     autoscaler: EksAutoscalerSpec = Field(default_factory=EksAutoscalerSpec)

@@ -10,6 +10,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from infra.core import rules
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
 # Driver modes map onto guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion
@@ -40,7 +41,7 @@ class ReservationSpec(Model):
     """Reservation affinity of a pool."""
 
     type: Literal["none", "any", "specific"] = "none"
-    name: str | None = None  # required for ``specific``
+    name: rules.ReservationName | None = None  # required for ``specific``
 
 
 class FlexStartSpec(Model):
@@ -94,7 +95,7 @@ class GkePoolSpec(PoolBase):
 class SystemPoolSpec(Model):
     """The small CPU pool that keeps system pods off GPU nodes."""
 
-    machine_type: str = "e2-standard-4"
+    machine_type: rules.GceMachineType = "e2-standard-4"
     min_nodes: int = Field(default=1, ge=0)
     max_nodes: int = Field(default=3, ge=1)
 
@@ -140,7 +141,9 @@ class GkeClusterSpec(ClusterBase):
     """The GKE cluster: created (regional by default) or attached with ``existing: true``."""
 
     release_channel: ReleaseChannel = "REGULAR"
-    min_master_version: str | None = None  # e.g. "1.33"; GKE-only sharing/config rules read it
+    min_master_version: rules.GkeVersion | None = (
+        None  # e.g. "1.33"; GKE-only sharing/config rules read it
+    )
     deletion_protection: bool = True
     network: str | None = None
     subnetwork: str | None = None

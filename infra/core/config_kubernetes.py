@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
+from infra.core import rules
 from infra.core.config_base import ClusterBase, Model, PoolBase
 
 # Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
@@ -46,11 +47,11 @@ class KubernetesPoolSpec(PoolBase):
     """
 
     gpu: OnPremGpuSpec
-    node_selector: dict[str, str] = Field(min_length=1)
+    node_selector: rules.Labels = Field(min_length=1)
     vcpus: int = Field(ge=1, le=4096)
     memory_gib: float = Field(gt=0, le=65536)
     driver: Literal["operator", "preinstalled"] = "operator"
-    nodes: list[str] = Field(default_factory=list)
+    nodes: list[rules.NodeName] = Field(default_factory=list)
 
 
 class KubernetesClusterSpec(ClusterBase):
@@ -65,7 +66,7 @@ class KubernetesClusterSpec(ClusterBase):
         distribution: how containerd runs on the nodes (decides the operator preset).
     """
 
-    kubeconfig: str | None = Field(default=None, min_length=1)
+    kubeconfig: rules.KubeconfigPath | None = None
     context: str | None = Field(default=None, min_length=1)
     distribution: Distribution = "containerd"
     existing: bool = True

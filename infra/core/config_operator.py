@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
+from infra.core import rules
 from infra.core.config_base import Model, NamespaceName
 from infra.core.config_kubernetes import Distribution
 
@@ -51,12 +52,12 @@ class GpuOperatorSpec(Model):
     enabled: bool = True
     version: str = Field(default=DEFAULT_OPERATOR_VERSION, pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
     preset: Preset | None = None
-    namespace: NamespaceName = "gpu-operator"
+    namespace: rules.OperatorNamespace = "gpu-operator"
     toolkit_env: dict[str, str | bool | int] = Field(default_factory=dict)
     values: dict[str, Any] = Field(default_factory=dict)
     # Helm waits for the operator and NFD pods; image pulls on a fresh cluster take minutes.
     timeout: int = Field(default=900, ge=60, le=3600)
-    smoke_test_image: str = Field(default=DEFAULT_SMOKE_TEST_IMAGE, min_length=1)
+    smoke_test_image: rules.ImageReference = DEFAULT_SMOKE_TEST_IMAGE
 
     @field_validator("toolkit_env")
     @classmethod
@@ -65,6 +66,7 @@ class GpuOperatorSpec(Model):
         if bad:
             verb = "is not an environment variable name" if len(bad) == 1 else "are not env names"
             raise ValueError(f"{', '.join(map(repr, bad))} {verb} (letters, digits, _)")
+        rules.check_toolkit_env(v)
         return v
 
 
@@ -92,7 +94,7 @@ class GpuNamespaceSpec(Model):
 
     name: NamespaceName
     gpus: int = Field(ge=0, le=100000)
-    labels: dict[str, str] = Field(default_factory=dict)
+    labels: rules.GpuNamespaceLabels = Field(default_factory=dict)
     kubeflow_profile: KubeflowProfileSpec | None = None
 
 
@@ -116,7 +118,7 @@ class JupyterImageSpec(Model):
 
     name: NamespaceName
     display_name: str | None = Field(default=None, min_length=1, max_length=100)
-    image: str = Field(min_length=1, max_length=512)
+    image: rules.ImageReference
 
     @field_validator("image")
     @classmethod

@@ -5,8 +5,57 @@ Problems are collected and raised once (``ConfigErrors``) so a user sees all of 
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
+
+# The offending value is shown at most this long (a 100 KB path is named, not echoed).
+MAX_VALUE = 80
+# One problem, one line: nothing a user must scroll through.
+MAX_LINE = 400
+
+
+def shown(value: Any, limit: int = MAX_VALUE) -> str:
+    """``repr(value)`` cut to ``limit`` characters, saying how long it was when cut.
+
+    Containers are summarised before ``repr`` so a huge (or alias-shared) value is never rendered whole.
+    """
+    if isinstance(value, dict | list | tuple | set) and len(value) > 8:
+        return f"<a {type(value).__name__} of {len(value)} items>"
+    text = _bounded_repr(value, limit + 1)
+    if len(text) <= limit:
+        return text
+    size = f" ({len(value)} characters)" if isinstance(value, str) else ""
+    return text[: limit - 1] + "\u2026" + size
+
+
+def _bounded_repr(value: Any, limit: int, depth: int = 0) -> str:
+    """``repr`` that stops once ``limit`` characters are produced (never walks a whole tree)."""
+    if isinstance(value, str):
+        return repr(value[:limit] + ("." if len(value) > limit else ""))[: limit + 1]
+    if depth > 4:
+        return "\u2026"
+    if isinstance(value, dict):
+        parts: list[str] = []
+        used = 2
+        for k, v in value.items():
+            part = f"{_bounded_repr(k, limit, depth + 1)}: {_bounded_repr(v, limit, depth + 1)}"
+            parts.append(part)
+            used += len(part) + 2
+            if used > limit:
+                break
+        return "{" + ", ".join(parts) + "}"
+    if isinstance(value, list | tuple):
+        parts = []
+        used = 2
+        for v in value:
+            parts.append(_bounded_repr(v, limit, depth + 1))
+            used += len(parts[-1]) + 2
+            if used > limit:
+                break
+        return "[" + ", ".join(parts) + "]"
+    return repr(value)[: limit + 1]
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,7 +71,9 @@ class ConfigIssue:
     reason: str
 
     def __str__(self) -> str:
-        return f"{self.path}: {self.reason}"
+        # A last guard: a reason built from a huge value still prints as one readable line.
+        line = f"{self.path}: {self.reason}".replace("\n", "\\n")
+        return line if len(line) <= MAX_LINE else line[: MAX_LINE - 1] + "\u2026"
 
 
 class ConfigErrors(Exception):
@@ -80,3 +131,23 @@ def join_path(*parts: str | int | None) -> str:
         else:
             out = p
     return out
+
+
+def did_you_mean(word: object, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """``"; did you mean 'x'?"`` for the closest choice (case and ``_``/``-`` ignored), else ``""``."""
+    if not isinstance(word, str):
+        return ""
+    norm = {c.lower().replace("_", "-").replace(" ", "-"): c for c in choices}
+    got = word.lower().replace("_", "-").replace(" ", "-")
+    if got in norm:
+        return f"; did you mean '{norm[got]}'?"
+    close = difflib.get_close_matches(got, list(norm), n=1, cutoff=cutoff)
+    return f"; did you mean '{norm[close[0]]}'?" if close else ""
+
+
+class RuleError(ValueError):
+    """A field rule's failure; ``at`` extends the key path below the field (a dict key, an index)."""
+
+    def __init__(self, reason: str, at: tuple[str | int, ...] = ()) -> None:
+        super().__init__(reason)
+        self.at = at

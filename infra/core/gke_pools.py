@@ -35,6 +35,7 @@ from infra.core.gke_rules import (
 )
 from infra.core.gke_series import series_of
 from infra.core.pools import PoolHints, Taint
+from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels
 
 _DRIVER_VERSION = {
@@ -342,7 +343,9 @@ def _gpu_shape(
     if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
         issues.add(
             join_path(gpu_path, "type"),
-            f"{gpu.type!r} is not a known GPU type; known: {', '.join(catalog.gcp_accelerators())}",
+            f"{gpu.type!r} is not a known GPU type"
+            f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
+            f"known: {', '.join(catalog.gcp_accelerators())}",
         )
         return None
     if family in _BUNDLED_FAMILIES:

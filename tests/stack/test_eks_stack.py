@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from infra import mockengine
-from infra.components import eks as components
+from infra.components import eks_nodes
 from infra.core import eks as core
 from infra.core.catalog import Catalog
 from infra.core.config import load_stack_file
@@ -27,6 +27,15 @@ K8S_EFFECT = {v: k for k, v in core.EKS_TAINT_EFFECT.items()}
 @pytest.fixture(scope="module")
 def rec() -> mockengine.Recording:
     return run_stack("eks-g4dn")
+
+
+def core_plan(raw: dict[str, Any]) -> core.EksPlan:
+    from infra.core.config import parse
+    from infra.core.plan import build_plan
+
+    p = build_plan(parse(raw, "eks-g4dn")).eks
+    assert p is not None
+    return p
 
 
 def raw_stack() -> dict[str, Any]:
@@ -66,7 +75,11 @@ def test_spot_variant_uses_spot_capacity(rec):
 
 def test_ca_tags_land_on_the_node_groups_asg(rec):
     for ng in gpu_groups(rec):
-        tags = [t for t in rec.of_type(TAG) if t.parent == ng.parent]
+        tags = [
+            t
+            for t in rec.of_type(TAG)
+            if t.parent == ng.parent and t.inputs["tag"]["key"].startswith(PREFIX)
+        ]
         assert tags, ng.name
         for t in tags:
             # The input is the node group's ASG name output: same value, and a dependency on it.
@@ -74,7 +87,7 @@ def test_ca_tags_land_on_the_node_groups_asg(rec):
             assert ng.urn in t.depends_on
             assert t.inputs["tag"]["propagateAtLaunch"] is False
         got = {t.inputs["tag"]["key"]: t.inputs["tag"]["value"] for t in tags}
-        pool = ng.inputs["nodeGroupName"]
+        pool = ng.name.removeprefix("ml-").removesuffix("-ng")
         assert got[PREFIX + "resources/nvidia.com/gpu"] == "1"
         assert got[PREFIX + "taint/nvidia.com/gpu"] == "true:NoSchedule"
         assert got[PREFIX + "label/nvidia.com/gpu.present"] == "true"
@@ -145,7 +158,29 @@ def test_launch_template_requires_imdsv2_and_encrypts_the_volume(rec):
     assert "diskSize" not in ng.inputs  # EKS rejects diskSize together with a launch template
 
 
-def test_desired_size_drift_is_ignored_on_every_node_group(monkeypatch):
+def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_config(monkeypatch):
+    # terraform-aws-eks#3306: "Minimum capacity 8 can't be greater than desired size 4" when the
+    # (ignored) desired size stays below a raised minimum. The live desired size is read and
+    # clamped into [min, max], so the update EKS gets is valid.
+    raw = raw_stack()
+    raw["gpu-infra:gpuPools"][0]["minNodes"] = 3
+    raw["gpu-infra:cluster"]["systemPool"] = {"minNodes": 3, "maxNodes": 4}
+    plan = core_plan(raw)
+    gpu = plan.groups[0].node_groups[0].name
+    assert plan.system is not None
+    live = {gpu: 1, plan.system.node_group_name: 2, plan.groups[1].node_groups[0].name: 7}
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups=live))
+    rec = run_stack(raw, "eks-g4dn")
+    scaling = {r.name: r.inputs["scalingConfig"] for r in rec.of_type(NODE_GROUP)}
+    assert scaling["ml-gpu-t4-ng"] == {"minSize": 3, "maxSize": 20, "desiredSize": 3}
+    assert scaling["ml-system"] == {"minSize": 3, "maxSize": 4, "desiredSize": 3}
+    # The autoscaler's value is kept where it is valid.
+    assert scaling["ml-gpu-t4-spot-ng"]["desiredSize"] == 7
+    for s in scaling.values():
+        assert s["minSize"] <= s["desiredSize"] <= s["maxSize"]
+
+
+def test_no_node_group_ignores_desired_size_changes(monkeypatch):
     seen: dict[str, list[str]] = {}
     original = mockengine.RecordingMonitor.RegisterResource
 
@@ -157,12 +192,16 @@ def test_desired_size_drift_is_ignored_on_every_node_group(monkeypatch):
     monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
     run_stack("eks-g4dn")
     assert set(seen) == {"ml-system", "ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"}
-    assert all(v == ["scalingConfig.desiredSize"] for v in seen.values())
+    assert all(v == [] for v in seen.values())
 
 
 def test_gpu_groups_wait_for_the_cluster_and_node_role_policies(rec):
     cluster = rec.one("eks:index:Cluster")
-    attachments = {r.urn for r in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")}
+    attachments = {
+        r.urn
+        for r in rec.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+        if r.name.startswith("ml-nodes-")
+    }
     for ng in gpu_groups(rec):
         assert cluster.urn in ng.depends_on and attachments <= set(ng.depends_on)
 
@@ -191,7 +230,14 @@ def test_autoscaler_release_is_pinned_and_discovers_by_cluster_name(rec):
     assert rel.inputs["version"] == "9.52.1"
     assert rel.inputs["repositoryOpts"] == {"repo": "https://kubernetes.github.io/autoscaler"}
     values = rel.inputs["values"]
-    assert values["autoDiscovery"] == {"clusterName": "ml"}
+    assert values["autoDiscovery"] == {
+        "clusterName": "ml",
+        "tags": [
+            "k8s.io/cluster-autoscaler/enabled",
+            "k8s.io/cluster-autoscaler/ml",
+            "gpu-infra/autoscaler/ml/eks-g4dn",
+        ],
+    }
     assert values["extraArgs"]["expander"] == "least-waste"
     assert "scale-down-gpu-utilization-threshold" in values["extraArgs"]
 
@@ -205,9 +251,9 @@ def test_autoscaler_runs_on_the_system_group_after_it_exists(rec):
 
 def test_autoscaler_uses_an_irsa_role_for_its_service_account_only(rec):
     rel = rec.one(RELEASE, "ml-ca-release")
-    role = rec.one("aws:iam/role:Role", "ml-ca-irsa")
+    role = rec.one("aws:iam/role:Role", "ml-ca-role")
     sa = rel.inputs["values"]["rbac"]["serviceAccount"]
-    assert sa["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/ml-ca-irsa")
+    assert sa["annotations"]["eks.amazonaws.com/role-arn"].endswith(":role/ml-ca-role")
     assert role.urn in rel.depends_on
     trust = json.loads(role.inputs["assumeRolePolicy"])
     (stmt,) = trust["Statement"]
@@ -218,13 +264,28 @@ def test_autoscaler_uses_an_irsa_role_for_its_service_account_only(rec):
     assert sub == "system:serviceaccount:kube-system:cluster-autoscaler"
 
 
-def test_autoscaler_policy_changes_only_this_clusters_asgs(rec):
-    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "ml-ca-irsa").inputs["policy"])
+def test_autoscaler_policy_changes_only_asgs_tagged_for_this_stack(rec):
+    policy = json.loads(rec.one("aws:iam/rolePolicy:RolePolicy", "ml-ca-policy").inputs["policy"])
     writes = [s for s in policy["Statement"] if "autoscaling:SetDesiredCapacity" in s["Action"]]
     assert writes and all(
-        s["Condition"]["StringEquals"] == {"aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned"}
+        s["Condition"]["StringEquals"]
+        == {"aws:ResourceTag/gpu-infra/autoscaler/ml/eks-g4dn": "owned"}
         for s in writes
     )
+
+
+def test_every_asg_of_the_stack_carries_the_tag_the_autoscaler_discovers_and_may_scale(rec):
+    tag = "gpu-infra/autoscaler/ml/eks-g4dn"
+    discovered = rec.one(RELEASE, "ml-ca-release").inputs["values"]["autoDiscovery"]["tags"]
+    assert tag in discovered
+    for ng in rec.of_type(NODE_GROUP):
+        asg = asg_name_of(ng)
+        tagged = [
+            t
+            for t in rec.of_type(TAG)
+            if t.inputs["autoscalingGroupName"] == asg and t.inputs["tag"]["key"] == tag
+        ]
+        assert [t.inputs["tag"]["value"] for t in tagged] == ["owned"], ng.name
 
 
 def test_kubeconfig_is_a_secret_output(rec):
@@ -254,7 +315,11 @@ def test_bottlerocket_group_sizes_its_data_volume():
     rec = run_stack(raw, "eks-br")
     assert rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs["amiType"] == "BOTTLEROCKET_x86_64_NVIDIA"
     lt = rec.one("aws:ec2/launchTemplate:LaunchTemplate", "ml-gpu-t4-lt")
-    assert lt.inputs["blockDeviceMappings"][0]["deviceName"] == "/dev/xvdb"
+    os_volume, data = lt.inputs["blockDeviceMappings"]
+    assert data["deviceName"] == "/dev/xvdb" and data["ebs"]["volumeSize"] == 100
+    # Root volumes encrypted on Bottlerocket too: its OS volume is asked for encrypted.
+    assert os_volume["deviceName"] == "/dev/xvda" and "volumeSize" not in os_volume["ebs"]
+    assert data["ebs"]["encrypted"] == os_volume["ebs"]["encrypted"] == "true"
 
 
 def test_every_node_group_including_system_requires_imdsv2(rec):
@@ -294,7 +359,7 @@ def test_tag_keys_differing_only_by_slash_and_dash_get_distinct_tag_resources():
 def test_harness_fails_a_stack_that_registers_one_urn_twice(monkeypatch):
     # The old suffix mapped "/" to "-", so the two labels above became one child name.
     monkeypatch.setattr(
-        components, "_tag_suffix", lambda key: key.removeprefix(PREFIX).replace("/", "-")
+        eks_nodes, "_tag_suffix", lambda key: key.removeprefix(PREFIX).replace("/", "-")
     )
     with pytest.raises(AssertionError, match="registered more than once"):
         run_stack(labels_that_differ_only_by_slash_and_dash(), "eks-labels")

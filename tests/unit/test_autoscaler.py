@@ -132,18 +132,33 @@ def test_chart_version_is_pinned_once_as_an_exact_semver():
     assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", ca.CHART_VERSION)
 
 
-def test_helm_values_discover_by_cluster_name_and_scale_down_by_gpu_use():
-    values: dict[str, Any] = ca.helm_values(
-        cluster_name="ml",
-        region="us-west-2",
-        image_tag="v1.33.1",
-        expander="least-waste",
-        gpu_threshold=0.5,
-        unneeded_time="10m",
-        node_selector={"gpu-infra/pool": "system"},
-    )
-    assert values["autoDiscovery"] == {"clusterName": "ml"}
-    assert values["image"]["tag"] == "v1.33.1"
+def values_of(**kw: Any) -> dict[str, Any]:
+    args: dict[str, Any] = {
+        "cluster_name": "ml",
+        "region": "us-west-2",
+        "image_tag": "v1.33.6",
+        "expander": "least-waste",
+        "gpu_threshold": 0.5,
+        "unneeded_time": "10m",
+        "node_selector": {"gpu-infra/pool": "system"},
+        "discovery_tag": ca.stack_tag("ml", "prod"),
+        "balance_similar": False,
+    }
+    return ca.helm_values(**(args | kw))
+
+
+def test_helm_values_discover_only_this_stacks_groups_and_scale_down_by_gpu_use():
+    values = values_of()
+    # Every listed key must exist on an ASG: EKS's two cluster tags AND this stack's tag.
+    assert values["autoDiscovery"] == {
+        "clusterName": "ml",
+        "tags": [
+            "k8s.io/cluster-autoscaler/enabled",
+            "k8s.io/cluster-autoscaler/ml",
+            "gpu-infra/autoscaler/ml/prod",
+        ],
+    }
+    assert values["image"]["tag"] == "v1.33.6"
     args = values["extraArgs"]
     assert args["expander"] == "least-waste"
     assert args["scale-down-gpu-utilization-threshold"] == "0.5"
@@ -151,8 +166,35 @@ def test_helm_values_discover_by_cluster_name_and_scale_down_by_gpu_use():
     assert values["nodeSelector"] == {"gpu-infra/pool": "system"}
 
 
-def test_iam_policy_scales_only_asgs_owned_by_this_cluster():
-    policy: dict[str, Any] = ca.iam_policy("ml", "us-west-2", "aws")
+def test_skip_nodes_with_system_pods_is_left_at_its_default():
+    # README "Common Notes and Gotchas": by default CA does not remove nodes running
+    # (non-DaemonSet) kube-system pods; gpu-infra has no reason to override it.
+    assert "skip-nodes-with-system-pods" not in values_of()["extraArgs"]
+
+
+def test_balance_similar_node_groups_follows_group_per_zone():
+    assert values_of()["extraArgs"]["balance-similar-node-groups"] == "false"
+    assert values_of(balance_similar=True)["extraArgs"]["balance-similar-node-groups"] == "true"
+
+
+def test_priority_expander_puts_spot_groups_before_on_demand():
+    text = ca.priority_config(["gpu-spot-1a2b3c4d"], ["gpu-0a0b0c0d"])
+    import yaml
+
+    prios = yaml.safe_load(text)
+    assert prios == {20: ["^eks-gpu-spot-1a2b3c4d-.*$"], 10: ["^eks-gpu-0a0b0c0d-.*$"]}
+    values = values_of(expander="priority", priorities=text)
+    assert values["expanderPriorities"] == text and values["extraArgs"]["expander"] == "priority"
+
+
+@pytest.mark.parametrize("minor", ["1.33", "1.34", "1.35"])
+def test_autoscaler_image_is_pinned_for_current_kubernetes_minors(minor):
+    tag = ca.image_tag(minor)
+    assert tag is not None and tag.startswith(f"v{minor}.")
+
+
+def test_iam_policy_scales_only_asgs_tagged_for_this_stack():
+    policy: dict[str, Any] = ca.iam_policy("ml", "us-west-2", "aws", ca.stack_tag("ml", "prod"))
     statements = {s["Sid"]: s for s in policy["Statement"]}
     write = statements["ScaleOwnAsgs"]
     assert set(write["Action"]) == {
@@ -160,7 +202,7 @@ def test_iam_policy_scales_only_asgs_owned_by_this_cluster():
         "autoscaling:TerminateInstanceInAutoScalingGroup",
     }
     assert write["Condition"] == {
-        "StringEquals": {"aws:ResourceTag/k8s.io/cluster-autoscaler/ml": "owned"}
+        "StringEquals": {"aws:ResourceTag/gpu-infra/autoscaler/ml/prod": "owned"}
     }
     assert statements["DescribeOwnNodegroups"]["Resource"] == (
         "arn:aws:eks:us-west-2:*:nodegroup/ml/*/*"

@@ -9,21 +9,27 @@ from pathlib import Path
 import pytest
 
 from infra import plan as plan_cli
+from infra.core.errors import MAX_LINE
+from quota import check as quota_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 BAD = sorted((ROOT / "tests" / "badconfig").glob("*.yaml"))
 
 
 def expected_paths(path: Path) -> list[str]:
+    """The ``# expect:`` lines; ``<file>`` stands for the file's path (YAML-level problems).
+
+    Read as bytes: some files are deliberately not UTF-8 below their ASCII header.
+    """
     return [
-        line.split(":", 1)[1].strip()
-        for line in path.read_text().splitlines()
+        line.split(":", 1)[1].strip().replace("<file>", str(path))
+        for line in path.read_bytes().decode("ascii", "replace").splitlines()
         if line.startswith("# expect:")
     ]
 
 
-def test_corpus_has_at_least_twenty_bad_stack_files():
-    assert len(BAD) >= 20
+def test_corpus_has_at_least_120_bad_stack_files_each_naming_its_key_path():
+    assert len(BAD) >= 120
     assert all(expected_paths(p) for p in BAD)
 
 
@@ -36,6 +42,15 @@ def test_bad_stack_exits_2_naming_the_key_path(path, capsys):
     for expected in expected_paths(path):
         assert any(line.startswith(f"{expected}: ") for line in lines), (expected, err)
     assert "Traceback" not in err
+    assert all(len(line) <= MAX_LINE for line in lines)
+
+
+@pytest.mark.parametrize("path", BAD, ids=[p.stem for p in BAD])
+def test_quota_check_reports_the_same_problems_as_plan(path, capsys):
+    assert plan_cli.main(["--config", str(path)]) == 2
+    from_plan = capsys.readouterr().err
+    assert quota_cli.main(["--config", str(path), "--offline"]) == 2
+    assert capsys.readouterr().err == from_plan
 
 
 def test_bad_config_in_a_subprocess_prints_no_traceback():

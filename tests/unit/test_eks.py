@@ -199,7 +199,7 @@ def test_type_not_offered_in_the_region_is_an_error_naming_where_it_is(catalog: 
     )
     assert "eu-west-1" not in aws(catalog, "g6.xlarge").az_ids
     reason = errors_of(cfg)["gpuPools[0].machineType"]
-    assert "no AZ of eu-west-1 offers g6.xlarge" in reason and "us-east-1" in reason
+    assert "g6.xlarge is not offered in eu-west-1" in reason and "us-east-1" in reason
 
 
 def test_subnet_az_of_another_region_is_rejected():
@@ -347,9 +347,13 @@ def test_asg_tags_are_derived_from_the_group_labels_taints_and_gpu_count():
     expected = {f"{prefix}label/{k}": v for k, v in g.labels.items()}
     expected |= {f"{prefix}taint/{t.key}": f"{t.value}:{t.effect}" for t in g.taints}
     expected[f"{prefix}resources/nvidia.com/gpu"] = "4"
+    expected[f"{prefix}resources/ephemeral-storage"] = "89Gi"  # 100 GiB x 0.9 - 1 GiB
     assert dict(g.asg_tags) == expected
     assert g.asg_tags[f"{prefix}taint/dedicated"] == "train:NoExecute"
-    assert g.node_group_tags == {f"{prefix}resources/nvidia.com/gpu": "4"}
+    assert g.node_group_tags == {
+        f"{prefix}resources/nvidia.com/gpu": "4",
+        f"{prefix}resources/ephemeral-storage": "89Gi",
+    }
 
 
 def test_template_tags_up_to_the_budget_plan_and_one_more_is_rejected():
@@ -377,7 +381,8 @@ def test_reserved_labels_and_a_second_gpu_taint_are_rejected():
 
 
 def test_label_keys_too_long_for_an_asg_tag_key_are_rejected():
-    errs = errors_of(eks_config({"labels": {"example.com/" + "k" * 80: "v"}}))
+    # A valid Kubernetes label key (long prefix, short name) whose ASG tag key passes 128 characters.
+    errs = errors_of(eks_config({"labels": {"k" * 80 + ".example.com/gpu": "v"}}))
     assert "128" in errs["gpuPools[0].labels"]
 
 

@@ -1,0 +1,142 @@
+"""The EKS network component: a new VPC (subnets per AZ ID, NAT, S3 endpoint) or the given one.
+
+Thin: ``infra.core.eks_network.EksNetworkPlan`` decides every subnet, route and NAT gateway.
+"""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.core import eks as core
+
+
+class EksNetwork(pulumi.ComponentResource):
+    """A VPC with a private and a public subnet per AZ ID, NAT gateway(s) and an S3 endpoint,
+    or the given subnets. Subnets are created by AZ *ID* (not name): the plan filtered by ID."""
+
+    subnets: dict[str, pulumi.Input[str]]
+
+    def __init__(
+        self,
+        name: str,
+        plan: core.EksNetworkPlan,
+        cluster_name: str,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:Network", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self.subnets = {}
+        vpc_id: pulumi.Input[str] | None = plan.vpc_id
+        if plan.create:
+            assert plan.cidr is not None
+            owned = {f"kubernetes.io/cluster/{cluster_name}": "shared"}
+            vpc = aws.ec2.Vpc(
+                f"{name}-vpc",
+                aws.ec2.VpcArgs(
+                    cidr_block=plan.cidr,
+                    enable_dns_hostnames=True,  # EKS private endpoint and nodes need DNS names
+                    enable_dns_support=True,
+                    tags={"Name": f"{cluster_name}-vpc"},
+                ),
+                opts=child,
+            )
+            vpc_id = vpc.id
+            igw = aws.ec2.InternetGateway(
+                f"{name}-igw", aws.ec2.InternetGatewayArgs(vpc_id=vpc.id), opts=child
+            )
+            public_rt = aws.ec2.RouteTable(
+                f"{name}-public",
+                aws.ec2.RouteTableArgs(
+                    vpc_id=vpc.id,
+                    routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                ),
+                opts=child,
+            )
+            nats: dict[str, aws.ec2.NatGateway] = {}
+            for az, cidr in plan.public_cidrs.items():
+                public = aws.ec2.Subnet(
+                    f"{name}-public-{az}",
+                    aws.ec2.SubnetArgs(
+                        vpc_id=vpc.id,
+                        cidr_block=cidr,
+                        availability_zone_id=az,
+                        # Internet-facing load balancers go here (AWS Load Balancer Controller
+                        # subnet discovery, https://docs.aws.amazon.com/eks/latest/userguide/
+                        # network-load-balancing.html).
+                        tags={
+                            "Name": f"{cluster_name}-public-{az}",
+                            "kubernetes.io/role/elb": "1",
+                            **owned,
+                        },
+                    ),
+                    opts=child,
+                )
+                aws.ec2.RouteTableAssociation(
+                    f"{name}-public-{az}",
+                    aws.ec2.RouteTableAssociationArgs(
+                        subnet_id=public.id, route_table_id=public_rt.id
+                    ),
+                    opts=child,
+                )
+                if az in plan.nat_az_ids:
+                    eip = aws.ec2.Eip(f"{name}-nat-{az}", aws.ec2.EipArgs(domain="vpc"), opts=child)
+                    nats[az] = aws.ec2.NatGateway(
+                        f"{name}-nat-{az}",
+                        aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id),
+                        opts=child,
+                    )
+            private_rts: dict[str, aws.ec2.RouteTable] = {}
+            for az in sorted(set(plan.nat_az_ids)):
+                private_rts[az] = aws.ec2.RouteTable(
+                    f"{name}-private-{az}",
+                    aws.ec2.RouteTableArgs(
+                        vpc_id=vpc.id,
+                        routes=[
+                            aws.ec2.RouteTableRouteArgs(
+                                cidr_block="0.0.0.0/0", nat_gateway_id=nats[az].id
+                            )
+                        ],
+                    ),
+                    opts=child,
+                )
+            if plan.s3_gateway_endpoint:
+                # Gateway endpoints carry no data charge; S3 traffic (ECR image layers) skips NAT
+                # (https://docs.aws.amazon.com/vpc/latest/privatelink/vpc-endpoints-s3.html).
+                aws.ec2.VpcEndpoint(
+                    f"{name}-s3",
+                    aws.ec2.VpcEndpointArgs(
+                        vpc_id=vpc.id,
+                        service_name=f"com.amazonaws.{plan.region}.s3",
+                        vpc_endpoint_type="Gateway",
+                        route_table_ids=[rt.id for rt in private_rts.values()],
+                    ),
+                    opts=child,
+                )
+            for az, cidr in plan.subnet_cidrs.items():
+                subnet = aws.ec2.Subnet(
+                    f"{name}-{az}",
+                    aws.ec2.SubnetArgs(
+                        vpc_id=vpc.id,
+                        cidr_block=cidr,
+                        availability_zone_id=az,
+                        tags={
+                            "Name": f"{cluster_name}-private-{az}",
+                            "kubernetes.io/role/internal-elb": "1",
+                            **owned,
+                        },
+                    ),
+                    opts=child,
+                )
+                aws.ec2.RouteTableAssociation(
+                    f"{name}-{az}",
+                    aws.ec2.RouteTableAssociationArgs(
+                        subnet_id=subnet.id, route_table_id=private_rts[plan.nat_for(az)].id
+                    ),
+                    opts=child,
+                )
+                self.subnets[az] = subnet.id
+        else:
+            self.subnets = dict(plan.private_subnets)
+        self.vpc_id = vpc_id
+        self.register_outputs({"vpcId": vpc_id, "subnets": self.subnets})

@@ -1,0 +1,366 @@
+"""EKS node groups: launch templates, managed node groups and their CA tags.
+
+Thin: every value comes from ``infra.core.eks_groups``. Two deploy-time reads: the AZ offering of
+each group's instance types (narrows planned subnets if AWS withdrew a type; never widens them),
+and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
+value and stays inside the new [min, max]).
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.core import autoscaler as ca
+from infra.core import eks as core
+
+# nodeadm user data: RAID0 the instance-store NVMe for kubelet and containerd
+# (https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy). EKS merges a
+# MIME multipart part into its own bootstrap for managed node groups without a custom AMI
+# (https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html#launch-template-user-data).
+_RAID0_USER_DATA = """MIME-Version: 1.0
+Content-Type: multipart/mixed; boundary="GPUINFRA"
+
+--GPUINFRA
+Content-Type: application/node.eks.aws
+
+apiVersion: node.eks.aws/v1alpha1
+kind: NodeConfig
+spec:
+  instance:
+    localStorage:
+      strategy: RAID0
+
+--GPUINFRA--
+"""
+
+
+def launch_template(
+    parent: pulumi.Resource,
+    name: str,
+    node_name: str,
+    *,
+    ami_type: str,
+    disk_gib: int,
+    group: core.EksGroupPlan | None = None,
+    security_group_id: pulumi.Input[str] | None = None,
+    placement_group: pulumi.Input[str] | None = None,
+) -> aws.ec2.LaunchTemplate:
+    """A node launch template: IMDSv2 only, pods cut off from IMDS, encrypted gp3 volumes.
+
+    For hpc groups also EFA interfaces, the placement group and local NVMe; for a capacity
+    reservation or Capacity Block its target.
+    """
+    bottlerocket = ami_type.startswith("BOTTLEROCKET")
+    volumes = [
+        aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+            device_name="/dev/xvdb" if bottlerocket else "/dev/xvda",
+            ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                volume_size=disk_gib,
+                volume_type="gp3",
+                encrypted="true",
+                delete_on_termination="true",
+            ),
+        )
+    ]
+    if bottlerocket:
+        # Bottlerocket's OS volume (/dev/xvda) keeps the AMI's size but is encrypted too: an EBS
+        # volume is encrypted only if asked (or by the account default).
+        volumes.insert(
+            0,
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name="/dev/xvda",
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_type="gp3", encrypted="true", delete_on_termination="true"
+                ),
+            ),
+        )
+    extra: dict[str, Any] = {}
+    if group is not None and group.efa_interfaces:
+        assert security_group_id is not None
+        # One EFA per network card: card 0 carries the primary ENA+EFA interface (device 0),
+        # the others EFA-only interfaces at device 1 (https://docs.aws.amazon.com/AWSEC2/latest/
+        # UserGuide/efa-acc-inst-types.html). With interfaces in the template EKS adds no
+        # security group itself, so the cluster security group is named here: it allows all
+        # traffic among its members, which EFA requires ("Amazon EKS security group
+        # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
+        extra["network_interfaces"] = [
+            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                network_card_index=k,
+                device_index=0 if k == 0 else 1,
+                interface_type="efa" if k == 0 else "efa-only",
+                security_groups=[security_group_id],
+                delete_on_termination="true",
+            )
+            for k in range(group.efa_interfaces)
+        ]
+    if placement_group is not None:
+        extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
+    if group is not None and group.local_nvme:
+        extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
+    if group is not None and group.capacity_reservation_id is not None:
+        # A target or a preference, never both (EC2 CapacityReservationSpecification).
+        target = (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        )
+        extra["capacity_reservation_specification"] = (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_target=target
+            )
+        )
+    elif group is not None and group.capacity_reservation_preference is not None:
+        extra["capacity_reservation_specification"] = (
+            aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+                capacity_reservation_preference=group.capacity_reservation_preference
+            )
+        )
+    if group is not None and group.capacity_type == "CAPACITY_BLOCK":
+        # EKS: the launch template names the block's market type and instance type
+        # (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html).
+        extra["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
+            market_type="capacity-block"
+        )
+        extra["instance_type"] = group.instance_types[0]
+    return aws.ec2.LaunchTemplate(
+        name,
+        aws.ec2.LaunchTemplateArgs(
+            description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
+            update_default_version=True,
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",  # IMDSv2 only
+                # 1 hop: pods (one hop further) cannot read the node role's credentials; they
+                # use IRSA / Pod Identity. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
+                http_put_response_hop_limit=1,
+            ),
+            block_device_mappings=volumes,
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(
+                    resource_type="instance", tags={"Name": node_name}
+                )
+            ],
+            **extra,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def live_desired_size(
+    cluster_name: pulumi.Input[str],
+    existing: pulumi.Output[list[str]],
+    node_group_name: str,
+    min_size: int,
+    max_size: int,
+    region: str,
+    parent: pulumi.Resource,
+) -> pulumi.Output[int]:
+    """The desired size to send: the group's live value clamped into [min, max], else min."""
+
+    def pick(args: list[Any]) -> pulumi.Input[int]:
+        name, names = str(args[0]), list(args[1] or [])
+        if node_group_name not in names:  # a new group (DescribeNodegroup would fail)
+            return core.desired_size(None, min_size, max_size)
+        found = aws.eks.get_node_group_output(
+            cluster_name=name,
+            node_group_name=node_group_name,
+            region=region,
+            opts=pulumi.InvokeOutputOptions(parent=parent),
+        )
+        return found.scaling_configs.apply(
+            lambda sc: core.desired_size(sc[0].desired_size if sc else None, min_size, max_size)
+        )
+
+    return pulumi.Output.all(cluster_name, existing).apply(pick)
+
+
+class EksGpuNodeGroup(pulumi.ComponentResource):
+    """One GPU pool: its managed node group(s) plus the cluster-autoscaler tags on each ASG.
+
+    Built on ``aws.eks.NodeGroup`` rather than pulumi-eks ``ManagedNodeGroup``: the latter is a
+    remote component whose ``aws.eks.NodeGroup`` child (and so the ASG name) is invisible to this
+    program, while the ASG name is exactly what the ``aws.autoscaling.Tag`` resources need. EKS
+    resolves the AMI from ``ami_type`` itself.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        group: core.EksGroupPlan,
+        *,
+        cluster_name: pulumi.Input[str],
+        existing_groups: pulumi.Output[list[str]],
+        region: str,
+        stack_tag: str,
+        subnets: Mapping[str, pulumi.Input[str]],
+        node_role_arn: pulumi.Input[str],
+        security_group_id: pulumi.Input[str] | None,
+        depends_on: Sequence[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:GpuNodeGroup", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        pg = None
+        if group.placement_group:
+            pg = aws.ec2.PlacementGroup(
+                f"{name}-pg",
+                # Cluster strategy: one AZ, low-latency network for EFA collectives
+                # (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/placement-strategies.html).
+                aws.ec2.PlacementGroupArgs(strategy="cluster", tags={"gpu-infra/pool": group.name}),
+                opts=child,
+            )
+        lt = launch_template(
+            self,
+            f"{name}-lt",
+            f"{group.name}",
+            ami_type=group.ami_type,
+            disk_gib=group.disk_size_gib,
+            group=group,
+            security_group_id=security_group_id,
+            placement_group=pg.name if pg is not None else None,
+        )
+        offered = _offered_subnets(self, group, region, subnets)
+        self.asg_names: list[pulumi.Output[str]] = []
+        for ng in group.node_groups:
+            ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
+            key = ng.az_ids[0] if group.group_per_zone else "ng"
+            node_group = aws.eks.NodeGroup(
+                f"{name}-{key}",
+                aws.eks.NodeGroupArgs(
+                    cluster_name=cluster_name,
+                    node_group_name=ng.name,
+                    node_role_arn=node_role_arn,
+                    subnet_ids=ng_subnets,
+                    # A Capacity Block's launch template names the type (EKS rejects both).
+                    instance_types=(
+                        None
+                        if group.capacity_type == "CAPACITY_BLOCK"
+                        else list(group.instance_types)
+                    ),
+                    ami_type=group.ami_type,  # explicit: the GPU AMI is not chosen otherwise
+                    capacity_type=group.capacity_type,
+                    scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                        min_size=ng.min_size,
+                        max_size=ng.max_size,
+                        desired_size=live_desired_size(
+                            cluster_name,
+                            existing_groups,
+                            ng.name,
+                            ng.min_size,
+                            ng.max_size,
+                            region,
+                            self,
+                        ),
+                    ),
+                    labels=dict(group.labels),
+                    taints=[
+                        aws.eks.NodeGroupTaintArgs(
+                            key=t["key"], value=t["value"], effect=t["effect"]
+                        )
+                        for t in group.eks_taints
+                    ],
+                    launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+                        id=lt.id, version=lt.latest_version.apply(str)
+                    ),
+                    update_config=aws.eks.NodeGroupUpdateConfigArgs(
+                        max_unavailable=group.update_max_unavailable
+                    ),
+                    # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
+                    # from the node monitoring agent add-on) or kubelet health fails
+                    # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
+                    node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
+                        enabled=group.node_repair
+                    ),
+                    tags={
+                        "Name": ng.name,
+                        **group.node_group_tags,
+                        stack_tag: ca.STACK_TAG_VALUE,
+                    },
+                ),
+                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+            )
+            # A managed node group has exactly one ASG; index it rather than creating resources
+            # in an apply, so every Tag shows up in previews.
+            asg_name = node_group.resources.apply(first_asg_name)
+            self.asg_names.append(asg_name)
+            tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
+        self.register_outputs({"asgNames": self.asg_names})
+
+
+def tag_asg(
+    parent: pulumi.Resource, name: str, asg_name: pulumi.Input[str], tags: Mapping[str, str]
+) -> None:
+    """One ``aws.autoscaling.Tag`` per tag: EKS never copies node-group tags to its ASG
+    (aws/containers-roadmap#608), and CA reads templates and discovery tags from the ASG."""
+    for key, value in tags.items():
+        aws.autoscaling.Tag(
+            f"{name}-{_tag_suffix(key)}",
+            aws.autoscaling.TagArgs(
+                autoscaling_group_name=asg_name,
+                tag=aws.autoscaling.TagTagArgs(
+                    key=key,
+                    value=value,
+                    # Hints for CA, not instance tags (the launch template tags instances).
+                    propagate_at_launch=False,
+                ),
+            ),
+            opts=pulumi.ResourceOptions(parent=parent),
+        )
+
+
+def first_asg_name(resources: Sequence[Any] | None) -> str:
+    if not resources or not resources[0].autoscaling_groups:
+        raise ValueError("EKS reported no Auto Scaling group for the node group")
+    return str(resources[0].autoscaling_groups[0].name)
+
+
+def _tag_suffix(key: str) -> str:
+    """The child-name suffix for a tag key: the key itself, minus the node-template prefix.
+
+    Kept verbatim (Pulumi names may contain ``/``) so distinct keys never share a name: mapping
+    ``/`` to ``-`` would make ``label/example.com/x`` and ``label/example.com-x`` one URN.
+    """
+    return key.removeprefix(ca.TEMPLATE_PREFIX + "/")
+
+
+def _offered_subnets(
+    parent: pulumi.Resource,
+    group: core.EksGroupPlan,
+    region: str,
+    subnets: Mapping[str, pulumi.Input[str]],
+) -> pulumi.Output[list[tuple[str, str]]]:
+    """(AZ ID, subnet) of the planned AZs that offer every instance type of the group now."""
+    offers = aws.ec2.get_instance_type_offerings_output(
+        location_type="availability-zone-id",
+        filters=[
+            aws.ec2.GetInstanceTypeOfferingsFilterArgs(
+                name="instance-type", values=list(group.instance_types)
+            ),
+            aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(group.az_ids)),
+        ],
+        region=region,
+        opts=pulumi.InvokeOutputOptions(parent=parent),
+    )
+    planned = [(az, subnets[az]) for az in group.az_ids]
+
+    def pick(args: list[Any]) -> list[tuple[str, str]]:
+        result, ids = args[0], args[1:]
+        pairs = set(zip(result.instance_types, result.locations, strict=True))
+        keep = [
+            (az, str(sid))
+            for (az, _), sid in zip(planned, ids, strict=True)
+            if all((t, az) in pairs for t in group.instance_types)
+        ]
+        if not keep:
+            raise ValueError(
+                f"gpuPools {group.name}: no AZ of {region} among {', '.join(group.az_ids)} offers "
+                f"{', '.join(group.instance_types)} any more (AWS DescribeInstanceTypeOfferings)"
+            )
+        return keep
+
+    return pulumi.Output.all(offers, *[sid for _, sid in planned]).apply(pick)

@@ -1,0 +1,157 @@
+"""The NVIDIA device plugin Helm chart, for EKS GPU groups when the GPU Operator is off.
+
+Without the operator nothing on an AL2023 NVIDIA node advertises ``nvidia.com/gpu``: the AMI ships
+the driver and container toolkit but no device plugin ("Amazon EKS optimized accelerated Amazon
+Linux AMIs": install the NVIDIA device plugin, https://docs.aws.amazon.com/eks/latest/userguide/
+ml-eks-optimized-ami.html). Bottlerocket NVIDIA variants run NVIDIA's device plugin themselves
+(https://bottlerocket.dev/en/os/latest/#/concepts/variants/), so the chart skips their nodes.
+Pure code: ``infra.components.eks`` installs what ``plan_device_plugin`` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from infra.core.config_base import SharingSpec
+from infra.core.pools import Taint
+from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key, time_slicing_config
+
+# Pinned once: chart nvidia-device-plugin 0.18.2 from https://nvidia.github.io/k8s-device-plugin
+# (NVIDIA/k8s-device-plugin tag v0.18.2; image nvcr.io/nvidia/k8s-device-plugin:v0.18.2).
+CHART_REPO = "https://nvidia.github.io/k8s-device-plugin"
+CHART_NAME = "nvidia-device-plugin"
+CHART_VERSION = "0.18.2"
+NAMESPACE = "kube-system"
+# The chart's default tolerations (values.yaml), kept when more are added.
+DEFAULT_TOLERATIONS: tuple[Mapping[str, str], ...] = (
+    {"key": "CriticalAddonsOnly", "operator": "Exists"},
+    {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+)
+DEFAULT_CONFIG = "default"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DevicePluginPlan:
+    """The device plugin release: chart pin, namespace and values."""
+
+    chart: str
+    version: str
+    repo: str
+    namespace: str
+    values: Mapping[str, Any]
+
+
+def plan_device_plugin(
+    pool_label: str,
+    pools: Sequence[str],
+    taints: Sequence[Taint],
+    sharing: Sequence[SharingSpec],
+) -> DevicePluginPlan | None:
+    """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none.
+
+    Args:
+        pool_label: the node label naming a node's pool.
+        pools: pools whose nodes need the chart (AL2023 NVIDIA groups).
+        taints: every taint on those pools (each tolerated, beside the chart's defaults).
+        sharing: the pools' time-slicing setups; each becomes a named config that nodes pick by
+            ``nvidia.com/device-plugin.config`` (same keys and files as the GPU Operator's).
+    """
+    if not pools:
+        return None
+    tolerations = [dict(t) for t in DEFAULT_TOLERATIONS]
+    for t in taints:
+        tol = {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        if tol not in tolerations and not (t.key == "nvidia.com/gpu" and t.effect == "NoSchedule"):
+            tolerations.append(tol)
+    values: dict[str, Any] = {
+        # Only the chosen pools' nodes (the chart's default affinity would also match
+        # Bottlerocket nodes, which already run a device plugin).
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {
+                            "matchExpressions": [
+                                {"key": pool_label, "operator": "In", "values": sorted(pools)}
+                            ]
+                        }
+                    ]
+                }
+            }
+        },
+        "tolerations": tolerations,
+    }
+    if sharing:
+        configs = {DEFAULT_CONFIG: yaml.safe_dump({"version": "v1"}, sort_keys=False)}
+        for spec in sharing:
+            configs[sharing_config_key(spec)] = yaml.safe_dump(
+                time_slicing_config(spec), sort_keys=False
+            )
+        # Nodes pick their config by the nvidia.com/device-plugin.config label; unlabelled
+        # nodes get the default (chart values.yaml "config").
+        values["config"] = {"map": configs, "default": DEFAULT_CONFIG}
+    return DevicePluginPlan(
+        chart=CHART_NAME,
+        version=CHART_VERSION,
+        repo=CHART_REPO,
+        namespace=NAMESPACE,
+        values=values,
+    )
+
+
+# AWS's EFA device plugin advertises vpc.amazonaws.com/efa, which pods of an hpc pool request to
+# use the EFA interfaces ("Run machine learning training on Amazon EKS with Elastic Fabric
+# Adapter", https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html). Pinned once: chart
+# aws-efa-k8s-device-plugin v0.5.30 from https://aws.github.io/eks-charts (aws/eks-charts
+# stable/aws-efa-k8s-device-plugin @ 5239609242f3430be50fb0b714a24d3ef2b47983). Its default
+# tolerations are empty, so the GPU taint and the pools' taints are added.
+EFA_CHART_REPO = "https://aws.github.io/eks-charts"
+EFA_CHART_NAME = "aws-efa-k8s-device-plugin"
+EFA_CHART_VERSION = "v0.5.30"
+
+
+def plan_efa_device_plugin(
+    pool_label: str, pools: Sequence[str], taints: Sequence[Taint]
+) -> DevicePluginPlan | None:
+    """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none."""
+    if not pools:
+        return None
+    tolerations: list[dict[str, str]] = []
+    for t in taints:
+        tol = {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        if tol not in tolerations:
+            tolerations.append(tol)
+    return DevicePluginPlan(
+        chart=EFA_CHART_NAME,
+        version=EFA_CHART_VERSION,
+        repo=EFA_CHART_REPO,
+        namespace=NAMESPACE,
+        values={
+            "tolerations": tolerations,
+            "affinity": {
+                "nodeAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": {
+                        "nodeSelectorTerms": [
+                            {
+                                "matchExpressions": [
+                                    {"key": pool_label, "operator": "In", "values": sorted(pools)}
+                                ]
+                            }
+                        ]
+                    }
+                }
+            },
+        },
+    )
+
+
+__all__ = [
+    "DEVICE_PLUGIN_CONFIG_LABEL",
+    "DevicePluginPlan",
+    "plan_device_plugin",
+    "plan_efa_device_plugin",
+]

@@ -1,0 +1,520 @@
+"""EKS GPU node groups: instance types, AMI, AZs, labels/taints and the CA node-template tags.
+
+Pure code. ``plan_group`` checks one ``gpuPools[]`` entry against the vendored catalog and returns
+an ``EksGroupPlan`` (one pool: one node group, or one per AZ with ``groupPerZone``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from infra.core import autoscaler
+from infra.core.catalog import AwsInstance, Catalog
+from infra.core.config_eks import EksClusterSpec, EksPoolSpec
+from infra.core.eks_network import EksNetworkPlan
+from infra.core.eks_types import check_types, choose_capacity_type
+from infra.core.errors import Issues, join_path
+from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import operator_node_labels
+
+# The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
+# managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
+# cluster-autoscaler/cloudprovider/aws/aws_manager.go getManagedNodegroupInfo, taints need a value).
+GPU_TAINT = Taint("nvidia.com/gpu", "true", "NoSchedule")
+# The NVIDIA device plugin chart's default affinity accepts this label when NFD is absent
+# (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml "affinity").
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+# Same key as GKE pools, so workloads select a pool the same way on both clouds.
+POOL_LABEL = "gpu-infra/pool"
+# Labels the planner owns on every GPU group; users may not redefine them.
+RESERVED_LABELS = (GPU_PRESENT_LABEL, autoscaler.GPU_LABEL, POOL_LABEL)
+
+# EKS taint effects (aws.eks.NodeGroupTaintArgs.effect) for the Kubernetes spelling.
+EKS_TAINT_EFFECT: Mapping[str, str] = {
+    "NoSchedule": "NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+}
+
+# "Kubernetes version 1.32 is the last version for which Amazon EKS will release AL2 AMIs"
+# (https://docs.aws.amazon.com/eks/latest/userguide/eks-ami-deprecation-faqs.html).
+AL2_LAST_MINOR = 32
+
+# AMI type per (family, CPU architecture); botocore data eks/2017-11-01/service-2.json AMITypes.
+_AMI_BY_FAMILY: Mapping[tuple[str, str], str] = {
+    ("al2023", "x86_64"): "AL2023_x86_64_NVIDIA",
+    ("al2023", "arm64"): "AL2023_ARM_64_NVIDIA",
+    ("bottlerocket", "x86_64"): "BOTTLEROCKET_x86_64_NVIDIA",
+    ("bottlerocket", "arm64"): "BOTTLEROCKET_ARM_64_NVIDIA",
+}
+_AMI_ARCH: Mapping[str, str] = {
+    "AL2023_x86_64_NVIDIA": "x86_64",
+    "AL2023_ARM_64_NVIDIA": "arm64",
+    "BOTTLEROCKET_x86_64_NVIDIA": "x86_64",
+    "BOTTLEROCKET_ARM_64_NVIDIA": "arm64",
+    "AL2_x86_64_GPU": "x86_64",
+}
+
+# Managed node group rolling updates: nodes replaced at once (UpdateConfig.maxUnavailable, 1-100;
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_NodegroupUpdateConfig.html). EKS also
+# surges up to twice the group's AZ count during an update ("Managed node update behavior",
+# https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
+UPDATE_MAX_UNAVAILABLE = 1
+
+# EKS node group names: 1-63 characters (CreateNodegroup nodegroupName).
+NODE_GROUP_NAME_MAX = 63
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EksNodeGroup:
+    """One EKS managed node group of a pool (a pool has one, or one per AZ with groupPerZone).
+
+    Attributes:
+        name: the EKS node group name: ``<pool>[-<az id>]-<hash>``, the hash over every
+            property EKS cannot change in place, so such a change makes a new group (created
+            before the old one is deleted) instead of a name clash.
+        az_ids: the AZ IDs its subnets are in.
+        min_size: minimum nodes.
+        max_size: maximum nodes.
+    """
+
+    name: str
+    az_ids: tuple[str, ...]
+    min_size: int
+    max_size: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EksGroupPlan:
+    """One ``gpuPools[]`` entry on EKS, fully decided.
+
+    Field names follow ``aws.eks.NodeGroup`` arguments.
+
+    Attributes:
+        hints: platform-neutral facts (read by the operator plan, outputs and quota demand).
+        name: the pool name (the Pulumi child suffix).
+        node_groups: the EKS node groups (one, or one per AZ).
+        instance_types: one type, or same-shape spot types (CA sizes from the first).
+        ami_type: the EKS AMI type, always explicit (``gpu=True`` alone picks no GPU AMI).
+        capacity_type: ``ON_DEMAND``, ``SPOT`` or ``CAPACITY_BLOCK``.
+        min_size / max_size: pool totals (split over ``node_groups``).
+        disk_size_gib: root (AL2023) or data (Bottlerocket) volume size.
+        labels / taints: node labels and taints (Kubernetes spelling; ``eks_taints`` for EKS).
+        az_ids: AZ IDs the pool uses (all node groups together).
+        asg_tags: CA node-template tags for every ASG of the pool.
+        root_device_name: the volume the launch template sizes (Bottlerocket keeps images and
+            pods on its second volume, /dev/xvdb; AL2023 on the root volume).
+        update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
+        node_repair: EKS node auto repair (NodeRepairConfig.enabled).
+        group_per_zone: one node group per AZ.
+        efa_interfaces: EFA network interfaces in the launch template (0: none).
+        placement_group: a cluster placement group for the pool (hpc).
+        local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
+        capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
+    """
+
+    hints: PoolHints
+    name: str
+    node_groups: tuple[EksNodeGroup, ...]
+    instance_types: tuple[str, ...]
+    ami_type: str
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
+    min_size: int
+    max_size: int
+    disk_size_gib: int
+    labels: Mapping[str, str]
+    taints: tuple[Taint, ...]
+    az_ids: tuple[str, ...]
+    asg_tags: Mapping[str, str]
+    root_device_name: str = "/dev/xvda"
+    update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
+    node_repair: bool = True
+    group_per_zone: bool = False
+    efa_interfaces: int = 0
+    placement_group: bool = False
+    local_nvme: bool = False
+    capacity_reservation_id: str | None = None
+    capacity_reservation_preference: str | None = None
+
+    @property
+    def node_group_tags(self) -> dict[str, str]:
+        """Tags on the EKS node group itself: CA >= 1.28 reads ``resources/*`` from here too."""
+        prefix = f"{autoscaler.TEMPLATE_PREFIX}/resources/"
+        return {k: v for k, v in self.asg_tags.items() if k.startswith(prefix)}
+
+    @property
+    def eks_taints(self) -> list[dict[str, str]]:
+        """Taints in the EKS API spelling (``NO_SCHEDULE``)."""
+        return [
+            {"key": t.key, "value": t.value, "effect": EKS_TAINT_EFFECT[t.effect]}
+            for t in self.taints
+        ]
+
+
+# --- pure decisions (unit-tested directly) -------------------------------------------------
+
+
+def choose_ami_type(
+    architecture: str, family: str, explicit: str | None, kubernetes_version: str
+) -> tuple[str | None, str | None]:
+    """Pick the group's AMI type: (ami_type, None) or (None, reason the explicit one fails)."""
+    if explicit is None:
+        return _AMI_BY_FAMILY[(family, architecture)], None
+    if explicit == "AL2_x86_64_GPU" and _minor(kubernetes_version) > AL2_LAST_MINOR:
+        return None, (
+            f"AL2_x86_64_GPU has no AMIs for Kubernetes {kubernetes_version} (AL2 ends at 1."
+            f"{AL2_LAST_MINOR}, end of support 2025-11-26); use AL2023_x86_64_NVIDIA or "
+            "BOTTLEROCKET_x86_64_NVIDIA"
+        )
+    if _AMI_ARCH[explicit] != architecture:
+        return None, (
+            f"{explicit} is for {_AMI_ARCH[explicit]} but the instance types are {architecture}; "
+            f"use {_AMI_BY_FAMILY[(family, architecture)]}"
+        )
+    return explicit, None
+
+
+def offered_az_ids(instances: list[AwsInstance], region: str) -> set[str]:
+    """AZ IDs of ``region`` offering every one of ``instances``."""
+    sets = [set(i.az_ids.get(region, ())) for i in instances]
+    return set.intersection(*sets) if sets else set()
+
+
+def region_az_ids(catalog: Catalog, region: str) -> set[str]:
+    """Every AZ ID of ``region`` the catalog knows (any GPU type offered there)."""
+    out: set[str] = set()
+    for t in catalog.aws_instances():
+        inst = catalog.aws_instance(t)
+        if inst is not None:
+            out |= inst.az_ids.get(region, frozenset())
+    return out
+
+
+def gpu_labels(pool_name: str, accelerator_label: str, user: Mapping[str, str]) -> dict[str, str]:
+    """Labels of a GPU group's nodes: the user's plus the GPU, accelerator and pool labels."""
+    return {
+        **user,
+        GPU_PRESENT_LABEL: "true",
+        autoscaler.GPU_LABEL: accelerator_label,
+        POOL_LABEL: pool_name,
+    }
+
+
+def node_group_name(pool: str, zone: str | None, immutable: Mapping[str, object]) -> str:
+    """``<pool>[-<az id>]-<8 hex>``: the hash covers the properties EKS replaces a group for.
+
+    CreateNodegroup-only properties (AWS::EKS::Nodegroup createOnlyProperties in the CloudFormation
+    resource schema: AmiType, CapacityType, InstanceTypes, Subnets, DiskSize, NodeRole,
+    RemoteAccess) force a new node group; with a fixed name the new group could only be created
+    after the old one is gone, taking its nodes down first. A name that changes with them lets
+    Pulumi create the new group before deleting the old one.
+    """
+    digest = hashlib.sha256(json.dumps(immutable, sort_keys=True).encode()).hexdigest()[:8]
+    return "-".join(p for p in (pool, zone, digest) if p)
+
+
+def desired_size(current: int | None, min_size: int, max_size: int) -> int:
+    """The desired size to send with a scaling update: the live one, clamped into [min, max].
+
+    EKS rejects ``UpdateNodegroupConfig`` whose minimum exceeds the desired size ("Minimum
+    capacity N can't be greater than desired size M", terraform-aws-modules/terraform-aws-eks
+    #3306, hashicorp/terraform-provider-aws#18310) or whose desired size exceeds the maximum
+    ("desiredSize can't be greater than maxSize"). Sending the autoscaler's current value keeps
+    its decision; clamping makes a raised minimum or lowered maximum valid in one update.
+    ``current`` is ``None`` for a group that does not exist yet: it starts at its minimum.
+    """
+    if current is None:
+        return min_size
+    return max(min_size, min(current, max_size))
+
+
+def split_sizes(total_min: int, total_max: int, zones: int) -> list[tuple[int, int]]:
+    """Pool totals spread over per-AZ groups: sizes differ by at most one, first AZs first."""
+    mins = [total_min // zones + (1 if i < total_min % zones else 0) for i in range(zones)]
+    maxs = [total_max // zones + (1 if i < total_max % zones else 0) for i in range(zones)]
+    return list(zip(mins, maxs, strict=True))
+
+
+def ephemeral_storage_gi(disk_gib: float) -> int:
+    """Allocatable ephemeral storage (GiB) the kubelet reports for a node with this disk.
+
+    EKS AL2023 nodeadm sets kubeReserved ephemeral-storage 1Gi and evictionHard
+    nodefs.available 10% (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go);
+    allocatable = capacity - kubeReserved - evictionHard (https://kubernetes.io/docs/tasks/
+    administer-cluster/reserve-compute-resources/#node-allocatable). Rounded down so CA never
+    promises more than the node will have.
+    """
+    return max(0, math.floor(disk_gib * 0.9) - 1)
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def plan_group(
+    i: int,
+    pool: EksPoolSpec,
+    cluster: EksClusterSpec,
+    region: str,
+    network: EksNetworkPlan | None,
+    catalog: Catalog,
+    issues: Issues,
+) -> EksGroupPlan | None:
+    """Decide one GPU pool's node group(s); ``None`` (with issues) when it cannot be built."""
+    start = issues.count()
+    mt_path = join_path("gpuPools", i, "machineType")
+    checked = check_types(i, pool, catalog, issues)
+    if checked is None:
+        return None
+    names, instances, _ = checked
+    first = instances[0]
+    fam = catalog.aws_family(first.family)
+    assert fam is not None  # checked above
+
+    if pool.gpu is not None:
+        if pool.gpu.type is not None and pool.gpu.type not in (
+            first.gpu_model,
+            fam.accelerator_label,
+        ):
+            issues.add(
+                join_path("gpuPools", i, "gpu", "type"),
+                f"{pool.gpu.type!r} does not match {first.name} ({first.gpu_model}, "
+                f"{fam.accelerator_label}); gpu is optional on EKS",
+            )
+        if pool.gpu.count is not None and pool.gpu.count != first.gpus:
+            issues.add(
+                join_path("gpuPools", i, "gpu", "count"),
+                f"{pool.gpu.count} but {first.name} has {first.gpus} GPU(s)",
+            )
+
+    ami, why = choose_ami_type(
+        fam.architecture, pool.ami_family, pool.ami_type, cluster.kubernetes_version
+    )
+    if why is not None:
+        issues.add(join_path("gpuPools", i, "amiType"), why)
+
+    capacity_type = choose_capacity_type(i, pool, first, issues)
+
+    # AZs: every type offered there (catalog), restricted to zones/subnets if given.
+    offered = offered_az_ids(instances, region)
+    if not offered:
+        where = {inst.name: sorted(inst.az_ids) for inst in instances if region not in inst.az_ids}
+        detail = "; ".join(
+            f"{t} is offered in: {', '.join(r) or 'no region'}" for t, r in where.items()
+        )
+        issues.add(
+            mt_path,
+            f"{' and '.join(names)} is not offered in {region}: no AZ there offers it "
+            f"({detail or 'each is offered somewhere, but no AZ offers all of them'})",
+        )
+        return None
+    usable = set(offered)
+    if pool.zones is not None:
+        for k, az in enumerate(pool.zones):
+            if az in pool.zones[:k]:
+                issues.add(join_path("gpuPools", i, "zones", k), f"{az!r} is listed twice")
+            elif az not in offered:
+                issues.add(
+                    join_path("gpuPools", i, "zones", k),
+                    f"{az!r} does not offer {', '.join(names)} in {region} (AZ IDs offering "
+                    f"it: {', '.join(sorted(offered))})",
+                )
+        usable &= set(pool.zones)
+    if network is not None:
+        with_subnet = usable & set(network.az_ids)
+        if not with_subnet and usable:
+            issues.add(
+                mt_path,
+                f"{', '.join(names)} is offered in {region} only in {', '.join(sorted(usable))}, "
+                f"but the private subnets are in {', '.join(network.az_ids)}",
+            )
+        usable = with_subnet
+    az_ids = sorted(usable)
+    reservation_id = pool.capacity_reservation.id if pool.capacity_reservation else None
+    single_az = pool.hpc or reservation_id is not None
+    if reservation_id is not None and (pool.zones is None or len(pool.zones) != 1):
+        # A reservation lives in one AZ that only the account can see; instances launched into
+        # another AZ miss it (aws-ia/terraform-aws-eks-blueprints ml-capacity-block pattern:
+        # restrict the node group's subnets to the reservation's AZ).
+        issues.add(
+            join_path("gpuPools", i, "zones"),
+            f"capacityReservation.id {reservation_id}: give zones: [<AZ ID of the reservation>] "
+            "(aws ec2 describe-capacity-reservations shows its AvailabilityZoneId)",
+        )
+    if single_az and len(az_ids) > 1:
+        if pool.zones is not None and len(pool.zones) > 1:
+            why_one = (
+                "hpc (a cluster placement group is in one AZ)"
+                if pool.hpc
+                else "a capacity reservation (it is in one AZ)"
+            )
+            issues.add(
+                join_path("gpuPools", i, "zones"),
+                f"{why_one} needs exactly one AZ ID; got {', '.join(pool.zones)}",
+            )
+        az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
+
+    efa = 0
+    if pool.hpc:
+        if first.efa_interfaces == 0:
+            issues.add(
+                join_path("gpuPools", i, "hpc"),
+                f"{first.name} supports no EFA interface (EC2 DescribeInstanceTypes "
+                "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
+                "p5.48xlarge, p6-b200.48xlarge",
+            )
+        efa = first.efa_interfaces
+
+    if pool.group_per_zone and single_az:
+        issues.add(
+            join_path("gpuPools", i, "groupPerZone"),
+            "a one-AZ pool (hpc or capacityReservation) has one node group already",
+        )
+    zones_n = len(az_ids) if pool.group_per_zone else 1
+    if pool.group_per_zone and az_ids and pool.max_nodes < zones_n:
+        issues.add(
+            join_path("gpuPools", i, "maxNodes"),
+            f"{pool.max_nodes} is below the {zones_n} AZs of groupPerZone (every node group "
+            "needs maxSize >= 1)",
+        )
+
+    # Labels and taints, then the CA tags derived from exactly those.
+    for key in pool.labels:
+        if key in RESERVED_LABELS:
+            issues.add(
+                join_path("gpuPools", i, "labels", key), "set by gpu-infra on every GPU node group"
+            )
+    labels = gpu_labels(pool.name, fam.accelerator_label, pool.labels)
+    # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
+    labels.update(operator_node_labels(pool))
+    taints = [GPU_TAINT]
+    for k, t in enumerate(pool.taints):
+        if t.key == GPU_TAINT.key:
+            issues.add(
+                join_path("gpuPools", i, "taints", k, "key"),
+                f"{t.key!r} is already tainted {GPU_TAINT.value}:{GPU_TAINT.effect} "
+                "on every GPU group",
+            )
+            continue
+        taints.append(Taint(t.key, t.value, t.effect))
+    model = catalog.gcp_model(fam.accelerator_label)
+    gpu_count, extra = autoscaler.advertised_gpu_resources(
+        first.gpus,
+        sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
+        sharing_renamed=pool.sharing is not None and pool.sharing.rename_by_default,
+        mig_strategy=pool.mig.strategy if pool.mig is not None else None,
+        mig_config=pool.mig.config if pool.mig is not None else None,
+        mig_profiles=model.mig_profiles,
+    )
+    if gpu_count == 0:
+        # MIG mixed or renamed time-slicing: nodes advertise nvidia.com/mig-* or
+        # nvidia.com/gpu.shared and zero nvidia.com/gpu. CA treats a node
+        # carrying the GPU label without allocatable nvidia.com/gpu as not ready yet and keeps
+        # scaling up for it (kubernetes/autoscaler cluster-autoscaler/processors/customresources/
+        # gpu_processor.go FilterOutNodesWithUnreadyResources); without the label CA judges the
+        # node by CPU/memory and its MIG resources like any extended resource.
+        labels.pop(autoscaler.GPU_LABEL, None)
+    # hpc on AL2023: kubelet and containerd on a RAID0 of the instance-store NVMe (nodeadm
+    # NodeConfig spec.instance.localStorage.strategy RAID0, https://awslabs.github.io/
+    # amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy); Bottlerocket mounts no instance store.
+    local_nvme = (
+        pool.hpc and first.local_storage_gb > 0 and ami is not None and ami.startswith("AL2023")
+    )
+    storage_gib = first.local_storage_gb * 1e9 / 2**30 if local_nvme else pool.disk_size_gb
+    extra = {**extra, "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi"}
+    tags = autoscaler.node_template_tags(labels, taints, gpu_count, extra)
+    for key, value in tags.items():
+        bad = autoscaler.check_tag(key, value)
+        if bad is not None:
+            issues.add(join_path("gpuPools", i, "labels"), bad)
+    if len(tags) > autoscaler.TEMPLATE_TAG_BUDGET:
+        issues.add(
+            join_path("gpuPools", i, "labels"),
+            f"{len(tags)} cluster-autoscaler node-template tags (labels + taints + resources) "
+            f"exceed {autoscaler.TEMPLATE_TAG_BUDGET}: an ASG holds {autoscaler.ASG_TAG_LIMIT} "
+            f"tags, EKS and gpu-infra set {autoscaler.MANAGED_ASG_TAGS} themselves and a few "
+            "are left for yours; drop labels",
+        )
+
+    if issues.count() != start or ami is None or capacity_type is None:
+        return None
+    immutable = {
+        "instanceTypes": names,
+        "amiType": ami,
+        "capacityType": capacity_type,
+    }
+    groups: list[EksNodeGroup] = []
+    if pool.group_per_zone:
+        for az, (lo, hi) in zip(
+            az_ids, split_sizes(pool.min_nodes, pool.max_nodes, zones_n), strict=True
+        ):
+            groups.append(
+                EksNodeGroup(
+                    name=node_group_name(pool.name, az, {**immutable, "subnets": [az]}),
+                    az_ids=(az,),
+                    min_size=lo,
+                    max_size=hi,
+                )
+            )
+    else:
+        groups.append(
+            EksNodeGroup(
+                name=node_group_name(pool.name, None, {**immutable, "subnets": az_ids}),
+                az_ids=tuple(az_ids),
+                min_size=pool.min_nodes,
+                max_size=pool.max_nodes,
+            )
+        )
+    hints = PoolHints(
+        name=pool.name,
+        platform="eks",
+        gpu_type=first.gpu_model,
+        # A fractional type (g6f: 1/8 L4) shows one logical GPU to the node; say which share.
+        gpu_model=(
+            f"{first.gpu_model} ({first.gpu_fraction:g} GPU share)"
+            if first.gpu_fraction < 1
+            else model.model
+            if model.memory_mib
+            else first.gpu_model
+        ),
+        gpus_per_node=first.gpus,
+        vcpus=first.vcpus,
+        memory_gib=first.memory_gib,
+        node_image=ami,
+        driver="preinstalled",
+        node_selector={POOL_LABEL: pool.name},
+        labels=labels,
+        taints=tuple(taints),
+        spot=pool.spot,
+        min_nodes=pool.min_nodes,
+        max_nodes=pool.max_nodes,
+        mig_profiles=model.mig_profiles,
+    )
+    cr = pool.capacity_reservation
+    return EksGroupPlan(
+        hints=hints,
+        name=pool.name,
+        node_groups=tuple(groups),
+        instance_types=tuple(names),
+        ami_type=ami,
+        capacity_type=capacity_type,
+        min_size=pool.min_nodes,
+        max_size=pool.max_nodes,
+        disk_size_gib=pool.disk_size_gb,
+        labels=labels,
+        taints=tuple(taints),
+        az_ids=tuple(az_ids),
+        asg_tags=tags,
+        root_device_name="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
+        group_per_zone=pool.group_per_zone,
+        efa_interfaces=efa,
+        placement_group=pool.hpc,
+        local_nvme=local_nvme,
+        capacity_reservation_id=cr.id if cr is not None else None,
+        capacity_reservation_preference=cr.preference if cr is not None else None,
+    )

@@ -1,0 +1,160 @@
+"""EKS network planning: a new VPC (subnets per AZ ID, NAT, S3 endpoint) or the given subnets.
+
+Pure code; ``infra.components.eks.EksNetwork`` maps ``EksNetworkPlan`` onto resources.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from infra.core.config_eks import EksClusterSpec
+from infra.core.errors import Issues, join_path
+
+# EKS cannot place control-plane ENIs in these AZ IDs (EKS user guide "Cluster VPC and subnet
+# requirements"; eksctl pkg/az/az.go zoneIDsToAvoid). Node groups may still use them.
+CONTROL_PLANE_AVOID_AZ_IDS = frozenset({"use1-az3", "usw1-az2", "cac1-az3"})
+
+# An Application Load Balancer needs subnets in at least two AZs ("You must specify subnets from at
+# least two Availability Zones", https://docs.aws.amazon.com/elasticloadbalancing/latest/
+# application/application-load-balancers.html#subnets-load-balancer).
+MIN_PUBLIC_SUBNETS = 2
+
+_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
+_AZ_ID = re.compile(r"^([a-z]+[0-9]+)-az[0-9]+$")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EksNetworkPlan:
+    """Where nodes live.
+
+    Attributes:
+        region: the region (the S3 endpoint's service name).
+        create: build a VPC (private and public subnet per AZ ID, NAT, S3 gateway endpoint).
+        cidr: the new VPC's CIDR (``create`` only).
+        vpc_id: the given VPC (not ``create``).
+        az_ids: AZ IDs with a private subnet, sorted.
+        private_subnets: AZ ID -> subnet ID (given subnets only).
+        subnet_cidrs: AZ ID -> private subnet CIDR (``create`` only).
+        public_cidrs: AZ ID -> public subnet CIDR (``create`` only; one per AZ, so >= 2).
+        nat_az_ids: AZ IDs whose public subnet holds a NAT gateway (``natGateways``: the first
+            AZ only, or every AZ); a private subnet routes to its own AZ's NAT if it has one.
+        s3_gateway_endpoint: an S3 gateway endpoint on the private route tables, so image layers
+            from S3-backed registries (ECR stores layers in S3) skip NAT data charges.
+        control_plane_az_ids: AZ IDs whose subnets the control plane may use.
+    """
+
+    create: bool
+    cidr: str | None
+    vpc_id: str | None
+    az_ids: tuple[str, ...]
+    region: str = ""
+    private_subnets: Mapping[str, str] = field(default_factory=dict)
+    subnet_cidrs: Mapping[str, str] = field(default_factory=dict)
+    public_cidrs: Mapping[str, str] = field(default_factory=dict)
+    nat_gateways: Literal["single", "perAz"] = "single"
+    nat_az_ids: tuple[str, ...] = ()
+    s3_gateway_endpoint: bool = False
+    control_plane_az_ids: tuple[str, ...] = ()
+
+    def nat_for(self, az: str) -> str:
+        """The AZ ID whose NAT gateway the private subnet of ``az`` routes through."""
+        return az if az in self.nat_az_ids else self.nat_az_ids[0]
+
+
+def subnet_cidrs(vpc_cidr: str, az_ids: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Private /20 per AZ (up to 8) from the start of a 10.x.0.0/16; a public /24 per AZ from .240.
+
+    A /20 leaves ~4,000 pod IPs per AZ for the VPC CNI, which hands every pod a VPC address.
+    """
+    second = vpc_cidr.split(".")[1]
+    ordered = sorted(az_ids)
+    private = {az: f"10.{second}.{16 * i}.0/20" for i, az in enumerate(ordered)}
+    public = {az: f"10.{second}.{240 + i}.0/24" for i, az in enumerate(ordered)}
+    return private, public
+
+
+def plan_network(
+    cluster: EksClusterSpec, region: str, region_azs: set[str], issues: Issues
+) -> EksNetworkPlan | None:
+    """The VPC to create, or the given one checked against the region's AZ IDs."""
+    vpc = cluster.vpc
+    prefix = _AZ_ID.match(next(iter(region_azs)))
+    region_code = prefix.group(1) if prefix else ""
+    if vpc.private_subnets is None:
+        if vpc.id is not None:
+            issues.add(
+                "cluster.vpc.privateSubnets", "required with cluster.vpc.id (AZ ID -> subnet ID)"
+            )
+            return None
+        if cluster.existing:
+            issues.add(
+                "cluster.vpc.privateSubnets",
+                "required with cluster.existing: true (AZ ID -> subnet ID for the GPU node groups)",
+            )
+            return None
+        azs = sorted(region_azs)
+        if len(azs) > 8:
+            azs = azs[:8]  # eight /20s fill 10.x.0.0-10.x.127.255; more AZs than that is rare
+        private, public = subnet_cidrs(vpc.cidr, azs)
+        control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
+        if len(public) < MIN_PUBLIC_SUBNETS:
+            issues.add(
+                "cluster.location",
+                f"{region} has {len(public)} AZ(s) offering GPU types; an ALB needs public "
+                f"subnets in at least {MIN_PUBLIC_SUBNETS} AZs",
+            )
+        nat_azs = (control[0],) if vpc.nat_gateways == "single" and control else tuple(azs)
+        return EksNetworkPlan(
+            create=True,
+            region=region,
+            cidr=vpc.cidr,
+            vpc_id=None,
+            az_ids=tuple(azs),
+            subnet_cidrs=private,
+            public_cidrs=public,
+            nat_gateways=vpc.nat_gateways,
+            nat_az_ids=nat_azs,
+            s3_gateway_endpoint=True,
+            control_plane_az_ids=control,
+        )
+    if vpc.id is None and not cluster.existing:
+        issues.add("cluster.vpc.id", "required with cluster.vpc.privateSubnets (the subnets' VPC)")
+    if vpc.nat_gateways != "single":
+        issues.add(
+            "cluster.vpc.natGateways",
+            f"{vpc.nat_gateways!r} applies to a VPC gpu-infra creates; the given VPC keeps its NAT",
+        )
+    ok = True
+    for az, subnet in vpc.private_subnets.items():
+        path = join_path("cluster.vpc.privateSubnets", az)
+        if az not in region_azs:
+            ok = False
+            issues.add(
+                path,
+                f"{az!r} is not an AZ ID of {region} (AZ IDs there: "
+                f"{', '.join(sorted(region_azs))}; names like {region}a differ per account, IDs "
+                f"like {region_code}-az1 do not)",
+            )
+        if not _SUBNET_ID.match(subnet):
+            ok = False
+            issues.add(path, f"{subnet!r} is not a subnet ID (subnet-0123abcd...)")
+    azs = sorted(vpc.private_subnets)
+    control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
+    if not cluster.existing and ok and len(control) < 2:
+        issues.add(
+            "cluster.vpc.privateSubnets",
+            f"EKS needs subnets in at least two AZs its control plane supports; got "
+            f"{', '.join(azs) or 'none'}",
+        )
+    return EksNetworkPlan(
+        create=False,
+        region=region,
+        cidr=None,
+        vpc_id=vpc.id,
+        az_ids=tuple(azs),
+        private_subnets=dict(sorted(vpc.private_subnets.items())),
+        control_plane_az_ids=control,
+    )

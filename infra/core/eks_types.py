@@ -1,0 +1,142 @@
+"""EKS instance types and purchase options: which types a GPU group may use, and how it buys them.
+
+Pure code, used by ``infra.core.eks_groups``: every type known, an NVIDIA type with an EKS NVIDIA
+AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reservation rules.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from infra.core.catalog import AwsInstance, Catalog
+from infra.core.config_eks import EksPoolSpec
+from infra.core.errors import Issues, join_path
+
+
+def check_types(
+    i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues
+) -> tuple[list[str], list[AwsInstance], list[str]] | None:
+    """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI."""
+    mt_path = join_path("gpuPools", i, "machineType")
+    names = [pool.machine_type] if isinstance(pool.machine_type, str) else list(pool.machine_type)
+
+    def type_path(j: int) -> str:
+        return mt_path if isinstance(pool.machine_type, str) else join_path(mt_path, j)
+
+    if not names:
+        issues.add(mt_path, "an empty list; give one instance type or same-shape spot types")
+        return None
+    if len(names) > 1 and not pool.spot:
+        issues.add(
+            mt_path,
+            f"{len(names)} instance types on an on-demand group; a list is for spot pools "
+            "(spot: true) only",
+        )
+    if len(set(names)) != len(names):
+        issues.add(mt_path, f"lists an instance type twice: {names}")
+
+    instances: list[AwsInstance] = []
+    architectures: list[str] = []
+    for j, name in enumerate(names):
+        family_name = name.split(".", 1)[0]
+        inst = catalog.aws_instance(name)
+        fam = catalog.aws_family(family_name)
+        if fam is None:
+            issues.add(
+                type_path(j),
+                f"{name!r} is not an NVIDIA GPU instance type (family {family_name!r} has no "
+                f"NVIDIA GPU per EC2 DescribeInstanceTypes; NVIDIA families: "
+                f"{', '.join(catalog.aws_families())})",
+            )
+            continue
+        if not fam.eks_nvidia_ami:
+            issues.add(
+                type_path(j),
+                f"{name!r} has an NVIDIA GPU, but the EKS NVIDIA AMIs do not support the "
+                f"{family_name} family ({fam.note or 'no driver for its GPU'})",
+            )
+            continue
+        if inst is None:
+            sizes = catalog.aws_sizes(family_name)
+            issues.add(
+                type_path(j),
+                f"{name!r} is not a known {family_name} size (known: {', '.join(sizes)})"
+                if sizes
+                else f"{name!r}: EC2 offers no {family_name} size in any region the catalog "
+                "lists (DescribeInstanceTypeOfferings)",
+            )
+            continue
+        instances.append(inst)
+        architectures.append(fam.architecture)
+    if len(instances) != len(names):
+        return None
+
+    first = instances[0]
+    for j, inst in enumerate(instances[1:], start=1):
+        diffs = [
+            f"{what} {b} vs {a}"
+            for what, a, b in (
+                ("GPU model", first.gpu_model, inst.gpu_model),
+                ("GPUs", first.gpus, inst.gpus),
+                ("GPU share", first.gpu_fraction, inst.gpu_fraction),
+                ("vCPUs", first.vcpus, inst.vcpus),
+                ("memory GiB", first.memory_gib, inst.memory_gib),
+                ("architecture", architectures[0], architectures[j]),
+            )
+            if a != b
+        ]
+        if diffs:
+            issues.add(
+                type_path(j),
+                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); the "
+                "cluster-autoscaler sizes a group from its first type, so spot types must share "
+                "GPU model, GPU count, vCPUs, memory and CPU architecture",
+            )
+    return names, instances, architectures
+
+
+def choose_capacity_type(
+    i: int, pool: EksPoolSpec, first: AwsInstance, issues: Issues
+) -> Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None:
+    """ON_DEMAND / SPOT from ``spot``; CAPACITY_BLOCK with its EKS rules."""
+    path = join_path("gpuPools", i, "capacityType")
+    want = pool.capacity_type or ("SPOT" if pool.spot else "ON_DEMAND")
+    if (want == "SPOT") != pool.spot:
+        issues.add(path, f"{want} contradicts spot: {str(pool.spot).lower()}")
+        return None
+    cr = pool.capacity_reservation
+    cr_path = join_path("gpuPools", i, "capacityReservation")
+    if cr is not None and pool.spot:
+        issues.add(cr_path, "a capacity reservation holds on-demand capacity; not with spot: true")
+    if cr is not None and (cr.id is None) == (cr.preference is None):
+        # RunInstances CapacityReservationSpecification: "You can specify only one parameter
+        # at a time. If you specify CapacityReservationPreference and CapacityReservationTarget,
+        # the request fails." (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+        # API_CapacityReservationSpecification.html)
+        issues.add(
+            cr_path,
+            "give id (target one reservation) or preference (open / capacity-reservations-only"
+            " / none), not both and not neither: EC2 takes one of them",
+        )
+    if want == "CAPACITY_BLOCK":
+        # Managed node groups with Capacity Blocks: a launch template targeting the block
+        # (InstanceMarketOptions.MarketType capacity-block + CapacityReservationTarget) and
+        # capacityType CAPACITY_BLOCK (https://docs.aws.amazon.com/eks/latest/userguide/
+        # capacity-blocks-mng.html).
+        if cr is None or cr.id is None:
+            issues.add(cr_path, "CAPACITY_BLOCK needs capacityReservation.id of the block (cr-...)")
+            return None
+        if first.family not in CAPACITY_BLOCK_FAMILIES:
+            issues.add(
+                path,
+                f"Capacity Blocks are sold for {', '.join(CAPACITY_BLOCK_FAMILIES)} only, not "
+                f"{first.name} (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/"
+                "capacity-blocks-using.html)",
+            )
+    return want
+
+
+# Instance families Capacity Blocks for ML are offered for (EC2 User Guide "Capacity Blocks for
+# ML", supported instance types: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+# ec2-capacity-blocks.html).
+CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "trn1", "trn2")

@@ -1,0 +1,222 @@
+"""EKS day-2 wiring on the mock engine: OIDC provider / Pod Identity, add-on order, NAT and S3
+routing, EFA launch templates, Capacity Blocks, the device plugin release."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+
+from infra import mockengine
+from infra.core.config import load_stack_file
+from tests.stack.harness import ROOT, run_stack
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+TAG = "aws:autoscaling/tag:Tag"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+OIDC = "aws:iam/openIdConnectProvider:OpenIdConnectProvider"
+PREFIX = "k8s.io/cluster-autoscaler/node-template/"
+
+
+def raw(stack: str) -> dict[str, Any]:
+    _, cfg = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    return copy.deepcopy(cfg)
+
+
+@pytest.fixture(scope="module")
+def g4dn() -> mockengine.Recording:
+    return run_stack("eks-g4dn")
+
+
+@pytest.fixture(scope="module")
+def hpc() -> mockengine.Recording:
+    return run_stack("eks-hpc")
+
+
+@pytest.fixture(scope="module")
+def zonal() -> mockengine.Recording:
+    return run_stack("eks-zonal-spot")
+
+
+def test_eks_g4dn_done_when(g4dn):
+    gpu = [r for r in g4dn.of_type(NODE_GROUP) if r.name != "ml-system"]
+    assert gpu and all(r.inputs["nodeGroupName"] not in ("gpu-t4", "gpu-t4-spot") for r in gpu)
+    assert all(r.inputs["nodeRepairConfig"] == {"enabled": True} for r in gpu)
+    keys = {t.inputs["tag"]["key"] for t in g4dn.of_type(TAG)}
+    assert PREFIX + "resources/ephemeral-storage" in keys
+    public = [
+        s
+        for s in g4dn.of_type("aws:ec2/subnet:Subnet")
+        if s.inputs["tags"].get("kubernetes.io/role/elb") == "1"
+    ]
+    assert len({s.inputs["availabilityZoneId"] for s in public}) >= 2
+    addons = {a.inputs["addonName"] for a in g4dn.of_type("aws:eks/addon:Addon")}
+    assert {"coredns", "aws-ebs-csi-driver", "vpc-cni", "kube-proxy"} <= addons
+
+
+def test_add_ons_wait_for_the_system_node_group(g4dn):
+    system = g4dn.one(NODE_GROUP, "ml-system")
+    for addon in g4dn.of_type("aws:eks/addon:Addon"):
+        assert system.urn in addon.depends_on, addon.name
+    c = g4dn.one("eks:index:Cluster").inputs
+    assert c["corednsAddonOptions"]["enabled"] is False
+    assert c["kubeProxyAddonOptions"]["enabled"] is False
+
+
+def test_ebs_csi_driver_has_its_own_irsa_role(g4dn):
+    addon = g4dn.one("aws:eks/addon:Addon", "ml-addons-aws-ebs-csi-driver")
+    role = g4dn.one("aws:iam/role:Role", "ml-addons-aws-ebs-csi-driver-role")
+    assert addon.inputs["serviceAccountRoleArn"].endswith("/ml-addons-aws-ebs-csi-driver-role")
+    (stmt,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    sub = next(v for k, v in stmt["Condition"]["StringEquals"].items() if k.endswith(":sub"))
+    assert sub == "system:serviceaccount:kube-system:ebs-csi-controller-sa"
+
+
+def test_s3_gateway_endpoint_is_on_every_private_route_table(zonal):
+    (ep,) = zonal.of_type("aws:ec2/vpcEndpoint:VpcEndpoint")
+    assert ep.inputs["serviceName"] == "com.amazonaws.us-east-1.s3"
+    assert ep.inputs["vpcEndpointType"] == "Gateway"
+    private = {
+        r.id for r in zonal.of_type("aws:ec2/routeTable:RouteTable") if "-private-" in r.name
+    }
+    assert set(ep.inputs["routeTableIds"]) == private and len(private) == 6
+
+
+def test_per_az_nat_routes_each_private_subnet_through_its_own_az(zonal):
+    subnets = {s.id: s for s in zonal.of_type("aws:ec2/subnet:Subnet")}
+    tables = {r.id: r for r in zonal.of_type("aws:ec2/routeTable:RouteTable")}
+    nats = {n.id: n for n in zonal.of_type("aws:ec2/natGateway:NatGateway")}
+    checked = 0
+    for assoc in zonal.of_type("aws:ec2/routeTableAssociation:RouteTableAssociation"):
+        subnet = subnets[assoc.inputs["subnetId"]]
+        if subnet.inputs["tags"].get("kubernetes.io/role/internal-elb") != "1":
+            continue
+        (route,) = tables[assoc.inputs["routeTableId"]].inputs["routes"]
+        nat_subnet = subnets[nats[route["natGatewayId"]].inputs["subnetId"]]
+        assert nat_subnet.inputs["availabilityZoneId"] == subnet.inputs["availabilityZoneId"]
+        checked += 1
+    assert checked == 6
+
+
+def test_group_per_zone_stack_plans_one_node_group_per_az_and_balancing(zonal):
+    groups = [r for r in zonal.of_type(NODE_GROUP) if r.name.startswith("infer-a10g-spot-")]
+    assert len(groups) == 5 and all(len(g.inputs["subnetIds"]) == 1 for g in groups)
+    values = zonal.one(RELEASE, "infer-ca-release").inputs["values"]
+    assert values["extraArgs"]["balance-similar-node-groups"] == "true"
+    assert values["extraArgs"]["expander"] == "priority" and "expanderPriorities" in values
+
+
+def test_pod_identity_associates_the_autoscaler_role_and_needs_no_oidc_trust(zonal):
+    role = zonal.one("aws:iam/role:Role", "infer-ca-role")
+    (stmt,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert stmt["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert stmt["Action"] == ["sts:AssumeRole", "sts:TagSession"]
+    assoc = zonal.one(
+        "aws:eks/podIdentityAssociation:PodIdentityAssociation", "infer-ca-pod-identity"
+    )
+    assert (assoc.inputs["namespace"], assoc.inputs["serviceAccount"]) == (
+        "kube-system",
+        "cluster-autoscaler",
+    )
+    sa = zonal.one(RELEASE, "infer-ca-release").inputs["values"]["rbac"]["serviceAccount"]
+    assert "annotations" not in sa
+    assert zonal.one("eks:index:Cluster").inputs["createOidcProvider"] is False
+
+
+def test_efa_launch_template_names_the_cluster_security_group_and_placement_group(hpc):
+    lt = hpc.one(LT, "train-h100-efa-lt").inputs
+    nics = lt["networkInterfaces"]
+    assert len(nics) == 32 and nics[0]["interfaceType"] == "efa"
+    assert {n["interfaceType"] for n in nics[1:]} == {"efa-only"}
+    assert all(n["securityGroups"] == ["sg-0123456789abcdef0"] for n in nics)
+    pg = hpc.one("aws:ec2/placementGroup:PlacementGroup", "train-h100-efa-pg")
+    assert (
+        pg.inputs["strategy"] == "cluster" and lt["placement"]["groupName"] == "train-h100-efa-pg"
+    )
+    assert "userData" in lt  # nodeadm RAID0 of the instance store
+
+
+def test_hpc_pools_get_the_efa_device_plugin_tolerating_the_gpu_taint(hpc):
+    rel = hpc.one(RELEASE, "train-efa-device-plugin")
+    assert rel.inputs["chart"] == "aws-efa-k8s-device-plugin" and rel.inputs["version"] == "v0.5.30"
+    assert {
+        "key": "nvidia.com/gpu",
+        "operator": "Equal",
+        "value": "true",
+        "effect": "NoSchedule",
+    } in (rel.inputs["values"]["tolerations"])
+    (term,) = rel.inputs["values"]["affinity"]["nodeAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]["nodeSelectorTerms"]
+    assert term["matchExpressions"][0]["values"] == ["h100-efa", "h200-odcr"]
+
+
+def test_capacity_block_launch_template_holds_the_type_and_the_block(hpc):
+    lt = hpc.one(LT, "train-b200-block-lt").inputs
+    assert lt["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    assert lt["instanceType"] == "p6-b200.48xlarge"
+    assert lt["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0fedcba9876543210"}
+    }
+    ng = hpc.one(NODE_GROUP, "train-b200-block-ng").inputs
+    assert ng["capacityType"] == "CAPACITY_BLOCK" and "instanceTypes" not in ng
+
+
+def test_odcr_group_targets_its_reservation_without_a_preference(hpc):
+    spec = hpc.one(LT, "train-h200-odcr-lt").inputs["capacityReservationSpecification"]
+    assert spec == {"capacityReservationTarget": {"capacityReservationId": "cr-0123456789abcdef0"}}
+
+
+def test_device_plugin_stack_installs_the_pinned_chart_after_the_system_group():
+    rec = run_stack("eks-device-plugin")
+    rel = rec.one(RELEASE, "ml-dp-nvidia-device-plugin")
+    assert not [r for r in rec.of_type(RELEASE) if r.inputs["chart"] == "aws-efa-k8s-device-plugin"]
+    assert rel.inputs["chart"] == "nvidia-device-plugin" and rel.inputs["version"] == "0.18.2"
+    assert rec.one(NODE_GROUP, "ml-dp-system").urn in rel.depends_on
+    assert rec.of_type("kubernetes:helm.sh/v3:Release") and not [
+        r for r in rec.of_type(RELEASE) if r.inputs["chart"] == "gpu-operator"
+    ]
+
+
+def test_existing_cluster_without_an_oidc_provider_gets_one(monkeypatch):
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_provider=False))
+    rec = run_stack("eks-existing")
+    (provider,) = rec.of_type(OIDC)
+    assert provider.inputs["clientIdLists"] == ["sts.amazonaws.com"]
+    assert provider.inputs["tags"] == {"gpu-infra/stack": "shared/eks-existing"}
+    role = rec.one("aws:iam/role:Role", "shared-ca-role")
+    assert provider.urn in role.depends_on
+
+
+def test_existing_cluster_keeps_the_oidc_provider_this_stack_created(monkeypatch):
+    live = mockengine.LiveAws(oidc_provider_tags={"gpu-infra/stack": "shared/eks-existing"})
+    monkeypatch.setattr(mockengine, "LIVE", live)
+    assert len(run_stack("eks-existing").of_type(OIDC)) == 1
+
+
+def test_existing_cluster_uses_an_oidc_provider_someone_else_made():
+    rec = run_stack("eks-existing")
+    assert rec.of_type(OIDC) == []
+    (stmt,) = json.loads(rec.one("aws:iam/role:Role", "shared-ca-role").inputs["assumeRolePolicy"])[
+        "Statement"
+    ]
+    assert stmt["Principal"]["Federated"].startswith("arn:aws:iam::123456789012:oidc-provider/")
+
+
+def test_existing_cluster_pod_identity_without_its_agent_is_an_error(monkeypatch):
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(pod_identity_agent=False))
+    cfg = raw("eks-existing")
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"identity": "pod-identity"}
+    with pytest.raises(Exception, match="eks-pod-identity-agent"):
+        run_stack(cfg, "eks-existing")
+
+
+def test_existing_cluster_autoscaler_discovers_only_this_stacks_groups():
+    rec = run_stack("eks-existing")
+    tags = rec.one(RELEASE, "shared-ca-release").inputs["values"]["autoDiscovery"]["tags"]
+    assert "gpu-infra/autoscaler/shared/eks-existing" in tags
+    own = [t for t in rec.of_type(TAG) if t.inputs["tag"]["key"] == tags[-1]]
+    assert len(own) == len(rec.of_type(NODE_GROUP)) == 1

@@ -1,0 +1,344 @@
+"""Each field rule of ``infra.core.rules`` accepts what its receiver accepts and refuses the rest.
+
+Test names follow the rule names; bad values include the ones real APIs reject with public errors.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.core import rules
+from infra.core.errors import RuleError
+
+
+def refused(check, value, *args, **kwargs) -> str:
+    with pytest.raises(ValueError) as e:
+        check(value, *args, **kwargs)
+    return str(e.value)
+
+
+@pytest.mark.parametrize("good", ["a", "ml-team", "0abc", "a" * 63])
+def test_check_dns1123_label_accepts_rfc1123_labels(good):
+    assert rules.check_dns1123_label(good) == good
+
+
+@pytest.mark.parametrize("bad", ["", "ML", "ml_team", "-a", "a-", "a.b", "a" * 64, "ä"])
+def test_check_dns1123_label_refuses_capitals_underscores_and_64_chars(bad):
+    assert "is not a DNS-1123 label" in refused(rules.check_dns1123_label, bad)
+
+
+@pytest.mark.parametrize("good", ["node-1", "gpu-1.example.com", "a" * 253])
+def test_check_dns1123_subdomain_accepts_node_names(good):
+    assert rules.check_dns1123_subdomain(good) == good
+
+
+@pytest.mark.parametrize("bad", ["GPU-1", "gpu_1", "gpu..1", ".a", "a" * 254])
+def test_check_dns1123_subdomain_refuses_node_names_with_capitals_or_underscores(bad):
+    assert "DNS-1123 subdomain" in refused(rules.check_dns1123_subdomain, bad)
+
+
+@pytest.mark.parametrize(
+    "good", ["team", "example.com/team", "a.b-c_d", "k8s.io/x", "x" * 63, "a" * 253 + "/b"]
+)
+def test_check_qualified_name_accepts_label_keys(good):
+    assert rules.check_qualified_name(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad", ["bad key", "a@b", "/x", "Example.com/x", "x/", "-x", "x" * 64, "a" * 254 + "/b"]
+)
+def test_check_qualified_name_refuses_spaces_at_signs_and_long_names(bad):
+    assert "is not a valid label key" in refused(rules.check_qualified_name, bad)
+
+
+@pytest.mark.parametrize("good", ["", "v", "v1.2_3-x", "x" * 63])
+def test_check_label_value_accepts_empty_and_63_chars(good):
+    assert rules.check_label_value(good) == good
+
+
+@pytest.mark.parametrize("bad", ["x" * 64, "<x>", "a b", "-a", "a/b"])
+def test_check_label_value_refuses_64_chars_and_angle_brackets(bad):
+    assert "is not a valid label value" in refused(rules.check_label_value, bad)
+
+
+def test_check_labels_names_the_offending_key_in_the_error_path():
+    with pytest.raises(RuleError) as e:
+        rules.check_labels({"ok": "v", "team": "<x>"})
+    assert e.value.at == ("team",)
+
+
+def test_check_node_labels_refuses_kubernetes_io_labels_the_kubelet_refuses():
+    assert "kubelet refuses" in refused(
+        rules.check_node_labels, {"node-role.kubernetes.io/gpu": ""}
+    )
+    assert "kubelet refuses" in refused(rules.check_node_labels, {"k8s.io/x": ""})
+    assert "kubelet refuses" in refused(
+        rules.check_node_labels, {"node-restriction.kubernetes.io/x": ""}
+    )
+    ok = {
+        "node.kubernetes.io/pool": "a",
+        "team.kubelet.kubernetes.io/x": "b",
+        "topology.kubernetes.io/zone": "z",
+        "example.com/x": "y",
+        "notkubernetes.io/x": "y",
+    }
+    assert rules.check_node_labels(ok) == ok
+
+
+def test_check_gpu_namespace_labels_refuses_pod_security_labels():
+    msg = refused(
+        rules.check_gpu_namespace_labels, {"pod-security.kubernetes.io/enforce": "privileged"}
+    )
+    assert "must not make itself privileged" in msg
+    assert rules.check_gpu_namespace_labels({"team": "ml"}) == {"team": "ml"}
+
+
+def test_check_namespace_is_a_dns1123_label():
+    assert rules.check_namespace("ml-team") == "ml-team"
+    assert "DNS-1123 label" in refused(rules.check_namespace, "ML_Team")
+
+
+@pytest.mark.parametrize("shared", ["default", "kube-system", "kube-public", "kube-node-lease"])
+def test_check_operator_namespace_refuses_shared_namespaces(shared):
+    assert "shared by other workloads" in refused(rules.check_operator_namespace, shared)
+
+
+def test_check_operator_namespace_accepts_its_own_namespace():
+    assert rules.check_operator_namespace("gpu-operator") == "gpu-operator"
+
+
+def test_check_taint_key_refuses_spaces():
+    assert "not a valid taint key" in refused(rules.check_taint_key, "a b")
+    assert rules.check_taint_key("nvidia.com/gpu") == "nvidia.com/gpu"
+
+
+def test_check_taint_value_refuses_64_chars():
+    assert "not a valid taint value" in refused(rules.check_taint_value, "x" * 64)
+    assert rules.check_taint_value("present") == "present"
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "busybox",
+        "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04",
+        "localhost:5000/a/b:1",
+        "registry.example.com/ml/img@sha256:" + "a" * 64,
+        "ghcr.io/org/img:tag@sha256:" + "0" * 64,
+    ],
+)
+def test_check_image_reference_accepts_registry_repo_tag_digest(good):
+    assert rules.check_image_reference(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "nvcr.io/x && curl x | sh",
+        "nvcr.io/Nvidia/cuda:1",
+        "img:",
+        "img:tag with space",
+        "img@sha256:short",
+        "img;rm",
+        "a/" * 200 + "b",
+        "localhost:5000/" + "a" * 250,
+        "",
+    ],
+)
+def test_check_image_reference_refuses_shell_text_and_bad_grammar(bad):
+    assert "is not an image reference" in refused(rules.check_image_reference, bad)
+
+
+@pytest.mark.parametrize("good", ["/etc/containerd/config.toml", "/run/k3s/containerd/c.sock", "/"])
+def test_check_host_path_accepts_clean_absolute_paths(good):
+    assert rules.check_host_path(good) == good
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("/etc/x; curl x | sh", "contains ';'"),
+        ("/etc/x\nINJECT=1", "contains '\\n'"),
+        ("/etc/my config.toml", "contains ' '"),
+        ("etc/config.toml", "not an absolute path"),
+        ("/etc/../var/x", "not a clean path"),
+        ("/etc//x", "not a clean path"),
+        ("/" + "a" * 100_000, "longer than 1024"),
+        ("/etc/$(id)", "contains '$'"),
+    ],
+)
+def test_check_host_path_refuses_shell_characters_relative_and_unbounded_paths(bad, why):
+    msg = refused(rules.check_host_path, bad)
+    assert why in msg
+    assert len(msg) < 300
+
+
+def test_check_kubeconfig_path_allows_home_relative_paths():
+    assert rules.check_kubeconfig_path("~/.kube/config") == "~/.kube/config"
+    assert "not an absolute path" in refused(rules.check_kubeconfig_path, "kube/config")
+
+
+def test_check_toolkit_env_checks_path_variables_and_names_the_variable():
+    with pytest.raises(RuleError) as e:
+        rules.check_toolkit_env({"CONTAINERD_SOCKET": "/run/x.sock; reboot"})
+    assert e.value.at == ("CONTAINERD_SOCKET",)
+    assert "must be one line" in refused(rules.check_toolkit_env, {"X": "a\nb"})
+    assert rules.check_toolkit_env({"CONTAINERD_SET_AS_DEFAULT": "true", "N": 1})
+
+
+@pytest.mark.parametrize("good", ["demo-project", "my-proj-123456", "example.com:my-project"])
+def test_check_gcp_project_id_accepts_project_ids(good):
+    assert rules.check_gcp_project_id(good) == good
+
+
+@pytest.mark.parametrize("bad", ["My Project!", "proj", "1project", "project-", "a" * 31, 123])
+def test_check_gcp_project_id_refuses_display_names_and_numbers(bad):
+    assert "is not a project ID" in refused(rules.check_gcp_project_id, bad)
+
+
+def test_check_gce_labels_refuses_capitals_and_over_64_labels():
+    assert rules.check_gce_labels({"team": "ml", "env": ""})
+    assert "not a GCE label key" in refused(rules.check_gce_labels, {"Team": "ml"})
+    assert "not a GCE label key" in refused(rules.check_gce_labels, {"1team": "ml"})
+    assert "not a GCE label value" in refused(rules.check_gce_labels, {"team": "ML"})
+    assert "at most 64" in refused(rules.check_gce_labels, {f"k{i}": "" for i in range(65)})
+
+
+def test_check_gce_resource_name_is_an_rfc1035_label():
+    assert rules.check_gce_resource_name("res-1") == "res-1"
+    assert "GCE resource name" in refused(rules.check_gce_resource_name, "1res")
+
+
+def test_check_reservation_name_accepts_local_and_shared_reservations():
+    assert rules.check_reservation_name("a100-res")
+    assert rules.check_reservation_name("projects/owner-proj/reservations/a100-res")
+    assert "GCE resource name" in refused(rules.check_reservation_name, "My Reservation")
+    assert "project ID" in refused(rules.check_reservation_name, "projects/X/reservations/r")
+
+
+@pytest.mark.parametrize("good", ["latest", "-", "1.33", "1.33.5", "1.33.5-gke.1200"])
+def test_check_gke_version_accepts_gke_version_aliases(good):
+    assert rules.check_gke_version(good) == good
+
+
+@pytest.mark.parametrize("bad", ["1,33", "v1.33", "1.33.5-eks.1", "1", "1.33-gke.1", "stable"])
+def test_check_gke_version_refuses_commas_and_other_formats(bad):
+    assert "is not a GKE version" in refused(rules.check_gke_version, bad)
+
+
+@pytest.mark.parametrize(
+    "good", ["e2-standard-4", "n2-highmem-8", "e2-medium", "n2-custom-4-16384"]
+)
+def test_check_gce_machine_type_accepts_machine_type_names(good):
+    assert rules.check_gce_machine_type(good) == good
+
+
+@pytest.mark.parametrize("bad", ["e2-bogus-4", "m6i.large", "E2-standard-4", "standard-4"])
+def test_check_gce_machine_type_refuses_unknown_shapes(bad):
+    assert "is not a GCE machine type" in refused(rules.check_gce_machine_type, bad)
+
+
+@pytest.mark.parametrize("good", ["m6i.large", "g4dn.xlarge", "p4d.24xlarge", "c7gn.metal"])
+def test_check_ec2_instance_type_accepts_instance_type_names(good):
+    assert rules.check_ec2_instance_type(good) == good
+
+
+@pytest.mark.parametrize("bad", ["m6i", "e2-standard-4", "M6i.large", "m6i.huge"])
+def test_check_ec2_instance_type_refuses_other_names(bad):
+    assert "is not an EC2 instance type" in refused(rules.check_ec2_instance_type, bad)
+
+
+def test_check_az_id_explains_an_az_name_given_for_an_az_id():
+    assert rules.check_az_id("usw2-az1") == "usw2-az1"
+    assert rules.check_az_id("usw2-lax1-az1") == "usw2-lax1-az1"
+    assert "is an AZ name; give AZ IDs" in refused(rules.check_az_id, "us-west-2a")
+    assert "is not an AZ ID" in refused(rules.check_az_id, "zone1")
+
+
+@pytest.mark.parametrize(
+    "bad", ["10.0.0.0/33", "0.0.0.0/0; curl x | sh", "10.0.0.1/16", "300.0.0.0/8", "10.0.0.0"]
+)
+def test_check_ipv4_cidr_refuses_bad_prefixes_host_bits_and_text(bad):
+    assert refused(rules.check_ipv4_cidr, bad)
+
+
+def test_check_public_access_cidrs_allows_at_most_40_public_blocks():
+    ok = [f"198.51.{i}.0/24" for i in range(40)]
+    assert rules.check_public_access_cidrs(ok) == ok
+    assert "EKS allows at most 40" in refused(rules.check_public_access_cidrs, [*ok, "1.2.3.4/32"])
+    with pytest.raises(RuleError) as e:
+        rules.check_public_access_cidrs(["1.2.3.4/32", "10.0.0.0/8"])
+    assert e.value.at == (1,)
+    assert "not a public range" in str(e.value)
+    assert rules.check_public_access_cidrs(["0.0.0.0/0"]) == ["0.0.0.0/0"]
+
+
+def test_check_vpc_cidr_is_a_slash_16_inside_10_slash_8():
+    assert rules.check_vpc_cidr("10.1.0.0/16") == "10.1.0.0/16"
+    for bad in ("10.999.0.0/16", "192.168.0.0/16", "10.0.0.0/17"):
+        assert refused(rules.check_vpc_cidr, bad)
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "arn:aws:iam::111122223333:role/admins",
+        "arn:aws:iam::111122223333:role/development/apps/my-role",
+        "arn:aws-us-gov:iam::111122223333:user/alice@example.com",
+    ],
+)
+def test_check_iam_principal_arn_accepts_role_and_user_arns(good):
+    assert rules.check_iam_principal_arn(good) == good
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("arn:aws:iam::111122223333:role/*", "wildcards are not allowed"),
+        ("arn:aws:iam::*:role/admins", "wildcards are not allowed"),
+        ("arn:aws:sts::111122223333:assumed-role/admins/me", "is an STS session"),
+        ("arn:aws:iam::1111:role/admins", "is not an IAM role or user ARN"),
+        ("arn:aws:iam::111122223333:group/admins", "is not an IAM role or user ARN"),
+    ],
+)
+def test_check_iam_principal_arn_refuses_wildcards_and_sessions(bad, why):
+    assert why in refused(rules.check_iam_principal_arn, bad)
+
+
+@pytest.mark.parametrize(
+    ("console", "api"),
+    [
+        ("NVIDIA T4", "nvidia-tesla-t4"),
+        ("NVIDIA Tesla V100", "nvidia-tesla-v100"),
+        ("NVIDIA A100 40GB", "nvidia-tesla-a100"),
+        ("NVIDIA A100 80GB", "nvidia-a100-80gb"),
+        ("NVIDIA L4", "nvidia-l4"),
+    ],
+)
+def test_gpu_type_hint_maps_console_wording_to_the_api_name(console, api):
+    known = [
+        "nvidia-tesla-t4",
+        "nvidia-tesla-v100",
+        "nvidia-tesla-a100",
+        "nvidia-a100-80gb",
+        "nvidia-l4",
+    ]
+    assert rules.gpu_type_hint(console, known) == f"; did you mean '{api}'?"
+
+
+def test_gpu_type_hint_stays_silent_for_unrelated_names():
+    assert rules.gpu_type_hint("foo", ["nvidia-l4"]) == ""
+
+
+def test_check_runtime_class_is_a_dns_label_usable_as_handler():
+    assert rules.check_runtime_class("nvidia") == "nvidia"
+    assert "RuntimeClass handler" in refused(rules.check_runtime_class, "Nvidia_Runtime")
+    with pytest.raises(RuleError) as e:
+        rules.check_toolkit_env({"CONTAINERD_RUNTIME_CLASS": "nvidia.runtime"})
+    assert e.value.at == ("CONTAINERD_RUNTIME_CLASS",)
+
+
+@pytest.mark.parametrize("bad", ["1,33", "v1.33", "1.33.5", "1.3", "latest"])
+def test_check_eks_version_takes_major_minor_only(bad):
+    assert rules.check_eks_version("1.33") == "1.33"
+    assert "is not an EKS Kubernetes version" in refused(rules.check_eks_version, bad)
