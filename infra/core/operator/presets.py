@@ -234,7 +234,7 @@ def preset_notes(preset: str, version: str) -> list[str]:
         # rancher/rke2-docs docs/add-ons/gpu_operators.md (v25.10 tab): "It requires containerd 2.0".
         notes.append(
             f"{preset}: chart {version} injects GPUs by CDI without runtimeClassName, which needs "
-            "the distribution's containerd >= 2.0 (https://docs.rke2.io/add-ons/gpu_operators)"
+            "the distribution's containerd >= 2.0 (RKE2 docs: https://docs.rke2.io/add-ons/gpu_operators)"
         )
     return notes
 
