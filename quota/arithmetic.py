@@ -43,9 +43,12 @@ def verdict(needed: int, reading: Reading) -> tuple[Status, str]:
     >>> verdict(20, Reading(limit=24, usage=4))
     ('ok', '20 needed, 20 free (limit 24, usage 4)')
     """
-    if reading.error is not None:
-        return "unknown", reading.error
     limit, usage = reading.limit, reading.usage
+    if reading.error is not None:
+        if limit is not None and limit != UNLIMITED and usage is None and needed > limit:
+            # the limit was read and the demand alone exceeds it, whatever the usage is
+            return "short", f"{needed} needed, limit {_fmt(limit)} ({reading.error})"
+        return "unknown", reading.error
     if limit is None:
         return "unknown", "quota missing: no limit reported"
     if limit == UNLIMITED:
@@ -64,11 +67,11 @@ def verdict(needed: int, reading: Reading) -> tuple[Status, str]:
 def desired_value(needed: int, reading: Reading) -> int | None:
     """The limit to request for a short row: ``ceil(usage + needed)``, only when above the limit.
 
-    Returns ``None`` when no request should be filed (unknown limit, or the value would not raise
-    it: clouds reject requests at or below the current value).
+    Returns ``None`` when no request should be filed: unknown limit, unknown usage (a request
+    sized as if nothing ran could be granted and still be short), or a value that would not raise
+    the limit (clouds reject requests at or below the current value).
     """
-    if reading.limit is None or reading.limit == UNLIMITED:
+    if reading.limit is None or reading.limit == UNLIMITED or reading.usage is None:
         return None
-    usage = reading.usage or 0.0
-    want = math.ceil(usage + needed)
+    want = math.ceil(reading.usage + needed)
     return want if want > reading.limit else None

@@ -181,8 +181,13 @@ def _file_requests(
             }
             continue
         want = desired_value(c.demand.needed, readings[c.demand.key])
-        # short means a known limit below usage + needed, so the request always raises it
-        assert want is not None, c.demand.key
+        if want is None:  # short from the limit alone: usage unknown, so no size to ask for
+            c.request = {
+                "action": "skipped",
+                "status": "usage unknown: cannot size the request (limit "
+                f"{c.limit:g} < {c.demand.needed} needed); read the usage and request by hand",
+            }
+            continue
         todo.append((c, want))
 
     def file(item: tuple[Any, int]) -> dict[str, Any]:

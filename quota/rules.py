@@ -30,6 +30,9 @@ CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
 INSTANCES = "INSTANCES"
 IN_USE_ADDRESSES = "IN_USE_ADDRESSES"
 LOCAL_SSD_GB_PER_DISK = 375  # https://cloud.google.com/compute/docs/disks/local-ssd (375 GB each)
+# Spot/preemptible Local SSD once granted (google-cloud-compute Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB;
+# create-use-spot: preemptible quota keeps Spot VMs off the standard "CPUs, GPUs, and disks").
+PREEMPTIBLE_LOCAL_SSD_GB = "PREEMPTIBLE_LOCAL_SSD_GB"
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +120,10 @@ class GcpCpuRule:
     metric: str | None
     fallback_metric: str | None
     vm_family: str | None
-    spot_metric: str
+    spot_metric: str | None
     source: str
+    # False: the family draws on GPU quota only (cpu_quota=none in the CSV, sourced there).
+    has_vcpu_quota: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,8 +156,9 @@ def gcp_cpu_rules() -> dict[str, GcpCpuRule]:
             r["on_demand_metric"] or None,
             r["fallback_metric"] or None,
             r["vm_family"] or None,
-            r["spot_metric"],
+            r["spot_metric"] or None,
             r["source"],
+            r["cpu_quota"] != "none",
         )
         for r in read_rows("gcp_cpu_quota_metrics.csv")
     }
@@ -265,9 +271,12 @@ def _gpu_draws(region: str, accelerator: str, gpus: int, rule: str) -> tuple[Dra
     return Draw(std_key, gpus, src), Draw(pre_key, gpus, src)
 
 
-def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw]:
-    """(standard, preemptible) vCPU draws of one node of ``family``."""
+def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw] | None:
+    """(standard, preemptible) vCPU draws of one node of ``family``; ``None`` if it has none."""
     r = gcp_cpu_rules()[family]
+    if not r.has_vcpu_quota:  # G2/G4/A3/A4/A4X: GPU quota only (gcp_cpu_quota_metrics.csv source)
+        return None
+    assert r.spot_metric, family
     src = f"gcp_cpu_quota_metrics.csv {family}: {r.source}"
     if r.metric:
         std = Draw(
@@ -317,7 +326,17 @@ def gcp_vm_quotas(
     if rule.quota_class != "reserved":
         if accelerator is not None and gpus > 0:
             pairs.append(_gpu_draws(region, accelerator, gpus, rule.source))
-        pairs.append(_cpu_draws(region, gcp_machine_family(machine_type), vcpus))
+        cpu = _cpu_draws(region, gcp_machine_family(machine_type), vcpus)
+        if cpu is not None:
+            pairs.append(cpu)
+        if local_ssds:
+            gb, metric = local_ssds * LOCAL_SSD_GB_PER_DISK, gcp_disk_metrics()["local-ssd"]
+            src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
+            std = Draw(QuotaKey("gcp", "region", region, metric, "GB", "compute-region"), gb, src)
+            pre_key = QuotaKey(
+                "gcp", "region", region, PREEMPTIBLE_LOCAL_SSD_GB, "GB", "compute-region"
+            )
+            pairs.append((std, Draw(pre_key, gb, f"{src}; Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB")))
     for std, pre in pairs:
         if rule.quota_class == "standard":
             draws.append(std)
@@ -333,12 +352,6 @@ def gcp_vm_quotas(
             draws.append(Draw(g, gpus, gsrc))
         c = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
         draws.append(Draw(c, vcpus, gsrc))
-        if local_ssds:
-            ssd = QuotaKey(
-                "gcp", "region", region, gcp_disk_metrics()["local-ssd"], "GB", "compute-region"
-            )
-            src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
-            draws.append(Draw(ssd, local_ssds * LOCAL_SSD_GB_PER_DISK, src))
     qsrc = "https://cloud.google.com/compute/quotas-limits"
     draws.append(
         Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc)

@@ -139,13 +139,16 @@ def _concurrency() -> int:
     return max(1, int(os.environ.get("QUOTA_WHERE_CONCURRENCY", DEFAULT_CONCURRENCY)))
 
 
-def _read_gcp(config: Any, catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
+def _read_gcp(
+    config: Any, catalog: Catalog, demands: Sequence[Demand]
+) -> tuple[dict[QuotaKey, Reading], list[tuple[str, str]]]:
+    """Readings of every region's keys, and (API, reason) for required APIs not enabled."""
     from quota.clients.gcp import GcpQuotaService, GcpSettings
 
     service = GcpQuotaService(GcpSettings.from_env(config.project), catalog, _concurrency())
     keys = list(dict.fromkeys(k for d in demands for k in d.keys_to_read()))
     readings, _ = service.read(keys)
-    return readings
+    return readings, service.api_problems
 
 
 def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
@@ -167,13 +170,16 @@ def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Rea
 
 
 def _judge(
-    rows: Sequence[DemandRow], readings: dict[QuotaKey, Reading]
+    rows: Sequence[DemandRow],
+    readings: dict[QuotaKey, Reading],
+    scope: str = "region",
+    apis: Sequence[tuple[str, str]] = (),
 ) -> tuple[bool | None, list[str], str]:
-    """(fits, short quotas, reason) of a region's regional rows."""
+    """(fits, short quotas, reason) of the rows of ``scope``; an API not enabled is unknown."""
     short: list[str] = []
-    unknown: list[str] = []
+    unknown: list[str] = [f"API {api}: {why}" for api, why in apis]
     for r in rows:
-        if r.key.scope != "region":
+        if r.key.scope != scope:
             continue
         status, why = verdict(r.needed, readings.get(r.key, Reading(error="not read")))
         if status == "short":
@@ -185,6 +191,18 @@ def _judge(
     if unknown:
         return None, [], "; ".join(unknown)
     return True, [], "the whole stack fits"
+
+
+def _fold(
+    regional: tuple[bool | None, list[str], str], project: tuple[bool | None, list[str], str]
+) -> tuple[bool | None, list[str], str]:
+    """A region fits only if the project-wide rows (global quotas, required APIs) fit too."""
+    (rf, rs, rr), (pf, ps, pr) = regional, project
+    if rf is False or pf is False:
+        return False, rs + ps, "; ".join(x for x, f in ((rr, rf), (pr, pf)) if f is False)
+    if rf is None or pf is None:
+        return None, [], "; ".join(x for x, f in ((rr, rf), (pr, pf)) if f is None)
+    return True, [], rr
 
 
 def _pool_key(s: NodeGroupSizing, rows: Sequence[DemandRow]) -> DemandRow | None:
@@ -224,15 +242,19 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
             else aws_contributions(r, sizings)
             for r in regions
         }
-        readings = (
-            _read_gcp(config, catalog, list(demands.values()))
-            if cloud == "gcp"
-            else _read_aws(catalog, list(demands.values()))
-        )
+        apis: list[tuple[str, str]] = []
+        if cloud == "gcp":
+            readings, apis = _read_gcp(config, catalog, list(demands.values()))
+        else:
+            readings = _read_aws(catalog, list(demands.values()))
+        # Global quotas (GPUS_ALL_REGIONS, CPUS_ALL_REGIONS) and required APIs are the project's,
+        # the same wherever the stack goes: judged once, folded into every region's fit.
+        anywhere = demands[regions[0]].rows(reading_pick(readings))
+        project = _judge(anywhere, readings, "global", apis)
         for s in pools:
             for f in fits[s.name]:
                 rows = demands[f.region].rows(reading_pick(readings))
-                f.fits, f.short, f.reason = _judge(rows, readings)
+                f.fits, f.short, f.reason = _fold(_judge(rows, readings), project)
                 missing = [p.name for p in pools if f.region not in offered[p.name]]
                 if missing:  # the stack cannot be deployed there as it stands
                     f.fits, f.reason = False, f"not offered there: {', '.join(missing)}"

@@ -123,8 +123,6 @@ def main() -> None:
     for region in {R, *t4_regions}:
         compute.set_region(P, region, **AMPLE)
     compute.set_project(P, GPUS_ALL_REGIONS=(200, 0), CPUS_ALL_REGIONS=(5000, 0))
-    family = "CPUS-PER-VM-FAMILY-per-project-region"
-    quotas.set_family(P, [({"region": R, "vm_family": "G2"}, 1000)], qid=family)
     env = {
         **base_env,
         "QUOTA_ENDPOINT_COMPUTE": compute.url,

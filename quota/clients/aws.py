@@ -27,6 +27,10 @@ from quota.rules import aws_quota_code
 SERVICE_CODE = "ec2"
 # Requests AWS still works on; a new one for the same quota fails with ResourceAlreadyExists.
 OPEN_STATUSES = frozenset({"PENDING", "CASE_OPENED"})
+# Refusals: "can't be approved by Service Quotas" (RequestedServiceQuotaChange.Status,
+# https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_RequestedServiceQuotaChange.html).
+# CASE_CLOSED means "check the support case" and INVALID_REQUEST a bad ContextId ARN: neither is one.
+REFUSED_STATUSES = frozenset({"DENIED", "NOT_APPROVED"})
 # IAM action per operation, named in "permission denied" reasons.
 _ACTION = {
     "GetServiceQuota": "servicequotas:GetServiceQuota",
@@ -218,8 +222,10 @@ class AwsQuotaService:
     ) -> dict[str, Any]:
         """File an increase to ``desired`` unless an open or equal-or-larger request exists.
 
-        A closed request that already asked for as much (denied, or granted only in part) is
-        reported with its case id instead of being filed again; ``force`` files anew.
+        A refusal (DENIED / NOT_APPROVED) of a request for at most ``desired`` is reported with its
+        case id instead of asking again for as much or more; a smaller refused request does not
+        block a new one. An approved request for at least ``desired`` that left the limit below it
+        is a partial grant. ``force`` files anew.
         """
         code = row.key.quota
         follow = (
@@ -240,14 +246,25 @@ class AwsQuotaService:
         if open_:
             h = open_[0]
             return {**base, **_req_state(h), "action": "pending"}
-        # A closed request that already asked for as much: a denial or partial grant, not re-filed.
-        prior = [h for h in history if float(h.get("DesiredValue", 0)) >= desired]
-        if prior and not force:
-            h = prior[0]
-            action = {"APPROVED": "partially-granted", "CASE_CLOSED": "partially-granted"}.get(
-                str(h.get("Status")), "denied"
-            )
-            return {**base, **_req_state(h), "action": action, "current": int(current)}
+        if not force:
+            refused = [
+                h
+                for h in history
+                if h.get("Status") in REFUSED_STATUSES
+                and float(h.get("DesiredValue", 0)) <= desired
+            ]
+            if refused:
+                h = refused[0]
+                return {**base, **_req_state(h), "action": "denied", "current": int(current)}
+            partial = [
+                h
+                for h in history
+                if h.get("Status") == "APPROVED" and float(h.get("DesiredValue", 0)) >= desired
+            ]
+            if partial:
+                h = partial[0]
+                state = {**_req_state(h), "current": int(current)}
+                return {**base, **state, "action": "partially-granted"}
         try:
             resp = self.sq.request_service_quota_increase(
                 ServiceCode=SERVICE_CODE, QuotaCode=code, DesiredValue=float(desired)

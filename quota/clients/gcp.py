@@ -32,7 +32,12 @@ from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
 
 __all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
-from quota.rules import gcp_accelerator_quotas, gcp_machine_family
+from quota.rules import (
+    GPUS_ALL_REGIONS,
+    gcp_accelerator_quotas,
+    gcp_cpu_rules,
+    gcp_machine_family,
+)
 from quota.sizing import gcp_vcpus_of
 
 COMPUTE = "compute.googleapis.com"
@@ -280,7 +285,15 @@ class GcpQuotaService:
             readings per quota key, and notes.
         """
         p = self.s.project
-        regions = sorted({k.region for k in keys if k.source == "compute-region" and k.region})
+        # Family keys read their region too: whether preemptible quota is granted there decides
+        # if running Spot VMs count as family usage (_with_family_usage).
+        regions = sorted(
+            {
+                k.region
+                for k in keys
+                if (k.source == "compute-region" or k.family_quota_id) and k.region
+            }
+        )
         want_project = any(k.source == "compute-project" for k in keys)
         family_ids = sorted({q for k in keys if (q := k.family_quota_id)})
         jobs: dict[str, Callable[[], Any]] = {"services": self._services}
@@ -316,13 +329,55 @@ class GcpQuotaService:
                 readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
             elif k.family_quota_id:
                 readings[k] = _with_family_usage(
-                    _family_reading(res, k), k, results["instances"], p, self.catalog
+                    _family_reading(res, k),
+                    k,
+                    results["instances"],
+                    p,
+                    self.catalog,
+                    results.get(f"region:{k.region}"),
                 )
             else:
                 readings[k] = _compute_reading(res, k)
+        self._global_gpus_fallback(readings)
         usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
         self.api_problems = _api_problems(results["services"], p, usage_endpoint)
         return readings, []
+
+    def _global_gpus_fallback(self, readings: dict[QuotaKey, Reading]) -> None:
+        """GPUS_ALL_REGIONS missing from projects.get (new projects): read its Cloud Quotas value.
+
+        Quota id per the public quota error ("metric name = compute.googleapis.com/
+        gpus_all_regions, limit name = GPUS-ALL-REGIONS-per-project, dimensions = global: global").
+        Cloud Quotas has no usage, so the row can be short from the limit alone, never ok.
+        """
+        key = next(
+            (
+                k
+                for k, r in readings.items()
+                if k.quota == GPUS_ALL_REGIONS
+                and k.source == "compute-project"
+                and (r.error or "").startswith("quota missing")
+            ),
+            None,
+        )
+        if key is None:
+            return
+        p = self.s.project
+        qid = "GPUS-ALL-REGIONS-per-project"
+        name = f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{qid}"
+        info = _capture(lambda: self._call(self.quotas().get_quota_info, name=name))
+        if isinstance(info, BaseException):
+            err = describe_error(info, "quotaInfos.get", p, self._endpoint("family"))
+            readings[key] = Reading(error=f"{readings[key].error}; fallback {qid}: {err}")
+            return
+        for d in info.dimensions_infos:
+            if not dict(d.dimensions):  # the project-wide value
+                readings[key] = Reading(
+                    limit=float(d.details.value),
+                    usage=None,
+                    error=f"usage not available: {GPUS_ALL_REGIONS} read from Cloud Quotas {qid}",
+                )
+                return
 
     def _endpoint(self, job: str) -> str:
         if job.startswith("family"):
@@ -515,10 +570,40 @@ def _family_reading(info: Any, key: QuotaKey) -> Reading:
     return Reading(limit=float(best[1]), usage=None)
 
 
+def _preemptible_granted(region: Any, metric: str | None) -> bool | None:
+    """Whether ``metric`` is granted (limit > 0) in the region's reading; ``None``: unreadable."""
+    if region is None or isinstance(region, BaseException) or metric is None:
+        return None
+    r = _compute_reading(region, QuotaKey("gcp", "region", None, metric, "GPUs", "compute-region"))
+    if r.error is not None:
+        return None if not r.error.startswith("quota missing") else False
+    return bool(r.limit)
+
+
+def _spot_metric_of(key: QuotaKey, accelerator: str | None) -> str | None:
+    """The preemptible metric a Spot VM of this family would count against once granted."""
+    if key.vm_family:
+        rules = [r for r in gcp_cpu_rules().values() if r.vm_family == key.vm_family]
+        return rules[0].spot_metric if rules else None
+    q = gcp_accelerator_quotas().get(accelerator or "")
+    return q.spot if q else None
+
+
 def _with_family_usage(
-    reading: Reading, key: QuotaKey, instances: Any, project: str, catalog: Catalog
+    reading: Reading,
+    key: QuotaKey,
+    instances: Any,
+    project: str,
+    catalog: Catalog,
+    region: Any = None,
 ) -> Reading:
-    """Add the family's on-demand usage in the region (GPUs or vCPUs), counted from instances."""
+    """Add the family's usage in the region (GPUs or vCPUs), counted from instances.
+
+    Spot VMs count too while their preemptible quota is not granted: "To prevent Spot VMs from
+    consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting
+    preemptible quota" (https://cloud.google.com/compute/docs/instances/create-use-spot). If
+    that cannot be read, usage is unknown.
+    """
     if reading.error is not None:
         return reading
     if isinstance(instances, BaseException):
@@ -533,8 +618,22 @@ def _with_family_usage(
         for inst in scoped.instances:
             sched = inst.scheduling
             spot = sched.provisioning_model == "SPOT" or bool(sched.preemptible)
-            if inst.status not in _HOLDING or spot:
+            if inst.status not in _HOLDING:
                 continue
+            if spot:
+                accs = [a.accelerator_type.rsplit("/", 1)[-1] for a in inst.guest_accelerators]
+                acc = next((a for a in accs if a in types), None)
+                if key.gpu_family and acc is None:
+                    continue  # not this family's GPU
+                granted = _preemptible_granted(region, _spot_metric_of(key, acc))
+                if granted is None:
+                    return Reading(
+                        limit=reading.limit,
+                        error=f"usage unreadable: Spot VM {inst.name} may count here, and "
+                        f"whether preemptible quota is granted in {key.region} is unknown",
+                    )
+                if granted:
+                    continue  # it counts against the preemptible quota instead
             if key.vm_family:
                 mtype = inst.machine_type.rsplit("/", 1)[-1]
                 if gcp_machine_family(mtype).upper() != key.vm_family.upper():

@@ -328,3 +328,41 @@ def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]
     _, doc = run("--where", "--regions", f"{R},us-east-1")
     home = next(r for r in doc["where"][0]["regions"] if r["region"] == R)
     assert home["fits"] is False and G in home["reason"]
+
+
+def _history(sq: a.FakeServiceQuotas, status: str, desired: float) -> None:
+    sq.applied[(R, G)] = 32.0
+    sq.history[(R, G)] = [
+        {
+            "Id": "old",
+            "CaseId": "case-5",
+            "QuotaCode": G,
+            "DesiredValue": desired,
+            "Status": status,
+            "Created": 1,
+        }
+    ]
+
+
+@pytest.mark.parametrize("status", ["DENIED", "NOT_APPROVED"])
+def test_refusal_of_a_smaller_request_blocks_asking_for_more(
+    env: dict[str, Any], status: str
+) -> None:
+    _history(env["sq"], status, 64.0)  # refused 64; this run wants 104
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert (req["action"], req["caseId"]) == ("denied", "case-5")
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
+
+
+def test_refusal_of_a_larger_request_does_not_block_a_smaller_one(env: dict[str, Any]) -> None:
+    _history(env["sq"], "DENIED", 500.0)
+    _, doc = run("--request")
+    assert row(doc, G)["request"]["action"] == "created"
+
+
+@pytest.mark.parametrize("status", ["CASE_CLOSED", "INVALID_REQUEST"])
+def test_case_closed_and_invalid_request_are_not_refusals(env: dict[str, Any], status: str) -> None:
+    _history(env["sq"], status, 104.0)
+    _, doc = run("--request")
+    assert row(doc, G)["request"]["action"] == "created"

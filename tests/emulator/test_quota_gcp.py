@@ -306,7 +306,8 @@ def test_spot_pool_reads_preemptible_quota_not_on_demand(env: dict[str, Any]) ->
     spot = row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")
     assert spot["status"] == "short" and spot["needed"] == 9  # 8 max + 1 surge, spot only
     assert row(doc, "NVIDIA_L4_GPUS")["status"] == "ok"  # the on-demand fallback pool: 5
-    assert row(doc, "PREEMPTIBLE_CPUS")["status"] == "ok"
+    # spot G2 draws no vCPU quota (https://cloud.google.com/compute/resource-usage#gpu_quota)
+    assert all(c["quota"] != "PREEMPTIBLE_CPUS" for c in doc["checks"])
 
 
 def test_missing_metric_is_unknown_not_zero(env: dict[str, Any]) -> None:
@@ -328,15 +329,13 @@ def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> No
 def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
-    env["quotas"].set_family(
-        P, [({"region": R, "vm_family": "A3"}, 2000)], qid="CPUS-PER-VM-FAMILY-per-project-region"
-    )
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 0 and (fam["status"], fam["usage"]) == ("ok", 0)
     compute = env["compute"]
     compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)
     compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, status="STAGING")
+    compute.set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(8, 8))  # granted: Spot counts there
     compute.add_instance("us-central1-b", "nvidia-h100-80gb", 8, spot=True)  # preemptible quota
     compute.add_instance("us-central1-c", "nvidia-h100-80gb", 8, status="TERMINATED")
     compute.add_instance("us-east4-a", "nvidia-h100-80gb", 8)  # another region
@@ -440,18 +439,14 @@ def test_spot_with_preemptible_at_zero_uses_ample_standard_quota_and_is_ok(
     env: dict[str, Any],
 ) -> None:
     spot_region(env["compute"], 0)
-    env["quotas"].set_family(
-        P, [({"region": R, "vm_family": "G2"}, 200)], qid="CPUS-PER-VM-FAMILY-per-project-region"
-    )
     code, doc = run("--stack", "gke-l4-spot")
     l4 = row(doc, "NVIDIA_L4_GPUS")
     assert code == 0 and l4["status"] == "ok"
     assert l4["needed"] == 8 + 4 + 1  # spot pool + on-demand fallback + one pool's surge
     assert any("not granted" in p for p in l4["pools"])
     assert all(not c["quota"].startswith("PREEMPTIBLE_") for c in doc["checks"])
-    g2 = row(doc, "CPUS_PER_VM_FAMILY")
-    assert (g2["vmFamily"], g2["needed"], g2["usage"]) == ("G2", 8 * 13, 0)
-    assert g2["quotaId"] == "CPUS-PER-VM-FAMILY-per-project-region"
+    # G2 draws on no vCPU quota (https://cloud.google.com/compute/resource-usage#gpu_quota)
+    assert all(c["quota"] != "CPUS_PER_VM_FAMILY" for c in doc["checks"])
 
 
 def test_spot_with_granted_preemptible_quota_is_judged_there(env: dict[str, Any]) -> None:
@@ -477,10 +472,19 @@ def test_spot_request_files_standard_quota_unless_preemptible_quota_is_asked(
 
 
 def test_vm_family_quota_unreadable_is_unknown_not_skipped(env: dict[str, Any]) -> None:
-    spot_region(env["compute"], 0)
-    code, doc = run("--stack", "gke-l4-spot")
-    g2 = row(doc, "CPUS_PER_VM_FAMILY")
-    assert code == 3 and g2["status"] == "unknown" and "vm_family=G2" in g2["reason"]
+    code, doc = run("--config", str(FIX / "Pulumi.gke-c4-system.yaml"))
+    c4 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert code == 3 and c4["status"] == "unknown" and "vm_family=C4" in c4["reason"]
+
+
+def test_vm_family_quota_counts_on_demand_c4_vcpus(env: dict[str, Any]) -> None:
+    env["quotas"].set_family(
+        P, [({"region": R, "vm_family": "C4"}, 200)], qid="CPUS-PER-VM-FAMILY-per-project-region"
+    )
+    _, doc = run("--config", str(FIX / "Pulumi.gke-c4-system.yaml"))
+    c4 = row(doc, "CPUS_PER_VM_FAMILY")
+    assert (c4["vmFamily"], c4["status"], c4["usage"]) == ("C4", "ok", 0)
+    assert c4["quotaId"] == "CPUS-PER-VM-FAMILY-per-project-region"
 
 
 def test_flex_start_and_queued_pools_consume_preemptible_quota(env: dict[str, Any]) -> None:
@@ -491,7 +495,7 @@ def test_flex_start_and_queued_pools_consume_preemptible_quota(env: dict[str, An
     assert row(doc, "PREEMPTIBLE_NVIDIA_L4_GPUS")["status"] == "ok"
     t4 = row(doc, "PREEMPTIBLE_NVIDIA_T4_GPUS")  # 0 granted: flex/queued never use standard
     assert code == 1 and t4["status"] == "short" and t4["needed"] == 2
-    assert row(doc, "PREEMPTIBLE_CPUS")["needed"] == 8 * 4 + 8 * 2
+    assert row(doc, "PREEMPTIBLE_CPUS")["needed"] == 8 * 2  # the n1 pool; G2 draws no vCPU quota
     assert all(c["quota"] not in ("NVIDIA_L4_GPUS", "NVIDIA_T4_GPUS") for c in doc["checks"])
     assert all(c["quota"] != "IN_USE_ADDRESSES" for c in doc["checks"])  # privateNodes
 
@@ -616,3 +620,99 @@ def test_regions_needs_where(env: dict[str, Any]) -> None:
     err = io.StringIO()
     assert main(["--stack", "gke-t4", "--regions", "all"], out=io.StringIO(), err=err) == 2
     assert "--regions" in err.getvalue()
+
+
+def test_spot_vms_count_as_family_usage_while_preemptible_quota_is_not_granted(
+    env: dict[str, Any],
+) -> None:
+    # https://cloud.google.com/compute/docs/instances/create-use-spot: without preemptible quota,
+    # Spot VMs consume the standard quotas.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(0, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["needed"], fam["limit"], fam["usage"]) == (16, 16, 8)
+    assert code == 1 and fam["status"] == "short"
+
+
+def test_spot_vms_leave_family_usage_once_preemptible_quota_is_granted(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(16, 8))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["usage"], fam["status"]) == (0, "ok")
+
+
+def test_where_global_quota_short_means_no_region_fits(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, "us-east1", **AMPLE)
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(4, 0))  # gke-t4 needs 21 GPUs in any region
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", f"{R},us-east1")
+    regions = doc["where"][0]["regions"]
+    assert code == 1 and all(r["fits"] is False for r in regions)
+    assert all("GPUS_ALL_REGIONS" in r["reason"] for r in regions)
+
+
+def test_where_global_quota_unknown_means_no_region_is_known_to_fit(env: dict[str, Any]) -> None:
+    env["compute"].projects.clear()  # projects.get fails: global quotas unreadable
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
+    (home,) = doc["where"][0]["regions"]
+    assert code == 3 and home["fits"] is None and "CPUS_ALL_REGIONS" in home["reason"]
+
+
+def test_where_disabled_api_means_no_region_is_known_to_fit(env: dict[str, Any]) -> None:
+    env["usage"].enabled = set(g.ALL_REQUIRED_APIS) - {"container.googleapis.com"}
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
+    (home,) = doc["where"][0]["regions"]
+    assert code == 3 and home["fits"] is None and "container.googleapis.com" in home["reason"]
+
+
+def test_short_row_with_unknown_usage_files_no_request(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["compute"].quota_warning[(P, R)] = "quota backend unreachable"  # preemptible unknown
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 8)])
+    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
+    args = ("--config", str(FIX / "Pulumi.gke-h100.yaml"), "--request", "--email", "o@x.org")
+    code, doc = run(*args)
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert fam["status"] == "short" and fam["usage"] is None, fam
+    assert code == 1
+    assert fam["request"]["action"] == "skipped" and "usage unknown" in fam["request"]["status"]
+    assert not env["quotas"].prefs
+
+
+def _global_gpu_info(env: dict[str, Any], value: int) -> None:
+    qid = "GPUS-ALL-REGIONS-per-project"
+    env["quotas"].infos[qid] = {
+        "name": f"projects/{P}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
+        "quotaId": qid,
+        "metric": "compute.googleapis.com/gpus_all_regions",
+        "service": "compute.googleapis.com",
+        "dimensionsInfos": [
+            {"dimensions": {}, "details": {"value": str(value)}, "applicableLocations": ["global"]}
+        ],
+    }
+
+
+def test_gpus_all_regions_missing_falls_back_to_cloud_quotas_and_can_be_short(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].projects[P].pop("GPUS_ALL_REGIONS")  # a new project: not in projects.get
+    _global_gpu_info(env, 1)
+    code, doc = run("--stack", "gke-t4")
+    g = row(doc, "GPUS_ALL_REGIONS")
+    assert code == 1 and g["status"] == "short" and g["limit"] == 1
+    assert g["quotaId"] == "GPUS-ALL-REGIONS-per-project"
+
+
+def test_gpus_all_regions_fallback_with_headroom_is_unknown_not_ok(env: dict[str, Any]) -> None:
+    env["compute"].projects[P].pop("GPUS_ALL_REGIONS")
+    _global_gpu_info(env, 64)
+    code, doc = run("--stack", "gke-t4")
+    g = row(doc, "GPUS_ALL_REGIONS")
+    assert code == 3 and g["status"] == "unknown" and g["limit"] == 64

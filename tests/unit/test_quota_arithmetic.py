@@ -70,12 +70,23 @@ def test_every_short_row_has_a_request_above_its_limit() -> None:
     for needed, reading in [
         (20, Reading(limit=24, usage=4.5)),
         (0, Reading(limit=4, usage=5)),
-        (25, Reading(limit=24)),  # usage unknown, short from the limit alone
         (1, Reading(limit=23.5, usage=23)),
     ]:
         assert verdict(needed, reading)[0] == "short"
         want = desired_value(needed, reading)
         assert want is not None and reading.limit is not None and want > reading.limit
+
+
+def test_unreadable_usage_is_still_short_when_the_demand_alone_exceeds_the_limit() -> None:
+    assert verdict(25, Reading(limit=24, error="usage unreadable: x"))[0] == "short"
+    assert verdict(24, Reading(limit=24, error="usage unreadable: x"))[0] == "unknown"
+
+
+def test_no_request_is_sized_when_usage_is_unknown() -> None:
+    # short from the limit alone; ceil(0 + needed) could be granted and still be short
+    reading = Reading(limit=24)
+    assert verdict(25, reading)[0] == "short"
+    assert desired_value(25, reading) is None
 
 
 def test_exit_codes_short_then_unknown_then_ok() -> None:

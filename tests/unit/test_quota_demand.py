@@ -205,8 +205,28 @@ def test_h100_on_demand_uses_the_cloud_quotas_family_quota() -> None:
     )
     fam = rows["NVIDIA_H100_GPUS"]
     assert fam.key.source == "cloudquotas" and fam.key.gpu_family == "NVIDIA_H100"
-    vm = rows[d.VM_FAMILY_QUOTA]
-    assert (vm.key.source, vm.key.vm_family, vm.needed) == ("cloudquotas", "A3", 8 * 21)
+
+
+@pytest.mark.parametrize(
+    "machine",
+    ["g2-standard-8", "g4-standard-48", "a3-highgpu-8g", "a4-highgpu-8g", "a4x-highgpu-4g"],
+)
+@pytest.mark.parametrize("model", ["standard", "spot"])
+def test_g2_g4_a3_a4_a4x_need_gpu_quota_only_no_regional_vcpu_quota(
+    machine: str, model: str
+) -> None:
+    # https://cloud.google.com/compute/resource-usage#gpu_quota: "You don't need to request CPU
+    # quotas" for A4X Max, A4X, A4, A3, G4 and G2 VMs.
+    pool = sizing(gpu_type=None, gpus_per_node=0, machine_types=(machine,), model=model)
+    keys = d.gcp_contributions("us-east4", [pool]).keys_to_read()
+    assert [k for k in keys if k.unit == "vCPUs" and k.scope == "region"] == []
+    assert any(k.quota == "INSTANCES" for k in keys)  # the node is still counted
+
+
+def test_a2_keeps_its_a2_cpus_quota() -> None:
+    pool = sizing(gpu_type="nvidia-tesla-a100", gpus_per_node=1, machine_types=("a2-highgpu-1g",))
+    rows = by_quota(d.gcp_demand("us-central1", [pool]))
+    assert rows["A2_CPUS"].needed > 0
 
 
 def test_h100_spot_uses_the_preemptible_compute_metric() -> None:
@@ -327,11 +347,11 @@ def test_gke_family_without_known_cpu_quota_is_a_config_issue_not_a_dropped_row(
 
 
 def test_family_without_compute_metric_reads_the_cloud_quotas_vm_family_quota() -> None:
-    config = parse(gke_raw("g2-standard-4"), "x")
+    config = parse(gke_raw("c4-standard-4"), "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["CPUS"].needed == 8 * 3  # the n1 GPU pool only
     vm = by_quota(rows)[d.VM_FAMILY_QUOTA]
-    assert (vm.key.vm_family, vm.needed) == ("G2", 4 * (3 + 1))
+    assert (vm.key.vm_family, vm.needed) == ("C4", 4 * (3 + 1))
     assert by_quota(rows)["CPUS_ALL_REGIONS"].needed == 8 * 2 + 4 * 3 + 8  # the largest surge
 
 
@@ -366,6 +386,19 @@ def test_eks_system_group_vcpus_follow_the_size_name() -> None:
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     # 8 vCPUs x (max nodes + update surge of 2 x the 4 control-plane AZs)
     assert by_quota(rows)["L-1216C47A"].needed == 8 * (config.cluster.system_pool.max_nodes + 8)
+
+
+def test_spot_local_ssd_uses_preemptible_local_ssd_gb_once_granted() -> None:
+    pool = sizing(model="spot", local_ssds=2)
+    demand = d.gcp_contributions("r1", [pool])
+    spot_ssd = QuotaKey("gcp", "region", "r1", "PREEMPTIBLE_LOCAL_SSD_GB", "GB", "compute-region")
+    std_ssd = QuotaKey("gcp", "region", "r1", "LOCAL_SSD_TOTAL_GB", "GB", "compute-region")
+    granted = by_quota(demand.rows(d.reading_pick({spot_ssd: Reading(limit=10000, usage=0)})))
+    assert granted["PREEMPTIBLE_LOCAL_SSD_GB"].needed == 2 * 375 * 21
+    assert "LOCAL_SSD_TOTAL_GB" not in granted
+    ungranted = by_quota(demand.rows(d.reading_pick({spot_ssd: Reading(limit=0, usage=0)})))
+    assert ungranted["LOCAL_SSD_TOTAL_GB"].key == std_ssd
+    assert "PREEMPTIBLE_LOCAL_SSD_GB" not in ungranted
 
 
 def test_bundled_local_ssds_of_the_planned_machine_count_against_local_ssd_quota() -> None:
