@@ -263,6 +263,7 @@ def _emit(
 
 
 if __name__ == "__main__":
-    from infra.cli import run
+    from infra.cli import quiet_gc, run
 
-    run(main)
+    with quiet_gc():  # a short-lived CLI: collector sweeps are waste (infra.cli.quiet_gc)
+        run(main)
