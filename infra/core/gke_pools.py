@@ -52,6 +52,7 @@ def driver_version(driver: str, operator_on: bool) -> str:
     (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)."""
     return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
 
+
 # Machine families whose GPUs are built in (type and count follow from the machine type;
 # https://cloud.google.com/compute/docs/gpus).
 _BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")

@@ -62,7 +62,9 @@ def test_gke_default_cos_pool_gets_the_preloaded_installer_pinned_as_upstream():
 
 
 def test_gke_latest_pool_gets_the_latest_installer():
-    (ds,) = daemonsets(build({"gpu": {"type": "nvidia-tesla-t4", "count": 1, "driver": "gke-latest"}}))
+    (ds,) = daemonsets(
+        build({"gpu": {"type": "nvidia-tesla-t4", "count": 1, "driver": "gke-latest"}})
+    )
     assert ds["metadata"]["annotations"]["gpu-infra/source"].endswith(
         "/cos/daemonset-preloaded-latest.yaml"
     )
