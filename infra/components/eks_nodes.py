@@ -80,23 +80,22 @@ def launch_template(
             ),
         )
     extra: dict[str, Any] = {}
-    if group is not None and group.efa_interfaces:
+    if group is not None and group.network_interfaces:
         assert security_group_id is not None
-        # One EFA per network card: card 0 carries the primary ENA+EFA interface (device 0),
-        # the others EFA-only interfaces at device 1 (https://docs.aws.amazon.com/AWSEC2/latest/
-        # UserGuide/efa-acc-inst-types.html). With interfaces in the template EKS adds no
+        # The layout is decided in core (eks_groups.efa_interfaces: card 0 device 0 primary,
+        # efa-only on the other EFA cards). With interfaces in the template EKS adds no
         # security group itself, so the cluster security group is named here: it allows all
         # traffic among its members, which EFA requires ("Amazon EKS security group
         # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
         extra["network_interfaces"] = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                network_card_index=k,
-                device_index=0 if k == 0 else 1,
-                interface_type="efa" if k == 0 else "efa-only",
+                network_card_index=n.card,
+                device_index=n.device,
+                interface_type=n.interface_type,
                 security_groups=[security_group_id],
                 delete_on_termination="true",
             )
-            for k in range(group.efa_interfaces)
+            for n in group.network_interfaces
         ]
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)

@@ -84,7 +84,7 @@ def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpus: int | None,
-    extra_resources: Mapping[str, int] | None = None,
+    extra_resources: Mapping[str, int | str] | None = None,
 ) -> dict[str, str]:
     """CA node-template ASG tags for a node group with these labels, taints and GPUs per node.
 

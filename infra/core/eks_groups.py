@@ -69,6 +69,35 @@ UPDATE_MAX_UNAVAILABLE = 1
 # EKS node group names: 1-63 characters (CreateNodegroup nodegroupName).
 NODE_GROUP_NAME_MAX = 63
 
+# EFA nodes: "EC2 instances with EFA pre-allocate 5128 2MiB huge pages" and pods request them as
+# hugepages-2Mi (https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html); the node
+# template advertises those 5128 x 2Mi, or CA never scales from zero for such a pod.
+EFA_HUGEPAGES_2MI = f"{5128 * 2}Mi"
+# Extended resource of AWS's EFA device plugin (aws-efa-k8s-device-plugin): one per EFA device.
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkInterface:
+    """One launch-template network interface (EC2 LaunchTemplateInstanceNetworkInterfaceSpecification)."""
+
+    card: int
+    device: int
+    interface_type: Literal["interface", "efa", "efa-only"]
+
+
+def efa_interfaces(efa_cards: tuple[int, ...], max_efa: int) -> tuple[NetworkInterface, ...]:
+    """The EFA layout: card 0 device 0 is the primary interface (``efa`` where card 0 takes an
+    EFA, plain ``interface`` where it does not, e.g. p6-b300), every other EFA card one
+    ``efa-only`` interface at device 0 ("Maximize network bandwidth ... with multiple network
+    cards", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html: the
+    primary interface can't be EFA-only; further cards take EFA-only at device index 0).
+    """
+    cards = list(efa_cards)[:max_efa]
+    out = [NetworkInterface(0, 0, "efa" if 0 in cards else "interface")]
+    out += [NetworkInterface(c, 0, "efa-only") for c in cards if c != 0]
+    return tuple(out)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EksNodeGroup:
@@ -112,7 +141,9 @@ class EksGroupPlan:
         update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
         node_repair: EKS node auto repair (NodeRepairConfig.enabled).
         group_per_zone: one node group per AZ.
-        efa_interfaces: EFA network interfaces in the launch template (0: none).
+        efa_interfaces: EFA devices each node gets (0: none; the ``vpc.amazonaws.com/efa``
+            it advertises).
+        network_interfaces: the launch template's interfaces (empty: EKS's default one).
         placement_group: a cluster placement group for the pool (hpc).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
@@ -136,6 +167,7 @@ class EksGroupPlan:
     node_repair: bool = True
     group_per_zone: bool = False
     efa_interfaces: int = 0
+    network_interfaces: tuple[NetworkInterface, ...] = ()
     placement_group: bool = False
     local_nvme: bool = False
     capacity_reservation_id: str | None = None
@@ -360,6 +392,7 @@ def plan_group(
         az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
 
     efa = 0
+    nics: tuple[NetworkInterface, ...] = ()
     if pool.hpc:
         if first.efa_interfaces == 0:
             issues.add(
@@ -368,7 +401,12 @@ def plan_group(
                 "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
                 "p5.48xlarge, p6-b200.48xlarge",
             )
-        efa = first.efa_interfaces
+        elif first.efa_cards:
+            nics = efa_interfaces(first.efa_cards, first.efa_interfaces)
+            efa = sum(n.interface_type != "interface" for n in nics)
+        else:  # a catalog without per-card data: one EFA per card from card 0
+            nics = efa_interfaces(tuple(range(first.efa_interfaces)), first.efa_interfaces)
+            efa = first.efa_interfaces
 
     if pool.group_per_zone and single_az:
         issues.add(
@@ -426,8 +464,18 @@ def plan_group(
         pool.hpc and first.local_storage_gb > 0 and ami is not None and ami.startswith("AL2023")
     )
     storage_gib = first.local_storage_gb * 1e9 / 2**30 if local_nvme else pool.disk_size_gb
-    extra = {**extra, "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi"}
-    tags = autoscaler.node_template_tags(labels, taints, gpu_count, extra)
+    resources: dict[str, int | str] = {
+        **extra,
+        "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi",
+    }
+    if efa:
+        # What an EFA pod requests (node-efa.html example: vpc.amazonaws.com/efa and
+        # hugepages-2Mi); at zero nodes CA knows them only from node-template/resources/<name>
+        # tags (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md;
+        # aws_manager.go buildNodeFromTemplate).
+        resources[EFA_RESOURCE] = efa
+        resources["hugepages-2Mi"] = EFA_HUGEPAGES_2MI
+    tags = autoscaler.node_template_tags(labels, taints, gpu_count, resources)
     for key, value in tags.items():
         bad = autoscaler.check_tag(key, value)
         if bad is not None:
@@ -513,6 +561,7 @@ def plan_group(
         root_device_name="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa,
+        network_interfaces=nics,
         placement_group=pool.hpc,
         local_nvme=local_nvme,
         capacity_reservation_id=cr.id if cr is not None else None,

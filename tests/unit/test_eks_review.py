@@ -1,0 +1,65 @@
+"""Findings of the EKS review of the plan output, each a rule with its source beside the code."""
+
+from __future__ import annotations
+
+from infra.core.catalog import parse_cards
+from infra.core.catalog_build import aws_type_info, format_cards
+from infra.core.eks_groups import NetworkInterface, efa_interfaces
+from tests.unit.test_eks import plan_of
+from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
+
+# --- 1. EFA pods scale from zero: node-template resources for EFA and huge pages ----------------
+
+
+def test_hpc_pool_template_advertises_efa_devices_and_efa_hugepages_for_scale_from_zero():
+    (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge", hpc=True))).groups
+    assert g.asg_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "32"
+    # 5128 pre-allocated 2MiB pages (EKS node-efa): covers the example pod's 5120Mi request.
+    assert g.asg_tags[PREFIX + "resources/hugepages-2Mi"] == "10256Mi"
+    assert g.node_group_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "32"
+
+
+def test_non_hpc_pool_template_advertises_no_efa_resources():
+    (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge"))).groups
+    assert not [k for k in g.asg_tags if "efa" in k or "hugepages" in k]
+
+
+# --- 2. EFA layout per network card -------------------------------------------------------------
+
+
+def test_efa_layout_p5_card0_efa_then_efa_only_at_device_0():
+    nics = efa_interfaces(tuple(range(32)), 32)
+    assert nics[0] == NetworkInterface(0, 0, "efa")
+    assert nics[1:] == tuple(NetworkInterface(c, 0, "efa-only") for c in range(1, 32))
+
+
+def test_efa_layout_p6_b300_card0_without_efa_is_a_plain_primary_interface():
+    nics = efa_interfaces(tuple(range(1, 17)), 16)
+    assert nics[0] == NetworkInterface(0, 0, "interface")
+    assert [n.card for n in nics[1:]] == list(range(1, 17))
+    assert {n.interface_type for n in nics[1:]} == {"efa-only"}
+
+
+def test_p6_b300_hpc_plans_16_efa_and_no_efa_on_card_0():
+    (g,) = plan_of(pools(gpu_pool(machineType="p6-b300.48xlarge", hpc=True))).groups
+    assert g.network_interfaces[0].interface_type == "interface"
+    assert g.efa_interfaces == 16 and len(g.network_interfaces) == 17
+    assert g.asg_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "16"
+
+
+def test_catalog_efa_cards_come_from_network_cards_interface_types():
+    card = {"InterfaceTypes": ["interface", "efa", "efa-only"]}
+    item = {
+        "InstanceType": "p6-b300.48xlarge",
+        "GpuInfo": {"Gpus": [{"Manufacturer": "NVIDIA", "Name": "B300", "Count": 8}]},
+        "NetworkInfo": {
+            "EfaSupported": True,
+            "EfaInfo": {"MaximumEfaInterfaces": 16},
+            "NetworkCards": [{"NetworkCardIndex": 0, "InterfaceTypes": ["interface"]}]
+            + [{**card, "NetworkCardIndex": i} for i in range(1, 17)],
+        },
+    }
+    info = aws_type_info(item)
+    assert info is not None and info.efa_cards == tuple(range(1, 17))
+    assert format_cards(info.efa_cards) == "1-16" and parse_cards("1-16") == info.efa_cards
+    assert parse_cards(format_cards((0, 2, 3))) == (0, 2, 3)
