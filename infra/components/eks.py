@@ -449,13 +449,14 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             }
         self.release = helm_release(
             f"{name}-release",
-            release=a.chart,
+            release=a.release,
             chart=a.chart,
             version=a.version,
             repo=a.repo,
             namespace=a.namespace,
             values=values,
             atomic=True,
+            create_namespace=a.create_namespace,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=provider,

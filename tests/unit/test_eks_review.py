@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from infra.core import autoscaler as ca
 from infra.core.catalog import parse_cards
 from infra.core.catalog_build import aws_type_info, format_cards
 from infra.core.eks_groups import NetworkInterface, efa_interfaces
@@ -63,3 +64,39 @@ def test_catalog_efa_cards_come_from_network_cards_interface_types():
     assert info is not None and info.efa_cards == tuple(range(1, 17))
     assert format_cards(info.efa_cards) == "1-16" and parse_cards("1-16") == info.efa_cards
     assert parse_cards(format_cards((0, 2, 3))) == (0, 2, 3)
+
+
+# --- 4. an existing cluster's own autoscaler keeps its names -------------------------------------
+
+
+def test_existing_cluster_autoscaler_gets_per_stack_release_namespace_fullname_and_lease():
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge"),
+        existing=True,
+        vpc={"privateSubnets": {"usw2-az1": "subnet-0a1b2c3d4e5f60001"}},
+    )
+    cfg["gpu-infra:cluster"]["name"] = "shared"
+    a = plan_of(cfg).autoscaler
+    assert a is not None
+    own = "cluster-autoscaler-test"  # stack "test"
+    assert (a.release, a.namespace, a.service_account, a.create_namespace) == (
+        own,
+        own,
+        own,
+        True,
+    )
+    assert a.values["fullnameOverride"] == own
+    assert a.values["rbac"]["serviceAccount"]["name"] == own
+    assert a.values["extraArgs"]["leader-elect-resource-name"] == own
+
+
+def test_new_cluster_autoscaler_keeps_the_chart_defaults_in_kube_system():
+    a = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
+    assert a is not None and (a.release, a.namespace) == ("cluster-autoscaler", "kube-system")
+    assert "fullnameOverride" not in a.values
+
+
+def test_stack_release_name_is_a_dns_label_of_at_most_63_characters():
+    name = ca.stack_release_name("Team_A.prod/" + "x" * 80)
+    assert len(name) <= 63 and name.startswith("cluster-autoscaler-team-a-prod")
+    assert all(c.isalnum() or c == "-" for c in name) and not name.endswith("-")
