@@ -1,7 +1,7 @@
 """EKS node groups: launch templates, managed node groups and their CA tags.
 
 Thin: every value comes from ``infra.core.eks_groups``. Two deploy-time reads: the AZ offering of
-each group's instance types (narrows planned subnets if AWS withdrew a type; never widens them),
+each group's instance types (fails if AWS withdrew a type from a planned AZ; never widens them),
 and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
 value and stays inside the new [min, max]).
 """
@@ -350,16 +350,15 @@ def _offered_subnets(
     def pick(args: list[Any]) -> list[tuple[str, str]]:
         result, ids = args[0], args[1:]
         pairs = set(zip(result.instance_types, result.locations, strict=True))
-        keep = [
-            (az, str(sid))
-            for (az, _), sid in zip(planned, ids, strict=True)
-            if all((t, az) in pairs for t in group.instance_types)
-        ]
-        if not keep:
+        lost = [az for az, _ in planned if not all((t, az) in pairs for t in group.instance_types)]
+        if lost:
+            # Fail rather than narrow: subnet_ids force a new node group under the same name
+            # (its hash covers the planned subnets), which EKS rejects as "already exists".
             raise ValueError(
-                f"gpuPools {group.name}: no AZ of {region} among {', '.join(group.az_ids)} offers "
-                f"{', '.join(group.instance_types)} any more (AWS DescribeInstanceTypeOfferings)"
+                f"gpuPools {group.name}: {', '.join(lost)} of {region} no longer offers "
+                f"{', '.join(group.instance_types)} (AWS DescribeInstanceTypeOfferings); list "
+                "the AZs that still do in gpuPools[].zones"
             )
-        return keep
+        return [(az, str(sid)) for (az, _), sid in zip(planned, ids, strict=True)]
 
     return pulumi.Output.all(offers, *[sid for _, sid in planned]).apply(pick)

@@ -491,11 +491,21 @@ def plan_group(
 
     if issues.count() != start or ami is None or capacity_type is None:
         return None
-    immutable = {
+    immutable: dict[str, object] = {
         "instanceTypes": names,
         "amiType": ami,
         "capacityType": capacity_type,
     }
+
+    def subnets(azs: list[str]) -> dict[str, object]:
+        # subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
+        # node_group.go: ForceNew); the name must change with them, or the replacement fails
+        # "already exists". Given subnets are hashed by ID; created ones are fixed per AZ ID
+        # (eks_network.subnet_cidrs keys CIDRs on the AZ number).
+        given = network.private_subnets if network is not None else {}
+        ids = [given[a] for a in azs if a in given]
+        return {"subnets": azs, **({"subnetIds": ids} if ids else {})}
+
     groups: list[EksNodeGroup] = []
     if pool.group_per_zone:
         for az, (lo, hi) in zip(
@@ -503,7 +513,7 @@ def plan_group(
         ):
             groups.append(
                 EksNodeGroup(
-                    name=node_group_name(pool.name, az, {**immutable, "subnets": [az]}),
+                    name=node_group_name(pool.name, az, {**immutable, **subnets([az])}),
                     az_ids=(az,),
                     min_size=lo,
                     max_size=hi,
@@ -512,7 +522,7 @@ def plan_group(
     else:
         groups.append(
             EksNodeGroup(
-                name=node_group_name(pool.name, None, {**immutable, "subnets": az_ids}),
+                name=node_group_name(pool.name, None, {**immutable, **subnets(az_ids)}),
                 az_ids=tuple(az_ids),
                 min_size=pool.min_nodes,
                 max_size=pool.max_nodes,

@@ -6,6 +6,7 @@ from infra.core import autoscaler as ca
 from infra.core.catalog import parse_cards
 from infra.core.catalog_build import aws_type_info, format_cards
 from infra.core.eks_groups import NetworkInterface, efa_interfaces
+from infra.core.eks_network import subnet_cidrs
 from tests.unit.test_eks import plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
 
@@ -100,3 +101,46 @@ def test_stack_release_name_is_a_dns_label_of_at_most_63_characters():
     name = ca.stack_release_name("Team_A.prod/" + "x" * 80)
     assert len(name) <= 63 and name.startswith("cluster-autoscaler-team-a-prod")
     assert all(c.isalnum() or c == "-" for c in name) and not name.endswith("-")
+
+
+# --- 5. node group names follow subnet IDs --------------------------------------------------------
+
+
+def _given(subnet_az1: str) -> dict[str, object]:
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge", zones=["usw2-az1"]),
+        vpc={
+            "id": "vpc-0a1b2c3d4e5f60001",
+            "privateSubnets": {
+                "usw2-az1": subnet_az1,
+                "usw2-az2": "subnet-0a1b2c3d4e5f60002",
+            },
+        },
+    )
+    return cfg
+
+
+def test_node_group_name_changes_with_its_subnet_ids_subnets_force_replacement():
+    a = plan_of(_given("subnet-0a1b2c3d4e5f60001")).groups[0].node_groups[0].name
+    b = plan_of(_given("subnet-0a1b2c3d4e5f6000f")).groups[0].node_groups[0].name
+    assert a != b and a.startswith("gpu-") and b.startswith("gpu-")
+
+
+# --- 6. subnet CIDRs keyed on the AZ ID's number -------------------------------------------------
+
+
+def test_subnet_cidrs_are_keyed_on_the_az_number_so_a_new_az_shifts_none():
+    before, pub_before = subnet_cidrs("10.0.0.0/16", ["use1-az1", "use1-az4"])
+    after, pub_after = subnet_cidrs("10.0.0.0/16", ["use1-az1", "use1-az2", "use1-az4"])
+    assert before["use1-az4"] == after["use1-az4"] == "10.0.48.0/20"
+    assert pub_before["use1-az4"] == pub_after["use1-az4"] == "10.0.243.0/24"
+    assert after["use1-az2"] == "10.0.16.0/20"
+
+
+def test_subnet_cidrs_of_az1_to_az15_never_overlap():
+    import ipaddress
+
+    azs = [f"use1-az{n}" for n in range(1, 16)]
+    private, public = subnet_cidrs("10.0.0.0/16", azs)
+    nets = [ipaddress.ip_network(c) for c in [*private.values(), *public.values()]]
+    assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
