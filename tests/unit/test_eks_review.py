@@ -107,7 +107,7 @@ def test_stack_release_name_is_a_dns_label_of_at_most_63_characters():
 
 
 def _given(subnet_az1: str) -> dict[str, object]:
-    cfg = pools(
+    return pools(
         gpu_pool(machineType="g4dn.xlarge", zones=["usw2-az1"]),
         vpc={
             "id": "vpc-0a1b2c3d4e5f60001",
@@ -117,7 +117,6 @@ def _given(subnet_az1: str) -> dict[str, object]:
             },
         },
     )
-    return cfg
 
 
 def test_node_group_name_changes_with_its_subnet_ids_subnets_force_replacement():
