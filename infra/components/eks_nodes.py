@@ -204,6 +204,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpu-infra:aws:GpuNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        for note in group.notes:
+            pulumi.log.warn(note, resource=self)
         pg = None
         if group.placement_group:
             pg = aws.ec2.PlacementGroup(

@@ -147,6 +147,7 @@ class EksGroupPlan:
         placement_group: a cluster placement group for the pool (hpc).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
+        notes: what the operator must do by hand (logged as warnings at deploy and plan time).
     """
 
     hints: PoolHints
@@ -172,6 +173,7 @@ class EksGroupPlan:
     local_nvme: bool = False
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def node_group_tags(self) -> dict[str, str]:
@@ -554,6 +556,16 @@ def plan_group(
         mig_profiles=model.mig_profiles,
     )
     cr = pool.capacity_reservation
+    notes: list[str] = []
+    if capacity_type == "CAPACITY_BLOCK":
+        # "When upgrading managed node groups with Capacity Blocks, make sure that the desired
+        # size of the node group is set to 0" (https://docs.aws.amazon.com/eks/latest/userguide/
+        # capacity-blocks-mng.html). Not done automatically: it would terminate running nodes.
+        notes.append(
+            f"gpuPools[{i}] ({pool.name}): a Capacity Block node group upgrades (AMI release, "
+            "Kubernetes version, launch template) only at desired size 0; drain it and scale it "
+            "to 0 first (EKS capacity-blocks-mng)"
+        )
     return EksGroupPlan(
         hints=hints,
         name=pool.name,
@@ -576,4 +588,5 @@ def plan_group(
         local_nvme=local_nvme,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,
+        notes=tuple(notes),
     )

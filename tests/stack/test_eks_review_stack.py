@@ -44,3 +44,7 @@ def test_efa_launch_template_puts_efa_only_interfaces_at_device_index_0(hpc):
     assert (nics[0]["networkCardIndex"], nics[0]["deviceIndex"]) == (0, 0)
     assert {n["deviceIndex"] for n in nics} == {0}
     assert [n["networkCardIndex"] for n in nics] == list(range(32))
+
+
+def test_capacity_block_upgrade_note_is_logged_as_a_warning(hpc):
+    assert any(lvl == "warning" and "desired size 0" in msg for lvl, msg in hpc.logs)

@@ -143,3 +143,19 @@ def test_subnet_cidrs_of_az1_to_az15_never_overlap():
     private, public = subnet_cidrs("10.0.0.0/16", azs)
     nets = [ipaddress.ip_network(c) for c in [*private.values(), *public.values()]]
     assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
+
+
+# --- 8. Capacity Block upgrades need desired size 0 ----------------------------------------------
+
+
+def test_capacity_block_group_notes_that_upgrades_need_desired_size_0():
+    block = gpu_pool(
+        machineType="p5.48xlarge",
+        capacityType="CAPACITY_BLOCK",
+        capacityReservation={"id": "cr-0123456789abcdef0"},
+        zones=["usw2-az2"],
+    )
+    (g,) = plan_of(pools(block)).groups
+    assert any("desired size 0" in n for n in g.notes)
+    (plain,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge"))).groups
+    assert plain.notes == ()
