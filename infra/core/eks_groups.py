@@ -144,7 +144,7 @@ class EksGroupPlan:
         efa_interfaces: EFA devices each node gets (0: none; the ``vpc.amazonaws.com/efa``
             it advertises).
         network_interfaces: the launch template's interfaces (empty: EKS's default one).
-        placement_group: a cluster placement group for the pool (hpc).
+        placement_group: a cluster placement group for the pool (hpc without a reservation id).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
         notes: what the operator must do by hand (logged as warnings at deploy and plan time).
@@ -584,7 +584,12 @@ def plan_group(
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa,
         network_interfaces=nics,
-        placement_group=pool.hpc,
+        # Not with a reservation id: capacity reserved "in a specified cluster placement group"
+        # (CreateCapacityReservation PlacementGroupArn) serves that group, never one made here,
+        # and one made outside any group is used by matching instances anyway ("Placement group
+        # rules and limitations", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+        # limitations-placement-groups.html).
+        placement_group=pool.hpc and reservation_id is None,
         local_nvme=local_nvme,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,

@@ -159,3 +159,19 @@ def test_capacity_block_group_notes_that_upgrades_need_desired_size_0():
     assert any("desired size 0" in n for n in g.notes)
     (plain,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge"))).groups
     assert plain.notes == ()
+
+
+# --- 9. no new placement group for a reservation ----------------------------------------------------
+
+
+def test_hpc_with_a_reservation_id_creates_no_placement_group_it_could_not_match():
+    odcr = gpu_pool(
+        machineType="p5en.48xlarge",
+        hpc=True,
+        zones=["usw2-az3"],
+        capacityReservation={"id": "cr-0123456789abcdef0"},
+    )
+    (g,) = plan_of(pools(odcr)).groups
+    assert not g.placement_group and g.efa_interfaces == 16
+    (plain,) = plan_of(pools(gpu_pool(machineType="p5en.48xlarge", hpc=True))).groups
+    assert plain.placement_group
