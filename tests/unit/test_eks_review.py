@@ -5,6 +5,7 @@ from __future__ import annotations
 from infra.core import autoscaler as ca
 from infra.core.catalog import parse_cards
 from infra.core.catalog_build import aws_type_info, format_cards
+from infra.core.device_plugin import plan_efa_device_plugin
 from infra.core.eks_groups import NetworkInterface, efa_interfaces
 from infra.core.eks_network import subnet_cidrs
 from tests.unit.test_eks import plan_of
@@ -175,3 +176,15 @@ def test_hpc_with_a_reservation_id_creates_no_placement_group_it_could_not_match
     assert not g.placement_group and g.efa_interfaces == 16
     (plain,) = plan_of(pools(gpu_pool(machineType="p5en.48xlarge", hpc=True))).groups
     assert plain.placement_group
+
+
+# --- 10. the EFA chart selects nodes by supportedInstanceLabels ------------------------------------
+
+
+def test_efa_device_plugin_selects_hpc_pools_by_supported_instance_labels_not_affinity():
+    plan = plan_efa_device_plugin("gpu-infra/pool", ["b", "a"], [])
+    assert plan is not None and "affinity" not in plan.values
+    assert plan.values["supportedInstanceLabels"] == {
+        "keys": ["gpu-infra/pool"],
+        "values": ["a", "b"],
+    }
