@@ -159,15 +159,22 @@ def live_desired_size(
     region: str,
     parent: pulumi.Resource,
 ) -> pulumi.Output[int]:
-    """The desired size to send: the group's live value clamped into [min, max], else min."""
+    """The desired size to send: the group's live value clamped into [min, max]; for a
+    replacement, its predecessor's (``core.predecessor``); else min."""
 
     def pick(args: list[Any]) -> pulumi.Input[int]:
         name, names = str(args[0]), list(args[1] or [])
-        if node_group_name not in names:  # a new group (DescribeNodegroup would fail)
+        # A new group replacing an old one (a changed hash) starts from the old one's size.
+        source = (
+            node_group_name
+            if node_group_name in names
+            else core.predecessor(node_group_name, names)
+        )
+        if source is None:  # a new group (DescribeNodegroup would fail)
             return core.desired_size(None, min_size, max_size)
         found = aws.eks.get_node_group_output(
             cluster_name=name,
-            node_group_name=node_group_name,
+            node_group_name=source,
             region=region,
             opts=pulumi.InvokeOutputOptions(parent=parent),
         )

@@ -34,6 +34,7 @@ from infra.core.eks_groups import (
     node_group_name,
     offered_az_ids,
     plan_group,
+    predecessor,
     region_az_ids,
     split_sizes,
 )
@@ -406,6 +407,7 @@ __all__ = [
     "ephemeral_storage_gi",
     "gpu_labels",
     "offered_az_ids",
+    "predecessor",
     "split_sizes",
     "subnet_cidrs",
 ]

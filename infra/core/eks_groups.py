@@ -267,6 +267,25 @@ def desired_size(current: int | None, min_size: int, max_size: int) -> int:
     return max(min_size, min(current, max_size))
 
 
+def predecessor(name: str, existing: list[str]) -> str | None:
+    """The group ``name`` replaces: the one other ``<pool>[-<az id>]-<8 hex>`` of the same stem.
+
+    A replacement is created before the old group goes; seeding its desired size from the old
+    group's (clamped) keeps the capacity the autoscaler had built instead of dropping to
+    ``minSize`` until CA scales up again. ``None`` unless exactly one candidate exists.
+    """
+    stem = name[: -(len(name.rsplit("-", 1)[-1]) + 1)]
+    found = [
+        n
+        for n in existing
+        if n != name
+        and n.startswith(stem + "-")
+        and len(tail := n[len(stem) + 1 :]) == 8
+        and all(c in "0123456789abcdef" for c in tail)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def split_sizes(total_min: int, total_max: int, zones: int) -> list[tuple[int, int]]:
     """Pool totals spread over per-AZ groups: sizes differ by at most one, first AZs first."""
     mins = [total_min // zones + (1 if i < total_min % zones else 0) for i in range(zones)]

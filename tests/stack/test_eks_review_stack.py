@@ -48,3 +48,13 @@ def test_efa_launch_template_puts_efa_only_interfaces_at_device_index_0(hpc):
 
 def test_capacity_block_upgrade_note_is_logged_as_a_warning(hpc):
     assert any(lvl == "warning" and "desired size 0" in msg for lvl, msg in hpc.logs)
+
+
+def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size(monkeypatch):
+    # A changed hash (e.g. a new instance type) makes a new group; it starts where the old one
+    # was (clamped into its [min, max]) instead of at minSize while the old one drains.
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={"gpu-t4-00000000": 7}))
+    rec = run_stack("eks-g4dn")
+    ng = rec.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4-ng").inputs
+    assert ng["nodeGroupName"] != "gpu-t4-00000000"
+    assert ng["scalingConfig"]["desiredSize"] == 7

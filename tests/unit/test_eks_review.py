@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from infra.core import autoscaler as ca
+from infra.core import eks
 from infra.core.catalog import parse_cards
 from infra.core.catalog_build import aws_type_info, format_cards
 from infra.core.device_plugin import plan_efa_device_plugin
@@ -188,3 +189,14 @@ def test_efa_device_plugin_selects_hpc_pools_by_supported_instance_labels_not_af
         "keys": ["gpu-infra/pool"],
         "values": ["a", "b"],
     }
+
+
+# --- 11. a replacement group starts from its predecessor's size ---------------------------------
+
+
+def test_replacement_node_group_finds_its_single_predecessor_by_name_stem():
+    names = ["gpu-t4-0a1b2c3d", "gpu-t4-usw2-az1-11112222", "other-33334444", "gpu-t4-x-55556666"]
+    assert eks.predecessor("gpu-t4-9f8e7d6c", names) == "gpu-t4-0a1b2c3d"
+    assert eks.predecessor("gpu-t4-usw2-az1-aaaabbbb", names) == "gpu-t4-usw2-az1-11112222"
+    assert eks.predecessor("gpu-t4-9f8e7d6c", [*names, "gpu-t4-deadbeef"]) is None  # ambiguous
+    assert eks.predecessor("gpu-a10g-12345678", names) is None
