@@ -66,6 +66,7 @@ STACK_TAG_VALUE = "owned"
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SPOT_PRIORITY = 20
 ON_DEMAND_PRIORITY = 10
+CATCH_ALL_PRIORITY = 1
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
 # Kubernetes object names (namespaces, service accounts): DNS-1123 labels, at most 63 characters.
@@ -223,6 +224,10 @@ def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str])
         if groups:
             lines.append(f"{prio}:")
             lines += [f"  - ^eks-{g}-.*$" for g in groups]
+    # Lowest, for every other discovered group (the system group): the expander drops a group no
+    # regex matches ("not found in priority expander configuration. The group won't be used",
+    # cluster-autoscaler/expander/priority/priority.go), so the catch-all keeps it a last resort.
+    lines += [f"{CATCH_ALL_PRIORITY}:", "  - .*"]
     return "\n".join(lines) + "\n"
 
 

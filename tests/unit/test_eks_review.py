@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import yaml
+
 from infra.core import autoscaler as ca
 from infra.core import eks
 from infra.core.catalog import parse_cards
@@ -200,3 +202,11 @@ def test_replacement_node_group_finds_its_single_predecessor_by_name_stem():
     assert eks.predecessor("gpu-t4-usw2-az1-aaaabbbb", names) == "gpu-t4-usw2-az1-11112222"
     assert eks.predecessor("gpu-t4-9f8e7d6c", [*names, "gpu-t4-deadbeef"]) is None  # ambiguous
     assert eks.predecessor("gpu-a10g-12345678", names) is None
+
+
+# --- 12. priority expander catch-all --------------------------------------------------------------
+
+
+def test_priority_expander_has_a_lowest_catch_all_so_no_group_is_dropped_as_unmatched():
+    prios = yaml.safe_load(ca.priority_config(["a-1a2b3c4d"], ["b-0a0b0c0d"]))
+    assert prios[min(prios)] == [".*"] and min(prios) < ca.ON_DEMAND_PRIORITY
