@@ -23,9 +23,9 @@ from infra.core.pools import GPU_RESOURCE, PoolHints
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIGMAP = "gpu-infra-device-plugin-config"
-# The label the operator's operands select GPU nodes by; NVIDIA's GKE node-pool command sets it up
-# front so the operands schedule before NFD has labelled the node
-# (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html).
+# The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator
+# controllers/state_manager.go commonGPULabelKey, hasCommonGPULabel); set up front on the pool so
+# the operands' labels follow without waiting for NFD.
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # The MIG profile of a pool under strategy single, for workloads that select nodes by partition size
 # (Flyte's gpu-partition-size-node-label); label values cannot hold '+', so the dotted spelling.
@@ -221,7 +221,15 @@ def resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
 def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
     """How many one-slot workloads a node of the pool holds: GPUs x time-slicing replicas, or
     GPUs x MIG instances per GPU (a profile's instances are bounded by compute slices, 7 or 4 on an
-    A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once)."""
+    A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once).
+    GKE's own partitioning / sharing: what GKE's device plugin advertises per node."""
+    if isinstance(pool, GkePoolSpec) and h.gke_sharing:
+        from infra.core.gke_rules import schedulable_gpus
+
+        # GPUs x partitions x clients (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke).
+        gpu = pool.gpu
+        clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
+        return schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles)
     per_gpu = 1
     gpu = pool_mig_gpu(h)
     if pool.mig is not None and gpu is not None and (layout := mig_layout(gpu, pool.mig.config)):

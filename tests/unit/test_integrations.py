@@ -60,6 +60,14 @@ FLYTE_KEYS = {
     "gpu-device-node-label",
     "gpu-partition-size-node-label",
     "gpu-unpartitioned-node-selector-requirement",
+    "accelerator-device-classes",
+}
+# flytek8s config.go AcceleratorDeviceClassConfig json names gpu-infra sets.
+FLYTE_DEVICE_CLASS_KEYS = {
+    "resource-name",
+    "device-node-label",
+    "partition-size-node-label",
+    "unpartitioned-node-selector-requirement",
 }
 NODE_SELECTOR_OPS = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"}
 
@@ -206,9 +214,22 @@ def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
     req = plugin["gpu-unpartitioned-node-selector-requirement"]
     assert req == {"key": plugin["gpu-partition-size-node-label"], "operator": "DoesNotExist"}
     assert req["operator"] in NODE_SELECTOR_OPS
+    (nvidia,) = plugin["accelerator-device-classes"].values()
+    assert set(nvidia) == FLYTE_DEVICE_CLASS_KEYS
+    assert (
+        nvidia["resource-name"] == resource
+        and nvidia["unpartitioned-node-selector-requirement"] == req
+    )
+    templates = {t["metadata"]["name"]: t for t in doc["podTemplates"]}
     for pool in doc["pools"].values():
+        if "podTemplateName" in pool:  # a ComputeClass: its PodTemplate selects it
+            assert pool["accelerator"] is None
+            template = templates.pop(pool["podTemplateName"])
+            kubernetes_validate.validate(template, K8S_SCHEMA, strict=True)
+            continue
         assert pool["nodeLabels"][plugin["gpu-device-node-label"]] == pool["accelerator"]
         assert re.match(r"^nvidia-[a-z0-9-]+$", pool["accelerator"])
+    assert templates == {}
 
 
 def test_flyte_operator_mig_pools_carry_the_partition_label_flyte_selects():
@@ -252,3 +273,87 @@ def test_plan_cli_yaml_has_no_anchors_for_kubectl_readers(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--integration", "kubernetes"]) == 0
     out = capsys.readouterr().out
     assert "&id" not in out and "*id" not in out
+
+
+def _l4_spot() -> dict[str, Any]:
+    op = build_plan(parse_file(ROOT / "stacks" / "Pulumi.gke-l4-spot.yaml")).operator
+    assert op is not None
+    return dict(op.integrations)
+
+
+CLASS = {"cloud.google.com/compute-class": "l4-spot"}
+
+
+def test_compute_class_workloads_select_the_class_only_never_one_pools_gpu():
+    docs = _l4_spot()
+    (profile,) = docs["jupyterhub"]["singleuser"]["profileList"]
+    o = profile["kubespawner_override"]
+    assert o["node_selector"] == CLASS
+    assert {t["key"] for t in o["tolerations"]} == {"nvidia.com/gpu", *CLASS}
+    (affinity,) = docs["kubeflow"]["spawnerFormDefaults"]["affinityConfig"]["options"]
+    terms = affinity["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+    assert terms["nodeSelectorTerms"] == [
+        {
+            "matchExpressions": [
+                {"key": k, "operator": "In", "values": [v]} for k, v in CLASS.items()
+            ]
+        }
+    ]
+    assert list(docs["kubernetes"]) == ["l4-spot"]
+    for m in docs["kubernetes"]["l4-spot"].values():
+        spec = m["spec"] if m["kind"] == "Pod" else m["spec"]["template"]["spec"]
+        assert spec["nodeSelector"] == CLASS
+
+
+def test_compute_class_promises_what_its_smallest_pool_gives():
+    (profile,) = _l4_spot()["jupyterhub"]["singleuser"]["profileList"]
+    # n1-standard-8 (30 GB, T4) is the class's smallest member; g2-standard-8 has 32 GB.
+    g = int(profile["kubespawner_override"]["mem_guarantee"][:-1])
+    assert g == int(plan_jupyter_allocatable(30.0))
+    assert "L4 or T4" in profile["display_name"]
+
+
+def plan_jupyter_allocatable(memory_gib: float) -> int:
+    from infra.core.integrations.jupyterhub import DAEMONSET_MIB, allocatable_mib
+
+    return allocatable_mib(memory_gib) - DAEMONSET_MIB
+
+
+def test_flyte_compute_class_is_a_pod_template_without_accelerator():
+    doc = _l4_spot()["flyte"]
+    assert list(doc["pools"]) == ["l4-spot"]
+    entry = doc["pools"]["l4-spot"]
+    assert entry["accelerator"] is None and entry["pools"] == [
+        "l4-spot",
+        "l4-spot-fb1",
+        "l4-spot-fb2",
+    ]
+    (template,) = doc["podTemplates"]
+    assert template["metadata"]["name"] == entry["podTemplateName"]
+    assert template["template"]["spec"]["nodeSelector"] == CLASS
+    assert any(t["key"] in CLASS for t in template["template"]["spec"]["tolerations"])
+    # Every GPU task gets resource-tolerations: the class taint must stay out of them.
+    (tolerations,) = doc["pluginsK8s"]["resource-tolerations"].values()
+    assert all(t["key"] not in CLASS for t in tolerations)
+
+
+def test_flyte_device_class_keeps_the_renamed_resource_name():
+    op = plan(stack("kubernetes", [{"sharing": {"replicas": 2, "renameByDefault": True}}]))
+    plugin = op.integrations["flyte"]["pluginsK8s"]
+    assert plugin["gpu-resource-name"] == "nvidia.com/gpu.shared"
+    assert (
+        plugin["accelerator-device-classes"]["NVIDIA_GPU"]["resource-name"]
+        == "nvidia.com/gpu.shared"
+    )
+
+
+def test_gke_partitioned_pool_slots_are_what_gke_advertises_per_node():
+    # gke-a100-mig: 1 A100 x 7 partitions (1g.5gb) x 2 time-sharing clients = 14 nvidia.com/gpu.
+    op = build_plan(parse_file(ROOT / "stacks" / "Pulumi.gke-a100-mig.yaml")).operator
+    assert op is not None
+    assert op.scheduling["a100-mig"]["slotsPerNode"] == 14
+    profile = op.jupyterhub_profiles["a100-mig"]
+    assert "one GKE-shared GPU slot (14 per node)" in profile["description"]
+    o = profile["kubespawner_override"]
+    assert o["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
+    assert int(o["mem_guarantee"][:-1]) * 14 <= plan_jupyter_allocatable(85.0)

@@ -375,3 +375,46 @@ def test_disabled_operator_has_no_release_and_rejects_operator_sharing():
 def test_device_plugin_label_constant_matches_the_operator():
     # config-manager reads this exact label (assets/state-device-plugin, NODE_LABEL env).
     assert DEVICE_PLUGIN_CONFIG_LABEL == "nvidia.com/device-plugin.config"
+
+
+def _isolation(values: dict[str, Any]) -> tuple[dict[str, str], dict[str, str]]:
+    plugin = {e["name"]: e["value"] for e in values.get("devicePlugin", {}).get("env", [])}
+    return env_of(values), plugin
+
+
+def test_pre_cdi_default_runtime_is_paired_with_gpu_isolation_settings():
+    # onprem-containerd's seed env on v25.3.4 and the microk8s preset both make nvidia the default
+    # runtime; rke2-docs gpu_operators.md (v25.3) requires the isolation settings with it.
+    seed = plan(stack("kubernetes", operator={"toolkitEnv": SEED_003_ENV, "version": "v25.3.4"}))
+    for op in (seed, preset_plan("microk8s", "v25.3.4")):
+        assert op.release is not None
+        env, plugin = _isolation(dict(op.release.values))
+        assert env["CONTAINERD_SET_AS_DEFAULT"] == "true"
+        assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"] == "false"
+        assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS"] == "true"
+        assert plugin["DEVICE_LIST_STRATEGY"] == "volume-mounts"
+    # CDI-era charts and a non-default runtime need none of it.
+    for op in (preset_plan("microk8s"), preset_plan("containerd", "v25.3.4")):
+        assert op.release is not None
+        env, plugin = _isolation(dict(op.release.values))
+        assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS" not in env
+        assert "DEVICE_LIST_STRATEGY" not in plugin
+
+
+def test_gke_google_driver_preset_notes_its_deviation_from_nvidias_gke_guide():
+    (note,) = [n for n in preset_plan("gke-google-driver").notes if n.startswith("GKE driver")]
+    assert "gpu-driver-version=disabled" in note and "daemonset-preloaded.yaml" in note
+    assert not [n for n in preset_plan("gke-operator-driver").notes if "GKE driver" in n]
+
+
+def test_eks_presets_note_that_nvidia_validates_ubuntu_nodes_on_eks():
+    for preset in ("eks-al2023", "eks-bottlerocket"):
+        (note,) = [n for n in preset_plan(preset).notes if n.startswith("EKS:")]
+        assert "Ubuntu" in note and "platform-support" in note
+
+
+def test_k3s_and_rke2_cdi_charts_note_the_containerd_2_requirement():
+    for preset in ("k3s", "rke2"):
+        (note,) = [n for n in preset_plan(preset).notes if "containerd >= 2.0" in n]
+        assert "docs.rke2.io/add-ons/gpu_operators" in note
+    assert not [n for n in preset_plan("containerd").notes if "containerd >= 2.0" in n]

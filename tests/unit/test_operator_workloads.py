@@ -296,7 +296,7 @@ def test_gpu_namespace_quotas_use_requests_only_as_kubernetes_allows_for_extende
     assert quota["spec"]["hard"] == {"requests.nvidia.com/gpu": "3"}
 
 
-def test_gpu_namespace_quotas_cover_every_mig_and_shared_resource_name():
+def test_gpu_namespace_gpus_is_a_quota_of_n_for_each_gpu_resource_name_and_says_so():
     pools = [
         {"name": "mig", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
         {"name": "ts", "minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}},
@@ -309,6 +309,10 @@ def test_gpu_namespace_quotas_cover_every_mig_and_shared_resource_name():
     assert not any(k.startswith("limits.") for k in hard)
     assert {"requests.nvidia.com/gpu", "requests.nvidia.com/gpu.shared"} <= set(hard)
     assert {f"requests.nvidia.com/mig-{p}" for p in ("1g.5gb", "1g.5gb.me", "7g.40gb")} <= set(hard)
+    # gpus: N is N of each name, not N in total; the quota says so.
+    assert set(hard.values()) == {"3"}
+    meaning = quota["metadata"]["annotations"]["gpu-infra/gpus-per-resource-name"]
+    assert "each GPU resource name separately" in meaning and "not 3 in total" in meaning
 
 
 def test_gpu_namespace_may_not_be_the_operator_namespace():
@@ -326,6 +330,7 @@ def test_gke_fallback_pools_follow_their_main_pool_entry():
         m["metadata"]["labels"]["gpu-infra/pool"] for m in op.after_release if m["kind"] == "Job"
     ]
     assert jobs == ["gpu"]  # one Job per ComputeClass
+    assert list(op.integrations["kubernetes"]) == ["gpu"]  # one workload per class
     fb_operator_driver = replace(fb, driver="operator", node_image="UBUNTU_CONTAINERD")
     assert "gpuPools[0].gpu.driver" in errors(cfg, (main, fb_operator_driver))
 

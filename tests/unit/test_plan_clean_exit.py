@@ -24,7 +24,8 @@ def test_successful_plan_leaves_stderr_empty_even_with_resource_warnings_shown(s
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stderr == ""
+    # Only the plan's intended notes (gpuOperator.notes, e.g. k3s's containerd >= 2.0) may appear.
+    assert [line for line in out.stderr.splitlines() if not line.startswith("note: ")] == []
 
 
 def test_a_program_warning_reaches_stderr_once_as_a_note(capsys):

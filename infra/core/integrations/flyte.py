@@ -14,7 +14,7 @@ GPUs". An accelerator value must be a flytekit constant (flytekit.extras.acceler
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.core.catalog import DATA_DIR, read_rows
@@ -70,46 +70,93 @@ def _labelled_by(platform: str, pool: PoolBase) -> str:
     return "you: label the pool's nodes (list them under nodes to have gpu-infra do it)"
 
 
+def pod_template(name: str, hints: Mapping[str, Any], image: str) -> dict[str, Any]:
+    """A runtime PodTemplate a task names with ``pod_template_name`` to target a ComputeClass:
+    FlytePropeller looks it up in the execution's namespace, then in its own
+    (flyteorg/flyte docs/deployment/configuration/general.rst "Runtime PodTemplates"). Flyte
+    drops containers not named default/primary and overrides the image, so ``noop`` only
+    satisfies the PodSpec schema."""
+    spec: dict[str, Any] = {
+        "nodeSelector": dict(hints["nodeSelector"]),
+        "tolerations": [dict(t) for t in hints["tolerations"]],
+        "containers": [{"name": "noop", "image": image}],
+    }
+    if hints.get("runtimeClassName"):
+        spec["runtimeClassName"] = hints["runtimeClassName"]
+    return {
+        "apiVersion": "v1",
+        "kind": "PodTemplate",
+        "metadata": {"name": name, "namespace": "flyte"},
+        "template": {"spec": spec},
+    }
+
+
 def flyte(
     platform: str,
-    pools: list[PoolHints],
-    scheduling: Mapping[str, Mapping[str, Any]],
+    targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
     specs: Mapping[str, tuple[int, PoolBase]],
+    image: str,
 ) -> dict[str, Any]:
-    """The ``flyte`` integration document (stack output)."""
+    """The ``flyte`` integration document (stack output), one entry per workload target (a pool,
+    or a GKE ComputeClass: a PodTemplate with the class's selector, no accelerator)."""
     notes: list[str] = []
-    names = {hints["resourceName"] for hints in scheduling.values()}
+    names = {hints["resourceName"] for _, hints, _ in targets}
     resource = GPU_RESOURCE if GPU_RESOURCE in names or not names else sorted(names)[0]
-    for pool, hints in scheduling.items():
+    for t, hints, _ in targets:
         if hints["resourceName"] != resource:
             notes.append(
-                f"{pool}: advertises {hints['resourceName']}, but Flyte requests one GPU resource "
+                f"{t.name}: advertises {hints['resourceName']}, but Flyte requests one GPU resource "
                 f"name cluster-wide ({resource}); tasks cannot target this pool"
             )
+    # Tolerations Flyte adds to every GPU task; a class's taint belongs to its PodTemplate only,
+    # or every GPU task would also be admitted onto the class's nodes.
     tolerations: list[dict[str, str]] = []
-    for hints in scheduling.values():
-        for t in hints["tolerations"]:
-            if t not in tolerations:
-                tolerations.append(dict(t))
-    operator_mig = any(FLYTE_PARTITION_LABEL in h.labels for h in pools)
+    for _, hints, _ in targets:
+        for tol in hints["tolerations"]:
+            if tol not in tolerations and tol.get("key") != GKE_COMPUTE_CLASS_LABEL:
+                tolerations.append(dict(tol))
+    operator_mig = any(FLYTE_PARTITION_LABEL in t.labels for t, _, _ in targets)
     partition = (
         GKE_PARTITION_LABEL if platform == "gke" and not operator_mig else FLYTE_PARTITION_LABEL
     )
-    plugin = {
+    unpartitioned = {"key": partition, "operator": "DoesNotExist"}
+    plugin: dict[str, Any] = {
         "gpu-resource-name": resource,
         "resource-tolerations": {resource: tolerations},
         "gpu-device-node-label": DEVICE_LABEL[platform],
         "gpu-partition-size-node-label": partition,
-        "gpu-unpartitioned-node-selector-requirement": {
-            "key": partition,
-            "operator": "DoesNotExist",
+        "gpu-unpartitioned-node-selector-requirement": dict(unpartitioned),
+        # Newer Flyte reads the device class first and its NVIDIA_GPU default resource-name
+        # (nvidia.com/gpu) overrides gpu-resource-name (flyteplugins flytek8s/config/config.go
+        # AcceleratorDeviceClasses, pod_helper.go getAcceleratorConfig), so repeat it there.
+        "accelerator-device-classes": {
+            "NVIDIA_GPU": {
+                "resource-name": resource,
+                "device-node-label": DEVICE_LABEL[platform],
+                "partition-size-node-label": partition,
+                "unpartitioned-node-selector-requirement": dict(unpartitioned),
+            }
         },
     }
-    per_pool = {}
-    for h in pools:
-        spec = specs.get(h.name) or specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]
-        labels = node_labels(h, spec[1], platform)
-        per_pool[h.name] = {
+    per_pool: dict[str, Any] = {}
+    templates: list[dict[str, Any]] = []
+    for t, hints, members in targets:
+        if hints.get("computeClass"):
+            name = f"gpu-{t.name}"
+            templates.append(pod_template(name, hints, image))
+            per_pool[t.name] = {
+                # Setting an accelerator would add its gke-accelerator selector and pin one GPU.
+                "accelerator": None,
+                "partitionSize": None,
+                "nodeLabels": dict(hints["nodeSelector"]),
+                "podTemplateName": name,
+                "pools": list(members),
+                "labelledBy": "GKE (ComputeClass label on every pool of the class)",
+            }
+            continue
+        spec = specs[t.name]
+        labels = node_labels(t, spec[1], platform)
+        per_pool[t.name] = {
             "accelerator": labels[DEVICE_LABEL[platform]],
             "partitionSize": labels.get(partition),
             "nodeLabels": labels,
@@ -122,5 +169,6 @@ def flyte(
             "flyte-binary": {"configuration": {"inline": {"plugins": {"k8s": plugin}}}},
         },
         "pools": per_pool,
+        "podTemplates": templates,
         "notes": notes,
     }

@@ -53,6 +53,10 @@ def jupyterhub_profile(
     if whole_node:
         what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
         share = 1.0
+    elif h.gke_sharing:
+        # GKE partitioning / time-sharing: each slot is one nvidia.com/gpu of the node.
+        what = f"one GKE-shared GPU slot ({slots} per node)"
+        share = 1 / slots
     elif hints["migStrategy"]:
         what = f"one MIG instance ({hints['resourceName']}, {slots} per node)"
         share = 1 / slots
@@ -73,7 +77,7 @@ def jupyterhub_profile(
         override["extra_pod_config"] = {"runtimeClassName": hints["runtimeClassName"]}
     profile: dict[str, Any] = {
         "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
-        "description": f"Start a notebook on {what} (pool {h.name})",
+        "description": f"Start a notebook on {what} ({_where(h, hints)})",
         "slug": h.name,
         "kubespawner_override": override,
     }
@@ -92,3 +96,9 @@ def jupyterhub_profile(
             }
         }
     return profile
+
+
+def _where(h: PoolHints, hints: Mapping[str, Any]) -> str:
+    if hints.get("computeClass"):
+        return f"ComputeClass {h.name}: GKE picks one of pools {', '.join(hints['pools'])}"
+    return f"pool {h.name}"

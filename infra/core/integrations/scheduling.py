@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from infra.core.config_base import PoolBase
@@ -13,6 +15,10 @@ from infra.core.sharing import resource_names, slots_per_node
 # infra.core.eks on every GPU node group, the key cluster-autoscaler reads as its GPU label).
 GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
 EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+# A pod selects a GKE ComputeClass by this label and GKE picks any of the class's priorities
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes); adding
+# gke-accelerator would pin one pool's GPU and defeat the fallback.
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 
 
 def scheduling_hints(
@@ -21,7 +27,7 @@ def scheduling_hints(
     """What a workload needs to land on pool ``h``: node selector, tolerations, resource name(s),
     slots per node and, when the nvidia runtime is not containerd's default, the runtime class."""
     selector = dict(h.node_selector)
-    if platform == "gke":
+    if platform == "gke" and COMPUTE_CLASS_LABEL not in selector:
         selector.setdefault(GKE_ACCELERATOR_LABEL, h.gpu_type)
     elif platform == "eks" and EKS_ACCELERATOR_LABEL in h.labels:
         selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
@@ -47,3 +53,69 @@ def scheduling_hints(
         "runtimeClassName": runtime_class,
         "spot": h.spot,
     }
+
+
+def workload_targets(
+    pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
+) -> list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]]:
+    """What workloads can target: ``(hints-like pool, scheduling hints, member pools)`` per pool,
+    and one per GKE ComputeClass for the pools bound to it.
+
+    A class entry selects the class only, tolerates every member's taints and promises what every
+    member can give (the fewest GPUs, slots, vCPUs and the least memory), so a workload fits
+    whichever priority GKE provisions.
+    """
+    groups: dict[str, list[PoolHints]] = {}
+    for h in pools:
+        key = h.name
+        if h.platform == "gke":
+            key = (
+                h.node_selector.get(COMPUTE_CLASS_LABEL) or h.labels.get(COMPUTE_CLASS_LABEL) or key
+            )
+        groups.setdefault(key, []).append(h)
+    out: list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]] = []
+    for key, members in groups.items():
+        names = tuple(m.name for m in members)
+        if len(members) == 1 and members[0].name == key:
+            out.append((members[0], dict(scheduling[key]), names))
+            continue
+        hs = [scheduling[m.name] for m in members]
+        tolerations: list[dict[str, str]] = []
+        for hint in hs:
+            tolerations += [dict(t) for t in hint["tolerations"] if t not in tolerations]
+        taints: list[Any] = []
+        for m in members:
+            taints += [t for t in m.taints if t not in taints]
+        selector = {COMPUTE_CLASS_LABEL: key}
+        model = " or ".join(dict.fromkeys(m.gpu_model for m in members))
+        first = members[0]
+        h = replace(
+            first,
+            name=key,
+            gpu_model=model,
+            gpus_per_node=min(m.gpus_per_node for m in members),
+            vcpus=min(m.vcpus for m in members),
+            memory_gib=min(m.memory_gib for m in members),
+            node_selector=selector,
+            taints=tuple(taints),
+            spot=any(m.spot for m in members),
+            min_nodes=sum(m.min_nodes for m in members),
+            max_nodes=sum(m.max_nodes for m in members),
+        )
+        resources: dict[str, None] = {}
+        for hint in hs:
+            resources.update(dict.fromkeys(hint["resourceNames"]))
+        hints = {
+            **hs[0],
+            "nodeSelector": selector,
+            "tolerations": tolerations,
+            "resourceNames": list(resources),
+            "gpuModel": model,
+            "gpusPerNode": h.gpus_per_node,
+            "slotsPerNode": min(int(hint["slotsPerNode"]) for hint in hs),
+            "spot": h.spot,
+            "computeClass": key,
+            "pools": list(names),
+        }
+        out.append((h, hints, names))
+    return out

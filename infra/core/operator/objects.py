@@ -16,7 +16,7 @@ from infra.core.integrations import flyte as flyte_mod
 from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
-from infra.core.integrations.scheduling import scheduling_hints
+from infra.core.integrations.scheduling import scheduling_hints, workload_targets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
@@ -138,8 +138,6 @@ def assemble(
         pool = spec_of(specs, h)[1]
         hints = scheduling_hints(config.platform, h, pool, runtime_class)
         scheduling[h.name] = hints
-        profiles[h.name] = jupyterhub_profile(h, hints, images)
-        workloads[h.name] = k8s_manifests(h.name, hints, config.operator.smoke_test_image)
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
@@ -149,10 +147,16 @@ def assemble(
             # On-prem nodes also get the accelerator label Flyte's device selector reads.
             labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
             node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
+    # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
+    targets = workload_targets(pools, scheduling)
+    target_hints = {t.name: hints for t, hints, _ in targets}
+    for t, hints, _ in targets:
+        profiles[t.name] = jupyterhub_profile(t, hints, images)
+        workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
-        "kubeflow": kf.kubeflow(scheduling, kubeflow_profiles),
-        "flyte": flyte_mod.flyte(config.platform, list(pools), scheduling, specs),
+        "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles),
+        "flyte": flyte_mod.flyte(config.platform, targets, specs, config.operator.smoke_test_image),
         "kubernetes": workloads,
     }
     return OperatorPlan(
@@ -257,7 +261,14 @@ def _gpu_namespace(
         {
             "apiVersion": "v1",
             "kind": "ResourceQuota",
-            "metadata": {"name": "gpu-quota", "namespace": name, "labels": MANAGED_BY},
+            "metadata": {
+                "name": "gpu-quota",
+                "namespace": name,
+                "labels": MANAGED_BY,
+                # Each hard item is counted on its own (kubernetes.io resource-quotas), so the
+                # namespace may hold N of every name at once, not N GPUs in total: say so.
+                "annotations": {QUOTA_MEANING: _quota_meaning(gpus, resources)},
+            },
             # Extended resources cannot be overcommitted, so Kubernetes allows only `requests.`
             # quota items for them (kubernetes.io/docs/concepts/policy/resource-quotas,
             # "Resource quota for extended resources"); every GPU resource name is listed, since
@@ -265,6 +276,18 @@ def _gpu_namespace(
             "spec": {"hard": {f"requests.{r}": str(gpus) for r in resources}},
         },
     ]
+
+
+QUOTA_MEANING = "gpu-infra/gpus-per-resource-name"
+
+
+def _quota_meaning(gpus: int, resources: Sequence[str]) -> str:
+    if len(resources) == 1:
+        return f"gpuNamespaces[].gpus={gpus}: at most {gpus} {resources[0]} requested at once"
+    return (
+        f"gpuNamespaces[].gpus={gpus} applies to each GPU resource name separately: up to {gpus} "
+        f"of each of {', '.join(resources)} at once, not {gpus} in total"
+    )
 
 
 def smoke_test_namespace() -> Manifest:

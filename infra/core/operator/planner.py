@@ -14,9 +14,10 @@ from infra.core.operator.presets import (
     RUNTIME_CLASS_PRESETS,
     choose_preset,
     gke_needs_config_file,
+    preset_notes,
     preset_settings,
 )
-from infra.core.operator.toolkit import toolkit_settings
+from infra.core.operator.toolkit import isolation_settings, toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.pools import PoolHints
 
@@ -81,7 +82,7 @@ def plan_operator(
             "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
             "plugin injects GPUs without a runtime class)",
         )
-    notes: list[str] = []
+    notes: list[str] = preset_notes(preset, spec.version)
     settings = [
         *preset_settings(preset, spec.version, config),
         *toolkit_settings(spec, preset, issues, notes),
@@ -89,6 +90,7 @@ def plan_operator(
         *mig_settings(config, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
+    settings += isolation_settings(spec.version, settings)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.

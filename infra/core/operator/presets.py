@@ -209,6 +209,36 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
     return out
 
 
+def preset_notes(preset: str, version: str) -> list[str]:
+    """Where a preset departs from NVIDIA's or the distribution's documented setup, with the
+    source, for ``gpuOperator.notes``."""
+    notes: list[str] = []
+    if preset == "gke-google-driver":
+        # NVIDIA cloud-native-docs gpu-operator/google-gke.rst "Using the Google Driver Installer".
+        notes.append(
+            "GKE driver: GKE installs it (gpuDriverInstallationConfig DEFAULT/LATEST); NVIDIA's "
+            "GKE guide instead creates pools with gpu-driver-version=disabled and applies Google's "
+            "installer DaemonSet (GoogleCloudPlatform/container-engine-accelerators "
+            "nvidia-driver-installer/cos/daemonset-preloaded.yaml) "
+            "(https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)"
+        )
+    if preset in ("eks-al2023", "eks-bottlerocket"):
+        # NVIDIA cloud-native-docs gpu-operator/platform-support.rst "Cloud Service Providers".
+        notes.append(
+            f"EKS: NVIDIA's platform support lists Ubuntu 22.04/24.04/26.04 nodes for Amazon EKS; "
+            f"preset {preset} runs the operator on the EKS NVIDIA AMI with its own driver and "
+            "toolkit (driver/toolkit off), outside that validated matrix "
+            "(https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/platform-support.html)"
+        )
+    if preset in RUNTIME_CLASS_PRESETS and is_cdi_era(version):
+        # rancher/rke2-docs docs/add-ons/gpu_operators.md (v25.10 tab): "It requires containerd 2.0".
+        notes.append(
+            f"{preset}: chart {version} injects GPUs by CDI without runtimeClassName, which needs "
+            "the distribution's containerd >= 2.0 (RKE2 docs: https://docs.rke2.io/add-ons/gpu_operators)"
+        )
+    return notes
+
+
 def gke_needs_config_file(config: StackConfig) -> bool:
     """GKE >= 1.33, or an unpinned version (every release channel is >= 1.33 as of 2026-11)."""
     version = getattr(config.cluster, "min_master_version", None)
