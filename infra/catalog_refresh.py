@@ -204,6 +204,8 @@ def refresh_aws(
                 "type was priced in the region; empty = unknown (the EC2 APIs list none)",
                 "gpus: NVIDIA GPUs the node sees (LogicalGpuCount for fractional types); "
                 "gpu_fraction: GpuPartitionSize when below one GPU",
+                "efa_cards: network card indices whose NetworkInfo.NetworkCards[].InterfaceTypes "
+                "include efa-only (ranges)",
                 "regenerate: python -m infra.catalog_refresh --cloud aws [--regions R1,R2]",
             ],
             build.AWS_INSTANCE_COLUMNS,

@@ -297,7 +297,7 @@ class EksAddons(pulumi.ComponentResource):
             extra: dict[str, Any] = {}
             deps: list[pulumi.Resource] = list(cluster.ready)
             if addon.service_account is not None and addon.policy_arn is not None:
-                role = workload_role(
+                role, _ = workload_role(
                     self,
                     f"{name}-{addon.name}",
                     plan,
@@ -305,6 +305,10 @@ class EksAddons(pulumi.ComponentResource):
                     "kube-system",
                     addon.service_account,
                     f"{addon.name} add-on",
+                    # With Pod Identity the add-on's podIdentityAssociations creates the
+                    # association; a second one fails "ResourceInUseException: Association already
+                    # exists" (eksctl-io/eksctl#7753), so the role comes alone.
+                    associate=False,
                 )
                 aws.iam.RolePolicyAttachment(
                     f"{name}-{addon.name}",
@@ -345,13 +349,16 @@ def workload_role(
     namespace: str,
     service_account: str,
     what: str,
-) -> aws.iam.Role:
+    *,
+    associate: bool = True,
+) -> tuple[aws.iam.Role, aws.eks.PodIdentityAssociation | None]:
     """An IAM role a Kubernetes service account assumes: IRSA or EKS Pod Identity.
 
     IRSA trusts the cluster's OIDC provider for exactly this service account
     (https://docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html); Pod
     Identity trusts pods.eks.amazonaws.com with sts:AssumeRole + sts:TagSession
-    (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html) and an association.
+    (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html) and an association
+    (``associate``; an add-on brings its own through ``podIdentityAssociations``).
     """
     if plan.identity == "pod-identity":
         trust: pulumi.Input[str] = json.dumps(
@@ -393,8 +400,9 @@ def workload_role(
         aws.iam.RoleArgs(description=f"{what} ({plan.identity})", assume_role_policy=trust),
         opts=pulumi.ResourceOptions(parent=parent),
     )
-    if plan.identity == "pod-identity":
-        aws.eks.PodIdentityAssociation(
+    assoc = None
+    if plan.identity == "pod-identity" and associate:
+        assoc = aws.eks.PodIdentityAssociation(
             f"{name}-pod-identity",
             aws.eks.PodIdentityAssociationArgs(
                 cluster_name=cluster.name,
@@ -404,7 +412,7 @@ def workload_role(
             ),
             opts=pulumi.ResourceOptions(parent=parent),
         )
-    return role
+    return role, assoc
 
 
 class ClusterAutoscaler(pulumi.ComponentResource):
@@ -423,7 +431,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
         a = plan.autoscaler
         assert a is not None
-        role = workload_role(
+        role, assoc = workload_role(
             self, name, plan, cluster, a.namespace, a.service_account, "cluster-autoscaler"
         )
         policy = aws.iam.RolePolicy(
@@ -441,15 +449,20 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             }
         self.release = helm_release(
             f"{name}-release",
-            release=a.chart,
+            release=a.release,
             chart=a.chart,
             version=a.version,
             repo=a.repo,
             namespace=a.namespace,
             values=values,
             atomic=True,
+            create_namespace=a.create_namespace,
             opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=[role, policy, *depends_on]
+                parent=self,
+                provider=provider,
+                # Pod Identity injects credentials only into pods created after the association
+                # exists (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-association.html).
+                depends_on=[role, policy, *([assoc] if assoc else []), *depends_on],
             ),
         )
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})

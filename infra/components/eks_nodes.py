@@ -1,7 +1,7 @@
 """EKS node groups: launch templates, managed node groups and their CA tags.
 
 Thin: every value comes from ``infra.core.eks_groups``. Two deploy-time reads: the AZ offering of
-each group's instance types (narrows planned subnets if AWS withdrew a type; never widens them),
+each group's instance types (fails if AWS withdrew a type from a planned AZ; never widens them),
 and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
 value and stays inside the new [min, max]).
 """
@@ -80,23 +80,22 @@ def launch_template(
             ),
         )
     extra: dict[str, Any] = {}
-    if group is not None and group.efa_interfaces:
+    if group is not None and group.network_interfaces:
         assert security_group_id is not None
-        # One EFA per network card: card 0 carries the primary ENA+EFA interface (device 0),
-        # the others EFA-only interfaces at device 1 (https://docs.aws.amazon.com/AWSEC2/latest/
-        # UserGuide/efa-acc-inst-types.html). With interfaces in the template EKS adds no
+        # The layout is decided in core (eks_groups.efa_interfaces: card 0 device 0 primary,
+        # efa-only on the other EFA cards). With interfaces in the template EKS adds no
         # security group itself, so the cluster security group is named here: it allows all
         # traffic among its members, which EFA requires ("Amazon EKS security group
         # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
         extra["network_interfaces"] = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                network_card_index=k,
-                device_index=0 if k == 0 else 1,
-                interface_type="efa" if k == 0 else "efa-only",
+                network_card_index=n.card,
+                device_index=n.device,
+                interface_type=n.interface_type,
                 security_groups=[security_group_id],
                 delete_on_termination="true",
             )
-            for k in range(group.efa_interfaces)
+            for n in group.network_interfaces
         ]
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
@@ -160,15 +159,22 @@ def live_desired_size(
     region: str,
     parent: pulumi.Resource,
 ) -> pulumi.Output[int]:
-    """The desired size to send: the group's live value clamped into [min, max], else min."""
+    """The desired size to send: the group's live value clamped into [min, max]; for a
+    replacement, its predecessor's (``core.predecessor``); else min."""
 
     def pick(args: list[Any]) -> pulumi.Input[int]:
         name, names = str(args[0]), list(args[1] or [])
-        if node_group_name not in names:  # a new group (DescribeNodegroup would fail)
+        # A new group replacing an old one (a changed hash) starts from the old one's size.
+        source = (
+            node_group_name
+            if node_group_name in names
+            else core.predecessor(node_group_name, names)
+        )
+        if source is None:  # a new group (DescribeNodegroup would fail)
             return core.desired_size(None, min_size, max_size)
         found = aws.eks.get_node_group_output(
             cluster_name=name,
-            node_group_name=node_group_name,
+            node_group_name=source,
             region=region,
             opts=pulumi.InvokeOutputOptions(parent=parent),
         )
@@ -205,6 +211,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpu-infra:aws:GpuNodeGroup", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
+        for note in group.notes:
+            pulumi.log.warn(note, resource=self)
         pg = None
         if group.placement_group:
             pg = aws.ec2.PlacementGroup(
@@ -351,16 +359,15 @@ def _offered_subnets(
     def pick(args: list[Any]) -> list[tuple[str, str]]:
         result, ids = args[0], args[1:]
         pairs = set(zip(result.instance_types, result.locations, strict=True))
-        keep = [
-            (az, str(sid))
-            for (az, _), sid in zip(planned, ids, strict=True)
-            if all((t, az) in pairs for t in group.instance_types)
-        ]
-        if not keep:
+        lost = [az for az, _ in planned if not all((t, az) in pairs for t in group.instance_types)]
+        if lost:
+            # Fail rather than narrow: subnet_ids force a new node group under the same name
+            # (its hash covers the planned subnets), which EKS rejects as "already exists".
             raise ValueError(
-                f"gpuPools {group.name}: no AZ of {region} among {', '.join(group.az_ids)} offers "
-                f"{', '.join(group.instance_types)} any more (AWS DescribeInstanceTypeOfferings)"
+                f"gpuPools {group.name}: {', '.join(lost)} of {region} no longer offers "
+                f"{', '.join(group.instance_types)} (AWS DescribeInstanceTypeOfferings); list "
+                "the AZs that still do in gpuPools[].zones"
             )
-        return keep
+        return [(az, str(sid)) for (az, _), sid in zip(planned, ids, strict=True)]
 
     return pulumi.Output.all(offers, *[sid for _, sid in planned]).apply(pick)

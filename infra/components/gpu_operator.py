@@ -1,8 +1,8 @@
 """The NVIDIA GPU Operator and the in-cluster GPU setup workloads need (issue 4).
 
 Thin: every value and object comes from ``OperatorPlan`` (``infra.core.operator``). Order:
-namespace -> objects the operator's pods need at install (GKE critical-pod quota, device-plugin
-config) -> Helm release -> GPU namespaces, quotas and opt-in smoke-test Jobs. The release waits for
+namespace -> objects the operator's pods need at install (GKE driver installer DaemonSet,
+critical-pod quota, device-plugin config) -> Helm release -> GPU namespaces, quotas and opt-in smoke-test Jobs. The release waits for
 the cluster's ``ready`` resources and never for GPU node pools, so it installs while pools sit at
 zero nodes.
 """
@@ -115,6 +115,8 @@ class GpuOperator(pulumi.ComponentResource):
             res = k8s.core.v1.ResourceQuota(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "ConfigMap":
             res = k8s.core.v1.ConfigMap(rname, metadata=metadata, data=m["data"], opts=opts)
+        elif kind == "DaemonSet":  # Google's GKE driver installer (kube-system)
+            res = k8s.apps.v1.DaemonSet(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "Job":
             res = k8s.batch.v1.Job(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "Profile":  # Kubeflow's CRD: Kubeflow must be installed
@@ -156,6 +158,7 @@ _SHORT = {
     "Namespace": "ns",
     "ResourceQuota": "quota",
     "ConfigMap": "cm",
+    "DaemonSet": "ds",
     "Job": "job",
     "Profile": "kfprofile",
 }

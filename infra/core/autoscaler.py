@@ -66,8 +66,27 @@ STACK_TAG_VALUE = "owned"
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SPOT_PRIORITY = 20
 ON_DEMAND_PRIORITY = 10
+CATCH_ALL_PRIORITY = 1
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
+# Kubernetes object names (namespaces, service accounts): DNS-1123 labels, at most 63 characters.
+NAME_MAX = 63
+
+
+def stack_release_name(stack: str) -> str:
+    """``cluster-autoscaler-<stack>``: release, namespace, fullname and service account of this
+    stack's autoscaler on an existing cluster.
+
+    A cluster that already runs an autoscaler holds the Helm release ``cluster-autoscaler`` in
+    kube-system, the ClusterRole and ServiceAccount named after it, and the leader-election
+    lease kube-system/cluster-autoscaler (cluster-autoscaler main.go: lock in ``--namespace``,
+    name ``--leader-elect-resource-name``, default cluster-autoscaler; the chart passes
+    ``--namespace={{ .Release.Namespace }}``, templates/deployment.yaml). A second autoscaler with
+    those names fails Helm's ownership check or waits forever for the lease; its own namespace
+    moves the lease and the priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
+    """
+    slug = "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
+    return f"{CHART_NAME}-{slug}"[:NAME_MAX].rstrip("-")
 
 
 def taint_tag_value(taint: Taint) -> str:
@@ -84,7 +103,7 @@ def node_template_tags(
     labels: Mapping[str, str],
     taints: Sequence[Taint],
     gpus: int | None,
-    extra_resources: Mapping[str, int] | None = None,
+    extra_resources: Mapping[str, int | str] | None = None,
 ) -> dict[str, str]:
     """CA node-template ASG tags for a node group with these labels, taints and GPUs per node.
 
@@ -205,6 +224,10 @@ def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str])
         if groups:
             lines.append(f"{prio}:")
             lines += [f"  - ^eks-{g}-.*$" for g in groups]
+    # Lowest, for every other discovered group (the system group): the expander drops a group no
+    # regex matches ("not found in priority expander configuration. The group won't be used",
+    # cluster-autoscaler/expander/priority/priority.go), so the catch-all keeps it a last resort.
+    lines += [f"{CATCH_ALL_PRIORITY}:", "  - .*"]
     return "\n".join(lines) + "\n"
 
 
@@ -220,6 +243,8 @@ def helm_values(
     discovery_tag: str,
     balance_similar: bool,
     priorities: str | None = None,
+    service_account: str = SERVICE_ACCOUNT,
+    fullname: str | None = None,
 ) -> dict[str, object]:
     """Values for the cluster-autoscaler chart (the IRSA role ARN is added by the component).
 
@@ -241,7 +266,10 @@ def helm_values(
     - ``balance-similar-node-groups``: on with ``groupPerZone`` (README "Common Notes": an
       ASG per AZ plus this flag for zonal EBS volumes); off otherwise, where spot and on-demand
       GPU groups are not meant to be balanced;
-    - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes.
+    - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes;
+    - ``fullnameOverride`` (``fullname``) and the service account: per stack on an existing
+      cluster (``stack_release_name``), so ClusterRole and ServiceAccount never collide with
+      another autoscaler's.
     """
     values: dict[str, object] = {
         "cloudProvider": "aws",
@@ -251,7 +279,7 @@ def helm_values(
             "tags": [ENABLED_TAG, f"k8s.io/cluster-autoscaler/{cluster_name}", discovery_tag],
         },
         "image": {"repository": IMAGE_REPOSITORY, "tag": image_tag},
-        "rbac": {"serviceAccount": {"create": True, "name": SERVICE_ACCOUNT}},
+        "rbac": {"serviceAccount": {"create": True, "name": service_account}},
         "extraArgs": {
             "expander": expander,
             "scale-down-gpu-utilization-threshold": str(gpu_threshold),
@@ -261,6 +289,13 @@ def helm_values(
         },
         "nodeSelector": dict(node_selector),
     }
+    if fullname is not None:
+        values["fullnameOverride"] = fullname
+        # The lease name too (cluster-autoscaler main.go leader election, flag
+        # --leader-elect-resource-name, default cluster-autoscaler), not only its namespace.
+        extra = values["extraArgs"]
+        assert isinstance(extra, dict)
+        extra["leader-elect-resource-name"] = fullname
     if priorities is not None:
         # The chart renders cluster-autoscaler-priority-expander from this, a string as is
         # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).

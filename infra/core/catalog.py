@@ -40,6 +40,15 @@ def _price(text: str) -> float | None:
     return float(text) if text else None
 
 
+def parse_cards(text: str) -> tuple[int, ...]:
+    """Network card indices from ``0-31`` / ``1-16`` / ``0 2-3`` (catalog_build.format_cards)."""
+    out: list[int] = []
+    for part in text.split():
+        lo, _, hi = part.partition("-")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return tuple(out)
+
+
 @dataclass(frozen=True, slots=True)
 class UserShape:
     """A GPU machine / instance type declared in a stack file (``gpuPools[].shape``).
@@ -119,6 +128,8 @@ class AwsInstance:
             1.0 for whole GPUs (DescribeInstanceTypes GpuInfo.Gpus[].GpuPartitionSize).
         efa_interfaces: EFA interfaces the type takes (0: no EFA; NetworkInfo.EfaInfo).
         local_storage_gb: instance-store NVMe, GB (InstanceStorageInfo.TotalSizeInGB).
+        efa_cards: network card indices that take an EFA (NetworkInfo.NetworkCards[]
+            .InterfaceTypes lists efa-only); p6-b300.48xlarge's card 0 takes none.
     """
 
     name: str
@@ -131,6 +142,7 @@ class AwsInstance:
     gpu_fraction: float = 1.0
     efa_interfaces: int = 0
     local_storage_gb: int = 0
+    efa_cards: tuple[int, ...] = ()
 
     @property
     def family(self) -> str:
@@ -226,6 +238,7 @@ class Catalog:
                 float(r.get("gpu_fraction") or 1.0),
                 int(r.get("efa_interfaces") or 0),
                 int(r.get("local_storage_gb") or 0),
+                parse_cards(r.get("efa_cards") or ""),
             )
         self._aws_families: dict[str, AwsGpuFamily] = {}
         for r in read_rows("aws_gpu_families.csv", data_dir):

@@ -145,6 +145,7 @@ AWS_INSTANCE_COLUMNS = (
     "gpu_fraction",
     "efa_interfaces",
     "local_storage_gb",
+    "efa_cards",
 )
 AWS_FAMILY_COLUMNS = ("family", "architecture", "accelerator_label", "eks_nvidia_ami", "note")
 # What a family row says before someone checks the EKS AMI table for it.
@@ -166,6 +167,7 @@ class AwsTypeInfo:
     architecture: str
     efa_interfaces: int
     local_storage_gb: int
+    efa_cards: tuple[int, ...] = ()
 
     @property
     def family(self) -> str:
@@ -195,6 +197,20 @@ def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
     archs = list(_get(item, "ProcessorInfo", "SupportedArchitectures") or [])
     net = _get(item, "NetworkInfo") or {}
     efa = int(_get(net, "EfaInfo", "MaximumEfaInterfaces") or 0) if net.get("EfaSupported") else 0
+    # Which network cards take an EFA: NetworkCards[].InterfaceTypes lists "efa-only" there
+    # (p6-b300.48xlarge: 17 cards, card 0 ENA only, cards 1-16 EFA).
+    cards = (
+        tuple(
+            sorted(
+                int(c.get("NetworkCardIndex") or 0)
+                for c in (net.get("NetworkCards") or [])
+                if "efa-only" in (c.get("InterfaceTypes") or ())
+                or "efa" in (c.get("InterfaceTypes") or ())
+            )
+        )
+        if efa
+        else ()
+    )
     return AwsTypeInfo(
         name=str(item["InstanceType"]),
         gpu_model=str(g.get("Name")),
@@ -205,7 +221,24 @@ def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
         architecture="x86_64" if "x86_64" in archs else "arm64",
         efa_interfaces=efa,
         local_storage_gb=int(_get(item, "InstanceStorageInfo", "TotalSizeInGB") or 0),
+        efa_cards=cards,
     )
+
+
+def format_cards(cards: Iterable[int]) -> str:
+    """Card indices as ranges: ``0-31``, ``1-16``, ``0 2-3``; empty for none."""
+    out: list[str] = []
+    run: list[int] = []
+    for c in sorted(cards):
+        if run and c == run[-1] + 1:
+            run.append(c)
+            continue
+        if run:
+            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+        run = [c]
+    if run:
+        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return " ".join(out)
 
 
 def _get(obj: Any, *keys: str) -> Any:
@@ -252,6 +285,7 @@ def aws_instance_rows(
                 "gpu_fraction": "" if info.gpu_fraction == 1.0 else f"{info.gpu_fraction:g}",
                 "efa_interfaces": str(info.efa_interfaces),
                 "local_storage_gb": str(info.local_storage_gb),
+                "efa_cards": format_cards(info.efa_cards),
             }
         )
     rows.sort(key=lambda r: (r["instance_type"], r["region"], r["availability_zone"]))

@@ -132,19 +132,10 @@ def plan_efa_device_plugin(
         namespace=NAMESPACE,
         values={
             "tolerations": tolerations,
-            "affinity": {
-                "nodeAffinity": {
-                    "requiredDuringSchedulingIgnoredDuringExecution": {
-                        "nodeSelectorTerms": [
-                            {
-                                "matchExpressions": [
-                                    {"key": pool_label, "operator": "In", "values": sorted(pools)}
-                                ]
-                            }
-                        ]
-                    }
-                }
-            },
+            # The chart builds its node affinity from supportedInstanceLabels (keys x values) and
+            # ignores an `affinity` value (aws/eks-charts stable/aws-efa-k8s-device-plugin/
+            # templates/daemonset.yaml); one key, the pool label, with the hpc pools as values.
+            "supportedInstanceLabels": {"keys": [pool_label], "values": sorted(pools)},
         },
     )
 

@@ -34,6 +34,7 @@ from infra.core.eks_groups import (
     node_group_name,
     offered_az_ids,
     plan_group,
+    predecessor,
     region_az_ids,
     split_sizes,
 )
@@ -117,6 +118,8 @@ class EksAutoscalerPlan:
     repo: str
     namespace: str
     service_account: str
+    release: str = autoscaler.CHART_NAME
+    create_namespace: bool = False
     values: Mapping[str, Any]
     iam_policy: Mapping[str, Any]
     identity: Literal["irsa", "pod-identity"] = "irsa"
@@ -246,12 +249,17 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
                 "priority orders spot groups before on-demand ones; this stack has "
                 f"{len(spot)} spot and {len(rest)} other GPU node groups (needs both)",
             )
+        # On an existing cluster another autoscaler may already hold the default names; this
+        # stack's gets its own (autoscaler.stack_release_name).
+        own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
         ca = EksAutoscalerPlan(
             chart=autoscaler.CHART_NAME,
             version=autoscaler.CHART_VERSION,
             repo=autoscaler.CHART_REPO,
-            namespace=autoscaler.NAMESPACE,
-            service_account=autoscaler.SERVICE_ACCOUNT,
+            namespace=own or autoscaler.NAMESPACE,
+            service_account=own or autoscaler.SERVICE_ACCOUNT,
+            release=own or autoscaler.CHART_NAME,
+            create_namespace=own is not None,
             values=autoscaler.helm_values(
                 cluster_name=cluster.name,
                 region=region,
@@ -265,6 +273,8 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
                 priorities=(
                     autoscaler.priority_config(spot, rest) if a.expander == "priority" else None
                 ),
+                service_account=own or autoscaler.SERVICE_ACCOUNT,
+                fullname=own,
             ),
             iam_policy=autoscaler.iam_policy(cluster.name, region, partition, tag),
             identity=a.identity,
@@ -397,6 +407,7 @@ __all__ = [
     "ephemeral_storage_gi",
     "gpu_labels",
     "offered_az_ids",
+    "predecessor",
     "split_sizes",
     "subnet_cidrs",
 ]

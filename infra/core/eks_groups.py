@@ -69,6 +69,35 @@ UPDATE_MAX_UNAVAILABLE = 1
 # EKS node group names: 1-63 characters (CreateNodegroup nodegroupName).
 NODE_GROUP_NAME_MAX = 63
 
+# EFA nodes: "EC2 instances with EFA pre-allocate 5128 2MiB huge pages" and pods request them as
+# hugepages-2Mi (https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html); the node
+# template advertises those 5128 x 2Mi, or CA never scales from zero for such a pod.
+EFA_HUGEPAGES_2MI = f"{5128 * 2}Mi"
+# Extended resource of AWS's EFA device plugin (aws-efa-k8s-device-plugin): one per EFA device.
+EFA_RESOURCE = "vpc.amazonaws.com/efa"
+
+
+@dataclass(frozen=True, slots=True)
+class NetworkInterface:
+    """One launch-template network interface (EC2 LaunchTemplateInstanceNetworkInterfaceSpecification)."""
+
+    card: int
+    device: int
+    interface_type: Literal["interface", "efa", "efa-only"]
+
+
+def efa_interfaces(efa_cards: tuple[int, ...], max_efa: int) -> tuple[NetworkInterface, ...]:
+    """The EFA layout: card 0 device 0 is the primary interface (``efa`` where card 0 takes an
+    EFA, plain ``interface`` where it does not, e.g. p6-b300), every other EFA card one
+    ``efa-only`` interface at device 0 ("Maximize network bandwidth ... with multiple network
+    cards", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html: the
+    primary interface can't be EFA-only; further cards take EFA-only at device index 0).
+    """
+    cards = list(efa_cards)[:max_efa]
+    out = [NetworkInterface(0, 0, "efa" if 0 in cards else "interface")]
+    out += [NetworkInterface(c, 0, "efa-only") for c in cards if c != 0]
+    return tuple(out)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EksNodeGroup:
@@ -112,10 +141,13 @@ class EksGroupPlan:
         update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
         node_repair: EKS node auto repair (NodeRepairConfig.enabled).
         group_per_zone: one node group per AZ.
-        efa_interfaces: EFA network interfaces in the launch template (0: none).
-        placement_group: a cluster placement group for the pool (hpc).
+        efa_interfaces: EFA devices each node gets (0: none; the ``vpc.amazonaws.com/efa``
+            it advertises).
+        network_interfaces: the launch template's interfaces (empty: EKS's default one).
+        placement_group: a cluster placement group for the pool (hpc without a reservation id).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
+        notes: what the operator must do by hand (logged as warnings at deploy and plan time).
     """
 
     hints: PoolHints
@@ -136,10 +168,12 @@ class EksGroupPlan:
     node_repair: bool = True
     group_per_zone: bool = False
     efa_interfaces: int = 0
+    network_interfaces: tuple[NetworkInterface, ...] = ()
     placement_group: bool = False
     local_nvme: bool = False
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
+    notes: tuple[str, ...] = ()
 
     @property
     def node_group_tags(self) -> dict[str, str]:
@@ -231,6 +265,25 @@ def desired_size(current: int | None, min_size: int, max_size: int) -> int:
     if current is None:
         return min_size
     return max(min_size, min(current, max_size))
+
+
+def predecessor(name: str, existing: list[str]) -> str | None:
+    """The group ``name`` replaces: the one other ``<pool>[-<az id>]-<8 hex>`` of the same stem.
+
+    A replacement is created before the old group goes; seeding its desired size from the old
+    group's (clamped) keeps the capacity the autoscaler had built instead of dropping to
+    ``minSize`` until CA scales up again. ``None`` unless exactly one candidate exists.
+    """
+    stem = name[: -(len(name.rsplit("-", 1)[-1]) + 1)]
+    found = [
+        n
+        for n in existing
+        if n != name
+        and n.startswith(stem + "-")
+        and len(tail := n[len(stem) + 1 :]) == 8
+        and all(c in "0123456789abcdef" for c in tail)
+    ]
+    return found[0] if len(found) == 1 else None
 
 
 def split_sizes(total_min: int, total_max: int, zones: int) -> list[tuple[int, int]]:
@@ -360,6 +413,7 @@ def plan_group(
         az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
 
     efa = 0
+    nics: tuple[NetworkInterface, ...] = ()
     if pool.hpc:
         if first.efa_interfaces == 0:
             issues.add(
@@ -368,7 +422,12 @@ def plan_group(
                 "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
                 "p5.48xlarge, p6-b200.48xlarge",
             )
-        efa = first.efa_interfaces
+        elif first.efa_cards:
+            nics = efa_interfaces(first.efa_cards, first.efa_interfaces)
+            efa = sum(n.interface_type != "interface" for n in nics)
+        else:  # a catalog without per-card data: one EFA per card from card 0
+            nics = efa_interfaces(tuple(range(first.efa_interfaces)), first.efa_interfaces)
+            efa = first.efa_interfaces
 
     if pool.group_per_zone and single_az:
         issues.add(
@@ -426,8 +485,18 @@ def plan_group(
         pool.hpc and first.local_storage_gb > 0 and ami is not None and ami.startswith("AL2023")
     )
     storage_gib = first.local_storage_gb * 1e9 / 2**30 if local_nvme else pool.disk_size_gb
-    extra = {**extra, "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi"}
-    tags = autoscaler.node_template_tags(labels, taints, gpu_count, extra)
+    resources: dict[str, int | str] = {
+        **extra,
+        "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi",
+    }
+    if efa:
+        # What an EFA pod requests (node-efa.html example: vpc.amazonaws.com/efa and
+        # hugepages-2Mi); at zero nodes CA knows them only from node-template/resources/<name>
+        # tags (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md;
+        # aws_manager.go buildNodeFromTemplate).
+        resources[EFA_RESOURCE] = efa
+        resources["hugepages-2Mi"] = EFA_HUGEPAGES_2MI
+    tags = autoscaler.node_template_tags(labels, taints, gpu_count, resources)
     for key, value in tags.items():
         bad = autoscaler.check_tag(key, value)
         if bad is not None:
@@ -443,11 +512,21 @@ def plan_group(
 
     if issues.count() != start or ami is None or capacity_type is None:
         return None
-    immutable = {
+    immutable: dict[str, object] = {
         "instanceTypes": names,
         "amiType": ami,
         "capacityType": capacity_type,
     }
+
+    def subnets(azs: list[str]) -> dict[str, object]:
+        # subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
+        # node_group.go: ForceNew); the name must change with them, or the replacement fails
+        # "already exists". Given subnets are hashed by ID; created ones are fixed per AZ ID
+        # (eks_network.subnet_cidrs keys CIDRs on the AZ number).
+        given = network.private_subnets if network is not None else {}
+        ids = [given[a] for a in azs if a in given]
+        return {"subnets": azs, **({"subnetIds": ids} if ids else {})}
+
     groups: list[EksNodeGroup] = []
     if pool.group_per_zone:
         for az, (lo, hi) in zip(
@@ -455,7 +534,7 @@ def plan_group(
         ):
             groups.append(
                 EksNodeGroup(
-                    name=node_group_name(pool.name, az, {**immutable, "subnets": [az]}),
+                    name=node_group_name(pool.name, az, {**immutable, **subnets([az])}),
                     az_ids=(az,),
                     min_size=lo,
                     max_size=hi,
@@ -464,7 +543,7 @@ def plan_group(
     else:
         groups.append(
             EksNodeGroup(
-                name=node_group_name(pool.name, None, {**immutable, "subnets": az_ids}),
+                name=node_group_name(pool.name, None, {**immutable, **subnets(az_ids)}),
                 az_ids=tuple(az_ids),
                 min_size=pool.min_nodes,
                 max_size=pool.max_nodes,
@@ -496,6 +575,16 @@ def plan_group(
         mig_profiles=model.mig_profiles,
     )
     cr = pool.capacity_reservation
+    notes: list[str] = []
+    if capacity_type == "CAPACITY_BLOCK":
+        # "When upgrading managed node groups with Capacity Blocks, make sure that the desired
+        # size of the node group is set to 0" (https://docs.aws.amazon.com/eks/latest/userguide/
+        # capacity-blocks-mng.html). Not done automatically: it would terminate running nodes.
+        notes.append(
+            f"gpuPools[{i}] ({pool.name}): a Capacity Block node group upgrades (AMI release, "
+            "Kubernetes version, launch template) only at desired size 0; drain it and scale it "
+            "to 0 first (EKS capacity-blocks-mng)"
+        )
     return EksGroupPlan(
         hints=hints,
         name=pool.name,
@@ -513,8 +602,15 @@ def plan_group(
         root_device_name="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa,
-        placement_group=pool.hpc,
+        network_interfaces=nics,
+        # Not with a reservation id: capacity reserved "in a specified cluster placement group"
+        # (CreateCapacityReservation PlacementGroupArn) serves that group, never one made here,
+        # and one made outside any group is used by matching instances anyway ("Placement group
+        # rules and limitations", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+        # limitations-placement-groups.html).
+        placement_group=pool.hpc and reservation_id is None,
         local_nvme=local_nvme,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,
+        notes=tuple(notes),
     )

@@ -64,15 +64,29 @@ class EksNetworkPlan:
         return az if az in self.nat_az_ids else self.nat_az_ids[0]
 
 
-def subnet_cidrs(vpc_cidr: str, az_ids: list[str]) -> tuple[dict[str, str], dict[str, str]]:
-    """Private /20 per AZ (up to 8) from the start of a 10.x.0.0/16; a public /24 per AZ from .240.
+# AZ numbers a 10.x.0.0/16 has room for: private /20s at 16 x (N - 1) end below .240, where the
+# public /24s start (.240 + N - 1 <= .254).
+MAX_AZ_NUMBER = 15
 
+
+def az_number(az_id: str) -> int:
+    """N of ``use1-azN``: AWS never renumbers an AZ ID ("AZ IDs", https://docs.aws.amazon.com/
+    ram/latest/userguide/working-with-az-ids.html), unlike its position among a region's AZs."""
+    return int(az_id.rsplit("-az", 1)[1])
+
+
+def subnet_cidrs(vpc_cidr: str, az_ids: list[str]) -> tuple[dict[str, str], dict[str, str]]:
+    """Private /20 and public /24 per AZ of a 10.x.0.0/16, keyed on the AZ ID's number.
+
+    By number, not by position: a catalog refresh that adds an AZ must not shift the CIDRs of the
+    others, since a subnet's CIDR cannot change in place (EC2 CreateSubnet; the Pulumi/Terraform
+    aws_subnet cidr_block forces replacement) and its node groups would be replaced with it.
     A /20 leaves ~4,000 pod IPs per AZ for the VPC CNI, which hands every pod a VPC address.
     """
     second = vpc_cidr.split(".")[1]
-    ordered = sorted(az_ids)
-    private = {az: f"10.{second}.{16 * i}.0/20" for i, az in enumerate(ordered)}
-    public = {az: f"10.{second}.{240 + i}.0/24" for i, az in enumerate(ordered)}
+    ordered = sorted(az_ids, key=az_number)
+    private = {az: f"10.{second}.{16 * (az_number(az) - 1)}.0/20" for az in ordered}
+    public = {az: f"10.{second}.{240 + az_number(az) - 1}.0/24" for az in ordered}
     return private, public
 
 
@@ -95,9 +109,8 @@ def plan_network(
                 "required with cluster.existing: true (AZ ID -> subnet ID for the GPU node groups)",
             )
             return None
-        azs = sorted(region_azs)
-        if len(azs) > 8:
-            azs = azs[:8]  # eight /20s fill 10.x.0.0-10.x.127.255; more AZs than that is rare
+        # AZ IDs beyond az15 would not fit the /16's layout (none exists in the catalog).
+        azs = sorted(a for a in region_azs if _AZ_ID.match(a) and az_number(a) <= MAX_AZ_NUMBER)
         private, public = subnet_cidrs(vpc.cidr, azs)
         control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
         if len(public) < MIN_PUBLIC_SUBNETS:

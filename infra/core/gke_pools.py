@@ -44,6 +44,15 @@ _DRIVER_VERSION = {
     "operator": "INSTALLATION_DISABLED",
 }
 
+
+def driver_version(driver: str, operator_on: bool) -> str:
+    """gpuDriverInstallationConfig.gpuDriverVersion. With the GPU Operator on, GKE installs no
+    driver: NVIDIA's GKE guide creates pools with gpu-driver-version=disabled and applies Google's
+    installer DaemonSet for COS (infra.core.operator.gke_driver) or lets the operator build it
+    (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)."""
+    return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
+
+
 # Machine families whose GPUs are built in (type and count follow from the machine type;
 # https://cloud.google.com/compute/docs/gpus).
 _BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
@@ -185,9 +194,8 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
     labels = {**spec.labels, POOL_LABEL: name}
     if ctx.operator_on:
         # The label turns GKE's device plugin off so the operator's is the only one (NVIDIA
-        # cloud-native-docs gpu-operator/google-gke.rst). With gke-default/latest GKE installs the
-        # driver itself; NVIDIA's guide instead sends gpu-driver-version=disabled and applies
-        # Google's installer DaemonSet (open review item; see the README's GKE rules).
+        # cloud-native-docs gpu-operator/google-gke.rst); the driver comes from Google's installer
+        # DaemonSet (COS) or the operator (Ubuntu), never from GKE (see driver_version).
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
         # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
         labels.update(operator_node_labels(spec))
@@ -221,7 +229,7 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         memory_gib=machine.memory_gib,
         accelerator=accelerator,
         accelerator_count=count,
-        driver_version=_DRIVER_VERSION[gpu.driver],  # type: ignore[arg-type]
+        driver_version=driver_version(gpu.driver, ctx.operator_on),  # type: ignore[arg-type]
         image_type=spec.image_type,
         node_locations=tuple(zones),
         total_min=spec.min_nodes,
@@ -261,7 +269,10 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         compact_placement=spec.compact_placement,
         gvnic=gvnic,
         image_streaming=spec.image_streaming,
-        # The operator's driver is an unsigned DKMS module that secure boot refuses to load.
+        # The operator's driver is an unsigned DKMS module that secure boot refuses to load; COS
+        # drivers (GKE's or Google's installer DaemonSet, both cos-gpu-installer) come with
+        # Google's module signatures, so COS pools keep secure boot (cos.googlesource.com/cos/tools
+        # src/cmd/cos_gpu_installer/internal/signing).
         secure_boot=gpu.driver != "operator",
         hints=hints,
     )

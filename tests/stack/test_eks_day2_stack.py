@@ -148,10 +148,10 @@ def test_hpc_pools_get_the_efa_device_plugin_tolerating_the_gpu_taint(hpc):
         "value": "true",
         "effect": "NoSchedule",
     } in (rel.inputs["values"]["tolerations"])
-    (term,) = rel.inputs["values"]["affinity"]["nodeAffinity"][
-        "requiredDuringSchedulingIgnoredDuringExecution"
-    ]["nodeSelectorTerms"]
-    assert term["matchExpressions"][0]["values"] == ["h100-efa", "h200-odcr"]
+    # What the chart reads (it renders its affinity from supportedInstanceLabels).
+    labels = rel.inputs["values"]["supportedInstanceLabels"]
+    assert labels == {"keys": ["gpu-infra/pool"], "values": ["h100-efa", "h200-odcr"]}
+    assert "affinity" not in rel.inputs["values"]
 
 
 def test_capacity_block_launch_template_holds_the_type_and_the_block(hpc):

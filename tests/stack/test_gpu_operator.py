@@ -204,3 +204,34 @@ def test_kubeflow_profile_namespace_is_created_as_a_profile_custom_resource():
     assert operator_release(rec).urn in prof.depends_on
     names = [r.inputs["metadata"]["name"] for r in rec.of_type(NAMESPACE)]
     assert "ml-team" not in names  # the profile controller creates it
+
+
+DAEMONSET = "kubernetes:apps/v1:DaemonSet"
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+@pytest.mark.parametrize("stack", ["gke-t4", "gke-l4-spot"])
+def test_gke_operator_stack_installs_googles_driver_daemonset_before_the_release(stack):
+    rec = recs_gke(stack)
+    (ds,) = rec.of_type(DAEMONSET)
+    meta = ds.inputs["metadata"]
+    assert (meta["namespace"], meta["name"]) == ("kube-system", "nvidia-driver-installer")
+    spec = ds.inputs["spec"]["template"]["spec"]
+    assert spec["priorityClassName"] == "system-node-critical"
+    assert spec["initContainers"][0]["image"] == "cos-nvidia-installer:fixed"
+    assert rec.by_urn(ds.parent).type == COMPONENT
+    # The operator's validator waits for a driver; the release depends on the installer.
+    assert ds.urn in operator_release(rec).depends_on
+    for pool in rec.of_type(NODE_POOL):
+        for acc in pool.inputs["nodeConfig"].get("guestAccelerators", []):
+            cfg = acc["gpuDriverInstallationConfig"]
+            assert cfg["gpuDriverVersion"] == "INSTALLATION_DISABLED", pool.name
+
+
+_GKE_RECS: dict[str, mockengine.Recording] = {}
+
+
+def recs_gke(stack: str) -> mockengine.Recording:
+    if stack not in _GKE_RECS:
+        _GKE_RECS[stack] = run_stack(stack)
+    return _GKE_RECS[stack]

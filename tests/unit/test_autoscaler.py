@@ -182,7 +182,11 @@ def test_priority_expander_puts_spot_groups_before_on_demand():
     import yaml
 
     prios = yaml.safe_load(text)
-    assert prios == {20: ["^eks-gpu-spot-1a2b3c4d-.*$"], 10: ["^eks-gpu-0a0b0c0d-.*$"]}
+    assert prios == {
+        20: ["^eks-gpu-spot-1a2b3c4d-.*$"],
+        10: ["^eks-gpu-0a0b0c0d-.*$"],
+        1: [".*"],
+    }
     values = values_of(expander="priority", priorities=text)
     assert values["expanderPriorities"] == text and values["extraArgs"]["expander"] == "priority"
 

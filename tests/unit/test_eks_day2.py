@@ -350,7 +350,7 @@ def test_priority_expander_ranks_spot_node_groups_above_on_demand():
     assert p.autoscaler is not None
     prios = yaml.safe_load(p.autoscaler.values["expanderPriorities"])
     spot, od = p.groups[0].node_groups[0].name, p.groups[1].node_groups[0].name
-    assert prios == {20: [f"^eks-{spot}-.*$"], 10: [f"^eks-{od}-.*$"]}
+    assert prios == {20: [f"^eks-{spot}-.*$"], 10: [f"^eks-{od}-.*$"], 1: [".*"]}
 
 
 def test_priority_expander_without_both_spot_and_on_demand_groups_is_rejected():

@@ -38,7 +38,8 @@ def test_seed_pool_spans_given_zones_with_totals_and_gpu_taint():
     assert (pool.total_min, pool.total_max) == (0, 20)
     assert (pool.accelerator, pool.accelerator_count) == ("nvidia-tesla-t4", 1)
     assert pool.taints[0] == GPU_TAINT
-    assert pool.driver_version == "DEFAULT"
+    # The base stack runs the GPU Operator: Google's installer DaemonSet, not GKE, installs it.
+    assert pool.driver_version == "INSTALLATION_DISABLED"
 
 
 def test_omitted_zones_become_every_zone_of_the_region_offering_the_gpu(catalog):

@@ -447,7 +447,7 @@ def _all_objects(sample_plans: dict[str, Any]) -> list[tuple[str, dict[str, Any]
 def test_every_kubernetes_object_validates_against_the_schema(sample_plans):
     objs = _all_objects(sample_plans)
     kinds = {m["kind"] for _, m in objs}
-    assert kinds == {"Namespace", "ResourceQuota", "ConfigMap", "Job"}
+    assert kinds == {"Namespace", "ResourceQuota", "ConfigMap", "Job", "DaemonSet"}
     for name, m in objs:
         try:
             kubernetes_validate.validate(m, K8S_SCHEMA, strict=True)

@@ -103,8 +103,8 @@ class OperatorPlan:
         preset: the platform preset (``None`` when the operator is disabled).
         release: the Helm release, or ``None`` when the operator is disabled.
         namespace_object: the operator namespace manifest (privileged pod security).
-        before_release: objects the operator's pods need at install (GKE critical-pod quota,
-            device-plugin config).
+        before_release: objects the operator's pods need at install (GKE driver installer
+            DaemonSets, critical-pod quota, device-plugin config).
         after_release: objects that need the operator (GPU namespaces and quotas, smoke tests).
         node_labels: labels to patch onto existing nodes (platform kubernetes).
         scheduling: per pool, what a GPU workload needs to land there (stack output).

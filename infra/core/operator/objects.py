@@ -17,6 +17,7 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
+from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
@@ -106,6 +107,9 @@ def assemble(
             "kind": "Namespace",
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
+        if preset == "gke-google-driver":
+            # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
+            before.extend(installer_daemonsets(pools))
         if config.platform == "gke":
             pods, why = critical_pods(config, pools, release.values, release.version)
             before.append(_gke_critical_quota(namespace, pods, why))

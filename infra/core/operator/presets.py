@@ -12,6 +12,7 @@ from infra.core.config_kubernetes import Distribution
 from infra.core.config_operator import EksPreset, GkePreset
 from infra.core.errors import Issues, join_path
 from infra.core.helm_values import Setting, is_cdi_era
+from infra.core.operator.gke_driver import COS_DRIVER_MODES
 from infra.core.operator.model import (
     GKE_DRIVER_DIR,
     GKE_RUNTIME_CONFIG_FILE_FROM,
@@ -96,8 +97,19 @@ def _derive_preset(config: StackConfig, pools: Sequence[PoolHints]) -> str:
 def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
     """Why ``preset`` cannot serve pool ``h``, or ``None``."""
     image = h.node_image.upper()
-    if preset == "gke-google-driver" and h.driver not in ("gke-default", "gke-latest"):
-        return f"expects GKE to install the driver, but the pool's driver mode is {h.driver!r}"
+    if preset == "gke-google-driver":
+        if h.driver not in COS_DRIVER_MODES:
+            return (
+                "expects Google's driver installer (gke-default/gke-latest), but the pool's "
+                f"driver mode is {h.driver!r}"
+            )
+        # gpu-infra applies Google's COS installer; Ubuntu's manifest depends on GPU model and
+        # node version (NVIDIA google-gke.html "Using the Google Driver Installer").
+        if image != "COS_CONTAINERD":
+            return (
+                f"applies Google's COS driver installer, but the pool's imageType is "
+                f"{h.node_image} (use imageType COS_CONTAINERD, or driver: operator on Ubuntu)"
+            )
     if preset == "gke-operator-driver":
         if h.driver != "operator":
             return (
@@ -140,8 +152,8 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
         out.append(Setting(path, value, f"preset {preset}: {why}"))
 
     if preset == "gke-google-driver":
-        add("driver.enabled", False, "GKE installs the driver (gpu_driver_version DEFAULT/LATEST)")
-        add("hostPaths.driverInstallDir", GKE_DRIVER_DIR, "where GKE's installer puts the driver")
+        add("driver.enabled", False, "Google's installer DaemonSet installs the driver (COS)")
+        add("hostPaths.driverInstallDir", GKE_DRIVER_DIR, "where Google's installer puts it")
         add("toolkit.installDir", GKE_DRIVER_DIR, "COS root filesystem (/usr/local) is read-only")
         add("cdi.enabled", True, "NVIDIA's GKE install command enables CDI")
         if not cdi:
@@ -213,15 +225,6 @@ def preset_notes(preset: str, version: str) -> list[str]:
     """Where a preset departs from NVIDIA's or the distribution's documented setup, with the
     source, for ``gpuOperator.notes``."""
     notes: list[str] = []
-    if preset == "gke-google-driver":
-        # NVIDIA cloud-native-docs gpu-operator/google-gke.rst "Using the Google Driver Installer".
-        notes.append(
-            "GKE driver: GKE installs it (gpuDriverInstallationConfig DEFAULT/LATEST); NVIDIA's "
-            "GKE guide instead creates pools with gpu-driver-version=disabled and applies Google's "
-            "installer DaemonSet (GoogleCloudPlatform/container-engine-accelerators "
-            "nvidia-driver-installer/cos/daemonset-preloaded.yaml) "
-            "(https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)"
-        )
     if preset in ("eks-al2023", "eks-bottlerocket"):
         # NVIDIA cloud-native-docs gpu-operator/platform-support.rst "Cloud Service Providers".
         notes.append(

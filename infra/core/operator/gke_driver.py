@@ -1,0 +1,182 @@
+"""Google's NVIDIA driver installer DaemonSet for GKE COS pools under the GPU Operator.
+
+NVIDIA's GKE guide ("Using the Google Driver Installer",
+https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html) creates GPU
+pools with ``gpu-driver-version=disabled`` and the ``gke-no-default-nvidia-gpu-device-plugin=true``
+label, applies Google's installer DaemonSet, then installs the operator with ``driver.enabled=false``.
+The DaemonSet is built here from the facts of Google's manifests (read, not copied), pinned at
+GoogleCloudPlatform/container-engine-accelerators commit ``INSTALLER_COMMIT``:
+``gke-default`` -> nvidia-driver-installer/cos/daemonset-preloaded.yaml (the COS default driver),
+``gke-latest`` -> nvidia-driver-installer/cos/daemonset-preloaded-latest.yaml (``--version=latest``).
+Pools whose driver the operator builds (``driver: operator``, Ubuntu) get no installer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from infra.core.gke_model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN
+from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
+from infra.core.pools import PoolHints
+
+INSTALLER_COMMIT = "992db81257553607f1477945f1b3219632991829"
+_BASE = (
+    "https://github.com/GoogleCloudPlatform/container-engine-accelerators/blob/"
+    f"{INSTALLER_COMMIT}/nvidia-driver-installer/cos/"
+)
+# The manifest each COS driver mode follows, and the DaemonSet name it gets here (one per mode: a
+# stack may mix gke-default and gke-latest pools; upstream names both nvidia-driver-installer).
+INSTALLER_SOURCES = {
+    "gke-default": _BASE + "daemonset-preloaded.yaml",
+    "gke-latest": _BASE + "daemonset-preloaded-latest.yaml",
+}
+INSTALLER_NAMES = {
+    "gke-default": "nvidia-driver-installer",
+    "gke-latest": "nvidia-driver-installer-latest",
+}
+COS_DRIVER_MODES = tuple(INSTALLER_SOURCES)
+# Upstream's namespace. kube-system is where Kubernetes admits system-node-critical pods by default
+# and GKE ships its own critical-pod quota there (NVIDIA/aicr#921), so the operator namespace's
+# gpu-operator-quota need not count the installer.
+INSTALLER_NAMESPACE = "kube-system"
+INSTALLER_PRIORITY_CLASS = "system-node-critical"
+# Preloaded on GKE COS GPU nodes (never pulled: imagePullPolicy Never), as both manifests pin it.
+COS_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
+PARTITION_GPUS_IMAGE = (
+    "gcr.io/gke-release/nvidia-partition-gpu"
+    "@sha256:de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17"
+)
+PAUSE_IMAGE = (
+    "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
+)
+# Labels GKE sets on nodes it installs the driver on itself / on Confidential GKE Nodes; upstream
+# keeps the installer off both.
+GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
+GKE_CONFIDENTIAL_LABEL = "cloud.google.com/gke-confidential-nodes-instance-type"
+GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+
+_VULKAN_DIR = f"{GKE_DRIVER_DIR}/vulkan/icd.d"
+_COS_TOOLS = "/var/lib/cos-tools"
+# (volume, host path, container mount path or None)
+_VOLUMES: tuple[tuple[str, str, str | None], ...] = (
+    ("nvidia-install-dir-host", GKE_DRIVER_DIR, "/usr/local/nvidia"),
+    ("vulkan-icd-mount", _VULKAN_DIR, "/etc/vulkan/icd.d"),
+    ("dev", "/dev", "/dev"),
+    ("root-mount", "/", "/root"),
+    ("cos-tools", _COS_TOOLS, "/build/cos-tools"),
+    ("nvidia-config", "/etc/nvidia", None),  # partition-gpus only
+)
+
+
+def needs_installer(driver: str, node_image: str) -> bool:
+    """A GKE pool under the operator needs Google's COS installer: GKE installs nothing
+    (INSTALLATION_DISABLED) and the operator builds no driver (``driver.enabled=false``)."""
+    return driver in COS_DRIVER_MODES and node_image.upper() == "COS_CONTAINERD"
+
+
+def installer_daemonsets(pools: Sequence[PoolHints]) -> tuple[Manifest, ...]:
+    """One installer DaemonSet per COS driver mode the pools use, each bound to its pools."""
+    by_mode: dict[str, list[str]] = {}
+    for h in pools:
+        if needs_installer(h.driver, h.node_image):
+            by_mode.setdefault(h.driver, []).append(h.name)
+    return tuple(installer_daemonset(mode, names) for mode, names in by_mode.items())
+
+
+def _install_script(mode: str) -> str:
+    """Upstream's init script: skip when a driver module is loaded, else run the COS installer
+    (``--version=latest`` for the -latest manifest, which also opens the install dir to 755)."""
+    install = "/cos-gpu-installer install"
+    tail = ""
+    if mode == "gke-latest":
+        install += " --version=latest"
+        tail = f"\n  chmod 755 /root{GKE_DRIVER_DIR}"
+    return (
+        "if lsmod | grep nvidia; then\n"
+        '  echo "NVIDIA driver module already loaded; skipping installation"\n'
+        "  exit 0\n"
+        "fi\n"
+        f"{install} || exit 1{tail}\n"
+    )
+
+
+def installer_daemonset(mode: str, pools: Sequence[str]) -> Manifest:
+    """The DaemonSet for driver ``mode`` (``gke-default`` | ``gke-latest``) on ``pools``."""
+    name = INSTALLER_NAMES[mode]
+    selector = {"k8s-app": name}
+
+    def mounts(*names: str) -> list[dict[str, str]]:
+        return [{"name": v, "mountPath": m} for v, _, m in _VOLUMES if v in names and m]
+
+    installer = {
+        "name": "nvidia-driver-installer",
+        "image": COS_INSTALLER_IMAGE,
+        "imagePullPolicy": "Never",
+        "command": ["bash", "-c", _install_script(mode)],
+        "env": [
+            {"name": "NVIDIA_INSTALL_DIR_HOST", "value": GKE_DRIVER_DIR},
+            {"name": "NVIDIA_INSTALL_DIR_CONTAINER", "value": "/usr/local/nvidia"},
+            {"name": "VULKAN_ICD_DIR_HOST", "value": _VULKAN_DIR},
+            {"name": "VULKAN_ICD_DIR_CONTAINER", "value": "/etc/vulkan/icd.d"},
+            {"name": "ROOT_MOUNT_DIR", "value": "/root"},
+            {"name": "COS_TOOLS_DIR_HOST", "value": _COS_TOOLS},
+            {"name": "COS_TOOLS_DIR_CONTAINER", "value": "/build/cos-tools"},
+        ],
+        "resources": {"requests": {"cpu": "150m"}},
+        "securityContext": {"privileged": True},  # loads kernel modules
+        "volumeMounts": mounts(
+            "nvidia-install-dir-host", "vulkan-icd-mount", "dev", "root-mount", "cos-tools"
+        ),
+    }
+    partition = {
+        "name": "partition-gpus",
+        "image": PARTITION_GPUS_IMAGE,
+        "env": [{"name": "LD_LIBRARY_PATH", "value": "/usr/local/nvidia/lib64"}],
+        "resources": {"requests": {"cpu": "150m"}},
+        "securityContext": {"privileged": True},
+        "volumeMounts": [
+            *mounts("nvidia-install-dir-host", "dev"),
+            {"name": "nvidia-config", "mountPath": "/etc/nvidia"},
+        ],
+    }
+    match = [
+        {"key": ACCELERATOR_LABEL, "operator": "Exists"},
+        {"key": GKE_DRIVER_VERSION_LABEL, "operator": "DoesNotExist"},
+        {"key": GKE_CONFIDENTIAL_LABEL, "operator": "DoesNotExist"},
+        # Ours on top of upstream's: only the pools handed to the operator, in this driver mode.
+        {"key": NO_GKE_DEVICE_PLUGIN, "operator": "In", "values": ["true"]},
+        {"key": GKE_NODEPOOL_LABEL, "operator": "In", "values": sorted(pools)},
+    ]
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "DaemonSet",
+        "metadata": {
+            "name": name,
+            "namespace": INSTALLER_NAMESPACE,
+            "labels": {**selector, **MANAGED_BY},
+            "annotations": {"gpu-infra/source": INSTALLER_SOURCES[mode]},
+        },
+        "spec": {
+            "selector": {"matchLabels": selector},
+            "updateStrategy": {"type": "RollingUpdate"},
+            "template": {
+                "metadata": {"labels": {"name": name, **selector}},
+                "spec": {
+                    "priorityClassName": INSTALLER_PRIORITY_CLASS,
+                    "affinity": {
+                        "nodeAffinity": {
+                            "requiredDuringSchedulingIgnoredDuringExecution": {
+                                "nodeSelectorTerms": [{"matchExpressions": match}]
+                            }
+                        }
+                    },
+                    "tolerations": [{"operator": "Exists"}],  # every GPU taint
+                    "hostNetwork": True,
+                    "hostPID": True,
+                    "volumes": [{"name": v, "hostPath": {"path": p}} for v, p, _ in _VOLUMES],
+                    "initContainers": [installer, partition],
+                    "containers": [{"name": "pause", "image": PAUSE_IMAGE}],
+                },
+            },
+        },
+    }

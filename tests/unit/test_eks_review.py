@@ -1,0 +1,212 @@
+"""Findings of the EKS review of the plan output, each a rule with its source beside the code."""
+
+from __future__ import annotations
+
+import yaml
+
+from infra.core import autoscaler as ca
+from infra.core import eks
+from infra.core.catalog import parse_cards
+from infra.core.catalog_build import aws_type_info, format_cards
+from infra.core.device_plugin import plan_efa_device_plugin
+from infra.core.eks_groups import NetworkInterface, efa_interfaces
+from infra.core.eks_network import subnet_cidrs
+from tests.unit.test_eks import plan_of
+from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
+
+# --- 1. EFA pods scale from zero: node-template resources for EFA and huge pages ----------------
+
+
+def test_hpc_pool_template_advertises_efa_devices_and_efa_hugepages_for_scale_from_zero():
+    (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge", hpc=True))).groups
+    assert g.asg_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "32"
+    # 5128 pre-allocated 2MiB pages (EKS node-efa): covers the example pod's 5120Mi request.
+    assert g.asg_tags[PREFIX + "resources/hugepages-2Mi"] == "10256Mi"
+    assert g.node_group_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "32"
+
+
+def test_non_hpc_pool_template_advertises_no_efa_resources():
+    (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge"))).groups
+    assert not [k for k in g.asg_tags if "efa" in k or "hugepages" in k]
+
+
+# --- 2. EFA layout per network card -------------------------------------------------------------
+
+
+def test_efa_layout_p5_card0_efa_then_efa_only_at_device_0():
+    nics = efa_interfaces(tuple(range(32)), 32)
+    assert nics[0] == NetworkInterface(0, 0, "efa")
+    assert nics[1:] == tuple(NetworkInterface(c, 0, "efa-only") for c in range(1, 32))
+
+
+def test_efa_layout_p6_b300_card0_without_efa_is_a_plain_primary_interface():
+    nics = efa_interfaces(tuple(range(1, 17)), 16)
+    assert nics[0] == NetworkInterface(0, 0, "interface")
+    assert [n.card for n in nics[1:]] == list(range(1, 17))
+    assert {n.interface_type for n in nics[1:]} == {"efa-only"}
+
+
+def test_p6_b300_hpc_plans_16_efa_and_no_efa_on_card_0():
+    (g,) = plan_of(pools(gpu_pool(machineType="p6-b300.48xlarge", hpc=True))).groups
+    assert g.network_interfaces[0].interface_type == "interface"
+    assert g.efa_interfaces == 16 and len(g.network_interfaces) == 17
+    assert g.asg_tags[PREFIX + "resources/vpc.amazonaws.com/efa"] == "16"
+
+
+def test_catalog_efa_cards_come_from_network_cards_interface_types():
+    card = {"InterfaceTypes": ["interface", "efa", "efa-only"]}
+    item = {
+        "InstanceType": "p6-b300.48xlarge",
+        "GpuInfo": {"Gpus": [{"Manufacturer": "NVIDIA", "Name": "B300", "Count": 8}]},
+        "NetworkInfo": {
+            "EfaSupported": True,
+            "EfaInfo": {"MaximumEfaInterfaces": 16},
+            "NetworkCards": [{"NetworkCardIndex": 0, "InterfaceTypes": ["interface"]}]
+            + [{**card, "NetworkCardIndex": i} for i in range(1, 17)],
+        },
+    }
+    info = aws_type_info(item)
+    assert info is not None and info.efa_cards == tuple(range(1, 17))
+    assert format_cards(info.efa_cards) == "1-16" and parse_cards("1-16") == info.efa_cards
+    assert parse_cards(format_cards((0, 2, 3))) == (0, 2, 3)
+
+
+# --- 4. an existing cluster's own autoscaler keeps its names -------------------------------------
+
+
+def test_existing_cluster_autoscaler_gets_per_stack_release_namespace_fullname_and_lease():
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge"),
+        existing=True,
+        vpc={"privateSubnets": {"usw2-az1": "subnet-0a1b2c3d4e5f60001"}},
+    )
+    cfg["gpu-infra:cluster"]["name"] = "shared"
+    a = plan_of(cfg).autoscaler
+    assert a is not None
+    own = "cluster-autoscaler-test"  # stack "test"
+    assert (a.release, a.namespace, a.service_account, a.create_namespace) == (
+        own,
+        own,
+        own,
+        True,
+    )
+    assert a.values["fullnameOverride"] == own
+    assert a.values["rbac"]["serviceAccount"]["name"] == own
+    assert a.values["extraArgs"]["leader-elect-resource-name"] == own
+
+
+def test_new_cluster_autoscaler_keeps_the_chart_defaults_in_kube_system():
+    a = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
+    assert a is not None and (a.release, a.namespace) == ("cluster-autoscaler", "kube-system")
+    assert "fullnameOverride" not in a.values
+
+
+def test_stack_release_name_is_a_dns_label_of_at_most_63_characters():
+    name = ca.stack_release_name("Team_A.prod/" + "x" * 80)
+    assert len(name) <= 63 and name.startswith("cluster-autoscaler-team-a-prod")
+    assert all(c.isalnum() or c == "-" for c in name) and not name.endswith("-")
+
+
+# --- 5. node group names follow subnet IDs --------------------------------------------------------
+
+
+def _given(subnet_az1: str) -> dict[str, object]:
+    return pools(
+        gpu_pool(machineType="g4dn.xlarge", zones=["usw2-az1"]),
+        vpc={
+            "id": "vpc-0a1b2c3d4e5f60001",
+            "privateSubnets": {
+                "usw2-az1": subnet_az1,
+                "usw2-az2": "subnet-0a1b2c3d4e5f60002",
+            },
+        },
+    )
+
+
+def test_node_group_name_changes_with_its_subnet_ids_subnets_force_replacement():
+    a = plan_of(_given("subnet-0a1b2c3d4e5f60001")).groups[0].node_groups[0].name
+    b = plan_of(_given("subnet-0a1b2c3d4e5f6000f")).groups[0].node_groups[0].name
+    assert a != b and a.startswith("gpu-") and b.startswith("gpu-")
+
+
+# --- 6. subnet CIDRs keyed on the AZ ID's number -------------------------------------------------
+
+
+def test_subnet_cidrs_are_keyed_on_the_az_number_so_a_new_az_shifts_none():
+    before, pub_before = subnet_cidrs("10.0.0.0/16", ["use1-az1", "use1-az4"])
+    after, pub_after = subnet_cidrs("10.0.0.0/16", ["use1-az1", "use1-az2", "use1-az4"])
+    assert before["use1-az4"] == after["use1-az4"] == "10.0.48.0/20"
+    assert pub_before["use1-az4"] == pub_after["use1-az4"] == "10.0.243.0/24"
+    assert after["use1-az2"] == "10.0.16.0/20"
+
+
+def test_subnet_cidrs_of_az1_to_az15_never_overlap():
+    import ipaddress
+
+    azs = [f"use1-az{n}" for n in range(1, 16)]
+    private, public = subnet_cidrs("10.0.0.0/16", azs)
+    nets = [ipaddress.ip_network(c) for c in [*private.values(), *public.values()]]
+    assert all(not a.overlaps(b) for i, a in enumerate(nets) for b in nets[i + 1 :])
+
+
+# --- 8. Capacity Block upgrades need desired size 0 ----------------------------------------------
+
+
+def test_capacity_block_group_notes_that_upgrades_need_desired_size_0():
+    block = gpu_pool(
+        machineType="p5.48xlarge",
+        capacityType="CAPACITY_BLOCK",
+        capacityReservation={"id": "cr-0123456789abcdef0"},
+        zones=["usw2-az2"],
+    )
+    (g,) = plan_of(pools(block)).groups
+    assert any("desired size 0" in n for n in g.notes)
+    (plain,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge"))).groups
+    assert plain.notes == ()
+
+
+# --- 9. no new placement group for a reservation ----------------------------------------------------
+
+
+def test_hpc_with_a_reservation_id_creates_no_placement_group_it_could_not_match():
+    odcr = gpu_pool(
+        machineType="p5en.48xlarge",
+        hpc=True,
+        zones=["usw2-az3"],
+        capacityReservation={"id": "cr-0123456789abcdef0"},
+    )
+    (g,) = plan_of(pools(odcr)).groups
+    assert not g.placement_group and g.efa_interfaces == 16
+    (plain,) = plan_of(pools(gpu_pool(machineType="p5en.48xlarge", hpc=True))).groups
+    assert plain.placement_group
+
+
+# --- 10. the EFA chart selects nodes by supportedInstanceLabels ------------------------------------
+
+
+def test_efa_device_plugin_selects_hpc_pools_by_supported_instance_labels_not_affinity():
+    plan = plan_efa_device_plugin("gpu-infra/pool", ["b", "a"], [])
+    assert plan is not None and "affinity" not in plan.values
+    assert plan.values["supportedInstanceLabels"] == {
+        "keys": ["gpu-infra/pool"],
+        "values": ["a", "b"],
+    }
+
+
+# --- 11. a replacement group starts from its predecessor's size ---------------------------------
+
+
+def test_replacement_node_group_finds_its_single_predecessor_by_name_stem():
+    names = ["gpu-t4-0a1b2c3d", "gpu-t4-usw2-az1-11112222", "other-33334444", "gpu-t4-x-55556666"]
+    assert eks.predecessor("gpu-t4-9f8e7d6c", names) == "gpu-t4-0a1b2c3d"
+    assert eks.predecessor("gpu-t4-usw2-az1-aaaabbbb", names) == "gpu-t4-usw2-az1-11112222"
+    assert eks.predecessor("gpu-t4-9f8e7d6c", [*names, "gpu-t4-deadbeef"]) is None  # ambiguous
+    assert eks.predecessor("gpu-a10g-12345678", names) is None
+
+
+# --- 12. priority expander catch-all --------------------------------------------------------------
+
+
+def test_priority_expander_has_a_lowest_catch_all_so_no_group_is_dropped_as_unmatched():
+    prios = yaml.safe_load(ca.priority_config(["a-1a2b3c4d"], ["b-0a0b0c0d"]))
+    assert prios[min(prios)] == [".*"] and min(prios) < ca.ON_DEMAND_PRIORITY
