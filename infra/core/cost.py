@@ -84,7 +84,16 @@ class Cost:
             "currency": "USD",
             "atMinPerHour": _round(self.at_min),
             "atMaxPerHour": _round(self.at_max),
-            "pools": {p.name: {"perNodePerHour": _round(p.per_node)} for p in self._all()},
+            # The system pool is keyed apart from the GPU pools, so no pool name can shadow it.
+            "pools": {p.name: {"perNodePerHour": _round(p.per_node)} for p in self.pools},
+            "systemPool": None
+            if self.system is None
+            else {
+                "name": self.system.name,
+                "perNodePerHour": _round(self.system.per_node),
+                "minNodes": self.system.min_nodes,
+                "note": self.system.note or None,
+            },
             "pricesAsOf": self.prices_as_of,
         }
 
@@ -220,7 +229,18 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
                 (prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False
             )
             note = "" if per is not None else f"no catalog price for {c.system_machine_type}"
-            system = PoolCost("system", per, c.system_min, c.system_max, False, note)
+            # initialNodeCount=1 is per zone (infra/components/gke.py) and a regional cluster
+            # runs its pools in 3 zones by default
+            # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters), so
+            # pulumi up starts one node per zone even when totalMinNodeCount is lower.
+            started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(plan) else 1
+            at_min = max(c.system_min, started)
+            if at_min > c.system_min:
+                note = (note + "; " if note else "") + (
+                    f"at minimum {at_min} nodes: initialNodeCount 1 per zone x {started} zones "
+                    f"outweighs totalMinNodeCount {c.system_min}"
+                )
+            system = PoolCost("system", per, at_min, max(c.system_max, at_min), False, note)
     elif plan.eks is not None:
         as_of = prices.as_of["aws"]
         for g in plan.eks.groups:
@@ -242,7 +262,7 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
         s = plan.eks.system
         if s is not None:
-            azs = plan.eks.network.az_ids if plan.eks.network is not None else ()
+            azs = _eks_system_azs(plan, s)
             per = _highest(
                 (prices.aws_instance(t, az) for t in s.instance_types for az in azs), False
             )
@@ -257,10 +277,19 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
     return Cost(tuple(pools), system, as_of, own_hardware=plan.gke is None and plan.eks is None)
 
 
+# A regional cluster's node pools run in three of its region's zones unless nodeLocations says
+# otherwise (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters).
+GKE_REGIONAL_DEFAULT_ZONES = 3
+
+
+def _gke_regional(plan: Any) -> bool:
+    return plan.gke.cluster.location.count("-") < 2  # us-central1-a: a zonal cluster
+
+
 def _gke_system_zones(plan: Any) -> tuple[str, ...]:
     """Zones the system pool runs in: the cluster's zone, or every catalog zone of its region."""
     loc = plan.gke.cluster.location
-    if loc.count("-") >= 2:  # us-central1-a: a zonal cluster
+    if not _gke_regional(plan):
         return (loc,)
     zones = {z for p in plan.gke.pools for z in p.node_locations}
     return tuple(sorted(zones)) or (f"{loc}-a",)
@@ -272,3 +301,10 @@ def _user_shape_note(plan: Any, pool: str) -> str:
         if spec.name == pool and getattr(spec, "shape", None) is not None:
             return "shape declared in the stack file: no catalog price"
     return ""
+
+
+def _eks_system_azs(plan: Any, system: Any) -> tuple[str, ...]:
+    """The AZs the system group's subnets are in (its own, not every network AZ)."""
+    if system.az_ids:
+        return tuple(system.az_ids)
+    return plan.eks.network.az_ids if plan.eks.network is not None else ()

@@ -16,7 +16,7 @@ from typing import Any
 from infra.core.catalog import Catalog
 from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import GkeClusterSpec
-from infra.core.errors import Issues
+from infra.core.errors import Issues, join_path
 from infra.core.gke_cluster import monitoring_components, plan_cluster
 from infra.core.gke_model import (
     ACCELERATOR_LABEL,
@@ -77,6 +77,12 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         issues=issues,
     )
     pools, classes = plan_pools(list(config.pools), ctx)
+    if not cluster.existing:
+        for i, pool in enumerate(config.pools):
+            # infra/components/gke.py creates the CPU pool as NodePool "system"; a second pool of
+            # that name is refused by nodePools.create with 409 ALREADY_EXISTS.
+            if pool.name == "system":
+                issues.add(join_path("gpuPools", i, "name"), "'system' is the system pool's name")
     if config.operator.enabled and cluster_plan.dcgm_metrics:
         # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter
         # on the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM)

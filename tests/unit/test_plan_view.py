@@ -29,7 +29,23 @@ def test_cost_at_minimum_is_the_system_pool_alone_when_every_gpu_pool_scales_fro
     cost = estimate(_plan(gke_config()))
     assert cost.system is not None
     assert cost.at_min == pytest.approx(cost.system.per_node * cost.system.min_nodes)
-    assert cost.at_min == pytest.approx(0.13402)  # e2-standard-4 in us-central1, gcp_vm_prices.csv
+    # regional cluster: initialNodeCount 1 per zone x 3 default zones starts 3 e2-standard-4
+    # (0.13402 in us-central1, gcp_vm_prices.csv) although totalMinNodeCount is 1
+    assert cost.system.min_nodes == 3
+    assert cost.at_min == pytest.approx(3 * 0.13402)
+
+
+def test_regional_system_pool_at_minimum_counts_initial_node_count_per_zone_times_three_zones():
+    cost = estimate(_plan(gke_config()))
+    assert cost.system is not None and "initialNodeCount 1 per zone x 3 zones" in cost.system.note
+
+
+def test_zonal_system_pool_at_minimum_counts_one_initial_node():
+    raw = gke_config()
+    raw["gpu-infra:cluster"] = {**raw["gpu-infra:cluster"], "location": "us-central1-a"}
+    raw["gpu-infra:gpuPools"][0].pop("zones", None)
+    cost = estimate(_plan(raw))
+    assert cost.system is not None and cost.system.min_nodes == 1
 
 
 def test_t4_node_price_is_the_n1_host_plus_the_attached_gpu():
@@ -52,9 +68,22 @@ def test_an_unpriced_running_node_makes_the_total_unknown_never_zero():
 
 def test_cost_json_has_the_contract_shape():
     doc = estimate(_plan(gke_config())).to_json()
-    assert set(doc) == {"currency", "atMinPerHour", "atMaxPerHour", "pools", "pricesAsOf"}
+    assert set(doc) >= {"currency", "atMinPerHour", "atMaxPerHour", "pools", "pricesAsOf"}
     assert doc["currency"] == "USD" and doc["pricesAsOf"] == "2026-11-26"
     assert doc["pools"]["gpu-t4"] == {"perNodePerHour": 0.82321}
+
+
+def test_cost_json_keys_the_system_pool_apart_from_gpu_pools():
+    doc = estimate(_plan(gke_config())).to_json()
+    assert "system" not in doc["pools"]
+    assert doc["systemPool"]["name"] == "system" and doc["systemPool"]["minNodes"] == 3
+
+
+def test_gke_gpu_pool_named_system_is_refused_the_system_pool_owns_that_name():
+    raw = gke_config({"name": "system"})
+    with pytest.raises(ConfigErrors) as e:
+        _plan(raw)
+    assert "gpuPools[0].name" in str(e.value) and "system" in str(e.value)
 
 
 def test_own_hardware_has_no_price():
@@ -273,3 +302,15 @@ def test_eks_cost_at_minimum_is_the_system_group_at_its_minimum():
     cost = estimate(build_plan(parse(raw, "eks-g4dn")))
     assert cost.at_min == pytest.approx(2 * 0.096)
     assert cost.pools[1].spot and cost.pools[1].per_node < cost.pools[0].per_node
+
+
+def test_eks_system_group_is_priced_over_its_own_azs_not_every_network_az():
+    # eks-zonal-spot: the network spans AZs where m6i.large has no catalog price; the system group
+    # runs in the control-plane subnets only (m6i.large 0.096 there, aws_vm_prices.csv).
+    _, raw = load_stack_file(stack_file("eks-zonal-spot"))
+    plan = build_plan(parse(raw, "eks-zonal-spot"))
+    cost = estimate(plan)
+    assert plan.eks is not None and plan.eks.system is not None and plan.eks.network is not None
+    assert set(plan.eks.system.az_ids) < set(plan.eks.network.az_ids)
+    assert cost.system is not None and cost.system.per_node == pytest.approx(0.096)
+    assert cost.at_min == pytest.approx(2 * 0.096)
