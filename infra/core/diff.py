@@ -3,8 +3,11 @@
 Both plans are resource lists in the ``python -m infra.plan --json`` shape. A resource is matched by
 URN: only in the new plan -> create; only in the old -> delete; inputs differ -> update, or replace
 when a changed property is in the sourced table of replace-forcing properties
-(``data/replace_forcing_properties.csv``, from the providers' schemas). Replacing or deleting a
-cluster or a system pool is disruptive; replacing a GPU pool drops the jobs running on it.
+(``data/replace_forcing_properties.csv``, from the providers' schemas). A changed resource whose
+type has no row in that table is ``unknown`` (check ``pulumi preview``), never a guessed update.
+Replacing or deleting a cluster or a system pool is disruptive; replacing a GPU pool drops the jobs
+running on it. A replacement propagates: resources that depend on a replaced one (``dependsOn``, an
+input equal to its id, or, for Kubernetes objects, their provider) are marked as possibly replaced.
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Any, Literal
 
 from infra.core.catalog import DATA_DIR
 
-Op = Literal["create", "update", "replace", "delete"]
+Op = Literal["create", "update", "replace", "delete", "unknown"]
 
 # Types whose replacement or deletion takes the whole cluster down.
 CLUSTER_TYPES = frozenset(
     {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"}
 )
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
 # In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
 # nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
@@ -44,8 +48,9 @@ class ForcingRule:
     """One replace-forcing property of a resource type and the schema that says so."""
 
     type: str  # a type token, or ``<package>:*`` for every type of a package
-    property: str  # dotted camelCase path; covers every path below it
+    property: str  # dotted camelCase path; covers every path below it ("": no ForceNew input)
     source: str
+    kept_when_removed: bool = False  # Optional+Computed: a removed value keeps the live one
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +65,8 @@ class Change:
         properties: changed property paths (dotted, ``[i]`` for list items), sorted.
         replace_because: for replace, the changed paths that force it, each with its rule's source.
         disruptive: why this change interrupts the cluster or running jobs ("" if it does not).
+        because: why this resource changes although its own inputs may not (a replaced dependency),
+            or why its op is unknown.
     """
 
     urn: str
@@ -69,6 +76,7 @@ class Change:
     properties: tuple[str, ...] = ()
     replace_because: tuple[tuple[str, str], ...] = ()
     disruptive: str = ""
+    because: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """One entry of ``{"changes": [...]}``."""
@@ -78,6 +86,7 @@ class Change:
             "properties": list(self.properties),
             "replaceBecause": [{"property": p, "source": s} for p, s in self.replace_because],
             "disruptive": self.disruptive or None,
+            "because": self.because or None,
         }
 
 
@@ -86,7 +95,12 @@ def forcing_rules(data_dir: Path = DATA_DIR) -> tuple[ForcingRule, ...]:
     """The sourced table of replace-forcing properties."""
     with (data_dir / "replace_forcing_properties.csv").open(encoding="utf-8", newline="") as f:
         rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        return tuple(ForcingRule(r["type"], r["property"], r["source"]) for r in rows)
+        return tuple(
+            ForcingRule(
+                r["type"], r["property"], r["source"], (r.get("kept_when_removed") or "") == "true"
+            )
+            for r in rows
+        )
 
 
 def _rules_for(type_token: str, rules: Iterable[ForcingRule]) -> list[ForcingRule]:
@@ -166,20 +180,37 @@ def diff(
         if before is None:
             changes.append(Change(r["urn"], r["type"], r["name"], "create"))
             continue
+        applicable = _rules_for(r["type"], rules)
         skip = (ignored or {}).get(r["urn"], ())
+        old_in, new_in = before.get("inputs") or {}, r.get("inputs") or {}
         paths = [
             p
-            for p in changed_paths(before.get("inputs", {}), r.get("inputs", {}))
+            for p in changed_paths(old_in, new_in)
             if not any(_covers(i, p) for i in skip)
+            and not (
+                _removed(new_in, p)
+                and any(k.kept_when_removed and k.property == p for k in applicable)
+            )
         ]
         if not paths:
             continue
-        applicable = _rules_for(r["type"], rules)
+        if not applicable and r.get("custom", True):
+            changes.append(
+                Change(
+                    r["urn"],
+                    r["type"],
+                    r["name"],
+                    "unknown",
+                    tuple(paths),
+                    because=f"no replace-forcing table for {r['type']}: check `pulumi preview`",
+                )
+            )
+            continue
         # One source per changed path: the first rule that covers it.
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if _covers(rule.property, p):
+                if rule.property and _covers(rule.property, p):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(
@@ -193,8 +224,115 @@ def diff(
                 _disruption(r, op) if op == "replace" else _rolling(r["type"], paths),
             )
         )
-    rank = {"delete": 0, "replace": 0, "update": 1, "create": 2}
+    changes = _propagate(changes, old_by, new)
+    rank = {"delete": 0, "replace": 0, "unknown": 1, "update": 1, "create": 2}
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
+
+
+def _removed(inputs: Mapping[str, Any], path: str) -> bool:
+    """``path`` (dotted, no list indexes) is absent from ``inputs``."""
+    node: Any = inputs
+    for key in path.split("."):
+        if not isinstance(node, Mapping) or key not in node:
+            return True
+        node = node[key]
+    return False
+
+
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+# A node group's launchTemplate.version is the template's latest_version: any template update
+# writes a new version and EKS rolls every node onto it (UpdateNodegroupVersion,
+# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html).
+LT_ROLL = (
+    "launch template {name} gets a new version: launchTemplate.version follows its latest_version, "
+    "so EKS rolls every node of the group onto it (UpdateNodegroupVersion)"
+)
+
+
+def _leaves(value: Any) -> Iterable[Any]:
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _leaves(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _dependencies(resources: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
+    """URN -> URNs it depends on: ``dependsOn``, inputs equal to another resource's id, and a
+    Kubernetes object's provider (its ``pulumi:providers:kubernetes``)."""
+    by_id = {r["id"]: r["urn"] for r in resources if r.get("id")}
+    k8s_providers = {r["urn"] for r in resources if r["type"] == "pulumi:providers:kubernetes"}
+    deps: dict[str, set[str]] = {}
+    for r in resources:
+        d: set[str] = set(r.get("dependsOn") or ())
+        d |= {by_id[v] for v in _leaves(r.get("inputs") or {}) if isinstance(v, str) and v in by_id}
+        if r["type"].startswith("kubernetes:"):
+            d |= k8s_providers
+        d.discard(r["urn"])
+        deps[r["urn"]] = d
+    return deps
+
+
+def _propagate(
+    changes: list[Change], old_by: Mapping[str, Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Mark what depends on a replaced resource, and EKS node groups whose template is updated.
+
+    The simple, honest version: a dependent "may be replaced or updated" (the engine decides from
+    the new outputs, which a plan does not have); its own op stays if it had one.
+    """
+    by_urn = {c.urn: c for c in changes}
+    deps = _dependencies(new)
+    replaced = {c.urn for c in changes if c.op == "replace"}
+    cause: dict[str, str] = {}  # dependent URN -> the replaced URN it hangs on
+    grew = True
+    while grew:
+        grew = False
+        for r in new:
+            u = r["urn"]
+            if u in replaced or u in cause or u not in old_by:
+                continue
+            hit = next((d for d in sorted(deps.get(u, ())) if d in replaced or d in cause), None)
+            if hit is not None:
+                cause[u] = cause.get(hit, hit)
+                grew = True
+    lt_updated = {
+        c.urn: c.name
+        for c in changes
+        if c.type == LAUNCH_TEMPLATE and c.op in ("update", "unknown")
+    }
+    extra: list[Change] = []
+    for r in new:
+        u = r["urn"]
+        c = by_urn.get(u)
+        because = ""
+        rolling = ""
+        if u in cause:
+            because = f"may be replaced or updated because {cause[u]} is replaced"
+        if r["type"] in NODE_POOL_TYPES:
+            lt = next((d for d in sorted(deps.get(u, ())) if d in lt_updated), None)
+            if lt is not None:
+                rolling = LT_ROLL.format(name=lt_updated[lt])
+        if not because and not rolling:
+            continue
+        if c is None:
+            op: Op = "update" if rolling and not because else "unknown"
+            extra.append(Change(u, r["type"], r["name"], op, disruptive=rolling, because=because))
+        else:
+            by_urn[u] = Change(
+                c.urn,
+                c.type,
+                c.name,
+                c.op,
+                c.properties,
+                c.replace_because,
+                c.disruptive or rolling,
+                "; ".join(x for x in (c.because, because) if x),
+            )
+    return [by_urn[c.urn] for c in changes] + extra
 
 
 def _rolling(type_token: str, paths: Sequence[str]) -> str:
@@ -214,7 +352,21 @@ def _disruption(resource: Mapping[str, Any], op: Op) -> str:
         return f"{op} of the cluster: every workload and node goes with it"
     if t in NODE_POOL_TYPES:
         name = inputs.get("name") or inputs.get("nodeGroupName") or resource["name"]
+        # A GKE pool keeps its name, so the engine deletes it before creating the replacement
+        # (a same-named create would fail with 409 ALREADY_EXISTS): no overlap of old and new nodes.
+        first = (
+            " (deleted before its replacement is created: same pool name)"
+            if op == "replace" and t == "gcp:container/nodePool:NodePool"
+            else ""
+        )
         if str(name) == "system" or str(resource["name"]).endswith("-system"):
-            return f"{op} of the system pool: system pods (DNS, autoscaler, operator) restart"
-        return f"{op} of a GPU pool: its nodes are deleted and running jobs on them are killed"
+            return (
+                f"{op} of the system pool{first}: system pods (DNS, autoscaler, operator) restart"
+            )
+        return (
+            f"{op} of a GPU pool{first}: its nodes are deleted and running jobs on them are killed"
+        )
+    if t == HELM_RELEASE:
+        # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
+        return f"{op} of Helm release {inputs.get('name') or resource['name']}: uninstalled and installed again, its pods restart"
     return ""

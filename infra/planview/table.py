@@ -236,7 +236,7 @@ def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], out: Out = p
         out("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
 
 
-_SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-"}
+_SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "unknown": "?"}
 
 
 def print_changes(changes: Sequence[Any], out: Out = print) -> None:
@@ -256,5 +256,7 @@ def print_changes(changes: Sequence[Any], out: Out = print) -> None:
             out(f"      why {p}: {source}")
         if c.disruptive:
             out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
+        if c.because:
+            out(f"      {'unknown — ' if c.op == 'unknown' else ''}{c.because}")
     out("")
     out(", ".join(f"{n} to {op}" for op, n in sorted(counts.items())))

@@ -70,7 +70,10 @@ def test_same_file_has_no_changes(capsys):
 def test_gke_t4_json_cost_at_minimum_is_the_system_pool_alone(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
     cost = json.loads(capsys.readouterr().out)["cost"]
-    assert cost["atMinPerHour"] == cost["pools"]["system"]["perNodePerHour"] * 1
+    # regional gke-t4: initialNodeCount 1 per zone x 3 default zones
+    system = cost["systemPool"]
+    assert system["minNodes"] == 3
+    assert cost["atMinPerHour"] == pytest.approx(system["perNodePerHour"] * 3)
     assert cost["atMaxPerHour"] > cost["atMinPerHour"]
 
 
@@ -78,7 +81,7 @@ def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
     assert plan_cli.main(["--stack", "gke-t4"]) == 0
     out = capsys.readouterr().out
     assert "us-central1-a,b,c,f" in out
-    assert "$0.13/h at minimum" in out and "/h at maximum" in out
+    assert "$0.40/h at minimum" in out and "/h at maximum" in out  # 3 x e2-standard-4
     assert "up to 20 GPUs" in out and "system pool: e2-standard-4" in out
     assert '"resourceName": "nvidia.com/gpu"' in out  # outputs are shown whole, not cut
 

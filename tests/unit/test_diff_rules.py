@@ -1,0 +1,148 @@
+"""Change-preview rules: provider ForceNew tables beyond the GKE/EKS pools, unknown types, propagation."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.core.diff import diff
+
+NP = "gcp:container/nodePool:NodePool"
+NG = "aws:eks/nodeGroup:NodeGroup"
+LT = "aws:ec2/launchTemplate:LaunchTemplate"
+
+
+def _res(inputs, type_, name, id_=None, depends_on=()):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "id": id_ or f"{name}_id",
+        "type": type_,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "dependsOn": list(depends_on),
+    }
+
+
+def _one(old, new):
+    (c,) = [c for c in diff([old], [new]) if c.urn == new["urn"]]
+    return c
+
+
+@pytest.mark.parametrize(
+    ("type_", "prop", "old", "new"),
+    [
+        ("aws:ec2/vpc:Vpc", "cidrBlock", "10.0.0.0/16", "10.1.0.0/16"),
+        ("aws:ec2/subnet:Subnet", "cidrBlock", "10.0.0.0/19", "10.1.0.0/19"),
+        ("aws:ec2/subnet:Subnet", "availabilityZoneId", "usw2-az1", "usw2-az2"),
+        ("aws:ec2/subnet:Subnet", "vpcId", "a", "b"),
+        ("aws:autoscaling/tag:Tag", "autoscalingGroupName", "a", "b"),
+        ("aws:eks/addon:Addon", "addonName", "coredns", "kube-proxy"),
+        ("aws:eks/podIdentityAssociation:PodIdentityAssociation", "serviceAccount", "a", "b"),
+        ("aws:iam/role:Role", "name", "a", "b"),
+        ("gcp:projects/iAMMember:IAMMember", "role", "roles/a", "roles/b"),
+        ("gcp:serviceaccount/account:Account", "accountId", "a", "b"),
+        ("gcp:compute/router:Router", "network", "a", "b"),
+        ("gcp:projects/service:Service", "service", "a", "b"),
+    ],
+)
+def test_force_new_property_of_a_network_iam_or_addon_type_forces_replacement(
+    type_, prop, old, new
+):
+    c = _one(_res({prop: old}, type_, "x"), _res({prop: new}, type_, "x"))
+    assert c.op == "replace" and c.replace_because[0][0] == prop
+
+
+def test_asg_tag_key_forces_replacement_group_tag_go():
+    t = "aws:autoscaling/tag:Tag"
+    old = _res({"tag": {"key": "a", "value": "1", "propagateAtLaunch": False}}, t, "x")
+    new = _res({"tag": {"key": "b", "value": "1", "propagateAtLaunch": False}}, t, "x")
+    assert _one(old, new).op == "replace"
+    new_value = _res({"tag": {"key": "a", "value": "2", "propagateAtLaunch": False}}, t, "x")
+    assert _one(old, new_value).op == "update"
+
+
+def test_a_changed_type_without_table_rows_is_unknown_never_update():
+    t = "aws:ec2/somethingNew:SomethingNew"
+    c = _one(_res({"a": 1}, t, "x"), _res({"a": 2}, t, "x"))
+    assert c.op == "unknown" and "pulumi preview" in c.because
+    assert c.to_json()["op"] == "unknown"
+
+
+def test_internet_gateway_is_known_to_have_no_force_new_input_so_a_change_is_an_update():
+    t = "aws:ec2/internetGateway:InternetGateway"
+    assert _one(_res({"vpcId": "a"}, t, "x"), _res({"vpcId": "b"}, t, "x")).op == "update"
+
+
+@pytest.mark.parametrize("prop", ["name", "namespace"])
+def test_helm_release_name_or_namespace_change_is_a_replace_helm_release_force_new_fields(prop):
+    t = "kubernetes:helm.sh/v3:Release"
+    old = _res({"name": "gpu-operator", "namespace": "gpu-operator", "chart": "c"}, t, "op")
+    new = _res(
+        {"name": "gpu-operator", "namespace": "gpu-operator", "chart": "c", prop: "x"}, t, "op"
+    )
+    c = _one(old, new)
+    assert c.op == "replace" and "helm_release.go" in c.replace_because[0][1]
+    assert "Helm release" in c.disruptive
+
+
+@pytest.mark.parametrize("kind", ["kubernetes:apps/v1:DaemonSet", "kubernetes:apps/v1:Deployment"])
+def test_workload_spec_selector_change_is_a_replace_selector_is_immutable(kind):
+    old = _res({"spec": {"selector": {"matchLabels": {"a": "1"}}}}, kind, "d")
+    new = _res({"spec": {"selector": {"matchLabels": {"a": "2"}}}}, kind, "d")
+    assert _one(old, new).op == "replace"
+
+
+def test_job_spec_template_change_is_a_replace_job_template_is_immutable():
+    t = "kubernetes:batch/v1:Job"
+    old = _res({"spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}}, t, "j")
+    new = _res({"spec": {"template": {"spec": {"containers": [{"image": "b"}]}}}}, t, "j")
+    assert _one(old, new).op == "replace"
+
+
+def test_removing_an_optional_computed_datapath_provider_keeps_the_live_value_no_replace():
+    t = "gcp:container/cluster:Cluster"
+    old = _res({"name": "ml", "datapathProvider": "ADVANCED_DATAPATH"}, t, "ml")
+    new = _res({"name": "ml"}, t, "ml")
+    assert diff([old], [new]) == []
+    changed = _res({"name": "ml", "datapathProvider": "LEGACY_DATAPATH"}, t, "ml")
+    assert _one(old, changed).op == "replace"
+
+
+def test_cluster_replacement_propagates_to_node_pools_and_kubernetes_objects():
+    cl = "gcp:container/cluster:Cluster"
+    cluster_old = _res({"name": "ml", "network": "a"}, cl, "ml")
+    cluster_new = _res({"name": "ml", "network": "b"}, cl, "ml")
+    pool = _res({"cluster": "ml_id"}, NP, "ml-gpu")
+    prov = _res(
+        {"kubeconfig": "[secret]"},
+        "pulumi:providers:kubernetes",
+        "k8s",
+        depends_on=[cluster_new["urn"]],
+    )
+    ns = _res({"metadata": {"name": "gpu-operator"}}, "kubernetes:core/v1:Namespace", "ns")
+    changes = {
+        c.name: c for c in diff([cluster_old, pool, prov, ns], [cluster_new, pool, prov, ns])
+    }
+    assert changes["ml"].op == "replace"
+    for name in ("ml-gpu", "k8s", "ns"):
+        assert f"because {cluster_new['urn']} is replaced" in changes[name].because
+    assert changes["ns"].to_json()["because"]
+
+
+def test_launch_template_update_rolls_the_node_group_update_nodegroup_version():
+    lt_old = _res({"description": "a"}, LT, "ml-gpu-lt")
+    lt_new = _res({"description": "b"}, LT, "ml-gpu-lt")
+    ng = _res({"launchTemplate": {"id": "ml-gpu-lt_id", "version": "1"}}, NG, "ml-gpu-ng")
+    changes = {c.name: c for c in diff([lt_old, ng], [lt_new, ng])}
+    assert changes["ml-gpu-lt"].op == "update"
+    assert changes["ml-gpu-ng"].op == "update"
+    assert "UpdateNodegroupVersion" in changes["ml-gpu-ng"].disruptive
+
+
+def test_unrelated_resources_are_not_marked_by_a_replacement():
+    a_old, a_new = (
+        _res({"name": "a"}, "aws:iam/role:Role", "a"),
+        _res({"name": "b"}, "aws:iam/role:Role", "a"),
+    )
+    other = _res({"name": "o"}, "aws:iam/role:Role", "o")
+    assert [c.name for c in diff([a_old, other], [a_new, other])] == ["a"]
