@@ -74,23 +74,25 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     from infra.core.integrations import INTEGRATIONS
 
-    parser.add_argument(
+    # One output mode at a time: argparse exits 2 with a usage line naming both flags.
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument(
         "--integration",
         choices=INTEGRATIONS,
         help="print one workload integration generated from the pools (YAML; JSON with --json)",
     )
-    parser.add_argument(
+    mode.add_argument(
         "--helm-values",
         action="store_true",
         help="print the rendered GPU Operator Helm values (YAML; JSON with --json)",
     )
-    parser.add_argument(
+    mode.add_argument(
         "--diff",
         metavar="OLD_STACK_FILE",
         help="plan OLD_STACK_FILE too and print what changes from it: create / update / "
         "replace (with the property that forces it) / delete",
     )
-    parser.add_argument(
+    mode.add_argument(
         "--export",
         metavar="DIR",
         help="write every Kubernetes object as a manifest file, the Helm values per release "
