@@ -114,6 +114,11 @@ def _covers(rule_path: str, changed: str) -> bool:
     return bare == rule_path or bare.startswith(rule_path + ".")
 
 
+def _forces(rule_path: str, changed: str) -> bool:
+    """A change at or below ``rule_path``, or of a whole block that holds it (a list item added)."""
+    return _covers(rule_path, changed) or rule_path.startswith(_strip_indexes(changed) + ".")
+
+
 def _strip_indexes(path: str) -> str:
     out, depth = [], 0
     for ch in path:
@@ -210,7 +215,7 @@ def diff(
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if rule.property and _covers(rule.property, p):
+                if rule.property and _forces(rule.property, p):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(

@@ -146,3 +146,34 @@ def test_unrelated_resources_are_not_marked_by_a_replacement():
     )
     other = _res({"name": "o"}, "aws:iam/role:Role", "o")
     assert [c.name for c in diff([a_old, other], [a_new, other])] == ["a"]
+
+
+@pytest.mark.parametrize(
+    "sub",
+    ["count", "type", "gpuPartitionSize", "gpuSharingConfig", "gpuDriverInstallationConfig"],
+)
+def test_each_guest_accelerator_field_forces_replacement_magic_modules_18493_state(sub):
+    acc = {
+        "count": 1,
+        "type": "nvidia-l4",
+        "gpuPartitionSize": "",
+        "gpuSharingConfig": {},
+        "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
+    }
+    changed = {**acc, sub: "x"}
+    old = _res({"nodeConfig": {"guestAccelerators": [acc]}}, NP, "p")
+    new = _res({"nodeConfig": {"guestAccelerators": [changed]}}, NP, "p")
+    c = _one(old, new)
+    assert c.op == "replace" and "18493" in c.replace_because[0][1]
+
+
+def test_adding_a_guest_accelerator_block_forces_replacement():
+    old = _res({"nodeConfig": {"guestAccelerators": []}}, NP, "p")
+    new = _res({"nodeConfig": {"guestAccelerators": [{"count": 1, "type": "nvidia-l4"}]}}, NP, "p")
+    assert _one(old, new).op == "replace"
+
+
+def test_gke_pool_replace_deletes_before_create_same_pool_name():
+    old = _res({"name": "gpu", "nodeConfig": {"spot": False}}, NP, "ml-gpu")
+    new = _res({"name": "gpu", "nodeConfig": {"spot": True}}, NP, "ml-gpu")
+    assert "deleted before its replacement is created" in _one(old, new).disruptive
