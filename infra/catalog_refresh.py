@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core import catalog_build as build
-from infra.core.catalog import DATA_DIR, read_rows
+from infra.core.catalog import DATA_DIR, PRICES_AS_OF, prices_as_of, read_header, read_rows
 
 SOURCE = "Compute Engine API v1 acceleratorTypes.aggregatedList / machineTypes.aggregatedList"
 AWS_SOURCE = (
@@ -103,11 +103,14 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
     mt_rows = build.machine_rows(machines, mt_prices)
     stamp = f"source: {SOURCE}, project {project}; fetched: {today.isoformat()}"
     prices = "prices kept from the previous file where the same row existed (the API has none)"
+    acc_date = _kept_prices_date("gcp_accelerators.csv", data_dir)
+    mt_date = _kept_prices_date("gcp_machine_types.csv", data_dir)
     (data_dir / "gcp_accelerators.csv").write_text(
         build.render(
             [
                 "GPU accelerators offered per GCP zone and count, with hourly prices (USD, GPUs only).",
                 stamp,
+                f"{PRICES_AS_OF}{acc_date} (the previous file's prices date)",
                 prices,
                 "regenerate: python -m infra.catalog_refresh --project <project>",
             ],
@@ -121,6 +124,7 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
             [
                 "GCP machine types with built-in GPUs, per zone, with hourly prices of vCPUs+memory (USD).",
                 stamp,
+                f"{PRICES_AS_OF}{mt_date} (the previous file's prices date)",
                 prices,
                 "regenerate: python -m infra.catalog_refresh --project <project>",
             ],
@@ -130,6 +134,13 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
         encoding="utf-8",
     )
     return len(acc_rows), len(mt_rows)
+
+
+def _kept_prices_date(name: str, data_dir: Path) -> str:
+    """The prices date of the file about to be replaced (its prices are kept)."""
+    if not (data_dir / name).exists():
+        return "unknown"
+    return prices_as_of(read_header(name, data_dir))
 
 
 def _existing(name: str, data_dir: Path) -> list[dict[str, str]]:
@@ -194,12 +205,15 @@ def refresh_aws(
         [*kept, *rows], key=lambda r: (r["instance_type"], r["region"], r["availability_zone"])
     )
     stamp = f"source: {AWS_SOURCE}; regions refreshed: {', '.join(done)}; fetched: {today}"
+    # The kept prices keep their own date: the previous file's, never today's fetch date.
+    kept_date = _kept_prices_date("aws_gpu_instances.csv", data_dir)
     (data_dir / "aws_gpu_instances.csv").write_text(
         build.render(
             [
                 "AWS NVIDIA GPU instance types per region and availability-zone ID (IDs, not names: "
                 "names differ per account).",
                 stamp,
+                f"{PRICES_AS_OF}{kept_date} (the previous file's prices date)",
                 "prices (USD/hour, on-demand and spot) kept from the previous file where the same "
                 "type was priced in the region; empty = unknown (the EC2 APIs list none)",
                 "gpus: NVIDIA GPUs the node sees (LogicalGpuCount for fractional types); "

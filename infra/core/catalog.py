@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import csv
 import functools
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -34,6 +35,27 @@ def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
                 break
             out.append(line[1:].strip())
     return out
+
+
+_DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
+PRICES_AS_OF = "prices as of: "
+
+
+def prices_as_of(header: list[str]) -> str:
+    """The date a catalog file's prices are from, per its header.
+
+    A ``prices as of: <date>`` line wins (a regenerated file keeps older prices: its fetch date is
+    not theirs); a file whose prices were kept from a previous one without that line is
+    ``unknown``; otherwise the first date of the header (prices fetched with the rows).
+    """
+    for line in header:
+        if line.startswith(PRICES_AS_OF):
+            m = _DATE.search(line)
+            return m.group(1) if m else "unknown"
+    if any("kept from the previous file" in line for line in header):
+        return "unknown"
+    m = _DATE.search(" ".join(header))
+    return m.group(1) if m else "unknown"
 
 
 def _price(text: str) -> float | None:

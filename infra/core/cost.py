@@ -12,17 +12,14 @@ different prices, the highest is used, so the estimate does not understate.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from infra.core.catalog import DATA_DIR, Catalog, read_header, read_rows
+from infra.core.catalog import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
 
 Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
-
-_DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,10 +178,9 @@ def _add(a: float | None, b: float | None) -> float | None:
 
 
 def _oldest_date(names: Iterable[str], data_dir: Path) -> str:
-    dates = [
-        m.group(1) for n in names for m in [_DATE.search(" ".join(read_header(n, data_dir)))] if m
-    ]
-    return min(dates) if dates else "unknown"
+    """The oldest prices date of the files (each per its header); unknown if any file's is."""
+    dates = [prices_as_of(read_header(n, data_dir)) for n in names]
+    return "unknown" if not dates or "unknown" in dates else min(dates)
 
 
 def _highest(prices: Iterable[Price], spot: bool) -> float | None:

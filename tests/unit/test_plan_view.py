@@ -315,3 +315,13 @@ def test_eks_system_group_is_priced_over_its_own_azs_not_every_network_az():
     assert set(plan.eks.system.az_ids) < set(plan.eks.network.az_ids)
     assert cost.system is not None and cost.system.per_node == pytest.approx(0.096)
     assert cost.at_min == pytest.approx(2 * 0.096)
+
+
+def test_prices_as_of_is_the_kept_prices_date_not_the_regeneration_date():
+    from infra.core.catalog import prices_as_of
+
+    kept = ["source: moto; fetched: 2027-01-02", "prices as of: 2026-11-26 (previous file)"]
+    assert prices_as_of(kept) == "2026-11-26"
+    undated = ["source: moto; fetched: 2027-01-02", "prices kept from the previous file"]
+    assert prices_as_of(undated) == "unknown"
+    assert prices_as_of(["source: x", "fetched: 2026-11-26"]) == "2026-11-26"
