@@ -86,6 +86,14 @@ def argocd_application(rel: Mapping[str, Any]) -> dict[str, Any]:
                 "helm": {"releaseName": rel["name"], "valuesObject": rel.get("values") or {}},
             },
             "destination": {"server": IN_CLUSTER, "namespace": rel["namespace"]},
+            # Sync on every Git change; create the release namespace; server-side apply, as Pulumi
+            # and Helm 3 charts with large CRDs need (kubectl's last-applied annotation caps at
+            # 256 KiB). https://argo-cd.readthedocs.io/en/stable/user-guide/auto_sync/ and
+            # https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/
+            "syncPolicy": {
+                "automated": {"prune": True, "selfHeal": True},
+                "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+            },
         },
     }
 
@@ -108,6 +116,11 @@ def flux_documents(rel: Mapping[str, Any]) -> list[dict[str, Any]]:
                 "interval": "10m",
                 "releaseName": rel["name"],
                 "targetNamespace": rel["namespace"],
+                # Helm's release record defaults to the HelmRelease's own namespace (flux-system),
+                # not targetNamespace: keep it beside the release as `helm install -n` does
+                # (https://fluxcd.io/flux/components/helm/helmreleases/#storage-namespace).
+                "storageNamespace": rel["namespace"],
+                "install": {"createNamespace": True},
                 "chart": {
                     "spec": {
                         "chart": rel["chart"],
@@ -125,14 +138,29 @@ def flux_documents(rel: Mapping[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
+def placeholder_header(text: str) -> str:
+    """A warning header when ``text`` holds values only the mock engine made up (ARNs, endpoints)."""
+    from infra.mockengine import MOCK_ACCOUNT, MOCK_ENDPOINT
+
+    found = [m for m in (MOCK_ACCOUNT, MOCK_ENDPOINT, "MOCK000") if m in text]
+    if not found:
+        return ""
+    return (
+        "# PLACEHOLDERS: this file holds values the offline plan's mock engine made up ("
+        + ", ".join(found)
+        + "); take the real ones from `pulumi stack output` / the cloud before committing it.\n"
+    )
+
+
 def export(plan: Any, recording: Any, out_dir: Path) -> list[str]:
     """Write the export under ``out_dir``; returns one line per file written (for the user)."""
     written: list[str] = []
+    out_dir.mkdir(parents=True, exist_ok=True)
 
     def write(rel_path: str, text: str) -> None:
         path = out_dir / rel_path
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        path.write_text(placeholder_header(text) + text, encoding="utf-8")
         written.append(f"wrote {path}")
 
     for i, m in enumerate(kubernetes_objects(recording.resources), start=1):
@@ -158,4 +186,6 @@ def export(plan: Any, recording: Any, out_dir: Path) -> list[str]:
         write(f"helm/{name}.values.yaml", "\n".join(head) + "\n" + dump(rel.get("values") or {}))
         write(f"argocd/{name}.yaml", dump(argocd_application(rel)))
         write(f"flux/{name}.yaml", "---\n".join(dump(d) for d in flux_documents(rel)))
+    if not written:
+        written.append(f"nothing to export: the stack creates no Kubernetes objects ({out_dir})")
     return written
