@@ -205,7 +205,7 @@ def gcp_machine_family(machine_type: str) -> str:
 def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
     """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
     family = instance_type.split(".", 1)[0]
-    return next((c for c in aws_quota_classes() if c.family_regex.match(family)), None)
+    return next((c for c in aws_quota_classes() if c.family_regex.fullmatch(family)), None)
 
 
 def aws_quota_code(instance_type: str, spot: bool) -> str | None:

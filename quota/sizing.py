@@ -102,7 +102,7 @@ def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
     m = catalog.gcp_machine(machine_type)
     if m is not None:
         return m.vcpus
-    if match := _GCP_VCPUS_SUFFIX.match(machine_type):
+    if match := _GCP_VCPUS_SUFFIX.fullmatch(machine_type):
         return int(match.group(1))
     return None
 

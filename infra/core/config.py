@@ -87,9 +87,9 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
     >>> gcp_region_of("us-central1-a")
     ('us-central1', 'us-central1-a')
     """
-    if m := _GCP_ZONE.match(location):
+    if m := _GCP_ZONE.fullmatch(location):
         return m.group(1), location
-    if _GCP_REGION.match(location):
+    if _GCP_REGION.fullmatch(location):
         return location, None
     return None
 
@@ -288,7 +288,7 @@ def _location(
             issues.add("gcp:zone", f"{gzone!r} is not a zone of region {region}")
         return region, zone, project if isinstance(project, str) else None
     if platform == "eks":
-        if not _AWS_REGION.match(loc):
+        if not _AWS_REGION.fullmatch(loc):
             issues.add("cluster.location", f"{loc!r} is not an AWS region such as us-west-2")
             return None, None, None
         given = providers.get("aws:region")

@@ -29,7 +29,9 @@ _RFC1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
 
 
 def _full(pattern: str) -> re.Pattern[str]:
-    return re.compile(rf"^(?:{pattern})$")
+    # Used with fullmatch: Python's "$" also matches before a final "\n", Go's regexp (which the
+    # API servers run) does not. ASCII: Python's \w and \d also match non-ASCII letters and digits.
+    return re.compile(pattern, re.ASCII)
 
 
 _RE_DNS1123_LABEL = _full(_DNS1123_LABEL)
@@ -44,7 +46,7 @@ def _rule(check: Callable[[Any], Any]) -> AfterValidator:
 
 def check_dns1123_label(v: str) -> str:
     """A DNS-1123 label: Namespace names, most object names (apimachinery IsDNS1123Label)."""
-    if len(v) > 63 or not _RE_DNS1123_LABEL.match(v):
+    if len(v) > 63 or not _RE_DNS1123_LABEL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a DNS-1123 label: lowercase letters, digits and '-', starting and "
             "ending with a letter or digit, at most 63 characters"
@@ -54,7 +56,7 @@ def check_dns1123_label(v: str) -> str:
 
 def check_dns1123_subdomain(v: str) -> str:
     """A DNS-1123 subdomain: Node and RuntimeClass names (apimachinery IsDNS1123Subdomain)."""
-    if len(v) > 253 or not _RE_DNS1123_SUBDOMAIN.match(v):
+    if len(v) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', "
             "each part starting and ending with a letter or digit, at most 253 characters"
@@ -66,9 +68,9 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
     """``[prefix/]name``: label, annotation and taint keys (apimachinery IsQualifiedName)."""
     prefix, slash, name = v.rpartition("/")
     problems = []
-    if slash and (not prefix or len(prefix) > 253 or not _RE_DNS1123_SUBDOMAIN.match(prefix)):
+    if slash and (not prefix or len(prefix) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(prefix)):
         problems.append("its prefix must be a DNS-1123 subdomain (lowercase, at most 253)")
-    if not name or len(name) > 63 or not _RE_QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _RE_QUALIFIED_NAME.fullmatch(name):
         problems.append(
             "its name must be at most 63 letters, digits, '-', '_' or '.', starting and ending "
             "with a letter or digit"
@@ -80,7 +82,7 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
 
 def check_label_value(v: str, what: str = "label value") -> str:
     """Empty, or at most 63 alphanumerics, '-', '_', '.' (apimachinery IsValidLabelValue)."""
-    if v and (len(v) > 63 or not _RE_QUALIFIED_NAME.match(v)):
+    if v and (len(v) > 63 or not _RE_QUALIFIED_NAME.fullmatch(v)):
         raise ValueError(
             f"{shown(v)} is not a valid {what}: at most 63 letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit (or empty)"
@@ -209,7 +211,7 @@ def check_image_reference(v: str) -> str:
     name = v.split("@", 1)[0]
     if name.rfind(":") > name.rfind("/"):
         name = name[: name.rfind(":")]  # drop the tag, not a registry port
-    if len(v) > 512 or not _RE_IMAGE.match(v) or len(name) > 255:  # NameTotalLengthMax = 255
+    if len(v) > 512 or not _RE_IMAGE.fullmatch(v) or len(name) > 255:  # NameTotalLengthMax = 255
         raise ValueError(
             f"{shown(v)} is not an image reference: registry/repository[:tag][@digest], "
             "lowercase repository path, no spaces or shell characters"
@@ -293,7 +295,7 @@ _RE_GCP_PROJECT = re.compile(r"^(?:[a-z0-9][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{
 
 def check_gcp_project_id(v: Any) -> str:
     """A GCP project ID (not its display name or number)."""
-    if not isinstance(v, str) or not _RE_GCP_PROJECT.match(v):
+    if not isinstance(v, str) or not _RE_GCP_PROJECT.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a project ID: 6-30 lowercase letters, digits and '-', starting "
             "with a letter (the ID, not the display name)"
@@ -313,13 +315,13 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     if len(v) > 64:
         raise ValueError(f"{len(v)} labels; GCE allows at most 64 per resource")
     for key, value in v.items():
-        if not _RE_GCE_LABEL_KEY.match(key) or key != key.lower():
+        if not _RE_GCE_LABEL_KEY.fullmatch(key) or key != key.lower():
             raise RuleError(
                 f"{shown(key)} is not a GCE label key: 1-63 lowercase letters, digits, '_' or '-', "
                 "starting with a letter",
                 at=(key,),
             )
-        if not _RE_GCE_LABEL_VALUE.match(value) or value != value.lower():
+        if not _RE_GCE_LABEL_VALUE.fullmatch(value) or value != value.lower():
             raise RuleError(
                 f"{shown(value)} is not a GCE label value: at most 63 lowercase letters, "
                 "digits, '_' or '-'",
@@ -330,7 +332,7 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
 
 def check_gce_resource_name(v: str) -> str:
     """A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks."""
-    if len(v) > 63 or not _RE_RFC1035_LABEL.match(v):
+    if len(v) > 63 or not _RE_RFC1035_LABEL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GCE resource name: lowercase letters, digits and '-', starting "
             "with a letter, at most 63 characters"
@@ -358,7 +360,7 @@ _RE_GKE_VERSION = re.compile(r"^(latest|-|[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-
 
 def check_gke_version(v: str) -> str:
     """A GKE version or alias: ``latest``, ``1.33``, ``1.33.5``, ``1.33.5-gke.1``."""
-    if not _RE_GKE_VERSION.match(v):
+    if not _RE_GKE_VERSION.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N (e.g. 1.33)"
         )
@@ -371,7 +373,7 @@ _RE_EKS_VERSION = re.compile(r"^1\.[0-9]{2}$")
 
 def check_eks_version(v: str) -> str:
     """An EKS Kubernetes version: ``1.X`` (no patch, no ``v``)."""
-    if not _RE_EKS_VERSION.match(v):
+    if not _RE_EKS_VERSION.fullmatch(v):
         raise ValueError(f"{shown(v)} is not an EKS Kubernetes version such as 1.33 (major.minor)")
     return v
 
@@ -387,7 +389,7 @@ _RE_GCE_MACHINE = re.compile(
 
 def check_gce_machine_type(v: str) -> str:
     """A GCE machine type name (family-type-vCPUs)."""
-    if not _RE_GCE_MACHINE.match(v):
+    if not _RE_GCE_MACHINE.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GCE machine type such as e2-standard-4 or n2-highmem-8 "
             "(family-type-vCPUs)"
@@ -405,7 +407,7 @@ _RE_EC2_TYPE = re.compile(
 
 def check_ec2_instance_type(v: str) -> str:
     """An EC2 instance type name such as m6i.large."""
-    if not _RE_EC2_TYPE.match(v):
+    if not _RE_EC2_TYPE.fullmatch(v):
         raise ValueError(f"{shown(v)} is not an EC2 instance type such as m6i.large (family.size)")
     return v
 
@@ -420,9 +422,9 @@ _RE_AZ_NAME = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+[a-z]$")
 
 def check_az_id(v: str) -> str:
     """An AZ ID (usw2-az1); an AZ name is explained as such."""
-    if _RE_AZ_ID.match(v):
+    if _RE_AZ_ID.fullmatch(v):
         return v
-    if _RE_AZ_NAME.match(v):
+    if _RE_AZ_NAME.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is an AZ name; give AZ IDs such as usw2-az1 (names map to different "
             "zones in each account: aws ec2 describe-availability-zones shows the ZoneId)"
@@ -501,7 +503,8 @@ def check_vpc_cidr(v: str) -> str:
 # (EKS CreateAccessEntry API reference, principalArn).
 _RE_IAM_PRINCIPAL = re.compile(
     r"^arn:aws(?:-cn|-us-gov|-iso|-iso-[a-z])?:iam::[0-9]{12}:(?:role|user)"
-    r"/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$"
+    r"/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$",
+    re.ASCII,  # IAM names are ASCII; Python's \w is not
 )
 
 
@@ -516,7 +519,7 @@ def check_iam_principal_arn(v: str) -> str:
             f"{shown(v)} is an STS session; access entries take the IAM role ARN "
             "(arn:aws:iam::ACCOUNT:role/NAME)"
         )
-    if len(v) > 2048 or not _RE_IAM_PRINCIPAL.match(v):
+    if len(v) > 2048 or not _RE_IAM_PRINCIPAL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not an IAM role or user ARN such as arn:aws:iam::111122223333:role/admins"
         )

@@ -342,3 +342,44 @@ def test_check_runtime_class_is_a_dns_label_usable_as_handler():
 def test_check_eks_version_takes_major_minor_only(bad):
     assert rules.check_eks_version("1.33") == "1.33"
     assert "is not an EKS Kubernetes version" in refused(rules.check_eks_version, bad)
+
+
+# Python's "$" matches before a final "\n"; Go's regexp (apimachinery, the API servers) does not.
+@pytest.mark.parametrize(
+    ("check", "value"),
+    [
+        (rules.check_dns1123_label, "ml\n"),
+        (rules.check_dns1123_subdomain, "node-1\n"),
+        (rules.check_qualified_name, "team\n"),
+        (rules.check_label_value, "gpu\n"),
+        (rules.check_operator_namespace, "default\n"),
+        (rules.check_image_reference, "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04\n"),
+        (rules.check_gcp_project_id, "demo-project\n"),
+        (rules.check_gce_resource_name, "res\n"),
+        (rules.check_reservation_name, "res\n"),
+        (rules.check_gke_version, "1.33\n"),
+        (rules.check_eks_version, "1.33\n"),
+        (rules.check_gce_machine_type, "e2-standard-4\n"),
+        (rules.check_ec2_instance_type, "m6i.large\n"),
+        (rules.check_az_id, "usw2-az1\n"),
+        (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/admins\n"),
+    ],
+)
+def test_every_regex_rule_refuses_a_trailing_newline(check, value):
+    refused(check, value)
+
+
+def test_check_gce_labels_refuses_a_trailing_newline():
+    with pytest.raises(ValueError):
+        rules.check_gce_labels({"team": "ml\n"})
+
+
+@pytest.mark.parametrize(
+    ("check", "value"),
+    [
+        (rules.check_image_reference, "nvcr.io/nvidia/cuda:12\u0663"),  # Arabic-Indic digit
+        (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/adm\u00efns"),
+    ],
+)
+def test_ascii_only_rules_refuse_non_ascii_word_characters(check, value):
+    refused(check, value)
