@@ -129,7 +129,9 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
     """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program."""
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    return {
+        k: v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in config.items()
+    }
 
 
 def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
