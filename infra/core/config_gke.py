@@ -140,6 +140,7 @@ ReleaseChannel = Literal["UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"
 class GkeClusterSpec(ClusterBase):
     """The GKE cluster: created (regional by default) or attached with ``existing: true``."""
 
+    name: rules.GkeClusterName  # type: ignore[assignment]  # GKE's own rule
     release_channel: ReleaseChannel = "REGULAR"
     min_master_version: rules.GkeVersion | None = (
         None  # e.g. "1.33"; GKE-only sharing/config rules read it

@@ -145,6 +145,56 @@ def check_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     return v
 
 
+# EKS managed node groups: label keys and values 1-63 characters, the key counted whole, prefix
+# included (https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateLabelsPayload.html);
+# "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]"
+# (InvalidParameterException quoted in eksctl-io/eksctl#4007; aws/containers-roadmap#1451).
+EKS_RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+EKS_MAX_LABEL = 63
+
+
+def check_eks_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
+    """EKS node-group labels: the EKS API's lengths and reserved prefixes, then node-label rules."""
+    for key, value in v.items():
+        if len(key) > EKS_MAX_LABEL:
+            raise RuleError(
+                f"{shown(key)} is {len(key)} characters; EKS takes label keys of at most "
+                f"{EKS_MAX_LABEL}, prefix included",
+                at=(key,),
+            )
+        if value == "" or len(value) > EKS_MAX_LABEL:
+            raise RuleError(
+                f"{shown(value)}: EKS takes label values of 1-{EKS_MAX_LABEL} characters "
+                "(an empty value is refused)",
+                at=(key,),
+            )
+        if reserved := next((p for p in EKS_RESERVED_LABEL_PREFIXES if p in key), None):
+            raise RuleError(
+                f"{shown(key)}: EKS refuses node-group labels containing the reserved prefix "
+                f"{reserved} (reserved: {', '.join(EKS_RESERVED_LABEL_PREFIXES)})",
+                at=(key,),
+            )
+    return check_node_labels(v)
+
+
+# EKS Taint: key 1-63 characters, value 0-63
+# (https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html); kubernetes.io/ keys are
+# reserved (alphagov/govuk-infrastructure#1264: EKS refuses a kubernetes.io/ taint key).
+def check_eks_taint_key(v: str) -> str:
+    """An EKS node-group taint key: a Kubernetes taint key of at most 63 characters in all."""
+    check_taint_key(v)
+    if len(v) > EKS_MAX_LABEL:
+        raise ValueError(
+            f"{shown(v)} is {len(v)} characters; EKS takes taint keys of at most "
+            f"{EKS_MAX_LABEL}, prefix included"
+        )
+    if "kubernetes.io/" in v:
+        raise ValueError(
+            f"{shown(v)}: EKS refuses taint keys with the reserved kubernetes.io/ prefix"
+        )
+    return v
+
+
 # Pod Security Admission reads these namespace labels: https://kubernetes.io/docs/concepts/security/pod-security-admission/
 POD_SECURITY_PREFIX = "pod-security.kubernetes.io/"
 
@@ -397,6 +447,21 @@ def check_gce_machine_type(v: str) -> str:
     return v
 
 
+# GKE Cluster.name: up to 40 lowercase letters, digits and '-', starting with a letter, ending with
+# a letter or digit (google.cloud.container_v1.types.Cluster.name).
+_RE_GKE_CLUSTER = _full(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
+
+
+def check_gke_cluster_name(v: str) -> str:
+    """A GKE cluster name (container v1 ``Cluster.name``)."""
+    if not _RE_GKE_CLUSTER.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GKE cluster name: lowercase letters, digits and '-', starting "
+            "with a letter, ending with a letter or digit, at most 40 characters"
+        )
+    return v
+
+
 # --- AWS ----------------------------------------------------------------------------------------
 # EC2 instance type names: family[generation][attributes].size
 # (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
@@ -409,6 +474,21 @@ def check_ec2_instance_type(v: str) -> str:
     """An EC2 instance type name such as m6i.large."""
     if not _RE_EC2_TYPE.fullmatch(v):
         raise ValueError(f"{shown(v)} is not an EC2 instance type such as m6i.large (family.size)")
+    return v
+
+
+# EKS CreateCluster name: letters (case-sensitive), digits, '-' and '_', starting with a letter or
+# digit, 1-100 characters (https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html).
+_RE_EKS_CLUSTER = _full(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}")
+
+
+def check_eks_cluster_name(v: str) -> str:
+    """An EKS cluster name as CreateCluster accepts it."""
+    if not _RE_EKS_CLUSTER.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an EKS cluster name: letters, digits, '-' and '_', starting with a "
+            "letter or digit, at most 100 characters"
+        )
     return v
 
 
@@ -538,6 +618,10 @@ NodeLabels = Annotated[dict[str, str], _rule(check_node_labels)]
 GpuNamespaceLabels = Annotated[dict[str, str], _rule(check_gpu_namespace_labels)]
 TaintKey = Annotated[str, _rule(check_taint_key)]
 TaintValue = Annotated[str, _rule(check_taint_value)]
+EksNodeLabels = Annotated[dict[str, str], _rule(check_eks_node_labels)]
+EksTaintKey = Annotated[str, _rule(check_eks_taint_key)]
+GkeClusterName = Annotated[str, _rule(check_gke_cluster_name)]
+EksClusterName = Annotated[str, _rule(check_eks_cluster_name)]
 ImageReference = Annotated[str, _rule(check_image_reference)]
 HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]

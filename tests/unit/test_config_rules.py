@@ -383,3 +383,51 @@ def test_check_gce_labels_refuses_a_trailing_newline():
 )
 def test_ascii_only_rules_refuse_non_ascii_word_characters(check, value):
     refused(check, value)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["node-role.kubernetes.io/gpu", "k8s.io/x", "eks.amazonaws.com/nodegroup", "kubernetes.io/os"],
+)
+def test_check_eks_node_labels_refuses_reserved_prefixes(key):
+    # "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]"
+    with pytest.raises(RuleError, match="reserved prefix"):
+        rules.check_eks_node_labels({key: "x"})
+
+
+def test_check_eks_node_labels_refuses_empty_value_and_64_character_key():
+    with pytest.raises(RuleError, match="1-63 characters"):
+        rules.check_eks_node_labels({"team": ""})
+    with pytest.raises(RuleError, match="at most 63, prefix included"):
+        rules.check_eks_node_labels({"example.com/" + "a" * 52: "x"})
+
+
+def test_check_eks_node_labels_accepts_a_63_character_key_and_value():
+    key = "example.com/" + "a" * 51
+    assert rules.check_eks_node_labels({key: "v" * 63}) == {key: "v" * 63}
+
+
+def test_check_eks_taint_key_refuses_kubernetes_io_and_over_63_characters():
+    assert "reserved kubernetes.io/" in refused(rules.check_eks_taint_key, "node.kubernetes.io/gpu")
+    assert "at most 63" in refused(rules.check_eks_taint_key, "example.com/" + "a" * 52)
+    assert rules.check_eks_taint_key("nvidia.com/gpu") == "nvidia.com/gpu"
+
+
+@pytest.mark.parametrize("good", ["ML_Cluster", "0prod", "a" * 100, "team-a_gpu"])
+def test_check_eks_cluster_name_accepts_createcluster_names(good):
+    assert rules.check_eks_cluster_name(good) == good
+
+
+@pytest.mark.parametrize("bad", ["_ml", "-ml", "ml.prod", "a" * 101, "ml\n", "m\u00e9"])
+def test_check_eks_cluster_name_refuses_dots_leading_symbols_and_101_chars(bad):
+    assert "is not an EKS cluster name" in refused(rules.check_eks_cluster_name, bad)
+
+
+@pytest.mark.parametrize("good", ["ml", "a", "a" * 40, "gpu-1"])
+def test_check_gke_cluster_name_accepts_lowercase_up_to_40(good):
+    assert rules.check_gke_cluster_name(good) == good
+
+
+@pytest.mark.parametrize("bad", ["ML", "1ml", "ml-", "a" * 41, "ml_x"])
+def test_check_gke_cluster_name_refuses_capitals_digit_start_trailing_hyphen_and_41(bad):
+    assert "is not a GKE cluster name" in refused(rules.check_gke_cluster_name, bad)
