@@ -314,9 +314,24 @@ def check_runtime_class(v: str) -> str:
         ) from None
 
 
-# toolkit.env variables whose values are host paths (NVIDIA container-toolkit installer options,
-# gpu-operator docs "Custom configuration for runtime containerd").
-_PATH_ENV_SUFFIXES = ("_CONFIG", "_SOCKET", "_PATH", "_DIR", "_ROOT")
+# toolkit.env variables whose values are host paths, listed by name (a suffix guess misread the
+# boolean CONTAINERD_USE_LEGACY_CONFIG): NVIDIA/gpu-operator controllers/object_controls.go sets
+# RUNTIME_CONFIG, CONTAINERD_CONFIG, RUNTIME_SOCKET, CONTAINERD_SOCKET, RUNTIME_DROP_IN_CONFIG and
+# RUNTIME_DROP_IN_CONFIG_HOST_PATH; NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer reads
+# HOST_ROOT_MOUNT and DOCKER_CONFIG / DOCKER_SOCKET.
+_PATH_ENV = frozenset(
+    {
+        "RUNTIME_CONFIG",
+        "CONTAINERD_CONFIG",
+        "DOCKER_CONFIG",
+        "RUNTIME_SOCKET",
+        "CONTAINERD_SOCKET",
+        "DOCKER_SOCKET",
+        "RUNTIME_DROP_IN_CONFIG",
+        "RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+        "HOST_ROOT_MOUNT",
+    }
+)
 MAX_ENV_VALUE = 4096
 
 
@@ -327,7 +342,7 @@ def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
             try:
                 if name == "CONTAINERD_RUNTIME_CLASS":
                     check_runtime_class(value)
-                elif name.endswith(_PATH_ENV_SUFFIXES):
+                elif name in _PATH_ENV:
                     check_host_path(value)
                 elif len(value) > MAX_ENV_VALUE or "\n" in value or "\r" in value or "\0" in value:
                     raise ValueError(f"{shown(value)} must be one line of at most {MAX_ENV_VALUE}")
@@ -557,7 +572,9 @@ def check_public_access_cidrs(v: list[str]) -> list[str]:
         except ValueError as e:
             raise RuleError(str(e), at=(i,)) from None
         net = ipaddress.IPv4Network(cidr)
-        if net.prefixlen > 0 and any(net.overlaps(n) for n in _NON_PUBLIC):
+        # Inside a non-public block, never merely overlapping one: 0.0.0.0/1 + 128.0.0.0/1 is the
+        # whole internet split in two and valid (it spans private ranges, as 0.0.0.0/0 does).
+        if any(net.subnet_of(n) for n in _NON_PUBLIC):
             raise RuleError(
                 f"{cidr} is not a public range; the public endpoint is reached from the "
                 "internet (use the private endpoint for VPC-internal access)",

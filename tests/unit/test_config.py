@@ -152,3 +152,25 @@ def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
     assert cfg.gcp_region_of("us-central1\n") is None
     assert cfg._AWS_REGION.fullmatch("us-west-2\n") is None
     assert _DNS_LABEL.fullmatch("ml\n") is None
+
+
+def test_onprem_pool_labels_take_node_role_labels_applied_by_node_patch_not_kubelet():
+    from infra.core.config import parse
+
+    raw = {
+        "gpu-infra:platform": "kubernetes",
+        "gpu-infra:cluster": {"name": "onprem", "location": "dc1", "existing": True},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "gpu",
+                "machineType": "vm",
+                "gpu": {"model": "V100", "count": 1},
+                "nodeSelector": {"gpu-infra/pool": "gpu"},
+                "vcpus": 16,
+                "memoryGib": 64,
+                "maxNodes": 2,
+                "labels": {"node-role.kubernetes.io/gpu": ""},
+            }
+        ],
+    }
+    assert parse(raw, "x").pools[0].labels == {"node-role.kubernetes.io/gpu": ""}

@@ -431,3 +431,26 @@ def test_check_gke_cluster_name_accepts_lowercase_up_to_40(good):
 @pytest.mark.parametrize("bad", ["ML", "1ml", "ml-", "a" * 41, "ml_x"])
 def test_check_gke_cluster_name_refuses_capitals_digit_start_trailing_hyphen_and_41(bad):
     assert "is not a GKE cluster name" in refused(rules.check_gke_cluster_name, bad)
+
+
+def test_check_public_access_cidrs_accepts_halves_of_the_internet_spanning_private_ranges():
+    assert rules.check_public_access_cidrs(["0.0.0.0/1", "128.0.0.0/1"]) == [
+        "0.0.0.0/1",
+        "128.0.0.0/1",
+    ]
+
+
+@pytest.mark.parametrize("cidr", ["10.1.0.0/16", "192.168.1.0/24", "100.64.0.0/10", "127.0.0.1/32"])
+def test_check_public_access_cidrs_refuses_blocks_inside_a_non_public_range(cidr):
+    with pytest.raises(RuleError, match="not a public range"):
+        rules.check_public_access_cidrs([cidr])
+
+
+def test_check_toolkit_env_lists_path_variables_by_name_not_by_config_suffix():
+    env = {
+        "CONTAINERD_USE_LEGACY_CONFIG": "true",
+        "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
+    }
+    assert rules.check_toolkit_env(env) == env
+    with pytest.raises(RuleError, match="not an absolute path"):
+        rules.check_toolkit_env({"RUNTIME_DROP_IN_CONFIG_HOST_PATH": "conf.d/99-nvidia.toml"})
