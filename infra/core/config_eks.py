@@ -109,7 +109,8 @@ class EksAccessEntrySpec(Model):
 
     principal_arn: rules.IamPrincipalArn
     policy: AccessPolicy = "cluster-admin"
-    namespaces: list[str] | None = None  # scope the policy to these namespaces; default cluster
+    # scope the policy to these namespaces; default cluster
+    namespaces: list[rules.AccessScopeNamespace] | None = None
 
 
 class EksAutoscalerSpec(Model):

@@ -69,6 +69,12 @@ class GpuOperatorSpec(Model):
         rules.check_toolkit_env(v)
         return v
 
+    @field_validator("values")
+    @classmethod
+    def _image_values(cls, v: dict[str, Any]) -> dict[str, Any]:
+        rules.check_operator_values(v)
+        return v
+
 
 class KubeflowProfileSpec(Model):
     """Make the namespace a Kubeflow ``Profile`` (Kubeflow only serves namespaces it owns).

@@ -269,6 +269,62 @@ def check_image_reference(v: str) -> str:
     return v
 
 
+_RE_IMAGE_REPOSITORY = _full(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*")
+_RE_TAG_OR_DIGEST = _full(rf"{_TAG}|{_DIGEST}")
+
+
+def check_image_repository(v: str) -> str:
+    """``registry/path`` without tag (the chart's ``*.repository``; distribution/reference)."""
+    if len(v) > 255 or not _RE_IMAGE_REPOSITORY.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image repository: registry/path, lowercase path, no tag, "
+            "spaces or shell characters"
+        )
+    return v
+
+
+def check_image_tag(v: str) -> str:
+    """An image tag (``v25.3.0``) or digest (``sha256:...``), as the chart's ``*.version``."""
+    if not _RE_TAG_OR_DIGEST.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image tag (letters, digits, '_', '.', '-', at most 128) or "
+            "digest (sha256:...)"
+        )
+    return v
+
+
+def check_operator_values(v: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Image fields in free-form chart values: ``*.repository``, ``*.image``, ``*.version`` (an
+    image tag wherever the chart has one; "" leaves the chart default) and
+    ``operator.runtimeClass`` (gpu-operator values.yaml names them so)."""
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, (*at, i))
+            return
+        if not isinstance(node, Mapping):
+            return
+        for key, value in node.items():
+            here = (*at, key)
+            try:
+                if isinstance(value, str):
+                    if key == "repository":
+                        check_image_repository(value)
+                    elif key == "image":
+                        check_image_reference(value)
+                    elif key == "version" and value:  # every chart `version` is an image tag
+                        check_image_tag(value)
+                    elif here == ("operator", "runtimeClass"):
+                        check_runtime_class(value)
+            except ValueError as e:
+                raise RuleError(str(e), at=here) from None
+            walk(value, here)
+
+    walk(v, ())
+    return v
+
+
 # --- Paths --------------------------------------------------------------------------------------
 # A path the toolkit or a node tool uses: absolute (the toolkit container mounts host paths), clean,
 # and bounded (Linux PATH_MAX is 4096; no real config path is near it).
@@ -477,6 +533,73 @@ def check_gke_cluster_name(v: str) -> str:
     return v
 
 
+# GKE Cluster.network / subnetwork: a name, or the resource path of a (Shared VPC) network
+# (container v1 Cluster.network "the name of the Google Compute Engine network"; resource paths
+# projects/P/global/networks/N, projects/P/regions/R/subnetworks/N:
+# https://cloud.google.com/compute/docs/naming-resources).
+_RE_GCE_NETWORK_PATH = _full(r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/([^/]+)")
+_RE_GCE_SUBNETWORK_PATH = _full(
+    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/([^/]+)"
+)
+
+
+def check_gce_network(v: str) -> str:
+    """A VPC network: RFC 1035 name or ``projects/P/global/networks/N``."""
+    m = _RE_GCE_NETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a network: an RFC 1035 name (lowercase, starting with a letter, "
+            "at most 63) or projects/PROJECT/global/networks/NAME"
+        ) from None
+    return v
+
+
+def check_gce_subnetwork(v: str) -> str:
+    """A subnetwork: RFC 1035 name or ``projects/P/regions/R/subnetworks/N``."""
+    m = _RE_GCE_SUBNETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a subnetwork: an RFC 1035 name (lowercase, starting with a "
+            "letter, at most 63) or projects/PROJECT/regions/REGION/subnetworks/NAME"
+        ) from None
+    return v
+
+
+# Maintenance recurrence: an RFC 5545 RRULE (GKE MaintenanceWindow.recurringWindow.recurrence),
+# FREQ first, KEY=VALUE parts separated by ';', one line.
+_RE_RRULE = _full(r"FREQ=(?:DAILY|WEEKLY|MONTHLY)(?:;[A-Z]+=[A-Z0-9,+:-]+)*")
+
+
+def check_rrule(v: str) -> str:
+    """A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``."""
+    if len(v) > 512 or not _RE_RRULE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU "
+            "(FREQ=DAILY|WEEKLY|MONTHLY, then ;KEY=VALUE parts)"
+        )
+    return v
+
+
+# Flex-start VMs run for at most seven days
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
+MAX_FLEX_RUN_SECONDS = 7 * 24 * 3600
+
+
+def check_max_run_duration(v: str) -> str:
+    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
+    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
+        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
+    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
+        raise ValueError(
+            f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
+        )
+    return v
+
+
 # --- AWS ----------------------------------------------------------------------------------------
 # EC2 instance type names: family[generation][attributes].size
 # (https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
@@ -525,6 +648,21 @@ def check_az_id(v: str) -> str:
             "zones in each account: aws ec2 describe-availability-zones shows the ZoneId)"
         )
     raise ValueError(f"{shown(v)} is not an AZ ID such as usw2-az1")
+
+
+# EKS access policy scope: Kubernetes namespace names; "You can use wildcard characters for a
+# namespace name" at its end, e.g. dev-* (https://docs.aws.amazon.com/eks/latest/userguide/access-policies.html).
+_RE_SCOPE_NAMESPACE = _full(rf"{_DNS1123_LABEL}|[a-z0-9][-a-z0-9]*\*")
+
+
+def check_access_scope_namespace(v: str) -> str:
+    """A namespace an EKS access policy is scoped to: a DNS-1123 label, or a prefix ending in ``*``."""
+    if len(v) > 63 or not _RE_SCOPE_NAMESPACE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a namespace or namespace prefix: a DNS-1123 label (lowercase, "
+            "digits, '-', at most 63), optionally ending in '*' (dev-*)"
+        )
+    return v
 
 
 # EKS public endpoint: at most 40 CIDR blocks
@@ -639,6 +777,11 @@ EksNodeLabels = Annotated[dict[str, str], _rule(check_eks_node_labels)]
 EksTaintKey = Annotated[str, _rule(check_eks_taint_key)]
 GkeClusterName = Annotated[str, _rule(check_gke_cluster_name)]
 EksClusterName = Annotated[str, _rule(check_eks_cluster_name)]
+GceNetwork = Annotated[str, _rule(check_gce_network)]
+GceSubnetwork = Annotated[str, _rule(check_gce_subnetwork)]
+RRule = Annotated[str, _rule(check_rrule)]
+MaxRunDuration = Annotated[str, _rule(check_max_run_duration)]
+AccessScopeNamespace = Annotated[str, _rule(check_access_scope_namespace)]
 ImageReference = Annotated[str, _rule(check_image_reference)]
 HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]

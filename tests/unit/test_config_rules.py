@@ -454,3 +454,64 @@ def test_check_toolkit_env_lists_path_variables_by_name_not_by_config_suffix():
     assert rules.check_toolkit_env(env) == env
     with pytest.raises(RuleError, match="not an absolute path"):
         rules.check_toolkit_env({"RUNTIME_DROP_IN_CONFIG_HOST_PATH": "conf.d/99-nvidia.toml"})
+
+
+@pytest.mark.parametrize(
+    ("values", "at"),
+    [
+        ({"driver": {"repository": "nvcr.io/nvidia; curl x|sh"}}, ("driver", "repository")),
+        ({"driver": {"repository": "nvcr.io/nvidia:latest"}}, ("driver", "repository")),
+        ({"toolkit": {"version": "v1.17.0 --privileged"}}, ("toolkit", "version")),
+        ({"dcgm": {"image": "dcgm exporter"}}, ("dcgm", "image")),
+        ({"operator": {"runtimeClass": "Nvidia_RT"}}, ("operator", "runtimeClass")),
+        (
+            {"validator": {"plugin": {"env": [{"repository": "a b"}]}}},
+            ("validator", "plugin", "env", 0, "repository"),
+        ),
+    ],
+)
+def test_check_operator_values_checks_image_fields_and_runtime_class_naming_the_path(values, at):
+    with pytest.raises(RuleError) as e:
+        rules.check_operator_values(values)
+    assert e.value.at == at
+
+
+def test_check_operator_values_accepts_chart_style_image_blocks_and_digests():
+    values = {
+        "driver": {"repository": "nvcr.io/nvidia", "image": "driver", "version": "595.91.07"},
+        "toolkit": {"version": "sha256:" + "a" * 64},
+        "vgpuManager": {"version": ""},
+        "operator": {"runtimeClass": "nvidia"},
+    }
+    assert rules.check_operator_values(values) == values
+
+
+def test_check_gce_network_and_subnetwork_take_names_or_resource_paths():
+    assert rules.check_gce_network("projects/host-proj/global/networks/shared-vpc")
+    assert rules.check_gce_subnetwork("projects/host-proj/regions/us-central1/subnetworks/gpu")
+    assert "is not a network" in refused(rules.check_gce_network, "Default")
+    assert "is not a subnetwork" in refused(
+        rules.check_gce_subnetwork, "projects/p/regions/us-central1/subnetworks/x"
+    )
+
+
+def test_check_rrule_refuses_non_rrule_text():
+    assert rules.check_rrule("FREQ=WEEKLY;BYDAY=SA,SU") == "FREQ=WEEKLY;BYDAY=SA,SU"
+    assert "RRULE" in refused(rules.check_rrule, "every saturday")
+    assert "RRULE" in refused(rules.check_rrule, "FREQ=WEEKLY\n")
+
+
+def test_check_max_run_duration_is_at_most_seven_days():
+    assert rules.check_max_run_duration("604800s") == "604800s"
+    assert "longer than 7 days" in refused(rules.check_max_run_duration, "604801s")
+    assert "not a duration" in refused(rules.check_max_run_duration, "9" * 5000 + "s")
+
+
+@pytest.mark.parametrize("good", ["team-a", "dev-*", "ml*"])
+def test_check_access_scope_namespace_accepts_labels_and_trailing_wildcard(good):
+    assert rules.check_access_scope_namespace(good) == good
+
+
+@pytest.mark.parametrize("bad", ["*", "Team", "a*b", "dev_*", "a" * 64])
+def test_check_access_scope_namespace_refuses_inner_wildcards_and_capitals(bad):
+    assert "namespace prefix" in refused(rules.check_access_scope_namespace, bad)
