@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,7 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
                 "Pulumi and Kubernetes APIs take",
                 node.start_mark,
             )
-        if node.tag == _FLOAT_TAG and value.lower().lstrip("+-") in (".nan", ".inf"):
+        if node.tag == _FLOAT_TAG and not _finite(value):
             raise _Refused(
                 None,
                 None,
@@ -217,6 +218,17 @@ def _fits_int64(text: str) -> bool:
         return _INT64_MIN <= sign * int(digits, base) <= _INT64_MAX
     except ValueError:
         return True  # not an int after all: the constructor reports it
+
+
+def _finite(text: str) -> bool:
+    """A YAML 1.1 float scalar is finite: not .nan/.inf, and not overflowing (1.0e400 reads inf)."""
+    t = text.replace("_", "").lower().lstrip("+-")
+    if t in (".nan", ".inf"):
+        return False
+    try:
+        return math.isfinite(float(t))
+    except ValueError:
+        return True  # not a plain float after all: the constructor decides
 
 
 def _node(node: Node | None) -> Node:
