@@ -221,7 +221,7 @@ def _fits_int64(text: str) -> bool:
 
 
 def _finite(text: str) -> bool:
-    """A YAML 1.1 float scalar is finite: not .nan/.inf, and not overflowing (1.0e400 reads inf)."""
+    """A YAML 1.1 float scalar is finite: not .nan/.inf, and not overflowing (1.0e+400 reads inf)."""
     t = text.replace("_", "").lower().lstrip("+-")
     if t in (".nan", ".inf"):
         return False
