@@ -15,7 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 DATA_DIR = Path(__file__).parent / "data"
 
@@ -194,11 +194,34 @@ class AwsGpuFamily:
 class Catalog:
     """Typed, cached view over the vendored CSVs. Build once with ``Catalog.load()``."""
 
+    # Each cloud's tables are read on first use: a GKE plan never reads the 2,000 AWS rows.
+    _acc: dict[str, dict[str, set[int]]]  # accelerator -> zone -> set of offered counts
+    _acc_price: dict[tuple[str, int, str], tuple[float | None, float | None]]
+    _machines: dict[str, GcpMachine]
+    _attach: dict[str, dict[int, AttachLimit]]
+    _models: dict[str, GpuModel]
+    _aws: dict[str, AwsInstance]
+    _aws_families: dict[str, AwsGpuFamily]
+    _GCP = frozenset({"_acc", "_acc_price", "_machines", "_attach", "_models"})
+    _AWS = frozenset({"_aws", "_aws_families"})
+
     def __init__(self, data_dir: Path = DATA_DIR) -> None:
         self.data_dir = data_dir
-        # accelerator -> zone -> set of offered counts
-        self._acc: dict[str, dict[str, set[int]]] = defaultdict(lambda: defaultdict(set))
-        self._acc_price: dict[tuple[str, int, str], tuple[float | None, float | None]] = {}
+
+    def __getattr__(self, name: str) -> Any:
+        # Called only for an attribute not yet set: load that cloud's tables once, then retry.
+        if name in Catalog._GCP:
+            self._load_gcp()
+        elif name in Catalog._AWS:
+            self._load_aws()
+        else:
+            raise AttributeError(name)
+        return self.__dict__[name]
+
+    def _load_gcp(self) -> None:
+        data_dir = self.data_dir
+        self._acc = defaultdict(lambda: defaultdict(set))
+        self._acc_price = {}
         for r in read_rows("gcp_accelerators.csv", data_dir):
             self._acc[r["accelerator"]][r["zone"]].add(int(r["count"]))
             # A refreshed row may have no price yet (the Compute API lists none).
@@ -206,7 +229,7 @@ class Catalog:
                 _price(r["price_per_hour"]),
                 _price(r["spot_price_per_hour"]),
             )
-        self._machines: dict[str, GcpMachine] = {}
+        self._machines = {}
         zones: dict[str, set[str]] = defaultdict(set)
         shapes: dict[str, dict[str, str]] = {}
         for r in read_rows("gcp_machine_types.csv", data_dir):
@@ -225,19 +248,22 @@ class Catalog:
             self._machines[r["machine_type"]] = GcpMachine(
                 r["machine_type"], int(r["vcpus"]), float(r["memory_gib"]), None, None, None
             )
-        self._attach: dict[str, dict[int, AttachLimit]] = defaultdict(dict)
+        self._attach = defaultdict(dict)
         for r in read_rows("gcp_gpu_attach_limits.csv", data_dir):
             self._attach[r["accelerator"]][int(r["count"])] = AttachLimit(
                 int(r["max_vcpus"]), int(r["max_memory_gb"])
             )
-        self._models: dict[str, GpuModel] = {}
+        self._models = {}
         for r in read_rows("gcp_accelerator_models.csv", data_dir):
             self._models[r["accelerator"]] = GpuModel(
                 r["model"],
                 int(r["memory_mib"]),
                 tuple(p for p in r["mig_profiles"].split("|") if p),
             )
-        self._aws: dict[str, AwsInstance] = {}
+
+    def _load_aws(self) -> None:
+        data_dir = self.data_dir
+        self._aws = {}
         aws_az: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
         aws_shape: dict[str, dict[str, str]] = {}
         aws_price: dict[str, float] = {}
@@ -262,7 +288,7 @@ class Catalog:
                 int(r.get("local_storage_gb") or 0),
                 parse_cards(r.get("efa_cards") or ""),
             )
-        self._aws_families: dict[str, AwsGpuFamily] = {}
+        self._aws_families = {}
         for r in read_rows("aws_gpu_families.csv", data_dir):
             arch = r["architecture"]
             if arch != "x86_64" and arch != "arm64":
@@ -284,6 +310,11 @@ class Catalog:
         shapes = list(shapes)
         if not shapes:
             return self
+        # Load both clouds' tables before the shallow copy, so the copy shares none it then edits.
+        if "_acc" not in self.__dict__:
+            self._load_gcp()
+        if "_aws" not in self.__dict__:
+            self._load_aws()
         new = copy.copy(self)
         new._machines = dict(self._machines)
         new._acc = defaultdict(

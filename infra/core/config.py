@@ -21,9 +21,6 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from infra.core import rules
-from infra.core.config_eks import EksClusterSpec, EksPoolSpec
-from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
-from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.errors import ConfigIssue, Issues, RuleError, did_you_mean, join_path, shown
 from infra.core.stackfile import read_stack_file
@@ -34,11 +31,25 @@ SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 Platform = Literal["gke", "eks", "kubernetes"]
 PLATFORMS: tuple[Platform, ...] = ("gke", "eks", "kubernetes")
 
-_SCHEMAS: dict[str, tuple[type[BaseModel], type[BaseModel]]] = {
-    "gke": (GkeClusterSpec, GkePoolSpec),
-    "eks": (EksClusterSpec, EksPoolSpec),
-    "kubernetes": (KubernetesClusterSpec, KubernetesPoolSpec),
-}
+
+def _schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
+    """The (cluster, pool) models of one platform, imported only for a stack of that platform.
+
+    Each platform's models cost their import and pydantic schema build (EKS's ~30 ms); a GKE
+    plan has no use for the EKS ones.
+    """
+    if platform == "gke":
+        from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
+
+        return GkeClusterSpec, GkePoolSpec
+    if platform == "eks":
+        from infra.core.config_eks import EksClusterSpec, EksPoolSpec
+
+        return EksClusterSpec, EksPoolSpec
+    from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
+
+    return KubernetesClusterSpec, KubernetesPoolSpec
+
 
 # The keys this project reads under gpu-infra:.
 _PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces", "integrations")
@@ -167,7 +178,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         issues.raise_if_any()
         raise AssertionError("unreachable")
 
-    cluster_model, pool_model = _SCHEMAS[platform]
+    cluster_model, pool_model = _schemas(platform)
     cluster = (
         _validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
     )
