@@ -170,7 +170,7 @@ def _run(
             "resources": [r.to_json() for r in recording.resources],
             "outputs": recording.outputs,
         }
-        _write(json.dumps(doc, indent=2) + "\n")
+        _write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     else:
         from infra.planview.table import print_table
 
@@ -196,7 +196,7 @@ def _print_helm_values(plan: Plan, as_json: bool) -> int:
     if as_json:
         release = plan.operator.release if plan.operator is not None else None
         values = dict(release.values) if release is not None else {}
-        _write(json.dumps(values, indent=2, sort_keys=True) + "\n")
+        _write(json.dumps(values, indent=2, sort_keys=True, allow_nan=False) + "\n")
         return EXIT_OK
     _write(render_helm_values(plan))  # says so in a comment when the stack has no operator
     return EXIT_OK
@@ -211,7 +211,10 @@ def _print_diff(old: Any, new: Any, as_json: bool) -> int:
         ignored={r.urn: r.ignore_changes for r in new.resources if r.ignore_changes},
     )
     if as_json:
-        _write(json.dumps({"changes": [c.to_json() for c in changes]}, indent=2) + "\n")
+        _write(
+            json.dumps({"changes": [c.to_json() for c in changes]}, indent=2, allow_nan=False)
+            + "\n"
+        )
         return EXIT_OK
     from infra.planview.table import print_changes
 
@@ -227,7 +230,7 @@ def _print_integration(plan: Plan, name: str, as_json: bool) -> int:
     # no anchors/aliases that a reader might not expect.
     doc = json.loads(json.dumps(op.integrations.get(name, {}) if op is not None else {}))
     if as_json:
-        _write(json.dumps(doc, indent=2) + "\n")
+        _write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
     else:
         import yaml
 

@@ -17,6 +17,7 @@ from functools import cache
 from typing import Literal
 
 from infra.core.catalog import read_rows
+from infra.core.errors import ConfigErrors, ConfigIssue
 from quota.keys import VM_FAMILY_QUOTA, QuotaKey
 
 Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
@@ -205,7 +206,7 @@ def gcp_machine_family(machine_type: str) -> str:
 def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
     """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
     family = instance_type.split(".", 1)[0]
-    return next((c for c in aws_quota_classes() if c.family_regex.match(family)), None)
+    return next((c for c in aws_quota_classes() if c.family_regex.fullmatch(family)), None)
 
 
 def aws_quota_code(instance_type: str, spot: bool) -> str | None:
@@ -376,7 +377,7 @@ def aws_vm_quotas(
     A group that may launch several types counts fully against each class it may launch in.
 
     Raises:
-        KeyError: an instance type matches no quota class.
+        ConfigErrors: an instance type matches no quota class (the planner refuses those first).
     """
     src = (
         "aws_quota_classes.csv; https://docs.aws.amazon.com/ec2/latest/instancetypes/"
@@ -386,7 +387,9 @@ def aws_vm_quotas(
     for t in instance_types:
         code = aws_quota_code(t, spot)
         if code is None:
-            raise KeyError(t)
+            raise ConfigErrors(
+                [ConfigIssue(path="machineType", reason=f"{t!r} matches no EC2 vCPU quota class")]
+            )
         key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
         if all(d.key != key for d in out):
             out.append(Draw(key, vcpus, src))

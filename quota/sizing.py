@@ -6,13 +6,13 @@ renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adap
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from infra.core.catalog import Catalog
 from infra.core.errors import Issues, join_path
 from infra.core.plan import Plan
+from infra.core.system_pool import aws_vcpus_from_name, gcp_vcpus_of
 from quota.rules import (
     Provisioning,
     aws_quota_code,
@@ -43,8 +43,6 @@ GKE_REGIONAL_DEFAULT_ZONES = 3
 # and maxUnavailable (infra/components/eks.py sets update_config max_unavailable=1).
 # https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
 EKS_MAX_UNAVAILABLE = 1
-
-_GCP_VCPUS_SUFFIX = re.compile(r"^[a-z0-9]+-[a-z]+-([0-9]+)$")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,16 +93,6 @@ def _attr(obj: Any, names: tuple[str, ...], default: Any) -> Any:
         if value is not None:
             return value
     return default
-
-
-def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
-    """vCPUs of a GCP machine type: from the catalog, else from a predefined type's name."""
-    m = catalog.gcp_machine(machine_type)
-    if m is not None:
-        return m.vcpus
-    if match := _GCP_VCPUS_SUFFIX.match(machine_type):
-        return int(match.group(1))
-    return None
 
 
 def _gke_model(gp: Any) -> Provisioning:
@@ -267,7 +255,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
         vcpus = [
             v
             for t in system.instance_types
-            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or _aws_vcpus_from_name(t))
+            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or aws_vcpus_from_name(t))
         ]
         if len(vcpus) != len(system.instance_types):
             issues.add(
@@ -290,18 +278,3 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             )
         )
     return out
-
-
-# Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for the system
-# group's CPU instances, which the GPU catalog does not list. Only sizes whose count holds across
-# families: "medium" is 1 vCPU on a1/m6g but 2 on t3, so it stays unknown (an issue, not a guess).
-_AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
-
-
-def _aws_vcpus_from_name(instance_type: str) -> int | None:
-    size = instance_type.split(".", 1)[-1]
-    if size in _AWS_SIZE_VCPUS:
-        return _AWS_SIZE_VCPUS[size]
-    if m := re.match(r"^([0-9]+)xlarge$", size):
-        return 4 * int(m.group(1))
-    return None

@@ -87,9 +87,9 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
     >>> gcp_region_of("us-central1-a")
     ('us-central1', 'us-central1-a')
     """
-    if m := _GCP_ZONE.match(location):
+    if m := _GCP_ZONE.fullmatch(location):
         return m.group(1), location
-    if _GCP_REGION.match(location):
+    if _GCP_REGION.fullmatch(location):
         return location, None
     return None
 
@@ -129,7 +129,9 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
     """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program."""
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    return {
+        k: v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in config.items()
+    }
 
 
 def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
@@ -288,7 +290,7 @@ def _location(
             issues.add("gcp:zone", f"{gzone!r} is not a zone of region {region}")
         return region, zone, project if isinstance(project, str) else None
     if platform == "eks":
-        if not _AWS_REGION.match(loc):
+        if not _AWS_REGION.fullmatch(loc):
             issues.add("cluster.location", f"{loc!r} is not an AWS region such as us-west-2")
             return None, None, None
         given = providers.get("aws:region")

@@ -20,7 +20,7 @@ _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 
 def _dns_label(max_len: int):
     def check(v: str) -> str:
-        if len(v) > max_len or not _DNS_LABEL.match(v):
+        if len(v) > max_len or not _DNS_LABEL.fullmatch(v):
             raise ValueError(
                 f"{v!r} must be lowercase letters, digits and '-', start with a letter, "
                 f"end with a letter or digit, at most {max_len} characters"

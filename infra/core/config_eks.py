@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from infra.core import rules
-from infra.core.config_base import ClusterBase, Model, PoolBase
+from infra.core.config_base import ClusterBase, Model, PoolBase, TaintSpec
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
 # variants only). AL2_x86_64_GPU is listed so the planner can reject it with the reason (EOS
@@ -51,8 +51,17 @@ class EksCapacityReservationSpec(Model):
     preference: Literal["capacity-reservations-only", "open", "none"] | None = None
 
 
+class EksTaintSpec(TaintSpec):
+    """A node-group taint as the EKS API takes it (key at most 63 characters, no kubernetes.io/)."""
+
+    key: rules.EksTaintKey  # type: ignore[assignment]
+
+
 class EksPoolSpec(PoolBase):
     """One EKS managed GPU node group."""
+
+    labels: rules.EksNodeLabels = Field(default_factory=dict)  # type: ignore[assignment]
+    taints: list[EksTaintSpec] = Field(default_factory=list)  # type: ignore[assignment]
 
     # A list only for spot: same-shape types (GPU model, GPU count, vCPUs, CPU architecture) the
     # group may launch; the planner rejects mismatched shapes.
@@ -100,7 +109,8 @@ class EksAccessEntrySpec(Model):
 
     principal_arn: rules.IamPrincipalArn
     policy: AccessPolicy = "cluster-admin"
-    namespaces: list[str] | None = None  # scope the policy to these namespaces; default cluster
+    # scope the policy to these namespaces; default cluster
+    namespaces: list[rules.AccessScopeNamespace] | None = None
 
 
 class EksAutoscalerSpec(Model):
@@ -119,6 +129,8 @@ class EksAutoscalerSpec(Model):
 
 class EksClusterSpec(ClusterBase):
     """The EKS cluster: created with pulumi-eks or attached with ``existing: true``."""
+
+    name: rules.EksClusterName  # type: ignore[assignment]  # EKS's own rule (CreateCluster)
 
     kubernetes_version: rules.EksVersion = "1.33"
     vpc: EksVpcSpec = Field(default_factory=EksVpcSpec)

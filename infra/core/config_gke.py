@@ -47,7 +47,7 @@ class ReservationSpec(Model):
 class FlexStartSpec(Model):
     """DWS flex-start: nodes for at most ``maxRunDuration``, obtained when capacity frees up."""
 
-    max_run_duration: str = Field(default="604800s", pattern=r"^[1-9][0-9]*s$")
+    max_run_duration: rules.MaxRunDuration = "604800s"
 
 
 class BestEffortSpec(Model):
@@ -105,7 +105,7 @@ class MaintenanceWindowSpec(Model):
 
     start: str = "2026-01-03T00:00:00Z"  # a Saturday
     end: str = "2026-01-03T08:00:00Z"
-    recurrence: str = "FREQ=WEEKLY;BYDAY=SA,SU"
+    recurrence: rules.RRule = "FREQ=WEEKLY;BYDAY=SA,SU"
 
 
 ExclusionScope = Literal["NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"]
@@ -140,13 +140,14 @@ ReleaseChannel = Literal["UNSPECIFIED", "RAPID", "REGULAR", "STABLE", "EXTENDED"
 class GkeClusterSpec(ClusterBase):
     """The GKE cluster: created (regional by default) or attached with ``existing: true``."""
 
+    name: rules.GkeClusterName  # type: ignore[assignment]  # GKE's own rule
     release_channel: ReleaseChannel = "REGULAR"
     min_master_version: rules.GkeVersion | None = (
         None  # e.g. "1.33"; GKE-only sharing/config rules read it
     )
     deletion_protection: bool = True
-    network: str | None = None
-    subnetwork: str | None = None
+    network: rules.GceNetwork | None = None
+    subnetwork: rules.GceSubnetwork | None = None
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
     private_nodes: bool = False  # nodes without external IPs

@@ -47,6 +47,10 @@ class KubernetesPoolSpec(PoolBase):
     """
 
     gpu: OnPremGpuSpec
+    # Applied by an API NodePatch, not by the kubelet's --node-labels: the kubelet's self-labelling
+    # limit (NodeRestriction, KEP 279) does not bind an admin's patch, so node-role.kubernetes.io/*
+    # is fine here (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
+    labels: rules.Labels = Field(default_factory=dict)  # type: ignore[assignment]
     node_selector: rules.Labels = Field(min_length=1)
     vcpus: int = Field(ge=1, le=4096)
     memory_gib: float = Field(gt=0, le=65536)

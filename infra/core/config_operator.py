@@ -62,11 +62,17 @@ class GpuOperatorSpec(Model):
     @field_validator("toolkit_env")
     @classmethod
     def _env_names(cls, v: dict[str, str | bool | int]) -> dict[str, str | bool | int]:
-        bad = [k for k in v if not re.match(_ENV_NAME, k)]
+        bad = [k for k in v if not re.fullmatch(_ENV_NAME, k)]
         if bad:
             verb = "is not an environment variable name" if len(bad) == 1 else "are not env names"
             raise ValueError(f"{', '.join(map(repr, bad))} {verb} (letters, digits, _)")
         rules.check_toolkit_env(v)
+        return v
+
+    @field_validator("values")
+    @classmethod
+    def _image_values(cls, v: dict[str, Any]) -> dict[str, Any]:
+        rules.check_operator_values(v)
         return v
 
 

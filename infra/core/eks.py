@@ -46,6 +46,7 @@ from infra.core.eks_network import (
 )
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
+from infra.core.system_pool import aws_system_type_problem
 
 SYSTEM_GROUP = "system"
 # The system (CPU) group's AMI; AL2023 is the EKS default OS from Kubernetes 1.30.
@@ -327,11 +328,8 @@ def _plan_system(
         issues.add(
             "cluster.systemPool.minNodes", f"{sp.min_nodes} is above maxNodes {sp.max_nodes}"
         )
-    if catalog.aws_instance(sp.machine_type) is not None:
-        issues.add(
-            "cluster.systemPool.machineType",
-            f"{sp.machine_type!r} is a GPU instance type; the system group should be CPU only",
-        )
+    if problem := aws_system_type_problem(sp.machine_type, catalog):
+        issues.add("cluster.systemPool.machineType", problem)
     azs = network.control_plane_az_ids if network is not None else ()
     immutable = {
         "instanceTypes": [sp.machine_type],

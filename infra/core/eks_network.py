@@ -95,7 +95,7 @@ def plan_network(
 ) -> EksNetworkPlan | None:
     """The VPC to create, or the given one checked against the region's AZ IDs."""
     vpc = cluster.vpc
-    prefix = _AZ_ID.match(next(iter(region_azs)))
+    prefix = _AZ_ID.fullmatch(next(iter(region_azs)))
     region_code = prefix.group(1) if prefix else ""
     if vpc.private_subnets is None:
         if vpc.id is not None:
@@ -110,7 +110,7 @@ def plan_network(
             )
             return None
         # AZ IDs beyond az15 would not fit the /16's layout (none exists in the catalog).
-        azs = sorted(a for a in region_azs if _AZ_ID.match(a) and az_number(a) <= MAX_AZ_NUMBER)
+        azs = sorted(a for a in region_azs if _AZ_ID.fullmatch(a) and az_number(a) <= MAX_AZ_NUMBER)
         private, public = subnet_cidrs(vpc.cidr, azs)
         control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
         if len(public) < MIN_PUBLIC_SUBNETS:
@@ -151,7 +151,7 @@ def plan_network(
                 f"{', '.join(sorted(region_azs))}; names like {region}a differ per account, IDs "
                 f"like {region_code}-az1 do not)",
             )
-        if not _SUBNET_ID.match(subnet):
+        if not _SUBNET_ID.fullmatch(subnet):
             ok = False
             issues.add(path, f"{subnet!r} is not a subnet ID (subnet-0123abcd...)")
     azs = sorted(vpc.private_subnets)

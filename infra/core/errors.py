@@ -14,6 +14,8 @@ from typing import Any
 MAX_VALUE = 80
 # One problem, one line: nothing a user must scroll through.
 MAX_LINE = 400
+# A generated or pasted file can hold thousands of problems; the first ones are what gets fixed.
+MAX_SHOWN_ISSUES = 50
 
 
 def shown(value: Any, limit: int = MAX_VALUE) -> str:
@@ -85,7 +87,10 @@ class ConfigErrors(Exception):
         super().__init__(str(self))
 
     def __str__(self) -> str:
-        return "\n".join(str(i) for i in self.issues)
+        shown_ = [str(i) for i in self.issues[:MAX_SHOWN_ISSUES]]
+        if (more := len(self.issues) - MAX_SHOWN_ISSUES) > 0:
+            shown_.append(f"\u2026 and {more} more problem{'s' if more > 1 else ''}")
+        return "\n".join(shown_)
 
 
 class Issues:

@@ -38,6 +38,7 @@ from infra.core.gke_model import (
 )
 from infra.core.gke_pools import PoolContext, plan_pools
 from infra.core.kubeconfig import exec_kubeconfig
+from infra.core.system_pool import gcp_system_type_problem
 
 __all__ = [
     "ACCELERATOR_LABEL",
@@ -67,6 +68,10 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     region = config.region or ""
     split = gcp_region_of(cluster.location)
     cluster_plan, notes = plan_cluster(cluster, project, issues)
+    if not cluster.existing and (
+        problem := gcp_system_type_problem(cluster.system_pool.machine_type, catalog)
+    ):
+        issues.add("cluster.systemPool.machineType", problem)
     ctx = PoolContext(
         region=region,
         cluster_zone=cluster.location if split is not None and split[1] is not None else None,

@@ -172,7 +172,7 @@ def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
         return
     if w.recurrence == "FREQ=DAILY":
         per_32 = 32 * min(hours, 24)
-    elif (match := _WEEKLY.match(w.recurrence)) is not None:
+    elif (match := _WEEKLY.fullmatch(w.recurrence)) is not None:
         # Any 32 days hold at least 4 of each weekday.
         per_32 = 4 * len(set(match.group(1).split(","))) * min(hours, 24)
     else:

@@ -299,7 +299,7 @@ def _check_compact(
 
 def gke_version(v: str) -> tuple[int, ...] | None:
     """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000), ``1.32`` -> (1, 32); ``None`` if not a version."""
-    m = re.match(r"^(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?$", v)
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", v, re.ASCII)
     if m is None:
         return None
     return tuple(int(g) for g in m.groups() if g is not None)

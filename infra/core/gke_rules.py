@@ -141,7 +141,7 @@ def reservation_affinity(
         issues.add(join_path(rpath, "name"), "required when type is specific")
     if res.type != "specific" and res.name:
         issues.add(join_path(rpath, "name"), f"only used with type specific (type is {res.type})")
-    if res.name and not _RESERVATION_NAME.match(res.name):
+    if res.name and not _RESERVATION_NAME.fullmatch(res.name):
         issues.add(
             join_path(rpath, "name"),
             f"{res.name!r} is not a reservation name (NAME, or projects/PROJECT/reservations/NAME "

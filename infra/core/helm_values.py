@@ -53,7 +53,7 @@ def version_tuple(version: str) -> tuple[int, int, int]:
     Raises:
         ValueError: not a ``vMAJOR.MINOR.PATCH`` version.
     """
-    m = _VERSION.match(version)
+    m = _VERSION.fullmatch(version)
     if m is None:
         raise ValueError(f"{version!r} is not a chart version like v26.7.0")
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
@@ -131,7 +131,7 @@ def merge_settings(
     leaves: dict[str, Setting] = {}
     env: dict[str, dict[str, Setting]] = {}
     for s in settings:
-        if m := _ENV_ITEM.match(s.path):
+        if m := _ENV_ITEM.fullmatch(s.path):
             env.setdefault(m.group("list"), {})[m.group("name")] = s
         else:
             # A parent set later replaces what was set below it (and vice versa).

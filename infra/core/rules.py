@@ -29,7 +29,9 @@ _RFC1035_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
 
 
 def _full(pattern: str) -> re.Pattern[str]:
-    return re.compile(rf"^(?:{pattern})$")
+    # Used with fullmatch: Python's "$" also matches before a final "\n", Go's regexp (which the
+    # API servers run) does not. ASCII: Python's \w and \d also match non-ASCII letters and digits.
+    return re.compile(pattern, re.ASCII)
 
 
 _RE_DNS1123_LABEL = _full(_DNS1123_LABEL)
@@ -44,7 +46,7 @@ def _rule(check: Callable[[Any], Any]) -> AfterValidator:
 
 def check_dns1123_label(v: str) -> str:
     """A DNS-1123 label: Namespace names, most object names (apimachinery IsDNS1123Label)."""
-    if len(v) > 63 or not _RE_DNS1123_LABEL.match(v):
+    if len(v) > 63 or not _RE_DNS1123_LABEL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a DNS-1123 label: lowercase letters, digits and '-', starting and "
             "ending with a letter or digit, at most 63 characters"
@@ -54,7 +56,7 @@ def check_dns1123_label(v: str) -> str:
 
 def check_dns1123_subdomain(v: str) -> str:
     """A DNS-1123 subdomain: Node and RuntimeClass names (apimachinery IsDNS1123Subdomain)."""
-    if len(v) > 253 or not _RE_DNS1123_SUBDOMAIN.match(v):
+    if len(v) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', "
             "each part starting and ending with a letter or digit, at most 253 characters"
@@ -66,9 +68,9 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
     """``[prefix/]name``: label, annotation and taint keys (apimachinery IsQualifiedName)."""
     prefix, slash, name = v.rpartition("/")
     problems = []
-    if slash and (not prefix or len(prefix) > 253 or not _RE_DNS1123_SUBDOMAIN.match(prefix)):
+    if slash and (not prefix or len(prefix) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(prefix)):
         problems.append("its prefix must be a DNS-1123 subdomain (lowercase, at most 253)")
-    if not name or len(name) > 63 or not _RE_QUALIFIED_NAME.match(name):
+    if not name or len(name) > 63 or not _RE_QUALIFIED_NAME.fullmatch(name):
         problems.append(
             "its name must be at most 63 letters, digits, '-', '_' or '.', starting and ending "
             "with a letter or digit"
@@ -80,7 +82,7 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
 
 def check_label_value(v: str, what: str = "label value") -> str:
     """Empty, or at most 63 alphanumerics, '-', '_', '.' (apimachinery IsValidLabelValue)."""
-    if v and (len(v) > 63 or not _RE_QUALIFIED_NAME.match(v)):
+    if v and (len(v) > 63 or not _RE_QUALIFIED_NAME.fullmatch(v)):
         raise ValueError(
             f"{shown(v)} is not a valid {what}: at most 63 letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit (or empty)"
@@ -140,6 +142,56 @@ def check_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
                 "well-known topology labels",
                 at=(key,),
             )
+    return v
+
+
+# EKS managed node groups: label keys and values 1-63 characters, the key counted whole, prefix
+# included (https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateLabelsPayload.html);
+# "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]"
+# (InvalidParameterException quoted in eksctl-io/eksctl#4007; aws/containers-roadmap#1451).
+EKS_RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
+EKS_MAX_LABEL = 63
+
+
+def check_eks_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
+    """EKS node-group labels: the EKS API's lengths and reserved prefixes, then node-label rules."""
+    for key, value in v.items():
+        if len(key) > EKS_MAX_LABEL:
+            raise RuleError(
+                f"{shown(key)} is {len(key)} characters; EKS takes label keys of at most "
+                f"{EKS_MAX_LABEL}, prefix included",
+                at=(key,),
+            )
+        if value == "" or len(value) > EKS_MAX_LABEL:
+            raise RuleError(
+                f"{shown(value)}: EKS takes label values of 1-{EKS_MAX_LABEL} characters "
+                "(an empty value is refused)",
+                at=(key,),
+            )
+        if reserved := next((p for p in EKS_RESERVED_LABEL_PREFIXES if p in key), None):
+            raise RuleError(
+                f"{shown(key)}: EKS refuses node-group labels containing the reserved prefix "
+                f"{reserved} (reserved: {', '.join(EKS_RESERVED_LABEL_PREFIXES)})",
+                at=(key,),
+            )
+    return check_node_labels(v)
+
+
+# EKS Taint: key 1-63 characters, value 0-63
+# (https://docs.aws.amazon.com/eks/latest/APIReference/API_Taint.html); kubernetes.io/ keys are
+# reserved (alphagov/govuk-infrastructure#1264: EKS refuses a kubernetes.io/ taint key).
+def check_eks_taint_key(v: str) -> str:
+    """An EKS node-group taint key: a Kubernetes taint key of at most 63 characters in all."""
+    check_taint_key(v)
+    if len(v) > EKS_MAX_LABEL:
+        raise ValueError(
+            f"{shown(v)} is {len(v)} characters; EKS takes taint keys of at most "
+            f"{EKS_MAX_LABEL}, prefix included"
+        )
+    if "kubernetes.io/" in v:
+        raise ValueError(
+            f"{shown(v)}: EKS refuses taint keys with the reserved kubernetes.io/ prefix"
+        )
     return v
 
 
@@ -209,11 +261,67 @@ def check_image_reference(v: str) -> str:
     name = v.split("@", 1)[0]
     if name.rfind(":") > name.rfind("/"):
         name = name[: name.rfind(":")]  # drop the tag, not a registry port
-    if len(v) > 512 or not _RE_IMAGE.match(v) or len(name) > 255:  # NameTotalLengthMax = 255
+    if len(v) > 512 or not _RE_IMAGE.fullmatch(v) or len(name) > 255:  # NameTotalLengthMax = 255
         raise ValueError(
             f"{shown(v)} is not an image reference: registry/repository[:tag][@digest], "
             "lowercase repository path, no spaces or shell characters"
         )
+    return v
+
+
+_RE_IMAGE_REPOSITORY = _full(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*")
+_RE_TAG_OR_DIGEST = _full(rf"{_TAG}|{_DIGEST}")
+
+
+def check_image_repository(v: str) -> str:
+    """``registry/path`` without tag (the chart's ``*.repository``; distribution/reference)."""
+    if len(v) > 255 or not _RE_IMAGE_REPOSITORY.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image repository: registry/path, lowercase path, no tag, "
+            "spaces or shell characters"
+        )
+    return v
+
+
+def check_image_tag(v: str) -> str:
+    """An image tag (``v25.3.0``) or digest (``sha256:...``), as the chart's ``*.version``."""
+    if not _RE_TAG_OR_DIGEST.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image tag (letters, digits, '_', '.', '-', at most 128) or "
+            "digest (sha256:...)"
+        )
+    return v
+
+
+def check_operator_values(v: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Image fields in free-form chart values: ``*.repository``, ``*.image``, ``*.version`` (an
+    image tag wherever the chart has one; "" leaves the chart default) and
+    ``operator.runtimeClass`` (gpu-operator values.yaml names them so)."""
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, (*at, i))
+            return
+        if not isinstance(node, Mapping):
+            return
+        for key, value in node.items():
+            here = (*at, key)
+            try:
+                if isinstance(value, str):
+                    if key == "repository":
+                        check_image_repository(value)
+                    elif key == "image":
+                        check_image_reference(value)
+                    elif key == "version" and value:  # every chart `version` is an image tag
+                        check_image_tag(value)
+                    elif here == ("operator", "runtimeClass"):
+                        check_runtime_class(value)
+            except ValueError as e:
+                raise RuleError(str(e), at=here) from None
+            walk(value, here)
+
+    walk(v, ())
     return v
 
 
@@ -262,9 +370,24 @@ def check_runtime_class(v: str) -> str:
         ) from None
 
 
-# toolkit.env variables whose values are host paths (NVIDIA container-toolkit installer options,
-# gpu-operator docs "Custom configuration for runtime containerd").
-_PATH_ENV_SUFFIXES = ("_CONFIG", "_SOCKET", "_PATH", "_DIR", "_ROOT")
+# toolkit.env variables whose values are host paths, listed by name (a suffix guess misread the
+# boolean CONTAINERD_USE_LEGACY_CONFIG): NVIDIA/gpu-operator controllers/object_controls.go sets
+# RUNTIME_CONFIG, CONTAINERD_CONFIG, RUNTIME_SOCKET, CONTAINERD_SOCKET, RUNTIME_DROP_IN_CONFIG and
+# RUNTIME_DROP_IN_CONFIG_HOST_PATH; NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer reads
+# HOST_ROOT_MOUNT and DOCKER_CONFIG / DOCKER_SOCKET.
+_PATH_ENV = frozenset(
+    {
+        "RUNTIME_CONFIG",
+        "CONTAINERD_CONFIG",
+        "DOCKER_CONFIG",
+        "RUNTIME_SOCKET",
+        "CONTAINERD_SOCKET",
+        "DOCKER_SOCKET",
+        "RUNTIME_DROP_IN_CONFIG",
+        "RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+        "HOST_ROOT_MOUNT",
+    }
+)
 MAX_ENV_VALUE = 4096
 
 
@@ -275,7 +398,7 @@ def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
             try:
                 if name == "CONTAINERD_RUNTIME_CLASS":
                     check_runtime_class(value)
-                elif name.endswith(_PATH_ENV_SUFFIXES):
+                elif name in _PATH_ENV:
                     check_host_path(value)
                 elif len(value) > MAX_ENV_VALUE or "\n" in value or "\r" in value or "\0" in value:
                     raise ValueError(f"{shown(value)} must be one line of at most {MAX_ENV_VALUE}")
@@ -293,7 +416,7 @@ _RE_GCP_PROJECT = re.compile(r"^(?:[a-z0-9][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{
 
 def check_gcp_project_id(v: Any) -> str:
     """A GCP project ID (not its display name or number)."""
-    if not isinstance(v, str) or not _RE_GCP_PROJECT.match(v):
+    if not isinstance(v, str) or not _RE_GCP_PROJECT.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a project ID: 6-30 lowercase letters, digits and '-', starting "
             "with a letter (the ID, not the display name)"
@@ -313,13 +436,13 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     if len(v) > 64:
         raise ValueError(f"{len(v)} labels; GCE allows at most 64 per resource")
     for key, value in v.items():
-        if not _RE_GCE_LABEL_KEY.match(key) or key != key.lower():
+        if not _RE_GCE_LABEL_KEY.fullmatch(key) or key != key.lower():
             raise RuleError(
                 f"{shown(key)} is not a GCE label key: 1-63 lowercase letters, digits, '_' or '-', "
                 "starting with a letter",
                 at=(key,),
             )
-        if not _RE_GCE_LABEL_VALUE.match(value) or value != value.lower():
+        if not _RE_GCE_LABEL_VALUE.fullmatch(value) or value != value.lower():
             raise RuleError(
                 f"{shown(value)} is not a GCE label value: at most 63 lowercase letters, "
                 "digits, '_' or '-'",
@@ -330,7 +453,7 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
 
 def check_gce_resource_name(v: str) -> str:
     """A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks."""
-    if len(v) > 63 or not _RE_RFC1035_LABEL.match(v):
+    if len(v) > 63 or not _RE_RFC1035_LABEL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GCE resource name: lowercase letters, digits and '-', starting "
             "with a letter, at most 63 characters"
@@ -358,7 +481,7 @@ _RE_GKE_VERSION = re.compile(r"^(latest|-|[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-
 
 def check_gke_version(v: str) -> str:
     """A GKE version or alias: ``latest``, ``1.33``, ``1.33.5``, ``1.33.5-gke.1``."""
-    if not _RE_GKE_VERSION.match(v):
+    if not _RE_GKE_VERSION.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N (e.g. 1.33)"
         )
@@ -371,7 +494,7 @@ _RE_EKS_VERSION = re.compile(r"^1\.[0-9]{2}$")
 
 def check_eks_version(v: str) -> str:
     """An EKS Kubernetes version: ``1.X`` (no patch, no ``v``)."""
-    if not _RE_EKS_VERSION.match(v):
+    if not _RE_EKS_VERSION.fullmatch(v):
         raise ValueError(f"{shown(v)} is not an EKS Kubernetes version such as 1.33 (major.minor)")
     return v
 
@@ -387,10 +510,92 @@ _RE_GCE_MACHINE = re.compile(
 
 def check_gce_machine_type(v: str) -> str:
     """A GCE machine type name (family-type-vCPUs)."""
-    if not _RE_GCE_MACHINE.match(v):
+    if not _RE_GCE_MACHINE.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not a GCE machine type such as e2-standard-4 or n2-highmem-8 "
             "(family-type-vCPUs)"
+        )
+    return v
+
+
+# GKE Cluster.name: up to 40 lowercase letters, digits and '-', starting with a letter, ending with
+# a letter or digit (google.cloud.container_v1.types.Cluster.name).
+_RE_GKE_CLUSTER = _full(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
+
+
+def check_gke_cluster_name(v: str) -> str:
+    """A GKE cluster name (container v1 ``Cluster.name``)."""
+    if not _RE_GKE_CLUSTER.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GKE cluster name: lowercase letters, digits and '-', starting "
+            "with a letter, ending with a letter or digit, at most 40 characters"
+        )
+    return v
+
+
+# GKE Cluster.network / subnetwork: a name, or the resource path of a (Shared VPC) network
+# (container v1 Cluster.network "the name of the Google Compute Engine network"; resource paths
+# projects/P/global/networks/N, projects/P/regions/R/subnetworks/N:
+# https://cloud.google.com/compute/docs/naming-resources).
+_RE_GCE_NETWORK_PATH = _full(r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/([^/]+)")
+_RE_GCE_SUBNETWORK_PATH = _full(
+    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/([^/]+)"
+)
+
+
+def check_gce_network(v: str) -> str:
+    """A VPC network: RFC 1035 name or ``projects/P/global/networks/N``."""
+    m = _RE_GCE_NETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a network: an RFC 1035 name (lowercase, starting with a letter, "
+            "at most 63) or projects/PROJECT/global/networks/NAME"
+        ) from None
+    return v
+
+
+def check_gce_subnetwork(v: str) -> str:
+    """A subnetwork: RFC 1035 name or ``projects/P/regions/R/subnetworks/N``."""
+    m = _RE_GCE_SUBNETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a subnetwork: an RFC 1035 name (lowercase, starting with a "
+            "letter, at most 63) or projects/PROJECT/regions/REGION/subnetworks/NAME"
+        ) from None
+    return v
+
+
+# Maintenance recurrence: an RFC 5545 RRULE (GKE MaintenanceWindow.recurringWindow.recurrence),
+# FREQ first, KEY=VALUE parts separated by ';', one line.
+_RE_RRULE = _full(r"FREQ=(?:DAILY|WEEKLY|MONTHLY)(?:;[A-Z]+=[A-Z0-9,+:-]+)*")
+
+
+def check_rrule(v: str) -> str:
+    """A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``."""
+    if len(v) > 512 or not _RE_RRULE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU "
+            "(FREQ=DAILY|WEEKLY|MONTHLY, then ;KEY=VALUE parts)"
+        )
+    return v
+
+
+# Flex-start VMs run for at most seven days
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
+MAX_FLEX_RUN_SECONDS = 7 * 24 * 3600
+
+
+def check_max_run_duration(v: str) -> str:
+    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
+    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
+        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
+    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
+        raise ValueError(
+            f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
         )
     return v
 
@@ -405,8 +610,23 @@ _RE_EC2_TYPE = re.compile(
 
 def check_ec2_instance_type(v: str) -> str:
     """An EC2 instance type name such as m6i.large."""
-    if not _RE_EC2_TYPE.match(v):
+    if not _RE_EC2_TYPE.fullmatch(v):
         raise ValueError(f"{shown(v)} is not an EC2 instance type such as m6i.large (family.size)")
+    return v
+
+
+# EKS CreateCluster name: letters (case-sensitive), digits, '-' and '_', starting with a letter or
+# digit, 1-100 characters (https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateCluster.html).
+_RE_EKS_CLUSTER = _full(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}")
+
+
+def check_eks_cluster_name(v: str) -> str:
+    """An EKS cluster name as CreateCluster accepts it."""
+    if not _RE_EKS_CLUSTER.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an EKS cluster name: letters, digits, '-' and '_', starting with a "
+            "letter or digit, at most 100 characters"
+        )
     return v
 
 
@@ -420,14 +640,29 @@ _RE_AZ_NAME = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-[0-9]+[a-z]$")
 
 def check_az_id(v: str) -> str:
     """An AZ ID (usw2-az1); an AZ name is explained as such."""
-    if _RE_AZ_ID.match(v):
+    if _RE_AZ_ID.fullmatch(v):
         return v
-    if _RE_AZ_NAME.match(v):
+    if _RE_AZ_NAME.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is an AZ name; give AZ IDs such as usw2-az1 (names map to different "
             "zones in each account: aws ec2 describe-availability-zones shows the ZoneId)"
         )
     raise ValueError(f"{shown(v)} is not an AZ ID such as usw2-az1")
+
+
+# EKS access policy scope: Kubernetes namespace names; "You can use wildcard characters for a
+# namespace name" at its end, e.g. dev-* (https://docs.aws.amazon.com/eks/latest/userguide/access-policies.html).
+_RE_SCOPE_NAMESPACE = _full(rf"{_DNS1123_LABEL}|[a-z0-9][-a-z0-9]*\*")
+
+
+def check_access_scope_namespace(v: str) -> str:
+    """A namespace an EKS access policy is scoped to: a DNS-1123 label, or a prefix ending in ``*``."""
+    if len(v) > 63 or not _RE_SCOPE_NAMESPACE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a namespace or namespace prefix: a DNS-1123 label (lowercase, "
+            "digits, '-', at most 63), optionally ending in '*' (dev-*)"
+        )
+    return v
 
 
 # EKS public endpoint: at most 40 CIDR blocks
@@ -475,7 +710,9 @@ def check_public_access_cidrs(v: list[str]) -> list[str]:
         except ValueError as e:
             raise RuleError(str(e), at=(i,)) from None
         net = ipaddress.IPv4Network(cidr)
-        if net.prefixlen > 0 and any(net.overlaps(n) for n in _NON_PUBLIC):
+        # Inside a non-public block, never merely overlapping one: 0.0.0.0/1 + 128.0.0.0/1 is the
+        # whole internet split in two and valid (it spans private ranges, as 0.0.0.0/0 does).
+        if any(net.subnet_of(n) for n in _NON_PUBLIC):
             raise RuleError(
                 f"{cidr} is not a public range; the public endpoint is reached from the "
                 "internet (use the private endpoint for VPC-internal access)",
@@ -501,7 +738,8 @@ def check_vpc_cidr(v: str) -> str:
 # (EKS CreateAccessEntry API reference, principalArn).
 _RE_IAM_PRINCIPAL = re.compile(
     r"^arn:aws(?:-cn|-us-gov|-iso|-iso-[a-z])?:iam::[0-9]{12}:(?:role|user)"
-    r"/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$"
+    r"/(?:[\w+=,.@-]+/)*[\w+=,.@-]{1,64}$",
+    re.ASCII,  # IAM names are ASCII; Python's \w is not
 )
 
 
@@ -516,7 +754,7 @@ def check_iam_principal_arn(v: str) -> str:
             f"{shown(v)} is an STS session; access entries take the IAM role ARN "
             "(arn:aws:iam::ACCOUNT:role/NAME)"
         )
-    if len(v) > 2048 or not _RE_IAM_PRINCIPAL.match(v):
+    if len(v) > 2048 or not _RE_IAM_PRINCIPAL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not an IAM role or user ARN such as arn:aws:iam::111122223333:role/admins"
         )
@@ -535,6 +773,15 @@ NodeLabels = Annotated[dict[str, str], _rule(check_node_labels)]
 GpuNamespaceLabels = Annotated[dict[str, str], _rule(check_gpu_namespace_labels)]
 TaintKey = Annotated[str, _rule(check_taint_key)]
 TaintValue = Annotated[str, _rule(check_taint_value)]
+EksNodeLabels = Annotated[dict[str, str], _rule(check_eks_node_labels)]
+EksTaintKey = Annotated[str, _rule(check_eks_taint_key)]
+GkeClusterName = Annotated[str, _rule(check_gke_cluster_name)]
+EksClusterName = Annotated[str, _rule(check_eks_cluster_name)]
+GceNetwork = Annotated[str, _rule(check_gce_network)]
+GceSubnetwork = Annotated[str, _rule(check_gce_subnetwork)]
+RRule = Annotated[str, _rule(check_rrule)]
+MaxRunDuration = Annotated[str, _rule(check_max_run_duration)]
+AccessScopeNamespace = Annotated[str, _rule(check_access_scope_namespace)]
 ImageReference = Annotated[str, _rule(check_image_reference)]
 HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]

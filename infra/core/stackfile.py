@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import codecs
 import difflib
+import math
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,10 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
                 )
             node = _node(super().compose_node(parent, index))  # type: ignore[arg-type]
             self._depth -= 1
+            if isinstance(node, ScalarNode):
+                self._check_scalar(node, is_key=index is None and isinstance(parent, MappingNode))
+            elif self._in_free_form() and node.tag not in _JSON_TAGS:
+                raise _Refused(None, None, self._not_json(node), node.start_mark)
             self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in _children(node))
             if size > MAX_NODES:
                 raise _Refused(
@@ -108,6 +113,59 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
             return node
         finally:
             self._keys.pop()
+
+    def _path(self) -> str:
+        """``<key path>: `` of the node being composed (empty at the root)."""
+        path = _key_path([k for k in self._keys[1:] if k is not None])
+        return f"{path}: " if path else ""
+
+    def _in_free_form(self) -> bool:
+        """Inside ``gpuOperator.values``: passed to Helm as JSON, so only JSON types."""
+        return self._keys[1:4] == ["config", "gpu-infra:gpuOperator", "values"]
+
+    def _not_json(self, node: Node) -> str:
+        kind = node.tag.rsplit(":", 1)[-1]
+        return (
+            f"{self._path()}a YAML {kind} is not a JSON value; Helm values take strings, "
+            "numbers, booleans, null, lists and mappings (quote it to pass a string)"
+        )
+
+    def _check_scalar(self, node: ScalarNode, *, is_key: bool) -> None:
+        """Scalars PyYAML (YAML 1.1) reads unlike Pulumi (Go, YAML 1.2) or JSON, refused early."""
+        where = self._path()
+        value = node.value
+        if is_key and node.tag == _BOOL_TAG:
+            raise _Refused(
+                None,
+                None,
+                f"{where}key {value!r} is read as boolean (YAML 1.1); quote it: '{value}'",
+                node.start_mark,
+            )
+        if node.tag in (_INT_TAG, _FLOAT_TAG) and ":" in value:
+            raise _Refused(
+                None,
+                None,
+                f"{where}{value!r} is read as a base-60 number (YAML 1.1 sexagesimal); "
+                f"quote it: '{value}'",
+                node.start_mark,
+            )
+        if node.tag == _INT_TAG and not _fits_int64(value):
+            raise _Refused(
+                None,
+                None,
+                f"{where}integer {shown(value, 40)} is outside the 64-bit range the "
+                "Pulumi and Kubernetes APIs take",
+                node.start_mark,
+            )
+        if node.tag == _FLOAT_TAG and not _finite(value):
+            raise _Refused(
+                None,
+                None,
+                f"{where}{value} is not a finite number (JSON has none)",
+                node.start_mark,
+            )
+        if self._in_free_form() and node.tag not in _JSON_TAGS:
+            raise _Refused(None, None, self._not_json(node), node.start_mark)
 
     def compose_mapping_node(self, anchor: str | None) -> MappingNode:  # type: ignore[override]
         node = super().compose_mapping_node(anchor)  # type: ignore[arg-type]
@@ -126,6 +184,51 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
                     key.start_mark,
                 )
         return node
+
+
+_INT_TAG = "tag:yaml.org,2002:int"
+_FLOAT_TAG = "tag:yaml.org,2002:float"
+_BOOL_TAG = "tag:yaml.org,2002:bool"
+# JSON's types (RFC 8259): what Helm values and Pulumi config objects carry.
+_JSON_TAGS = frozenset(
+    f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")
+)
+# Kubernetes and Pulumi integers are int64 (JSON numbers beyond it lose precision or fail to decode).
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _fits_int64(text: str) -> bool:
+    """A YAML 1.1 int scalar (as PyYAML's SafeConstructor reads it) within int64, bounded work."""
+    t = text.replace("_", "")
+    sign = -1 if t.startswith("-") else 1
+    t = t.lstrip("+-")
+    base, digits = 10, t
+    if t.startswith("0b"):
+        base, digits = 2, t[2:]
+    elif t.startswith("0x"):
+        base, digits = 16, t[2:]
+    elif t.startswith("0o"):
+        base, digits = 8, t[2:]
+    elif t.startswith("0") and len(t) > 1:
+        base, digits = 8, t[1:]
+    digits = digits.lstrip("0") or "0"
+    if len(digits) > 70:  # more than 64 bits in any base PyYAML reads
+        return False
+    try:
+        return _INT64_MIN <= sign * int(digits, base) <= _INT64_MAX
+    except ValueError:
+        return True  # not an int after all: the constructor reports it
+
+
+def _finite(text: str) -> bool:
+    """A YAML 1.1 float scalar is finite: not .nan/.inf, and not overflowing (1.0e+400 reads inf)."""
+    t = text.replace("_", "").lower().lstrip("+-")
+    if t in (".nan", ".inf"):
+        return False
+    try:
+        return math.isfinite(float(t))
+    except ValueError:
+        return True  # not a plain float after all: the constructor decides
 
 
 def _node(node: Node | None) -> Node:
@@ -248,6 +351,8 @@ def _load(p: Path, text: str, issues: Issues) -> Any:
             else str(e.reason),
         )
     except yaml.YAMLError as e:  # no position known
+        issues.add(str(p), f"not valid YAML: {shown(str(e), 200)[1:-1]}")
+    except ValueError as e:  # a constructor's int()/float()/base64 on a scalar composing let pass
         issues.add(str(p), f"not valid YAML: {shown(str(e), 200)[1:-1]}")
     finally:
         if loader is not None:

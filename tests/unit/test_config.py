@@ -143,3 +143,34 @@ def test_mig_layout_must_be_chosen_not_assumed():
     with pytest.raises(ConfigErrors) as e:
         parse(gke_config({"mig": {"strategy": "single"}}), "s")
     assert paths(e) == ["gpuPools[0].mig.config"]
+
+
+def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
+    from infra.core import config as cfg
+    from infra.core.config_base import _DNS_LABEL
+
+    assert cfg.gcp_region_of("us-central1\n") is None
+    assert cfg._AWS_REGION.fullmatch("us-west-2\n") is None
+    assert _DNS_LABEL.fullmatch("ml\n") is None
+
+
+def test_onprem_pool_labels_take_node_role_labels_applied_by_node_patch_not_kubelet():
+    from infra.core.config import parse
+
+    raw = {
+        "gpu-infra:platform": "kubernetes",
+        "gpu-infra:cluster": {"name": "onprem", "location": "dc1", "existing": True},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "gpu",
+                "machineType": "vm",
+                "gpu": {"model": "V100", "count": 1},
+                "nodeSelector": {"gpu-infra/pool": "gpu"},
+                "vcpus": 16,
+                "memoryGib": 64,
+                "maxNodes": 2,
+                "labels": {"node-role.kubernetes.io/gpu": ""},
+            }
+        ],
+    }
+    assert parse(raw, "x").pools[0].labels == {"node-role.kubernetes.io/gpu": ""}

@@ -206,3 +206,12 @@ def test_any_value_of_any_type_at_any_key_of_the_samples_is_planned_or_a_config_
                     build_plan(parse(cfg, name))
                 except ConfigErrors as e:
                     assert all(len(str(i)) <= 400 for i in e.issues), (path, value)
+
+
+def test_printed_problems_are_capped_at_50_with_a_count_of_the_rest():
+    from infra.core.errors import MAX_SHOWN_ISSUES, ConfigErrors, ConfigIssue
+
+    e = ConfigErrors([ConfigIssue(f"gpuPools[{i}].name", "bad") for i in range(120)])
+    lines = str(e).splitlines()
+    assert len(e.issues) == 120 and len(lines) == MAX_SHOWN_ISSUES + 1
+    assert lines[-1] == "\u2026 and 70 more problems"

@@ -342,3 +342,176 @@ def test_check_runtime_class_is_a_dns_label_usable_as_handler():
 def test_check_eks_version_takes_major_minor_only(bad):
     assert rules.check_eks_version("1.33") == "1.33"
     assert "is not an EKS Kubernetes version" in refused(rules.check_eks_version, bad)
+
+
+# Python's "$" matches before a final "\n"; Go's regexp (apimachinery, the API servers) does not.
+@pytest.mark.parametrize(
+    ("check", "value"),
+    [
+        (rules.check_dns1123_label, "ml\n"),
+        (rules.check_dns1123_subdomain, "node-1\n"),
+        (rules.check_qualified_name, "team\n"),
+        (rules.check_label_value, "gpu\n"),
+        (rules.check_operator_namespace, "default\n"),
+        (rules.check_image_reference, "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04\n"),
+        (rules.check_gcp_project_id, "demo-project\n"),
+        (rules.check_gce_resource_name, "res\n"),
+        (rules.check_reservation_name, "res\n"),
+        (rules.check_gke_version, "1.33\n"),
+        (rules.check_eks_version, "1.33\n"),
+        (rules.check_gce_machine_type, "e2-standard-4\n"),
+        (rules.check_ec2_instance_type, "m6i.large\n"),
+        (rules.check_az_id, "usw2-az1\n"),
+        (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/admins\n"),
+    ],
+)
+def test_every_regex_rule_refuses_a_trailing_newline(check, value):
+    refused(check, value)
+
+
+def test_check_gce_labels_refuses_a_trailing_newline():
+    with pytest.raises(ValueError):
+        rules.check_gce_labels({"team": "ml\n"})
+
+
+@pytest.mark.parametrize(
+    ("check", "value"),
+    [
+        (rules.check_image_reference, "nvcr.io/nvidia/cuda:12\u0663"),  # Arabic-Indic digit
+        (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/adm\u00efns"),
+    ],
+)
+def test_ascii_only_rules_refuse_non_ascii_word_characters(check, value):
+    refused(check, value)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["node-role.kubernetes.io/gpu", "k8s.io/x", "eks.amazonaws.com/nodegroup", "kubernetes.io/os"],
+)
+def test_check_eks_node_labels_refuses_reserved_prefixes(key):
+    # "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]"
+    with pytest.raises(RuleError, match="reserved prefix"):
+        rules.check_eks_node_labels({key: "x"})
+
+
+def test_check_eks_node_labels_refuses_empty_value_and_64_character_key():
+    with pytest.raises(RuleError, match="1-63 characters"):
+        rules.check_eks_node_labels({"team": ""})
+    with pytest.raises(RuleError, match="at most 63, prefix included"):
+        rules.check_eks_node_labels({"example.com/" + "a" * 52: "x"})
+
+
+def test_check_eks_node_labels_accepts_a_63_character_key_and_value():
+    key = "example.com/" + "a" * 51
+    assert rules.check_eks_node_labels({key: "v" * 63}) == {key: "v" * 63}
+
+
+def test_check_eks_taint_key_refuses_kubernetes_io_and_over_63_characters():
+    assert "reserved kubernetes.io/" in refused(rules.check_eks_taint_key, "node.kubernetes.io/gpu")
+    assert "at most 63" in refused(rules.check_eks_taint_key, "example.com/" + "a" * 52)
+    assert rules.check_eks_taint_key("nvidia.com/gpu") == "nvidia.com/gpu"
+
+
+@pytest.mark.parametrize("good", ["ML_Cluster", "0prod", "a" * 100, "team-a_gpu"])
+def test_check_eks_cluster_name_accepts_createcluster_names(good):
+    assert rules.check_eks_cluster_name(good) == good
+
+
+@pytest.mark.parametrize("bad", ["_ml", "-ml", "ml.prod", "a" * 101, "ml\n", "m\u00e9"])
+def test_check_eks_cluster_name_refuses_dots_leading_symbols_and_101_chars(bad):
+    assert "is not an EKS cluster name" in refused(rules.check_eks_cluster_name, bad)
+
+
+@pytest.mark.parametrize("good", ["ml", "a", "a" * 40, "gpu-1"])
+def test_check_gke_cluster_name_accepts_lowercase_up_to_40(good):
+    assert rules.check_gke_cluster_name(good) == good
+
+
+@pytest.mark.parametrize("bad", ["ML", "1ml", "ml-", "a" * 41, "ml_x"])
+def test_check_gke_cluster_name_refuses_capitals_digit_start_trailing_hyphen_and_41(bad):
+    assert "is not a GKE cluster name" in refused(rules.check_gke_cluster_name, bad)
+
+
+def test_check_public_access_cidrs_accepts_halves_of_the_internet_spanning_private_ranges():
+    assert rules.check_public_access_cidrs(["0.0.0.0/1", "128.0.0.0/1"]) == [
+        "0.0.0.0/1",
+        "128.0.0.0/1",
+    ]
+
+
+@pytest.mark.parametrize("cidr", ["10.1.0.0/16", "192.168.1.0/24", "100.64.0.0/10", "127.0.0.1/32"])
+def test_check_public_access_cidrs_refuses_blocks_inside_a_non_public_range(cidr):
+    with pytest.raises(RuleError, match="not a public range"):
+        rules.check_public_access_cidrs([cidr])
+
+
+def test_check_toolkit_env_lists_path_variables_by_name_not_by_config_suffix():
+    env = {
+        "CONTAINERD_USE_LEGACY_CONFIG": "true",
+        "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
+    }
+    assert rules.check_toolkit_env(env) == env
+    with pytest.raises(RuleError, match="not an absolute path"):
+        rules.check_toolkit_env({"RUNTIME_DROP_IN_CONFIG_HOST_PATH": "conf.d/99-nvidia.toml"})
+
+
+@pytest.mark.parametrize(
+    ("values", "at"),
+    [
+        ({"driver": {"repository": "nvcr.io/nvidia; curl x|sh"}}, ("driver", "repository")),
+        ({"driver": {"repository": "nvcr.io/nvidia:latest"}}, ("driver", "repository")),
+        ({"toolkit": {"version": "v1.17.0 --privileged"}}, ("toolkit", "version")),
+        ({"dcgm": {"image": "dcgm exporter"}}, ("dcgm", "image")),
+        ({"operator": {"runtimeClass": "Nvidia_RT"}}, ("operator", "runtimeClass")),
+        (
+            {"validator": {"plugin": {"env": [{"repository": "a b"}]}}},
+            ("validator", "plugin", "env", 0, "repository"),
+        ),
+    ],
+)
+def test_check_operator_values_checks_image_fields_and_runtime_class_naming_the_path(values, at):
+    with pytest.raises(RuleError) as e:
+        rules.check_operator_values(values)
+    assert e.value.at == at
+
+
+def test_check_operator_values_accepts_chart_style_image_blocks_and_digests():
+    values = {
+        "driver": {"repository": "nvcr.io/nvidia", "image": "driver", "version": "595.91.07"},
+        "toolkit": {"version": "sha256:" + "a" * 64},
+        "vgpuManager": {"version": ""},
+        "operator": {"runtimeClass": "nvidia"},
+    }
+    assert rules.check_operator_values(values) == values
+
+
+def test_check_gce_network_and_subnetwork_take_names_or_resource_paths():
+    assert rules.check_gce_network("projects/host-proj/global/networks/shared-vpc")
+    assert rules.check_gce_subnetwork("projects/host-proj/regions/us-central1/subnetworks/gpu")
+    assert "is not a network" in refused(rules.check_gce_network, "Default")
+    assert "is not a subnetwork" in refused(
+        rules.check_gce_subnetwork, "projects/p/regions/us-central1/subnetworks/x"
+    )
+
+
+def test_check_rrule_refuses_non_rrule_text():
+    assert rules.check_rrule("FREQ=WEEKLY;BYDAY=SA,SU") == "FREQ=WEEKLY;BYDAY=SA,SU"
+    assert "RRULE" in refused(rules.check_rrule, "every saturday")
+    assert "RRULE" in refused(rules.check_rrule, "FREQ=WEEKLY\n")
+
+
+def test_check_max_run_duration_is_at_most_seven_days():
+    assert rules.check_max_run_duration("604800s") == "604800s"
+    assert "longer than 7 days" in refused(rules.check_max_run_duration, "604801s")
+    assert "not a duration" in refused(rules.check_max_run_duration, "9" * 5000 + "s")
+
+
+@pytest.mark.parametrize("good", ["team-a", "dev-*", "ml*"])
+def test_check_access_scope_namespace_accepts_labels_and_trailing_wildcard(good):
+    assert rules.check_access_scope_namespace(good) == good
+
+
+@pytest.mark.parametrize("bad", ["*", "Team", "a*b", "dev_*", "a" * 64])
+def test_check_access_scope_namespace_refuses_inner_wildcards_and_capitals(bad):
+    assert "namespace prefix" in refused(rules.check_access_scope_namespace, bad)

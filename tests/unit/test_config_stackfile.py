@@ -252,3 +252,62 @@ def test_provider_key_missing_its_colon_gets_did_you_mean():
     with pytest.raises(ConfigErrors) as e:
         parse({"gcp-project": "demo-project"}, "s")
     assert "gcp-project: config keys are namespaced; did you mean 'gcp:project'?" in str(e.value)
+
+
+# PyYAML's int() on more than 4300 digits raises ValueError; the APIs take int64.
+@pytest.mark.parametrize(
+    "value", ["9" * 5000, "0x" + "f" * 4000, "0b" + "1" * 70, "9223372036854775808"]
+)
+def test_integer_outside_int64_is_refused_while_composing_naming_its_key_path(tmp_path, value):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuPools:\n    - maxNodes: {value}\n")
+    assert line.startswith("<file>:3:17: gpuPools[0].maxNodes: integer ")
+    assert "outside the 64-bit range" in line
+
+
+def test_integer_at_int64_bounds_is_read(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(
+        "config:\n  a:b: [9223372036854775807, -9223372036854775808, 0x7fffffffffffffff]\n"
+    )
+    assert stackfile.read_stack_file(f)["config"]["a:b"] == [2**63 - 1, -(2**63), 2**63 - 1]
+
+
+@pytest.mark.parametrize(
+    ("value", "kind"),
+    [
+        ("2001-12-14", "timestamp"),
+        ("2001-12-14t21:59:43.10-05:00", "timestamp"),
+        ("!!binary aGVsbG8=", "binary"),
+        ("!!set {a, b}", "set"),
+        ("!!omap [a: 1]", "omap"),
+        ("!!pairs [a: 1]", "pairs"),
+    ],
+)
+def test_gpu_operator_values_take_only_json_types(tmp_path, value, kind):
+    (line,) = problems(
+        tmp_path,
+        f"config:\n  gpu-infra:gpuOperator:\n    values:\n      driver:\n        version: {value}\n",
+    )
+    assert f"gpuOperator.values.driver.version: a YAML {kind} is not a JSON value" in line
+
+
+@pytest.mark.parametrize("value", [".nan", ".inf", "-.Inf", ".NaN", "1.0e+400", "-2.5e+999"])
+def test_non_finite_floats_are_refused(tmp_path, value):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuOperator:\n    values: {{x: {value}}}\n")
+    assert "gpuOperator.values.x: " in line and "is not a finite number" in line
+
+
+@pytest.mark.parametrize("key", ["on", "true", "Yes", "OFF"])
+def test_yaml11_boolean_key_is_refused_as_read_as_boolean_with_quote_hint(tmp_path, key):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuOperator:\n    {key}: 1\n")
+    assert f"gpuOperator: key '{key}' is read as boolean (YAML 1.1); quote it" in line
+
+
+def test_sexagesimal_number_is_refused_with_a_quote_hint(tmp_path):
+    (line,) = problems(tmp_path, "config:\n  gpu-infra:gpuPools:\n    - maxNodes: 1:20\n")
+    assert "gpuPools[0].maxNodes: '1:20' is read as a base-60 number" in line and "quote it" in line
+
+
+def test_constructor_value_error_is_a_clean_problem(tmp_path):
+    (line,) = problems(tmp_path, "config:\n  a:b: !!int 12abc\n")
+    assert line.startswith("<file>")

@@ -1,0 +1,87 @@
+"""The system pool's machine type: a CPU type whose vCPUs and vCPU quota are known.
+
+Both CLIs plan through here (``build_plan``), so ``python -m infra.plan`` refuses what the quota
+preflight could not count, with the same message.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from infra.core.catalog import Catalog, read_rows
+
+# Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for CPU
+# instances, which the GPU catalog does not list. Only sizes whose count holds across families:
+# "medium" is 1 vCPU on a1/m6g but 2 on t3, so it stays unknown (refused, not guessed).
+_AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
+# Predefined GCE types end in their vCPU count (https://cloud.google.com/compute/docs/machine-resource).
+_GCP_VCPUS_SUFFIX = re.compile(r"[a-z0-9]+-[a-z]+-([0-9]+)", re.ASCII)
+
+
+def aws_vcpus_from_name(instance_type: str) -> int | None:
+    """vCPUs of ``family.large`` / ``family.Nxlarge``; ``None`` for other sizes."""
+    size = instance_type.split(".", 1)[-1]
+    if size in _AWS_SIZE_VCPUS:
+        return _AWS_SIZE_VCPUS[size]
+    if m := re.fullmatch(r"([0-9]+)xlarge", size, re.ASCII):
+        return 4 * int(m.group(1))
+    return None
+
+
+def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
+    """vCPUs of a GCP machine type: from the catalog, else from a predefined type's name."""
+    m = catalog.gcp_machine(machine_type)
+    if m is not None:
+        return m.vcpus
+    if match := _GCP_VCPUS_SUFFIX.fullmatch(machine_type):
+        return int(match.group(1))
+    return None
+
+
+@cache
+def _aws_class_regexes() -> tuple[re.Pattern[str], ...]:
+    # EC2 vCPU quota classes (aws_quota_classes.csv cites the EC2 instance-quotas docs).
+    return tuple(re.compile(r["family_regex"]) for r in read_rows("aws_quota_classes.csv"))
+
+
+@cache
+def _gcp_cpu_families() -> frozenset[str]:
+    # Families drawing on a regional vCPU quota (gcp_cpu_quota_metrics.csv cites its sources).
+    return frozenset(
+        r["family"] for r in read_rows("gcp_cpu_quota_metrics.csv") if r["cpu_quota"] != "none"
+    )
+
+
+def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
+    """Why ``instance_type`` cannot run the EKS system group, or ``None``."""
+    if catalog.aws_instance(instance_type) is not None:
+        return f"{instance_type!r} is a GPU instance type; the system group should be CPU only"
+    family = instance_type.split(".", 1)[0]
+    if not any(r.fullmatch(family) for r in _aws_class_regexes()):
+        return (
+            f"{instance_type!r}: family {family!r} matches no EC2 vCPU quota class the quota "
+            "preflight knows; use a general-purpose type such as m6i.large"
+        )
+    if aws_vcpus_from_name(instance_type) is None:
+        return (
+            f"{instance_type!r}: vCPUs of this size are not known (large and Nxlarge sizes are); "
+            "use e.g. m6i.large"
+        )
+    return None
+
+
+def gcp_system_type_problem(machine_type: str, catalog: Catalog) -> str | None:
+    """Why ``machine_type`` cannot run the GKE system pool, or ``None``."""
+    family = machine_type.split("-", 1)[0]
+    if family not in _gcp_cpu_families():
+        return (
+            f"{machine_type!r}: family {family!r} has no known vCPU quota; known: "
+            f"{', '.join(sorted(_gcp_cpu_families()))}"
+        )
+    if gcp_vcpus_of(machine_type, catalog) is None:
+        return (
+            f"{machine_type!r} is not a predefined GCP machine type (vCPUs unknown: custom and "
+            "shared-core types are not counted by the quota preflight); use e.g. e2-standard-4"
+        )
+    return None

@@ -1,0 +1,64 @@
+"""The system pool's machine type is one the quota preflight can count, refused by the planner."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.core.catalog import Catalog
+from infra.core.errors import ConfigErrors
+from infra.core.system_pool import (
+    aws_system_type_problem,
+    aws_vcpus_from_name,
+    gcp_system_type_problem,
+)
+from quota.rules import aws_vm_quotas
+
+CATALOG = Catalog.load()
+
+
+@pytest.mark.parametrize("good", ["m6i.large", "c7i.2xlarge", "t3.xlarge", "r6g.large"])
+def test_aws_system_type_accepts_standard_class_large_and_xlarge(good):
+    assert aws_system_type_problem(good, CATALOG) is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ("zz9.large", "matches no EC2 vCPU quota class"),
+        ("hpc7g.4xlarge", "matches no EC2 vCPU quota class"),
+        ("g4dn.xlarge", "is a GPU instance type"),
+        ("t3.medium", "vCPUs of this size are not known"),
+    ],
+)
+def test_aws_system_type_refuses_unknown_class_gpu_and_unsized(bad, words):
+    assert words in (aws_system_type_problem(bad, CATALOG) or "")
+
+
+@pytest.mark.parametrize("good", ["e2-standard-4", "n2-highmem-8", "c4-standard-4"])
+def test_gcp_system_type_accepts_predefined_types_of_counted_families(good):
+    assert gcp_system_type_problem(good, CATALOG) is None
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        ("n2-custom-4-16384", "not a predefined GCP machine type"),
+        ("x9-standard-4", "has no known vCPU quota"),
+        ("g2-standard-4", "has no known vCPU quota"),
+    ],
+)
+def test_gcp_system_type_refuses_custom_and_uncounted_families(bad, words):
+    assert words in (gcp_system_type_problem(bad, CATALOG) or "")
+
+
+def test_aws_vcpus_from_name_knows_large_and_nxlarge_only():
+    assert [aws_vcpus_from_name(t) for t in ("m6i.large", "m6i.4xlarge", "t3.medium")] == [
+        2,
+        16,
+        None,
+    ]
+
+
+def test_aws_vm_quotas_refuses_an_unknown_class_as_a_config_error_not_key_error():
+    with pytest.raises(ConfigErrors, match="matches no EC2 vCPU quota class"):
+        aws_vm_quotas("us-west-2", ("zz9.large",), 2, False)
