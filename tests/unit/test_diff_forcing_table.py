@@ -25,7 +25,7 @@ def _res(inputs, type_, name="x"):
 
 
 def _one(type_, old, new):
-    (c,) = [c for c in diff([_res(old, type_)], [_res(new, type_)])]
+    (c,) = diff([_res(old, type_)], [_res(new, type_)])
     return c
 
 
