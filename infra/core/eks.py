@@ -17,6 +17,7 @@ from infra.core.catalog import Catalog
 from infra.core.config import StackConfig
 from infra.core.config_eks import EksClusterSpec
 from infra.core.device_plugin import DevicePluginPlan, plan_device_plugin, plan_efa_device_plugin
+from infra.core.eks_group_lifecycle import desired_size, node_group_name, predecessor, split_sizes
 from infra.core.eks_groups import (
     AL2_LAST_MINOR,
     EKS_TAINT_EFFECT,
@@ -28,15 +29,11 @@ from infra.core.eks_groups import (
     EksGroupPlan,
     EksNodeGroup,
     choose_ami_type,
-    desired_size,
     ephemeral_storage_gi,
     gpu_labels,
-    node_group_name,
     offered_az_ids,
     plan_group,
-    predecessor,
     region_az_ids,
-    split_sizes,
 )
 from infra.core.eks_network import (
     CONTROL_PLANE_AVOID_AZ_IDS,

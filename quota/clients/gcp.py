@@ -1,14 +1,14 @@
 """Thin GCP side of the quota check: read limits and usage, file QuotaPreferences.
 
-Google SDKs are imported here only, and this module only when a GKE stack is checked. Every call
-runs with a bounded retry (429 and 5xx included) and a per-call timeout; errors become readable
+Google SDKs are imported here and in ``gcp_errors`` (error reasons) / ``gcp_usage`` (readings),
+which only this module uses, and this module only when a GKE stack is checked. Every call runs
+with a bounded retry (429 and 5xx included) and a per-call timeout; errors become readable
 reasons (permission named, API disabled, throttled), never a silent "ok".
 """
 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -28,17 +28,13 @@ from google.cloud.service_usage_v1.services.service_usage import ServiceUsageCli
 
 from infra.core.catalog import Catalog
 from quota.arithmetic import Reading
+from quota.clients.gcp_errors import describe_error, transient
+from quota.clients.gcp_usage import compute_reading, family_reading, with_family_usage
 from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
+from quota.rules import GPUS_ALL_REGIONS
 
 __all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
-from quota.rules import (
-    GPUS_ALL_REGIONS,
-    gcp_accelerator_quotas,
-    gcp_cpu_rules,
-    gcp_machine_family,
-)
-from quota.sizing import gcp_vcpus_of
 
 COMPUTE = "compute.googleapis.com"
 # APIs a GKE stack needs, each with why: a disabled one fails `pulumi up` or this check.
@@ -57,23 +53,6 @@ REQUIRED_SERVICES = {
     "cloudquotas.googleapis.com": "https://cloud.google.com/docs/quotas/api-overview",
     # this very check of the others
     "serviceusage.googleapis.com": "https://cloud.google.com/service-usage/docs/reference/rest",
-}
-
-# Instance states that hold GPU quota; stopped, suspended and terminated VMs release it.
-# https://cloud.google.com/compute/docs/instances/instance-life-cycle
-_HOLDING = frozenset({"PROVISIONING", "STAGING", "RUNNING", "STOPPING", "SUSPENDING", "REPAIRING"})
-
-# IAM permission each call needs, named in "permission denied" reasons when the server does not.
-_PERMISSION = {
-    "regions.get": "compute.regions.get",
-    "projects.get": "compute.projects.get",
-    "quotaInfos.get": "cloudquotas.quotas.get",
-    "instances.aggregatedList": "compute.instances.list",
-    "services.batchGet": "serviceusage.services.get",
-    "quotaPreferences.get": "cloudquotas.quotas.get",
-    "quotaPreferences.list": "cloudquotas.quotas.get",
-    "quotaPreferences.create": "cloudquotas.quotas.update",
-    "quotaPreferences.update": "cloudquotas.quotas.update",
 }
 
 
@@ -113,78 +92,6 @@ class GcpSettings:
         )
 
 
-def _transient(exc: BaseException) -> bool:
-    # Cloud Quotas' default retry covers only 503; 429 storms and other 5xx are transient too.
-    return isinstance(
-        exc,
-        gexc.TooManyRequests
-        | gexc.InternalServerError
-        | gexc.BadGateway
-        | gexc.ServiceUnavailable
-        | gexc.GatewayTimeout,
-    )
-
-
-def connection_cause(exc: BaseException) -> str | None:
-    """The innermost reason of a connection failure (refused, DNS), ``None`` for other errors."""
-    import requests  # google-auth's REST transport
-
-    if not isinstance(exc, requests.exceptions.ConnectionError) or isinstance(
-        exc, requests.exceptions.Timeout
-    ):
-        return None
-    text = str(exc)
-    m = re.search(r"\[Errno -?[0-9]+\] ([^'\")]+)", text)
-    return m.group(1).strip() if m else text
-
-
-def describe_error(exc: BaseException, call: str, project: str, endpoint: str = "") -> str:
-    """One sentence for a failed Google call: permission, disabled API, throttling, timeout.
-
-    A connection failure names the endpoint only (not the call), so that every row it hits
-    carries the same reason and the report can print it once.
-    """
-    cause = connection_cause(exc)
-    if cause is not None:
-        return f"cannot connect to {endpoint or 'the Google API endpoint'}: {cause}"
-    if isinstance(exc, gexc.RetryError):
-        cause = exc.cause
-        if isinstance(cause, gexc.TooManyRequests):
-            return f"{call}: throttled (429) after retries"
-        if cause is not None:
-            return f"{call}: still failing after retries: {describe_error(cause, call, project)}"
-        return f"{call}: timed out after retries"
-    if isinstance(exc, gexc.GoogleAPICallError):
-        reason = getattr(exc, "reason", None)
-        meta = getattr(exc, "metadata", None) or {}
-        if reason == "SERVICE_DISABLED":
-            svc = meta.get("service") or "the API"
-            return (
-                f"{call}: API {svc} is disabled on project {project} "
-                f"(gcloud services enable {svc} --project {project})"
-            )
-        if isinstance(exc, gexc.Forbidden | gexc.Unauthorized):
-            perm = (
-                meta.get("permission") or _permission_in(exc.message) or _PERMISSION.get(call, call)
-            )
-            return f"{call}: permission denied: {perm} on project {project}"
-        if isinstance(exc, gexc.TooManyRequests):
-            return f"{call}: throttled (429) after retries"
-        return f"{call}: HTTP {exc.code}: {exc.message}"
-    text = type(exc).__name__
-    if "Timeout" in text or "timed out" in str(exc):
-        return f"{call}: timed out"
-    return f"{call}: {text}: {exc}"
-
-
-def _permission_in(message: str | None) -> str | None:
-    m = re.search(
-        r"'([a-z]+\.[a-zA-Z]+\.[a-zA-Z]+)' permission|permission '?([a-z]+\.[a-zA-Z.]+)",
-        message or "",
-    )
-    return (m.group(1) or m.group(2)) if m else None
-
-
 def preference_id_of(key: QuotaKey) -> str:
     """Deterministic QuotaPreference id: one preference per quota and dimensions, reused forever."""
     parts = ["gpu-infra", quota_id_of(key)]
@@ -220,7 +127,7 @@ class GcpQuotaService:
         # (API, reason) for every required API that is not enabled or could not be read.
         self.api_problems: list[tuple[str, str]] = []
         self._retry = gretry.Retry(
-            predicate=_transient,
+            predicate=transient,
             initial=settings.retry_initial,
             maximum=max(settings.retry_initial, min(8.0, settings.retry_deadline / 2)),
             multiplier=2.0,
@@ -286,7 +193,7 @@ class GcpQuotaService:
         """
         p = self.s.project
         # Family keys read their region too: whether preemptible quota is granted there decides
-        # if running Spot VMs count as family usage (_with_family_usage).
+        # if running Spot VMs count as family usage (with_family_usage).
         regions = sorted(
             {
                 k.region
@@ -328,8 +235,8 @@ class GcpQuotaService:
             if isinstance(res, BaseException):
                 readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
             elif k.family_quota_id:
-                readings[k] = _with_family_usage(
-                    _family_reading(res, k),
+                readings[k] = with_family_usage(
+                    family_reading(res, k),
                     k,
                     results["instances"],
                     p,
@@ -337,7 +244,7 @@ class GcpQuotaService:
                     results.get(f"region:{k.region}"),
                 )
             else:
-                readings[k] = _compute_reading(res, k)
+                readings[k] = compute_reading(res, k)
         self._global_gpus_fallback(readings)
         usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
         self.api_problems = _api_problems(results["services"], p, usage_endpoint)
@@ -532,123 +439,6 @@ def _held_action(pref: Any, desired: int) -> str:
     if granted is not None and int(granted) < desired:
         return "partially-granted"
     return "already-requested"
-
-
-def _compute_reading(container: Any, key: QuotaKey) -> Reading:
-    warning = getattr(container, "quota_status_warning", None)
-    if warning is not None and getattr(warning, "code", None):
-        return Reading(error=f"quotas unreadable: {warning.code} {warning.message}".strip())
-    for q in container.quotas:
-        if q.metric == key.quota:
-            return Reading(limit=float(q.limit), usage=float(q.usage))
-    where = f"region {key.region}" if key.region else "the project"
-    return Reading(error=f"quota missing: {key.quota} not reported for {where}")
-
-
-def _family_reading(info: Any, key: QuotaKey) -> Reading:
-    """Effective family limit for (region, family): the most specific dimensions row wins."""
-    dim, fam = ("gpu_family", key.gpu_family) if key.gpu_family else ("vm_family", key.vm_family)
-    assert fam is not None
-    best: tuple[int, int] | None = None
-    for d in info.dimensions_infos:
-        dims = dict(d.dimensions)
-        if str(dims.get(dim, fam)).upper() != fam.upper():
-            continue
-        if dims.get("region", key.region) != key.region:
-            continue
-        if not dims and d.applicable_locations and key.region not in d.applicable_locations:
-            continue
-        rank = len(dims)
-        if best is None or rank > best[0]:
-            best = (rank, int(d.details.value))
-    if best is None:
-        return Reading(
-            error=f"quota missing: {key.family_quota_id} has no value for "
-            f"{dim}={fam} in {key.region}"
-        )
-    # Cloud Quotas has no usage; verdict() proves 'short' from the limit alone, never 'ok'.
-    return Reading(limit=float(best[1]), usage=None)
-
-
-def _preemptible_granted(region: Any, metric: str | None) -> bool | None:
-    """Whether ``metric`` is granted (limit > 0) in the region's reading; ``None``: unreadable."""
-    if region is None or isinstance(region, BaseException) or metric is None:
-        return None
-    r = _compute_reading(region, QuotaKey("gcp", "region", None, metric, "GPUs", "compute-region"))
-    if r.error is not None:
-        return None if not r.error.startswith("quota missing") else False
-    return bool(r.limit)
-
-
-def _spot_metric_of(key: QuotaKey, accelerator: str | None) -> str | None:
-    """The preemptible metric a Spot VM of this family would count against once granted."""
-    if key.vm_family:
-        rules = [r for r in gcp_cpu_rules().values() if r.vm_family == key.vm_family]
-        return rules[0].spot_metric if rules else None
-    q = gcp_accelerator_quotas().get(accelerator or "")
-    return q.spot if q else None
-
-
-def _with_family_usage(
-    reading: Reading,
-    key: QuotaKey,
-    instances: Any,
-    project: str,
-    catalog: Catalog,
-    region: Any = None,
-) -> Reading:
-    """Add the family's usage in the region (GPUs or vCPUs), counted from instances.
-
-    Spot VMs count too while their preemptible quota is not granted: "To prevent Spot VMs from
-    consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting
-    preemptible quota" (https://cloud.google.com/compute/docs/instances/create-use-spot). If
-    that cannot be read, usage is unknown.
-    """
-    if reading.error is not None:
-        return reading
-    if isinstance(instances, BaseException):
-        err = describe_error(instances, "instances.aggregatedList", project)
-        return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
-    types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
-    used = 0
-    for scope, scoped in instances:
-        zone = scope.rsplit("/", 1)[-1]
-        if zone.rsplit("-", 1)[0] != key.region:
-            continue
-        for inst in scoped.instances:
-            sched = inst.scheduling
-            spot = sched.provisioning_model == "SPOT" or bool(sched.preemptible)
-            if inst.status not in _HOLDING:
-                continue
-            if spot:
-                accs = [a.accelerator_type.rsplit("/", 1)[-1] for a in inst.guest_accelerators]
-                acc = next((a for a in accs if a in types), None)
-                if key.gpu_family and acc is None:
-                    continue  # not this family's GPU
-                granted = _preemptible_granted(region, _spot_metric_of(key, acc))
-                if granted is None:
-                    return Reading(
-                        limit=reading.limit,
-                        error=f"usage unreadable: Spot VM {inst.name} may count here, and "
-                        f"whether preemptible quota is granted in {key.region} is unknown",
-                    )
-                if granted:
-                    continue  # it counts against the preemptible quota instead
-            if key.vm_family:
-                mtype = inst.machine_type.rsplit("/", 1)[-1]
-                if gcp_machine_family(mtype).upper() != key.vm_family.upper():
-                    continue
-                vcpus = gcp_vcpus_of(mtype, catalog)
-                if vcpus is None:
-                    return Reading(
-                        limit=reading.limit, error=f"usage unreadable: vCPUs of {mtype} unknown"
-                    )
-                used += vcpus
-                continue
-            for acc in inst.guest_accelerators:
-                if acc.accelerator_type.rsplit("/", 1)[-1] in types:
-                    used += int(acc.accelerator_count)
-    return Reading(limit=reading.limit, usage=float(used))
 
 
 def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]]:

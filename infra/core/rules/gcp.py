@@ -1,0 +1,215 @@
+"""Field rules for Google Cloud values: project IDs, GCE labels/names, GKE versions, machine types, networks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from infra.core.errors import RuleError, did_you_mean, shown
+from infra.core.rules._common import _RE_RFC1035_LABEL, _full
+
+# --- Google Cloud -------------------------------------------------------------------------------
+# Project IDs: 6-30 lowercase letters, digits, hyphens; start with a letter, not end with a hyphen
+# (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin);
+# legacy domain-scoped IDs are "example.com:my-project".
+_RE_GCP_PROJECT = re.compile(r"^(?:[a-z0-9][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+
+
+def check_gcp_project_id(v: Any) -> str:
+    """A GCP project ID (not its display name or number)."""
+    if not isinstance(v, str) or not _RE_GCP_PROJECT.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a project ID: 6-30 lowercase letters, digits and '-', starting "
+            "with a letter (the ID, not the display name)"
+        )
+    return v
+
+
+# GCE labels: keys 1-63 of [a-z0-9_-] starting with a letter, values 0-63 of [a-z0-9_-]
+# (https://cloud.google.com/compute/docs/labeling-resources#requirements; international letters
+# are also allowed there and accepted here).
+_RE_GCE_LABEL_KEY = re.compile(r"^[^\W\d_][\w-]{0,62}$")
+_RE_GCE_LABEL_VALUE = re.compile(r"^[\w-]{0,63}$")
+
+
+def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
+    """GCE resource labels: lowercase keys and values, at most 64 labels."""
+    if len(v) > 64:
+        raise ValueError(f"{len(v)} labels; GCE allows at most 64 per resource")
+    for key, value in v.items():
+        if not _RE_GCE_LABEL_KEY.fullmatch(key) or key != key.lower():
+            raise RuleError(
+                f"{shown(key)} is not a GCE label key: 1-63 lowercase letters, digits, '_' or '-', "
+                "starting with a letter",
+                at=(key,),
+            )
+        if not _RE_GCE_LABEL_VALUE.fullmatch(value) or value != value.lower():
+            raise RuleError(
+                f"{shown(value)} is not a GCE label value: at most 63 lowercase letters, "
+                "digits, '_' or '-'",
+                at=(key,),
+            )
+    return v
+
+
+def check_gce_resource_name(v: str) -> str:
+    """A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks."""
+    if len(v) > 63 or not _RE_RFC1035_LABEL.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GCE resource name: lowercase letters, digits and '-', starting "
+            "with a letter, at most 63 characters"
+        )
+    return v
+
+
+def check_reservation_name(v: str) -> str:
+    """A reservation: its name, or ``projects/P/reservations/NAME`` for a shared one.
+
+    Source: GKE consuming reservations (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations).
+    """
+    parts = v.split("/")
+    if len(parts) == 4 and parts[0] == "projects" and parts[2] == "reservations":
+        check_gcp_project_id(parts[1])
+        check_gce_resource_name(parts[3])
+        return v
+    return check_gce_resource_name(v)
+
+
+# GKE version aliases: "latest", "1.X", "1.X.Y", "1.X.Y-gke.N", "-" (container v1 API,
+# UpdateMasterRequest.masterVersion / Cluster.initialClusterVersion).
+_RE_GKE_VERSION = re.compile(r"^(latest|-|[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?)$")
+
+
+def check_gke_version(v: str) -> str:
+    """A GKE version or alias: ``latest``, ``1.33``, ``1.33.5``, ``1.33.5-gke.1``."""
+    if not _RE_GKE_VERSION.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N (e.g. 1.33)"
+        )
+    return v
+
+
+# GCE machine type names: family-type-vCPUs, e.g. e2-standard-4, n2-highmem-8, c3-standard-4-lssd
+# (https://cloud.google.com/compute/docs/machine-resource); e2 shared-core: e2-micro/-small/-medium.
+_RE_GCE_MACHINE = re.compile(
+    r"^(?:[a-z][a-z0-9]*-(?:standard|highmem|highcpu|megagpu|ultragpu|highgpu|edgegpu|ultramem|"
+    r"megamem|hypermem|custom)(?:-[0-9]+)?(?:-[a-z0-9]+)*|e2-(?:micro|small|medium)|"
+    r"[fg]1-(?:micro|small)|(?:[a-z][a-z0-9]*-)?custom-[0-9]+-[0-9]+(?:-ext)?)$"
+)
+
+
+def check_gce_machine_type(v: str) -> str:
+    """A GCE machine type name (family-type-vCPUs)."""
+    if not _RE_GCE_MACHINE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GCE machine type such as e2-standard-4 or n2-highmem-8 "
+            "(family-type-vCPUs)"
+        )
+    return v
+
+
+# GKE Cluster.name: up to 40 lowercase letters, digits and '-', starting with a letter, ending with
+# a letter or digit (google.cloud.container_v1.types.Cluster.name).
+_RE_GKE_CLUSTER = _full(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
+
+
+def check_gke_cluster_name(v: str) -> str:
+    """A GKE cluster name (container v1 ``Cluster.name``)."""
+    if not _RE_GKE_CLUSTER.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not a GKE cluster name: lowercase letters, digits and '-', starting "
+            "with a letter, ending with a letter or digit, at most 40 characters"
+        )
+    return v
+
+
+# GKE Cluster.network / subnetwork: a name, or the resource path of a (Shared VPC) network
+# (container v1 Cluster.network "the name of the Google Compute Engine network"; resource paths
+# projects/P/global/networks/N, projects/P/regions/R/subnetworks/N:
+# https://cloud.google.com/compute/docs/naming-resources).
+_RE_GCE_NETWORK_PATH = _full(r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/([^/]+)")
+_RE_GCE_SUBNETWORK_PATH = _full(
+    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/([^/]+)"
+)
+
+
+def check_gce_network(v: str) -> str:
+    """A VPC network: RFC 1035 name or ``projects/P/global/networks/N``."""
+    m = _RE_GCE_NETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a network: an RFC 1035 name (lowercase, starting with a letter, "
+            "at most 63) or projects/PROJECT/global/networks/NAME"
+        ) from None
+    return v
+
+
+def check_gce_subnetwork(v: str) -> str:
+    """A subnetwork: RFC 1035 name or ``projects/P/regions/R/subnetworks/N``."""
+    m = _RE_GCE_SUBNETWORK_PATH.fullmatch(v)
+    try:
+        check_gce_resource_name(m.group(1) if m else v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a subnetwork: an RFC 1035 name (lowercase, starting with a "
+            "letter, at most 63) or projects/PROJECT/regions/REGION/subnetworks/NAME"
+        ) from None
+    return v
+
+
+# Maintenance recurrence: an RFC 5545 RRULE (GKE MaintenanceWindow.recurringWindow.recurrence),
+# FREQ first, KEY=VALUE parts separated by ';', one line.
+_RE_RRULE = _full(r"FREQ=(?:DAILY|WEEKLY|MONTHLY)(?:;[A-Z]+=[A-Z0-9,+:-]+)*")
+
+
+def check_rrule(v: str) -> str:
+    """A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``."""
+    if len(v) > 512 or not _RE_RRULE.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU "
+            "(FREQ=DAILY|WEEKLY|MONTHLY, then ;KEY=VALUE parts)"
+        )
+    return v
+
+
+# Flex-start VMs run for at most seven days
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
+MAX_FLEX_RUN_SECONDS = 7 * 24 * 3600
+
+
+def check_max_run_duration(v: str) -> str:
+    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
+    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
+        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
+    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
+        raise ValueError(
+            f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
+        )
+    return v
+
+
+# --- GPU names as consoles write them -----------------------------------------------------------
+def gpu_type_hint(value: object, known: list[str] | tuple[str, ...]) -> str:
+    """``"; did you mean 'nvidia-tesla-t4'?"`` for console wording (``NVIDIA T4``), else ``""``.
+
+    The Cloud Console shows display names ("NVIDIA T4", "NVIDIA A100 40GB"); the API takes the
+    accelerator type name (https://cloud.google.com/compute/docs/gpus#gpu-models).
+    """
+    if not isinstance(value, str):
+        return ""
+    norm = "-".join(value.lower().replace("_", " ").replace("-", " ").split())
+    if not norm.startswith("nvidia-"):
+        norm = f"nvidia-{norm}"
+    tesla = norm.replace("nvidia-tesla-", "nvidia-").replace("nvidia-", "nvidia-tesla-", 1)
+    for guess in (
+        norm,
+        tesla,
+        tesla.removesuffix("-40gb"),
+        norm.replace("nvidia-tesla-", "nvidia-"),
+    ):
+        if guess in known:
+            return f"; did you mean '{guess}'?"
+    return did_you_mean(norm, known, cutoff=0.9)

@@ -1,0 +1,173 @@
+"""Field rules for container image references and host paths the GPU Operator mounts."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from infra.core.errors import RuleError, shown
+from infra.core.rules._common import _full
+from infra.core.rules.kubernetes import check_dns1123_label
+
+# --- Container images ---------------------------------------------------------------------------
+# github.com/distribution/reference regexp.go: domain, path components, tag and digest grammar.
+_DOMAIN_COMPONENT = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"(?:{_DOMAIN_COMPONENT}(?:\.{_DOMAIN_COMPONENT})*|\[[0-9a-fA-F:]+\])(?::[0-9]+)?"
+_PATH_COMPONENT = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+_TAG = r"[\w][\w.-]{0,127}"
+_DIGEST = r"[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,}"
+_RE_IMAGE = _full(
+    rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*(?::{_TAG})?(?:@{_DIGEST})?"
+)
+
+
+def check_image_reference(v: str) -> str:
+    """``[registry/]repo[:tag][@digest]`` as container runtimes parse it (distribution/reference)."""
+    name = v.split("@", 1)[0]
+    if name.rfind(":") > name.rfind("/"):
+        name = name[: name.rfind(":")]  # drop the tag, not a registry port
+    if len(v) > 512 or not _RE_IMAGE.fullmatch(v) or len(name) > 255:  # NameTotalLengthMax = 255
+        raise ValueError(
+            f"{shown(v)} is not an image reference: registry/repository[:tag][@digest], "
+            "lowercase repository path, no spaces or shell characters"
+        )
+    return v
+
+
+_RE_IMAGE_REPOSITORY = _full(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPONENT})*")
+_RE_TAG_OR_DIGEST = _full(rf"{_TAG}|{_DIGEST}")
+
+
+def check_image_repository(v: str) -> str:
+    """``registry/path`` without tag (the chart's ``*.repository``; distribution/reference)."""
+    if len(v) > 255 or not _RE_IMAGE_REPOSITORY.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image repository: registry/path, lowercase path, no tag, "
+            "spaces or shell characters"
+        )
+    return v
+
+
+def check_image_tag(v: str) -> str:
+    """An image tag (``v25.3.0``) or digest (``sha256:...``), as the chart's ``*.version``."""
+    if not _RE_TAG_OR_DIGEST.fullmatch(v):
+        raise ValueError(
+            f"{shown(v)} is not an image tag (letters, digits, '_', '.', '-', at most 128) or "
+            "digest (sha256:...)"
+        )
+    return v
+
+
+def check_operator_values(v: Mapping[str, Any]) -> Mapping[str, Any]:
+    """Image fields in free-form chart values: ``*.repository``, ``*.image``, ``*.version`` (an
+    image tag wherever the chart has one; "" leaves the chart default) and
+    ``operator.runtimeClass`` (gpu-operator values.yaml names them so)."""
+
+    def walk(node: Any, at: tuple[str | int, ...]) -> None:
+        if isinstance(node, list):
+            for i, item in enumerate(node):
+                walk(item, (*at, i))
+            return
+        if not isinstance(node, Mapping):
+            return
+        for key, value in node.items():
+            here = (*at, key)
+            try:
+                if isinstance(value, str):
+                    if key == "repository":
+                        check_image_repository(value)
+                    elif key == "image":
+                        check_image_reference(value)
+                    elif key == "version" and value:  # every chart `version` is an image tag
+                        check_image_tag(value)
+                    elif here == ("operator", "runtimeClass"):
+                        check_runtime_class(value)
+            except ValueError as e:
+                raise RuleError(str(e), at=here) from None
+            walk(value, here)
+
+    walk(v, ())
+    return v
+
+
+# --- Paths --------------------------------------------------------------------------------------
+# A path the toolkit or a node tool uses: absolute (the toolkit container mounts host paths), clean,
+# and bounded (Linux PATH_MAX is 4096; no real config path is near it).
+MAX_PATH = 1024
+_PATH_FORBIDDEN = re.compile(r"[\s;|&$`'\"<>()*?\\!{}\[\]#~]")
+
+
+def check_host_path(v: str, *, allow_home: bool = False) -> str:
+    """An absolute, normalised path without whitespace, shell characters or '..' parts."""
+    if len(v) > MAX_PATH:
+        raise ValueError(f"a path of {len(v)} characters is longer than {MAX_PATH}")
+    body = v[2:] if allow_home and v.startswith("~/") else v
+    if bad := _PATH_FORBIDDEN.search(body):
+        raise ValueError(
+            f"{shown(v)} contains {bad.group()!r}; paths take no spaces or shell characters"
+        )
+    if not (v.startswith("/") or (allow_home and v.startswith("~/"))):
+        raise ValueError(
+            f"{shown(v)} is not an absolute path" + (" (or ~/...)" if allow_home else "")
+        )
+    parts = body.split("/")
+    if ".." in parts or "." in parts[1:] or "//" in body or (len(body) > 1 and body.endswith("/")):
+        raise ValueError(f"{shown(v)} is not a clean path (no '.', '..', '//' or trailing '/')")
+    return v
+
+
+def check_kubeconfig_path(v: str) -> str:
+    """A kubeconfig file path: absolute or ``~/``-relative (the Kubernetes provider expands ``~``)."""
+    return check_host_path(v, allow_home=True)
+
+
+# A RuntimeClass's name is a DNS-1123 subdomain and its handler a DNS-1123 label
+# (https://kubernetes.io/docs/concepts/containers/runtime-class/); the operator uses one value for
+# both (operator.runtimeClass), so it must be a label.
+def check_runtime_class(v: str) -> str:
+    """A RuntimeClass name the operator also uses as the containerd handler."""
+    try:
+        return check_dns1123_label(v)
+    except ValueError:
+        raise ValueError(
+            f"{shown(v)} is not a RuntimeClass handler name: a DNS-1123 label (lowercase letters, "
+            "digits and '-', at most 63 characters)"
+        ) from None
+
+
+# toolkit.env variables whose values are host paths, listed by name (a suffix guess misread the
+# boolean CONTAINERD_USE_LEGACY_CONFIG): NVIDIA/gpu-operator controllers/object_controls.go sets
+# RUNTIME_CONFIG, CONTAINERD_CONFIG, RUNTIME_SOCKET, CONTAINERD_SOCKET, RUNTIME_DROP_IN_CONFIG and
+# RUNTIME_DROP_IN_CONFIG_HOST_PATH; NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer reads
+# HOST_ROOT_MOUNT and DOCKER_CONFIG / DOCKER_SOCKET.
+_PATH_ENV = frozenset(
+    {
+        "RUNTIME_CONFIG",
+        "CONTAINERD_CONFIG",
+        "DOCKER_CONFIG",
+        "RUNTIME_SOCKET",
+        "CONTAINERD_SOCKET",
+        "DOCKER_SOCKET",
+        "RUNTIME_DROP_IN_CONFIG",
+        "RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+        "HOST_ROOT_MOUNT",
+    }
+)
+MAX_ENV_VALUE = 4096
+
+
+def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``toolkit.env``: path-valued variables are clean absolute paths; every value one line."""
+    for name, value in v.items():
+        if isinstance(value, str):
+            try:
+                if name == "CONTAINERD_RUNTIME_CLASS":
+                    check_runtime_class(value)
+                elif name in _PATH_ENV:
+                    check_host_path(value)
+                elif len(value) > MAX_ENV_VALUE or "\n" in value or "\r" in value or "\0" in value:
+                    raise ValueError(f"{shown(value)} must be one line of at most {MAX_ENV_VALUE}")
+            except ValueError as e:
+                raise RuleError(str(e), at=(name,)) from None
+    return v

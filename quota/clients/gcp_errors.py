@@ -1,0 +1,95 @@
+"""Google API errors as one readable reason: permission named, API disabled, throttled, unreachable.
+
+Every failure becomes a sentence the quota report prints; none is swallowed into "ok".
+"""
+
+from __future__ import annotations
+
+import re
+
+from google.api_core import exceptions as gexc
+
+# IAM permission each call needs, named in "permission denied" reasons when the server does not.
+_PERMISSION = {
+    "regions.get": "compute.regions.get",
+    "projects.get": "compute.projects.get",
+    "quotaInfos.get": "cloudquotas.quotas.get",
+    "instances.aggregatedList": "compute.instances.list",
+    "services.batchGet": "serviceusage.services.get",
+    "quotaPreferences.get": "cloudquotas.quotas.get",
+    "quotaPreferences.list": "cloudquotas.quotas.get",
+    "quotaPreferences.create": "cloudquotas.quotas.update",
+    "quotaPreferences.update": "cloudquotas.quotas.update",
+}
+
+
+def transient(exc: BaseException) -> bool:
+    # Cloud Quotas' default retry covers only 503; 429 storms and other 5xx are transient too.
+    return isinstance(
+        exc,
+        gexc.TooManyRequests
+        | gexc.InternalServerError
+        | gexc.BadGateway
+        | gexc.ServiceUnavailable
+        | gexc.GatewayTimeout,
+    )
+
+
+def connection_cause(exc: BaseException) -> str | None:
+    """The innermost reason of a connection failure (refused, DNS), ``None`` for other errors."""
+    import requests  # google-auth's REST transport
+
+    if not isinstance(exc, requests.exceptions.ConnectionError) or isinstance(
+        exc, requests.exceptions.Timeout
+    ):
+        return None
+    text = str(exc)
+    m = re.search(r"\[Errno -?[0-9]+\] ([^'\")]+)", text)
+    return m.group(1).strip() if m else text
+
+
+def describe_error(exc: BaseException, call: str, project: str, endpoint: str = "") -> str:
+    """One sentence for a failed Google call: permission, disabled API, throttling, timeout.
+
+    A connection failure names the endpoint only (not the call), so that every row it hits
+    carries the same reason and the report can print it once.
+    """
+    cause = connection_cause(exc)
+    if cause is not None:
+        return f"cannot connect to {endpoint or 'the Google API endpoint'}: {cause}"
+    if isinstance(exc, gexc.RetryError):
+        cause = exc.cause
+        if isinstance(cause, gexc.TooManyRequests):
+            return f"{call}: throttled (429) after retries"
+        if cause is not None:
+            return f"{call}: still failing after retries: {describe_error(cause, call, project)}"
+        return f"{call}: timed out after retries"
+    if isinstance(exc, gexc.GoogleAPICallError):
+        reason = getattr(exc, "reason", None)
+        meta = getattr(exc, "metadata", None) or {}
+        if reason == "SERVICE_DISABLED":
+            svc = meta.get("service") or "the API"
+            return (
+                f"{call}: API {svc} is disabled on project {project} "
+                f"(gcloud services enable {svc} --project {project})"
+            )
+        if isinstance(exc, gexc.Forbidden | gexc.Unauthorized):
+            perm = (
+                meta.get("permission") or _permission_in(exc.message) or _PERMISSION.get(call, call)
+            )
+            return f"{call}: permission denied: {perm} on project {project}"
+        if isinstance(exc, gexc.TooManyRequests):
+            return f"{call}: throttled (429) after retries"
+        return f"{call}: HTTP {exc.code}: {exc.message}"
+    text = type(exc).__name__
+    if "Timeout" in text or "timed out" in str(exc):
+        return f"{call}: timed out"
+    return f"{call}: {text}: {exc}"
+
+
+def _permission_in(message: str | None) -> str | None:
+    m = re.search(
+        r"'([a-z]+\.[a-zA-Z]+\.[a-zA-Z]+)' permission|permission '?([a-z]+\.[a-zA-Z.]+)",
+        message or "",
+    )
+    return (m.group(1) or m.group(2)) if m else None

@@ -1,0 +1,137 @@
+"""GCP quota readings: compute quotas, family limits from Cloud Quotas, family usage from instances.
+
+Pure arithmetic over the responses ``quota.clients.gcp`` fetched: Cloud Quotas reports family
+limits without usage, so usage is counted here from ``instances.aggregatedList``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from infra.core.catalog import Catalog
+from quota.arithmetic import Reading
+from quota.clients.gcp_errors import describe_error
+from quota.keys import QuotaKey
+from quota.rules import gcp_accelerator_quotas, gcp_cpu_rules, gcp_machine_family
+from quota.sizing import gcp_vcpus_of
+
+# Instance states that hold GPU quota; stopped, suspended and terminated VMs release it.
+# https://cloud.google.com/compute/docs/instances/instance-life-cycle
+_HOLDING = frozenset({"PROVISIONING", "STAGING", "RUNNING", "STOPPING", "SUSPENDING", "REPAIRING"})
+
+
+def compute_reading(container: Any, key: QuotaKey) -> Reading:
+    warning = getattr(container, "quota_status_warning", None)
+    if warning is not None and getattr(warning, "code", None):
+        return Reading(error=f"quotas unreadable: {warning.code} {warning.message}".strip())
+    for q in container.quotas:
+        if q.metric == key.quota:
+            return Reading(limit=float(q.limit), usage=float(q.usage))
+    where = f"region {key.region}" if key.region else "the project"
+    return Reading(error=f"quota missing: {key.quota} not reported for {where}")
+
+
+def family_reading(info: Any, key: QuotaKey) -> Reading:
+    """Effective family limit for (region, family): the most specific dimensions row wins."""
+    dim, fam = ("gpu_family", key.gpu_family) if key.gpu_family else ("vm_family", key.vm_family)
+    assert fam is not None
+    best: tuple[int, int] | None = None
+    for d in info.dimensions_infos:
+        dims = dict(d.dimensions)
+        if str(dims.get(dim, fam)).upper() != fam.upper():
+            continue
+        if dims.get("region", key.region) != key.region:
+            continue
+        if not dims and d.applicable_locations and key.region not in d.applicable_locations:
+            continue
+        rank = len(dims)
+        if best is None or rank > best[0]:
+            best = (rank, int(d.details.value))
+    if best is None:
+        return Reading(
+            error=f"quota missing: {key.family_quota_id} has no value for "
+            f"{dim}={fam} in {key.region}"
+        )
+    # Cloud Quotas has no usage; verdict() proves 'short' from the limit alone, never 'ok'.
+    return Reading(limit=float(best[1]), usage=None)
+
+
+def _preemptible_granted(region: Any, metric: str | None) -> bool | None:
+    """Whether ``metric`` is granted (limit > 0) in the region's reading; ``None``: unreadable."""
+    if region is None or isinstance(region, BaseException) or metric is None:
+        return None
+    r = compute_reading(region, QuotaKey("gcp", "region", None, metric, "GPUs", "compute-region"))
+    if r.error is not None:
+        return None if not r.error.startswith("quota missing") else False
+    return bool(r.limit)
+
+
+def _spot_metric_of(key: QuotaKey, accelerator: str | None) -> str | None:
+    """The preemptible metric a Spot VM of this family would count against once granted."""
+    if key.vm_family:
+        rules = [r for r in gcp_cpu_rules().values() if r.vm_family == key.vm_family]
+        return rules[0].spot_metric if rules else None
+    q = gcp_accelerator_quotas().get(accelerator or "")
+    return q.spot if q else None
+
+
+def with_family_usage(
+    reading: Reading,
+    key: QuotaKey,
+    instances: Any,
+    project: str,
+    catalog: Catalog,
+    region: Any = None,
+) -> Reading:
+    """Add the family's usage in the region (GPUs or vCPUs), counted from instances.
+
+    Spot VMs count too while their preemptible quota is not granted: "To prevent Spot VMs from
+    consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting
+    preemptible quota" (https://cloud.google.com/compute/docs/instances/create-use-spot). If
+    that cannot be read, usage is unknown.
+    """
+    if reading.error is not None:
+        return reading
+    if isinstance(instances, BaseException):
+        err = describe_error(instances, "instances.aggregatedList", project)
+        return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
+    types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
+    used = 0
+    for scope, scoped in instances:
+        zone = scope.rsplit("/", 1)[-1]
+        if zone.rsplit("-", 1)[0] != key.region:
+            continue
+        for inst in scoped.instances:
+            sched = inst.scheduling
+            spot = sched.provisioning_model == "SPOT" or bool(sched.preemptible)
+            if inst.status not in _HOLDING:
+                continue
+            if spot:
+                accs = [a.accelerator_type.rsplit("/", 1)[-1] for a in inst.guest_accelerators]
+                acc = next((a for a in accs if a in types), None)
+                if key.gpu_family and acc is None:
+                    continue  # not this family's GPU
+                granted = _preemptible_granted(region, _spot_metric_of(key, acc))
+                if granted is None:
+                    return Reading(
+                        limit=reading.limit,
+                        error=f"usage unreadable: Spot VM {inst.name} may count here, and "
+                        f"whether preemptible quota is granted in {key.region} is unknown",
+                    )
+                if granted:
+                    continue  # it counts against the preemptible quota instead
+            if key.vm_family:
+                mtype = inst.machine_type.rsplit("/", 1)[-1]
+                if gcp_machine_family(mtype).upper() != key.vm_family.upper():
+                    continue
+                vcpus = gcp_vcpus_of(mtype, catalog)
+                if vcpus is None:
+                    return Reading(
+                        limit=reading.limit, error=f"usage unreadable: vCPUs of {mtype} unknown"
+                    )
+                used += vcpus
+                continue
+            for acc in inst.guest_accelerators:
+                if acc.accelerator_type.rsplit("/", 1)[-1] in types:
+                    used += int(acc.accelerator_count)
+    return Reading(limit=reading.limit, usage=float(used))
