@@ -47,3 +47,25 @@ def test_g4dn_xlarge_is_one_t4_with_four_vcpus_in_us_west_2(catalog):
     t = catalog.aws_instance("g4dn.xlarge")
     assert (t.gpu_model, t.gpus, t.vcpus) == ("T4", 1, 4)
     assert t.az_ids["us-west-2"] >= {"usw2-az1", "usw2-az2"}
+
+
+def test_catalog_reads_a_clouds_tables_only_when_asked_about_that_cloud():
+    from infra.core.catalog import Catalog
+
+    cat = Catalog()
+    assert cat.gcp_machine("g2-standard-4") is not None
+    assert "_aws" not in vars(cat)  # a GKE plan never reads the AWS rows
+    assert cat.aws_instance("g4dn.xlarge") is not None
+    assert "_aws" in vars(cat) and "_acc" in vars(cat)
+
+
+def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
+    from infra.core.catalog import Catalog, UserShape
+
+    cat = Catalog()  # nothing read yet: the copy must not share tables it then edits
+    gke = UserShape("gke", "x9-gpu-1", "nvidia-x9", 1, 8, 32.0, "us-central1", ("us-central1-a",))
+    eks = UserShape("eks", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
+    new = cat.with_user_shapes([gke, eks])
+    assert new.gcp_machine("x9-gpu-1") is not None and new.aws_instance("zz9.xlarge") is not None
+    assert cat.gcp_machine("x9-gpu-1") is None and cat.aws_instance("zz9.xlarge") is None
+    assert cat.gcp_zones_offering("nvidia-x9", "us-central1") == []
