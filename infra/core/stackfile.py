@@ -8,7 +8,7 @@ PyYAML's safe loader is the base, with the limits a config file needs and YAML d
   is expanded (a "billion laughs" file is refused in milliseconds, not after gigabytes);
 - every YAML error is ``<file>:<line>:<column>: <problem>``.
 
-Sources: YAML 1.2.2 §3.2.1.1 "keys are unique" (https://yaml.org/spec/1.2.2/); Pulumi stack settings
+Sources: YAML 1.2.2 section 3.2.1.1 "keys are unique" (https://yaml.org/spec/1.2.2/); Pulumi stack settings
 file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/).
 """
 
@@ -320,7 +320,7 @@ def _decode(p: Path, data: bytes, issues: Issues) -> str:
 def _load(p: Path, text: str, issues: Issues) -> Any:
     loader: _Loader | None = None
     try:
-        if bad := Reader.NON_PRINTABLE.search(text):  # YAML 1.1 §5.1 character set
+        if bad := Reader.NON_PRINTABLE.search(text):  # YAML 1.1 section 5.1 character set
             pos = bad.start()
             raise yaml.reader.ReaderError(str(p), pos, ord(bad.group()), "unicode", "")
         loader = _Loader(text)
