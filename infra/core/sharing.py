@@ -256,11 +256,6 @@ def _instances_per_gpu(profile: str, gpu: MigGpu) -> int:
     return max(1, min(all_slices // slices, round(all_mem / mem)))
 
 
-def resource_name(h: PoolHints, pool: PoolBase) -> str:
-    """The one resource a single-GPU workload requests on the pool (first of ``resource_names``)."""
-    return resource_names(h, pool)[0]
-
-
 def quota_resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
     """Every GPU resource the pool's nodes may advertise, for namespace quotas: a quota that omits
     one leaves it unlimited. ``nvidia.com/gpu`` always, ``nvidia.com/gpu.shared`` when time-slicing
