@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import AfterValidator
 
+from infra.core.errors import shown
+
 # --- Name grammars -------------------------------------------------------------------------------
 # k8s.io/apimachinery/pkg/util/validation/validation.go: dns1123LabelFmt, DNS1123LabelMaxLength.
 _DNS1123_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
@@ -29,6 +31,24 @@ _RE_DNS1123_LABEL = _full(_DNS1123_LABEL)
 _RE_DNS1123_SUBDOMAIN = _full(_DNS1123_SUBDOMAIN)
 _RE_QUALIFIED_NAME = _full(_QUALIFIED_NAME)
 _RE_RFC1035_LABEL = _full(_RFC1035_LABEL)
+
+
+def _matching(
+    name: str, pattern: re.Pattern[str], reason: str, *, max_len: int | None = None, doc: str
+) -> Callable[[str], str]:
+    """A rule that passes ``v`` when ``pattern`` full-matches it (and it is at most ``max_len``).
+
+    Else it raises ``ValueError("<v shortened> <reason>")``; ``reason`` names the grammar.
+    """
+
+    def check(v: str) -> str:
+        if (max_len is not None and len(v) > max_len) or not pattern.fullmatch(v):
+            raise ValueError(f"{shown(v)} {reason}")
+        return v
+
+    check.__name__ = check.__qualname__ = name
+    check.__doc__ = doc
+    return check
 
 
 def _rule(check: Callable[[Any], Any]) -> AfterValidator:

@@ -6,7 +6,7 @@ import ipaddress
 import re
 
 from infra.core.errors import RuleError, shown
-from infra.core.rules._common import _DNS1123_LABEL, _full
+from infra.core.rules._common import _DNS1123_LABEL, _full, _matching
 
 # --- AWS ----------------------------------------------------------------------------------------
 
@@ -14,11 +14,12 @@ from infra.core.rules._common import _DNS1123_LABEL, _full
 _RE_EKS_VERSION = re.compile(r"^1\.[0-9]{2}$")
 
 
-def check_eks_version(v: str) -> str:
-    """An EKS Kubernetes version: ``1.X`` (no patch, no ``v``)."""
-    if not _RE_EKS_VERSION.fullmatch(v):
-        raise ValueError(f"{shown(v)} is not an EKS Kubernetes version such as 1.33 (major.minor)")
-    return v
+check_eks_version = _matching(
+    "check_eks_version",
+    _RE_EKS_VERSION,
+    "is not an EKS Kubernetes version such as 1.33 (major.minor)",
+    doc="An EKS Kubernetes version: ``1.X`` (no patch, no ``v``).",
+)
 
 
 # EC2 instance type names: family[generation][attributes].size
@@ -28,11 +29,12 @@ _RE_EC2_TYPE = re.compile(
 )
 
 
-def check_ec2_instance_type(v: str) -> str:
-    """An EC2 instance type name such as m6i.large."""
-    if not _RE_EC2_TYPE.fullmatch(v):
-        raise ValueError(f"{shown(v)} is not an EC2 instance type such as m6i.large (family.size)")
-    return v
+check_ec2_instance_type = _matching(
+    "check_ec2_instance_type",
+    _RE_EC2_TYPE,
+    "is not an EC2 instance type such as m6i.large (family.size)",
+    doc="An EC2 instance type name such as m6i.large.",
+)
 
 
 # EKS CreateCluster name: letters (case-sensitive), digits, '-' and '_', starting with a letter or
@@ -40,14 +42,13 @@ def check_ec2_instance_type(v: str) -> str:
 _RE_EKS_CLUSTER = _full(r"[0-9A-Za-z][A-Za-z0-9_-]{0,99}")
 
 
-def check_eks_cluster_name(v: str) -> str:
-    """An EKS cluster name as CreateCluster accepts it."""
-    if not _RE_EKS_CLUSTER.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not an EKS cluster name: letters, digits, '-' and '_', starting with a "
-            "letter or digit, at most 100 characters"
-        )
-    return v
+check_eks_cluster_name = _matching(
+    "check_eks_cluster_name",
+    _RE_EKS_CLUSTER,
+    "is not an EKS cluster name: letters, digits, '-' and '_', starting with a letter or digit, "
+    "at most 100 characters",
+    doc="An EKS cluster name as CreateCluster accepts it.",
+)
 
 
 # AZ IDs look like usw2-az1 (https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html);
@@ -75,14 +76,14 @@ def check_az_id(v: str) -> str:
 _RE_SCOPE_NAMESPACE = _full(rf"{_DNS1123_LABEL}|[a-z0-9][-a-z0-9]*\*")
 
 
-def check_access_scope_namespace(v: str) -> str:
-    """A namespace an EKS access policy is scoped to: a DNS-1123 label, or a prefix ending in ``*``."""
-    if len(v) > 63 or not _RE_SCOPE_NAMESPACE.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a namespace or namespace prefix: a DNS-1123 label (lowercase, "
-            "digits, '-', at most 63), optionally ending in '*' (dev-*)"
-        )
-    return v
+check_access_scope_namespace = _matching(
+    "check_access_scope_namespace",
+    _RE_SCOPE_NAMESPACE,
+    "is not a namespace or namespace prefix: a DNS-1123 label (lowercase, digits, '-', "
+    "at most 63), optionally ending in '*' (dev-*)",
+    max_len=63,
+    doc="A namespace an EKS access policy is scoped to: a DNS-1123 label, or a prefix ending in ``*``.",
+)
 
 
 # EKS public endpoint: at most 40 CIDR blocks

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import RuleError, did_you_mean, shown
-from infra.core.rules._common import _RE_RFC1035_LABEL, _full
+from infra.core.rules._common import _RE_RFC1035_LABEL, _full, _matching
 
 # --- Google Cloud -------------------------------------------------------------------------------
 # Project IDs: 6-30 lowercase letters, digits, hyphens; start with a letter, not end with a hyphen
@@ -53,14 +53,14 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     return v
 
 
-def check_gce_resource_name(v: str) -> str:
-    """A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks."""
-    if len(v) > 63 or not _RE_RFC1035_LABEL.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a GCE resource name: lowercase letters, digits and '-', starting "
-            "with a letter, at most 63 characters"
-        )
-    return v
+check_gce_resource_name = _matching(
+    "check_gce_resource_name",
+    _RE_RFC1035_LABEL,
+    "is not a GCE resource name: lowercase letters, digits and '-', starting with a letter, "
+    "at most 63 characters",
+    max_len=63,
+    doc="A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks.",
+)
 
 
 def check_reservation_name(v: str) -> str:
@@ -81,13 +81,12 @@ def check_reservation_name(v: str) -> str:
 _RE_GKE_VERSION = re.compile(r"^(latest|-|[1-9][0-9]*\.[0-9]+(\.[0-9]+(-gke\.[0-9]+)?)?)$")
 
 
-def check_gke_version(v: str) -> str:
-    """A GKE version or alias: ``latest``, ``1.33``, ``1.33.5``, ``1.33.5-gke.1``."""
-    if not _RE_GKE_VERSION.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N (e.g. 1.33)"
-        )
-    return v
+check_gke_version = _matching(
+    "check_gke_version",
+    _RE_GKE_VERSION,
+    "is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N (e.g. 1.33)",
+    doc="A GKE version or alias: ``latest``, ``1.33``, ``1.33.5``, ``1.33.5-gke.1``.",
+)
 
 
 # GCE machine type names: family-type-vCPUs, e.g. e2-standard-4, n2-highmem-8, c3-standard-4-lssd
@@ -99,14 +98,12 @@ _RE_GCE_MACHINE = re.compile(
 )
 
 
-def check_gce_machine_type(v: str) -> str:
-    """A GCE machine type name (family-type-vCPUs)."""
-    if not _RE_GCE_MACHINE.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a GCE machine type such as e2-standard-4 or n2-highmem-8 "
-            "(family-type-vCPUs)"
-        )
-    return v
+check_gce_machine_type = _matching(
+    "check_gce_machine_type",
+    _RE_GCE_MACHINE,
+    "is not a GCE machine type such as e2-standard-4 or n2-highmem-8 (family-type-vCPUs)",
+    doc="A GCE machine type name (family-type-vCPUs).",
+)
 
 
 # GKE Cluster.name: up to 40 lowercase letters, digits and '-', starting with a letter, ending with
@@ -114,14 +111,13 @@ def check_gce_machine_type(v: str) -> str:
 _RE_GKE_CLUSTER = _full(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
 
 
-def check_gke_cluster_name(v: str) -> str:
-    """A GKE cluster name (container v1 ``Cluster.name``)."""
-    if not _RE_GKE_CLUSTER.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a GKE cluster name: lowercase letters, digits and '-', starting "
-            "with a letter, ending with a letter or digit, at most 40 characters"
-        )
-    return v
+check_gke_cluster_name = _matching(
+    "check_gke_cluster_name",
+    _RE_GKE_CLUSTER,
+    "is not a GKE cluster name: lowercase letters, digits and '-', starting with a letter, "
+    "ending with a letter or digit, at most 40 characters",
+    doc="A GKE cluster name (container v1 ``Cluster.name``).",
+)
 
 
 # GKE Cluster.network / subnetwork: a name, or the resource path of a (Shared VPC) network
@@ -165,14 +161,14 @@ def check_gce_subnetwork(v: str) -> str:
 _RE_RRULE = _full(r"FREQ=(?:DAILY|WEEKLY|MONTHLY)(?:;[A-Z]+=[A-Z0-9,+:-]+)*")
 
 
-def check_rrule(v: str) -> str:
-    """A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``."""
-    if len(v) > 512 or not _RE_RRULE.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU "
-            "(FREQ=DAILY|WEEKLY|MONTHLY, then ;KEY=VALUE parts)"
-        )
-    return v
+check_rrule = _matching(
+    "check_rrule",
+    _RE_RRULE,
+    "is not an RFC 5545 RRULE such as FREQ=WEEKLY;BYDAY=SA,SU "
+    "(FREQ=DAILY|WEEKLY|MONTHLY, then ;KEY=VALUE parts)",
+    max_len=512,
+    doc="A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``.",
+)
 
 
 # Flex-start VMs run for at most seven days

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from infra.core.errors import RuleError, shown
-from infra.core.rules._common import _full
+from infra.core.rules._common import _full, _matching
 from infra.core.rules.kubernetes import check_dns1123_label
 
 # --- Container images ---------------------------------------------------------------------------
@@ -39,24 +39,21 @@ _RE_IMAGE_REPOSITORY = _full(rf"(?:{_DOMAIN}/)?{_PATH_COMPONENT}(?:/{_PATH_COMPO
 _RE_TAG_OR_DIGEST = _full(rf"{_TAG}|{_DIGEST}")
 
 
-def check_image_repository(v: str) -> str:
-    """``registry/path`` without tag (the chart's ``*.repository``; distribution/reference)."""
-    if len(v) > 255 or not _RE_IMAGE_REPOSITORY.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not an image repository: registry/path, lowercase path, no tag, "
-            "spaces or shell characters"
-        )
-    return v
+check_image_repository = _matching(
+    "check_image_repository",
+    _RE_IMAGE_REPOSITORY,
+    "is not an image repository: registry/path, lowercase path, no tag, spaces or shell characters",
+    max_len=255,
+    doc="``registry/path`` without tag (the chart's ``*.repository``; distribution/reference).",
+)
 
 
-def check_image_tag(v: str) -> str:
-    """An image tag (``v25.3.0``) or digest (``sha256:...``), as the chart's ``*.version``."""
-    if not _RE_TAG_OR_DIGEST.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not an image tag (letters, digits, '_', '.', '-', at most 128) or "
-            "digest (sha256:...)"
-        )
-    return v
+check_image_tag = _matching(
+    "check_image_tag",
+    _RE_TAG_OR_DIGEST,
+    "is not an image tag (letters, digits, '_', '.', '-', at most 128) or digest (sha256:...)",
+    doc="An image tag (``v25.3.0``) or digest (``sha256:...``), as the chart's ``*.version``.",
+)
 
 
 def check_operator_values(v: Mapping[str, Any]) -> Mapping[str, Any]:

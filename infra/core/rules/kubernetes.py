@@ -5,27 +5,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from infra.core.errors import RuleError, shown
-from infra.core.rules._common import _RE_DNS1123_LABEL, _RE_DNS1123_SUBDOMAIN, _RE_QUALIFIED_NAME
+from infra.core.rules._common import (
+    _RE_DNS1123_LABEL,
+    _RE_DNS1123_SUBDOMAIN,
+    _RE_QUALIFIED_NAME,
+    _matching,
+)
+
+check_dns1123_label = _matching(
+    "check_dns1123_label",
+    _RE_DNS1123_LABEL,
+    "is not a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a "
+    "letter or digit, at most 63 characters",
+    max_len=63,
+    doc="A DNS-1123 label: Namespace names, most object names (apimachinery IsDNS1123Label).",
+)
 
 
-def check_dns1123_label(v: str) -> str:
-    """A DNS-1123 label: Namespace names, most object names (apimachinery IsDNS1123Label)."""
-    if len(v) > 63 or not _RE_DNS1123_LABEL.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a DNS-1123 label: lowercase letters, digits and '-', starting and "
-            "ending with a letter or digit, at most 63 characters"
-        )
-    return v
-
-
-def check_dns1123_subdomain(v: str) -> str:
-    """A DNS-1123 subdomain: Node and RuntimeClass names (apimachinery IsDNS1123Subdomain)."""
-    if len(v) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(v):
-        raise ValueError(
-            f"{shown(v)} is not a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', "
-            "each part starting and ending with a letter or digit, at most 253 characters"
-        )
-    return v
+check_dns1123_subdomain = _matching(
+    "check_dns1123_subdomain",
+    _RE_DNS1123_SUBDOMAIN,
+    "is not a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', each part starting "
+    "and ending with a letter or digit, at most 253 characters",
+    max_len=253,
+    doc="A DNS-1123 subdomain: Node and RuntimeClass names (apimachinery IsDNS1123Subdomain).",
+)
 
 
 def check_qualified_name(v: str, what: str = "label key") -> str:
