@@ -61,29 +61,28 @@ class RegionFit:
 
 
 @cache
+def _lowest_prices(
+    table: str, type_column: str
+) -> dict[tuple[str, str], tuple[float | None, float | None]]:
+    """(machine/instance type, region) -> lowest (on-demand, spot) USD/hour over the region's zones."""
+    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
+    for r in read_rows(table):
+        k = (r[type_column], r["region"])
+        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
+        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
+        prev = out.get(k, (None, None))
+        out[k] = (_min(prev[0], od), _min(prev[1], sp))
+    return out
+
+
 def _gcp_machine_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
-    """(machine type, region) -> lowest (on-demand, spot) USD/hour of its vCPUs and memory."""
-    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
-    for r in read_rows("gcp_machine_types.csv"):
-        k = (r["machine_type"], r["region"])
-        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
-        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
-        prev = out.get(k, (None, None))
-        out[k] = (_min(prev[0], od), _min(prev[1], sp))
-    return out
+    """Prices of GCE machine types' vCPUs and memory (GPUs excluded)."""
+    return _lowest_prices("gcp_machine_types.csv", "machine_type")
 
 
-@cache
 def _aws_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
-    """(instance type, region) -> lowest (on-demand, spot) USD/hour."""
-    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
-    for r in read_rows("aws_gpu_instances.csv"):
-        k = (r["instance_type"], r["region"])
-        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
-        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
-        prev = out.get(k, (None, None))
-        out[k] = (_min(prev[0], od), _min(prev[1], sp))
-    return out
+    """Prices of EC2 GPU instance types."""
+    return _lowest_prices("aws_gpu_instances.csv", "instance_type")
 
 
 def _min(a: float | None, b: float | None) -> float | None:
