@@ -103,14 +103,14 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
     mt_rows = build.machine_rows(machines, mt_prices)
     stamp = f"source: {SOURCE}, project {project}; fetched: {today.isoformat()}"
     prices = "prices kept from the previous file where the same row existed (the API has none)"
-    acc_date = _kept_prices_date("gcp_accelerators.csv", data_dir)
-    mt_date = _kept_prices_date("gcp_machine_types.csv", data_dir)
+    acc_prices_line = _kept_prices_line("gcp_accelerators.csv", data_dir)
+    mt_prices_line = _kept_prices_line("gcp_machine_types.csv", data_dir)
     (data_dir / "gcp_accelerators.csv").write_text(
         build.render(
             [
                 "GPU accelerators offered per GCP zone and count, with hourly prices (USD, GPUs only).",
                 stamp,
-                f"{PRICES_AS_OF}{acc_date} (the previous file's prices date)",
+                acc_prices_line,
                 prices,
                 "regenerate: python -m infra.catalog_refresh --project <project>",
             ],
@@ -124,7 +124,7 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
             [
                 "GCP machine types with built-in GPUs, per zone, with hourly prices of vCPUs+memory (USD).",
                 stamp,
-                f"{PRICES_AS_OF}{mt_date} (the previous file's prices date)",
+                mt_prices_line,
                 prices,
                 "regenerate: python -m infra.catalog_refresh --project <project>",
             ],
@@ -136,11 +136,40 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
     return len(acc_rows), len(mt_rows)
 
 
-def _kept_prices_date(name: str, data_dir: Path) -> str:
-    """The prices date of the file about to be replaced (its prices are kept)."""
-    if not (data_dir / name).exists():
-        return "unknown"
-    return prices_as_of(read_header(name, data_dir))
+def _kept_prices_line(name: str, data_dir: Path) -> str:
+    """The ``prices as of:`` line for a file whose prices are kept from the one it replaces.
+
+    The previous file's own line is carried over verbatim: it names where those prices came from
+    (a regeneration has none of its own). Without one, the date the previous header implies.
+    """
+    header = _header(name, data_dir)
+    for line in header:
+        if line.startswith(PRICES_AS_OF):
+            return line
+    date = prices_as_of(header) if header else "unknown"
+    return f"{PRICES_AS_OF}{date} (the previous file's prices date)"
+
+
+def _generated_against(today: dt.date) -> list[str]:
+    """A provenance line when boto3 was pointed at an emulator instead of AWS (none otherwise).
+
+    boto3 reads ``AWS_ENDPOINT_URL_EC2`` / ``AWS_ENDPOINT_URL``
+    (https://docs.aws.amazon.com/sdkref/latest/guide/feature-ss-endpoints.html).
+    """
+    if not (os.environ.get("AWS_ENDPOINT_URL_EC2") or os.environ.get("AWS_ENDPOINT_URL")):
+        return []
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        moto = version("moto")
+    except PackageNotFoundError:
+        return [f"generated {today} against an EC2 endpoint override (AWS_ENDPOINT_URL), not AWS"]
+    # The emulator this project runs is moto's server (tests/emulator), from this environment.
+    return [
+        f"generated {today} against moto {moto}'s server, whose EC2 responses come from its "
+        "bundled AWS data (moto/ec2/resources/instance_types.json.gz, "
+        "instance_type_offerings/availability-zone-id/<region>.json.gz)"
+    ]
 
 
 def _existing(name: str, data_dir: Path) -> list[dict[str, str]]:
@@ -206,14 +235,15 @@ def refresh_aws(
     )
     stamp = f"source: {AWS_SOURCE}; regions refreshed: {', '.join(done)}; fetched: {today}"
     # The kept prices keep their own date: the previous file's, never today's fetch date.
-    kept_date = _kept_prices_date("aws_gpu_instances.csv", data_dir)
+    kept_prices_line = _kept_prices_line("aws_gpu_instances.csv", data_dir)
     (data_dir / "aws_gpu_instances.csv").write_text(
         build.render(
             [
                 "AWS NVIDIA GPU instance types per region and availability-zone ID (IDs, not names: "
                 "names differ per account).",
                 stamp,
-                f"{PRICES_AS_OF}{kept_date} (the previous file's prices date)",
+                *_generated_against(today),
+                kept_prices_line,
                 "prices (USD/hour, on-demand and spot) kept from the previous file where the same "
                 "type was priced in the region; empty = unknown (the EC2 APIs list none)",
                 "gpus: NVIDIA GPUs the node sees (LogicalGpuCount for fractional types); "
@@ -243,8 +273,6 @@ def refresh_aws(
 
 
 def _header(name: str, data_dir: Path) -> list[str]:
-    from infra.core.catalog import read_header
-
     return list(read_header(name, data_dir)) if (data_dir / name).exists() else []
 
 

@@ -15,12 +15,13 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from infra import catalog_refresh
-from infra.core.catalog import DATA_DIR, Catalog, read_header, read_rows
+from infra.core.catalog import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
 
 pytestmark = pytest.mark.emulator
 
 # The file before the refresh: two priced us-west-2 rows and a region the refresh leaves alone.
 PREVIOUS = """# previous
+# prices as of: 2026-11-26 (skypilot-org/skypilot-catalog catalogs/v7/aws/vms.csv @ abc123)
 instance_type,gpu_model,gpus,vcpus,memory_gib,region,availability_zone,price_per_hour,spot_price_per_hour
 g4dn.xlarge,T4,1,4,16,us-west-2,usw2-az1,0.526,0.2
 g5.xlarge,A10G,1,4,16,us-west-2,usw2-az2,1.006,0.4
@@ -121,6 +122,28 @@ def test_families_take_architecture_from_the_api_and_keep_reviewed_facts(refresh
     assert added == []  # every NVIDIA family in the API is reviewed in the file
     header = " ".join(read_header("aws_gpu_instances.csv", data))
     assert "DescribeInstanceTypeOfferings" in header and "fetched: 2026-12-01" in header
+
+
+def test_the_header_names_the_emulator_it_was_generated_against(refreshed):
+    data, _ = refreshed
+    header = read_header("aws_gpu_instances.csv", data)
+    assert any(h.startswith("generated 2026-12-01 against moto ") for h in header)
+
+
+def test_the_previous_prices_line_is_carried_over_with_its_source(refreshed):
+    data, _ = refreshed
+    header = read_header("aws_gpu_instances.csv", data)
+    assert (
+        "prices as of: 2026-11-26 (skypilot-org/skypilot-catalog catalogs/v7/aws/vms.csv @ abc123)"
+        in header
+    )
+    assert prices_as_of(header) == "2026-11-26"
+
+
+def test_no_endpoint_override_means_no_emulator_line(monkeypatch):
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    monkeypatch.delenv("AWS_ENDPOINT_URL_EC2", raising=False)
+    assert catalog_refresh._generated_against(dt.date(2026, 12, 1)) == []
 
 
 def test_an_unreachable_endpoint_exits_1_in_one_line(monkeypatch, capsys, tmp_path):
