@@ -10,14 +10,13 @@ the README's "GKE rules we enforce" table lists each with its source.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 from typing import Any
 
 from infra.core.catalog import Catalog
 from infra.core.config import StackConfig, gcp_region_of
 from infra.core.config_gke import GkeClusterSpec
 from infra.core.errors import Issues, join_path
-from infra.core.gke_cluster import monitoring_components, plan_cluster
+from infra.core.gke_cluster import plan_cluster
 from infra.core.gke_model import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
@@ -67,7 +66,9 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     project = config.project or ""
     region = config.region or ""
     split = gcp_region_of(cluster.location)
-    cluster_plan, notes = plan_cluster(cluster, project, issues)
+    cluster_plan, notes = plan_cluster(
+        cluster, project, issues, operator_on=config.operator.enabled
+    )
     if not cluster.existing and (
         problem := gcp_system_type_problem(cluster.system_pool.machine_type, catalog)
     ):
@@ -88,20 +89,6 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
             # that name is refused by nodePools.create with 409 ALREADY_EXISTS.
             if pool.name == "system":
                 issues.add(join_path("gpuPools", i, "name"), "'system' is the system pool's name")
-    if config.operator.enabled and cluster_plan.dcgm_metrics:
-        # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter
-        # on the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM)
-        # so GKE's own default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
-        cluster_plan = replace(
-            cluster_plan,
-            dcgm_metrics=False,
-            monitoring_components=monitoring_components(cluster.min_master_version, dcgm=False),
-        )
-        if "dcgm_metrics" in cluster.model_fields_set:
-            notes.append(
-                "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
-                "GKE's managed DCGM stays off while gpuOperator.enabled is true"
-            )
     streaming = any(p.image_streaming for p in pools)
     if streaming and cluster_plan.private_nodes:
         notes.append(

@@ -57,9 +57,12 @@ _WEEKLY = re.compile(
 
 
 def plan_cluster(
-    cluster: GkeClusterSpec, project: str, issues: Issues
+    cluster: GkeClusterSpec, project: str, issues: Issues, *, operator_on: bool
 ) -> tuple[GkeClusterPlan, list[str]]:
-    """The decided cluster and the notes a reviewer should read."""
+    """The decided cluster and the notes a reviewer should read.
+
+    ``operator_on``: the GPU Operator is deployed, so GKE's managed DCGM stays off.
+    """
     notes: list[str] = []
     window = cluster.maintenance.window
     _check_window(cluster.maintenance, issues, notes)
@@ -100,6 +103,10 @@ def plan_cluster(
             "cluster in Stable. Prefer a channel with cluster.maintenance.exclusions "
             "(https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel)"
         )
+    # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
+    # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
+    # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+    dcgm = cluster.dcgm_metrics and not operator_on
     system = cluster.system_pool.machine_type
     series = series_of(system)
     plan = GkeClusterPlan(
@@ -126,11 +133,14 @@ def plan_cluster(
         cloud_nat=cluster.cloud_nat,
         authorized_networks=networks,
         dataplane_v2=cluster.dataplane_v2,
-        dcgm_metrics=cluster.dcgm_metrics,
-        monitoring_components=monitoring_components(
-            cluster.min_master_version, dcgm=cluster.dcgm_metrics
-        ),
+        dcgm_metrics=dcgm,
+        monitoring_components=monitoring_components(cluster.min_master_version, dcgm=dcgm),
     )
+    if cluster.dcgm_metrics and operator_on and "dcgm_metrics" in cluster.model_fields_set:
+        notes.append(
+            "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
+            "GKE's managed DCGM stays off while gpuOperator.enabled is true"
+        )
     return plan, notes
 
 
