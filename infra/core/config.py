@@ -22,7 +22,15 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from infra.core import rules
 from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
-from infra.core.errors import ConfigIssue, Issues, RuleError, did_you_mean, join_path, shown
+from infra.core.errors import (
+    ConfigIssue,
+    Issues,
+    RuleError,
+    closest,
+    did_you_mean,
+    join_path,
+    shown,
+)
 from infra.core.stackfile import read_stack_file
 
 PROJECT = "gpu-infra"
@@ -232,7 +240,7 @@ def _foreign_key(key: str, value: Any) -> str | None:
     a block of keys, a misspelt namespace or another project's namespace reaches nobody.
     """
     ns, sep, name = key.partition(":")
-    own_like = did_you_mean(ns, [PROJECT], cutoff=0.75)
+    own_like = closest(ns, [PROJECT], cutoff=0.75) is not None
     if not sep:
         if own_like and isinstance(value, dict):
             inner = [f"'{PROJECT}:{k}'" for k in value if k in _PROJECT_KEYS][:3]
@@ -241,8 +249,7 @@ def _foreign_key(key: str, value: Any) -> str | None:
                 "a block of keys is not read: Pulumi config keys are flat 'namespace:key'; "
                 f"did you mean {example}?"
             )
-        if key in _PROJECT_KEYS or did_you_mean(key, _PROJECT_KEYS):
-            guess = key if key in _PROJECT_KEYS else did_you_mean(key, _PROJECT_KEYS)[17:-2]
+        if guess := closest(key, _PROJECT_KEYS):
             return f"config keys are namespaced; did you mean '{PROJECT}:{guess}'?"
         if hint := did_you_mean(key.replace("-", ":", 1), _PROVIDER_KEYS, cutoff=0.8):
             return f"config keys are namespaced{hint}"

@@ -138,16 +138,22 @@ def join_path(*parts: str | int | None) -> str:
     return out
 
 
-def did_you_mean(word: object, choices: Iterable[str], cutoff: float = 0.6) -> str:
-    """``"; did you mean 'x'?"`` for the closest choice (case and ``_``/``-`` ignored), else ``""``."""
+def closest(word: object, choices: Iterable[str], cutoff: float = 0.6) -> str | None:
+    """The choice closest to ``word`` (case and ``_``/``-``/space ignored), or ``None``."""
     if not isinstance(word, str):
-        return ""
+        return None
     norm = {c.lower().replace("_", "-").replace(" ", "-"): c for c in choices}
     got = word.lower().replace("_", "-").replace(" ", "-")
     if got in norm:
-        return f"; did you mean '{norm[got]}'?"
+        return norm[got]
     close = difflib.get_close_matches(got, list(norm), n=1, cutoff=cutoff)
-    return f"; did you mean '{norm[close[0]]}'?" if close else ""
+    return norm[close[0]] if close else None
+
+
+def did_you_mean(word: object, choices: Iterable[str], cutoff: float = 0.6) -> str:
+    """``"; did you mean 'x'?"`` for the closest choice (case and ``_``/``-`` ignored), else ``""``."""
+    guess = closest(word, choices, cutoff)
+    return f"; did you mean '{guess}'?" if guess is not None else ""
 
 
 class RuleError(ValueError):

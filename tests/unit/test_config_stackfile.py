@@ -248,6 +248,16 @@ def test_mutated_sample_stacks_end_in_a_plan_or_config_errors(tmp_path):
             assert all(len(str(i)) <= 400 and "\n" not in str(i) for i in e.issues)
 
 
+@pytest.mark.parametrize(("key", "meant"), [("platform", "platform"), ("gpupool", "gpuPools")])
+def test_project_key_missing_its_namespace_gets_did_you_mean(key, meant):
+    with pytest.raises(ConfigErrors) as e:
+        parse({key: "gke"}, "s")
+    assert (
+        f"{key}: config keys are namespaced; did you mean 'gpu-infra:{meant}'?"
+        in str(e.value).splitlines()
+    )
+
+
 def test_provider_key_missing_its_colon_gets_did_you_mean():
     with pytest.raises(ConfigErrors) as e:
         parse({"gcp-project": "demo-project"}, "s")
