@@ -360,6 +360,14 @@ def test_gke_dcgm_metrics_only_when_gke_owns_the_gpu_stack():
     assert not plan().cluster.dcgm_metrics  # the operator ships dcgm-exporter
 
 
+def test_asking_for_gke_dcgm_beside_the_operator_is_noted_not_sent():
+    asked = plan(cluster=cluster(dcgmMetrics=True))
+    assert not asked.cluster.dcgm_metrics
+    assert "DCGM" not in asked.cluster.monitoring_components
+    assert any(n.startswith("cluster.dcgmMetrics:") for n in asked.notes)
+    assert not any(n.startswith("cluster.dcgmMetrics:") for n in plan().notes)
+
+
 def test_image_streaming_needs_cos_and_the_service_usage_role():
     g = plan({"imageStreaming": True})
     assert g.pools[0].image_streaming
