@@ -207,17 +207,7 @@ def test_request_filed_once_when_run_twice(env: dict[str, Any]) -> None:
 
 
 def test_no_request_while_one_is_pending(env: dict[str, Any]) -> None:
-    env["sq"].applied[(R, G)] = 32.0
-    env["sq"].history[(R, G)] = [
-        {
-            "Id": "old",
-            "CaseId": "case-77",
-            "QuotaCode": G,
-            "DesiredValue": 48.0,
-            "Status": "PENDING",
-            "Created": 1,
-        }
-    ]
+    _history(env["sq"], "PENDING", 48.0, case_id="case-77")
     _, doc = run("--request")
     req = row(doc, G)["request"]
     assert req["action"] == "pending" and req["caseId"] == "case-77"
@@ -269,17 +259,7 @@ def test_denied_request_for_the_same_value_is_reported_and_force_files_anew(
     env: dict[str, Any],
 ) -> None:
     sq: a.FakeServiceQuotas = env["sq"]
-    sq.applied[(R, G)] = 32.0
-    sq.history[(R, G)] = [
-        {
-            "Id": "old",
-            "CaseId": "case-9",
-            "QuotaCode": G,
-            "DesiredValue": 104.0,
-            "Status": "DENIED",
-            "Created": 1,
-        }
-    ]
+    _history(sq, "DENIED", 104.0, case_id="case-9")
     code, doc = run("--request")
     req = row(doc, G)["request"]
     assert code == 1 and (req["action"], req["caseId"]) == ("denied", "case-9")
@@ -330,12 +310,13 @@ def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]
     assert home["fits"] is False and G in home["reason"]
 
 
-def _history(sq: a.FakeServiceQuotas, status: str, desired: float) -> None:
+def _history(sq: a.FakeServiceQuotas, status: str, desired: float, case_id: str = "case-5") -> None:
+    """The GPU quota applied at 32 with one earlier request (``status``) for ``desired``."""
     sq.applied[(R, G)] = 32.0
     sq.history[(R, G)] = [
         {
             "Id": "old",
-            "CaseId": "case-5",
+            "CaseId": case_id,
             "QuotaCode": G,
             "DesiredValue": desired,
             "Status": status,
