@@ -345,7 +345,9 @@ def test_cloud_nat_is_only_for_private_nodes():
 
 def test_authorized_networks_take_cidr_blocks():
     nets = [{"cidr": "203.0.113.0/24", "name": "office"}]
-    (net,) = plan(cluster=cluster(authorizedNetworks=nets)).cluster.authorized_networks or ()
+    planned = plan(cluster=cluster(authorizedNetworks=nets)).cluster.authorized_networks
+    assert planned is not None
+    (net,) = planned
     assert (net.cidr_block, net.display_name) == ("203.0.113.0/24", "office")
     bad = [{"cidr": "10.0.0.0/33"}]
     assert "cluster.authorizedNetworks[0].cidr" in errors(cluster=cluster(authorizedNetworks=bad))
