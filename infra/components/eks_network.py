@@ -55,29 +55,16 @@ class EksNetwork(pulumi.ComponentResource):
             )
             nats: dict[str, aws.ec2.NatGateway] = {}
             for az, cidr in plan.public_cidrs.items():
-                public = aws.ec2.Subnet(
+                # Internet-facing load balancers go here, internal ones in the private subnets
+                # (AWS Load Balancer Controller subnet discovery by role tag,
+                # https://docs.aws.amazon.com/eks/latest/userguide/network-load-balancing.html).
+                public = self._subnet(
                     f"{name}-public-{az}",
-                    aws.ec2.SubnetArgs(
-                        vpc_id=vpc.id,
-                        cidr_block=cidr,
-                        availability_zone_id=az,
-                        # Internet-facing load balancers go here (AWS Load Balancer Controller
-                        # subnet discovery, https://docs.aws.amazon.com/eks/latest/userguide/
-                        # network-load-balancing.html).
-                        tags={
-                            "Name": f"{cluster_name}-public-{az}",
-                            "kubernetes.io/role/elb": "1",
-                            **owned,
-                        },
-                    ),
-                    opts=child,
-                )
-                aws.ec2.RouteTableAssociation(
-                    f"{name}-public-{az}",
-                    aws.ec2.RouteTableAssociationArgs(
-                        subnet_id=public.id, route_table_id=public_rt.id
-                    ),
-                    opts=child,
+                    vpc.id,
+                    az,
+                    cidr,
+                    {"Name": f"{cluster_name}-public-{az}", "kubernetes.io/role/elb": "1", **owned},
+                    public_rt.id,
                 )
                 if az in plan.nat_az_ids:
                     eip = aws.ec2.Eip(f"{name}-nat-{az}", aws.ec2.EipArgs(domain="vpc"), opts=child)
@@ -114,29 +101,45 @@ class EksNetwork(pulumi.ComponentResource):
                     opts=child,
                 )
             for az, cidr in plan.subnet_cidrs.items():
-                subnet = aws.ec2.Subnet(
+                subnet = self._subnet(
                     f"{name}-{az}",
-                    aws.ec2.SubnetArgs(
-                        vpc_id=vpc.id,
-                        cidr_block=cidr,
-                        availability_zone_id=az,
-                        tags={
-                            "Name": f"{cluster_name}-private-{az}",
-                            "kubernetes.io/role/internal-elb": "1",
-                            **owned,
-                        },
-                    ),
-                    opts=child,
-                )
-                aws.ec2.RouteTableAssociation(
-                    f"{name}-{az}",
-                    aws.ec2.RouteTableAssociationArgs(
-                        subnet_id=subnet.id, route_table_id=private_rts[plan.nat_for(az)].id
-                    ),
-                    opts=child,
+                    vpc.id,
+                    az,
+                    cidr,
+                    {
+                        "Name": f"{cluster_name}-private-{az}",
+                        "kubernetes.io/role/internal-elb": "1",
+                        **owned,
+                    },
+                    private_rts[plan.nat_for(az)].id,
                 )
                 self.subnets[az] = subnet.id
         else:
             self.subnets = dict(plan.private_subnets)
         self.vpc_id = vpc_id
         self.register_outputs({"vpcId": vpc_id, "subnets": self.subnets})
+
+    def _subnet(
+        self,
+        name: str,
+        vpc_id: pulumi.Input[str],
+        az_id: str,
+        cidr: str,
+        tags: dict[str, str],
+        route_table_id: pulumi.Input[str],
+    ) -> aws.ec2.Subnet:
+        """A subnet in one AZ ID, associated with its route table (both named ``name``)."""
+        child = pulumi.ResourceOptions(parent=self)
+        subnet = aws.ec2.Subnet(
+            name,
+            aws.ec2.SubnetArgs(
+                vpc_id=vpc_id, cidr_block=cidr, availability_zone_id=az_id, tags=tags
+            ),
+            opts=child,
+        )
+        aws.ec2.RouteTableAssociation(
+            name,
+            aws.ec2.RouteTableAssociationArgs(subnet_id=subnet.id, route_table_id=route_table_id),
+            opts=child,
+        )
+        return subnet
