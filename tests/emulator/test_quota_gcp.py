@@ -622,31 +622,24 @@ def test_regions_needs_where(env: dict[str, Any]) -> None:
     assert "--regions" in err.getvalue()
 
 
-def test_spot_vms_count_as_family_usage_while_preemptible_quota_is_not_granted(
-    env: dict[str, Any],
+@pytest.mark.parametrize(
+    ("preemptible", "usage", "status", "exit_code"),
+    [((0, 0), 8, "short", 1), ((16, 8), 0, "ok", 0)],
+    ids=["preemptible-not-granted", "preemptible-granted"],
+)
+def test_spot_vms_count_as_family_usage_only_while_preemptible_quota_is_not_granted(
+    env: dict[str, Any], preemptible: tuple[int, int], usage: int, status: str, exit_code: int
 ) -> None:
     # https://cloud.google.com/compute/docs/instances/create-use-spot: without preemptible quota,
-    # Spot VMs consume the standard quotas.
+    # Spot VMs consume the standard quotas; once it is granted they draw on it instead.
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(0, 0))
+    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=preemptible)
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
     env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
-    assert (fam["needed"], fam["limit"], fam["usage"]) == (16, 16, 8)
-    assert code == 1 and fam["status"] == "short"
-
-
-def test_spot_vms_leave_family_usage_once_preemptible_quota_is_granted(
-    env: dict[str, Any],
-) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["compute"].set_region(P, R, PREEMPTIBLE_NVIDIA_H100_GPUS=(16, 8))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
-    env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, spot=True)
-    _, doc = run("--config", str(FIX / "Pulumi.gke-h100-one.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
-    assert (fam["usage"], fam["status"]) == (0, "ok")
+    assert (fam["needed"], fam["limit"], fam["usage"]) == (16, 16, usage)
+    assert (code, fam["status"]) == (exit_code, status)
 
 
 def test_where_global_quota_short_means_no_region_fits(env: dict[str, Any]) -> None:
