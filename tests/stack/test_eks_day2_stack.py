@@ -1,5 +1,7 @@
 """EKS day-2 wiring on the mock engine: OIDC provider / Pod Identity, add-on order, NAT and S3
-routing, EFA launch templates, Capacity Blocks, the device plugin release."""
+routing, EFA launch templates, Capacity Blocks, the device plugin release; one Pod Identity
+association per service account, the autoscaler release after its association, replacement node
+groups. One module so each sample stack is run once."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 TAG = "aws:autoscaling/tag:Tag"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 OIDC = "aws:iam/openIdConnectProvider:OpenIdConnectProvider"
+ASSOC = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
+ADDON = "aws:eks/addon:Addon"
 PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 
 
@@ -220,3 +224,39 @@ def test_existing_cluster_autoscaler_discovers_only_this_stacks_groups():
     assert "gpu-infra/autoscaler/shared/eks-existing" in tags
     own = [t for t in rec.of_type(TAG) if t.inputs["tag"]["key"] == tags[-1]]
     assert len(own) == len(rec.of_type(NODE_GROUP)) == 1
+
+
+def test_pod_identity_addon_role_has_no_second_association_association_already_exists(zonal):
+    ebs = zonal.one(ADDON, "infer-addons-aws-ebs-csi-driver").inputs
+    (pia,) = ebs["podIdentityAssociations"]
+    assert pia["serviceAccount"] == "ebs-csi-controller-sa"
+    standalone = [(a.inputs["namespace"], a.inputs["serviceAccount"]) for a in zonal.of_type(ASSOC)]
+    assert ("kube-system", "ebs-csi-controller-sa") not in standalone
+    assert len(standalone) == len(set(standalone)) == 1  # the autoscaler's only
+
+
+def test_autoscaler_release_depends_on_its_pod_identity_association(zonal):
+    (assoc,) = zonal.of_type(ASSOC)
+    release = zonal.one(RELEASE, "infer-ca-release")
+    assert assoc.urn in release.depends_on
+
+
+def test_efa_launch_template_puts_efa_only_interfaces_at_device_index_0(hpc):
+    nics = hpc.one(LT, "train-h100-efa-lt").inputs["networkInterfaces"]
+    assert (nics[0]["networkCardIndex"], nics[0]["deviceIndex"]) == (0, 0)
+    assert {n["deviceIndex"] for n in nics} == {0}
+    assert [n["networkCardIndex"] for n in nics] == list(range(32))
+
+
+def test_capacity_block_upgrade_note_is_logged_as_a_warning(hpc):
+    assert any(lvl == "warning" and "desired size 0" in msg for lvl, msg in hpc.logs)
+
+
+def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size(monkeypatch):
+    # A changed hash (e.g. a new instance type) makes a new group; it starts where the old one
+    # was (clamped into its [min, max]) instead of at minSize while the old one drains.
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={"gpu-t4-00000000": 7}))
+    rec = run_stack("eks-g4dn")
+    ng = rec.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4-ng").inputs
+    assert ng["nodeGroupName"] != "gpu-t4-00000000"
+    assert ng["scalingConfig"]["desiredSize"] == 7
