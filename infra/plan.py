@@ -48,14 +48,9 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     from infra.core.plan import build_plan
 
     path = Path(args.config) if args.config else stack_file(args.stack)
-    name, raw = load_stack_file(path)
-    stack = name if args.config or _is_path(args.stack) else args.stack
-    config = parse(raw, stack)
+    name, raw = load_stack_file(path)  # the name of stacks/Pulumi.<NAME>.yaml is --stack's NAME
+    config = parse(raw, name)
     return raw, config, build_plan(config)
-
-
-def _is_path(stack: str | None) -> bool:
-    return bool(stack) and ("/" in str(stack) or str(stack).endswith((".yaml", ".yml")))
 
 
 def _parser() -> argparse.ArgumentParser:
