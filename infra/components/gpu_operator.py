@@ -2,9 +2,9 @@
 
 Thin: every value and object comes from ``OperatorPlan`` (``infra.core.operator``). Order:
 namespace -> objects the operator's pods need at install (GKE driver installer DaemonSet,
-critical-pod quota, device-plugin config) -> Helm release -> GPU namespaces, quotas and opt-in smoke-test Jobs. The release waits for
-the cluster's ``ready`` resources and never for GPU node pools, so it installs while pools sit at
-zero nodes.
+critical-pod quota, device-plugin config) -> Helm release -> GPU namespaces, quotas and opt-in
+smoke-test Jobs. The release waits for the cluster's ``ready`` resources and never for GPU node
+pools, so it installs while pools sit at zero nodes.
 """
 
 from __future__ import annotations
@@ -169,8 +169,8 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
 
     Outputs: ``gpuOperator`` (release name, chart version, preset, namespace, notes),
     ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry), ``kubeflow`` (Jupyter
-    web app ``spawnerFormDefaults`` and Profiles) and ``flyte`` (``plugins.k8s`` and node labels). The operator's
-    per-pool scheduling hints go into the program's ``gpuPools`` output.
+    web app ``spawnerFormDefaults`` and Profiles) and ``flyte`` (``plugins.k8s`` and node labels).
+    The operator's per-pool scheduling hints go into the program's ``gpuPools`` output.
     """
     op = plan.operator
     if op is None:
