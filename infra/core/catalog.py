@@ -335,8 +335,9 @@ class Catalog:
                     new._acc[s.gpu_model][z].add(s.gpus)
             else:
                 azs = {s.region: frozenset(s.zones)}
+                # A declared shape has no price on file: unknown (None), never 0.
                 new._aws[s.name] = AwsInstance(
-                    s.name, s.gpu_model, s.gpus, s.vcpus, s.memory_gib, azs, 0.0
+                    s.name, s.gpu_model, s.gpus, s.vcpus, s.memory_gib, azs, None
                 )
                 fam = s.name.split(".", 1)[0]
                 # A family the catalog lacks: x86_64, GPU-labelled like GKE, on the NVIDIA AMI.

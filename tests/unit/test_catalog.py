@@ -69,3 +69,11 @@ def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
     assert new.gcp_machine("x9-gpu-1") is not None and new.aws_instance("zz9.xlarge") is not None
     assert cat.gcp_machine("x9-gpu-1") is None and cat.aws_instance("zz9.xlarge") is None
     assert cat.gcp_zones_offering("nvidia-x9", "us-central1") == []
+
+
+def test_a_user_declared_aws_type_has_an_unknown_price_never_zero():
+    from infra.core.catalog import Catalog, UserShape
+
+    eks = UserShape("eks", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
+    inst = Catalog().with_user_shapes([eks]).aws_instance("zz9.xlarge")
+    assert inst is not None and inst.price_per_hour is None
