@@ -6,33 +6,17 @@ camelCase in the stack file; unknown keys are rejected so a typo never becomes a
 
 from __future__ import annotations
 
-import re
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from infra.core import rules
 
-# RFC 1123 label: Kubernetes object names, GKE pool names and EKS node-group names all accept it.
-_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-
-
-def _dns_label(max_len: int):
-    def check(v: str) -> str:
-        if len(v) > max_len or not _DNS_LABEL.fullmatch(v):
-            raise ValueError(
-                f"{v!r} must be lowercase letters, digits and '-', start with a letter, "
-                f"end with a letter or digit, at most {max_len} characters"
-            )
-        return v
-
-    return AfterValidator(check)
-
-
-# GKE node-pool names are limited to 40 characters; keep room for nothing else (the name is used as is).
-PoolName = Annotated[str, _dns_label(40)]
-ClusterName = Annotated[str, _dns_label(40)]
+# GPU pool names: GKE's node-pool rule (rules.check_pool_name). An on-prem cluster's name only
+# labels our outputs; the same rule keeps it a plain, short name.
+PoolName = rules.PoolName
+ClusterName = rules.PoolName
 NamespaceName = rules.NamespaceName  # a DNS-1123 label
 
 

@@ -147,11 +147,12 @@ def test_mig_layout_must_be_chosen_not_assumed():
 
 def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
     from infra.core import config as cfg
-    from infra.core.config_base import _DNS_LABEL
+    from infra.core.rules import check_pool_name
 
     assert cfg.gcp_region_of("us-central1\n") is None
     assert cfg._AWS_REGION.fullmatch("us-west-2\n") is None
-    assert _DNS_LABEL.fullmatch("ml\n") is None
+    with pytest.raises(ValueError):
+        check_pool_name("ml\n")
 
 
 def test_onprem_pool_labels_take_node_role_labels_applied_by_node_patch_not_kubelet():

@@ -433,6 +433,19 @@ def test_check_gke_cluster_name_refuses_capitals_digit_start_trailing_hyphen_and
     assert "is not a GKE cluster name" in refused(rules.check_gke_cluster_name, bad)
 
 
+@pytest.mark.parametrize("good", ["a", "gpu-a100", "a" * 40])
+def test_check_pool_name_accepts_lowercase_up_to_40(good):
+    assert rules.check_pool_name(good) == good
+
+
+# The GKE API's refusal (pulumi/pulumi-gcp#1510): "primaryPreemptibleNodes-b8a97f9" is not a node pool name.
+@pytest.mark.parametrize(
+    "bad", ["primaryPreemptibleNodes-b8a97f9", "1gpu", "gpu-", "gpu_a", "a" * 41, "gpu\n"]
+)
+def test_check_pool_name_refuses_what_gke_node_pools_refuse(bad):
+    assert "at most 40 characters" in refused(rules.check_pool_name, bad)
+
+
 def test_check_public_access_cidrs_accepts_halves_of_the_internet_spanning_private_ranges():
     assert rules.check_public_access_cidrs(["0.0.0.0/1", "128.0.0.0/1"]) == [
         "0.0.0.0/1",

@@ -35,6 +35,7 @@ from infra.core.rules.gcp import (
     check_gke_cluster_name,
     check_gke_version,
     check_max_run_duration,
+    check_pool_name,
     check_reservation_name,
     check_rrule,
     gpu_type_hint,
@@ -86,6 +87,7 @@ TaintValue = Annotated[str, _rule(check_taint_value)]
 EksNodeLabels = Annotated[dict[str, str], _rule(check_eks_node_labels)]
 EksTaintKey = Annotated[str, _rule(check_eks_taint_key)]
 GkeClusterName = Annotated[str, _rule(check_gke_cluster_name)]
+PoolName = Annotated[str, _rule(check_pool_name)]
 EksClusterName = Annotated[str, _rule(check_eks_cluster_name)]
 GceNetwork = Annotated[str, _rule(check_gce_network)]
 GceSubnetwork = Annotated[str, _rule(check_gce_subnetwork)]
@@ -146,6 +148,7 @@ __all__ = [
     "NodeLabels",
     "NodeName",
     "OperatorNamespace",
+    "PoolName",
     "PublicAccessCidrs",
     "RRule",
     "ReservationName",
@@ -185,6 +188,7 @@ __all__ = [
     "check_node_labels",
     "check_operator_namespace",
     "check_operator_values",
+    "check_pool_name",
     "check_public_access_cidrs",
     "check_qualified_name",
     "check_reservation_name",

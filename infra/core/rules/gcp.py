@@ -120,6 +120,21 @@ check_gke_cluster_name = _matching(
 )
 
 
+# GKE NodePool.name, the same grammar; the API's refusal reads "Invalid value for field
+# "node_pool.name": ... Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)' (... no
+# longer than 40 characters)" (https://github.com/pulumi/pulumi-gcp/issues/1510). EKS node-group
+# names (at most 63 letters, digits, '-', '_', starting alphanumeric: aws.eks.NodeGroup
+# nodeGroupName, https://www.pulumi.com/registry/packages/aws/api-docs/eks/nodegroup/) take every
+# such name, so it is every platform's pool-name rule.
+check_pool_name = _matching(
+    "check_pool_name",
+    _RE_GKE_CLUSTER,
+    "must be lowercase letters, digits and '-', start with a letter, end with a letter or digit, "
+    "at most 40 characters",
+    doc="A GPU pool name: GKE's node-pool rule, which EKS node groups also accept.",
+)
+
+
 # GKE Cluster.network / subnetwork: a name, or the resource path of a (Shared VPC) network
 # (container v1 Cluster.network "the name of the Google Compute Engine network"; resource paths
 # projects/P/global/networks/N, projects/P/regions/R/subnetworks/N:
