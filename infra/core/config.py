@@ -12,7 +12,7 @@ import json
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin
@@ -383,20 +383,23 @@ def _check_cluster_common(cluster: Any, issues: Issues) -> None:
         )
 
 
-def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
+def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
+    """``(index, value)`` of each value an earlier entry already has."""
     seen: set[str] = set()
     for i, v in enumerate(values):
         if v in seen:
-            issues.add(join_path(path, i), f"{shown(v)} is listed twice")
+            yield i, v
         seen.add(v)
 
 
+def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
+    for i, v in _repeats(values):
+        issues.add(join_path(path, i), f"{shown(v)} is listed twice")
+
+
 def _check_unique(names: list[str], path: str, issues: Issues) -> None:
-    seen: set[str] = set()
-    for i, n in enumerate(names):
-        if n in seen:
-            issues.add(join_path(path, i, "name"), f"{n!r} is used by an earlier entry")
-        seen.add(n)
+    for i, n in _repeats(names):
+        issues.add(join_path(path, i, "name"), f"{n!r} is used by an earlier entry")
 
 
 @functools.cache
