@@ -371,3 +371,14 @@ def test_duplicate_urns_lists_each_repeated_urn_once():
 
     rec = mockengine.Recording(resources=[reg("a"), reg("b"), reg("a"), reg("a")])
     assert duplicate_urns(rec) == ["a"]
+
+
+@pytest.mark.parametrize("resources", [None, [], [SimpleNamespace(autoscaling_groups=[])]])
+def test_a_node_group_without_an_asg_fails_loudly_rather_than_tagging_nothing(resources):
+    with pytest.raises(ValueError, match="EKS reported no Auto Scaling group"):
+        eks_nodes.first_asg_name(resources)
+
+
+def test_the_first_asg_name_is_the_node_groups_only_asg():
+    res = [SimpleNamespace(autoscaling_groups=[SimpleNamespace(name="eks-gpu-t4-abc")])]
+    assert eks_nodes.first_asg_name(res) == "eks-gpu-t4-abc"
