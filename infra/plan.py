@@ -141,7 +141,7 @@ def _run(
     """Everything after a valid config: the mock-engine run(s) and what to print or write."""
     from infra import mockengine
 
-    catalog = _catalog_for(config)
+    catalog = plan.catalog  # with the stack's declared shapes, as build_plan used it
     recording = mockengine.run(raw, config.stack, catalog)
     for level, message in recording.logs:  # what `pulumi up` would log, each line once
         if level in ("warning", "error") and message not in notes:
@@ -173,16 +173,6 @@ def _run(
         print_table(plan, cost, recording, lines.append)
         _write("\n".join(lines) + "\n")
     return EXIT_OK
-
-
-def _catalog_for(config: StackConfig) -> Any:
-    """The catalog the mock engine answers look-ups from: with the stack's declared shapes."""
-    from infra.core.catalog import Catalog
-    from infra.core.errors import Issues
-    from infra.core.shapes import user_shapes
-
-    catalog = Catalog.load()
-    return catalog.with_user_shapes(user_shapes(config, catalog, Issues())[0])
 
 
 def _print_helm_values(plan: Plan, as_json: bool) -> int:

@@ -7,7 +7,7 @@ exists is complete, so components never decide anything.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from infra.core.catalog import Catalog
@@ -36,6 +36,8 @@ class Plan:
     kubernetes: KubernetesPlan | None = None
     operator: OperatorPlan | None = None
     notes: tuple[str, ...] = ()  # what a person should know (e.g. facts declared by the stack)
+    # The catalog the plan was decided with (vendored data plus the stack's declared shapes).
+    catalog: Catalog | None = field(default=None, compare=False, repr=False)
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:
@@ -78,5 +80,11 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
     operator = plan_operator(config, pools, issues)
     issues.raise_if_any()
     return Plan(
-        config=config, gke=gke, eks=eks, kubernetes=kube, operator=operator, notes=tuple(notes)
+        config=config,
+        gke=gke,
+        eks=eks,
+        kubernetes=kube,
+        operator=operator,
+        notes=tuple(notes),
+        catalog=catalog,
     )

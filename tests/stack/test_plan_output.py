@@ -67,3 +67,24 @@ def test_gke_t4_plan_matches_the_seed_pool(capsys):
     # The pool's dependencies are traceable to resources in the same plan.
     urns = {r["urn"] for r in doc["resources"]}
     assert pool["dependsOn"] and set(pool["dependsOn"]) <= urns
+
+
+def test_mock_engine_answers_look_ups_for_a_declared_eks_shape(tmp_path, capsys):
+    # The mock engine's DescribeInstanceTypeOfferings must know gpuPools[].shape's type too, or the
+    # node group gets no AZs; the plan carries the catalog build_plan overlaid the shapes on.
+    stack = tmp_path / "Pulumi.shape-t.yaml"
+    stack.write_text(
+        "config:\n"
+        "  aws:region: us-west-2\n"
+        "  gpu-infra:platform: eks\n"
+        '  gpu-infra:cluster: {name: ml, location: us-west-2, kubernetesVersion: "1.33"}\n'
+        "  gpu-infra:gpuPools:\n"
+        "    - name: gpu-new\n"
+        "      machineType: g9.2xlarge\n"
+        "      shape: {gpuModel: RTX-PRO-6000, gpus: 1, vcpus: 8, memoryGb: 64}\n"
+        "      zones: [usw2-az1, usw2-az2]\n"
+        "      maxNodes: 4\n"
+    )
+    assert plan_cli.main(["--config", str(stack), "--json"]) == 0, capsys.readouterr().err
+    doc = json.loads(capsys.readouterr().out)
+    assert any(r["name"] == "ml-gpu-new-ng" for r in doc["resources"])
