@@ -1,0 +1,34 @@
+"""The machine-series table: how a machine type finds its row, and a table that cannot load."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from infra.core.gke_series import SERIES_FILE, load_series, series_of
+
+HEADER = "# source: test\nprefix,series,boot_disk_types,provisioning,local_ssd_count\n"
+
+
+def _table(tmp_path: Path, *rows: str) -> Path:
+    (tmp_path / SERIES_FILE).write_text(HEADER + "".join(f"{r}\n" for r in rows))
+    return tmp_path
+
+
+def test_exact_machine_type_row_wins_over_its_series_row():
+    high1, high8 = series_of("a3-highgpu-1g"), series_of("a3-highgpu-8g")
+    assert high1 is not None and high1.provisioning == frozenset({"spot", "flex-start"})
+    assert high8 is not None and "on-demand" in high8.provisioning
+
+
+def test_row_without_trailing_dash_matches_only_that_machine_type(tmp_path):
+    d = _table(tmp_path, "x1-big,X1,pd-ssd,spot,0")
+    assert series_of("x1-big", d) is not None
+    assert series_of("x1-big-2", d) is None
+
+
+def test_unknown_provisioning_model_in_the_table_is_refused_naming_file_and_row(tmp_path):
+    d = _table(tmp_path, "x1-,X1,pd-ssd,on-demand|preemptible,0")
+    with pytest.raises(ValueError, match=rf"{SERIES_FILE}: x1-: provisioning \['preemptible'\]"):
+        load_series(d)
