@@ -16,10 +16,11 @@ def _table(tmp_path: Path, *rows: str) -> Path:
     return tmp_path
 
 
-def test_exact_machine_type_row_wins_over_its_series_row():
-    high1, high8 = series_of("a3-highgpu-1g"), series_of("a3-highgpu-8g")
-    assert high1 is not None and high1.provisioning == frozenset({"spot", "flex-start"})
-    assert high8 is not None and "on-demand" in high8.provisioning
+def test_exact_machine_type_row_wins_over_its_series_row(tmp_path):
+    d = _table(tmp_path, "x1-,X1,pd-ssd,on-demand|spot,0", "x1-big,X1 big,pd-ssd,spot,2")
+    big, small = series_of("x1-big", d), series_of("x1-small", d)
+    assert big is not None and (big.series, big.local_ssd_count) == ("X1 big", 2)
+    assert small is not None and small.series == "X1"
 
 
 def test_row_without_trailing_dash_matches_only_that_machine_type(tmp_path):
