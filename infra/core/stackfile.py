@@ -15,7 +15,6 @@ file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stack-setting
 from __future__ import annotations
 
 import codecs
-import difflib
 import math
 from pathlib import Path
 from typing import Any
@@ -30,7 +29,7 @@ from yaml.reader import Reader
 from yaml.resolver import Resolver
 from yaml.scanner import Scanner
 
-from infra.core.errors import Issues, shown
+from infra.core.errors import Issues, closest, shown
 
 # A stack file is a few KB; 256 KiB leaves room for large Helm values and bounds the parse (< 1 s).
 MAX_BYTES = 256 * 1024
@@ -46,6 +45,9 @@ _MERGE_TAG = "tag:yaml.org,2002:merge"
 
 class _Refused(yaml.MarkedYAMLError):
     """A limit of ours was hit (depth, expansion, duplicate key): reported like a YAML error."""
+
+    def __init__(self, problem: str, mark: Any) -> None:
+        super().__init__(None, None, problem, mark)
 
 
 try:  # libyaml's parser when PyYAML was built with it (the PyPI wheels are): ~50x faster
@@ -81,8 +83,6 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
                 node = _node(super().compose_node(parent, index))  # type: ignore[arg-type]
                 if id(node) not in self._sizes:
                     raise _Refused(
-                        None,
-                        None,
                         f"alias *{event.anchor} refers to a node containing itself",
                         event.start_mark,
                     )
@@ -90,8 +90,6 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
             self._depth += 1
             if self._depth > MAX_DEPTH:
                 raise _Refused(
-                    None,
-                    None,
                     f"nested deeper than {MAX_DEPTH} levels",
                     self.peek_event().start_mark,
                 )
@@ -100,12 +98,10 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
             if isinstance(node, ScalarNode):
                 self._check_scalar(node, is_key=index is None and isinstance(parent, MappingNode))
             elif self._in_free_form() and node.tag not in _JSON_TAGS:
-                raise _Refused(None, None, self._not_json(node), node.start_mark)
+                raise _Refused(self._not_json(node), node.start_mark)
             self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in _children(node))
             if size > MAX_NODES:
                 raise _Refused(
-                    None,
-                    None,
                     f"this value expands to more than {MAX_NODES} values (through aliases or "
                     "sheer size); refused before expanding it",
                     node.start_mark,
@@ -136,36 +132,28 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
         value = node.value
         if is_key and node.tag == _BOOL_TAG:
             raise _Refused(
-                None,
-                None,
                 f"{where}key {value!r} is read as boolean (YAML 1.1); quote it: '{value}'",
                 node.start_mark,
             )
         if node.tag in (_INT_TAG, _FLOAT_TAG) and ":" in value:
             raise _Refused(
-                None,
-                None,
                 f"{where}{value!r} is read as a base-60 number (YAML 1.1 sexagesimal); "
                 f"quote it: '{value}'",
                 node.start_mark,
             )
         if node.tag == _INT_TAG and not _fits_int64(value):
             raise _Refused(
-                None,
-                None,
                 f"{where}integer {shown(value, 40)} is outside the 64-bit range the "
                 "Pulumi and Kubernetes APIs take",
                 node.start_mark,
             )
         if node.tag == _FLOAT_TAG and not _finite(value):
             raise _Refused(
-                None,
-                None,
                 f"{where}{value} is not a finite number (JSON has none)",
                 node.start_mark,
             )
         if self._in_free_form() and node.tag not in _JSON_TAGS:
-            raise _Refused(None, None, self._not_json(node), node.start_mark)
+            raise _Refused(self._not_json(node), node.start_mark)
 
     def compose_mapping_node(self, anchor: str | None) -> MappingNode:  # type: ignore[override]
         node = super().compose_mapping_node(anchor)  # type: ignore[arg-type]
@@ -177,8 +165,6 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
             if seen is not key:
                 where = _key_path([*self._keys[1:], key.value])
                 raise _Refused(
-                    None,
-                    None,
                     f"duplicate key {where} (first on line {seen.start_mark.line + 1}); "
                     "YAML would silently keep only the last one",
                     key.start_mark,
@@ -329,8 +315,6 @@ def _load(p: Path, text: str, issues: Issues) -> Any:
         if not loader.check_event(StreamEndEvent):
             mark = loader.peek_event().start_mark
             raise _Refused(
-                None,
-                None,
                 "a stack file holds one YAML document; a second one starts here "
                 "(remove the '---' or split the file)",
                 mark,
@@ -385,12 +369,10 @@ def _check_root_keys(doc: dict[Any, Any], issues: Issues) -> None:
     """Every root key is one Pulumi reads; config keys at the root mean a missing ``config:``."""
     unwrapped = [k for k in doc if isinstance(k, str) and ":" in k]
     for key in doc:
-        if key in STACK_FILE_KEYS:
+        if key in STACK_FILE_KEYS or (isinstance(key, str) and ":" in key):
             continue
-        if key in unwrapped:
-            continue
-        close = difflib.get_close_matches(str(key), STACK_FILE_KEYS, n=1, cutoff=0.6)
-        hint = f"did you mean '{close[0]}'?" if close else f"allowed: {', '.join(STACK_FILE_KEYS)}"
+        close = closest(str(key), STACK_FILE_KEYS)
+        hint = f"did you mean '{close}'?" if close else f"allowed: {', '.join(STACK_FILE_KEYS)}"
         issues.add(
             shown(key)[1:-1] if isinstance(key, str) else shown(key),
             f"not a stack file key; {hint}",

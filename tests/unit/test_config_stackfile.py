@@ -119,6 +119,13 @@ def test_misspelt_root_key_gets_did_you_mean(tmp_path):
     ]
 
 
+def test_unknown_root_key_with_no_close_match_lists_the_stack_file_keys(tmp_path):
+    assert problems(tmp_path, "config: {}\nbackend: s3\n") == [
+        "backend: not a stack file key; allowed: config, secretsprovider, encryptedkey, "
+        "encryptionsalt, environment"
+    ]
+
+
 def test_missing_config_wrapper_is_named(tmp_path):
     (line,) = problems(tmp_path, "gpu-infra:platform: gke\ngcp:project: p\n")
     assert line.startswith("gpu-infra:platform: config keys belong under 'config:'")
