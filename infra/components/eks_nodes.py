@@ -17,6 +17,7 @@ import pulumi_aws as aws
 
 from infra.core import autoscaler as ca
 from infra.core import eks as core
+from infra.core.eks_groups import data_volume_device
 
 # nodeadm user data: RAID0 the instance-store NVMe for kubelet and containerd
 # (https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy). EKS merges a
@@ -55,10 +56,10 @@ def launch_template(
     For hpc groups also EFA interfaces, the placement group and local NVMe; for a capacity
     reservation or Capacity Block its target.
     """
-    bottlerocket = ami_type.startswith("BOTTLEROCKET")
+    data_device = data_volume_device(ami_type)
     volumes = [
         aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-            device_name="/dev/xvdb" if bottlerocket else "/dev/xvda",
+            device_name=data_device,
             ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                 volume_size=disk_gib,
                 volume_type="gp3",
@@ -67,7 +68,7 @@ def launch_template(
             ),
         )
     ]
-    if bottlerocket:
+    if data_device != "/dev/xvda":
         # Bottlerocket's OS volume (/dev/xvda) keeps the AMI's size but is encrypted too: an EBS
         # volume is encrypted only if asked (or by the account default).
         volumes.insert(

@@ -74,6 +74,13 @@ EFA_HUGEPAGES_2MI = f"{5128 * 2}Mi"
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 
 
+def data_volume_device(ami_type: str) -> str:
+    """The volume a launch template sizes for images and pods: Bottlerocket's second (data)
+    volume /dev/xvdb, else the root volume /dev/xvda (Bottlerocket "Default Volumes",
+    https://github.com/bottlerocket-os/bottlerocket#default-volumes)."""
+    return "/dev/xvdb" if ami_type.startswith("BOTTLEROCKET") else "/dev/xvda"
+
+
 @dataclass(frozen=True, slots=True)
 class NetworkInterface:
     """One launch-template network interface (EC2 LaunchTemplateInstanceNetworkInterfaceSpecification)."""
@@ -133,8 +140,6 @@ class EksGroupPlan:
         labels / taints: node labels and taints (Kubernetes spelling; ``eks_taints`` for EKS).
         az_ids: AZ IDs the pool uses (all node groups together).
         asg_tags: CA node-template tags for every ASG of the pool.
-        root_device_name: the volume the launch template sizes (Bottlerocket keeps images and
-            pods on its second volume, /dev/xvdb; AL2023 on the root volume).
         update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
         node_repair: EKS node auto repair (NodeRepairConfig.enabled).
         group_per_zone: one node group per AZ.
@@ -160,7 +165,6 @@ class EksGroupPlan:
     taints: tuple[Taint, ...]
     az_ids: tuple[str, ...]
     asg_tags: Mapping[str, str]
-    root_device_name: str = "/dev/xvda"
     update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
     node_repair: bool = True
     group_per_zone: bool = False
@@ -171,6 +175,11 @@ class EksGroupPlan:
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def root_device_name(self) -> str:
+        """The volume the launch template sizes (``data_volume_device`` of the AMI type)."""
+        return data_volume_device(self.ami_type)
 
     @property
     def node_group_tags(self) -> dict[str, str]:
@@ -542,7 +551,6 @@ def plan_group(
         taints=tuple(taints),
         az_ids=tuple(az_ids),
         asg_tags=tags,
-        root_device_name="/dev/xvdb" if ami.startswith("BOTTLEROCKET") else "/dev/xvda",
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa,
         network_interfaces=nics,
