@@ -149,6 +149,48 @@ def test_check_image_reference_refuses_shell_text_and_bad_grammar(bad):
     assert "is not an image reference" in refused(rules.check_image_reference, bad)
 
 
+@pytest.mark.parametrize(
+    "good", ["nvcr.io/nvidia", "registry.example.com:5000/nvidia/k8s", "nvidia"]
+)
+def test_check_image_repository_accepts_registry_and_path(good):
+    assert rules.check_image_repository(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["nvcr.io/nvidia:v1", "nvcr.io/Nvidia", "nvcr.io/nvidia driver", "nvcr.io/nvidia/", "a" * 256],
+)
+def test_check_image_repository_refuses_tags_capital_paths_spaces_and_256_chars(bad):
+    assert "is not an image repository" in refused(rules.check_image_repository, bad)
+
+
+@pytest.mark.parametrize("good", ["v25.3.0", "sha256:" + "a" * 64, "a" * 128])
+def test_check_image_tag_accepts_tags_up_to_128_and_digests(good):
+    assert rules.check_image_tag(good) == good
+
+
+@pytest.mark.parametrize("bad", ["-v1", "v1 2", "v1;rm", "a" * 129, ""])
+def test_check_image_tag_refuses_leading_dash_spaces_shell_text_and_129_chars(bad):
+    assert "is not an image tag" in refused(rules.check_image_tag, bad)
+
+
+@pytest.mark.parametrize("good", ["gpu", "projects/host-proj/regions/us-central1/subnetworks/gpu"])
+def test_check_gce_subnetwork_takes_a_name_or_a_subnetwork_path(good):
+    assert rules.check_gce_subnetwork(good) == good
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "Gpu",
+        "projects/host-proj/global/networks/gpu",
+        "projects/p/regions/us-central1/subnetworks/x",
+    ],
+)
+def test_check_gce_subnetwork_refuses_capitals_network_paths_and_bad_project_ids(bad):
+    assert "is not a subnetwork" in refused(rules.check_gce_subnetwork, bad)
+
+
 @pytest.mark.parametrize("good", ["/etc/containerd/config.toml", "/run/k3s/containerd/c.sock", "/"])
 def test_check_host_path_accepts_clean_absolute_paths(good):
     assert rules.check_host_path(good) == good
