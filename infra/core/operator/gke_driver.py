@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infra.core.gke_model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN
+from infra.core.gke_model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN, NODEPOOL_LABEL
 from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
 from infra.core.pools import PoolHints
 
@@ -53,7 +53,6 @@ PAUSE_IMAGE = (
 # keeps the installer off both.
 GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"
 GKE_CONFIDENTIAL_LABEL = "cloud.google.com/gke-confidential-nodes-instance-type"
-GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 
 _VULKAN_DIR = f"{GKE_DRIVER_DIR}/vulkan/icd.d"
 _COS_TOOLS = "/var/lib/cos-tools"
@@ -145,7 +144,7 @@ def installer_daemonset(mode: str, pools: Sequence[str]) -> Manifest:
         {"key": GKE_CONFIDENTIAL_LABEL, "operator": "DoesNotExist"},
         # Ours on top of upstream's: only the pools handed to the operator, in this driver mode.
         {"key": NO_GKE_DEVICE_PLUGIN, "operator": "In", "values": ["true"]},
-        {"key": GKE_NODEPOOL_LABEL, "operator": "In", "values": sorted(pools)},
+        {"key": NODEPOOL_LABEL, "operator": "In", "values": sorted(pools)},
     ]
     return {
         "apiVersion": "apps/v1",
