@@ -220,6 +220,11 @@ def test_check_kubeconfig_path_allows_home_relative_paths():
     assert "not an absolute path" in refused(rules.check_kubeconfig_path, "kube/config")
 
 
+@pytest.mark.parametrize("bad", ["~/./config", "~//config", "~/", "~/.kube/"])
+def test_check_kubeconfig_path_keeps_home_relative_paths_clean(bad):
+    assert "is not a clean path" in refused(rules.check_kubeconfig_path, bad)
+
+
 def test_check_toolkit_env_checks_path_variables_and_names_the_variable():
     with pytest.raises(RuleError) as e:
         rules.check_toolkit_env({"CONTAINERD_SOCKET": "/run/x.sock; reboot"})

@@ -109,7 +109,8 @@ def check_host_path(v: str, *, allow_home: bool = False) -> str:
             f"{shown(v)} is not an absolute path" + (" (or ~/...)" if allow_home else "")
         )
     parts = body.split("/")
-    if ".." in parts or "." in parts[1:] or "//" in body or (len(body) > 1 and body.endswith("/")):
+    # On v, not body: "~//x" and "~/" are no cleaner than "//x" and "/x/".
+    if ".." in parts or "." in parts or "//" in v or (len(v) > 1 and v.endswith("/")):
         raise ValueError(f"{shown(v)} is not a clean path (no '.', '..', '//' or trailing '/')")
     return v
 
