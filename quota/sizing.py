@@ -39,10 +39,6 @@ GKE_DEFAULT_DISK_GB = 100
 GKE_BOOTSTRAP_MACHINE_TYPE = "e2-medium"
 GKE_BOOTSTRAP_VCPUS = 2
 GKE_REGIONAL_DEFAULT_ZONES = 3
-# EKS managed node group updates raise the ASG by the larger of up to twice the group's AZ count
-# and maxUnavailable (infra/components/eks.py sets update_config max_unavailable=1).
-# https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html
-EKS_MAX_UNAVAILABLE = 1
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,15 +82,6 @@ class NodeGroupSizing:
         return self.model == "spot"
 
 
-def _attr(obj: Any, names: tuple[str, ...], default: Any) -> Any:
-    """The first of ``names`` that ``obj`` has (plans of other branches may add or rename)."""
-    for n in names:
-        value = getattr(obj, n, None)
-        if value is not None:
-            return value
-    return default
-
-
 def _gke_model(gp: Any) -> Provisioning:
     if gp.flex_start:
         return "flex-start"
@@ -107,20 +94,11 @@ def _gke_model(gp: Any) -> Provisioning:
     return "standard"
 
 
-def private_nodes(config: Any, plan: Plan) -> bool:
-    """``cluster.privateNodes``, from the plan when it carries it, else from the config."""
-    assert plan.gke is not None
-    return bool(
-        _attr(plan.gke.cluster, ("private_nodes",), None)
-        or _attr(config.cluster, ("private_nodes",), False)
-    )
-
-
 def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
     """Every planned GKE node pool (fallback pools included), the system and bootstrap pools."""
     assert plan.gke is not None
     paths = _gke_paths(config)
-    external = not private_nodes(config, plan)
+    external = not plan.gke.cluster.private_nodes
     out = [
         NodeGroupSizing(
             path=paths.get(gp.name, gp.name),
@@ -132,9 +110,9 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             model=_gke_model(gp),
             max_nodes=gp.total_max,
             surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
-            disk_type=_attr(gp, ("boot_disk_type", "disk_type"), GKE_DEFAULT_DISK_TYPE),
-            disk_gb=_attr(gp, ("boot_disk_size_gb", "disk_size_gb"), GKE_DEFAULT_DISK_GB),
-            local_ssds=_attr(gp, ("local_ssd_count", "local_nvme_ssd_count"), 0),
+            disk_type=gp.disk_type,
+            disk_gb=gp.disk_size_gb,
+            local_ssds=gp.local_ssd_count,
             external_ip=external,
         )
         for gp in plan.gke.pools
@@ -159,7 +137,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                     vcpus=vcpus,
                     max_nodes=cluster.system_max,
                     surge=GKE_DEFAULT_MAX_SURGE,
-                    disk_type=_attr(cluster, ("system_disk_type",), GKE_DEFAULT_DISK_TYPE),
+                    disk_type=cluster.system_disk_type,
                     external_ip=external,
                 )
             )
@@ -220,8 +198,12 @@ def _gke_paths(config: Any) -> dict[str, str]:
     return paths
 
 
-def eks_surge(az_count: int, max_unavailable: int = EKS_MAX_UNAVAILABLE) -> int:
-    """Nodes an EKS managed node group update may add: max(2 x AZs, maxUnavailable)."""
+def eks_surge(az_count: int, max_unavailable: int) -> int:
+    """Nodes an EKS managed node group update may add: max(2 x AZs, maxUnavailable).
+
+    EKS raises the ASG by up to twice the group's AZ count, or by maxUnavailable if larger
+    (https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
+    """
     return max(2 * az_count, max_unavailable)
 
 
@@ -247,7 +229,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                surge=eks_surge(len(g.az_ids), _attr(g, ("max_unavailable",), EKS_MAX_UNAVAILABLE)),
+                surge=eks_surge(len(g.az_ids), g.update_max_unavailable),
             )
         )
     system = plan.eks.system
@@ -274,7 +256,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 gpus_per_node=0,
                 vcpus=max(vcpus, default=0),
                 max_nodes=system.max_size,
-                surge=eks_surge(azs),
+                surge=eks_surge(azs, system.update_max_unavailable),
             )
         )
     return out

@@ -124,7 +124,7 @@ def test_eks_fixture_sizes_every_group_from_the_plan() -> None:
 
 
 def test_eks_update_surge_is_twice_the_azs_or_max_unavailable() -> None:
-    assert eks_surge(3) == 6 and eks_surge(1, max_unavailable=5) == 5
+    assert eks_surge(3, max_unavailable=1) == 6 and eks_surge(1, max_unavailable=5) == 5
 
 
 def test_zonal_location_quota_lives_in_the_zone_region() -> None:
