@@ -31,6 +31,7 @@ from infra.core.eks_groups import (
     choose_ami_type,
     ephemeral_storage_gi,
     gpu_labels,
+    kubernetes_minor,
     offered_az_ids,
     plan_group,
     region_az_ids,
@@ -120,7 +121,6 @@ class EksAutoscalerPlan:
     create_namespace: bool = False
     values: Mapping[str, Any]
     iam_policy: Mapping[str, Any]
-    identity: Literal["irsa", "pod-identity"] = "irsa"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -229,7 +229,11 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         )
 
     a = cluster.autoscaler
-    if a.enabled and a.identity == "pod-identity" and _minor(version) < POD_IDENTITY_CA_MINOR:
+    if (
+        a.enabled
+        and a.identity == "pod-identity"
+        and kubernetes_minor(version) < POD_IDENTITY_CA_MINOR
+    ):
         issues.add(
             "cluster.autoscaler.identity",
             f"pod-identity with Kubernetes {version}: cluster-autoscaler before 1."
@@ -275,7 +279,6 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
                 fullname=own,
             ),
             iam_policy=autoscaler.iam_policy(cluster.name, region, partition, tag),
-            identity=a.identity,
         )
 
     device_plugin = None
@@ -367,10 +370,6 @@ def _plan_access(
             )
         )
     return access
-
-
-def _minor(version: str) -> int:
-    return int(version.split(".")[1])
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

@@ -205,7 +205,7 @@ def choose_ami_type(
     """Pick the group's AMI type: (ami_type, None) or (None, reason the explicit one fails)."""
     if explicit is None:
         return _AMI_BY_FAMILY[(family, architecture)], None
-    if explicit == "AL2_x86_64_GPU" and _minor(kubernetes_version) > AL2_LAST_MINOR:
+    if explicit == "AL2_x86_64_GPU" and kubernetes_minor(kubernetes_version) > AL2_LAST_MINOR:
         return None, (
             f"AL2_x86_64_GPU has no AMIs for Kubernetes {kubernetes_version} (AL2 ends at 1."
             f"{AL2_LAST_MINOR}, end of support 2025-11-26); use AL2023_x86_64_NVIDIA or "
@@ -257,7 +257,8 @@ def ephemeral_storage_gi(disk_gib: float) -> int:
     return max(0, math.floor(disk_gib * 0.9) - 1)
 
 
-def _minor(version: str) -> int:
+def kubernetes_minor(version: str) -> int:
+    """The minor of a ``1.<minor>`` Kubernetes version."""
     return int(version.split(".")[1])
 
 
