@@ -172,6 +172,13 @@ def test_gke_zonal_cluster_in_a_zone_that_does_not_exist_is_refused():
     assert "'us-central1-z' is not a zone of us-central1" in got["cluster.location"]
 
 
+def test_existing_gke_cluster_location_is_not_checked_against_the_catalog():
+    cfg = parse(
+        gke_config(cluster={"name": "ml", "location": "us-central1-z", "existing": True}), "t"
+    )
+    assert (cfg.region, cfg.zone) == ("us-central1", "us-central1-z")
+
+
 _ODD_VALUES: list[Any] = [None, [], {}, "x" * 300, -1, 10**30, 1e308, True, {"a": [1]}, "日本", ""]
 
 
