@@ -64,7 +64,7 @@ def plan_device_plugin(
         return None
     tolerations = [dict(t) for t in DEFAULT_TOLERATIONS]
     for t in taints:
-        tol = {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        tol = t.toleration()
         if tol not in tolerations and not (t.key == "nvidia.com/gpu" and t.effect == "NoSchedule"):
             tolerations.append(tol)
     values: dict[str, Any] = {
@@ -122,7 +122,7 @@ def plan_efa_device_plugin(
         return None
     tolerations: list[dict[str, str]] = []
     for t in taints:
-        tol = {"key": t.key, "operator": "Equal", "value": t.value, "effect": t.effect}
+        tol = t.toleration()
         if tol not in tolerations:
             tolerations.append(tol)
     return DevicePluginPlan(
