@@ -19,6 +19,7 @@ from typing import Any
 
 from infra.core.catalog import DATA_DIR, read_rows
 from infra.core.config_base import PoolBase
+from infra.core.gke_model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
 
@@ -26,12 +27,10 @@ from infra.core.sharing import FLYTE_PARTITION_LABEL
 # k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks) and, on-prem, labels the
 # listed nodes with its own key.
 DEVICE_LABEL = {
-    "gke": "cloud.google.com/gke-accelerator",
+    "gke": ACCELERATOR_LABEL,
     "eks": "k8s.amazonaws.com/accelerator",
     "kubernetes": "gpu-infra/accelerator",
 }
-# GKE binds fallback pools to their main entry's ComputeClass (infra.core.gke).
-GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 # GKE's own MIG partitioning labels nodes with this (gpus-multi docs).
 GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 
@@ -113,7 +112,7 @@ def flyte(
     tolerations: list[dict[str, str]] = []
     for _, hints, _ in targets:
         for tol in hints["tolerations"]:
-            if tol not in tolerations and tol.get("key") != GKE_COMPUTE_CLASS_LABEL:
+            if tol not in tolerations and tol.get("key") != COMPUTE_CLASS_LABEL:
                 tolerations.append(dict(tol))
     operator_mig = any(FLYTE_PARTITION_LABEL in t.labels for t, _, _ in targets)
     partition = (

@@ -7,18 +7,14 @@ from dataclasses import replace
 from typing import Any
 
 from infra.core.config_base import PoolBase
+from infra.core.gke_model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
 
-# Labels GKE and EKS put on GPU nodes, for workloads' node selectors
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus; EKS: set by
-# infra.core.eks on every GPU node group, the key cluster-autoscaler reads as its GPU label).
-GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+# The label EKS GPU nodes carry, for workloads' node selectors: set by infra.core.eks on every GPU
+# node group, the key cluster-autoscaler reads as its GPU label. GKE's is ACCELERATOR_LABEL
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus).
 EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
-# A pod selects a GKE ComputeClass by this label and GKE picks any of the class's priorities
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes); adding
-# gke-accelerator would pin one pool's GPU and defeat the fallback.
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 
 
 def scheduling_hints(
@@ -27,8 +23,11 @@ def scheduling_hints(
     """What a workload needs to land on pool ``h``: node selector, tolerations, resource name(s),
     slots per node and, when the nvidia runtime is not containerd's default, the runtime class."""
     selector = dict(h.node_selector)
+    # A pod selects a GKE ComputeClass by COMPUTE_CLASS_LABEL and GKE picks any of the class's
+    # priorities (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes);
+    # adding gke-accelerator would pin one pool's GPU and defeat the fallback.
     if platform == "gke" and COMPUTE_CLASS_LABEL not in selector:
-        selector.setdefault(GKE_ACCELERATOR_LABEL, h.gpu_type)
+        selector.setdefault(ACCELERATOR_LABEL, h.gpu_type)
     elif platform == "eks" and EKS_ACCELERATOR_LABEL in h.labels:
         selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
     tolerations: list[dict[str, str]] = h.tolerations()

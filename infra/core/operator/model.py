@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.config_base import PoolBase
+from infra.core.gke_model import COMPUTE_CLASS_LABEL
 from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
@@ -57,7 +58,7 @@ SMOKE_TEST_DEADLINE_SECONDS = 1800
 PoolSpecs = Mapping[str, tuple[int, PoolBase]]
 # GKE binds a pool with `fallback` alternatives, and its `<pool>-fb<N>` pools planned from them, to
 # a ComputeClass named after the pool (infra.core.gke); the alternatives share that gpuPools entry.
-GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+GKE_COMPUTE_CLASS_LABEL = COMPUTE_CLASS_LABEL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
