@@ -5,11 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.core.autoscaler import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 from infra.core.cost import Cost
 from infra.core.pools import PoolHints
+
+if TYPE_CHECKING:
+    from infra.core.gke_model import GkePoolPlan
+    from infra.core.plan import Plan
 
 Out = Callable[[str], None]
 
@@ -33,8 +37,8 @@ class PoolRow:
         return self.gpus * self.max_nodes
 
 
-def pool_rows(plan: Any) -> list[PoolRow]:
-    """One row per GPU pool of ``plan`` (an ``infra.core.plan.Plan``), in plan order."""
+def pool_rows(plan: Plan) -> list[PoolRow]:
+    """One row per GPU pool of ``plan``, in plan order."""
     specs = {s.name: s for s in plan.config.pools}
     rows: list[PoolRow] = []
     gke = {p.name: p for p in plan.gke.pools} if plan.gke is not None else {}
@@ -50,14 +54,14 @@ def pool_rows(plan: Any) -> list[PoolRow]:
             g = eks[h.name]
             zones = tuple(g.az_ids)
             capacity = g.capacity_type.lower().replace("_", "-")
-            if getattr(g, "capacity_reservation_id", None) and capacity == "on-demand":
+            if g.capacity_reservation_id and capacity == "on-demand":
                 capacity = "on-demand (ODCR)"
         else:
             nodes = getattr(spec, "nodes", None) or ()
             zones = tuple(nodes)
             capacity = "own"
         alloc = None if factor is None else h.gpus_per_node * factor
-        if h.name in gke and getattr(gke[h.name], "schedulable_gpus", None):
+        if h.name in gke and gke[h.name].schedulable_gpus:
             alloc = gke[h.name].schedulable_gpus  # what GKE's device plugin advertises
         rows.append(
             PoolRow(
@@ -75,20 +79,20 @@ def pool_rows(plan: Any) -> list[PoolRow]:
     return rows
 
 
-def _gke_capacity(p: Any) -> str:
+def _gke_capacity(p: GkePoolPlan) -> str:
     if p.spot:
         return "spot"
     if p.flex_start:
         return "flex-start"
     if p.queued_provisioning:
         return "queued"
-    kind = getattr(p, "reservation_type", None)
+    kind = p.reservation_type
     if kind not in (None, "NO_RESERVATION"):
-        return f"reservation {p.reservation_name or str(kind).lower()}"
+        return f"reservation {p.reservation_name or kind.lower()}"
     return "on-demand"
 
 
-def _sharing(h: PoolHints, spec: Any, gke_pool: Any) -> tuple[str, int | None]:
+def _sharing(h: PoolHints, spec: Any, gke_pool: GkePoolPlan | None) -> tuple[str, int | None]:
     """(what the table says, allocatable units per physical GPU; None when layout-dependent)."""
     parts: list[str] = []
     factor: int | None = 1
@@ -118,7 +122,7 @@ def money(v: float | None) -> str:
     return "unknown" if v is None else f"${v:,.2f}"
 
 
-def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None:
+def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> None:
     """The whole human-readable plan: pools, system pool, totals, cost, resources, outputs."""
     cfg = plan.config
     where = cfg.zone or cfg.region or "existing cluster"
@@ -183,8 +187,7 @@ def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
-    notes = getattr(plan, "notes", ())
-    for n in notes:
+    for n in plan.notes:
         out(f"note: {n}")
     if plan.gke is not None:
         for p in plan.gke.pools:
@@ -206,7 +209,7 @@ def print_table(plan: Any, cost: Cost, recording: Any, out: Out = print) -> None
             out(f"    {line}")
 
 
-def _system_machine(plan: Any) -> str:
+def _system_machine(plan: Plan) -> str:
     if plan.gke is not None:
         return plan.gke.cluster.system_machine_type
     if plan.eks is not None and plan.eks.system is not None:
