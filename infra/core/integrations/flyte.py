@@ -17,6 +17,7 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from infra.core import autoscaler
 from infra.core.catalog import DATA_DIR, read_rows
 from infra.core.config_base import PoolBase
 from infra.core.gke_model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
@@ -28,10 +29,11 @@ from infra.core.sharing import FLYTE_PARTITION_LABEL
 # listed nodes with its own key.
 DEVICE_LABEL = {
     "gke": ACCELERATOR_LABEL,
-    "eks": "k8s.amazonaws.com/accelerator",
+    "eks": autoscaler.GPU_LABEL,
     "kubernetes": "gpu-infra/accelerator",
 }
-# GKE's own MIG partitioning labels nodes with this (gpus-multi docs).
+# GKE's own MIG partitioning labels nodes with this
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
 GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 
 
