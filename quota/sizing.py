@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.core.catalog import Catalog
+from infra.core.cost import GKE_REGIONAL_DEFAULT_ZONES
 from infra.core.errors import Issues, join_path
 from infra.core.plan import Plan
 from infra.core.system_pool import aws_vcpus_from_name, gcp_vcpus_of
@@ -33,12 +34,11 @@ GKE_DEFAULT_DISK_TYPE = "pd-balanced"
 GKE_DEFAULT_DISK_GB = 100
 # A new cluster first runs its default node pool (initial_node_count=1 per zone, machine type
 # e2-medium, 2 vCPUs) until remove_default_node_pool deletes it; a regional cluster spreads it
-# over three zones. https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters
+# over GKE_REGIONAL_DEFAULT_ZONES zones. https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters
 # (three zones by default) and https://cloud.google.com/sdk/gcloud/reference/container/clusters/create
 # (--machine-type default e2-medium).
 GKE_BOOTSTRAP_MACHINE_TYPE = "e2-medium"
 GKE_BOOTSTRAP_VCPUS = 2
-GKE_REGIONAL_DEFAULT_ZONES = 3
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
