@@ -39,25 +39,26 @@ def _bounded_repr(value: Any, limit: int, depth: int = 0) -> str:
     if depth > 4:
         return "\u2026"
     if isinstance(value, dict):
-        parts: list[str] = []
-        used = 2
-        for k, v in value.items():
-            part = f"{_bounded_repr(k, limit, depth + 1)}: {_bounded_repr(v, limit, depth + 1)}"
-            parts.append(part)
-            used += len(part) + 2
-            if used > limit:
-                break
-        return "{" + ", ".join(parts) + "}"
+        items = (
+            f"{_bounded_repr(k, limit, depth + 1)}: {_bounded_repr(v, limit, depth + 1)}"
+            for k, v in value.items()
+        )
+        return "{" + _joined_until(items, limit) + "}"
     if isinstance(value, list | tuple):
-        parts = []
-        used = 2
-        for v in value:
-            parts.append(_bounded_repr(v, limit, depth + 1))
-            used += len(parts[-1]) + 2
-            if used > limit:
-                break
-        return "[" + ", ".join(parts) + "]"
+        return "[" + _joined_until((_bounded_repr(v, limit, depth + 1) for v in value), limit) + "]"
     return repr(value)[: limit + 1]
+
+
+def _joined_until(parts: Iterable[str], limit: int) -> str:
+    """``", ".join(parts)``, rendering parts only until ``limit`` characters are passed."""
+    out: list[str] = []
+    used = 2
+    for part in parts:
+        out.append(part)
+        used += len(part) + 2
+        if used > limit:
+            break
+    return ", ".join(out)
 
 
 @dataclass(frozen=True, slots=True)

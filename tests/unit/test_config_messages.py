@@ -179,6 +179,19 @@ def test_existing_gke_cluster_location_is_not_checked_against_the_catalog():
     assert (cfg.region, cfg.zone) == ("us-central1", "us-central1-z")
 
 
+def test_shown_cuts_nested_mappings_and_lists_to_the_limit():
+    from infra.core.errors import MAX_VALUE, shown
+
+    nested: Any = "x" * 1000
+    for _ in range(4):
+        nested = [nested] * 8
+    for value in ({"k": nested}, [nested], {"a": [1, 2]}):
+        text = shown(value)
+        assert len(text) <= MAX_VALUE
+    assert shown({"a": [1, 2]}) == "{'a': [1, 2]}"
+    assert shown({"k": nested}).startswith("{'k': [[[[") and shown([nested]).endswith("\u2026")
+
+
 _ODD_VALUES: list[Any] = [None, [], {}, "x" * 300, -1, 10**30, 1e308, True, {"a": [1]}, "日本", ""]
 
 
