@@ -197,20 +197,17 @@ def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
     archs = list(_get(item, "ProcessorInfo", "SupportedArchitectures") or [])
     net = _get(item, "NetworkInfo") or {}
     efa = int(_get(net, "EfaInfo", "MaximumEfaInterfaces") or 0) if net.get("EfaSupported") else 0
-    # Which network cards take an EFA: NetworkCards[].InterfaceTypes lists "efa-only" there
-    # (p6-b300.48xlarge: 17 cards, card 0 ENA only, cards 1-16 EFA).
-    cards = (
-        tuple(
+    # Which network cards take an EFA: NetworkCards[].InterfaceTypes lists "efa" or "efa-only"
+    # there (p6-b300.48xlarge: 17 cards, card 0 ENA only, cards 1-16 EFA).
+    cards: tuple[int, ...] = ()
+    if efa:
+        cards = tuple(
             sorted(
                 int(c.get("NetworkCardIndex") or 0)
-                for c in (net.get("NetworkCards") or [])
-                if "efa-only" in (c.get("InterfaceTypes") or ())
-                or "efa" in (c.get("InterfaceTypes") or ())
+                for c in net.get("NetworkCards") or []
+                if {"efa", "efa-only"} & set(c.get("InterfaceTypes") or ())
             )
         )
-        if efa
-        else ()
-    )
     return AwsTypeInfo(
         name=str(item["InstanceType"]),
         gpu_model=str(g.get("Name")),
@@ -227,18 +224,13 @@ def aws_type_info(item: Mapping[str, Any]) -> AwsTypeInfo | None:
 
 def format_cards(cards: Iterable[int]) -> str:
     """Card indices as ranges: ``0-31``, ``1-16``, ``0 2-3``; empty for none."""
-    out: list[str] = []
-    run: list[int] = []
+    runs: list[list[int]] = []
     for c in sorted(cards):
-        if run and c == run[-1] + 1:
-            run.append(c)
-            continue
-        if run:
-            out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-        run = [c]
-    if run:
-        out.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
-    return " ".join(out)
+        if runs and c == runs[-1][-1] + 1:
+            runs[-1].append(c)
+        else:
+            runs.append([c])
+    return " ".join(f"{r[0]}-{r[-1]}" if len(r) > 1 else str(r[0]) for r in runs)
 
 
 def _get(obj: Any, *keys: str) -> Any:

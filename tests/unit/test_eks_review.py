@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import yaml
 
 from infra.core import autoscaler as ca
@@ -210,3 +211,11 @@ def test_replacement_node_group_finds_its_single_predecessor_by_name_stem():
 def test_priority_expander_has_a_lowest_catch_all_so_no_group_is_dropped_as_unmatched():
     prios = yaml.safe_load(ca.priority_config(["a-1a2b3c4d"], ["b-0a0b0c0d"]))
     assert prios[min(prios)] == [".*"] and min(prios) < ca.ON_DEMAND_PRIORITY
+
+
+@pytest.mark.parametrize(
+    ("cards", "text"), [((), ""), ((0,), "0"), ((3, 1, 2, 7), "1-3 7"), (tuple(range(32)), "0-31")]
+)
+def test_efa_cards_are_written_as_sorted_ranges_and_read_back(cards, text):
+    assert format_cards(cards) == text
+    assert parse_cards(text) == tuple(sorted(cards))
