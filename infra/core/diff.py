@@ -12,14 +12,13 @@ input equal to its id, or, for Kubernetes objects, their provider) are marked as
 
 from __future__ import annotations
 
-import csv
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from infra.core.catalog import DATA_DIR
+from infra.core.catalog import DATA_DIR, read_rows
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 
@@ -93,14 +92,12 @@ class Change:
 @functools.cache
 def forcing_rules(data_dir: Path = DATA_DIR) -> tuple[ForcingRule, ...]:
     """The sourced table of replace-forcing properties."""
-    with (data_dir / "replace_forcing_properties.csv").open(encoding="utf-8", newline="") as f:
-        rows = csv.DictReader(line for line in f if not line.startswith("#"))
-        return tuple(
-            ForcingRule(
-                r["type"], r["property"], r["source"], (r.get("kept_when_removed") or "") == "true"
-            )
-            for r in rows
+    return tuple(
+        ForcingRule(
+            r["type"], r["property"], r["source"], (r.get("kept_when_removed") or "") == "true"
         )
+        for r in read_rows("replace_forcing_properties.csv", data_dir)
+    )
 
 
 def _rules_for(type_token: str, rules: Iterable[ForcingRule]) -> list[ForcingRule]:
