@@ -51,6 +51,10 @@ IMAGE_STREAMING_SERVICE = "containerfilesystem.googleapis.com"
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
+# GPUDriverInstallationConfig.gpuDriverVersion values gpu-infra sends (GKE REST v1).
+GpuDriverVersion = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GkePoolPlan:
     """One GKE node pool, fully decided. Field names follow ``gcp.container.NodePool`` arguments."""
@@ -61,7 +65,7 @@ class GkePoolPlan:
     memory_gib: float
     accelerator: str
     accelerator_count: int
-    driver_version: Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
+    driver_version: GpuDriverVersion
     image_type: str
     node_locations: tuple[str, ...]
     total_min: int

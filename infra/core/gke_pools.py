@@ -21,6 +21,7 @@ from infra.core.gke_model import (
     POOL_LABEL,
     ComputeClassPlan,
     GkePoolPlan,
+    GpuDriverVersion,
 )
 from infra.core.gke_rules import (
     auto_upgrade,
@@ -39,14 +40,14 @@ from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels
 
-_DRIVER_VERSION = {
+_DRIVER_VERSION: dict[str, GpuDriverVersion] = {
     "gke-default": "DEFAULT",
     "gke-latest": "LATEST",
     "operator": "INSTALLATION_DISABLED",
 }
 
 
-def driver_version(driver: str, operator_on: bool) -> str:
+def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
     """gpuDriverInstallationConfig.gpuDriverVersion. With the GPU Operator on, GKE installs no
     driver: NVIDIA's GKE guide creates pools with gpu-driver-version=disabled and applies Google's
     installer DaemonSet for COS (infra.core.operator.gke_driver) or lets the operator build it
@@ -230,7 +231,7 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         memory_gib=machine.memory_gib,
         accelerator=accelerator,
         accelerator_count=count,
-        driver_version=driver_version(gpu.driver, ctx.operator_on),  # type: ignore[arg-type]
+        driver_version=driver_version(gpu.driver, ctx.operator_on),
         image_type=spec.image_type,
         node_locations=tuple(zones),
         total_min=spec.min_nodes,
