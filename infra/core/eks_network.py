@@ -8,7 +8,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
 
 from infra.core.config_eks import EksClusterSpec
 from infra.core.errors import Issues, join_path
@@ -54,7 +53,6 @@ class EksNetworkPlan:
     private_subnets: Mapping[str, str] = field(default_factory=dict)
     subnet_cidrs: Mapping[str, str] = field(default_factory=dict)
     public_cidrs: Mapping[str, str] = field(default_factory=dict)
-    nat_gateways: Literal["single", "perAz"] = "single"
     nat_az_ids: tuple[str, ...] = ()
     s3_gateway_endpoint: bool = False
     control_plane_az_ids: tuple[str, ...] = ()
@@ -128,7 +126,6 @@ def plan_network(
             az_ids=tuple(azs),
             subnet_cidrs=private,
             public_cidrs=public,
-            nat_gateways=vpc.nat_gateways,
             nat_az_ids=nat_azs,
             s3_gateway_endpoint=True,
             control_plane_az_ids=control,
@@ -156,6 +153,8 @@ def plan_network(
             issues.add(path, f"{subnet!r} is not a subnet ID (subnet-0123abcd...)")
     azs = sorted(vpc.private_subnets)
     control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
+    # "When you create a cluster, you specify a VPC and at least two subnets that are in different
+    # Availability Zones" (https://docs.aws.amazon.com/eks/latest/userguide/network-reqs.html).
     if not cluster.existing and ok and len(control) < 2:
         issues.add(
             "cluster.vpc.privateSubnets",
