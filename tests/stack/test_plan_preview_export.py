@@ -123,3 +123,18 @@ def test_helm_values_json_prints_json(capsys):
     assert plan_cli.main(["--stack", "onprem-containerd", "--helm-values", "--json"]) == 0
     values = json.loads(capsys.readouterr().out)
     assert values["toolkit"]["env"]
+
+
+def test_export_into_a_path_that_is_a_file_exits_1_with_one_line(tmp_path, capsys):
+    target = tmp_path / "taken"
+    target.write_text("")
+    assert plan_cli.main(["--stack", "gke-t4", "--export", str(target)]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("plan failed: ") and str(target) in err[0]
+
+
+def test_an_invalid_old_stack_file_for_diff_exits_2_naming_its_key(tmp_path, capsys):
+    old = _variant(tmp_path, "gpu-infra:platform: gke", "gpu-infra:platform: nope")
+    assert plan_cli.main(["--stack", "gke-t4", "--diff", str(old)]) == 2
+    err = capsys.readouterr().err
+    assert "platform" in err and "Traceback" not in err
