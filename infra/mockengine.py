@@ -126,6 +126,11 @@ def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     }
 
 
+def _oidc_provider_arn(url: object) -> str:
+    """The IAM OIDC provider ARN for an issuer URL (``https://`` dropped, as IAM names it)."""
+    return f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{str(url).removeprefix('https://')}"
+
+
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     url = str(args.get("url", "")).removeprefix("https://")
     if not LIVE.oidc_provider:
@@ -133,7 +138,7 @@ def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     return {
         "id": url,
         "url": url,
-        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{url}",
+        "arn": _oidc_provider_arn(url),
         "tags": dict(LIVE.oidc_provider_tags),
     }
 
@@ -178,7 +183,7 @@ def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
             }
         ),
         "oidcIssuer": issuer,
-        "oidcProviderArn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{issuer}",
+        "oidcProviderArn": _oidc_provider_arn(issuer),
         "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
     }
 
@@ -220,8 +225,7 @@ OUTPUTS: dict[str, OutputsFn] = {
     "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1},
     "aws:ec2/placementGroup:PlacementGroup": lambda a: {"name": a.name},
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda a: {
-        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/"
-        + str(a.inputs.get("url", "")).removeprefix("https://")
+        "arn": _oidc_provider_arn(a.inputs.get("url", ""))
     },
     "aws:iam/role:Role": lambda a: {
         "name": a.name,
