@@ -64,6 +64,9 @@ def predecessor(name: str, existing: list[str]) -> str | None:
 
 def split_sizes(total_min: int, total_max: int, zones: int) -> list[tuple[int, int]]:
     """Pool totals spread over per-AZ groups: sizes differ by at most one, first AZs first."""
-    mins = [total_min // zones + (1 if i < total_min % zones else 0) for i in range(zones)]
-    maxs = [total_max // zones + (1 if i < total_max % zones else 0) for i in range(zones)]
-    return list(zip(mins, maxs, strict=True))
+
+    def spread(total: int) -> list[int]:
+        q, r = divmod(total, zones)
+        return [q + (k < r) for k in range(zones)]
+
+    return list(zip(spread(total_min), spread(total_max), strict=True))

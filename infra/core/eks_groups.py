@@ -277,7 +277,7 @@ def plan_group(
     checked = check_types(i, pool, catalog, issues)
     if checked is None:
         return None
-    names, instances, _ = checked
+    names, instances = checked
     first = instances[0]
     fam = catalog.aws_family(first.family)
     assert fam is not None  # checked above

@@ -15,7 +15,7 @@ from infra.core.errors import Issues, join_path
 
 def check_types(
     i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues
-) -> tuple[list[str], list[AwsInstance], list[str]] | None:
+) -> tuple[list[str], list[AwsInstance]] | None:
     """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI."""
     mt_path = join_path("gpuPools", i, "machineType")
     names = [pool.machine_type] if isinstance(pool.machine_type, str) else list(pool.machine_type)
@@ -92,7 +92,7 @@ def check_types(
                 "cluster-autoscaler sizes a group from its first type, so spot types must share "
                 "GPU model, GPU count, vCPUs, memory and CPU architecture",
             )
-    return names, instances, architectures
+    return names, instances
 
 
 def choose_capacity_type(

@@ -410,3 +410,14 @@ def test_new_clusters_get_the_managed_add_ons_with_an_ebs_csi_role():
 def test_gpu_groups_have_node_auto_repair():
     (g,) = plan_of(eks_config()).groups
     assert g.node_repair
+
+
+@pytest.mark.parametrize(("lo", "hi", "zones"), [(0, 20, 3), (5, 7, 2), (3, 3, 3), (1, 10, 4)])
+def test_split_sizes_keeps_pool_totals_and_differs_by_at_most_one_first_azs_first(lo, hi, zones):
+    from infra.core.eks_group_lifecycle import split_sizes
+
+    sizes = split_sizes(lo, hi, zones)
+    mins, maxs = [s[0] for s in sizes], [s[1] for s in sizes]
+    assert (sum(mins), sum(maxs), len(sizes)) == (lo, hi, zones)
+    assert max(mins) - min(mins) <= 1 and max(maxs) - min(maxs) <= 1
+    assert mins == sorted(mins, reverse=True) and maxs == sorted(maxs, reverse=True)
