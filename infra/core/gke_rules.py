@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 import re
 
+from infra.core.autoscaler import mig_instances_per_gpu
 from infra.core.catalog import Catalog
 from infra.core.config_gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
@@ -102,16 +103,11 @@ def check_sharing(
 def mig_instances(profile: str, profiles: tuple[str, ...]) -> int:
     """GPU instances one GPU splits into for ``profile`` (GKE's partition-size table).
 
-    7 compute slices: 1g -> 7, 2g -> 3, 3g -> 2, 4g/7g -> 1; a 1g profile with twice the smallest
-    1g memory (H100 1g.20gb) -> 4
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi#partition-sizes).
+    GKE's table is NVIDIA's: 1g -> 7, 2g -> 3, 3g -> 2, 4g/7g -> 1 on A100, H100 1g.20gb -> 4
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi#partition-sizes), so the
+    NVIDIA count is reused; a partition size not of the GPU was refused earlier.
     """
-    slices = int(profile.split("g.", 1)[0])
-    if slices == 1:
-        ones = [p for p in profiles if p.startswith("1g.")]
-        if ones and profile != ones[0]:
-            return 4
-    return {1: 7, 2: 3, 3: 2}.get(slices, 1)
+    return mig_instances_per_gpu(profile, profiles) or 1
 
 
 def schedulable_gpus(

@@ -12,6 +12,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.core.autoscaler import mig_instances_per_gpu
 from infra.core.catalog import DATA_DIR, read_rows
 from infra.core.config_base import MigSpec, PoolBase, SharingSpec
 from infra.core.config_gke import GkePoolSpec
@@ -243,17 +244,9 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
 
 
 def _instances_per_gpu(profile: str, gpu: MigGpu) -> int:
-    if profile.endswith("+me"):
-        return 1
-    full = gpu.profiles[-1]  # 7g.40gb / 4g.24gb: every slice and all memory
-    try:
-        slices, mem = int(profile.split("g.")[0]), int(profile.split(".")[1].removesuffix("gb"))
-        all_slices = int(full.split("g.")[0])
-        all_mem = int(full.split(".")[1].removesuffix("gb"))
-    except ValueError:
-        return 1
-    # Profile sizes are rounded (3g.71gb of 141 GB fits twice), so the memory bound is rounded too.
-    return max(1, min(all_slices // slices, round(all_mem / mem)))
+    """NVIDIA's count of ``profile`` instances on one GPU; a ``+me`` profile takes the media
+    engine, of which a GPU has one."""
+    return mig_instances_per_gpu(profile, gpu.profiles) or 1
 
 
 def quota_resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
