@@ -191,7 +191,7 @@ def test_priority_expander_puts_spot_groups_before_on_demand():
     assert values["expanderPriorities"] == text and values["extraArgs"]["expander"] == "priority"
 
 
-@pytest.mark.parametrize("minor", ["1.33", "1.34", "1.35"])
+@pytest.mark.parametrize("minor", ["1.33", "1.34", "1.35", "1.36"])
 def test_autoscaler_image_is_pinned_for_current_kubernetes_minors(minor):
     tag = ca.image_tag(minor)
     assert tag is not None and tag.startswith(f"v{minor}.")
