@@ -65,7 +65,9 @@ def jupyterhub_profile(
         share = 1 / slots
     mem = max(int((allocatable_mib(h.memory_gib) - DAEMONSET_MIB) * share), 256)
     override: dict[str, Any] = {
-        # Without it the runtime injects no CUDA libraries or nvidia-smi (seed 000).
+        # compute,utility is the toolkit's default only while the image sets nothing; an image's
+        # own value (utility alone) would leave out the CUDA libraries
+        # (https://docs.nvidia.com/datacenter/cloud-native/container-toolkit/latest/docker-specialized.html).
         "environment": {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"},
         "node_selector": dict(hints["nodeSelector"]),
         "tolerations": [dict(t) for t in hints["tolerations"]],
