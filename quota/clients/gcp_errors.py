@@ -10,6 +10,10 @@ import re
 from google.api_core import exceptions as gexc
 
 # IAM permission each call needs, named in "permission denied" reasons when the server does not.
+# Source: the "IAM Permissions" section of each method's REST reference,
+# https://cloud.google.com/compute/docs/reference/rest/v1 (regions, projects, instances),
+# https://cloud.google.com/docs/quotas/reference/rest (quotaInfos, quotaPreferences) and
+# https://cloud.google.com/service-usage/docs/reference/rest/v1/services/batchGet.
 _PERMISSION = {
     "regions.get": "compute.regions.get",
     "projects.get": "compute.projects.get",

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from google.api_core import exceptions as gexc
 
 from infra.core.catalog import Catalog
 from quota.clients.aws import AwsQuotaService, AwsSettings
 from quota.clients.gcp import GcpSettings, dimensions_of, preference_id_of, quota_id_of
+from quota.clients.gcp_errors import describe_error
 from quota.demand import QuotaKey
 
 T4 = QuotaKey("gcp", "region", "us-central1", "NVIDIA_T4_GPUS", "GPUs", "compute-region")
@@ -103,3 +105,19 @@ def test_aws_open_spot_requests_count_as_spot_usage() -> None:
         [{"State": "open", "LaunchSpecification": {"InstanceType": "g4dn.2xlarge"}}],
     )
     assert service._usage({"L-3819A6DF"}) == {"L-3819A6DF": 4 + 8}
+
+
+@pytest.mark.parametrize(
+    ("call", "permission"),
+    [
+        ("quotaInfos.get", "cloudquotas.quotas.get"),
+        ("quotaPreferences.create", "cloudquotas.quotas.update"),
+        ("instances.aggregatedList", "compute.instances.list"),
+        ("services.batchGet", "serviceusage.services.get"),
+    ],
+)
+def test_permission_denied_without_a_named_permission_names_the_iam_permission_the_call_needs(
+    call: str, permission: str
+) -> None:
+    reason = describe_error(gexc.Forbidden("The caller does not have permission"), call, "p")
+    assert reason == f"{call}: permission denied: {permission} on project p"
