@@ -1,4 +1,4 @@
-"""Flyte (seed 004): the ``plugins.k8s`` block of flytepropeller's config, for flyte-core
+"""Flyte: the ``plugins.k8s`` block of flytepropeller's config, for flyte-core
 (``configmap.k8s.plugins.k8s``) and flyte-binary (``configuration.inline.plugins.k8s``), and the
 node labels Flyte's accelerator selection needs on each pool.
 

@@ -1,4 +1,4 @@
-"""JupyterHub (zero-to-jupyterhub) ``singleuser.profileList`` entries, one per GPU pool (seed 000).
+"""JupyterHub (zero-to-jupyterhub) ``singleuser.profileList`` entries, one per GPU pool.
 
 The shape is KubeSpawner's ``profile_list`` (z2jh passes ``singleuser.profileList`` to it as is):
 a profile has ``display_name``, ``slug``, ``description``, ``kubespawner_override`` (KubeSpawner
@@ -44,8 +44,8 @@ def jupyterhub_profile(
 
     One notebook gets a whole node (plain GPUs) or one slot (a time-sliced replica or a MIG
     instance). ``mem_guarantee`` is that share of the node's allocatable memory, so the scheduler
-    never packs more notebooks than the node can hold; ``mem_limit`` is null (seed 000: a notebook
-    may use what the node has free).
+    never packs more notebooks than the node can hold; ``mem_limit`` is null (a notebook may use
+    what the node has free).
     """
     slots, per_slot = int(hints["slotsPerNode"]), 1
     whole_node = slots == h.gpus_per_node  # plain GPUs (MIG all-disabled included)

@@ -1,4 +1,4 @@
-"""Kubeflow (seed 001): the Jupyter web app's ``spawnerFormDefaults`` GPU options, per pool, and
+"""Kubeflow: the Jupyter web app's ``spawnerFormDefaults`` GPU options, per pool, and
 Kubeflow ``Profile`` objects for GPU namespaces that Kubeflow must own.
 
 Shapes: kubeflow/kubeflow components/crud-web-apps/jupyter/manifests/base/configs/

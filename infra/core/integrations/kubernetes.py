@@ -1,4 +1,4 @@
-"""Plain Kubernetes (seeds 002/003): a ready Pod and Job manifest per pool that requests one GPU
+"""Plain Kubernetes: a ready Pod and Job manifest per pool that requests one GPU
 slot with the pool's selector, tolerations and (where the runtime needs it) runtime class."""
 
 from __future__ import annotations

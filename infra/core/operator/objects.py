@@ -306,7 +306,7 @@ def smoke_test_namespace() -> Manifest:
 
 
 def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], image: str) -> Manifest:
-    """A Job running ``nvidia-smi`` on one GPU of pool ``h`` (seed 002's exercise, operator era).
+    """A Job running ``nvidia-smi`` on one GPU of pool ``h``.
 
     It runs once per change of its inputs: the name carries a hash of the spec, so a changed image,
     resource or selector makes a new Job, and an unchanged one keeps its name. It has no

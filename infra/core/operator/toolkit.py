@@ -1,4 +1,5 @@
-"""The seed's container-toolkit env mapped onto what the pinned chart honours."""
+"""The stack's container-toolkit env (``gpuOperator.toolkitEnv``) mapped onto what the pinned
+chart honours."""
 
 from __future__ import annotations
 
