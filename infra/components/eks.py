@@ -354,45 +354,17 @@ def workload_role(
 ) -> tuple[aws.iam.Role, aws.eks.PodIdentityAssociation | None]:
     """An IAM role a Kubernetes service account assumes: IRSA or EKS Pod Identity.
 
-    IRSA trusts the cluster's OIDC provider for exactly this service account
-    (https://docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html); Pod
-    Identity trusts pods.eks.amazonaws.com with sts:AssumeRole + sts:TagSession
-    (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html) and an association
+    Trusted per ``core.workload_trust_policy``; with Pod Identity also an association
     (``associate``; an add-on brings its own through ``podIdentityAssociations``).
     """
     if plan.identity == "pod-identity":
         trust: pulumi.Input[str] = json.dumps(
-            {
-                "Version": "2012-10-17",
-                "Statement": [
-                    {
-                        "Effect": "Allow",
-                        "Principal": {"Service": "pods.eks.amazonaws.com"},
-                        "Action": ["sts:AssumeRole", "sts:TagSession"],
-                    }
-                ],
-            }
+            core.workload_trust_policy(plan.identity, namespace, service_account)
         )
     else:
-        subject = f"system:serviceaccount:{namespace}:{service_account}"
         trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
             lambda a: json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Federated": a[0]},
-                            "Action": "sts:AssumeRoleWithWebIdentity",
-                            "Condition": {
-                                "StringEquals": {
-                                    f"{a[1]}:sub": subject,
-                                    f"{a[1]}:aud": "sts.amazonaws.com",
-                                }
-                            },
-                        }
-                    ],
-                }
+                core.workload_trust_policy(plan.identity, namespace, service_account, a[0], a[1])
             )
         )
     role = aws.iam.Role(

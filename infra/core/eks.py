@@ -372,6 +372,38 @@ def _plan_access(
     return access
 
 
+def workload_trust_policy(
+    identity: str, namespace: str, service_account: str, provider_arn: str = "", issuer: str = ""
+) -> dict[str, Any]:
+    """The trust policy of an IAM role a Kubernetes service account assumes.
+
+    IRSA trusts the cluster's OIDC provider (``provider_arn``, ``issuer`` without https://) for
+    exactly this service account
+    (https://docs.aws.amazon.com/eks/latest/userguide/associate-service-account-role.html); Pod
+    Identity trusts pods.eks.amazonaws.com with sts:AssumeRole + sts:TagSession
+    (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-role.html).
+    """
+    if identity == "pod-identity":
+        statement: dict[str, Any] = {
+            "Effect": "Allow",
+            "Principal": {"Service": "pods.eks.amazonaws.com"},
+            "Action": ["sts:AssumeRole", "sts:TagSession"],
+        }
+    else:
+        statement = {
+            "Effect": "Allow",
+            "Principal": {"Federated": provider_arn},
+            "Action": "sts:AssumeRoleWithWebIdentity",
+            "Condition": {
+                "StringEquals": {
+                    f"{issuer}:sub": f"system:serviceaccount:{namespace}:{service_account}",
+                    f"{issuer}:aud": "sts.amazonaws.com",
+                }
+            },
+        }
+    return {"Version": "2012-10-17", "Statement": [statement]}
+
+
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
     """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token``."""
     return exec_kubeconfig(

@@ -421,3 +421,21 @@ def test_split_sizes_keeps_pool_totals_and_differs_by_at_most_one_first_azs_firs
     assert (sum(mins), sum(maxs), len(sizes)) == (lo, hi, zones)
     assert max(mins) - min(mins) <= 1 and max(maxs) - min(maxs) <= 1
     assert mins == sorted(mins, reverse=True) and maxs == sorted(maxs, reverse=True)
+
+
+def test_irsa_trust_is_scoped_to_exactly_one_service_account_and_the_sts_audience():
+    policy = eks.workload_trust_policy(
+        "irsa", "kube-system", "cluster-autoscaler", "arn:aws:iam::1:oidc-provider/x", "oidc/x"
+    )
+    (st,) = policy["Statement"]
+    assert st["Principal"] == {"Federated": "arn:aws:iam::1:oidc-provider/x"}
+    assert st["Condition"]["StringEquals"] == {
+        "oidc/x:sub": "system:serviceaccount:kube-system:cluster-autoscaler",
+        "oidc/x:aud": "sts.amazonaws.com",
+    }
+
+
+def test_pod_identity_trust_allows_assume_role_and_tag_session_for_the_eks_pods_service():
+    (st,) = eks.workload_trust_policy("pod-identity", "kube-system", "ca")["Statement"]
+    assert st["Principal"] == {"Service": "pods.eks.amazonaws.com"}
+    assert st["Action"] == ["sts:AssumeRole", "sts:TagSession"] and "Condition" not in st
