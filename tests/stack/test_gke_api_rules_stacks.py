@@ -7,6 +7,7 @@ the registered inputs of every stacks/Pulumi.gke-*.yaml obey them too.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -201,6 +202,26 @@ def test_flex_start_and_queued_pools_leave_upgrade_settings_to_gke_short_lived()
     assert "upgradeSettings" not in pool.inputs
     (plain,) = gpu_pools(run_stack(gke_config()))
     assert plain.inputs["upgradeSettings"] == {"maxSurge": 1, "maxUnavailable": 0}
+
+
+def test_flex_start_pools_ignore_the_upgrade_settings_gke_fills_in(monkeypatch):
+    # GKE fills in SHORT_LIVED settings; without ignoreChanges every refresh would show a diff
+    # (crossplane-contrib/provider-upjet-gcp#1028).
+    seen: dict[str, list[str]] = {}
+    original = mockengine.RecordingMonitor.RegisterResource
+
+    def spy(self: Any, request: Any) -> Any:
+        if request.type == NODE_POOL:
+            seen[request.name] = list(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    run_stack(gke_config({"name": "flex", "flexStart": {}}))
+    run_stack(gke_config({"name": "plain"}))
+    flex = next(v for k, v in seen.items() if k.endswith("-flex"))
+    plain = next(v for k, v in seen.items() if k.endswith("-plain"))
+    assert "upgradeSettings" in flex and "upgradeSettings" not in plain
+    assert "initialNodeCount" in flex and "initialNodeCount" in plain
 
 
 # Surge nodes need reservation capacity for SPECIFIC affinity
