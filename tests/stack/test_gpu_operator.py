@@ -235,3 +235,8 @@ def recs_gke(stack: str) -> mockengine.Recording:
     if stack not in _GKE_RECS:
         _GKE_RECS[stack] = run_stack(stack)
     return _GKE_RECS[stack]
+
+
+def test_gpu_operator_output_lists_the_config_values_deliberately_not_applied(recs):
+    notes = recs["onprem-containerd"].outputs["gpuOperator"]["notes"]
+    assert any(n.startswith("gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT:") for n in notes)
