@@ -248,15 +248,20 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
             readings = _read_aws(catalog, list(demands.values()))
         # Global quotas (GPUS_ALL_REGIONS, CPUS_ALL_REGIONS) and required APIs are the project's,
         # the same wherever the stack goes: judged once, folded into every region's fit.
-        anywhere = demands[regions[0]].rows(reading_pick(readings))
-        project = _judge(anywhere, readings, "global", apis)
+        rows_of = {r: demands[r].rows(reading_pick(readings)) for r in regions}
+        project = _judge(rows_of[regions[0]], readings, "global", apis)
+        # A region's fit is the whole stack's, the same for every pool: judged once per region.
+        fit_of: dict[str, tuple[bool | None, list[str], str]] = {}
+        for r in regions:
+            fit_of[r] = _fold(_judge(rows_of[r], readings), project)
+            missing = [p.name for p in pools if r not in offered[p.name]]
+            if missing:  # the stack cannot be deployed there as it stands
+                fit_of[r] = (False, fit_of[r][1], f"not offered there: {', '.join(missing)}")
         for s in pools:
             for f in fits[s.name]:
-                rows = demands[f.region].rows(reading_pick(readings))
-                f.fits, f.short, f.reason = _fold(_judge(rows, readings), project)
-                missing = [p.name for p in pools if f.region not in offered[p.name]]
-                if missing:  # the stack cannot be deployed there as it stands
-                    f.fits, f.reason = False, f"not offered there: {', '.join(missing)}"
+                f.fits, short, f.reason = fit_of[f.region]
+                f.short = list(short)
+                rows = rows_of[f.region]
                 row = _pool_key(s, rows)
                 if row is not None:
                     f.gpu_quota = row.key.quota

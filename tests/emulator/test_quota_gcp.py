@@ -709,3 +709,16 @@ def test_gpus_all_regions_fallback_with_headroom_is_unknown_not_ok(env: dict[str
     code, doc = run("--stack", "gke-t4")
     g = row(doc, "GPUS_ALL_REGIONS")
     assert code == 3 and g["status"] == "unknown" and g["limit"] == 64
+
+
+def test_where_region_missing_another_pools_gpu_does_not_fit_for_any_pool(
+    env: dict[str, Any],
+) -> None:
+    # us-west2 offers T4 but neither L4 nor A100 (gcp_accelerators.csv): the stack cannot go there.
+    code, doc = run(
+        "--config", str(FIX / "Pulumi.gke-bench.yaml"), "--where", "--regions", "us-west2"
+    )
+    t4 = next(w for w in doc["where"] if w["pool"] == "t4")
+    (west,) = t4["regions"]
+    assert code == 1 and west["fits"] is False
+    assert west["reason"] == "not offered there: l4, l4-spot, a100"
