@@ -68,6 +68,7 @@ def test_refresh_rewrites_the_gcp_catalog_from_the_api(compute, data_dir):
     ]
     assert cat.gcp_counts("nvidia-l4") == [1, 2, 4, 8]
     g2 = cat.gcp_machine("g2-standard-24")
+    assert g2 is not None
     assert (g2.accelerator, g2.accelerator_count, g2.vcpus, g2.memory_gib) == (
         "nvidia-l4",
         2,
