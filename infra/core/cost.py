@@ -15,9 +15,14 @@ import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+
+if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the type
+    from infra.core.eks import EksPlan, EksSystemGroupPlan
+    from infra.core.gke import GkePlan
+    from infra.core.plan import Plan
 
 Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
 
@@ -191,8 +196,8 @@ def _highest(prices: Iterable[Price], spot: bool) -> float | None:
     return max(c for c in chosen if c is not None)
 
 
-def estimate(plan: Any, prices: Prices | None = None) -> Cost:
-    """Hourly cost of ``plan`` (an ``infra.core.plan.Plan``) at minimum and maximum scale."""
+def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
+    """Hourly cost of ``plan`` at minimum and maximum scale."""
     prices = prices or Prices.load()
     pools: list[PoolCost] = []
     system: PoolCost | None = None
@@ -220,7 +225,7 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
         c = plan.gke.cluster
         if not c.existing:
-            zones = _gke_system_zones(plan)
+            zones = _gke_system_zones(plan.gke)
             per = _highest(
                 (prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False
             )
@@ -229,7 +234,7 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             # runs its pools in 3 zones by default
             # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters), so
             # pulumi up starts one node per zone even when totalMinNodeCount is lower.
-            started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(plan) else 1
+            started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(plan.gke) else 1
             at_min = max(c.system_min, started)
             if at_min > c.system_min:
                 note = (note + "; " if note else "") + (
@@ -258,7 +263,7 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
             pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
         s = plan.eks.system
         if s is not None:
-            azs = _eks_system_azs(plan, s)
+            azs = _eks_system_azs(plan.eks, s)
             per = _highest(
                 (prices.aws_instance(t, az) for t in s.instance_types for az in azs), False
             )
@@ -278,29 +283,29 @@ def estimate(plan: Any, prices: Prices | None = None) -> Cost:
 GKE_REGIONAL_DEFAULT_ZONES = 3
 
 
-def _gke_regional(plan: Any) -> bool:
-    return plan.gke.cluster.location.count("-") < 2  # us-central1-a: a zonal cluster
+def _gke_regional(gke: GkePlan) -> bool:
+    return gke.cluster.location.count("-") < 2  # us-central1-a: a zonal cluster
 
 
-def _gke_system_zones(plan: Any) -> tuple[str, ...]:
+def _gke_system_zones(gke: GkePlan) -> tuple[str, ...]:
     """Zones the system pool runs in: the cluster's zone, or every catalog zone of its region."""
-    loc = plan.gke.cluster.location
-    if not _gke_regional(plan):
+    loc = gke.cluster.location
+    if not _gke_regional(gke):
         return (loc,)
-    zones = {z for p in plan.gke.pools for z in p.node_locations}
+    zones = {z for p in gke.pools for z in p.node_locations}
     return tuple(sorted(zones)) or (f"{loc}-a",)
 
 
-def _user_shape_note(plan: Any, pool: str) -> str:
+def _user_shape_note(plan: Plan, pool: str) -> str:
     """A pool planned from a user-declared ``shape`` has no catalog price."""
-    for spec in getattr(plan.config, "pools", ()):
+    for spec in plan.config.pools:
         if spec.name == pool and getattr(spec, "shape", None) is not None:
             return "shape declared in the stack file: no catalog price"
     return ""
 
 
-def _eks_system_azs(plan: Any, system: Any) -> tuple[str, ...]:
+def _eks_system_azs(eks: EksPlan, system: EksSystemGroupPlan) -> tuple[str, ...]:
     """The AZs the system group's subnets are in (its own, not every network AZ)."""
     if system.az_ids:
         return tuple(system.az_ids)
-    return plan.eks.network.az_ids if plan.eks.network is not None else ()
+    return eks.network.az_ids if eks.network is not None else ()
