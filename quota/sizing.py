@@ -7,7 +7,7 @@ renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adap
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog import Catalog
 from infra.core.cost import GKE_REGIONAL_DEFAULT_ZONES
@@ -22,6 +22,9 @@ from quota.rules import (
     gcp_disk_metrics,
     gcp_machine_family,
 )
+
+if TYPE_CHECKING:
+    from infra.core.gke_model import GkePoolPlan
 
 # GKE surge upgrades add up to maxSurge nodes to a pool while it is upgraded ("the maximum number
 # of nodes that can be created beyond the current size of the node pool during the upgrade
@@ -82,7 +85,7 @@ class NodeGroupSizing:
         return self.model == "spot"
 
 
-def _gke_model(gp: Any) -> Provisioning:
+def _gke_model(gp: GkePoolPlan) -> Provisioning:
     if gp.flex_start:
         return "flex-start"
     if gp.queued_provisioning:
