@@ -43,10 +43,6 @@ _NODE_POLICIES = (
 OWNER_TAG = "gpu-infra/stack"
 
 
-def _policy_arn(partition: str, name: str) -> str:
-    return f"arn:{partition}:iam::aws:policy/{name}"
-
-
 class EksCluster(pulumi.ComponentResource):
     """The EKS cluster (pulumi-eks), its node role, and the small CPU system node group.
 
@@ -93,7 +89,8 @@ class EksCluster(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(
                 f"{name}-nodes-{policy}",
                 aws.iam.RolePolicyAttachmentArgs(
-                    role=self.node_role.name, policy_arn=_policy_arn(plan.partition, policy)
+                    role=self.node_role.name,
+                    policy_arn=core.managed_policy_arn(plan.partition, policy),
                 ),
                 opts=child,
             )

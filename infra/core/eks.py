@@ -157,6 +157,11 @@ class EksPlan:
     efa_device_plugin: DevicePluginPlan | None = None
 
 
+def managed_policy_arn(partition: str, name: str) -> str:
+    """The ARN of an AWS managed IAM policy in ``partition`` (aws, aws-cn, aws-us-gov)."""
+    return f"arn:{partition}:iam::aws:policy/{name}"
+
+
 def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddonPlan, ...]:
     """Managed add-ons a new cluster needs; an existing cluster keeps its own.
 
@@ -179,7 +184,7 @@ def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddon
         EksAddonPlan(
             name="aws-ebs-csi-driver",
             service_account=EBS_CSI_SERVICE_ACCOUNT,
-            policy_arn=f"arn:{partition}:iam::aws:policy/{EBS_CSI_POLICY}",
+            policy_arn=managed_policy_arn(partition, EBS_CSI_POLICY),
         ),
     ]
     if identity == "pod-identity":

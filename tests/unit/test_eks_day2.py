@@ -439,3 +439,11 @@ def test_pod_identity_trust_allows_assume_role_and_tag_session_for_the_eks_pods_
     (st,) = eks.workload_trust_policy("pod-identity", "kube-system", "ca")["Statement"]
     assert st["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert st["Action"] == ["sts:AssumeRole", "sts:TagSession"] and "Condition" not in st
+
+
+def test_managed_policy_arns_carry_the_regions_partition():
+    assert eks.managed_policy_arn("aws-cn", "AmazonEKS_CNI_Policy") == (
+        "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy"
+    )
+    ebs = {a.name: a for a in eks.plan_addons("aws-us-gov", False, "irsa")}["aws-ebs-csi-driver"]
+    assert ebs.policy_arn == "arn:aws-us-gov:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"
