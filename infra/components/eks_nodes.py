@@ -103,7 +103,8 @@ def launch_template(
     if group is not None and group.local_nvme:
         extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
     if group is not None and group.capacity_reservation_id is not None:
-        # A target or a preference, never both (EC2 CapacityReservationSpecification).
+        # A target or a preference, never both (https://docs.aws.amazon.com/AWSEC2/latest/
+        # APIReference/API_CapacityReservationSpecification.html; checked in eks_types).
         target = (
             aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
                 capacity_reservation_id=group.capacity_reservation_id
