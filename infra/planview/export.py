@@ -22,7 +22,8 @@ from typing import Any
 
 import yaml
 
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+from infra.core.diff import HELM_RELEASE
+
 ARGOCD_NAMESPACE = "argocd"  # where Argo CD watches Applications (its install default)
 FLUX_NAMESPACE = "flux-system"  # where Flux's controllers and sources live (flux bootstrap default)
 IN_CLUSTER = "https://kubernetes.default.svc"  # Argo CD's name for the cluster it runs in
