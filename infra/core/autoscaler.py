@@ -271,6 +271,13 @@ def helm_values(
       cluster (``stack_release_name``), so ClusterRole and ServiceAccount never collide with
       another autoscaler's.
     """
+    extra_args: dict[str, str] = {
+        "expander": expander,
+        "scale-down-gpu-utilization-threshold": str(gpu_threshold),
+        "scale-down-unneeded-time": unneeded_time,
+        "ignore-daemonsets-utilization": "true",
+        "balance-similar-node-groups": "true" if balance_similar else "false",
+    }
     values: dict[str, object] = {
         "cloudProvider": "aws",
         "awsRegion": region,
@@ -280,22 +287,14 @@ def helm_values(
         },
         "image": {"repository": IMAGE_REPOSITORY, "tag": image_tag},
         "rbac": {"serviceAccount": {"create": True, "name": service_account}},
-        "extraArgs": {
-            "expander": expander,
-            "scale-down-gpu-utilization-threshold": str(gpu_threshold),
-            "scale-down-unneeded-time": unneeded_time,
-            "ignore-daemonsets-utilization": "true",
-            "balance-similar-node-groups": "true" if balance_similar else "false",
-        },
+        "extraArgs": extra_args,
         "nodeSelector": dict(node_selector),
     }
     if fullname is not None:
         values["fullnameOverride"] = fullname
         # The lease name too (cluster-autoscaler main.go leader election, flag
         # --leader-elect-resource-name, default cluster-autoscaler), not only its namespace.
-        extra = values["extraArgs"]
-        assert isinstance(extra, dict)
-        extra["leader-elect-resource-name"] = fullname
+        extra_args["leader-elect-resource-name"] = fullname
     if priorities is not None:
         # The chart renders cluster-autoscaler-priority-expander from this, a string as is
         # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).
