@@ -24,9 +24,14 @@ import yaml
 
 from infra.core.diff import HELM_RELEASE
 
-ARGOCD_NAMESPACE = "argocd"  # where Argo CD watches Applications (its install default)
-FLUX_NAMESPACE = "flux-system"  # where Flux's controllers and sources live (flux bootstrap default)
-IN_CLUSTER = "https://kubernetes.default.svc"  # Argo CD's name for the cluster it runs in
+# "All resources, including Application and AppProject specs, have to be installed in the Argo CD
+# namespace (by default argocd)": https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/
+ARGOCD_NAMESPACE = "argocd"
+# flux bootstrap --namespace defaults to flux-system: https://fluxcd.io/flux/cmd/flux_bootstrap/
+FLUX_NAMESPACE = "flux-system"
+IN_CLUSTER = (
+    "https://kubernetes.default.svc"  # Argo CD's name for the cluster it runs in (same page)
+)
 
 
 class _Dumper(yaml.SafeDumper):
