@@ -38,3 +38,14 @@ def test_empty_export_says_nothing_to_export_and_still_creates_the_directory(tmp
     out = tmp_path / "gitops"
     lines = export(SimpleNamespace(operator=None), SimpleNamespace(resources=[]), out)
     assert out.is_dir() and lines[0].startswith("nothing to export")
+
+
+def test_argocd_application_lives_in_the_argocd_namespace_and_targets_the_cluster_it_runs_in():
+    app = argocd_application(REL)
+    assert app["metadata"]["namespace"] == "argocd"
+    assert app["spec"]["destination"]["server"] == "https://kubernetes.default.svc"
+
+
+def test_flux_sources_live_in_flux_system():
+    repo, release = flux_documents(REL)[:2]
+    assert repo["metadata"]["namespace"] == release["metadata"]["namespace"] == "flux-system"
