@@ -41,7 +41,7 @@ class GpuOperatorSpec(Model):
         version: chart version with its ``v`` prefix; default ``DEFAULT_OPERATOR_VERSION``.
         preset: platform preset; default chosen from the platform and the pools.
         namespace: the operator's namespace (privileged pod security).
-        toolkit_env: ``toolkit.env`` as a mapping, e.g. seed 003's ``CONTAINERD_CONFIG``,
+        toolkit_env: ``toolkit.env`` as a mapping, e.g. ``CONTAINERD_CONFIG``,
             ``CONTAINERD_SOCKET``, ``CONTAINERD_RUNTIME_CLASS``, ``CONTAINERD_SET_AS_DEFAULT``; the
             plan maps these onto what the pinned chart honours and passes the rest through.
         values: extra Helm values, merged last; every key must exist in the pinned chart's values.
@@ -87,7 +87,7 @@ class KubeflowProfileSpec(Model):
 
 
 class GpuNamespaceSpec(Model):
-    """A namespace for GPU workloads with a GPU ResourceQuota (seed 001).
+    """A namespace for GPU workloads with a GPU ResourceQuota.
 
     Attributes:
         name: namespace name (created if absent).

@@ -118,7 +118,7 @@ def user_settings(
         if path == "toolkit.env" or path.startswith("toolkit.env."):
             issues.add(
                 f"gpuOperator.values.{path}",
-                "set toolkit env with gpuOperator.toolkitEnv (it maps the seed's CONTAINERD_* "
+                "set toolkit env with gpuOperator.toolkitEnv (it maps the toolkit's CONTAINERD_* "
                 "variables onto what this chart honours)",
             )
         elif clash is not None:
