@@ -20,6 +20,7 @@ from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
     first_asg_name,
+    instance_type_offerings,
     launch_template,
     live_desired_size,
     tag_asg,
@@ -480,19 +481,22 @@ def build_eks(plan: Plan) -> ClusterHandle:
         k8s.ProviderArgs(kubeconfig=cluster.kubeconfig),
         opts=pulumi.ResourceOptions(depends_on=cluster.ready),
     )
-    for g in p.groups:
-        EksGpuNodeGroup(
-            f"{name}-{g.name}",
-            g,
-            cluster_name=cluster.name,
-            existing_groups=cluster.existing_groups,
-            region=p.region,
-            stack_tag=p.stack_tag,
-            subnets=cluster.network.subnets,
-            node_role_arn=cluster.node_role.arn,
-            security_group_id=cluster.security_group_id if g.efa_interfaces else None,
-            depends_on=cluster.node_dependencies,
-        )
+    if p.groups:  # one offerings read for every pool; each group picks its own pairs
+        offerings = instance_type_offerings(cluster, p.groups, p.region)
+        for g in p.groups:
+            EksGpuNodeGroup(
+                f"{name}-{g.name}",
+                g,
+                cluster_name=cluster.name,
+                existing_groups=cluster.existing_groups,
+                offerings=offerings,
+                region=p.region,
+                stack_tag=p.stack_tag,
+                subnets=cluster.network.subnets,
+                node_role_arn=cluster.node_role.arn,
+                security_group_id=cluster.security_group_id if g.efa_interfaces else None,
+                depends_on=cluster.node_dependencies,
+            )
     if p.autoscaler is not None:
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=ready)
     if p.device_plugin is not None:

@@ -203,6 +203,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         *,
         cluster_name: pulumi.Input[str],
         existing_groups: pulumi.Output[list[str]],
+        offerings: pulumi.Output[Any],
         region: str,
         stack_tag: str,
         subnets: Mapping[str, pulumi.Input[str]],
@@ -234,7 +235,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             security_group_id=security_group_id,
             placement_group=pg.name if pg is not None else None,
         )
-        offered = _offered_subnets(self, group, region, subnets)
+        offered = _offered_subnets(group, region, subnets, offerings)
         self.asg_names: list[pulumi.Output[str]] = []
         for ng in group.node_groups:
             ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
@@ -338,24 +339,40 @@ def _tag_suffix(key: str) -> str:
     return key.removeprefix(ca.TEMPLATE_PREFIX + "/")
 
 
-def _offered_subnets(
-    parent: pulumi.Resource,
-    group: core.EksGroupPlan,
-    region: str,
-    subnets: Mapping[str, pulumi.Input[str]],
-) -> pulumi.Output[list[tuple[str, str]]]:
-    """(AZ ID, subnet) of the planned AZs that offer every instance type of the group now."""
-    offers = aws.ec2.get_instance_type_offerings_output(
+def instance_type_offerings(
+    parent: pulumi.Resource, groups: Sequence[core.EksGroupPlan], region: str
+) -> pulumi.Output[Any]:
+    """One DescribeInstanceTypeOfferings by AZ ID for every GPU pool of the stack.
+
+    One call, not one per pool: each pool picks its own (type, AZ ID) pairs from the answer, and
+    a stack of many pools stays within EC2's request-rate limits
+    (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html). The provider reads
+    every page of the answer (terraform-provider-aws internal/service/ec2/find.go,
+    findInstanceTypeOfferings).
+    """
+    return aws.ec2.get_instance_type_offerings_output(
         location_type="availability-zone-id",
         filters=[
             aws.ec2.GetInstanceTypeOfferingsFilterArgs(
-                name="instance-type", values=list(group.instance_types)
+                name="instance-type",
+                values=sorted({t for g in groups for t in g.instance_types}),
             ),
-            aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="location", values=list(group.az_ids)),
+            aws.ec2.GetInstanceTypeOfferingsFilterArgs(
+                name="location", values=sorted({az for g in groups for az in g.az_ids})
+            ),
         ],
         region=region,
         opts=pulumi.InvokeOutputOptions(parent=parent),
     )
+
+
+def _offered_subnets(
+    group: core.EksGroupPlan,
+    region: str,
+    subnets: Mapping[str, pulumi.Input[str]],
+    offers: pulumi.Output[Any],
+) -> pulumi.Output[list[tuple[str, str]]]:
+    """(AZ ID, subnet) of the planned AZs that offer every instance type of the group now."""
     planned = [(az, subnets[az]) for az in group.az_ids]
 
     def pick(args: list[Any]) -> list[tuple[str, str]]:

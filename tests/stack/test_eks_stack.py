@@ -119,11 +119,35 @@ def test_group_subnets_are_only_in_azs_offering_the_type(rec, catalog: Catalog):
     assert "usw2-az4" in subnets.values()
 
 
-def test_offerings_are_looked_up_by_az_id_in_the_stack_region(rec):
+def test_offerings_are_read_once_by_az_id_for_every_pool_in_the_stack_region(rec):
+    # One DescribeInstanceTypeOfferings per stack, not per pool: 100 pools make one call.
     calls = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
-    assert len(calls) == len(gpu_groups(rec))
-    for a in calls:
-        assert a["locationType"] == "availability-zone-id" and a["region"] == "us-west-2"
+    assert len(calls) == 1 and len(gpu_groups(rec)) == 2
+    (a,) = calls
+    assert a["locationType"] == "availability-zone-id" and a["region"] == "us-west-2"
+    filters = {f["name"]: set(f["values"]) for f in a["filters"]}
+    assert filters["instance-type"] == {
+        t for g in gpu_groups(rec) for t in g.inputs["instanceTypes"]
+    }
+
+
+def test_one_offerings_read_gives_each_pool_the_subnets_of_its_own_types_and_zones():
+    rec = run_stack("eks-hpc")
+    (a,) = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
+    filters = {f["name"]: set(f["values"]) for f in a["filters"]}
+    assert filters["instance-type"] == {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}
+    assert filters["location"] == {"usw2-az2", "usw2-az3", "usw2-az4"}
+    az_of = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
+    got = {
+        ng.name: {az_of[sid] for sid in ng.inputs["subnetIds"]}
+        for ng in rec.of_type(NODE_GROUP)
+        if ng.name != "train-system"
+    }
+    assert got == {
+        "train-h100-efa-ng": {"usw2-az2"},
+        "train-h200-odcr-ng": {"usw2-az3"},
+        "train-b200-block-ng": {"usw2-az4"},
+    }
 
 
 def test_deploy_time_offering_withdrawn_from_a_planned_az_fails_instead_of_narrowing(monkeypatch):
