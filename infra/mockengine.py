@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+from google.protobuf import struct_pb2
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
+from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -306,12 +307,8 @@ class CatalogMocks(pulumi.runtime.Mocks):
     def __init__(self, catalog: Catalog, recording: Recording) -> None:
         self.catalog = catalog
         self.recording = recording
-        # The inputs the SDK's monitor just deserialized, per thread (each registration runs on
-        # one executor thread): RecordingMonitor records them instead of decoding them again.
-        self.last = threading.local()
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
-        self.last.inputs = args.inputs
         extra = OUTPUTS.get(args.typ)
         state = {**args.inputs, **(extra(args) if extra else {})}
         return (f"{args.name}_id" if args.custom else None), state
@@ -332,7 +329,13 @@ class CatalogMocks(pulumi.runtime.Mocks):
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):
-    """The mock monitor, plus a record of each registration's parent and dependencies."""
+    """The mock monitor, plus a record of each registration's parent and dependencies.
+
+    Registers resources itself rather than through ``MockMonitor.RegisterResource``: that one
+    serialises each resource's state back with the SDK's async serializer on a per-thread event
+    loop, a tenth of a 100-pool plan's time, although the state is plain JSON almost always (a
+    state that is not, e.g. holding a resource reference, still goes through the SDK).
+    """
 
     def __init__(self, mocks: CatalogMocks, recording: Recording) -> None:
         super().__init__(mocks)
@@ -340,23 +343,30 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording = recording
 
     def RegisterResource(self, request: Any) -> Any:  # engine RPC name
-        last = self.catalog_mocks.last
-        last.inputs = None
-        response = super().RegisterResource(request)
         if request.type == "pulumi:pulumi:Stack":
-            return response
+            return super().RegisterResource(request)
+        urn = self.make_urn(request.parent, request.type, request.name)
+        # Each executor thread has its event loop (run() gives it one): resource references
+        # in the inputs deserialize into resources, which needs a loop.
+        inputs = rpc.deserialize_properties(request.object)
+        id_, state = self.catalog_mocks.new_resource(
+            pulumi_mocks.MockResourceArgs(
+                typ=request.type,
+                name=request.name,
+                inputs=inputs,
+                provider=request.provider,
+                resource_id=request.importId,
+                custom=bool(request.custom),
+            )
+        )
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_ or "", state)
         deps = set(request.dependencies)
         for pdeps in request.propertyDependencies.values():
             deps.update(pdeps.urns)
-        # The SDK's monitor decoded request.object for new_resource; decoding it again was a
-        # tenth of the monitor's time per resource.
-        inputs = last.inputs
-        if inputs is None:
-            inputs = rpc.deserialize_properties(request.object)
         self.recording.resources.append(
             Registered(
-                urn=response.urn,
-                id=response.id or None,
+                urn=urn,
+                id=id_ or None,
                 type=request.type,
                 name=request.name,
                 parent=request.parent or None,
@@ -367,7 +377,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 ignore_changes=tuple(request.ignoreChanges),
             )
         )
-        return response
+        return resource_pb2.RegisterResourceResponse(
+            urn=urn, id=id_ or "", object=state_struct(state)
+        )
 
     def RegisterResourceOutputs(self, request: Any) -> Any:  # engine RPC name
         self.recording.outputs_registered.add(request.urn)
@@ -469,18 +481,43 @@ def _recording_logger(recording: Recording) -> logging.Logger:
 
 
 async def _resolve(value: Any) -> Any:
-    """Await every Output inside ``value``; secrets become ``"[secret]"``."""
+    """Await every Output inside ``value``; secrets become ``"[secret]"``.
+
+    One after another, not gathered: the mock engine has no latency to overlap, and a task per
+    dict and list was a tenth of a 100-pool plan's time.
+    """
     if isinstance(value, pulumi.Output):
         if await value.is_secret():
             return SECRET
         return await _resolve(await value.future())
     if isinstance(value, dict):
-        keys = list(value)
-        vals = await asyncio.gather(*(_resolve(value[k]) for k in keys))
-        return dict(zip(keys, vals, strict=True))
+        return {k: await _resolve(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
-        return list(await asyncio.gather(*(_resolve(v) for v in value)))
+        return [await _resolve(v) for v in value]
     return value
+
+
+def state_struct(state: Mapping[str, Any]) -> struct_pb2.Struct:
+    """``state`` as the engine's wire struct, as ``rpc.serialize_properties`` would give it.
+
+    Plain JSON values are copied straight in (a top-level ``None`` is left out, as the SDK does);
+    anything else (a resource reference, an asset) goes through the SDK's serializer.
+    """
+    if not _is_json(state):
+        return _sync_await(rpc.serialize_properties(dict(state), {}))
+    struct = struct_pb2.Struct()
+    for key, value in state.items():
+        if value is not None:
+            struct[key] = value
+    return struct
+
+
+def _is_json(value: Any) -> bool:
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _is_json(v) for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return all(_is_json(v) for v in value)
+    return value is None or isinstance(value, str | int | float | bool)
 
 
 def _plain(value: Any) -> Any:
