@@ -28,25 +28,30 @@ FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_ku
 WALL = "--wall" in sys.argv  # read before argparse: best_seconds is used by every measurement
 
 
-def best_seconds(cmd: list[str], runs: int) -> float:
-    """Least CPU time (user + system) of ``cmd`` over ``runs`` runs, after one warm-up run.
+def best_seconds(cmds: list[list[str]], runs: int) -> list[float]:
+    """Least CPU time (user + system) of each command over ``runs`` rounds, after one warm-up.
 
+    The commands take turns within each round, so a ratio between them compares runs made in the
+    same seconds: a neighbour's burst slows both sides of the ratio, not one of them (measured
+    one after the other, a 0.4 s floor moved by 10 % between two runs of this script).
     CPU time, not wall time, and the minimum: on a shared machine other work stretches wall time
     by whatever else runs (a 2-core box with six busy neighbours doubled it between runs), while a
-    process's own CPU seconds barely move; the least of N is the least noisy estimate of the
+    process's own CPU seconds barely move; the least of N is the least noisy estimate of a
     command's own cost. ``--wall`` measures wall time instead (for a quiet machine).
     """
-    subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
-    times: list[float] = []
-    for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        start = time.perf_counter()
+    for cmd in cmds:
         subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
-        wall = time.perf_counter() - start
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        times.append(wall if WALL else cpu)
-    return min(times)
+    times: list[list[float]] = [[] for _ in cmds]
+    for _ in range(runs):
+        for cmd, got in zip(cmds, times, strict=True):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
+            start = time.perf_counter()
+            subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
+            wall = time.perf_counter() - start
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+            got.append(wall if WALL else cpu)
+    return [min(t) for t in times]
 
 
 def sdk_modules(stack: str) -> list[str]:
@@ -93,7 +98,7 @@ def main() -> int:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "infra", "quota"], cwd=ROOT, check=True
     )
-    floor = best_seconds(FLOOR, args.runs)
+    (floor,) = best_seconds([FLOOR], args.runs)
     print(f"top-level import floor {floor:.3f} s (reference)")
     print(
         f"{'stack':<24} {'plan':>7} {'sdk floor':>10} {'plan/sdk':>9} {'plan-sdk':>9} "
@@ -104,11 +109,16 @@ def main() -> int:
     )
     worst = 0.0
     for stack in stacks:
-        t = best_seconds([sys.executable, "-m", "infra.plan", "--stack", stack], args.runs)
         code = f"import importlib\nfor m in {sdk_modules(stack)!r}: importlib.import_module(m)"
-        sdk = best_seconds([sys.executable, "-c", code], args.runs)
         # The same imports with the collector off, as the plan runs them: the strictest floor.
-        nogc = best_seconds([sys.executable, "-c", "import gc; gc.disable()\n" + code], args.runs)
+        t, sdk, nogc = best_seconds(
+            [
+                [sys.executable, "-m", "infra.plan", "--stack", stack],
+                [sys.executable, "-c", code],
+                [sys.executable, "-c", "import gc; gc.disable()\n" + code],
+            ],
+            args.runs,
+        )
         worst = max(worst, t / sdk)
         print(
             f"{stack:<24} {t:6.3f}s {sdk:9.3f}s {t / sdk:8.2f}x {t - sdk:8.3f}s "
@@ -116,17 +126,17 @@ def main() -> int:
         )
     print(f"worst plan/sdk-floor ratio {worst:.2f}x (target <= 1.00x)")
     with tempfile.TemporaryDirectory() as tmp:
-        times = {}
+        files = []
         for n in (1, args.groups):
             f = Path(tmp) / f"Pulumi.eks-{n}.yaml"
             f.write_text(eks_stack(n))
-            times[n] = best_seconds(
-                [sys.executable, "-m", "infra.plan", "--config", str(f)], args.runs
-            )
-        ratio = times[args.groups] / times[1]
+            files.append(f)
+        one, many = best_seconds(
+            [[sys.executable, "-m", "infra.plan", "--config", str(f)] for f in files], args.runs
+        )
         print(
-            f"eks 1 group {times[1]:.3f}s, {args.groups} groups {times[args.groups]:.3f}s: "
-            f"{ratio:.2f}x (target <= 2.00x)"
+            f"eks 1 group {one:.3f}s, {args.groups} groups {many:.3f}s: "
+            f"{many / one:.2f}x (target <= 2.00x)"
         )
     return 0
 
