@@ -23,7 +23,7 @@ from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
-from pulumi.runtime.sync_await import _sync_await
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from infra.core.catalog import Catalog
 from infra.core.config import PROJECT, encode_engine_config
@@ -333,8 +333,9 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
 
     Registers resources itself rather than through ``MockMonitor.RegisterResource``: that one
     serialises each resource's state back with the SDK's async serializer on a per-thread event
-    loop (~5 % of a 100-pool plan's CPU time), although the state is plain JSON almost always (a
-    state that is not, e.g. holding a resource reference, still goes through the SDK).
+    loop (~5 % of a 100-pool plan's CPU time), although the state is plain JSON almost always. A
+    state that is not (a resource reference, an asset) is still serialised by the SDK, and a
+    registration with transforms goes through ``MockMonitor.RegisterResource`` itself.
     """
 
     def __init__(self, mocks: CatalogMocks, recording: Recording) -> None:
@@ -343,11 +344,12 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         self.recording = recording
 
     def RegisterResource(self, request: Any) -> Any:  # engine RPC name
-        if request.type == "pulumi:pulumi:Stack":
-            return super().RegisterResource(request)
+        if request.type == "pulumi:pulumi:Stack" or request.transforms:
+            # The SDK's own path: the Stack, and transforms (which it resolves for new_resource).
+            return self._record(request, super().RegisterResource(request))
         urn = self.make_urn(request.parent, request.type, request.name)
-        # Each executor thread has its event loop (run() gives it one): resource references
-        # in the inputs deserialize into resources, which needs a loop.
+        # Resource references in the inputs deserialize into resources, which needs a loop.
+        _ensure_event_loop()
         inputs = rpc.deserialize_properties(request.object)
         id_, state = self.catalog_mocks.new_resource(
             pulumi_mocks.MockResourceArgs(
@@ -359,14 +361,33 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 custom=bool(request.custom),
             )
         )
-        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(urn, id_ or "", state)
+        # As the SDK keeps it (None for a component); getResource and ReadResource read it.
+        self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(
+            urn,
+            id_,  # pyright: ignore[reportArgumentType]  # the SDK's NamedTuple says str
+            state,
+        )
+        return self._record(
+            request,
+            resource_pb2.RegisterResourceResponse(
+                urn=urn, id=id_ or "", object=state_struct(state)
+            ),
+            inputs,
+        )
+
+    def _record(self, request: Any, response: Any, inputs: Any = None) -> Any:
+        """Append the registration to the recording (not the Stack); returns ``response``."""
+        if request.type == "pulumi:pulumi:Stack":
+            return response
+        if inputs is None:
+            inputs = rpc.deserialize_properties(request.object)
         deps = set(request.dependencies)
         for pdeps in request.propertyDependencies.values():
             deps.update(pdeps.urns)
         self.recording.resources.append(
             Registered(
-                urn=urn,
-                id=id_ or None,
+                urn=response.urn,
+                id=response.id or None,
                 type=request.type,
                 name=request.name,
                 parent=request.parent or None,
@@ -377,9 +398,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 ignore_changes=tuple(request.ignoreChanges),
             )
         )
-        return resource_pb2.RegisterResourceResponse(
-            urn=urn, id=id_ or "", object=state_struct(state)
-        )
+        return response
 
     def RegisterResourceOutputs(self, request: Any) -> Any:  # engine RPC name
         self.recording.outputs_registered.add(request.urn)

@@ -7,9 +7,14 @@ from typing import Any
 
 import pulumi
 import pytest
+from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 
-from infra.mockengine import state_struct
+import infra.program
+from infra import mockengine
+from infra.core.catalog import Catalog
+from infra.mockengine import SECRET, state_struct
+from tests.stack.harness import run_stack
 
 SIG = rpc._special_sig_key  # pyright: ignore[reportPrivateUsage]
 
@@ -45,3 +50,44 @@ def test_state_struct_sends_a_non_json_value_through_the_sdk_serializer():
     finally:
         asyncio.set_event_loop(None)
         loop.close()
+
+
+def _answers_as_the_sdk(monkeypatch: pytest.MonkeyPatch) -> list[tuple[Any, Any, Any, Any]]:
+    """Send every registration to RecordingMonitor and to a spare SDK MockMonitor as well."""
+    pairs: list[tuple[Any, Any, Any, Any]] = []
+    ours = mockengine.RecordingMonitor.RegisterResource
+
+    def both(self: mockengine.RecordingMonitor, request: Any) -> Any:
+        sdk = pulumi_mocks.MockMonitor(self.catalog_mocks)
+        expected = sdk.RegisterResource(request)
+        got = ours(self, request)
+        pairs.append((got, expected, self.resources.get(got.urn), sdk.resources.get(got.urn)))
+        return got
+
+    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", both)
+    return pairs
+
+
+@pytest.mark.parametrize("stack", ["eks-hpc", "eks-existing", "gke-t4", "onprem-containerd"])
+def test_every_registration_is_answered_and_kept_as_the_sdks_mock_monitor_would(stack, monkeypatch):
+    pairs = _answers_as_the_sdk(monkeypatch)
+    run_stack(stack)
+    assert len(pairs) >= 5
+    for got, expected, kept, sdk_kept in pairs:
+        assert got == expected  # urn, id and the state struct, byte for byte
+        assert kept == sdk_kept  # what getResource / ReadResource read back (None id: component)
+
+
+def test_a_resource_reference_in_the_state_is_answered_as_the_sdk_would(monkeypatch):
+    def program() -> dict[str, Any]:
+        first = pulumi.CustomResource("test:index:First", "first", {"size": 1})
+        pulumi.CustomResource("test:index:Second", "second", {"ref": first})
+        return {}
+
+    pairs = _answers_as_the_sdk(monkeypatch)
+    monkeypatch.setattr(infra.program, "run", program)
+    rec = mockengine.run({}, "refs", Catalog.load())
+    (second,) = [got for got, *_ in pairs if got.urn.endswith("::second")]
+    assert all(got == expected and kept == sdk_kept for got, expected, kept, sdk_kept in pairs)
+    assert second.object["ref"]  # the reference survived the round trip
+    assert rec.one("test:index:Second").inputs["ref"] != SECRET
