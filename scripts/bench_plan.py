@@ -2,21 +2,25 @@
 
 Usage: ``.venv/bin/python scripts/bench_plan.py [--runs N] [--groups N]``
 
-Per stack, the floor is a bare ``python -c`` that imports exactly the Pulumi SDK modules that
-stack's plan loads (read from ``-X importtime``), measured in the same run on the same machine; the
-plan's time is printed as a ratio to it (target <= 1.0x: the plan costs no more than its imports).
+Per stack, the floor is a ``python -c`` that imports exactly the Pulumi SDK modules that stack's
+plan loads (read from ``-X importtime``), measured in the same rounds on the same machine; the
+plan's time is printed as a ratio to it (target <= 1.0x: the plan costs no more than its imports),
+as the ratio of the least times and as the median of the per-round ratios. The bare floor imports
+the same modules with the collector off and leaves without interpreter teardown, as the plan does:
+the plan's ratio to it is what the plan's own work costs on top of the imports.
 The top-level ``import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes`` floor is printed for
 reference (those packages are lazy, so it loads almost none of the modules a plan uses). Then EKS
 scaling: a generated stack with ``--groups`` GPU node groups against the same stack with one
 (target <= 2.0x: planning cost linear in pools, no garbage-collector blow-up). Each command runs N
-times (default 7) after one warm-up; the least CPU time (user + system) is reported, the
-least noisy measure on a shared machine (``--wall`` for wall time).
+times (default 7) after one warm-up; the least CPU time (user + system) is reported, the least
+noisy measure on a shared machine (``--wall`` for wall time).
 """
 
 from __future__ import annotations
 
 import argparse
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -25,33 +29,47 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 FLOOR = [sys.executable, "-c", "import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes"]
-WALL = "--wall" in sys.argv  # read before argparse: best_seconds is used by every measurement
+WALL = "--wall" in sys.argv  # read before argparse: rounds() is used by every measurement
 
 
-def best_seconds(cmds: list[list[str]], runs: int) -> list[float]:
-    """Least CPU time (user + system) of each command over ``runs`` rounds, after one warm-up.
+def rounds(cmds: list[list[str]], runs: int) -> list[list[float]]:
+    """CPU time (user + system) of each command in each of ``runs`` rounds, after one warm-up.
 
-    The commands take turns within each round, so a ratio between them compares runs made in the
-    same seconds: a neighbour's burst slows both sides of the ratio, not one of them (measured
-    one after the other, a 0.4 s floor moved by 10 % between two runs of this script).
-    CPU time, not wall time, and the minimum: on a shared machine other work stretches wall time
-    by whatever else runs (a 2-core box with six busy neighbours doubled it between runs), while a
-    process's own CPU seconds barely move; the least of N is the least noisy estimate of a
-    command's own cost. ``--wall`` measures wall time instead (for a quiet machine).
+    The commands take turns within a round, in an order rotated from round to round, so a ratio
+    between them compares runs made in the same seconds: a neighbour's burst slows both sides,
+    not one (measured one after the other, a 0.4 s floor moved by 10 % between two runs of this
+    script). CPU time, not wall time: on a shared machine other work stretches wall time by
+    whatever else runs (a 2-core box with six busy neighbours doubled it between runs), while a
+    process's own CPU seconds barely move. ``--wall`` measures wall time instead.
+    Returns ``times[round][command]``.
     """
     for cmd in cmds:
         subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
-    times: list[list[float]] = [[] for _ in cmds]
-    for _ in range(runs):
-        for cmd, got in zip(cmds, times, strict=True):
+    times: list[list[float]] = []
+    for r in range(runs):
+        got = [0.0] * len(cmds)
+        order = list(range(len(cmds)))
+        order = order[r % len(cmds) :] + order[: r % len(cmds)]
+        for k in order:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
-            subprocess.run(cmd, cwd=ROOT, capture_output=True, check=True)
+            subprocess.run(cmds[k], cwd=ROOT, capture_output=True, check=True)
             wall = time.perf_counter() - start
             after = resource.getrusage(resource.RUSAGE_CHILDREN)
             cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-            got.append(wall if WALL else cpu)
-    return [min(t) for t in times]
+            got[k] = wall if WALL else cpu
+        times.append(got)
+    return times
+
+
+def least(times: list[list[float]]) -> list[float]:
+    """Per command, its least time over the rounds: the least noisy estimate of its own cost."""
+    return [min(col) for col in zip(*times, strict=True)]
+
+
+def median_ratio(times: list[list[float]], a: int, b: int) -> float:
+    """The median over rounds of command ``a``'s time over command ``b``'s in the same round."""
+    return statistics.median(t[a] / t[b] for t in times)
 
 
 def sdk_modules(stack: str) -> list[str]:
@@ -98,31 +116,34 @@ def main() -> int:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "infra", "quota"], cwd=ROOT, check=True
     )
-    (floor,) = best_seconds([FLOOR], args.runs)
+    (floor,) = least(rounds([FLOOR], args.runs))
     print(f"top-level import floor {floor:.3f} s (reference)")
     print(
-        f"{'stack':<24} {'plan':>7} {'sdk floor':>10} {'plan/sdk':>9} {'plan-sdk':>9} "
-        f"{'sdk no-gc':>10} {'plan/no-gc':>11}"
+        f"{'stack':<24} {'plan':>7} {'sdk floor':>10} {'plan/sdk':>9} {'median':>7} "
+        f"{'bare floor':>11} {'plan/bare':>10}"
     )
     stacks = sorted(
         p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
     )
     worst = 0.0
     for stack in stacks:
-        code = f"import importlib\nfor m in {sdk_modules(stack)!r}: importlib.import_module(m)"
-        # The same imports with the collector off, as the plan runs them: the strictest floor.
-        t, sdk, nogc = best_seconds(
+        code = f"import importlib\nfor m in {sdk_modules(stack)!r}: importlib.import_module(m)\n"
+        # The bare floor: the same imports with no collector and no interpreter teardown, as the
+        # plan runs them (infra.cli: quiet_gc, fast_exit): the cost of the imports alone.
+        bare = f"import gc, os\ngc.disable()\n{code}os._exit(0)\n"
+        times = rounds(
             [
                 [sys.executable, "-m", "infra.plan", "--stack", stack],
                 [sys.executable, "-c", code],
-                [sys.executable, "-c", "import gc; gc.disable()\n" + code],
+                [sys.executable, "-c", bare],
             ],
             args.runs,
         )
+        t, sdk, nogc = least(times)
         worst = max(worst, t / sdk)
         print(
-            f"{stack:<24} {t:6.3f}s {sdk:9.3f}s {t / sdk:8.2f}x {t - sdk:8.3f}s "
-            f"{nogc:9.3f}s {t / nogc:10.2f}x"
+            f"{stack:<24} {t:6.3f}s {sdk:9.3f}s {t / sdk:8.2f}x {median_ratio(times, 0, 1):6.2f}x "
+            f"{nogc:10.3f}s {t / nogc:9.2f}x"
         )
     print(f"worst plan/sdk-floor ratio {worst:.2f}x (target <= 1.00x)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -131,12 +152,13 @@ def main() -> int:
             f = Path(tmp) / f"Pulumi.eks-{n}.yaml"
             f.write_text(eks_stack(n))
             files.append(f)
-        one, many = best_seconds(
+        times = rounds(
             [[sys.executable, "-m", "infra.plan", "--config", str(f)] for f in files], args.runs
         )
+        one, many = least(times)
         print(
-            f"eks 1 group {one:.3f}s, {args.groups} groups {many:.3f}s: "
-            f"{many / one:.2f}x (target <= 2.00x)"
+            f"eks 1 group {one:.3f}s, {args.groups} groups {many:.3f}s: {many / one:.2f}x "
+            f"(median of rounds {median_ratio(times, 1, 0):.2f}x; target <= 2.00x)"
         )
     return 0
 
