@@ -30,10 +30,10 @@ def _under_engine() -> bool:
 
 
 if _under_engine():
-    from infra.cli import quiet_gc
+    from infra.cli import short_lived
     from infra.program import run
 
-    with quiet_gc():  # a deploy builds one object graph and exits: collector sweeps are waste
+    with short_lived():  # a deploy builds one object graph and exits (infra.cli.short_lived)
         run()
 else:
     wants_help = any(a in ("-h", "--help") for a in sys.argv[1:])

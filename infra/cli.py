@@ -54,15 +54,21 @@ def stack_file(stack: str) -> Path:
 
 
 @contextlib.contextmanager
-def quiet_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a short-lived CLI or Pulumi program runs.
+def short_lived() -> Iterator[None]:
+    """The interpreter set up for a short-lived CLI or Pulumi program: no work that only pays off
+    in a long-running one.
 
-    These processes build one object graph and exit; measured (scripts/bench_plan.py), the
-    collector's generation sweeps over that graph were 40-55 % of a plan's time and grew faster
-    than linearly with pools, while freeing almost nothing. Memory stays bounded by the run.
-    ``gc.freeze()`` on the way out moves every object to the permanent generation, so the
-    interpreter's final collection at shutdown has nothing to walk.
+    - No cyclic garbage collection. These processes build one object graph and exit; measured
+      (scripts/bench_plan.py), the collector's generation sweeps over that graph were 40-55 % of a
+      plan's time and grew faster than linearly with pools, while freeing almost nothing. Memory
+      stays bounded by the run. ``gc.freeze()`` on the way out moves every object to the
+      permanent generation, so the interpreter's final collection has nothing to walk.
+    - No pydantic plugin discovery. The first validator pydantic builds reads the entry points of
+      every installed distribution to find plugins (~8 ms a plan; pydantic/plugin/_loader.py,
+      get_plugins); the config models use none. ``PYDANTIC_DISABLE_PLUGINS`` (pydantic#8767)
+      is set only where the environment does not already set it.
     """
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     was_enabled = gc.isenabled()
     gc.disable()
     try:

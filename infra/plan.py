@@ -28,10 +28,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.cli import quiet_gc, stack_file
+from infra.cli import short_lived, stack_file
 from infra.core.errors import ConfigErrors
 
-if TYPE_CHECKING:  # imported in the functions: under ``quiet_gc`` and after --help
+if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
     from infra.core.config import StackConfig
     from infra.core.plan import Plan
 
@@ -231,5 +231,5 @@ def _write(text: str) -> None:
 if __name__ == "__main__":
     from infra.cli import run
 
-    with quiet_gc():
+    with short_lived():
         run(main, fast_exit=True)

@@ -1,7 +1,7 @@
 """``python -m quota`` is ``python -m quota.check``."""
 
-from infra.cli import quiet_gc, run
+from infra.cli import run, short_lived
 from quota.check import main
 
-with quiet_gc():  # a short-lived CLI: collector sweeps are waste (infra.cli.quiet_gc)
+with short_lived():  # no collector sweeps, no plugin scan (infra.cli.short_lived)
     run(main)

@@ -263,7 +263,7 @@ def _emit(
 
 
 if __name__ == "__main__":
-    from infra.cli import quiet_gc, run
+    from infra.cli import run, short_lived
 
-    with quiet_gc():  # a short-lived CLI: collector sweeps are waste (infra.cli.quiet_gc)
+    with short_lived():  # no collector sweeps, no plugin scan (infra.cli.short_lived)
         run(main)

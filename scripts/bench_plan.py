@@ -129,7 +129,7 @@ def main() -> int:
     for stack in stacks:
         code = f"import importlib\nfor m in {sdk_modules(stack)!r}: importlib.import_module(m)\n"
         # The bare floor: the same imports with no collector and no interpreter teardown, as the
-        # plan runs them (infra.cli: quiet_gc, fast_exit): the cost of the imports alone.
+        # plan runs them (infra.cli: short_lived, fast_exit): the cost of the imports alone.
         bare = f"import gc, os\ngc.disable()\n{code}os._exit(0)\n"
         times = rounds(
             [
