@@ -1,7 +1,8 @@
 """EKS node groups: launch templates, managed node groups and their CA tags.
 
 Thin: every value comes from ``infra.core.eks_groups``. Two deploy-time reads: the AZ offering of
-each group's instance types (fails if AWS withdrew a type from a planned AZ; never widens them),
+every group's instance types, one call for the stack (a group fails if AWS withdrew one of its
+types from one of its planned AZs; never widens them),
 and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
 value and stays inside the new [min, max]).
 """
