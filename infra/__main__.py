@@ -30,11 +30,11 @@ def _under_engine() -> bool:
 
 
 if _under_engine():
-    from infra.cli import short_lived
+    from infra.cli import short_lived_process
     from infra.program import run
 
-    with short_lived():  # a deploy builds one object graph and exits (infra.cli.short_lived)
-        run()
+    short_lived_process()  # a deploy builds one object graph and exits (infra.cli.short_lived)
+    run()
 else:
     wants_help = any(a in ("-h", "--help") for a in sys.argv[1:])
     (sys.stdout if wants_help else sys.stderr).write(USAGE)

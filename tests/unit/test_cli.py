@@ -36,18 +36,22 @@ def test_closed_pipe_exits_0_without_traceback(cmd):
 
 
 def test_short_lived_runs_without_the_collector_or_pydantic_plugin_discovery(monkeypatch):
-    from pydantic.plugin._loader import get_plugins
+    from pydantic.plugin import _loader
 
     from infra.cli import short_lived
 
+    def scan(**_: object) -> list[object]:
+        raise AssertionError("pydantic scanned the installed distributions for plugins")
+
+    monkeypatch.setattr(_loader, "entry_points", scan)
+    monkeypatch.setattr(_loader, "_plugins", None)  # as in a fresh process
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")
     monkeypatch.delenv("PYDANTIC_DISABLE_PLUGINS")
     was_enabled = gc.isenabled()
     try:
         with short_lived():
             assert not gc.isenabled()
-            assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "__all__"
-            assert tuple(get_plugins()) == ()  # pydantic skips the entry-point scan
+            assert tuple(_loader.get_plugins()) == ()  # without calling entry_points
         assert gc.isenabled() == was_enabled
     finally:
         gc.unfreeze()  # short_lived froze this test process's objects on the way out
@@ -56,9 +60,28 @@ def test_short_lived_runs_without_the_collector_or_pydantic_plugin_discovery(mon
 def test_short_lived_keeps_a_pydantic_plugin_setting_the_environment_already_has(monkeypatch):
     from infra.cli import short_lived
 
-    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "logfire")
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "")  # empty: the user's plugins load
     try:
         with short_lived():
-            assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == "logfire"
+            assert os.environ["PYDANTIC_DISABLE_PLUGINS"] == ""
     finally:
         gc.unfreeze()
+
+
+def test_the_pulumi_program_keeps_the_collector_off_after_its_body_returns():
+    # The SDK registers the resources after the program body returns (run_pulumi_func, then
+    # wait_for_rpcs): the collector must still be off then, not only inside the body.
+    code = """
+import gc, os, runpy, sys
+import pulumi.runtime.settings as settings
+settings.get_monitor = lambda: object()  # as if the language host had set a monitor
+import infra.program
+infra.program.run = lambda: {}
+os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
+runpy.run_module("infra", run_name="__main__")
+print(gc.isenabled(), os.environ.get("PYDANTIC_DISABLE_PLUGINS"))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    assert out.stdout.split() == ["False", "__all__"]
