@@ -433,9 +433,24 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
             loop.run_until_complete(loop.shutdown_default_executor())  # joins the threads
         finally:
             asyncio.set_event_loop(None)
-            loop.close()
-            for t in thread_loops:
-                t.close()
+            for each in (loop, *thread_loops):
+                close_loop(each)
+
+
+def close_loop(loop: asyncio.AbstractEventLoop) -> None:
+    """Close a loop of the run as ``asyncio.run`` closes its own: cancel what never finished.
+
+    A task can be left unstarted at the end (an apply scheduled in the loop's last turn, the rest
+    of a run that failed, an output of a resource a thread rehydrated from a reference); dropped
+    later, when the next run clears the SDK's tracked outputs, it would print "coroutine ... was
+    never awaited" in the middle of that run.
+    """
+    pending = asyncio.all_tasks(loop)
+    for task in pending:
+        task.cancel()
+    if pending:
+        loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+    loop.close()
 
 
 def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Recording:

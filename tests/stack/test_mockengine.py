@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import warnings
 from typing import Any
 
 import pulumi
@@ -13,7 +15,7 @@ from pulumi.runtime import rpc
 import infra.program
 from infra import mockengine
 from infra.core.catalog import Catalog
-from infra.mockengine import SECRET, state_struct
+from infra.mockengine import state_struct
 from tests.stack.harness import run_stack
 
 SIG = rpc._special_sig_key  # pyright: ignore[reportPrivateUsage]
@@ -44,7 +46,8 @@ def test_state_struct_sends_a_non_json_value_through_the_sdk_serializer():
     try:
         asset = {"file": pulumi.StringAsset("x")}
         sdk = loop.run_until_complete(rpc.serialize_properties(asset, {}))
-        assert state_struct(asset) == sdk and sdk["file"][SIG] == rpc._special_asset_sig  # pyright: ignore[reportPrivateUsage]
+        assert state_struct(asset) == sdk
+        assert sdk.get_or_create_struct("file")[SIG] == rpc._special_asset_sig  # pyright: ignore[reportPrivateUsage]
         with pytest.raises(ValueError, match="unexpected input of type object"):
             state_struct({"x": object()})
     finally:
@@ -78,16 +81,60 @@ def test_every_registration_is_answered_and_kept_as_the_sdks_mock_monitor_would(
         assert kept == sdk_kept  # what getResource / ReadResource read back (None id: component)
 
 
+def _by_name(value: Any) -> Any:
+    if isinstance(value, pulumi.Resource):
+        return f"{type(value).__name__} {value._name}"  # pyright: ignore[reportPrivateUsage]
+    if isinstance(value, tuple | list):
+        return [_by_name(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _by_name(v) for k, v in value.items()}
+    return value
+
+
+class _First(pulumi.CustomResource):
+    def __init__(self, name: str, props: dict[str, Any] | None = None, opts: Any = None) -> None:
+        super().__init__("test:index:First", name, props or {}, opts)
+
+
+class _TestModule(rpc.ResourceModule):
+    """Lets a reference to a test:index resource deserialize into a resource object."""
+
+    def version(self) -> None:
+        return None
+
+    def construct(self, name: str, typ: str, urn: str) -> pulumi.Resource:
+        return _First(name, opts=pulumi.ResourceOptions(urn=urn))
+
+
 def test_a_resource_reference_in_the_state_is_answered_as_the_sdk_would(monkeypatch):
+    monkeypatch.setitem(rpc._RESOURCE_MODULES, "test:index", [_TestModule()])  # pyright: ignore[reportPrivateUsage]
+
     def program() -> dict[str, Any]:
-        first = pulumi.CustomResource("test:index:First", "first", {"size": 1})
+        first = _First("first", {"size": 1})
         pulumi.CustomResource("test:index:Second", "second", {"ref": first})
         return {}
 
     pairs = _answers_as_the_sdk(monkeypatch)
     monkeypatch.setattr(infra.program, "run", program)
     rec = mockengine.run({}, "refs", Catalog.load())
-    (second,) = [got for got, *_ in pairs if got.urn.endswith("::second")]
-    assert all(got == expected and kept == sdk_kept for got, expected, kept, sdk_kept in pairs)
-    assert second.object["ref"]  # the reference survived the round trip
-    assert rec.one("test:index:Second").inputs["ref"] != SECRET
+    # Each monitor rehydrates its own resource object from the reference: compare them by name.
+    for got, expected, kept, sdk_kept in pairs:
+        assert got == expected
+        assert _by_name(kept) == _by_name(sdk_kept)
+    # The reference came back as a resource (not JSON: the SDK's serializer sent it).
+    assert rec.one("test:index:Second").inputs["ref"] == "[resource _First]"
+
+
+def test_closing_a_loop_cancels_tasks_that_never_ran_so_no_coroutine_is_left_unawaited():
+    loop = asyncio.new_event_loop()
+
+    async def never_started() -> None:
+        raise AssertionError("a cancelled task's coroutine must not run")
+
+    task = loop.create_task(never_started())
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        mockengine.close_loop(loop)
+        gc.collect()
+    assert task.cancelled() and loop.is_closed()
+    assert not [w for w in seen if "never awaited" in str(w.message)]
