@@ -138,3 +138,36 @@ def test_closing_a_loop_cancels_tasks_that_never_ran_so_no_coroutine_is_left_una
         gc.collect()
     assert task.cancelled() and loop.is_closed()
     assert not [w for w in seen if "never awaited" in str(w.message)]
+
+
+def test_a_registration_with_transforms_takes_the_sdks_own_path_and_is_still_recorded(
+    monkeypatch,
+):
+    seen: list[tuple[str, int]] = []
+    new_resource = mockengine.CatalogMocks.new_resource
+
+    def spy(self: mockengine.CatalogMocks, args: Any) -> Any:
+        seen.append((args.name, len(args.transforms or [])))
+        return new_resource(self, args)
+
+    def tag(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        return pulumi.ResourceTransformResult(props={**args.props, "tagged": True}, opts=args.opts)
+
+    def program() -> dict[str, Any]:
+        parent = pulumi.ComponentResource("test:index:Group", "group")
+        pulumi.CustomResource(
+            "test:index:Leaf",
+            "leaf",
+            {"size": 1},
+            pulumi.ResourceOptions(parent=parent, transforms=[tag]),
+        )
+        parent.register_outputs({})
+        return {}
+
+    monkeypatch.setattr(mockengine.CatalogMocks, "new_resource", spy)
+    monkeypatch.setattr(infra.program, "run", program)
+    rec = mockengine.run({}, "transforms", Catalog.load())
+    assert ("leaf", 1) in seen  # MockMonitor resolved the transform for new_resource
+    leaf = rec.one("test:index:Leaf")
+    assert leaf.id == "leaf_id" and leaf.parent == rec.one("test:index:Group").urn
+    assert rec.one("test:index:Group").id is None
