@@ -135,7 +135,7 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
 
 def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO) -> int:
     from quota import report
-    from quota.demand import reading_pick
+    from quota.demand import reading_of, reading_pick
 
     stack, cloud = config.stack, demand.cloud
     if args.offline:
@@ -148,7 +148,7 @@ def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: Te
         service = _service(cloud, config, catalog)
         readings, notes = service.read(keys)
         rows = demand.rows(reading_pick(readings))
-        checks = [report.Check.judged(r, readings[r.key]) for r in rows]
+        checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))
         notes += report.collapse_connection_failures(checks)
         if args.request:

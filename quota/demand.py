@@ -37,6 +37,7 @@ from quota.keys import (
     Scope,
     Source,
     Unit,
+    unmapped_reason,
 )
 from quota.rules import (
     CPUS_ALL_REGIONS,
@@ -84,6 +85,7 @@ __all__ = [
     "gcp_machine_family",
     "gcp_vcpus_of",
     "quota_name",
+    "reading_of",
     "reading_pick",
     "stack_contributions",
     "stack_demand",
@@ -145,11 +147,13 @@ class Demand:
     surge_rule: str
 
     def keys_to_read(self) -> list[QuotaKey]:
-        """Every key a draw or one of its fallbacks may count against, first-seen order."""
+        """Every key a draw or one of its fallbacks may count against, first-seen order (not the
+        ``unmapped`` ones: nothing names them to a cloud; ``reading_of`` makes them unknown)."""
         keys: dict[QuotaKey, None] = {}
         for c in self.contributions:
             for d in c.draw.chain():
-                keys[d.key] = None
+                if d.key.source != "unmapped":
+                    keys[d.key] = None
         return list(keys)
 
     def rows(self, pick: Pick = first_choice) -> list[DemandRow]:
@@ -226,6 +230,7 @@ def gcp_contributions(
             local_ssds=s.local_ssds,
             external_ip=s.external_ip,
             force_preemptible=force_preemptible,
+            declared=s.declared,
         ):
             out.append(Contribution(s, d))
     return Demand("gcp", region, tuple(out), GKE_SURGE_RULE)
@@ -285,6 +290,13 @@ def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list
     """The cloud and every offline demand row of a planned stack."""
     demand = stack_contributions(config, catalog, plan)
     return demand.cloud, demand.rows()
+
+
+def reading_of(readings: Mapping[QuotaKey, Reading], key: QuotaKey) -> Reading:
+    """What was read for ``key``; an ``unmapped`` key's reading is its reason to be unknown."""
+    if key.source == "unmapped":
+        return Reading(error=unmapped_reason(key))
+    return readings.get(key, Reading(error="not read"))
 
 
 def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:

@@ -11,9 +11,16 @@ Scope = Literal["region", "global"]
 # addresses, disk GB, and an API that must be enabled.
 Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API"]
 # Where a limit is read from: Compute regions.get / projects.get, a Cloud Quotas family quota,
-# AWS Service Quotas, or Service Usage (required APIs).
+# AWS Service Quotas, or Service Usage (required APIs); "unmapped": a quota this project cannot
+# name (a declared gpuPools[].shape whose GPU or machine family has no row in its tables), never
+# read and always unknown.
 Source = Literal[
-    "compute-region", "compute-project", "cloudquotas", "servicequotas", "serviceusage"
+    "compute-region",
+    "compute-project",
+    "cloudquotas",
+    "servicequotas",
+    "serviceusage",
+    "unmapped",
 ]
 
 # Cloud Quotas family quotas (no Compute metric); dimensions region + gpu_family / vm_family.
@@ -68,3 +75,18 @@ def quota_id_of(key: QuotaKey) -> str:
         return key.family_quota_id
     suffix = "per-project" if key.scope == "global" else "per-project-region"
     return f"{key.quota.replace('_', '-')}-{suffix}"
+
+
+def unmapped_key(cloud: Cloud, region: str, what: str, unit: Unit) -> QuotaKey:
+    """The key of a quota this project cannot name: ``what`` is the GPU type or machine family."""
+    return QuotaKey(cloud, "region", region, f"unknown:{what}", unit, "unmapped")
+
+
+def unmapped_reason(key: QuotaKey) -> str:
+    """Why an ``unmapped`` row is unknown, and what to do about it."""
+    what = key.quota.removeprefix("unknown:")
+    kind = "GPU" if key.unit == "GPUs" else "machine family"
+    return (
+        f"no known {key.unit} quota for {kind} {what!r} (a declared gpuPools[].shape): "
+        "check this quota in the cloud console"
+    )

@@ -68,7 +68,7 @@ class Check:
             out["gpuFamily"] = k.gpu_family
         if k.vm_family:
             out["vmFamily"] = k.vm_family
-        if k.cloud == "gcp" and k.source != "serviceusage":
+        if k.cloud == "gcp" and k.source not in ("serviceusage", "unmapped"):
             out["quotaId"] = quota_id_of(k)
         return out
 

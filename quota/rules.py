@@ -18,7 +18,7 @@ from typing import Literal
 
 from infra.core.catalog import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, unmapped_key
 
 Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
@@ -246,6 +246,10 @@ def gcp_quota_name(key: QuotaKey) -> str:
         return f"vCPUs (VM family {key.vm_family})"
     if key.source == "serviceusage":
         return f"API {key.quota} enabled"
+    if key.source == "unmapped":
+        what = key.quota.removeprefix("unknown:")
+        of = what if key.unit == "GPUs" else f"{what} family"
+        return f"{of} {key.unit} (no known quota metric)"
     words = _NAMES.get(key.quota)
     if words is None:
         words = key.quota.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")
@@ -298,6 +302,9 @@ def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw] | None
     return std, pre
 
 
+_DECLARED = "declared gpuPools[].shape: no quota row in gcp_accelerator_quotas.csv / gcp_cpu_quota_metrics.csv"
+
+
 def gcp_vm_quotas(
     region: str,
     *,
@@ -311,24 +318,36 @@ def gcp_vm_quotas(
     local_ssds: int = 0,
     external_ip: bool = True,
     force_preemptible: bool = False,
+    declared: bool = False,
 ) -> list[Draw]:
     """Every quota one node draws on, with per-node amounts.
 
     Args:
         force_preemptible: count Spot nodes against preemptible quota even where none is granted
             (``--preemptible-quota``: the user is about to request it).
+        declared: the machine type is a declared ``gpuPools[].shape``: a GPU or machine family
+            with no row in the tables draws on an ``unmapped`` key (an unknown row), and the
+            node's other draws (global GPUs and vCPUs, VMs, addresses, disks) are still counted.
 
     Raises:
-        KeyError: the accelerator, machine family or disk type has no row in the tables.
+        KeyError: the accelerator, machine family or disk type has no row in the tables (and
+            the type is not a declared shape).
     """
     rule = PROVISIONING_RULES[model]
     draws: list[Draw] = []
     pairs: list[tuple[Draw, Draw]] = []
+    family = gcp_machine_family(machine_type)
     if rule.quota_class != "reserved":
         if accelerator is not None and gpus > 0:
-            pairs.append(_gpu_draws(region, accelerator, gpus, rule.source))
-        cpu = _cpu_draws(region, gcp_machine_family(machine_type), vcpus)
-        if cpu is not None:
+            if declared and accelerator not in gcp_accelerator_quotas():
+                key = unmapped_key("gcp", region, accelerator, "GPUs")
+                draws.append(Draw(key, gpus, _DECLARED))
+            else:
+                pairs.append(_gpu_draws(region, accelerator, gpus, rule.source))
+        if declared and family not in gcp_cpu_rules():
+            key = unmapped_key("gcp", region, family, "vCPUs")
+            draws.append(Draw(key, vcpus, _DECLARED))
+        elif (cpu := _cpu_draws(region, family, vcpus)) is not None:
             pairs.append(cpu)
         if local_ssds:
             gb, metric = local_ssds * LOCAL_SSD_GB_PER_DISK, gcp_disk_metrics()["local-ssd"]

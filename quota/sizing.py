@@ -62,6 +62,8 @@ class NodeGroupSizing:
         local_ssds: local SSDs per node (GCP).
         external_ip: nodes get an external IPv4 address (GCP, no private nodes).
         bootstrap: the cluster's default pool, which exists only before the others.
+        declared: the machine type is the pool's declared ``gpuPools[].shape``: a GPU or family
+            the quota tables lack is an unknown row, not a config error.
     """
 
     path: str
@@ -78,6 +80,7 @@ class NodeGroupSizing:
     local_ssds: int = 0
     external_ip: bool = True
     bootstrap: bool = False
+    declared: bool = False
 
     @property
     def spot(self) -> bool:
@@ -101,6 +104,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     """Every planned GKE node pool (fallback pools included), the system and bootstrap pools."""
     assert plan.gke is not None
     paths = _gke_paths(config)
+    declared = {join_path("gpuPools", i) for i, p in enumerate(config.pools) if p.shape is not None}
     external = not plan.gke.cluster.private_nodes
     out = [
         NodeGroupSizing(
@@ -117,6 +121,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             disk_gb=gp.disk_size_gb,
             local_ssds=gp.local_ssd_count,
             external_ip=external,
+            declared=paths.get(gp.name) in declared,
         )
         for gp in plan.gke.pools
     ]
@@ -162,11 +167,17 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
 
 
 def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]:
-    """Sizings whose GPU, family and disk type have quota rows; the rest become config issues."""
+    """Sizings whose GPU, family and disk type have quota rows; the rest become config issues.
+
+    A declared shape's GPU or family without a row is kept: it becomes an unknown row
+    (``rules.gcp_vm_quotas``, ``declared``).
+    """
     keep: list[NodeGroupSizing] = []
     for s in out:
         ok = True
-        if s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
+        if s.declared:
+            pass
+        elif s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
             issues.add(
                 join_path(s.path, "gpu", "type"),
                 f"{s.gpu_type!r} has no known GPU quota metric; known: "
@@ -174,7 +185,7 @@ def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]
             )
             ok = False
         family = gcp_machine_family(s.machine_types[0])
-        if family not in gcp_cpu_rules():  # unknown is not "no vCPU quota"
+        if not s.declared and family not in gcp_cpu_rules():  # unknown is not "no vCPU quota"
             issues.add(
                 join_path(s.path, "machineType"),
                 f"family {family!r} has no known vCPU quota; known: "
@@ -233,6 +244,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
                 surge=eks_surge(len(g.az_ids), g.update_max_unavailable),
+                declared=g.name in index and config.pools[index[g.name]].shape is not None,
             )
         )
     system = plan.eks.system

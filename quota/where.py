@@ -25,6 +25,7 @@ from quota.demand import (
     DemandRow,
     aws_contributions,
     gcp_contributions,
+    reading_of,
     reading_pick,
     stack_sizings,
 )
@@ -180,7 +181,7 @@ def _judge(
     for r in rows:
         if r.key.scope != scope:
             continue
-        status, why = verdict(r.needed, readings.get(r.key, Reading(error="not read")))
+        status, why = verdict(r.needed, reading_of(readings, r.key))
         if status == "short":
             short.append(f"{r.key.quota}: {why}")
         elif status == "unknown":
@@ -224,7 +225,14 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
     pools = [s for s in sizings if not s.bootstrap and s.path.startswith("gpuPools")]
     wanted = None if args.regions in (None, "all") else set(args.regions.split(","))
     offered = {
-        s.name: gcp_offer(s, catalog) if cloud == "gcp" else aws_offer(s, catalog) for s in pools
+        # A declared shape is offered where its own zones are, the stack's region (its facts are
+        # the user's; the catalog knows no other region or price for it).
+        s.name: {config.region: None}
+        if s.declared
+        else gcp_offer(s, catalog)
+        if cloud == "gcp"
+        else aws_offer(s, catalog)
+        for s in pools
     }
     offers = {
         name: {r: p for r, p in o.items() if wanted is None or r in wanted}
@@ -320,7 +328,12 @@ def _emit(
         shape = f"{'/'.join(s.machine_types)}" + (
             f" + {s.gpus_per_node}x {s.gpu_type}" if s.gpu_type else ""
         )
-        table = Table(title=f"Where: {s.name} ({shape}{', spot' if s.spot else ''})")
+        table = Table(
+            title=f"Where: {s.name} ({shape}{', spot' if s.spot else ''})",
+            caption="a declared gpuPools[].shape: only the stack's own region is known to offer it"
+            if s.declared
+            else None,
+        )
         for col in ("region", "$/node-hour", "quota", "headroom", "stack fits", "reason"):
             table.add_column(col, no_wrap=col != "reason")
         for f in fits[s.name]:

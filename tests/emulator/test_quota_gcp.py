@@ -722,3 +722,27 @@ def test_where_region_missing_another_pools_gpu_does_not_fit_for_any_pool(
     (west,) = t4["regions"]
     assert code == 1 and west["fits"] is False
     assert west["reason"] == "not offered there: l4, l4-spot, a100"
+
+
+def test_a_declared_shape_without_quota_rows_is_unknown_while_its_other_draws_are_judged(
+    env: dict[str, Any],
+) -> None:
+    code, doc = run("--config", str(FIX / "Pulumi.gke-declared-shape.yaml"))
+    gpus, vcpus = row(doc, "unknown:nvidia-b300"), row(doc, "unknown:a5")
+    assert code == 3  # some quota could not be determined: not ok, and not an invalid config
+    assert (gpus["status"], gpus["needed"], vcpus["status"]) == ("unknown", 24, "unknown")
+    assert "declared gpuPools[].shape" in gpus["reason"] and "quotaId" not in gpus
+    assert (gpus["limit"], gpus["usage"]) == (None, None)
+    # The pool's draws on quotas this project can name are read and judged as usual.
+    assert row(doc, "GPUS_ALL_REGIONS")["status"] == "ok"
+    assert row(doc, "INSTANCES")["status"] == "ok"
+
+
+def test_where_for_a_declared_shape_judges_its_own_region_and_cannot_call_it_a_fit(
+    env: dict[str, Any],
+) -> None:
+    code, doc = run("--config", str(FIX / "Pulumi.gke-declared-shape.yaml"), "--where")
+    (pool,) = doc["where"]
+    (region,) = pool["regions"]  # the catalog knows no other region for a5-highgpu-8g
+    assert (region["region"], region["quota"], region["fits"]) == (R, "unknown:nvidia-b300", None)
+    assert "declared gpuPools[].shape" in region["reason"] and code == 3

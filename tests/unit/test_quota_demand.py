@@ -411,3 +411,47 @@ def test_bundled_local_ssds_of_the_planned_machine_count_against_local_ssd_quota
 def test_private_nodes_in_the_stack_file_drop_the_address_row() -> None:
     _, rows = stack_rows(FIX / "Pulumi.gke-flex.yaml")
     assert "IN_USE_ADDRESSES" not in rows and rows["INSTANCES"].needed == 4 + 2 + 3 + 1
+
+
+# --- a declared gpuPools[].shape the quota tables lack --------------------------------------
+
+
+def test_declared_shape_without_quota_rows_draws_unknown_rows_and_keeps_every_other_draw():
+    config = parse_file(FIX / "Pulumi.gke-declared-shape.yaml")
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
+    q = by_quota(rows)
+    gpus, vcpus = q["unknown:nvidia-b300"], q["unknown:a5"]
+    assert (gpus.needed, gpus.key.source, vcpus.needed, vcpus.key.unit) == (
+        24,  # 8 x 2 nodes + one node of surge
+        "unmapped",
+        672,
+        "vCPUs",
+    )
+    # Fail closed: the pool still counts in the global GPU and vCPU quotas, VMs, IPs and disks.
+    assert q["GPUS_ALL_REGIONS"].needed == 24 and q["CPUS_ALL_REGIONS"].needed == 684
+    assert any(p.startswith("b300:") for p in q["INSTANCES"].pools)
+    assert any(p.startswith("b300:") for p in q["SSD_TOTAL_GB"].pools)
+
+
+def test_unmapped_quotas_are_never_read_and_read_as_unknown():
+    config = parse_file(FIX / "Pulumi.gke-declared-shape.yaml")
+    demand = d.stack_contributions(config, Catalog.load(), build_plan(config))
+    assert all(k.source != "unmapped" for k in demand.keys_to_read())
+    (row,) = [r for r in demand.rows() if r.key.quota == "unknown:a5"]
+    reading = d.reading_of({}, row.key)
+    assert reading.limit is None and "declared gpuPools[].shape" in (reading.error or "")
+
+
+def test_rules_raise_for_a_gpu_without_a_quota_row_unless_the_shape_is_declared():
+    # Only a declared shape gets unknown rows; a catalog type the tables lack is our bug.
+    with pytest.raises(KeyError):
+        d.gcp_vm_quotas(
+            "us-central1",
+            machine_type="a5-highgpu-8g",
+            vcpus=224,
+            accelerator="nvidia-b300",
+            gpus=8,
+            model="standard",
+            disk_type="pd-balanced",
+            disk_gb=100,
+        )
