@@ -37,6 +37,7 @@ from quota.keys import (
     Scope,
     Source,
     Unit,
+    unmapped_name,
     unmapped_reason,
 )
 from quota.rules import (
@@ -130,6 +131,8 @@ def first_choice(draw: Draw) -> tuple[QuotaKey, str | None]:
 
 def quota_name(key: QuotaKey) -> str:
     """Readable name of any quota key."""
+    if key.source == "unmapped":
+        return unmapped_name(key)
     return aws_quota_name(key.quota) if key.cloud == "aws" else gcp_quota_name(key)
 
 
@@ -241,7 +244,7 @@ def aws_contributions(region: str, sizings: Iterable[NodeGroupSizing]) -> Demand
     out = [
         Contribution(s, d)
         for s in sizings
-        for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot)
+        for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot, s.declared)
     ]
     return Demand("aws", region, tuple(out), EKS_SURGE_RULE)
 

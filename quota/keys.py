@@ -82,11 +82,28 @@ def unmapped_key(cloud: Cloud, region: str, what: str, unit: Unit) -> QuotaKey:
     return QuotaKey(cloud, "region", region, f"unknown:{what}", unit, "unmapped")
 
 
+def _unmapped_parts(key: QuotaKey) -> tuple[str, str]:
+    """(what, model) of an unmapped key: ``preemptible:a5`` -> (``a5``, ``preemptible``)."""
+    what = key.quota.removeprefix("unknown:")
+    for model in ("preemptible", "spot"):
+        if what.startswith(f"{model}:"):
+            return what.removeprefix(f"{model}:"), model
+    return what, ""
+
+
+def unmapped_name(key: QuotaKey) -> str:
+    """Readable name of an unmapped key (``nvidia-b300 GPUs, preemptible (no known quota)``)."""
+    what, model = _unmapped_parts(key)
+    of = what if key.unit == "GPUs" else f"{what} family"
+    return f"{of} {key.unit}{f', {model}' if model else ''} (no known quota)"
+
+
 def unmapped_reason(key: QuotaKey) -> str:
     """Why an ``unmapped`` row is unknown, and what to do about it."""
-    what = key.quota.removeprefix("unknown:")
-    kind = "GPU" if key.unit == "GPUs" else "machine family"
+    what, model = _unmapped_parts(key)
+    kind = "GPU" if key.unit == "GPUs" else "instance family" if key.cloud == "aws" else "family"
+    quota = f"{model} {key.unit}" if model else key.unit
     return (
-        f"no known {key.unit} quota for {kind} {what!r} (a declared gpuPools[].shape): "
+        f"no known {quota} quota for {kind} {what!r} (a declared gpuPools[].shape): "
         "check this quota in the cloud console"
     )

@@ -97,7 +97,7 @@ def collapse_connection_failures(checks: Sequence[Check]) -> list[str]:
 
     The rows stay ``unknown`` with a short reason pointing at the note.
     """
-    judged = [c for c in checks if c.demand.key.source != "serviceusage"]
+    judged = [c for c in checks if c.demand.key.source not in ("serviceusage", "unmapped")]
     if not judged or any(not c.reason.startswith(CONNECT) for c in judged):
         return []
     notes = list(dict.fromkeys(c.reason for c in checks if c.reason.startswith(CONNECT)))

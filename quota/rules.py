@@ -18,7 +18,7 @@ from typing import Literal
 
 from infra.core.catalog import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey, unmapped_key
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unmapped_name
 
 Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
@@ -247,9 +247,7 @@ def gcp_quota_name(key: QuotaKey) -> str:
     if key.source == "serviceusage":
         return f"API {key.quota} enabled"
     if key.source == "unmapped":
-        what = key.quota.removeprefix("unknown:")
-        of = what if key.unit == "GPUs" else f"{what} family"
-        return f"{of} {key.unit} (no known quota metric)"
+        return unmapped_name(key)
     words = _NAMES.get(key.quota)
     if words is None:
         words = key.quota.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")
@@ -302,7 +300,15 @@ def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw] | None
     return std, pre
 
 
-_DECLARED = "declared gpuPools[].shape: no quota row in gcp_accelerator_quotas.csv / gcp_cpu_quota_metrics.csv"
+_DECLARED = "declared gpuPools[].shape: no row in this project's quota tables"
+
+
+def _unmapped_pair(region: str, what: str, unit: Unit, per_node: int) -> tuple[Draw, Draw]:
+    """(standard, preemptible) draws of a declared shape's GPU or family with no quota row:
+    unknown rows, still split by provisioning model as a known type's would be."""
+    std = Draw(unmapped_key("gcp", region, what, unit), per_node, _DECLARED)
+    pre = Draw(unmapped_key("gcp", region, f"preemptible:{what}", unit), per_node, _DECLARED)
+    return std, pre
 
 
 def gcp_vm_quotas(
@@ -340,13 +346,11 @@ def gcp_vm_quotas(
     if rule.quota_class != "reserved":
         if accelerator is not None and gpus > 0:
             if declared and accelerator not in gcp_accelerator_quotas():
-                key = unmapped_key("gcp", region, accelerator, "GPUs")
-                draws.append(Draw(key, gpus, _DECLARED))
+                pairs.append(_unmapped_pair(region, accelerator, "GPUs", gpus))
             else:
                 pairs.append(_gpu_draws(region, accelerator, gpus, rule.source))
         if declared and family not in gcp_cpu_rules():
-            key = unmapped_key("gcp", region, family, "vCPUs")
-            draws.append(Draw(key, vcpus, _DECLARED))
+            pairs.append(_unmapped_pair(region, family, "vCPUs", vcpus))
         elif (cpu := _cpu_draws(region, family, vcpus)) is not None:
             pairs.append(cpu)
         if local_ssds:
@@ -389,11 +393,14 @@ def gcp_vm_quotas(
 
 
 def aws_vm_quotas(
-    region: str, instance_types: tuple[str, ...], vcpus: int, spot: bool
+    region: str, instance_types: tuple[str, ...], vcpus: int, spot: bool, declared: bool = False
 ) -> list[Draw]:
     """The EC2 vCPU quota(s) one node of a group draws on.
 
     A group that may launch several types counts fully against each class it may launch in.
+
+    ``declared``: the type is a declared ``gpuPools[].shape``; one that matches no class draws on
+    an ``unmapped`` key (an unknown row) instead of raising.
 
     Raises:
         ConfigErrors: an instance type matches no quota class (the planner refuses those first).
@@ -405,6 +412,12 @@ def aws_vm_quotas(
     out: list[Draw] = []
     for t in instance_types:
         code = aws_quota_code(t, spot)
+        if code is None and declared:
+            family = t.split(".")[0]
+            key = unmapped_key("aws", region, f"{'spot:' if spot else ''}{family}", "vCPUs")
+            if all(d.key != key for d in out):
+                out.append(Draw(key, vcpus, _DECLARED))
+            continue
         if code is None:
             raise ConfigErrors(
                 [ConfigIssue(path="machineType", reason=f"{t!r} matches no EC2 vCPU quota class")]

@@ -104,7 +104,9 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     """Every planned GKE node pool (fallback pools included), the system and bootstrap pools."""
     assert plan.gke is not None
     paths = _gke_paths(config)
-    declared = {join_path("gpuPools", i) for i, p in enumerate(config.pools) if p.shape is not None}
+    # Planned pools on a declared machine type (fallbacks too: the planner accepts only catalog
+    # types and the declared ones).
+    declared = {p.machine_type for p in config.pools if p.shape is not None}
     external = not plan.gke.cluster.private_nodes
     out = [
         NodeGroupSizing(
@@ -121,7 +123,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             disk_gb=gp.disk_size_gb,
             local_ssds=gp.local_ssd_count,
             external_ip=external,
-            declared=paths.get(gp.name) in declared,
+            declared=gp.machine_type in declared,
         )
         for gp in plan.gke.pools
     ]
@@ -228,10 +230,11 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     out: list[NodeGroupSizing] = []
     for g in plan.eks.groups:
         path = join_path("gpuPools", index.get(g.name))
+        declared = g.name in index and config.pools[index[g.name]].shape is not None
         unmapped = [t for t in g.instance_types if aws_quota_code(t, g.hints.spot) is None]
-        for t in unmapped:
+        for t in unmapped if not declared else ():  # declared: unknown rows (aws_vm_quotas)
             issues.add(join_path(path, "machineType"), f"{t!r} matches no EC2 vCPU quota class")
-        if unmapped:
+        if unmapped and not declared:
             continue
         out.append(
             NodeGroupSizing(
@@ -244,7 +247,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
                 surge=eks_surge(len(g.az_ids), g.update_max_unavailable),
-                declared=g.name in index and config.pools[index[g.name]].shape is not None,
+                declared=declared,
             )
         )
     system = plan.eks.system

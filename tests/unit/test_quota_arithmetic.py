@@ -97,3 +97,19 @@ def test_exit_codes_short_then_unknown_then_ok() -> None:
     assert exit_code([ok, unknown]) == 3
     assert exit_code([unknown, short]) == 1
     assert exit_code(offline_checks([ROW]), offline=True) == 0
+
+
+def test_connection_failures_are_collapsed_even_beside_a_declared_shapes_unknown_rows():
+    from quota.demand import DemandRow
+    from quota.keys import QuotaKey, unmapped_key, unmapped_reason
+    from quota.report import Check, collapse_connection_failures
+
+    down = "cannot connect to http://127.0.0.1:9: refused"
+    read = QuotaKey("gcp", "region", "us-central1", "CPUS", "vCPUs", "compute-region")
+    never = unmapped_key("gcp", "us-central1", "nvidia-b300", "GPUs")
+    checks = [
+        Check(demand=DemandRow(key=read, name="CPUs", needed=8), reason=down),
+        Check(demand=DemandRow(key=never, name="b300", needed=8), reason=unmapped_reason(never)),
+    ]
+    assert collapse_connection_failures(checks) == [down]
+    assert checks[1].reason == unmapped_reason(never)  # its own reason, not "unreachable"

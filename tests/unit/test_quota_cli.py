@@ -111,3 +111,17 @@ def test_stack_path_prefers_the_working_directory_then_the_project(
     (tmp_path / "stacks").mkdir()
     (tmp_path / "stacks" / "Pulumi.gke-t4.yaml").write_text("config: {}\n")
     assert stack_path("gke-t4") == tmp_path / "stacks" / "Pulumi.gke-t4.yaml"
+
+
+def test_offline_where_offers_a_declared_shape_in_the_stacks_own_region_only(tmp_path) -> None:
+    stack = tmp_path / "Pulumi.eks-new.yaml"
+    stack.write_text(
+        "config:\n  aws:region: us-west-2\n  gpu-infra:platform: eks\n"
+        "  gpu-infra:cluster: {name: ml, location: us-west-2, kubernetesVersion: '1.33'}\n"
+        "  gpu-infra:gpuPools:\n    - name: gpu-new\n      machineType: g9.2xlarge\n"
+        "      shape: {gpuModel: RTX-PRO-6000, gpus: 1, vcpus: 8, memoryGb: 64}\n"
+        "      zones: [usw2-az1, usw2-az2]\n      maxNodes: 4\n"
+    )
+    code, out, _ = run("--config", str(stack), "--where", "--offline", "--json")
+    (pool,) = json.loads(out)["where"]
+    assert code == 0 and [r["region"] for r in pool["regions"]] == ["us-west-2"]

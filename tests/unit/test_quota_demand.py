@@ -442,16 +442,92 @@ def test_unmapped_quotas_are_never_read_and_read_as_unknown():
     assert reading.limit is None and "declared gpuPools[].shape" in (reading.error or "")
 
 
+def _a5_draws(**kw: object) -> dict[str, int]:
+    args: dict[str, object] = {
+        "machine_type": "a5-highgpu-8g",
+        "vcpus": 224,
+        "accelerator": "nvidia-b300",
+        "gpus": 8,
+        "model": "standard",
+        "disk_type": "pd-balanced",
+        "disk_gb": 100,
+    }
+    args.update(kw)
+    return {d.key.quota: d.per_node for d in d.gcp_vm_quotas("us-central1", **args)}  # type: ignore[arg-type]
+
+
 def test_rules_raise_for_a_gpu_without_a_quota_row_unless_the_shape_is_declared():
     # Only a declared shape gets unknown rows; a catalog type the tables lack is our bug.
     with pytest.raises(KeyError):
-        d.gcp_vm_quotas(
-            "us-central1",
-            machine_type="a5-highgpu-8g",
-            vcpus=224,
-            accelerator="nvidia-b300",
-            gpus=8,
-            model="standard",
-            disk_type="pd-balanced",
-            disk_gb=100,
-        )
+        _a5_draws()
+    assert _a5_draws(declared=True)["unknown:nvidia-b300"] == 8
+
+
+def test_a_declared_known_gpu_on_an_unknown_family_keeps_its_gpu_rows():
+    draws = _a5_draws(accelerator="nvidia-b200", declared=True)
+    assert draws["NVIDIA_B200_GPUS"] == 8 and draws["unknown:a5"] == 224
+    assert "unknown:nvidia-b200" not in draws
+
+
+@pytest.mark.parametrize("model", ["spot", "flex-start", "queued"])
+def test_a_declared_shape_on_preemptible_capacity_is_an_unknown_preemptible_row(model):
+    draws = _a5_draws(model=model, declared=True)
+    assert draws["unknown:preemptible:nvidia-b300"] == 8 and "unknown:nvidia-b300" not in draws
+
+
+def test_a_declared_shape_on_a_specific_reservation_adds_no_gpu_or_vcpu_demand():
+    draws = _a5_draws(model="reservation", declared=True)
+    assert not [q for q in draws if q.startswith("unknown:") or q.endswith("ALL_REGIONS")]
+
+
+def test_a_fallback_onto_a_declared_machine_type_is_sized_not_refused():
+    config = parse(
+        {
+            "gcp:project": "demo-project",
+            "gcp:region": "us-central1",
+            "gpu-infra:platform": "gke",
+            "gpu-infra:cluster": {"name": "research", "location": "us-central1"},
+            "gpu-infra:gpuPools": [
+                {
+                    "name": "b300",
+                    "machineType": "a5-highgpu-8g",
+                    "shape": {"gpuModel": "nvidia-b300", "gpus": 8, "vcpus": 224, "memoryGb": 3968},
+                    "zones": ["us-central1-b"],
+                    "maxNodes": 2,
+                    "fallback": [{"machineType": "a5-highgpu-8g", "spot": True}],
+                }
+            ],
+        },
+        "gke-fallback",
+    )
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
+    pre = by_quota(rows)["unknown:preemptible:nvidia-b300"]
+    assert any(p.startswith("b300-fb1:") for p in pre.pools)
+
+
+def test_a_declared_eks_type_of_no_quota_class_is_an_unknown_row_not_an_error():
+    config = parse(
+        {
+            "aws:region": "us-west-2",
+            "gpu-infra:platform": "eks",
+            "gpu-infra:cluster": {
+                "name": "ml",
+                "location": "us-west-2",
+                "kubernetesVersion": "1.33",
+            },
+            "gpu-infra:gpuPools": [
+                {
+                    "name": "gpu-new",
+                    "machineType": "u9.2xlarge",
+                    "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
+                    "zones": ["usw2-az1", "usw2-az2"],
+                    "maxNodes": 4,
+                }
+            ],
+        },
+        "eks-new",
+    )
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
+    row = by_quota(rows)["unknown:u9"]
+    assert (row.key.cloud, row.key.unit, row.needed) == ("aws", "vCPUs", 64)
+    assert "instance family 'u9'" in d.reading_of({}, row.key).error  # type: ignore[operator]
