@@ -170,7 +170,7 @@ def _file_requests(
     )
     todo: list[tuple[Any, int]] = []
     for c in checks:
-        if c.status != "short" or c.demand.key.source in ("serviceusage", "unmapped"):
+        if c.status != "short" or not c.demand.key.is_metric:
             continue
         spot_only = c.demand.models == {"spot"}  # flex-start/queued always use preemptible
         if spot_only and _is_preemptible(c.demand.key) and not args.preemptible_quota:

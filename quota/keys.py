@@ -56,6 +56,12 @@ class QuotaKey:
     vm_family: str | None = None
 
     @property
+    def is_metric(self) -> bool:
+        """A quota the cloud holds, with a limit to read and raise (not a required API, not an
+        ``unmapped`` quota this project cannot name)."""
+        return self.source not in ("serviceusage", "unmapped")
+
+    @property
     def family_quota_id(self) -> str | None:
         """The Cloud Quotas quota id of a family key (``None`` for Compute metrics)."""
         if self.gpu_family:

@@ -68,7 +68,7 @@ class Check:
             out["gpuFamily"] = k.gpu_family
         if k.vm_family:
             out["vmFamily"] = k.vm_family
-        if k.cloud == "gcp" and k.source not in ("serviceusage", "unmapped"):
+        if k.cloud == "gcp" and k.is_metric:
             out["quotaId"] = quota_id_of(k)
         return out
 
@@ -97,7 +97,7 @@ def collapse_connection_failures(checks: Sequence[Check]) -> list[str]:
 
     The rows stay ``unknown`` with a short reason pointing at the note.
     """
-    judged = [c for c in checks if c.demand.key.source not in ("serviceusage", "unmapped")]
+    judged = [c for c in checks if c.demand.key.is_metric]
     if not judged or any(not c.reason.startswith(CONNECT) for c in judged):
         return []
     notes = list(dict.fromkeys(c.reason for c in checks if c.reason.startswith(CONNECT)))

@@ -18,7 +18,7 @@ from typing import Literal
 
 from infra.core.catalog import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unmapped_name
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
 
 Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
@@ -246,8 +246,6 @@ def gcp_quota_name(key: QuotaKey) -> str:
         return f"vCPUs (VM family {key.vm_family})"
     if key.source == "serviceusage":
         return f"API {key.quota} enabled"
-    if key.source == "unmapped":
-        return unmapped_name(key)
     words = _NAMES.get(key.quota)
     if words is None:
         words = key.quota.replace("_GPUS", " GPUs").replace("_CPUS", " CPUs").replace("_", " ")

@@ -177,9 +177,7 @@ def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]
     keep: list[NodeGroupSizing] = []
     for s in out:
         ok = True
-        if s.declared:
-            pass
-        elif s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
+        if not s.declared and s.gpu_type is not None and s.gpu_type not in gcp_accelerator_quotas():
             issues.add(
                 join_path(s.path, "gpu", "type"),
                 f"{s.gpu_type!r} has no known GPU quota metric; known: "
@@ -231,10 +229,13 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     for g in plan.eks.groups:
         path = join_path("gpuPools", index.get(g.name))
         declared = g.name in index and config.pools[index[g.name]].shape is not None
-        unmapped = [t for t in g.instance_types if aws_quota_code(t, g.hints.spot) is None]
-        for t in unmapped if not declared else ():  # declared: unknown rows (aws_vm_quotas)
+        # A declared type of no class is an unknown row (aws_vm_quotas), not a config error.
+        unmapped = [
+            t for t in g.instance_types if not declared and aws_quota_code(t, g.hints.spot) is None
+        ]
+        for t in unmapped:
             issues.add(join_path(path, "machineType"), f"{t!r} matches no EC2 vCPU quota class")
-        if unmapped and not declared:
+        if unmapped:
             continue
         out.append(
             NodeGroupSizing(

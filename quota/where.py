@@ -117,6 +117,17 @@ def gcp_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
     return out
 
 
+def _offer(
+    s: NodeGroupSizing, cloud: str, region: str, catalog: Catalog
+) -> dict[str, float | None]:
+    """Regions offering the pool, with a price. A declared shape is offered where its own zones
+    are, the stack's region (its facts are the user's; the catalog knows no other region or
+    price for it)."""
+    if s.declared:
+        return {region: None}
+    return gcp_offer(s, catalog) if cloud == "gcp" else aws_offer(s, catalog)
+
+
 def aws_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
     """Regions offering every instance type of the group, with the cheapest one's price."""
     regions: set[str] | None = None
@@ -224,16 +235,7 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
     cloud, sizings = stack_sizings(config, catalog, plan)
     pools = [s for s in sizings if not s.bootstrap and s.path.startswith("gpuPools")]
     wanted = None if args.regions in (None, "all") else set(args.regions.split(","))
-    offered = {
-        # A declared shape is offered where its own zones are, the stack's region (its facts are
-        # the user's; the catalog knows no other region or price for it).
-        s.name: {config.region: None}
-        if s.declared
-        else gcp_offer(s, catalog)
-        if cloud == "gcp"
-        else aws_offer(s, catalog)
-        for s in pools
-    }
+    offered = {s.name: _offer(s, cloud, config.region, catalog) for s in pools}
     offers = {
         name: {r: p for r, p in o.items() if wanted is None or r in wanted}
         for name, o in offered.items()
