@@ -229,7 +229,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         lt = launch_template(
             self,
             f"{name}-lt",
-            f"{group.name}",
+            group.name,
             ami_type=group.ami_type,
             disk_gib=group.disk_size_gib,
             group=group,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+from collections.abc import Callable
 from types import SimpleNamespace
 from typing import Any
 
@@ -150,24 +151,26 @@ def test_one_offerings_read_gives_each_pool_the_subnets_of_its_own_types_and_zon
     }
 
 
-def test_one_withdrawn_type_and_az_pair_fails_only_the_pool_that_plans_it(monkeypatch):
-    # The shared answer is checked per pool: p5en.48xlarge gone from usw2-az3 fails h200-odcr,
-    # not the pools planned on other types and AZ IDs of the same call.
-    real = mockengine.INVOKES["aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"]
+def withdraw_offerings(monkeypatch: pytest.MonkeyPatch, gone: Callable[[str, str], bool]) -> None:
+    """DescribeInstanceTypeOfferings answers without the (type, AZ ID) pairs ``gone`` names."""
+    token = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
+    real = mockengine.INVOKES[token]
 
-    def without_p5en_in_az3(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+    def answer(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
         out = real(args, catalog)
         pairs = zip(out["instanceTypes"], out["locations"], strict=True)
-        keep = [i for i, p in enumerate(pairs) if p != ("p5en.48xlarge", "usw2-az3")]
+        keep = [i for i, (t, az) in enumerate(pairs) if not gone(t, az)]
         for k in ("instanceTypes", "locations", "locationTypes"):
             out[k] = [out[k][i] for i in keep]
         return out
 
-    monkeypatch.setitem(
-        mockengine.INVOKES,
-        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings",
-        without_p5en_in_az3,
-    )
+    monkeypatch.setitem(mockengine.INVOKES, token, answer)
+
+
+def test_one_withdrawn_type_and_az_pair_fails_only_the_pool_that_plans_it(monkeypatch):
+    # The shared answer is checked per pool: p5en.48xlarge gone from usw2-az3 fails h200-odcr,
+    # not the pools planned on other types and AZ IDs of the same call.
+    withdraw_offerings(monkeypatch, lambda t, az: (t, az) == ("p5en.48xlarge", "usw2-az3"))
     with pytest.raises(Exception, match="gpuPools h200-odcr: usw2-az3 of us-west-2") as e:
         run_stack("eks-hpc")
     assert "h100-efa" not in str(e.value) and "b200-block" not in str(e.value)
@@ -176,20 +179,7 @@ def test_one_withdrawn_type_and_az_pair_fails_only_the_pool_that_plans_it(monkey
 def test_deploy_time_offering_withdrawn_from_a_planned_az_fails_instead_of_narrowing(monkeypatch):
     # Narrowing changes subnet_ids, which force a new node group under the same hashed name
     # (terraform-provider-aws eks node_group.go ForceNew): EKS would answer "already exists".
-    real = mockengine.INVOKES["aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"]
-
-    def without_az2(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
-        out = real(args, catalog)
-        keep = [i for i, az in enumerate(out["locations"]) if az != "usw2-az2"]
-        for k in ("instanceTypes", "locations", "locationTypes"):
-            out[k] = [out[k][i] for i in keep]
-        return out
-
-    monkeypatch.setitem(
-        mockengine.INVOKES,
-        "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings",
-        without_az2,
-    )
+    withdraw_offerings(monkeypatch, lambda _, az: az == "usw2-az2")
     with pytest.raises(Exception, match="usw2-az2 of us-west-2 no longer offers"):
         run_stack("eks-g4dn")
 

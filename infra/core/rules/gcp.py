@@ -145,30 +145,31 @@ _RE_GCE_SUBNETWORK_PATH = _full(
 )
 
 
-def check_gce_network(v: str) -> str:
-    """A VPC network: RFC 1035 name or ``projects/P/global/networks/N``."""
-    m = _RE_GCE_NETWORK_PATH.fullmatch(v)
+def _gce_name_or_path(v: str, path: re.Pattern[str], what: str, form: str) -> str:
+    """An RFC 1035 name, or the resource path ``path`` whose last segment is one."""
+    m = path.fullmatch(v)
     try:
         check_gce_resource_name(m.group(1) if m else v)
     except ValueError:
         raise ValueError(
-            f"{shown(v)} is not a network: an RFC 1035 name (lowercase, starting with a letter, "
-            "at most 63) or projects/PROJECT/global/networks/NAME"
+            f"{shown(v)} is not a {what}: an RFC 1035 name (lowercase, starting with a letter, "
+            f"at most 63) or {form}"
         ) from None
     return v
+
+
+def check_gce_network(v: str) -> str:
+    """A VPC network: RFC 1035 name or ``projects/P/global/networks/N``."""
+    return _gce_name_or_path(
+        v, _RE_GCE_NETWORK_PATH, "network", "projects/PROJECT/global/networks/NAME"
+    )
 
 
 def check_gce_subnetwork(v: str) -> str:
     """A subnetwork: RFC 1035 name or ``projects/P/regions/R/subnetworks/N``."""
-    m = _RE_GCE_SUBNETWORK_PATH.fullmatch(v)
-    try:
-        check_gce_resource_name(m.group(1) if m else v)
-    except ValueError:
-        raise ValueError(
-            f"{shown(v)} is not a subnetwork: an RFC 1035 name (lowercase, starting with a "
-            "letter, at most 63) or projects/PROJECT/regions/REGION/subnetworks/NAME"
-        ) from None
-    return v
+    return _gce_name_or_path(
+        v, _RE_GCE_SUBNETWORK_PATH, "subnetwork", "projects/PROJECT/regions/REGION/subnetworks/NAME"
+    )
 
 
 # Maintenance recurrence: an RFC 5545 RRULE (GKE MaintenanceWindow.recurringWindow.recurrence),
