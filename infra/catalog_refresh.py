@@ -24,8 +24,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from infra.core import catalog_build as build
-from infra.core.catalog import DATA_DIR, PRICES_AS_OF, prices_as_of, read_header, read_rows
+from infra.core.catalog import build
+from infra.core.catalog.vendored import DATA_DIR, PRICES_AS_OF, prices_as_of, read_header, read_rows
 
 SOURCE = "Compute Engine API v1 acceleratorTypes.aggregatedList / machineTypes.aggregatedList"
 AWS_SOURCE = (

@@ -25,8 +25,8 @@ from pulumi.runtime.settings import SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from infra.core.catalog import Catalog
-from infra.core.config import PROJECT, encode_engine_config
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.stack import PROJECT, encode_engine_config
 
 SECRET = "[secret]"
 # A documentation address (RFC 5737) and a placeholder CA so nothing looks like a real cluster.

@@ -32,7 +32,7 @@ from infra.cli import short_lived, stack_file
 from infra.core.errors import ConfigErrors
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
-    from infra.core.config import StackConfig
+    from infra.core.config.stack import StackConfig
     from infra.core.plan import Plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
@@ -44,7 +44,7 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     Raises:
         ConfigErrors: the stack file is missing or invalid.
     """
-    from infra.core.config import load_stack_file, parse
+    from infra.core.config.stack import load_stack_file, parse
     from infra.core.plan import build_plan
 
     path = Path(args.config) if args.config else stack_file(args.stack)
@@ -103,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         raw, config, plan = load(args)
         old_raw = None
         if args.diff:
-            from infra.core.config import load_stack_file, parse
+            from infra.core.config.stack import load_stack_file, parse
             from infra.core.plan import build_plan
 
             _, old_raw = load_stack_file(args.diff)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pulumi
 
-from infra.core.config import StackConfig, decode_engine_config, parse
+from infra.core.config.stack import StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
 from infra.core.pools import GPU_RESOURCE, PoolHints
@@ -61,7 +61,7 @@ def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
         for name, hints in plan.operator.scheduling.items():
             out[name] = {**out.get(name, {}), **hints}
     if plan.gke is not None:
-        from infra.core.gke import gke_pool_outputs
+        from infra.core.gke.planner import gke_pool_outputs
 
         # Schedulable GPUs per node; pools bound to a ComputeClass share one class-only entry.
         out = gke_pool_outputs(plan.gke, out)

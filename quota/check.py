@@ -93,8 +93,8 @@ def main(
 
 
 def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
-    from infra.core.catalog import Catalog  # after --help: pydantic is slow
-    from infra.core.config import parse_file
+    from infra.core.catalog.vendored import Catalog  # after --help: pydantic is slow
+    from infra.core.config.stack import parse_file
     from infra.core.errors import ConfigErrors
     from infra.core.plan import build_plan
     from quota.demand import stack_contributions

@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from infra.core.errors import Issues
 from infra.core.plan import Plan
 from quota.arithmetic import Reading

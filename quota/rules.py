@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from infra.core.catalog import read_rows
+from infra.core.catalog.vendored import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
 from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
 

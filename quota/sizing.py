@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from infra.core.cost import GKE_REGIONAL_DEFAULT_ZONES
 from infra.core.errors import Issues, join_path
 from infra.core.plan import Plan
@@ -24,7 +24,7 @@ from quota.rules import (
 )
 
 if TYPE_CHECKING:
-    from infra.core.gke_model import GkePoolPlan
+    from infra.core.gke.model import GkePoolPlan
 
 # GKE surge upgrades add up to maxSurge nodes to a pool while it is upgraded ("the maximum number
 # of nodes that can be created beyond the current size of the node pool during the upgrade

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, TextIO
 
-from infra.core.catalog import Catalog, read_rows
+from infra.core.catalog.vendored import Catalog, read_rows
 from quota.arithmetic import Reading, verdict
 from quota.demand import (
     Demand,

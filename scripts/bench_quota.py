@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from infra.core.catalog import Catalog  # noqa: E402
+from infra.core.catalog.vendored import Catalog  # noqa: E402
 from tests.fakes.aws import FakeServiceQuotas  # noqa: E402
 from tests.fakes.base import FakeService  # noqa: E402
 from tests.fakes.gcp import FakeCloudQuotas, FakeCompute, FakeServiceUsage  # noqa: E402

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 
 GKE_BASE: dict[str, Any] = {
     "gcp:project": "demo-project",

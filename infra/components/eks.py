@@ -1,7 +1,7 @@
 """EKS components: map an ``EksPlan`` onto a network, cluster, node groups, add-ons and releases.
 
-Thin by design: every value comes from ``infra.core.eks`` (and ``eks_network`` /
-``eks_groups`` / ``autoscaler`` / ``device_plugin``); nothing here decides. Node groups and their
+Thin by design: every value comes from ``infra.core.eks.planner`` (and ``network`` /
+``groups`` / ``autoscaler`` / ``device_plugin``); nothing here decides. Node groups and their
 launch templates are in ``infra.components.eks_nodes``.
 """
 
@@ -27,9 +27,9 @@ from infra.components.eks_nodes import (
 )
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
-from infra.core import autoscaler as ca
-from infra.core import eks as core
-from infra.core.device_plugin import DevicePluginPlan
+from infra.core.eks import autoscaler as ca
+from infra.core.eks import planner as core
+from infra.core.eks.device_plugin import DevicePluginPlan
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/

@@ -1,6 +1,6 @@
 """The EKS network component: a new VPC (subnets per AZ ID, NAT, S3 endpoint) or the given one.
 
-Thin: ``infra.core.eks_network.EksNetworkPlan`` decides every subnet, route and NAT gateway.
+Thin: ``infra.core.eks.network.EksNetworkPlan`` decides every subnet, route and NAT gateway.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from infra.core import eks as core
+from infra.core.eks import planner as core
 
 
 class EksNetwork(pulumi.ComponentResource):

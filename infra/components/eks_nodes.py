@@ -1,6 +1,6 @@
 """EKS node groups: launch templates, managed node groups and their CA tags.
 
-Thin: every value comes from ``infra.core.eks_groups``. Two deploy-time reads: the AZ offering of
+Thin: every value comes from ``infra.core.eks.groups``. Two deploy-time reads: the AZ offering of
 every group's instance types, one call for the stack (a group fails if AWS withdrew one of its
 types from one of its planned AZs; never widens them),
 and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
@@ -16,9 +16,9 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from infra.core import autoscaler as ca
-from infra.core import eks as core
-from infra.core.eks_groups import data_volume_device
+from infra.core.eks import autoscaler as ca
+from infra.core.eks import planner as core
+from infra.core.eks.groups import data_volume_device
 
 # nodeadm user data: RAID0 the instance-store NVMe for kubelet and containerd
 # (https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy). EKS merges a
@@ -84,7 +84,7 @@ def launch_template(
     extra: dict[str, Any] = {}
     if group is not None and group.network_interfaces:
         assert security_group_id is not None
-        # The layout is decided in core (eks_groups.efa_interfaces: card 0 device 0 primary,
+        # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
         # security group itself, so the cluster security group is named here: it allows all
         # traffic among its members, which EFA requires ("Amazon EKS security group
@@ -105,7 +105,7 @@ def launch_template(
         extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
     if group is not None and group.capacity_reservation_id is not None:
         # A target or a preference, never both (https://docs.aws.amazon.com/AWSEC2/latest/
-        # APIReference/API_CapacityReservationSpecification.html; checked in eks_types).
+        # APIReference/API_CapacityReservationSpecification.html; checked in infra.core.eks.instance_types).
         target = (
             aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
                 capacity_reservation_id=group.capacity_reservation_id

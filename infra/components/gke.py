@@ -1,6 +1,6 @@
 """GKE components: map a ``GkePlan`` onto a cluster, GPU node pools and ComputeClasses.
 
-Thin by design: every value comes from ``infra.core.gke``; nothing here decides.
+Thin by design: every value comes from ``infra.core.gke.planner``; nothing here decides.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
-from infra.core import gke as core
+from infra.core.gke import planner as core
 from infra.core.plan import Plan
 
 # GCP's taint enum spelling for each Kubernetes effect

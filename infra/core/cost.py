@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
 
 if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the type
-    from infra.core.eks import EksPlan, EksSystemGroupPlan
-    from infra.core.gke import GkePlan
+    from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
+    from infra.core.gke.planner import GkePlan
     from infra.core.plan import Plan
 
 Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour

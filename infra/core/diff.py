@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from infra.core.catalog import DATA_DIR, read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 

@@ -10,17 +10,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from infra.core.catalog import Catalog
-from infra.core.config import StackConfig
+from infra.core.catalog.shapes import user_shapes
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
-from infra.core.shapes import user_shapes
 
 if TYPE_CHECKING:  # each platform's planner is imported only for a stack of that platform
-    from infra.core.eks import EksPlan
-    from infra.core.gke import GkePlan
-    from infra.core.kubernetes import KubernetesPlan
+    from infra.core.eks.planner import EksPlan
+    from infra.core.gke.planner import GkePlan
+    from infra.core.kubernetes.planner import KubernetesPlan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -63,17 +63,17 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
     catalog = catalog.with_user_shapes(shapes)
     gke = eks = kube = None
     if config.platform == "gke":
-        from infra.core.gke import plan_gke
+        from infra.core.gke.planner import plan_gke
 
         gke = plan_gke(config, catalog, issues)
         pools = tuple(p.hints for p in gke.pools)
     elif config.platform == "eks":
-        from infra.core.eks import plan_eks
+        from infra.core.eks.planner import plan_eks
 
         eks = plan_eks(config, catalog, issues)
         pools = tuple(g.hints for g in eks.groups)
     else:
-        from infra.core.kubernetes import plan_kubernetes
+        from infra.core.kubernetes.planner import plan_kubernetes
 
         kube = plan_kubernetes(config, catalog, issues)
         pools = kube.pools

@@ -9,13 +9,13 @@ device plugin and MIG manager from the same facts, so the two cannot disagree.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.core.autoscaler import mig_instances_per_gpu
-from infra.core.catalog import DATA_DIR, read_rows
-from infra.core.config_base import MigSpec, PoolBase, SharingSpec
-from infra.core.config_gke import GkePoolSpec
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.config.base import MigSpec, PoolBase, SharingSpec
+from infra.core.config.gke import GkePoolSpec
 from infra.core.pools import GPU_RESOURCE, PoolHints
 
 # Node labels the operator's device plugin and MIG manager read to pick a per-node config
@@ -225,7 +225,7 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
     A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once).
     GKE's own partitioning / sharing: what GKE's device plugin advertises per node."""
     if isinstance(pool, GkePoolSpec) and h.gke_sharing:
-        from infra.core.gke_rules import schedulable_gpus
+        from infra.core.gke.rules import schedulable_gpus
 
         # GPUs x partitions x clients (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke).
         gpu = pool.gpu
@@ -261,3 +261,67 @@ def quota_resource_names(h: PoolHints, pool: PoolBase) -> tuple[str, ...]:
     if pool.mig is not None and pool.mig.strategy == "mixed" and mig is not None:
         names.extend(mig_resource(p) for p in mig.profiles)
     return tuple(names)
+
+
+def mig_instances_per_gpu(profile: str, profiles: Sequence[str]) -> int | None:
+    """How many GPU instances of ``profile`` one GPU holds, from the model's profile list.
+
+    A profile ``<N>g.<M>gb`` takes N of the GPU's compute slices and M GB of its memory; the
+    largest profile (``7g.40gb`` on A100-40GB, ``4g.24gb`` on A30) is the whole GPU. The count is
+    limited by both: A100-40GB 1g.5gb -> 7, 2g.10gb -> 3, 3g.20gb -> 2, 4g.20gb -> 1; H100 1g.20gb
+    -> 4 (NVIDIA MIG User Guide, "Supported MIG Profiles").
+
+    Returns:
+        the count, or ``None`` when ``profile`` is not one of ``profiles`` (or not ``<N>g.<M>gb``).
+    """
+    shapes = {p: shape for p in profiles if (shape := _mig_shape(p)) is not None}
+    if profile not in shapes:
+        return None
+    slices, memory = max(shapes.values())
+    smallest = min(m for _, m in shapes.values())
+    n, m = shapes[profile]
+    # Memory in units of the smallest slice, rounded: H200's 141 GB is 8 units of its 18 GB slice.
+    units = round(memory / smallest)
+    return max(1, min(slices // n, units // max(1, round(m / smallest))))
+
+
+def _mig_shape(profile: str) -> tuple[int, int] | None:
+    g, _, mem = profile.partition("g.")
+    if not g.isdigit() or not mem.endswith("gb") or not mem[:-2].isdigit():
+        return None
+    return int(g), int(mem[:-2])
+
+
+def advertised_gpu_resources(
+    gpus: int,
+    *,
+    sharing_replicas: int | None,
+    sharing_renamed: bool = False,
+    mig_strategy: str | None,
+    mig_config: str | None,
+    mig_profiles: Sequence[str],
+) -> tuple[int, dict[str, int]]:
+    """What the NVIDIA device plugin advertises per node: (``nvidia.com/gpu``, other resources).
+
+    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas; with
+      ``renameByDefault``: ``nvidia.com/gpu.shared`` = GPUs x replicas and ``nvidia.com/gpu`` = 0
+      (NVIDIA/k8s-device-plugin api/config/v1/consts.go DefaultSharedResourceNameSuffix);
+    - MIG ``all-<profile>``: single strategy -> ``nvidia.com/gpu`` = GPUs x instances per GPU;
+      mixed -> ``nvidia.com/mig-<profile>`` = GPUs x instances and ``nvidia.com/gpu`` = 0;
+    - otherwise (no sharing, ``all-disabled``, or mixed-geometry configs such as
+      ``all-balanced`` whose counts live in the MIG manager's config): the physical GPU count.
+    A template that under-counts makes CA scale up too many nodes; one that omits a MIG resource
+    makes pods requesting it unschedulable from zero.
+    """
+    if sharing_replicas:
+        if sharing_renamed:  # renameByDefault: the replicas are nvidia.com/gpu.shared
+            return 0, {f"{GPU_RESOURCE}.shared": gpus * sharing_replicas}
+        return gpus * sharing_replicas, {}
+    if mig_config and mig_config.startswith("all-") and mig_strategy in ("single", "mixed"):
+        profile = mig_config.removeprefix("all-")
+        per_gpu = mig_instances_per_gpu(profile, mig_profiles)
+        if per_gpu is not None:
+            if mig_strategy == "single":
+                return gpus * per_gpu, {}
+            return 0, {f"nvidia.com/mig-{profile}": gpus * per_gpu}
+    return gpus, {}

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from infra.core.catalog import Catalog, read_rows
+from infra.core.catalog.vendored import Catalog, read_rows
 
 # Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for CPU
 # instances, which the GPU catalog does not list. Only sizes whose count holds across families:

@@ -7,12 +7,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.autoscaler import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 from infra.core.cost import Cost
 from infra.core.pools import PoolHints
+from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 
 if TYPE_CHECKING:
-    from infra.core.gke_model import GkePoolPlan
+    from infra.core.gke.model import GkePoolPlan
     from infra.core.plan import Plan
 
 Out = Callable[[str], None]

@@ -19,7 +19,7 @@ import boto3.session
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.demand import DemandRow, QuotaKey
 from quota.rules import aws_quota_code

@@ -26,7 +26,7 @@ from google.cloud.compute_v1.services.projects import ProjectsClient
 from google.cloud.compute_v1.services.regions import RegionsClient
 from google.cloud.service_usage_v1.services.service_usage import ServiceUsageClient
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error, transient
 from quota.clients.gcp_usage import compute_reading, family_reading, with_family_usage

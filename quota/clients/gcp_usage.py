@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error
 from quota.keys import QuotaKey

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra import catalog_refresh
-from infra.core.catalog import DATA_DIR, Catalog, read_header, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, read_header, read_rows
 from tests.fakes.gcp import FakeCompute, permission_denied
 
 

@@ -15,7 +15,7 @@ import pytest
 from moto.server import ThreadedMotoServer
 
 from infra import catalog_refresh
-from infra.core.catalog import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
 
 pytestmark = pytest.mark.emulator
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from infra import mockengine
-from infra.core.config import load_stack_file
+from infra.core.config.stack import load_stack_file
 from infra.mockengine import Recording
 from infra.sdkschema import args_class, unknown_properties
 

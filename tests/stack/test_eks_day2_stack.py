@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra import mockengine
-from infra.core.config import load_stack_file
+from infra.core.config.stack import load_stack_file
 from tests.stack.harness import ROOT, run_stack
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"

@@ -12,9 +12,9 @@ import pytest
 
 from infra import mockengine
 from infra.components import eks_nodes
-from infra.core import eks as core
-from infra.core.catalog import Catalog
-from infra.core.config import load_stack_file
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.stack import load_stack_file
+from infra.core.eks import planner as core
 from tests.stack.harness import ROOT, duplicate_urns, run_stack, sdk_problems
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -31,7 +31,7 @@ def rec() -> mockengine.Recording:
 
 
 def core_plan(raw: dict[str, Any]) -> core.EksPlan:
-    from infra.core.config import parse
+    from infra.core.config.stack import parse
     from infra.core.plan import build_plan
 
     p = build_plan(parse(raw, "eks-g4dn")).eks

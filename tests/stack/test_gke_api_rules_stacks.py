@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra import mockengine
-from infra.core.gke_series import series_of
+from infra.core.gke.series import series_of
 from tests.conftest import gke_config
 from tests.stack.harness import run_stack
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from infra import mockengine
-from infra.core.config import parse_file
+from infra.core.config.stack import parse_file
 from infra.core.plan import build_plan
 from tests.stack.harness import ROOT, run_stack
 

@@ -14,7 +14,7 @@ from pulumi.runtime import rpc
 
 import infra.program
 from infra import mockengine
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from infra.mockengine import state_struct
 from tests.stack.harness import run_stack
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import yaml
 
-from infra.core.config import StackConfig, parse
+from infra.core.config.stack import StackConfig, parse
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.operator import Manifest, OperatorPlan, operator_node_labels, plan_operator
 from infra.core.pools import PoolHints, Taint

@@ -7,8 +7,9 @@ from typing import Any
 
 import pytest
 
-from infra.core import autoscaler as ca
+from infra.core.eks import autoscaler as ca
 from infra.core.pools import Taint
+from infra.core.sharing import advertised_gpu_resources, mig_instances_per_gpu
 
 # CA's own parser for taint tag values (cloudprovider/aws/aws_manager.go extractTaintsFromAsg).
 CA_TAINT_VALUE = re.compile(r"^(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)$")
@@ -44,33 +45,33 @@ A30 = ("1g.6gb", "2g.12gb", "4g.24gb")
     ],
 )
 def test_mig_instances_per_gpu_follow_the_nvidia_profile_table(profiles, counts):
-    assert [ca.mig_instances_per_gpu(p, profiles) for p in profiles] == counts
+    assert [mig_instances_per_gpu(p, profiles) for p in profiles] == counts
 
 
 def test_unknown_mig_profile_has_no_count():
-    assert ca.mig_instances_per_gpu("1g.6gb", A100_40) is None
+    assert mig_instances_per_gpu("1g.6gb", A100_40) is None
 
 
 def test_unparseable_profiles_are_ignored_when_sizing_the_others():
-    assert ca.mig_instances_per_gpu("1g.5gb", ("1g.5gb+me", *A100_40)) == 7
-    assert ca.mig_instances_per_gpu("1g.5gb+me", ("1g.5gb+me", *A100_40)) is None
+    assert mig_instances_per_gpu("1g.5gb", ("1g.5gb+me", *A100_40)) == 7
+    assert mig_instances_per_gpu("1g.5gb+me", ("1g.5gb+me", *A100_40)) is None
 
 
 def test_time_slicing_multiplies_the_advertised_gpus():
-    assert ca.advertised_gpu_resources(
+    assert advertised_gpu_resources(
         1, sharing_replicas=4, mig_strategy=None, mig_config=None, mig_profiles=()
     ) == (4, {})
 
 
 def test_mig_single_advertises_slices_as_gpus_and_mixed_as_mig_resources():
-    single = ca.advertised_gpu_resources(
+    single = advertised_gpu_resources(
         8,
         sharing_replicas=None,
         mig_strategy="single",
         mig_config="all-1g.5gb",
         mig_profiles=A100_40,
     )
-    mixed = ca.advertised_gpu_resources(
+    mixed = advertised_gpu_resources(
         8,
         sharing_replicas=None,
         mig_strategy="mixed",
@@ -82,7 +83,7 @@ def test_mig_single_advertises_slices_as_gpus_and_mixed_as_mig_resources():
 
 
 def test_mixed_geometry_mig_configs_fall_back_to_physical_gpus():
-    assert ca.advertised_gpu_resources(
+    assert advertised_gpu_resources(
         8,
         sharing_replicas=None,
         mig_strategy="single",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.core.catalog import DATA_DIR, read_header
+from infra.core.catalog.vendored import DATA_DIR, read_header
 
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA_DIR.glob("*.csv")))
@@ -50,7 +50,7 @@ def test_g4dn_xlarge_is_one_t4_with_four_vcpus_in_us_west_2(catalog):
 
 
 def test_catalog_reads_a_clouds_tables_only_when_asked_about_that_cloud():
-    from infra.core.catalog import Catalog
+    from infra.core.catalog.vendored import Catalog
 
     cat = Catalog()
     assert cat.gcp_machine("g2-standard-4") is not None
@@ -60,7 +60,7 @@ def test_catalog_reads_a_clouds_tables_only_when_asked_about_that_cloud():
 
 
 def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
-    from infra.core.catalog import Catalog, UserShape
+    from infra.core.catalog.vendored import Catalog, UserShape
 
     cat = Catalog()  # nothing read yet: the copy must not share tables it then edits
     gke = UserShape("gke", "x9-gpu-1", "nvidia-x9", 1, 8, 32.0, "us-central1", ("us-central1-a",))
@@ -72,7 +72,7 @@ def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
 
 
 def test_a_user_declared_aws_type_has_an_unknown_price_never_zero():
-    from infra.core.catalog import Catalog, UserShape
+    from infra.core.catalog.vendored import Catalog, UserShape
 
     eks = UserShape("eks", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
     inst = Catalog().with_user_shapes([eks]).aws_instance("zz9.xlarge")

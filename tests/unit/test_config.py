@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.core.config import (
+from infra.core.config.stack import (
     decode_engine_config,
     encode_engine_config,
     gcp_region_of,
@@ -146,7 +146,7 @@ def test_mig_layout_must_be_chosen_not_assumed():
 
 
 def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
-    from infra.core import config as cfg
+    from infra.core.config import stack as cfg
     from infra.core.rules import check_pool_name
 
     assert cfg.gcp_region_of("us-central1\n") is None
@@ -156,7 +156,7 @@ def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
 
 
 def test_onprem_pool_labels_take_node_role_labels_applied_by_node_patch_not_kubelet():
-    from infra.core.config import parse
+    from infra.core.config.stack import parse
 
     raw = {
         "gpu-infra:platform": "kubernetes",

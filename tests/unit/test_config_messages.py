@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from infra.core.config import parse
+from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from tests.conftest import gke_config
 
@@ -209,7 +209,7 @@ def test_any_value_of_any_type_at_any_key_of_the_samples_is_planned_or_a_config_
     import copy
     from pathlib import Path
 
-    from infra.core.config import load_stack_file
+    from infra.core.config.stack import load_stack_file
     from infra.core.plan import build_plan
 
     root = Path(__file__).resolve().parents[2]

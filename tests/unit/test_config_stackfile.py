@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from infra.core import stackfile
-from infra.core.config import load_stack_file, parse
+from infra.core.config.stack import load_stack_file, parse
 from infra.core.errors import ConfigErrors
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from infra.core import autoscaler as ca
-from infra.core import eks
-from infra.core.catalog import DATA_DIR, AwsInstance, Catalog
-from infra.core.config import parse
+from infra.core.catalog.vendored import DATA_DIR, AwsInstance, Catalog
+from infra.core.config.stack import parse
+from infra.core.eks import autoscaler as ca
+from infra.core.eks import planner as eks
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.plan import build_plan
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import moto
 import pytest
 
-from infra.core import eks
-from infra.core.catalog import AwsInstance, Catalog
+from infra.core.catalog.vendored import AwsInstance, Catalog
+from infra.core.eks import planner as eks
 
 MOTO_EC2 = Path(moto.__file__).parent / "ec2" / "resources"
 

@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.core import autoscaler as ca
-from infra.core import eks
-from infra.core.config_base import SharingSpec
-from infra.core.device_plugin import plan_device_plugin
+from infra.core.config.base import SharingSpec
+from infra.core.eks import autoscaler as ca
+from infra.core.eks import planner as eks
+from infra.core.eks.device_plugin import plan_device_plugin
 from infra.core.pools import Taint
 from tests.unit.test_eks import eks_config, errors_of, plan_of
 
@@ -414,7 +414,7 @@ def test_gpu_groups_have_node_auto_repair():
 
 @pytest.mark.parametrize(("lo", "hi", "zones"), [(0, 20, 3), (5, 7, 2), (3, 3, 3), (1, 10, 4)])
 def test_split_sizes_keeps_pool_totals_and_differs_by_at_most_one_first_azs_first(lo, hi, zones):
-    from infra.core.eks_group_lifecycle import split_sizes
+    from infra.core.eks.lifecycle import split_sizes
 
     sizes = split_sizes(lo, hi, zones)
     mins, maxs = [s[0] for s in sizes], [s[1] for s in sizes]

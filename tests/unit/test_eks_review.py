@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from infra.core import autoscaler as ca
-from infra.core import eks
-from infra.core.catalog import parse_cards
-from infra.core.catalog_build import aws_type_info, format_cards
-from infra.core.device_plugin import plan_efa_device_plugin
-from infra.core.eks_groups import NetworkInterface, efa_interfaces
-from infra.core.eks_network import subnet_cidrs
+from infra.core.catalog.build import aws_type_info, format_cards
+from infra.core.catalog.vendored import parse_cards
+from infra.core.eks import autoscaler as ca
+from infra.core.eks import planner as eks
+from infra.core.eks.device_plugin import plan_efa_device_plugin
+from infra.core.eks.groups import NetworkInterface, efa_interfaces
+from infra.core.eks.network import subnet_cidrs
 from tests.unit.test_eks import plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
 

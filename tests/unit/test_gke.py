@@ -6,9 +6,9 @@ from typing import Any
 
 import pytest
 
-from infra.core.config import parse
+from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
-from infra.core.gke import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, GkePlan, kubeconfig
+from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, GkePlan, kubeconfig
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
 

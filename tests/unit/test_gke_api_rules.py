@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
-from infra.core.catalog import read_rows
-from infra.core.config import parse
+from infra.core.catalog.vendored import read_rows
+from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
-from infra.core.gke import GkePlan, gke_pool_outputs
-from infra.core.gke_rules import mig_instances
-from infra.core.gke_series import load_series, series_of
+from infra.core.gke.planner import GkePlan, gke_pool_outputs
+from infra.core.gke.rules import mig_instances
+from infra.core.gke.series import load_series, series_of
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from infra.core.config import parse
+from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
-from infra.core.gke_model import NO_GKE_DEVICE_PLUGIN
-from infra.core.gke_pools import driver_version
+from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
+from infra.core.gke.pools import driver_version
 from infra.core.operator.gke_driver import (
     COS_INSTALLER_IMAGE,
     INSTALLER_COMMIT,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.core.gke_series import SERIES_FILE, load_series, series_of
+from infra.core.gke.series import SERIES_FILE, load_series, series_of
 
 HEADER = "# source: test\nprefix,series,boot_disk_types,provisioning,local_ssd_count\n"
 

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from infra import plan as plan_cli
-from infra.core.config import parse_file
+from infra.core.config.stack import parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.integrations import INTEGRATIONS
 from infra.core.plan import build_plan

@@ -8,20 +8,20 @@ from typing import Any, get_args
 import pytest
 import yaml
 
-from infra.core.config_operator import DEFAULT_OPERATOR_VERSION, Preset
+from infra.core.config.operator import DEFAULT_OPERATOR_VERSION, Preset
 from infra.core.errors import ConfigErrors
-from infra.core.helm_values import (
-    chart_defaults,
-    is_cdi_era,
-    merge_settings,
-    unknown_paths,
-    vendored_versions,
-)
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     PRIVILEGED_PSA,
     preset_settings,
     render_helm_values,
+)
+from infra.core.operator.helm_values import (
+    chart_defaults,
+    is_cdi_era,
+    merge_settings,
+    unknown_paths,
+    vendored_versions,
 )
 from tests.unit.operator_fixtures import assert_golden, errors, hints_for, plan, stack
 

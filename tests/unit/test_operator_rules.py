@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from infra.core.config import parse_file
+from infra.core.config.stack import parse_file
 from infra.core.plan import build_plan
 from infra.core.sharing import (
     GPU_PRESENT_LABEL,

@@ -10,10 +10,9 @@ import kubernetes_validate
 import pytest
 import yaml
 
-from infra.core.config import parse_file
-from infra.core.config_operator import DEFAULT_OPERATOR_VERSION
+from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
+from infra.core.config.stack import parse_file
 from infra.core.errors import ConfigErrors
-from infra.core.helm_values import chart_defaults
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
@@ -23,6 +22,7 @@ from infra.core.operator import (
     nvidia_mig_profiles,
     operator_node_labels,
 )
+from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
 from infra.core.pools import Taint
 from tests.unit.operator_fixtures import (

@@ -39,7 +39,7 @@ def test_a_program_warning_reaches_stderr_once_as_a_note(capsys):
 
 def test_mock_engine_records_program_logs_instead_of_printing_them(capsys):
     from infra import mockengine
-    from infra.core.config import load_stack_file
+    from infra.core.config.stack import load_stack_file
 
     name, raw = load_stack_file(ROOT / "stacks/Pulumi.onprem-containerd.yaml")
     rec = mockengine.run(raw, name)

@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 
 from infra.cli import known_stacks, stack_file, stack_path
-from infra.core.autoscaler import mig_instances_per_gpu
-from infra.core.config import load_stack_file, parse
+from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import PoolCost, estimate
 from infra.core.diff import changed_paths, diff, forcing_rules
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
+from infra.core.sharing import mig_instances_per_gpu
 from infra.planview.table import pool_rows
 from tests.conftest import gke_config
 
@@ -318,7 +318,7 @@ def test_eks_system_group_is_priced_over_its_own_azs_not_every_network_az():
 
 
 def test_prices_as_of_is_the_kept_prices_date_not_the_regeneration_date():
-    from infra.core.catalog import prices_as_of
+    from infra.core.catalog.vendored import prices_as_of
 
     kept = ["source: moto; fetched: 2027-01-02", "prices as of: 2026-11-26 (previous file)"]
     assert prices_as_of(kept) == "2026-11-26"

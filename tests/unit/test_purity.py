@@ -23,7 +23,8 @@ BLOCKED = (
 
 
 def pure_modules() -> list[str]:
-    mods = [f"infra.core.{m.name}" for m in pkgutil.iter_modules(infra.core.__path__)]
+    # Every module of every subpackage (gke/, eks/, config/, ...), not only the top level.
+    mods = [m.name for m in pkgutil.walk_packages(infra.core.__path__, "infra.core.")]
     for name in ("demand", "arithmetic", "report"):
         if (ROOT / "quota" / f"{name}.py").exists():
             mods.append(f"quota.{name}")

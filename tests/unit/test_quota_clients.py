@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from google.api_core import exceptions as gexc
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from quota.clients.aws import AwsQuotaService, AwsSettings
 from quota.clients.gcp import GcpSettings, dimensions_of, preference_id_of, quota_id_of
 from quota.clients.gcp_errors import describe_error

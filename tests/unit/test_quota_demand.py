@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from infra.core.catalog import Catalog, read_header
-from infra.core.config import parse, parse_file
+from infra.core.catalog.vendored import Catalog, read_header
+from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from quota import demand as d

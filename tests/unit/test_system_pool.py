@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.core.catalog import Catalog
+from infra.core.catalog.vendored import Catalog
 from infra.core.errors import ConfigErrors
 from infra.core.system_pool import (
     aws_system_type_problem,

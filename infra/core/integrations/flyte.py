@@ -17,15 +17,15 @@ import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core import autoscaler
-from infra.core.catalog import DATA_DIR, read_rows
-from infra.core.config_base import PoolBase
-from infra.core.gke_model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.config.base import PoolBase
+from infra.core.eks import autoscaler
+from infra.core.gke.model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
 
 # Node labels that carry the accelerator name per platform: GKE sets its own; gpu-infra puts
-# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks) and, on-prem, labels the
+# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks.planner) and, on-prem, labels the
 # listed nodes with its own key.
 DEVICE_LABEL = {
     "gke": ACCELERATOR_LABEL,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.config_operator import JupyterImageSpec
+from infra.core.config.operator import JupyterImageSpec
 from infra.core.pools import PoolHints
 
 # Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,

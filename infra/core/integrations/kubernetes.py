@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from typing import Any
 
 Manifest = dict[str, Any]
-# CUDA base image: nvidia-smi only (the smoke test's image; pinned in config_operator).
+# CUDA base image: nvidia-smi only (the smoke test's image; pinned in infra.core.config.operator).
 SAMPLE_COMMAND = ["nvidia-smi"]
 
 

@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from infra.core import autoscaler
-from infra.core.config_base import PoolBase
-from infra.core.gke_model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
+from infra.core.config.base import PoolBase
+from infra.core.eks import autoscaler
+from infra.core.gke.model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
 
-# The label EKS GPU nodes carry, for workloads' node selectors: set by infra.core.eks on every GPU
+# The label EKS GPU nodes carry, for workloads' node selectors: set by infra.core.eks.planner on every GPU
 # node group, the key cluster-autoscaler reads as its GPU label. GKE's is ACCELERATOR_LABEL
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus).
 EKS_ACCELERATOR_LABEL = autoscaler.GPU_LABEL

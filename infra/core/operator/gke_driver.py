@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infra.core.gke_model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN, NODEPOOL_LABEL
+from infra.core.gke.model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN, NODEPOOL_LABEL
 from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
 from infra.core.pools import PoolHints
 

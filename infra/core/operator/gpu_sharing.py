@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import yaml
 
-from infra.core.config import StackConfig
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.helm_values import Setting
+from infra.core.operator.helm_values import Setting
 from infra.core.operator.model import MANAGED_BY, Manifest, PoolSpecs, spec_of
 from infra.core.operator.presets import NO_OPERATOR_DEVICE_PLUGIN, NO_OPERATOR_MIG_MANAGER
 from infra.core.pools import PoolHints

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from infra.core.config_base import PoolBase
-from infra.core.gke_model import COMPUTE_CLASS_LABEL
+from infra.core.config.base import PoolBase
+from infra.core.gke.model import COMPUTE_CLASS_LABEL
 from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
@@ -57,7 +57,7 @@ SMOKE_TEST_DEADLINE_SECONDS = 1800
 
 PoolSpecs = Mapping[str, tuple[int, PoolBase]]
 # GKE binds a pool with `fallback` alternatives, and its `<pool>-fb<N>` pools planned from them, to
-# a ComputeClass named after the pool (infra.core.gke); the alternatives share that gpuPools entry.
+# a ComputeClass named after the pool (infra.core.gke.planner); the alternatives share that gpuPools entry.
 GKE_COMPUTE_CLASS_LABEL = COMPUTE_CLASS_LABEL
 
 

@@ -8,10 +8,9 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.config import StackConfig
-from infra.core.config_kubernetes import KubernetesPoolSpec
+from infra.core.config.kubernetes import KubernetesPoolSpec
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.helm_values import default_at, is_cdi_era
 from infra.core.integrations import flyte as flyte_mod
 from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
@@ -19,6 +18,7 @@ from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
 from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
+from infra.core.operator.helm_values import default_at, is_cdi_era
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infra.core.config import StackConfig
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
-from infra.core.helm_values import is_cdi_era, merge_settings, unknown_paths, vendored_versions
 from infra.core.operator.gpu_sharing import mig_settings, reject_operator_features, sharing_settings
+from infra.core.operator.helm_values import (
+    is_cdi_era,
+    merge_settings,
+    unknown_paths,
+    vendored_versions,
+)
 from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
 from infra.core.operator.objects import assemble, check_namespaces, check_pool_labels
 from infra.core.operator.presets import (

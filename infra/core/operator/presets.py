@@ -6,13 +6,13 @@ import re
 from collections.abc import Sequence
 from typing import Any, get_args
 
-from infra.core.config import StackConfig
-from infra.core.config_base import PoolBase
-from infra.core.config_kubernetes import Distribution
-from infra.core.config_operator import EksPreset, GkePreset
+from infra.core.config.base import PoolBase
+from infra.core.config.kubernetes import Distribution
+from infra.core.config.operator import EksPreset, GkePreset
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.helm_values import Setting, is_cdi_era
 from infra.core.operator.gke_driver import COS_DRIVER_MODES
+from infra.core.operator.helm_values import Setting, is_cdi_era
 from infra.core.operator.model import (
     GKE_DRIVER_DIR,
     GKE_RUNTIME_CONFIG_FILE_FROM,

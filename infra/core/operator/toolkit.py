@@ -3,9 +3,9 @@ chart honours."""
 
 from __future__ import annotations
 
-from infra.core.config_operator import GpuOperatorSpec
+from infra.core.config.operator import GpuOperatorSpec
 from infra.core.errors import Issues
-from infra.core.helm_values import Setting, is_cdi_era
+from infra.core.operator.helm_values import Setting, is_cdi_era
 from infra.core.operator.presets import NO_OPERATOR_TOOLKIT
 
 # Why CONTAINERD_SET_AS_DEFAULT is not carried into a CDI-era chart. From v25.10 the operator

@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.config_operator import GpuOperatorSpec
+from infra.core.config.operator import GpuOperatorSpec
 from infra.core.errors import Issues
-from infra.core.helm_values import (
+from infra.core.operator.helm_values import (
     Setting,
     chart_defaults,
     default_at,

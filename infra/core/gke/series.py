@@ -9,7 +9,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.core.catalog import DATA_DIR, read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 
 SERIES_FILE = "gcp_machine_series.csv"
 Provisioning = str  # on-demand | spot | flex-start | reservation

@@ -18,9 +18,9 @@ from typing import Any
 
 import yaml
 
-from infra.core.config import SAFE_LOADER
+from infra.core.config.stack import SAFE_LOADER
 
-CHART_DATA_DIR = Path(__file__).parent / "data" / "gpu-operator"
+CHART_DATA_DIR = Path(__file__).parent.parent / "data" / "gpu-operator"
 
 # `toolkit.env[NAME]`-style paths: an item of a {name, value} list, addressed by its name.
 _ENV_ITEM = re.compile(r"^(?P<list>.+)\[(?P<name>[A-Za-z_][A-Za-z0-9_]*)\]$")

@@ -1,7 +1,7 @@
 """Stack-config schema for ``platform: eks``: the cluster block and GPU node groups.
 
 Only shapes and enums live here; rules that need the catalog (instance types, AZ offerings, AMI
-per architecture, Kubernetes-version rules) live in ``infra.core.eks``.
+per architecture, Kubernetes-version rules) live in ``infra.core.eks.planner``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from infra.core import rules
-from infra.core.config_base import ClusterBase, Model, PoolBase, TaintSpec
+from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
 # variants only). AL2_x86_64_GPU is listed so the planner can reject it with the reason (EOS

@@ -8,11 +8,11 @@ from __future__ import annotations
 import math
 import re
 
-from infra.core.autoscaler import mig_instances_per_gpu
-from infra.core.catalog import Catalog
-from infra.core.config_gke import GkeGpuSpec, GkePoolSpec
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
-from infra.core.gke_series import MachineSeries
+from infra.core.gke.series import MachineSeries
+from infra.core.sharing import mig_instances_per_gpu
 
 # Boot-disk types GKE node pools accept
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).

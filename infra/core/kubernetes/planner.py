@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infra.core.catalog import Catalog
-from infra.core.config import StackConfig
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.pools import PoolHints, Taint
 from infra.core.sharing import nvidia_mig_profiles, operator_node_labels

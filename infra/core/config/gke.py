@@ -1,7 +1,7 @@
 """Stack-config schema for ``platform: gke``: the cluster block and GPU node pools.
 
 Only shapes and enums live here; rules that need the catalog (zones, machine/GPU pairs) live in
-``infra.core.gke``.
+``infra.core.gke.planner``.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import Field
 
 from infra.core import rules
-from infra.core.config_base import ClusterBase, Model, PoolBase
+from infra.core.config.base import ClusterBase, Model, PoolBase
 
 # Driver modes map onto guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion
 # (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig#gpudriverinstallationconfig):

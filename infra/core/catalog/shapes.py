@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.core.catalog import Catalog, UserShape
+from infra.core.catalog.vendored import Catalog, UserShape
 from infra.core.errors import Issues, join_path
 
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from infra.core.catalog import Catalog
-from infra.core.config import StackConfig, gcp_region_of
-from infra.core.config_gke import GkeClusterSpec
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.gke import GkeClusterSpec
+from infra.core.config.stack import StackConfig, gcp_region_of
 from infra.core.errors import Issues, join_path
-from infra.core.gke_cluster import plan_cluster
-from infra.core.gke_model import (
+from infra.core.gke.cluster import plan_cluster
+from infra.core.gke.model import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     GPU_TAINT,
@@ -35,7 +35,7 @@ from infra.core.gke_model import (
     GkePoolPlan,
     MaintenanceExclusionPlan,
 )
-from infra.core.gke_pools import PoolContext, plan_pools
+from infra.core.gke.pools import PoolContext, plan_pools
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.system_pool import gcp_system_type_problem
 

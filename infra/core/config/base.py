@@ -1,6 +1,6 @@
 """Shared pieces of the stack-config schema: the strict base model and fields every platform has.
 
-Per-platform schemas (``config_gke``, ``config_eks``, ``config_kubernetes``) build on these. Keys are
+Per-platform schemas (``gke``, ``eks``, ``kubernetes`` in this package) build on these. Keys are
 camelCase in the stack file; unknown keys are rejected so a typo never becomes a silent default.
 """
 
@@ -89,7 +89,9 @@ class PoolBase(Model):
     sharing: SharingSpec | None = None
     mig: MigSpec | None = None
     smoke_test: bool = False  # opt-in: the nvidia-smi Job scales a GPU node up
-    shape: ShapeSpec | None = None  # escape hatch for a type the catalog lacks (infra.core.shapes)
+    shape: ShapeSpec | None = (
+        None  # escape hatch for a type the catalog lacks (infra.core.catalog.shapes)
+    )
 
 
 class ClusterBase(Model):

@@ -9,11 +9,11 @@ import datetime as dt
 import ipaddress
 import re
 
-from infra.core.config_gke import GkeClusterSpec, MaintenanceSpec
+from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.errors import Issues, join_path
-from infra.core.gke_model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
-from infra.core.gke_pools import gke_version, version_at_least
-from infra.core.gke_series import series_of
+from infra.core.gke.model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
+from infra.core.gke.pools import gke_version, version_at_least
+from infra.core.gke.series import series_of
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
 # "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only

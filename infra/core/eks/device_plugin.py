@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from infra.core.config_base import SharingSpec
+from infra.core.config.base import SharingSpec
 from infra.core.pools import Taint
 from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key, time_slicing_config
 

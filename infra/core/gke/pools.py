@@ -8,11 +8,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from infra.core.catalog import Catalog, GcpMachine
-from infra.core.config import gcp_region_of
-from infra.core.config_gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
+from infra.core.catalog.vendored import Catalog, GcpMachine
+from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
+from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
-from infra.core.gke_model import (
+from infra.core.gke.model import (
     ACCELERATOR_LABEL,
     COMPUTE_CLASS_LABEL,
     GPU_TAINT,
@@ -23,7 +23,7 @@ from infra.core.gke_model import (
     GkePoolPlan,
     GpuDriverVersion,
 )
-from infra.core.gke_rules import (
+from infra.core.gke.rules import (
     auto_upgrade,
     best_effort,
     boot_disk,
@@ -35,7 +35,7 @@ from infra.core.gke_rules import (
     reservation_affinity,
     schedulable_gpus,
 )
-from infra.core.gke_series import series_of
+from infra.core.gke.series import series_of
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels

@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from infra.core.config_eks import EksClusterSpec
+from infra.core.config.eks import EksClusterSpec
 from infra.core.errors import Issues, join_path
 
 # EKS cannot place control-plane ENIs in these AZ IDs (EKS user guide "Cluster VPC and subnet

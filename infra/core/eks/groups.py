@@ -2,7 +2,7 @@
 
 Pure code. ``plan_group`` checks one ``gpuPools[]`` entry against the vendored catalog and returns
 an ``EksGroupPlan`` (one pool: one node group, or one per AZ with ``groupPerZone``).
-Naming and sizing across replacements live in ``infra.core.eks_group_lifecycle``.
+Naming and sizing across replacements live in ``infra.core.eks.lifecycle``.
 """
 
 from __future__ import annotations
@@ -12,15 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from infra.core import autoscaler
-from infra.core.catalog import AwsInstance, Catalog
-from infra.core.config_eks import EksClusterSpec, EksPoolSpec
-from infra.core.eks_group_lifecycle import node_group_name, split_sizes
-from infra.core.eks_network import EksNetworkPlan
-from infra.core.eks_types import check_types, choose_capacity_type
+from infra.core.catalog.vendored import AwsInstance, Catalog
+from infra.core.config.eks import EksClusterSpec, EksPoolSpec
+from infra.core.eks import autoscaler
+from infra.core.eks.instance_types import check_types, choose_capacity_type
+from infra.core.eks.lifecycle import node_group_name, split_sizes
+from infra.core.eks.network import EksNetworkPlan
 from infra.core.errors import Issues, join_path
 from infra.core.pools import PoolHints, Taint
-from infra.core.sharing import operator_node_labels
+from infra.core.sharing import advertised_gpu_resources, operator_node_labels
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
@@ -415,7 +415,7 @@ def plan_group(
             continue
         taints.append(Taint(t.key, t.value, t.effect))
     model = catalog.gcp_model(fam.accelerator_label)
-    gpu_count, extra = autoscaler.advertised_gpu_resources(
+    gpu_count, extra = advertised_gpu_resources(
         first.gpus,
         sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
         sharing_renamed=pool.sharing is not None and pool.sharing.rename_by_default,
@@ -475,7 +475,7 @@ def plan_group(
         # subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
         # node_group.go: ForceNew); the name must change with them, or the replacement fails
         # "already exists". Given subnets are hashed by ID; created ones are fixed per AZ ID
-        # (eks_network.subnet_cidrs keys CIDRs on the AZ number).
+        # (network.subnet_cidrs keys CIDRs on the AZ number).
         given = network.private_subnets if network is not None else {}
         ids = [given[a] for a in azs if a in given]
         return {"subnets": azs, **({"subnetIds": ids} if ids else {})}

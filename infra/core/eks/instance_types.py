@@ -1,6 +1,6 @@
 """EKS instance types and purchase options: which types a GPU group may use, and how it buys them.
 
-Pure code, used by ``infra.core.eks_groups``: every type known, an NVIDIA type with an EKS NVIDIA
+Pure code, used by ``infra.core.eks.groups``: every type known, an NVIDIA type with an EKS NVIDIA
 AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reservation rules.
 """
 
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from infra.core.catalog import AwsInstance, Catalog
-from infra.core.config_eks import EksPoolSpec
+from infra.core.catalog.vendored import AwsInstance, Catalog
+from infra.core.config.eks import EksPoolSpec
 from infra.core.errors import Issues, join_path
 
 

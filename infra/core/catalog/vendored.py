@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-DATA_DIR = Path(__file__).parent / "data"
+DATA_DIR = Path(__file__).parent.parent / "data"
 
 
 def read_rows(name: str, data_dir: Path = DATA_DIR) -> Iterator[dict[str, str]]:
@@ -63,7 +63,7 @@ def _price(text: str) -> float | None:
 
 
 def parse_cards(text: str) -> tuple[int, ...]:
-    """Network card indices from ``0-31`` / ``1-16`` / ``0 2-3`` (catalog_build.format_cards)."""
+    """Network card indices from ``0-31`` / ``1-16`` / ``0 2-3`` (build.format_cards)."""
     out: list[int] = []
     for part in text.split():
         lo, _, hi = part.partition("-")

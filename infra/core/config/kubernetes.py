@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from infra.core import rules
-from infra.core.config_base import ClusterBase, Model, PoolBase
+from infra.core.config.base import ClusterBase, Model, PoolBase
 
 # Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
 # containerd config and socket (NVIDIA gpu-operator getting-started.html, "Specifying Configuration

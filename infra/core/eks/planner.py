@@ -1,9 +1,9 @@
 """EKS planning: the cluster, its access, add-ons, the cluster-autoscaler and the GPU groups.
 
 Pure code. ``plan_eks`` turns the parsed stack into an ``EksPlan`` that ``infra.components.eks``
-maps 1:1 onto pulumi-eks / pulumi-aws resources. The network lives in ``infra.core.eks_network``,
-the GPU node groups in ``infra.core.eks_groups`` (re-exported here), the device plugin for
-operator-less stacks in ``infra.core.device_plugin``.
+maps 1:1 onto pulumi-eks / pulumi-aws resources. The network lives in ``infra.core.eks.network``,
+the GPU node groups in ``infra.core.eks.groups`` (re-exported here), the device plugin for
+operator-less stacks in ``infra.core.eks.device_plugin``.
 """
 
 from __future__ import annotations
@@ -12,13 +12,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from infra.core import autoscaler
-from infra.core.catalog import Catalog
-from infra.core.config import StackConfig
-from infra.core.config_eks import EksClusterSpec
-from infra.core.device_plugin import DevicePluginPlan, plan_device_plugin, plan_efa_device_plugin
-from infra.core.eks_group_lifecycle import desired_size, node_group_name, predecessor, split_sizes
-from infra.core.eks_groups import (
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.eks import EksClusterSpec
+from infra.core.config.stack import StackConfig
+from infra.core.eks import autoscaler
+from infra.core.eks.device_plugin import (
+    DevicePluginPlan,
+    plan_device_plugin,
+    plan_efa_device_plugin,
+)
+from infra.core.eks.groups import (
     AL2_LAST_MINOR,
     EKS_TAINT_EFFECT,
     GPU_PRESENT_LABEL,
@@ -36,7 +39,8 @@ from infra.core.eks_groups import (
     plan_group,
     region_az_ids,
 )
-from infra.core.eks_network import (
+from infra.core.eks.lifecycle import desired_size, node_group_name, predecessor, split_sizes
+from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
     plan_network,

@@ -21,7 +21,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from infra.core import rules
-from infra.core.config_operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
+from infra.core.config.operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.errors import (
     ConfigIssue,
     Issues,
@@ -47,14 +47,14 @@ def _schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
     plan has no use for the EKS ones.
     """
     if platform == "gke":
-        from infra.core.config_gke import GkeClusterSpec, GkePoolSpec
+        from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
 
         return GkeClusterSpec, GkePoolSpec
     if platform == "eks":
-        from infra.core.config_eks import EksClusterSpec, EksPoolSpec
+        from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 
         return EksClusterSpec, EksPoolSpec
-    from infra.core.config_kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
+    from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 
     return KubernetesClusterSpec, KubernetesPoolSpec
 
@@ -328,7 +328,7 @@ def _location(
 @functools.cache
 def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
     """Region -> zones with any GPU, from the catalog (zones and regions that exist for us)."""
-    from infra.core.catalog import Catalog  # the catalog only when a GKE stack needs it
+    from infra.core.catalog.vendored import Catalog  # the catalog only when a GKE stack needs it
 
     catalog = Catalog.load()
     out: dict[str, set[str]] = {}

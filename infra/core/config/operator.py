@@ -1,7 +1,7 @@
 """Stack-config schema for ``gpuOperator`` and ``gpuNamespaces``.
 
 Owned by the GPU Operator work (issue 4). Shapes only; rules that need the pools or the pinned
-chart's values live in ``infra.core.operator`` and ``infra.core.helm_values``.
+chart's values live in ``infra.core.operator`` and ``infra.core.operator.helm_values``.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from infra.core import rules
-from infra.core.config_base import Model, NamespaceName
-from infra.core.config_kubernetes import Distribution
+from infra.core.config.base import Model, NamespaceName
+from infra.core.config.kubernetes import Distribution
 
 # The chart version used when a stack does not name one. The ONE place the default is pinned;
 # its values file is vendored under infra/core/data/gpu-operator/ for key validation.
