@@ -33,12 +33,11 @@ from infra.core.gke.rules import (
     check_sharing,
     provisioning_mode,
     reservation_affinity,
-    schedulable_gpus,
 )
 from infra.core.gke.series import series_of
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
-from infra.core.sharing import operator_node_labels
+from infra.core.sharing import operator_node_labels, schedulable_gpus
 
 _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
     "gke-default": "DEFAULT",
