@@ -57,6 +57,35 @@ def launch_template(
     For hpc groups also EFA interfaces, the placement group and local NVMe; for a capacity
     reservation or Capacity Block its target.
     """
+    extra = _group_extras(group, security_group_id) if group is not None else {}
+    if placement_group is not None:
+        extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
+    return aws.ec2.LaunchTemplate(
+        name,
+        aws.ec2.LaunchTemplateArgs(
+            description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
+            update_default_version=True,
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",  # IMDSv2 only
+                # 1 hop: pods (one hop further) cannot read the node role's credentials; they
+                # use IRSA / Pod Identity. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
+                http_put_response_hop_limit=1,
+            ),
+            block_device_mappings=_volumes(ami_type, disk_gib),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(
+                    resource_type="instance", tags={"Name": node_name}
+                )
+            ],
+            **extra,
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+def _volumes(ami_type: str, disk_gib: int) -> list[aws.ec2.LaunchTemplateBlockDeviceMappingArgs]:
+    """The sized data (or root) volume, plus Bottlerocket's OS volume; all encrypted gp3."""
     data_device = data_volume_device(ami_type)
     volumes = [
         aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
@@ -81,8 +110,16 @@ def launch_template(
                 ),
             ),
         )
+    return volumes
+
+
+def _group_extras(
+    group: core.EksGroupPlan, security_group_id: pulumi.Input[str] | None
+) -> dict[str, Any]:
+    """Launch-template arguments a GPU group adds: EFA interfaces, RAID0 user data, its capacity
+    reservation or Capacity Block."""
     extra: dict[str, Any] = {}
-    if group is not None and group.network_interfaces:
+    if group.network_interfaces:
         assert security_group_id is not None
         # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
@@ -99,11 +136,9 @@ def launch_template(
             )
             for n in group.network_interfaces
         ]
-    if placement_group is not None:
-        extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
-    if group is not None and group.local_nvme:
+    if group.local_nvme:
         extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
-    if group is not None and group.capacity_reservation_id is not None:
+    if group.capacity_reservation_id is not None:
         # A target or a preference, never both (https://docs.aws.amazon.com/AWSEC2/latest/
         # APIReference/API_CapacityReservationSpecification.html; checked in infra.core.eks.instance_types).
         target = (
@@ -116,41 +151,20 @@ def launch_template(
                 capacity_reservation_target=target
             )
         )
-    elif group is not None and group.capacity_reservation_preference is not None:
+    elif group.capacity_reservation_preference is not None:
         extra["capacity_reservation_specification"] = (
             aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
                 capacity_reservation_preference=group.capacity_reservation_preference
             )
         )
-    if group is not None and group.capacity_type == "CAPACITY_BLOCK":
+    if group.capacity_type == "CAPACITY_BLOCK":
         # EKS: the launch template names the block's market type and instance type
         # (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html).
         extra["instance_market_options"] = aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(
             market_type="capacity-block"
         )
         extra["instance_type"] = group.instance_types[0]
-    return aws.ec2.LaunchTemplate(
-        name,
-        aws.ec2.LaunchTemplateArgs(
-            description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
-            update_default_version=True,
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled",
-                http_tokens="required",  # IMDSv2 only
-                # 1 hop: pods (one hop further) cannot read the node role's credentials; they
-                # use IRSA / Pod Identity. hostNetwork agents (VPC CNI, kube-proxy) still reach IMDS.
-                http_put_response_hop_limit=1,
-            ),
-            block_device_mappings=volumes,
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(
-                    resource_type="instance", tags={"Name": node_name}
-                )
-            ],
-            **extra,
-        ),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
+    return extra
 
 
 def live_desired_size(
@@ -241,58 +255,20 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         for ng in group.node_groups:
             ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
             key = ng.az_ids[0] if group.group_per_zone else "ng"
+            desired = live_desired_size(
+                cluster_name, existing_groups, ng.name, ng.min_size, ng.max_size, region, self
+            )
             node_group = aws.eks.NodeGroup(
                 f"{name}-{key}",
-                aws.eks.NodeGroupArgs(
+                _node_group_args(
+                    group,
+                    ng,
                     cluster_name=cluster_name,
-                    node_group_name=ng.name,
-                    node_role_arn=node_role_arn,
                     subnet_ids=ng_subnets,
-                    # A Capacity Block's launch template names the type (EKS rejects both).
-                    instance_types=(
-                        None
-                        if group.capacity_type == "CAPACITY_BLOCK"
-                        else list(group.instance_types)
-                    ),
-                    ami_type=group.ami_type,  # explicit: the GPU AMI is not chosen otherwise
-                    capacity_type=group.capacity_type,
-                    scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-                        min_size=ng.min_size,
-                        max_size=ng.max_size,
-                        desired_size=live_desired_size(
-                            cluster_name,
-                            existing_groups,
-                            ng.name,
-                            ng.min_size,
-                            ng.max_size,
-                            region,
-                            self,
-                        ),
-                    ),
-                    labels=dict(group.labels),
-                    taints=[
-                        aws.eks.NodeGroupTaintArgs(
-                            key=t["key"], value=t["value"], effect=t["effect"]
-                        )
-                        for t in group.eks_taints
-                    ],
-                    launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
-                        id=lt.id, version=lt.latest_version.apply(str)
-                    ),
-                    update_config=aws.eks.NodeGroupUpdateConfigArgs(
-                        max_unavailable=group.update_max_unavailable
-                    ),
-                    # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
-                    # from the node monitoring agent add-on) or kubelet health fails
-                    # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
-                    node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
-                        enabled=group.node_repair
-                    ),
-                    tags={
-                        "Name": ng.name,
-                        **group.node_group_tags,
-                        stack_tag: ca.STACK_TAG_VALUE,
-                    },
+                    desired_size=desired,
+                    node_role_arn=node_role_arn,
+                    launch_template=lt,
+                    stack_tag=stack_tag,
                 ),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
             )
@@ -302,6 +278,55 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             self.asg_names.append(asg_name)
             tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
         self.register_outputs({"asgNames": self.asg_names})
+
+
+def _node_group_args(
+    group: core.EksGroupPlan,
+    ng: core.EksNodeGroup,
+    *,
+    cluster_name: pulumi.Input[str],
+    subnet_ids: pulumi.Input[list[str]],
+    desired_size: pulumi.Input[int],
+    node_role_arn: pulumi.Input[str],
+    launch_template: aws.ec2.LaunchTemplate,
+    stack_tag: str,
+) -> aws.eks.NodeGroupArgs:
+    """One managed node group of ``group``: every value from the plan."""
+    return aws.eks.NodeGroupArgs(
+        cluster_name=cluster_name,
+        node_group_name=ng.name,
+        node_role_arn=node_role_arn,
+        subnet_ids=subnet_ids,
+        # A Capacity Block's launch template names the type (EKS rejects both).
+        instance_types=(
+            None if group.capacity_type == "CAPACITY_BLOCK" else list(group.instance_types)
+        ),
+        ami_type=group.ami_type,  # explicit: the GPU AMI is not chosen otherwise
+        capacity_type=group.capacity_type,
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+            min_size=ng.min_size, max_size=ng.max_size, desired_size=desired_size
+        ),
+        labels=dict(group.labels),
+        taints=[
+            aws.eks.NodeGroupTaintArgs(key=t["key"], value=t["value"], effect=t["effect"])
+            for t in group.eks_taints
+        ],
+        launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
+            id=launch_template.id, version=launch_template.latest_version.apply(str)
+        ),
+        update_config=aws.eks.NodeGroupUpdateConfigArgs(
+            max_unavailable=group.update_max_unavailable
+        ),
+        # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
+        # from the node monitoring agent add-on) or kubelet health fails
+        # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
+        node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=group.node_repair),
+        tags={
+            "Name": ng.name,
+            **group.node_group_tags,
+            stack_tag: ca.STACK_TAG_VALUE,
+        },
+    )
 
 
 def tag_asg(

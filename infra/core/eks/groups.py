@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Literal
 
-from infra.core.catalog.vendored import AwsInstance, Catalog
+from infra.core.catalog.vendored import AwsGpuFamily, AwsInstance, Catalog, GpuModel
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.eks import autoscaler
 from infra.core.eks.instance_types import check_types, choose_capacity_type
@@ -262,6 +262,59 @@ def kubernetes_minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Shape:
+    """Step 1 (instance types and capacity): what every node of the pool is."""
+
+    names: tuple[str, ...]
+    instances: tuple[AwsInstance, ...]
+    family: AwsGpuFamily
+    ami: str | None
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None
+
+    @property
+    def first(self) -> AwsInstance:
+        """The type CA sizes the node template from."""
+        return self.instances[0]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Placement:
+    """Step 2 (AZs and subnets): where the pool's nodes go."""
+
+    az_ids: tuple[str, ...]
+    reservation_id: str | None
+    single_az: bool
+    zones_n: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Efa:
+    """Step 3 (EFA): the launch template's interfaces and the EFA devices a node advertises."""
+
+    count: int = 0
+    nics: tuple[NetworkInterface, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _NodeLabels:
+    """Step 4 (labels and taints) and what the GPU resources look like to a pod."""
+
+    labels: dict[str, str]
+    taints: tuple[Taint, ...]
+    gpu_count: int
+    extra: Mapping[str, int | str]
+    model: GpuModel
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Template:
+    """Step 5 (autoscaler template): the CA node-template tags and the storage behind them."""
+
+    tags: Mapping[str, str]
+    local_nvme: bool
+
+
 def plan_group(
     i: int,
     pool: EksPoolSpec,
@@ -271,9 +324,31 @@ def plan_group(
     catalog: Catalog,
     issues: Issues,
 ) -> EksGroupPlan | None:
-    """Decide one GPU pool's node group(s); ``None`` (with issues) when it cannot be built."""
+    """Decide one GPU pool's node group(s); ``None`` (with issues) when it cannot be built.
+
+    A pipeline of pure steps: instance types and capacity -> AZs and subnets -> EFA -> labels
+    and taints -> autoscaler template -> lifecycle (names, sizes, notes).
+    """
     start = issues.count()
-    mt_path = join_path("gpuPools", i, "machineType")
+    shape = _plan_shape(i, pool, cluster, catalog, issues)
+    if shape is None:
+        return None
+    placement = _plan_placement(i, pool, region, network, shape, issues)
+    if placement is None:
+        return None
+    efa = _plan_efa(i, pool, shape.first, issues)
+    _check_group_per_zone(i, pool, placement, issues)
+    node = _plan_labels(i, pool, shape, catalog, issues)
+    template = _plan_template(i, pool, shape, efa, node, issues)
+    if issues.count() != start or shape.ami is None or shape.capacity_type is None:
+        return None
+    return _assemble(i, pool, network, shape, placement, efa, node, template)
+
+
+def _plan_shape(
+    i: int, pool: EksPoolSpec, cluster: EksClusterSpec, catalog: Catalog, issues: Issues
+) -> _Shape | None:
+    """Instance types (checked against the catalog), the gpu block, AMI type and capacity type."""
     checked = check_types(i, pool, catalog, issues)
     if checked is None:
         return None
@@ -281,7 +356,6 @@ def plan_group(
     first = instances[0]
     fam = catalog.aws_family(first.family)
     assert fam is not None  # checked above
-
     if pool.gpu is not None:
         if pool.gpu.type is not None and pool.gpu.type not in (
             first.gpu_model,
@@ -297,47 +371,44 @@ def plan_group(
                 join_path("gpuPools", i, "gpu", "count"),
                 f"{pool.gpu.count} but {first.name} has {first.gpus} GPU(s)",
             )
-
     ami, why = choose_ami_type(
         fam.architecture, pool.ami_family, pool.ami_type, cluster.kubernetes_version
     )
     if why is not None:
         issues.add(join_path("gpuPools", i, "amiType"), why)
-
     capacity_type = choose_capacity_type(i, pool, first, issues)
+    return _Shape(
+        names=tuple(names),
+        instances=tuple(instances),
+        family=fam,
+        ami=ami,
+        capacity_type=capacity_type,
+    )
 
-    # AZs: every type offered there (catalog), restricted to zones/subnets if given.
-    offered = offered_az_ids(instances, region)
+
+def _plan_placement(
+    i: int,
+    pool: EksPoolSpec,
+    region: str,
+    network: EksNetworkPlan | None,
+    shape: _Shape,
+    issues: Issues,
+) -> _Placement | None:
+    """AZs: every type offered there (catalog), restricted to zones/subnets if given; one AZ
+    for hpc and reservations."""
+    offered = offered_az_ids(list(shape.instances), region)
     if not offered:
-        where = {inst.name: sorted(inst.az_ids) for inst in instances if region not in inst.az_ids}
-        detail = "; ".join(
-            f"{t} is offered in: {', '.join(r) or 'no region'}" for t, r in where.items()
-        )
-        issues.add(
-            mt_path,
-            f"{' and '.join(names)} is not offered in {region}: no AZ there offers it "
-            f"({detail or 'each is offered somewhere, but no AZ offers all of them'})",
-        )
+        _not_offered(i, shape, region, issues)
         return None
-    usable = set(offered)
-    if pool.zones is not None:
-        for k, az in enumerate(pool.zones):
-            if az in pool.zones[:k]:
-                issues.add(join_path("gpuPools", i, "zones", k), f"{az!r} is listed twice")
-            elif az not in offered:
-                issues.add(
-                    join_path("gpuPools", i, "zones", k),
-                    f"{az!r} does not offer {', '.join(names)} in {region} (AZ IDs offering "
-                    f"it: {', '.join(sorted(offered))})",
-                )
-        usable &= set(pool.zones)
+    usable = _given_zones(i, pool, region, offered, shape.names, issues)
     if network is not None:
         with_subnet = usable & set(network.az_ids)
         if not with_subnet and usable:
             issues.add(
-                mt_path,
-                f"{', '.join(names)} is offered in {region} only in {', '.join(sorted(usable))}, "
-                f"but the private subnets are in {', '.join(network.az_ids)}",
+                join_path("gpuPools", i, "machineType"),
+                f"{', '.join(shape.names)} is offered in {region} only in "
+                f"{', '.join(sorted(usable))}, but the private subnets are in "
+                f"{', '.join(network.az_ids)}",
             )
         usable = with_subnet
     az_ids = sorted(usable)
@@ -364,44 +435,95 @@ def plan_group(
                 f"{why_one} needs exactly one AZ ID; got {', '.join(pool.zones)}",
             )
         az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
+    return _Placement(
+        az_ids=tuple(az_ids),
+        reservation_id=reservation_id,
+        single_az=single_az,
+        zones_n=len(az_ids) if pool.group_per_zone else 1,
+    )
 
-    efa = 0
-    nics: tuple[NetworkInterface, ...] = ()
-    if pool.hpc:
-        if first.efa_interfaces == 0:
+
+def _not_offered(i: int, shape: _Shape, region: str, issues: Issues) -> None:
+    where = {x.name: sorted(x.az_ids) for x in shape.instances if region not in x.az_ids}
+    detail = "; ".join(
+        f"{t} is offered in: {', '.join(r) or 'no region'}" for t, r in where.items()
+    )
+    issues.add(
+        join_path("gpuPools", i, "machineType"),
+        f"{' and '.join(shape.names)} is not offered in {region}: no AZ there offers it "
+        f"({detail or 'each is offered somewhere, but no AZ offers all of them'})",
+    )
+
+
+def _given_zones(
+    i: int,
+    pool: EksPoolSpec,
+    region: str,
+    offered: set[str],
+    names: tuple[str, ...],
+    issues: Issues,
+) -> set[str]:
+    """The offered AZ IDs narrowed to ``zones`` (each checked: listed once, offering the types)."""
+    usable = set(offered)
+    if pool.zones is None:
+        return usable
+    for k, az in enumerate(pool.zones):
+        if az in pool.zones[:k]:
+            issues.add(join_path("gpuPools", i, "zones", k), f"{az!r} is listed twice")
+        elif az not in offered:
             issues.add(
-                join_path("gpuPools", i, "hpc"),
-                f"{first.name} supports no EFA interface (EC2 DescribeInstanceTypes "
-                "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
-                "p5.48xlarge, p6-b200.48xlarge",
+                join_path("gpuPools", i, "zones", k),
+                f"{az!r} does not offer {', '.join(names)} in {region} (AZ IDs offering "
+                f"it: {', '.join(sorted(offered))})",
             )
-        elif first.efa_cards:
-            nics = efa_interfaces(first.efa_cards, first.efa_interfaces)
-            efa = sum(n.interface_type != "interface" for n in nics)
-        else:  # a catalog without per-card data: one EFA per card from card 0
-            nics = efa_interfaces(tuple(range(first.efa_interfaces)), first.efa_interfaces)
-            efa = first.efa_interfaces
+    return usable & set(pool.zones)
 
-    if pool.group_per_zone and single_az:
+
+def _plan_efa(i: int, pool: EksPoolSpec, first: AwsInstance, issues: Issues) -> _Efa:
+    """EFA interfaces of an hpc pool (none otherwise)."""
+    if not pool.hpc:
+        return _Efa()
+    if first.efa_interfaces == 0:
+        issues.add(
+            join_path("gpuPools", i, "hpc"),
+            f"{first.name} supports no EFA interface (EC2 DescribeInstanceTypes "
+            "NetworkInfo.EfaSupported); hpc is for EFA types such as p4d.24xlarge, "
+            "p5.48xlarge, p6-b200.48xlarge",
+        )
+        return _Efa()
+    if first.efa_cards:
+        nics = efa_interfaces(first.efa_cards, first.efa_interfaces)
+        return _Efa(count=sum(n.interface_type != "interface" for n in nics), nics=nics)
+    # A catalog without per-card data: one EFA per card from card 0.
+    nics = efa_interfaces(tuple(range(first.efa_interfaces)), first.efa_interfaces)
+    return _Efa(count=first.efa_interfaces, nics=nics)
+
+
+def _check_group_per_zone(i: int, pool: EksPoolSpec, placement: _Placement, issues: Issues) -> None:
+    if pool.group_per_zone and placement.single_az:
         issues.add(
             join_path("gpuPools", i, "groupPerZone"),
             "a one-AZ pool (hpc or capacityReservation) has one node group already",
         )
-    zones_n = len(az_ids) if pool.group_per_zone else 1
-    if pool.group_per_zone and az_ids and pool.max_nodes < zones_n:
+    zones_n = placement.zones_n
+    if pool.group_per_zone and placement.az_ids and pool.max_nodes < zones_n:
         issues.add(
             join_path("gpuPools", i, "maxNodes"),
             f"{pool.max_nodes} is below the {zones_n} AZs of groupPerZone (every node group "
             "needs maxSize >= 1)",
         )
 
-    # Labels and taints, then the CA tags derived from exactly those.
+
+def _plan_labels(
+    i: int, pool: EksPoolSpec, shape: _Shape, catalog: Catalog, issues: Issues
+) -> _NodeLabels:
+    """Node labels and taints, and the GPU resources the nodes advertise."""
     for key in pool.labels:
         if key in RESERVED_LABELS:
             issues.add(
                 join_path("gpuPools", i, "labels", key), "set by gpu-infra on every GPU node group"
             )
-    labels = gpu_labels(pool.name, fam.accelerator_label, pool.labels)
+    labels = gpu_labels(pool.name, shape.family.accelerator_label, pool.labels)
     # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
     labels.update(operator_node_labels(pool))
     taints = [GPU_TAINT]
@@ -414,9 +536,9 @@ def plan_group(
             )
             continue
         taints.append(Taint(t.key, t.value, t.effect))
-    model = catalog.gcp_model(fam.accelerator_label)
+    model = catalog.gcp_model(shape.family.accelerator_label)
     gpu_count, extra = advertised_gpu_resources(
-        first.gpus,
+        shape.first.gpus,
         sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
         sharing_renamed=pool.sharing is not None and pool.sharing.rename_by_default,
         mig_strategy=pool.mig.strategy if pool.mig is not None else None,
@@ -431,6 +553,16 @@ def plan_group(
         # gpu_processor.go FilterOutNodesWithUnreadyResources); without the label CA judges the
         # node by CPU/memory and its MIG resources like any extended resource.
         labels.pop(autoscaler.GPU_LABEL, None)
+    return _NodeLabels(
+        labels=labels, taints=tuple(taints), gpu_count=gpu_count, extra=extra, model=model
+    )
+
+
+def _plan_template(
+    i: int, pool: EksPoolSpec, shape: _Shape, efa: _Efa, node: _NodeLabels, issues: Issues
+) -> _Template:
+    """The CA node-template tags (labels, taints, resources), each checked against ASG limits."""
+    first, ami = shape.first, shape.ami
     # hpc on AL2023: kubelet and containerd on a RAID0 of the instance-store NVMe (nodeadm
     # NodeConfig spec.instance.localStorage.strategy RAID0, https://awslabs.github.io/
     # amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy); Bottlerocket mounts no instance store.
@@ -439,17 +571,17 @@ def plan_group(
     )
     storage_gib = first.local_storage_gb * 1e9 / 2**30 if local_nvme else pool.disk_size_gb
     resources: dict[str, int | str] = {
-        **extra,
+        **node.extra,
         "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi",
     }
-    if efa:
+    if efa.count:
         # What an EFA pod requests (node-efa.html example: vpc.amazonaws.com/efa and
         # hugepages-2Mi); at zero nodes CA knows them only from node-template/resources/<name>
         # tags (kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/README.md;
         # aws_manager.go buildNodeFromTemplate).
-        resources[EFA_RESOURCE] = efa
+        resources[EFA_RESOURCE] = efa.count
         resources["hugepages-2Mi"] = EFA_HUGEPAGES_2MI
-    tags = autoscaler.node_template_tags(labels, taints, gpu_count, resources)
+    tags = autoscaler.node_template_tags(node.labels, list(node.taints), node.gpu_count, resources)
     for key, value in tags.items():
         bad = autoscaler.check_tag(key, value)
         if bad is not None:
@@ -462,13 +594,17 @@ def plan_group(
             f"tags, EKS and gpu-infra set {autoscaler.MANAGED_ASG_TAGS} themselves and a few "
             "are left for yours; drop labels",
         )
+    return _Template(tags=tags, local_nvme=local_nvme)
 
-    if issues.count() != start or ami is None or capacity_type is None:
-        return None
+
+def _node_groups(
+    pool: EksPoolSpec, network: EksNetworkPlan | None, shape: _Shape, placement: _Placement
+) -> tuple[EksNodeGroup, ...]:
+    """The pool's node groups (one, or one per AZ), named by the hash of what forces a new one."""
     immutable: dict[str, object] = {
-        "instanceTypes": names,
-        "amiType": ami,
-        "capacityType": capacity_type,
+        "instanceTypes": list(shape.names),
+        "amiType": shape.ami,
+        "capacityType": shape.capacity_type,
     }
 
     def subnets(azs: list[str]) -> dict[str, object]:
@@ -480,29 +616,31 @@ def plan_group(
         ids = [given[a] for a in azs if a in given]
         return {"subnets": azs, **({"subnetIds": ids} if ids else {})}
 
-    groups: list[EksNodeGroup] = []
-    if pool.group_per_zone:
-        for az, (lo, hi) in zip(
-            az_ids, split_sizes(pool.min_nodes, pool.max_nodes, zones_n), strict=True
-        ):
-            groups.append(
-                EksNodeGroup(
-                    name=node_group_name(pool.name, az, {**immutable, **subnets([az])}),
-                    az_ids=(az,),
-                    min_size=lo,
-                    max_size=hi,
-                )
-            )
-    else:
-        groups.append(
+    az_ids = list(placement.az_ids)
+    if not pool.group_per_zone:
+        return (
             EksNodeGroup(
                 name=node_group_name(pool.name, None, {**immutable, **subnets(az_ids)}),
                 az_ids=tuple(az_ids),
                 min_size=pool.min_nodes,
                 max_size=pool.max_nodes,
-            )
+            ),
         )
-    hints = PoolHints(
+    sizes = split_sizes(pool.min_nodes, pool.max_nodes, placement.zones_n)
+    return tuple(
+        EksNodeGroup(
+            name=node_group_name(pool.name, az, {**immutable, **subnets([az])}),
+            az_ids=(az,),
+            min_size=lo,
+            max_size=hi,
+        )
+        for az, (lo, hi) in zip(az_ids, sizes, strict=True)
+    )
+
+
+def _hints(pool: EksPoolSpec, shape: _Shape, ami: str, node: _NodeLabels) -> PoolHints:
+    first, model = shape.first, node.model
+    return PoolHints(
         name=pool.name,
         platform="eks",
         gpu_type=first.gpu_model,
@@ -520,49 +658,66 @@ def plan_group(
         node_image=ami,
         driver="preinstalled",
         node_selector={POOL_LABEL: pool.name},
-        labels=labels,
-        taints=tuple(taints),
+        labels=node.labels,
+        taints=node.taints,
         spot=pool.spot,
         min_nodes=pool.min_nodes,
         max_nodes=pool.max_nodes,
         mig_profiles=model.mig_profiles,
     )
+
+
+def _notes(i: int, pool: EksPoolSpec, capacity_type: str) -> tuple[str, ...]:
+    if capacity_type != "CAPACITY_BLOCK":
+        return ()
+    # "When upgrading managed node groups with Capacity Blocks, make sure that the desired
+    # size of the node group is set to 0" (https://docs.aws.amazon.com/eks/latest/userguide/
+    # capacity-blocks-mng.html). Not done automatically: it would terminate running nodes.
+    return (
+        f"gpuPools[{i}] ({pool.name}): a Capacity Block node group upgrades (AMI release, "
+        "Kubernetes version, launch template) only at desired size 0; drain it and scale it "
+        "to 0 first (EKS capacity-blocks-mng)",
+    )
+
+
+def _assemble(
+    i: int,
+    pool: EksPoolSpec,
+    network: EksNetworkPlan | None,
+    shape: _Shape,
+    placement: _Placement,
+    efa: _Efa,
+    node: _NodeLabels,
+    template: _Template,
+) -> EksGroupPlan:
+    """Step 6 (lifecycle and name): the node groups and the pool's plan."""
+    assert shape.ami is not None and shape.capacity_type is not None
     cr = pool.capacity_reservation
-    notes: list[str] = []
-    if capacity_type == "CAPACITY_BLOCK":
-        # "When upgrading managed node groups with Capacity Blocks, make sure that the desired
-        # size of the node group is set to 0" (https://docs.aws.amazon.com/eks/latest/userguide/
-        # capacity-blocks-mng.html). Not done automatically: it would terminate running nodes.
-        notes.append(
-            f"gpuPools[{i}] ({pool.name}): a Capacity Block node group upgrades (AMI release, "
-            "Kubernetes version, launch template) only at desired size 0; drain it and scale it "
-            "to 0 first (EKS capacity-blocks-mng)"
-        )
     return EksGroupPlan(
-        hints=hints,
+        hints=_hints(pool, shape, shape.ami, node),
         name=pool.name,
-        node_groups=tuple(groups),
-        instance_types=tuple(names),
-        ami_type=ami,
-        capacity_type=capacity_type,
+        node_groups=_node_groups(pool, network, shape, placement),
+        instance_types=shape.names,
+        ami_type=shape.ami,
+        capacity_type=shape.capacity_type,
         min_size=pool.min_nodes,
         max_size=pool.max_nodes,
         disk_size_gib=pool.disk_size_gb,
-        labels=labels,
-        taints=tuple(taints),
-        az_ids=tuple(az_ids),
-        asg_tags=tags,
+        labels=node.labels,
+        taints=node.taints,
+        az_ids=placement.az_ids,
+        asg_tags=template.tags,
         group_per_zone=pool.group_per_zone,
-        efa_interfaces=efa,
-        network_interfaces=nics,
+        efa_interfaces=efa.count,
+        network_interfaces=efa.nics,
         # Not with a reservation id: capacity reserved "in a specified cluster placement group"
         # (CreateCapacityReservation PlacementGroupArn) serves that group, never one made here,
         # and one made outside any group is used by matching instances anyway ("Placement group
         # rules and limitations", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
         # limitations-placement-groups.html).
-        placement_group=pool.hpc and reservation_id is None,
-        local_nvme=local_nvme,
+        placement_group=pool.hpc and placement.reservation_id is None,
+        local_nvme=template.local_nvme,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,
-        notes=tuple(notes),
+        notes=_notes(i, pool, shape.capacity_type),
     )

@@ -93,43 +93,60 @@ def plan_network(
 ) -> EksNetworkPlan | None:
     """The VPC to create, or the given one checked against the region's AZ IDs."""
     vpc = cluster.vpc
+    if vpc.private_subnets is not None:
+        return _given_network(cluster, region, region_azs, issues)
+    if vpc.id is not None:
+        issues.add(
+            "cluster.vpc.privateSubnets", "required with cluster.vpc.id (AZ ID -> subnet ID)"
+        )
+        return None
+    if cluster.existing:
+        issues.add(
+            "cluster.vpc.privateSubnets",
+            "required with cluster.existing: true (AZ ID -> subnet ID for the GPU node groups)",
+        )
+        return None
+    return _new_network(cluster, region, region_azs, issues)
+
+
+def _new_network(
+    cluster: EksClusterSpec, region: str, region_azs: set[str], issues: Issues
+) -> EksNetworkPlan:
+    """A new VPC over every AZ ID of the region that offers GPU types."""
+    vpc = cluster.vpc
+    # AZ IDs beyond az15 would not fit the /16's layout (none exists in the catalog).
+    azs = sorted(a for a in region_azs if _AZ_ID.fullmatch(a) and az_number(a) <= MAX_AZ_NUMBER)
+    private, public = subnet_cidrs(vpc.cidr, azs)
+    control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
+    if len(public) < MIN_PUBLIC_SUBNETS:
+        issues.add(
+            "cluster.location",
+            f"{region} has {len(public)} AZ(s) offering GPU types; an ALB needs public "
+            f"subnets in at least {MIN_PUBLIC_SUBNETS} AZs",
+        )
+    nat_azs = (control[0],) if vpc.nat_gateways == "single" and control else tuple(azs)
+    return EksNetworkPlan(
+        create=True,
+        region=region,
+        cidr=vpc.cidr,
+        vpc_id=None,
+        az_ids=tuple(azs),
+        subnet_cidrs=private,
+        public_cidrs=public,
+        nat_az_ids=nat_azs,
+        s3_gateway_endpoint=True,
+        control_plane_az_ids=control,
+    )
+
+
+def _given_network(
+    cluster: EksClusterSpec, region: str, region_azs: set[str], issues: Issues
+) -> EksNetworkPlan:
+    """The given private subnets, checked against the region's AZ IDs."""
+    vpc = cluster.vpc
+    assert vpc.private_subnets is not None
     prefix = _AZ_ID.fullmatch(next(iter(region_azs)))
     region_code = prefix.group(1) if prefix else ""
-    if vpc.private_subnets is None:
-        if vpc.id is not None:
-            issues.add(
-                "cluster.vpc.privateSubnets", "required with cluster.vpc.id (AZ ID -> subnet ID)"
-            )
-            return None
-        if cluster.existing:
-            issues.add(
-                "cluster.vpc.privateSubnets",
-                "required with cluster.existing: true (AZ ID -> subnet ID for the GPU node groups)",
-            )
-            return None
-        # AZ IDs beyond az15 would not fit the /16's layout (none exists in the catalog).
-        azs = sorted(a for a in region_azs if _AZ_ID.fullmatch(a) and az_number(a) <= MAX_AZ_NUMBER)
-        private, public = subnet_cidrs(vpc.cidr, azs)
-        control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
-        if len(public) < MIN_PUBLIC_SUBNETS:
-            issues.add(
-                "cluster.location",
-                f"{region} has {len(public)} AZ(s) offering GPU types; an ALB needs public "
-                f"subnets in at least {MIN_PUBLIC_SUBNETS} AZs",
-            )
-        nat_azs = (control[0],) if vpc.nat_gateways == "single" and control else tuple(azs)
-        return EksNetworkPlan(
-            create=True,
-            region=region,
-            cidr=vpc.cidr,
-            vpc_id=None,
-            az_ids=tuple(azs),
-            subnet_cidrs=private,
-            public_cidrs=public,
-            nat_az_ids=nat_azs,
-            s3_gateway_endpoint=True,
-            control_plane_az_ids=control,
-        )
     if vpc.id is None and not cluster.existing:
         issues.add("cluster.vpc.id", "required with cluster.vpc.privateSubnets (the subnets' VPC)")
     if vpc.nat_gateways != "single":

@@ -221,90 +221,21 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         )
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
-
-    groups: list[EksGroupPlan] = []
-    for i, pool in enumerate(config.pools):
-        g = plan_group(i, pool, cluster, region, network, catalog, issues)
-        if g is not None:
-            groups.append(g)
-        if pool.name == SYSTEM_GROUP and not cluster.existing:
-            issues.add(join_path("gpuPools", i, "name"), "'system' is the CPU node group's name")
-
+    groups = _plan_groups(config, region, network, catalog, issues)
     system = _plan_system(cluster, network, catalog, issues)
     access = _plan_access(cluster, partition, region, issues)
     if cluster.public_access_cidrs and not cluster.endpoint_public_access:
         issues.add(
             "cluster.publicAccessCidrs", "set, but endpointPublicAccess is false (no public API)"
         )
-
-    a = cluster.autoscaler
-    if (
-        a.enabled
-        and a.identity == "pod-identity"
-        and kubernetes_minor(version) < POD_IDENTITY_CA_MINOR
-    ):
-        issues.add(
-            "cluster.autoscaler.identity",
-            f"pod-identity with Kubernetes {version}: cluster-autoscaler before 1."
-            f"{POD_IDENTITY_CA_MINOR} ships an AWS SDK without the Pod Identity credential provider "
-            "(kubernetes/autoscaler#6461: NoCredentialProviders); use irsa or Kubernetes >= 1."
-            f"{POD_IDENTITY_CA_MINOR}",
-        )
+    _check_pod_identity(cluster, issues)
     ca = None
-    if a.enabled and ca_image_tag is not None:
-        spot = [ng.name for g in groups if g.capacity_type == "SPOT" for ng in g.node_groups]
-        rest = [ng.name for g in groups if g.capacity_type != "SPOT" for ng in g.node_groups]
-        if a.expander == "priority" and not (spot and rest):
-            issues.add(
-                "cluster.autoscaler.expander",
-                "priority orders spot groups before on-demand ones; this stack has "
-                f"{len(spot)} spot and {len(rest)} other GPU node groups (needs both)",
-            )
-        # On an existing cluster another autoscaler may already hold the default names; this
-        # stack's gets its own (autoscaler.stack_release_name).
-        own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
-        ca = EksAutoscalerPlan(
-            chart=autoscaler.CHART_NAME,
-            version=autoscaler.CHART_VERSION,
-            repo=autoscaler.CHART_REPO,
-            namespace=own or autoscaler.NAMESPACE,
-            service_account=own or autoscaler.SERVICE_ACCOUNT,
-            release=own or autoscaler.CHART_NAME,
-            create_namespace=own is not None,
-            values=autoscaler.helm_values(
-                cluster_name=cluster.name,
-                region=region,
-                image_tag=ca_image_tag,
-                expander=a.expander,
-                gpu_threshold=a.scale_down_gpu_utilization_threshold,
-                unneeded_time=a.scale_down_unneeded_time,
-                node_selector=system.labels if system is not None else {},
-                discovery_tag=tag,
-                balance_similar=any(g.group_per_zone for g in groups),
-                priorities=(
-                    autoscaler.priority_config(spot, rest) if a.expander == "priority" else None
-                ),
-                service_account=own or autoscaler.SERVICE_ACCOUNT,
-                fullname=own,
-            ),
-            iam_policy=autoscaler.iam_policy(cluster.name, region, partition, tag),
+    if cluster.autoscaler.enabled and ca_image_tag is not None:
+        target = _AutoscalerTarget(
+            region=region, partition=partition, stack_tag=tag, image_tag=ca_image_tag
         )
-
-    device_plugin = None
-    if not config.operator.enabled:
-        al2023 = [g for g in groups if not g.ami_type.startswith("BOTTLEROCKET")]
-        device_plugin = plan_device_plugin(
-            POOL_LABEL,
-            [g.name for g in al2023],
-            [t for g in al2023 for t in g.taints],
-            [p.sharing for p in config.pools if p.sharing is not None],
-        )
-
-    efa = [g for g in groups if g.efa_interfaces]
-    efa_plugin = plan_efa_device_plugin(
-        POOL_LABEL, [g.name for g in efa], [t for g in efa for t in g.taints]
-    )
-
+        ca = _plan_autoscaler(config, target, groups, system, issues)
+    a = cluster.autoscaler
     return EksPlan(
         cluster_name=cluster.name,
         stack=config.stack,
@@ -317,13 +248,131 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         public_access_cidrs=tuple(cluster.public_access_cidrs or ()),
         access_entries=tuple(access),
         system=system,
-        groups=tuple(groups),
+        groups=groups,
         autoscaler=ca,
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity),
-        device_plugin=device_plugin,
-        efa_device_plugin=efa_plugin,
+        device_plugin=_plan_device_plugin(config, groups),
+        efa_device_plugin=_plan_efa_device_plugin(groups),
+    )
+
+
+def _plan_groups(
+    config: StackConfig,
+    region: str,
+    network: EksNetworkPlan | None,
+    catalog: Catalog,
+    issues: Issues,
+) -> tuple[EksGroupPlan, ...]:
+    """Every GPU pool's plan (pools that cannot be built leave issues and no plan)."""
+    cluster: EksClusterSpec = config.cluster
+    groups: list[EksGroupPlan] = []
+    for i, pool in enumerate(config.pools):
+        g = plan_group(i, pool, cluster, region, network, catalog, issues)
+        if g is not None:
+            groups.append(g)
+        if pool.name == SYSTEM_GROUP and not cluster.existing:
+            issues.add(join_path("gpuPools", i, "name"), "'system' is the CPU node group's name")
+    return tuple(groups)
+
+
+def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
+    a, version = cluster.autoscaler, cluster.kubernetes_version
+    if (
+        a.enabled
+        and a.identity == "pod-identity"
+        and kubernetes_minor(version) < POD_IDENTITY_CA_MINOR
+    ):
+        issues.add(
+            "cluster.autoscaler.identity",
+            f"pod-identity with Kubernetes {version}: cluster-autoscaler before 1."
+            f"{POD_IDENTITY_CA_MINOR} ships an AWS SDK without the Pod Identity credential provider "
+            "(kubernetes/autoscaler#6461: NoCredentialProviders); use irsa or Kubernetes >= 1."
+            f"{POD_IDENTITY_CA_MINOR}",
+        )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _AutoscalerTarget:
+    """Where the autoscaler runs and what it discovers."""
+
+    region: str
+    partition: str
+    stack_tag: str
+    image_tag: str
+
+
+def _plan_autoscaler(
+    config: StackConfig,
+    target: _AutoscalerTarget,
+    groups: tuple[EksGroupPlan, ...],
+    system: EksSystemGroupPlan | None,
+    issues: Issues,
+) -> EksAutoscalerPlan:
+    """The cluster-autoscaler release: its values, names and IAM policy."""
+    cluster: EksClusterSpec = config.cluster
+    a = cluster.autoscaler
+    spot = [ng.name for g in groups if g.capacity_type == "SPOT" for ng in g.node_groups]
+    rest = [ng.name for g in groups if g.capacity_type != "SPOT" for ng in g.node_groups]
+    if a.expander == "priority" and not (spot and rest):
+        issues.add(
+            "cluster.autoscaler.expander",
+            "priority orders spot groups before on-demand ones; this stack has "
+            f"{len(spot)} spot and {len(rest)} other GPU node groups (needs both)",
+        )
+    # On an existing cluster another autoscaler may already hold the default names; this
+    # stack's gets its own (autoscaler.stack_release_name).
+    own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
+    return EksAutoscalerPlan(
+        chart=autoscaler.CHART_NAME,
+        version=autoscaler.CHART_VERSION,
+        repo=autoscaler.CHART_REPO,
+        namespace=own or autoscaler.NAMESPACE,
+        service_account=own or autoscaler.SERVICE_ACCOUNT,
+        release=own or autoscaler.CHART_NAME,
+        create_namespace=own is not None,
+        values=autoscaler.helm_values(
+            cluster_name=cluster.name,
+            region=target.region,
+            image_tag=target.image_tag,
+            expander=a.expander,
+            gpu_threshold=a.scale_down_gpu_utilization_threshold,
+            unneeded_time=a.scale_down_unneeded_time,
+            node_selector=system.labels if system is not None else {},
+            discovery_tag=target.stack_tag,
+            balance_similar=any(g.group_per_zone for g in groups),
+            priorities=(
+                autoscaler.priority_config(spot, rest) if a.expander == "priority" else None
+            ),
+            service_account=own or autoscaler.SERVICE_ACCOUNT,
+            fullname=own,
+        ),
+        iam_policy=autoscaler.iam_policy(
+            cluster.name, target.region, target.partition, target.stack_tag
+        ),
+    )
+
+
+def _plan_device_plugin(
+    config: StackConfig, groups: tuple[EksGroupPlan, ...]
+) -> DevicePluginPlan | None:
+    """The NVIDIA device plugin for AL2023 groups when the GPU Operator is off."""
+    if config.operator.enabled:
+        return None
+    al2023 = [g for g in groups if not g.ami_type.startswith("BOTTLEROCKET")]
+    return plan_device_plugin(
+        POOL_LABEL,
+        [g.name for g in al2023],
+        [t for g in al2023 for t in g.taints],
+        [p.sharing for p in config.pools if p.sharing is not None],
+    )
+
+
+def _plan_efa_device_plugin(groups: tuple[EksGroupPlan, ...]) -> DevicePluginPlan | None:
+    efa = [g for g in groups if g.efa_interfaces]
+    return plan_efa_device_plugin(
+        POOL_LABEL, [g.name for g in efa], [t for g in efa for t in g.taints]
     )
 
 
