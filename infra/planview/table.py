@@ -129,8 +129,20 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
     out(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
     out("")
     rows = pool_rows(plan)
+    print_pools(plan, cost, rows, out)
+    print_system_pool(plan, cost, out)
+    print_totals(rows, out)
+    print_cost(cost, out)
+    print_notes(plan, out)
+    out("")
+    print_resources(recording, out)
+    print_outputs(recording, out)
+
+
+def print_pools(plan: Plan, cost: Cost, rows: Sequence[PoolRow], out: Out = print) -> None:
+    """The GPU pool table: one row per pool."""
     prices = {p.name: p for p in cost.pools}
-    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(cfg.platform, "HOSTS")
+    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(plan.config.platform, "HOSTS")
     table(
         (
             "GPU POOL",
@@ -161,6 +173,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         ],
         out,
     )
+
+
+def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
+    """The system pool's machine, node range and price (or that the existing cluster's is used)."""
     if cost.system is not None:
         s = cost.system
         machine = _system_machine(plan)
@@ -172,6 +188,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         plan.eks is not None and plan.eks.existing
     ):
         out("\nsystem pool: the existing cluster's (not created or priced here)")
+
+
+def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:
+    """Pools, GPUs (and allocatable units) at maximum, GPU nodes at minimum."""
     total_gpus = sum(r.max_gpus for r in rows)
     allocs = [r.alloc * r.max_nodes if r.alloc is not None else None for r in rows]
     alloc_total = "?" if any(a is None for a in allocs) else str(sum(a or 0 for a in allocs))
@@ -179,6 +199,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         f"totals: {len(rows)} GPU pools, up to {total_gpus} GPUs "
         f"({alloc_total} allocatable), {sum(r.min_nodes for r in rows)} GPU nodes at minimum"
     )
+
+
+def print_cost(cost: Cost, out: Out = print) -> None:
+    """The cost line and each pool's price note."""
     out(
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
         f"(catalog prices as of {cost.prices_as_of}; spot pools at spot prices; excludes the "
@@ -187,6 +211,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
+
+
+def print_notes(plan: Plan, out: Out = print) -> None:
+    """The planner's notes, then per pool its machine and node range (or instance types and AMI)."""
     for n in plan.notes:
         out(f"note: {n}")
     if plan.gke is not None:
@@ -198,10 +226,17 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
     elif plan.eks is not None:
         for g in plan.eks.groups:
             out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
-    out("")
+
+
+def print_resources(recording: Any, out: Out = print) -> None:
+    """Every resource the program registers (type, name, parent) and their count."""
     res = [(r.type, r.name, (r.parent or "").rsplit("::", 1)[-1]) for r in recording.resources]
     table(("TYPE", "NAME", "PARENT"), res, out)
     out(f"\n{len(recording.resources)} resources")
+
+
+def print_outputs(recording: Any, out: Out = print) -> None:
+    """The stack outputs in full (JSON, indented)."""
     out("\noutputs:")
     for key, value in recording.outputs.items():
         out(f"  {key}:")
