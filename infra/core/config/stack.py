@@ -443,12 +443,17 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
             choices = re.findall(r"'([^']*)'", expected)
             hint = did_you_mean(value, choices) if choices else ""
             reason = f"{shown(value)} is not allowed; expected {expected}{hint}"
+        elif (hint := _pulumi_string_hint(kind, value)) is not None:
+            reason = hint
         elif kind in ("value_error", "assertion_error"):
             reason = str(cause) if cause is not None else str(err["msg"])
             reason = reason.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         else:
             msg = str(err["msg"])
             if len(raw_loc) != len(loc) and msg.startswith("Input should be "):
+                if (hint := _pulumi_string_hint(kind, value)) is not None:
+                    by_path.setdefault(path, []).append(hint)
+                    continue
                 # a union member's type error: merged below into one line per path
                 type_errors.setdefault(path, ([], value))[0].append(
                     msg.removeprefix("Input should be ")
@@ -463,6 +468,25 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
         joined = alts[0] if len(alts) == 1 else f"{', '.join(alts[:-1])} or {alts[-1]}"
         by_path[path] = [f"input should be {joined} (got {shown(value)})"]
     return [ConfigIssue(path, r) for path, reasons in by_path.items() for r in reasons]
+
+
+# YAML 1.1 booleans that Pulumi's reader (yaml.v3, YAML 1.2 core schema: resolve.go resolveMapList
+# holds true/True/TRUE/false/False/FALSE only) hands the program as strings.
+_YAML11_TRUE = frozenset(w for b in ("yes", "on", "y") for w in (b, b.title(), b.upper()))
+_YAML11_FALSE = frozenset(w for b in ("no", "off", "n") for w in (b, b.title(), b.upper()))
+
+
+def _pulumi_string_hint(kind: str, value: Any) -> str | None:
+    """A boolean key given ``yes``/``off``: say Pulumi reads a string (not a type error)."""
+    if kind != "bool_type" or not isinstance(value, str):
+        return None
+    if value in _YAML11_TRUE or value in _YAML11_FALSE:
+        meant = "true" if value in _YAML11_TRUE else "false"
+        return (
+            f"{shown(value)} is a string to Pulumi, not a boolean: its YAML 1.2 reader takes only "
+            f"true and false as booleans (yes/no/on/off stay strings); write {meant}"
+        )
+    return None
 
 
 def _is_union_tag(part: Any) -> bool:
