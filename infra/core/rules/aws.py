@@ -7,6 +7,7 @@ import re
 
 from infra.core.errors import RuleError, shown
 from infra.core.rules._common import _DNS1123_LABEL, _full, _matching
+from infra.core.rules.limits import limit
 
 # --- AWS ----------------------------------------------------------------------------------------
 
@@ -89,7 +90,7 @@ check_access_scope_namespace = _matching(
 # EKS public endpoint: at most 40 CIDR blocks
 # (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html, "Public endpoint access
 # CIDR ranges per cluster"); it is reached from the internet, so private ranges never match.
-MAX_EKS_PUBLIC_CIDRS = 40
+MAX_EKS_PUBLIC_CIDRS = limit("eks.public_access_cidrs")
 # Ranges never seen as a source on the internet: RFC 1918 private, loopback, link-local, CGNAT
 # (RFC 6598), "this network", multicast and reserved (IANA IPv4 special-purpose registry).
 _NON_PUBLIC = tuple(
