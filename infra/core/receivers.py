@@ -164,7 +164,10 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
     if eks.stack_tag:
         yield from _aws_tags("cluster.name", {eks.stack_tag: "owned"})
     if eks.autoscaler is not None:
-        yield from _helm_release("cluster.autoscaler", eks.autoscaler.release)
+        # On an existing cluster the release is named after the stack (autoscaler.stack_release_name).
+        yield from _helm_release(
+            "cluster.existing" if eks.existing else "cluster.autoscaler", eks.autoscaler.release
+        )
     for g in eks.groups:
         key = _pool_key(config, g.name)
         for ng in g.node_groups:
@@ -173,18 +176,18 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
             )
         yield from _labels(key, g.labels, config)
         yield from _taints(join_path(key, "taints"), [(t.key, t.value, t.effect) for t in g.taints])
-        yield from _aws_tags(key, {**g.asg_tags, eks.stack_tag: "owned", "Name": g.name})
+        # The stack tag is checked once above; it still counts towards each group's tags.
+        yield from _aws_tags(key, {**g.asg_tags, "Name": g.name}, also=int(bool(eks.stack_tag)))
 
 
-def _aws_tags(key: str, tags: Mapping[str, str]) -> Iterator[ConfigIssue]:
-    if len(tags) > (most := limit("aws.tags_per_resource")):
-        yield ConfigIssue(key, f"{len(tags)} tags; AWS allows at most {most} per resource")
+def _aws_tags(key: str, tags: Mapping[str, str], also: int = 0) -> Iterator[ConfigIssue]:
+    if (count := len(tags) + also) > (most := limit("aws.tags_per_resource")):
+        yield ConfigIssue(key, f"{count} tags; AWS allows at most {most} per resource")
     for k, v in tags.items():
         if not 1 <= len(k) <= limit("aws.tag_key"):
             yield ConfigIssue(
                 key,
-                f"tag key {shown(k)} is {len(k)} characters; AWS tag keys are 1-"
-                f"{limit('aws.tag_key')}",
+                f"tag key {shown(k, 60)}: AWS tag keys are 1-{limit('aws.tag_key')}",
             )
         if len(v) > limit("aws.tag_value"):
             yield ConfigIssue(
@@ -196,7 +199,7 @@ def _aws_tags(key: str, tags: Mapping[str, str]) -> Iterator[ConfigIssue]:
 
 def _length(key: str, value: str, name: str, what: str) -> Iterator[ConfigIssue]:
     if len(value) > (most := limit(name)):
-        yield ConfigIssue(key, f"{what} {shown(value)} is {len(value)} characters; at most {most}")
+        yield ConfigIssue(key, f"{what} {shown(value, 60)}: at most {most} characters")
 
 
 def _helm_release(key: str, name: str) -> Iterator[ConfigIssue]:
@@ -208,7 +211,8 @@ def _helm_release(key: str, name: str) -> Iterator[ConfigIssue]:
         yield ConfigIssue(key, f"Helm release name: {e}")
     if len(name) > most:
         yield ConfigIssue(
-            key, f"Helm release name {shown(name)} is {len(name)} characters; Helm takes {most}"
+            key,
+            f"Helm release name {shown(name, 70)} is {len(name)} characters; Helm takes at most {most}",
         )
 
 

@@ -12,8 +12,8 @@ from infra.core.operator.helm_values import (
     Setting,
     chart_defaults,
     default_at,
-    render_values_yaml,
     mistyped_paths,
+    render_values_yaml,
     unknown_paths,
 )
 from infra.core.operator.model import OperatorPlan
