@@ -204,6 +204,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         _check_cluster_common(cluster, issues)
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
+    if not issues:
+        _check_inert(platform, own, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
@@ -383,6 +385,72 @@ def _check_cluster_common(cluster: Any, issues: Issues) -> None:
         )
 
 
+# Keys that would not apply under another key's value: (platforms, block, condition key, value
+# that makes them inert ("*" = any value given), the inert keys, why). Each row is what the planner
+# named does: it never reads those keys in that case.
+_INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] = (
+    # infra.core.operator.planner.plan_operator returns before reading them.
+    (
+        PLATFORMS,
+        "gpuOperator",
+        "enabled",
+        False,
+        ("version", "preset", "namespace", "toolkitEnv", "values", "timeout"),
+        "the GPU Operator is not installed",
+    ),
+    # gke.planner / eks.planner._plan_system: the system pool is planned for created clusters only.
+    (
+        ("gke", "eks"),
+        "cluster",
+        "existing",
+        True,
+        ("systemPool",),
+        "an existing cluster keeps its own system nodes",
+    ),
+    # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
+    (
+        ("eks",),
+        "cluster",
+        "existing",
+        True,
+        ("endpointPublicAccess", "publicAccessCidrs", "accessEntries"),
+        "they are settings of a cluster this stack creates",
+    ),
+    # eks.network.plan_network: with a given VPC its subnets are used, the CIDR never read.
+    (("eks",), "cluster.vpc", "id", "*", ("cidr",), "the given VPC keeps its own address range"),
+    # eks.planner: the autoscaler's values are built only when it is enabled.
+    (
+        ("eks",),
+        "cluster.autoscaler",
+        "enabled",
+        False,
+        ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
+        "no cluster-autoscaler is installed",
+    ),
+)
+
+
+def _check_inert(platform: str, own: Mapping[str, Any], issues: Issues) -> None:
+    """A key that would not apply with the other keys as given is an error naming both."""
+    for platforms, block, when, value, keys, why in _INERT:
+        if platform not in platforms:
+            continue
+        node: Any = own
+        for part in block.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if not isinstance(node, Mapping) or when not in node:
+            continue
+        if value != "*" and node[when] != value:
+            continue
+        for key in keys:
+            if key in node:
+                shown_when = "given" if value == "*" else f"{json.dumps(node[when])}"
+                issues.add(
+                    join_path(block, key),
+                    f"would not apply: {block}.{when} is {shown_when} and {why}; remove it",
+                )
+
+
 def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
     """``(index, value)`` of each value an earlier entry already has."""
     seen: set[str] = set()
@@ -411,7 +479,8 @@ def _adapter(schema: Any) -> TypeAdapter[Any]:
 def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
     """Validate ``value`` against ``schema``; on failure record every error under ``root``."""
     try:
-        return _adapter(schema).validate_python(value)
+        # Keys are camelCase in the stack file; a snake_case field name is an unknown key there.
+        return _adapter(schema).validate_python(value, by_name=False)
     except ValidationError as e:
         issues.extend(_issues_from(e, schema, root))
         return None
@@ -437,6 +506,8 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
             listed = f"; allowed: {', '.join(allowed)}" if allowed else ""
             reason = f"unknown key{hint}{listed}"
         elif kind == "missing":
+            if isinstance(value, dict) and _snake(str(loc[-1])) in value:
+                continue  # the snake_case spelling is reported as an unknown key with its fix
             reason = "required"
         elif kind == "literal_error":
             expected = str(ctx.get("expected", ""))
@@ -487,6 +558,10 @@ def _pulumi_string_hint(kind: str, value: Any) -> str | None:
             f"true and false as booleans (yes/no/on/off stay strings); write {meant}"
         )
     return None
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
 
 
 def _is_union_tag(part: Any) -> bool:
