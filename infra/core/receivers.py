@@ -164,6 +164,10 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
     if eks.stack_tag:
         yield from _aws_tags("cluster.name", {eks.stack_tag: "owned"})
     if eks.autoscaler is not None:
+        try:
+            rules.check_go_duration(config.cluster.autoscaler.scale_down_unneeded_time)
+        except ValueError as e:
+            yield ConfigIssue("cluster.autoscaler.scaleDownUnneededTime", str(e))
         # On an existing cluster the release is named after the stack (autoscaler.stack_release_name).
         yield from _helm_release(
             "cluster.existing" if eks.existing else "cluster.autoscaler", eks.autoscaler.release

@@ -149,3 +149,12 @@ def test_config_rules_take_their_numbers_from_the_limits_table():
     rules.check_dns1123_label("a" * limit("k8s.dns1123_label"))
     with pytest.raises(ValueError):
         rules.check_dns1123_label("a" * (limit("k8s.dns1123_label") + 1))
+
+
+@pytest.mark.parametrize(("value", "ok"), [("2562047h", True), ("2562048h", False), ("10m", True)])
+def test_check_go_duration_refuses_beyond_int64_nanoseconds(value, ok):
+    if ok:
+        assert rules.check_go_duration(value) == value
+    else:
+        with pytest.raises(ValueError, match="beyond Go's longest duration"):
+            rules.check_go_duration(value)
