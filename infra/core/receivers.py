@@ -180,6 +180,10 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
             )
         yield from _labels(key, g.labels, config)
         yield from _taints(join_path(key, "taints"), [(t.key, t.value, t.effect) for t in g.taints])
+        if len(g.taints) > (most := limit("eks.taints_per_nodegroup")):
+            yield ConfigIssue(
+                join_path(key, "taints"), f"{len(g.taints)} taints; EKS takes at most {most}"
+            )
         # The stack tag is checked once above; it still counts towards each group's tags.
         yield from _aws_tags(key, {**g.asg_tags, "Name": g.name}, also=int(bool(eks.stack_tag)))
 

@@ -158,3 +158,11 @@ def test_check_go_duration_refuses_beyond_int64_nanoseconds(value, ok):
     else:
         with pytest.raises(ValueError, match="beyond Go's longest duration"):
             rules.check_go_duration(value)
+
+
+def test_eks_node_group_with_51_taints_is_refused(eks_plan):
+    group = eks_plan.eks.groups[0]
+    many = tuple(Taint(f"t{i}", "x") for i in range(limit("eks.taints_per_nodegroup") + 1))
+    eks = dataclasses.replace(eks_plan.eks, groups=(dataclasses.replace(group, taints=many),))
+    (issue,) = receivers.check_plan(dataclasses.replace(eks_plan, eks=eks))
+    assert (issue.path, issue.reason) == ("gpuPools[0].taints", "51 taints; EKS takes at most 50")

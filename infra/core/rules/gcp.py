@@ -190,7 +190,7 @@ check_rrule = _matching(
 
 # Flex-start VMs run for at most seven days
 # (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
-MAX_FLEX_RUN_SECONDS = 7 * 24 * 3600
+MAX_FLEX_RUN_SECONDS = limit("gke.flex_start_run_seconds")
 
 
 def check_max_run_duration(v: str) -> str:
