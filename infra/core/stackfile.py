@@ -188,9 +188,8 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
                 "Pulumi and Kubernetes APIs take",
                 node.start_mark,
             )
-        if (node.tag == _FLOAT_TAG and not _finite(value)) or (
-            plain and node.tag == _STR_TAG and _YAML_STYLE_FLOAT.fullmatch(value.replace("_", ""))
-        ):
+        overflow = plain and node.tag == _STR_TAG and _overflows(value)
+        if (node.tag == _FLOAT_TAG and not _finite(value)) or overflow:
             raise _Refused(
                 f"{where}{value} is not a finite number (JSON has none)", node.start_mark
             )
@@ -297,8 +296,8 @@ def go_yaml_tag(text: str) -> str:
     if text in _GO_YAML_MAP:
         return _GO_YAML_MAP[text]
     hint = text[:1]
-    if hint == ".":  # strconv.ParseFloat(in): a float unless it overflows
-        return _FLOAT_TAG if _float_text(text) else _STR_TAG
+    if hint == ".":  # strconv.ParseFloat(in): no '_' in a decimal, a float unless it overflows
+        return _FLOAT_TAG if "_" not in text and _float_text(text) else _STR_TAG
     if not hint or hint not in "+-0123456789":
         return _STR_TAG  # letters (including y/n/on/off) resolve by the map above only
     if _timestamp(text) is not None:
@@ -333,6 +332,22 @@ def _float_text(text: str) -> bool:
         return math.isfinite(float(text))
     except ValueError:
         return False
+
+
+def _overflows(text: str) -> bool:
+    """A float literal beyond float64 (``1.0e+400``): yaml.v3's ParseFloat fails, leaving a string."""
+    plain = text.replace("_", "")
+    if text.startswith("."):
+        plain = text  # the '.' branch of resolve() keeps underscores (and then is no float)
+    return bool(_YAML_STYLE_FLOAT.fullmatch(plain)) and _is_float(plain) and not _float_text(plain)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _finite(text: str) -> bool:

@@ -360,6 +360,7 @@ def _read(tmp_path: Path, text: str) -> dict:
         ("08", "float"),
         ("1e3", "float"),
         (".5", "float"),
+        (".5_0", "str"),  # strconv.ParseFloat takes '_' only after a base prefix
         ("1.", "float"),
         # "Base 60 floats are a bad idea, were dropped in YAML 1.2, and are purposefully unsupported"
         ("1:20", "str"),
