@@ -163,6 +163,14 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
     yield from _length("cluster.name", eks.cluster_name, "eks.cluster_name", "EKS cluster name")
     if eks.stack_tag:
         yield from _aws_tags("cluster.name", {eks.stack_tag: "owned"})
+    for name in iam_role_names(eks):
+        if len(name) + limit("pulumi.autoname_suffix") > (most := limit("aws.iam_role_name")):
+            yield ConfigIssue(
+                "cluster.name",
+                f"IAM role {name!r} gets a '-' and 7 random characters from Pulumi: "
+                f"{len(name) + limit('pulumi.autoname_suffix')} characters, IAM takes at most "
+                f"{most} (a shorter cluster name fits)",
+            )
     if eks.autoscaler is not None:
         try:
             rules.check_go_duration(config.cluster.autoscaler.scale_down_unneeded_time)
@@ -186,6 +194,22 @@ def _eks(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
             )
         # The stack tag is checked once above; it still counts towards each group's tags.
         yield from _aws_tags(key, {**g.asg_tags, "Name": g.name}, also=int(bool(eks.stack_tag)))
+
+
+def iam_role_names(eks: EksPlan) -> list[str]:
+    """Logical names of the IAM roles ``infra/components/eks.py`` registers without a ``name``
+    (Pulumi autonames them): the nodes', each add-on's with a service account, the autoscaler's.
+    tests/stack/test_receivers_stack.py keeps this list equal to what the program registers."""
+    cluster = eks.cluster_name
+    names = [f"{cluster}-nodes"]
+    names += [
+        f"{cluster}-addons-{a.name}-role"
+        for a in eks.addons
+        if a.service_account is not None and a.policy_arn is not None
+    ]
+    if eks.autoscaler is not None:
+        names.append(f"{cluster}-ca-role")
+    return names
 
 
 def _aws_tags(key: str, tags: Mapping[str, str], also: int = 0) -> Iterator[ConfigIssue]:
