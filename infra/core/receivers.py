@@ -92,6 +92,8 @@ def claims(plan: Plan) -> list[Claim]:
             if m.get("kind") != "Namespace"  # claimed from their config keys above
         ]
     if plan.gke is not None:
+        if not plan.gke.cluster.existing:  # infra/components/gke.py: NodePool "system"
+            out.append(Claim("GKE node pool", "system", "cluster.systemPool"))
         out += [Claim("GKE node pool", p.name, _pool_key(config, p.name)) for p in plan.gke.pools]
     if plan.eks is not None:
         out += _eks_claims(config, plan.eks)
@@ -123,7 +125,7 @@ def owned_once(all_claims: Iterable[Claim]) -> list[ConfigIssue]:
     out: list[ConfigIssue] = []
     for c in all_claims:
         seen = first.setdefault((c.scope, c.name), c)
-        if seen is c or seen.key == c.key:
+        if seen is c:
             continue
         if not seen.key:
             reason = (

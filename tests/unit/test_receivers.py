@@ -166,3 +166,12 @@ def test_eks_node_group_with_51_taints_is_refused(eks_plan):
     eks = dataclasses.replace(eks_plan.eks, groups=(dataclasses.replace(group, taints=many),))
     (issue,) = receivers.check_plan(dataclasses.replace(eks_plan, eks=eks))
     assert (issue.path, issue.reason) == ("gpuPools[0].taints", "51 taints; EKS takes at most 50")
+
+
+def test_two_objects_with_one_kind_namespace_and_name_are_one_urn_and_refused(eks_plan):
+    op = eks_plan.operator
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "x", "namespace": "y"}}
+    twice = dataclasses.replace(op, before_release=(*op.before_release, cm, cm))
+    issues = receivers.owned_once(receivers.claims(dataclasses.replace(eks_plan, operator=twice)))
+    assert [i.path for i in issues] == ["gpuOperator"]
+    assert "ConfigMap in y 'x' is also created by gpuOperator" in issues[0].reason
