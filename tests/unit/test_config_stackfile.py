@@ -62,7 +62,7 @@ def test_duplicate_top_level_config_key_is_refused(tmp_path):
     assert "duplicate key gcp:project (first on line 2)" in line
 
 
-def test_merge_keys_may_repeat_and_override(tmp_path):
+def test_a_merge_key_is_overridden_by_the_mappings_own_keys(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  x: &a {k: 1}\n  y: {<<: *a, k: 2}\n")
     assert load_stack_file(f)[1]["y"] == {"k": 2}
@@ -454,3 +454,25 @@ def test_spot_yes_and_deletion_protection_off_are_refused_saying_pulumi_reads_a_
 def test_disk_size_200_0_plans_as_200(tmp_path):
     cfg = parse(_read(tmp_path, _gke(extra_pool="      diskSizeGb: 200.0\n")), "t")
     assert cfg.pools[0].disk_size_gb == 200
+
+
+@pytest.mark.parametrize(
+    "stack", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem
+)
+def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack):
+    """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
+    from infra.core.config.stack import decode_engine_config, encode_engine_config
+
+    raw = load_stack_file(stack)[1]
+    assert decode_engine_config(encode_engine_config(raw)) == raw
+
+
+def test_the_engine_hands_an_integral_float_in_an_object_over_as_an_int():
+    from infra.core.config.stack import decode_engine_config, encode_engine_config
+
+    raw = {"a:b": {"d": 200.0, "e": [1.5]}, "a:c": 2.0, "a:d": True}
+    assert decode_engine_config(encode_engine_config(raw)) == {
+        "a:b": {"d": 200, "e": [1.5]},
+        "a:c": "2",
+        "a:d": "true",
+    }

@@ -31,7 +31,7 @@ from infra.core.errors import (
     join_path,
     shown,
 )
-from infra.core.stackfile import read_stack_file
+from infra.core.stackfile import as_pulumi_reads, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -147,10 +147,13 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
-    """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program."""
-    return {
-        k: v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in config.items()
-    }
+    """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program
+    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.as_pulumi_reads``)."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        given = as_pulumi_reads(v)
+        out[k] = given if isinstance(given, str) else json.dumps(given, allow_nan=False)
+    return out
 
 
 def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
