@@ -746,3 +746,17 @@ def test_where_for_a_declared_shape_judges_its_own_region_and_cannot_call_it_a_f
     (region,) = pool["regions"]  # the catalog knows no other region for a5-highgpu-8g
     assert (region["region"], region["quota"], region["fits"]) == (R, "unknown:nvidia-b300", None)
     assert "declared gpuPools[].shape" in region["reason"] and code == 3
+
+
+def test_g2_stack_on_a_32_vcpu_global_default_exits_0_and_requests_no_cpu_quota(
+    env: dict[str, Any],
+) -> None:
+    # https://cloud.google.com/compute/resource-usage#gpu_quota: G2 VMs need GPU quota only.
+    env["compute"].set_region(P, R, NVIDIA_L4_GPUS=(40, 0))
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(32, 0))
+    code, doc = run("--config", str(FIX / "Pulumi.gke-g2.yaml"), "--request", "--email", "a@b.c")
+    assert code == 0, doc
+    cpus = row(doc, "CPUS_ALL_REGIONS")
+    assert cpus["needed"] == 16 and cpus["status"] == "ok"  # the e2 system pool only
+    assert all(c["request"] is None for c in doc["checks"])
+    assert env["quotas"].calls["quotaPreferences.create"] == 0
