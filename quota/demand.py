@@ -5,11 +5,11 @@ node of each draws on; here the draws are summed per quota. ``--offline`` prints
 
 Peak per quota:
 
-* every pool at its maximum, plus the surge of the **largest single pool** (not the sum): GKE
-  upgrades one node pool at a time (https://cloud.google.com/kubernetes-engine/docs/concepts/
-  cluster-upgrades), and an EKS managed node group update raises its ASG by max(2 x the group's
-  AZs, maxUnavailable) nodes (https://docs.aws.amazon.com/eks/latest/userguide/
-  managed-node-update-behavior.html);
+* every pool at its maximum, plus surge: on GKE the **largest single pool's** (GKE upgrades one
+  node pool at a time, https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades);
+  on EKS **every group's**, summed: a managed node group update raises its ASG by max(2 x the
+  group's AZs, maxUnavailable) nodes (https://docs.aws.amazon.com/eks/latest/userguide/
+  managed-node-update-behavior.html) and one ``pulumi up`` updates every group concurrently;
 * the GKE bootstrap default pool exists only before the other pools, so it counts as
   max(bootstrap, steady state), not on top.
 
@@ -148,6 +148,9 @@ class Demand:
     region: str
     contributions: tuple[Contribution, ...]
     surge_rule: str
+    # True: every pool's surge adds up (EKS: one ``pulumi up`` updates all node groups at once);
+    # False: only the largest single pool's (GKE upgrades one node pool at a time).
+    surge_all: bool = False
 
     def keys_to_read(self) -> list[QuotaKey]:
         """Every key a draw or one of its fallbacks may count against, first-seen order (not the
@@ -177,7 +180,12 @@ class Demand:
                 a["boot"] += per * s.max_nodes
                 continue
             a["base"] += per * s.max_nodes
-            if per * s.surge > a["surge"][0]:
+            if self.surge_all and per * s.surge:
+                a["surge"] = (
+                    a["surge"][0] + per * s.surge,
+                    ", ".join(filter(None, (a["surge"][1], s.name))),
+                )
+            elif per * s.surge > a["surge"][0]:
                 a["surge"] = (per * s.surge, s.name)
         out: list[DemandRow] = []
         for key, a in acc.items():
@@ -185,9 +193,8 @@ class Demand:
             steady = a["base"] + surge
             why = list(a["why"])
             if surge:
-                why.append(
-                    f"surge: +{surge} ({surge_pool}, the largest single pool; {self.surge_rule})"
-                )
+                which = "every group" if self.surge_all else "the largest single pool"
+                why.append(f"surge: +{surge} ({surge_pool}, {which}; {self.surge_rule})")
             if a["boot"]:
                 why.append(
                     f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
@@ -207,7 +214,14 @@ class Demand:
 
 
 GKE_SURGE_RULE = "GKE upgrades one node pool at a time"
-EKS_SURGE_RULE = "EKS node group update: max(2 x AZs, maxUnavailable) nodes, one group at a time"
+# Every node group of the stack depends only on the cluster (infra/components/eks.py), so one
+# `pulumi up` updates them all at once ("-p, --parallel int  Allow P resource operations to run in
+# parallel at once (1 for no parallelism). Defaults to unbounded.",
+# https://www.pulumi.com/docs/iac/cli/commands/pulumi_up/): their surges add up.
+EKS_SURGE_RULE = (
+    "EKS node group update: max(2 x AZs, maxUnavailable) nodes per group, and one pulumi up "
+    "updates every group at once"
+)
 
 
 def gcp_contributions(
@@ -246,7 +260,7 @@ def aws_contributions(region: str, sizings: Iterable[NodeGroupSizing]) -> Demand
         for s in sizings
         for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot, s.declared)
     ]
-    return Demand("aws", region, tuple(out), EKS_SURGE_RULE)
+    return Demand("aws", region, tuple(out), EKS_SURGE_RULE, surge_all=True)
 
 
 def gcp_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:

@@ -64,6 +64,8 @@ class NodeGroupSizing:
         bootstrap: the cluster's default pool, which exists only before the others.
         declared: the machine type is the pool's declared ``gpuPools[].shape``: a GPU or family
             the quota tables lack is an unknown row, not a config error.
+        reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
+        node_groups: EKS managed node groups the pool makes (one, or one per AZ).
     """
 
     path: str
@@ -81,6 +83,8 @@ class NodeGroupSizing:
     external_ip: bool = True
     bootstrap: bool = False
     declared: bool = False
+    reservation_id: str | None = None
+    node_groups: int = 1
 
     @property
     def spot(self) -> bool:
@@ -117,7 +121,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             gpus_per_node=gp.accelerator_count,
             vcpus=gp.vcpus,
             model=_gke_model(gp),
-            max_nodes=gp.total_max,
+            max_nodes=gke_created(gp.total_max, gp.initial_node_count, len(gp.node_locations)),
             surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
             disk_type=gp.disk_type,
             disk_gb=gp.disk_size_gb,
@@ -128,6 +132,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
         for gp in plan.gke.pools
     ]
     cluster = plan.gke.cluster
+    regional = cluster.location.count("-") == 1  # us-central1 vs us-central1-a
     if not cluster.existing:
         vcpus = gcp_vcpus_of(cluster.system_machine_type, catalog)
         if vcpus is None:
@@ -145,13 +150,15 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                     gpu_type=None,
                     gpus_per_node=0,
                     vcpus=vcpus,
-                    max_nodes=cluster.system_max,
+                    # initialNodeCount=1 per zone (infra/components/gke.py), GKE's default zones
+                    max_nodes=gke_created(
+                        cluster.system_max, 1, GKE_REGIONAL_DEFAULT_ZONES if regional else 1
+                    ),
                     surge=GKE_DEFAULT_MAX_SURGE,
                     disk_type=cluster.system_disk_type,
                     external_ip=external,
                 )
             )
-        regional = cluster.location.count("-") == 1  # us-central1 vs us-central1-a
         out.append(
             NodeGroupSizing(
                 path="cluster",
@@ -166,6 +173,19 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             )
         )
     return _vetted(out, issues)
+
+
+def gke_created(total_max: int, initial_per_zone: int, zones: int) -> int:
+    """Nodes a GKE pool may hold: max(total max, zones x initialNodeCount).
+
+    ``initialNodeCount`` is per zone: "The initial node count for the pool ... must be at least 1
+    ... in each of the node pool's zones" (https://cloud.google.com/kubernetes-engine/docs/
+    reference/rest/v1/projects.locations.clusters.nodePools#NodePool.FIELDS.initial_node_count:
+    "The initial node count for the pool"; https://cloud.google.com/sdk/gcloud/reference/container/
+    node-pools/create: "--num-nodes ... The number of nodes in the node pool in each of the
+    cluster's zones"), so creation can start above ``totalMaxNodeCount``.
+    """
+    return max(total_max, initial_per_zone * zones)
 
 
 def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]:
@@ -247,8 +267,14 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                surge=eks_surge(len(g.az_ids), g.update_max_unavailable),
+                # groupPerZone: one node group per AZ, each surging by its own AZ count
+                surge=sum(
+                    eks_surge(len(ng.az_ids), g.update_max_unavailable) for ng in g.node_groups
+                )
+                or eks_surge(len(g.az_ids), g.update_max_unavailable),
                 declared=declared,
+                reservation_id=g.capacity_reservation_id,
+                node_groups=max(1, len(g.node_groups)),
             )
         )
     system = plan.eks.system

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.config.stack import parse, parse_file
+from infra.core.plan import build_plan
 from quota import demand as d
 from quota.rules import PROVISIONING_RULES, draws_vcpu_quota, gcp_cpu_rules, gcp_machine_family
+from quota.sizing import gke_created
 
 
 def _catalog_families() -> list[str]:
@@ -44,3 +49,51 @@ def test_families_without_vcpu_quota_draw_none_regionally_or_globally(
     elif model != "reservation":  # a specific reservation already holds its vCPUs
         assert any(k.scope == "region" for k in vcpu)
         assert any(k.quota == d.CPUS_ALL_REGIONS for k in vcpu)
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stack(name: str) -> d.Demand:
+    config = parse_file(ROOT / "stacks" / f"Pulumi.{name}.yaml")
+    return d.stack_contributions(config, Catalog.load(), build_plan(config))
+
+
+def test_eks_hpc_p_class_demand_includes_every_groups_surge() -> None:
+    # h100-efa (max 4), h200-odcr (2), b200-block (2): 192 vCPUs each, one AZ each, so every
+    # group surges by max(2 x 1, maxUnavailable) = 2 nodes, all in the same pulumi up.
+    rows = {r.key.quota: r for r in _stack("eks-hpc").rows()}
+    p = rows["L-417A185B"]
+    assert p.needed == 192 * (4 + 2 + 2) + 192 * 2 * 3
+    assert any("h100-efa, h200-odcr, b200-block" in w for w in p.pools)
+
+
+def test_group_per_zone_surges_per_node_group() -> None:
+    # eks-zonal-spot: a10g (on demand, max 6) makes one node group per AZ, each surging by 2.
+    demand = _stack("eks-zonal-spot")
+    pool = next(c.pool for c in demand.contributions if c.pool.name == "a10g")
+    assert pool.node_groups > 1 and pool.surge == 2 * pool.node_groups
+
+
+def test_gke_creation_counts_initial_nodes_per_zone_above_the_total_max() -> None:
+    raw = {
+        "gcp:project": "demo-project",
+        "gpu-infra:platform": "gke",
+        "gpu-infra:cluster": {"name": "ml", "location": "us-central1"},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "t4",
+                "machineType": "n1-standard-8",
+                "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+                "minNodes": 5,
+                "maxNodes": 5,
+                "bestEffort": {"minNodes": 5},
+                "zones": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
+            }
+        ],
+    }
+    config = parse(raw, "x")
+    rows = {r.key.quota: r for r in d.stack_demand(config, Catalog.load(), build_plan(config))[1]}
+    # initialNodeCount ceil(5 / 4) = 2 per zone x 4 zones = 8 nodes at creation, + 1 surge
+    assert rows["NVIDIA_T4_GPUS"].needed == 8 + 1
+    assert gke_created(5, 2, 4) == 8 and gke_created(20, 0, 4) == 20
