@@ -223,8 +223,9 @@ class AwsQuotaService:
         """File an increase to ``desired`` unless an open or equal-or-larger request exists.
 
         A refusal (DENIED / NOT_APPROVED) of a request for at most ``desired`` is reported with its
-        case id instead of asking again for as much or more; a smaller refused request does not
-        block a new one. An approved request for at least ``desired`` that left the limit below it
+        case id instead of asking again for as much or more; a larger refused request does not
+        block a smaller one, and a refusal at or below the applied value or older than a later
+        approval no longer blocks anything (listed under ``context``). An approved request for at least ``desired`` that left the limit below it
         is a partial grant. ``force`` files anew.
         """
         code = row.key.quota
@@ -247,12 +248,12 @@ class AwsQuotaService:
             h = open_[0]
             return {**base, **_req_state(h), "action": "pending"}
         if not force:
-            refused = [
-                h
-                for h in history
-                if h.get("Status") in REFUSED_STATUSES
-                and float(h.get("DesiredValue", 0)) <= desired
-            ]
+            refused, moot = _refusals(history, desired, current)
+            if moot:  # shown as context: they no longer stand in the way
+                base["context"] = [
+                    f"{h.get('Status')} {_value(h)} (case {h.get('CaseId', '-')}): {why}"
+                    for h, why in moot
+                ]
             if refused:
                 h = refused[0]
                 return {**base, **_req_state(h), "action": "denied", "current": int(current)}
@@ -302,7 +303,44 @@ class AwsQuotaService:
             if not resp.get("NextToken"):
                 break
             kw["NextToken"] = resp["NextToken"]
-        return sorted(out, key=lambda h: str(h.get("Created", "")), reverse=True)
+        return sorted(out, key=_created, reverse=True)
+
+
+def _created(h: dict[str, Any]) -> float:
+    """A history entry's creation time as epoch seconds (boto3 parses ``Created`` to datetime)."""
+    c = h.get("Created")
+    if c is None:
+        return 0.0
+    return c.timestamp() if hasattr(c, "timestamp") else float(c)
+
+
+def _value(h: dict[str, Any]) -> int:
+    return int(float(h.get("DesiredValue", 0)))
+
+
+def _refusals(
+    history: list[dict[str, Any]], desired: int, current: float
+) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    """(refusals that still block asking for ``desired``, refusals that no longer matter + why).
+
+    A refusal blocks only a request for at least as much as was refused. It no longer matters
+    when the applied value has since reached what was refused (the limit moved past it), or when
+    a later request was approved (AWS reviewed the quota again after it).
+    """
+    approved = [_created(h) for h in history if h.get("Status") == "APPROVED"]
+    latest_approval = max(approved, default=None)
+    blocking: list[dict[str, Any]] = []
+    moot: list[tuple[dict[str, Any], str]] = []
+    for h in history:
+        if h.get("Status") not in REFUSED_STATUSES or _value(h) > desired:
+            continue
+        if _value(h) <= current:
+            moot.append((h, f"at or below the applied value {current:g}"))
+        elif latest_approval is not None and _created(h) < latest_approval:
+            moot.append((h, "older than a later approved request"))
+        else:
+            blocking.append(h)
+    return blocking, moot
 
 
 def _req_state(h: dict[str, Any]) -> dict[str, Any]:

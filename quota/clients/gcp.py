@@ -306,9 +306,10 @@ class GcpQuotaService:
         """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
 
         A preference for the same quota id and dimensions may exist under any id (the console
-        makes its own): that one is reused, updated with its etag, never duplicated. One that is
-        pending (``reconciling``) or already asks for at least ``desired`` is reported, not
-        re-filed; a partial grant is reported with its granted value.
+        makes its own): that one is reused, updated with its etag, never duplicated. One that
+        already asks for at least ``desired`` (pending or settled) is reported, not re-filed; one
+        that asks for less is raised, even while it is pending (``reconciling``): left alone it
+        would be granted short. A partial grant is reported with its granted value.
         https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.quotaPreferences
         """
         p = self.s.project
@@ -338,8 +339,8 @@ class GcpQuotaService:
             **base,
             "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
         }
-        if existing is not None and existing.reconciling:
-            return {**base, **_preference_state(existing), "action": "pending"}
+        # A pending preference asking for less than the need is raised (with its etag) rather
+        # than left to be granted short; one asking for at least as much is left to reconcile.
         if existing is not None and int(existing.quota_config.preferred_value) >= desired:
             return {
                 **base,
@@ -372,9 +373,13 @@ class GcpQuotaService:
                 quota_preference=pref, allow_missing=existing is None
             )
             out = self._call(self.quotas().update_quota_preference, request=upd)
-            return {**base, **_preference_state(out), "action": "updated"}
+            raised = {"was": int(existing.quota_config.preferred_value)} if existing else {}
+            return {**base, **_preference_state(out), **raised, "action": "updated"}
         except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
             call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
+            if existing is not None and existing.reconciling:  # still pending, for too little
+                state = {**_preference_state(existing), "status": describe_error(e, call, p)}
+                return {**base, **state, "action": "pending"}
             return {**base, "action": "failed", "status": describe_error(e, call, p)}
 
     def _preferences(self, parent: str) -> list[Any]:

@@ -347,3 +347,85 @@ def test_case_closed_and_invalid_request_are_not_refusals(env: dict[str, Any], s
     _history(env["sq"], status, 104.0)
     _, doc = run("--request")
     assert row(doc, G)["request"]["action"] == "created"
+
+
+def test_denied_then_approved_history_files_a_new_request(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 64.0  # the later approval applied 64
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-1",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 1,
+        },
+        {
+            "Id": "r2",
+            "CaseId": "case-2",
+            "QuotaCode": G,
+            "DesiredValue": 64.0,
+            "Status": "APPROVED",
+            "Created": 2,
+        },
+    ]
+    code, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert code == 1 and req["action"] == "created" and req["desired"] == 104
+    assert any("case-1" in c and "later approved" in c for c in req["context"])
+    assert sq.calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_refusal_at_or_below_the_applied_value_does_not_block(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 96.0  # raised since (say by AWS itself) past the refused 80
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-3",
+            "QuotaCode": G,
+            "DesiredValue": 80.0,
+            "Status": "DENIED",
+            "Created": 5,
+        },
+    ]
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert req["action"] == "created" and "applied value" in req["context"][0]
+
+
+def test_refusal_after_the_latest_approval_still_blocks(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 64.0
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-1",
+            "QuotaCode": G,
+            "DesiredValue": 64.0,
+            "Status": "APPROVED",
+            "Created": 1,
+        },
+        {
+            "Id": "r2",
+            "CaseId": "case-2",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 2,
+        },
+    ]
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert (req["action"], req["caseId"]) == ("denied", "case-2")
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
+
+
+def test_an_open_request_for_less_reads_pending_for_less_than_needed(env: dict[str, Any]) -> None:
+    from quota.report import _request_text
+
+    _history(env["sq"], "PENDING", 48.0, case_id="case-77")
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert _request_text(req).startswith("pending for 48 (needs 104)")

@@ -45,6 +45,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.quota_warning.clear()
     compute.instances.clear()
     quotas.prefs.clear()
+    quotas.patched_etags.clear()
     quotas.infos.clear()
     quotas.absent.clear()
     quotas.policy = "pending"
@@ -555,18 +556,18 @@ def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
     assert not any(k.startswith("gpu-infra-nvidia-t4") for k in quotas.prefs)
 
 
-def test_reconciling_console_preference_is_reported_pending_and_left_alone(
+def test_reconciling_console_preference_asking_enough_is_reported_pending_and_left_alone(
     env: dict[str, Any],
 ) -> None:
     env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
     quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=True)
+    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=True)  # >= 21
     code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     assert code == 1 and (req["action"], req["id"], req["preferred"]) == (
         "pending",
         "console-t4",
-        8,
+        24,
     )
     assert quotas.calls["quotaPreferences.create"] == 0
     assert quotas.calls["quotaPreferences.patch"] == 0
@@ -760,3 +761,37 @@ def test_g2_stack_on_a_32_vcpu_global_default_exits_0_and_requests_no_cpu_quota(
     assert cpus["needed"] == 16 and cpus["status"] == "ok"  # the e2 system pool only
     assert all(c["request"] is None for c in doc["checks"])
     assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_reconciling_preference_below_the_need_is_raised_with_its_etag(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))  # usage 0: the request is for 21
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    etag = quotas.prefs["console-t4"]["etag"]
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert code == 1 and (req["action"], req["id"], req["preferred"], req["was"]) == (
+        "updated",
+        "console-t4",
+        21,
+        5,
+    )
+    assert (
+        quotas.calls["quotaPreferences.patch"] == 1 and quotas.calls["quotaPreferences.create"] == 0
+    )
+    assert quotas.patched_etags == [etag]  # written over its etag, not duplicated
+
+
+def test_reconciling_preference_that_cannot_be_raised_reads_pending_for_less_than_needed(
+    env: dict[str, Any],
+) -> None:
+    from quota.report import _request_text
+
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    quotas.inject("quotaPreferences.patch", g.INTERNAL)
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "pending" and req["preferred"] == 5
+    assert _request_text(req).startswith("pending for 5 (needs 21)")

@@ -208,6 +208,7 @@ class FakeCloudQuotas(FakeService):
         self.absent: set[str] = set()  # quota ids with no QuotaInfo at all
         self.policy: Any = "pending"
         self.on_grant: Any = None  # callable(pref JSON, granted value)
+        self.patched_etags: list[str | None] = []  # the etag each PATCH carried
         self._trace = itertools.count(1)
         base = r"/v1/projects/(?P<p>[^/]+)/locations/global"
         self.route(
@@ -322,6 +323,7 @@ class FakeCloudQuotas(FakeService):
         if pid not in self.prefs and not allow_missing:
             return google_error(404, "NOT_FOUND", f"quota preference {pid} not found")
         sent = req.json().get("etag")
+        self.patched_etags.append(sent)
         held = self.prefs.get(pid, {}).get("etag")
         if sent and held and sent != held:  # optimistic concurrency, as the API documents
             return google_error(409, "ABORTED", f"etag mismatch for quota preference {pid}")
