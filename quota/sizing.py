@@ -66,6 +66,7 @@ class NodeGroupSizing:
             the quota tables lack is an unknown row, not a config error.
         reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
         node_groups: EKS managed node groups the pool makes (one, or one per AZ).
+        zones: the zones (GKE) or AZ IDs (EKS) the pool is planned in.
     """
 
     path: str
@@ -85,6 +86,7 @@ class NodeGroupSizing:
     declared: bool = False
     reservation_id: str | None = None
     node_groups: int = 1
+    zones: tuple[str, ...] = ()
 
     @property
     def spot(self) -> bool:
@@ -128,6 +130,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             local_ssds=gp.local_ssd_count,
             external_ip=external,
             declared=gp.machine_type in declared,
+            zones=gp.node_locations,
         )
         for gp in plan.gke.pools
     ]
@@ -274,6 +277,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 or eks_surge(len(g.az_ids), g.update_max_unavailable),
                 declared=declared,
                 reservation_id=g.capacity_reservation_id,
+                zones=g.az_ids,
                 node_groups=max(1, len(g.node_groups)),
             )
         )

@@ -97,3 +97,46 @@ def test_gke_creation_counts_initial_nodes_per_zone_above_the_total_max() -> Non
     # initialNodeCount ceil(5 / 4) = 2 per zone x 4 zones = 8 nodes at creation, + 1 surge
     assert rows["NVIDIA_T4_GPUS"].needed == 8 + 1
     assert gke_created(5, 2, 4) == 8 and gke_created(20, 0, 4) == 20
+
+
+def _where_prices(stack: str) -> dict[str, dict[str, float | None]]:
+    import io
+    import json
+
+    from quota.check import main
+
+    out = io.StringIO()
+    assert (
+        main(["--stack", stack, "--where", "--offline", "--json"], out=out, err=io.StringIO()) == 0
+    )
+    doc = json.loads(out.getvalue())
+    return {
+        p["pool"]: {r["region"]: r["pricePerNodeHour"] for r in p["regions"]} for p in doc["where"]
+    }
+
+
+@pytest.mark.parametrize(
+    ("stack", "region"),
+    [("gke-t4", "us-central1"), ("eks-g4dn", "us-west-2"), ("gke-l4-spot", "us-central1")],
+)
+def test_where_prices_a_node_as_infra_plan_does_in_the_stacks_region(
+    stack: str, region: str
+) -> None:
+    from infra.core.cost import estimate
+
+    config = parse_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    cost = estimate(build_plan(config, Catalog.load()))
+    where = _where_prices(stack)
+    for pool in cost.pools:
+        assert pool.per_node is not None
+        assert where[pool.name][region] == round(pool.per_node, 5), pool.name
+
+
+def test_where_prices_n1_nodes_with_their_host_not_the_gpu_alone() -> None:
+    from infra.core.cost import Prices
+
+    t4 = _where_prices("gke-t4")["gpu-t4"]["us-central1"]
+    gpu = Catalog.load().gcp_price("nvidia-tesla-t4", 1, "us-central1-a")
+    host = Prices.load().gcp_vm("n1-highmem-8", "us-central1-a")[0]
+    assert gpu is not None and gpu[0] is not None and host is not None
+    assert t4 is not None and t4 >= gpu[0] + host - 1e-9
