@@ -123,7 +123,7 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
             from quota import where
 
             return where.run(args, config, catalog, plan, out, err)
-        return _run(args, config, demand, catalog, out, err)
+        return _run(args, config, demand, catalog, out, err, plan)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): handled by the entry point, not a quota error
     except Exception as e:  # one line, not a traceback: nothing was judged ok
@@ -133,13 +133,17 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_UNKNOWN
 
 
-def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO) -> int:
-    from quota import report
+def _run(
+    args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO, plan: Any
+) -> int:
+    from quota import limits, report
     from quota.demand import reading_of, reading_pick
 
     stack, cloud = config.stack, demand.cloud
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    service_limits = limits.stack_limits(cloud, plan, config.region, sizings)
     if args.offline:
-        checks = report.offline_checks(demand.rows())
+        checks = report.offline_checks([*demand.rows(), *service_limits.rows])
         _emit(args, stack, cloud, checks, [], out, offline=True)
         return report.exit_code(checks, offline=True)
 
@@ -149,12 +153,27 @@ def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: Te
         readings, notes = service.read(keys)
         rows = demand.rows(reading_pick(readings))
         checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
+        checks += _limit_checks(cloud, service, service_limits)
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))
         notes += report.collapse_connection_failures(checks)
         if args.request:
             notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
     return report.exit_code(checks)
+
+
+def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:
+    """Rows of the service limits: EKS ones read from Service Quotas, GKE ones documented."""
+    from quota import limits, report
+
+    if cloud == "aws":
+        codes = [r.key.quota for r in demand.rows]
+        existing = demand.cluster if demand.existing_cluster else None
+        values, others = service.read_service_limits(codes, existing, demand.own_groups)
+        readings = limits.limit_readings(demand, values, others)
+    else:
+        readings = limits.limit_readings(demand)
+    return [report.Check.judged(r, readings[r.key]) for r in demand.rows]
 
 
 def _file_requests(

@@ -103,6 +103,7 @@ class DemandRow:
         needed: units needed at the stack's peak.
         pools: one line per contributing pool (and the surge / bootstrap rule applied).
         models: provisioning models of the contributing pools (``standard``, ``spot``, ...).
+        source: where a service limit's value is documented (``quota.limits``).
     """
 
     key: QuotaKey
@@ -110,6 +111,7 @@ class DemandRow:
     needed: int
     pools: tuple[str, ...] = field(default_factory=tuple)
     models: frozenset[str] = frozenset()
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)

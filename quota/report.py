@@ -70,6 +70,8 @@ class Check:
             out["vmFamily"] = k.vm_family
         if k.cloud == "gcp" and k.is_metric:
             out["quotaId"] = quota_id_of(k)
+        if self.demand.source:
+            out["source"] = self.demand.source
         return out
 
 

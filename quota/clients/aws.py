@@ -6,6 +6,7 @@ the standard ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_<SERVICE>`` variables (bo
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import defaultdict
@@ -42,6 +43,8 @@ _ACTION = {
         "servicequotas:ListRequestedServiceQuotaChangeHistoryByQuota"
     ),
     "RequestServiceQuotaIncrease": "servicequotas:RequestServiceQuotaIncrease",
+    "ListNodegroups": "eks:ListNodegroups",
+    "DescribeCapacityReservations": "ec2:DescribeCapacityReservations",
 }
 _DENIED = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"})
 _THROTTLED = frozenset(
@@ -126,6 +129,12 @@ class AwsQuotaService:
         session = session or boto3.session.Session(region_name=settings.region)
         self.sq = session.client("service-quotas", region_name=settings.region, config=config)
         self.ec2 = session.client("ec2", region_name=settings.region, config=config)
+        self._session, self._config = session, config
+
+    @functools.cached_property
+    def eks(self) -> Any:
+        """EKS client (only an existing cluster's node groups are listed)."""
+        return self._session.client("eks", region_name=self.s.region, config=self._config)
 
     # --- reads ---------------------------------------------------------------------------------
     def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
@@ -155,21 +164,61 @@ class AwsQuotaService:
                 readings[k] = Reading(limit=lim, usage=float(usage.get(k.quota, 0)))
         return readings, []
 
-    def _limit(self, code: str) -> float | str:
+    def _limit(self, code: str, service: str = SERVICE_CODE) -> float | str:
         """Applied value, falling back to the AWS default; a string says why neither exists."""
         try:
-            q = self.sq.get_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+            q = self.sq.get_service_quota(ServiceCode=service, QuotaCode=code)
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") != "NoSuchResourceException":
                 raise
             # No applied value (never changed): the default applies. aws/aws-cli#6629
             try:
-                q = self.sq.get_aws_default_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+                q = self.sq.get_aws_default_service_quota(ServiceCode=service, QuotaCode=code)
             except ClientError as e2:
                 if e2.response.get("Error", {}).get("Code") != "NoSuchResourceException":
                     raise
-                return f"quota missing: {code} not found for ec2 in {self.s.region}"
+                return f"quota missing: {code} not found for {service} in {self.s.region}"
         return float(q["Quota"]["Value"])
+
+    def read_service_limits(
+        self, codes: Sequence[str], cluster: str | None, own: frozenset[str]
+    ) -> tuple[dict[str, float | str | None], int | str | None]:
+        """EKS limits (``eks`` Service Quotas) and, for an existing ``cluster``, how many of its
+        managed node groups this stack does not plan (EKS ListNodegroups).
+
+        Returns:
+            per code the value (``None``: Service Quotas lists none, the documented default
+            applies; a string: why it is unknown), and the other groups' count (``None`` when
+            not asked; a string: why unknown).
+        """
+
+        def limit(code: str) -> float | str | None:
+            try:
+                got = self._limit(code, "eks")
+            except Exception as e:  # noqa: BLE001  # an 'unknown' reason
+                op = getattr(e, "operation_name", None) or "GetServiceQuota"
+                return describe_error(e, op, self.s.max_attempts)
+            return None if isinstance(got, str) else got
+
+        def others() -> int | str | None:
+            if cluster is None:
+                return None
+            try:
+                names = [
+                    n
+                    for page in self.eks.get_paginator("list_nodegroups").paginate(
+                        clusterName=cluster
+                    )
+                    for n in page.get("nodegroups", [])
+                ]
+            except Exception as e:  # noqa: BLE001  # an 'unknown' reason
+                return describe_error(e, "ListNodegroups", self.s.max_attempts)
+            return sum(1 for n in names if n not in own)
+
+        with ThreadPoolExecutor(max_workers=len(codes) + 1) as pool:
+            other_f = pool.submit(others)
+            values = dict(zip(codes, pool.map(limit, codes), strict=True))
+            return values, other_f.result()
 
     def _usage(self, codes: set[str]) -> dict[str, int]:
         """vCPUs of pending and running instances per quota code (spot by InstanceLifecycle)."""

@@ -429,3 +429,60 @@ def test_an_open_request_for_less_reads_pending_for_less_than_needed(env: dict[s
     _, doc = run("--request")
     req = row(doc, G)["request"]
     assert _request_text(req).startswith("pending for 48 (needs 104)")
+
+
+EKS_GROUPS, EKS_NODES = "L-6D54EA21", "L-BD136A63"
+
+
+def _many_groups(tmp_path: Any, n: int) -> str:
+    import yaml
+
+    pools = [
+        {"name": f"g{i}", "machineType": "g4dn.xlarge", "minNodes": 0, "maxNodes": 1}
+        for i in range(n)
+    ]
+    doc = {
+        "config": {
+            "aws:region": R,
+            "gpu-infra:platform": "eks",
+            "gpu-infra:cluster": {"name": "ml", "location": R, "kubernetesVersion": "1.33"},
+            "gpu-infra:gpuPools": pools,
+        }
+    }
+    path = tmp_path / "Pulumi.many.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    # Service Quotas eks L-6D54EA21 "Managed node groups per cluster", default 30
+    # (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)
+    env["sq"].defaults[EKS_GROUPS] = 30.0
+    out = io.StringIO()
+    code = main(["--config", _many_groups(tmp_path, 40), "--json"], out=out, err=io.StringIO())
+    doc = json.loads(out.getvalue())
+    groups = row(doc, EKS_GROUPS)
+    assert code == 1 and (groups["needed"], groups["limit"], groups["usage"]) == (41, 30, 0)
+    assert groups["status"] == "short" and groups["unit"] == "node groups"
+    assert (
+        groups["name"] == "Managed node groups per cluster" and "service-quotas" in groups["source"]
+    )
+    assert row(doc, EKS_NODES)["status"] == "ok"  # documented 450 where Service Quotas lists none
+    env["sq"].applied[(R, EKS_GROUPS)] = 60.0  # raised: read live, not the documented default
+    code, doc = run_config(_many_groups(tmp_path, 40))
+    assert row(doc, EKS_GROUPS)["status"] == "ok"
+
+
+def test_eks_limit_unreadable_is_unknown_never_ok(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", a.access_denied("servicequotas:GetServiceQuota"))
+    _, doc = run()
+    groups = row(doc, EKS_GROUPS)
+    assert groups["status"] == "unknown" and "servicequotas:GetServiceQuota" in groups["reason"]
+
+
+def run_config(path: str, *args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main(["--config", path, *args, "--json"], out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())

@@ -140,3 +140,33 @@ def test_where_prices_n1_nodes_with_their_host_not_the_gpu_alone() -> None:
     host = Prices.load().gcp_vm("n1-highmem-8", "us-central1-a")[0]
     assert gpu is not None and gpu[0] is not None and host is not None
     assert t4 is not None and t4 >= gpu[0] + host - 1e-9
+
+
+def test_gke_node_limits_are_rows_with_their_documented_source() -> None:
+    from quota import limits
+
+    config = parse_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    demand = d.stack_contributions(config, Catalog.load(), build_plan(config))
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    ld = limits.stack_limits("gcp", build_plan(config), "us-central1", sizings)
+    rows = {r.key.quota: r for r in ld.rows}
+    # gpu-t4: 20 nodes over 4 zones; the cluster: 20 + 3 system + 1 surge
+    assert rows["GKE_NODES_PER_POOL_ZONE"].needed == 5
+    assert rows["GKE_NODES_PER_CLUSTER"].needed == 24
+    assert all("cloud.google.com/kubernetes-engine/quotas" in r.source for r in ld.rows)
+    readings = limits.limit_readings(ld)
+    assert readings[rows["GKE_NODES_PER_CLUSTER"].key].limit == 5000
+
+
+def test_existing_cluster_limit_is_unknown_until_its_other_groups_are_counted() -> None:
+    from quota import limits
+    from quota.arithmetic import verdict
+
+    config = parse_file(ROOT / "stacks" / "Pulumi.eks-existing.yaml")
+    ld = limits.stack_limits("aws", build_plan(config), "us-west-2", [])
+    assert ld.existing_cluster
+    per_cluster = next(r for r in ld.rows if r.key.quota == "L-6D54EA21")
+    unread = limits.limit_readings(ld, {}, "ListNodegroups: permission denied: eks:ListNodegroups")
+    assert verdict(per_cluster.needed, unread[per_cluster.key])[0] == "unknown"
+    counted = limits.limit_readings(ld, {}, 29)
+    assert counted[per_cluster.key].usage == 29
