@@ -137,7 +137,7 @@ def _run(
     args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO, plan: Any
 ) -> int:
     from quota import limits, report
-    from quota.demand import reading_of, reading_pick
+    from quota.demand import reading_of, reading_pick, reserved_nodes
 
     stack, cloud = config.stack, demand.cloud
     sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
@@ -151,7 +151,8 @@ def _run(
     with _progress(args, err, f"Reading {len(keys)} quotas in {config.region} ({cloud})"):
         service = _service(cloud, config, catalog)
         readings, notes = service.read(keys)
-        rows = demand.rows(reading_pick(readings))
+        reserved = reserved_nodes(sizings, getattr(service, "reservations", {}))
+        rows = demand.rows(reading_pick(readings), reserved)
         checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
         checks += _limit_checks(cloud, service, service_limits)
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))

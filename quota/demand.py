@@ -138,6 +138,41 @@ def quota_name(key: QuotaKey) -> str:
     return aws_quota_name(key.quota) if key.cloud == "aws" else gcp_quota_name(key)
 
 
+def _beyond_reservation(
+    s: NodeGroupSizing, reserved: Mapping[str, int | None] | None
+) -> tuple[int, str | None]:
+    """(nodes the pool adds to demand, text when a reservation changed that)."""
+    if reserved is None or s.reservation_id is None or s.name not in reserved:
+        return s.max_nodes, None
+    held = reserved[s.name]
+    if held is None:
+        return s.max_nodes, (
+            f"{s.max_nodes} nodes (reservation {s.reservation_id} not found holding capacity: "
+            "counted in full)"
+        )
+    beyond = max(0, s.max_nodes - held)
+    return beyond, (
+        f"{beyond} nodes beyond reservation {s.reservation_id} ({held} reserved, in usage)"
+    )
+
+
+def reserved_nodes(
+    sizings: Iterable[NodeGroupSizing], reservations: Mapping[str, Any]
+) -> dict[str, int | None]:
+    """Per pool that targets a Capacity Reservation, the instances it holds for the pool's type.
+
+    ``reservations``: id -> an object with ``instance_type`` and ``total`` (``quota.clients.aws``).
+    A reservation of another type cannot take the pool's nodes, so it holds none of them.
+    """
+    out: dict[str, int | None] = {}
+    for s in sizings:
+        if s.reservation_id is None:
+            continue
+        r = reservations.get(s.reservation_id)
+        out[s.name] = None if r is None or r.instance_type not in s.machine_types else r.total
+    return out
+
+
 def _nodes_text(s: NodeGroupSizing) -> str:
     return f"{s.max_nodes} nodes" if not s.bootstrap else f"{s.max_nodes} bootstrap nodes"
 
@@ -164,8 +199,15 @@ class Demand:
                     keys[d.key] = None
         return list(keys)
 
-    def rows(self, pick: Pick = first_choice) -> list[DemandRow]:
-        """Demand per resolved quota, regional rows first (stable order)."""
+    def rows(
+        self, pick: Pick = first_choice, reserved: Mapping[str, int | None] | None = None
+    ) -> list[DemandRow]:
+        """Demand per resolved quota, regional rows first (stable order).
+
+        ``reserved``: per pool that targets an EC2 Capacity Reservation, the instances it holds
+        (``None``: not found in a state that holds quota). The reservation's quota is usage
+        already (``quota.clients.aws``), so such a pool adds demand only beyond its size.
+        """
         acc: dict[QuotaKey, dict[str, Any]] = {}
         for c in self.contributions:
             key, note = pick(c.draw)
@@ -173,15 +215,16 @@ class Demand:
                 key, {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set()}
             )
             s, per = c.pool, c.draw.per_node
+            nodes, held = _beyond_reservation(s, reserved)
             a["models"].add(s.model)
-            why = f"{s.name}: {per} x {_nodes_text(s)}"
+            why = f"{s.name}: {per} x {_nodes_text(s) if held is None else held}"
             if note:
                 why += f" [{note}]"
             a["why"].append(why)
             if s.bootstrap:
                 a["boot"] += per * s.max_nodes
                 continue
-            a["base"] += per * s.max_nodes
+            a["base"] += per * nodes
             if self.surge_all and per * s.surge:
                 a["surge"] = (
                     a["surge"][0] + per * s.surge,

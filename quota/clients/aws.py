@@ -52,6 +52,27 @@ _THROTTLED = frozenset(
 )
 
 
+# CapacityReservation.State values that hold On-Demand quota (``_reservations``).
+HOLDING_RESERVATION_STATES = frozenset({"assessing", "scheduled", "pending", "active", "delayed"})
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityReservation:
+    """One EC2 Capacity Reservation (ODCR or Capacity Block) that holds On-Demand quota."""
+
+    id: str
+    instance_type: str
+    state: str
+    total: int
+    available: int
+
+    @property
+    def unused(self) -> int:
+        """Reserved instances no instance runs in (those running are DescribeInstances' usage):
+        ``AvailableInstanceCount`` once active; the whole count before (nothing can run yet)."""
+        return self.available if self.state == "active" else self.total
+
+
 @dataclass(frozen=True, slots=True)
 class AwsSettings:
     """Region and retry bounds.
@@ -130,6 +151,7 @@ class AwsQuotaService:
         self.sq = session.client("service-quotas", region_name=settings.region, config=config)
         self.ec2 = session.client("ec2", region_name=settings.region, config=config)
         self._session, self._config = session, config
+        self.reservations: dict[str, CapacityReservation] = {}  # filled by read()
 
     @functools.cached_property
     def eks(self) -> Any:
@@ -221,8 +243,32 @@ class AwsQuotaService:
             return values, other_f.result()
 
     def _usage(self, codes: set[str]) -> dict[str, int]:
-        """vCPUs of pending and running instances per quota code (spot by InstanceLifecycle)."""
-        counts: dict[tuple[str, bool], int] = defaultdict(int)
+        """vCPUs per quota code: pending and running instances (spot by InstanceLifecycle), open
+        Spot requests and the unused part of Capacity Reservations, read concurrently."""
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            inst_f = pool.submit(self._instance_counts)
+            spot_f = pool.submit(self._open_spot_counts)
+            res_f = pool.submit(self._reservations)
+            counts = inst_f.result()
+            for k, n in spot_f.result().items():
+                counts[k] += n
+            self.reservations = res_f.result()
+        for r in self.reservations.values():
+            counts[(r.instance_type, False)] += r.unused
+        # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
+        counted = [
+            (t, c, n)
+            for (t, spot), n in counts.items()
+            if n and (c := aws_quota_code(t, spot)) in codes
+        ]
+        vcpus = self._vcpus({t for t, _, _ in counted})
+        out: dict[str, int] = defaultdict(int)
+        for itype, code, n in counted:
+            out[code] += n * vcpus[itype]
+        return dict(out)
+
+    def _instance_counts(self) -> defaultdict[tuple[str, bool], int]:
+        counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
         pages = self.ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
         )
@@ -231,8 +277,12 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
+        return counts
+
+    def _open_spot_counts(self) -> dict[tuple[str, bool], int]:
         # Open (not yet fulfilled) Spot requests count against the Spot vCPU quota too.
         # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
+        counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
         spot_pages = self.ec2.get_paginator("describe_spot_instance_requests").paginate(
             Filters=[{"Name": "state", "Values": ["open"]}]
         )
@@ -241,15 +291,34 @@ class AwsQuotaService:
                 itype = req.get("LaunchSpecification", {}).get("InstanceType")
                 if itype:
                     counts[(itype, True)] += 1
-        # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
-        counted = [
-            (t, c, n) for (t, spot), n in counts.items() if (c := aws_quota_code(t, spot)) in codes
-        ]
-        vcpus = self._vcpus({t for t, _, _ in counted})
-        out: dict[str, int] = defaultdict(int)
-        for itype, code, n in counted:
-            out[code] += n * vcpus[itype]
-        return dict(out)
+        return counts
+
+    def _reservations(self) -> dict[str, CapacityReservation]:
+        """Capacity Reservations that hold On-Demand quota, by id.
+
+        "Capacity Reservations count toward your On-Demand Instance quotas, even if they are
+        unused" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-reservations.html);
+        the states that hold capacity or are about to: assessing, scheduled, pending, active,
+        delayed (CapacityReservation.State, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+        API_CapacityReservation.html). Instances running inside one are already counted by
+        DescribeInstances, so only its unused part is added (``CapacityReservation.unused``).
+        """
+        out: dict[str, CapacityReservation] = {}
+        pages = self.ec2.get_paginator("describe_capacity_reservations").paginate(
+            Filters=[{"Name": "state", "Values": sorted(HOLDING_RESERVATION_STATES)}]
+        )
+        for page in pages:
+            for r in page.get("CapacityReservations", []):
+                if r.get("State") not in HOLDING_RESERVATION_STATES:
+                    continue
+                out[r["CapacityReservationId"]] = CapacityReservation(
+                    r["CapacityReservationId"],
+                    r["InstanceType"],
+                    r.get("State", ""),
+                    int(r.get("TotalInstanceCount", 0)),
+                    int(r.get("AvailableInstanceCount", 0)),
+                )
+        return out
 
     def _vcpus(self, types: set[str]) -> dict[str, int]:
         """DefaultVCpus per instance type: catalog first, EC2 for the rest (one call)."""

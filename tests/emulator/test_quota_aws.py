@@ -36,7 +36,11 @@ def servers() -> Iterator[dict[str, Any]]:
     host, port = moto.get_host_and_port()
     sq = a.FakeServiceQuotas()
     sq.start()
-    yield {"moto": f"http://{host}:{port}", "sq": sq}
+    # EC2 as the check sees it: moto, with DescribeCapacityReservations answered in front of it
+    ec2 = a.Ec2WithReservations(f"http://{host}:{port}")
+    ec2.start()
+    yield {"moto": f"http://{host}:{port}", "sq": sq, "ec2": ec2}
+    ec2.stop()
     sq.stop()
     moto.stop()
 
@@ -49,6 +53,9 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     sq.history.clear()
     sq.defaults = {G: 0.0, G_SPOT: 0.0, STD: 5.0}
     sq.policy = "pending"
+    ec2: a.Ec2WithReservations = servers["ec2"]
+    ec2.reset()
+    ec2.reservations.clear()
     urllib.request.urlopen(
         urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
     )
@@ -58,7 +65,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_CONFIG_FILE": "/dev/null",
         "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_ENDPOINT_URL_EC2": servers["moto"],
+        "AWS_ENDPOINT_URL_EC2": ec2.url,
         "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
         "QUOTA_AWS_MAX_ATTEMPTS": "2",
         "QUOTA_CALL_TIMEOUT": "0.5",
@@ -68,7 +75,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     # botocore waits up to 1 s before retrying a throttled call; keep the storm test short.
     monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     ample(sq)
-    return {"sq": sq, "moto": servers["moto"]}
+    return {"sq": sq, "moto": servers["moto"], "ec2": ec2}
 
 
 def warm_ec2(moto: str) -> None:
@@ -486,3 +493,82 @@ def run_config(path: str, *args: str) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
     code = main(["--config", path, *args, "--json"], out=out, err=io.StringIO())
     return code, json.loads(out.getvalue())
+
+
+def _odcr(
+    rid: str, itype: str, total: int, available: int, state: str = "active"
+) -> dict[str, Any]:
+    return {
+        "capacityReservationId": rid,
+        "instanceType": itype,
+        "instancePlatform": "Linux/UNIX",
+        "availabilityZone": f"{R}a",
+        "totalInstanceCount": total,
+        "availableInstanceCount": available,
+        "state": state,
+        "instanceMatchCriteria": "open",
+        "reservationType": "default",
+    }
+
+
+def test_an_unused_odcr_of_10_g4dn_makes_eks_g4dn_short_where_it_was_ok(
+    env: dict[str, Any],
+) -> None:
+    # "Capacity Reservations count toward your On-Demand Instance quotas, even if they are
+    # unused" (EC2 User Guide, ec2-capacity-reservations.html)
+    code, doc = run()
+    assert code == 0 and row(doc, G)["status"] == "ok"  # 104 needed, 120 free
+    env["ec2"].reservations[R] = [_odcr("cr-1", "g4dn.xlarge", 10, 10)]
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 1 and (g["usage"], g["status"]) == (40, "short")  # 10 x 4 vCPUs held
+    assert row(doc, G_SPOT)["usage"] == 0  # ODCRs hold On-Demand quota only
+    assert env["ec2"].calls["DescribeCapacityReservations"] >= 1
+
+
+def test_reservations_hold_quota_while_assessing_scheduled_pending_active_or_delayed(
+    env: dict[str, Any],
+) -> None:
+    held = ["assessing", "scheduled", "pending", "delayed"]  # nothing runs in them yet
+    ended = ["expired", "cancelled", "failed"]
+    env["ec2"].reservations[R] = [
+        _odcr(f"cr-{s}", "g4dn.xlarge", 3, 0 if s in held else 3, s) for s in held + ended
+    ]
+    _, doc = run()
+    assert row(doc, G)["usage"] == len(held) * 3 * 4
+
+
+def test_instances_running_inside_a_reservation_are_counted_once(env: dict[str, Any]) -> None:
+    launch(env["moto"], "g4dn.xlarge", 2)  # running in cr-4: available 10 - 2
+    env["ec2"].reservations[R] = [_odcr("cr-4", "g4dn.xlarge", 10, 8)]
+    _, doc = run()
+    assert row(doc, G)["usage"] == 10 * 4  # 2 running + 8 unused, not 2 + 10
+
+
+def test_reservations_unreadable_make_usage_unknown_not_zero(env: dict[str, Any]) -> None:
+    env["ec2"].inject(
+        "DescribeCapacityReservations",
+        (
+            403,
+            b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are "
+            b"not authorized to perform this operation.</Message></Error></Errors></Response>",
+            {},
+        ),
+    )
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 3 and g["status"] == "unknown"
+    assert "ec2:DescribeCapacityReservations" in g["reason"]
+
+
+def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str, Any]) -> None:
+    # eks-hpc: h200-odcr (p5en.48xlarge, max 2) launches into cr-0123456789abcdef0.
+    p_code = "L-417A185B"
+    env["sq"].applied[(R, p_code)] = 4000.0
+    env["ec2"].reservations[R] = [_odcr("cr-0123456789abcdef0", "p5en.48xlarge", 2, 2)]
+    out = io.StringIO()
+    main(["--stack", "eks-hpc", "--json"], out=out, err=io.StringIO())
+    p = row(json.loads(out.getvalue()), p_code)
+    # 192 vCPUs x (4 h100 + 0 h200 beyond the reservation + 2 b200) + every group's surge (3 x 2)
+    assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2) + 192 * 6, 2 * 192)
+    assert any("beyond reservation cr-0123456789abcdef0 (2 reserved" in w for w in p["pools"])

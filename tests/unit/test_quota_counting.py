@@ -170,3 +170,26 @@ def test_existing_cluster_limit_is_unknown_until_its_other_groups_are_counted() 
     assert verdict(per_cluster.needed, unread[per_cluster.key])[0] == "unknown"
     counted = limits.limit_readings(ld, {}, 29)
     assert counted[per_cluster.key].usage == 29
+
+
+def test_a_reservation_of_another_type_holds_none_of_a_pools_nodes() -> None:
+    from types import SimpleNamespace
+
+    pool = d.NodeGroupSizing(
+        path="gpuPools[0]",
+        name="h200",
+        machine_types=("p5en.48xlarge",),
+        gpu_type=None,
+        gpus_per_node=8,
+        vcpus=192,
+        max_nodes=4,
+        reservation_id="cr-1",
+    )
+    same = {"cr-1": SimpleNamespace(instance_type="p5en.48xlarge", total=3)}
+    other = {"cr-1": SimpleNamespace(instance_type="p5.48xlarge", total=3)}
+    assert d.reserved_nodes([pool], same) == {"h200": 3}
+    assert d.reserved_nodes([pool], other) == {"h200": None}
+    rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": 3})
+    assert rows[0].needed == 192 * 1
+    rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": None})
+    assert rows[0].needed == 192 * 4 and "counted in full" in rows[0].pools[0]
