@@ -102,6 +102,10 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.regions and not args.where:
         print("--regions: only with --where", file=err)
         return EXIT_USAGE
+    if args.request and (args.where or args.offline):
+        # --where and --offline only look: a request is filed for a short row of a live check
+        print(f"--request: not with {'--where' if args.where else '--offline'}", file=err)
+        return EXIT_USAGE
     try:
         path = Path(args.config) if args.config else stack_file(args.stack)
         config = parse_file(path)
@@ -122,6 +126,14 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.where:
             from quota import where
 
+            unknown = where.unknown_regions(cloud, catalog, args.regions)
+            if unknown:
+                print(
+                    f"--regions: {', '.join(unknown)}: not a {cloud.upper()} region "
+                    "this project's catalog knows (a typo?)",
+                    file=err,
+                )
+                return EXIT_USAGE
             return where.run(args, config, catalog, plan, out, err)
         return _run(args, config, demand, catalog, out, err, plan)
     except BrokenPipeError:

@@ -132,6 +132,20 @@ def aws_offer(
     return out
 
 
+def unknown_regions(cloud: str, catalog: Catalog, regions: str | None) -> list[str]:
+    """The names in ``--regions`` that are no region of ``cloud`` in the catalog (typos): an
+    error, not an empty table that reads as "nowhere fits"."""
+    if regions in (None, "all"):
+        return []
+    if cloud == "gcp":
+        known = {r for acc in catalog.gcp_accelerators() for r in catalog.gcp_regions_offering(acc)}
+    else:
+        known = {
+            r for t in catalog.aws_instances() if (i := catalog.aws_instance(t)) for r in i.az_ids
+        }
+    return [r for r in regions.split(",") if r.strip() not in known]
+
+
 # --- live reads ----------------------------------------------------------------------------------
 
 
@@ -223,7 +237,7 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
     del err  # every problem is a row's reason
     cloud, sizings = stack_sizings(config, catalog, plan)
     pools = [s for s in sizings if not s.bootstrap and s.path.startswith("gpuPools")]
-    wanted = None if args.regions in (None, "all") else set(args.regions.split(","))
+    wanted = None if args.regions in (None, "all") else {r.strip() for r in args.regions.split(",")}
     offered = {s.name: _offer(s, cloud, config.region, catalog) for s in pools}
     offers = {
         name: {r: p for r, p in o.items() if wanted is None or r in wanted}

@@ -452,6 +452,16 @@ def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]
         err = describe_error(res, "services.batchGet", project, endpoint)
         return [("serviceusage.googleapis.com", err)]
     out: list[tuple[str, str]] = []
+    answered = {svc.name.rsplit("/", 1)[-1] for svc in res.services}
+    for api in REQUIRED_SERVICES:
+        if api not in answered:  # never fail open: an API the answer leaves out is not enabled
+            out.append(
+                (
+                    api,
+                    f"API {api} missing from Service Usage's answer for project {project}: "
+                    f"not known to be enabled (gcloud services enable {api} --project {project})",
+                )
+            )
     for svc in res.services:
         state = getattr(svc.state, "name", str(svc.state))
         if state != "ENABLED":

@@ -50,6 +50,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     quotas.absent.clear()
     quotas.policy = "pending"
     usage.enabled = set(g.ALL_REQUIRED_APIS)
+    usage.omitted = set()
 
     def grant(pref: dict[str, Any], value: int) -> None:
         qid = pref["quotaId"]
@@ -800,3 +801,28 @@ def test_reconciling_preference_that_cannot_be_raised_reads_pending_for_less_tha
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     assert req["action"] == "pending" and req["preferred"] == 5
     assert _request_text(req).startswith("pending for 5 (needs 21)")
+
+
+def test_an_api_missing_from_service_usages_answer_is_not_enabled(env: dict[str, Any]) -> None:
+    env["usage"].omitted = {"container.googleapis.com"}
+    code, doc = run("--stack", "gke-t4")
+    api = row(doc, "container.googleapis.com")
+    assert (
+        code == 3 and api["status"] == "unknown" and "missing from Service Usage" in api["reason"]
+    )
+
+
+def test_mistyped_regions_is_a_usage_error_not_an_empty_table(env: dict[str, Any]) -> None:
+    err = io.StringIO()
+    args = ["--stack", "gke-t4", "--where", "--offline", "--regions", "us-centrl1"]
+    assert main(args, out=io.StringIO(), err=err) == 2
+    assert "us-centrl1" in err.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["--where", "--offline"])
+def test_request_with_where_or_offline_is_refused(env: dict[str, Any], mode: str) -> None:
+    err = io.StringIO()
+    args = ["--stack", "gke-t4", mode, "--request", "--email", "a@b.c"]
+    assert main(args, out=io.StringIO(), err=err) == 2
+    assert "--request" in err.getvalue() and mode in err.getvalue()
+    assert env["quotas"].calls["quotaPreferences.create"] == 0

@@ -349,6 +349,7 @@ class FakeServiceUsage(FakeService):
     def __init__(self, latency: float = 0.0) -> None:
         super().__init__(latency)
         self.enabled: set[str] = set(ALL_REQUIRED_APIS)
+        self.omitted: set[str] = set()  # names left out of batchGet's answer
         self.route(
             "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
         )
@@ -363,4 +364,5 @@ class FakeServiceUsage(FakeService):
 
     def _batch(self, req: Request) -> Response:
         names = [n.rsplit("/", 1)[-1] for n in req.query.get("names", [])]
+        names = [n for n in names if n not in self.omitted]
         return 200, {"services": [self._svc(req.match["p"], n) for n in names]}, {}
