@@ -24,12 +24,18 @@ from google.cloud.cloudquotas_v1.types import resources as cq
 from google.cloud.compute_v1.services.instances import InstancesClient
 from google.cloud.compute_v1.services.projects import ProjectsClient
 from google.cloud.compute_v1.services.regions import RegionsClient
+from google.cloud.compute_v1.services.reservations import ReservationsClient
 from google.cloud.service_usage_v1.services.service_usage import ServiceUsageClient
 
 from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error, transient
-from quota.clients.gcp_usage import compute_reading, family_reading, with_family_usage
+from quota.clients.gcp_usage import (
+    compute_reading,
+    family_reading,
+    with_family_usage,
+    with_reserved_usage,
+)
 from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
 from quota.rules import GPUS_ALL_REGIONS
@@ -167,6 +173,12 @@ class GcpQuotaService:
             "_instances", lambda: InstancesClient(**self._kwargs(self.s.compute_endpoint))
         )
 
+    def reservations(self) -> ReservationsClient:
+        """Compute reservations client (reserved GPUs / vCPUs are family usage)."""
+        return self._once(
+            "_reservations", lambda: ReservationsClient(**self._kwargs(self.s.compute_endpoint))
+        )
+
     def quotas(self) -> CloudQuotasClient:
         """Cloud Quotas client."""
         return self._once(
@@ -215,9 +227,12 @@ class GcpQuotaService:
             jobs[f"family:{qid}"] = lambda name=name: self._call(
                 self.quotas().get_quota_info, name=name
             )
-        if family_ids:  # Cloud Quotas has no usage: count the family's VMs instead
+        if family_ids:  # Cloud Quotas has no usage: count the family's VMs and reservations
             jobs["instances"] = lambda: list(
                 self._call(self.instances().aggregated_list, project=p)
+            )
+            jobs["reservations"] = lambda: list(
+                self._call(self.reservations().aggregated_list, project=p)
             )
         with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
             futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
@@ -235,13 +250,19 @@ class GcpQuotaService:
             if isinstance(res, BaseException):
                 readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
             elif k.family_quota_id:
-                readings[k] = with_family_usage(
-                    family_reading(res, k),
+                readings[k] = with_reserved_usage(
+                    with_family_usage(
+                        family_reading(res, k),
+                        k,
+                        results["instances"],
+                        p,
+                        self.catalog,
+                        results.get(f"region:{k.region}"),
+                    ),
                     k,
-                    results["instances"],
+                    results["reservations"],
                     p,
                     self.catalog,
-                    results.get(f"region:{k.region}"),
                 )
             else:
                 readings[k] = compute_reading(res, k)

@@ -44,6 +44,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.projects.clear()
     compute.quota_warning.clear()
     compute.instances.clear()
+    compute.reservations.clear()
     quotas.prefs.clear()
     quotas.patched_etags.clear()
     quotas.infos.clear()
@@ -826,3 +827,31 @@ def test_request_with_where_or_offline_is_refused(env: dict[str, Any], mode: str
     assert main(args, out=io.StringIO(), err=err) == 2
     assert "--request" in err.getvalue() and mode in err.getvalue()
     assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_h100_reservations_count_as_family_usage_beyond_the_vms_running_in_them(
+    env: dict[str, Any],
+) -> None:
+    # Compute Engine holds reserved resources whether used or not; VMs in them count once.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    compute = env["compute"]
+    compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)  # runs in the reservation
+    compute.add_reservation("us-central1-a", "a3-highgpu-8g", count=3, in_use=1)  # 2 unused
+    compute.add_reservation("us-central1-b", "a3-highgpu-8g", count=4, status="DELETING")
+    compute.add_reservation("us-east4-a", "a3-highgpu-8g", count=4)  # another region
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert fam["usage"] == 8 + 2 * 8  # the running VM + two unused reserved VMs of 8 H100s
+
+
+def test_h100_reservations_unreadable_make_family_usage_unknown(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["compute"].inject(
+        "reservations.aggregatedList", g.permission_denied("compute.reservations.list")
+    )
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 3 and fam["status"] == "unknown"
+    assert "compute.reservations.list" in fam["reason"]

@@ -80,6 +80,7 @@ class FakeCompute(FakeService):
         self.accelerator_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.instances: dict[str, list[dict[str, Any]]] = {}  # zone -> Instance JSON
+        self.reservations: dict[str, list[dict[str, Any]]] = {}  # zone -> Reservation JSON
         self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
         self.route("GET", _PROJECT, "projects.get", self._project)
         self.route(
@@ -87,6 +88,12 @@ class FakeCompute(FakeService):
             _PROJECT + r"/aggregated/instances",
             "instances.aggregatedList",
             self._agg("instances"),
+        )
+        self.route(
+            "GET",
+            _PROJECT + r"/aggregated/reservations",
+            "reservations.aggregatedList",
+            self._agg("reservations"),
         )
         self.route(
             "GET",
@@ -147,6 +154,36 @@ class FakeCompute(FakeService):
             }
         )
 
+    def add_reservation(
+        self,
+        zone: str,
+        machine_type: str,
+        count: int,
+        in_use: int = 0,
+        status: str = "READY",
+        accelerator: str | None = None,
+        accelerator_count: int = 0,
+    ) -> None:
+        """A specific reservation of ``count`` VMs (``in_use`` of them running in it)."""
+        items = self.reservations.setdefault(zone, [])
+        props: dict[str, Any] = {"machineType": machine_type}
+        if accelerator:
+            props["guestAccelerators"] = [
+                {"acceleratorType": accelerator, "acceleratorCount": accelerator_count}
+            ]
+        items.append(
+            {
+                "name": f"res-{len(items)}",
+                "zone": f"projects/p/zones/{zone}",
+                "status": status,
+                "specificReservation": {
+                    "count": str(count),
+                    "inUseCount": str(in_use),
+                    "instanceProperties": props,
+                },
+            }
+        )
+
     @staticmethod
     def _quotas(table: dict[str, list[float]]) -> list[dict[str, Any]]:
         return [{"metric": m, "limit": v[0], "usage": v[1]} for m, v in table.items()]
@@ -187,6 +224,7 @@ class FakeCompute(FakeService):
                 "acceleratorTypes": self.accelerator_types,
                 "machineTypes": self.machine_types,
                 "instances": self.instances,
+                "reservations": self.reservations,
             }[kind]
             items = {f"zones/{z}": {kind: v} for z, v in sorted(data.items())}
             return 200, {"kind": f"compute#{kind}AggregatedList", "items": items}, {}
