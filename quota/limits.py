@@ -9,7 +9,6 @@ already exists cannot be established.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -127,17 +126,18 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
     lims = service_limits()
     per_zone = lims["nodes-per-node-pool-zone"]
     per_cluster = lims["nodes-per-cluster"]
-    regional = plan.gke.cluster.location.count("-") == 1
     own = [s for s in sizings if not s.bootstrap]
-    zone_counts = [
-        (s.name, math.ceil(s.max_nodes / max(1, len(s.zones) or (3 if regional else 1))))
-        for s in own
-    ]
+    # The pools' autoscaling locationPolicy is ANY (infra/components/gke.py): the autoscaler is
+    # not bound to balance zones (https://cloud.google.com/kubernetes-engine/docs/concepts/
+    # cluster-autoscaler#location_policy), so a whole pool may land in one zone.
+    zone_counts = [(s.name, s.max_nodes) for s in own]
     top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
     surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
     total = sum(s.max_nodes for s in own) + surge
     rows = (
-        _row(per_zone, region, top[1], [f"{top[0]}: {top[1]} nodes per zone (the largest)"]),
+        _row(
+            per_zone, region, top[1], [f"{top[0]}: up to {top[1]} nodes in one zone (the largest)"]
+        ),
         _row(
             per_cluster,
             region,

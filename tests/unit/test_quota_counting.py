@@ -150,8 +150,8 @@ def test_gke_node_limits_are_rows_with_their_documented_source() -> None:
     sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
     ld = limits.stack_limits("gcp", build_plan(config), "us-central1", sizings)
     rows = {r.key.quota: r for r in ld.rows}
-    # gpu-t4: 20 nodes over 4 zones; the cluster: 20 + 3 system + 1 surge
-    assert rows["GKE_NODES_PER_POOL_ZONE"].needed == 5
+    # gpu-t4: up to 20 nodes in one zone (locationPolicy ANY); the cluster: 20 + 3 system + 1
+    assert rows["GKE_NODES_PER_POOL_ZONE"].needed == 20
     assert rows["GKE_NODES_PER_CLUSTER"].needed == 24
     assert all("cloud.google.com/kubernetes-engine/quotas" in r.source for r in ld.rows)
     readings = limits.limit_readings(ld)
