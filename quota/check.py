@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
         help="AWS: file a request even though one for this value was denied before",
     )
     p.add_argument(
+        "--diff",
+        metavar="OLD_STACK_FILE",
+        help="EKS: the stack file (or stack name) deployed now; node groups this change replaces "
+        "(created before the old ones are deleted) add their size to the demand",
+    )
+    p.add_argument(
         "--where",
         action="store_true",
         help="list the regions offering each GPU pool's shape, with quota headroom and price",
@@ -112,6 +118,8 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         catalog = Catalog.load()
         plan = build_plan(config, catalog)
         demand = stack_contributions(config, catalog, plan, args.preemptible_quota)
+        if args.diff:
+            demand = _with_replacements(args.diff, demand, catalog, plan, err)
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE
@@ -173,6 +181,25 @@ def _run(
             notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
     return report.exit_code(checks)
+
+
+def _with_replacements(old: str, demand: Any, catalog: Any, plan: Any, err: TextIO) -> Any:
+    """``demand`` with the node groups that replacing the ``old`` stack's would double."""
+    from infra.core.config.stack import parse_file
+    from infra.core.plan import build_plan
+    from quota.demand import aws_contributions, stack_sizings
+    from quota.sizing import eks_replacements, with_replacements
+
+    path = Path(old) if Path(old).is_file() else stack_file(old)
+    old_config = parse_file(path)
+    old_plan = build_plan(old_config, catalog)
+    if plan.eks is None or old_plan.eks is None:
+        print("--diff: node group replacement is counted for EKS stacks only", file=err)
+        return demand
+    replaced = eks_replacements(old_plan, plan)
+    new = list(dict.fromkeys(c.pool for c in demand.contributions))
+    _, old_sizings = stack_sizings(old_config, catalog, old_plan)
+    return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
 
 
 def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:

@@ -6,7 +6,7 @@ renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.vendored import Catalog
@@ -308,4 +308,42 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 surge=eks_surge(azs, system.update_max_unavailable),
             )
         )
+    return out
+
+
+def with_replacements(
+    new: list[NodeGroupSizing], old: list[NodeGroupSizing], replaced: dict[str, tuple[int, str]]
+) -> list[NodeGroupSizing]:
+    """The sizings of a ``pulumi up`` that replaces node groups: a replaced pool's new groups are
+    created, not updated (no surge), and its old groups run beside them until deleted, as a pool
+    of their own (their own type, so their own quota class and vCPUs)."""
+    out = [replace(s, surge=0) if s.name in replaced else s for s in new]
+    for s in old:
+        if s.name in replaced:
+            nodes, names = replaced[s.name]
+            label = f"{s.name} replaced ({names}, create-before-delete)"
+            out.append(replace(s, name=label, max_nodes=nodes, surge=0))
+    return out
+
+
+def eks_replacements(old_plan: Plan, new_plan: Plan) -> dict[str, tuple[int, str]]:
+    """Per GPU pool, the nodes of its node groups one ``pulumi up`` replaces, and which groups.
+
+    A node group's name carries a hash of every property EKS cannot change in place
+    (``infra.core.eks.groups.EksNodeGroup``), so a pool whose new plan lacks an old group's name
+    replaces that group: create-before-delete (Pulumi's default replacement order), the new group
+    up while the old one still runs at its live size, bounded by its ``maxSize``. Pools only in
+    the old plan are deleted (no peak) and pools only in the new plan are created (counted).
+    """
+    if old_plan.eks is None or new_plan.eks is None:
+        return {}
+    new_names = {ng.name for g in new_plan.eks.groups for ng in g.node_groups}
+    new_pools = {g.name for g in new_plan.eks.groups}
+    out: dict[str, tuple[int, str]] = {}
+    for g in old_plan.eks.groups:
+        if g.name not in new_pools:
+            continue
+        gone = [ng for ng in g.node_groups if ng.name not in new_names]
+        if gone:
+            out[g.name] = (sum(ng.max_size for ng in gone), ", ".join(ng.name for ng in gone))
     return out

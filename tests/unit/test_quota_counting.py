@@ -193,3 +193,32 @@ def test_a_reservation_of_another_type_holds_none_of_a_pools_nodes() -> None:
     assert rows[0].needed == 192 * 1
     rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": None})
     assert rows[0].needed == 192 * 4 and "counted in full" in rows[0].pools[0]
+
+
+def test_a_replaced_node_group_runs_beside_its_successor_as_a_line_of_its_own(
+    tmp_path: Path,
+) -> None:
+    import io
+    import json
+
+    from quota.check import main
+
+    # gpu-t4 moves from g4dn.xlarge to g4dn.2xlarge: a new node group name, so a replacement
+    # (created before the old group is deleted); the old group keeps its own type's vCPUs.
+    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
+    new = tmp_path / "Pulumi.new.yaml"
+    new.write_text(text.replace("machineType: g4dn.xlarge\n", "machineType: g4dn.2xlarge\n", 1))
+    out = io.StringIO()
+    args = ["--config", str(new), "--diff", "eks-g4dn", "--offline", "--json"]
+    assert main(args, out=out, err=io.StringIO()) == 0
+    g = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-DB2E81BA")
+    assert g["needed"] == 8 * 20 + 4 * 20  # the new group at max, no update surge, + the old
+    assert any(p.startswith("gpu-t4 replaced (") and "4 x 20" in p for p in g["pools"])
+    out = io.StringIO()  # no change: nothing replaced, the update surge stays
+    main(
+        ["--stack", "eks-g4dn", "--diff", "eks-g4dn", "--offline", "--json"],
+        out=out,
+        err=io.StringIO(),
+    )
+    same = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-DB2E81BA")
+    assert same["needed"] == 104
