@@ -379,29 +379,33 @@ class GcpQuotaService:
             etag=existing.etag if existing is not None else "",
         )
         try:
-            if existing is None:
-                try:
-                    out = self._call(
-                        self.quotas().create_quota_preference,
-                        parent=parent,
-                        quota_preference=pref,
-                        quota_preference_id=pid,
-                    )
-                    return {**base, **_preference_state(out), "action": "created"}
-                except gexc.Conflict:
-                    pref.etag = ""  # created concurrently: fall through to the upsert
-            upd = cq_req.UpdateQuotaPreferenceRequest(
-                quota_preference=pref, allow_missing=existing is None
-            )
-            out = self._call(self.quotas().update_quota_preference, request=upd)
-            raised = {"was": int(existing.quota_config.preferred_value)} if existing else {}
-            return {**base, **_preference_state(out), **raised, "action": "updated"}
+            return {**base, **self._write(pref, parent, pid, existing)}
         except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
             call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
             if existing is not None and existing.reconciling:  # still pending, for too little
                 state = {**_preference_state(existing), "status": describe_error(e, call, p)}
                 return {**base, **state, "action": "pending"}
             return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+    def _write(self, pref: Any, parent: str, pid: str, existing: Any) -> dict[str, Any]:
+        """Create the preference, or update ``existing`` over its etag; the new state."""
+        if existing is None:
+            try:
+                out = self._call(
+                    self.quotas().create_quota_preference,
+                    parent=parent,
+                    quota_preference=pref,
+                    quota_preference_id=pid,
+                )
+                return {**_preference_state(out), "action": "created"}
+            except gexc.Conflict:
+                pref.etag = ""  # created concurrently: fall through to the upsert
+        upd = cq_req.UpdateQuotaPreferenceRequest(
+            quota_preference=pref, allow_missing=existing is None
+        )
+        out = self._call(self.quotas().update_quota_preference, request=upd)
+        raised = {"was": int(existing.quota_config.preferred_value)} if existing else {}
+        return {**_preference_state(out), **raised, "action": "updated"}
 
     def _preferences(self, parent: str) -> list[Any]:
         """Every QuotaPreference of the project (all pages).
