@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -31,6 +32,7 @@ from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error, transient
 from quota.clients.gcp_usage import (
+    catalog_zones,
     compute_reading,
     family_reading,
     with_family_usage,
@@ -227,16 +229,17 @@ class GcpQuotaService:
             jobs[f"family:{qid}"] = lambda name=name: self._call(
                 self.quotas().get_quota_info, name=name
             )
+        family_regions = sorted({k.region for k in keys if k.family_quota_id and k.region})
         if family_ids:  # Cloud Quotas has no usage: count the family's VMs and reservations
-            jobs["instances"] = lambda: list(
-                self._call(self.instances().aggregated_list, project=p)
-            )
+            # VMs zone by zone, every zone at once (an aggregated list pages serially)
+            zones = {z for r in family_regions for z in catalog_zones(self.catalog, r)}
+            jobs.update(self._zone_jobs(zones))
             jobs["reservations"] = lambda: list(
                 self._call(self.reservations().aggregated_list, project=p)
             )
-        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
-            futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
-            results = {k: f.result() for k, f in futures.items()}
+        results = self._run(jobs)
+        if family_ids:
+            results["instances"] = self._vms_by_zone(results, family_regions)
 
         readings: dict[QuotaKey, Reading] = {}
         for k in keys:
@@ -270,6 +273,44 @@ class GcpQuotaService:
         usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
         self.api_problems = _api_problems(results["services"], p, usage_endpoint)
         return readings, []
+
+    def _run(self, jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+        """Every job at once (bounded by ``max_workers``); a result or the exception it raised."""
+        if not jobs:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
+            futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
+            return {k: f.result() for k, f in futures.items()}
+
+    def _zone_jobs(self, zones: set[str]) -> dict[str, Callable[[], Any]]:
+        p = self.s.project
+        return {
+            f"instances:{z}": lambda z=z: list(self._call(self.instances().list, project=p, zone=z))
+            for z in sorted(zones)
+        }
+
+    def _vms_by_zone(self, results: dict[str, Any], regions: Sequence[str]) -> Any:
+        """The family regions' VMs as ``(zones/<zone>, listing)`` pairs, or why they are unknown.
+
+        Zones come from the catalog, listed in the first round trip; a zone ``regions.get``
+        reports that the catalog lacks is listed after it. A region whose zones could not be
+        read leaves the usage unknown, never zero.
+        """
+        listed = {k.removeprefix("instances:") for k in results if k.startswith("instances:")}
+        reported: set[str] = set()
+        for r in regions:
+            region = results.get(f"region:{r}")
+            if isinstance(region, BaseException) or region is None:
+                return RuntimeError(f"zones of region {r} unknown (regions.get failed)")
+            reported |= {z.rsplit("/", 1)[-1] for z in region.zones}
+        results.update(self._run(self._zone_jobs(reported - listed)))
+        out: list[tuple[str, Any]] = []
+        for zone in sorted(listed | reported):
+            got = results[f"instances:{zone}"]
+            if isinstance(got, BaseException):
+                return got
+            out.append((f"zones/{zone}", SimpleNamespace(instances=got)))
+        return out
 
     def _global_gpus_fallback(self, readings: dict[QuotaKey, Reading]) -> None:
         """GPUS_ALL_REGIONS missing from projects.get (new projects): read its Cloud Quotas value.

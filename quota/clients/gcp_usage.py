@@ -20,6 +20,13 @@ from quota.sizing import gcp_vcpus_of
 _HOLDING = frozenset({"PROVISIONING", "STAGING", "RUNNING", "STOPPING", "SUSPENDING", "REPAIRING"})
 
 
+def catalog_zones(catalog: Catalog, region: str) -> set[str]:
+    """Every zone of ``region`` the catalog knows (any accelerator's)."""
+    return {
+        z for acc in catalog.gcp_accelerators() for z in catalog.gcp_zones_offering(acc, region)
+    }
+
+
 def compute_reading(container: Any, key: QuotaKey) -> Reading:
     warning = getattr(container, "quota_status_warning", None)
     if warning is not None and getattr(warning, "code", None):
@@ -93,7 +100,7 @@ def with_family_usage(
     if reading.error is not None:
         return reading
     if isinstance(instances, BaseException):
-        err = describe_error(instances, "instances.aggregatedList", project)
+        err = describe_error(instances, "instances.list", project)
         return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
     types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
     used = 0

@@ -45,6 +45,7 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.quota_warning.clear()
     compute.instances.clear()
     compute.reservations.clear()
+    compute.zones.clear()
     quotas.prefs.clear()
     quotas.patched_etags.clear()
     quotas.infos.clear()
@@ -363,7 +364,7 @@ def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> N
 def test_h100_usage_unreadable_is_unknown(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
-    env["compute"].inject("instances.aggregatedList", g.permission_denied("compute.instances.list"))
+    env["compute"].inject("instances.list", g.permission_denied("compute.instances.list"))
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 3 and fam["status"] == "unknown" and "compute.instances.list" in fam["reason"]
@@ -855,3 +856,28 @@ def test_h100_reservations_unreadable_make_family_usage_unknown(env: dict[str, A
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 3 and fam["status"] == "unknown"
     assert "compute.reservations.list" in fam["reason"]
+
+
+def test_family_usage_lists_every_zone_at_once_and_a_zone_the_catalog_lacks(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    compute = env["compute"]
+    compute.zones[R] = [f"{R}-a", f"{R}-b", f"{R}-c", f"{R}-f", f"{R}-z"]  # -z: not in the catalog
+    for _ in range(3):  # two pages in -a
+        compute.add_instance(f"{R}-a", "nvidia-h100-80gb", 1)
+    compute.add_instance(f"{R}-z", "nvidia-h100-80gb", 8)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert row(doc, "NVIDIA_H100_GPUS")["usage"] == 3 + 8
+    assert compute.calls["instances.aggregatedList"] == 0
+    assert compute.calls["instances.list"] >= 5  # every zone on its own (-a twice: two pages)
+
+
+def test_family_usage_is_unknown_when_the_regions_zones_are_unknown(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["compute"].inject("regions.get", g.INTERNAL)
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 3 and fam["status"] == "unknown" and "zones of region" in fam["reason"]

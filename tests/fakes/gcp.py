@@ -81,7 +81,11 @@ class FakeCompute(FakeService):
         self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.instances: dict[str, list[dict[str, Any]]] = {}  # zone -> Instance JSON
         self.reservations: dict[str, list[dict[str, Any]]] = {}  # zone -> Reservation JSON
+        self.zones: dict[str, list[str]] = {}  # region -> zones regions.get reports
         self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
+        self.route(
+            "GET", _PROJECT + r"/zones/(?P<z>[^/]+)/instances", "instances.list", self._zone_list
+        )
         self.route("GET", _PROJECT, "projects.get", self._project)
         self.route(
             "GET",
@@ -200,12 +204,26 @@ class FakeCompute(FakeService):
             "status": "UP",
             "quotas": self._quotas(self.regions[(p, r)]),
         }
+        if r in self.zones:
+            body["zones"] = [
+                f"https://www.googleapis.com/compute/v1/projects/{p}/zones/{z}"
+                for z in self.zones[r]
+            ]
         if (p, r) in self.quota_warning:
             body["quotas"] = []
             body["quotaStatusWarning"] = {
                 "code": "UNREACHABLE",
                 "message": self.quota_warning[(p, r)],
             }
+        return 200, body, {}
+
+    def _zone_list(self, req: Request) -> Response:
+        """instances.list of one zone, in pages of two (clients must follow nextPageToken)."""
+        items = self.instances.get(req.match["z"], [])
+        start = int((req.query.get("pageToken") or ["0"])[0])
+        body: dict[str, Any] = {"kind": "compute#instanceList", "items": items[start : start + 2]}
+        if start + 2 < len(items):
+            body["nextPageToken"] = str(start + 2)
         return 200, body, {}
 
     def _project(self, req: Request) -> Response:
