@@ -89,8 +89,9 @@ def _row(lim: ServiceLimit, region: str, needed: int, why: list[str]) -> DemandR
     )
 
 
-def eks_limits(plan: Any, region: str) -> LimitDemand:
-    """Node groups per cluster and nodes per node group of a planned EKS stack."""
+def eks_limits(plan: Any, region: str, sizings: Any = ()) -> LimitDemand:
+    """Node groups per cluster and nodes per node group of a planned EKS stack (plus the
+    deployed groups a replacement keeps beside their successors, ``sizing.with_replacements``)."""
     eks = plan.eks
     groups: list[tuple[str, str, int]] = []  # (pool, node group, max size)
     for g in eks.groups:
@@ -105,11 +106,11 @@ def eks_limits(plan: Any, region: str) -> LimitDemand:
     for pool, _, _ in groups:
         counts[pool] = counts.get(pool, 0) + 1
     largest = max(groups, key=lambda x: x[2], default=None)
-    rows = [
-        _row(
-            per_cluster, region, len(groups), [f"{p}: {n} node group(s)" for p, n in counts.items()]
-        )
-    ]
+    why = [f"{p}: {n} node group(s)" for p, n in counts.items()]
+    replaced = [s for s in sizings if s.replaced_groups]
+    why += [f"{s.name}: {s.replaced_groups} node group(s)" for s in replaced]
+    total = len(groups) + sum(s.replaced_groups for s in replaced)
+    rows = [_row(per_cluster, region, total, why)]
     if largest is not None:
         rows.append(
             _row(
@@ -181,7 +182,9 @@ def limit_reading(
 
 def stack_limits(cloud: Cloud, plan: Any, region: str, sizings: Any) -> LimitDemand:
     """The service-limit rows of a planned stack."""
-    return eks_limits(plan, region) if cloud == "aws" else gke_limits(plan, region, sizings)
+    if cloud == "aws":
+        return eks_limits(plan, region, sizings)
+    return gke_limits(plan, region, sizings)
 
 
 def limit_readings(

@@ -67,6 +67,8 @@ class NodeGroupSizing:
         reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
         node_groups: EKS managed node groups the pool makes (one, or one per AZ).
         zones: the zones (GKE) or AZ IDs (EKS) the pool is planned in.
+        replaced_groups: node groups of the deployed stack this entry stands for while they
+            run beside their replacements (``with_replacements``); 0 for planned pools.
     """
 
     path: str
@@ -87,6 +89,7 @@ class NodeGroupSizing:
     reservation_id: str | None = None
     node_groups: int = 1
     zones: tuple[str, ...] = ()
+    replaced_groups: int = 0
 
     @property
     def spot(self) -> bool:
@@ -322,7 +325,8 @@ def with_replacements(
         if s.name in replaced:
             nodes, names = replaced[s.name]
             label = f"{s.name} replaced ({names}, create-before-delete)"
-            out.append(replace(s, name=label, max_nodes=nodes, surge=0))
+            count = len(names.split(", "))
+            out.append(replace(s, name=label, max_nodes=nodes, surge=0, replaced_groups=count))
     return out
 
 

@@ -214,6 +214,8 @@ def test_a_replaced_node_group_runs_beside_its_successor_as_a_line_of_its_own(
     g = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-DB2E81BA")
     assert g["needed"] == 8 * 20 + 4 * 20  # the new group at max, no update surge, + the old
     assert any(p.startswith("gpu-t4 replaced (") and "4 x 20" in p for p in g["pools"])
+    groups = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-6D54EA21")
+    assert groups["needed"] == 3 + 1  # the old group exists until its successor is up
     out = io.StringIO()  # no change: nothing replaced, the update surge stays
     main(
         ["--stack", "eks-g4dn", "--diff", "eks-g4dn", "--offline", "--json"],
