@@ -70,6 +70,8 @@ class Check:
             out["vmFamily"] = k.vm_family
         if k.cloud == "gcp" and k.is_metric:
             out["quotaId"] = quota_id_of(k)
+        if self.demand.source:
+            out["source"] = self.demand.source
         return out
 
 
@@ -144,12 +146,17 @@ def _request_text(req: dict[str, Any] | None) -> str:
     if not req:
         return ""
     text = str(req.get("action", ""))
-    if req.get("desired"):
+    asked = req.get("preferred", req.get("requested"))
+    if text == "pending" and asked is not None and req.get("desired") and asked < req["desired"]:
+        text += f" for {asked} (needs {req['desired']})"  # an open request asking for too little
+    elif req.get("desired"):
         text += f" -> {req['desired']}"
     if req.get("status"):
         text += f" ({req['status']})"
     if req.get("caseId"):
         text += f" case {req['caseId']}"
+    for c in req.get("context") or ():  # earlier requests that no longer stand in the way
+        text += f"; {c}"
     return text
 
 

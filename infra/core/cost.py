@@ -196,6 +196,12 @@ def _highest(prices: Iterable[Price], spot: bool) -> float | None:
     return max(c for c in chosen if c is not None)
 
 
+def node_price(prices: Iterable[Price], spot: bool) -> float | None:
+    """The per-node-hour price of a pool over its places, as ``estimate`` prices it (shared with
+    ``quota.check --where``): the highest place; unknown if any place is unpriced."""
+    return _highest(prices, spot)
+
+
 def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
     """Hourly cost of ``plan`` at minimum and maximum scale."""
     prices = prices or Prices.load()
