@@ -18,7 +18,7 @@ CORE = ROOT / "infra" / "core"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("catalog", "rules", "stackfile"),
-    ("config",),
+    ("config", "receivers"),
     ("pools", "sharing", "system_pool", "kubeconfig"),
     ("gke", "eks", "kubernetes"),
     ("integrations",),
