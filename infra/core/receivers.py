@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from infra.core import rules
 from infra.core.errors import ConfigIssue, join_path, shown
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from infra.core.eks.planner import EksPlan
     from infra.core.gke.planner import GkePlan
     from infra.core.operator.model import OperatorPlan
-    from infra.core.plan import Plan
 
 # Namespaces every cluster has before gpu-infra runs
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces).
@@ -37,6 +36,19 @@ SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 _LABEL_NAMED_KINDS = ("Namespace", "Job")
 
 
+class PlannedStack(Protocol):
+    """What the check reads of a plan (``infra.core.plan.Plan``, which imports this module)."""
+
+    @property
+    def config(self) -> StackConfig: ...
+    @property
+    def gke(self) -> GkePlan | None: ...
+    @property
+    def eks(self) -> EksPlan | None: ...
+    @property
+    def operator(self) -> OperatorPlan | None: ...
+
+
 @dataclass(frozen=True, slots=True)
 class Claim:
     """A name the plan creates, in its scope (``Namespace`` / ``<kind> in <ns>`` / a cloud scope)."""
@@ -46,7 +58,7 @@ class Claim:
     key: str
 
 
-def check_plan(plan: Plan) -> list[ConfigIssue]:
+def check_plan(plan: PlannedStack) -> list[ConfigIssue]:
     """Every receiver problem of ``plan`` and every name claimed twice, as ``<key>: <reason>``."""
     out: list[ConfigIssue] = []
     config = plan.config
@@ -64,7 +76,7 @@ def check_plan(plan: Plan) -> list[ConfigIssue]:
 # Names owned once
 
 
-def claims(plan: Plan) -> list[Claim]:
+def claims(plan: PlannedStack) -> list[Claim]:
     """Every namespace, object, release and cloud name the plan creates, with its config key;
     the cluster's own namespaces first (claimed by Kubernetes)."""
     config = plan.config

@@ -18,11 +18,12 @@ CORE = ROOT / "infra" / "core"
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("catalog", "rules", "stackfile"),
-    ("config", "receivers"),
+    ("config",),
     ("pools", "sharing", "system_pool", "kubeconfig"),
     ("gke", "eks", "kubernetes"),
     ("integrations",),
     ("operator",),
+    ("receivers",),
     ("plan", "cost", "diff"),
 )
 PLATFORMS = frozenset(LAYERS[4])
