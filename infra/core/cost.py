@@ -25,6 +25,10 @@ if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the t
     from infra.core.plan import Plan
 
 Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
+# A month of a running node: 730 hours, the convention of both clouds' pricing pages and
+# calculators ("Monthly estimates are based on 730 hours in a month",
+# https://cloud.google.com/products/calculator; https://aws.amazon.com/ec2/pricing/on-demand/).
+HOURS_PER_MONTH = 730.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -122,8 +122,17 @@ def money(v: float | None) -> str:
     return "unknown" if v is None else f"${v:,.2f}"
 
 
-def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> None:
-    """The whole human-readable plan: pools, system pool, totals, cost, resources, outputs."""
+def print_table(
+    plan: Plan,
+    cost: Cost,
+    recording: Any,
+    out: Out = print,
+    *,
+    resources: bool = True,
+    outputs: bool = True,
+) -> None:
+    """The human-readable plan: pools, system pool, totals, cost, the resource count, and with
+    ``resources`` / ``outputs`` every resource and the stack outputs in full."""
     cfg = plan.config
     where = cfg.zone or cfg.region or "existing cluster"
     out(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
@@ -134,9 +143,14 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
     print_totals(rows, out)
     print_cost(cost, out)
     print_notes(plan, out)
-    out("")
-    print_resources(recording, out)
-    print_outputs(recording, out)
+    if resources:
+        out("")
+        print_resources(recording, out)
+    else:
+        n = len(recording.resources)
+        out(f"\n{n} resources (--resources lists them, --outputs prints the stack outputs)")
+    if outputs:
+        print_outputs(recording, out)
 
 
 def print_pools(plan: Plan, cost: Cost, rows: Sequence[PoolRow], out: Out = print) -> None:

@@ -78,7 +78,7 @@ def test_gke_t4_json_cost_at_minimum_is_the_system_pool_alone(capsys):
 
 
 def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
-    assert plan_cli.main(["--stack", "gke-t4"]) == 0
+    assert plan_cli.main(["--stack", "gke-t4", "--outputs"]) == 0
     out = capsys.readouterr().out
     assert "us-central1-a,b,c,f" in out
     assert "$0.40/h at minimum" in out and "/h at maximum" in out  # 3 x e2-standard-4
