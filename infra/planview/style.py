@@ -1,30 +1,21 @@
-"""Colour for the text output: on a terminal only, never in pipes or files.
+"""Colour for the plan's text output, where ``infra.cli.colour_enabled`` allows it.
 
-``NO_COLOR`` (any value) turns it off and ``FORCE_COLOR`` on (https://no-color.org,
-https://force-color.org); ``TERM=dumb`` is a terminal without colour. The text is the same with
-and without colour: only ANSI SGR codes are added around parts of a line.
+The text is the same with and without colour: only ANSI SGR codes are added around parts of a
+line.
 """
 
 from __future__ import annotations
 
-import os
 import re
-from typing import Any
+
+from infra.cli import colour_enabled
+
+__all__ = ["colour_enabled", "colour_line", "colour_text", "paint"]
 
 _SGR = {"bold": "1", "red": "31", "green": "32", "yellow": "33", "magenta": "35", "dim": "2"}
 # A diff line's op symbol, as print_review writes it ("{symbol:>2} {op:<7} ...").
 _OPS = {" +": "green", " ~": "yellow", "+-": "magenta", " -": "red", " ?": "yellow"}
 _HEADER = re.compile(r"^(GPU POOL|STACK|TYPE)\s")
-
-
-def colour_enabled(stream: Any) -> bool:
-    """Whether to colour what goes to ``stream``."""
-    if os.environ.get("NO_COLOR"):
-        return False
-    if os.environ.get("FORCE_COLOR"):
-        return True
-    isatty = getattr(stream, "isatty", None)
-    return bool(isatty and isatty()) and os.environ.get("TERM") != "dumb"
 
 
 def paint(text: str, style: str) -> str:
