@@ -31,6 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -162,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.all or len(args.stack or ()) > 1:
         from infra.planview.fleet import run_fleet
 
-        return run_fleet(args.stack or [], as_json=args.json, hidden=hidden)
+        return _guarded(lambda: run_fleet(args.stack or [], as_json=args.json, hidden=hidden))
     try:
         raw, config, plan = load(args)
     except ConfigErrors as e:
@@ -174,9 +175,14 @@ def main(argv: list[str] | None = None) -> int:
         return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
+    return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
+
+
+def _guarded(work: Callable[[], int]) -> int:
+    """``work()``'s exit code; a failure is one line on stderr and exit 1 (2 for config errors)."""
     try:
-        return _run(args, raw, config, plan, notes, hidden)
-    except ConfigErrors as e:  # the --diff side's stack file
+        return work()
+    except ConfigErrors as e:  # the --diff side's stack file, an --export directory
         print(e, file=sys.stderr)
         return EXIT_CONFIG
     except BrokenPipeError:

@@ -98,10 +98,19 @@ def _sum(values: Sequence[float | None]) -> float | None:
     return sum(known) if known else None
 
 
+def _total(cost: Cost, scale: str) -> float | None:
+    """Every priced item of a stack (``None``: own hardware, nothing billed by a cloud)."""
+    return None if cost.own_hardware else cost.total(scale).per_hour
+
+
+def _partial(cost: Cost) -> bool:
+    return not cost.own_hardware and bool(cost.total("min").unpriced or cost.total("max").unpriced)
+
+
 def totals(rows: Sequence[FleetRow]) -> dict[str, Any]:
-    """The fleet's totals (``--json`` ``totals``)."""
-    at_min = _sum([r.cost.at_min for r in rows])
-    at_max = _sum([r.cost.at_max for r in rows])
+    """The fleet's totals (``--json`` ``totals``): every priced item of every stack."""
+    at_min = _sum([_total(r.cost, "min") for r in rows])
+    at_max = _sum([_total(r.cost, "max") for r in rows])
     return {
         "stacks": len(rows),
         "gpuPools": sum(r.pools for r in rows),
@@ -111,8 +120,9 @@ def totals(rows: Sequence[FleetRow]) -> dict[str, Any]:
         "atMaxPerHour": None if at_max is None else round(at_max, 5),
         "atMinPerMonth": None if at_min is None else round(at_min * HOURS_PER_MONTH, 2),
         "atMaxPerMonth": None if at_max is None else round(at_max * HOURS_PER_MONTH, 2),
-        # stacks whose total is not known (own hardware, or an unpriced running node)
-        "unpriced": [r.stack for r in rows if r.cost.at_max is None],
+        # stacks with items not priced (listed per stack in its cost.total.unpriced)
+        "partial": [r.stack for r in rows if _partial(r.cost)],
+        "ownHardware": [r.stack for r in rows if r.cost.own_hardware],
     }
 
 
@@ -129,10 +139,15 @@ def print_fleet(rows: Sequence[FleetRow], out: Out = print) -> None:
             r.region,
             str(r.pools),
             str(r.gpus_at_max),
-            _money(r.cost.at_min),
-            _money(r.cost.at_max),
-            _money(_month(r.cost.at_min)),
-            _money(_month(r.cost.at_max)),
+            *(
+                _money(v) + ("*" if _partial(r.cost) and v is not None else "")
+                for v in (
+                    _total(r.cost, "min"),
+                    _total(r.cost, "max"),
+                    _month(_total(r.cost, "min")),
+                    _month(_total(r.cost, "max")),
+                )
+            ),
             str(r.resources),
         )
         for r in rows
@@ -153,10 +168,11 @@ def print_fleet(rows: Sequence[FleetRow], out: Out = print) -> None:
         )
     )
     table(head, body, out)
-    if t["unpriced"]:
-        out(
-            f"\nnot in the cost totals (no price: own hardware or unpriced nodes): {', '.join(t['unpriced'])}"
-        )
+    out("\ncost: every priced item (nodes, control plane, NAT, boot disks, local SSD)")
+    if t["partial"]:
+        out(f"  * partial, some items not priced: {', '.join(t['partial'])} (see its plan)")
+    if t["ownHardware"]:
+        out(f"  - own hardware, no cloud price: {', '.join(t['ownHardware'])}")
 
 
 def run_fleet(specs: Sequence[str], as_json: bool, hidden: frozenset[str]) -> int:

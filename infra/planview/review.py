@@ -246,15 +246,24 @@ def _delta(old: float | None, new: float | None) -> str:
     return f"{'+' if d >= 0 else '-'}${abs(d):,.2f}"
 
 
+def _totals(rev: Review, scale: str) -> tuple[float | None, float | None, bool]:
+    """(old, new, partial) USD per hour at ``scale``: every priced item (``None``: own hardware)."""
+    old, new = rev.old_cost.total(scale), rev.new_cost.total(scale)
+    o = None if rev.old_cost.own_hardware else old.per_hour
+    n = None if rev.new_cost.own_hardware else new.per_hour
+    return o, n, bool(old.unpriced or new.unpriced)
+
+
 def cost_lines(rev: Review) -> list[str]:
-    """The cost before and after, at minimum and maximum, per hour and per month, and the change."""
+    """The cost before and after, at minimum and maximum, per hour and per month, and the change
+    (every priced item: nodes, control plane, NAT, disks; partial when some are not priced)."""
     lines = []
-    for label, attr in (("minimum", "at_min"), ("maximum", "at_max")):
-        old, new = getattr(rev.old_cost, attr), getattr(rev.new_cost, attr)
+    for label, scale in (("minimum", "min"), ("maximum", "max")):
+        old, new, partial = _totals(rev, scale)
         lines.append(
             f"cost at {label}: {_money(old)}/h => {_money(new)}/h ({_delta(old, new)}/h); "
             f"{_money(_month(old))}/month => {_money(_month(new))}/month "
-            f"({_delta(_month(old), _month(new))}/month)"
+            f"({_delta(_month(old), _month(new))}/month)" + (" (partial)" if partial else "")
         )
     return lines
 
@@ -304,8 +313,8 @@ def print_markdown(rev: Review, out: Out = print) -> None:
     out("")
     out("| cost | before | after | change |")
     out("|---|---|---|---|")
-    for label, attr in (("at minimum", "at_min"), ("at maximum", "at_max")):
-        old, new = getattr(rev.old_cost, attr), getattr(rev.new_cost, attr)
+    for label, scale in (("at minimum", "min"), ("at maximum", "max")):
+        old, new, _ = _totals(rev, scale)
         out(f"| {label}, per hour | {_money(old)} | {_money(new)} | {_delta(old, new)} |")
         o, n = _month(old), _month(new)
         out(f"| {label}, per month | {_money(o)} | {_money(n)} | {_delta(o, n)} |")
@@ -345,8 +354,9 @@ def review_json(rev: Review) -> dict[str, Any]:
         doc["notes"] = list(rev.notes.get(c.urn, ()))
         changes.append(doc)
     cost: dict[str, Any] = {"currency": "USD"}
-    for key, attr in (("atMin", "at_min"), ("atMax", "at_max")):
-        old, new = getattr(rev.old_cost, attr), getattr(rev.new_cost, attr)
+    for key, scale in (("atMin", "min"), ("atMax", "max")):
+        old, new, partial = _totals(rev, scale)
+        cost[f"{key}Partial"] = partial
         for unit, mul in (("PerHour", 1.0), ("PerMonth", HOURS_PER_MONTH)):
             o = None if old is None else round(old * mul, 2 if mul > 1 else 5)
             n = None if new is None else round(new * mul, 2 if mul > 1 else 5)

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.cost import Cost
+from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.pools import PoolHints
 from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 
@@ -216,15 +216,47 @@ def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:
 
 
 def print_cost(cost: Cost, out: Out = print) -> None:
-    """The cost line and each pool's price note."""
+    """The nodes' cost, each pool's price note, the other lines (control plane, NAT, disks) with
+    their prices' sources and dates, and the total per hour and per month."""
     out(
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
-        f"(catalog prices as of {cost.prices_as_of}; spot pools at spot prices; excludes the "
-        "control-plane fees, disks and network)"
+        f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
     )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
+    if cost.own_hardware:
+        return
+    for x in cost.lines:
+        if x.price is None:
+            continue
+        prices = ", ".join(
+            f"{p.item} ${p.usd:g}{'/GB-month' if p.unit == 'per_gb_month' else '/h'}"
+            for p in x.prices
+        )
+        out(
+            f"  + {x.item}: {_range(x.at_min, x.at_max)}/h, "
+            f"{_range(_month(x.at_min), _month(x.at_max))}/month "
+            f"({prices}; {x.price.source}, {x.price.as_of})"
+        )
+    lo, hi = cost.total("min"), cost.total("max")
+    out(
+        f"total: {money(lo.per_hour)}/h ({money(lo.per_month)}/month) at minimum, "
+        f"{money(hi.per_hour)}/h ({money(hi.per_month)}/month) at maximum"
+        + (" (partial)" if lo.unpriced or hi.unpriced else "")
+    )
+    for item in dict.fromkeys((*lo.unpriced, *hi.unpriced)):
+        out(f"  not priced: {item}")
+    if cost.usage_based:
+        out(f"  usage-based, not included: {cost.usage_based}")
+
+
+def _month(v: float | None) -> float | None:
+    return None if v is None else v * HOURS_PER_MONTH
+
+
+def _range(a: float | None, b: float | None) -> str:
+    return money(a) if a == b else f"{money(a)}-{money(b)}"
 
 
 def print_notes(plan: Plan, out: Out = print) -> None:
