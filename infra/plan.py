@@ -228,7 +228,13 @@ def _run(
 
         lines: list[str] = []
         print_table(
-            plan, cost, recording, lines.append, resources=args.resources, outputs=args.outputs
+            plan,
+            cost,
+            recording,
+            lines.append,
+            resources=args.resources,
+            outputs=args.outputs,
+            hidden=hidden,
         )
         write_text("\n".join(lines) + "\n")
     return EXIT_OK

@@ -130,6 +130,7 @@ def print_table(
     *,
     resources: bool = True,
     outputs: bool = True,
+    hidden: frozenset[str] = frozenset(),
 ) -> None:
     """The human-readable plan: pools, system pool, totals, cost, the resource count, and with
     ``resources`` / ``outputs`` every resource and the stack outputs in full."""
@@ -142,7 +143,7 @@ def print_table(
     print_system_pool(plan, cost, out)
     print_totals(rows, out)
     print_cost(cost, out)
-    print_notes(plan, out)
+    print_notes(plan, out, hidden)
     if resources:
         out("")
         print_resources(recording, out)
@@ -259,10 +260,14 @@ def _range(a: float | None, b: float | None) -> str:
     return money(a) if a == b else f"{money(a)}-{money(b)}"
 
 
-def print_notes(plan: Plan, out: Out = print) -> None:
-    """The planner's notes, then per pool its machine and node range (or instance types and AMI)."""
+def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset()) -> None:
+    """The planner's notes (each with its id, unless ``--hide-note`` silenced it), then per pool
+    its machine and node range (or instance types and AMI)."""
+    from infra.planview.notes import note_id, shown
+
     for n in plan.notes:
-        out(f"note: {n}")
+        if shown(n, hidden):
+            out(f"note: {n} [{note_id(n)}]")
     if plan.gke is not None:
         for p in plan.gke.pools:
             out(
