@@ -158,3 +158,25 @@ def test_fleet_with_an_invalid_stack_exits_2_naming_it_and_plans_the_rest(capsys
     assert plan_cli.main(["--stack", "gke-t4", "--stack", "nope"]) == 2
     out, err = capsys.readouterr()
     assert "gke-t4" in out and err.startswith("nope: --stack: no stack 'nope'")
+
+
+def test_exporting_again_after_removing_a_namespace_leaves_no_file_for_it(tmp_path, capsys):
+    src = ROOT / "stacks" / "Pulumi.onprem-k3s-timeslicing.yaml"
+    text = src.read_text()
+    removed = "    - name: notebooks\n      gpus: 8\n"
+    assert removed in text
+    stack = tmp_path / "Pulumi.onprem-k3s-timeslicing.yaml"
+    stack.write_text(text)
+    out = tmp_path / "gitops"
+    assert plan_cli.main(["--stack", str(stack), "--export", str(out)]) == 0
+    assert list((out / "manifests").glob("*notebooks*"))
+    stack.write_text(text.replace(removed, ""))
+    assert plan_cli.main(["--stack", str(stack), "--export", str(out)]) == 0
+    assert not [f for f in out.rglob("*") if "notebooks" in f.name], list(out.rglob("*"))
+    assert "removed " in capsys.readouterr().out
+
+
+def test_export_into_a_directory_it_did_not_write_exits_2(tmp_path, capsys):
+    (tmp_path / "mine.txt").write_text("x")
+    assert plan_cli.main(["--stack", "gke-t4", "--export", str(tmp_path)]) == 2
+    assert "not empty" in capsys.readouterr().err
