@@ -56,7 +56,10 @@ def old_stack_file(spec: str) -> Iterator[tuple[str, Path]]:
             path.write_text(text, encoding="utf-8")
             yield spec, path
         return
-    path = stack_file(spec) if not spec.endswith((".yaml", ".yml")) else stack_path(spec)
+    try:
+        path = stack_file(spec) if not spec.endswith((".yaml", ".yml")) else stack_path(spec)
+    except ConfigErrors as e:  # "no stack 'x'": said of --diff, not of --stack
+        raise ConfigErrors(ConfigIssue("--diff", i.reason) for i in e.issues) from e
     yield display_path(path), path
 
 

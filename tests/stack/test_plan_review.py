@@ -180,3 +180,9 @@ def test_export_into_a_directory_it_did_not_write_exits_2(tmp_path, capsys):
     (tmp_path / "mine.txt").write_text("x")
     assert plan_cli.main(["--stack", "gke-t4", "--export", str(tmp_path)]) == 2
     assert "not empty" in capsys.readouterr().err
+
+
+def test_diff_against_a_stack_that_does_not_exist_names_diff_and_the_stacks(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--diff", "nope"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("--diff: no stack 'nope'") and "gke-t4" in err
