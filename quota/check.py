@@ -229,6 +229,9 @@ def _file_requests(
     )
     todo: list[tuple[Any, int]] = []
     for c in checks:
+        if c.status == "short" and c.demand.key.is_service_limit:
+            c.request = {"action": "skipped", "status": _limit_advice(c.demand.key, config)}
+            continue
         if c.status != "short" or not c.demand.key.is_metric:
             continue
         spot_only = c.demand.models == {"spot"}  # flex-start/queued always use preemptible
@@ -263,6 +266,17 @@ def _file_requests(
     if cloud == "aws" and args.justification:
         return ["AWS quota requests carry no justification; answer AWS Support if it asks."]
     return []
+
+
+def _limit_advice(key: Any, config: Any) -> str:
+    """What to do about a short service limit (never filed by this tool)."""
+    if key.cloud == "aws":
+        return (
+            "a service limit: request it by hand (aws service-quotas request-service-quota-"
+            f"increase --service-code eks --quota-code {key.quota} --region {config.region}) "
+            "or split the stack"
+        )
+    return "a GKE system limit: split the pool or the cluster (larger clusters need support)"
 
 
 def _is_preemptible(key: Any) -> bool:

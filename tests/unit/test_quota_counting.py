@@ -224,3 +224,18 @@ def test_a_replaced_node_group_runs_beside_its_successor_as_a_line_of_its_own(
     )
     same = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-DB2E81BA")
     assert same["needed"] == 104
+
+
+def test_where_price_is_unknown_when_the_machine_part_is_unpriced() -> None:
+    from infra.core.cost import Prices
+    from quota.where import gcp_offer
+
+    class NoHostPrices(Prices):
+        def gcp_vm(self, machine_type: str, zone: str) -> tuple[float | None, float | None]:
+            return (None, None)
+
+    config = parse_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    demand = d.stack_contributions(config, Catalog.load(), build_plan(config))
+    pool = next(c.pool for c in demand.contributions if c.pool.name == "gpu-t4")
+    offers = gcp_offer(pool, Catalog.load(), NoHostPrices())
+    assert offers and all(p is None for p in offers.values())  # never the GPU price alone
