@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("integrations",),
     ("operator",),
     ("receivers",),
-    ("plan", "cost", "diff"),
+    ("plan", "platform_cost", "cost", "diff"),
 )
 PLATFORMS = frozenset(LAYERS[4])
 
