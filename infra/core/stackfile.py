@@ -316,14 +316,15 @@ def _go_int(text: str) -> int | None:
     plain = text.replace("_", "")
     if not _GO_INT.fullmatch(plain):
         return None
-    if len(plain) > 80:  # beyond 64 bits in every base: no need to convert thousands of digits
-        return _INT64_MAX + 1
     sign = -1 if plain[0] == "-" else 1
     digits = plain.lstrip("+-")
-    prefix = digits[:2].lower()
-    if prefix in ("0x", "0o", "0b"):
-        return sign * int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
-    return sign * int(digits, 8 if digits.startswith("0") else 10)
+    base = {"0x": 16, "0o": 8, "0b": 2}.get(digits[:2].lower())
+    body = digits[2:] if base else digits
+    base = base or (8 if digits.startswith("0") else 10)
+    body = body.lstrip("0") or "0"
+    if len(body) > 70:  # beyond 64 bits in every base: no need to convert thousands of digits
+        return sign * 2**70
+    return sign * int(body, base)
 
 
 def _float_text(text: str) -> bool:

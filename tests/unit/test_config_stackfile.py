@@ -476,3 +476,14 @@ def test_the_engine_hands_an_integral_float_in_an_object_over_as_an_int():
         "a:c": "2",
         "a:d": "true",
     }
+
+
+def test_leading_zeros_do_not_make_an_integer_long(tmp_path):
+    raw = _read(tmp_path, "config:\n  a:b: [0b" + "0" * 90 + "1, -0x" + "0" * 90 + "f]\n")
+    assert raw["a:b"] == [1, -15]
+
+
+@pytest.mark.parametrize("value", ["-" + "9" * 5000, "-0x" + "f" * 100, "-9223372036854775809"])
+def test_negative_integer_below_int64_is_refused(tmp_path, value):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuPools:\n    - maxNodes: {value}\n")
+    assert "outside the 64-bit range" in line

@@ -175,3 +175,10 @@ def test_two_objects_with_one_kind_namespace_and_name_are_one_urn_and_refused(ek
     issues = receivers.owned_once(receivers.claims(dataclasses.replace(eks_plan, operator=twice)))
     assert [i.path for i in issues] == ["gpuOperator"]
     assert "ConfigMap in y 'x' is also created by gpuOperator" in issues[0].reason
+
+
+def test_unknown_chart_value_key_gets_did_you_mean_from_its_chart_siblings(tmp_path):
+    text = _onprem("  gpu-infra:gpuOperator:\n    values: {daemonsets: {priority_class_name: x}}\n")
+    (line,) = _plan_errors(tmp_path, text)
+    assert line.startswith("gpuOperator.values.daemonsets.priority_class_name: ")
+    assert line.endswith("did you mean 'priorityClassName'?")

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.core.config.operator import GpuOperatorSpec
-from infra.core.errors import Issues
+from infra.core.errors import Issues, did_you_mean
 from infra.core.operator.helm_values import (
     Setting,
     chart_defaults,
@@ -96,9 +96,12 @@ def user_settings(
     pools/toolkitEnv set (managed), are errors: a user value there would silently undo them."""
     unknown = unknown_paths(spec.values, spec.version)
     for path in unknown:
+        parent, _, last = path.rpartition(".")
+        siblings = default_at(spec.version, parent) if parent else chart_defaults(spec.version)
+        hint = did_you_mean(last, list(siblings)) if isinstance(siblings, Mapping) else ""
         issues.add(
             f"gpuOperator.values.{path}",
-            f"{path!r} is not a key of the gpu-operator {spec.version} chart values",
+            f"{path!r} is not a key of the gpu-operator {spec.version} chart values{hint}",
         )
     for path, reason in mistyped_paths(spec.values, spec.version):
         issues.add(f"gpuOperator.values.{path}", f"{reason} (gpu-operator {spec.version} chart)")
