@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.build import MachineOffer, machine_rows
 from infra.core.catalog.vendored import read_rows
 from infra.core.config.stack import parse
 from infra.core.diff import diff
@@ -840,3 +841,14 @@ def test_regional_system_pool_max_nodes_covers_one_initial_node_per_zone():
 def test_cloud_nat_note_warns_about_an_existing_nat_on_the_subnetwork():
     g = plan(cluster=cluster(privateNodes=True, cloudNat=True))
     assert any(n.startswith("cluster.cloudNat:") and "already serves" in n for n in g.notes)
+
+
+def test_catalog_refresh_keeps_a4x_machine_types_from_the_compute_api():
+    # machineTypes.aggregatedList lists a4x-highgpu-4g with guestAccelerators nvidia-gb200 x4.
+    offer = MachineOffer("us-east1-d", "a4x-highgpu-4g", 140, 884 * 1024, "nvidia-gb200", 4)
+    (row,) = machine_rows([offer], {})
+    assert (row["machine_type"], row["accelerator"], row["memory_gib"]) == (
+        "a4x-highgpu-4g",
+        "nvidia-gb200",
+        "884",
+    )
