@@ -155,7 +155,6 @@ def _node_identity(
     c = plan.cluster
     if c.node_sa_email is not None:
         return pulumi.Output.from_input(c.node_sa_email), []
-    assert c.node_sa_id is not None
     sa = gcp.serviceaccount.Account(
         f"{name}-gpu-nodes",
         gcp.serviceaccount.AccountArgs(

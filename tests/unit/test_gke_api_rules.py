@@ -524,7 +524,7 @@ def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catal
 # must be 6-30 characters long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])")
 
 
-def _names(stack: str, **top: Any) -> tuple[str | None, str, str]:
+def _names(stack: str, **top: Any) -> tuple[str, str, str]:
     c = build_plan(parse(gke_config(**top), stack)).gke
     assert c is not None
     return c.cluster.node_sa_id, c.cluster.router_name, c.cluster.nat_name
@@ -543,7 +543,7 @@ def test_project_scoped_names_differ_per_stack_and_location_and_are_deterministi
 )
 def test_node_service_account_id_is_6_to_30_chars_of_the_iam_pattern(name):
     sa, router, nat = _names("s", cluster={"name": name, "location": "us-central1"})
-    assert sa is not None and 6 <= len(sa) <= 30
+    assert 6 <= len(sa) <= 30
     assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])", sa)
     # Router and NAT names: RFC 1035, at most 63 characters (Compute API routers).
     assert all(
@@ -554,7 +554,7 @@ def test_node_service_account_id_is_6_to_30_chars_of_the_iam_pattern(name):
 def test_node_service_account_brought_is_used_and_no_account_is_created():
     email = "gke-nodes@demo-project.iam.gserviceaccount.com"
     g = plan(cluster=cluster(nodeServiceAccount=email))
-    assert (g.cluster.node_sa_email, g.cluster.node_sa_id) == (email, None)
+    assert g.cluster.node_sa_email == email
     assert any("cluster.nodeServiceAccount" in n and "grants" in n for n in g.notes)
 
 

@@ -222,7 +222,7 @@ def _cluster_plan(
         network=cluster.network,
         subnetwork=cluster.subnetwork,
         workload_pool=f"{project}.svc.id.goog",
-        node_sa_id=None if cluster.node_service_account else names.node_sa_id,
+        node_sa_id=names.node_sa_id,
         node_sa_email=cluster.node_service_account,
         router_name=names.router,
         nat_name=names.nat,

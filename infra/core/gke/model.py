@@ -158,9 +158,9 @@ class GkeClusterPlan:
     network: str | None
     subnetwork: str | None
     workload_pool: str
-    # The node service account the stack creates (project-unique id, see infra.core.gke.names),
-    # or None when ``node_sa_email`` brings an existing one.
-    node_sa_id: str | None
+    # The node service account the stack creates (project-unique id, see infra.core.gke.names);
+    # not created when ``node_sa_email`` brings an existing one.
+    node_sa_id: str
     node_sa_email: str | None = None
     router_name: str = ""
     nat_name: str = ""
