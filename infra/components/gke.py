@@ -52,25 +52,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Kubernetes objects wait for the cluster, never for the system pool: the deploy's
         # critical path must not run through it.
         self.ready: list[pulumi.Resource] = []
-        self.node_sa = gcp.serviceaccount.Account(
-            f"{name}-gpu-nodes",
-            gcp.serviceaccount.AccountArgs(
-                account_id=c.node_sa_id,
-                project=plan.project,
-                display_name=f"GKE nodes of {c.name} (least privilege)",
-            ),
-            opts=child,
-        )
-        member = self.node_sa.email.apply(lambda e: f"serviceAccount:{e}")
-        # Nodes register and pull images only once the node SA holds its roles.
-        self.node_sa_bindings: list[pulumi.Resource] = [
-            gcp.projects.IAMMember(
-                f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
-                gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
-                opts=child,
-            )
-            for role in plan.node_sa_roles
-        ]
+        self.node_service_account, self.node_sa_bindings = _node_identity(name, plan, child)
         if c.existing:
             cluster_name, endpoint, ca = self._existing(plan)
         else:
@@ -82,7 +64,6 @@ class GkeCluster(pulumi.ComponentResource):
                 lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]))
             )
         )
-        self.node_service_account = self.node_sa.email
         # Project services the pools need; left enabled on destroy (other stacks may use them).
         self.services: list[pulumi.Resource] = [
             gcp.projects.Service(
@@ -122,7 +103,7 @@ class GkeCluster(pulumi.ComponentResource):
             _cloud_nat(name, plan, child)
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
-            _cluster_args(plan, self.node_sa.email),
+            _cluster_args(plan, self.node_service_account),
             opts=pulumi.ResourceOptions(
                 parent=self,
                 depends_on=self.node_sa_bindings,
@@ -147,10 +128,11 @@ class GkeCluster(pulumi.ComponentResource):
                 management=gcp.container.NodePoolManagementArgs(
                     auto_repair=True, auto_upgrade=True
                 ),
+                network_config=_private_nodes(plan),
                 node_config=_node_config(
                     plan,
                     c.system_machine_type,
-                    self.node_sa.email,
+                    self.node_service_account,
                     disk_type=c.system_disk_type,
                     secure_boot=True,
                 ),
@@ -163,6 +145,36 @@ class GkeCluster(pulumi.ComponentResource):
         )
         ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
         return cluster.name, cluster.endpoint, ca
+
+
+def _node_identity(
+    name: str, plan: core.GkePlan, child: pulumi.ResourceOptions
+) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
+    """The nodes' service account (brought, or created with its roles) and the role bindings
+    nodes wait for. A brought account gets no bindings: its roles are its owner's to manage."""
+    c = plan.cluster
+    if c.node_sa_email is not None:
+        return pulumi.Output.from_input(c.node_sa_email), []
+    sa = gcp.serviceaccount.Account(
+        f"{name}-gpu-nodes",
+        gcp.serviceaccount.AccountArgs(
+            account_id=c.node_sa_id,
+            project=plan.project,
+            display_name=f"GKE nodes of {c.name} in {c.location} (least privilege)",
+        ),
+        opts=child,
+    )
+    member = sa.email.apply(lambda e: f"serviceAccount:{e}")
+    # Nodes register and pull images only once the node SA holds its roles.
+    bindings: list[pulumi.Resource] = [
+        gcp.projects.IAMMember(
+            f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
+            gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
+            opts=child,
+        )
+        for role in plan.node_sa_roles
+    ]
+    return sa.email, bindings
 
 
 def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.container.ClusterArgs:
@@ -274,7 +286,7 @@ def _cloud_nat(name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> 
     router = gcp.compute.Router(
         f"{name}-router",
         gcp.compute.RouterArgs(
-            name=f"{c.name}-nat-router",
+            name=c.router_name,
             project=plan.project,
             region=plan.region,
             network=c.network or "default",
@@ -284,12 +296,19 @@ def _cloud_nat(name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> 
     gcp.compute.RouterNat(
         f"{name}-nat",
         gcp.compute.RouterNatArgs(
-            name=f"{c.name}-nat",
+            name=c.nat_name,
             project=plan.project,
             region=plan.region,
             router=router.name,
             nat_ip_allocate_option="AUTO_ONLY",
-            source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+            # Only the cluster's subnetwork (all its ranges): other teams' subnets stay as they are
+            # (RouterNat.sourceSubnetworkIpRangesToNat, Compute API routers).
+            source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+            subnetworks=[
+                gcp.compute.RouterNatSubnetworkArgs(
+                    name=c.nat_subnetwork, source_ip_ranges_to_nats=["ALL_IP_RANGES"]
+                )
+            ],
         ),
         opts=child,
     )
@@ -431,7 +450,17 @@ def _pool_args(
         if p.compact_placement
         else None,
         node_config=_gpu_node_config(plan, p, cluster.node_service_account),
+        network_config=_private_nodes(plan),
     )
+
+
+def _private_nodes(plan: core.GkePlan) -> gcp.container.NodePoolNetworkConfigArgs | None:
+    """Private nodes set on each pool too: the cluster-level switch applies only to pools created
+    after it (NodeNetworkConfig.enablePrivateNodes, GKE REST v1; updated in place,
+    https://cloud.google.com/kubernetes-engine/docs/how-to/latest/network-isolation)."""
+    if not plan.cluster.private_nodes:
+        return None
+    return gcp.container.NodePoolNetworkConfigArgs(enable_private_nodes=True)
 
 
 def _gpu_node_config(

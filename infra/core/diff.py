@@ -31,13 +31,23 @@ NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGro
 # In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
 # nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
 # specified" machine type / disk type / disk size / image
-# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools/update).
+# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools/update);
+# the rest are GKE's "changes that recreate the nodes using the node upgrade strategy" (gVNIC, image
+# streaming, node system config, GKE metadata server, network performance, private nodes):
+# https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters#manual-changes-strategy
 ROLLING_UPDATES = {
     "gcp:container/nodePool:NodePool": (
         "nodeConfig.machineType",
         "nodeConfig.diskType",
         "nodeConfig.diskSizeGb",
         "nodeConfig.imageType",
+        "nodeConfig.gvnic",
+        "nodeConfig.gcfsConfig",
+        "nodeConfig.kubeletConfig",
+        "nodeConfig.linuxNodeConfig",
+        "nodeConfig.workloadMetadataConfig",
+        "networkConfig.networkPerformanceConfig",
+        "networkConfig.enablePrivateNodes",
     ),
 }
 
@@ -47,7 +57,9 @@ class ForcingRule:
     """One replace-forcing property of a resource type and the schema that says so."""
 
     type: str  # a type token, or ``<package>:*`` for every type of a package
-    property: str  # dotted camelCase path; covers every path below it ("": no ForceNew input)
+    # Dotted camelCase path; covers every path below it ("": no ForceNew input). ``block.#``
+    # (Terraform's count address): the block itself is ForceNew, so adding or removing it replaces.
+    property: str
     source: str
     kept_when_removed: bool = False  # Optional+Computed: a removed value keeps the live one
 
@@ -111,9 +123,43 @@ def _covers(rule_path: str, changed: str) -> bool:
     return bare == rule_path or bare.startswith(rule_path + ".")
 
 
-def _forces(rule_path: str, changed: str) -> bool:
-    """A change at or below ``rule_path``, or of a whole block that holds it (a list item added)."""
-    return _covers(rule_path, changed) or rule_path.startswith(_strip_indexes(changed) + ".")
+def _forces(rule_path: str, changed: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A change at or below ``rule_path``, or of a whole block (added, removed, a list item added)
+    that sets ``rule_path`` on either side. A block whose ForceNew children are all unset is
+    updated in place: the provider diffs children, not the block (terraform-plugin-sdk
+    helper/schema: ForceNew is per attribute; e.g. privateClusterConfig.enablePrivateNodes is
+    updatable while its masterIpv4CidrBlock is ForceNew)."""
+    block = _strip_indexes(changed)
+    if rule_path.endswith(".#"):  # the block itself is ForceNew: adding or removing it replaces
+        return block == rule_path[:-2]
+    if _covers(rule_path, changed):
+        return True
+    if not rule_path.startswith(block + "."):
+        return False
+    rest = rule_path[len(block) + 1 :].split(".")
+    return any(_sets(_value_at(side, changed), rest) for side in (old, new))
+
+
+def _value_at(inputs: Any, path: str) -> Any:
+    """The value at a changed path (dotted, with ``[i]`` list indexes); None when absent."""
+    node = inputs
+    for part in path.split("."):
+        key, _, tail = part.partition("[")
+        node = node.get(key) if isinstance(node, Mapping) else None
+        for idx in tail.split("[") if tail else ():
+            i = int(idx.rstrip("]"))
+            node = node[i] if isinstance(node, list) and i < len(node) else None
+    return node
+
+
+def _sets(value: Any, rest: Sequence[str]) -> bool:
+    """Whether ``value`` (a block, a list of blocks, or a leaf) holds a non-null value at ``rest``.
+    A non-null value of another shape where a block is expected counts as set (never fail open)."""
+    if isinstance(value, list):
+        return any(_sets(v, rest) for v in value)
+    if not rest or value is None:
+        return value is not None
+    return _sets(value.get(rest[0]), rest[1:]) if isinstance(value, Mapping) else True
 
 
 def _strip_indexes(path: str) -> str:
@@ -188,11 +234,7 @@ def diff(
         paths = [
             p
             for p in changed_paths(old_in, new_in)
-            if not any(_covers(i, p) for i in skip)
-            and not (
-                _removed(new_in, p)
-                and any(k.kept_when_removed and k.property == p for k in applicable)
-            )
+            if not any(_covers(i, p) for i in skip) and not _kept(applicable, new_in, p)
         ]
         if not paths:
             continue
@@ -212,7 +254,7 @@ def diff(
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if rule.property and _forces(rule.property, p):
+                if rule.property and _forces(rule.property, p, old_in, new_in):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(
@@ -223,12 +265,21 @@ def diff(
                 op,
                 tuple(paths),
                 tuple(forced.items()),
-                _disruption(r, op) if op == "replace" else _rolling(r["type"], paths),
+                _disruption(r, op)
+                if op == "replace"
+                else _rolling(r["type"], paths, old_in, new_in),
             )
         )
     changes = _propagate(changes, old_by, new)
     rank = {"delete": 0, "replace": 0, "unknown": 1, "update": 1, "create": 2}
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
+
+
+def _kept(rules: Iterable[ForcingRule], new: Mapping[str, Any], path: str) -> bool:
+    """An Optional+Computed input removed from the inputs: Terraform keeps the live value."""
+    return _removed(new, path) and any(
+        k.kept_when_removed and k.property.removesuffix(".#") == path for k in rules
+    )
 
 
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:
@@ -337,8 +388,14 @@ def _propagate(
     return [by_urn[c.urn] for c in changes] + extra
 
 
-def _rolling(type_token: str, paths: Sequence[str]) -> str:
-    rolled = [p for p in paths for r in ROLLING_UPDATES.get(type_token, ()) if _covers(r, p)]
+def _rolling(
+    type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> str:
+    rolled = [
+        p
+        for p in paths
+        if any(_forces(r, p, old, new) for r in ROLLING_UPDATES.get(type_token, ()))
+    ]
     if not rolled:
         return ""
     return (

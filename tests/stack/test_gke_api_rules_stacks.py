@@ -6,12 +6,15 @@ the registered inputs of every stacks/Pulumi.gke-*.yaml obey them too.
 
 from __future__ import annotations
 
+import copy
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from infra import mockengine
+from infra.core.config.stack import load_stack_file
 from infra.core.gke.series import series_of
 from tests.conftest import gke_config
 from tests.stack.harness import run_stack
@@ -249,3 +252,78 @@ def test_a3_ultra_pool_boots_from_hyperdisk_with_its_local_ssds():
     nc = pool.inputs["nodeConfig"]
     assert nc["diskType"] == "hyperdisk-balanced"
     assert nc["ephemeralStorageLocalSsdConfig"] == {"localSsdCount": 32}
+
+
+# --- project-scoped names: two stacks in one project never share one (IAM account ids are
+# project-unique: CreateServiceAccountRequest.account_id; routers per project and region)
+SA = "gcp:serviceaccount/account:Account"
+
+
+def _project_scoped(rec: mockengine.Recording) -> set[tuple[str, str]]:
+    names = {("account", r.inputs["accountId"]) for r in rec.of_type(SA)}
+    names |= {("router", r.inputs["name"]) for r in rec.of_type("gcp:compute/router:Router")}
+    names |= {("nat", r.inputs["name"]) for r in rec.of_type("gcp:compute/routerNat:RouterNat")}
+    names |= {
+        ("iam", f"{r.inputs['role']} {r.inputs['member']}")
+        for r in rec.of_type("gcp:projects/iAMMember:IAMMember")
+    }
+    return names
+
+
+def test_two_copies_of_gke_t4_in_two_regions_share_no_project_scoped_name():
+    _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    copies = []
+    for region in ("us-central1", "us-east1"):
+        cfg = copy.deepcopy(raw)
+        cfg["gcp:region"] = region
+        cfg["gpu-infra:cluster"].update(location=region, privateNodes=True, cloudNat=True)
+        cfg["gpu-infra:gpuPools"][0].pop("zones")  # zones are per region
+        copies.append(_project_scoped(run_stack(cfg, "gke-t4")))
+    central, east = copies
+    assert {k for k, _ in central} == {"account", "router", "nat", "iam"}
+    assert not central & east
+
+
+def test_brought_node_service_account_runs_every_pool_and_gets_no_bindings():
+    email = "gke-nodes@demo-project.iam.gserviceaccount.com"
+    rec = run_stack(
+        gke_config(cluster={"name": "ml", "location": "us-central1", "nodeServiceAccount": email})
+    )
+    assert rec.of_type(SA) == [] and rec.of_type("gcp:projects/iAMMember:IAMMember") == []
+    assert {p.inputs["nodeConfig"]["serviceAccount"] for p in pools(rec)} == {email}
+    assert rec.one(CLUSTER).inputs["nodeConfig"]["serviceAccount"] == email
+
+
+def test_cloud_nat_lists_only_the_clusters_subnetwork_and_pools_are_private_too():
+    cluster = {"name": "ml", "location": "us-central1", "privateNodes": True, "cloudNat": True}
+    rec = run_stack(gke_config(cluster=cluster))
+    nat = rec.one("gcp:compute/routerNat:RouterNat").inputs
+    assert nat["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    assert nat["subnetworks"] == [
+        {
+            "name": "projects/demo-project/regions/us-central1/subnetworks/default",
+            "sourceIpRangesToNats": ["ALL_IP_RANGES"],
+        }
+    ]
+    # The cluster-level switch reaches only pools created after it (NodeNetworkConfig, REST v1).
+    assert all(p.inputs["networkConfig"] == {"enablePrivateNodes": True} for p in pools(rec))
+
+
+def test_diff_of_gke_t4_with_private_nodes_reports_updates_not_a_replace(tmp_path, capsys):
+    from infra.plan import main
+
+    text = (ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text()
+    new = tmp_path / "Pulumi.gke-t4.yaml"
+    new.write_text(
+        text.replace(
+            "    location: us-central1\n", "    location: us-central1\n    privateNodes: true\n", 1
+        )
+    )
+    assert (
+        main(["--stack", str(new), "--diff", str(ROOT / "stacks" / "Pulumi.gke-t4.yaml"), "--json"])
+        == 0
+    )
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert changes and {c["op"] for c in changes} == {"update"}
+    pool = next(c for c in changes if c["urn"].endswith("ml-gpu-gpu-t4"))
+    assert "re-creates every node" in (pool["disruptive"] or "")

@@ -6,12 +6,15 @@ Each test cites where GKE states the rule (doc URL or the public error text). Th
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from infra.core.catalog.build import MachineOffer, machine_rows
 from infra.core.catalog.vendored import read_rows
 from infra.core.config.stack import parse
+from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.planner import GkePlan, gke_pool_outputs
 from infra.core.gke.series import load_series, series_of
@@ -515,3 +518,337 @@ def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catal
     n1 = {r["machine_type"] for r in read_rows("gcp_n1_machine_types.csv")}
     assert bundled and n1
     assert sorted(m for m in bundled | n1 | {"e2-standard-4"} if series_of(m) is None) == []
+
+
+# --- project-scoped names (IAM CreateServiceAccountRequest.account_id: "unique within a project,
+# must be 6-30 characters long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])")
+
+
+def _names(stack: str, **top: Any) -> tuple[str, str, str]:
+    c = build_plan(parse(gke_config(**top), stack)).gke
+    assert c is not None
+    return c.cluster.node_sa_id, c.cluster.router_name, c.cluster.nat_name
+
+
+def test_project_scoped_names_differ_per_stack_and_location_and_are_deterministic():
+    east = {"gcp:region": "us-east1", "cluster": {"name": "ml", "location": "us-east1"}}
+    base = _names("s")
+    assert base == _names("s")  # deterministic: a second `pulumi up` renames nothing
+    for other in (_names("s", **east), _names("t")):
+        assert not set(base) & set(other)
+
+
+@pytest.mark.parametrize(
+    "name", ["a", "ml", "a" * 40, "abcdefghijklmno-qrstuvwxyz", "x-" * 19 + "z"]
+)
+def test_node_service_account_id_is_6_to_30_chars_of_the_iam_pattern(name):
+    sa, router, nat = _names("s", cluster={"name": name, "location": "us-central1"})
+    assert 6 <= len(sa) <= 30
+    assert re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])", sa)
+    # Router and NAT names: RFC 1035, at most 63 characters (Compute API routers).
+    assert all(
+        len(n) <= 63 and re.fullmatch(r"[a-z]([-a-z0-9]*[a-z0-9])", n) for n in (router, nat)
+    )
+
+
+def test_node_service_account_brought_is_used_and_no_account_is_created():
+    email = "gke-nodes@demo-project.iam.gserviceaccount.com"
+    g = plan(cluster=cluster(nodeServiceAccount=email))
+    assert g.cluster.node_sa_email == email
+    assert any("cluster.nodeServiceAccount" in n and "grants" in n for n in g.notes)
+
+
+@pytest.mark.parametrize(
+    ("email", "why"),
+    [
+        ("123456789-compute@developer.gserviceaccount.com", "Compute Engine default account"),
+        ("gke-nodes", "ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com"),
+        ("ab@demo-project.iam.gserviceaccount.com", "ACCOUNT_ID@PROJECT_ID"),  # id < 6 chars
+    ],
+)
+def test_node_service_account_must_be_a_user_managed_account(email, why):
+    reason = errors(cluster=cluster(nodeServiceAccount=email))["cluster.nodeServiceAccount"]
+    assert email in reason and why in reason
+
+
+# --- Cloud NAT on the cluster's subnetwork only (RouterNat.sourceSubnetworkIpRangesToNat)
+
+
+def test_cloud_nat_serves_the_clusters_subnetwork_in_its_region():
+    g = plan(cluster=cluster(privateNodes=True, cloudNat=True, subnetwork="gpu-subnet"))
+    assert g.cluster.nat_subnetwork == (
+        "projects/demo-project/regions/us-central1/subnetworks/gpu-subnet"
+    )
+    assert plan().cluster.nat_subnetwork.endswith("/regions/us-central1/subnetworks/default")
+
+
+def test_subnetwork_path_must_be_in_the_clusters_region():
+    sub = "projects/demo-project/regions/us-east1/subnetworks/gpu"
+    reason = errors(cluster=cluster(subnetwork=sub))["cluster.subnetwork"]
+    assert "us-east1" in reason and "us-central1" in reason
+
+
+# --- initialNodeCount is per zone (terraform-provider-google container_node_pool docs: "In
+# regional or multi-zonal clusters, this is the number of nodes per zone")
+
+
+def test_best_effort_zones_times_initial_nodes_may_not_exceed_max_nodes():
+    four = ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"]
+    pool = {"minNodes": 2, "maxNodes": 2, "bestEffort": {"minNodes": 1}, "zones": four}
+    reason = errors(pool)["gpuPools[0].zones"]
+    assert "4 zones x 1 = 4 nodes, above maxNodes 2" in reason
+    (ok,) = plan({**pool, "zones": four[:2]}).pools
+    assert ok.initial_node_count * len(ok.node_locations) <= ok.total_max
+
+
+# --- newest GPU families (https://cloud.google.com/compute/docs/accelerator-optimized-machines)
+
+
+@pytest.mark.parametrize(
+    ("machine", "accelerator", "count"),
+    [
+        ("a4-highgpu-8g", "nvidia-b200", 8),
+        ("a4x-highgpu-4g", "nvidia-gb200", 4),
+        ("g4-standard-48", "nvidia-rtx-pro-6000", 1),
+        ("g4-standard-384", "nvidia-rtx-pro-6000", 8),
+    ],
+)
+def test_newest_gpu_machine_types_are_in_the_catalog_with_their_gke_accelerator(
+    catalog, machine, accelerator, count
+):
+    m = catalog.gcp_machine(machine)
+    assert m is not None and (m.accelerator, m.accelerator_count) == (accelerator, count)
+    assert m.zones and accelerator in catalog.gcp_accelerators()
+    assert catalog.gcp_model(accelerator).memory_mib > 0
+
+
+def test_a4_with_a_reservation_plans_without_shape():
+    a4 = {"machineType": "a4-highgpu-8g", "gpu": None, "zones": ["us-central1-b"]}
+    (pool,) = plan({**a4, "reservation": {"type": "specific", "name": "b200-res"}}).pools
+    assert (pool.accelerator, pool.accelerator_count) == ("nvidia-b200", 8)
+    assert pool.disk_type == "hyperdisk-balanced"
+
+
+def test_shape_gpu_model_must_be_a_gke_accelerator_type():
+    shape = {"gpuModel": "B200", "gpus": 8, "vcpus": 224, "memoryGb": 3968}
+    new = {"machineType": "a4-highgpu-16g", "gpu": None, "zones": ["us-central1-b"]}
+    reason = errors({**new, "shape": shape})["gpuPools[0].shape.gpuModel"]
+    assert "'B200' is not a GKE accelerator type" in reason and "'nvidia-b200'" in reason
+    (pool,) = plan({**new, "shape": {**shape, "gpuModel": "nvidia-b200"}, "spot": True}).pools
+    assert pool.accelerator == "nvidia-b200"
+
+
+def test_unknown_gpu_machine_type_error_points_to_shape():
+    reason = errors({"machineType": "a4-highgpu-16g", "gpu": None})["gpuPools[0].machineType"]
+    assert "gpuPools[].shape" in reason and "nvidia-b200" in reason
+
+
+# --- ComputeClass priorities each with their own capacity
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)
+
+A3 = {"machineType": "a3-highgpu-8g", "gpu": None}
+
+
+def test_compute_class_chain_reservation_then_spot_then_on_demand_has_capacity_per_priority():
+    reserved = {
+        **A3,
+        "reservation": {"type": "specific", "name": "h100"},
+        "zones": ["us-central1-a"],
+    }
+    fallback = [{**A3, "spot": True}, {**A3, "zones": ["us-central1-c"]}]
+    g = plan({**reserved, "fallback": fallback})
+    main, spot, on_demand = g.pools
+    assert (main.reservation_type, main.reservation_name, main.spot) == (
+        "SPECIFIC_RESERVATION",
+        "h100",
+        False,
+    )
+    assert (spot.reservation_type, spot.spot) == (None, True)
+    assert (on_demand.reservation_type, on_demand.spot, on_demand.flex_start) == (
+        None,
+        False,
+        False,
+    )
+    assert on_demand.node_locations == ("us-central1-c",)
+    assert g.compute_classes[0].pools == (main.name, spot.name, on_demand.name)
+
+
+def test_fallback_does_not_inherit_flex_start_or_queued_provisioning():
+    g = plan({**A3, "flexStart": {}, "fallback": [{**A3, "spot": True}]})
+    main, fb = g.pools
+    assert main.flex_start and not fb.flex_start and not fb.queued_provisioning
+    assert fb.auto_repair is True and fb.max_surge == 1
+
+
+def test_fallback_capacity_rules_apply_per_entry():
+    bad = [{**A3, "spot": True, "reservation": {"type": "any"}}]
+    assert "gpuPools[0].fallback[0].reservation" in errors({**A3, "spot": True, "fallback": bad})
+
+
+# --- day 2: what `--diff` says GKE does (provider schema, terraform-provider-google-beta
+# resource_container_cluster.go: private_cluster_config is not ForceNew, ip_allocation_policy is)
+
+CLUSTER_T = "gcp:container/cluster:Cluster"
+POOL_T = "gcp:container/nodePool:NodePool"
+
+
+def _change(type_: str, old: dict[str, Any], new: dict[str, Any]) -> Any:
+    def res(inputs: dict[str, Any]) -> dict[str, Any]:
+        return {"urn": "urn:x", "type": type_, "name": "x", "inputs": inputs}
+
+    (c,) = diff([res(old)], [res(new)])
+    return c
+
+
+def test_private_nodes_on_an_existing_cluster_is_an_update_not_a_replace():
+    c = _change(CLUSTER_T, {}, {"privateClusterConfig": {"enablePrivateNodes": True}})
+    assert c.op == "update"
+
+
+def test_a_block_forces_replacement_only_when_a_force_new_child_in_it_is_set():
+    cidr = {"enablePrivateNodes": True, "masterIpv4CidrBlock": "172.16.0.0/28"}
+    assert _change(CLUSTER_T, {}, {"privateClusterConfig": cidr}).op == "replace"
+    pool_net = {"networkConfig": {"enablePrivateNodes": True}}
+    assert _change(POOL_T, {}, pool_net).op == "update"
+    assert _change(POOL_T, {}, {"networkConfig": {"podRange": "pods"}}).op == "replace"
+
+
+def test_pool_private_nodes_and_gvnic_changes_are_node_recreating_updates():
+    # https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters#manual-changes-strategy
+    for old, new in (
+        ({}, {"networkConfig": {"enablePrivateNodes": True}}),
+        ({"nodeConfig": {"gvnic": {"enabled": True}}}, {"nodeConfig": {}}),
+        ({}, {"nodeConfig": {"gcfsConfig": {"enabled": True}}}),
+    ):
+        c = _change(POOL_T, old, new)
+        assert c.op == "update" and "re-creates every node" in c.disruptive
+
+
+def test_pool_label_change_recreates_no_node():
+    c = _change(POOL_T, {"nodeConfig": {"labels": {"a": "1"}}}, {"nodeConfig": {"labels": {}}})
+    assert c.op == "update" and c.disruptive == ""
+
+
+# --- authorized networks (https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks)
+
+
+def test_authorized_networks_refuse_an_empty_list():
+    reason = errors(cluster=cluster(authorizedNetworks=[]))["cluster.authorizedNetworks"]
+    assert "must not be empty" in reason
+
+
+def test_authorized_networks_count_is_at_most_100():
+    nets = [{"cidr": f"10.0.{i}.0/24"} for i in range(101)]
+    reason = errors(cluster=cluster(authorizedNetworks=nets))["cluster.authorizedNetworks"]
+    assert "101 CIDR blocks" in reason and "at most 100" in reason
+    assert plan(cluster=cluster(authorizedNetworks=nets[:100])).cluster.authorized_networks
+
+
+def test_authorized_networks_note_says_the_deploying_machine_must_be_inside():
+    g = plan(cluster=cluster(authorizedNetworks=[{"cidr": "203.0.113.0/24"}]))
+    assert any("`pulumi up` must reach the control plane" in n for n in g.notes)
+
+
+# --- "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
+# (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf)
+
+
+def test_queued_provisioning_with_compact_placement_is_refused():
+    pool = {**G2, "queuedProvisioning": True, "compactPlacement": True, "zones": ["us-central1-a"]}
+    reason = errors(pool)["gpuPools[0].compactPlacement"]
+    assert "queued provisioning" in reason
+
+
+# --- version gates (infra/core/data/gke_feature_versions.csv, one GKE page per row) and formats
+
+
+def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
+    rows = list(read_rows("gke_feature_versions.csv"))
+    assert {r["feature"] for r in rows} >= {"flex-start", "mps", "time-sharing", "compute-class"}
+    for r in rows:
+        assert re.fullmatch(r"1\.\d+\.\d+-gke\.\d+", r["min_version"]), r
+        assert r["source"].startswith("https://cloud.google.com/kubernetes-engine/docs/"), r
+
+
+@pytest.mark.parametrize(
+    ("pool", "key", "floor"),
+    [
+        (
+            {
+                "gpu": {
+                    "type": "nvidia-tesla-t4",
+                    "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 2},
+                }
+            },
+            "gpu.sharing",
+            "1.27.7-gke.1088000",
+        ),
+        (
+            {
+                "gpu": {
+                    "type": "nvidia-tesla-t4",
+                    "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+                }
+            },
+            "gpu.sharing",
+            "1.23.7-gke.1400",
+        ),
+        ({"fallback": [{"machineType": "g2-standard-8"}]}, "fallback", "1.30.3-gke.1451000"),
+    ],
+)
+def test_features_need_their_minimum_gke_version(pool, key, floor):
+    off = {"enabled": False}  # GKE's own sharing runs only without the GPU Operator
+    old = cluster(minMasterVersion="1.22")
+    reason = errors(pool, cluster=old, gpuOperator=off)[f"gpuPools[0].{key}"]
+    assert floor in reason and "cluster.minMasterVersion is 1.22" in reason
+    assert plan(pool, cluster=cluster(minMasterVersion="1.33"), gpuOperator=off).pools
+
+
+@pytest.mark.parametrize(
+    "t", ["2026-01-03", "20260103T000000Z", "2026-01-03 00:00:00Z", "2026-01-03T00:00Z"]
+)
+def test_maintenance_times_are_rfc3339_date_times_not_any_iso_8601(t):
+    window = {"start": t, "end": "2026-01-03T08:00:00Z"}
+    reason = errors(cluster=cluster(maintenance={"window": window}))
+    assert "RFC 3339" in reason["cluster.maintenance.window.start"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "why"),
+    [
+        ("FREQ=WEEKLY;BYDAY=SA;BYDAY=SU", "given twice"),
+        ("FREQ=WEEKLY;BYDAY=SAT", "BYDAY takes"),
+        ("FREQ=DAILY;COUNT=3;UNTIL=20270101T000000Z", "UNTIL and COUNT"),
+        ("FREQ=WEEKLY;DAYS=SA", "DAYS is not an RFC 5545 rule part"),
+    ],
+)
+def test_maintenance_recurrence_is_parsed_as_an_rfc5545_rrule(rule, why):
+    window = {"start": "2026-01-03T00:00:00Z", "end": "2026-01-03T08:00:00Z", "recurrence": rule}
+    reason = errors(cluster=cluster(maintenance={"window": window}))
+    assert why in reason["cluster.maintenance.window.recurrence"]
+
+
+def test_regional_system_pool_max_nodes_covers_one_initial_node_per_zone():
+    # initialNodeCount 1 is per zone; a regional cluster's pools span three zones by default
+    # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters).
+    small = {"minNodes": 1, "maxNodes": 2}
+    reason = errors(cluster=cluster(systemPool=small))["cluster.systemPool.maxNodes"]
+    assert "3 nodes" in reason
+    zonal = {"name": "ml", "location": "us-central1-a", "systemPool": small}
+    assert plan(cluster=zonal).cluster.system_max == 2
+
+
+def test_cloud_nat_note_warns_about_an_existing_nat_on_the_subnetwork():
+    g = plan(cluster=cluster(privateNodes=True, cloudNat=True))
+    assert any(n.startswith("cluster.cloudNat:") and "already serves" in n for n in g.notes)
+
+
+def test_catalog_refresh_keeps_a4x_machine_types_from_the_compute_api():
+    # machineTypes.aggregatedList lists a4x-highgpu-4g with guestAccelerators nvidia-gb200 x4.
+    offer = MachineOffer("us-east1-d", "a4x-highgpu-4g", 140, 884 * 1024, "nvidia-gb200", 4)
+    (row,) = machine_rows([offer], {})
+    assert (row["machine_type"], row["accelerator"], row["memory_gib"]) == (
+        "a4x-highgpu-4g",
+        "nvidia-gb200",
+        "884",
+    )

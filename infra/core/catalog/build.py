@@ -17,7 +17,7 @@ from typing import Any
 _COUNTS = (1, 2, 4, 8, 16)
 
 # Families whose GPUs are built into the machine type (the catalog's gcp_machine_types.csv).
-GPU_MACHINE_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
+GPU_MACHINE_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
 
 ACCELERATOR_COLUMNS = (
     "accelerator",

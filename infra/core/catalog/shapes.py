@@ -9,10 +9,29 @@ error: the catalog's facts win.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog, UserShape
 from infra.core.errors import Issues, join_path
+
+# GKE sends gpuModel as guestAccelerators[].type and selects nodes by the
+# cloud.google.com/gke-accelerator label, both the Compute accelerator type name (nvidia-l4,
+# nvidia-b200; https://cloud.google.com/compute/docs/gpus), never the marketing name.
+_GKE_ACCELERATOR = re.compile(r"nvidia-[a-z0-9]+(?:-[a-z0-9]+)*", re.ASCII)
+
+
+def _gke_accelerator_type(model: str, catalog: Catalog, path: str, issues: Issues) -> bool:
+    if model in catalog.gcp_accelerators() or _GKE_ACCELERATOR.fullmatch(model):
+        return True
+    known = {catalog.gcp_model(a).model.lower(): a for a in catalog.gcp_accelerators()}
+    hint = known.get(model.lower()) or f"nvidia-{model.lower()}"
+    issues.add(
+        join_path(path, "gpuModel"),
+        f"{model!r} is not a GKE accelerator type: GKE takes the Compute Engine accelerator "
+        f"type name (lowercase nvidia-..., e.g. {hint!r})",
+    )
+    return False
 
 
 def user_shapes(config: Any, catalog: Catalog, issues: Issues) -> tuple[list[UserShape], list[str]]:
@@ -44,6 +63,10 @@ def user_shapes(config: Any, catalog: Catalog, issues: Issues) -> tuple[list[Use
                 path,
                 f"{', '.join(known)} is in the catalog; remove shape (the catalog's facts are used)",
             )
+            continue
+        if config.platform == "gke" and not _gke_accelerator_type(
+            shape.gpu_model, catalog, path, issues
+        ):
             continue
         zones = tuple(pool.zones or ())
         if not zones:

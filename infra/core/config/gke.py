@@ -28,7 +28,7 @@ class GkeSharingSpec(Model):
 
 
 class GkeGpuSpec(Model):
-    """The accelerator of a pool. ``type``/``count`` are derived for a2/a3/g2 machine types."""
+    """The accelerator of a pool. ``type``/``count`` are derived for a2/a3/a4/a4x/g2/g4 machine types."""
 
     type: str | None = None
     count: int | None = Field(default=None, ge=1, le=16)
@@ -57,12 +57,18 @@ class BestEffortSpec(Model):
 
 
 class FallbackSpec(Model):
-    """An alternative machine/GPU for the ComputeClass fallback chain, tried in list order."""
+    """An alternative for the ComputeClass fallback chain, tried in list order, with its own
+    capacity: nothing of the main pool's reservation, flex-start or queued provisioning carries
+    over (GKE's chain reservation -> Spot -> on-demand has a different mode per priority)."""
 
     machine_type: str = Field(min_length=1)
     gpu: GkeGpuSpec | None = None
     spot: bool = False
     max_nodes: int | None = Field(default=None, ge=1, le=1000)
+    reservation: ReservationSpec | None = None
+    flex_start: FlexStartSpec | None = None
+    # Omitted -> every zone of the cluster's region offering the alternative's GPU.
+    zones: list[str] | None = None
 
 
 class GkePoolSpec(PoolBase):
@@ -156,3 +162,5 @@ class GkeClusterSpec(ClusterBase):
     dataplane_v2: bool = True  # ADVANCED_DATAPATH (eBPF) for clusters this stack creates
     # GKE-managed DCGM metrics + Google Cloud Managed Service for Prometheus.
     dcgm_metrics: bool = True
+    # An existing service account (email) the nodes run as; omitted -> the stack creates one.
+    node_service_account: str | None = Field(default=None, min_length=1)

@@ -10,10 +10,18 @@ import ipaddress
 import re
 
 from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
+from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
-from infra.core.gke.model import AuthorizedNetworkPlan, GkeClusterPlan, MaintenanceExclusionPlan
-from infra.core.gke.pools import gke_version, version_at_least
+from infra.core.gke.model import (
+    IMAGE_STREAMING_ROLE,
+    NODE_SA_ROLES,
+    AuthorizedNetworkPlan,
+    GkeClusterPlan,
+    MaintenanceExclusionPlan,
+)
+from infra.core.gke.names import ProjectNames, project_names
 from infra.core.gke.series import series_of
+from infra.core.gke.versions import gke_version, version_at_least
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
 # "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only
@@ -27,6 +35,9 @@ MIN_HOURS_PER_32_DAYS = 48
 MAX_NO_UPGRADES_DAYS = 30
 MAX_NO_UPGRADES = 3
 MAX_EXCLUSIONS = 20
+# "You can add up to 100 authorized networks (allowlisted CIDR blocks)" (network isolation
+# restrictions, https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters).
+MAX_AUTHORIZED_NETWORKS = 100
 
 # GKE's default metric packages for new Standard clusters. enableComponents replaces the whole set,
 # so each is listed with the version from which GKE turns it on by default:
@@ -57,23 +68,39 @@ _WEEKLY = re.compile(
 
 
 def plan_cluster(
-    cluster: GkeClusterSpec, project: str, issues: Issues, *, operator_on: bool
+    cluster: GkeClusterSpec, project: str, issues: Issues, *, operator_on: bool, stack: str
 ) -> tuple[GkeClusterPlan, list[str]]:
     """The decided cluster and the notes a reviewer should read.
 
     ``operator_on``: the GPU Operator is deployed, so GKE's managed DCGM stays off.
+    ``stack``: the stack's name, part of every project-scoped name (``infra.core.gke.names``).
     """
     notes: list[str] = []
     _check_window(cluster.maintenance, issues, notes)
     exclusions = _check_exclusions(cluster.maintenance, cluster.release_channel, issues)
     networks = _authorized_networks(cluster, issues)
     _check_network_keys(cluster, issues, notes)
+    if cluster.authorized_networks and not cluster.existing:
+        notes.append(
+            "cluster.authorizedNetworks: the machine running `pulumi up` must reach the control "
+            "plane from one of these CIDRs, or the Kubernetes objects of this stack fail to apply"
+        )
+    _check_subnetwork_region(cluster, issues)
+    _check_system_pool_zones(cluster, issues)
     _check_version_and_channel(cluster, issues, notes)
     # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
     # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
     # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
     dcgm = cluster.dcgm_metrics and not operator_on
-    plan = _cluster_plan(cluster, project, tuple(exclusions), networks, dcgm=dcgm)
+    _check_node_service_account(cluster.node_service_account, issues)
+    if cluster.node_service_account:
+        notes.append(
+            f"cluster.nodeServiceAccount: nodes run as {cluster.node_service_account}, which this "
+            f"stack neither creates nor grants roles; it needs {', '.join(NODE_SA_ROLES)} "
+            f"(and {IMAGE_STREAMING_ROLE} for image streaming)"
+        )
+    names = project_names(stack, cluster.location, cluster.name)
+    plan = _cluster_plan(cluster, project, tuple(exclusions), networks, names, dcgm=dcgm)
     if cluster.dcgm_metrics and operator_on and "dcgm_metrics" in cluster.model_fields_set:
         notes.append(
             "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
@@ -97,6 +124,14 @@ def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str
                     join_path("cluster", key),
                     "applies to clusters this stack creates; cluster.existing is true",
                 )
+    if cluster.cloud_nat and cluster.private_nodes and not cluster.existing:
+        # Cloud NAT refuses a second NAT for ranges one already serves: "Can not create new Nats
+        # since a Nat with option ALL_SUBNETWORKS_ALL_IP_RANGES exists" (Compute API routers).
+        notes.append(
+            "cluster.cloudNat: the NAT serves only the cluster's subnetwork; if another NAT in this "
+            "region already serves it (or every subnetwork of the network), creating this one "
+            "fails: set cloudNat: false and rely on that NAT"
+        )
     if cluster.private_nodes and not cluster.cloud_nat and not cluster.existing:
         # Private nodes have no external IP; without NAT they cannot pull nvcr.io / docker.io images
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/private-clusters#docker_hub).
@@ -104,6 +139,47 @@ def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str
             "cluster.privateNodes: nodes have no external IPs and this stack creates no Cloud NAT; "
             "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
             f"on network {cluster.network or 'default'})"
+        )
+
+
+def nat_subnetwork(cluster: GkeClusterSpec, project: str) -> str:
+    """The cluster's subnetwork as a resource path: ``subnetwork``, else the auto-mode subnetwork
+    named after ``network`` (``default``) in the cluster's region
+    (https://cloud.google.com/vpc/docs/vpc#auto-mode-considerations)."""
+    name = cluster.subnetwork or (cluster.network or "default").rsplit("/", 1)[-1]
+    if "/" in name:
+        return name
+    region = (gcp_region_of(cluster.location) or (cluster.location, None))[0]
+    return f"projects/{project}/regions/{region}/subnetworks/{name}"
+
+
+def _check_subnetwork_region(cluster: GkeClusterSpec, issues: Issues) -> None:
+    """A subnetwork is regional: GKE takes one of the cluster's region (Cluster.subnetwork, v1)."""
+    sub, split = cluster.subnetwork, gcp_region_of(cluster.location)
+    m = re.search(r"/regions/([^/]+)/", sub or "")
+    if m is not None and split is not None and m.group(1) != split[0]:
+        issues.add(
+            "cluster.subnetwork",
+            f"{sub} is in region {m.group(1)}; the cluster is in {split[0]} (cluster.location)",
+        )
+
+
+# "By default, GKE replicates each node pool across three zones of the control plane's region"
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters); the system pool is
+# created with initialNodeCount 1, which is per zone.
+REGIONAL_DEFAULT_ZONES = 3
+
+
+def _check_system_pool_zones(cluster: GkeClusterSpec, issues: Issues) -> None:
+    split = gcp_region_of(cluster.location)
+    regional = split is not None and split[1] is None
+    sp = cluster.system_pool
+    if regional and not cluster.existing and sp.max_nodes < REGIONAL_DEFAULT_ZONES:
+        issues.add(
+            "cluster.systemPool.maxNodes",
+            f"{sp.max_nodes} is below the {REGIONAL_DEFAULT_ZONES} nodes GKE creates for the "
+            f"system pool of a regional cluster (one per zone, {REGIONAL_DEFAULT_ZONES} zones); "
+            f"set it to at least {REGIONAL_DEFAULT_ZONES}",
         )
 
 
@@ -129,6 +205,7 @@ def _cluster_plan(
     project: str,
     exclusions: tuple[MaintenanceExclusionPlan, ...],
     networks: tuple[AuthorizedNetworkPlan, ...] | None,
+    names: ProjectNames,
     *,
     dcgm: bool,
 ) -> GkeClusterPlan:
@@ -145,8 +222,11 @@ def _cluster_plan(
         network=cluster.network,
         subnetwork=cluster.subnetwork,
         workload_pool=f"{project}.svc.id.goog",
-        # Service-account ids are 6-30 characters.
-        node_sa_id=f"{cluster.name[:20]}-gpu-nodes".replace("--", "-"),
+        node_sa_id=names.node_sa_id,
+        node_sa_email=cluster.node_service_account,
+        router_name=names.router,
+        nat_name=names.nat,
+        nat_subnetwork=nat_subnetwork(cluster, project),
         system_machine_type=system,
         system_disk_type=series.default_disk_type if series else "pd-balanced",
         system_min=cluster.system_pool.min_nodes,
@@ -164,6 +244,31 @@ def _cluster_plan(
     )
 
 
+# A user-managed service account: ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com
+# (https://cloud.google.com/iam/docs/service-account-overview#user-managed). The Compute Engine
+# default account (PROJECT_NUMBER-compute@developer.gserviceaccount.com) holds Editor; GKE's
+# hardening guide says to run nodes as a least-privilege account instead
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+_SA_EMAIL = re.compile(
+    r"[a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9]{4,28}[a-z0-9](?:\.[a-z0-9][-a-z0-9.]*[a-z0-9])?"
+    r"\.iam\.gserviceaccount\.com",
+    re.ASCII,
+)
+
+
+def _check_node_service_account(email: str | None, issues: Issues) -> None:
+    if email is None or _SA_EMAIL.fullmatch(email):
+        return
+    why = (
+        "the Compute Engine default account holds Editor; run nodes as a least-privilege account"
+        if email.endswith("-compute@developer.gserviceaccount.com")
+        else "expected ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com"
+    )
+    issues.add(
+        "cluster.nodeServiceAccount", f"{email!r} is not a user-managed service account: {why}"
+    )
+
+
 def monitoring_components(min_master: str | None, *, dcgm: bool) -> tuple[str, ...]:
     """GKE's default packages the cluster's version gets, plus DCGM when asked for."""
     out = [c for c, since in DEFAULT_MONITORING if version_at_least(min_master, since)]
@@ -171,10 +276,18 @@ def monitoring_components(min_master: str | None, *, dcgm: bool) -> tuple[str, .
     return (*out, "DCGM") if dcgm else tuple(out)
 
 
+# RFC 3339 section 5.6 date-time: full-date "T" full-time, seconds required, an offset required
+# (Python's fromisoformat also takes 2026-01-03, 20260103T000000Z or 2026-01-03 00:00, which GKE
+# refuses).
+_RFC3339 = re.compile(
+    r"\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:[Zz]|[+-]\d{2}:\d{2})", re.ASCII
+)
+
+
 def _time(value: str, path: str, issues: Issues) -> dt.datetime | None:
     """An RFC 3339 timestamp with a zone (GKE stores UTC)."""
     try:
-        t = dt.datetime.fromisoformat(value)
+        t = dt.datetime.fromisoformat(value) if _RFC3339.fullmatch(value) else None
     except ValueError:
         t = None
     if t is None or t.tzinfo is None:
@@ -200,6 +313,9 @@ def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
             f"{MIN_WINDOW_HOURS} contiguous hours",
         )
         return
+    if (problem := rrule_problem(w.recurrence)) is not None:
+        issues.add(join_path(path, "recurrence"), problem)
+        return
     if w.recurrence == "FREQ=DAILY":
         per_32 = 32 * min(hours, 24)
     elif (match := _WEEKLY.fullmatch(w.recurrence)) is not None:
@@ -217,6 +333,45 @@ def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
             f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h per 32 days; GKE needs "
             f"at least {MIN_HOURS_PER_32_DAYS} h",
         )
+
+
+# RFC 5545 section 3.3.10 recur-rule-part names; each at most once, FREQ required.
+_RRULE_PARTS = frozenset(
+    [
+        "FREQ",
+        "UNTIL",
+        "COUNT",
+        "INTERVAL",
+        "BYSECOND",
+        "BYMINUTE",
+        "BYHOUR",
+        "BYDAY",
+        "BYMONTHDAY",
+        "BYYEARDAY",
+        "BYWEEKNO",
+        "BYMONTH",
+        "BYSETPOS",
+        "WKST",
+    ]
+)
+_WEEKDAY = re.compile(r"[+-]?(?:[1-9]|[1-4]\d|5[0-3])?(?:MO|TU|WE|TH|FR|SA|SU)", re.ASCII)
+
+
+def rrule_problem(rule: str) -> str | None:
+    """Why ``rule`` is not an RFC 5545 RRULE as GKE parses it, or None."""
+    parts = [p.partition("=") for p in rule.split(";")]
+    names = [n for n, _, _ in parts]
+    unknown = sorted(set(names) - _RRULE_PARTS)
+    if unknown:
+        return f"{rule!r}: {', '.join(unknown)} is not an RFC 5545 rule part"
+    if len(set(names)) != len(names):
+        return f"{rule!r}: a rule part is given twice (RFC 5545 allows each once)"
+    if "UNTIL" in names and "COUNT" in names:
+        return f"{rule!r}: UNTIL and COUNT exclude each other (RFC 5545 3.3.10)"
+    days = next((v for n, _, v in parts if n == "BYDAY"), None)
+    if days is not None and not all(_WEEKDAY.fullmatch(d) for d in days.split(",")):
+        return f"{rule!r}: BYDAY takes MO, TU, WE, TH, FR, SA, SU (RFC 5545 3.3.10)"
+    return None
 
 
 def _check_exclusions(
@@ -264,10 +419,22 @@ def _check_exclusions(
 def _authorized_networks(
     cluster: GkeClusterSpec, issues: Issues
 ) -> tuple[AuthorizedNetworkPlan, ...] | None:
-    if cluster.authorized_networks is None:
+    nets = cluster.authorized_networks
+    if nets is None:
         return None
+    path = "cluster.authorizedNetworks"
+    if not nets:
+        # An empty list locks the public endpoint to nobody: `pulumi up` then fails halfway, when
+        # it reaches the Kubernetes objects (https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks).
+        issues.add(
+            path,
+            "must not be empty (it would admit no one, this stack's deploy included); "
+            "list the CIDRs that reach the control plane, or omit the key",
+        )
+    elif len(nets) > MAX_AUTHORIZED_NETWORKS:
+        issues.add(path, f"{len(nets)} CIDR blocks; GKE accepts at most {MAX_AUTHORIZED_NETWORKS}")
     out: list[AuthorizedNetworkPlan] = []
-    for k, n in enumerate(cluster.authorized_networks):
+    for k, n in enumerate(nets):
         path = join_path("cluster", "authorizedNetworks", k, "cidr")
         try:
             net = ipaddress.ip_network(n.cidr, strict=True)

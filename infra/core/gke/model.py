@@ -158,7 +158,14 @@ class GkeClusterPlan:
     network: str | None
     subnetwork: str | None
     workload_pool: str
+    # The node service account the stack creates (project-unique id, see infra.core.gke.names);
+    # not created when ``node_sa_email`` brings an existing one.
     node_sa_id: str
+    node_sa_email: str | None = None
+    router_name: str = ""
+    nat_name: str = ""
+    # The one subnetwork the Cloud NAT serves (a resource path).
+    nat_subnetwork: str = ""
     system_machine_type: str
     system_disk_type: str
     system_min: int

@@ -2,9 +2,10 @@
 
 Pure code. ``plan_gke`` turns the parsed stack into a ``GkePlan`` that ``infra.components.gke``
 maps 1:1 onto ``gcp.container.Cluster`` / ``NodePool`` and ComputeClasses. The rules live by
-concern: ``gke_cluster`` (channel, maintenance, private nodes), ``gke_pools`` (shape, zones,
-fallback), ``gke_rules`` (per-pool checks), ``gke_series`` (per-series disk and capacity facts);
-the README's "GKE rules we enforce" table lists each with its source.
+concern: ``cluster`` (channel, maintenance, private nodes, NAT), ``names`` (project-scoped names),
+``pools`` (shape, zones, fallback), ``rules`` (per-pool checks), ``series`` (per-series disk and
+capacity facts), ``versions`` (GKE version gates); the README's "GKE rules we enforce" table lists
+each with its source.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     region = config.region or ""
     split = gcp_region_of(cluster.location)
     cluster_plan, notes = plan_cluster(
-        cluster, project, issues, operator_on=config.operator.enabled
+        cluster, project, issues, operator_on=config.operator.enabled, stack=config.stack
     )
     if not cluster.existing and (
         problem := gcp_system_type_problem(cluster.system_pool.machine_type, catalog)

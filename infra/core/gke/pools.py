@@ -5,7 +5,6 @@ Pure code. ``plan_pools`` turns ``gpuPools`` into ``GkePoolPlan``s and ``Compute
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 
 from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
@@ -35,6 +34,7 @@ from infra.core.gke.rules import (
     reservation_affinity,
 )
 from infra.core.gke.series import series_of
+from infra.core.gke.versions import check_feature_version
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels, schedulable_gpus
@@ -56,13 +56,10 @@ def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
 
 # Machine families whose GPUs are built in (type and count follow from the machine type;
 # https://cloud.google.com/compute/docs/gpus).
-_BUNDLED_FAMILIES = ("a2", "a3", "a4", "g2", "g4")
+_BUNDLED_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
 # Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
 # (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
 _FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
-# Flex-start node pools need GKE 1.32.2-gke.1652000 or later for GPUs
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws#requirements).
-FLEX_START_MIN_VERSION = "1.32.2-gke.1652000"
 
 
 @dataclass
@@ -111,7 +108,11 @@ def plan_pools(
 def _plan_fallback(
     spec: GkePoolSpec, fb: FallbackSpec, j: int, path: str, ctx: PoolContext
 ) -> GkePoolPlan | None:
-    """A fallback alternative as a pool of its own: the main pool's settings, its own shape."""
+    """A fallback alternative as a pool of its own: the main pool's labels, taints, image and
+    driver, its own shape and capacity (reservation, flex-start, Spot, zones). Each priority of a
+    ComputeClass is a node pool with its own provisioning; GKE's documented chain is reservation,
+    then Spot, then on-demand
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
     name = f"{spec.name}-fb{j + 1}"
     if len(name) > 40:
         ctx.issues.add(
@@ -129,9 +130,14 @@ def _plan_fallback(
             "machine_type": fb.machine_type,
             "gpu": gpu,
             "spot": fb.spot,
+            "reservation": fb.reservation,
+            "flex_start": fb.flex_start,
+            # Queued provisioning admits pods only through ProvisioningRequests, never through a
+            # ComputeClass priority (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
+            "queued_provisioning": False,
             "max_nodes": fb.max_nodes or spec.max_nodes,
             "min_nodes": 0,  # the main pool holds the minimum; alternatives start empty
-            "zones": None,  # the cluster's zone(s) offering the alternative's GPU
+            "zones": fb.zones,  # None: the cluster's zone(s) offering the alternative's GPU
             "fallback": None,
             "best_effort": None,  # acts on initial nodes, which alternatives never have
             # Each alternative's disk defaults to its own series' (a G2 pool may fall back to N1).
@@ -211,8 +217,7 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
     initial = best_effort(spec, len(zones), path, issues)
     if spec.compact_placement:
         _check_compact(spec, machine.name, zones, path, issues)
-    if spec.flex_start is not None:
-        _check_flex_version(ctx.min_master_version, path, issues)
+    _check_versions(spec, ctx.min_master_version, path, issues)
     gvnic = _gvnic(spec, path, issues)
     # "You must use the Container-Optimized OS with containerd node image"
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
@@ -347,9 +352,18 @@ def _assemble(
 def _check_compact(
     spec: GkePoolSpec, machine_type: str, zones: list[str], path: str, issues: Issues
 ) -> None:
-    """COMPACT placement: one zone; with flex-start only on A3 Ultra, A4 and H4D."""
+    """COMPACT placement: one zone; never with queued provisioning; with flex-start only on A3
+    Ultra, A4 and H4D."""
     cpath = join_path(path, "compactPlacement")
-    if spec.flex_start is not None and not machine_type.startswith(_FLEX_COMPACT_PREFIXES):
+    # "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
+    # (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf @ 01a7a3ed)
+    if spec.queued_provisioning:
+        issues.add(
+            cpath,
+            "compact placement cannot be combined with queued provisioning; drop "
+            "compactPlacement or queuedProvisioning",
+        )
+    elif spec.flex_start is not None and not machine_type.startswith(_FLEX_COMPACT_PREFIXES):
         issues.add(
             cpath,
             f"compact placement with flex-start is supported only on A3 Ultra, A4 and H4D "
@@ -363,31 +377,28 @@ def _check_compact(
         )
 
 
-def gke_version(v: str) -> tuple[int, ...] | None:
-    """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000), ``1.32`` -> (1, 32); ``None`` if not a version."""
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", v, re.ASCII)
-    if m is None:
-        return None
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def version_at_least(v: str | None, floor: str) -> bool:
-    """Whether the version GKE picks for ``v`` is not below ``floor``. Aliases pick the highest
-    release they name ("1.X": highest patch, "1.X.Y": highest gke.N; "latest"; "-" the default),
-    so only the parts given are compared (UpdateMasterRequest.master_version, GKE API v1).
-    An unparsable ``v`` is reported by the cluster rules and counts as below."""
-    if v is None or v in ("latest", "-"):
-        return True
-    have, need = gke_version(v), gke_version(floor)
-    return have is not None and need is not None and have >= need[: len(have)]
-
-
-def _check_flex_version(min_master: str | None, path: str, issues: Issues) -> None:
-    if not version_at_least(min_master, FLEX_START_MIN_VERSION):
-        issues.add(
-            join_path(path, "flexStart"),
-            f"flex-start GPU pools need GKE {FLEX_START_MIN_VERSION} or later; "
-            f"cluster.minMasterVersion is {min_master}",
+def _check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues: Issues) -> None:
+    """Features of the pool against the GKE version gates (gke_feature_versions.csv)."""
+    if spec.flex_start is not None:
+        check_feature_version(
+            "flex-start", "flex-start GPU pools", min_master, join_path(path, "flexStart"), issues
+        )
+    if spec.gpu.sharing is not None:
+        mps = spec.gpu.sharing.strategy == "mps"
+        check_feature_version(
+            "mps" if mps else "time-sharing",
+            "GPU sharing with NVIDIA MPS" if mps else "GPU time-sharing",
+            min_master,
+            join_path(path, "gpu", "sharing"),
+            issues,
+        )
+    if spec.fallback:
+        check_feature_version(
+            "compute-class",
+            "ComputeClass fallbacks",
+            min_master,
+            join_path(path, "fallback"),
+            issues,
         )
 
 
@@ -444,7 +455,9 @@ def _bundled_shape(
         family = machine_type.split("-", 1)[0]
         issues.add(
             join_path(path, "machineType"),
-            f"{machine_type!r} is not a known GPU machine type of the {family} family in the catalog",
+            f"{machine_type!r} is not a known GPU machine type of the {family} family in the "
+            "catalog; if it is new, declare it with gpuPools[].shape ({gpuModel, gpus, vcpus, "
+            "memoryGb}, gpuModel the GKE accelerator type such as nvidia-b200) and zones",
         )
         return None
     acc, cnt = machine.accelerator, machine.accelerator_count or 1
@@ -475,7 +488,7 @@ def _attached_shape(
     if gpu.type is None:
         issues.add(
             join_path(gpu_path, "type"),
-            f"required for {machine_type!r}: only a2/a3/a4/g2/g4 machine types imply their GPU",
+            f"required for {machine_type!r}: only a2/a3/a4/a4x/g2/g4 machine types imply their GPU",
         )
         return None
     limits = catalog.gcp_attach_limits(gpu.type)

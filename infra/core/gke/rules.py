@@ -245,4 +245,14 @@ def best_effort(spec: GkePoolSpec, zones: int, path: str, issues: Issues) -> int
         return 0
     if be.min_nodes > spec.min_nodes:
         issues.add(bpath, f"{be.min_nodes} is above minNodes {spec.min_nodes} (the nodes created)")
-    return math.ceil(spec.min_nodes / max(zones, 1))
+    per_zone = math.ceil(spec.min_nodes / max(zones, 1))
+    # initialNodeCount is per zone: "In regional or multi-zonal clusters, this is the number of
+    # nodes per zone" (terraform-provider-google container_node_pool initial_node_count docs).
+    if per_zone * zones > spec.max_nodes:
+        issues.add(
+            join_path(path, "zones"),
+            f"best-effort pools start with {per_zone} node(s) per zone (initialNodeCount is per "
+            f"zone): {zones} zones x {per_zone} = {per_zone * zones} nodes, above maxNodes "
+            f"{spec.max_nodes}; name at most {spec.max_nodes // per_zone} zone(s) or raise maxNodes",
+        )
+    return per_zone

@@ -1,0 +1,48 @@
+"""Project-scoped names a GKE stack creates: node service account, Cloud Router, Cloud NAT.
+
+Pure code. A service account id is unique in the project, and routers are unique per project and
+region, so a name derived from the cluster name alone collides when a second stack (another region,
+a zonal twin, or a second stack adding pools to one cluster) uses the same cluster name; destroying
+either stack would then delete what the other's nodes run as. Every name here carries a short hash of
+(stack, location, cluster): deterministic for one stack, different for its copies.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+# IAM CreateServiceAccountRequest.account_id: "unique within a project, must be 6-30 characters
+# long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1).
+SA_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
+# Router and RouterNat names: RFC 1035, 1-63 characters (Compute API routers.insert, RouterNat.name).
+MAX_GCE_NAME = 63
+_HASH_CHARS = 6
+
+
+@dataclass(frozen=True, slots=True)
+class ProjectNames:
+    """The names of the project- or region-scoped resources one stack creates."""
+
+    node_sa_id: str
+    router: str
+    nat: str
+
+
+def stack_hash(stack: str, location: str, cluster: str) -> str:
+    """Six hex digits that tell this stack's resources from another stack's in one project."""
+    key = f"{stack}\n{location}\n{cluster}".encode()
+    return hashlib.sha256(key).hexdigest()[:_HASH_CHARS]
+
+
+def project_names(stack: str, location: str, cluster: str) -> ProjectNames:
+    """``<cluster[:16]>-<hash>-nodes`` (at most 29 characters), ``<cluster>-<hash>-router``,
+    ``<cluster>-<hash>-nat`` (at most 54; cluster names are at most 40)."""
+    h = stack_hash(stack, location, cluster)
+    base = cluster[:16].rstrip("-")
+    return ProjectNames(
+        node_sa_id=f"{base}-{h}-nodes",
+        router=f"{cluster}-{h}-router",
+        nat=f"{cluster}-{h}-nat",
+    )

@@ -1,0 +1,50 @@
+"""GKE versions: parsing GKE's version strings and the feature -> minimum version gates.
+
+Pure code; the gates are data (``infra/core/data/gke_feature_versions.csv``, one sourced row per
+feature), checked against ``cluster.minMasterVersion``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from infra.core.catalog.vendored import read_rows
+from infra.core.errors import Issues
+
+
+def gke_version(v: str) -> tuple[int, ...] | None:
+    """``1.32.2-gke.1652000`` -> (1, 32, 2, 1652000), ``1.32`` -> (1, 32); ``None`` if not a version."""
+    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", v, re.ASCII)
+    if m is None:
+        return None
+    return tuple(int(g) for g in m.groups() if g is not None)
+
+
+def version_at_least(v: str | None, floor: str) -> bool:
+    """Whether the version GKE picks for ``v`` is not below ``floor``. Aliases pick the highest
+    release they name ("1.X": highest patch, "1.X.Y": highest gke.N; "latest"; "-" the default),
+    so only the parts given are compared (UpdateMasterRequest.master_version, GKE API v1).
+    An unparsable ``v`` is reported by the cluster rules and counts as below."""
+    if v is None or v in ("latest", "-"):
+        return True
+    have, need = gke_version(v), gke_version(floor)
+    return have is not None and need is not None and have >= need[: len(have)]
+
+
+@functools.cache
+def feature_versions() -> dict[str, str]:
+    """Feature -> the oldest GKE version it works on."""
+    return {r["feature"]: r["min_version"] for r in read_rows("gke_feature_versions.csv")}
+
+
+def check_feature_version(
+    feature: str, what: str, min_master: str | None, path: str, issues: Issues
+) -> None:
+    """Record at ``path`` that ``what`` needs a newer GKE than ``cluster.minMasterVersion``."""
+    floor = feature_versions()[feature]
+    if not version_at_least(min_master, floor):
+        issues.add(
+            path,
+            f"{what} need GKE {floor} or later; cluster.minMasterVersion is {min_master}",
+        )
