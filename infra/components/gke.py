@@ -147,6 +147,16 @@ class GkeCluster(pulumi.ComponentResource):
         return cluster.name, cluster.endpoint, ca
 
 
+# A stack created before project-scoped names carried the stack hash keeps its live account, router
+# and NAT names: with the name ignored, the engine sends the old value and plans no replace (which
+# for the account would re-create every node pool: nodeConfig.serviceAccount is ForceNew);
+# https://www.pulumi.com/docs/iac/concepts/resources/options/ignorechanges/. New stacks get the
+# planned (hashed) name.
+KEEP_LIVE_NAME = {
+    prop: pulumi.ResourceOptions(ignore_changes=[prop]) for prop in ("accountId", "name")
+}
+
+
 def _node_identity(
     name: str, plan: core.GkePlan, child: pulumi.ResourceOptions
 ) -> tuple[pulumi.Output[str], list[pulumi.Resource]]:
@@ -162,7 +172,7 @@ def _node_identity(
             project=plan.project,
             display_name=f"GKE nodes of {c.name} in {c.location} (least privilege)",
         ),
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
     )
     member = sa.email.apply(lambda e: f"serviceAccount:{e}")
     # Nodes register and pull images only once the node SA holds its roles.
@@ -291,7 +301,7 @@ def _cloud_nat(name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> 
             region=plan.region,
             network=c.network or "default",
         ),
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["name"]),
     )
     gcp.compute.RouterNat(
         f"{name}-nat",
@@ -310,7 +320,7 @@ def _cloud_nat(name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> 
                 )
             ],
         ),
-        opts=child,
+        opts=pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["name"]),
     )
 
 

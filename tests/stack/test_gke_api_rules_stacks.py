@@ -327,3 +327,26 @@ def test_diff_of_gke_t4_with_private_nodes_reports_updates_not_a_replace(tmp_pat
     assert changes and {c["op"] for c in changes} == {"update"}
     pool = next(c for c in changes if c["urn"].endswith("ml-gpu-gpu-t4"))
     assert "re-creates every node" in (pool["disruptive"] or "")
+
+
+# A stack created before project-scoped names carried the stack hash keeps its live names: the
+# engine sends the old value of an ignored property, so no replace (the account's would re-create
+# every node pool; https://www.pulumi.com/docs/iac/concepts/resources/options/ignorechanges/).
+def test_node_account_router_and_nat_keep_their_live_names_on_a_running_stack(monkeypatch):
+    seen: dict[str, list[str]] = {}
+    original = mockengine.RecordingMonitor.RegisterResource
+    kinds = {
+        "gcp:serviceaccount/account:Account": "account",
+        "gcp:compute/router:Router": "router",
+        "gcp:compute/routerNat:RouterNat": "nat",
+    }
+
+    def spy(self: Any, request: Any) -> Any:
+        if request.type in kinds:
+            seen[kinds[request.type]] = list(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    cluster = {"name": "ml", "location": "us-central1", "privateNodes": True, "cloudNat": True}
+    run_stack(gke_config(cluster=cluster))
+    assert seen == {"account": ["accountId"], "router": ["name"], "nat": ["name"]}
