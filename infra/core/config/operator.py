@@ -160,7 +160,16 @@ class JupyterHubSpec(Model):
         return v
 
 
+class FlyteSpec(Model):
+    """Where the generated Flyte objects go."""
+
+    # FlytePropeller looks a runtime PodTemplate up in the execution's namespace, then in its own
+    # (flyteorg/flyte docs "Runtime PodTemplates"): the namespace flytepropeller runs in.
+    namespace: NamespaceName = "flyte"
+
+
 class IntegrationsSpec(Model):
     """Settings of the generated workload integrations (``integrations``)."""
 
     jupyterhub: JupyterHubSpec = Field(default_factory=JupyterHubSpec)
+    flyte: FlyteSpec = Field(default_factory=FlyteSpec)

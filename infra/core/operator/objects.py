@@ -125,7 +125,10 @@ def assemble(
             # On-prem nodes also get the accelerator label Flyte's device selector reads.
             labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
             node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
-    profiles, integrations = _integrations(config, pools, specs, scheduling, kubeflow_profiles)
+    patched = {nl.pool: nl.labels for nl in node_labels}
+    profiles, integrations = _integrations(
+        config, pools, specs, scheduling, kubeflow_profiles, patched
+    )
     return OperatorPlan(
         namespace=namespace,
         preset=preset,
@@ -192,6 +195,7 @@ def _integrations(
     specs: PoolSpecs,
     scheduling: Mapping[str, dict[str, Any]],
     kubeflow_profiles: Sequence[Manifest],
+    patched: Mapping[str, Mapping[str, str]],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """JupyterHub profiles and the integration documents, one entry per workload target."""
     images = config.integrations.jupyterhub.images
@@ -206,7 +210,14 @@ def _integrations(
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
         "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles),
-        "flyte": flyte_mod.flyte(config.platform, targets, specs, config.operator.smoke_test_image),
+        "flyte": flyte_mod.flyte(
+            config.platform,
+            targets,
+            specs,
+            config.operator.smoke_test_image,
+            config.integrations.flyte.namespace,
+            patched,
+        ),
         "kubernetes": workloads,
     }
     return profiles, integrations
@@ -248,8 +259,7 @@ def critical_pods(
     nfd = on("nfd")
     per_gpu_node = len(operands) + 1 + int(nfd)  # + the operator validator DaemonSet
     gpu_nodes = sum(h.max_nodes for h in pools)
-    system_pool = getattr(config.cluster, "system_pool", None)
-    cpu_nodes = system_pool.max_nodes if system_pool is not None and nfd else 0
+    cpu_nodes = stated_cpu_nodes(config) or 0 if nfd else 0
     cluster_wide = 1 + 2 * int(nfd)
     base = per_gpu_node * gpu_nodes + cpu_nodes + cluster_wide
     total = base + per_gpu_node + -(-base // 10)
@@ -259,6 +269,41 @@ def critical_pods(
         f"workers + {cluster_wide} cluster-wide + headroom"
     )
     return total, why
+
+
+def stated_cpu_nodes(config: StackConfig) -> int | None:
+    """The cluster's CPU nodes at most: ``cluster.cpuNodes``, else (a cluster this stack creates)
+    its system pool's maximum; ``None`` for an existing cluster that states none."""
+    stated = getattr(config.cluster, "cpu_nodes", None)
+    if stated is not None:
+        return stated
+    system_pool = getattr(config.cluster, "system_pool", None)
+    if config.cluster.existing or system_pool is None:
+        return None
+    return system_pool.max_nodes
+
+
+def check_cpu_nodes(
+    config: StackConfig, values: Mapping[str, Any], version: str, issues: Issues
+) -> None:
+    """GKE sizes the critical-pod quota with one NFD worker per CPU node; an existing cluster's
+    CPU nodes are not the system pool's, so they must be stated (a guess would fail closed only by
+    luck: too small a quota blocks operand pods)."""
+    if config.platform != "gke" or stated_cpu_nodes(config) is not None:
+        return
+    nfd = values.get("nfd", {})
+    on = (
+        nfd["enabled"]
+        if isinstance(nfd, Mapping) and "enabled" in nfd
+        else default_at(version, "nfd.enabled")
+    )
+    if on:
+        issues.add(
+            "cluster.cpuNodes",
+            "an existing cluster's CPU nodes each run the operator's NFD worker, which the "
+            "critical-pod quota must admit; state how many CPU nodes the cluster has at most "
+            "(systemPool describes only a pool gpu-infra creates)",
+        )
 
 
 def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:

@@ -14,7 +14,12 @@ from infra.core.operator.helm_values import (
     vendored_versions,
 )
 from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
-from infra.core.operator.objects import assemble, check_namespaces, check_pool_labels
+from infra.core.operator.objects import (
+    assemble,
+    check_cpu_nodes,
+    check_namespaces,
+    check_pool_labels,
+)
 from infra.core.operator.presets import (
     RUNTIME_CLASS_PRESETS,
     choose_preset,
@@ -96,6 +101,7 @@ def plan_operator(
         reasons=reasons,
         timeout=spec.timeout,
     )
+    check_cpu_nodes(config, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(config, pools, specs, issues)
     return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))
