@@ -72,7 +72,17 @@ _SHAPES: list[tuple[str, str, dict[str, Any], tuple[str, str, str] | None]] = [
         {"machineType": "a3-highgpu-8g"},
         ("all-1g.10gb", "all-1g.10gb.me", "all-4g.40gb"),
     ),
+    (
+        "gke",
+        "l4-class",  # a ComputeClass: the pool, then a T4 fallback
+        {
+            "machineType": "g2-standard-8",
+            "fallback": [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}],
+        },
+        None,
+    ),
     ("eks", "g4dn", {"machineType": "g4dn.xlarge"}, None),
+    ("eks", "p5-hpc", {"machineType": "p5.48xlarge", "hpc": True, "zones": ["usw2-az2"]}, None),
     ("eks", "g5x12", {"machineType": "g5.12xlarge"}, None),
     (
         "eks",
@@ -156,8 +166,9 @@ def test_matrix_proves_at_least_200_pool_shape_workload_pairs_and_every_one_land
 def test_matrix_refuses_only_shapes_that_cannot_scale_from_zero_on_gke_naming_the_key():
     refused = {n: r for n, r in _matrix_results().items() if isinstance(r, dict)}
     for name, reasons in refused.items():
-        platform, _, how, minimum, _ = name.split("/")
-        assert (platform, minimum) == ("gke", "min0"), name
+        platform, shape, how, minimum, _ = name.split("/")
+        # A ComputeClass's fallback pools start at zero whatever the main pool's minimum.
+        assert platform == "gke" and (minimum == "min0" or shape == "l4-class"), name
         key = "renameByDefault" if how == "time-slicing-renamed" else "strategy"
         assert any(path.endswith(key) for path in reasons), (name, reasons)
     mixed = [n for n in refused if "mig-mixed" in n]

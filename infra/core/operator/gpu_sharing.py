@@ -55,7 +55,7 @@ def sharing_settings(
                 "time-slicing with MIG strategy 'mixed' needs per-profile resource names; use MIG "
                 "strategy 'single' or drop sharing",
             )
-        elif pool.sharing.rename_by_default and h.platform == "gke" and pool.min_nodes == 0:
+        elif pool.sharing.rename_by_default and h.platform == "gke" and h.min_nodes == 0:
             # GKE's scale-from-zero template node has the machine's accelerator count as
             # nvidia.com/gpu and nothing else (kubernetes/autoscaler cluster-autoscaler/
             # cloudprovider/gce/templates.go BuildNodeFromTemplate), so a pod asking for
@@ -63,9 +63,10 @@ def sharing_settings(
             # node-template/resources tag (infra.core.eks.groups).
             issues.add(
                 join_path(path, "renameByDefault"),
-                "nvidia.com/gpu.shared is unknown to the cluster autoscaler's scale-from-zero "
-                "template, so pods requesting it would stay pending at minNodes 0; set minNodes "
-                ">= 1 or keep renameByDefault false",
+                "nvidia.com/gpu.shared is unknown to GKE's scale-from-zero template, so pods "
+                "requesting it would stay pending at minNodes 0"
+                + (f" (fallback pool {h.name!r} starts at 0)" if h.name != pool.name else "")
+                + "; set minNodes >= 1 or keep renameByDefault false",
             )
         else:
             shared = True
@@ -151,7 +152,8 @@ def mig_settings(
 
 
 def gke_mixed_from_zero(h: PoolHints, pool: PoolBase) -> str | None:
-    """Why operator MIG ``mixed`` cannot scale this GKE pool up from zero, or ``None``.
+    """Why operator MIG ``mixed`` cannot scale this GKE pool (or one of its fallback pools,
+    which start at zero) up from zero, or ``None``.
 
     GKE's scale-from-zero template node advertises the machine's accelerators as
     ``nvidia.com/gpu`` only (kubernetes/autoscaler cluster-autoscaler/cloudprovider/gce/
@@ -161,10 +163,11 @@ def gke_mixed_from_zero(h: PoolHints, pool: PoolBase) -> str | None:
     gpu = pool_mig_gpu(h)
     if h.platform != "gke" or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
         return None
-    if pool.min_nodes > 0 or not mig_instances(gpu, pool.mig.config):
+    if h.min_nodes > 0 or not mig_instances(gpu, pool.mig.config):
         return None
+    at = "minNodes 0" if h.name == pool.name else f"fallback {h.name!r} at minNodes 0"
     return (
-        f"'mixed' with {pool.mig.config!r} at minNodes 0: GKE's scale-from-zero node template "
+        f"'mixed' with {pool.mig.config!r} at {at}: GKE's scale-from-zero node template "
         "knows only nvidia.com/gpu, so pods requesting nvidia.com/mig-* never scale the pool up; "
         "use strategy 'single', minNodes >= 1, or GKE's own partitioning (gpu.partitionSize)"
     )

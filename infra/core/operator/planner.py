@@ -84,7 +84,7 @@ def plan_operator(
         *mig_settings(config, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
-    settings += isolation_settings(spec.version, settings)
+    settings += isolation_settings(spec.version, settings, preset)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.

@@ -104,17 +104,17 @@ ISOLATION_ENV = (
 )
 
 
-def isolation_settings(version: str, settings: list[Setting]) -> list[Setting]:
+def isolation_settings(version: str, settings: list[Setting], preset: str) -> list[Setting]:
     """The GPU-isolation settings a pre-CDI chart needs once nvidia is the default runtime
-    (whoever set CONTAINERD_SET_AS_DEFAULT=true: a preset or ``gpuOperator.toolkitEnv``)."""
+    (whoever set CONTAINERD_SET_AS_DEFAULT=true: a preset or ``gpuOperator.toolkitEnv``; on the
+    ``containerd`` preset also when unset, the installer's default)."""
     if is_cdi_era(version):
         return []
     paths = {s.path: s.value for s in settings}
-    if paths.get("toolkit.enabled") is False:
-        return []  # the node image's toolkit: its platform configures isolation
     # Unset means the toolkit installer's default, true (nvidia-container-toolkit 1.17
     # tools/container/toolkit: --set-as-default defaults to true), so unset needs isolation too.
-    if paths.get("toolkit.env[CONTAINERD_SET_AS_DEFAULT]", "true") != "true":
+    unset = "true" if preset == "containerd" else None
+    if paths.get("toolkit.env[CONTAINERD_SET_AS_DEFAULT]", unset) != "true":
         return []
     why = (
         "nvidia is containerd's default runtime on a pre-CDI chart (CONTAINERD_SET_AS_DEFAULT "

@@ -36,10 +36,11 @@ GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 
 
 def _base(h: PoolHints) -> dict[str, Fraction]:
+    # CPU: the machine's vCPUs, an upper bound of allocatable (no workload here requests CPU);
+    # memory: allocatable by GKE's reservation formula, what JupyterHub's guarantee is cut from.
     return {
-        "cpu": Fraction(h.vcpus) * Fraction(9, 10),  # kube-reserved and system daemons
+        "cpu": Fraction(h.vcpus),
         "memory": Fraction(allocatable_mib(h.memory_gib)) * 2**20,
-        "pods": Fraction(110),
     }
 
 

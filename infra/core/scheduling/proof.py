@@ -71,7 +71,7 @@ def plan_workloads(plan: Plan) -> list[Workload]:
             classes.setdefault(cls, []).append(h.name)
 
     def resolve(target: str) -> tuple[str, ...]:
-        return workloads.target_pools(target, names, classes)
+        return workloads.target_pools(target, classes)
 
     targets = workload_targets(plan.pools, op.scheduling)
     resources = {t.name: list(hints["resourceNames"]) for t, hints, _ in targets}

@@ -39,13 +39,11 @@ class Workload:
     quota_checked: bool = False  # runs in a GPU namespace, so its quota must admit it
 
 
-def target_pools(
-    name: str, pool_names: Sequence[str], classes: Mapping[str, Sequence[str]]
-) -> tuple[str, ...]:
+def target_pools(name: str, classes: Mapping[str, Sequence[str]]) -> tuple[str, ...]:
     """The pools a workload target stands for (a pool, or a ComputeClass's members)."""
-    if name in pool_names:
-        return (name,)
-    return tuple(classes[name])
+    if name in classes:  # a class named after its main pool stands for every member
+        return tuple(classes[name])
+    return (name,)
 
 
 def jupyterhub(profiles: Sequence[Obj], resolve: Any) -> list[Workload]:
