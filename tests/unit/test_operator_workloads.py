@@ -507,3 +507,29 @@ def test_gke_critical_pod_quota_counts_the_stated_cpu_nodes_of_an_existing_clust
 
     assert "+ 12 CPU-node NFD workers" in sizing(12)
     assert "+ 40 CPU-node NFD workers" in sizing(40)
+
+
+def test_a_gpu_quota_the_node_setup_cannot_enforce_says_so_on_the_quota_and_in_the_plan():
+    ns = [{"name": "team-a", "gpus": 2}]
+    off = plan(stack("kubernetes", operator={"enabled": False}, namespaces=ns))
+    (quota,) = [m for m in off.after_release if m["kind"] == "ResourceQuota"]
+    assert "any CUDA image" in quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
+    assert any(n.startswith("gpuNamespaces: the GPU quotas do not bind") for n in off.notes)
+    forced = plan(
+        stack(
+            "kubernetes",
+            operator={"toolkitEnv": {"NVIDIA_RUNTIME_SET_AS_DEFAULT": "true"}},
+            namespaces=ns,
+        )
+    )
+    (quota,) = [m for m in forced.after_release if m["kind"] == "ResourceQuota"]
+    assert "gpu-infra/not-enforced" in quota["metadata"]["annotations"]
+
+
+def test_gpu_quotas_on_isolated_node_setups_carry_no_not_enforced_mark():
+    ns = [{"name": "team-a", "gpus": 2}]
+    for platform in ("gke", "eks", "kubernetes"):
+        op = plan(stack(platform, namespaces=ns))
+        (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
+        assert "gpu-infra/not-enforced" not in quota["metadata"]["annotations"], platform
+        assert not any("do not bind" in n for n in op.notes)

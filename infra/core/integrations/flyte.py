@@ -7,8 +7,10 @@ Keys and types: flyteorg/flyte flyteplugins/go/tasks/pluginmachinery/flytek8s/co
 ``gpu-device-node-label`` / ``gpu-partition-size-node-label`` string,
 ``gpu-unpartitioned-node-selector-requirement`` NodeSelectorRequirement); usage:
 https://docs.flyte.org/en/latest/deployment/configuration/generated/... "Configuring access to
-GPUs". An accelerator value must be a flytekit constant (flytekit.extras.accelerators, e.g.
-``nvidia-tesla-t4``), which are GKE's accelerator names.
+GPUs" (``resource-tolerations`` written as its list of one-key maps). A task's accelerator is
+matched against the device label's value on the node, so each pool's accelerator is the value its
+nodes carry; a value that is no flytekit constant (flytekit.extras.accelerators, e.g.
+``nvidia-tesla-t4``) gets a note naming ``GPUAccelerator(<value>)``.
 """
 
 from __future__ import annotations

@@ -108,7 +108,10 @@ def assemble(
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
         before = _before_release(config, pools, release, preset, namespace)
-    after, kubeflow_profiles = _namespaces(config, pools, specs)
+    gap = isolation_gap(config, release)
+    after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
+    if gap is not None and config.namespaces:
+        notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
     runtime_class = _runtime_class(release)
     scheduling: dict[str, dict[str, Any]] = {}
     node_labels: list[NodeLabels] = []
@@ -167,7 +170,7 @@ def _before_release(
 
 
 def _namespaces(
-    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, gap: str | None
 ) -> tuple[list[Manifest], list[Manifest]]:
     """The GPU namespaces with their quotas (then Kubeflow profiles, then the smoke-test
     namespace), and the Kubeflow profiles alone."""
@@ -182,7 +185,7 @@ def _namespaces(
             hard = {f"requests.{r}": str(ns.gpus) for r in hard_names}
             kubeflow_profiles.append(kf.profile(ns.name, ns.kubeflow_profile.owner, hard))
         else:
-            after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels, hard_names))
+            after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels, hard_names, gap))
     after.extend(kubeflow_profiles)
     if any(p.smoke_test for p in config.pools):
         after.append(smoke_test_namespace())
@@ -332,9 +335,50 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
     }
 
 
+def isolation_gap(config: StackConfig, release: HelmRelease | None) -> str | None:
+    """Why pods could use GPUs they did not request on this stack's nodes (so a namespace GPU
+    quota would not bind them), or ``None`` when the node setup gpu-infra plans prevents it.
+
+    Prevented: GKE's device plugin mounts only allocated GPUs (runc stays the default runtime);
+    EKS AL2023 nodes refuse NVIDIA_VISIBLE_DEVICES from unprivileged containers
+    (infra.core.eks.bootstrap); CDI-era charts keep nvidia a non-default runtime; pre-CDI charts
+    that make it the default get the isolation env (infra.core.operator.toolkit).
+    """
+    if release is None:
+        if config.platform == "kubernetes":
+            return (
+                "the GPU Operator is off, so gpu-infra configures no container runtime on these "
+                "nodes; if nvidia is their default runtime and the toolkit accepts "
+                "NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), any CUDA image "
+                "sees every GPU of its node"
+            )
+        return None
+    env = {e["name"]: e["value"] for e in release.values.get("toolkit", {}).get("env", [])}
+    if (
+        env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true"
+        and env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED") != "false"
+    ):
+        return (
+            "gpuOperator.toolkitEnv makes nvidia the default runtime without "
+            "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false, so any CUDA image sees "
+            "every GPU of its node"
+        )
+    return None
+
+
+ISOLATION_GAP = "gpu-infra/not-enforced"
+
+
 def _gpu_namespace(
-    name: str, gpus: int, labels: Mapping[str, str], resources: Sequence[str]
+    name: str,
+    gpus: int,
+    labels: Mapping[str, str],
+    resources: Sequence[str],
+    gap: str | None = None,
 ) -> list[Manifest]:
+    annotations = {QUOTA_MEANING: _quota_meaning(gpus, resources)}
+    if gap is not None:  # said on the quota itself, where an admin looks
+        annotations[ISOLATION_GAP] = gap
     return [
         {
             "apiVersion": "v1",
@@ -350,7 +394,7 @@ def _gpu_namespace(
                 "labels": MANAGED_BY,
                 # Each hard item is counted on its own (kubernetes.io resource-quotas), so the
                 # namespace may hold N of every name at once, not N GPUs in total: say so.
-                "annotations": {QUOTA_MEANING: _quota_meaning(gpus, resources)},
+                "annotations": annotations,
             },
             # Extended resources cannot be overcommitted, so Kubernetes allows only `requests.`
             # quota items for them (kubernetes.io/docs/concepts/policy/resource-quotas,
