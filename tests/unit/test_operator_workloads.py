@@ -495,12 +495,14 @@ def test_onprem_preinstalled_drivers_turn_the_operator_driver_off():
 
 def test_gke_critical_pod_quota_counts_the_stated_cpu_nodes_of_an_existing_cluster():
     cluster = {"name": "prod", "location": "us-central1", "existing": True}
+    wide = {"clusterWide": True}
     with pytest.raises(ConfigErrors) as e:
-        build_plan(parse(gke_config(cluster=cluster), "shared"))
+        build_plan(parse(gke_config(cluster=cluster, gpuOperator=wide), "shared"))
     assert "cluster.cpuNodes" in {i.path for i in e.value.issues}
 
     def sizing(cpu_nodes: int) -> str:
-        p = build_plan(parse(gke_config(cluster={**cluster, "cpuNodes": cpu_nodes}), "shared"))
+        raw = gke_config(cluster={**cluster, "cpuNodes": cpu_nodes}, gpuOperator=wide)
+        p = build_plan(parse(raw, "shared"))
         assert p.operator is not None
         (q,) = [m for m in p.operator.before_release if m["kind"] == "ResourceQuota"]
         return q["metadata"]["annotations"]["gpu-infra/sizing"]
@@ -533,3 +535,19 @@ def test_gpu_quotas_on_isolated_node_setups_carry_no_not_enforced_mark():
         (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
         assert "gpu-infra/not-enforced" not in quota["metadata"]["annotations"], platform
         assert not any("do not bind" in n for n in op.notes)
+
+
+@pytest.mark.parametrize("platform", ["gke", "eks"])
+def test_operator_on_an_existing_cloud_cluster_is_refused_unless_it_may_manage_every_gpu_node(
+    platform,
+):
+    cluster = {"existing": True, "cpuNodes": 3} if platform == "gke" else {"existing": True}
+    if platform == "eks":
+        cluster["vpc"] = {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}
+    refused = errors(stack(platform, cluster=cluster))
+    assert "other teams' included" in refused["gpuOperator.clusterWide"]
+    assert "gpuOperator.enabled: false" in refused["gpuOperator.clusterWide"]
+    op = plan(stack(platform, cluster=cluster, operator={"clusterWide": True}))
+    assert op.release is not None
+    off = plan(stack(platform, cluster=cluster, operator={"enabled": False}))
+    assert off.release is None

@@ -309,6 +309,7 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
             "existing": True,
             "cpuNodes": 4,
         },
+        "gpu-infra:gpuOperator": {"clusterWide": True},
         "gpu-infra:gpuPools": [
             {
                 "name": "t4",
