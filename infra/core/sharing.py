@@ -239,7 +239,11 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
         return schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles)
     per_gpu = 1
     gpu = pool_mig_gpu(h)
-    if pool.mig is not None and gpu is not None and (counts := mig_instances(gpu, pool.mig.config)):
+    if (
+        pool.mig is not None
+        and gpu is not None
+        and (counts := mig_layout_counts(gpu, pool.mig.config))
+    ):
         per_gpu = sum(counts.values())  # all-balanced on an A100: 2x 1g + 1x 2g + 1x 3g
     if pool.sharing is not None:
         per_gpu *= pool.sharing.replicas
@@ -295,7 +299,7 @@ def _mig_shape(profile: str) -> tuple[int, int] | None:
     return int(g), int(mem[:-2])
 
 
-def mig_instances(gpu: MigGpu, config: str) -> dict[str, int]:
+def mig_layout_counts(gpu: MigGpu, config: str) -> dict[str, int]:
     """Instances per GPU of each profile ``config`` creates (mig-parted config-default.yaml:
     ``all-<profile>`` fills the GPU with one profile; ``all-balanced`` per its device-filter block);
     empty for all-disabled / all-enabled or a config this GPU has not."""
@@ -322,7 +326,7 @@ def advertised_resources(
     - otherwise the physical GPU count.
     """
     devices: dict[str, int] = {GPU_RESOURCE: gpus}
-    per_gpu = mig_instances(gpu, mig.config) if mig is not None and gpu is not None else {}
+    per_gpu = mig_layout_counts(gpu, mig.config) if mig is not None and gpu is not None else {}
     if mig is not None and per_gpu:
         if mig.strategy == "single":
             devices = {GPU_RESOURCE: gpus * sum(per_gpu.values())}

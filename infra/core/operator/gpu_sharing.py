@@ -17,7 +17,7 @@ from infra.core.pools import PoolHints
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
     mig_config_problem,
-    mig_instances,
+    mig_layout_counts,
     pool_mig_gpu,
     sharing_config_key,
     time_slicing_config,
@@ -163,7 +163,7 @@ def gke_mixed_from_zero(h: PoolHints, pool: PoolBase) -> str | None:
     gpu = pool_mig_gpu(h)
     if h.platform != "gke" or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
         return None
-    if h.min_nodes > 0 or not mig_instances(gpu, pool.mig.config):
+    if h.min_nodes > 0 or not mig_layout_counts(gpu, pool.mig.config):
         return None
     at = "minNodes 0" if h.name == pool.name else f"fallback {h.name!r} at minNodes 0"
     return (
