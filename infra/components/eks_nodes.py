@@ -18,27 +18,8 @@ import pulumi_aws as aws
 
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
+from infra.core.eks.bootstrap import node_user_data
 from infra.core.eks.groups import data_volume_device
-
-# nodeadm user data: RAID0 the instance-store NVMe for kubelet and containerd
-# (https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy). EKS merges a
-# MIME multipart part into its own bootstrap for managed node groups without a custom AMI
-# (https://docs.aws.amazon.com/eks/latest/userguide/launch-templates.html#launch-template-user-data).
-_RAID0_USER_DATA = """MIME-Version: 1.0
-Content-Type: multipart/mixed; boundary="GPUINFRA"
-
---GPUINFRA
-Content-Type: application/node.eks.aws
-
-apiVersion: node.eks.aws/v1alpha1
-kind: NodeConfig
-spec:
-  instance:
-    localStorage:
-      strategy: RAID0
-
---GPUINFRA--
-"""
 
 
 def launch_template(
@@ -60,6 +41,9 @@ def launch_template(
     extra = _group_extras(group, security_group_id) if group is not None else {}
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
+    user_data = node_user_data(ami_type, local_nvme=group is not None and group.local_nvme)
+    if user_data is not None:
+        extra["user_data"] = base64.b64encode(user_data.encode()).decode()
     return aws.ec2.LaunchTemplate(
         name,
         aws.ec2.LaunchTemplateArgs(
@@ -116,8 +100,8 @@ def _volumes(ami_type: str, disk_gib: int) -> list[aws.ec2.LaunchTemplateBlockDe
 def _group_extras(
     group: core.EksGroupPlan, security_group_id: pulumi.Input[str] | None
 ) -> dict[str, Any]:
-    """Launch-template arguments a GPU group adds: EFA interfaces, RAID0 user data, its capacity
-    reservation or Capacity Block."""
+    """Launch-template arguments a GPU group adds: EFA interfaces, its capacity reservation or
+    Capacity Block (the user data is the node bootstrap's, for every group)."""
     extra: dict[str, Any] = {}
     if group.network_interfaces:
         assert security_group_id is not None
@@ -136,8 +120,6 @@ def _group_extras(
             )
             for n in group.network_interfaces
         ]
-    if group.local_nvme:
-        extra["user_data"] = base64.b64encode(_RAID0_USER_DATA.encode()).decode()
     if group.capacity_reservation_id is not None:
         # A target or a preference, never both (https://docs.aws.amazon.com/AWSEC2/latest/
         # APIReference/API_CapacityReservationSpecification.html; checked in infra.core.eks.instance_types).

@@ -50,10 +50,12 @@ class MigGpu:
     Attributes:
         profiles: GPU-instance profiles, smallest first, mig-parted spelling (``1g.5gb+me``).
         balanced: the profiles ``all-balanced`` creates on one GPU (mig-parted device-filter block).
+        balanced_counts: how many of each ``balanced`` profile one GPU gets (same order).
     """
 
     profiles: tuple[str, ...]
     balanced: tuple[str, ...]
+    balanced_counts: tuple[int, ...] = ()
 
 
 def operator_node_labels(pool: PoolBase) -> dict[str, str]:
@@ -122,8 +124,12 @@ def mig_gpu(gpu: str, data_dir: Path = DATA_DIR) -> MigGpu | None:
 def _mig_table(data_dir: Path) -> dict[str, MigGpu]:
     table: dict[str, MigGpu] = {}
     for row in read_rows(MIG_PROFILES_CSV, data_dir):
-        balanced = tuple(p.split(":")[0] for p in row["balanced"].split())
-        mig = MigGpu(profiles=tuple(row["profiles"].split()), balanced=balanced)
+        pairs = [p.split(":") for p in row["balanced"].split()]
+        mig = MigGpu(
+            profiles=tuple(row["profiles"].split()),
+            balanced=tuple(p for p, _ in pairs),
+            balanced_counts=tuple(int(n) for _, n in pairs),
+        )
         for alias in [row["gpu_model"], *row["aliases"].split(";")]:
             table[alias.strip().lower()] = mig
     return table
@@ -231,11 +237,12 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
         return schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles)
     per_gpu = 1
     gpu = pool_mig_gpu(h)
-    if pool.mig is not None and gpu is not None and (layout := mig_layout(gpu, pool.mig.config)):
-        if pool.mig.config == MIG_BALANCED:
-            per_gpu = len(gpu.balanced) + 1  # e.g. 2x 1g + 1x 2g + 1x 3g on an A100
-        else:
-            per_gpu = _instances_per_gpu(layout[0], gpu)
+    if (
+        pool.mig is not None
+        and gpu is not None
+        and (counts := mig_layout_counts(gpu, pool.mig.config))
+    ):
+        per_gpu = sum(counts.values())  # all-balanced on an A100: 2x 1g + 1x 2g + 1x 3g
     if pool.sharing is not None:
         per_gpu *= pool.sharing.replicas
     return h.gpus_per_node * per_gpu
@@ -290,39 +297,46 @@ def _mig_shape(profile: str) -> tuple[int, int] | None:
     return int(g), int(mem[:-2])
 
 
-def advertised_gpu_resources(
-    gpus: int,
-    *,
-    sharing_replicas: int | None,
-    sharing_renamed: bool = False,
-    mig_strategy: str | None,
-    mig_config: str | None,
-    mig_profiles: Sequence[str],
-) -> tuple[int, dict[str, int]]:
-    """What the NVIDIA device plugin advertises per node: (``nvidia.com/gpu``, other resources).
+def mig_layout_counts(gpu: MigGpu, config: str) -> dict[str, int]:
+    """Instances per GPU of each profile ``config`` creates (mig-parted config-default.yaml:
+    ``all-<profile>`` fills the GPU with one profile; ``all-balanced`` per its device-filter block);
+    empty for all-disabled / all-enabled or a config this GPU has not."""
+    layout = mig_layout(gpu, config)
+    if not layout:
+        return {}
+    if config == MIG_BALANCED:
+        return dict(zip(gpu.balanced, gpu.balanced_counts or (1,) * len(gpu.balanced), strict=True))
+    return {layout[0]: _instances_per_gpu(layout[0], gpu)}
 
-    - time-slicing without renaming: ``nvidia.com/gpu`` = GPUs x replicas; with
-      ``renameByDefault``: ``nvidia.com/gpu.shared`` = GPUs x replicas and ``nvidia.com/gpu`` = 0
-      (NVIDIA/k8s-device-plugin api/config/v1/consts.go DefaultSharedResourceNameSuffix);
-    - MIG ``all-<profile>``: single strategy -> ``nvidia.com/gpu`` = GPUs x instances per GPU;
-      mixed -> ``nvidia.com/mig-<profile>`` = GPUs x instances and ``nvidia.com/gpu`` = 0;
-    - otherwise (no sharing, ``all-disabled``, or mixed-geometry configs such as
-      ``all-balanced`` whose counts live in the MIG manager's config): the physical GPU count.
-    A template that under-counts makes CA scale up too many nodes; one that omits a MIG resource
-    makes pods requesting it unschedulable from zero.
+
+def advertised_resources(
+    gpus: int, sharing: SharingSpec | None, mig: MigSpec | None, gpu: MigGpu | None
+) -> dict[str, int]:
+    """What the NVIDIA device plugin advertises per node, ``nvidia.com/gpu`` always a key: the one
+    answer for autoscaler templates (EKS tags), the running node and the workloads' requests.
+
+    - MIG strategy single: ``nvidia.com/gpu`` = GPUs x instances per GPU; mixed:
+      ``nvidia.com/mig-<profile>`` = GPUs x instances per profile and ``nvidia.com/gpu`` = 0
+      (NVIDIA/k8s-device-plugin internal/rm/rm.go, gpu-operator-mig.html "MIG strategies");
+    - time-slicing: every device x replicas; with ``renameByDefault`` under ``<name>.shared`` and
+      0 of the plain name (k8s-device-plugin api/config/v1/consts.go
+      DefaultSharedResourceNameSuffix);
+    - otherwise the physical GPU count.
     """
-    if sharing_replicas:
-        if sharing_renamed:  # renameByDefault: the replicas are nvidia.com/gpu.shared
-            return 0, {f"{GPU_RESOURCE}.shared": gpus * sharing_replicas}
-        return gpus * sharing_replicas, {}
-    if mig_config and mig_config.startswith("all-") and mig_strategy in ("single", "mixed"):
-        profile = mig_config.removeprefix("all-")
-        per_gpu = mig_instances_per_gpu(profile, mig_profiles)
-        if per_gpu is not None:
-            if mig_strategy == "single":
-                return gpus * per_gpu, {}
-            return 0, {f"nvidia.com/mig-{profile}": gpus * per_gpu}
-    return gpus, {}
+    devices: dict[str, int] = {GPU_RESOURCE: gpus}
+    per_gpu = mig_layout_counts(gpu, mig.config) if mig is not None and gpu is not None else {}
+    if mig is not None and per_gpu:
+        if mig.strategy == "single":
+            devices = {GPU_RESOURCE: gpus * sum(per_gpu.values())}
+        else:
+            devices = {GPU_RESOURCE: 0, **{mig_resource(p): gpus * n for p, n in per_gpu.items()}}
+    if sharing is None:
+        return devices
+    out: dict[str, int] = {GPU_RESOURCE: 0} if sharing.rename_by_default else {}
+    for name, n in devices.items():
+        key = f"{name}.shared" if sharing.rename_by_default and n else name
+        out[key] = n * sharing.replicas
+    return out
 
 
 def mig_instances(profile: str, profiles: tuple[str, ...]) -> int:
@@ -342,3 +356,14 @@ def schedulable_gpus(
     (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke)."""
     parts = mig_instances(partition_size, profiles) if partition_size else 1
     return count * parts * (clients or 1)
+
+
+def advertised_gpu_resources(
+    gpus: int, sharing: SharingSpec | None, mig: MigSpec | None, gpu: MigGpu | None
+) -> tuple[int, dict[str, int]]:
+    """``advertised_resources`` split as ``(nvidia.com/gpu, the other resources)``: the shape the
+    EKS autoscaler template tags take. A template that under-counts makes CA scale up too many
+    nodes; one that omits a MIG resource makes pods requesting it unschedulable from zero."""
+    out = advertised_resources(gpus, sharing, mig, gpu)
+    count = out.pop(GPU_RESOURCE)
+    return count, out

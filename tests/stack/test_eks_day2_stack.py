@@ -5,6 +5,7 @@ groups. One module so each sample stack is run once."""
 
 from __future__ import annotations
 
+import base64
 import copy
 import json
 from typing import Any
@@ -260,3 +261,16 @@ def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size(
     ng = rec.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4-ng").inputs
     assert ng["nodeGroupName"] != "gpu-t4-00000000"
     assert ng["scalingConfig"]["desiredSize"] == 7
+
+
+def test_eks_g4dn_node_bootstrap_turns_off_envvar_device_requests_for_unprivileged_pods(g4dn):
+    # awslabs/amazon-eks-ami nodeadm makes nvidia the default runtime on NVIDIA AMIs; the
+    # toolkit's AcceptEnvvarUnprivileged default (true) would hand every GPU to any CUDA image.
+    lts = [r for r in g4dn.resources if r.type == LT and "system" not in r.name]
+    assert lts
+    for lt in lts:
+        data = base64.b64decode(lt.inputs["userData"]).decode()
+        assert "Content-Type: text/x-shellscript" in data
+        assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in data
+        assert "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data
+        assert "RAID0" not in data  # g4dn is not hpc

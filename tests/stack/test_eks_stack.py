@@ -336,6 +336,7 @@ def test_existing_cluster_is_attached_not_created():
         "existing": True,
         "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az4": "subnet-0bbbbbbbb"}},
     }
+    raw["gpu-infra:gpuOperator"] = {"clusterWide": True}
     rec = run_stack(raw, "eks-existing")
     assert rec.of_type("eks:index:Cluster") == [] and rec.of_type(SUBNET) == []
     assert sorted(r.name for r in rec.of_type(NODE_GROUP)) == ["ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"]

@@ -70,7 +70,10 @@ def test_pool_outputs_carry_scheduling_hints():
 
 
 def test_existing_cluster_is_looked_up_not_created():
-    raw = gke_config(cluster={"name": "prod", "location": "us-central1", "existing": True})
+    raw = gke_config(
+        cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
+        gpuOperator={"clusterWide": True},
+    )
     rec = run_stack(raw)
     assert rec.of_type("gcp:container/cluster:Cluster") == []
     assert [t for t, _ in rec.invokes] == ["gcp:container/getCluster:getCluster"]
@@ -127,6 +130,9 @@ def test_harness_fails_on_an_unknown_input_property():
 
 def test_harness_fails_loudly_on_an_unmocked_invoke(monkeypatch):
     monkeypatch.delitem(mockengine.INVOKES, "gcp:container/getCluster:getCluster")
-    raw = gke_config(cluster={"name": "prod", "location": "us-central1", "existing": True})
+    raw = gke_config(
+        cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
+        gpuOperator={"clusterWide": True},
+    )
     with pytest.raises(Exception, match="unmocked invoke gcp:container/getCluster"):
         run_stack(raw)

@@ -108,7 +108,14 @@ def hints_for(config: StackConfig, **overrides: Any) -> tuple[PoolHints, ...]:
             *(Taint(t.key, t.value, t.effect) for t in p.taints),
         )
         labels = {**p.labels, **operator_node_labels(p)}
-        h = PoolHints(name=p.name, platform=config.platform, gpus_per_node=1, labels=labels, **base)
+        h = PoolHints(
+            name=p.name,
+            platform=config.platform,
+            gpus_per_node=1,
+            labels=labels,
+            min_nodes=p.min_nodes,
+            **base,
+        )
         out.append(replace(h, **overrides))
     return tuple(out)
 

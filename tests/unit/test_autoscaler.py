@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
+from infra.core.config.base import MigSpec, SharingSpec
 from infra.core.eks import autoscaler as ca
 from infra.core.pools import Taint
-from infra.core.sharing import advertised_gpu_resources, mig_instances_per_gpu
+from infra.core.sharing import advertised_gpu_resources, mig_gpu, mig_instances_per_gpu
 
 # CA's own parser for taint tag values (cloudprovider/aws/aws_manager.go extractTaintsFromAsg).
 CA_TAINT_VALUE = re.compile(r"^(.*):(?:NoSchedule|NoExecute|PreferNoSchedule)$")
@@ -58,38 +59,53 @@ def test_unparseable_profiles_are_ignored_when_sizing_the_others():
 
 
 def test_time_slicing_multiplies_the_advertised_gpus():
-    assert advertised_gpu_resources(
-        1, sharing_replicas=4, mig_strategy=None, mig_config=None, mig_profiles=()
-    ) == (4, {})
+    assert advertised_gpu_resources(1, SharingSpec(replicas=4), None, None) == (4, {})
 
 
 def test_mig_single_advertises_slices_as_gpus_and_mixed_as_mig_resources():
+    a100 = mig_gpu("A100-40GB")
     single = advertised_gpu_resources(
-        8,
-        sharing_replicas=None,
-        mig_strategy="single",
-        mig_config="all-1g.5gb",
-        mig_profiles=A100_40,
+        8, None, MigSpec(strategy="single", config="all-1g.5gb"), a100
     )
-    mixed = advertised_gpu_resources(
-        8,
-        sharing_replicas=None,
-        mig_strategy="mixed",
-        mig_config="all-3g.20gb",
-        mig_profiles=A100_40,
-    )
+    mixed = advertised_gpu_resources(8, None, MigSpec(strategy="mixed", config="all-3g.20gb"), a100)
     assert single == (56, {})
     assert mixed == (0, {"nvidia.com/mig-3g.20gb": 16})
 
 
 def test_mixed_geometry_mig_configs_fall_back_to_physical_gpus():
-    assert advertised_gpu_resources(
-        8,
-        sharing_replicas=None,
-        mig_strategy="single",
-        mig_config="all-balanced",
-        mig_profiles=A100_40,
-    ) == (8, {})
+    single_balanced = MigSpec(strategy="single", config="all-balanced")
+    assert advertised_gpu_resources(8, None, single_balanced, None) == (8, {})
+
+
+def test_mig_counts_come_from_nvidia_mig_parted_profiles_not_gke_short_list():
+    # p4d (8x A100-40GB), all-1g.10gb: 4 instances per GPU (NVIDIA MIG User Guide), which GKE's
+    # partition list lacks; single strategy advertises 32 GPUs, mixed 32 mig-1g.10gb and no GPU.
+    a100 = mig_gpu("A100-40GB")
+    single = MigSpec(strategy="single", config="all-1g.10gb")
+    mixed = MigSpec(strategy="mixed", config="all-1g.10gb")
+    assert advertised_gpu_resources(8, None, single, a100) == (32, {})
+    assert advertised_gpu_resources(8, None, mixed, a100) == (0, {"nvidia.com/mig-1g.10gb": 32})
+
+
+def test_mig_mixed_all_balanced_advertises_every_profile_of_mig_parted_layout():
+    mixed = MigSpec(strategy="mixed", config="all-balanced")
+    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB")) == (
+        0,
+        {"nvidia.com/mig-1g.5gb": 16, "nvidia.com/mig-2g.10gb": 8, "nvidia.com/mig-3g.20gb": 8},
+    )
+
+
+def test_mig_me_profile_exists_once_per_gpu_under_its_dotted_resource_name():
+    mixed = MigSpec(strategy="mixed", config="all-1g.5gb.me")
+    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB")) == (
+        0,
+        {"nvidia.com/mig-1g.5gb.me": 8},
+    )
+
+
+def test_renamed_time_slicing_advertises_shared_name_and_no_plain_gpu():
+    renamed = SharingSpec(replicas=4, rename_by_default=True)
+    assert advertised_gpu_resources(2, renamed, None, None) == (0, {"nvidia.com/gpu.shared": 8})
 
 
 def test_every_label_becomes_a_label_template_tag_with_its_value():

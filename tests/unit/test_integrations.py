@@ -17,7 +17,7 @@ from infra.core.config.stack import parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.integrations import INTEGRATIONS
 from infra.core.plan import build_plan
-from tests.unit.operator_fixtures import hints_for, plan, stack
+from tests.unit.operator_fixtures import errors, hints_for, plan, stack
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLES = sorted(
@@ -130,7 +130,7 @@ def test_jupyterhub_mem_guarantee_is_a_share_of_the_nodes_allocatable_memory():
 
 
 def test_jupyterhub_mig_and_time_sliced_pools_advertise_their_resource():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}}])
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
     assert o["extra_resource_limits"] == {"nvidia.com/mig-1g.5gb": "1"}
@@ -175,7 +175,7 @@ def test_kubeflow_spawner_form_defaults_match_spawner_ui_config(docs, sample):
 
 
 def test_kubeflow_vendors_include_every_mig_resource_of_the_pools():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}}])
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     vendors = op.integrations["kubeflow"]["spawnerFormDefaults"]["gpus"]["value"]["vendors"]
     assert [v["limitsKey"] for v in vendors] == [
@@ -208,9 +208,10 @@ def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
     assert set(plugin) == FLYTE_KEYS
     assert doc["helmValues"]["flyte-core"]["configmap"]["k8s"]["plugins"]["k8s"] == plugin
     assert doc["helmValues"]["flyte-binary"]["configuration"]["inline"]["plugins"]["k8s"] == plugin
-    (resource,) = plugin["resource-tolerations"]
+    # Flyte's documented list form: one single-key map per resource name.
+    ((resource, tolerations),) = [i for m in plugin["resource-tolerations"] for i in m.items()]
     assert resource == plugin["gpu-resource-name"]
-    _pod({"tolerations": plugin["resource-tolerations"][resource]})
+    _pod({"tolerations": tolerations})
     req = plugin["gpu-unpartitioned-node-selector-requirement"]
     assert req == {"key": plugin["gpu-partition-size-node-label"], "operator": "DoesNotExist"}
     assert req["operator"] in NODE_SELECTOR_OPS
@@ -226,6 +227,10 @@ def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
             assert pool["accelerator"] is None
             template = templates.pop(pool["podTemplateName"])
             kubernetes_validate.validate(template, K8S_SCHEMA, strict=True)
+            continue
+        if pool["accelerator"] is None:  # its nodes carry no device label: a note says so
+            assert plugin["gpu-device-node-label"] not in pool["nodeLabels"]
+            assert any(plugin["gpu-device-node-label"] in n for n in doc["notes"])
             continue
         assert pool["nodeLabels"][plugin["gpu-device-node-label"]] == pool["accelerator"]
         assert re.match(r"^nvidia-[a-z0-9-]+$", pool["accelerator"])
@@ -249,13 +254,11 @@ def test_kubernetes_pod_and_job_per_pool_are_valid_manifests(docs, sample):
         assert list(c["resources"]["limits"].values()) == ["1"], pool
 
 
-def test_pre_cdi_chart_without_default_runtime_puts_the_runtime_class_in_every_output():
+def test_pre_cdi_chart_without_default_runtime_is_refused_since_not_every_output_can_name_the_class():
+    # Kubeflow's spawner form and PodDefault cannot set runtimeClassName; Flyte only by template.
     op_cfg = {"version": "v25.3.4", "toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": "false"}}
-    op = plan(stack("kubernetes", operator=op_cfg))
-    assert op.scheduling["gpu"]["runtimeClassName"] == "nvidia"
-    assert op.integrations["kubernetes"]["gpu"]["pod"]["spec"]["runtimeClassName"] == "nvidia"
-    o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
-    assert o["extra_pod_config"] == {"runtimeClassName": "nvidia"}
+    errs = errors(stack("kubernetes", operator=op_cfg))
+    assert "runtimeClassName" in errs["gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT"]
     assert plan(stack("kubernetes")).scheduling["gpu"]["runtimeClassName"] is None
 
 
@@ -333,7 +336,7 @@ def test_flyte_compute_class_is_a_pod_template_without_accelerator():
     assert template["template"]["spec"]["nodeSelector"] == CLASS
     assert any(t["key"] in CLASS for t in template["template"]["spec"]["tolerations"])
     # Every GPU task gets resource-tolerations: the class taint must stay out of them.
-    (tolerations,) = doc["pluginsK8s"]["resource-tolerations"].values()
+    ((tolerations,),) = [m.values() for m in doc["pluginsK8s"]["resource-tolerations"]]
     assert all(t["key"] not in CLASS for t in tolerations)
 
 
@@ -357,3 +360,26 @@ def test_gke_partitioned_pool_slots_are_what_gke_advertises_per_node():
     o = profile["kubespawner_override"]
     assert o["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
     assert int(o["mem_guarantee"][:-1]) * 14 <= plan_jupyter_allocatable(85.0)
+
+
+def test_flyte_pod_templates_go_to_the_configured_flytepropeller_namespace():
+    cfg = stack("gke", integrations={"flyte": {"namespace": "flyte-system"}})
+    op = plan(cfg)
+    flyte = op.integrations["flyte"]
+    assert all(t["metadata"]["namespace"] == "flyte-system" for t in flyte["podTemplates"])
+
+
+def test_flyte_resource_tolerations_use_the_documented_list_form():
+    op = plan(stack("gke"))
+    tolerations = op.integrations["flyte"]["pluginsK8s"]["resource-tolerations"]
+    assert isinstance(tolerations, list) and all(len(m) == 1 for m in tolerations)
+
+
+@pytest.mark.parametrize("config", ["all-4g.20gb", "all-7g.40gb", "all-1g.5gb.me"])
+def test_jupyterhub_one_per_gpu_mig_profiles_give_a_notebook_one_slice_not_the_node(config):
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": config}, "minNodes": 1}])
+    op = plan(cfg, hints_for(cfg, **A100))
+    (profile,) = op.integrations["jupyterhub"]["singleuser"]["profileList"]
+    (count,) = profile["kubespawner_override"]["extra_resource_limits"].values()
+    assert count == "1"
+    assert "one MIG instance" in profile["description"]

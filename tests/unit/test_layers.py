@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("integrations",),
     ("operator",),
     ("receivers",),
-    ("plan", "platform_cost", "cost", "diff"),
+    ("plan", "platform_cost", "cost", "diff", "scheduling"),
 )
 PLATFORMS = frozenset(LAYERS[4])
 

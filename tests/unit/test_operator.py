@@ -393,12 +393,23 @@ def test_pre_cdi_default_runtime_is_paired_with_gpu_isolation_settings():
         assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"] == "false"
         assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS"] == "true"
         assert plugin["DEVICE_LIST_STRATEGY"] == "volume-mounts"
-    # CDI-era charts and a non-default runtime need none of it.
-    for op in (preset_plan("microk8s"), preset_plan("containerd", "v25.3.4")):
-        assert op.release is not None
-        env, plugin = _isolation(dict(op.release.values))
-        assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS" not in env
-        assert "DEVICE_LIST_STRATEGY" not in plugin
+    # CDI-era charts need none of it.
+    op = preset_plan("microk8s")
+    assert op.release is not None
+    env, plugin = _isolation(dict(op.release.values))
+    assert "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS" not in env
+    assert "DEVICE_LIST_STRATEGY" not in plugin
+
+
+def test_pre_cdi_unset_set_as_default_is_the_installers_true_and_gets_isolation_too():
+    # toolkit 1.17's installer makes nvidia the default runtime unless told otherwise.
+    op = preset_plan("containerd", "v25.3.4")
+    assert op.release is not None
+    env, plugin = _isolation(dict(op.release.values))
+    assert "CONTAINERD_SET_AS_DEFAULT" not in env
+    assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"] == "false"
+    assert env["ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS"] == "true"
+    assert plugin["DEVICE_LIST_STRATEGY"] == "volume-mounts"
 
 
 def test_gke_google_driver_preset_follows_nvidias_gke_guide_so_prints_no_deviation_note():

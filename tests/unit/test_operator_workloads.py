@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
-from infra.core.config.stack import parse_file
+from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -25,6 +25,7 @@ from infra.core.operator import (
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
 from infra.core.pools import Taint
+from tests.conftest import gke_config
 from tests.unit.operator_fixtures import (
     assert_golden,
     errors,
@@ -167,7 +168,7 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
 
 
 def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}}])
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.release is not None
     assert op.release.values["mig"] == {"strategy": "mixed"}
@@ -196,7 +197,7 @@ def test_mig_single_with_all_balanced_is_rejected_as_the_device_plugin_refuses_t
 
 
 def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}}])
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.scheduling["gpu"]["resourceNames"] == [
         "nvidia.com/mig-1g.5gb",
@@ -206,7 +207,7 @@ def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
 
 
 def test_mig_media_extension_profiles_map_to_dotted_config_and_resource_names():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}}])
+    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-1g.5gb.me"
 
@@ -298,7 +299,7 @@ def test_gpu_namespace_quotas_use_requests_only_as_kubernetes_allows_for_extende
 
 def test_gpu_namespace_gpus_is_a_quota_of_n_for_each_gpu_resource_name_and_says_so():
     pools = [
-        {"name": "mig", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
+        {"name": "mig", "minNodes": 1, "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
         {"name": "ts", "minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}},
     ]
     cfg = stack("gke", pools, namespaces=[{"name": "team-a", "gpus": 3}])
@@ -490,3 +491,63 @@ def test_onprem_preinstalled_drivers_turn_the_operator_driver_off():
     assert op is not None and op.release is not None
     assert op.release.values["driver"] == {"enabled": False}
     assert op.release.reasons["driver.enabled"].startswith("preset containerd:")
+
+
+def test_gke_critical_pod_quota_counts_the_stated_cpu_nodes_of_an_existing_cluster():
+    cluster = {"name": "prod", "location": "us-central1", "existing": True}
+    wide = {"clusterWide": True}
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(gke_config(cluster=cluster, gpuOperator=wide), "shared"))
+    assert "cluster.cpuNodes" in {i.path for i in e.value.issues}
+
+    def sizing(cpu_nodes: int) -> str:
+        raw = gke_config(cluster={**cluster, "cpuNodes": cpu_nodes}, gpuOperator=wide)
+        p = build_plan(parse(raw, "shared"))
+        assert p.operator is not None
+        (q,) = [m for m in p.operator.before_release if m["kind"] == "ResourceQuota"]
+        return q["metadata"]["annotations"]["gpu-infra/sizing"]
+
+    assert "+ 12 CPU-node NFD workers" in sizing(12)
+    assert "+ 40 CPU-node NFD workers" in sizing(40)
+
+
+def test_a_gpu_quota_the_node_setup_cannot_enforce_says_so_on_the_quota_and_in_the_plan():
+    ns = [{"name": "team-a", "gpus": 2}]
+    off = plan(stack("kubernetes", operator={"enabled": False}, namespaces=ns))
+    (quota,) = [m for m in off.after_release if m["kind"] == "ResourceQuota"]
+    assert "any CUDA image" in quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
+    assert any(n.startswith("gpuNamespaces: the GPU quotas do not bind") for n in off.notes)
+    forced = plan(
+        stack(
+            "kubernetes",
+            operator={"toolkitEnv": {"NVIDIA_RUNTIME_SET_AS_DEFAULT": "true"}},
+            namespaces=ns,
+        )
+    )
+    (quota,) = [m for m in forced.after_release if m["kind"] == "ResourceQuota"]
+    assert "gpu-infra/not-enforced" in quota["metadata"]["annotations"]
+
+
+def test_gpu_quotas_on_isolated_node_setups_carry_no_not_enforced_mark():
+    ns = [{"name": "team-a", "gpus": 2}]
+    for platform in ("gke", "eks", "kubernetes"):
+        op = plan(stack(platform, namespaces=ns))
+        (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
+        assert "gpu-infra/not-enforced" not in quota["metadata"]["annotations"], platform
+        assert not any("do not bind" in n for n in op.notes)
+
+
+@pytest.mark.parametrize("platform", ["gke", "eks"])
+def test_operator_on_an_existing_cloud_cluster_is_refused_unless_it_may_manage_every_gpu_node(
+    platform,
+):
+    cluster = {"existing": True, "cpuNodes": 3} if platform == "gke" else {"existing": True}
+    if platform == "eks":
+        cluster["vpc"] = {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}
+    refused = errors(stack(platform, cluster=cluster))
+    assert "other teams' included" in refused["gpuOperator.clusterWide"]
+    assert "gpuOperator.enabled: false" in refused["gpuOperator.clusterWide"]
+    op = plan(stack(platform, cluster=cluster, operator={"clusterWide": True}))
+    assert op.release is not None
+    off = plan(stack(platform, cluster=cluster, operator={"enabled": False}))
+    assert off.release is None

@@ -304,7 +304,13 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
     raw = {
         "gcp:project": "demo-project",
         "gpu-infra:platform": "gke",
-        "gpu-infra:cluster": {"name": "ml", "location": "us-central1", "existing": True},
+        "gpu-infra:cluster": {
+            "name": "ml",
+            "location": "us-central1",
+            "existing": True,
+            "cpuNodes": 4,
+        },
+        "gpu-infra:gpuOperator": {"clusterWide": True},
         "gpu-infra:gpuPools": [
             {
                 "name": "t4",

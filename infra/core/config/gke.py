@@ -155,6 +155,9 @@ class GkeClusterSpec(ClusterBase):
     network: rules.GceNetwork | None = None
     subnetwork: rules.GceSubnetwork | None = None
     system_pool: SystemPoolSpec = Field(default_factory=SystemPoolSpec)
+    # CPU nodes of the cluster at most (the operator's NFD worker runs on each): required for an
+    # existing cluster, whose nodes systemPool does not describe; default systemPool.maxNodes.
+    cpu_nodes: int | None = Field(default=None, ge=0, le=15000)
     maintenance: MaintenanceSpec = Field(default_factory=MaintenanceSpec)
     private_nodes: bool = False  # nodes without external IPs
     cloud_nat: bool = False  # a Cloud Router + NAT so private nodes reach nvcr.io

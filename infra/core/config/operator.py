@@ -47,6 +47,8 @@ class GpuOperatorSpec(Model):
         values: extra Helm values, merged last; every key must exist in the pinned chart's values.
         timeout: Helm install/upgrade timeout in seconds.
         smoke_test_image: image of the per-pool ``nvidia-smi`` Job (pools opt in with ``smokeTest``).
+        cluster_wide: on an existing GKE/EKS cluster, accept that the operator manages every
+            NVIDIA GPU node of the cluster, other stacks' and teams' included.
     """
 
     enabled: bool = True
@@ -58,6 +60,9 @@ class GpuOperatorSpec(Model):
     # Helm waits for the operator and NFD pods; image pulls on a fresh cluster take minutes.
     timeout: int = Field(default=900, ge=60, le=3600)
     smoke_test_image: rules.ImageReference = DEFAULT_SMOKE_TEST_IMAGE
+    # On an existing GKE/EKS cluster: this stack may manage every NVIDIA GPU node of the cluster
+    # (the operator is cluster-wide); without it the operator is refused there.
+    cluster_wide: bool = False
 
     @field_validator("toolkit_env")
     @classmethod
@@ -160,7 +165,16 @@ class JupyterHubSpec(Model):
         return v
 
 
+class FlyteSpec(Model):
+    """Where the generated Flyte objects go."""
+
+    # FlytePropeller looks a runtime PodTemplate up in the execution's namespace, then in its own
+    # (flyteorg/flyte docs "Runtime PodTemplates"): the namespace flytepropeller runs in.
+    namespace: NamespaceName = "flyte"
+
+
 class IntegrationsSpec(Model):
     """Settings of the generated workload integrations (``integrations``)."""
 
     jupyterhub: JupyterHubSpec = Field(default_factory=JupyterHubSpec)
+    flyte: FlyteSpec = Field(default_factory=FlyteSpec)

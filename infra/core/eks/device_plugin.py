@@ -17,6 +17,7 @@ from typing import Any
 import yaml
 
 from infra.core.config.base import SharingSpec
+from infra.core.eks.bootstrap import DEVICE_LIST_STRATEGY
 from infra.core.pools import Taint
 from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key, time_slicing_config
 
@@ -84,6 +85,10 @@ def plan_device_plugin(
             }
         },
         "tolerations": tolerations,
+        # AL2023 nodes accept only volume-mount device lists from unprivileged containers
+        # (infra.core.eks.bootstrap); the plugin itself then needs privileged to see the GPUs.
+        "deviceListStrategy": DEVICE_LIST_STRATEGY,
+        "securityContext": {"privileged": True},
     }
     if sharing:
         configs = {DEFAULT_CONFIG: yaml.safe_dump({"version": "v1"}, sort_keys=False)}

@@ -20,7 +20,7 @@ from infra.core.eks.lifecycle import node_group_name, split_sizes
 from infra.core.eks.network import EksNetworkPlan
 from infra.core.errors import Issues, join_path
 from infra.core.pools import PoolHints, Taint
-from infra.core.sharing import advertised_gpu_resources, operator_node_labels
+from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
@@ -537,14 +537,9 @@ def _plan_labels(
             continue
         taints.append(Taint(t.key, t.value, t.effect))
     model = catalog.gcp_model(shape.family.accelerator_label)
-    gpu_count, extra = advertised_gpu_resources(
-        shape.first.gpus,
-        sharing_replicas=pool.sharing.replicas if pool.sharing is not None else None,
-        sharing_renamed=pool.sharing is not None and pool.sharing.rename_by_default,
-        mig_strategy=pool.mig.strategy if pool.mig is not None else None,
-        mig_config=pool.mig.config if pool.mig is not None else None,
-        mig_profiles=model.mig_profiles,
-    )
+    # NVIDIA's MIG table (mig-parted), not GKE's shorter list: the one MIG source for templates.
+    mig_facts = mig_gpu(shape.first.gpu_model) or mig_gpu(shape.family.accelerator_label)
+    gpu_count, extra = advertised_gpu_resources(shape.first.gpus, pool.sharing, pool.mig, mig_facts)
     if gpu_count == 0:
         # MIG mixed or renamed time-slicing: nodes advertise nvidia.com/mig-* or
         # nvidia.com/gpu.shared and zero nvidia.com/gpu. CA treats a node

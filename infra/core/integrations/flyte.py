@@ -7,8 +7,10 @@ Keys and types: flyteorg/flyte flyteplugins/go/tasks/pluginmachinery/flytek8s/co
 ``gpu-device-node-label`` / ``gpu-partition-size-node-label`` string,
 ``gpu-unpartitioned-node-selector-requirement`` NodeSelectorRequirement); usage:
 https://docs.flyte.org/en/latest/deployment/configuration/generated/... "Configuring access to
-GPUs". An accelerator value must be a flytekit constant (flytekit.extras.accelerators, e.g.
-``nvidia-tesla-t4``), which are GKE's accelerator names.
+GPUs" (``resource-tolerations`` written as its list of one-key maps). A task's accelerator is
+matched against the device label's value on the node, so each pool's accelerator is the value its
+nodes carry; a value that is no flytekit constant (flytekit.extras.accelerators, e.g.
+``nvidia-tesla-t4``) gets a note naming ``GPUAccelerator(<value>)``.
 """
 
 from __future__ import annotations
@@ -32,6 +34,25 @@ DEVICE_LABEL = {
     "eks": autoscaler.GPU_LABEL,
     "kubernetes": "gpu-infra/accelerator",
 }
+# flytekit's NVIDIA accelerator constants (flyteorg/flytekit flytekit/extras/accelerators.py:
+# T4, L4, A10G, V100, A100, A100_80GB, H100, H200, ...): the device values tasks select.
+FLYTEKIT_ACCELERATORS = frozenset(
+    {
+        "nvidia-tesla-k80",
+        "nvidia-tesla-m60",
+        "nvidia-tesla-p4",
+        "nvidia-tesla-p100",
+        "nvidia-tesla-t4",
+        "nvidia-tesla-v100",
+        "nvidia-tesla-a100",
+        "nvidia-a100-80gb",
+        "nvidia-a10g",
+        "nvidia-l4",
+        "nvidia-l4-vws",
+        "nvidia-h100",
+        "nvidia-h200",
+    }
+)
 # GKE's own MIG partitioning labels nodes with this
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
 GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
@@ -50,28 +71,19 @@ def accelerator_name(h: PoolHints) -> str:
     return _accelerator_by_model().get(h.gpu_model.lower(), f"nvidia-{h.gpu_model.lower()}")
 
 
-def node_labels(h: PoolHints, pool: PoolBase, platform: str) -> dict[str, str]:
-    """The labels the pool's nodes need for Flyte's accelerator and partition selectors."""
-    labels = {DEVICE_LABEL[platform]: accelerator_name(h)}
-    gke_partition = getattr(getattr(pool, "gpu", None), "partition_size", None)
-    if gke_partition:
-        labels[GKE_PARTITION_LABEL] = str(gke_partition)
-    elif FLYTE_PARTITION_LABEL in h.labels:
-        labels[FLYTE_PARTITION_LABEL] = h.labels[FLYTE_PARTITION_LABEL]
-    return labels
-
-
-def _labelled_by(platform: str, pool: PoolBase) -> str:
+def _labelled_by(platform: str, labelled: bool) -> str:
+    if not labelled:
+        return "nobody: the pool's nodes carry no accelerator label"
     if platform == "gke":
         return "GKE (accelerator, partition size) and the node pool's labels"
     if platform == "eks":
         return "the node group's labels (gpu-infra)"
-    if getattr(pool, "nodes", None):
-        return "gpu-infra (node label patch)"
-    return "you: label the pool's nodes (list them under nodes to have gpu-infra do it)"
+    return "gpu-infra (node label patch) or the stack's declared labels"
 
 
-def pod_template(name: str, hints: Mapping[str, Any], image: str) -> dict[str, Any]:
+def pod_template(
+    name: str, hints: Mapping[str, Any], image: str, namespace: str = "flyte"
+) -> dict[str, Any]:
     """A runtime PodTemplate a task names with ``pod_template_name`` to target a ComputeClass:
     FlytePropeller looks it up in the execution's namespace, then in its own
     (flyteorg/flyte docs/deployment/configuration/general.rst "Runtime PodTemplates"). Flyte
@@ -87,7 +99,7 @@ def pod_template(name: str, hints: Mapping[str, Any], image: str) -> dict[str, A
     return {
         "apiVersion": "v1",
         "kind": "PodTemplate",
-        "metadata": {"name": name, "namespace": "flyte"},
+        "metadata": {"name": name, "namespace": namespace},
         "template": {"spec": spec},
     }
 
@@ -97,9 +109,16 @@ def flyte(
     targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
     specs: Mapping[str, tuple[int, PoolBase]],
     image: str,
+    namespace: str = "flyte",
+    patched: Mapping[str, Mapping[str, str]] | None = None,
 ) -> dict[str, Any]:
     """The ``flyte`` integration document (stack output), one entry per workload target (a pool,
-    or a GKE ComputeClass: a PodTemplate with the class's selector, no accelerator)."""
+    or a GKE ComputeClass: a PodTemplate with the class's selector, no accelerator).
+
+    ``patched``: per pool, the labels gpu-infra patches onto its listed nodes (on-prem). A pool's
+    accelerator and partition are the values its nodes really carry, so a task selecting them
+    lands there; a pool whose nodes carry no accelerator label gets none, with a note.
+    """
     notes: list[str] = []
     names = {hints["resourceName"] for _, hints, _ in targets}
     resource = GPU_RESOURCE if GPU_RESOURCE in names or not names else sorted(names)[0]
@@ -118,7 +137,18 @@ def flyte(
                 tolerations.append(dict(tol))
     partition = _partition_label(platform, targets)
     plugin = _plugin_k8s(platform, resource, tolerations, partition)
-    per_pool, templates = _per_target(platform, targets, specs, image, partition)
+    carried = {
+        t.name: carried_labels(t, specs[t.name][1], platform, (patched or {}).get(t.name, {}))
+        for t, hints, _ in targets
+        if not hints.get("computeClass")
+    }
+    per_pool, templates = _per_target(platform, targets, carried, image, partition, namespace)
+    notes += _accelerator_notes(platform, per_pool)
+    if targets and all(h.get("computeClass") for _, h, _ in targets):
+        notes.append(
+            "every pool belongs to a ComputeClass, whose taint only its PodTemplate tolerates: "
+            "GPU tasks must name pod_template_name (see podTemplates)"
+        )
     return {
         "pluginsK8s": plugin,
         "helmValues": {
@@ -144,7 +174,9 @@ def _plugin_k8s(
     unpartitioned = {"key": partition, "operator": "DoesNotExist"}
     return {
         "gpu-resource-name": resource,
-        "resource-tolerations": {resource: tolerations},
+        # Flyte's documented list-of-maps form ("Configuring access to GPUs": `resource-tolerations:
+        # - nvidia.com/gpu: [...]`), which every Flyte 1 release's config loader reads.
+        "resource-tolerations": [{resource: tolerations}],
         "gpu-device-node-label": DEVICE_LABEL[platform],
         "gpu-partition-size-node-label": partition,
         "gpu-unpartitioned-node-selector-requirement": dict(unpartitioned),
@@ -165,9 +197,10 @@ def _plugin_k8s(
 def _per_target(
     platform: str,
     targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
-    specs: Mapping[str, tuple[int, PoolBase]],
+    carried: Mapping[str, Mapping[str, str]],
     image: str,
     partition: str,
+    namespace: str,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Per workload target: its accelerator, labels and (for a ComputeClass) PodTemplate."""
     per_pool: dict[str, Any] = {}
@@ -175,7 +208,7 @@ def _per_target(
     for t, hints, members in targets:
         if hints.get("computeClass"):
             name = f"gpu-{t.name}"
-            templates.append(pod_template(name, hints, image))
+            templates.append(pod_template(name, hints, image, namespace))
             per_pool[t.name] = {
                 # Setting an accelerator would add its gke-accelerator selector and pin one GPU.
                 "accelerator": None,
@@ -186,12 +219,54 @@ def _per_target(
                 "labelledBy": "GKE (ComputeClass label on every pool of the class)",
             }
             continue
-        spec = specs[t.name]
-        labels = node_labels(t, spec[1], platform)
+        have = carried[t.name]
+        labels = {k: have[k] for k in (DEVICE_LABEL[platform], partition) if k in have}
         per_pool[t.name] = {
-            "accelerator": labels[DEVICE_LABEL[platform]],
+            "accelerator": labels.get(DEVICE_LABEL[platform]),
             "partitionSize": labels.get(partition),
             "nodeLabels": labels,
-            "labelledBy": _labelled_by(platform, spec[1]),
+            "labelledBy": _labelled_by(platform, bool(labels)),
         }
     return per_pool, templates
+
+
+def carried_labels(
+    h: PoolHints, pool: PoolBase, platform: str, patched: Mapping[str, str]
+) -> dict[str, str]:
+    """The labels the pool's nodes really carry: GKE's own (accelerator, partition size) and
+    the pool's; EKS: the node group's; on-prem: the declared ones, the selector and gpu-infra's
+    patch of listed nodes."""
+    labels = {**h.labels}
+    if platform == "gke":
+        labels[ACCELERATOR_LABEL] = h.gpu_type
+        gke_partition = getattr(getattr(pool, "gpu", None), "partition_size", None)
+        if gke_partition:
+            labels[GKE_PARTITION_LABEL] = str(gke_partition)
+    elif platform == "kubernetes":
+        labels.update(h.node_selector)
+        labels.update(patched)
+    return labels
+
+
+def _accelerator_notes(platform: str, per_pool: Mapping[str, Any]) -> list[str]:
+    notes: list[str] = []
+    for name, entry in per_pool.items():
+        if entry.get("podTemplateName"):
+            continue
+        acc = entry["accelerator"]
+        if acc is None:
+            how = (
+                "list its nodes under nodes so gpu-infra labels them"
+                if platform == "kubernetes"
+                else "its nodes drop the label (MIG mixed or renamed time-slicing: no whole GPU)"
+            )
+            notes.append(
+                f"{name}: its nodes carry no {DEVICE_LABEL[platform]} label, so tasks cannot "
+                f"select it with accelerator= ({how}); tasks without accelerator still land there"
+            )
+        elif acc not in FLYTEKIT_ACCELERATORS:
+            notes.append(
+                f"{name}: nodes are labelled {DEVICE_LABEL[platform]}={acc}, which is no flytekit "
+                f"constant; use accelerator=GPUAccelerator({acc!r})"
+            )
+    return notes

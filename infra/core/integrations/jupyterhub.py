@@ -48,7 +48,10 @@ def jupyterhub_profile(
     what the node has free).
     """
     slots, per_slot = int(hints["slotsPerNode"]), 1
-    whole_node = slots == h.gpus_per_node  # plain GPUs (MIG all-disabled included)
+    # Plain GPUs (MIG all-disabled included). A MIG profile that exists once per GPU (4g.20gb,
+    # 7g.40gb, 1g.5gb+me) also gives one slot per GPU, but each slot is a MIG device: one notebook.
+    sliced = hints["timeSlicingReplicas"] or hints["migConfig"] not in (None, "all-disabled")
+    whole_node = slots == h.gpus_per_node and not sliced and not h.gke_sharing
     count = h.gpus_per_node if whole_node else per_slot
     if whole_node:
         what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")

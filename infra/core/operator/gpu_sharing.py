@@ -7,6 +7,7 @@ from collections.abc import Sequence
 
 import yaml
 
+from infra.core.config.base import PoolBase
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.operator.helm_values import Setting
@@ -16,6 +17,7 @@ from infra.core.pools import PoolHints
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
     mig_config_problem,
+    mig_layout_counts,
     pool_mig_gpu,
     sharing_config_key,
     time_slicing_config,
@@ -53,16 +55,18 @@ def sharing_settings(
                 "time-slicing with MIG strategy 'mixed' needs per-profile resource names; use MIG "
                 "strategy 'single' or drop sharing",
             )
-        elif pool.sharing.rename_by_default and h.platform != "kubernetes" and h.min_nodes == 0:
-            # The cluster autoscaler builds a scale-from-zero node template from the cloud's GPU
-            # count (nvidia.com/gpu); it knows no nvidia.com/gpu.shared, so a pod asking for it
-            # never triggers a scale-up (kubernetes/autoscaler cluster-autoscaler FAQ, "How can
-            # I scale a node group to 0?").
+        elif pool.sharing.rename_by_default and h.platform == "gke" and h.min_nodes == 0:
+            # GKE's scale-from-zero template node has the machine's accelerator count as
+            # nvidia.com/gpu and nothing else (kubernetes/autoscaler cluster-autoscaler/
+            # cloudprovider/gce/templates.go BuildNodeFromTemplate), so a pod asking for
+            # nvidia.com/gpu.shared never triggers a scale-up. EKS templates carry it as a
+            # node-template/resources tag (infra.core.eks.groups).
             issues.add(
                 join_path(path, "renameByDefault"),
-                "nvidia.com/gpu.shared is unknown to the cluster autoscaler's scale-from-zero "
-                "template, so pods requesting it would stay pending at minNodes 0; set minNodes "
-                ">= 1 or keep renameByDefault false",
+                "nvidia.com/gpu.shared is unknown to GKE's scale-from-zero template, so pods "
+                "requesting it would stay pending at minNodes 0"
+                + (f" (fallback pool {h.name!r} starts at 0)" if h.name != pool.name else "")
+                + "; set minNodes >= 1 or keep renameByDefault false",
             )
         else:
             shared = True
@@ -124,6 +128,8 @@ def mig_settings(
         problem = mig_config_problem(gpu, pool.mig, h.gpu_model)
         if problem is not None:
             issues.add(join_path("gpuPools", i, "mig", "config"), problem)
+        elif (why := gke_mixed_from_zero(h, pool)) is not None:
+            issues.add(join_path("gpuPools", i, "mig", "strategy"), why)
         if strategy is not None and pool.mig.strategy != strategy:
             issues.add(
                 join_path("gpuPools", i, "mig", "strategy"),
@@ -143,6 +149,28 @@ def mig_settings(
             )
         )
     return out
+
+
+def gke_mixed_from_zero(h: PoolHints, pool: PoolBase) -> str | None:
+    """Why operator MIG ``mixed`` cannot scale this GKE pool (or one of its fallback pools,
+    which start at zero) up from zero, or ``None``.
+
+    GKE's scale-from-zero template node advertises the machine's accelerators as
+    ``nvidia.com/gpu`` only (kubernetes/autoscaler cluster-autoscaler/cloudprovider/gce/
+    templates.go BuildNodeFromTemplate); the operator's MIG manager makes the MIG devices on the
+    node, so a pod requesting ``nvidia.com/mig-<profile>`` matches no template and stays Pending.
+    """
+    gpu = pool_mig_gpu(h)
+    if h.platform != "gke" or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
+        return None
+    if h.min_nodes > 0 or not mig_layout_counts(gpu, pool.mig.config):
+        return None
+    at = "minNodes 0" if h.name == pool.name else f"fallback {h.name!r} at minNodes 0"
+    return (
+        f"'mixed' with {pool.mig.config!r} at {at}: GKE's scale-from-zero node template "
+        "knows only nvidia.com/gpu, so pods requesting nvidia.com/mig-* never scale the pool up; "
+        "use strategy 'single', minNodes >= 1, or GKE's own partitioning (gpu.partitionSize)"
+    )
 
 
 def reject_operator_features(pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues) -> None:

@@ -108,7 +108,10 @@ def assemble(
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
         before = _before_release(config, pools, release, preset, namespace)
-    after, kubeflow_profiles = _namespaces(config, pools, specs)
+    gap = isolation_gap(config, release)
+    after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
+    if gap is not None and config.namespaces:
+        notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
     runtime_class = _runtime_class(release)
     scheduling: dict[str, dict[str, Any]] = {}
     node_labels: list[NodeLabels] = []
@@ -125,7 +128,10 @@ def assemble(
             # On-prem nodes also get the accelerator label Flyte's device selector reads.
             labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
             node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
-    profiles, integrations = _integrations(config, pools, specs, scheduling, kubeflow_profiles)
+    patched = {nl.pool: nl.labels for nl in node_labels}
+    profiles, integrations = _integrations(
+        config, pools, specs, scheduling, kubeflow_profiles, patched
+    )
     return OperatorPlan(
         namespace=namespace,
         preset=preset,
@@ -164,7 +170,7 @@ def _before_release(
 
 
 def _namespaces(
-    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, gap: str | None
 ) -> tuple[list[Manifest], list[Manifest]]:
     """The GPU namespaces with their quotas (then Kubeflow profiles, then the smoke-test
     namespace), and the Kubeflow profiles alone."""
@@ -179,7 +185,7 @@ def _namespaces(
             hard = {f"requests.{r}": str(ns.gpus) for r in hard_names}
             kubeflow_profiles.append(kf.profile(ns.name, ns.kubeflow_profile.owner, hard))
         else:
-            after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels, hard_names))
+            after.extend(_gpu_namespace(ns.name, ns.gpus, ns.labels, hard_names, gap))
     after.extend(kubeflow_profiles)
     if any(p.smoke_test for p in config.pools):
         after.append(smoke_test_namespace())
@@ -192,6 +198,7 @@ def _integrations(
     specs: PoolSpecs,
     scheduling: Mapping[str, dict[str, Any]],
     kubeflow_profiles: Sequence[Manifest],
+    patched: Mapping[str, Mapping[str, str]],
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """JupyterHub profiles and the integration documents, one entry per workload target."""
     images = config.integrations.jupyterhub.images
@@ -206,7 +213,14 @@ def _integrations(
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
         "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles),
-        "flyte": flyte_mod.flyte(config.platform, targets, specs, config.operator.smoke_test_image),
+        "flyte": flyte_mod.flyte(
+            config.platform,
+            targets,
+            specs,
+            config.operator.smoke_test_image,
+            config.integrations.flyte.namespace,
+            patched,
+        ),
         "kubernetes": workloads,
     }
     return profiles, integrations
@@ -248,8 +262,7 @@ def critical_pods(
     nfd = on("nfd")
     per_gpu_node = len(operands) + 1 + int(nfd)  # + the operator validator DaemonSet
     gpu_nodes = sum(h.max_nodes for h in pools)
-    system_pool = getattr(config.cluster, "system_pool", None)
-    cpu_nodes = system_pool.max_nodes if system_pool is not None and nfd else 0
+    cpu_nodes = stated_cpu_nodes(config) or 0 if nfd else 0
     cluster_wide = 1 + 2 * int(nfd)
     base = per_gpu_node * gpu_nodes + cpu_nodes + cluster_wide
     total = base + per_gpu_node + -(-base // 10)
@@ -259,6 +272,41 @@ def critical_pods(
         f"workers + {cluster_wide} cluster-wide + headroom"
     )
     return total, why
+
+
+def stated_cpu_nodes(config: StackConfig) -> int | None:
+    """The cluster's CPU nodes at most: ``cluster.cpuNodes``, else (a cluster this stack creates)
+    its system pool's maximum; ``None`` for an existing cluster that states none."""
+    stated = getattr(config.cluster, "cpu_nodes", None)
+    if stated is not None:
+        return stated
+    system_pool = getattr(config.cluster, "system_pool", None)
+    if config.cluster.existing or system_pool is None:
+        return None
+    return system_pool.max_nodes
+
+
+def check_cpu_nodes(
+    config: StackConfig, values: Mapping[str, Any], version: str, issues: Issues
+) -> None:
+    """GKE sizes the critical-pod quota with one NFD worker per CPU node; an existing cluster's
+    CPU nodes are not the system pool's, so they must be stated (a guess would fail closed only by
+    luck: too small a quota blocks operand pods)."""
+    if config.platform != "gke" or stated_cpu_nodes(config) is not None:
+        return
+    nfd = values.get("nfd", {})
+    on = (
+        nfd["enabled"]
+        if isinstance(nfd, Mapping) and "enabled" in nfd
+        else default_at(version, "nfd.enabled")
+    )
+    if on:
+        issues.add(
+            "cluster.cpuNodes",
+            "an existing cluster's CPU nodes each run the operator's NFD worker, which the "
+            "critical-pod quota must admit; state how many CPU nodes the cluster has at most "
+            "(systemPool describes only a pool gpu-infra creates)",
+        )
 
 
 def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
@@ -287,9 +335,50 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
     }
 
 
+def isolation_gap(config: StackConfig, release: HelmRelease | None) -> str | None:
+    """Why pods could use GPUs they did not request on this stack's nodes (so a namespace GPU
+    quota would not bind them), or ``None`` when the node setup gpu-infra plans prevents it.
+
+    Prevented: GKE's device plugin mounts only allocated GPUs (runc stays the default runtime);
+    EKS AL2023 nodes refuse NVIDIA_VISIBLE_DEVICES from unprivileged containers
+    (infra.core.eks.bootstrap); CDI-era charts keep nvidia a non-default runtime; pre-CDI charts
+    that make it the default get the isolation env (infra.core.operator.toolkit).
+    """
+    if release is None:
+        if config.platform == "kubernetes":
+            return (
+                "the GPU Operator is off, so gpu-infra configures no container runtime on these "
+                "nodes; if nvidia is their default runtime and the toolkit accepts "
+                "NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), any CUDA image "
+                "sees every GPU of its node"
+            )
+        return None
+    env = {e["name"]: e["value"] for e in release.values.get("toolkit", {}).get("env", [])}
+    if (
+        env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true"
+        and env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED") != "false"
+    ):
+        return (
+            "gpuOperator.toolkitEnv makes nvidia the default runtime without "
+            "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false, so any CUDA image sees "
+            "every GPU of its node"
+        )
+    return None
+
+
+ISOLATION_GAP = "gpu-infra/not-enforced"
+
+
 def _gpu_namespace(
-    name: str, gpus: int, labels: Mapping[str, str], resources: Sequence[str]
+    name: str,
+    gpus: int,
+    labels: Mapping[str, str],
+    resources: Sequence[str],
+    gap: str | None = None,
 ) -> list[Manifest]:
+    annotations = {QUOTA_MEANING: _quota_meaning(gpus, resources)}
+    if gap is not None:  # said on the quota itself, where an admin looks
+        annotations[ISOLATION_GAP] = gap
     return [
         {
             "apiVersion": "v1",
@@ -305,7 +394,7 @@ def _gpu_namespace(
                 "labels": MANAGED_BY,
                 # Each hard item is counted on its own (kubernetes.io resource-quotas), so the
                 # namespace may hold N of every name at once, not N GPUs in total: say so.
-                "annotations": {QUOTA_MEANING: _quota_meaning(gpus, resources)},
+                "annotations": annotations,
             },
             # Extended resources cannot be overcommitted, so Kubernetes allows only `requests.`
             # quota items for them (kubernetes.io/docs/concepts/policy/resource-quotas,

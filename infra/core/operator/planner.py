@@ -14,7 +14,12 @@ from infra.core.operator.helm_values import (
     vendored_versions,
 )
 from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
-from infra.core.operator.objects import assemble, check_namespaces, check_pool_labels
+from infra.core.operator.objects import (
+    assemble,
+    check_cpu_nodes,
+    check_namespaces,
+    check_pool_labels,
+)
 from infra.core.operator.presets import (
     RUNTIME_CLASS_PRESETS,
     choose_preset,
@@ -60,6 +65,8 @@ def plan_operator(
             return None
         return assemble(config, pools, specs, None, None, "default")
 
+    if _refuse_shared_cluster(config, issues):
+        return None
     if spec.version not in vendored_versions():
         issues.add(
             "gpuOperator.version",
@@ -79,7 +86,7 @@ def plan_operator(
         *mig_settings(config, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
-    settings += isolation_settings(spec.version, settings)
+    settings += isolation_settings(spec.version, settings, preset)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
@@ -96,6 +103,7 @@ def plan_operator(
         reasons=reasons,
         timeout=spec.timeout,
     )
+    check_cpu_nodes(config, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(config, pools, specs, issues)
     return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))
@@ -121,3 +129,27 @@ def _check_version_for_preset(config: StackConfig, preset: str, issues: Issues) 
             "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
             "plugin injects GPUs without a runtime class)",
         )
+
+
+def _refuse_shared_cluster(config: StackConfig, issues: Issues) -> bool:
+    """An existing GKE/EKS cluster may be shared: the operator's NFD labels every node and its
+    operands run on every NVIDIA GPU node, with one ClusterPolicy per cluster (NVIDIA gpu-operator
+    getting-started "Operator installs ... on all nodes with NVIDIA GPUs"), so it would take over
+    other teams' GPU nodes unless the stack says it manages them all."""
+    if config.platform == "kubernetes" or not config.cluster.existing:
+        return False
+    if config.operator.cluster_wide:
+        return False
+    instead = (
+        "the NVIDIA device plugin chart then runs on this stack's node groups only"
+        if config.platform == "eks"
+        else "GKE's own driver and device plugin then serve this stack's pools"
+    )
+    issues.add(
+        "gpuOperator.clusterWide",
+        "cluster.existing is true and the GPU Operator is cluster-wide: its NFD labels every node "
+        "and its operands run on every NVIDIA GPU node, other teams' included; set "
+        "gpuOperator.clusterWide: true if this stack manages every GPU node of the cluster, or "
+        f"gpuOperator.enabled: false ({instead})",
+    )
+    return True

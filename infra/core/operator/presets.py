@@ -10,6 +10,7 @@ from infra.core.config.base import PoolBase
 from infra.core.config.kubernetes import Distribution
 from infra.core.config.operator import EksPreset, GkePreset
 from infra.core.config.stack import StackConfig
+from infra.core.eks import bootstrap as eks_bootstrap
 from infra.core.errors import Issues, join_path
 from infra.core.operator.gke_driver import COS_DRIVER_MODES
 from infra.core.operator.helm_values import Setting, is_cdi_era
@@ -142,6 +143,27 @@ def _driver_path(platform: str, i: int, pool: PoolBase) -> str:
     return join_path("gpuPools", i, key)
 
 
+def _eks_settings(preset: str) -> list[tuple[str, Any, str]]:
+    out: list[tuple[str, Any, str]] = [
+        ("driver.enabled", False, "the EKS NVIDIA AMI ships the driver (AWS ml-eks-optimized-ami)"),
+        ("toolkit.enabled", False, "the EKS NVIDIA AMI ships the container toolkit"),
+    ]
+    if preset == "eks-al2023":
+        # The node bootstrap turns off NVIDIA_VISIBLE_DEVICES for unprivileged containers and
+        # accepts volume-mount device lists (infra.core.eks.bootstrap), so the device plugin
+        # hands GPUs over that way; a user devicePlugin.env value wins over the operator's CDI
+        # strategy (NVIDIA/gpu-operator controllers/object_controls.go TransformDevicePlugin).
+        out.append(
+            (
+                "devicePlugin.env[DEVICE_LIST_STRATEGY]",
+                eks_bootstrap.DEVICE_LIST_STRATEGY,
+                "EKS AL2023 nodes accept only the device plugin's volume-mount device list "
+                "(accept-nvidia-visible-devices-envvar-when-unprivileged = false at boot)",
+            )
+        )
+    return out
+
+
 def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
     """The values a preset overrides for chart ``version`` (NVIDIA gpu-operator getting-started.html
     "Specifying Configuration Options for containerd", google-gke.html, amazon-eks.html)."""
@@ -167,12 +189,9 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
             + ": `containerd config dump` rewrites GKE's CNI bin_dir (nvidia-container-toolkit#1222)",
         )
     if preset in ("eks-al2023", "eks-bottlerocket"):
-        add(
-            "driver.enabled",
-            False,
-            "the EKS NVIDIA AMI ships the driver (AWS ml-eks-optimized-ami)",
-        )
-        add("toolkit.enabled", False, "the EKS NVIDIA AMI ships the container toolkit")
+        out += [
+            Setting(path, v, f"preset {preset}: {why}") for path, v, why in _eks_settings(preset)
+        ]
     if preset == "eks-bottlerocket":
         add("devicePlugin.enabled", False, "Bottlerocket NVIDIA runs its own device plugin")
         add("migManager.enabled", False, "Bottlerocket NVIDIA ships the MIG manager")

@@ -53,6 +53,16 @@ def toolkit_settings(
                     "variable with operator.runtimeClass (also the RuntimeClass name)",
                 )
             )
+        elif name == "CONTAINERD_SET_AS_DEFAULT" and not cdi and value == "false":
+            # Every GPU pod would need runtimeClassName: nvidia, which Kubeflow's spawner and
+            # PodDefault cannot set and Flyte adds only through a PodTemplate.
+            issues.add(
+                path,
+                f"'false' on chart {spec.version} (no CDI) leaves nvidia a non-default runtime, so "
+                "every GPU pod would need runtimeClassName: nvidia, which Kubeflow notebooks and "
+                "Flyte tasks cannot set; drop it (nvidia becomes the default runtime, with GPU "
+                "isolation settings) or use chart v25.10.0 or later (CDI)",
+            )
         elif name == "CONTAINERD_SET_AS_DEFAULT" and cdi:
             if value not in ("true", "false"):
                 issues.add(path, f"{value!r} must be 'true' or 'false'")
@@ -94,17 +104,22 @@ ISOLATION_ENV = (
 )
 
 
-def isolation_settings(version: str, settings: list[Setting]) -> list[Setting]:
+def isolation_settings(version: str, settings: list[Setting], preset: str) -> list[Setting]:
     """The GPU-isolation settings a pre-CDI chart needs once nvidia is the default runtime
-    (whoever set CONTAINERD_SET_AS_DEFAULT=true: a preset or ``gpuOperator.toolkitEnv``)."""
+    (whoever set CONTAINERD_SET_AS_DEFAULT=true: a preset or ``gpuOperator.toolkitEnv``; on the
+    ``containerd`` preset also when unset, the installer's default)."""
     if is_cdi_era(version):
         return []
     paths = {s.path: s.value for s in settings}
-    if paths.get("toolkit.env[CONTAINERD_SET_AS_DEFAULT]") != "true":
+    # Unset means the toolkit installer's default, true (nvidia-container-toolkit 1.17
+    # tools/container/toolkit: --set-as-default defaults to true), so unset needs isolation too.
+    unset = "true" if preset == "containerd" else None
+    if paths.get("toolkit.env[CONTAINERD_SET_AS_DEFAULT]", unset) != "true":
         return []
     why = (
-        "CONTAINERD_SET_AS_DEFAULT=true on a pre-CDI chart: without it any CUDA image sees every "
-        "GPU of its node (rke2-docs gpu_operators.md v25.3: required to isolate GPU resources)"
+        "nvidia is containerd's default runtime on a pre-CDI chart (CONTAINERD_SET_AS_DEFAULT "
+        "true or unset: the installer's default): without it any CUDA image sees every GPU of its "
+        "node (rke2-docs gpu_operators.md v25.3: required to isolate GPU resources)"
     )
     return [Setting(path, value, why) for path, value in ISOLATION_ENV if path not in paths]
 

@@ -1,0 +1,8 @@
+"""The kube-scheduler's filters as pure predicates, and the nodes and pods they judge.
+
+``predicates`` decides whether a pod fits a node (node selector and required node affinity,
+taints and tolerations, resources) or a namespace's ResourceQuota; ``nodes`` builds the node the
+cluster-autoscaler imagines at zero and the node as it runs, from a plan; ``workloads`` builds
+every pod the plan emits or describes. ``proof`` runs one over the other. Imports only
+``infra.core`` modules below it (plan, pools, sharing, operator outputs); no Pulumi, no SDK.
+"""

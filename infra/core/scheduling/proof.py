@@ -1,0 +1,157 @@
+"""Run every workload of a plan against every node it must land on, and the namespace quotas.
+
+A finding is one (workload, node or quota, failed filter). An empty list is the proof that
+every GPU request the project emits or describes lands: on the running node, and from zero on
+the node the cluster-autoscaler imagines (a pool whose minimum is 0 on GKE or EKS).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from infra.core.eks.autoscaler import GPU_LABEL as EKS_GPU_LABEL
+from infra.core.gke.model import COMPUTE_CLASS_LABEL
+from infra.core.integrations.scheduling import workload_targets
+from infra.core.operator.model import PoolSpecs, spec_of
+from infra.core.pools import GPU_RESOURCE
+from infra.core.scheduling import nodes, workloads
+from infra.core.scheduling.predicates import Node, fit_problems, quota_problem
+from infra.core.scheduling.workloads import Workload
+
+if TYPE_CHECKING:
+    from infra.core.plan import Plan
+
+
+@dataclass(frozen=True, slots=True)
+class PoolNodes:
+    """The running node of a pool and, when the autoscaler must create the first one, its
+    template node."""
+
+    running: Node
+    template: Node | None
+
+
+def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
+    specs: PoolSpecs = {p.name: (i, p) for i, p in enumerate(plan.config.pools)}
+    operator = plan.operator is not None and plan.operator.release is not None
+    out: dict[str, PoolNodes] = {}
+    if plan.gke is not None:
+        for p in plan.gke.pools:
+            spec = spec_of(specs, p.hints)[1]
+            template = nodes.gke_template_node(p) if p.total_min == 0 else None
+            out[p.name] = PoolNodes(nodes.gke_running_node(p, spec, operator), template)
+    elif plan.eks is not None:
+        for g in plan.eks.groups:
+            template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
+            out[g.hints.name] = PoolNodes(
+                nodes.eks_running_node(g, specs[g.hints.name][1]), template
+            )
+    elif plan.kubernetes is not None:
+        patched: dict[str, dict[str, str]] = {}
+        if plan.operator is not None:
+            for nl in plan.operator.node_labels:
+                patched.setdefault(nl.pool, {}).update(nl.labels)
+        for h in plan.kubernetes.pools:
+            node = nodes.onprem_running_node(h, specs[h.name][1], patched.get(h.name, {}))
+            out[h.name] = PoolNodes(node, None)
+    return out
+
+
+def plan_workloads(plan: Plan) -> list[Workload]:
+    op = plan.operator
+    if op is None:
+        return []
+    names = [h.name for h in plan.pools]
+    classes: dict[str, list[str]] = {}
+    for h in plan.pools:
+        cls = h.labels.get(COMPUTE_CLASS_LABEL)
+        if h.platform == "gke" and cls:
+            classes.setdefault(cls, []).append(h.name)
+
+    def resolve(target: str) -> tuple[str, ...]:
+        return workloads.target_pools(target, classes)
+
+    targets = workload_targets(plan.pools, op.scheduling)
+    resources = {t.name: list(hints["resourceNames"]) for t, hints, _ in targets}
+    integ: Mapping[str, Any] = op.integrations
+    return [
+        *workloads.jupyterhub(integ["jupyterhub"]["singleuser"]["profileList"], resolve),
+        *workloads.kubeflow(integ["kubeflow"], resources, resolve),
+        *workloads.flyte(integ["flyte"], [n for n in names if not _in_class(n, classes)]),
+        *workloads.kubernetes(integ["kubernetes"], resolve),
+        *workloads.smoke_tests(op.after_release),
+    ]
+
+
+def _in_class(name: str, classes: Mapping[str, Sequence[str]]) -> bool:
+    return any(name in members for members in classes.values())
+
+
+def namespace_quotas(plan: Plan) -> dict[str, Mapping[str, str]]:
+    """Per GPU namespace, the ResourceQuota ``hard`` items gpu-infra creates."""
+    if plan.operator is None:
+        return {}
+    out: dict[str, Mapping[str, str]] = {}
+    for m in plan.operator.after_release:
+        if m["kind"] == "ResourceQuota":
+            out[m["metadata"]["namespace"]] = m["spec"]["hard"]
+        elif m["kind"] == "Profile":
+            out[m["metadata"]["name"]] = m["spec"]["resourceQuotaSpec"]["hard"]
+    return out
+
+
+def check_fit(w: Workload, pools: Mapping[str, PoolNodes]) -> list[str]:
+    """Where ``w`` fails: every pool it targets (or, for ``any_pool``, all of them)."""
+    per_pool: dict[str, list[str]] = {}
+    for name in w.pools:
+        pn = pools[name]
+        problems = [f"{pn.running.name}: {p}" for p in fit_problems(w.pod, pn.running)]
+        if pn.template is not None:
+            problems += [f"{pn.template.name}: {p}" for p in fit_problems(w.pod, pn.template)]
+        per_pool[name] = problems
+    failed = [p for probs in per_pool.values() for p in probs]
+    if w.any_pool:
+        return [] if any(not v for v in per_pool.values()) else failed
+    return failed
+
+
+def autoscaler_gpu_label_problems(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[str]:
+    """CA's AWS GPU processor treats a node carrying its GPU label with 0 allocatable
+    ``nvidia.com/gpu`` as unready and keeps scaling up for it (cluster-autoscaler
+    processors/customresources/gpu_processor.go FilterOutNodesWithUnreadyResources)."""
+    if plan.eks is None:
+        return []
+    out: list[str] = []
+    for name, pn in pools.items():
+        if EKS_GPU_LABEL in pn.running.labels and pn.running.allocatable.get(GPU_RESOURCE, 0) == 0:
+            out.append(f"{name}: carries {EKS_GPU_LABEL} but advertises 0 {GPU_RESOURCE}")
+    return out
+
+
+def prove(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[str]:
+    """Every finding for the plan (empty: every workload lands and every quota admits it).
+
+    ``pools``: the nodes to judge against instead of the plan's own (tests break one on purpose).
+    """
+    pools = pool_nodes(plan) if pools is None else pools
+    quotas = namespace_quotas(plan)
+    findings = autoscaler_gpu_label_problems(plan, pools)
+    for w in plan_workloads(plan):
+        findings += [f"{w.consumer} {w.pod.name}: {p}" for p in check_fit(w, pools)]
+        if not w.quota_checked:
+            continue
+        gpu = [r for r in w.pod.requests if r.startswith("nvidia.com/")]
+        for ns, hard in quotas.items():
+            if (p := quota_problem(w.pod, hard, gpu)) is not None:
+                findings.append(f"{w.consumer} {w.pod.name} in namespace {ns}: {p}")
+    return findings
+
+
+def count_pairs(plan: Plan) -> int:
+    """How many (workload, pool) pairs ``prove`` checks."""
+    return sum(len(w.pools) for w in plan_workloads(plan))
+
+
+__all__: Sequence[str] = ("count_pairs", "plan_workloads", "pool_nodes", "prove")
