@@ -47,6 +47,7 @@ _NODE_POLICIES = (
 OWNER_TAG = "gpu-infra/stack"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+_OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -533,7 +534,16 @@ def build_eks(plan: Plan) -> ClusterHandle:
     for suffix, dp in (("nvidia", p.device_plugin), ("efa", p.efa_device_plugin)):
         if dp is not None:
             DevicePlugin(
-                f"{name}-{suffix}", dp, provider=provider, depends_on=ready, owner=cluster.created
+                f"{name}-{suffix}",
+                dp,
+                provider=provider,
+                depends_on=ready,
+                owner=cluster.created,
+                # Its type was NvidiaDevicePlugin: without the alias every stack made then would
+                # install the chart again under a new URN before deleting the old release.
+                opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=_OLD_DEVICE_PLUGIN)])
+                if suffix == "nvidia"
+                else None,
             )
     return ClusterHandle(
         name=cluster.name,

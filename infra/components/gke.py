@@ -545,7 +545,12 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
     pools = GkeGpuNodePools(f"{g.cluster.name}-gpu", g, cluster, provider)
     handle = ClusterHandle(
         name=cluster.name,
-        endpoint=cluster.endpoint,
+        # GKE reports a bare IP ("The IP address of this cluster's master endpoint",
+        # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters);
+        # the output is a URL on every platform, as EKS reports it.
+        endpoint=cluster.endpoint.apply(
+            lambda e: e if e.startswith("https://") else f"https://{e}"
+        ),
         kubeconfig=cluster.kubeconfig,
         provider=provider,
         ready=cluster.ready,

@@ -12,21 +12,17 @@ def lifecycle_options(
     role: str = "",
     *,
     cluster: pulumi.Resource | None = None,
-    retain: bool | None = None,
     timeout_minutes: int | None = None,
 ) -> pulumi.ResourceOptions:
     """The row's options for one resource, to merge into its own ``ResourceOptions``.
 
     ``cluster``: the cluster this stack created (``deletedWith`` targets it; ``None`` for an
-    existing cluster, whose objects must be deleted one by one). ``retain``: the stack's choice
-    for an ``opt-out`` row. ``timeout_minutes``: the rolling-update budget of a ``rolling`` row.
+    existing cluster, whose objects must be deleted one by one). ``timeout_minutes``: the
+    rolling-update budget of a ``rolling`` row.
     """
     row = model.lookup(type_token, role)
     if row is None:
         raise KeyError(f"{type_token} has no row in infra/core/data/lifecycle.csv")
-    retain_on_delete = row.retain_on_delete == "true" or (
-        row.retain_on_delete == "opt-out" and retain is not False
-    )
     timeouts = None
     if row.timeouts == "rolling" and timeout_minutes is not None:
         budget = f"{timeout_minutes}m"
@@ -34,7 +30,7 @@ def lifecycle_options(
     return pulumi.ResourceOptions(
         protect=row.protect or None,
         delete_before_replace=row.delete_before_replace,
-        retain_on_delete=retain_on_delete or None,
+        retain_on_delete=row.retain_on_delete or None,
         deleted_with=cluster if row.deleted_with == "cluster" else None,
         custom_timeouts=timeouts,
     )
@@ -46,11 +42,8 @@ def with_lifecycle(
     role: str = "",
     *,
     cluster: pulumi.Resource | None = None,
-    retain: bool | None = None,
     timeout_minutes: int | None = None,
 ) -> pulumi.ResourceOptions:
     """``opts`` merged with the row's options (``lifecycle_options``)."""
-    extra = lifecycle_options(
-        type_token, role, cluster=cluster, retain=retain, timeout_minutes=timeout_minutes
-    )
+    extra = lifecycle_options(type_token, role, cluster=cluster, timeout_minutes=timeout_minutes)
     return pulumi.ResourceOptions.merge(opts, extra)

@@ -71,8 +71,8 @@ class Lifecycle:
             component, which is never replaced itself).
         option_order: the ``deleteBeforeReplace`` option gpu-infra sets ("" for none).
         protect: the ``protect`` option.
-        retain_on_delete: ``"true"``, ``"false"``, or ``"opt-out"`` (retained unless the stack
-            opts into deleting).
+        retain_on_delete: the ``retainOnDelete`` option: Pulumi forgets the object, Kubernetes
+            keeps it (and what runs in it).
         deleted_with: ``"cluster"``: deleted with the cluster (no delete call of its own).
         timeouts: ``"rolling"`` (sized from the rolling-update plan), ``"smoke-test"``, or "".
         source: where the rule comes from.
@@ -84,7 +84,7 @@ class Lifecycle:
     provider_order: str
     option_order: str
     protect: bool
-    retain_on_delete: str
+    retain_on_delete: bool
     deleted_with: str
     timeouts: str
     source: str
@@ -106,7 +106,7 @@ def table(data_dir: Path = DATA_DIR) -> dict[tuple[str, str], Lifecycle]:
             provider_order=r["provider_order"],
             option_order=r["option_order"],
             protect=r["protect"] == "true",
-            retain_on_delete=r["retain_on_delete"],
+            retain_on_delete=r["retain_on_delete"] == "true",
             deleted_with=r["deleted_with"],
             timeouts=r["timeouts"],
             source=r["source"],
@@ -178,6 +178,35 @@ def rolling_timeout_minutes(type_token: str, nodes: int, batch: int) -> int:
     provider's default (``PROVIDER_DEFAULT_MINUTES``, ``DRAIN_MINUTES``)."""
     batches = math.ceil(max(nodes, 1) / max(batch, 1))
     return max(PROVIDER_DEFAULT_MINUTES[type_token], batches * DRAIN_MINUTES[type_token])
+
+
+_ORDER_TEXT = {"create-first": "replacement created first", "delete-first": "deleted first"}
+
+
+def markdown_table() -> str:
+    """The README's Day 2 table: every custom resource type's replace order and options."""
+    lines = [
+        "| resource type | replaced | protected | on delete |",
+        "|---|---|---|---|",
+    ]
+    for row in table().values():
+        if not row.provider_order:
+            continue  # components are never replaced themselves
+        order = _ORDER_TEXT[row.option_order or row.provider_order]
+        if row.option_order and row.option_order != row.provider_order:
+            order += " (`deleteBeforeReplace` set)"
+        elif row.type.startswith("kubernetes:") and row.name_property == "metadata.name":
+            order += " (same name and namespace; created first when either changes)"
+        elif row.name_property == "clusterIdentifier":
+            order = "only when `clusterIdentifier` changes"
+        elif row.name_property and row.provider_order == "delete-first":
+            order += f" (`{row.name_property}` is ours)"
+        on_delete = "kept (`retainOnDelete`)" if row.retain_on_delete else "deleted"
+        if row.deleted_with:
+            on_delete += "; with the cluster, when this stack made it"
+        who = f"`{row.type}`" + (f" ({row.role})" if row.role else "")
+        lines.append(f"| {who} | {order} | {'yes' if row.protect else 'no'} | {on_delete} |")
+    return "\n".join(lines) + "\n"
 
 
 def provider_replaced(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:

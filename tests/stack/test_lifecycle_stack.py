@@ -76,6 +76,25 @@ def test_onprem_providers_name_their_kubeconfig_and_context_explicitly(stack):
         assert p.inputs.get("kubeconfig") and p.inputs.get("context"), p.inputs
 
 
+@pytest.mark.parametrize("stack", STACKS)
+def test_existing_namespaces_are_never_adopted_silently(stack):
+    # upsertExistingObjects would adopt an existing namespace and later delete it with the stack.
+    for p in sample(stack).of_type(PROVIDER):
+        assert not p.inputs.get("upsertExistingObjects")
+    for ns in sample(stack).of_type(NAMESPACE):
+        assert not ns.inputs["metadata"].get("annotations", {}).get("pulumi.com/patchForce")
+
+
+def test_renamed_device_plugin_component_keeps_its_urn_by_an_alias():
+    (dp,) = [r for r in sample("eks-device-plugin").resources if r.name.endswith("-nvidia")]
+    assert any(a.get("type") == "gpu-infra:aws:NvidiaDevicePlugin" for a in dp.options["aliases"])
+
+
+def test_cluster_endpoint_output_is_a_url_on_gke_and_eks():
+    for stack in ("gke-t4", "eks-g4dn"):
+        assert sample(stack).outputs["clusterEndpoint"].startswith("https://")
+
+
 def test_onprem_without_context_is_a_config_error_naming_the_key(tmp_path, capsys):
     text = (ROOT / "stacks" / "Pulumi.onprem-containerd.yaml").read_text()
     path = tmp_path / "Pulumi.ambient.yaml"

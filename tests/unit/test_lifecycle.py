@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,6 @@ def test_every_lifecycle_row_names_a_source_and_a_known_order():
         assert row.source, row.type
         assert row.provider_order in ("", "create-first", "delete-first"), row.type
         assert row.option_order in ("", "create-first", "delete-first"), row.type
-        assert row.retain_on_delete in ("true", "false", "opt-out"), row.type
 
 
 def test_bridge_name_set_by_us_makes_a_gke_pool_replace_delete_first():
@@ -97,3 +97,8 @@ def test_rolling_timeout_is_a_drain_budget_per_batch_never_below_the_provider_de
     type_, nodes, batch, minutes
 ):
     assert lifecycle.rolling_timeout_minutes(type_, nodes, batch) == minutes
+
+
+def test_readme_day2_table_is_the_lifecycle_model():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert lifecycle.markdown_table() in readme
