@@ -136,7 +136,7 @@ class GkeCluster(pulumi.ComponentResource):
                     ignore_changes=["nodeConfig"],
                 ),
                 "gcp:container/cluster:Cluster",
-            ),
+            ).merge(pulumi.ResourceOptions(protect=c.deletion_protection)),  # the one opt-out
         )
         self.ready.append(cluster)
         self.created = cluster

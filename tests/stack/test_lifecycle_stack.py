@@ -123,6 +123,13 @@ def test_gke_and_eks_clusters_are_protected_and_eks_has_deletion_protection():
     assert eks.inputs["deletionProtection"] is True
 
 
+def test_gke_deletion_protection_false_also_drops_the_engines_protect():
+    cfg = raw("gke-t4")
+    cfg["gpu-infra:cluster"] = {**cfg["gpu-infra:cluster"], "deletionProtection": False}
+    cluster = run_stack(cfg, "gke-unprotected").one("gcp:container/cluster:Cluster")
+    assert cluster.options["protect"] is False and cluster.inputs["deletionProtection"] is False
+
+
 @pytest.mark.parametrize("stack", ["eks-g4dn", "eks-hpc", "eks-zonal-spot"])
 def test_eks_node_groups_replace_create_first_by_an_explicit_option(stack):
     groups = sample(stack).of_type("aws:eks/nodeGroup:NodeGroup")
@@ -215,4 +222,31 @@ def test_diff_of_an_eks_instance_type_change_says_create_first(tmp_path, capsys)
     assert replaced
     assert all(
         "replacement created before the old one is deleted" in c["disruptive"] for c in replaced
+    )
+
+
+def diff_against_sample(stack: str, cfg: dict[str, Any], tmp_path: Path, capsys) -> list[dict]:
+    new = tmp_path / f"Pulumi.{stack}.yaml"
+    new.write_text(json.dumps({"config": cfg}))
+    old = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    assert plan_cli.main(["--config", str(new), "--diff", str(old), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["changes"]
+
+
+def test_diff_of_an_operator_namespace_change_says_the_release_is_deleted_first(tmp_path, capsys):
+    cfg = raw("gke-t4")
+    cfg["gpu-infra:gpuOperator"] = {**cfg.get("gpu-infra:gpuOperator", {}), "namespace": "gpu-op"}
+    changes = diff_against_sample("gke-t4", cfg, tmp_path, capsys)
+    (release,) = [c for c in changes if c["urn"].endswith("::gpu-operator-release")]
+    assert release["op"] == "replace"
+    assert "deleted before its replacement is created" in release["disruptive"]
+
+
+def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(tmp_path, capsys):
+    cfg = raw("gke-t4")
+    cfg["gpu-infra:cluster"] = {**cfg["gpu-infra:cluster"], "network": "other-vpc"}
+    changes = diff_against_sample("gke-t4", cfg, tmp_path, capsys)
+    cluster = [c for c in changes if "gcp:container/cluster:Cluster" in c["urn"]]
+    assert cluster and all(
+        "refused while the cluster is protected" in c["disruptive"] for c in cluster
     )
