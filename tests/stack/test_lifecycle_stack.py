@@ -172,6 +172,15 @@ def test_smoke_test_job_waits_for_its_pool_and_is_replaced_when_it_failed():
     assert job.inputs["metadata"]["annotations"]["pulumi.com/replaceUnready"] == "true"
 
 
+def test_eks_smoke_test_job_waits_for_its_node_group_and_its_scale_from_zero_tags():
+    cfg = raw("eks-g4dn")
+    cfg["gpu-infra:gpuPools"][0]["smokeTest"] = True
+    rec = run_stack(cfg, "eks-smoke")
+    deps = names(rec, rec.one("kubernetes:batch/v1:Job").depends_on)
+    pool = cfg["gpu-infra:gpuPools"][0]["name"]
+    assert {f"ml-{pool}-ng", f"ml-{pool}-ng-resources/nvidia.com/gpu"} <= deps
+
+
 def test_in_cluster_objects_are_deleted_with_the_cluster_this_stack_created():
     rec = gke_with_teams()
     cluster = rec.one("gcp:container/cluster:Cluster").urn
