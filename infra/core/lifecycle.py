@@ -212,9 +212,13 @@ def markdown_table() -> str:
 def provider_replaced(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
     """Whether the engine replaces a Kubernetes provider going from ``old`` to ``new`` inputs.
 
-    With ``clusterIdentifier`` set, only a change of it does (pulumi-kubernetes ProviderArgs);
-    without, any kubeconfig change may (the provider's heuristics), so it counts as a replace.
+    As pulumi-kubernetes provider/pkg/provider/provider.go DiffConfig decides: a changed
+    ``clusterIdentifier`` replaces; an unchanged one never does; adding or removing it falls back
+    to the kubeconfig heuristic ("We don't do this when adding or removing the identifier in order
+    to make on- and off-boarding less risky"), approximated here as any change of the kubeconfig,
+    context or cluster.
     """
-    if old.get("clusterIdentifier") and new.get("clusterIdentifier"):
-        return old["clusterIdentifier"] != new["clusterIdentifier"]
-    return old != new
+    key = "clusterIdentifier"
+    if old.get(key) and new.get(key):
+        return old[key] != new[key]
+    return any(old.get(k) != new.get(k) for k in ("kubeconfig", "context", "cluster"))

@@ -76,6 +76,16 @@ def test_rotated_endpoint_and_ca_do_not_replace_a_provider_with_a_cluster_identi
     )
 
 
+def test_adding_a_cluster_identifier_to_a_running_stack_does_not_replace_its_provider():
+    # DiffConfig ignores adding or removing the identifier ("on- and off-boarding").
+    kubeconfig = {"kubeconfig": "server: https://10.0.0.1"}
+    assert not lifecycle.provider_replaced(kubeconfig, {**kubeconfig, "clusterIdentifier": "x"})
+
+
+def test_a_changed_cluster_identifier_replaces_the_provider():
+    assert lifecycle.provider_replaced({"clusterIdentifier": "a"}, {"clusterIdentifier": "b"})
+
+
 def test_cluster_identifier_follows_gcloud_context_naming():
     assert (
         lifecycle.cluster_identifier("gke", "proj", "us-central1", "ml")
