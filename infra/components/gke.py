@@ -171,6 +171,7 @@ class GkeCluster(pulumi.ComponentResource):
                     ignore_changes=["initialNodeCount"],
                 ),
                 _POOL,
+                cluster=cluster,
                 timeout_minutes=lifecycle.rolling_timeout_minutes(_POOL, c.system_max, 1),
             ),
         )
@@ -337,6 +338,7 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                         depends_on=[*cluster.node_sa_bindings, *cluster.services],
                     ),
                     _POOL,
+                    cluster=cluster.created,
                     timeout_minutes=_pool_timeout(p),
                 ),
             )

@@ -188,6 +188,20 @@ def test_in_cluster_objects_are_deleted_with_the_cluster_this_stack_created():
     assert in_cluster and all(r.options["deletedWith"] == cluster for r in in_cluster)
 
 
+def test_gke_node_pools_are_deleted_with_the_cluster_that_deletes_them():
+    rec = sample("gke-t4")
+    cluster = rec.one("gcp:container/cluster:Cluster").urn
+    pools = rec.of_type("gcp:container/nodePool:NodePool")
+    assert pools and all(p.options["deletedWith"] == cluster for p in pools)
+
+
+def test_eks_node_groups_are_deleted_one_by_one_before_the_cluster():
+    # "If you have managed node groups ... attached to the cluster, you must delete them first"
+    # (https://docs.aws.amazon.com/eks/latest/APIReference/API_DeleteCluster.html).
+    groups = sample("eks-g4dn").of_type("aws:eks/nodeGroup:NodeGroup")
+    assert groups and all(g.options["deletedWith"] is None for g in groups)
+
+
 def test_objects_in_an_existing_cluster_are_not_deleted_with_anything():
     rec = sample("onprem-containerd")
     assert all(r.options["deletedWith"] is None for r in rec.resources)
