@@ -362,8 +362,9 @@ _POOL = "gcp:container/nodePool:NodePool"
 
 
 def _pool_timeout(p: core.GkePoolPlan) -> int:
-    """Minutes for a pool's create/update/delete: a surge upgrade moves maxSurge + maxUnavailable
-    nodes at a time (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies)."""
+    """Minutes for a pool's create/update/delete: "The number of nodes upgraded simultaneously is
+    the sum of max_surge and max_unavailable" (terraform-provider-google
+    google/services/container/resource_container_node_pool.go, upgrade_settings)."""
     batch = (p.max_surge or 0) + (p.max_unavailable or 0)
     return lifecycle.rolling_timeout_minutes(_POOL, p.total_max, batch or 1)
 

@@ -26,8 +26,9 @@ from infra.core.catalog.vendored import DATA_DIR, read_rows
 Order = Literal["create-first", "delete-first"]
 FILE = "lifecycle.csv"
 # Terraform's default operation timeouts, which custom timeouts below never undercut:
-# terraform-provider-google resource_container_node_pool.go (Timeouts: Create/Update/Delete 30m);
-# terraform-provider-aws internal/service/eks/node_group.go (Timeouts: Create/Update/Delete 60m).
+# hashicorp/terraform-provider-google google/services/container/resource_container_node_pool.go
+# (Timeouts: Create/Update/Delete 30m); hashicorp/terraform-provider-aws
+# internal/service/eks/node_group.go @ 012e0a32 (Timeouts: Create/Update/Delete 60m).
 PROVIDER_DEFAULT_MINUTES = {
     "gcp:container/nodePool:NodePool": 30,
     "aws:eks/nodeGroup:NodeGroup": 60,
