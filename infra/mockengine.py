@@ -18,6 +18,7 @@ from typing import Any
 
 import pulumi
 from google.protobuf import struct_pb2
+from google.protobuf.json_format import MessageToDict
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
@@ -249,6 +250,8 @@ class Registered:
     inputs: dict[str, Any]
     depends_on: tuple[str, ...]
     ignore_changes: tuple[str, ...] = ()  # the ignoreChanges option: paths the engine never diffs
+    # The resource options the engine received (``options_of``): protect, deleteBeforeReplace, ...
+    options: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's resource shape for ``python -m infra.plan --json``."""
@@ -261,6 +264,7 @@ class Registered:
             "custom": self.custom,
             "inputs": self.inputs,
             "dependsOn": list(self.depends_on),
+            "options": self.options,
         }
 
 
@@ -396,6 +400,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=_plain(inputs),
                 depends_on=tuple(sorted(deps)),
                 ignore_changes=tuple(request.ignoreChanges),
+                options=options_of(request),
             )
         )
         return response
@@ -403,6 +408,30 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
     def RegisterResourceOutputs(self, request: Any) -> Any:  # engine RPC name
         self.recording.outputs_registered.add(request.urn)
         return super().RegisterResourceOutputs(request)
+
+
+def options_of(request: Any) -> dict[str, Any]:
+    """The lifecycle options of a RegisterResource request, as the engine reads them.
+
+    ``deleteBeforeReplace`` is ``None`` unless set (``deleteBeforeReplaceDefined``): then the
+    provider decides the replace order (pulumi/pulumi pkg/resource/deploy/step_generator.go).
+    """
+    timeouts = request.customTimeouts
+    custom = {
+        k: getattr(timeouts, k) for k in ("create", "update", "delete") if getattr(timeouts, k)
+    }
+    aliases = [str(a.urn) if a.urn else MessageToDict(a.spec) for a in request.aliases]
+    return {
+        "protect": bool(request.protect),
+        "deleteBeforeReplace": bool(request.deleteBeforeReplace)
+        if request.deleteBeforeReplaceDefined
+        else None,
+        "retainOnDelete": bool(request.retainOnDelete),
+        "deletedWith": request.deletedWith or None,
+        "customTimeouts": custom or None,
+        "ignoreChanges": list(request.ignoreChanges),
+        "aliases": [*aliases, *request.aliasURNs],
+    }
 
 
 def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -> Recording:

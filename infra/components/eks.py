@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 import pulumi
@@ -27,6 +28,8 @@ from infra.components.eks_nodes import (
 )
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
+from infra.components.lifecycle import with_lifecycle
+from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.device_plugin import DevicePluginPlan
@@ -42,6 +45,9 @@ _NODE_POLICIES = (
 # Tag on IAM objects gpu-infra creates in an existing cluster's account (OIDC provider), so a
 # later run tells its own object from one someone else made.
 OWNER_TAG = "gpu-infra/stack"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
+_OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 
 
 class EksCluster(pulumi.ComponentResource):
@@ -67,6 +73,7 @@ class EksCluster(pulumi.ComponentResource):
         self.network = EksNetwork(f"{name}-net", plan.network, plan.cluster_name, opts=child)
         subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
+        self.created: pulumi.Resource | None = None  # the cluster, when this stack creates it
         self.node_role = aws.iam.Role(
             f"{name}-nodes",
             aws.iam.RoleArgs(
@@ -215,9 +222,13 @@ class EksCluster(pulumi.ComponentResource):
                 endpoint_public_access=plan.endpoint_public_access,
                 public_access_cidrs=list(plan.public_access_cidrs) or None,
                 enabled_cluster_log_types=["api", "audit", "authenticator"],
+                # EKS refuses DeleteCluster while set (pulumi-eks ClusterArgs.deletion_protection);
+                # the engine's protect (lifecycle.csv) stops a destroy before it deletes anything.
+                deletion_protection=True,
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=with_lifecycle(pulumi.ResourceOptions(parent=self), "eks:index:Cluster"),
         )
+        self.created = cluster
         # Known only once the cluster exists, so look-ups by name wait for it.
         self.name = cluster.core.apply(lambda _: plan.cluster_name)
         self.endpoint = cluster.core.apply(lambda c: str(c.endpoint))
@@ -268,7 +279,13 @@ class EksCluster(pulumi.ComponentResource):
                 ),
                 tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
             ),
-            opts=pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
+                NODE_GROUP,
+                timeout_minutes=lifecycle.rolling_timeout_minutes(
+                    NODE_GROUP, s.max_size, s.update_max_unavailable
+                ),
+            ),
         )
         tag_asg(
             self,
@@ -291,6 +308,7 @@ class EksAddons(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpu-infra:aws:Addons", name, None, opts)
         self.ready: list[pulumi.Resource] = []
+        self.by_name: dict[str, pulumi.Resource] = {}
         for addon in plan.addons:
             extra: dict[str, Any] = {}
             deps: list[pulumi.Resource] = list(cluster.ready)
@@ -321,21 +339,22 @@ class EksAddons(pulumi.ComponentResource):
                     ]
                 else:
                     extra["service_account_role_arn"] = role.arn
-            self.ready.append(
-                aws.eks.Addon(
-                    f"{name}-{addon.name}",
-                    aws.eks.AddonArgs(
-                        cluster_name=cluster.name,
-                        addon_name=addon.name,
-                        # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
-                        # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
-                        resolve_conflicts_on_create="OVERWRITE",
-                        resolve_conflicts_on_update="PRESERVE",
-                        **extra,
-                    ),
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=deps),
-                )
+            self.by_name[addon.name] = aws.eks.Addon(
+                f"{name}-{addon.name}",
+                aws.eks.AddonArgs(
+                    cluster_name=cluster.name,
+                    addon_name=addon.name,
+                    # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
+                    # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
+                    resolve_conflicts_on_create="OVERWRITE",
+                    resolve_conflicts_on_update="PRESERVE",
+                    **extra,
+                ),
+                opts=with_lifecycle(
+                    pulumi.ResourceOptions(parent=self, depends_on=deps), "aws:eks/addon:Addon"
+                ),
             )
+            self.ready.append(self.by_name[addon.name])
         self.register_outputs({"addons": [a.name for a in plan.addons]})
 
 
@@ -427,12 +446,16 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             values=values,
             atomic=True,
             create_namespace=a.create_namespace,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                provider=provider,
-                # Pod Identity injects credentials only into pods created after the association
-                # exists (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-association.html).
-                depends_on=[role, policy, *([assoc] if assoc else []), *depends_on],
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(
+                    parent=self,
+                    provider=provider,
+                    # Pod Identity injects credentials only into pods created after the association
+                    # exists (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-association.html).
+                    depends_on=[role, policy, *([assoc] if assoc else []), *depends_on],
+                ),
+                HELM_RELEASE,
+                cluster=cluster.created,
             ),
         )
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
@@ -450,6 +473,7 @@ class DevicePlugin(pulumi.ComponentResource):
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        owner: pulumi.Resource | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
         self.release = helm_release(
@@ -461,8 +485,10 @@ class DevicePlugin(pulumi.ComponentResource):
             namespace=plan.namespace,
             values=plan.values,
             atomic=True,
-            opts=pulumi.ResourceOptions(
-                parent=self, provider=provider, depends_on=list(depends_on)
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
+                HELM_RELEASE,
+                cluster=owner,
             ),
         )
         self.register_outputs({"release": self.release.name})
@@ -475,16 +501,21 @@ def build_eks(plan: Plan) -> ClusterHandle:
     name = p.cluster_name
     cluster = EksCluster(name, p)
     addons = EksAddons(f"{name}-addons", p, cluster)
-    ready = [*cluster.ready, *addons.ready]
+    # Releases wait for the add-ons their pods use, never for storage or node monitoring.
+    ready = [*cluster.ready, *_addons(addons, lifecycle.RELEASE_ADDONS)]
     provider = k8s.Provider(
         f"{name}-k8s",
-        k8s.ProviderArgs(kubeconfig=cluster.kubeconfig),
+        k8s.ProviderArgs(
+            kubeconfig=cluster.kubeconfig,
+            cluster_identifier=lifecycle.cluster_identifier("eks", p.region, name),
+        ),
         opts=pulumi.ResourceOptions(depends_on=cluster.ready),
     )
+    groups: dict[str, pulumi.Resource] = {}
     if p.groups:  # one offerings read for every pool; each group picks its own pairs
         offerings = instance_type_offerings(cluster, p.groups, p.region)
         for g in p.groups:
-            EksGpuNodeGroup(
+            groups[g.name] = EksGpuNodeGroup(
                 f"{name}-{g.name}",
                 g,
                 cluster_name=cluster.name,
@@ -498,15 +529,32 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 depends_on=cluster.node_dependencies,
             )
     if p.autoscaler is not None:
-        ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=ready)
-    if p.device_plugin is not None:
-        DevicePlugin(f"{name}-nvidia", p.device_plugin, provider=provider, depends_on=ready)
-    if p.efa_device_plugin is not None:
-        DevicePlugin(f"{name}-efa", p.efa_device_plugin, provider=provider, depends_on=ready)
+        agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
+        ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=[*ready, *agent])
+    for suffix, dp in (("nvidia", p.device_plugin), ("efa", p.efa_device_plugin)):
+        if dp is not None:
+            DevicePlugin(
+                f"{name}-{suffix}",
+                dp,
+                provider=provider,
+                depends_on=ready,
+                owner=cluster.created,
+                # Its type was NvidiaDevicePlugin: without the alias every stack made then would
+                # install the chart again under a new URN before deleting the old release.
+                opts=pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=_OLD_DEVICE_PLUGIN)])
+                if suffix == "nvidia"
+                else None,
+            )
     return ClusterHandle(
         name=cluster.name,
         endpoint=cluster.endpoint,
         kubeconfig=cluster.kubeconfig,
         provider=provider,
         ready=ready,
+        owner=cluster.created,
+        pools=groups,
     )
+
+
+def _addons(addons: EksAddons, names: AbstractSet[str]) -> list[pulumi.Resource]:
+    return [a for n, a in addons.by_name.items() if n in names]

@@ -16,6 +16,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.components.lifecycle import with_lifecycle
+from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.bootstrap import node_user_data
@@ -252,7 +254,15 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                     launch_template=lt,
                     stack_tag=stack_tag,
                 ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+                # Create-first although the bridge would delete first (lifecycle.csv): the name
+                # hashes what forces a new group, so old and new never share one.
+                opts=with_lifecycle(
+                    pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+                    _NODE_GROUP,
+                    timeout_minutes=lifecycle.rolling_timeout_minutes(
+                        _NODE_GROUP, ng.max_size, group.update_max_unavailable
+                    ),
+                ),
             )
             # A managed node group has exactly one ASG; index it rather than creating resources
             # in an apply, so every Tag shows up in previews.
@@ -260,6 +270,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             self.asg_names.append(asg_name)
             tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
         self.register_outputs({"asgNames": self.asg_names})
+
+
+_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def _node_group_args(

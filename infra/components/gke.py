@@ -12,6 +12,8 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
+from infra.components.lifecycle import with_lifecycle
+from infra.core import lifecycle
 from infra.core.gke import planner as core
 from infra.core.plan import Plan
 
@@ -52,6 +54,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Kubernetes objects wait for the cluster, never for the system pool: the deploy's
         # critical path must not run through it.
         self.ready: list[pulumi.Resource] = []
+        self.created: pulumi.Resource | None = None  # the cluster, when this stack creates it
         self.node_service_account, self.node_sa_bindings = _node_identity(name, plan, child)
         if c.existing:
             cluster_name, endpoint, ca = self._existing(plan)
@@ -104,14 +107,20 @@ class GkeCluster(pulumi.ComponentResource):
         cluster = gcp.container.Cluster(
             f"{name}-cluster",
             _cluster_args(plan, self.node_service_account),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=self.node_sa_bindings,
-                # The bootstrap pool is deleted right after creation; its config is ForceNew.
-                ignore_changes=["nodeConfig"],
-            ),
+            # Protected: deletionProtection is checked only in the cluster's own Delete, after the
+            # engine has deleted every pool and in-cluster object (lifecycle.csv).
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_sa_bindings,
+                    # The bootstrap pool is deleted right after creation; its config is ForceNew.
+                    ignore_changes=["nodeConfig"],
+                ),
+                "gcp:container/cluster:Cluster",
+            ).merge(pulumi.ResourceOptions(protect=c.deletion_protection)),  # the one opt-out
         )
         self.ready.append(cluster)
+        self.created = cluster
         gcp.container.NodePool(
             f"{name}-system",
             gcp.container.NodePoolArgs(
@@ -137,10 +146,15 @@ class GkeCluster(pulumi.ComponentResource):
                     secure_boot=True,
                 ),
             ),
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=self.node_sa_bindings,
-                ignore_changes=["initialNodeCount"],
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_sa_bindings,
+                    ignore_changes=["initialNodeCount"],
+                ),
+                _POOL,
+                cluster=cluster,
+                timeout_minutes=lifecycle.rolling_timeout_minutes(_POOL, c.system_max, 1),
             ),
         )
         ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
@@ -345,11 +359,16 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 # creation (pulumi/pulumi-gcp#412). Pools wait for the node SA's roles only.
                 # Flex/queued pools: GKE sets SHORT_LIVED upgrade settings, which the provider
                 # would otherwise diff forever (crossplane-contrib/provider-upjet-gcp#1028).
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    ignore_changes=["initialNodeCount"]
-                    + (["upgradeSettings"] if p.max_surge is None else []),
-                    depends_on=[*cluster.node_sa_bindings, *cluster.services],
+                opts=with_lifecycle(
+                    pulumi.ResourceOptions(
+                        parent=self,
+                        ignore_changes=["initialNodeCount"]
+                        + (["upgradeSettings"] if p.max_surge is None else []),
+                        depends_on=[*cluster.node_sa_bindings, *cluster.services],
+                    ),
+                    _POOL,
+                    cluster=cluster.created,
+                    timeout_minutes=_pool_timeout(p),
                 ),
             )
         for cc in plan.compute_classes:
@@ -359,9 +378,24 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cc.name),
                 spec=cc.manifest(),
-                opts=pulumi.ResourceOptions(parent=self, provider=provider),
+                opts=with_lifecycle(
+                    pulumi.ResourceOptions(parent=self, provider=provider),
+                    "kubernetes:cloud.google.com/v1:ComputeClass",
+                    cluster=cluster.created,
+                ),
             )
         self.register_outputs({"pools": {n: p.name for n, p in self.pools.items()}})
+
+
+_POOL = "gcp:container/nodePool:NodePool"
+
+
+def _pool_timeout(p: core.GkePoolPlan) -> int:
+    """Minutes for a pool's create/update/delete: "The number of nodes upgraded simultaneously is
+    the sum of max_surge and max_unavailable" (terraform-provider-google
+    google/services/container/resource_container_node_pool.go, upgrade_settings)."""
+    batch = (p.max_surge or 0) + (p.max_unavailable or 0)
+    return lifecycle.rolling_timeout_minutes(_POOL, p.total_max, batch or 1)
 
 
 def _node_config(
@@ -542,15 +576,27 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
     cluster = GkeCluster(g.cluster.name, g)
     provider = k8s.Provider(
         f"{g.cluster.name}-k8s",
-        k8s.ProviderArgs(kubeconfig=cluster.kubeconfig),
+        k8s.ProviderArgs(
+            kubeconfig=cluster.kubeconfig,
+            cluster_identifier=lifecycle.cluster_identifier(
+                "gke", g.project, g.cluster.location, g.cluster.name
+            ),
+        ),
         opts=pulumi.ResourceOptions(parent=cluster),
     )
     pools = GkeGpuNodePools(f"{g.cluster.name}-gpu", g, cluster, provider)
     handle = ClusterHandle(
         name=cluster.name,
-        endpoint=cluster.endpoint,
+        # GKE reports a bare IP ("The IP address of this cluster's master endpoint",
+        # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters);
+        # the output is a URL on every platform, as EKS reports it.
+        endpoint=cluster.endpoint.apply(
+            lambda e: e if e.startswith("https://") else f"https://{e}"
+        ),
         kubeconfig=cluster.kubeconfig,
         provider=provider,
         ready=cluster.ready,
+        owner=cluster.created,
+        pools=dict(pools.pools),
     )
     return handle, pools

@@ -17,7 +17,9 @@ import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
+from infra.components.lifecycle import with_lifecycle
 from infra.core.operator import SMOKE_TEST_DEADLINE_SECONDS, Manifest, NodeLabels, OperatorPlan
+from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 from infra.core.plan import Plan
 
 
@@ -36,8 +38,14 @@ class GpuOperator(pulumi.ComponentResource):
         provider: k8s.Provider,
         ready: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        owner: pulumi.Resource | None = None,
+        pools: Mapping[str, pulumi.Resource] | None = None,
     ) -> None:
         super().__init__("gpu-infra:k8s:GpuOperator", name, None, opts)
+        self._owner = owner  # in-cluster objects are deleted with the cluster this stack made
+        ours = plan.namespace_object["metadata"]["name"] if plan.namespace_object else ""
+        self._own_namespaces = {ours, SMOKE_TEST_NAMESPACE}  # the rest are the teams' ones
         for note in plan.notes:  # config values deliberately not applied, with why
             pulumi.log.warn(note, resource=self)
         self.objects: dict[str, pulumi.CustomResource] = {}
@@ -74,18 +82,22 @@ class GpuOperator(pulumi.ComponentResource):
                 wait_for_jobs=True,
                 max_history=5,
                 cleanup_on_fail=True,
-                opts=child([*base, ns, *before]),
+                # Delete-first: a second install collides on the chart's cluster-scoped objects.
+                opts=with_lifecycle(
+                    child([*base, ns, *before]),
+                    "kubernetes:helm.sh/v3:Release",
+                    "gpu-operator",
+                    cluster=owner,
+                ),
             )
             after_deps = [*base, self.release]
         labelled = [self._label_nodes(name, nl, child(base)) for nl in plan.node_labels]
         created_ns: dict[str, pulumi.Resource] = {}
         for m in plan.after_release:
             own_ns = created_ns.get(m["metadata"].get("namespace", ""))
-            deps = [*after_deps, *([own_ns] if own_ns is not None else [])]
+            deps = [*base, *([own_ns] if own_ns is not None else [])]
             if m["kind"] == "Job":
-                # The test Job scales a GPU node up and, on operator drivers, waits for the build;
-                # on-prem it also needs the node labels that select its sharing/MIG config.
-                deps += [p for group in labelled for p in group]
+                deps += self._job_deps(m, after_deps, labelled, pools or {})
                 self._object(name, m, child(deps, job_timeouts))
             else:
                 res = self._object(name, m, child(deps))
@@ -98,16 +110,34 @@ class GpuOperator(pulumi.ComponentResource):
             }
         )
 
+    @staticmethod
+    def _job_deps(
+        m: Manifest,
+        after_deps: Sequence[pulumi.Resource],
+        labelled: Sequence[Sequence[pulumi.Resource]],
+        pools: Mapping[str, pulumi.Resource],
+    ) -> list[pulumi.Resource]:
+        """The test Job needs the operator, scales its GPU pool up and, on operator drivers,
+        waits for the build; on-prem it also needs the node labels that select its sharing/MIG
+        config. Namespaces and quotas wait for none of these."""
+        pool = pools.get(m["metadata"].get("labels", {}).get("gpu-infra/pool", ""))
+        labels = [p for group in labelled for p in group]
+        return [*after_deps, *([pool] if pool is not None else []), *labels]
+
     def _object(
         self, name: str, m: Manifest, opts: pulumi.ResourceOptions
     ) -> pulumi.CustomResource:
         meta: Mapping[str, Any] = m["metadata"]
         kind = m["kind"]
+        opts = self._lifecycle(m, opts)
         key = "/".join(x for x in (kind, meta.get("namespace", ""), meta["name"]) if x)
         suffix = "-".join(x for x in (_SHORT[kind], meta.get("namespace"), meta["name"]) if x)
         rname = f"{name}-{suffix}"
         res: pulumi.CustomResource
         # Manifest metadata keys (name, namespace, labels, annotations) are the same in both spellings.
+        if kind == "Job":  # see _lifecycle
+            notes = {**meta.get("annotations", {}), REPLACE_UNREADY: "true"}
+            meta = {**meta, "annotations": notes}
         metadata = k8s.meta.v1.ObjectMetaArgs(**meta)
         if kind == "Namespace":
             res = k8s.core.v1.Namespace(rname, metadata=metadata, opts=opts)
@@ -133,6 +163,18 @@ class GpuOperator(pulumi.ComponentResource):
         self.objects[key] = res
         return res
 
+    def _lifecycle(self, m: Manifest, opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
+        """The lifecycle model's options for one object: team namespaces (and the Kubeflow
+        Profiles that own theirs) are retained; a failed smoke-test Job is replaced on the next
+        ``pulumi up`` instead of failing it (``pulumi.com/replaceUnready``, pulumi-kubernetes
+        provider.go Diff)."""
+        kind = m["kind"]
+        team = kind == "Profile" or (
+            kind == "Namespace" and m["metadata"]["name"] not in self._own_namespaces
+        )
+        token = f"kubernetes:{_API[kind]}:{kind}"
+        return with_lifecycle(opts, token, "team" if team else "", cluster=self._owner)
+
     def _label_nodes(
         self, name: str, nl: NodeLabels, opts: pulumi.ResourceOptions
     ) -> list[k8s.core.v1.NodePatch]:
@@ -154,6 +196,16 @@ class GpuOperator(pulumi.ComponentResource):
 
 
 PATCH_FORCE = "pulumi.com/patchForce"
+REPLACE_UNREADY = "pulumi.com/replaceUnready"
+# Type token prefix of each kind (``kubernetes:<apiVersion>:<Kind>``), for the lifecycle model.
+_API = {
+    "Namespace": "core/v1",
+    "ResourceQuota": "core/v1",
+    "ConfigMap": "core/v1",
+    "DaemonSet": "apps/v1",
+    "Job": "batch/v1",
+    "Profile": "kubeflow.org/v1",
+}
 _SHORT = {
     "Namespace": "ns",
     "ResourceQuota": "quota",
@@ -175,7 +227,14 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     op = plan.operator
     if op is None:
         return {}
-    GpuOperator("gpu-operator", op, provider=cluster.provider, ready=cluster.ready)
+    GpuOperator(
+        "gpu-operator",
+        op,
+        provider=cluster.provider,
+        ready=cluster.ready,
+        owner=cluster.owner,
+        pools=cluster.pools,
+    )
     outputs: dict[str, Any] = {
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
         "kubeflow": op.integrations.get("kubeflow", {}),

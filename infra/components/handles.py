@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pulumi
@@ -19,6 +20,9 @@ class ClusterHandle:
         provider: the Kubernetes provider every in-cluster object uses.
         ready: resources in-cluster objects must wait for (cluster, system pool) - never GPU pools,
             so the operator installs while GPU pools still sit at zero nodes.
+        owner: the cluster resource this stack created (in-cluster objects are ``deletedWith``
+            it); ``None`` for an existing cluster, whose objects are deleted one by one.
+        pools: GPU pool name -> the resource a workload on it waits for (smoke-test Jobs).
     """
 
     name: pulumi.Input[str]
@@ -26,3 +30,5 @@ class ClusterHandle:
     kubeconfig: pulumi.Output[str]
     provider: k8s.Provider
     ready: list[pulumi.Resource] = field(default_factory=list)
+    owner: pulumi.Resource | None = None
+    pools: Mapping[str, pulumi.Resource] = field(default_factory=dict)

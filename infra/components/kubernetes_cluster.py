@@ -10,6 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
+from infra.core import lifecycle
 from infra.core.plan import Plan
 
 
@@ -24,7 +25,13 @@ def build_kubernetes(plan: Plan) -> ClusterHandle:
         raise ValueError("plan has no kubernetes section")
     provider = k8s.Provider(
         f"{kp.cluster_name}-k8s",
-        k8s.ProviderArgs(kubeconfig=kp.kubeconfig, context=kp.context),
+        # Explicit file and context (required by the planner) and a stable identity: a changed
+        # kubeconfig path updates the provider instead of replacing every object it manages.
+        k8s.ProviderArgs(
+            kubeconfig=kp.kubeconfig,
+            context=kp.context,
+            cluster_identifier=lifecycle.cluster_identifier("kubernetes", kp.cluster_name),
+        ),
     )
     return ClusterHandle(
         name=kp.cluster_name,

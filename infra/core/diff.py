@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.lifecycle import replace_phrase
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 
@@ -265,7 +266,7 @@ def diff(
                 op,
                 tuple(paths),
                 tuple(forced.items()),
-                _disruption(r, op)
+                _disruption(r, op, before)
                 if op == "replace"
                 else _rolling(r["type"], paths, old_in, new_in),
             )
@@ -404,20 +405,21 @@ def _rolling(
     )
 
 
-def _disruption(resource: Mapping[str, Any], op: Op) -> str:
+def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | None = None) -> str:
     t = resource["type"]
     inputs = resource.get("inputs") or {}
+    # The order the engine replaces in, from the lifecycle model (infra/core/lifecycle.py).
+    first = replace_phrase(old, resource) if op == "replace" else ""
     if t in CLUSTER_TYPES:
-        return f"{op} of the cluster: every workload and node goes with it"
+        # The engine refuses to replace or delete a protected resource (pulumi/pulumi
+        # pkg/resource/deploy/step_generator.go: "as it is currently marked for protection").
+        held = (resource.get("options") or {}).get("protect") or (old or {}).get("options", {}).get(
+            "protect"
+        )
+        refused = "; refused while the cluster is protected (`pulumi state unprotect` first)"
+        return f"{op} of the cluster: every workload and node goes with it{refused if held else ''}"
     if t in NODE_POOL_TYPES:
         name = inputs.get("name") or inputs.get("nodeGroupName") or resource["name"]
-        # A GKE pool keeps its name, so the engine deletes it before creating the replacement
-        # (a same-named create would fail with 409 ALREADY_EXISTS): no overlap of old and new nodes.
-        first = (
-            " (deleted before its replacement is created: same pool name)"
-            if op == "replace" and t == "gcp:container/nodePool:NodePool"
-            else ""
-        )
         if str(name) == "system" or str(resource["name"]).endswith("-system"):
             return (
                 f"{op} of the system pool{first}: system pods (DNS, autoscaler, operator) restart"
@@ -427,7 +429,7 @@ def _disruption(resource: Mapping[str, Any], op: Op) -> str:
         )
     if t == HELM_RELEASE:
         # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
-        return f"{op} of Helm release {inputs.get('name') or resource['name']}: uninstalled and installed again, its pods restart"
+        return f"{op} of Helm release {inputs.get('name') or resource['name']}{first}: uninstalled and installed again, its pods restart"
     return ""
 
 

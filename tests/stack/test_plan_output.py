@@ -27,7 +27,17 @@ def test_json_output_has_the_contract_shape(capsys):
     assert set(doc) == {"project", "stack", "cost", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpu-infra", "gke-t4")
     for r in doc["resources"]:
-        assert set(r) == {"urn", "id", "type", "name", "parent", "custom", "inputs", "dependsOn"}
+        assert set(r) == {
+            "urn",
+            "id",
+            "type",
+            "name",
+            "parent",
+            "custom",
+            "inputs",
+            "dependsOn",
+            "options",
+        }
     assert doc["outputs"]["kubeconfig"] == "[secret]"
 
 

@@ -21,7 +21,13 @@ GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 _CLUSTERS: dict[str, dict[str, Any]] = {
     "gke": {"name": "ml", "location": "us-central1"},
     "eks": {"name": "ml", "location": "us-west-2"},
-    "kubernetes": {"name": "lab", "location": "dc1", "existing": True},
+    "kubernetes": {
+        "name": "lab",
+        "location": "dc1",
+        "existing": True,
+        "kubeconfig": "~/.kube/lab.yaml",
+        "context": "lab-admin",
+    },
 }
 _PROVIDERS: dict[str, dict[str, Any]] = {
     "gke": {"gcp:project": "demo-project", "gcp:region": "us-central1"},

@@ -19,7 +19,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("catalog", "rules", "stackfile"),
     ("config",),
-    ("pools", "sharing", "system_pool", "kubeconfig"),
+    ("pools", "sharing", "system_pool", "kubeconfig", "lifecycle"),
     ("gke", "eks", "kubernetes"),
     ("integrations",),
     ("operator",),

@@ -78,7 +78,7 @@ def test_helm_release_name_over_53_characters_is_refused(eks_plan):
 def _onprem(extra: str = "", model: str = "V100") -> str:
     return (
         "config:\n  gpu-infra:platform: kubernetes\n"
-        "  gpu-infra:cluster: {name: lab, location: dc1, existing: true}\n"
+        "  gpu-infra:cluster: {name: lab, location: dc1, existing: true, kubeconfig: ~/.kube/lab.yaml, context: lab}\n"
         "  gpu-infra:gpuPools:\n    - name: gpu\n      machineType: server\n"
         f"      gpu: {{model: {model}, count: 1}}\n      nodeSelector: {{gpu-infra/pool: gpu}}\n"
         "      nodes: [node-a]\n      vcpus: 16\n      memoryGib: 64\n      driver: operator\n"

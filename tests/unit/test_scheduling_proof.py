@@ -47,7 +47,13 @@ _PROVIDERS: dict[str, dict[str, Any]] = {
 _CLUSTERS: dict[str, dict[str, Any]] = {
     "gke": {"name": "ml", "location": "us-central1"},
     "eks": {"name": "ml", "location": "us-west-2"},
-    "kubernetes": {"name": "lab", "location": "dc1", "existing": True},
+    "kubernetes": {
+        "name": "lab",
+        "location": "dc1",
+        "existing": True,
+        "kubeconfig": "~/.kube/lab.yaml",
+        "context": "lab",
+    },
 }
 _ONPREM = {"machineType": "server", "nodeSelector": {"gpu-infra/pool": "p"}, "nodes": ["n1"]}
 # (platform, shape, pool keys, MIG configs: smallest, one-per-GPU with media engine, large)

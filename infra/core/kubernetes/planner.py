@@ -74,6 +74,17 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
                 mig_profiles=nvidia_mig_profiles(p.gpu.model, catalog.data_dir),
             )
         )
+    # The provider otherwise follows KUBECONFIG and the file's current context: after a
+    # `kubectl config use-context` the next `pulumi up` or `destroy` would target another cluster
+    # (pulumi-kubernetes ProviderArgs kubeconfig/context: "If present, the name of the kubeconfig
+    # context to use"; absent, the current one).
+    for key, value in (("kubeconfig", cluster.kubeconfig), ("context", cluster.context)):
+        if value is None:
+            issues.add(
+                f"cluster.{key}",
+                "required on platform kubernetes: without it the provider follows the ambient "
+                "kubeconfig and current context, which can name another cluster",
+            )
     return KubernetesPlan(
         cluster_name=cluster.name,
         kubeconfig=cluster.kubeconfig,

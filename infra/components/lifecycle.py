@@ -1,0 +1,49 @@
+"""Resource options from the lifecycle model (``infra.core.lifecycle``): thin, decides nothing."""
+
+from __future__ import annotations
+
+import pulumi
+
+from infra.core import lifecycle as model
+
+
+def lifecycle_options(
+    type_token: str,
+    role: str = "",
+    *,
+    cluster: pulumi.Resource | None = None,
+    timeout_minutes: int | None = None,
+) -> pulumi.ResourceOptions:
+    """The row's options for one resource, to merge into its own ``ResourceOptions``.
+
+    ``cluster``: the cluster this stack created (``deletedWith`` targets it; ``None`` for an
+    existing cluster, whose objects must be deleted one by one). ``timeout_minutes``: the
+    rolling-update budget of a ``rolling`` row.
+    """
+    row = model.lookup(type_token, role)
+    if row is None:
+        raise KeyError(f"{type_token} has no row in infra/core/data/lifecycle.csv")
+    timeouts = None
+    if row.timeouts == "rolling" and timeout_minutes is not None:
+        budget = f"{timeout_minutes}m"
+        timeouts = pulumi.CustomTimeouts(create=budget, update=budget, delete=budget)
+    return pulumi.ResourceOptions(
+        protect=row.protect or None,
+        delete_before_replace=row.delete_before_replace,
+        retain_on_delete=row.retain_on_delete or None,
+        deleted_with=cluster if row.deleted_with == "cluster" else None,
+        custom_timeouts=timeouts,
+    )
+
+
+def with_lifecycle(
+    opts: pulumi.ResourceOptions,
+    type_token: str,
+    role: str = "",
+    *,
+    cluster: pulumi.Resource | None = None,
+    timeout_minutes: int | None = None,
+) -> pulumi.ResourceOptions:
+    """``opts`` merged with the row's options (``lifecycle_options``)."""
+    extra = lifecycle_options(type_token, role, cluster=cluster, timeout_minutes=timeout_minutes)
+    return pulumi.ResourceOptions.merge(opts, extra)
