@@ -401,6 +401,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
         a = plan.autoscaler
         assert a is not None
+        for note in a.notes:
+            pulumi.log.warn(note, resource=self)
         role, assoc = workload_role(
             self, name, plan, cluster, a.namespace, a.service_account, "cluster-autoscaler"
         )

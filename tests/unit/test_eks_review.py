@@ -93,7 +93,45 @@ def test_existing_cluster_autoscaler_gets_per_stack_release_namespace_fullname_a
     )
     assert a.values["fullnameOverride"] == own
     assert a.values["rbac"]["serviceAccount"]["name"] == own
-    assert a.values["extraArgs"]["leader-elect-resource-name"] == own
+    # Its lease: the chart's default name in its own namespace (not kube-system's).
+    assert ca.lease_of(a.values, a.namespace) == (own, "cluster-autoscaler")
+
+
+@pytest.mark.parametrize("existing", [False, True])
+def test_autoscaler_lease_is_one_the_pinned_charts_rbac_grants_get_update_and_create(existing):
+    extra = {"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0a1b2c3d"}}}
+    a = plan_of(
+        pools(gpu_pool(machineType="g4dn.xlarge"), **(extra if existing else {}))
+    ).autoscaler
+    assert a is not None and a.version == ca.CHART_VERSION
+    assert ca.lease_problem(a.values, ca.chart_rbac()) is None
+
+
+def test_chart_rbac_facts_grant_lease_get_update_only_on_the_default_name():
+    rules = ca.chart_rbac()
+    assert rules, f"no vendored RBAC facts for chart {ca.CHART_VERSION}"
+    lease = ("coordination.k8s.io", "leases")
+    assert any(r.allows(*lease, "cluster-autoscaler", "update") for r in rules)
+    assert not any(r.allows(*lease, "cluster-autoscaler-team-a", "update") for r in rules)
+
+
+def test_a_renamed_lease_is_refused_by_the_charts_rbac_so_it_is_a_config_error():
+    values = {"extraArgs": {"leader-elect-resource-name": "cluster-autoscaler-team-a"}}
+    problem = ca.lease_problem(values, ca.chart_rbac())
+    assert problem is not None and "get/update" in problem and "9.52.1" in problem
+
+
+def test_existing_cluster_plan_says_what_a_pre_existing_autoscaler_does_with_its_groups():
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge"),
+        existing=True,
+        vpc={"privateSubnets": {"usw2-az1": "subnet-0a1b2c3d4e5f60001"}},
+    )
+    a = plan_of(cfg).autoscaler
+    assert a is not None and len(a.notes) == 1
+    assert "--node-group-auto-discovery" in a.notes[0] and "enabled: false" in a.notes[0]
+    new = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
+    assert new is not None and new.notes == ()
 
 
 def test_new_cluster_autoscaler_keeps_the_chart_defaults_in_kube_system():

@@ -12,7 +12,10 @@ cluster-autoscaler/cloudprovider/aws/README.md ("Auto-Discovery Setup", "Scaling
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
@@ -73,17 +76,80 @@ SERVICE_ACCOUNT = "cluster-autoscaler"
 NAME_MAX = 63
 
 
+# The leader-election lock: a Lease named --leader-elect-resource-name (default below,
+# cluster-autoscaler main.go leaderElectionConfiguration) in --namespace, which the chart sets to
+# the release namespace (templates/deployment.yaml ``--namespace={{ .Release.Namespace }}``).
+LEASE_NAME_FLAG = "leader-elect-resource-name"
+DEFAULT_LEASE_NAME = "cluster-autoscaler"
+CHART_RBAC_FILE = "autoscaler_chart_rbac.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class RbacRule:
+    """One rule the pinned chart renders (``autoscaler_chart_rbac.csv``)."""
+
+    api_group: str
+    resource: str
+    resource_names: frozenset[str]  # empty: every name
+    verbs: frozenset[str]
+
+    def allows(self, api_group: str, resource: str, name: str, verb: str) -> bool:
+        return (
+            (self.api_group, self.resource) == (api_group, resource)
+            and verb in self.verbs
+            and (not self.resource_names or name in self.resource_names)
+        )
+
+
+def chart_rbac(data_dir: Path = DATA_DIR) -> tuple[RbacRule, ...]:
+    """The chart's RBAC rules for CHART_VERSION, from the vendored template facts."""
+    return tuple(
+        RbacRule(
+            r["api_group"],
+            r["resource"],
+            frozenset(n for n in r["resource_names"].split(";") if n),
+            frozenset(r["verbs"].split(";")),
+        )
+        for r in read_rows(CHART_RBAC_FILE, data_dir)
+        if r["chart_version"] == CHART_VERSION
+    )
+
+
+def lease_of(values: Mapping[str, object], namespace: str) -> tuple[str, str]:
+    """(namespace, name) of the Lease the autoscaler these Helm values run will lock."""
+    extra = values.get("extraArgs")
+    name = extra.get(LEASE_NAME_FLAG) if isinstance(extra, Mapping) else None
+    return namespace, str(name or DEFAULT_LEASE_NAME)
+
+
+def lease_problem(values: Mapping[str, object], rules: Sequence[RbacRule]) -> str | None:
+    """Why the chart's RBAC would refuse the autoscaler its lease (client-go needs get, update,
+    create on ``coordination.k8s.io/leases``), or ``None``."""
+    _, name = lease_of(values, "")
+    missing = [
+        verb
+        for verb in ("get", "update", "create")
+        if not any(r.allows("coordination.k8s.io", "leases", name, verb) for r in rules)
+    ]
+    if not missing:
+        return None
+    return (
+        f"lease {name!r}: chart {CHART_NAME} {CHART_VERSION} grants no {'/'.join(missing)} on it "
+        "(templates/clusterrole.yaml names only its default lease); the autoscaler would never "
+        "become leader"
+    )
+
+
 def stack_release_name(stack: str) -> str:
     """``cluster-autoscaler-<stack>``: release, namespace, fullname and service account of this
     stack's autoscaler on an existing cluster.
 
     A cluster that already runs an autoscaler holds the Helm release ``cluster-autoscaler`` in
     kube-system, the ClusterRole and ServiceAccount named after it, and the leader-election
-    lease kube-system/cluster-autoscaler (cluster-autoscaler main.go: lock in ``--namespace``,
-    name ``--leader-elect-resource-name``, default cluster-autoscaler; the chart passes
-    ``--namespace={{ .Release.Namespace }}``, templates/deployment.yaml). A second autoscaler with
-    those names fails Helm's ownership check or waits forever for the lease; its own namespace
-    moves the lease and the priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
+    lease kube-system/cluster-autoscaler (``DEFAULT_LEASE_NAME`` in the release namespace). A
+    second autoscaler with those names fails Helm's ownership check or waits forever for the
+    lease; its own namespace moves the lease (same name, which the chart's RBAC grants) and the
+    priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
     """
     slug = "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
     return f"{CHART_NAME}-{slug}"[:NAME_MAX].rstrip("-")
@@ -227,10 +293,10 @@ def helm_values(
         "nodeSelector": dict(node_selector),
     }
     if fullname is not None:
+        # The lease keeps its default name: the release's own namespace already separates it
+        # from another autoscaler's, and the chart grants get/update on that name only
+        # (autoscaler_chart_rbac.csv); a renamed lease is refused with 403 and never led.
         values["fullnameOverride"] = fullname
-        # The lease name too (cluster-autoscaler main.go leader election, flag
-        # --leader-elect-resource-name, default cluster-autoscaler), not only its namespace.
-        extra_args["leader-elect-resource-name"] = fullname
     if priorities is not None:
         # The chart renders cluster-autoscaler-priority-expander from this, a string as is
         # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).

@@ -125,6 +125,7 @@ class EksAutoscalerPlan:
     create_namespace: bool = False
     values: Mapping[str, Any]
     iam_policy: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -324,7 +325,7 @@ def _plan_autoscaler(
     # On an existing cluster another autoscaler may already hold the default names; this
     # stack's gets its own (autoscaler.stack_release_name).
     own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
-    return EksAutoscalerPlan(
+    plan = EksAutoscalerPlan(
         chart=autoscaler.CHART_NAME,
         version=autoscaler.CHART_VERSION,
         repo=autoscaler.CHART_REPO,
@@ -351,6 +352,27 @@ def _plan_autoscaler(
         iam_policy=autoscaler.iam_policy(
             cluster.name, target.region, target.partition, target.stack_tag
         ),
+        notes=(_shared_cluster_note(cluster.name, target.stack_tag),) if own else (),
+    )
+    if problem := autoscaler.lease_problem(plan.values, autoscaler.chart_rbac()):
+        issues.add("cluster.autoscaler", problem)
+    return plan
+
+
+def _shared_cluster_note(cluster_name: str, stack_tag: str) -> str:
+    """What a cluster-autoscaler the cluster already runs does with this stack's groups.
+
+    EKS tags every managed node group's ASG ``k8s.io/cluster-autoscaler/enabled`` and
+    ``k8s.io/cluster-autoscaler/<cluster>`` ("Managed node groups" resource tagging), the default
+    auto-discovery of the chart (``autoDiscovery.tags``, values.yaml of chart 9.52.1); an
+    autoscaler discovering by them also scales these groups, racing this stack's.
+    """
+    return (
+        f"cluster {cluster_name}: a cluster-autoscaler it already runs with the default "
+        f"auto-discovery tags (k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/"
+        f"{cluster_name}) also scales this stack's node groups; narrow its "
+        "--node-group-auto-discovery with a tag key only its own groups carry (this stack's carry "
+        f"{stack_tag}), or set cluster.autoscaler.enabled: false here and let it manage them"
     )
 
 
