@@ -247,7 +247,12 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                surge=eks_surge(len(g.az_ids), g.update_max_unavailable),
+                # MINIMAL terminates before it launches: an update adds no node.
+                surge=(
+                    0
+                    if g.update_strategy == "MINIMAL"
+                    else eks_surge(len(g.az_ids), g.update_max_unavailable)
+                ),
                 declared=declared,
             )
         )

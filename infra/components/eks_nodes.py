@@ -175,18 +175,22 @@ def live_desired_size(
     max_size: int,
     region: str,
     parent: pulumi.Resource,
+    *,
+    seed_from_predecessor: bool = True,
 ) -> pulumi.Output[int]:
     """The desired size to send: the group's live value clamped into [min, max]; for a
-    replacement, its predecessor's (``core.predecessor``); else min."""
+    replacement, its predecessor's (``core.predecessor``) unless ``seed_from_predecessor`` is
+    off (then min, like a new group); else min."""
 
     def pick(args: list[Any]) -> pulumi.Input[int]:
         name, names = str(args[0]), list(args[1] or [])
         # A new group replacing an old one (a changed hash) starts from the old one's size.
-        source = (
-            node_group_name
-            if node_group_name in names
-            else core.predecessor(node_group_name, names)
-        )
+        if node_group_name in names:
+            source: str | None = node_group_name
+        elif seed_from_predecessor:
+            source = core.predecessor(node_group_name, names)
+        else:
+            source = None
         if source is None:  # a new group (DescribeNodegroup would fail)
             return core.desired_size(None, min_size, max_size)
         found = aws.eks.get_node_group_output(
@@ -256,7 +260,14 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
             key = ng.az_ids[0] if group.group_per_zone else "ng"
             desired = live_desired_size(
-                cluster_name, existing_groups, ng.name, ng.min_size, ng.max_size, region, self
+                cluster_name,
+                existing_groups,
+                ng.name,
+                ng.min_size,
+                ng.max_size,
+                region,
+                self,
+                seed_from_predecessor=group.seeds_from_predecessor,
             )
             node_group = aws.eks.NodeGroup(
                 f"{name}-{key}",
@@ -315,7 +326,7 @@ def _node_group_args(
             id=launch_template.id, version=launch_template.latest_version.apply(str)
         ),
         update_config=aws.eks.NodeGroupUpdateConfigArgs(
-            max_unavailable=group.update_max_unavailable
+            max_unavailable=group.update_max_unavailable, update_strategy=group.update_strategy
         ),
         # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
         # from the node monitoring agent add-on) or kubelet health fails

@@ -260,3 +260,29 @@ def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size(
     ng = rec.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4-ng").inputs
     assert ng["nodeGroupName"] != "gpu-t4-00000000"
     assert ng["scalingConfig"]["desiredSize"] == 7
+
+
+def test_every_reserved_capacity_block_and_hpc_group_updates_with_minimal_strategy(hpc):
+    # EKS NodegroupUpdateConfig.updateStrategy MINIMAL: old nodes go before new ones launch, so a
+    # fully used reservation or Capacity Block can still take an AMI or launch-template update.
+    groups = [r for r in hpc.of_type(NODE_GROUP) if r.name != "train-system"]
+    assert len(groups) == 3
+    assert {g.inputs["updateConfig"]["updateStrategy"] for g in groups} == {"MINIMAL"}
+
+
+def test_on_demand_groups_and_the_system_group_keep_the_default_surge_update(g4dn):
+    strategies = {r.inputs["updateConfig"].get("updateStrategy") for r in g4dn.of_type(NODE_GROUP)}
+    assert strategies <= {"DEFAULT", None} and "MINIMAL" not in strategies
+
+
+def test_replacement_of_a_minimal_group_starts_at_its_minimum_not_its_predecessors_size(
+    monkeypatch,
+):
+    # The predecessor still holds the reservation until it is deleted: seeding the replacement at
+    # its size would ask for nodes the reservation cannot give.
+    live = mockengine.LiveAws(node_groups={"h200-odcr-00000000": 2})
+    monkeypatch.setattr(mockengine, "LIVE", live)
+    rec = run_stack("eks-hpc")
+    ng = rec.one(NODE_GROUP, "train-h200-odcr-ng").inputs
+    assert ng["nodeGroupName"] != "h200-odcr-00000000"
+    assert ng["scalingConfig"]["desiredSize"] == 0

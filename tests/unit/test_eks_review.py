@@ -257,3 +257,22 @@ def test_priority_expander_has_a_lowest_catch_all_so_no_group_is_dropped_as_unma
 def test_efa_cards_are_written_as_sorted_ranges_and_read_back(cards, text):
     assert format_cards(cards) == text
     assert parse_cards(text) == tuple(sorted(cards))
+
+
+# --- updates that survive full reservations ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "strategy"),
+    [
+        ({"hpc": True, "zones": ["usw2-az2"]}, "MINIMAL"),
+        ({"zones": ["usw2-az2"], "capacityReservation": {"id": "cr-0123456789abcdef0"}}, "MINIMAL"),
+        ({"capacityReservation": {"preference": "capacity-reservations-only"}}, "MINIMAL"),
+        ({"capacityReservation": {"preference": "open"}}, "DEFAULT"),
+        ({}, "DEFAULT"),
+    ],
+)
+def test_update_strategy_is_minimal_exactly_for_groups_on_fixed_capacity(extra, strategy):
+    (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge", **extra))).groups
+    assert g.update_strategy == strategy
+    assert g.seeds_from_predecessor is (strategy == "DEFAULT")

@@ -65,6 +65,12 @@ _AMI_ARCH: Mapping[str, str] = {
 # surges up to twice the group's AZ count during an update ("Managed node update behavior",
 # https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
 UPDATE_MAX_UNAVAILABLE = 1
+# Update strategy (NodegroupUpdateConfig.updateStrategy, same page): DEFAULT launches new
+# instances before terminating old ones; MINIMAL "terminates the old instances before launching
+# the new instances ... useful in scenarios where you are constrained to resources ... (for
+# example, with hardware accelerators such as GPUs)". A fully used reservation, Capacity Block or
+# placement group has no room for DEFAULT's extra nodes: every update fails NodeCreationFailure.
+UpdateStrategy = Literal["DEFAULT", "MINIMAL"]
 
 # EFA nodes: "EC2 instances with EFA pre-allocate 5128 2MiB huge pages" and pods request them as
 # hugepages-2Mi (https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html); the node
@@ -141,6 +147,7 @@ class EksGroupPlan:
         az_ids: AZ IDs the pool uses (all node groups together).
         asg_tags: CA node-template tags for every ASG of the pool.
         update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
+        update_strategy: UpdateConfig.updateStrategy (``update_strategy_for``).
         node_repair: EKS node auto repair (NodeRepairConfig.enabled).
         group_per_zone: one node group per AZ.
         efa_interfaces: EFA devices each node gets (0: none; the ``vpc.amazonaws.com/efa``
@@ -166,6 +173,7 @@ class EksGroupPlan:
     az_ids: tuple[str, ...]
     asg_tags: Mapping[str, str]
     update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
+    update_strategy: UpdateStrategy = "DEFAULT"
     node_repair: bool = True
     group_per_zone: bool = False
     efa_interfaces: int = 0
@@ -175,6 +183,13 @@ class EksGroupPlan:
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def seeds_from_predecessor(self) -> bool:
+        """Whether a replacement group starts at its predecessor's size: not for MINIMAL groups,
+        whose capacity (reservation, Capacity Block, placement group) the predecessor still holds
+        until it is deleted, so the replacement starts at its minimum."""
+        return self.update_strategy == "DEFAULT"
 
     @property
     def root_device_name(self) -> str:
@@ -217,6 +232,18 @@ def choose_ami_type(
             f"use {_AMI_BY_FAMILY[(family, architecture)]}"
         )
     return explicit, None
+
+
+def update_strategy_for(pool: EksPoolSpec, capacity_type: str) -> UpdateStrategy:
+    """MINIMAL for groups whose capacity is fixed: hpc (one placement group), a Capacity Block,
+    a reservation by id or ``capacity-reservations-only``; DEFAULT (surge first) otherwise."""
+    cr = pool.capacity_reservation
+    fixed = (
+        pool.hpc
+        or capacity_type == "CAPACITY_BLOCK"
+        or (cr is not None and (cr.id is not None or cr.preference == "capacity-reservations-only"))
+    )
+    return "MINIMAL" if fixed else "DEFAULT"
 
 
 def offered_az_ids(instances: list[AwsInstance], region: str) -> set[str]:
@@ -707,6 +734,7 @@ def _assemble(
         taints=node.taints,
         az_ids=placement.az_ids,
         asg_tags=template.tags,
+        update_strategy=update_strategy_for(pool, shape.capacity_type),
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa.count,
         network_interfaces=efa.nics,
