@@ -123,7 +123,10 @@ def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
         "endpoint": f"https://{MOCK_ENDPOINT}",
         "certificateAuthorities": [{"data": MOCK_CA}],
         "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer()}"}]}],
-        "vpcConfig": {"clusterSecurityGroupId": "sg-0123456789abcdef0"},
+        "vpcConfig": {
+            "clusterSecurityGroupId": "sg-0123456789abcdef0",
+            "vpcId": "vpc-0123456789abcdef0",
+        },
     }
 
 

@@ -19,6 +19,7 @@ import pulumi_kubernetes as k8s
 from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
+    efa_security_group,
     first_asg_name,
     instance_type_offerings,
     launch_template,
@@ -109,6 +110,8 @@ class EksCluster(pulumi.ComponentResource):
         self.security_group_id = described.vpc_config.apply(
             lambda v: str(v.cluster_security_group_id or "")
         )
+        # The cluster's VPC, also of an existing cluster attached without cluster.vpc.id.
+        self.vpc_id = described.vpc_config.apply(lambda v: str(v.vpc_id or ""))
         # Node groups that already exist (their live desired size is kept on updates).
         self.existing_groups = aws.eks.get_node_groups_output(
             cluster_name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
@@ -485,6 +488,11 @@ def build_eks(plan: Plan) -> ClusterHandle:
     )
     if p.groups:  # one offerings read for every pool; each group picks its own pairs
         offerings = instance_type_offerings(cluster, p.groups, p.region)
+        efa_sg = (
+            efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
+            if p.efa_security_group
+            else None
+        )
         for g in p.groups:
             EksGpuNodeGroup(
                 f"{name}-{g.name}",
@@ -496,7 +504,11 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 stack_tag=p.stack_tag,
                 subnets=cluster.network.subnets,
                 node_role_arn=cluster.node_role.arn,
-                security_group_id=cluster.security_group_id if g.efa_interfaces else None,
+                security_group_ids=(
+                    [cluster.security_group_id, efa_sg.id]
+                    if g.network_interfaces and efa_sg is not None
+                    else []
+                ),
                 depends_on=cluster.node_dependencies,
             )
     if p.autoscaler is not None:

@@ -49,7 +49,7 @@ def launch_template(
     ami_type: str,
     disk_gib: int,
     group: core.EksGroupPlan | None = None,
-    security_group_id: pulumi.Input[str] | None = None,
+    security_group_ids: Sequence[pulumi.Input[str]] = (),
     placement_group: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     """A node launch template: IMDSv2 only, pods cut off from IMDS, encrypted gp3 volumes.
@@ -57,7 +57,7 @@ def launch_template(
     For hpc groups also EFA interfaces, the placement group and local NVMe; for a capacity
     reservation or Capacity Block its target.
     """
-    extra = _group_extras(group, security_group_id) if group is not None else {}
+    extra = _group_extras(group, security_group_ids) if group is not None else {}
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
     return aws.ec2.LaunchTemplate(
@@ -114,24 +114,25 @@ def _volumes(ami_type: str, disk_gib: int) -> list[aws.ec2.LaunchTemplateBlockDe
 
 
 def _group_extras(
-    group: core.EksGroupPlan, security_group_id: pulumi.Input[str] | None
+    group: core.EksGroupPlan, security_group_ids: Sequence[pulumi.Input[str]]
 ) -> dict[str, Any]:
     """Launch-template arguments a GPU group adds: EFA interfaces, RAID0 user data, its capacity
     reservation or Capacity Block."""
     extra: dict[str, Any] = {}
     if group.network_interfaces:
-        assert security_group_id is not None
+        assert security_group_ids
         # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
-        # security group itself, so the cluster security group is named here: it allows all
-        # traffic among its members, which EFA requires ("Amazon EKS security group
-        # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
+        # security group itself, so they are named here: the cluster security group (node and
+        # control-plane traffic, "Amazon EKS security group requirements",
+        # https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html) and the EFA group
+        # with its self rules (efa_security_group).
         extra["network_interfaces"] = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=n.card,
                 device_index=n.device,
                 interface_type=n.interface_type,
-                security_groups=[security_group_id],
+                security_groups=list(security_group_ids),
                 delete_on_termination="true",
             )
             for n in group.network_interfaces
@@ -165,6 +166,31 @@ def _group_extras(
         )
         extra["instance_type"] = group.instance_types[0]
     return extra
+
+
+def efa_security_group(
+    parent: pulumi.Resource, name: str, vpc_id: pulumi.Input[str], cluster_name: str
+) -> aws.ec2.SecurityGroup:
+    """The security group every EFA interface carries: all traffic to and from itself.
+
+    "The security group must allow all inbound and outbound traffic to and from the security
+    group itself" (EC2 "Get started with EFA", step "Prepare an EFA-enabled security group",
+    https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html); the cluster security
+    group's egress to 0.0.0.0/0 does not cover EFA's SRD traffic (terraform-aws-modules/
+    terraform-aws-eks node_group ``egress_all_self_efa`` adds the same self rule).
+    """
+    every = {"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}
+    return aws.ec2.SecurityGroup(
+        name,
+        aws.ec2.SecurityGroupArgs(
+            vpc_id=vpc_id,
+            description=f"EFA traffic among the EFA interfaces of {cluster_name} (gpu-infra)",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(**every)],
+            egress=[aws.ec2.SecurityGroupEgressArgs(**every)],
+            tags={"Name": name},
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
 
 
 def live_desired_size(
@@ -227,7 +253,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         stack_tag: str,
         subnets: Mapping[str, pulumi.Input[str]],
         node_role_arn: pulumi.Input[str],
-        security_group_id: pulumi.Input[str] | None,
+        security_group_ids: Sequence[pulumi.Input[str]],
         depends_on: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -251,7 +277,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             ami_type=group.ami_type,
             disk_gib=group.disk_size_gib,
             group=group,
-            security_group_id=security_group_id,
+            security_group_ids=security_group_ids,
             placement_group=pg.name if pg is not None else None,
         )
         offered = _offered_subnets(group, region, subnets, offerings)

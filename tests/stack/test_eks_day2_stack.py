@@ -135,7 +135,8 @@ def test_efa_launch_template_names_the_cluster_security_group_and_placement_grou
     nics = lt["networkInterfaces"]
     assert len(nics) == 32 and nics[0]["interfaceType"] == "efa"
     assert {n["interfaceType"] for n in nics[1:]} == {"efa-only"}
-    assert all(n["securityGroups"] == ["sg-0123456789abcdef0"] for n in nics)
+    sgs = ["sg-0123456789abcdef0", "train-efa_id"]  # the cluster's, then the EFA self group
+    assert all(n["securityGroups"] == sgs for n in nics)
     pg = hpc.one("aws:ec2/placementGroup:PlacementGroup", "train-h100-efa-pg")
     assert (
         pg.inputs["strategy"] == "cluster" and lt["placement"]["groupName"] == "train-h100-efa-pg"
@@ -286,3 +287,20 @@ def test_replacement_of_a_minimal_group_starts_at_its_minimum_not_its_predecesso
     ng = rec.one(NODE_GROUP, "train-h200-odcr-ng").inputs
     assert ng["nodeGroupName"] != "h200-odcr-00000000"
     assert ng["scalingConfig"]["desiredSize"] == 0
+
+
+def test_efa_security_group_allows_all_traffic_to_and_from_itself_on_every_efa_interface(hpc):
+    # EC2 "Prepare an EFA-enabled security group": all inbound and outbound traffic to and from
+    # the security group itself; the cluster group's egress to 0.0.0.0/0 does not cover EFA.
+    (sg,) = hpc.of_type("aws:ec2/securityGroup:SecurityGroup")
+    every = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
+    assert sg.inputs["ingress"] == [every] and sg.inputs["egress"] == [every]
+    assert sg.inputs["vpcId"] == "vpc-0123456789abcdef0"
+    efa_lts = [lt for lt in hpc.of_type(LT) if lt.inputs.get("networkInterfaces")]
+    assert {lt.name for lt in efa_lts} == {"train-h100-efa-lt", "train-h200-odcr-lt"}
+    for lt in efa_lts:
+        assert all("train-efa_id" in n["securityGroups"] for n in lt.inputs["networkInterfaces"])
+
+
+def test_stacks_without_efa_make_no_efa_security_group(g4dn):
+    assert g4dn.of_type("aws:ec2/securityGroup:SecurityGroup") == []

@@ -161,6 +161,12 @@ class EksPlan:
     device_plugin: DevicePluginPlan | None = None
     efa_device_plugin: DevicePluginPlan | None = None
 
+    @property
+    def efa_security_group(self) -> bool:
+        """One security group with self ingress and egress for every EFA interface of the stack
+        (EC2 "Prepare an EFA-enabled security group"), made when a group has EFA interfaces."""
+        return any(g.network_interfaces for g in self.groups)
+
 
 def managed_policy_arn(partition: str, name: str) -> str:
     """The ARN of an AWS managed IAM policy in ``partition`` (aws, aws-cn, aws-us-gov)."""
