@@ -31,6 +31,7 @@ from infra.components.helm import helm_release
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.device_plugin import DevicePluginPlan
+from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -69,7 +70,7 @@ class EksCluster(pulumi.ComponentResource):
         subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
         self.node_role = aws.iam.Role(
-            f"{name}-nodes",
+            fit_autonamed(f"{name}-nodes", IAM_ROLE_NAME_MAX),
             aws.iam.RoleArgs(
                 description=f"EKS nodes of {plan.cluster_name} (gpu-infra)",
                 assume_role_policy=json.dumps(
@@ -369,7 +370,7 @@ def workload_role(
             )
         )
     role = aws.iam.Role(
-        f"{name}-role",
+        fit_autonamed(f"{name}-role", IAM_ROLE_NAME_MAX),
         aws.iam.RoleArgs(description=f"{what} ({plan.identity})", assume_role_policy=trust),
         opts=pulumi.ResourceOptions(parent=parent),
     )

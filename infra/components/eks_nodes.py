@@ -19,6 +19,7 @@ import pulumi_aws as aws
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.groups import data_volume_device
+from infra.core.eks.names import LAUNCH_TEMPLATE_NAME_MAX, fit_autonamed
 
 # nodeadm user data: RAID0 the instance-store NVMe for kubelet and containerd
 # (https://awslabs.github.io/amazon-eks-ami/nodeadm/doc/api/#localstoragestrategy). EKS merges a
@@ -61,7 +62,7 @@ def launch_template(
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
     return aws.ec2.LaunchTemplate(
-        name,
+        fit_autonamed(name, LAUNCH_TEMPLATE_NAME_MAX),
         aws.ec2.LaunchTemplateArgs(
             description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
             update_default_version=True,

@@ -304,3 +304,18 @@ def test_efa_security_group_allows_all_traffic_to_and_from_itself_on_every_efa_i
 
 def test_stacks_without_efa_make_no_efa_security_group(g4dn):
     assert g4dn.of_type("aws:ec2/securityGroup:SecurityGroup") == []
+
+
+def test_a_30_character_cluster_name_keeps_every_iam_name_within_64_and_tag_key_within_128():
+    cfg = raw("eks-zonal-spot")  # Pod Identity, EBS CSI role, per-AZ groups
+    cfg["gpu-infra:cluster"]["name"] = "c" * 30
+    rec = run_stack(cfg, "a-rather-long-stack-name-for-tests")
+    roles = rec.of_type("aws:iam/role:Role")
+    assert roles
+    # Pulumi auto-names "<logical>-<7 random>": IAM CreateRole RoleName is 1-64.
+    assert all(len(r.name) + 8 <= 64 for r in roles), [r.name for r in roles]
+    keys = [t.inputs["tag"]["key"] for t in rec.of_type(TAG)]
+    keys += [k for ng in rec.of_type(NODE_GROUP) for k in ng.inputs["tags"]]
+    assert keys and max(len(k) for k in keys) <= 128
+    lts = rec.of_type(LT)
+    assert all(len(lt.name) + 8 <= 128 for lt in lts)

@@ -11,6 +11,7 @@ from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as eks
 from infra.core.eks.device_plugin import plan_efa_device_plugin
 from infra.core.eks.groups import NetworkInterface, efa_interfaces
+from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs
 from tests.unit.test_eks import plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
@@ -276,3 +277,34 @@ def test_update_strategy_is_minimal_exactly_for_groups_on_fixed_capacity(extra, 
     (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge", **extra))).groups
     assert g.update_strategy == strategy
     assert g.seeds_from_predecessor is (strategy == "DEFAULT")
+
+
+# --- names and types the receivers accept ---------------------------------------------------------
+
+
+def test_arm64_system_group_gets_the_arm_standard_ami_type():
+    cfg = pools(gpu_pool(machineType="g4dn.xlarge"), systemPool={"machineType": "m7g.large"})
+    system = plan_of(cfg).system
+    assert system is not None and system.ami_type == "AL2023_ARM_64_STANDARD"
+    x86 = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).system
+    assert x86 is not None and x86.ami_type == "AL2023_x86_64_STANDARD"
+
+
+def test_t3_medium_plans_as_a_system_type():
+    cfg = pools(gpu_pool(machineType="g4dn.xlarge"), systemPool={"machineType": "t3.medium"})
+    system = plan_of(cfg).system
+    assert system is not None and system.instance_types == ("t3.medium",)
+
+
+def test_fit_keeps_names_that_fit_and_cuts_longer_ones_to_the_limit_with_a_stable_hash():
+    assert fit("short", 10) == "short"
+    long = "x" * 70
+    assert len(fit(long, 64)) == 64 and fit(long, 64) == fit(long, 64)
+    assert fit(long, 64) != fit(long + "y", 64)
+    assert len(fit_autonamed(long, 64)) + AUTONAME_SUFFIX == 64
+
+
+def test_stack_tag_key_is_at_most_128_and_release_name_at_most_53_helms_limit():
+    assert len(ca.stack_tag("c" * 100, "s" * 60)) == TAG_KEY_MAX
+    assert ca.stack_tag("ml", "prod") == "gpu-infra/autoscaler/ml/prod"  # unchanged when it fits
+    assert len(ca.stack_release_name("s" * 60)) == HELM_RELEASE_MAX

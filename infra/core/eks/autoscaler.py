@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit
 from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
@@ -72,8 +73,6 @@ ON_DEMAND_PRIORITY = 10
 CATCH_ALL_PRIORITY = 1
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
-# Kubernetes object names (namespaces, service accounts): DNS-1123 labels, at most 63 characters.
-NAME_MAX = 63
 
 
 # The leader-election lock: a Lease named --leader-elect-resource-name (default below,
@@ -152,7 +151,8 @@ def stack_release_name(stack: str) -> str:
     priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
     """
     slug = "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
-    return f"{CHART_NAME}-{slug}"[:NAME_MAX].rstrip("-")
+    # Helm's 53 (also under the 63 of the namespace and service account named the same).
+    return fit(f"{CHART_NAME}-{slug}", HELM_RELEASE_MAX)
 
 
 def taint_tag_value(taint: Taint) -> str:
@@ -197,9 +197,9 @@ def node_template_tags(
 
 def check_tag(key: str, value: str) -> str | None:
     """Why an ASG tag is invalid (AWS: key 1-128 chars, value <= 256 chars), or ``None``."""
-    if not 1 <= len(key) <= 128:
+    if not 1 <= len(key) <= TAG_KEY_MAX:
         return f"tag key {key!r} is {len(key)} characters; ASG tag keys are 1-128"
-    if len(value) > 256:
+    if len(value) > TAG_VALUE_MAX:
         return f"tag {key!r} value is {len(value)} characters; ASG tag values are at most 256"
     return None
 
@@ -210,8 +210,8 @@ def image_tag(kubernetes_version: str) -> str | None:
 
 
 def stack_tag(cluster_name: str, stack: str) -> str:
-    """The ASG tag key that marks this stack's node groups (value ``owned``)."""
-    return f"gpu-infra/autoscaler/{cluster_name}/{stack}"
+    """The ASG tag key that marks this stack's node groups (value ``owned``), at most 128."""
+    return fit(f"gpu-infra/autoscaler/{cluster_name}/{stack}", TAG_KEY_MAX)
 
 
 def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str]) -> str:

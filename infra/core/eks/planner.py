@@ -48,11 +48,16 @@ from infra.core.eks.network import (
 )
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
-from infra.core.system_pool import aws_system_type_problem
+from infra.core.system_pool import aws_architecture, aws_system_type_problem
 
 SYSTEM_GROUP = "system"
-# The system (CPU) group's AMI; AL2023 is the EKS default OS from Kubernetes 1.30.
-SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+# The system (CPU) group's AMI per CPU architecture; AL2023 is the EKS default OS from Kubernetes
+# 1.30 (botocore data eks/2017-11-01/service-2.json AMITypes).
+SYSTEM_AMI_TYPES: Mapping[str, str] = {
+    "x86_64": "AL2023_x86_64_STANDARD",
+    "arm64": "AL2023_ARM_64_STANDARD",
+}
+SYSTEM_AMI_TYPE = SYSTEM_AMI_TYPES["x86_64"]
 
 # Access policies (https://docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
 _ACCESS_POLICY = {
@@ -417,9 +422,10 @@ def _plan_system(
     if problem := aws_system_type_problem(sp.machine_type, catalog):
         issues.add("cluster.systemPool.machineType", problem)
     azs = network.control_plane_az_ids if network is not None else ()
+    ami_type = SYSTEM_AMI_TYPES[aws_architecture(sp.machine_type)]
     immutable = {
         "instanceTypes": [sp.machine_type],
-        "amiType": SYSTEM_AMI_TYPE,
+        "amiType": ami_type,
         "capacityType": "ON_DEMAND",
         "subnets": list(azs),
     }
@@ -427,7 +433,7 @@ def _plan_system(
         name=SYSTEM_GROUP,
         node_group_name=node_group_name(SYSTEM_GROUP, None, immutable),
         instance_types=(sp.machine_type,),
-        ami_type=SYSTEM_AMI_TYPE,
+        ami_type=ami_type,
         min_size=sp.min_nodes,
         max_size=sp.max_nodes,
         disk_size_gib=sp.disk_size_gb,
