@@ -308,3 +308,30 @@ def test_stack_tag_key_is_at_most_128_and_release_name_at_most_53_helms_limit():
     assert len(ca.stack_tag("c" * 100, "s" * 60)) == TAG_KEY_MAX
     assert ca.stack_tag("ml", "prod") == "gpu-infra/autoscaler/ml/prod"  # unchanged when it fits
     assert len(ca.stack_release_name("s" * 60)) == HELM_RELEASE_MAX
+
+
+# --- balancing that fires ---------------------------------------------------------------------
+
+
+def _ca_template_labels(asg_tags: dict[str, str], ng_name: str) -> dict[str, str]:
+    """CA's template labels of a managed group's ASG (aws_manager.go extractLabelsFromAsg):
+    node-template label tags plus every ``eks:`` tag EKS puts on the ASG, prefix dropped."""
+    labels = {k.removeprefix(PREFIX + "label/"): v for k, v in asg_tags.items() if "/label/" in k}
+    return {**labels, "cluster-name": "ml", "nodegroup-name": ng_name}
+
+
+def test_group_per_zone_groups_are_similar_once_the_balancing_ignore_label_is_dropped():
+    p = plan_of(pools(gpu_pool(machineType="g4dn.xlarge", groupPerZone=True, maxNodes=8)))
+    (g,) = p.groups
+    assert p.autoscaler is not None and len(g.node_groups) > 1
+    ignored = p.autoscaler.values["extraArgs"]["balancing-ignore-label"]
+    assert ignored == "nodegroup-name"
+    per_group = [_ca_template_labels(dict(g.asg_tags), ng.name) for ng in g.node_groups]
+    assert len({tuple(sorted(t.items())) for t in per_group}) == len(g.node_groups)  # differ...
+    kept = [{k: v for k, v in t.items() if k != ignored} for t in per_group]
+    assert all(t == kept[0] for t in kept)  # ...until CA ignores the per-group label
+
+
+def test_no_balancing_ignore_label_without_balancing():
+    a = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
+    assert a is not None and "balancing-ignore-label" not in a.values["extraArgs"]

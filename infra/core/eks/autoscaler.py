@@ -66,6 +66,13 @@ IMAGE_TAGS: Mapping[str, str] = {
 # stack tag narrows discovery (and the IAM condition) to this stack's groups.
 ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 STACK_TAG_VALUE = "owned"
+# CA's AWS provider turns the ASG tag eks:nodegroup-name into a template label ``nodegroup-name``
+# (cloudprovider/aws/aws_manager.go extractLabelsFromAsg splits keys on "eks:"), which differs per
+# node group and is not among the labels the AWS comparator ignores
+# (processors/nodegroupset/aws_nodegroups.go: eks.amazonaws.com/nodegroup is, nodegroup-name is
+# not), so per-AZ groups are never "similar" and never balanced (kubernetes/autoscaler#6954).
+# Flag --balancing-ignore-label (config/flags/flags.go) adds it to the ignored set.
+BALANCING_IGNORE_LABEL = "nodegroup-name"
 # The ConfigMap the priority expander reads (cluster-autoscaler/expander/priority/readme.md).
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SPOT_PRIORITY = 20
@@ -267,7 +274,8 @@ def helm_values(
       like CoreDNS that must not be evicted by a scale-down;
     - ``balance-similar-node-groups``: on with ``groupPerZone`` (README "Common Notes": an
       ASG per AZ plus this flag for zonal EBS volumes); off otherwise, where spot and on-demand
-      GPU groups are not meant to be balanced;
+      GPU groups are not meant to be balanced; with it ``balancing-ignore-label`` for the
+      per-group label EKS's ASG tags add (``BALANCING_IGNORE_LABEL``);
     - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes;
     - ``fullnameOverride`` (``fullname``) and the service account: per stack on an existing
       cluster (``stack_release_name``), so ClusterRole and ServiceAccount never collide with
@@ -292,6 +300,8 @@ def helm_values(
         "extraArgs": extra_args,
         "nodeSelector": dict(node_selector),
     }
+    if balance_similar:
+        extra_args["balancing-ignore-label"] = BALANCING_IGNORE_LABEL
     if fullname is not None:
         # The lease keeps its default name: the release's own namespace already separates it
         # from another autoscaler's, and the chart grants get/update on that name only
