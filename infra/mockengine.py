@@ -103,12 +103,14 @@ class LiveAws:
         node_groups: EKS node group name -> its current desired size.
         oidc_provider: whether the cluster's IAM OIDC provider exists.
         oidc_provider_tags: its tags.
+        oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
     """
 
     node_groups: dict[str, int] = field(default_factory=dict)
     oidc_provider: bool = True
     oidc_provider_tags: dict[str, str] = field(default_factory=dict)
+    oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
 
 
@@ -137,8 +139,11 @@ def _oidc_provider_arn(url: object) -> str:
 
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     url = str(args.get("url", "")).removeprefix("https://")
+    if LIVE.oidc_lookup_error is not None:
+        raise InvokeFailure(LIVE.oidc_lookup_error)
     if not LIVE.oidc_provider:
-        raise InvokeFailure(f"NoSuchEntity: OpenIDConnect provider not found for url {url}")
+        # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
+        raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
     return {
         "id": url,
         "url": url,
@@ -252,6 +257,7 @@ class Registered:
     inputs: dict[str, Any]
     depends_on: tuple[str, ...]
     ignore_changes: tuple[str, ...] = ()  # the ignoreChanges option: paths the engine never diffs
+    retain_on_delete: bool = False  # the retainOnDelete option: destroy leaves it in the cloud
 
     def to_json(self) -> dict[str, Any]:
         """The contract's resource shape for ``python -m infra.plan --json``."""
@@ -399,6 +405,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=_plain(inputs),
                 depends_on=tuple(sorted(deps)),
                 ignore_changes=tuple(request.ignoreChanges),
+                retain_on_delete=bool(request.retainOnDelete),
             )
         )
         return response

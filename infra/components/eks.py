@@ -165,7 +165,9 @@ class EksCluster(pulumi.ComponentResource):
             found = aws.iam.get_open_id_connect_provider(
                 url=f"https://{issuer}", opts=pulumi.InvokeOptions(parent=self)
             )
-        except Exception:  # noqa: BLE001  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
+        except Exception as e:  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
+            if problem := core.oidc_lookup_problem(str(e), plan.cluster_name):
+                raise pulumi.RunError(problem) from e
             found = None
         if found is not None and (found.tags or {}).get(OWNER_TAG) != owner:
             return pulumi.Output.from_input(found.arn)
@@ -177,7 +179,9 @@ class EksCluster(pulumi.ComponentResource):
                 client_id_lists=["sts.amazonaws.com"],
                 tags={OWNER_TAG: owner},
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
+            # next run of this stack finds it by its tag again.
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
         )
         return provider.arn
 

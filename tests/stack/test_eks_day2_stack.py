@@ -319,3 +319,17 @@ def test_a_30_character_cluster_name_keeps_every_iam_name_within_64_and_tag_key_
     assert keys and max(len(k) for k in keys) <= 128
     lts = rec.of_type(LT)
     assert all(len(lt.name) + 8 <= 128 for lt in lts)
+
+
+def test_oidc_provider_this_stack_creates_is_retained_on_destroy(monkeypatch):
+    # Other stacks' IRSA roles on the shared cluster trust it; destroy must not delete it.
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_provider=False))
+    (provider,) = run_stack("eks-existing").of_type(OIDC)
+    assert provider.retain_on_delete
+
+
+def test_oidc_lookup_access_denied_is_reported_not_read_as_missing(monkeypatch):
+    denied = "reading IAM OIDC Provider: AccessDenied: not authorized to perform: iam:List..."
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_lookup_error=denied))
+    with pytest.raises(Exception, match="looking it up failed: .*AccessDenied"):
+        run_stack("eks-existing")

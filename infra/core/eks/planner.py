@@ -496,6 +496,25 @@ def workload_trust_policy(
     return {"Version": "2012-10-17", "Statement": [statement]}
 
 
+# What the provider's OIDC provider lookup by URL says when there is none: terraform-provider-aws
+# internal/service/iam/openid_connect_provider_data_source.go findOpenIDConnectProviderByURL
+# returns retry.NotFoundError ("couldn't find resource"); IAM's own error code is NoSuchEntity.
+OIDC_NOT_FOUND = ("couldn't find resource", "NoSuchEntity")
+
+
+def oidc_lookup_problem(error: str, cluster_name: str) -> str | None:
+    """``None`` when the IAM OIDC provider lookup failed because there is none (IRSA then creates
+    it); otherwise why the stack must stop: an unreadable provider is not a missing one."""
+    if any(marker in error for marker in OIDC_NOT_FOUND):
+        return None
+    return (
+        f"cluster.autoscaler.identity: irsa needs cluster {cluster_name}'s IAM OIDC provider, "
+        f"but looking it up failed: {error.splitlines()[0] if error else 'no reason given'} "
+        "(grant iam:ListOpenIDConnectProviders and iam:GetOpenIDConnectProvider, or use "
+        "pod-identity)"
+    )
+
+
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
     """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token``."""
     return exec_kubeconfig(
