@@ -169,6 +169,17 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     }
 
 
+def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """DescribeAddonVersions' default for a Kubernetes version: a placeholder naming both."""
+    addon, k8s = args["addonName"], args["kubernetesVersion"]
+    return {
+        "id": addon,
+        "addonName": addon,
+        "kubernetesVersion": k8s,
+        "version": f"v0.0.0-default-for-{k8s}",
+    }
+
+
 def _aws_eks_get_addon(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     if not LIVE.pod_identity_agent:
         raise InvokeFailure(f"ResourceNotFoundException: No addon: {args['addonName']}")
@@ -218,6 +229,7 @@ INVOKES: dict[str, InvokeFn] = {
     "aws:eks/getNodeGroups:getNodeGroups": _aws_eks_get_node_groups,
     "aws:eks/getNodeGroup:getNodeGroup": _aws_eks_get_node_group,
     "aws:eks/getAddon:getAddon": _aws_eks_get_addon,
+    "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
 }
 
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).

@@ -254,6 +254,7 @@ class EksCluster(pulumi.ComponentResource):
                 instance_types=list(s.instance_types),
                 ami_type=s.ami_type,
                 capacity_type="ON_DEMAND",
+                version=plan.kubernetes_version,  # follows the control plane, as the GPU groups
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=lt.id, version=lt.latest_version.apply(str)
                 ),
@@ -329,12 +330,22 @@ class EksAddons(pulumi.ComponentResource):
                     ]
                 else:
                     extra["service_account_role_arn"] = role.arn
+            # EKS's default version of the add-on for the cluster's Kubernetes version
+            # (DescribeAddonVersions defaultVersion), so a kubernetesVersion bump updates it too.
+            version = aws.eks.get_addon_version_output(
+                addon_name=addon.name,
+                kubernetes_version=plan.kubernetes_version,
+                most_recent=False,
+                region=plan.region,
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            ).version
             self.ready.append(
                 aws.eks.Addon(
                     f"{name}-{addon.name}",
                     aws.eks.AddonArgs(
                         cluster_name=cluster.name,
                         addon_name=addon.name,
+                        addon_version=version,
                         # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
                         # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
                         resolve_conflicts_on_create="OVERWRITE",
@@ -507,6 +518,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 offerings=offerings,
                 region=p.region,
                 stack_tag=p.stack_tag,
+                kubernetes_version=p.kubernetes_version,
                 subnets=cluster.network.subnets,
                 node_role_arn=cluster.node_role.arn,
                 security_group_ids=(

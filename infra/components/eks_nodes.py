@@ -252,6 +252,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         offerings: pulumi.Output[Any],
         region: str,
         stack_tag: str,
+        kubernetes_version: str,
         subnets: Mapping[str, pulumi.Input[str]],
         node_role_arn: pulumi.Input[str],
         security_group_ids: Sequence[pulumi.Input[str]],
@@ -307,6 +308,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                     node_role_arn=node_role_arn,
                     launch_template=lt,
                     stack_tag=stack_tag,
+                    kubernetes_version=kubernetes_version,
                 ),
                 opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
             )
@@ -328,11 +330,15 @@ def _node_group_args(
     node_role_arn: pulumi.Input[str],
     launch_template: aws.ec2.LaunchTemplate,
     stack_tag: str,
+    kubernetes_version: str,
 ) -> aws.eks.NodeGroupArgs:
     """One managed node group of ``group``: every value from the plan."""
     return aws.eks.NodeGroupArgs(
         cluster_name=cluster_name,
         node_group_name=ng.name,
+        # Nodes follow cluster.kubernetesVersion (UpdateNodegroupVersion, in place, after the
+        # control plane: the group depends on the cluster); EKS picks the latest AMI release.
+        version=kubernetes_version,
         node_role_arn=node_role_arn,
         subnet_ids=subnet_ids,
         # A Capacity Block's launch template names the type (EKS rejects both).

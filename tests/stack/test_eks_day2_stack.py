@@ -331,5 +331,5 @@ def test_oidc_provider_this_stack_creates_is_retained_on_destroy(monkeypatch):
 def test_oidc_lookup_access_denied_is_reported_not_read_as_missing(monkeypatch):
     denied = "reading IAM OIDC Provider: AccessDenied: not authorized to perform: iam:List..."
     monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_lookup_error=denied))
-    with pytest.raises(Exception, match="looking it up failed: .*AccessDenied"):
+    with pytest.raises(Exception, match=r"looking it up failed: .*AccessDenied"):
         run_stack("eks-existing")
