@@ -197,7 +197,7 @@ def efa_security_group(
 def live_desired_size(
     cluster_name: pulumi.Input[str],
     existing: pulumi.Output[list[str]],
-    node_group_name: str,
+    node_group_name: pulumi.Input[str],
     min_size: int,
     max_size: int,
     region: str,
@@ -210,12 +210,12 @@ def live_desired_size(
     off (then min, like a new group); else min."""
 
     def pick(args: list[Any]) -> pulumi.Input[int]:
-        name, names = str(args[0]), list(args[1] or [])
+        name, names, ng_name = str(args[0]), list(args[1] or []), str(args[2])
         # A new group replacing an old one (a changed hash) starts from the old one's size.
-        if node_group_name in names:
-            source: str | None = node_group_name
+        if ng_name in names:
+            source: str | None = ng_name
         elif seed_from_predecessor:
-            source = core.predecessor(node_group_name, names)
+            source = core.predecessor(ng_name, names)
         else:
             source = None
         if source is None:  # a new group (DescribeNodegroup would fail)
@@ -230,7 +230,7 @@ def live_desired_size(
             lambda sc: core.desired_size(sc[0].desired_size if sc else None, min_size, max_size)
         )
 
-    return pulumi.Output.all(cluster_name, existing).apply(pick)
+    return pulumi.Output.all(cluster_name, existing, node_group_name).apply(pick)
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
@@ -285,12 +285,19 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         offered = _offered_subnets(group, region, subnets, offerings)
         self.asg_names: list[pulumi.Output[str]] = []
         for ng in group.node_groups:
-            ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
+            # The planned name and AZs, or a live group's that only the catalog's AZs changed.
+            kept = existing_groups.apply(
+                lambda names, ng=ng: core.live_name(ng.name, ng.az_ids, ng.frozen, names)
+            )
+            ng_name = kept.apply(lambda k: k[0])
+            ng_subnets = pulumi.Output.all(offered, kept).apply(
+                lambda a: [s for az, s in a[0] if az in a[1][1]]
+            )
             key = ng.az_ids[0] if group.group_per_zone else "ng"
             desired = live_desired_size(
                 cluster_name,
                 existing_groups,
-                ng.name,
+                ng_name,
                 ng.min_size,
                 ng.max_size,
                 region,
@@ -302,6 +309,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                 _node_group_args(
                     group,
                     ng,
+                    ng_name,
                     cluster_name=cluster_name,
                     subnet_ids=ng_subnets,
                     desired_size=desired,
@@ -323,6 +331,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 def _node_group_args(
     group: core.EksGroupPlan,
     ng: core.EksNodeGroup,
+    ng_name: pulumi.Input[str],
     *,
     cluster_name: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],
@@ -335,7 +344,7 @@ def _node_group_args(
     """One managed node group of ``group``: every value from the plan."""
     return aws.eks.NodeGroupArgs(
         cluster_name=cluster_name,
-        node_group_name=ng.name,
+        node_group_name=ng_name,
         # Nodes follow cluster.kubernetesVersion (UpdateNodegroupVersion, in place, after the
         # control plane: the group depends on the cluster); EKS picks the latest AMI release.
         version=kubernetes_version,
@@ -366,7 +375,7 @@ def _node_group_args(
         # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
         node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=group.node_repair),
         tags={
-            "Name": ng.name,
+            "Name": ng_name,
             **group.node_group_tags,
             stack_tag: ca.STACK_TAG_VALUE,
         },

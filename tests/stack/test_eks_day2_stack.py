@@ -333,3 +333,25 @@ def test_oidc_lookup_access_denied_is_reported_not_read_as_missing(monkeypatch):
     monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_lookup_error=denied))
     with pytest.raises(Exception, match=r"looking it up failed: .*AccessDenied"):
         run_stack("eks-existing")
+
+
+def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(monkeypatch):
+    # The catalog now lists one more AZ for the pool than when the live group was made: the
+    # deploy keeps the live group (name, AZs) instead of replacing it with a wider one.
+    from infra.core.config.stack import parse
+    from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
+    from infra.core.plan import build_plan
+
+    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).eks
+    assert eks is not None
+    (ng,) = next(g for g in eks.groups if g.name == "gpu-t4").node_groups
+    assert ng.frozen is not None and len(ng.az_ids) > 1
+    narrower = ng.az_ids[:-1]
+    old = node_group_name(
+        "gpu-t4", None, {**ng.frozen.hash_base, **subnet_hash_inputs(narrower, {})}
+    )
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={old: 3}))
+    rec = run_stack("eks-g4dn")
+    sent = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs
+    assert sent["nodeGroupName"] == old and sent["tags"]["Name"] == old
+    assert len(sent["subnetIds"]) == len(narrower) and sent["scalingConfig"]["desiredSize"] == 3

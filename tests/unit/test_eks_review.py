@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import yaml
 
 from infra.core.catalog.build import aws_type_info, format_cards
-from infra.core.catalog.vendored import parse_cards
+from infra.core.catalog.vendored import DATA_DIR, Catalog, parse_cards
+from infra.core.config.stack import parse
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as eks
 from infra.core.eks.device_plugin import plan_efa_device_plugin
-from infra.core.eks.groups import NetworkInterface, efa_interfaces
+from infra.core.eks.groups import EksNodeGroup, NetworkInterface, efa_interfaces
+from infra.core.eks.lifecycle import live_name as core_live_name
 from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs
+from infra.core.plan import build_plan
 from tests.unit.test_eks import plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
 
@@ -335,3 +340,44 @@ def test_group_per_zone_groups_are_similar_once_the_balancing_ignore_label_is_dr
 def test_no_balancing_ignore_label_without_balancing():
     a = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
     assert a is not None and "balancing-ignore-label" not in a.values["extraArgs"]
+
+
+# --- names that never change under a user: a catalog refresh adds an AZ -----------------------
+
+
+def _catalog_without(tmp_path, itype: str, az: str) -> Catalog:
+    data = tmp_path / "catalog"
+    shutil.copytree(DATA_DIR, data)
+    f = data / "aws_gpu_instances.csv"
+    lines = f.read_text(encoding="utf-8").splitlines(keepends=True)
+    f.write_text("".join(ln for ln in lines if not ln.startswith(f"{itype},") or az not in ln))
+    return Catalog(data)
+
+
+def _groups(cfg, catalog: Catalog) -> list[EksNodeGroup]:
+    p = build_plan(parse(cfg, "test"), catalog).eks
+    assert p is not None
+    return [ng for g in p.groups for ng in g.node_groups]
+
+
+def test_a_catalog_row_for_a_new_az_leaves_every_live_groups_name_and_azs_unchanged(tmp_path):
+    cfg = pools(
+        gpu_pool(name="t4", machineType="g4dn.xlarge"),
+        gpu_pool(name="t4-zonal", machineType="g4dn.xlarge", groupPerZone=True),
+        gpu_pool(name="h100", machineType="p5.48xlarge", hpc=True),
+    )
+    before = _groups(cfg, _catalog_without(tmp_path, "g4dn.xlarge", "usw2-az3"))
+    after = _groups(cfg, Catalog.load())  # the refreshed catalog lists usw2-az3 for g4dn too
+    live = [ng.name for ng in before]
+    assert {ng.name for ng in after} - set(live)  # planned alone, the new AZ would rename
+    kept = {core_live_name(ng.name, ng.az_ids, ng.frozen, live) for ng in after}
+    assert {(ng.name, ng.az_ids) for ng in before} <= kept  # every live group as it was
+    new_zonal = [k for k in kept if k[1] == ("usw2-az3",)]
+    assert [n for n, _ in new_zonal] == [ng.name for ng in after if ng.az_ids == ("usw2-az3",)]
+
+
+def test_a_pool_with_zones_is_not_frozen_and_moves_with_them():
+    (g,) = plan_of(pools(gpu_pool(machineType="g4dn.xlarge", zones=["usw2-az1"]))).groups
+    (ng,) = g.node_groups
+    assert ng.frozen is None
+    assert core_live_name(ng.name, ng.az_ids, None, ["gpu-00000000"]) == (ng.name, ng.az_ids)

@@ -226,13 +226,16 @@ def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str])
 
     Keys are priorities (higher wins), values regexes over ASG names; EKS names a managed node
     group's ASG ``eks-<nodegroup>-<uuid>`` (cluster-autoscaler/expander/priority/readme.md). When
-    every spot group fails to scale (a stockout backs it off), CA takes the next priority.
+    every spot group fails to scale (a stockout backs it off), CA takes the next priority. A
+    group's regex matches its name with any 8-hex hash (``<pool>[-<az id>]-<hash>``), so it also
+    holds for the group's replacement while both exist and for a live group kept under its
+    earlier name (``lifecycle.live_name``).
     """
     lines: list[str] = []
     for prio, groups in ((SPOT_PRIORITY, spot_groups), (ON_DEMAND_PRIORITY, on_demand_groups)):
         if groups:
             lines.append(f"{prio}:")
-            lines += [f"  - ^eks-{g}-.*$" for g in groups]
+            lines += [f"  - ^eks-{g.rsplit('-', 1)[0]}-[0-9a-f]{{8}}-.*$" for g in groups]
     # Lowest, for every other discovered group (the system group): the expander drops a group no
     # regex matches ("not found in priority expander configuration. The group won't be used",
     # cluster-autoscaler/expander/priority/priority.go), so the catch-all keeps it a last resort.

@@ -16,7 +16,7 @@ from infra.core.catalog.vendored import AwsGpuFamily, AwsInstance, Catalog, GpuM
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.eks import autoscaler
 from infra.core.eks.instance_types import check_types, choose_capacity_type
-from infra.core.eks.lifecycle import node_group_name, split_sizes
+from infra.core.eks.lifecycle import FrozenAzs, node_group_name, split_sizes, subnet_hash_inputs
 from infra.core.eks.network import EksNetworkPlan
 from infra.core.errors import Issues, join_path
 from infra.core.pools import PoolHints, Taint
@@ -120,12 +120,15 @@ class EksNodeGroup:
         az_ids: the AZ IDs its subnets are in.
         min_size: minimum nodes.
         max_size: maximum nodes.
+        frozen: for AZs the catalog chose (no ``zones``), what lets a deploy keep a live group
+            named over fewer AZs instead of replacing it (``lifecycle.live_name``).
     """
 
     name: str
     az_ids: tuple[str, ...]
     min_size: int
     max_size: int
+    frozen: FrozenAzs | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -310,6 +313,7 @@ class _Placement:
     """Step 2 (AZs and subnets): where the pool's nodes go."""
 
     az_ids: tuple[str, ...]
+    offered: tuple[str, ...]  # every usable AZ, before hpc/reservations keep one
     reservation_id: str | None
     single_az: bool
     zones_n: int
@@ -439,6 +443,7 @@ def _plan_placement(
             )
         usable = with_subnet
     az_ids = sorted(usable)
+    offered_azs = tuple(az_ids)
     reservation_id = pool.capacity_reservation.id if pool.capacity_reservation else None
     single_az = pool.hpc or reservation_id is not None
     if reservation_id is not None and (pool.zones is None or len(pool.zones) != 1):
@@ -464,6 +469,7 @@ def _plan_placement(
         az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
     return _Placement(
         az_ids=tuple(az_ids),
+        offered=offered_azs,
         reservation_id=reservation_id,
         single_az=single_az,
         zones_n=len(az_ids) if pool.group_per_zone else 1,
@@ -634,23 +640,29 @@ def _node_groups(
         "capacityType": shape.capacity_type,
     }
 
+    given = dict(network.private_subnets) if network is not None else {}
+
     def subnets(azs: list[str]) -> dict[str, object]:
-        # subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
-        # node_group.go: ForceNew); the name must change with them, or the replacement fails
-        # "already exists". Given subnets are hashed by ID; created ones are fixed per AZ ID
-        # (network.subnet_cidrs keys CIDRs on the AZ number).
-        given = network.private_subnets if network is not None else {}
-        ids = [given[a] for a in azs if a in given]
-        return {"subnets": azs, **({"subnetIds": ids} if ids else {})}
+        return subnet_hash_inputs(azs, given)
 
     az_ids = list(placement.az_ids)
     if not pool.group_per_zone:
+        frozen = None
+        if pool.zones is None:  # the catalog chose the AZs: a refresh must not rename the group
+            frozen = FrozenAzs(
+                pool=pool.name,
+                hash_base=immutable,
+                candidates=placement.offered,
+                max_azs=len(az_ids),
+                given_subnets=given,
+            )
         return (
             EksNodeGroup(
                 name=node_group_name(pool.name, None, {**immutable, **subnets(az_ids)}),
                 az_ids=tuple(az_ids),
                 min_size=pool.min_nodes,
                 max_size=pool.max_nodes,
+                frozen=frozen,
             ),
         )
     sizes = split_sizes(pool.min_nodes, pool.max_nodes, placement.zones_n)

@@ -39,7 +39,13 @@ from infra.core.eks.groups import (
     plan_group,
     region_az_ids,
 )
-from infra.core.eks.lifecycle import desired_size, node_group_name, predecessor, split_sizes
+from infra.core.eks.lifecycle import (
+    desired_size,
+    live_name,
+    node_group_name,
+    predecessor,
+    split_sizes,
+)
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
@@ -543,6 +549,7 @@ __all__ = [
     "desired_size",
     "ephemeral_storage_gi",
     "gpu_labels",
+    "live_name",
     "offered_az_ids",
     "predecessor",
     "split_sizes",
