@@ -447,7 +447,6 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             namespace=a.namespace,
             values=values,
             atomic=True,
-            create_namespace=a.create_namespace,
             opts=pulumi.ResourceOptions(
                 parent=self,
                 provider=provider,
@@ -455,7 +454,22 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 # exists (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-association.html).
                 depends_on=[role, policy, *([assoc] if assoc else []), *depends_on],
             ),
+            create_namespace=a.create_namespace,
         )
+        if a.create_namespace:
+            # Helm creates the namespace bare; its Pod Security labels are patched on (server-side
+            # apply: https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/
+            # managing-resources-with-server-side-apply/), which works on a namespace an earlier
+            # run of this stack already made, where creating it would fail "already exists".
+            k8s.core.v1.NamespacePatch(
+                f"{name}-namespace",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(
+                    name=a.namespace, labels=dict(a.namespace_labels)
+                ),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[self.release]
+                ),
+            )
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
 
 

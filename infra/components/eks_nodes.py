@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -233,6 +234,19 @@ def live_desired_size(
     return pulumi.Output.all(cluster_name, existing, node_group_name).apply(pick)
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GroupContext:
+    """What every node group of a pool is built with besides its plan."""
+
+    cluster_name: pulumi.Input[str]
+    existing_groups: pulumi.Output[list[str]]
+    region: str
+    stack_tag: str
+    kubernetes_version: str
+    node_role_arn: pulumi.Input[str]
+    depends_on: Sequence[pulumi.Resource]
+
+
 class EksGpuNodeGroup(pulumi.ComponentResource):
     """One GPU pool: its managed node group(s) plus the cluster-autoscaler tags on each ASG.
 
@@ -285,47 +299,76 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         offered = _offered_subnets(group, region, subnets, offerings)
         self.asg_names: list[pulumi.Output[str]] = []
         for ng in group.node_groups:
-            # The planned name and AZs, or a live group's that only the catalog's AZs changed.
-            kept = existing_groups.apply(
-                lambda names, ng=ng: core.live_name(ng.name, ng.az_ids, ng.frozen, names)
-            )
-            ng_name = kept.apply(lambda k: k[0])
-            ng_subnets = pulumi.Output.all(offered, kept).apply(
-                lambda a: [s for az, s in a[0] if az in a[1][1]]
-            )
-            key = ng.az_ids[0] if group.group_per_zone else "ng"
-            desired = live_desired_size(
-                cluster_name,
-                existing_groups,
-                ng_name,
-                ng.min_size,
-                ng.max_size,
-                region,
-                self,
-                seed_from_predecessor=group.seeds_from_predecessor,
-            )
-            node_group = aws.eks.NodeGroup(
-                f"{name}-{key}",
-                _node_group_args(
+            self.asg_names.append(
+                self._node_group(
+                    name,
                     group,
                     ng,
-                    ng_name,
-                    cluster_name=cluster_name,
-                    subnet_ids=ng_subnets,
-                    desired_size=desired,
-                    node_role_arn=node_role_arn,
-                    launch_template=lt,
-                    stack_tag=stack_tag,
-                    kubernetes_version=kubernetes_version,
-                ),
-                opts=pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
+                    offered,
+                    lt,
+                    _GroupContext(
+                        cluster_name=cluster_name,
+                        existing_groups=existing_groups,
+                        region=region,
+                        stack_tag=stack_tag,
+                        kubernetes_version=kubernetes_version,
+                        node_role_arn=node_role_arn,
+                        depends_on=depends_on,
+                    ),
+                )
             )
-            # A managed node group has exactly one ASG; index it rather than creating resources
-            # in an apply, so every Tag shows up in previews.
-            asg_name = node_group.resources.apply(first_asg_name)
-            self.asg_names.append(asg_name)
-            tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
         self.register_outputs({"asgNames": self.asg_names})
+
+    def _node_group(
+        self,
+        name: str,
+        group: core.EksGroupPlan,
+        ng: core.EksNodeGroup,
+        offered: pulumi.Output[list[tuple[str, str]]],
+        lt: aws.ec2.LaunchTemplate,
+        ctx: _GroupContext,
+    ) -> pulumi.Output[str]:
+        """One managed node group and the CA tags on its ASG; returns the ASG name."""
+        # The planned name and AZs, or a live group's that only the catalog's AZs changed.
+        kept = ctx.existing_groups.apply(
+            lambda names: core.live_name(ng.name, ng.az_ids, ng.frozen, names)
+        )
+        ng_name = kept.apply(lambda k: k[0])
+        ng_subnets = pulumi.Output.all(offered, kept).apply(
+            lambda a: [s for az, s in a[0] if az in a[1][1]]
+        )
+        key = ng.az_ids[0] if group.group_per_zone else "ng"
+        desired = live_desired_size(
+            ctx.cluster_name,
+            ctx.existing_groups,
+            ng_name,
+            ng.min_size,
+            ng.max_size,
+            ctx.region,
+            self,
+            seed_from_predecessor=group.seeds_from_predecessor,
+        )
+        node_group = aws.eks.NodeGroup(
+            f"{name}-{key}",
+            _node_group_args(
+                group,
+                ng,
+                ng_name,
+                cluster_name=ctx.cluster_name,
+                subnet_ids=ng_subnets,
+                desired_size=desired,
+                node_role_arn=ctx.node_role_arn,
+                launch_template=lt,
+                stack_tag=ctx.stack_tag,
+                kubernetes_version=ctx.kubernetes_version,
+            ),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=list(ctx.depends_on)),
+        )
+        # A managed node group has exactly one ASG; index it rather than creating resources
+        # in an apply, so every Tag shows up in previews.
+        asg_name = node_group.resources.apply(first_asg_name)
+        tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, ctx.stack_tag: "owned"})
+        return asg_name
 
 
 def _node_group_args(

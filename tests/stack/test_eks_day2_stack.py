@@ -355,3 +355,29 @@ def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(
     sent = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs
     assert sent["nodeGroupName"] == old and sent["tags"]["Name"] == old
     assert len(sent["subnetIds"]) == len(narrower) and sent["scalingConfig"]["desiredSize"] == 3
+
+
+def test_existing_cluster_autoscaler_namespace_is_labelled_restricted_and_its_pod_meets_it():
+    rec = run_stack("eks-existing")
+    release = rec.one(RELEASE, "shared-ca-release")
+    (patch,) = rec.of_type("kubernetes:core/v1:NamespacePatch")
+    labels = patch.inputs["metadata"]["labels"]
+    assert patch.inputs["metadata"]["name"] == release.inputs["namespace"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert release.urn in patch.depends_on
+    # Pod Security Standards "restricted": non-root, RuntimeDefault seccomp, no escalation,
+    # every capability dropped.
+    values = release.inputs["values"]
+    pod, ctr = values["securityContext"], values["containerSecurityContext"]
+    assert pod["runAsNonRoot"] is True and pod["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert ctr["allowPrivilegeEscalation"] is False and ctr["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_new_cluster_autoscaler_in_kube_system_patches_no_namespace(g4dn):
+    assert g4dn.of_type("kubernetes:core/v1:NamespacePatch") == []
+
+
+def test_nat_gateways_wait_for_the_internet_gateway(zonal):
+    (igw,) = zonal.of_type("aws:ec2/internetGateway:InternetGateway")
+    nats = zonal.of_type("aws:ec2/natGateway:NatGateway")
+    assert nats and all(igw.urn in n.depends_on for n in nats)

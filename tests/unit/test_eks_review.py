@@ -18,7 +18,7 @@ from infra.core.eks.lifecycle import live_name as core_live_name
 from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs
 from infra.core.plan import build_plan
-from tests.unit.test_eks import plan_of
+from tests.unit.test_eks import errors_of, plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
 
 # --- 1. EFA pods scale from zero: node-template resources for EFA and huge pages ----------------
@@ -381,3 +381,34 @@ def test_a_pool_with_zones_is_not_frozen_and_moves_with_them():
     (ng,) = g.node_groups
     assert ng.frozen is None
     assert core_live_name(ng.name, ng.az_ids, None, ["gpu-00000000"]) == (ng.name, ng.az_ids)
+
+
+# --- EKS limits ----------------------------------------------------------------------------------
+
+
+def test_more_than_50_taints_per_node_group_is_rejected_at_the_taints_key():
+    taints = [{"key": f"example.com/t{k}", "value": "x", "effect": "NoSchedule"} for k in range(50)]
+    errs = errors_of(pools(gpu_pool(machineType="g4dn.xlarge", taints=taints)))
+    assert "exceed EKS's 50 per node group" in errs["gpuPools[0].taints"]
+
+
+def test_one_access_entry_per_principal():
+    arn = "arn:aws:iam::123456789012:role/admin"
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge"),
+        accessEntries=[{"principalArn": arn}, {"principalArn": arn, "policy": "view"}],
+    )
+    errs = errors_of(cfg)
+    assert "one access entry per principal" in errs["cluster.accessEntries[1].principalArn"]
+
+
+def test_one_subnet_given_for_two_azs_is_rejected():
+    cfg = pools(
+        gpu_pool(machineType="g4dn.xlarge"),
+        vpc={
+            "id": "vpc-0a1b2c3d4e5f60001",
+            "privateSubnets": {"usw2-az1": "subnet-0a1b2c3d", "usw2-az2": "subnet-0a1b2c3d"},
+        },
+    )
+    errs = errors_of(cfg)
+    assert "a subnet is in one AZ" in errs["cluster.vpc.privateSubnets.usw2-az2"]

@@ -146,6 +146,31 @@ def lease_problem(values: Mapping[str, object], rules: Sequence[RbacRule]) -> st
     )
 
 
+# Labels of the namespace this stack's autoscaler gets on an existing cluster: the restricted
+# Pod Security Standard, enforced (Pod Security Admission labels,
+# https://kubernetes.io/docs/concepts/security/pod-security-admission/); Helm's --create-namespace
+# would make it unlabelled, i.e. under the cluster's default level.
+NAMESPACE_LABELS: Mapping[str, str] = {
+    f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
+}
+
+
+# The chart's own commented suggestions (values.yaml securityContext / containerSecurityContext
+# of chart 9.52.1), which together meet the "restricted" Pod Security Standard
+# (https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted).
+POD_SECURITY_CONTEXT: Mapping[str, object] = {
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "runAsGroup": 65534,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY_CONTEXT: Mapping[str, object] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "readOnlyRootFilesystem": True,
+}
+
+
 def stack_release_name(stack: str) -> str:
     """``cluster-autoscaler-<stack>``: release, namespace, fullname and service account of this
     stack's autoscaler on an existing cluster.
@@ -302,6 +327,8 @@ def helm_values(
         "rbac": {"serviceAccount": {"create": True, "name": service_account}},
         "extraArgs": extra_args,
         "nodeSelector": dict(node_selector),
+        "securityContext": dict(POD_SECURITY_CONTEXT),
+        "containerSecurityContext": dict(CONTAINER_SECURITY_CONTEXT),
     }
     if balance_similar:
         extra_args["balancing-ignore-label"] = BALANCING_IGNORE_LABEL

@@ -34,6 +34,10 @@ POOL_LABEL = "gpu-infra/pool"
 # Labels the planner owns on every GPU group; users may not redefine them.
 RESERVED_LABELS = (GPU_PRESENT_LABEL, autoscaler.GPU_LABEL, POOL_LABEL)
 
+# "Maximum of 50 taints per node group" (aws.eks.NodeGroup taints, pulumi-aws schema,
+# https://www.pulumi.com/registry/packages/aws/api-docs/eks/nodegroup/#taints_python).
+MAX_TAINTS = 50
+
 # EKS taint effects (aws.eks.NodeGroupTaintArgs.effect) for the Kubernetes spelling.
 EKS_TAINT_EFFECT: Mapping[str, str] = {
     "NoSchedule": "NO_SCHEDULE",
@@ -559,6 +563,12 @@ def _plan_labels(
     labels = gpu_labels(pool.name, shape.family.accelerator_label, pool.labels)
     # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
     labels.update(operator_node_labels(pool))
+    if len(pool.taints) + 1 > MAX_TAINTS:
+        issues.add(
+            join_path("gpuPools", i, "taints"),
+            f"{len(pool.taints)} taints plus gpu-infra's {GPU_TAINT.key} exceed EKS's "
+            f"{MAX_TAINTS} per node group",
+        )
     taints = [GPU_TAINT]
     for k, t in enumerate(pool.taints):
         if t.key == GPU_TAINT.key:

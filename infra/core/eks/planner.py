@@ -134,6 +134,7 @@ class EksAutoscalerPlan:
     service_account: str
     release: str = autoscaler.CHART_NAME
     create_namespace: bool = False
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, Any]
     iam_policy: Mapping[str, Any]
     notes: tuple[str, ...] = ()
@@ -350,6 +351,7 @@ def _plan_autoscaler(
         service_account=own or autoscaler.SERVICE_ACCOUNT,
         release=own or autoscaler.CHART_NAME,
         create_namespace=own is not None,
+        namespace_labels=autoscaler.NAMESPACE_LABELS if own is not None else {},
         values=autoscaler.helm_values(
             cluster_name=cluster.name,
             region=target.region,
@@ -452,7 +454,18 @@ def _plan_access(
     cluster: EksClusterSpec, partition: str, region: str, issues: Issues
 ) -> list[EksAccessEntryPlan]:
     access = []
+    seen: dict[str, int] = {}
     for j, entry in enumerate(cluster.access_entries):
+        if entry.principal_arn in seen:
+            # One access entry per principal and cluster: a second CreateAccessEntry fails
+            # ResourceInUseException (https://docs.aws.amazon.com/eks/latest/APIReference/
+            # API_CreateAccessEntry.html).
+            issues.add(
+                join_path("cluster.accessEntries", j, "principalArn"),
+                f"{entry.principal_arn!r} already has accessEntries[{seen[entry.principal_arn]}]; "
+                "EKS allows one access entry per principal",
+            )
+        seen.setdefault(entry.principal_arn, j)
         if not entry.principal_arn.startswith(f"arn:{partition}:"):
             issues.add(
                 join_path("cluster.accessEntries", j, "principalArn"),
