@@ -412,3 +412,13 @@ def test_one_subnet_given_for_two_azs_is_rejected():
     )
     errs = errors_of(cfg)
     assert "a subnet is in one AZ" in errs["cluster.vpc.privateSubnets.usw2-az2"]
+
+
+@pytest.mark.parametrize(("value", "ok"), [("10m", True), ("2562047h", True), ("2562048h", False)])
+def test_scale_down_unneeded_time_must_fit_gos_int64_nanosecond_duration(value, ok):
+    cfg = pools(gpu_pool(machineType="g4dn.xlarge"), autoscaler={"scaleDownUnneededTime": value})
+    if ok:
+        a = plan_of(cfg).autoscaler
+        assert a is not None and a.values["extraArgs"]["scale-down-unneeded-time"] == value
+    else:
+        assert "invalid duration" in errors_of(cfg)["cluster.autoscaler.scaleDownUnneededTime"]
