@@ -13,6 +13,20 @@ from pathlib import Path
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
 
 
+def colour_enabled(stream: object) -> bool:
+    """Colour for what goes to ``stream``: on a terminal only, never in pipes or files.
+
+    ``NO_COLOR`` (any non-empty value) turns it off and ``FORCE_COLOR`` on
+    (https://no-color.org, https://force-color.org); ``TERM=dumb`` is a terminal without colour.
+    """
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty is not None and isatty()) and os.environ.get("TERM") != "dumb"
+
+
 def stack_path(stack: str) -> Path:
     """``stacks/Pulumi.<stack>.yaml`` under the working directory, else under the project root.
 

@@ -1,23 +1,29 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-usage: python -m infra.plan (--stack NAME|PATH | --config PATH) [--json] [--helm-values]
-                            [--diff OLD_STACK_FILE] [--export DIR]
-                            [--integration jupyterhub|kubeflow|flyte|kubernetes]
+usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | --all) [--json]
+                            [--resources] [--outputs] [--hide-note ID ...]
+                            [--helm-values | --export DIR | --integration NAME
+                             | --diff OLD [--fail-on replace|disruptive|any] [--format markdown]]
 
 Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
 ``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
-the system pool, totals and the cost per hour at minimum and maximum scale.
+the system pool, totals, the cost per hour and per month at minimum and maximum scale and the
+number of resources (--resources lists them, --outputs prints the stack outputs). Several
+--stack flags, or --all (every stack under stacks/), plan a fleet in one process: one table.
 
 examples:
   python -m infra.plan --stack gke-t4                     # the plan table
   python -m infra.plan --stack gke-t4 --json              # cost, resources and outputs as JSON
-  python -m infra.plan --stack gke-t4 --diff old.yaml     # create/update/replace/delete vs old.yaml
+  python -m infra.plan --stack gke-t4 --diff old.yaml     # changes from a file, old => new
+  python -m infra.plan --stack gke-t4 --diff HEAD:stacks/Pulumi.gke-t4.yaml --fail-on disruptive
+  python -m infra.plan --stack gke-t4 --diff gke-t4-prod --format markdown   # a PR comment
   python -m infra.plan --stack gke-t4 --export gitops/    # manifests, Helm values, Argo CD, Flux
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
   python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
+  python -m infra.plan --all                              # every sample stack: one fleet table
 
 exit codes: 0 success; 1 any other failure (one line on stderr); 2 invalid config or usage, one
-``<key path>: <reason>`` line per problem on stderr.
+``<key path>: <reason>`` line per problem on stderr; 3 --diff found a change --fail-on refuses.
 """
 
 from __future__ import annotations
@@ -25,17 +31,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.cli import short_lived, stack_file
-from infra.core.errors import ConfigErrors
+from infra.core.errors import ConfigErrors, ConfigIssue
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
     from infra.core.config.stack import StackConfig
     from infra.core.plan import Plan
 
-EXIT_OK, EXIT_FAILURE, EXIT_CONFIG = 0, 1, 2
+EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_FAIL_ON = 0, 1, 2, 3
 
 
 def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
@@ -44,12 +51,17 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     Raises:
         ConfigErrors: the stack file is missing or invalid.
     """
+    stack = args.stack[0] if isinstance(args.stack, list) else args.stack
+    return load_path(Path(args.config) if args.config else stack_file(stack))
+
+
+def load_path(path: Path, name: str | None = None) -> tuple[dict[str, Any], StackConfig, Plan]:
+    """Read, parse and plan one stack file (``name``: the stack name, else the file's)."""
     from infra.core.config.stack import load_stack_file, parse
     from infra.core.plan import build_plan
 
-    path = Path(args.config) if args.config else stack_file(args.stack)
-    name, raw = load_stack_file(path)  # the name of stacks/Pulumi.<NAME>.yaml is --stack's NAME
-    config = parse(raw, name)
+    file_name, raw = load_stack_file(path)  # stacks/Pulumi.<NAME>.yaml: --stack's NAME
+    config = parse(raw, name or file_name)
     return raw, config, build_plan(config)
 
 
@@ -63,10 +75,40 @@ def _parser() -> argparse.ArgumentParser:
     )
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
-        "--stack", help="stack name (reads stacks/Pulumi.<NAME>.yaml) or a stack file's path"
+        "--stack",
+        action="append",
+        help="stack name (reads stacks/Pulumi.<NAME>.yaml) or a stack file's path; "
+        "repeat it to plan several stacks in one fleet table",
     )
     src.add_argument("--config", help="path of a stack file")
+    src.add_argument("--all", action="store_true", help="plan every stack under stacks/")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--resources", action="store_true", help="list every resource too")
+    parser.add_argument("--outputs", action="store_true", help="print the stack outputs too")
+    parser.add_argument(
+        "--hide-note",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="do not print the note with this id (shown in brackets after it); repeatable; "
+        "GPU_INFRA_HIDE_NOTES=ID,ID does the same",
+    )
+    parser.add_argument(
+        "--fail-on",
+        choices=("replace", "disruptive", "any"),
+        help="with --diff: exit 3 when a change of this kind is found (unknown changes count)",
+    )
+    parser.add_argument(
+        "--format",
+        choices=("text", "markdown"),
+        default="text",
+        help="with --diff: text (default) or markdown for a pull-request comment",
+    )
+    _modes(parser)
+    return parser
+
+
+def _modes(parser: argparse.ArgumentParser) -> None:
     from infra.core.integrations import INTEGRATIONS
 
     # One output mode at a time: argparse exits 2 with a usage line naming both flags.
@@ -83,43 +125,66 @@ def _parser() -> argparse.ArgumentParser:
     )
     mode.add_argument(
         "--diff",
-        metavar="OLD_STACK_FILE",
-        help="plan OLD_STACK_FILE too and print what changes from it: create / update / "
-        "replace (with the property that forces it) / delete",
+        metavar="OLD",
+        help="plan OLD too (a stack name, a stack file, or REF:path read with git show) and "
+        "print what changes from it: create / update / replace (with the property that forces "
+        "it) / delete, each property old => new, the counts and the cost change",
     )
     mode.add_argument(
         "--export",
         metavar="DIR",
-        help="write every Kubernetes object as a manifest file, the Helm values per release "
-        "with their reasons, and an Argo CD Application and a Flux HelmRelease per chart",
+        help="write every Kubernetes object as a manifest file, a kustomization.yaml, the Helm "
+        "values per release with their reasons, and Argo CD / Flux objects into DIR, which the "
+        "export owns (a manifest lists what it wrote)",
     )
-    return parser
+
+
+def _usage_errors(args: argparse.Namespace) -> list[str]:
+    fleet = args.all or (args.stack is not None and len(args.stack) > 1)
+    errors = []
+    if fleet and (args.diff or args.export or args.helm_values or args.integration):
+        errors.append("--stack (repeated) / --all: a fleet prints its table or --json only")
+    if not args.diff and (args.fail_on or args.format != "text"):
+        errors.append("--fail-on and --format markdown go with --diff")
+    if args.json and args.format != "text":
+        errors.append("--format markdown and --json: choose one")
+    return errors
 
 
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
-    args = _parser().parse_args(argv)
+    parser = _parser()
+    args = parser.parse_args(argv)
+    for e in _usage_errors(args):
+        parser.error(e)  # exits 2 with the usage line
+    from infra.planview import notes as notes_view
+
+    hidden = notes_view.hidden(args.hide_note)
+    if args.all or len(args.stack or ()) > 1:
+        from infra.planview.fleet import run_fleet
+
+        return _guarded(lambda: run_fleet(args.stack or [], as_json=args.json, hidden=hidden))
     try:
         raw, config, plan = load(args)
-        old_raw = None
-        if args.diff:
-            from infra.core.config.stack import load_stack_file, parse
-            from infra.core.plan import build_plan
-
-            _, old_raw = load_stack_file(args.diff)
-            build_plan(parse(old_raw, config.stack))  # an invalid old file is a config error too
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
     notes = list(plan.operator.notes if plan.operator is not None else ())
-    for note in notes:
-        print(f"note: {note}", file=sys.stderr)
+    notes_view.print_notes(notes, hidden)
     if args.integration:
         return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
+    return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
+
+
+def _guarded(work: Callable[[], int]) -> int:
+    """``work()``'s exit code; a failure is one line on stderr and exit 1 (2 for config errors)."""
     try:
-        return _run(args, raw, config, plan, old_raw, notes)
+        return work()
+    except ConfigErrors as e:  # the --diff side's stack file, an --export directory
+        print(e, file=sys.stderr)
+        return EXIT_CONFIG
     except BrokenPipeError:
         raise  # the reader left (| head): infra.cli.run exits 0 quietly
     except OSError as e:  # --export into a directory that cannot be written, say
@@ -135,20 +200,18 @@ def _run(
     raw: dict[str, Any],
     config: StackConfig,
     plan: Plan,
-    old_raw: dict[str, Any] | None,
     notes: list[str],
+    hidden: frozenset[str],
 ) -> int:
     """Everything after a valid config: the mock-engine run(s) and what to print or write."""
     from infra import mockengine
+    from infra.planview import notes as notes_view
 
+    if args.diff:
+        return _diff(args, raw, config, plan, notes, hidden)
     catalog = plan.catalog  # with the stack's declared shapes, as build_plan used it
     recording = mockengine.run(raw, config.stack, catalog)
-    for level, message in recording.logs:  # what `pulumi up` would log, each line once
-        if level in ("warning", "error") and message not in notes:
-            print(f"{level}: {message}", file=sys.stderr)
-    if old_raw is not None:
-        old = mockengine.run(old_raw, config.stack, catalog)
-        return _print_diff(old, recording, as_json=args.json)
+    notes_view.print_logs(recording.logs, notes, hidden)
     if args.export:
         from infra.planview.export import export
 
@@ -158,21 +221,92 @@ def _run(
 
     cost = estimate(plan)
     if args.json:
-        doc = {
-            "project": "gpu-infra",
-            "stack": config.stack,
-            "cost": cost.to_json(),
-            "resources": [r.to_json() for r in recording.resources],
-            "outputs": recording.outputs,
-        }
-        _write(json.dumps(doc, indent=2, allow_nan=False) + "\n")
+        _write(json.dumps(plan_document(config, cost, recording), indent=2, allow_nan=False))
+        _write("\n")
     else:
         from infra.planview.table import print_table
 
         lines: list[str] = []
-        print_table(plan, cost, recording, lines.append)
-        _write("\n".join(lines) + "\n")
+        print_table(
+            plan,
+            cost,
+            recording,
+            lines.append,
+            resources=args.resources,
+            outputs=args.outputs,
+            hidden=hidden,
+        )
+        write_text("\n".join(lines) + "\n")
     return EXIT_OK
+
+
+def plan_document(config: StackConfig, cost: Any, recording: Any) -> dict[str, Any]:
+    """The ``--json`` object of one stack."""
+    return {
+        "project": "gpu-infra",
+        "stack": config.stack,
+        "cost": cost.to_json(),
+        "resources": [r.to_json() for r in recording.resources],
+        "outputs": recording.outputs,
+    }
+
+
+def _diff(
+    args: argparse.Namespace,
+    raw: dict[str, Any],
+    config: StackConfig,
+    plan: Plan,
+    notes: list[str],
+    hidden: frozenset[str],
+) -> int:
+    """``--diff OLD``: plan both, review the changes, print them, apply ``--fail-on``."""
+    from infra import mockengine
+    from infra.core.cost import estimate
+    from infra.core.diff import diff
+    from infra.planview import notes as notes_view
+    from infra.planview import review as rv
+
+    new_label = args.config or rv.display_path(stack_file(args.stack[0]))
+    with rv.old_stack_file(args.diff) as (old_label, old_path):
+        try:
+            old_raw, old_config, old_plan = load_path(old_path, config.stack)
+        except ConfigErrors as e:
+            raise rv.in_file(old_label, e, old_path if old_label != str(old_path) else None) from e
+    if old_config.platform != config.platform:
+        raise ConfigErrors(
+            [
+                ConfigIssue(
+                    "--diff",
+                    f"{old_label} is platform {old_config.platform}, {new_label} is platform "
+                    f"{config.platform}: a change across platforms is a new stack, not a diff",
+                )
+            ]
+        )
+    catalog = plan.catalog
+    new_rec = mockengine.run(raw, config.stack, catalog)
+    notes_view.print_logs(new_rec.logs, notes, hidden)
+    old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog)
+    old_res = [r.to_json() for r in old_rec.resources]
+    new_res = [r.to_json() for r in new_rec.resources]
+    changes = diff(
+        old_res,
+        new_res,
+        ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
+    )
+    rev = rv.review(
+        old_res, new_res, changes, (estimate(old_plan), estimate(plan)), (old_label, new_label)
+    )
+    if args.json:
+        _write(json.dumps(rv.review_json(rev), indent=2, allow_nan=False) + "\n")
+    else:
+        lines: list[str] = []
+        markdown = args.format == "markdown"
+        (rv.print_markdown if markdown else rv.print_review)(rev, lines.append)
+        (_write if markdown else write_text)("\n".join(lines) + "\n")
+    refused = rv.failures(rev, args.fail_on)
+    for line in refused:
+        print(f"--fail-on {args.fail_on}: {line}", file=sys.stderr)
+    return EXIT_FAIL_ON if refused else EXIT_OK
 
 
 def _print_helm_values(plan: Plan, as_json: bool) -> int:
@@ -184,28 +318,6 @@ def _print_helm_values(plan: Plan, as_json: bool) -> int:
         _write(json.dumps(values, indent=2, sort_keys=True, allow_nan=False) + "\n")
         return EXIT_OK
     _write(render_helm_values(plan))  # says so in a comment when the stack has no operator
-    return EXIT_OK
-
-
-def _print_diff(old: Any, new: Any, as_json: bool) -> int:
-    from infra.core.diff import diff
-
-    changes = diff(
-        [r.to_json() for r in old.resources],
-        [r.to_json() for r in new.resources],
-        ignored={r.urn: r.ignore_changes for r in new.resources if r.ignore_changes},
-    )
-    if as_json:
-        _write(
-            json.dumps({"changes": [c.to_json() for c in changes]}, indent=2, allow_nan=False)
-            + "\n"
-        )
-        return EXIT_OK
-    from infra.planview.table import print_changes
-
-    lines: list[str] = []
-    print_changes(changes, lines.append)
-    _write("\n".join(lines) + "\n")
     return EXIT_OK
 
 
@@ -226,6 +338,13 @@ def _print_integration(plan: Plan, name: str, as_json: bool) -> int:
 
 def _write(text: str) -> None:
     sys.stdout.write(text)
+
+
+def write_text(text: str) -> None:
+    """Human-readable text: coloured on a terminal, plain in pipes and files."""
+    from infra.planview.style import colour_enabled, colour_text
+
+    sys.stdout.write(colour_text(text) if colour_enabled(sys.stdout) else text)
 
 
 if __name__ == "__main__":

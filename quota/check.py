@@ -71,6 +71,12 @@ def _parser() -> argparse.ArgumentParser:
         help="AWS: file a request even though one for this value was denied before",
     )
     p.add_argument(
+        "--diff",
+        metavar="OLD_STACK_FILE",
+        help="EKS: the stack file (or stack name) deployed now; node groups this change replaces "
+        "(created before the old ones are deleted) add their size to the demand",
+    )
+    p.add_argument(
         "--where",
         action="store_true",
         help="list the regions offering each GPU pool's shape, with quota headroom and price",
@@ -102,12 +108,18 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.regions and not args.where:
         print("--regions: only with --where", file=err)
         return EXIT_USAGE
+    if args.request and (args.where or args.offline):
+        # --where and --offline only look: a request is filed for a short row of a live check
+        print(f"--request: not with {'--where' if args.where else '--offline'}", file=err)
+        return EXIT_USAGE
     try:
         path = Path(args.config) if args.config else stack_file(args.stack)
         config = parse_file(path)
         catalog = Catalog.load()
         plan = build_plan(config, catalog)
         demand = stack_contributions(config, catalog, plan, args.preemptible_quota)
+        if args.diff:
+            demand = _with_replacements(args.diff, demand, catalog, plan, err)
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE
@@ -122,8 +134,16 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         if args.where:
             from quota import where
 
+            unknown = where.unknown_regions(cloud, catalog, args.regions)
+            if unknown:
+                print(
+                    f"--regions: {', '.join(unknown)}: not a {cloud.upper()} region "
+                    "this project's catalog knows (a typo?)",
+                    file=err,
+                )
+                return EXIT_USAGE
             return where.run(args, config, catalog, plan, out, err)
-        return _run(args, config, demand, catalog, out, err)
+        return _run(args, config, demand, catalog, out, err, plan)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): handled by the entry point, not a quota error
     except Exception as e:  # one line, not a traceback: nothing was judged ok
@@ -133,13 +153,17 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_UNKNOWN
 
 
-def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO) -> int:
-    from quota import report
-    from quota.demand import reading_of, reading_pick
+def _run(
+    args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO, plan: Any
+) -> int:
+    from quota import limits, report
+    from quota.demand import reading_of, reading_pick, reserved_nodes
 
     stack, cloud = config.stack, demand.cloud
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    service_limits = limits.stack_limits(cloud, plan, config.region, sizings)
     if args.offline:
-        checks = report.offline_checks(demand.rows())
+        checks = report.offline_checks([*demand.rows(), *service_limits.rows])
         _emit(args, stack, cloud, checks, [], out, offline=True)
         return report.exit_code(checks, offline=True)
 
@@ -147,14 +171,49 @@ def _run(args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: Te
     with _progress(args, err, f"Reading {len(keys)} quotas in {config.region} ({cloud})"):
         service = _service(cloud, config, catalog)
         readings, notes = service.read(keys)
-        rows = demand.rows(reading_pick(readings))
+        reserved = reserved_nodes(sizings, getattr(service, "reservations", {}))
+        rows = demand.rows(reading_pick(readings), reserved)
         checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
+        checks += _limit_checks(cloud, service, service_limits)
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))
         notes += report.collapse_connection_failures(checks)
         if args.request:
             notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
     return report.exit_code(checks)
+
+
+def _with_replacements(old: str, demand: Any, catalog: Any, plan: Any, err: TextIO) -> Any:
+    """``demand`` with the node groups that replacing the ``old`` stack's would double."""
+    from infra.core.config.stack import parse_file
+    from infra.core.plan import build_plan
+    from quota.demand import aws_contributions, stack_sizings
+    from quota.sizing import eks_replacements, with_replacements
+
+    path = Path(old) if Path(old).is_file() else stack_file(old)
+    old_config = parse_file(path)
+    old_plan = build_plan(old_config, catalog)
+    if plan.eks is None or old_plan.eks is None:
+        print("--diff: node group replacement is counted for EKS stacks only", file=err)
+        return demand
+    replaced = eks_replacements(old_plan, plan)
+    new = list(dict.fromkeys(c.pool for c in demand.contributions))
+    _, old_sizings = stack_sizings(old_config, catalog, old_plan)
+    return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
+
+
+def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:
+    """Rows of the service limits: EKS ones read from Service Quotas, GKE ones documented."""
+    from quota import limits, report
+
+    if cloud == "aws":
+        codes = [r.key.quota for r in demand.rows]
+        existing = demand.cluster if demand.existing_cluster else None
+        values, others = service.read_service_limits(codes, existing, demand.own_groups)
+        readings = limits.limit_readings(demand, values, others)
+    else:
+        readings = limits.limit_readings(demand)
+    return [report.Check.judged(r, readings[r.key]) for r in demand.rows]
 
 
 def _file_requests(
@@ -170,6 +229,9 @@ def _file_requests(
     )
     todo: list[tuple[Any, int]] = []
     for c in checks:
+        if c.status == "short" and c.demand.key.is_service_limit:
+            c.request = {"action": "skipped", "status": _limit_advice(c.demand.key, config)}
+            continue
         if c.status != "short" or not c.demand.key.is_metric:
             continue
         spot_only = c.demand.models == {"spot"}  # flex-start/queued always use preemptible
@@ -204,6 +266,17 @@ def _file_requests(
     if cloud == "aws" and args.justification:
         return ["AWS quota requests carry no justification; answer AWS Support if it asks."]
     return []
+
+
+def _limit_advice(key: Any, config: Any) -> str:
+    """What to do about a short service limit (never filed by this tool)."""
+    if key.cloud == "aws":
+        return (
+            "a service limit: request it by hand (aws service-quotas request-service-quota-"
+            f"increase --service-code eks --quota-code {key.quota} --region {config.region}) "
+            "or split the stack"
+        )
+    return "a GKE system limit: split the pool or the cluster (larger clusters need support)"
 
 
 def _is_preemptible(key: Any) -> bool:

@@ -5,11 +5,11 @@ node of each draws on; here the draws are summed per quota. ``--offline`` prints
 
 Peak per quota:
 
-* every pool at its maximum, plus the surge of the **largest single pool** (not the sum): GKE
-  upgrades one node pool at a time (https://cloud.google.com/kubernetes-engine/docs/concepts/
-  cluster-upgrades), and an EKS managed node group update raises its ASG by max(2 x the group's
-  AZs, maxUnavailable) nodes (https://docs.aws.amazon.com/eks/latest/userguide/
-  managed-node-update-behavior.html);
+* every pool at its maximum, plus surge: on GKE the **largest single pool's** (GKE upgrades one
+  node pool at a time, https://cloud.google.com/kubernetes-engine/docs/concepts/cluster-upgrades);
+  on EKS **every group's**, summed: a managed node group update raises its ASG by max(2 x the
+  group's AZs, maxUnavailable) nodes (https://docs.aws.amazon.com/eks/latest/userguide/
+  managed-node-update-behavior.html) and one ``pulumi up`` updates every group concurrently;
 * the GKE bootstrap default pool exists only before the other pools, so it counts as
   max(bootstrap, steady state), not on top.
 
@@ -103,6 +103,7 @@ class DemandRow:
         needed: units needed at the stack's peak.
         pools: one line per contributing pool (and the surge / bootstrap rule applied).
         models: provisioning models of the contributing pools (``standard``, ``spot``, ...).
+        source: where a service limit's value is documented (``quota.limits``).
     """
 
     key: QuotaKey
@@ -110,6 +111,7 @@ class DemandRow:
     needed: int
     pools: tuple[str, ...] = field(default_factory=tuple)
     models: frozenset[str] = frozenset()
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,6 +138,41 @@ def quota_name(key: QuotaKey) -> str:
     return aws_quota_name(key.quota) if key.cloud == "aws" else gcp_quota_name(key)
 
 
+def _beyond_reservation(
+    s: NodeGroupSizing, reserved: Mapping[str, int | None] | None
+) -> tuple[int, str | None]:
+    """(nodes the pool adds to demand, text when a reservation changed that)."""
+    if reserved is None or s.reservation_id is None or s.name not in reserved:
+        return s.max_nodes, None
+    held = reserved[s.name]
+    if held is None:
+        return s.max_nodes, (
+            f"{s.max_nodes} nodes (reservation {s.reservation_id} not found holding capacity: "
+            "counted in full)"
+        )
+    beyond = max(0, s.max_nodes - held)
+    return beyond, (
+        f"{beyond} nodes beyond reservation {s.reservation_id} ({held} reserved, in usage)"
+    )
+
+
+def reserved_nodes(
+    sizings: Iterable[NodeGroupSizing], reservations: Mapping[str, Any]
+) -> dict[str, int | None]:
+    """Per pool that targets a Capacity Reservation, the instances it holds for the pool's type.
+
+    ``reservations``: id -> an object with ``instance_type`` and ``total`` (``quota.clients.aws``).
+    A reservation of another type cannot take the pool's nodes, so it holds none of them.
+    """
+    out: dict[str, int | None] = {}
+    for s in sizings:
+        if s.reservation_id is None:
+            continue
+        r = reservations.get(s.reservation_id)
+        out[s.name] = None if r is None or r.instance_type not in s.machine_types else r.total
+    return out
+
+
 def _nodes_text(s: NodeGroupSizing) -> str:
     return f"{s.max_nodes} nodes" if not s.bootstrap else f"{s.max_nodes} bootstrap nodes"
 
@@ -148,6 +185,9 @@ class Demand:
     region: str
     contributions: tuple[Contribution, ...]
     surge_rule: str
+    # True: every pool's surge adds up (EKS: one ``pulumi up`` updates all node groups at once);
+    # False: only the largest single pool's (GKE upgrades one node pool at a time).
+    surge_all: bool = False
 
     def keys_to_read(self) -> list[QuotaKey]:
         """Every key a draw or one of its fallbacks may count against, first-seen order (not the
@@ -159,8 +199,15 @@ class Demand:
                     keys[d.key] = None
         return list(keys)
 
-    def rows(self, pick: Pick = first_choice) -> list[DemandRow]:
-        """Demand per resolved quota, regional rows first (stable order)."""
+    def rows(
+        self, pick: Pick = first_choice, reserved: Mapping[str, int | None] | None = None
+    ) -> list[DemandRow]:
+        """Demand per resolved quota, regional rows first (stable order).
+
+        ``reserved``: per pool that targets an EC2 Capacity Reservation, the instances it holds
+        (``None``: not found in a state that holds quota). The reservation's quota is usage
+        already (``quota.clients.aws``), so such a pool adds demand only beyond its size.
+        """
         acc: dict[QuotaKey, dict[str, Any]] = {}
         for c in self.contributions:
             key, note = pick(c.draw)
@@ -168,16 +215,22 @@ class Demand:
                 key, {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set()}
             )
             s, per = c.pool, c.draw.per_node
+            nodes, held = _beyond_reservation(s, reserved)
             a["models"].add(s.model)
-            why = f"{s.name}: {per} x {_nodes_text(s)}"
+            why = f"{s.name}: {per} x {_nodes_text(s) if held is None else held}"
             if note:
                 why += f" [{note}]"
             a["why"].append(why)
             if s.bootstrap:
                 a["boot"] += per * s.max_nodes
                 continue
-            a["base"] += per * s.max_nodes
-            if per * s.surge > a["surge"][0]:
+            a["base"] += per * nodes
+            if self.surge_all and per * s.surge:
+                a["surge"] = (
+                    a["surge"][0] + per * s.surge,
+                    ", ".join(filter(None, (a["surge"][1], s.name))),
+                )
+            elif per * s.surge > a["surge"][0]:
                 a["surge"] = (per * s.surge, s.name)
         out: list[DemandRow] = []
         for key, a in acc.items():
@@ -185,9 +238,8 @@ class Demand:
             steady = a["base"] + surge
             why = list(a["why"])
             if surge:
-                why.append(
-                    f"surge: +{surge} ({surge_pool}, the largest single pool; {self.surge_rule})"
-                )
+                which = "every group" if self.surge_all else "the largest single pool"
+                why.append(f"surge: +{surge} ({surge_pool}, {which}; {self.surge_rule})")
             if a["boot"]:
                 why.append(
                     f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
@@ -207,7 +259,14 @@ class Demand:
 
 
 GKE_SURGE_RULE = "GKE upgrades one node pool at a time"
-EKS_SURGE_RULE = "EKS node group update: max(2 x AZs, maxUnavailable) nodes, one group at a time"
+# Every node group of the stack depends only on the cluster (infra/components/eks.py), so one
+# `pulumi up` updates them all at once ("-p, --parallel int  Allow P resource operations to run in
+# parallel at once (1 for no parallelism). Defaults to unbounded.",
+# https://www.pulumi.com/docs/iac/cli/commands/pulumi_up/): their surges add up.
+EKS_SURGE_RULE = (
+    "EKS node group update: max(2 x AZs, maxUnavailable) nodes per group, and one pulumi up "
+    "updates every group at once"
+)
 
 
 def gcp_contributions(
@@ -246,7 +305,7 @@ def aws_contributions(region: str, sizings: Iterable[NodeGroupSizing]) -> Demand
         for s in sizings
         for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot, s.declared)
     ]
-    return Demand("aws", region, tuple(out), EKS_SURGE_RULE)
+    return Demand("aws", region, tuple(out), EKS_SURGE_RULE, surge_all=True)
 
 
 def gcp_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRow]:

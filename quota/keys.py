@@ -9,9 +9,10 @@ Cloud = Literal["gcp", "aws"]
 Scope = Literal["region", "global"]
 # GPUs / vCPUs (the contract's units), then what else a node consumes: VMs, external IPv4
 # addresses, disk GB, and an API that must be enabled.
-Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API"]
+Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API", "node groups", "nodes"]
 # Where a limit is read from: Compute regions.get / projects.get, a Cloud Quotas family quota,
-# AWS Service Quotas, or Service Usage (required APIs); "unmapped": a quota this project cannot
+# AWS Service Quotas, or Service Usage (required APIs); "servicequotas-eks" / "documented": a
+# service limit (quota.limits); "unmapped": a quota this project cannot
 # name (a declared gpuPools[].shape whose GPU or machine family has no row in its tables), never
 # read and always unknown.
 Source = Literal[
@@ -21,7 +22,13 @@ Source = Literal[
     "servicequotas",
     "serviceusage",
     "unmapped",
+    "servicequotas-eks",
+    "documented",
 ]
+
+# Service limits (quota.limits): EKS limits read from Service Quotas (service code eks), GKE
+# limits documented only.
+SERVICE_LIMIT_SOURCES = ("servicequotas-eks", "documented")
 
 # Cloud Quotas family quotas (no Compute metric); dimensions region + gpu_family / vm_family.
 # https://cloud.google.com/docs/quotas/terminology
@@ -59,7 +66,12 @@ class QuotaKey:
     def is_metric(self) -> bool:
         """A quota the cloud holds, with a limit to read and raise (not a required API, not an
         ``unmapped`` quota this project cannot name)."""
-        return self.source not in ("serviceusage", "unmapped")
+        return self.source not in ("serviceusage", "unmapped", *SERVICE_LIMIT_SOURCES)
+
+    @property
+    def is_service_limit(self) -> bool:
+        """A limit that is not a compute quota (``quota.limits``): judged, never requested here."""
+        return self.source in SERVICE_LIMIT_SOURCES
 
     @property
     def family_quota_id(self) -> str | None:

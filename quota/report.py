@@ -6,6 +6,9 @@ The JSON shape and exit codes are the outside contract (CONTRACT.md, ``python -m
 from __future__ import annotations
 
 import math
+import re
+import shutil
+import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
@@ -70,6 +73,8 @@ class Check:
             out["vmFamily"] = k.vm_family
         if k.cloud == "gcp" and k.is_metric:
             out["quotaId"] = quota_id_of(k)
+        if self.demand.source:
+            out["source"] = self.demand.source
         return out
 
 
@@ -137,20 +142,103 @@ def exit_code(checks: Sequence[Check], offline: bool = False) -> int:
     return EXIT_OK
 
 
-_STYLE: Mapping[str, str] = {"ok": "green", "short": "red", "unknown": "yellow"}
+# Colour per status on a terminal (ANSI SGR): green ok, red short, yellow unknown.
+_STYLE: Mapping[str, str] = {"ok": "32", "short": "31", "unknown": "33"}
+# The API call a client names before its error ("regions.get: ", "GetServiceQuota: ").
+_API_CALL = re.compile(r"^(?:[a-z]\w*(?:\.\w+)+|[A-Z]\w+): ")
+# What to do about an error that hits every row, by a phrase of its text.
+_ACTIONS = (
+    (
+        ("DefaultCredentialsError", "default credentials were not found"),
+        "run `gcloud auth application-default login` (Application Default Credentials: "
+        "https://cloud.google.com/docs/authentication/provide-credentials-adc), or pass "
+        "--offline for the demand alone",
+    ),
+    (
+        ("no AWS credentials", "Unable to locate credentials"),
+        "configure AWS credentials (AWS_PROFILE, `aws sso login` or `aws configure`: "
+        "https://docs.aws.amazon.com/cli/latest/userguide/cli-chap-authentication.html), or "
+        "pass --offline for the demand alone",
+    ),
+    (
+        (CONNECT, "endpoint unreachable"),
+        "check the network or the QUOTA_ENDPOINT_* / AWS_ENDPOINT_URL settings, or pass "
+        "--offline for the demand alone",
+    ),
+)
 
 
 def _request_text(req: dict[str, Any] | None) -> str:
     if not req:
         return ""
     text = str(req.get("action", ""))
-    if req.get("desired"):
+    asked = req.get("preferred", req.get("requested"))
+    if text == "pending" and asked is not None and req.get("desired") and asked < req["desired"]:
+        text += f" for {asked} (needs {req['desired']})"  # an open request asking for too little
+    elif req.get("desired"):
         text += f" -> {req['desired']}"
     if req.get("status"):
         text += f" ({req['status']})"
     if req.get("caseId"):
         text += f" case {req['caseId']}"
+    for c in req.get("context") or ():  # earlier requests that no longer stand in the way
+        text += f"; {c}"
     return text
+
+
+def shared_reason(checks: Sequence[Check]) -> str | None:
+    """The reason every row that is not ``ok`` shares (its API call prefix aside), if there are at
+    least two such rows: printed once instead of on every row."""
+    reasons = {_API_CALL.sub("", c.reason) for c in checks if c.status != "ok"}
+    rows = sum(1 for c in checks if c.status != "ok")
+    return reasons.pop() if rows >= 2 and len(reasons) == 1 else None
+
+
+def action_for(reason: str) -> str:
+    """What a user can do about ``reason`` ("" when there is no general answer)."""
+    for phrases, action in _ACTIONS:
+        if any(p in reason for p in phrases):
+            return action
+    return ""
+
+
+@dataclass(frozen=True, slots=True)
+class _Row:
+    cells: tuple[str, ...]  # region, quota, unit, need, limit, usage, status
+    below: tuple[str, ...]  # lines under the row: name, reason, pools, request
+
+
+_HEAD = ("REGION", "QUOTA", "UNIT", "NEED", "LIMIT", "USAGE", "STATUS")
+_RIGHT = {3, 4, 5}  # numbers right-aligned
+
+
+def _rows(checks: Sequence[Check], offline: bool, shared: str | None) -> list[_Row]:
+    rows = []
+    for c in checks:
+        k = c.demand.key
+        fam = k.gpu_family or k.vm_family
+        quota = f"{k.quota} [{fam}]" if fam else k.quota
+        lim, use = _whole(c.limit, math.floor), _whole(c.usage, math.ceil)
+        cells = (
+            k.region or "global",
+            quota,
+            k.unit,
+            str(c.demand.needed),
+            "-" if lim is None else str(lim),
+            "-" if use is None else str(use),
+            c.status,
+        )
+        below = []
+        if k.cloud == "aws" and c.demand.name != k.quota:
+            below.append(c.demand.name)  # AWS codes alone mean nothing to readers
+        if c.reason and not (shared and _API_CALL.sub("", c.reason) == shared):
+            below.append(c.reason)
+        if offline and c.demand.pools:
+            below.append("pools: " + "; ".join(c.demand.pools))
+        if c.request:
+            below.append("request: " + _request_text(c.request))
+        rows.append(_Row(cells, tuple(below)))
+    return rows
 
 
 def render(
@@ -160,45 +248,58 @@ def render(
     out: TextIO,
     offline: bool = False,
     notes: Sequence[str] = (),
+    width: int | None = None,
+    colour: bool | None = None,
 ) -> None:
-    """Print a readable table of ``checks`` to ``out``."""
-    from rich.console import Console  # rich only when a table is printed
-    from rich.table import Table
+    """Print ``checks`` to ``out``: one line per row with quota, unit, need, limit, usage and
+    status, which fit in 80 columns; the quota's name, the reason, the pools and the request
+    wrap below the row. A reason every row shares is printed once, with what to do about it.
 
-    console = Console(file=out, soft_wrap=False, width=max(120, Console(file=out).width))
+    ``width``: the terminal's (``COLUMNS``, else the terminal size, else 80). ``colour``: on a
+    terminal only, unless ``NO_COLOR`` / ``FORCE_COLOR`` say otherwise.
+    """
+    width = width or shutil.get_terminal_size((80, 24)).columns
+    if colour is None:
+        from infra.cli import colour_enabled
+
+        colour = colour_enabled(out)
+    shared = shared_reason(checks)
+    rows = _rows(checks, offline, shared)
+    widths = [max(len(r[i]) for r in (_HEAD, *(x.cells for x in rows))) for i in range(7)]
+    # The quota column gives way when the line would not fit: its full text goes below the row.
+    spare = width - (sum(widths) + 2 * 6)
+    if spare < 0:
+        widths[1] = max(len(_HEAD[1]), widths[1] + spare)
     title = f"{'Quota demand' if offline else 'Quota check'}: stack {stack} ({cloud})"
-    table = Table(title=title, show_lines=False)
-    for col in ("scope", "region", "quota", "unit", "needed"):
-        table.add_column(col, justify="right" if col == "needed" else "left", no_wrap=True)
-    if offline:
-        table.add_column("pools")
-    else:
-        for col in ("limit", "usage"):
-            table.add_column(col, justify="right")
-        table.add_column("status")
-        table.add_column("reason")
-        if any(c.request for c in checks):
-            table.add_column("request")
-    for c in checks:
-        k = c.demand.key
-        fam = k.gpu_family or k.vm_family
-        quota = f"{k.quota} [{fam}]" if fam else k.quota
-        if k.cloud == "aws" and c.demand.name != k.quota:  # codes alone mean nothing to readers
-            quota = f"{k.quota} {c.demand.name}"
-        cells = [k.scope, k.region or "-", quota, k.unit, str(c.demand.needed)]
-        if offline:
-            cells.append("; ".join(c.demand.pools))
-        else:
-            lim, use = _whole(c.limit, math.floor), _whole(c.usage, math.ceil)
-            cells += [
-                "-" if lim is None else str(lim),
-                "-" if use is None else str(use),
-                f"[{_STYLE[c.status]}]{c.status}[/]",
-                c.reason,
-            ]
-            if any(x.request for x in checks):
-                cells.append(_request_text(c.request))
-        table.add_row(*cells)
-    console.print(table)
+    print(title, file=out)
+    print(_line(_HEAD, widths), file=out)
+    wrap = textwrap.TextWrapper(
+        width=max(20, width), initial_indent="    ", subsequent_indent="      "
+    )
+    wrap.break_on_hyphens = wrap.break_long_words = False  # URLs and quota names stay whole
+    for r in rows:
+        cells = list(r.cells)
+        below = list(r.below)
+        if len(cells[1]) > widths[1]:
+            below.insert(0, cells[1])
+            cells[1] = cells[1][: widths[1] - 1] + "\u2026"
+        line = _line(tuple(cells), widths)
+        if colour:
+            line = line[: -len(r.cells[6])] + f"\033[{_STYLE[r.cells[6]]}m{r.cells[6]}\033[0m"
+        print(line, file=out)
+        for text in below:
+            print("\n".join(wrap.wrap(text)), file=out)
+    if shared:
+        wrap.initial_indent = wrap.subsequent_indent = ""
+        print("\n".join(wrap.wrap(f"every row: {shared}")), file=out)
+        if action := action_for(shared):
+            print("\n".join(wrap.wrap(f"to fix: {action}")), file=out)
     for n in notes:
-        console.print(n, highlight=False, markup=False)
+        print(n, file=out)
+
+
+def _line(cells: tuple[str, ...], widths: list[int]) -> str:
+    return "  ".join(
+        c.rjust(w) if i in _RIGHT else c.ljust(w)
+        for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+    ).rstrip()

@@ -272,10 +272,22 @@ def _gpu_draws(region: str, accelerator: str, gpus: int, rule: str) -> tuple[Dra
     return Draw(std_key, gpus, src), Draw(pre_key, gpus, src)
 
 
+def draws_vcpu_quota(family: str) -> bool:
+    """Whether a node of ``family`` draws on any vCPU quota, regional or ``CPUS_ALL_REGIONS``.
+
+    One rule for every row: "To create A4X Max, A4X, A4, A3, G4, and G2 VMs, you only need to
+    have the required ... GPU quotas ... You don't need to request CPU quotas"
+    (https://cloud.google.com/compute/resource-usage#gpu_quota; ``cpu_quota=none`` in
+    ``gcp_cpu_quota_metrics.csv``). A family with no row (a declared shape) is assumed to draw.
+    """
+    rule = gcp_cpu_rules().get(family)
+    return rule is None or rule.has_vcpu_quota
+
+
 def _cpu_draws(region: str, family: str, vcpus: int) -> tuple[Draw, Draw] | None:
     """(standard, preemptible) vCPU draws of one node of ``family``; ``None`` if it has none."""
     r = gcp_cpu_rules()[family]
-    if not r.has_vcpu_quota:  # G2/G4/A3/A4/A4X: GPU quota only (gcp_cpu_quota_metrics.csv source)
+    if not draws_vcpu_quota(family):  # G2/G4/A3/A4/A4X: GPU quota only
         return None
     assert r.spot_metric, family
     src = f"gcp_cpu_quota_metrics.csv {family}: {r.source}"
@@ -372,8 +384,9 @@ def gcp_vm_quotas(
         if accelerator is not None and gpus > 0:
             g = QuotaKey("gcp", "global", None, GPUS_ALL_REGIONS, "GPUs", "compute-project")
             draws.append(Draw(g, gpus, gsrc))
-        c = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
-        draws.append(Draw(c, vcpus, gsrc))
+        if draws_vcpu_quota(family):  # G2/G4/A3/A4/A4X: no vCPU quota, regional or global
+            c = QuotaKey("gcp", "global", None, CPUS_ALL_REGIONS, "vCPUs", "compute-project")
+            draws.append(Draw(c, vcpus, gsrc))
     qsrc = "https://cloud.google.com/compute/quotas-limits"
     draws.append(
         Draw(QuotaKey("gcp", "region", region, INSTANCES, "VMs", "compute-region"), 1, qsrc)

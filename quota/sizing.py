@@ -6,7 +6,7 @@ renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adap
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.vendored import Catalog
@@ -64,6 +64,11 @@ class NodeGroupSizing:
         bootstrap: the cluster's default pool, which exists only before the others.
         declared: the machine type is the pool's declared ``gpuPools[].shape``: a GPU or family
             the quota tables lack is an unknown row, not a config error.
+        reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
+        node_groups: EKS managed node groups the pool makes (one, or one per AZ).
+        zones: the zones (GKE) or AZ IDs (EKS) the pool is planned in.
+        replaced_groups: node groups of the deployed stack this entry stands for while they
+            run beside their replacements (``with_replacements``); 0 for planned pools.
     """
 
     path: str
@@ -81,6 +86,10 @@ class NodeGroupSizing:
     external_ip: bool = True
     bootstrap: bool = False
     declared: bool = False
+    reservation_id: str | None = None
+    node_groups: int = 1
+    zones: tuple[str, ...] = ()
+    replaced_groups: int = 0
 
     @property
     def spot(self) -> bool:
@@ -117,17 +126,19 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             gpus_per_node=gp.accelerator_count,
             vcpus=gp.vcpus,
             model=_gke_model(gp),
-            max_nodes=gp.total_max,
+            max_nodes=gke_created(gp.total_max, gp.initial_node_count, len(gp.node_locations)),
             surge=gp.max_surge or 0,  # None: flex/queued pools (SHORT_LIVED, no surge)
             disk_type=gp.disk_type,
             disk_gb=gp.disk_size_gb,
             local_ssds=gp.local_ssd_count,
             external_ip=external,
             declared=gp.machine_type in declared,
+            zones=gp.node_locations,
         )
         for gp in plan.gke.pools
     ]
     cluster = plan.gke.cluster
+    regional = cluster.location.count("-") == 1  # us-central1 vs us-central1-a
     if not cluster.existing:
         vcpus = gcp_vcpus_of(cluster.system_machine_type, catalog)
         if vcpus is None:
@@ -145,13 +156,15 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                     gpu_type=None,
                     gpus_per_node=0,
                     vcpus=vcpus,
-                    max_nodes=cluster.system_max,
+                    # initialNodeCount=1 per zone (infra/components/gke.py), GKE's default zones
+                    max_nodes=gke_created(
+                        cluster.system_max, 1, GKE_REGIONAL_DEFAULT_ZONES if regional else 1
+                    ),
                     surge=GKE_DEFAULT_MAX_SURGE,
                     disk_type=cluster.system_disk_type,
                     external_ip=external,
                 )
             )
-        regional = cluster.location.count("-") == 1  # us-central1 vs us-central1-a
         out.append(
             NodeGroupSizing(
                 path="cluster",
@@ -166,6 +179,19 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             )
         )
     return _vetted(out, issues)
+
+
+def gke_created(total_max: int, initial_per_zone: int, zones: int) -> int:
+    """Nodes a GKE pool may hold: max(total max, zones x initialNodeCount).
+
+    ``initialNodeCount`` is per zone: "The initial node count for the pool ... must be at least 1
+    ... in each of the node pool's zones" (https://cloud.google.com/kubernetes-engine/docs/
+    reference/rest/v1/projects.locations.clusters.nodePools#NodePool.FIELDS.initial_node_count:
+    "The initial node count for the pool"; https://cloud.google.com/sdk/gcloud/reference/container/
+    node-pools/create: "--num-nodes ... The number of nodes in the node pool in each of the
+    cluster's zones"), so creation can start above ``totalMaxNodeCount``.
+    """
+    return max(total_max, initial_per_zone * zones)
 
 
 def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]:
@@ -247,13 +273,20 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                # MINIMAL terminates before it launches: an update adds no node.
+                # MINIMAL terminates before it launches: an update adds no node. groupPerZone:
+                # one node group per AZ, each surging by its own AZ count.
                 surge=(
                     0
                     if g.update_strategy == "MINIMAL"
-                    else eks_surge(len(g.az_ids), g.update_max_unavailable)
+                    else sum(
+                        eks_surge(len(ng.az_ids), g.update_max_unavailable) for ng in g.node_groups
+                    )
+                    or eks_surge(len(g.az_ids), g.update_max_unavailable)
                 ),
                 declared=declared,
+                reservation_id=g.capacity_reservation_id,
+                zones=g.az_ids,
+                node_groups=max(1, len(g.node_groups)),
             )
         )
     system = plan.eks.system
@@ -283,4 +316,43 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 surge=eks_surge(azs, system.update_max_unavailable),
             )
         )
+    return out
+
+
+def with_replacements(
+    new: list[NodeGroupSizing], old: list[NodeGroupSizing], replaced: dict[str, tuple[int, str]]
+) -> list[NodeGroupSizing]:
+    """The sizings of a ``pulumi up`` that replaces node groups: a replaced pool's new groups are
+    created, not updated (no surge), and its old groups run beside them until deleted, as a pool
+    of their own (their own type, so their own quota class and vCPUs)."""
+    out = [replace(s, surge=0) if s.name in replaced else s for s in new]
+    for s in old:
+        if s.name in replaced:
+            nodes, names = replaced[s.name]
+            label = f"{s.name} replaced ({names}, create-before-delete)"
+            count = len(names.split(", "))
+            out.append(replace(s, name=label, max_nodes=nodes, surge=0, replaced_groups=count))
+    return out
+
+
+def eks_replacements(old_plan: Plan, new_plan: Plan) -> dict[str, tuple[int, str]]:
+    """Per GPU pool, the nodes of its node groups one ``pulumi up`` replaces, and which groups.
+
+    A node group's name carries a hash of every property EKS cannot change in place
+    (``infra.core.eks.groups.EksNodeGroup``), so a pool whose new plan lacks an old group's name
+    replaces that group: create-before-delete (Pulumi's default replacement order), the new group
+    up while the old one still runs at its live size, bounded by its ``maxSize``. Pools only in
+    the old plan are deleted (no peak) and pools only in the new plan are created (counted).
+    """
+    if old_plan.eks is None or new_plan.eks is None:
+        return {}
+    new_names = {ng.name for g in new_plan.eks.groups for ng in g.node_groups}
+    new_pools = {g.name for g in new_plan.eks.groups}
+    out: dict[str, tuple[int, str]] = {}
+    for g in old_plan.eks.groups:
+        if g.name not in new_pools:
+            continue
+        gone = [ng for ng in g.node_groups if ng.name not in new_names]
+        if gone:
+            out[g.name] = (sum(ng.max_size for ng in gone), ", ".join(ng.name for ng in gone))
     return out

@@ -15,10 +15,10 @@ import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from functools import cache
 from typing import Any, TextIO
 
-from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.catalog.vendored import Catalog
+from infra.core.cost import Prices, node_price
 from quota.arithmetic import Reading, verdict
 from quota.demand import (
     Demand,
@@ -40,7 +40,7 @@ class RegionFit:
     """One candidate region for one pool."""
 
     region: str
-    price: float | None  # USD per node-hour (catalog), None if the catalog has no price
+    price: float | None  # USD per node-hour (infra.plan's price), None if any part is unpriced
     gpu_quota: str | None = None  # the quota the pool's GPUs/vCPUs count against there
     headroom: int | None = None  # free units of that quota (None: not read / unknown)
     fits: bool | None = None  # the whole stack fits (None: offline or unknown)
@@ -61,38 +61,23 @@ class RegionFit:
 # --- catalog: offering and price (pure) --------------------------------------------------------
 
 
-@cache
-def _lowest_prices(
-    table: str, type_column: str
-) -> dict[tuple[str, str], tuple[float | None, float | None]]:
-    """(machine/instance type, region) -> lowest (on-demand, spot) USD/hour over the region's zones."""
-    out: dict[tuple[str, str], tuple[float | None, float | None]] = {}
-    for r in read_rows(table):
-        k = (r[type_column], r["region"])
-        od = float(r["price_per_hour"]) if r["price_per_hour"] else None
-        sp = float(r["spot_price_per_hour"]) if r["spot_price_per_hour"] else None
-        prev = out.get(k, (None, None))
-        out[k] = (_min(prev[0], od), _min(prev[1], sp))
-    return out
+def _zones_in(s: NodeGroupSizing, offered: Sequence[str]) -> Sequence[str]:
+    """The zones (GCP) / AZ IDs (AWS) a pool would run in there: its planned ones in its own
+    region (what ``infra.plan`` prices), every offering one elsewhere."""
+    own = [z for z in s.zones if z in offered]
+    return own if s.zones and own and len(own) == len(s.zones) else offered
 
 
-def _gcp_machine_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
-    """Prices of GCE machine types' vCPUs and memory (GPUs excluded)."""
-    return _lowest_prices("gcp_machine_types.csv", "machine_type")
+def gcp_offer(
+    s: NodeGroupSizing, catalog: Catalog, prices: Prices | None = None
+) -> dict[str, float | None]:
+    """Regions offering the pool's GPU (and machine type), with the node's hourly price.
 
-
-def _aws_prices() -> dict[tuple[str, str], tuple[float | None, float | None]]:
-    """Prices of EC2 GPU instance types."""
-    return _lowest_prices("aws_gpu_instances.csv", "instance_type")
-
-
-def _min(a: float | None, b: float | None) -> float | None:
-    return b if a is None else a if b is None else min(a, b)
-
-
-def gcp_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
-    """Regions offering the pool's GPU (and machine type), with the node's hourly price."""
+    The price is ``infra.plan``'s (``infra.core.cost``): machine plus GPUs in the same zone,
+    the highest over the pool's zones there, unknown if any part of any zone is unpriced.
+    """
     assert s.gpu_type is not None
+    prices = prices or Prices.load()
     machine = s.machine_types[0]
     m = catalog.gcp_machine(machine)
     out: dict[str, float | None] = {}
@@ -102,18 +87,12 @@ def gcp_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
             zones = [z for z in zones if z in m.zones]
         if not zones:
             continue
-        spot = s.model == "spot"
-        gpu = [
-            p[1] if spot else p[0]
-            for z in zones
-            if (p := catalog.gcp_price(s.gpu_type, s.gpus_per_node, z))
-        ]
-        gpu_price = min((x for x in gpu if x is not None), default=None)
-        mp = _gcp_machine_prices().get((machine, region))
-        machine_price = (mp[1] if spot else mp[0]) if mp else None
-        # N1 vCPU/memory prices are not in the catalog: GPU price only, never a made-up total.
-        price = None if gpu_price is None else gpu_price + (machine_price or 0.0)
-        out[region] = None if price is None else round(price, 5)
+        places = _zones_in(s, zones)
+        per = node_price(
+            (prices.gcp_node(machine, s.gpu_type, s.gpus_per_node, z) for z in places),
+            s.model == "spot",
+        )
+        out[region] = None if per is None else round(per, 5)
     return out
 
 
@@ -128,8 +107,12 @@ def _offer(
     return gcp_offer(s, catalog) if cloud == "gcp" else aws_offer(s, catalog)
 
 
-def aws_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
-    """Regions offering every instance type of the group, with the cheapest one's price."""
+def aws_offer(
+    s: NodeGroupSizing, catalog: Catalog, prices: Prices | None = None
+) -> dict[str, float | None]:
+    """Regions offering every instance type of the group, priced as ``infra.plan`` prices it:
+    the highest type x AZ, unknown if any is unpriced."""
+    prices = prices or Prices.load()
     regions: set[str] | None = None
     for t in s.machine_types:
         inst = catalog.aws_instance(t)
@@ -137,10 +120,30 @@ def aws_offer(s: NodeGroupSizing, catalog: Catalog) -> dict[str, float | None]:
         regions = offered if regions is None else regions & offered
     out: dict[str, float | None] = {}
     for region in sorted(regions or ()):
-        prices = [_aws_prices().get((t, region), (None, None)) for t in s.machine_types]
-        vals = [p[1] if s.spot else p[0] for p in prices]
-        out[region] = min((v for v in vals if v is not None), default=None)
+        azs: set[str] = set()
+        for t in s.machine_types:
+            inst = catalog.aws_instance(t)
+            azs |= set(inst.az_ids.get(region, ())) if inst is not None else set()
+        places = _zones_in(s, sorted(azs))
+        per = node_price(
+            (prices.aws_instance(t, az) for t in s.machine_types for az in places), s.spot
+        )
+        out[region] = None if per is None else round(per, 5)
     return out
+
+
+def unknown_regions(cloud: str, catalog: Catalog, regions: str | None) -> list[str]:
+    """The names in ``--regions`` that are no region of ``cloud`` in the catalog (typos): an
+    error, not an empty table that reads as "nowhere fits"."""
+    if regions in (None, "all"):
+        return []
+    if cloud == "gcp":
+        known = {r for acc in catalog.gcp_accelerators() for r in catalog.gcp_regions_offering(acc)}
+    else:
+        known = {
+            r for t in catalog.aws_instances() if (i := catalog.aws_instance(t)) for r in i.az_ids
+        }
+    return [r for r in regions.split(",") if r.strip() not in known]
 
 
 # --- live reads ----------------------------------------------------------------------------------
@@ -234,7 +237,7 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
     del err  # every problem is a row's reason
     cloud, sizings = stack_sizings(config, catalog, plan)
     pools = [s for s in sizings if not s.bootstrap and s.path.startswith("gpuPools")]
-    wanted = None if args.regions in (None, "all") else set(args.regions.split(","))
+    wanted = None if args.regions in (None, "all") else {r.strip() for r in args.regions.split(",")}
     offered = {s.name: _offer(s, cloud, config.region, catalog) for s in pools}
     offers = {
         name: {r: p for r, p in o.items() if wanted is None or r in wanted}

@@ -1,6 +1,6 @@
 """Benchmark (not a test): ``python -m infra.plan`` per sample stack against its SDK-import floor.
 
-Usage: ``.venv/bin/python scripts/bench_plan.py [--runs N] [--groups N]``
+Usage: ``.venv/bin/python scripts/bench_plan.py [--runs N] [--groups N] [--fleet-only]``
 
 Per stack, the sdk floor is a ``python -c`` that imports exactly the Pulumi SDK modules that
 stack's plan loads (read from ``-X importtime``) in a default interpreter, which also pays the
@@ -13,6 +13,8 @@ The top-level ``import pulumi, pulumi_gcp, pulumi_aws, pulumi_kubernetes`` floor
 reference (those packages are lazy, so it loads almost none of the modules a plan uses). Then EKS
 scaling: generated stacks with 1, half of ``--groups`` and ``--groups`` GPU node groups (target:
 ``--groups`` <= 2.0x one; the cost per added group the same in both halves, i.e. linear in pools).
+Then the fleet: ``python -m infra.plan --all`` (every sample stack in one process) against the
+slowest single-stack plan, measured in the same rounds (target: <= 2.0x; printed as a ratio).
 Each command runs N rounds (default 9, a multiple of the three commands a stack rotates through)
 after one warm-up; the least CPU time (user + system) is reported, the least noisy measure on a
 shared machine (``--wall`` for wall time).
@@ -105,12 +107,32 @@ def eks_stack(groups: int) -> str:
     )
 
 
+def fleet(stacks: list[str], runs: int) -> float:
+    """``--all`` in one process against each stack alone; prints and returns the ratio of the
+    fleet's least time to the slowest single stack's."""
+    single = [[sys.executable, "-m", "infra.plan", "--stack", s] for s in stacks]
+    times = rounds([[sys.executable, "-m", "infra.plan", "--all"], *single], runs)
+    best = least(times)
+    slowest = max(range(len(stacks)), key=lambda i: best[i + 1])
+    ratio = best[0] / best[slowest + 1]
+    print(
+        f"fleet: --all ({len(stacks)} stacks, one process) {best[0]:.3f}s; slowest single stack "
+        f"{stacks[slowest]} {best[slowest + 1]:.3f}s; sum of singles {sum(best[1:]):.3f}s"
+    )
+    print(
+        f"fleet ratio {ratio:.2f}x the slowest single stack (median of rounds "
+        f"{median_ratio(times, 0, slowest + 1):.2f}x; target <= 2.00x)"
+    )
+    return ratio
+
+
 def main() -> int:
-    """Run the benchmark and print one line per stack, then the EKS scaling ratio."""
+    """Run the benchmark and print one line per stack, the EKS scaling ratio and the fleet's."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--groups", type=int, default=100)
     parser.add_argument("--wall", action="store_true", help="wall time instead of CPU time")
+    parser.add_argument("--fleet-only", action="store_true", help="only the fleet measurement")
     args = parser.parse_args()
     # The project's bytecode, as scripts/setup compiles it: the SDK floor loads its installed .pyc
     # files, so without ours (PYTHONDONTWRITEBYTECODE, a fresh clone) every plan run would also
@@ -118,14 +140,17 @@ def main() -> int:
     subprocess.run(
         [sys.executable, "-m", "compileall", "-q", "infra", "quota"], cwd=ROOT, check=True
     )
+    stacks = sorted(
+        p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+    )
+    if args.fleet_only:
+        fleet(stacks, args.runs)
+        return 0
     (floor,) = least(rounds([FLOOR], args.runs))
     print(f"top-level import floor {floor:.3f} s (reference)")
     print(
         f"{'stack':<24} {'plan':>7} {'sdk floor':>10} {'plan/sdk':>9} {'median':>7} "
         f"{'bare floor':>11} {'plan/bare':>10}"
-    )
-    stacks = sorted(
-        p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
     )
     worst = 0.0
     for stack in stacks:
@@ -168,6 +193,7 @@ def main() -> int:
             f"per added group: {(half - one) / (sizes[1] - 1) * 1000:.1f} ms up to {sizes[1]}, "
             f"{(many - half) / (sizes[2] - sizes[1]) * 1000:.1f} ms from {sizes[1]} to {sizes[2]}"
         )
+    fleet(stacks, args.runs)
     return 0
 
 

@@ -104,17 +104,8 @@ def paired(
     return med(fast), med(slow), max(0.0, med(trips)), code
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--latency", type=float, default=0.5)
-    ap.add_argument("--repeat", type=int, default=3)
-    a = ap.parse_args()
-    py = [sys.executable, "-m", "quota.check"]
-    base_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-
-    helps = [wall([*py, "--help"], base_env)[0] for _ in range(max(5, a.repeat))]
-    print(f"start-up  python -m quota.check --help: {statistics.median(helps):.3f} s (<= 0.6 s)")
-
+def bench_gke(base_env: dict[str, str], latency: float, repeat: int) -> None:
+    """GKE check of the bench stack and ``--where`` over 1, 4 and 16 regions, on the GCP fakes."""
     compute, quotas, usage = FakeCompute(), FakeCloudQuotas(), FakeServiceUsage()
     fakes: list[FakeService] = [compute, quotas, usage]
     for f in fakes:
@@ -129,19 +120,17 @@ def main() -> None:
         "QUOTA_ENDPOINT_CLOUDQUOTAS": quotas.url,
         "QUOTA_ENDPOINT_SERVICEUSAGE": usage.url,
     }
-    paired(["--config", str(GKE), "--json"], env, fakes, a.latency, 1)  # warm the imports
-    fast, slow, trips, code = paired(
-        ["--config", str(GKE), "--json"], env, fakes, a.latency, a.repeat
-    )
+    paired(["--config", str(GKE), "--json"], env, fakes, latency, 1)  # warm the imports
+    fast, slow, trips, code = paired(["--config", str(GKE), "--json"], env, fakes, latency, repeat)
     print(
-        f"gke  check: {fast:.3f} s at 0 latency, {slow:.3f} s at {a.latency} s/call "
+        f"gke  check: {fast:.3f} s at 0 latency, {slow:.3f} s at {latency} s/call "
         f"(exit {code}) = {trips:.2f} round trips (target <= 2)"
     )
     where: dict[int, float] = {}
     for n in (1, 4, 16):
         regions = ",".join(sorted(t4_regions)[:n])
         cmd = ["--stack", "gke-t4", "--where", "--regions", regions, "--json"]
-        fast, slow, where[n], code = paired(cmd, env, fakes, a.latency, a.repeat)
+        fast, slow, where[n], code = paired(cmd, env, fakes, latency, repeat)
         print(
             f"gke  --where over {n:2d} regions: {fast:.3f} s / {slow:.3f} s (exit {code}) = "
             f"{where[n]:.2f} round trips; ratio to 1 region: {where[n] / max(where[1], 0.1):.2f}"
@@ -149,7 +138,9 @@ def main() -> None:
     for f in fakes:
         f.stop()
 
-    # moto in its own process: in this one it would share the GIL with the check being timed.
+
+def start_moto() -> tuple[subprocess.Popen[bytes], str]:
+    """moto's server in its own process (in this one it would share the GIL with the check)."""
     import socket
 
     with socket.socket() as sock:
@@ -166,9 +157,16 @@ def main() -> None:
             break
         except OSError:
             time.sleep(0.1)
+    return moto, f"http://{host}:{port}"
+
+
+def bench_eks(base_env: dict[str, str], latency: float, repeat: int) -> None:
+    """EKS check and ``--where`` over 4 regions: Service Quotas slowed, EC2 on moto."""
+    moto, ec2_url = start_moto()
     sq = FakeServiceQuotas()
     sq.start()
-    for region in ("us-west-2", "us-east-1", "us-east-2", "eu-west-1"):
+    regions = ("us-west-2", "us-east-1", "us-east-2", "eu-west-1")
+    for region in regions:
         sq.applied.update(
             {(region, "L-DB2E81BA"): 500.0, (region, "L-3819A6DF"): 500.0}
             | {(region, "L-1216C47A"): 64.0}
@@ -179,30 +177,27 @@ def main() -> None:
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_CONFIG_FILE": os.devnull,
         "AWS_SHARED_CREDENTIALS_FILE": os.devnull,
-        "AWS_ENDPOINT_URL_EC2": f"http://{host}:{port}",
+        "AWS_ENDPOINT_URL_EC2": ec2_url,
         "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
     }
     import boto3
 
-    for region in ("us-west-2", "us-east-1", "us-east-2", "eu-west-1"):  # build moto's backends
+    for region in regions:  # build moto's backends
         boto3.client(
             "ec2",
             region_name=region,
-            endpoint_url=aenv["AWS_ENDPOINT_URL_EC2"],
+            endpoint_url=ec2_url,
             aws_access_key_id="testing",
             aws_secret_access_key="testing",
         ).describe_instances()
-    paired(["--stack", "eks-g4dn", "--json"], aenv, [sq], a.latency, 1)  # warm the imports
-    fast, slow, trips, code = paired(
-        ["--stack", "eks-g4dn", "--json"], aenv, [sq], a.latency, a.repeat
-    )
+    paired(["--stack", "eks-g4dn", "--json"], aenv, [sq], latency, 1)  # warm the imports
+    fast, slow, trips, code = paired(["--stack", "eks-g4dn", "--json"], aenv, [sq], latency, repeat)
     print(
-        f"eks  check (Service Quotas +{a.latency} s, EC2 on moto): {fast:.3f} s / {slow:.3f} s "
+        f"eks  check (Service Quotas +{latency} s, EC2 on moto): {fast:.3f} s / {slow:.3f} s "
         f"(exit {code}) = {trips:.2f} round trips"
     )
-    cmd = ["--stack", "eks-g4dn", "--where", "--json"]
-    cmd += ["--regions", "us-west-2,us-east-1,us-east-2,eu-west-1"]
-    fast, slow, trips4, code = paired(cmd, aenv, [sq], a.latency, a.repeat)
+    cmd = ["--stack", "eks-g4dn", "--where", "--json", "--regions", ",".join(regions)]
+    fast, slow, trips4, code = paired(cmd, aenv, [sq], latency, repeat)
     print(
         f"eks  --where over 4 regions: {fast:.3f} s / {slow:.3f} s (exit {code}) = "
         f"{trips4:.2f} round trips; ratio to the 1-region check: {trips4 / max(trips, 0.1):.2f}"
@@ -210,6 +205,19 @@ def main() -> None:
     sq.stop()
     moto.terminate()
     moto.wait(timeout=10)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--latency", type=float, default=0.5)
+    ap.add_argument("--repeat", type=int, default=3)
+    a = ap.parse_args()
+    base_env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    py = [sys.executable, "-m", "quota.check"]
+    helps = [wall([*py, "--help"], base_env)[0] for _ in range(max(5, a.repeat))]
+    print(f"start-up  python -m quota.check --help: {statistics.median(helps):.3f} s (<= 0.6 s)")
+    bench_gke(base_env, a.latency, a.repeat)
+    bench_eks(base_env, a.latency, a.repeat)
 
 
 if __name__ == "__main__":

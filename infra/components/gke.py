@@ -27,6 +27,9 @@ _EFFECT = {
 _GKE_METADATA = "GKE_METADATA"
 _NO_LEGACY_METADATA = {"disable-legacy-endpoints": "true"}
 
+# How Kubernetes reaches the cluster: name, endpoint, CA certificate.
+_Access = tuple[pulumi.Output[str], pulumi.Output[str], pulumi.Output[str]]
+
 
 class GkeCluster(pulumi.ComponentResource):
     """A GKE cluster with a small CPU system pool and a least-privilege node identity.
@@ -69,62 +72,9 @@ class GkeCluster(pulumi.ComponentResource):
             for role in plan.node_sa_roles
         ]
         if c.existing:
-            found = gcp.container.get_cluster_output(
-                name=c.name,
-                location=c.location,
-                project=plan.project,
-                opts=pulumi.InvokeOutputOptions(parent=self),
-            )
-            cluster_name: pulumi.Output[str] = found.name
-            endpoint: pulumi.Output[str] = found.endpoint
-            ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate or "")
+            cluster_name, endpoint, ca = self._existing(plan)
         else:
-            if c.cloud_nat:
-                _cloud_nat(name, plan, child)
-            cluster = gcp.container.Cluster(
-                f"{name}-cluster",
-                _cluster_args(plan, self.node_sa.email),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=self.node_sa_bindings,
-                    # The bootstrap pool is deleted right after creation; its config is ForceNew.
-                    ignore_changes=["nodeConfig"],
-                ),
-            )
-            self.ready.append(cluster)
-            cluster_name = cluster.name
-            endpoint = cluster.endpoint
-            ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
-            gcp.container.NodePool(
-                f"{name}-system",
-                gcp.container.NodePoolArgs(
-                    name="system",
-                    cluster=cluster_name,
-                    location=c.location,
-                    project=plan.project,
-                    initial_node_count=1,  # per zone; the autoscaler owns the size afterwards
-                    autoscaling=gcp.container.NodePoolAutoscalingArgs(
-                        total_min_node_count=c.system_min,
-                        total_max_node_count=c.system_max,
-                        location_policy="BALANCED",
-                    ),
-                    management=gcp.container.NodePoolManagementArgs(
-                        auto_repair=True, auto_upgrade=True
-                    ),
-                    node_config=_node_config(
-                        plan,
-                        c.system_machine_type,
-                        self.node_sa.email,
-                        disk_type=c.system_disk_type,
-                        secure_boot=True,
-                    ),
-                ),
-                opts=pulumi.ResourceOptions(
-                    parent=self,
-                    depends_on=self.node_sa_bindings,
-                    ignore_changes=["initialNodeCount"],
-                ),
-            )
+            cluster_name, endpoint, ca = self._create(name, plan, child)
         self.name = cluster_name
         self.endpoint = endpoint
         self.kubeconfig = pulumi.Output.secret(
@@ -153,6 +103,67 @@ class GkeCluster(pulumi.ComponentResource):
             }
         )
 
+    def _existing(self, plan: core.GkePlan) -> _Access:
+        """Look the cluster up: its name, endpoint and CA certificate."""
+        c = plan.cluster
+        found = gcp.container.get_cluster_output(
+            name=c.name,
+            location=c.location,
+            project=plan.project,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate or "")
+        return found.name, found.endpoint, ca
+
+    def _create(self, name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> _Access:
+        """Create the cluster (with its NAT when asked) and its system pool."""
+        c = plan.cluster
+        if c.cloud_nat:
+            _cloud_nat(name, plan, child)
+        cluster = gcp.container.Cluster(
+            f"{name}-cluster",
+            _cluster_args(plan, self.node_sa.email),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=self.node_sa_bindings,
+                # The bootstrap pool is deleted right after creation; its config is ForceNew.
+                ignore_changes=["nodeConfig"],
+            ),
+        )
+        self.ready.append(cluster)
+        gcp.container.NodePool(
+            f"{name}-system",
+            gcp.container.NodePoolArgs(
+                name="system",
+                cluster=cluster.name,
+                location=c.location,
+                project=plan.project,
+                initial_node_count=1,  # per zone; the autoscaler owns the size afterwards
+                autoscaling=gcp.container.NodePoolAutoscalingArgs(
+                    total_min_node_count=c.system_min,
+                    total_max_node_count=c.system_max,
+                    location_policy="BALANCED",
+                ),
+                management=gcp.container.NodePoolManagementArgs(
+                    auto_repair=True, auto_upgrade=True
+                ),
+                node_config=_node_config(
+                    plan,
+                    c.system_machine_type,
+                    self.node_sa.email,
+                    disk_type=c.system_disk_type,
+                    secure_boot=True,
+                ),
+            ),
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=self.node_sa_bindings,
+                ignore_changes=["initialNodeCount"],
+            ),
+        )
+        ca = cluster.master_auth.apply(lambda a: a.cluster_ca_certificate or "")
+        return cluster.name, cluster.endpoint, ca
+
 
 def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.container.ClusterArgs:
     c = plan.cluster
@@ -163,43 +174,10 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         # GPU and system pools are managed separately; the default pool only bootstraps.
         remove_default_node_pool=True,
         initial_node_count=1,
-        # The bootstrap pool runs as the least-privilege node SA, never the Compute Engine
-        # default account, which hardened projects delete
-        # (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
-        node_config=gcp.container.ClusterNodeConfigArgs(
-            service_account=sa_email,
-            oauth_scopes=list(plan.node_scopes),
-            shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
-                enable_secure_boot=True, enable_integrity_monitoring=True
-            ),
-            workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
-                mode=_GKE_METADATA
-            ),
-            metadata=_NO_LEGACY_METADATA,
-        ),
+        node_config=_bootstrap_node_config(plan, sa_email),
         min_master_version=c.min_master_version,
         release_channel=gcp.container.ClusterReleaseChannelArgs(channel=c.release_channel),
-        # Upgrades (and so GPU driver changes) happen only in this window, outside exclusions
-        # (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions).
-        maintenance_policy=gcp.container.ClusterMaintenancePolicyArgs(
-            recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
-                start_time=c.maintenance_start,
-                end_time=c.maintenance_end,
-                recurrence=c.maintenance_recurrence,
-            ),
-            maintenance_exclusions=[
-                gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
-                    exclusion_name=e.name,
-                    start_time=e.start_time,
-                    end_time=e.end_time,
-                    exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
-                        scope=e.scope
-                    ),
-                )
-                for e in c.maintenance_exclusions
-            ]
-            or None,
-        ),
+        maintenance_policy=_maintenance_policy(c),
         workload_identity_config=gcp.container.ClusterWorkloadIdentityConfigArgs(
             workload_pool=c.workload_pool
         ),
@@ -217,17 +195,7 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         )
         if c.private_nodes
         else None,
-        # https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks
-        master_authorized_networks_config=gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
-            cidr_blocks=[
-                gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
-                    cidr_block=n.cidr_block, display_name=n.display_name
-                )
-                for n in c.authorized_networks
-            ]
-        )
-        if c.authorized_networks is not None
-        else None,
+        master_authorized_networks_config=_authorized_networks(c),
         # The list is authoritative: GKE's default packages are in it, DCGM only when asked for;
         # the packages need managed Prometheus collection
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
@@ -237,6 +205,65 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
                 enabled=True
             ),
         ),
+    )
+
+
+def _bootstrap_node_config(
+    plan: core.GkePlan, sa_email: pulumi.Input[str]
+) -> gcp.container.ClusterNodeConfigArgs:
+    """The bootstrap pool runs as the least-privilege node SA, never the Compute Engine default
+    account, which hardened projects delete
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa)."""
+    return gcp.container.ClusterNodeConfigArgs(
+        service_account=sa_email,
+        oauth_scopes=list(plan.node_scopes),
+        shielded_instance_config=gcp.container.ClusterNodeConfigShieldedInstanceConfigArgs(
+            enable_secure_boot=True, enable_integrity_monitoring=True
+        ),
+        workload_metadata_config=gcp.container.ClusterNodeConfigWorkloadMetadataConfigArgs(
+            mode=_GKE_METADATA
+        ),
+        metadata=_NO_LEGACY_METADATA,
+    )
+
+
+def _maintenance_policy(c: core.GkeClusterPlan) -> gcp.container.ClusterMaintenancePolicyArgs:
+    """Upgrades (and so GPU driver changes) happen only in this window, outside exclusions
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/maintenance-windows-and-exclusions)."""
+    return gcp.container.ClusterMaintenancePolicyArgs(
+        recurring_window=gcp.container.ClusterMaintenancePolicyRecurringWindowArgs(
+            start_time=c.maintenance_start,
+            end_time=c.maintenance_end,
+            recurrence=c.maintenance_recurrence,
+        ),
+        maintenance_exclusions=[
+            gcp.container.ClusterMaintenancePolicyMaintenanceExclusionArgs(
+                exclusion_name=e.name,
+                start_time=e.start_time,
+                end_time=e.end_time,
+                exclusion_options=gcp.container.ClusterMaintenancePolicyMaintenanceExclusionExclusionOptionsArgs(
+                    scope=e.scope
+                ),
+            )
+            for e in c.maintenance_exclusions
+        ]
+        or None,
+    )
+
+
+def _authorized_networks(
+    c: core.GkeClusterPlan,
+) -> gcp.container.ClusterMasterAuthorizedNetworksConfigArgs | None:
+    """https://cloud.google.com/kubernetes-engine/docs/how-to/authorized-networks"""
+    if c.authorized_networks is None:
+        return None
+    return gcp.container.ClusterMasterAuthorizedNetworksConfigArgs(
+        cidr_blocks=[
+            gcp.container.ClusterMasterAuthorizedNetworksConfigCidrBlockArgs(
+                cidr_block=n.cidr_block, display_name=n.display_name
+            )
+            for n in c.authorized_networks
+        ]
     )
 
 
@@ -369,57 +396,6 @@ def _node_config(
 def _pool_args(
     plan: core.GkePlan, p: core.GkePoolPlan, cluster: GkeCluster
 ) -> gcp.container.NodePoolArgs:
-    accel = gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
-        type=p.accelerator,
-        count=p.accelerator_count,
-        gpu_driver_installation_config=(
-            gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
-                gpu_driver_version=p.driver_version
-            )
-        ),
-        gpu_sharing_config=(
-            gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
-                gpu_sharing_strategy=p.sharing_strategy,
-                max_shared_clients_per_gpu=p.max_shared_clients_per_gpu,
-            )
-            if p.sharing_strategy and p.max_shared_clients_per_gpu
-            else None
-        ),
-        gpu_partition_size=p.partition_size,
-    )
-    reservation = (
-        gcp.container.NodePoolNodeConfigReservationAffinityArgs(
-            consume_reservation_type=p.reservation_type,
-            key=core.RESERVATION_KEY if p.reservation_name else None,
-            values=[p.reservation_name] if p.reservation_name else None,
-        )
-        if p.reservation_type is not None
-        else None
-    )
-    node_config = _node_config(
-        plan,
-        p.machine_type,
-        cluster.node_service_account,
-        disk_type=p.disk_type,
-        secure_boot=p.secure_boot,
-        image_type=p.image_type,
-        disk_size_gb=p.disk_size_gb,
-        guest_accelerators=[accel],
-        spot=p.spot,
-        flex_start=p.flex_start or None,
-        max_run_duration=p.max_run_duration,
-        reservation_affinity=reservation,
-        labels=dict(p.labels),
-        taints=[
-            gcp.container.NodePoolNodeConfigTaintArgs(
-                key=t.key, value=t.value, effect=_EFFECT[t.effect]
-            )
-            for t in p.taints
-        ],
-        gvnic=p.gvnic,
-        image_streaming=p.image_streaming,
-        local_ssd_count=p.local_ssd_count,
-    )
     return gcp.container.NodePoolArgs(
         name=p.name,
         cluster=cluster.name,
@@ -454,7 +430,69 @@ def _pool_args(
         placement_policy=gcp.container.NodePoolPlacementPolicyArgs(type="COMPACT")
         if p.compact_placement
         else None,
-        node_config=node_config,
+        node_config=_gpu_node_config(plan, p, cluster.node_service_account),
+    )
+
+
+def _gpu_node_config(
+    plan: core.GkePlan, p: core.GkePoolPlan, sa_email: pulumi.Input[str]
+) -> gcp.container.NodePoolNodeConfigArgs:
+    return _node_config(
+        plan,
+        p.machine_type,
+        sa_email,
+        disk_type=p.disk_type,
+        secure_boot=p.secure_boot,
+        image_type=p.image_type,
+        disk_size_gb=p.disk_size_gb,
+        guest_accelerators=[_accelerator(p)],
+        spot=p.spot,
+        flex_start=p.flex_start or None,
+        max_run_duration=p.max_run_duration,
+        reservation_affinity=_reservation(p),
+        labels=dict(p.labels),
+        taints=[
+            gcp.container.NodePoolNodeConfigTaintArgs(
+                key=t.key, value=t.value, effect=_EFFECT[t.effect]
+            )
+            for t in p.taints
+        ],
+        gvnic=p.gvnic,
+        image_streaming=p.image_streaming,
+        local_ssd_count=p.local_ssd_count,
+    )
+
+
+def _accelerator(p: core.GkePoolPlan) -> gcp.container.NodePoolNodeConfigGuestAcceleratorArgs:
+    return gcp.container.NodePoolNodeConfigGuestAcceleratorArgs(
+        type=p.accelerator,
+        count=p.accelerator_count,
+        gpu_driver_installation_config=(
+            gcp.container.NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfigArgs(
+                gpu_driver_version=p.driver_version
+            )
+        ),
+        gpu_sharing_config=(
+            gcp.container.NodePoolNodeConfigGuestAcceleratorGpuSharingConfigArgs(
+                gpu_sharing_strategy=p.sharing_strategy,
+                max_shared_clients_per_gpu=p.max_shared_clients_per_gpu,
+            )
+            if p.sharing_strategy and p.max_shared_clients_per_gpu
+            else None
+        ),
+        gpu_partition_size=p.partition_size,
+    )
+
+
+def _reservation(
+    p: core.GkePoolPlan,
+) -> gcp.container.NodePoolNodeConfigReservationAffinityArgs | None:
+    if p.reservation_type is None:
+        return None
+    return gcp.container.NodePoolNodeConfigReservationAffinityArgs(
+        consume_reservation_type=p.reservation_type,
+        key=core.RESERVATION_KEY if p.reservation_name else None,
+        values=[p.reservation_name] if p.reservation_name else None,
     )
 
 

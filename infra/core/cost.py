@@ -18,6 +18,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line, eks_lines, gke_lines
+
+__all__ = ["HOURS_PER_MONTH", "Cost", "PoolCost", "Prices", "estimate"]
 
 if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the type
     from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
@@ -55,13 +58,48 @@ class PoolCost:
 
 
 @dataclass(frozen=True, slots=True)
+class Total:
+    """Everything priced at one scale: USD per hour, and what could not be priced."""
+
+    per_hour: float
+    unpriced: tuple[str, ...]
+
+    @property
+    def per_month(self) -> float:
+        """USD per month of 730 hours."""
+        return self.per_hour * HOURS_PER_MONTH
+
+
+@dataclass(frozen=True, slots=True)
 class Cost:
-    """The stack's hourly cost: GPU pools plus the system (CPU) pool."""
+    """The stack's hourly cost: GPU pools plus the system (CPU) pool, and the other lines
+    (control plane, NAT, disks) of ``infra.core.platform_cost``."""
 
     pools: tuple[PoolCost, ...]
     system: PoolCost | None
     prices_as_of: str
     own_hardware: bool = False  # platform kubernetes: nothing is billed per hour by a cloud
+    lines: tuple[Line, ...] = ()
+    usage_based: str = ""  # charges that depend on traffic, never in the totals
+
+    def total(self, scale: str) -> Total:
+        """Nodes and lines at ``min`` or ``max`` scale: what is priced, and a list of what is not
+        (a partial total rather than none)."""
+        priced = 0.0
+        unpriced: list[str] = []
+        for p in self._all():
+            n = p.min_nodes if scale == "min" else p.max_nodes
+            v = p.at(n)
+            if v is None:
+                unpriced.append(f"{p.name} nodes ({p.note or 'no price'})")
+            else:
+                priced += v
+        for line in self.lines:
+            v = line.at_min if scale == "min" else line.at_max
+            if line.missing:
+                unpriced.append(line.missing)
+            priced += v or 0.0
+        return Total(priced, tuple(unpriced))
 
     def _all(self) -> tuple[PoolCost, ...]:
         return (*self.pools, self.system) if self.system is not None else self.pools
@@ -87,7 +125,9 @@ class Cost:
             "atMinPerHour": _round(self.at_min),
             "atMaxPerHour": _round(self.at_max),
             # The system pool is keyed apart from the GPU pools, so no pool name can shadow it.
-            "pools": {p.name: {"perNodePerHour": _round(p.per_node)} for p in self.pools},
+            "atMinPerMonth": _month(self.at_min),
+            "atMaxPerMonth": _month(self.at_max),
+            "pools": {p.name: _pool_json(p) for p in self.pools},
             "systemPool": None
             if self.system is None
             else {
@@ -97,7 +137,53 @@ class Cost:
                 "note": self.system.note or None,
             },
             "pricesAsOf": self.prices_as_of,
+            "items": [_line_json(x) for x in self.lines],
+            "total": None if self.own_hardware else self._total_json(),
         }
+
+    def _total_json(self) -> dict[str, Any]:
+        lo, hi = self.total("min"), self.total("max")
+        return {
+            "atMinPerHour": _round(lo.per_hour),
+            "atMaxPerHour": _round(hi.per_hour),
+            "atMinPerMonth": round(lo.per_month, 2),
+            "atMaxPerMonth": round(hi.per_month, 2),
+            "partial": bool(lo.unpriced or hi.unpriced),
+            "unpriced": list(dict.fromkeys((*lo.unpriced, *hi.unpriced))),
+            "usageBased": self.usage_based or None,
+        }
+
+
+def _month(v: float | None) -> float | None:
+    return None if v is None else round(v * HOURS_PER_MONTH, 2)
+
+
+def _pool_json(p: PoolCost) -> dict[str, Any]:
+    return {
+        "perNodePerHour": _round(p.per_node),
+        "perNodePerMonth": _month(p.per_node),
+        "minNodes": p.min_nodes,
+        "maxNodes": p.max_nodes,
+        "atMinPerHour": _round(p.at(p.min_nodes)),
+        "atMaxPerHour": _round(p.at(p.max_nodes)),
+        "spot": p.spot,
+        "note": p.note or None,
+    }
+
+
+def _line_json(x: Line) -> dict[str, Any]:
+    return {
+        "item": x.item,
+        "atMinPerHour": _round(x.at_min),
+        "atMaxPerHour": _round(x.at_max),
+        "atMinPerMonth": _month(x.at_min),
+        "atMaxPerMonth": _month(x.at_max),
+        "prices": [
+            {"item": p.item, "usd": p.usd, "unit": p.unit, "source": p.source, "asOf": p.as_of}
+            for p in x.prices
+        ],
+        "unpriced": x.missing or None,
+    }
 
 
 def _sum(values: Iterable[float | None]) -> float | None:
@@ -196,86 +282,110 @@ def _highest(prices: Iterable[Price], spot: bool) -> float | None:
     return max(c for c in chosen if c is not None)
 
 
+def node_price(prices: Iterable[Price], spot: bool) -> float | None:
+    """The per-node-hour price of a pool over its places, as ``estimate`` prices it (shared with
+    ``quota.check --where``): the highest place; unknown if any place is unpriced."""
+    return _highest(prices, spot)
+
+
 def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
     """Hourly cost of ``plan`` at minimum and maximum scale."""
     prices = prices or Prices.load()
+    lines: list[Line] = []
+    if plan.gke is not None:
+        as_of, cloud = prices.as_of["gcp"], "gcp"
+        pools, system = _gke_nodes(plan, plan.gke, prices)
+        nodes = (system.min_nodes, system.max_nodes) if system is not None else (0, 0)
+        lines = gke_lines(plan.gke, nodes)
+    elif plan.eks is not None:
+        as_of, cloud = prices.as_of["aws"], "aws"
+        pools, system = _eks_nodes(plan, plan.eks, prices)
+        lines = eks_lines(plan.eks, plan.config.region or "")
+    else:
+        as_of, cloud, system = prices.as_of["gcp"], "", None
+        pools = [
+            PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
+            for h in plan.pools
+        ]
+    return Cost(
+        tuple(pools),
+        system,
+        as_of,
+        own_hardware=plan.gke is None and plan.eks is None,
+        lines=tuple(lines),
+        usage_based=USAGE_BASED.get(cloud, ""),
+    )
+
+
+def _gke_nodes(plan: Plan, gke: GkePlan, prices: Prices) -> tuple[list[PoolCost], PoolCost | None]:
+    """Per GKE pool its node price and range; the system pool's."""
     pools: list[PoolCost] = []
     system: PoolCost | None = None
-    if plan.gke is not None:
-        as_of = prices.as_of["gcp"]
-        for p in plan.gke.pools:
-            shape_note = _user_shape_note(plan, p.name)
-            per = (
-                None
-                if shape_note
-                else _highest(
-                    (
-                        prices.gcp_node(p.machine_type, p.accelerator, p.accelerator_count, z)
-                        for z in p.node_locations
-                    ),
-                    p.spot,
-                )
+    for p in gke.pools:
+        shape_note = _user_shape_note(plan, p.name)
+        per = (
+            None
+            if shape_note
+            else _highest(
+                (
+                    prices.gcp_node(p.machine_type, p.accelerator, p.accelerator_count, z)
+                    for z in p.node_locations
+                ),
+                p.spot,
             )
-            note = shape_note or (
-                "" if per is not None else f"no catalog price for {p.machine_type}"
+        )
+        note = shape_note or ("" if per is not None else f"no catalog price for {p.machine_type}")
+        if per is not None and (p.flex_start or p.queued_provisioning):
+            # DWS VMs have their own discounted price, which the catalog does not hold.
+            note = "priced at on-demand: an upper bound for DWS flex-start / queued capacity"
+        pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
+    c = gke.cluster
+    if not c.existing:
+        zones = _gke_system_zones(gke)
+        per = _highest((prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False)
+        note = "" if per is not None else f"no catalog price for {c.system_machine_type}"
+        # initialNodeCount=1 is per zone (infra/components/gke.py) and a regional cluster
+        # runs its pools in 3 zones by default
+        # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters), so
+        # pulumi up starts one node per zone even when totalMinNodeCount is lower.
+        started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(gke) else 1
+        at_min = max(c.system_min, started)
+        if at_min > c.system_min:
+            note = (note + "; " if note else "") + (
+                f"at minimum {at_min} nodes: initialNodeCount 1 per zone x {started} zones "
+                f"outweighs totalMinNodeCount {c.system_min}"
             )
-            if per is not None and (p.flex_start or p.queued_provisioning):
-                # DWS VMs have their own discounted price, which the catalog does not hold.
-                note = "priced at on-demand: an upper bound for DWS flex-start / queued capacity"
-            pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
-        c = plan.gke.cluster
-        if not c.existing:
-            zones = _gke_system_zones(plan.gke)
-            per = _highest(
-                (prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False
+        system = PoolCost("system", per, at_min, max(c.system_max, at_min), False, note)
+    return pools, system
+
+
+def _eks_nodes(plan: Plan, eks: EksPlan, prices: Prices) -> tuple[list[PoolCost], PoolCost | None]:
+    """Per EKS node group its instance price and range; the system group's."""
+    pools: list[PoolCost] = []
+    for g in eks.groups:
+        spot = g.capacity_type == "SPOT"
+        shape_note = _user_shape_note(plan, g.name)
+        per = (
+            None
+            if shape_note
+            else _highest(
+                (prices.aws_instance(t, az) for t in g.instance_types for az in g.az_ids),
+                spot,
             )
-            note = "" if per is not None else f"no catalog price for {c.system_machine_type}"
-            # initialNodeCount=1 is per zone (infra/components/gke.py) and a regional cluster
-            # runs its pools in 3 zones by default
-            # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters), so
-            # pulumi up starts one node per zone even when totalMinNodeCount is lower.
-            started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(plan.gke) else 1
-            at_min = max(c.system_min, started)
-            if at_min > c.system_min:
-                note = (note + "; " if note else "") + (
-                    f"at minimum {at_min} nodes: initialNodeCount 1 per zone x {started} zones "
-                    f"outweighs totalMinNodeCount {c.system_min}"
-                )
-            system = PoolCost("system", per, at_min, max(c.system_max, at_min), False, note)
-    elif plan.eks is not None:
-        as_of = prices.as_of["aws"]
-        for g in plan.eks.groups:
-            spot = g.capacity_type == "SPOT"
-            shape_note = _user_shape_note(plan, g.name)
-            per = (
-                None
-                if shape_note
-                else _highest(
-                    (prices.aws_instance(t, az) for t in g.instance_types for az in g.az_ids),
-                    spot,
-                )
-            )
-            types = ", ".join(g.instance_types)
-            note = shape_note or ("" if per is not None else f"no catalog price for {types}")
-            if per is not None and g.capacity_type == "CAPACITY_BLOCK":
-                # Capacity Blocks are paid up front at the block's price, not per node-hour.
-                note = "priced at on-demand: a Capacity Block is paid up front at its own price"
-            pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
-        s = plan.eks.system
-        if s is not None:
-            azs = _eks_system_azs(plan.eks, s)
-            per = _highest(
-                (prices.aws_instance(t, az) for t in s.instance_types for az in azs), False
-            )
-            note = "" if per is not None else f"no catalog price for {', '.join(s.instance_types)}"
-            system = PoolCost(s.name, per, s.min_size, s.max_size, False, note)
-    else:
-        as_of = prices.as_of["gcp"]
-        for h in plan.pools:
-            pools.append(
-                PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
-            )
-    return Cost(tuple(pools), system, as_of, own_hardware=plan.gke is None and plan.eks is None)
+        )
+        types = ", ".join(g.instance_types)
+        note = shape_note or ("" if per is not None else f"no catalog price for {types}")
+        if per is not None and g.capacity_type == "CAPACITY_BLOCK":
+            # Capacity Blocks are paid up front at the block's price, not per node-hour.
+            note = "priced at on-demand: a Capacity Block is paid up front at its own price"
+        pools.append(PoolCost(g.name, per, g.min_size, g.max_size, spot, note))
+    s = eks.system
+    if s is None:
+        return pools, None
+    azs = _eks_system_azs(eks, s)
+    per = _highest((prices.aws_instance(t, az) for t in s.instance_types for az in azs), False)
+    note = "" if per is not None else f"no catalog price for {', '.join(s.instance_types)}"
+    return pools, PoolCost(s.name, per, s.min_size, s.max_size, False, note)
 
 
 # A regional cluster's node pools run in three of its region's zones unless nodeLocations says

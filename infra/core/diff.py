@@ -372,3 +372,21 @@ def _disruption(resource: Mapping[str, Any], op: Op) -> str:
         # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
         return f"{op} of Helm release {inputs.get('name') or resource['name']}: uninstalled and installed again, its pods restart"
     return ""
+
+
+def value_at(inputs: Any, path: str, absent: Any = None) -> Any:
+    """The value at a path of ``changed_paths`` (``a.b[0].c``) in ``inputs``; ``absent`` if unset."""
+    node: Any = inputs
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("["):
+            i = int(part[1:-1])
+            if not isinstance(node, list) or i >= len(node):
+                return absent
+            node = node[i]
+        elif isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
+            return absent
+    return node

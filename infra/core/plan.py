@@ -16,6 +16,7 @@ from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
+from infra.core.receivers import check_plan
 
 if TYPE_CHECKING:  # each platform's planner is imported only for a stack of that platform
     from infra.core.eks.planner import EksPlan
@@ -79,7 +80,7 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         pools = kube.pools
     operator = plan_operator(config, pools, issues)
     issues.raise_if_any()
-    return Plan(
+    plan = Plan(
         config=config,
         gke=gke,
         eks=eks,
@@ -88,3 +89,7 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         notes=tuple(notes),
         catalog=catalog,
     )
+    # The backstop: what the plan sends, checked as each receiver checks it (infra.core.receivers).
+    issues.extend(check_plan(plan))
+    issues.raise_if_any()
+    return plan

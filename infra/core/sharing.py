@@ -225,8 +225,6 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
     A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once).
     GKE's own partitioning / sharing: what GKE's device plugin advertises per node."""
     if isinstance(pool, GkePoolSpec) and h.gke_sharing:
-        from infra.core.gke.rules import schedulable_gpus
-
         # GPUs x partitions x clients (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke).
         gpu = pool.gpu
         clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
@@ -325,3 +323,22 @@ def advertised_gpu_resources(
                 return gpus * per_gpu, {}
             return 0, {f"nvidia.com/mig-{profile}": gpus * per_gpu}
     return gpus, {}
+
+
+def mig_instances(profile: str, profiles: tuple[str, ...]) -> int:
+    """GPU instances one GPU splits into for ``profile`` (GKE's partition-size table).
+
+    GKE's table is NVIDIA's: 1g -> 7, 2g -> 3, 3g -> 2, 4g/7g -> 1 on A100, H100 1g.20gb -> 4
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi#partition-sizes), so the
+    NVIDIA count is reused; a partition size not of the GPU was refused earlier.
+    """
+    return mig_instances_per_gpu(profile, profiles) or 1
+
+
+def schedulable_gpus(
+    count: int, partition_size: str | None, clients: int | None, profiles: tuple[str, ...]
+) -> int:
+    """``nvidia.com/gpu`` a node advertises: GPUs x MIG partitions x time-sharing/MPS clients
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke)."""
+    parts = mig_instances(partition_size, profiles) if partition_size else 1
+    return count * parts * (clients or 1)

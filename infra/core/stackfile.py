@@ -1,21 +1,38 @@
-"""Read a Pulumi stack file so that any bytes end in a mapping or in clean ``ConfigErrors``.
+"""Read a Pulumi stack file as ``pulumi up`` reads it, so that any bytes end in a mapping or in clean
+``ConfigErrors``.
 
-PyYAML's safe loader is the base, with the limits a config file needs and YAML does not have:
-- bytes must be UTF-8 (the stack settings file format); a bad byte is named by its offset;
-- one document; a mapping at the root; keys Pulumi's stack settings file defines;
-- no duplicate mapping keys (YAML 1.2 requires unique keys; PyYAML silently keeps the last);
-- nesting depth and the size after alias expansion are bounded *while composing*, before any value
-  is expanded (a "billion laughs" file is refused in milliseconds, not after gigabytes);
+Pulumi reads stack files with Go's ``gopkg.in/yaml.v3`` (YAML 1.2 core schema) and hands structured
+values to the program as JSON. PyYAML's parser is the base here, with:
+- scalars resolved as yaml.v3's ``resolve.go`` resolves them: only ``true``/``false`` (three
+  spellings) are booleans, so ``yes``/``no``/``on``/``off`` are strings; ``0o17``, ``0x1F``, ``1e3``
+  are numbers; ``1:20`` is a string;
+- duplicate keys refused as yaml.v3's ``decoder.mapping`` refuses them (by the key's text, so ``1``
+  and ``"1"`` collide, and two ``<<`` merge keys in one mapping are an error), plus keys that only
+  collide through an alias (yaml.v3 would silently keep the last);
+- each ``config:`` value passed through what Pulumi does to it (``sdk/go/common/resource/config``
+  ``object.go``: scalars become strings, objects JSON), so ``200.0`` reaches the program as ``200``
+  (Go's ``encoding/json`` writes an integral float64 without a fraction; Python's ``json`` reads an int);
+- values whose reading differs between YAML readers (YAML 1.1 boolean keys, base-60 numbers,
+  unquoted timestamps, numbers beyond 64 bits) refused with what Pulumi would read;
+- the limits a config file needs and YAML does not have: UTF-8 bytes (a bad byte is named by its
+  offset), one document, a mapping at the root with the keys Pulumi's stack settings file defines,
+  nesting depth and the size after alias expansion bounded *while composing*, before any value is
+  expanded (a "billion laughs" file is refused in milliseconds);
 - every YAML error is ``<file>:<line>:<column>: <problem>``.
 
-Sources: YAML 1.2.2 section 3.2.1.1 "keys are unique" (https://yaml.org/spec/1.2.2/); Pulumi stack settings
-file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/).
+Sources: go-yaml/yaml v3 ``resolve.go`` (``resolveMapList``, ``yamlStyleFloat``, ``parseTimestamp``)
+and ``decode.go`` (``mapping``: "mapping key %#v already defined at line %d"; ``isMerge``); YAML 1.2.2
+section 10.3.2 core schema tag resolution (https://yaml.org/spec/1.2.2/); pulumi/pulumi
+``sdk/go/common/resource/config/object.go`` (``unmarshalObject``, ``MarshalString``); Pulumi stack
+settings file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stack-settings-file/).
 """
 
 from __future__ import annotations
 
 import codecs
+import datetime
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +43,7 @@ from yaml.events import AliasEvent, StreamEndEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
-from yaml.resolver import Resolver
+from yaml.resolver import BaseResolver
 from yaml.scanner import Scanner
 
 from infra.core.errors import Issues, closest, shown
@@ -61,7 +78,17 @@ except ImportError:  # pragma: no cover - pure-Python PyYAML
             Parser.__init__(self)
 
 
-class _Loader(_Parser, Composer, SafeConstructor, Resolver):
+class _GoYamlResolver(BaseResolver):
+    """Tags as yaml.v3 resolves them (``resolve``): plain scalars by ``go_yaml_tag``, quoted ones
+    are strings, explicit tags are kept (and checked against the text in ``_check_scalar``)."""
+
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:  # type: ignore[override]
+        if kind is ScalarNode:
+            return go_yaml_tag(value) if implicit[0] else _STR_TAG
+        return super().resolve(kind, value, implicit)
+
+
+class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
     """The safe loader's parts, composing in Python so depth, alias expansion and duplicate keys
     are checked node by node, before anything is constructed or expanded."""
 
@@ -69,7 +96,7 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
         _Parser.__init__(self, stream)
         Composer.__init__(self)
         SafeConstructor.__init__(self)
-        Resolver.__init__(self)
+        _GoYamlResolver.__init__(self)
         self._depth = 0
         # Expanded size of each finished node, by id (the nodes stay alive in the tree).
         self._sizes: dict[int, int] = {}
@@ -126,55 +153,102 @@ class _Loader(_Parser, Composer, SafeConstructor, Resolver):
             "numbers, booleans, null, lists and mappings (quote it to pass a string)"
         )
 
+    def compose_scalar_node(self, anchor: str | None) -> ScalarNode:  # type: ignore[override]
+        event = self.peek_event()
+        node = super().compose_scalar_node(anchor)  # type: ignore[arg-type]
+        # yaml.v3 resolves plain untagged scalars only; quoted ones are strings, tags are explicit.
+        node.plain = bool(event.implicit[0])  # type: ignore[attr-defined]
+        node.explicit = event.tag not in (None, "!")  # type: ignore[attr-defined]
+        return node
+
     def _check_scalar(self, node: ScalarNode, *, is_key: bool) -> None:
-        """Scalars PyYAML (YAML 1.1) reads unlike Pulumi (Go, YAML 1.2) or JSON, refused early."""
+        """Scalars YAML readers disagree on, refused saying what Pulumi (yaml.v3) would read."""
         where = self._path()
         value = node.value
-        if is_key and node.tag == _BOOL_TAG:
+        plain = getattr(node, "plain", False)
+        if plain and is_key and value in _YAML11_BOOLS:
             raise _Refused(
                 f"{where}key {value!r} is read as boolean (YAML 1.1); quote it: '{value}'",
                 node.start_mark,
             )
-        if node.tag in (_INT_TAG, _FLOAT_TAG) and ":" in value:
+        if plain and _YAML11_SEXAGESIMAL.fullmatch(value):
             raise _Refused(
-                f"{where}{value!r} is read as a base-60 number (YAML 1.1 sexagesimal); "
-                f"quote it: '{value}'",
+                f"{where}{value!r} is read as a base-60 number (YAML 1.1 sexagesimal) by some "
+                f"readers and as the string '{value}' by Pulumi; quote it: '{value}'",
                 node.start_mark,
             )
-        if node.tag == _INT_TAG and not _fits_int64(value):
+        if getattr(node, "explicit", False) and node.tag in _SCALAR_TAGS:
+            _check_explicit_tag(node, where)
+        if node.tag == _TIMESTAMP_TAG:
+            raise _Refused(self._timestamp(node), node.start_mark)
+        number = _go_int(value) if plain or node.tag == _INT_TAG else None
+        if number is not None and not _INT64_MIN <= number <= _INT64_MAX:
             raise _Refused(
                 f"{where}integer {shown(value, 40)} is outside the 64-bit range the "
                 "Pulumi and Kubernetes APIs take",
                 node.start_mark,
             )
-        if node.tag == _FLOAT_TAG and not _finite(value):
+        overflow = plain and node.tag == _STR_TAG and _overflows(value)
+        if (node.tag == _FLOAT_TAG and not _finite(value)) or overflow:
             raise _Refused(
-                f"{where}{value} is not a finite number (JSON has none)",
-                node.start_mark,
+                f"{where}{value} is not a finite number (JSON has none)", node.start_mark
             )
         if self._in_free_form() and node.tag not in _JSON_TAGS:
             raise _Refused(self._not_json(node), node.start_mark)
 
+    def _timestamp(self, node: ScalarNode) -> str:
+        """yaml.v3 reads an unquoted date as a time.Time; Pulumi stores its ``String()``."""
+        return (
+            f"{self._path()}a YAML timestamp is not a JSON value; Pulumi reads "
+            f"{node.value} as the time {_go_time_string(node.value)!r}; quote it to pass "
+            f"the text '{node.value}'"
+        )
+
     def compose_mapping_node(self, anchor: str | None) -> MappingNode:  # type: ignore[override]
         node = super().compose_mapping_node(anchor)  # type: ignore[arg-type]
-        first: dict[tuple[str, str], Node] = {}
-        for key, _ in node.value:
-            if not isinstance(key, ScalarNode) or key.tag == _MERGE_TAG:
-                continue  # merge keys ('<<') may repeat; complex keys fail in the constructor
-            seen = first.setdefault((key.tag, key.value), key)
-            if seen is not key:
-                where = _key_path([*self._keys[1:], key.value])
-                raise _Refused(
-                    f"duplicate key {where} (first on line {seen.start_mark.line + 1}); "
-                    "YAML would silently keep only the last one",
-                    key.start_mark,
-                )
+        # yaml.v3 decode.go mapping(): keys with the same text collide, whatever their tag, and
+        # '<<' is no exception; a key reached through an alias counts by its target's text.
+        first: dict[str, int] = {}
+        for i, (key, _) in enumerate(node.value):
+            if not isinstance(key, ScalarNode):
+                continue  # complex keys fail in the constructor
+            for text in dict.fromkeys((key.value, _go_key_text(key))):
+                if (j := first.setdefault(text, i)) != i:
+                    where = _key_path([*self._keys[1:], key.value])
+                    raise _Refused(self._duplicate(where, key, node.value[j][0]), key.start_mark)
         return node
 
+    @staticmethod
+    def _duplicate(where: str, key: ScalarNode, seen: Node) -> str:
+        line = seen.start_mark.line + 1
+        if key.tag == _MERGE_TAG:
+            return (
+                f"duplicate key {where} (first on line {line}); Pulumi's YAML reader refuses "
+                "two '<<' merge keys in one mapping: merge several with '<<: [*a, *b]'"
+            )
+        again = ", repeated through an alias" if key is seen else ""
+        return (
+            f"duplicate key {where} (first on line {line}{again}); "
+            "YAML would silently keep only the last one"
+        )
 
+    def construct_go_int(self, node: ScalarNode) -> int:
+        """An int as Go's strconv.ParseInt(text, 0, 64) reads it (yaml.v3 resolve), '_' removed."""
+        number = _go_int(str(self.construct_scalar(node)))
+        if number is None:
+            raise ValueError(f"{shown(node.value)} is not an integer")
+        return number
+
+
+_Loader.add_constructor("tag:yaml.org,2002:int", _Loader.construct_go_int)  # pyright: ignore[reportArgumentType]
+
+_STR_TAG = "tag:yaml.org,2002:str"
 _INT_TAG = "tag:yaml.org,2002:int"
 _FLOAT_TAG = "tag:yaml.org,2002:float"
 _BOOL_TAG = "tag:yaml.org,2002:bool"
+_NULL_TAG = "tag:yaml.org,2002:null"
+_TIMESTAMP_TAG = "tag:yaml.org,2002:timestamp"
+_SCALAR_TAGS = (_BOOL_TAG, _INT_TAG, _FLOAT_TAG, _NULL_TAG)
 # JSON's types (RFC 8259): what Helm values and Pulumi config objects carry.
 _JSON_TAGS = frozenset(
     f"tag:yaml.org,2002:{t}" for t in ("str", "int", "float", "bool", "null", "seq", "map")
@@ -182,39 +256,149 @@ _JSON_TAGS = frozenset(
 # Kubernetes and Pulumi integers are int64 (JSON numbers beyond it lose precision or fail to decode).
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
+# yaml.v3 resolve.go resolveMapList: the only plain scalars that are not strings or numbers.
+_GO_YAML_MAP = {
+    **dict.fromkeys(("true", "True", "TRUE", "false", "False", "FALSE"), _BOOL_TAG),
+    **dict.fromkeys(("", "~", "null", "Null", "NULL"), _NULL_TAG),
+    **dict.fromkeys(
+        (f"{s}.{w}" for s in ("", "+", "-") for w in ("inf", "Inf", "INF")), _FLOAT_TAG
+    ),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), _FLOAT_TAG),
+    "<<": _MERGE_TAG,
+}
+# YAML 1.1 booleans (https://yaml.org/type/bool.html, PyYAML's resolver) that yaml.v3 reads as strings.
+_YAML11_BOOLS = frozenset(
+    w for b in ("yes", "no", "on", "off", "true", "false") for w in (b, b.title(), b.upper())
+)
+# yaml.v3 resolve.go yamlStyleFloat; Go's strconv.ParseFloat then refuses what overflows float64.
+_YAML_STYLE_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?")
+# Go strconv.ParseInt(s, 0, 64) syntax: sign, then 0x/0o/0b prefixes or a leading 0 for octal.
+_GO_INT = re.compile(
+    r"[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)", re.ASCII
+)
+# YAML 1.1 base-60 ints and floats (https://yaml.org/type/int.html, /float.html); yaml.v3 drops them.
+_YAML11_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?", re.ASCII)
+# yaml.v3 resolve.go parseTimestamp: allowedTimestampFormats, tried after "YYYY-".
+_GO_TIMESTAMP = re.compile(
+    r"(?P<y>[0-9]{4})-(?P<m>[0-9]{1,2})-(?P<d>[0-9]{1,2})"
+    r"(?:(?:[Tt](?P<t1>[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?)"
+    r"(?P<z>Z|[-+][0-9]{2}:[0-9]{2}))|(?: (?P<t2>[0-9]{1,2}:[0-9]{1,2}:[0-9]{1,2}(?:\.[0-9]+)?)))?",
+    re.ASCII,
+)
 
-def _fits_int64(text: str) -> bool:
-    """A YAML 1.1 int scalar (as PyYAML's SafeConstructor reads it) within int64, bounded work."""
-    t = text.replace("_", "")
-    sign = -1 if t.startswith("-") else 1
-    t = t.lstrip("+-")
-    base, digits = 10, t
-    if t.startswith("0b"):
-        base, digits = 2, t[2:]
-    elif t.startswith("0x"):
-        base, digits = 16, t[2:]
-    elif t.startswith("0o"):
-        base, digits = 8, t[2:]
-    elif t.startswith("0") and len(t) > 1:
-        base, digits = 8, t[1:]
-    digits = digits.lstrip("0") or "0"
-    if len(digits) > 70:  # more than 64 bits in any base PyYAML reads
-        return False
+
+def go_yaml_tag(text: str) -> str:
+    """The tag yaml.v3 (``resolve.go`` ``resolve``) gives a plain scalar.
+
+    >>> [go_yaml_tag(t).rsplit(":", 1)[1] for t in ("yes", "on", "True", "0o17", "1e3", "1:20")]
+    ['str', 'str', 'bool', 'int', 'float', 'str']
+    """
+    if text in _GO_YAML_MAP:
+        return _GO_YAML_MAP[text]
+    hint = text[:1]
+    if hint == ".":  # strconv.ParseFloat(in): no '_' in a decimal, a float unless it overflows
+        return _FLOAT_TAG if "_" not in text and _float_text(text) else _STR_TAG
+    if not hint or hint not in "+-0123456789":
+        return _STR_TAG  # letters (including y/n/on/off) resolve by the map above only
+    if _timestamp(text) is not None:
+        return _TIMESTAMP_TAG
+    plain = text.replace("_", "")
+    number = _go_int(text)
+    if number is not None and -(2**63) <= number < 2**64:  # ParseInt, then ParseUint
+        return _INT_TAG
+    if _YAML_STYLE_FLOAT.fullmatch(plain) and _float_text(plain):
+        return _FLOAT_TAG
+    return _STR_TAG
+
+
+def _go_int(text: str) -> int | None:
+    """``strconv.ParseInt(strings.Replace(text, "_", "", -1), 0, ...)`` without the bit size."""
+    plain = text.replace("_", "")
+    if not _GO_INT.fullmatch(plain):
+        return None
+    if len(plain) > 80:  # beyond 64 bits in every base: no need to convert thousands of digits
+        return _INT64_MAX + 1
+    sign = -1 if plain[0] == "-" else 1
+    digits = plain.lstrip("+-")
+    prefix = digits[:2].lower()
+    if prefix in ("0x", "0o", "0b"):
+        return sign * int(digits[2:], {"0x": 16, "0o": 8, "0b": 2}[prefix])
+    return sign * int(digits, 8 if digits.startswith("0") else 10)
+
+
+def _float_text(text: str) -> bool:
+    """strconv.ParseFloat accepts ``text`` (finite: an overflow is an error there)."""
     try:
-        return _INT64_MIN <= sign * int(digits, base) <= _INT64_MAX
+        return math.isfinite(float(text))
     except ValueError:
-        return True  # not an int after all: the constructor reports it
+        return False
+
+
+def _overflows(text: str) -> bool:
+    """A float literal beyond float64 (``1.0e+400``): yaml.v3's ParseFloat fails, leaving a string."""
+    plain = text.replace("_", "")
+    if text.startswith("."):
+        plain = text  # the '.' branch of resolve() keeps underscores (and then is no float)
+    return bool(_YAML_STYLE_FLOAT.fullmatch(plain)) and _is_float(plain) and not _float_text(plain)
+
+
+def _is_float(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _finite(text: str) -> bool:
-    """A YAML 1.1 float scalar is finite: not .nan/.inf, and not overflowing (1.0e+400 reads inf)."""
-    t = text.replace("_", "").lower().lstrip("+-")
-    if t in (".nan", ".inf"):
-        return False
+    """A float scalar is finite: not .nan/.inf and not overflowing (1.0e+400)."""
+    return text not in _GO_YAML_MAP and _float_text(text.replace("_", ""))
+
+
+def _timestamp(text: str) -> datetime.datetime | None:
+    """yaml.v3 parseTimestamp: the time ``text`` names, or ``None`` (time.Parse checks the date)."""
+    m = _GO_TIMESTAMP.fullmatch(text)
+    if m is None:
+        return None
     try:
-        return math.isfinite(float(t))
+        day = datetime.datetime(int(m["y"]), int(m["m"]), int(m["d"]), tzinfo=datetime.UTC)
+        clock = m["t1"] or m["t2"]
+        if clock:
+            h, mi, s = clock.split(":")
+            day = day.replace(hour=int(h), minute=int(mi), second=int(float(s)))
     except ValueError:
-        return True  # not a plain float after all: the constructor decides
+        return None
+    return day
+
+
+def _go_time_string(text: str) -> str:
+    """Go's time.Time.String() of a date or UTC time (what Pulumi's object.go stores)."""
+    t = _timestamp(text)
+    if t is None or (m := _GO_TIMESTAMP.fullmatch(text)) is None or m["z"] not in (None, "Z"):
+        return text
+    return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _check_explicit_tag(node: ScalarNode, where: str) -> None:
+    """yaml.v3 fails "cannot decode !!str `yes` as a !!bool" where PyYAML would convert."""
+    got = go_yaml_tag(node.value)
+    if got == node.tag or (node.tag == _FLOAT_TAG and got == _INT_TAG):
+        return
+    want, have = node.tag.rsplit(":", 1)[1], got.rsplit(":", 1)[1]
+    raise _Refused(
+        f"{where}Pulumi's YAML reader cannot decode !!{have} `{shown(node.value, 40)[1:-1]}` as a "
+        f"!!{want}; write the value without the tag",
+        node.start_mark,
+    )
+
+
+def _go_key_text(key: ScalarNode) -> str:
+    """A key as Pulumi's object.go stores it (``fmt.Sprintf("%v", k)``), for collision checks."""
+    if key.tag == _INT_TAG and (number := _go_int(key.value)) is not None:
+        return str(number)
+    if key.tag == _BOOL_TAG:
+        return key.value.lower()
+    return key.value
 
 
 def _node(node: Node | None) -> Node:
@@ -267,7 +451,52 @@ def read_stack_file(path: str | Path) -> dict[str, Any]:
         raise AssertionError("unreachable")
     _check_root_keys(doc, issues)
     issues.raise_if_any()
+    if isinstance(doc.get("config"), dict):
+        doc["config"] = {_go_key(k): as_pulumi_reads(v) for k, v in doc["config"].items()}
     return doc
+
+
+def as_pulumi_reads(value: Any) -> Any:
+    """A ``config:`` value as the program receives it from Pulumi.
+
+    pulumi/pulumi ``sdk/go/common/resource/config/object.go``: ``MarshalString`` turns a scalar into
+    its text (``true``, ``3``) and an object or list into JSON, which the Python SDK's
+    ``Config.get_object`` reads back with ``json.loads``; ``unmarshalObject`` names map keys with
+    ``fmt.Sprintf("%v", k)``. Go's ``encoding/json`` writes an integral float64 below 1e21 without a
+    fraction, so ``200.0`` arrives as the integer ``200``.
+
+    >>> as_pulumi_reads({"diskSizeGb": 200.0, 1: True}), as_pulumi_reads(3)
+    ({'diskSizeGb': 200, '1': True}, '3')
+    """
+    if isinstance(value, dict | list):
+        return _json_round_trip(value)
+    if value is None or isinstance(value, str):
+        return value
+    return _go_text(value)
+
+
+def _json_round_trip(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {_go_key(k): _json_round_trip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_json_round_trip(v) for v in value]
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return int(value)
+    return value
+
+
+def _go_key(key: Any) -> str:
+    """``fmt.Sprintf("%v", k)`` of a decoded YAML key."""
+    return "<nil>" if key is None else key if isinstance(key, str) else _go_text(key)
+
+
+def _go_text(value: bool | int | float) -> str:
+    """Go's text of a decoded scalar (``encoding/json`` and ``%v`` agree for these values)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
 
 
 def _read_bytes(p: Path, issues: Issues) -> bytes:

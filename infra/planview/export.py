@@ -3,18 +3,27 @@
 ``python -m infra.plan --stack S --export DIR`` writes, from the same mock-engine run as the plan:
 
 - ``DIR/manifests/NN-<kind>-<namespace>-<name>.yaml``: every Kubernetes object the stack creates,
-  one per file, numbered in the order the program creates them (namespaces before their contents);
+  one per file, numbered in the order the program creates them (namespaces before their contents),
+  and ``DIR/manifests/kustomization.yaml`` listing them;
 - ``DIR/helm/<release>.values.yaml``: the values of each Helm release, headed by why each is set;
 - ``DIR/argocd/<release>.yaml``: an Argo CD ``Application`` per chart, version pinned, values
-  inline (``spec.source.helm.valuesObject``: https://argo-cd.readthedocs.io/en/stable/user-guide/helm/);
-- ``DIR/flux/<release>.yaml``: a Flux ``HelmRepository`` and ``HelmRelease`` per chart, version
-  pinned, values inline (https://fluxcd.io/flux/components/helm/helmreleases/).
+  inline (``spec.source.helm.valuesObject``: https://argo-cd.readthedocs.io/en/stable/user-guide/helm/),
+  and ``DIR/argocd/gpu-infra-manifests.yaml``, the Application of ``manifests/``, a sync wave
+  before the charts;
+- ``DIR/flux/releases/<release>.yaml``: a Flux ``HelmRepository`` and ``HelmRelease`` per chart,
+  version pinned, values inline (https://fluxcd.io/flux/components/helm/helmreleases/), and
+  ``DIR/flux/gpu-infra.yaml``: a Flux ``Kustomization`` for ``manifests/`` and one for the
+  releases that depends on it;
+- ``DIR/.gpu-infra-export.json``: the files this export wrote. The export owns ``DIR``: it refuses
+  a non-empty directory without that file, and a re-export deletes the files the last one listed
+  first, so an object removed from the stack leaves no file for Argo CD or Flux to keep applying.
 
 Cloud resources (clusters, node pools, IAM) stay with Pulumi; only in-cluster objects are exported.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -77,12 +86,78 @@ def _reasons(plan: Any, release_name: str) -> Mapping[str, str]:
     return {}
 
 
-def argocd_application(rel: Mapping[str, Any]) -> dict[str, Any]:
-    """An Argo CD Application installing ``rel`` (a Helm release's inputs), chart version pinned."""
+# Sync order. Argo CD applies lower sync waves first and waits for them to be healthy
+# (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-waves/); Flux applies a Kustomization
+# after those in its dependsOn are ready
+# (https://fluxcd.io/flux/components/kustomize/kustomizations/#dependencies). Namespaces and
+# ConfigMaps (the device plugin's config) go before the charts that use them.
+SYNC_WAVE = "argocd.argoproj.io/sync-wave"
+WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS = "-1", "0", "1"
+FIRST_KINDS = ("Namespace", "ConfigMap")
+# Objects the export must never delete when they leave Git: Node patches label nodes the cluster
+# owns. Argo CD: "argocd.argoproj.io/sync-options: Prune=false"
+# (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#no-prune-resources); Flux:
+# "kustomize.toolkit.fluxcd.io/prune: disabled"
+# (https://fluxcd.io/flux/components/kustomize/kustomizations/#prune). Server-side apply, so only
+# the labels are owned, not the whole Node (same Argo CD page, "Server-Side Apply").
+ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
+FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
+NEVER_PRUNED = ("Node",)
+# Annotations only Pulumi reads (pulumi-kubernetes' Patch resources): meaningless to GitOps tools.
+PULUMI_ONLY = ("pulumi.com/patchForce", "pulumi.com/skipAwait", "pulumi.com/timeoutSeconds")
+# The Git repository the export is committed to is the user's: a reserved example domain
+# (RFC 2606) marks the value to replace.
+GIT_REPO_PLACEHOLDER = "https://git.example.com/REPLACE-ME.git"
+# flux bootstrap creates a GitRepository named flux-system for the repository it bootstraps
+# (https://fluxcd.io/flux/cmd/flux_bootstrap/).
+FLUX_GIT_SOURCE = "flux-system"
+OWNER_FILE = ".gpu-infra-export.json"
+MANIFESTS_APP = "gpu-infra-manifests"
+
+
+def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
+    """A manifest as a GitOps tool should apply it: Pulumi-only annotations removed, sync wave set,
+    Node patches never pruned."""
+    m = dict(manifest)
+    meta = dict(m.get("metadata") or {})
+    notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in PULUMI_ONLY}
+    if m.get("kind") in FIRST_KINDS:
+        notes[SYNC_WAVE] = WAVE_FIRST
+    if m.get("kind") in NEVER_PRUNED:
+        notes[ARGO_SYNC_OPTIONS] = "Prune=false,ServerSideApply=true"
+        notes[FLUX_PRUNE] = "disabled"
+    if notes:
+        meta["annotations"] = notes
+    else:
+        meta.pop("annotations", None)
+    m["metadata"] = meta
+    return m
+
+
+def argocd_application(
+    rel: Mapping[str, Any], namespace_labels: Mapping[str, str] | None = None
+) -> dict[str, Any]:
+    """An Argo CD Application installing ``rel`` (a Helm release's inputs), chart version pinned.
+
+    ``namespace_labels``: the labels of the release namespace as the stack creates it (the Pod
+    Security Admission ``privileged`` labels the GPU Operator needs): CreateNamespace creates a
+    bare namespace, so they go in ``managedNamespaceMetadata``
+    (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#namespace-auto-creation).
+    """
+    policy: dict[str, Any] = {
+        "automated": {"prune": True, "selfHeal": True},
+        "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+    }
+    if namespace_labels:
+        policy["managedNamespaceMetadata"] = {"labels": dict(namespace_labels)}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {"name": rel["name"], "namespace": ARGOCD_NAMESPACE},
+        "metadata": {
+            "name": rel["name"],
+            "namespace": ARGOCD_NAMESPACE,
+            "annotations": {SYNC_WAVE: WAVE_CHARTS},
+        },
         "spec": {
             "project": "default",
             "source": {
@@ -96,12 +171,61 @@ def argocd_application(rel: Mapping[str, Any]) -> dict[str, Any]:
             # and Helm 3 charts with large CRDs need (kubectl's last-applied annotation caps at
             # 256 KiB). https://argo-cd.readthedocs.io/en/stable/user-guide/auto_sync/ and
             # https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/
+            "syncPolicy": policy,
+        },
+    }
+
+
+def manifests_application(path: str) -> dict[str, Any]:
+    """The Argo CD Application of ``manifests/`` (``path`` in the Git repository), a wave before
+    the charts; pruning on, except for objects annotated ``Prune=false``."""
+    return {
+        "apiVersion": "argoproj.io/v1alpha1",
+        "kind": "Application",
+        "metadata": {
+            "name": MANIFESTS_APP,
+            "namespace": ARGOCD_NAMESPACE,
+            "annotations": {SYNC_WAVE: WAVE_MANIFESTS},
+        },
+        "spec": {
+            "project": "default",
+            "source": {"repoURL": GIT_REPO_PLACEHOLDER, "targetRevision": "HEAD", "path": path},
+            "destination": {"server": IN_CLUSTER},
             "syncPolicy": {
                 "automated": {"prune": True, "selfHeal": True},
-                "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+                "syncOptions": ["ServerSideApply=true"],
             },
         },
     }
+
+
+def flux_kustomizations(manifests: str | None, releases: str | None) -> list[dict[str, Any]]:
+    """Flux Kustomizations for ``manifests/`` and for the releases, the releases after the
+    manifests (``dependsOn``); paths in the Git repository of the ``flux-system`` source."""
+    docs: list[dict[str, Any]] = []
+    for name, path, after in (
+        (MANIFESTS_APP, manifests, None),
+        ("gpu-infra-releases", releases, MANIFESTS_APP if manifests else None),
+    ):
+        if path is None:
+            continue
+        spec: dict[str, Any] = {
+            "interval": "10m",
+            "path": path,
+            "prune": True,
+            "sourceRef": {"kind": "GitRepository", "name": FLUX_GIT_SOURCE},
+        }
+        if after:
+            spec["dependsOn"] = [{"name": after}]
+        docs.append(
+            {
+                "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+                "kind": "Kustomization",
+                "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
+                "spec": spec,
+            }
+        )
+    return docs
 
 
 def flux_documents(rel: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -149,49 +273,149 @@ def placeholder_header(text: str) -> str:
     from infra.mockengine import MOCK_ACCOUNT, MOCK_ENDPOINT
 
     found = [m for m in (MOCK_ACCOUNT, MOCK_ENDPOINT, "MOCK000") if m in text]
-    if not found:
-        return ""
-    return (
-        "# PLACEHOLDERS: this file holds values the offline plan's mock engine made up ("
-        + ", ".join(found)
-        + "); take the real ones from `pulumi stack output` / the cloud before committing it.\n"
+    head = ""
+    if found:
+        head = (
+            "# PLACEHOLDERS: this file holds values the offline plan's mock engine made up ("
+            + ", ".join(found)
+            + "); take the real ones from `pulumi stack output` / the cloud before committing "
+            "it.\n"
+        )
+    if GIT_REPO_PLACEHOLDER in text:
+        head += (
+            f"# PLACEHOLDERS: set {GIT_REPO_PLACEHOLDER} to the URL of the Git repository this "
+            "directory is committed to, and the path to the directory's path in it.\n"
+        )
+    return head
+
+
+def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
+    """Every file of the export: path under the directory -> text (``repo_path``: the directory's
+    path in the Git repository, for the Argo CD and Flux objects that point at it)."""
+    files: dict[str, str] = {}
+    objects = [gitops_object(m) for m in kubernetes_objects(recording.resources)]
+    names = []
+    for i, m in enumerate(objects, start=1):
+        meta = m.get("metadata") or {}
+        parts = [m["kind"], meta.get("namespace") or "", meta.get("name") or "object"]
+        names.append(f"{i:02d}-{_slug('-'.join(p for p in parts if p))}.yaml")
+        files[f"manifests/{names[-1]}"] = dump(m)
+    if names:
+        # https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/resource/
+        kustomization = {
+            "apiVersion": "kustomize.config.k8s.io/v1beta1",
+            "kind": "Kustomization",
+            "resources": names,
+        }
+        files["manifests/kustomization.yaml"] = dump(kustomization)
+        files[f"argocd/{MANIFESTS_APP}.yaml"] = dump(
+            manifests_application(f"{repo_path}/manifests")
+        )
+    labels = {
+        (m.get("metadata") or {}).get("name"): (m.get("metadata") or {}).get("labels") or {}
+        for m in objects
+        if m.get("kind") == "Namespace"
+    }
+    releases = helm_releases(recording.resources)
+    for rel in releases:
+        name = rel["name"]
+        files[f"helm/{name}.values.yaml"] = _values_file(plan, rel)
+        files[f"argocd/{name}.yaml"] = dump(argocd_application(rel, labels.get(rel["namespace"])))
+        files[f"flux/releases/{name}.yaml"] = "---\n".join(dump(d) for d in flux_documents(rel))
+    flux = flux_kustomizations(
+        f"./{repo_path}/manifests" if names else None,
+        f"./{repo_path}/flux/releases" if releases else None,
     )
+    if flux:
+        files["flux/gpu-infra.yaml"] = "---\n".join(dump(d) for d in flux)
+    return {path: placeholder_header(text) + text for path, text in files.items()}
+
+
+def _values_file(plan: Any, rel: Mapping[str, Any]) -> str:
+    name = rel["name"]
+    reasons = _reasons(plan, name)
+    # --create-namespace: "if --install is set, create the release namespace if not present"
+    # (https://helm.sh/docs/helm/helm_upgrade/).
+    head = [
+        f"# Helm values for release {name}: chart {rel['chart']} {rel['version']} from "
+        f"{rel['repositoryOpts']['repo']}, namespace {rel['namespace']}.",
+        f"# helm upgrade --install {name} {rel['chart']} --repo {rel['repositoryOpts']['repo']}"
+        f" --version {rel['version']} --namespace {rel['namespace']} --create-namespace"
+        f" -f {name}.values.yaml",
+    ]
+    if reasons:
+        head.append("# Why each value is set:")
+        head.extend(f"#   {path}: {why}" for path, why in reasons.items())
+    else:
+        head.append("# Every value is the chart's default or set from the stack file.")
+    return "\n".join(head) + "\n" + dump(rel.get("values") or {})
+
+
+def repo_path_of(out_dir: Path) -> str:
+    """The export directory's path as the Argo CD / Flux objects name it: as given when relative
+    (run from the repository's root), else its name."""
+    text = out_dir.as_posix().removeprefix("./").rstrip("/")
+    return text if not out_dir.is_absolute() and text not in ("", ".") else out_dir.name or "."
+
+
+def _owned(out_dir: Path) -> list[str]:
+    """The files the last export into ``out_dir`` wrote.
+
+    Raises:
+        ConfigErrors: ``out_dir`` holds files and no export manifest (not ours to replace).
+    """
+    from infra.core.errors import ConfigErrors, ConfigIssue
+
+    owner = out_dir / OWNER_FILE
+    if owner.is_file():
+        doc = json.loads(owner.read_text(encoding="utf-8"))
+        files = [f for f in doc.get("files", []) if isinstance(f, str)]
+        # Only paths inside the directory: a hand-edited list never deletes outside it.
+        return [f for f in files if not Path(f).is_absolute() and ".." not in Path(f).parts]
+    if any(out_dir.iterdir()):
+        raise ConfigErrors(
+            [
+                ConfigIssue(
+                    "--export",
+                    f"{out_dir} is not empty and has no {OWNER_FILE}: the export owns its "
+                    "directory (it deletes what its last run wrote); choose a new or empty one",
+                )
+            ]
+        )
+    return []
 
 
 def export(plan: Any, recording: Any, out_dir: Path) -> list[str]:
-    """Write the export under ``out_dir``; returns one line per file written (for the user)."""
-    written: list[str] = []
+    """Write the export under ``out_dir``; returns one line per file written or removed.
+
+    Raises:
+        ConfigErrors: ``out_dir`` is not empty and was not written by an export.
+    """
     out_dir.mkdir(parents=True, exist_ok=True)
-
-    def write(rel_path: str, text: str) -> None:
-        path = out_dir / rel_path
+    previous = _owned(out_dir)
+    files = export_files(plan, recording, repo_path_of(out_dir))
+    lines: list[str] = []
+    for rel in previous:
+        path = out_dir / rel
+        if path.is_file():
+            path.unlink()
+            if rel not in files:
+                lines.append(f"removed {path}")
+    _prune_empty_dirs(out_dir, previous)
+    for rel, text in files.items():
+        path = out_dir / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(placeholder_header(text) + text, encoding="utf-8")
-        written.append(f"wrote {path}")
+        path.write_text(text, encoding="utf-8")
+        lines.append(f"wrote {path}")
+    owner = {"writtenBy": "python -m infra.plan --export", "files": sorted(files)}
+    (out_dir / OWNER_FILE).write_text(json.dumps(owner, indent=2) + "\n", encoding="utf-8")
+    if not files:
+        lines.insert(0, f"nothing to export: the stack creates no Kubernetes objects ({out_dir})")
+    return lines
 
-    for i, m in enumerate(kubernetes_objects(recording.resources), start=1):
-        meta = m.get("metadata") or {}
-        parts = [m["kind"], meta.get("namespace") or "", meta.get("name") or "object"]
-        write(f"manifests/{i:02d}-{_slug('-'.join(p for p in parts if p))}.yaml", dump(m))
-    for rel in helm_releases(recording.resources):
-        name = rel["name"]
-        reasons = _reasons(plan, name)
-        head = [
-            f"# Helm values for release {name}: chart {rel['chart']} {rel['version']} from "
-            f"{rel['repositoryOpts']['repo']}, namespace {rel['namespace']}.",
-            f"# helm upgrade --install {name} {rel['chart']} --repo {rel['repositoryOpts']['repo']}"
-            f" --version {rel['version']} --namespace {rel['namespace']} -f {name}.values.yaml",
-        ]
-        if reasons:
-            head.append("# Why each value is set:")
-            head.extend(f"#   {path}: {why}" for path, why in reasons.items())
-        else:
-            head.append(
-                "# Why each value is set: see the planner that renders this chart's values."
-            )
-        write(f"helm/{name}.values.yaml", "\n".join(head) + "\n" + dump(rel.get("values") or {}))
-        write(f"argocd/{name}.yaml", dump(argocd_application(rel)))
-        write(f"flux/{name}.yaml", "---\n".join(dump(d) for d in flux_documents(rel)))
-    if not written:
-        written.append(f"nothing to export: the stack creates no Kubernetes objects ({out_dir})")
-    return written
+
+def _prune_empty_dirs(out_dir: Path, files: list[str]) -> None:
+    dirs = {p for f in files for p in (out_dir / f).parents if out_dir in p.parents}
+    for d in sorted(dirs, key=lambda p: len(p.parts), reverse=True):
+        if d.is_dir() and not any(d.iterdir()):
+            d.rmdir()

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.cost import Cost
+from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.pools import PoolHints
 from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 
@@ -122,15 +122,42 @@ def money(v: float | None) -> str:
     return "unknown" if v is None else f"${v:,.2f}"
 
 
-def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> None:
-    """The whole human-readable plan: pools, system pool, totals, cost, resources, outputs."""
+def print_table(
+    plan: Plan,
+    cost: Cost,
+    recording: Any,
+    out: Out = print,
+    *,
+    resources: bool = True,
+    outputs: bool = True,
+    hidden: frozenset[str] = frozenset(),
+) -> None:
+    """The human-readable plan: pools, system pool, totals, cost, the resource count, and with
+    ``resources`` / ``outputs`` every resource and the stack outputs in full."""
     cfg = plan.config
     where = cfg.zone or cfg.region or "existing cluster"
     out(f"stack {cfg.stack}: platform {cfg.platform}, {where}")
     out("")
     rows = pool_rows(plan)
+    print_pools(plan, cost, rows, out)
+    print_system_pool(plan, cost, out)
+    print_totals(rows, out)
+    print_cost(cost, out)
+    print_notes(plan, out, hidden)
+    if resources:
+        out("")
+        print_resources(recording, out)
+    else:
+        n = len(recording.resources)
+        out(f"\n{n} resources (--resources lists them, --outputs prints the stack outputs)")
+    if outputs:
+        print_outputs(recording, out)
+
+
+def print_pools(plan: Plan, cost: Cost, rows: Sequence[PoolRow], out: Out = print) -> None:
+    """The GPU pool table: one row per pool."""
     prices = {p.name: p for p in cost.pools}
-    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(cfg.platform, "HOSTS")
+    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(plan.config.platform, "HOSTS")
     table(
         (
             "GPU POOL",
@@ -161,6 +188,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         ],
         out,
     )
+
+
+def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
+    """The system pool's machine, node range and price (or that the existing cluster's is used)."""
     if cost.system is not None:
         s = cost.system
         machine = _system_machine(plan)
@@ -172,6 +203,10 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         plan.eks is not None and plan.eks.existing
     ):
         out("\nsystem pool: the existing cluster's (not created or priced here)")
+
+
+def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:
+    """Pools, GPUs (and allocatable units) at maximum, GPU nodes at minimum."""
     total_gpus = sum(r.max_gpus for r in rows)
     allocs = [r.alloc * r.max_nodes if r.alloc is not None else None for r in rows]
     alloc_total = "?" if any(a is None for a in allocs) else str(sum(a or 0 for a in allocs))
@@ -179,16 +214,60 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
         f"totals: {len(rows)} GPU pools, up to {total_gpus} GPUs "
         f"({alloc_total} allocatable), {sum(r.min_nodes for r in rows)} GPU nodes at minimum"
     )
+
+
+def print_cost(cost: Cost, out: Out = print) -> None:
+    """The nodes' cost, each pool's price note, the other lines (control plane, NAT, disks) with
+    their prices' sources and dates, and the total per hour and per month."""
     out(
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
-        f"(catalog prices as of {cost.prices_as_of}; spot pools at spot prices; excludes the "
-        "control-plane fees, disks and network)"
+        f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
     )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
+    if cost.own_hardware:
+        return
+    for x in cost.lines:
+        if x.price is None:
+            continue
+        prices = ", ".join(
+            f"{p.item} ${p.usd:g}{'/GB-month' if p.unit == 'per_gb_month' else '/h'}"
+            for p in x.prices
+        )
+        out(
+            f"  + {x.item}: {_range(x.at_min, x.at_max)}/h, "
+            f"{_range(_month(x.at_min), _month(x.at_max))}/month "
+            f"({prices}; {x.price.source}, {x.price.as_of})"
+        )
+    lo, hi = cost.total("min"), cost.total("max")
+    out(
+        f"total: {money(lo.per_hour)}/h ({money(lo.per_month)}/month) at minimum, "
+        f"{money(hi.per_hour)}/h ({money(hi.per_month)}/month) at maximum"
+        + (" (partial)" if lo.unpriced or hi.unpriced else "")
+    )
+    for item in dict.fromkeys((*lo.unpriced, *hi.unpriced)):
+        out(f"  not priced: {item}")
+    if cost.usage_based:
+        out(f"  usage-based, not included: {cost.usage_based}")
+
+
+def _month(v: float | None) -> float | None:
+    return None if v is None else v * HOURS_PER_MONTH
+
+
+def _range(a: float | None, b: float | None) -> str:
+    return money(a) if a == b else f"{money(a)}-{money(b)}"
+
+
+def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset()) -> None:
+    """The planner's notes (each with its id, unless ``--hide-note`` silenced it), then per pool
+    its machine and node range (or instance types and AMI)."""
+    from infra.planview.notes import note_id, shown
+
     for n in plan.notes:
-        out(f"note: {n}")
+        if shown(n, hidden):
+            out(f"note: {n} [{note_id(n)}]")
     if plan.gke is not None:
         for p in plan.gke.pools:
             out(
@@ -198,10 +277,17 @@ def print_table(plan: Plan, cost: Cost, recording: Any, out: Out = print) -> Non
     elif plan.eks is not None:
         for g in plan.eks.groups:
             out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
-    out("")
+
+
+def print_resources(recording: Any, out: Out = print) -> None:
+    """Every resource the program registers (type, name, parent) and their count."""
     res = [(r.type, r.name, (r.parent or "").rsplit("::", 1)[-1]) for r in recording.resources]
     table(("TYPE", "NAME", "PARENT"), res, out)
     out(f"\n{len(recording.resources)} resources")
+
+
+def print_outputs(recording: Any, out: Out = print) -> None:
+    """The stack outputs in full (JSON, indented)."""
     out("\noutputs:")
     for key, value in recording.outputs.items():
         out(f"  {key}:")

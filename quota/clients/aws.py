@@ -6,6 +6,7 @@ the standard ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_<SERVICE>`` variables (bo
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import defaultdict
@@ -42,11 +43,34 @@ _ACTION = {
         "servicequotas:ListRequestedServiceQuotaChangeHistoryByQuota"
     ),
     "RequestServiceQuotaIncrease": "servicequotas:RequestServiceQuotaIncrease",
+    "ListNodegroups": "eks:ListNodegroups",
+    "DescribeCapacityReservations": "ec2:DescribeCapacityReservations",
 }
 _DENIED = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"})
 _THROTTLED = frozenset(
     {"TooManyRequestsException", "ThrottlingException", "Throttling", "RequestLimitExceeded"}
 )
+
+
+# CapacityReservation.State values that hold On-Demand quota (``_reservations``).
+HOLDING_RESERVATION_STATES = frozenset({"assessing", "scheduled", "pending", "active", "delayed"})
+
+
+@dataclass(frozen=True, slots=True)
+class CapacityReservation:
+    """One EC2 Capacity Reservation (ODCR or Capacity Block) that holds On-Demand quota."""
+
+    id: str
+    instance_type: str
+    state: str
+    total: int
+    available: int
+
+    @property
+    def unused(self) -> int:
+        """Reserved instances no instance runs in (those running are DescribeInstances' usage):
+        ``AvailableInstanceCount`` once active; the whole count before (nothing can run yet)."""
+        return self.available if self.state == "active" else self.total
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +150,13 @@ class AwsQuotaService:
         session = session or boto3.session.Session(region_name=settings.region)
         self.sq = session.client("service-quotas", region_name=settings.region, config=config)
         self.ec2 = session.client("ec2", region_name=settings.region, config=config)
+        self._session, self._config = session, config
+        self.reservations: dict[str, CapacityReservation] = {}  # filled by read()
+
+    @functools.cached_property
+    def eks(self) -> Any:
+        """EKS client (only an existing cluster's node groups are listed)."""
+        return self._session.client("eks", region_name=self.s.region, config=self._config)
 
     # --- reads ---------------------------------------------------------------------------------
     def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
@@ -155,25 +186,89 @@ class AwsQuotaService:
                 readings[k] = Reading(limit=lim, usage=float(usage.get(k.quota, 0)))
         return readings, []
 
-    def _limit(self, code: str) -> float | str:
+    def _limit(self, code: str, service: str = SERVICE_CODE) -> float | str:
         """Applied value, falling back to the AWS default; a string says why neither exists."""
         try:
-            q = self.sq.get_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+            q = self.sq.get_service_quota(ServiceCode=service, QuotaCode=code)
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") != "NoSuchResourceException":
                 raise
             # No applied value (never changed): the default applies. aws/aws-cli#6629
             try:
-                q = self.sq.get_aws_default_service_quota(ServiceCode=SERVICE_CODE, QuotaCode=code)
+                q = self.sq.get_aws_default_service_quota(ServiceCode=service, QuotaCode=code)
             except ClientError as e2:
                 if e2.response.get("Error", {}).get("Code") != "NoSuchResourceException":
                     raise
-                return f"quota missing: {code} not found for ec2 in {self.s.region}"
+                return f"quota missing: {code} not found for {service} in {self.s.region}"
         return float(q["Quota"]["Value"])
 
+    def read_service_limits(
+        self, codes: Sequence[str], cluster: str | None, own: frozenset[str]
+    ) -> tuple[dict[str, float | str | None], int | str | None]:
+        """EKS limits (``eks`` Service Quotas) and, for an existing ``cluster``, how many of its
+        managed node groups this stack does not plan (EKS ListNodegroups).
+
+        Returns:
+            per code the value (``None``: Service Quotas lists none, the documented default
+            applies; a string: why it is unknown), and the other groups' count (``None`` when
+            not asked; a string: why unknown).
+        """
+
+        def limit(code: str) -> float | str | None:
+            try:
+                got = self._limit(code, "eks")
+            except Exception as e:  # noqa: BLE001  # an 'unknown' reason
+                op = getattr(e, "operation_name", None) or "GetServiceQuota"
+                return describe_error(e, op, self.s.max_attempts)
+            return None if isinstance(got, str) else got
+
+        def others() -> int | str | None:
+            if cluster is None:
+                return None
+            try:
+                names = [
+                    n
+                    for page in self.eks.get_paginator("list_nodegroups").paginate(
+                        clusterName=cluster
+                    )
+                    for n in page.get("nodegroups", [])
+                ]
+            except Exception as e:  # noqa: BLE001  # an 'unknown' reason
+                return describe_error(e, "ListNodegroups", self.s.max_attempts)
+            return sum(1 for n in names if n not in own)
+
+        with ThreadPoolExecutor(max_workers=len(codes) + 1) as pool:
+            other_f = pool.submit(others)
+            values = dict(zip(codes, pool.map(limit, codes), strict=True))
+            return values, other_f.result()
+
     def _usage(self, codes: set[str]) -> dict[str, int]:
-        """vCPUs of pending and running instances per quota code (spot by InstanceLifecycle)."""
-        counts: dict[tuple[str, bool], int] = defaultdict(int)
+        """vCPUs per quota code: pending and running instances (spot by InstanceLifecycle), open
+        Spot requests and the unused part of Capacity Reservations, read concurrently."""
+        with ThreadPoolExecutor(max_workers=3) as pool:
+            inst_f = pool.submit(self._instance_counts)
+            spot_f = pool.submit(self._open_spot_counts)
+            res_f = pool.submit(self._reservations)
+            counts = inst_f.result()
+            for k, n in spot_f.result().items():
+                counts[k] += n
+            self.reservations = res_f.result()
+        for r in self.reservations.values():
+            counts[(r.instance_type, False)] += r.unused
+        # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
+        counted = [
+            (t, c, n)
+            for (t, spot), n in counts.items()
+            if n and (c := aws_quota_code(t, spot)) in codes
+        ]
+        vcpus = self._vcpus({t for t, _, _ in counted})
+        out: dict[str, int] = defaultdict(int)
+        for itype, code, n in counted:
+            out[code] += n * vcpus[itype]
+        return dict(out)
+
+    def _instance_counts(self) -> defaultdict[tuple[str, bool], int]:
+        counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
         pages = self.ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
         )
@@ -182,8 +277,12 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
+        return counts
+
+    def _open_spot_counts(self) -> dict[tuple[str, bool], int]:
         # Open (not yet fulfilled) Spot requests count against the Spot vCPU quota too.
         # https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-spot-limits.html
+        counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
         spot_pages = self.ec2.get_paginator("describe_spot_instance_requests").paginate(
             Filters=[{"Name": "state", "Values": ["open"]}]
         )
@@ -192,15 +291,34 @@ class AwsQuotaService:
                 itype = req.get("LaunchSpecification", {}).get("InstanceType")
                 if itype:
                     counts[(itype, True)] += 1
-        # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
-        counted = [
-            (t, c, n) for (t, spot), n in counts.items() if (c := aws_quota_code(t, spot)) in codes
-        ]
-        vcpus = self._vcpus({t for t, _, _ in counted})
-        out: dict[str, int] = defaultdict(int)
-        for itype, code, n in counted:
-            out[code] += n * vcpus[itype]
-        return dict(out)
+        return counts
+
+    def _reservations(self) -> dict[str, CapacityReservation]:
+        """Capacity Reservations that hold On-Demand quota, by id.
+
+        "Capacity Reservations count toward your On-Demand Instance quotas, even if they are
+        unused" (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-reservations.html);
+        the states that hold capacity or are about to: assessing, scheduled, pending, active,
+        delayed (CapacityReservation.State, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
+        API_CapacityReservation.html). Instances running inside one are already counted by
+        DescribeInstances, so only its unused part is added (``CapacityReservation.unused``).
+        """
+        out: dict[str, CapacityReservation] = {}
+        pages = self.ec2.get_paginator("describe_capacity_reservations").paginate(
+            Filters=[{"Name": "state", "Values": sorted(HOLDING_RESERVATION_STATES)}]
+        )
+        for page in pages:
+            for r in page.get("CapacityReservations", []):
+                if r.get("State") not in HOLDING_RESERVATION_STATES:
+                    continue
+                out[r["CapacityReservationId"]] = CapacityReservation(
+                    r["CapacityReservationId"],
+                    r["InstanceType"],
+                    r.get("State", ""),
+                    int(r.get("TotalInstanceCount", 0)),
+                    int(r.get("AvailableInstanceCount", 0)),
+                )
+        return out
 
     def _vcpus(self, types: set[str]) -> dict[str, int]:
         """DefaultVCpus per instance type: catalog first, EC2 for the rest (one call)."""
@@ -223,8 +341,9 @@ class AwsQuotaService:
         """File an increase to ``desired`` unless an open or equal-or-larger request exists.
 
         A refusal (DENIED / NOT_APPROVED) of a request for at most ``desired`` is reported with its
-        case id instead of asking again for as much or more; a smaller refused request does not
-        block a new one. An approved request for at least ``desired`` that left the limit below it
+        case id instead of asking again for as much or more; a larger refused request does not
+        block a smaller one, and a refusal at or below the applied value or older than a later
+        approval no longer blocks anything (listed under ``context``). An approved request for at least ``desired`` that left the limit below it
         is a partial grant. ``force`` files anew.
         """
         code = row.key.quota
@@ -247,12 +366,12 @@ class AwsQuotaService:
             h = open_[0]
             return {**base, **_req_state(h), "action": "pending"}
         if not force:
-            refused = [
-                h
-                for h in history
-                if h.get("Status") in REFUSED_STATUSES
-                and float(h.get("DesiredValue", 0)) <= desired
-            ]
+            refused, moot = _refusals(history, desired, current)
+            if moot:  # shown as context: they no longer stand in the way
+                base["context"] = [
+                    f"{h.get('Status')} {_value(h)} (case {h.get('CaseId', '-')}): {why}"
+                    for h, why in moot
+                ]
             if refused:
                 h = refused[0]
                 return {**base, **_req_state(h), "action": "denied", "current": int(current)}
@@ -302,7 +421,44 @@ class AwsQuotaService:
             if not resp.get("NextToken"):
                 break
             kw["NextToken"] = resp["NextToken"]
-        return sorted(out, key=lambda h: str(h.get("Created", "")), reverse=True)
+        return sorted(out, key=_created, reverse=True)
+
+
+def _created(h: dict[str, Any]) -> float:
+    """A history entry's creation time as epoch seconds (boto3 parses ``Created`` to datetime)."""
+    c = h.get("Created")
+    if c is None:
+        return 0.0
+    return c.timestamp() if hasattr(c, "timestamp") else float(c)
+
+
+def _value(h: dict[str, Any]) -> int:
+    return int(float(h.get("DesiredValue", 0)))
+
+
+def _refusals(
+    history: list[dict[str, Any]], desired: int, current: float
+) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
+    """(refusals that still block asking for ``desired``, refusals that no longer matter + why).
+
+    A refusal blocks only a request for at least as much as was refused. It no longer matters
+    when the applied value has since reached what was refused (the limit moved past it), or when
+    a later request was approved (AWS reviewed the quota again after it).
+    """
+    approved = [_created(h) for h in history if h.get("Status") == "APPROVED"]
+    latest_approval = max(approved, default=None)
+    blocking: list[dict[str, Any]] = []
+    moot: list[tuple[dict[str, Any], str]] = []
+    for h in history:
+        if h.get("Status") not in REFUSED_STATUSES or _value(h) > desired:
+            continue
+        if _value(h) <= current:
+            moot.append((h, f"at or below the applied value {current:g}"))
+        elif latest_approval is not None and _created(h) < latest_approval:
+            moot.append((h, "older than a later approved request"))
+        else:
+            blocking.append(h)
+    return blocking, moot
 
 
 def _req_state(h: dict[str, Any]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import Any
 
 from google.api_core import exceptions as gexc
@@ -24,12 +25,19 @@ from google.cloud.cloudquotas_v1.types import resources as cq
 from google.cloud.compute_v1.services.instances import InstancesClient
 from google.cloud.compute_v1.services.projects import ProjectsClient
 from google.cloud.compute_v1.services.regions import RegionsClient
+from google.cloud.compute_v1.services.reservations import ReservationsClient
 from google.cloud.service_usage_v1.services.service_usage import ServiceUsageClient
 
 from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error, transient
-from quota.clients.gcp_usage import compute_reading, family_reading, with_family_usage
+from quota.clients.gcp_usage import (
+    catalog_zones,
+    compute_reading,
+    family_reading,
+    with_family_usage,
+    with_reserved_usage,
+)
 from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
 from quota.rules import GPUS_ALL_REGIONS
@@ -167,6 +175,12 @@ class GcpQuotaService:
             "_instances", lambda: InstancesClient(**self._kwargs(self.s.compute_endpoint))
         )
 
+    def reservations(self) -> ReservationsClient:
+        """Compute reservations client (reserved GPUs / vCPUs are family usage)."""
+        return self._once(
+            "_reservations", lambda: ReservationsClient(**self._kwargs(self.s.compute_endpoint))
+        )
+
     def quotas(self) -> CloudQuotasClient:
         """Cloud Quotas client."""
         return self._once(
@@ -215,13 +229,17 @@ class GcpQuotaService:
             jobs[f"family:{qid}"] = lambda name=name: self._call(
                 self.quotas().get_quota_info, name=name
             )
-        if family_ids:  # Cloud Quotas has no usage: count the family's VMs instead
-            jobs["instances"] = lambda: list(
-                self._call(self.instances().aggregated_list, project=p)
+        family_regions = sorted({k.region for k in keys if k.family_quota_id and k.region})
+        if family_ids:  # Cloud Quotas has no usage: count the family's VMs and reservations
+            # VMs zone by zone, every zone at once (an aggregated list pages serially)
+            zones = {z for r in family_regions for z in catalog_zones(self.catalog, r)}
+            jobs.update(self._zone_jobs(zones))
+            jobs["reservations"] = lambda: list(
+                self._call(self.reservations().aggregated_list, project=p)
             )
-        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
-            futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
-            results = {k: f.result() for k, f in futures.items()}
+        results = self._run(jobs)
+        if family_ids:
+            results["instances"] = self._vms_by_zone(results, family_regions)
 
         readings: dict[QuotaKey, Reading] = {}
         for k in keys:
@@ -235,13 +253,19 @@ class GcpQuotaService:
             if isinstance(res, BaseException):
                 readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
             elif k.family_quota_id:
-                readings[k] = with_family_usage(
-                    family_reading(res, k),
+                readings[k] = with_reserved_usage(
+                    with_family_usage(
+                        family_reading(res, k),
+                        k,
+                        results["instances"],
+                        p,
+                        self.catalog,
+                        results.get(f"region:{k.region}"),
+                    ),
                     k,
-                    results["instances"],
+                    results["reservations"],
                     p,
                     self.catalog,
-                    results.get(f"region:{k.region}"),
                 )
             else:
                 readings[k] = compute_reading(res, k)
@@ -249,6 +273,44 @@ class GcpQuotaService:
         usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
         self.api_problems = _api_problems(results["services"], p, usage_endpoint)
         return readings, []
+
+    def _run(self, jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
+        """Every job at once (bounded by ``max_workers``); a result or the exception it raised."""
+        if not jobs:
+            return {}
+        with ThreadPoolExecutor(max_workers=min(len(jobs), self.max_workers)) as pool:
+            futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
+            return {k: f.result() for k, f in futures.items()}
+
+    def _zone_jobs(self, zones: set[str]) -> dict[str, Callable[[], Any]]:
+        p = self.s.project
+        return {
+            f"instances:{z}": lambda z=z: list(self._call(self.instances().list, project=p, zone=z))
+            for z in sorted(zones)
+        }
+
+    def _vms_by_zone(self, results: dict[str, Any], regions: Sequence[str]) -> Any:
+        """The family regions' VMs as ``(zones/<zone>, listing)`` pairs, or why they are unknown.
+
+        Zones come from the catalog, listed in the first round trip; a zone ``regions.get``
+        reports that the catalog lacks is listed after it. A region whose zones could not be
+        read leaves the usage unknown, never zero.
+        """
+        listed = {k.removeprefix("instances:") for k in results if k.startswith("instances:")}
+        reported: set[str] = set()
+        for r in regions:
+            region = results.get(f"region:{r}")
+            if isinstance(region, BaseException) or region is None:
+                return RuntimeError(f"zones of region {r} unknown (regions.get failed)")
+            reported |= {z.rsplit("/", 1)[-1] for z in region.zones}
+        results.update(self._run(self._zone_jobs(reported - listed)))
+        out: list[tuple[str, Any]] = []
+        for zone in sorted(listed | reported):
+            got = results[f"instances:{zone}"]
+            if isinstance(got, BaseException):
+                return got
+            out.append((f"zones/{zone}", SimpleNamespace(instances=got)))
+        return out
 
     def _global_gpus_fallback(self, readings: dict[QuotaKey, Reading]) -> None:
         """GPUS_ALL_REGIONS missing from projects.get (new projects): read its Cloud Quotas value.
@@ -306,9 +368,10 @@ class GcpQuotaService:
         """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
 
         A preference for the same quota id and dimensions may exist under any id (the console
-        makes its own): that one is reused, updated with its etag, never duplicated. One that is
-        pending (``reconciling``) or already asks for at least ``desired`` is reported, not
-        re-filed; a partial grant is reported with its granted value.
+        makes its own): that one is reused, updated with its etag, never duplicated. One that
+        already asks for at least ``desired`` (pending or settled) is reported, not re-filed; one
+        that asks for less is raised, even while it is pending (``reconciling``): left alone it
+        would be granted short. A partial grant is reported with its granted value.
         https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.quotaPreferences
         """
         p = self.s.project
@@ -338,8 +401,8 @@ class GcpQuotaService:
             **base,
             "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
         }
-        if existing is not None and existing.reconciling:
-            return {**base, **_preference_state(existing), "action": "pending"}
+        # A pending preference asking for less than the need is raised (with its etag) rather
+        # than left to be granted short; one asking for at least as much is left to reconcile.
         if existing is not None and int(existing.quota_config.preferred_value) >= desired:
             return {
                 **base,
@@ -357,25 +420,33 @@ class GcpQuotaService:
             etag=existing.etag if existing is not None else "",
         )
         try:
-            if existing is None:
-                try:
-                    out = self._call(
-                        self.quotas().create_quota_preference,
-                        parent=parent,
-                        quota_preference=pref,
-                        quota_preference_id=pid,
-                    )
-                    return {**base, **_preference_state(out), "action": "created"}
-                except gexc.Conflict:
-                    pref.etag = ""  # created concurrently: fall through to the upsert
-            upd = cq_req.UpdateQuotaPreferenceRequest(
-                quota_preference=pref, allow_missing=existing is None
-            )
-            out = self._call(self.quotas().update_quota_preference, request=upd)
-            return {**base, **_preference_state(out), "action": "updated"}
+            return {**base, **self._write(pref, parent, pid, existing)}
         except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
             call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
+            if existing is not None and existing.reconciling:  # still pending, for too little
+                state = {**_preference_state(existing), "status": describe_error(e, call, p)}
+                return {**base, **state, "action": "pending"}
             return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+    def _write(self, pref: Any, parent: str, pid: str, existing: Any) -> dict[str, Any]:
+        """Create the preference, or update ``existing`` over its etag; the new state."""
+        if existing is None:
+            try:
+                out = self._call(
+                    self.quotas().create_quota_preference,
+                    parent=parent,
+                    quota_preference=pref,
+                    quota_preference_id=pid,
+                )
+                return {**_preference_state(out), "action": "created"}
+            except gexc.Conflict:
+                pref.etag = ""  # created concurrently: fall through to the upsert
+        upd = cq_req.UpdateQuotaPreferenceRequest(
+            quota_preference=pref, allow_missing=existing is None
+        )
+        out = self._call(self.quotas().update_quota_preference, request=upd)
+        raised = {"was": int(existing.quota_config.preferred_value)} if existing else {}
+        return {**_preference_state(out), **raised, "action": "updated"}
 
     def _preferences(self, parent: str) -> list[Any]:
         """Every QuotaPreference of the project (all pages).
@@ -447,6 +518,16 @@ def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]
         err = describe_error(res, "services.batchGet", project, endpoint)
         return [("serviceusage.googleapis.com", err)]
     out: list[tuple[str, str]] = []
+    answered = {svc.name.rsplit("/", 1)[-1] for svc in res.services}
+    for api in REQUIRED_SERVICES:
+        if api not in answered:  # never fail open: an API the answer leaves out is not enabled
+            out.append(
+                (
+                    api,
+                    f"API {api} missing from Service Usage's answer for project {project}: "
+                    f"not known to be enabled (gcloud services enable {api} --project {project})",
+                )
+            )
     for svc in res.services:
         state = getattr(svc.state, "name", str(svc.state))
         if state != "ENABLED":

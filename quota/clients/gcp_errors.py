@@ -19,6 +19,8 @@ _PERMISSION = {
     "projects.get": "compute.projects.get",
     "quotaInfos.get": "cloudquotas.quotas.get",
     "instances.aggregatedList": "compute.instances.list",
+    "instances.list": "compute.instances.list",
+    "reservations.aggregatedList": "compute.reservations.list",
     "services.batchGet": "serviceusage.services.get",
     "quotaPreferences.get": "cloudquotas.quotas.get",
     "quotaPreferences.list": "cloudquotas.quotas.get",

@@ -20,6 +20,13 @@ from quota.sizing import gcp_vcpus_of
 _HOLDING = frozenset({"PROVISIONING", "STAGING", "RUNNING", "STOPPING", "SUSPENDING", "REPAIRING"})
 
 
+def catalog_zones(catalog: Catalog, region: str) -> set[str]:
+    """Every zone of ``region`` the catalog knows (any accelerator's)."""
+    return {
+        z for acc in catalog.gcp_accelerators() for z in catalog.gcp_zones_offering(acc, region)
+    }
+
+
 def compute_reading(container: Any, key: QuotaKey) -> Reading:
     warning = getattr(container, "quota_status_warning", None)
     if warning is not None and getattr(warning, "code", None):
@@ -93,7 +100,7 @@ def with_family_usage(
     if reading.error is not None:
         return reading
     if isinstance(instances, BaseException):
-        err = describe_error(instances, "instances.aggregatedList", project)
+        err = describe_error(instances, "instances.list", project)
         return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
     types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
     used = 0
@@ -135,3 +142,66 @@ def with_family_usage(
                 if acc.accelerator_type.rsplit("/", 1)[-1] in types:
                     used += int(acc.accelerator_count)
     return Reading(limit=reading.limit, usage=float(used))
+
+
+# Reservation states that hold their resources (Reservation.Status; DELETING / INVALID do not).
+# https://cloud.google.com/compute/docs/reference/rest/v1/reservations
+_RESERVATION_HOLDING = frozenset({"CREATING", "READY", "UPDATING"})
+
+
+def _reserved_units(res: Any, key: QuotaKey, catalog: Catalog) -> int | None:
+    """Units of ``key``'s family one reservation holds beyond the VMs running in it (those are
+    counted as instances); ``None`` when its machine type's vCPUs are unknown."""
+    spec = res.specific_reservation
+    unused = max(0, int(spec.count) - int(spec.in_use_count))
+    props = spec.instance_properties
+    mtype = props.machine_type.rsplit("/", 1)[-1]
+    if key.vm_family:
+        if gcp_machine_family(mtype).upper() != key.vm_family.upper():
+            return 0
+        vcpus = gcp_vcpus_of(mtype, catalog)
+        return None if vcpus is None else unused * vcpus
+    types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
+    accs = [
+        (a.accelerator_type.rsplit("/", 1)[-1], int(a.accelerator_count))
+        for a in props.guest_accelerators
+    ]
+    if not accs:  # A3 and newer: the GPUs are part of the machine type
+        m = catalog.gcp_machine(mtype)
+        if m is not None and m.accelerator:
+            accs = [(m.accelerator, m.accelerator_count or 0)]
+    return unused * sum(n for a, n in accs if a in types)
+
+
+def with_reserved_usage(
+    reading: Reading, key: QuotaKey, reservations: Any, project: str, catalog: Catalog
+) -> Reading:
+    """Add what the region's reservations hold for the family to its usage.
+
+    A reservation holds its resources whether or not VMs use them: "Compute Engine holds your
+    reserved resources" (https://cloud.google.com/compute/docs/instances/reservations-consume),
+    and a pool that consumes one adds no demand (``rules.PROVISIONING_RULES``), so its unused
+    part is usage; VMs running in it are already counted as instances. Unreadable reservations
+    make the usage unknown, never zero.
+    """
+    if reading.error is not None or reading.usage is None:
+        return reading
+    if isinstance(reservations, BaseException):
+        err = describe_error(reservations, "reservations.aggregatedList", project)
+        return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
+    held = 0
+    for scope, scoped in reservations:
+        zone = scope.rsplit("/", 1)[-1]
+        if zone.rsplit("-", 1)[0] != key.region:
+            continue
+        for res in scoped.reservations:
+            if str(res.status) not in _RESERVATION_HOLDING:
+                continue
+            units = _reserved_units(res, key, catalog)
+            if units is None:
+                return Reading(
+                    limit=reading.limit,
+                    error=f"usage unreadable: vCPUs of reservation {res.name}'s machine unknown",
+                )
+            held += units
+    return Reading(limit=reading.limit, usage=reading.usage + held)

@@ -36,7 +36,11 @@ def servers() -> Iterator[dict[str, Any]]:
     host, port = moto.get_host_and_port()
     sq = a.FakeServiceQuotas()
     sq.start()
-    yield {"moto": f"http://{host}:{port}", "sq": sq}
+    # EC2 as the check sees it: moto, with DescribeCapacityReservations answered in front of it
+    ec2 = a.Ec2WithReservations(f"http://{host}:{port}")
+    ec2.start()
+    yield {"moto": f"http://{host}:{port}", "sq": sq, "ec2": ec2}
+    ec2.stop()
     sq.stop()
     moto.stop()
 
@@ -49,6 +53,9 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     sq.history.clear()
     sq.defaults = {G: 0.0, G_SPOT: 0.0, STD: 5.0}
     sq.policy = "pending"
+    ec2: a.Ec2WithReservations = servers["ec2"]
+    ec2.reset()
+    ec2.reservations.clear()
     urllib.request.urlopen(
         urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
     )
@@ -58,7 +65,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_CONFIG_FILE": "/dev/null",
         "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_ENDPOINT_URL_EC2": servers["moto"],
+        "AWS_ENDPOINT_URL_EC2": ec2.url,
         "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
         "QUOTA_AWS_MAX_ATTEMPTS": "2",
         "QUOTA_CALL_TIMEOUT": "0.5",
@@ -68,7 +75,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     # botocore waits up to 1 s before retrying a throttled call; keep the storm test short.
     monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     ample(sq)
-    return {"sq": sq, "moto": servers["moto"]}
+    return {"sq": sq, "moto": servers["moto"], "ec2": ec2}
 
 
 def warm_ec2(moto: str) -> None:
@@ -347,3 +354,224 @@ def test_case_closed_and_invalid_request_are_not_refusals(env: dict[str, Any], s
     _history(env["sq"], status, 104.0)
     _, doc = run("--request")
     assert row(doc, G)["request"]["action"] == "created"
+
+
+def test_denied_then_approved_history_files_a_new_request(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 64.0  # the later approval applied 64
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-1",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 1,
+        },
+        {
+            "Id": "r2",
+            "CaseId": "case-2",
+            "QuotaCode": G,
+            "DesiredValue": 64.0,
+            "Status": "APPROVED",
+            "Created": 2,
+        },
+    ]
+    code, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert code == 1 and req["action"] == "created" and req["desired"] == 104
+    assert any("case-1" in c and "later approved" in c for c in req["context"])
+    assert sq.calls["RequestServiceQuotaIncrease"] == 1
+
+
+def test_refusal_at_or_below_the_applied_value_does_not_block(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 96.0  # raised since (say by AWS itself) past the refused 80
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-3",
+            "QuotaCode": G,
+            "DesiredValue": 80.0,
+            "Status": "DENIED",
+            "Created": 5,
+        },
+    ]
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert req["action"] == "created" and "applied value" in req["context"][0]
+
+
+def test_refusal_after_the_latest_approval_still_blocks(env: dict[str, Any]) -> None:
+    sq: a.FakeServiceQuotas = env["sq"]
+    sq.applied[(R, G)] = 64.0
+    sq.history[(R, G)] = [
+        {
+            "Id": "r1",
+            "CaseId": "case-1",
+            "QuotaCode": G,
+            "DesiredValue": 64.0,
+            "Status": "APPROVED",
+            "Created": 1,
+        },
+        {
+            "Id": "r2",
+            "CaseId": "case-2",
+            "QuotaCode": G,
+            "DesiredValue": 104.0,
+            "Status": "DENIED",
+            "Created": 2,
+        },
+    ]
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert (req["action"], req["caseId"]) == ("denied", "case-2")
+    assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
+
+
+def test_an_open_request_for_less_reads_pending_for_less_than_needed(env: dict[str, Any]) -> None:
+    from quota.report import _request_text
+
+    _history(env["sq"], "PENDING", 48.0, case_id="case-77")
+    _, doc = run("--request")
+    req = row(doc, G)["request"]
+    assert _request_text(req).startswith("pending for 48 (needs 104)")
+
+
+EKS_GROUPS, EKS_NODES = "L-6D54EA21", "L-BD136A63"
+
+
+def _many_groups(tmp_path: Any, n: int) -> str:
+    import yaml
+
+    pools = [
+        {"name": f"g{i}", "machineType": "g4dn.xlarge", "minNodes": 0, "maxNodes": 1}
+        for i in range(n)
+    ]
+    doc = {
+        "config": {
+            "aws:region": R,
+            "gpu-infra:platform": "eks",
+            "gpu-infra:cluster": {"name": "ml", "location": R, "kubernetesVersion": "1.33"},
+            "gpu-infra:gpuPools": pools,
+        }
+    }
+    path = tmp_path / "Pulumi.many.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    # Service Quotas eks L-6D54EA21 "Managed node groups per cluster", default 30
+    # (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)
+    env["sq"].defaults[EKS_GROUPS] = 30.0
+    out = io.StringIO()
+    code = main(["--config", _many_groups(tmp_path, 40), "--json"], out=out, err=io.StringIO())
+    doc = json.loads(out.getvalue())
+    groups = row(doc, EKS_GROUPS)
+    assert code == 1 and (groups["needed"], groups["limit"], groups["usage"]) == (41, 30, 0)
+    assert groups["status"] == "short" and groups["unit"] == "node groups"
+    assert (
+        groups["name"] == "Managed node groups per cluster" and "service-quotas" in groups["source"]
+    )
+    assert row(doc, EKS_NODES)["status"] == "ok"  # documented 450 where Service Quotas lists none
+    code, doc = run_config(_many_groups(tmp_path, 40), "--request")
+    req = row(doc, EKS_GROUPS)["request"]  # not an EC2 quota: by hand, with the command
+    assert req["action"] == "skipped" and f"--quota-code {EKS_GROUPS}" in req["status"]
+    env["sq"].applied[(R, EKS_GROUPS)] = 60.0  # raised: read live, not the documented default
+    code, doc = run_config(_many_groups(tmp_path, 40))
+    assert row(doc, EKS_GROUPS)["status"] == "ok"
+
+
+def test_eks_limit_unreadable_is_unknown_never_ok(env: dict[str, Any]) -> None:
+    env["sq"].inject("GetServiceQuota", a.access_denied("servicequotas:GetServiceQuota"))
+    _, doc = run()
+    groups = row(doc, EKS_GROUPS)
+    assert groups["status"] == "unknown" and "servicequotas:GetServiceQuota" in groups["reason"]
+
+
+def run_config(path: str, *args: str) -> tuple[int, dict[str, Any]]:
+    out = io.StringIO()
+    code = main(["--config", path, *args, "--json"], out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())
+
+
+def _odcr(
+    rid: str, itype: str, total: int, available: int, state: str = "active"
+) -> dict[str, Any]:
+    return {
+        "capacityReservationId": rid,
+        "instanceType": itype,
+        "instancePlatform": "Linux/UNIX",
+        "availabilityZone": f"{R}a",
+        "totalInstanceCount": total,
+        "availableInstanceCount": available,
+        "state": state,
+        "instanceMatchCriteria": "open",
+        "reservationType": "default",
+    }
+
+
+def test_an_unused_odcr_of_10_g4dn_makes_eks_g4dn_short_where_it_was_ok(
+    env: dict[str, Any],
+) -> None:
+    # "Capacity Reservations count toward your On-Demand Instance quotas, even if they are
+    # unused" (EC2 User Guide, ec2-capacity-reservations.html)
+    code, doc = run()
+    assert code == 0 and row(doc, G)["status"] == "ok"  # 104 needed, 120 free
+    env["ec2"].reservations[R] = [_odcr("cr-1", "g4dn.xlarge", 10, 10)]
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 1 and (g["usage"], g["status"]) == (40, "short")  # 10 x 4 vCPUs held
+    assert row(doc, G_SPOT)["usage"] == 0  # ODCRs hold On-Demand quota only
+    assert env["ec2"].calls["DescribeCapacityReservations"] >= 1
+
+
+def test_reservations_hold_quota_while_assessing_scheduled_pending_active_or_delayed(
+    env: dict[str, Any],
+) -> None:
+    held = ["assessing", "scheduled", "pending", "delayed"]  # nothing runs in them yet
+    ended = ["expired", "cancelled", "failed"]
+    env["ec2"].reservations[R] = [
+        _odcr(f"cr-{s}", "g4dn.xlarge", 3, 0 if s in held else 3, s) for s in held + ended
+    ]
+    _, doc = run()
+    assert row(doc, G)["usage"] == len(held) * 3 * 4
+
+
+def test_instances_running_inside_a_reservation_are_counted_once(env: dict[str, Any]) -> None:
+    launch(env["moto"], "g4dn.xlarge", 2)  # running in cr-4: available 10 - 2
+    env["ec2"].reservations[R] = [_odcr("cr-4", "g4dn.xlarge", 10, 8)]
+    _, doc = run()
+    assert row(doc, G)["usage"] == 10 * 4  # 2 running + 8 unused, not 2 + 10
+
+
+def test_reservations_unreadable_make_usage_unknown_not_zero(env: dict[str, Any]) -> None:
+    env["ec2"].inject(
+        "DescribeCapacityReservations",
+        (
+            403,
+            b"<Response><Errors><Error><Code>UnauthorizedOperation</Code><Message>You are "
+            b"not authorized to perform this operation.</Message></Error></Errors></Response>",
+            {},
+        ),
+    )
+    code, doc = run()
+    g = row(doc, G)
+    assert code == 3 and g["status"] == "unknown"
+    assert "ec2:DescribeCapacityReservations" in g["reason"]
+
+
+def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str, Any]) -> None:
+    # eks-hpc: h200-odcr (p5en.48xlarge, max 2) launches into cr-0123456789abcdef0.
+    p_code = "L-417A185B"
+    env["sq"].applied[(R, p_code)] = 4000.0
+    env["ec2"].reservations[R] = [_odcr("cr-0123456789abcdef0", "p5en.48xlarge", 2, 2)]
+    out = io.StringIO()
+    main(["--stack", "eks-hpc", "--json"], out=out, err=io.StringIO())
+    p = row(json.loads(out.getvalue()), p_code)
+    # 192 vCPUs x (4 h100 + 0 h200 beyond the reservation + 2 b200) + every group's surge (3 x 2)
+    assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2) + 192 * 6, 2 * 192)
+    assert any("beyond reservation cr-0123456789abcdef0 (2 reserved" in w for w in p["pools"])

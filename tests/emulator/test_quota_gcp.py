@@ -44,11 +44,15 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     compute.projects.clear()
     compute.quota_warning.clear()
     compute.instances.clear()
+    compute.reservations.clear()
+    compute.zones.clear()
     quotas.prefs.clear()
+    quotas.patched_etags.clear()
     quotas.infos.clear()
     quotas.absent.clear()
     quotas.policy = "pending"
     usage.enabled = set(g.ALL_REQUIRED_APIS)
+    usage.omitted = set()
 
     def grant(pref: dict[str, Any], value: int) -> None:
         qid = pref["quotaId"]
@@ -94,6 +98,11 @@ def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
     return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
+def quota_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
+    """Rows read from the cloud (not the documented GKE node limits, which carry a source)."""
+    return [c for c in doc["checks"] if "source" not in c]
+
+
 def test_ample_quota_is_ok_everywhere_and_exits_0(env: dict[str, Any]) -> None:
     code, doc = run("--stack", "gke-t4")
     assert code == 0
@@ -131,7 +140,7 @@ def test_disabled_compute_api_is_unknown_with_the_enable_command(env: dict[str, 
     env["usage"].enabled.discard("compute.googleapis.com")
     code, doc = run("--stack", "gke-t4")
     assert code == 3
-    assert all(c["status"] == "unknown" for c in doc["checks"])
+    assert all(c["status"] == "unknown" for c in quota_rows(doc))
     assert "gcloud services enable compute.googleapis.com" in row(doc, "CPUS")["reason"]
     api = row(doc, "compute.googleapis.com")
     assert api["unit"] == "API" and "compute.googleapis.com is disabled" in api["reason"]
@@ -355,7 +364,7 @@ def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> N
 def test_h100_usage_unreadable_is_unknown(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
-    env["compute"].inject("instances.aggregatedList", g.permission_denied("compute.instances.list"))
+    env["compute"].inject("instances.list", g.permission_denied("compute.instances.list"))
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 3 and fam["status"] == "unknown" and "compute.instances.list" in fam["reason"]
@@ -518,10 +527,10 @@ def test_unreachable_endpoint_is_reported_once(env: dict[str, Any], monkeypatch:
     for var in ("COMPUTE", "CLOUDQUOTAS", "SERVICEUSAGE"):
         monkeypatch.setenv(f"QUOTA_ENDPOINT_{var}", "http://127.0.0.1:9")
     code, doc = run("--stack", "gke-t4")
-    assert code == 3 and all(c["status"] == "unknown" for c in doc["checks"])
+    assert code == 3 and all(c["status"] == "unknown" for c in quota_rows(doc))
     assert len(doc["notes"]) == 1
     assert doc["notes"][0].startswith("cannot connect to http://127.0.0.1:9")
-    assert all(c["reason"] == "not read: endpoint unreachable (see below)" for c in doc["checks"])
+    assert all(c["reason"] == "not read: endpoint unreachable (see below)" for c in quota_rows(doc))
 
 
 # --- requests that cannot collide -------------------------------------------------------------
@@ -555,18 +564,18 @@ def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
     assert not any(k.startswith("gpu-infra-nvidia-t4") for k in quotas.prefs)
 
 
-def test_reconciling_console_preference_is_reported_pending_and_left_alone(
+def test_reconciling_console_preference_asking_enough_is_reported_pending_and_left_alone(
     env: dict[str, Any],
 ) -> None:
     env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
     quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=True)
+    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=True)  # >= 21
     code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     assert code == 1 and (req["action"], req["id"], req["preferred"]) == (
         "pending",
         "console-t4",
-        8,
+        24,
     )
     assert quotas.calls["quotaPreferences.create"] == 0
     assert quotas.calls["quotaPreferences.patch"] == 0
@@ -746,3 +755,129 @@ def test_where_for_a_declared_shape_judges_its_own_region_and_cannot_call_it_a_f
     (region,) = pool["regions"]  # the catalog knows no other region for a5-highgpu-8g
     assert (region["region"], region["quota"], region["fits"]) == (R, "unknown:nvidia-b300", None)
     assert "declared gpuPools[].shape" in region["reason"] and code == 3
+
+
+def test_g2_stack_on_a_32_vcpu_global_default_exits_0_and_requests_no_cpu_quota(
+    env: dict[str, Any],
+) -> None:
+    # https://cloud.google.com/compute/resource-usage#gpu_quota: G2 VMs need GPU quota only.
+    env["compute"].set_region(P, R, NVIDIA_L4_GPUS=(40, 0))
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(32, 0))
+    code, doc = run("--config", str(FIX / "Pulumi.gke-g2.yaml"), "--request", "--email", "a@b.c")
+    assert code == 0, doc
+    cpus = row(doc, "CPUS_ALL_REGIONS")
+    assert cpus["needed"] == 16 and cpus["status"] == "ok"  # the e2 system pool only
+    assert all(c["request"] is None for c in doc["checks"])
+    assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_reconciling_preference_below_the_need_is_raised_with_its_etag(env: dict[str, Any]) -> None:
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))  # usage 0: the request is for 21
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    etag = quotas.prefs["console-t4"]["etag"]
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert code == 1 and (req["action"], req["id"], req["preferred"], req["was"]) == (
+        "updated",
+        "console-t4",
+        21,
+        5,
+    )
+    assert (
+        quotas.calls["quotaPreferences.patch"] == 1 and quotas.calls["quotaPreferences.create"] == 0
+    )
+    assert quotas.patched_etags == [etag]  # written over its etag, not duplicated
+
+
+def test_reconciling_preference_that_cannot_be_raised_reads_pending_for_less_than_needed(
+    env: dict[str, Any],
+) -> None:
+    from quota.report import _request_text
+
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    quotas.inject("quotaPreferences.patch", g.INTERNAL)
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert req["action"] == "pending" and req["preferred"] == 5
+    assert _request_text(req).startswith("pending for 5 (needs 21)")
+
+
+def test_an_api_missing_from_service_usages_answer_is_not_enabled(env: dict[str, Any]) -> None:
+    env["usage"].omitted = {"container.googleapis.com"}
+    code, doc = run("--stack", "gke-t4")
+    api = row(doc, "container.googleapis.com")
+    assert (
+        code == 3 and api["status"] == "unknown" and "missing from Service Usage" in api["reason"]
+    )
+
+
+def test_mistyped_regions_is_a_usage_error_not_an_empty_table(env: dict[str, Any]) -> None:
+    err = io.StringIO()
+    args = ["--stack", "gke-t4", "--where", "--offline", "--regions", "us-centrl1"]
+    assert main(args, out=io.StringIO(), err=err) == 2
+    assert "us-centrl1" in err.getvalue()
+
+
+@pytest.mark.parametrize("mode", ["--where", "--offline"])
+def test_request_with_where_or_offline_is_refused(env: dict[str, Any], mode: str) -> None:
+    err = io.StringIO()
+    args = ["--stack", "gke-t4", mode, "--request", "--email", "a@b.c"]
+    assert main(args, out=io.StringIO(), err=err) == 2
+    assert "--request" in err.getvalue() and mode in err.getvalue()
+    assert env["quotas"].calls["quotaPreferences.create"] == 0
+
+
+def test_h100_reservations_count_as_family_usage_beyond_the_vms_running_in_them(
+    env: dict[str, Any],
+) -> None:
+    # Compute Engine holds reserved resources whether used or not; VMs in them count once.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    compute = env["compute"]
+    compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)  # runs in the reservation
+    compute.add_reservation("us-central1-a", "a3-highgpu-8g", count=3, in_use=1)  # 2 unused
+    compute.add_reservation("us-central1-b", "a3-highgpu-8g", count=4, status="DELETING")
+    compute.add_reservation("us-east4-a", "a3-highgpu-8g", count=4)  # another region
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert fam["usage"] == 8 + 2 * 8  # the running VM + two unused reserved VMs of 8 H100s
+
+
+def test_h100_reservations_unreadable_make_family_usage_unknown(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["compute"].inject(
+        "reservations.aggregatedList", g.permission_denied("compute.reservations.list")
+    )
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 3 and fam["status"] == "unknown"
+    assert "compute.reservations.list" in fam["reason"]
+
+
+def test_family_usage_lists_every_zone_at_once_and_a_zone_the_catalog_lacks(
+    env: dict[str, Any],
+) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    compute = env["compute"]
+    compute.zones[R] = [f"{R}-a", f"{R}-b", f"{R}-c", f"{R}-f", f"{R}-z"]  # -z: not in the catalog
+    for _ in range(3):  # two pages in -a
+        compute.add_instance(f"{R}-a", "nvidia-h100-80gb", 1)
+    compute.add_instance(f"{R}-z", "nvidia-h100-80gb", 8)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert row(doc, "NVIDIA_H100_GPUS")["usage"] == 3 + 8
+    assert compute.calls["instances.aggregatedList"] == 0
+    assert compute.calls["instances.list"] >= 5  # every zone on its own (-a twice: two pages)
+
+
+def test_family_usage_is_unknown_when_the_regions_zones_are_unknown(env: dict[str, Any]) -> None:
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    env["compute"].inject("regions.get", g.INTERNAL)
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert code == 3 and fam["status"] == "unknown" and "zones of region" in fam["reason"]

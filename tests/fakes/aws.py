@@ -137,3 +137,72 @@ class FakeServiceQuotas(FakeService):
             self.applied[(region, code)] = float(self.policy[1])
         hist.append(req)
         return 200, {"RequestedQuota": req}, dict(_JSON)
+
+
+_EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
+
+
+class Ec2WithReservations(FakeService):
+    """EC2 in front of moto: answers DescribeCapacityReservations itself (moto 5.2 lacks it) and
+    relays every other action to moto unchanged, so the real boto3 client sees one EC2 endpoint.
+
+    ``reservations`` are CapacityReservation items (API field names, camelCase as in the XML:
+    ``capacityReservationId``, ``instanceType``, ``totalInstanceCount``,
+    ``availableInstanceCount``, ``state``, ``reservationType``), per region.
+    """
+
+    def __init__(self, moto_url: str) -> None:
+        super().__init__()
+        self.moto_url = moto_url
+        self.reservations: dict[str, list[dict[str, Any]]] = {}
+        self.route("POST", r"/", "query", self._handle)
+
+    def op_name(self, op: str, req: Request) -> str:
+        from urllib.parse import parse_qs
+
+        return (parse_qs(req.body.decode()).get("Action") or [op])[0]
+
+    def _handle(self, req: Request) -> Response:
+        if self.op_name("", req) == "DescribeCapacityReservations":
+            return self._describe(req)
+        return self._relay(req)
+
+    def _describe(self, req: Request) -> Response:
+        from urllib.parse import parse_qs
+        from xml.sax.saxutils import escape
+
+        form = parse_qs(req.body.decode())
+        # Filter.N.Name=state with Filter.N.Value.M: the states the caller asked for
+        states: set[str] | None = None
+        for k, v in form.items():
+            if k.endswith(".Name") and v == ["state"]:
+                prefix = k.removesuffix("Name")
+                states = {x[0] for kk, x in form.items() if kk.startswith(f"{prefix}Value.")}
+        region = FakeServiceQuotas.region_of(req)
+        items = ""
+        for r in self.reservations.get(region, []):
+            if states is not None and r.get("state") not in states:
+                continue
+            fields = "".join(f"<{k}>{escape(str(v))}</{k}>" for k, v in r.items())
+            items += f"<item>{fields}</item>"
+        body = (
+            f'<?xml version="1.0" encoding="UTF-8"?><DescribeCapacityReservationsResponse '
+            f'xmlns="{_EC2_NS}"><requestId>fake</requestId><capacityReservationSet>{items}'
+            "</capacityReservationSet></DescribeCapacityReservationsResponse>"
+        )
+        return 200, body.encode(), {"Content-Type": "text/xml;charset=UTF-8"}
+
+    def _relay(self, req: Request) -> Response:
+        import urllib.error
+        import urllib.request
+
+        skip = {"host", "content-length", "connection"}
+        headers = {k: v for k, v in req.headers.items() if k.lower() not in skip}
+        out = urllib.request.Request(
+            self.moto_url + req.path, data=req.body, headers=headers, method=req.method
+        )
+        try:
+            with urllib.request.urlopen(out, timeout=30) as resp:
+                return resp.status, resp.read(), {"Content-Type": resp.headers["Content-Type"]}
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), {"Content-Type": e.headers.get("Content-Type", "text/xml")}

@@ -178,7 +178,8 @@ class FakeService:
     def _send(self, h: BaseHTTPRequestHandler, resp: Response) -> None:
         status, payload, shared = resp
         headers = dict(shared)  # responses may be module-level constants reused by every call
-        data = json.dumps(payload).encode()
+        # bytes: a body already encoded (EC2's XML, or an answer relayed from another server)
+        data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         try:
             h.send_response(status)
             h.send_header("Content-Type", headers.pop("Content-Type", "application/json"))

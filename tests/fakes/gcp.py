@@ -80,13 +80,24 @@ class FakeCompute(FakeService):
         self.accelerator_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.instances: dict[str, list[dict[str, Any]]] = {}  # zone -> Instance JSON
+        self.reservations: dict[str, list[dict[str, Any]]] = {}  # zone -> Reservation JSON
+        self.zones: dict[str, list[str]] = {}  # region -> zones regions.get reports
         self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
+        self.route(
+            "GET", _PROJECT + r"/zones/(?P<z>[^/]+)/instances", "instances.list", self._zone_list
+        )
         self.route("GET", _PROJECT, "projects.get", self._project)
         self.route(
             "GET",
             _PROJECT + r"/aggregated/instances",
             "instances.aggregatedList",
             self._agg("instances"),
+        )
+        self.route(
+            "GET",
+            _PROJECT + r"/aggregated/reservations",
+            "reservations.aggregatedList",
+            self._agg("reservations"),
         )
         self.route(
             "GET",
@@ -147,6 +158,36 @@ class FakeCompute(FakeService):
             }
         )
 
+    def add_reservation(
+        self,
+        zone: str,
+        machine_type: str,
+        count: int,
+        in_use: int = 0,
+        status: str = "READY",
+        accelerator: str | None = None,
+        accelerator_count: int = 0,
+    ) -> None:
+        """A specific reservation of ``count`` VMs (``in_use`` of them running in it)."""
+        items = self.reservations.setdefault(zone, [])
+        props: dict[str, Any] = {"machineType": machine_type}
+        if accelerator:
+            props["guestAccelerators"] = [
+                {"acceleratorType": accelerator, "acceleratorCount": accelerator_count}
+            ]
+        items.append(
+            {
+                "name": f"res-{len(items)}",
+                "zone": f"projects/p/zones/{zone}",
+                "status": status,
+                "specificReservation": {
+                    "count": str(count),
+                    "inUseCount": str(in_use),
+                    "instanceProperties": props,
+                },
+            }
+        )
+
     @staticmethod
     def _quotas(table: dict[str, list[float]]) -> list[dict[str, Any]]:
         return [{"metric": m, "limit": v[0], "usage": v[1]} for m, v in table.items()]
@@ -163,12 +204,26 @@ class FakeCompute(FakeService):
             "status": "UP",
             "quotas": self._quotas(self.regions[(p, r)]),
         }
+        if r in self.zones:
+            body["zones"] = [
+                f"https://www.googleapis.com/compute/v1/projects/{p}/zones/{z}"
+                for z in self.zones[r]
+            ]
         if (p, r) in self.quota_warning:
             body["quotas"] = []
             body["quotaStatusWarning"] = {
                 "code": "UNREACHABLE",
                 "message": self.quota_warning[(p, r)],
             }
+        return 200, body, {}
+
+    def _zone_list(self, req: Request) -> Response:
+        """instances.list of one zone, in pages of two (clients must follow nextPageToken)."""
+        items = self.instances.get(req.match["z"], [])
+        start = int((req.query.get("pageToken") or ["0"])[0])
+        body: dict[str, Any] = {"kind": "compute#instanceList", "items": items[start : start + 2]}
+        if start + 2 < len(items):
+            body["nextPageToken"] = str(start + 2)
         return 200, body, {}
 
     def _project(self, req: Request) -> Response:
@@ -187,6 +242,7 @@ class FakeCompute(FakeService):
                 "acceleratorTypes": self.accelerator_types,
                 "machineTypes": self.machine_types,
                 "instances": self.instances,
+                "reservations": self.reservations,
             }[kind]
             items = {f"zones/{z}": {kind: v} for z, v in sorted(data.items())}
             return 200, {"kind": f"compute#{kind}AggregatedList", "items": items}, {}
@@ -208,6 +264,7 @@ class FakeCloudQuotas(FakeService):
         self.absent: set[str] = set()  # quota ids with no QuotaInfo at all
         self.policy: Any = "pending"
         self.on_grant: Any = None  # callable(pref JSON, granted value)
+        self.patched_etags: list[str | None] = []  # the etag each PATCH carried
         self._trace = itertools.count(1)
         base = r"/v1/projects/(?P<p>[^/]+)/locations/global"
         self.route(
@@ -322,6 +379,7 @@ class FakeCloudQuotas(FakeService):
         if pid not in self.prefs and not allow_missing:
             return google_error(404, "NOT_FOUND", f"quota preference {pid} not found")
         sent = req.json().get("etag")
+        self.patched_etags.append(sent)
         held = self.prefs.get(pid, {}).get("etag")
         if sent and held and sent != held:  # optimistic concurrency, as the API documents
             return google_error(409, "ABORTED", f"etag mismatch for quota preference {pid}")
@@ -347,6 +405,7 @@ class FakeServiceUsage(FakeService):
     def __init__(self, latency: float = 0.0) -> None:
         super().__init__(latency)
         self.enabled: set[str] = set(ALL_REQUIRED_APIS)
+        self.omitted: set[str] = set()  # names left out of batchGet's answer
         self.route(
             "GET", r"/v1/projects/(?P<p>[^/]+)/services:batchGet", "services.batchGet", self._batch
         )
@@ -361,4 +420,5 @@ class FakeServiceUsage(FakeService):
 
     def _batch(self, req: Request) -> Response:
         names = [n.rsplit("/", 1)[-1] for n in req.query.get("names", [])]
+        names = [n for n in names if n not in self.omitted]
         return 200, {"services": [self._svc(req.match["p"], n) for n in names]}, {}

@@ -78,7 +78,7 @@ def test_gke_t4_json_cost_at_minimum_is_the_system_pool_alone(capsys):
 
 
 def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
-    assert plan_cli.main(["--stack", "gke-t4"]) == 0
+    assert plan_cli.main(["--stack", "gke-t4", "--outputs"]) == 0
     out = capsys.readouterr().out
     assert "us-central1-a,b,c,f" in out
     assert "$0.40/h at minimum" in out and "/h at maximum" in out  # 3 x e2-standard-4
@@ -90,7 +90,8 @@ def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
 def test_export_writes_schema_valid_manifests_and_pinned_gitops_wrappers(stack, tmp_path, capsys):
     assert plan_cli.main(["--stack", stack, "--export", str(tmp_path)]) == 0
     capsys.readouterr()
-    manifests = sorted((tmp_path / "manifests").glob("*.yaml"))
+    found = (tmp_path / "manifests").glob("*.yaml")
+    manifests = sorted(f for f in found if f.name != "kustomization.yaml")
     no_operator = "enabled: false" in (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
     assert manifests or no_operator, "a stack with the operator creates at least its namespace"
     for f in manifests:
@@ -98,18 +99,20 @@ def test_export_writes_schema_valid_manifests_and_pinned_gitops_wrappers(stack, 
         assert doc["metadata"]["name"]
         if doc["apiVersion"] in CORE_GROUPS:
             kubernetes_validate.validate(doc, "1.33.0", strict=True)
+    chart_apps = []
     for app in (tmp_path / "argocd").glob("*.yaml"):
         a = yaml.safe_load(app.read_text())
         assert a["kind"] == "Application" and a["spec"]["source"]["targetRevision"]
-        assert a["spec"]["source"]["helm"]["valuesObject"] is not None
-    for fx in (tmp_path / "flux").glob("*.yaml"):
+        if "chart" in a["spec"]["source"]:  # the manifests/ Application has a path instead
+            chart_apps.append(a)
+            assert a["spec"]["source"]["helm"]["valuesObject"] is not None
+    for fx in (tmp_path / "flux" / "releases").glob("*.yaml"):
         repo, rel = yaml.safe_load_all(fx.read_text())
         assert repo["kind"] == "HelmRepository" and rel["kind"] == "HelmRelease"
         spec = rel["spec"]["chart"]["spec"]
         assert spec["version"] and spec["sourceRef"]["name"] == repo["metadata"]["name"]
-    assert len(list((tmp_path / "argocd").glob("*.yaml"))) == len(
-        list((tmp_path / "helm").glob("*.values.yaml"))
-    )
+    assert len(chart_apps) == len(list((tmp_path / "helm").glob("*.values.yaml")))
+    assert len(list((tmp_path / "flux" / "releases").glob("*.yaml"))) == len(chart_apps)
 
 
 def test_operator_values_export_carries_the_reasons(tmp_path, capsys):

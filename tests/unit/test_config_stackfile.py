@@ -62,7 +62,7 @@ def test_duplicate_top_level_config_key_is_refused(tmp_path):
     assert "duplicate key gcp:project (first on line 2)" in line
 
 
-def test_merge_keys_may_repeat_and_override(tmp_path):
+def test_a_merge_key_is_overridden_by_the_mappings_own_keys(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  x: &a {k: 1}\n  y: {<<: *a, k: 2}\n")
     assert load_stack_file(f)[1]["y"] == {"k": 2}
@@ -134,7 +134,8 @@ def test_missing_config_wrapper_is_named(tmp_path):
 def test_pulumi_stack_settings_keys_are_accepted(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("secretsprovider: passphrase\nencryptionsalt: v1:x\nconfig: {a:b: 1}\n")
-    assert load_stack_file(f) == ("t", {"a:b": 1})
+    # A top-level scalar reaches the program as its text (Pulumi config object.go MarshalString).
+    assert load_stack_file(f) == ("t", {"a:b": "1"})
 
 
 def test_misspelt_project_namespace_gets_did_you_mean():
@@ -328,3 +329,150 @@ def test_sexagesimal_number_is_refused_with_a_quote_hint(tmp_path):
 def test_constructor_value_error_is_a_clean_problem(tmp_path):
     (line,) = problems(tmp_path, "config:\n  a:b: !!int 12abc\n")
     assert line.startswith("<file>")
+
+
+# --- Pulumi's reader: go-yaml/yaml v3 resolve.go / decode.go, Pulumi config object.go -----------
+def _read(tmp_path: Path, text: str) -> dict:
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(text)
+    return load_stack_file(f)[1]
+
+
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        # resolve.go resolveMapList: only true/True/TRUE and false/False/FALSE are booleans.
+        ("yes", "str"),
+        ("No", "str"),
+        ("on", "str"),
+        ("OFF", "str"),
+        ("y", "str"),
+        ("True", "bool"),
+        ("FALSE", "bool"),
+        ("~", "null"),
+        ("Null", "null"),
+        # resolve.go: strconv.ParseInt(plain, 0, 64) after removing '_', then yamlStyleFloat.
+        ("0o17", "int"),
+        ("0x1F", "int"),
+        ("0777", "int"),
+        ("1_000", "int"),
+        ("+12", "int"),
+        ("08", "float"),
+        ("1e3", "float"),
+        (".5", "float"),
+        (".5_0", "str"),  # strconv.ParseFloat takes '_' only after a base prefix
+        ("1.", "float"),
+        # "Base 60 floats are a bad idea, were dropped in YAML 1.2, and are purposefully unsupported"
+        ("1:20", "str"),
+        ("2025-01-01", "timestamp"),
+        ("2025-13-01", "str"),
+    ],
+)
+def test_plain_scalars_resolve_as_yaml_v3_resolve_go_does(text, tag):
+    assert stackfile.go_yaml_tag(text) == f"tag:yaml.org,2002:{tag}"
+
+
+def test_yes_no_on_off_values_reach_the_program_as_strings(tmp_path):
+    raw = _read(tmp_path, "config:\n  a:b: {x: yes, y: off, z: true, w: 0o17, v: 1e3}\n")
+    assert raw["a:b"] == {"x": "yes", "y": "off", "z": True, "w": 15, "v": 1000}
+
+
+def test_integral_float_in_an_object_reaches_the_program_as_an_int_through_json(tmp_path):
+    # Go's encoding/json writes float64 200 as "200"; Config.get_object's json.loads reads an int.
+    raw = _read(tmp_path, "config:\n  a:b: {d: 200.0, e: 1.5, f: [2.0]}\n")
+    assert raw["a:b"] == {"d": 200, "e": 1.5, "f": [2]}
+    assert type(raw["a:b"]["d"]) is int
+
+
+def test_top_level_scalars_reach_the_program_as_their_text(tmp_path):
+    raw = _read(tmp_path, "config:\n  a:b: 3\n  a:c: true\n  a:d: 2.0\n")
+    assert raw == {"a:b": "3", "a:c": "true", "a:d": "2"}
+
+
+def test_non_string_keys_are_named_as_go_fmt_prints_them(tmp_path):
+    assert _read(tmp_path, "config:\n  a:b: {1: x, 0x10: y}\n")["a:b"] == {"1": "x", "16": "y"}
+
+
+def test_two_merge_keys_in_one_mapping_are_refused_with_file_line_col(tmp_path):
+    # decode.go mapping(): '<<' twice is 'mapping key "<<" already defined at line N'.
+    text = "config:\n  a:x: &a {k: 1}\n  a:y: &b {j: 2}\n  a:z:\n    <<: *a\n    <<: *b\n"
+    (line,) = problems(tmp_path, text)
+    assert line.startswith("<file>:6:5: duplicate key a:z.<< (first on line 5)")
+    assert "two '<<' merge keys" in line
+
+
+def test_one_merge_key_with_a_list_merges_first_wins_as_yaml_v3(tmp_path):
+    text = "config:\n  a:x: &a {k: 1}\n  a:y: &b {k: 2, j: 2}\n  a:z: {<<: [*a, *b], j: 3}\n"
+    assert _read(tmp_path, text)["a:z"] == {"k": 1, "j": 3}
+
+
+def test_int_key_and_quoted_key_with_the_same_text_collide_as_in_yaml_v3(tmp_path):
+    # decode_test.go: "line 4: mapping key \"9\" already defined at line 2" (compared by text).
+    (line,) = problems(tmp_path, "config:\n  a:b:\n    9: x\n    '9': y\n")
+    assert line.startswith("<file>:4:5: duplicate key a:b.9 (first on line 3)")
+
+
+def test_duplicate_key_reached_through_an_alias_is_refused(tmp_path):
+    text = "config:\n  a:b:\n    &k name: x\n    *k : y\n"
+    (line,) = problems(tmp_path, text)
+    assert "duplicate key a:b.name (first on line 3, repeated through an alias)" in line
+
+
+def test_explicit_tag_yaml_v3_cannot_decode_is_refused(tmp_path):
+    (line,) = problems(tmp_path, "config:\n  a:b: {x: !!bool yes}\n")
+    assert line.startswith(
+        "<file>:2:12: a:b.x: Pulumi's YAML reader cannot decode !!str `yes` as a !!bool"
+    )
+
+
+def test_unquoted_date_anywhere_is_refused_naming_what_pulumi_reads(tmp_path):
+    (line,) = problems(tmp_path, "config:\n  gpu-infra:cluster: {name: 2025-01-01}\n")
+    assert line.startswith("<file>:2:29: cluster.name: a YAML timestamp is not a JSON value")
+    assert "'2025-01-01 00:00:00 +0000 UTC'" in line
+
+
+def _gke(extra_cluster: str = "", extra_pool: str = "") -> str:
+    return (
+        "config:\n  gcp:project: demo-project\n  gpu-infra:platform: gke\n"
+        f"  gpu-infra:cluster:\n    name: ml\n    location: us-central1\n{extra_cluster}"
+        "  gpu-infra:gpuPools:\n    - name: gpu\n      machineType: n1-highmem-8\n"
+        f"      gpu: {{type: nvidia-tesla-t4, count: 1}}\n      maxNodes: 2\n{extra_pool}"
+    )
+
+
+def test_spot_yes_and_deletion_protection_off_are_refused_saying_pulumi_reads_a_string(tmp_path):
+    raw = _read(tmp_path, _gke("    deletionProtection: off\n", "      spot: yes\n"))
+    with pytest.raises(ConfigErrors) as e:
+        parse(raw, "t")
+    lines = str(e.value).splitlines()
+    assert any(
+        ln.startswith("cluster.deletionProtection: 'off' is a string to Pulumi") for ln in lines
+    )
+    assert any(ln.startswith("gpuPools[0].spot: 'yes' is a string to Pulumi") for ln in lines)
+
+
+def test_disk_size_200_0_plans_as_200(tmp_path):
+    cfg = parse(_read(tmp_path, _gke(extra_pool="      diskSizeGb: 200.0\n")), "t")
+    assert cfg.pools[0].disk_size_gb == 200
+
+
+@pytest.mark.parametrize(
+    "stack", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem
+)
+def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack):
+    """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
+    from infra.core.config.stack import decode_engine_config, encode_engine_config
+
+    raw = load_stack_file(stack)[1]
+    assert decode_engine_config(encode_engine_config(raw)) == raw
+
+
+def test_the_engine_hands_an_integral_float_in_an_object_over_as_an_int():
+    from infra.core.config.stack import decode_engine_config, encode_engine_config
+
+    raw = {"a:b": {"d": 200.0, "e": [1.5]}, "a:c": 2.0, "a:d": True}
+    assert decode_engine_config(encode_engine_config(raw)) == {
+        "a:b": {"d": 200, "e": [1.5]},
+        "a:c": "2",
+        "a:d": "true",
+    }

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import json
 from types import SimpleNamespace
 
-from infra.planview.export import argocd_application, export, flux_documents, placeholder_header
+import pytest
+import yaml
+
+from infra.core.errors import ConfigErrors
+from infra.planview.export import (
+    OWNER_FILE,
+    argocd_application,
+    export,
+    flux_documents,
+    flux_kustomizations,
+    gitops_object,
+    placeholder_header,
+)
 
 REL = {
     "name": "gpu-operator",
@@ -49,3 +62,101 @@ def test_argocd_application_lives_in_the_argocd_namespace_and_targets_the_cluste
 def test_flux_sources_live_in_flux_system():
     repo, release = flux_documents(REL)[:2]
     assert repo["metadata"]["namespace"] == release["metadata"]["namespace"] == "flux-system"
+
+
+# --- an export that owns its directory; GitOps order, pruning and namespace labels -------------
+
+
+def _rec(*manifests):
+    return SimpleNamespace(
+        resources=[
+            SimpleNamespace(type="kubernetes:core/v1:" + m["kind"], custom=True, inputs=m)
+            for m in manifests
+        ]
+    )
+
+
+def _ns(name, **labels):
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
+
+
+NO_OP = SimpleNamespace(operator=None)
+
+
+def test_re_export_after_removing_a_namespace_leaves_no_file_for_it(tmp_path):
+    export(NO_OP, _rec(_ns("a"), _ns("b")), tmp_path)
+    assert (tmp_path / "manifests" / "02-namespace-b.yaml").exists()
+    lines = export(NO_OP, _rec(_ns("a")), tmp_path)
+    assert not (tmp_path / "manifests" / "02-namespace-b.yaml").exists()
+    assert any(line.startswith("removed ") and "namespace-b" in line for line in lines)
+    kustomization = yaml.safe_load((tmp_path / "manifests" / "kustomization.yaml").read_text())
+    assert kustomization["resources"] == ["01-namespace-a.yaml"]
+
+
+def test_export_refuses_a_non_empty_directory_it_did_not_write(tmp_path):
+    (tmp_path / "README.md").write_text("mine")
+    with pytest.raises(ConfigErrors) as e:
+        export(NO_OP, _rec(_ns("a")), tmp_path)
+    assert "not empty" in str(e.value) and (tmp_path / "README.md").read_text() == "mine"
+
+
+def test_export_keeps_files_it_did_not_write_beside_its_own(tmp_path):
+    export(NO_OP, _rec(_ns("a")), tmp_path)
+    (tmp_path / "manifests" / "mine.yaml").write_text("x")
+    export(NO_OP, _rec(_ns("b")), tmp_path)
+    assert (tmp_path / "manifests" / "mine.yaml").read_text() == "x"
+
+
+def test_an_export_manifest_never_deletes_outside_its_directory(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    victim = tmp_path / "victim.yaml"
+    victim.write_text("x")
+    (out / OWNER_FILE).write_text(json.dumps({"files": ["../victim.yaml", str(victim)]}))
+    export(NO_OP, _rec(_ns("a")), out)
+    assert victim.exists()
+
+
+def test_node_patches_are_never_pruned_and_lose_pulumi_only_annotations():
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1", "annotations": {"pulumi.com/patchForce": "true"}},
+    }
+    notes = gitops_object(node)["metadata"]["annotations"]
+    assert "pulumi.com/patchForce" not in notes
+    assert "Prune=false" in notes["argocd.argoproj.io/sync-options"]
+    assert notes["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+
+
+def test_namespaces_and_configmaps_sync_a_wave_before_the_charts():
+    cm = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c", "namespace": "n"}}
+    wave = "argocd.argoproj.io/sync-wave"
+    assert gitops_object(cm)["metadata"]["annotations"][wave] == "-1"
+    assert gitops_object(_ns("n"))["metadata"]["annotations"][wave] == "-1"
+    assert int(argocd_application(REL)["metadata"]["annotations"][wave]) > 0
+
+
+def test_flux_releases_depend_on_the_manifests_kustomization():
+    manifests, releases = flux_kustomizations("./x/manifests", "./x/flux/releases")
+    assert releases["spec"]["dependsOn"] == [{"name": manifests["metadata"]["name"]}]
+    assert manifests["spec"]["prune"] is True
+
+
+def test_created_release_namespace_carries_the_psa_labels_through_managed_namespace_metadata():
+    labels = {"pod-security.kubernetes.io/enforce": "privileged"}
+    policy = argocd_application(REL, labels)["spec"]["syncPolicy"]
+    assert policy["managedNamespaceMetadata"] == {"labels": labels}
+    assert "CreateNamespace=true" in policy["syncOptions"]
+
+
+def test_exported_namespace_labels_reach_the_chart_application(tmp_path):
+    rel = SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=REL)
+    rec = _rec(_ns("gpu-operator", **{"pod-security.kubernetes.io/enforce": "privileged"}))
+    rec.resources.append(rel)
+    export(NO_OP, rec, tmp_path)
+    app = yaml.safe_load((tmp_path / "argocd" / "gpu-operator.yaml").read_text())
+    labels = app["spec"]["syncPolicy"]["managedNamespaceMetadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+    values = (tmp_path / "helm" / "gpu-operator.values.yaml").read_text()
+    assert "--create-namespace" in values

@@ -14,9 +14,9 @@ from infra.core.catalog.vendored import read_rows
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.gke.planner import GkePlan, gke_pool_outputs
-from infra.core.gke.rules import mig_instances
 from infra.core.gke.series import load_series, series_of
 from infra.core.plan import build_plan
+from infra.core.sharing import mig_instances
 from tests.conftest import gke_config
 
 CHANNEL_CLUSTER = {"name": "ml", "location": "us-central1", "releaseChannel": "REGULAR"}

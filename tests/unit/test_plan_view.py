@@ -70,7 +70,7 @@ def test_cost_json_has_the_contract_shape():
     doc = estimate(_plan(gke_config())).to_json()
     assert set(doc) >= {"currency", "atMinPerHour", "atMaxPerHour", "pools", "pricesAsOf"}
     assert doc["currency"] == "USD" and doc["pricesAsOf"] == "2026-11-26"
-    assert doc["pools"]["gpu-t4"] == {"perNodePerHour": 0.82321}
+    assert doc["pools"]["gpu-t4"]["perNodePerHour"] == 0.82321
 
 
 def test_cost_json_keys_the_system_pool_apart_from_gpu_pools():

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 from google.api_core import exceptions as gexc
 
@@ -63,15 +66,14 @@ class _Ec2Stub:
         self.spot_requests = spot_requests or []
         self.described: list[str] = []
 
-    def get_paginator(self, name: str) -> _Ec2Stub:
-        assert name in ("describe_instances", "describe_spot_instance_requests")
-        self.paginator = name
-        return self
-
-    def paginate(self, **_: object) -> list[dict[str, object]]:
-        if self.paginator == "describe_spot_instance_requests":
-            return [{"SpotInstanceRequests": self.spot_requests}]
-        return [{"Reservations": [{"Instances": self.instances}]}]
+    def get_paginator(self, name: str) -> Any:
+        pages = {
+            "describe_instances": [{"Reservations": [{"Instances": self.instances}]}],
+            "describe_spot_instance_requests": [{"SpotInstanceRequests": self.spot_requests}],
+            "describe_capacity_reservations": [{"CapacityReservations": []}],
+        }[name]
+        # one paginator per call: the service pages its three listings concurrently
+        return SimpleNamespace(paginate=lambda **_: pages)
 
     def describe_instance_types(self, InstanceTypes: list[str]) -> dict[str, object]:
         self.described += InstanceTypes

@@ -71,3 +71,33 @@ def test_setup_prints_each_step(tmp_path):
         "setup: [3/4",
         "setup: [4/4",
     ]
+
+
+def _setup_args(repo: Path, version: str, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(repo.parent / "fakepython")}
+    env["FAKE_VERSION"] = version
+    env["FAKE_LOG"] = str(repo.parent / "calls.log")
+    return subprocess.run(
+        ["bash", "scripts/setup", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+
+
+def test_runtime_installs_only_the_runtime_requirements(tmp_path):
+    repo = _repo(tmp_path)
+    proc = _setup_args(repo, "3.12", "--runtime")
+    assert proc.returncode == 0, proc.stderr
+    calls = (tmp_path / "calls.log").read_text()
+    assert "-r requirements.txt" in calls and "requirements-dev.txt" not in calls
+    assert "runtime only" in proc.stdout
+
+
+def test_an_unknown_option_exits_2_before_any_install(tmp_path):
+    repo = _repo(tmp_path)
+    proc = _setup_args(repo, "3.12", "--fast")
+    assert proc.returncode == 2 and "unknown option --fast" in proc.stderr
+    assert not (tmp_path / "calls.log").exists()

@@ -31,7 +31,7 @@ from infra.core.errors import (
     join_path,
     shown,
 )
-from infra.core.stackfile import read_stack_file
+from infra.core.stackfile import as_pulumi_reads, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -147,10 +147,13 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
-    """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program."""
-    return {
-        k: v if isinstance(v, str) else json.dumps(v, allow_nan=False) for k, v in config.items()
-    }
+    """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program
+    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.as_pulumi_reads``)."""
+    out: dict[str, str] = {}
+    for k, v in config.items():
+        given = as_pulumi_reads(v)
+        out[k] = given if isinstance(given, str) else json.dumps(given, allow_nan=False)
+    return out
 
 
 def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
@@ -204,6 +207,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         _check_cluster_common(cluster, issues)
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
+    if not issues:
+        _check_inert(platform, own, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
@@ -383,6 +388,72 @@ def _check_cluster_common(cluster: Any, issues: Issues) -> None:
         )
 
 
+# Keys that would not apply under another key's value: (platforms, block, condition key, value
+# that makes them inert ("*" = any value given), the inert keys, why). Each row is what the planner
+# named does: it never reads those keys in that case.
+_INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] = (
+    # infra.core.operator.planner.plan_operator returns before reading them.
+    (
+        PLATFORMS,
+        "gpuOperator",
+        "enabled",
+        False,
+        ("version", "preset", "namespace", "toolkitEnv", "values", "timeout"),
+        "the GPU Operator is not installed",
+    ),
+    # gke.planner / eks.planner._plan_system: the system pool is planned for created clusters only.
+    (
+        ("gke", "eks"),
+        "cluster",
+        "existing",
+        True,
+        ("systemPool",),
+        "an existing cluster keeps its own system nodes",
+    ),
+    # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
+    (
+        ("eks",),
+        "cluster",
+        "existing",
+        True,
+        ("endpointPublicAccess", "publicAccessCidrs", "accessEntries"),
+        "they are settings of a cluster this stack creates",
+    ),
+    # eks.network.plan_network: with a given VPC its subnets are used, the CIDR never read.
+    (("eks",), "cluster.vpc", "id", "*", ("cidr",), "the given VPC keeps its own address range"),
+    # eks.planner: the autoscaler's values are built only when it is enabled.
+    (
+        ("eks",),
+        "cluster.autoscaler",
+        "enabled",
+        False,
+        ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
+        "no cluster-autoscaler is installed",
+    ),
+)
+
+
+def _check_inert(platform: str, own: Mapping[str, Any], issues: Issues) -> None:
+    """A key that would not apply with the other keys as given is an error naming both."""
+    for platforms, block, when, value, keys, why in _INERT:
+        if platform not in platforms:
+            continue
+        node: Any = own
+        for part in block.split("."):
+            node = node.get(part) if isinstance(node, Mapping) else None
+        if not isinstance(node, Mapping) or when not in node:
+            continue
+        if value != "*" and node[when] != value:
+            continue
+        for key in keys:
+            if key in node:
+                shown_when = "given" if value == "*" else f"{json.dumps(node[when])}"
+                issues.add(
+                    join_path(block, key),
+                    f"would not apply: {block}.{when} is {shown_when} and {why}; remove it",
+                )
+
+
 def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
     """``(index, value)`` of each value an earlier entry already has."""
     seen: set[str] = set()
@@ -411,7 +482,8 @@ def _adapter(schema: Any) -> TypeAdapter[Any]:
 def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
     """Validate ``value`` against ``schema``; on failure record every error under ``root``."""
     try:
-        return _adapter(schema).validate_python(value)
+        # Keys are camelCase in the stack file; a snake_case field name is an unknown key there.
+        return _adapter(schema).validate_python(value, by_name=False)
     except ValidationError as e:
         issues.extend(_issues_from(e, schema, root))
         return None
@@ -437,18 +509,25 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
             listed = f"; allowed: {', '.join(allowed)}" if allowed else ""
             reason = f"unknown key{hint}{listed}"
         elif kind == "missing":
+            if isinstance(value, dict) and _snake(str(loc[-1])) in value:
+                continue  # the snake_case spelling is reported as an unknown key with its fix
             reason = "required"
         elif kind == "literal_error":
             expected = str(ctx.get("expected", ""))
             choices = re.findall(r"'([^']*)'", expected)
             hint = did_you_mean(value, choices) if choices else ""
             reason = f"{shown(value)} is not allowed; expected {expected}{hint}"
+        elif (hint := _pulumi_string_hint(kind, value)) is not None:
+            reason = hint
         elif kind in ("value_error", "assertion_error"):
             reason = str(cause) if cause is not None else str(err["msg"])
             reason = reason.removeprefix("Value error, ").removeprefix("Assertion failed, ")
         else:
             msg = str(err["msg"])
             if len(raw_loc) != len(loc) and msg.startswith("Input should be "):
+                if (hint := _pulumi_string_hint(kind, value)) is not None:
+                    by_path.setdefault(path, []).append(hint)
+                    continue
                 # a union member's type error: merged below into one line per path
                 type_errors.setdefault(path, ([], value))[0].append(
                     msg.removeprefix("Input should be ")
@@ -463,6 +542,29 @@ def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigI
         joined = alts[0] if len(alts) == 1 else f"{', '.join(alts[:-1])} or {alts[-1]}"
         by_path[path] = [f"input should be {joined} (got {shown(value)})"]
     return [ConfigIssue(path, r) for path, reasons in by_path.items() for r in reasons]
+
+
+# YAML 1.1 booleans that Pulumi's reader (yaml.v3, YAML 1.2 core schema: resolve.go resolveMapList
+# holds true/True/TRUE/false/False/FALSE only) hands the program as strings.
+_YAML11_TRUE = frozenset(w for b in ("yes", "on", "y") for w in (b, b.title(), b.upper()))
+_YAML11_FALSE = frozenset(w for b in ("no", "off", "n") for w in (b, b.title(), b.upper()))
+
+
+def _pulumi_string_hint(kind: str, value: Any) -> str | None:
+    """A boolean key given ``yes``/``off``: say Pulumi reads a string (not a type error)."""
+    if kind != "bool_type" or not isinstance(value, str):
+        return None
+    if value in _YAML11_TRUE or value in _YAML11_FALSE:
+        meant = "true" if value in _YAML11_TRUE else "false"
+        return (
+            f"{shown(value)} is a string to Pulumi, not a boolean: its YAML 1.2 reader takes only "
+            f"true and false as booleans (yes/no/on/off stay strings); write {meant}"
+        )
+    return None
+
+
+def _snake(camel: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
 
 
 def _is_union_tag(part: Any) -> bool:

@@ -64,10 +64,26 @@ def plan_cluster(
     ``operator_on``: the GPU Operator is deployed, so GKE's managed DCGM stays off.
     """
     notes: list[str] = []
-    window = cluster.maintenance.window
     _check_window(cluster.maintenance, issues, notes)
     exclusions = _check_exclusions(cluster.maintenance, cluster.release_channel, issues)
     networks = _authorized_networks(cluster, issues)
+    _check_network_keys(cluster, issues, notes)
+    _check_version_and_channel(cluster, issues, notes)
+    # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
+    # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
+    # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+    dcgm = cluster.dcgm_metrics and not operator_on
+    plan = _cluster_plan(cluster, project, tuple(exclusions), networks, dcgm=dcgm)
+    if cluster.dcgm_metrics and operator_on and "dcgm_metrics" in cluster.model_fields_set:
+        notes.append(
+            "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
+            "GKE's managed DCGM stays off while gpuOperator.enabled is true"
+        )
+    return plan, notes
+
+
+def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str]) -> None:
+    """Private nodes, Cloud NAT and authorized networks: only on clusters this stack creates."""
     if cluster.cloud_nat and not cluster.private_nodes:
         issues.add("cluster.cloudNat", "only used with cluster.privateNodes: true")
     if cluster.existing:
@@ -89,6 +105,9 @@ def plan_cluster(
             "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
             f"on network {cluster.network or 'default'})"
         )
+
+
+def _check_version_and_channel(cluster: GkeClusterSpec, issues: Issues, notes: list[str]) -> None:
     mmv = cluster.min_master_version
     if mmv is not None and mmv not in ("latest", "-") and gke_version(mmv) is None:
         # "latest", "1.X", "1.X.Y", "1.X.Y-gke.N" or "-" (UpdateMasterRequest.master_version, v1).
@@ -103,13 +122,20 @@ def plan_cluster(
             "cluster in Stable. Prefer a channel with cluster.maintenance.exclusions "
             "(https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel)"
         )
-    # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
-    # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
-    # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
-    dcgm = cluster.dcgm_metrics and not operator_on
+
+
+def _cluster_plan(
+    cluster: GkeClusterSpec,
+    project: str,
+    exclusions: tuple[MaintenanceExclusionPlan, ...],
+    networks: tuple[AuthorizedNetworkPlan, ...] | None,
+    *,
+    dcgm: bool,
+) -> GkeClusterPlan:
+    window = cluster.maintenance.window
     system = cluster.system_pool.machine_type
     series = series_of(system)
-    plan = GkeClusterPlan(
+    return GkeClusterPlan(
         name=cluster.name,
         location=cluster.location,
         existing=cluster.existing,
@@ -128,7 +154,7 @@ def plan_cluster(
         maintenance_start=window.start,
         maintenance_end=window.end,
         maintenance_recurrence=window.recurrence,
-        maintenance_exclusions=tuple(exclusions),
+        maintenance_exclusions=exclusions,
         private_nodes=cluster.private_nodes,
         cloud_nat=cluster.cloud_nat,
         authorized_networks=networks,
@@ -136,12 +162,6 @@ def plan_cluster(
         dcgm_metrics=dcgm,
         monitoring_components=monitoring_components(cluster.min_master_version, dcgm=dcgm),
     )
-    if cluster.dcgm_metrics and operator_on and "dcgm_metrics" in cluster.model_fields_set:
-        notes.append(
-            "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
-            "GKE's managed DCGM stays off while gpuOperator.enabled is true"
-        )
-    return plan, notes
 
 
 def monitoring_components(min_master: str | None, *, dcgm: bool) -> tuple[str, ...]:

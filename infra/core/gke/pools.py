@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 
-from infra.core.catalog.vendored import Catalog, GcpMachine
+from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
@@ -33,12 +33,11 @@ from infra.core.gke.rules import (
     check_sharing,
     provisioning_mode,
     reservation_affinity,
-    schedulable_gpus,
 )
 from infra.core.gke.series import series_of
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
-from infra.core.sharing import operator_node_labels
+from infra.core.sharing import operator_node_labels, schedulable_gpus
 
 _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
     "gke-default": "DEFAULT",
@@ -159,18 +158,50 @@ def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class GpuShape:
+    """What a pool's machine carries: the machine, its accelerator type and GPUs per node."""
+
+    machine: GcpMachine
+    accelerator: str
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class PoolDecisions:
+    """The per-pool rule outcomes ``_assemble`` turns into a ``GkePoolPlan``."""
+
+    zones: list[str]
+    reservation_type: str | None
+    reservation_name: str | None
+    local_ssd_count: int
+    disk_type: str
+    auto_upgrade: bool
+    initial_node_count: int
+    gvnic: bool
+
+
 def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | None:
     """Decide one pool; ``None`` (with issues recorded) when it cannot be built."""
-    issues, catalog = ctx.issues, ctx.catalog
-    before = issues.count()
-    name, gpu, spot, max_nodes = spec.name, spec.gpu, spec.spot, spec.max_nodes
-    shape = _gpu_shape(spec.machine_type, gpu, path, catalog, issues)
+    before = ctx.issues.count()
+    shape = _gpu_shape(spec.machine_type, spec.gpu, path, ctx.catalog, ctx.issues)
     if shape is None:
         return None
-    machine, accelerator, count = shape
-    zones = _zones(spec, machine, accelerator, count, path, ctx)
+    decided = _decide(spec, shape, path, ctx)
+    if ctx.issues.count() > before or not decided.zones:
+        return None
+    labels = _labels(spec, ctx.operator_on)
+    taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
+    return _assemble(spec, shape, decided, labels, taints, ctx)
+
+
+def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> PoolDecisions:
+    """Run every per-pool rule (each records its own issues) and keep what the plan needs."""
+    issues, gpu, spot = ctx.issues, spec.gpu, spec.spot
+    machine = shape.machine
+    zones = _zones(spec, machine, shape.accelerator, shape.count, path, ctx)
     check_driver(gpu, spec, path, ctx.operator_on, issues)
-    check_sharing(gpu, spec, accelerator, path, ctx.operator_on, catalog, issues)
+    check_sharing(gpu, spec, shape.accelerator, path, ctx.operator_on, ctx.catalog, issues)
     rtype, rname = reservation_affinity(spec, spot, path, issues)
     check_dws(spec, spot, rtype, path, issues)
     series = series_of(machine.name)
@@ -190,70 +221,105 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
             join_path(path, "imageStreaming"),
             f"image streaming needs imageType COS_CONTAINERD (imageType is {spec.image_type})",
         )
-    if issues.count() > before or not zones:
-        return None
+    return PoolDecisions(
+        zones=zones,
+        reservation_type=rtype,
+        reservation_name=rname,
+        # Bundled Local SSDs become node ephemeral storage (emptyDir, image layers)
+        # (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/local-ssd).
+        local_ssd_count=series.local_ssd_count if series else 0,
+        disk_type=disk_type,
+        auto_upgrade=upgrade,
+        initial_node_count=initial,
+        gvnic=gvnic,
+    )
 
-    labels = {**spec.labels, POOL_LABEL: name}
-    if ctx.operator_on:
+
+def _labels(spec: GkePoolSpec, operator_on: bool) -> dict[str, str]:
+    labels = {**spec.labels, POOL_LABEL: spec.name}
+    if operator_on:
         # The label turns GKE's device plugin off so the operator's is the only one (NVIDIA
         # cloud-native-docs gpu-operator/google-gke.rst); the driver comes from Google's installer
         # DaemonSet (COS) or the operator (Ubuntu), never from GKE (see driver_version).
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
         # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
         labels.update(operator_node_labels(spec))
-    taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
-    queued_or_flex = spec.flex_start is not None or spec.queued_provisioning
-    model = catalog.gcp_model(accelerator)
-    clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
-    hints = PoolHints(
+    return labels
+
+
+def _hints(
+    spec: GkePoolSpec,
+    shape: GpuShape,
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    model: GpuModel,
+) -> PoolHints:
+    name, gpu = spec.name, spec.gpu
+    return PoolHints(
         name=name,
         platform="gke",
-        gpu_type=accelerator,
+        gpu_type=shape.accelerator,
         gpu_model=model.model,
-        gpus_per_node=count,
-        vcpus=machine.vcpus,
-        memory_gib=machine.memory_gib,
+        gpus_per_node=shape.count,
+        vcpus=shape.machine.vcpus,
+        memory_gib=shape.machine.memory_gib,
         node_image=spec.image_type,
         driver=gpu.driver,
-        node_selector={NODEPOOL_LABEL: name, ACCELERATOR_LABEL: accelerator},
+        node_selector={NODEPOOL_LABEL: name, ACCELERATOR_LABEL: shape.accelerator},
         labels=labels,
         taints=taints,
-        spot=spot,
+        spot=spec.spot,
         min_nodes=spec.min_nodes,
-        max_nodes=max_nodes,
+        max_nodes=spec.max_nodes,
         mig_profiles=model.mig_profiles,
         gke_sharing=gpu.sharing is not None or gpu.partition_size is not None,
     )
+
+
+def _assemble(
+    spec: GkePoolSpec,
+    shape: GpuShape,
+    d: PoolDecisions,
+    labels: dict[str, str],
+    taints: tuple[Taint, ...],
+    ctx: PoolContext,
+) -> GkePoolPlan:
+    gpu, machine, rtype = spec.gpu, shape.machine, d.reservation_type
+    queued_or_flex = spec.flex_start is not None or spec.queued_provisioning
+    model = ctx.catalog.gcp_model(shape.accelerator)
+    clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
     return GkePoolPlan(
-        name=name,
+        name=spec.name,
         machine_type=machine.name,
         vcpus=machine.vcpus,
         memory_gib=machine.memory_gib,
-        accelerator=accelerator,
-        accelerator_count=count,
+        accelerator=shape.accelerator,
+        accelerator_count=shape.count,
         driver_version=driver_version(gpu.driver, ctx.operator_on),
         image_type=spec.image_type,
-        node_locations=tuple(zones),
+        node_locations=tuple(d.zones),
         total_min=spec.min_nodes,
-        total_max=max_nodes,
-        spot=spot,
+        total_max=spec.max_nodes,
+        spot=spec.spot,
         labels=labels,
         taints=taints,
-        auto_upgrade=upgrade,
-        disk_type=disk_type,
-        schedulable_gpus=schedulable_gpus(count, gpu.partition_size, clients, model.mig_profiles),
+        auto_upgrade=d.auto_upgrade,
+        disk_type=d.disk_type,
+        schedulable_gpus=schedulable_gpus(
+            shape.count, gpu.partition_size, clients, model.mig_profiles
+        ),
         sharing_strategy=("TIME_SHARING" if gpu.sharing.strategy == "time-sharing" else "MPS")
         if gpu.sharing
         else None,
         max_shared_clients_per_gpu=clients,
         partition_size=gpu.partition_size,
         reservation_type=rtype,
-        reservation_name=rname,
+        reservation_name=d.reservation_name,
         flex_start=spec.flex_start is not None,
         max_run_duration=spec.flex_start.max_run_duration if spec.flex_start else None,
         queued_provisioning=spec.queued_provisioning,
         best_effort_min_nodes=spec.best_effort.min_nodes if spec.best_effort else None,
-        initial_node_count=initial,
+        initial_node_count=d.initial_node_count,
         # Flex-start and queued nodes are not repaired in place; GKE's DWS examples create these
         # pools with --no-enable-autorepair (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest).
         auto_repair=not queued_or_flex,
@@ -265,18 +331,16 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
         max_surge=None if queued_or_flex else 0 if rtype == "SPECIFIC_RESERVATION" else 1,
         max_unavailable=None if queued_or_flex else 1 if rtype == "SPECIFIC_RESERVATION" else 0,
         disk_size_gb=spec.disk_size_gb,
-        # Bundled Local SSDs become node ephemeral storage (emptyDir, image layers)
-        # (https://cloud.google.com/kubernetes-engine/docs/how-to/persistent-volumes/local-ssd).
-        local_ssd_count=series.local_ssd_count if series else 0,
+        local_ssd_count=d.local_ssd_count,
         compact_placement=spec.compact_placement,
-        gvnic=gvnic,
+        gvnic=d.gvnic,
         image_streaming=spec.image_streaming,
         # The operator's driver is an unsigned DKMS module that secure boot refuses to load; COS
         # drivers (GKE's or Google's installer DaemonSet, both cos-gpu-installer) come with
         # Google's module signatures, so COS pools keep secure boot (cos.googlesource.com/cos/tools
         # src/cmd/cos_gpu_installer/internal/signing).
         secure_boot=gpu.driver != "operator",
-        hints=hints,
+        hints=_hints(spec, shape, labels, taints, model),
     )
 
 
@@ -346,43 +410,68 @@ def _gpu_shape(
     path: str,
     catalog: Catalog,
     issues: Issues,
-) -> tuple[GcpMachine, str, int] | None:
-    """Resolve (machine, accelerator, count), or record why the machine cannot carry the GPU
+) -> GpuShape | None:
+    """Resolve the machine's GPU shape, or record why the machine cannot carry the GPU
     (https://cloud.google.com/compute/docs/gpus)."""
-    mt_path = join_path(path, "machineType")
+    if not _known_gpu_type(gpu, path, catalog, issues):
+        return None
     family = machine_type.split("-", 1)[0]
     machine = catalog.gcp_machine(machine_type)
-    gpu_path = join_path(path, "gpu")
-    if gpu.type is not None and gpu.type not in catalog.gcp_accelerators():
-        issues.add(
-            join_path(gpu_path, "type"),
-            f"{gpu.type!r} is not a known GPU type"
-            f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
-            f"known: {', '.join(catalog.gcp_accelerators())}",
-        )
-        return None
     # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
     if family in _BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
-        if machine is None or machine.accelerator is None:
-            issues.add(
-                mt_path,
-                f"{machine_type!r} is not a known GPU machine type of the "
-                f"{family} family in the catalog",
-            )
-            return None
-        acc, cnt = machine.accelerator, machine.accelerator_count or 1
-        if gpu.type is not None and gpu.type != acc:
-            issues.add(
-                join_path(gpu_path, "type"),
-                f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}",
-            )
-        if gpu.count is not None and gpu.count != cnt:
-            issues.add(
-                join_path(gpu_path, "count"),
-                f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
-                f"type (got {gpu.count})",
-            )
-        return machine, acc, cnt
+        return _bundled_shape(machine_type, machine, gpu, path, issues)
+    return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
+
+
+def _known_gpu_type(gpu: GkeGpuSpec, path: str, catalog: Catalog, issues: Issues) -> bool:
+    if gpu.type is None or gpu.type in catalog.gcp_accelerators():
+        return True
+    issues.add(
+        join_path(path, "gpu", "type"),
+        f"{gpu.type!r} is not a known GPU type"
+        f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
+        f"known: {', '.join(catalog.gcp_accelerators())}",
+    )
+    return False
+
+
+def _bundled_shape(
+    machine_type: str, machine: GcpMachine | None, gpu: GkeGpuSpec, path: str, issues: Issues
+) -> GpuShape | None:
+    """A machine type with built-in GPUs: type and count come from the machine."""
+    gpu_path = join_path(path, "gpu")
+    if machine is None or machine.accelerator is None:
+        family = machine_type.split("-", 1)[0]
+        issues.add(
+            join_path(path, "machineType"),
+            f"{machine_type!r} is not a known GPU machine type of the {family} family in the catalog",
+        )
+        return None
+    acc, cnt = machine.accelerator, machine.accelerator_count or 1
+    if gpu.type is not None and gpu.type != acc:
+        issues.add(
+            join_path(gpu_path, "type"),
+            f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}",
+        )
+    if gpu.count is not None and gpu.count != cnt:
+        issues.add(
+            join_path(gpu_path, "count"),
+            f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
+            f"type (got {gpu.count})",
+        )
+    return GpuShape(machine, acc, cnt)
+
+
+def _attached_shape(
+    machine_type: str,
+    machine: GcpMachine | None,
+    gpu: GkeGpuSpec,
+    path: str,
+    catalog: Catalog,
+    issues: Issues,
+) -> GpuShape | None:
+    """An N1 machine type with attached GPUs: the type is required, the count within limits."""
+    mt_path, gpu_path = join_path(path, "machineType"), join_path(path, "gpu")
     if gpu.type is None:
         issues.add(
             join_path(gpu_path, "type"),
@@ -398,7 +487,7 @@ def _gpu_shape(
             f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
         )
         return None
-    if family != "n1":
+    if machine_type.split("-", 1)[0] != "n1":
         issues.add(
             mt_path,
             f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "
@@ -425,7 +514,7 @@ def _gpu_shape(
             f"{lim.max_memory_gb} GB",
         )
         return None
-    return machine, gpu.type, count
+    return GpuShape(machine, gpu.type, count)
 
 
 def _zones(

@@ -12,7 +12,6 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke.series import MachineSeries
-from infra.core.sharing import mig_instances_per_gpu
 
 # Boot-disk types GKE node pools accept
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).
@@ -98,25 +97,6 @@ def check_sharing(
             "GKE's sharing and partitioning are done by GKE's device plugin, which is off on "
             "pools of a stack with gpuOperator.enabled; use the pool's sharing/mig instead",
         )
-
-
-def mig_instances(profile: str, profiles: tuple[str, ...]) -> int:
-    """GPU instances one GPU splits into for ``profile`` (GKE's partition-size table).
-
-    GKE's table is NVIDIA's: 1g -> 7, 2g -> 3, 3g -> 2, 4g/7g -> 1 on A100, H100 1g.20gb -> 4
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi#partition-sizes), so the
-    NVIDIA count is reused; a partition size not of the GPU was refused earlier.
-    """
-    return mig_instances_per_gpu(profile, profiles) or 1
-
-
-def schedulable_gpus(
-    count: int, partition_size: str | None, clients: int | None, profiles: tuple[str, ...]
-) -> int:
-    """``nvidia.com/gpu`` a node advertises: GPUs x MIG partitions x time-sharing/MPS clients
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke)."""
-    parts = mig_instances(partition_size, profiles) if partition_size else 1
-    return count * parts * (clients or 1)
 
 
 def reservation_affinity(

@@ -116,12 +116,33 @@ def flyte(
         for tol in hints["tolerations"]:
             if tol not in tolerations and tol.get("key") != COMPUTE_CLASS_LABEL:
                 tolerations.append(dict(tol))
+    partition = _partition_label(platform, targets)
+    plugin = _plugin_k8s(platform, resource, tolerations, partition)
+    per_pool, templates = _per_target(platform, targets, specs, image, partition)
+    return {
+        "pluginsK8s": plugin,
+        "helmValues": {
+            "flyte-core": {"configmap": {"k8s": {"plugins": {"k8s": plugin}}}},
+            "flyte-binary": {"configuration": {"inline": {"plugins": {"k8s": plugin}}}},
+        },
+        "pools": per_pool,
+        "podTemplates": templates,
+        "notes": notes,
+    }
+
+
+def _partition_label(
+    platform: str, targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]]
+) -> str:
     operator_mig = any(FLYTE_PARTITION_LABEL in t.labels for t, _, _ in targets)
-    partition = (
-        GKE_PARTITION_LABEL if platform == "gke" and not operator_mig else FLYTE_PARTITION_LABEL
-    )
+    return GKE_PARTITION_LABEL if platform == "gke" and not operator_mig else FLYTE_PARTITION_LABEL
+
+
+def _plugin_k8s(
+    platform: str, resource: str, tolerations: list[dict[str, str]], partition: str
+) -> dict[str, Any]:
     unpartitioned = {"key": partition, "operator": "DoesNotExist"}
-    plugin: dict[str, Any] = {
+    return {
         "gpu-resource-name": resource,
         "resource-tolerations": {resource: tolerations},
         "gpu-device-node-label": DEVICE_LABEL[platform],
@@ -139,6 +160,16 @@ def flyte(
             }
         },
     }
+
+
+def _per_target(
+    platform: str,
+    targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
+    specs: Mapping[str, tuple[int, PoolBase]],
+    image: str,
+    partition: str,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """Per workload target: its accelerator, labels and (for a ComputeClass) PodTemplate."""
     per_pool: dict[str, Any] = {}
     templates: list[dict[str, Any]] = []
     for t, hints, members in targets:
@@ -163,13 +194,4 @@ def flyte(
             "nodeLabels": labels,
             "labelledBy": _labelled_by(platform, spec[1]),
         }
-    return {
-        "pluginsK8s": plugin,
-        "helmValues": {
-            "flyte-core": {"configmap": {"k8s": {"plugins": {"k8s": plugin}}}},
-            "flyte-binary": {"configuration": {"inline": {"plugins": {"k8s": plugin}}}},
-        },
-        "pools": per_pool,
-        "podTemplates": templates,
-        "notes": notes,
-    }
+    return per_pool, templates

@@ -120,6 +120,63 @@ def unknown_paths(values: Mapping[str, Any], version: str) -> list[str]:
     return out
 
 
+def mistyped_paths(values: Mapping[str, Any], version: str) -> list[tuple[str, str]]:
+    """``(dotted path, reason)`` for each value whose JSON type differs from the chart default's.
+
+    Helm renders templates with Go's text/template, whose ``if`` is true for any non-empty string,
+    so ``nfd.enabled: "false"`` would enable NFD (https://pkg.go.dev/text/template "The empty
+    values are false, 0, any nil pointer or interface value, and any array, slice, map, or string
+    of length zero"). A ``null`` chart default takes any type; keys the chart lacks are
+    ``unknown_paths``' business.
+    """
+    out: list[tuple[str, str]] = []
+
+    def walk(given: Mapping[str, Any], default: Mapping[str, Any], prefix: str) -> None:
+        for key, value in given.items():
+            path = f"{prefix}.{key}" if prefix else str(key)
+            if key not in default or default[key] is None or value is None:
+                continue
+            want, got = _json_type(default[key]), _json_type(value)
+            if want != got and not (want == "number" and got == "integer"):
+                out.append(
+                    (
+                        path,
+                        f"{got} {_shown(value)} where the chart's default is {want} "
+                        f"{_shown(default[key])}{_hint(want, value)}",
+                    )
+                )
+            elif isinstance(value, Mapping) and isinstance(default[key], Mapping):
+                walk(value, default[key], path)
+
+    walk(values, chart_defaults(version), "")
+    return out
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int):
+        return "an integer"
+    if isinstance(value, float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    return "a mapping" if isinstance(value, Mapping) else "a list"
+
+
+def _shown(value: Any) -> str:
+    text = repr(value) if isinstance(value, str | bool | int | float) else ""
+    return f"({text[:40]})" if text else ""
+
+
+def _hint(want: str, value: Any) -> str:
+    if want == "a boolean" and isinstance(value, str):
+        return "; Helm's templates take any non-empty string as true: write true or false unquoted"
+    if want in ("an integer", "a number") and isinstance(value, str):
+        return "; write the number unquoted"
+    return ""
+
+
 def merge_settings(
     settings: Iterable[Setting], version: str
 ) -> tuple[dict[str, Any], dict[str, str]]:

@@ -107,16 +107,67 @@ def assemble(
             "kind": "Namespace",
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
-        if preset == "gke-google-driver":
-            # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
-            before.extend(installer_daemonsets(pools))
-        if config.platform == "gke":
-            pods, why = critical_pods(config, pools, release.values, release.version)
-            before.append(_gke_critical_quota(namespace, pods, why))
-        if (cm := sharing_config_map(config, namespace)) is not None and (
-            "devicePlugin" in release.values
-        ):
-            before.append(cm)
+        before = _before_release(config, pools, release, preset, namespace)
+    after, kubeflow_profiles = _namespaces(config, pools, specs)
+    runtime_class = _runtime_class(release)
+    scheduling: dict[str, dict[str, Any]] = {}
+    node_labels: list[NodeLabels] = []
+    for h in pools:
+        pool = spec_of(specs, h)[1]
+        hints = scheduling_hints(config.platform, h, pool, runtime_class)
+        scheduling[h.name] = hints
+        # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
+        # Job already tests the class; one Job per class, not per alternative.
+        if pool.smoke_test and h.name in specs:
+            after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
+        labels = operator_node_labels(pool) if release is not None else {}
+        if isinstance(pool, KubernetesPoolSpec) and pool.nodes:
+            # On-prem nodes also get the accelerator label Flyte's device selector reads.
+            labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
+            node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
+    profiles, integrations = _integrations(config, pools, specs, scheduling, kubeflow_profiles)
+    return OperatorPlan(
+        namespace=namespace,
+        preset=preset,
+        release=release,
+        namespace_object=ns_object,
+        before_release=tuple(before),
+        after_release=tuple(after),
+        node_labels=tuple(node_labels),
+        scheduling=scheduling,
+        jupyterhub_profiles=profiles,
+        integrations=integrations,
+        notes=notes,
+    )
+
+
+def _before_release(
+    config: StackConfig,
+    pools: Sequence[PoolHints],
+    release: HelmRelease,
+    preset: str | None,
+    namespace: str,
+) -> list[Manifest]:
+    """Objects the release needs in place before it installs."""
+    before: list[Manifest] = []
+    if preset == "gke-google-driver":
+        # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
+        before.extend(installer_daemonsets(pools))
+    if config.platform == "gke":
+        pods, why = critical_pods(config, pools, release.values, release.version)
+        before.append(_gke_critical_quota(namespace, pods, why))
+    if (cm := sharing_config_map(config, namespace)) is not None and (
+        "devicePlugin" in release.values
+    ):
+        before.append(cm)
+    return before
+
+
+def _namespaces(
+    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs
+) -> tuple[list[Manifest], list[Manifest]]:
+    """The GPU namespaces with their quotas (then Kubeflow profiles, then the smoke-test
+    namespace), and the Kubeflow profiles alone."""
     after: list[Manifest] = []
     quota_names: dict[str, None] = {}
     for h in pools:
@@ -132,25 +183,20 @@ def assemble(
     after.extend(kubeflow_profiles)
     if any(p.smoke_test for p in config.pools):
         after.append(smoke_test_namespace())
-    runtime_class = _runtime_class(release)
+    return after, kubeflow_profiles
+
+
+def _integrations(
+    config: StackConfig,
+    pools: Sequence[PoolHints],
+    specs: PoolSpecs,
+    scheduling: Mapping[str, dict[str, Any]],
+    kubeflow_profiles: Sequence[Manifest],
+) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
+    """JupyterHub profiles and the integration documents, one entry per workload target."""
     images = config.integrations.jupyterhub.images
-    scheduling: dict[str, dict[str, Any]] = {}
     profiles: dict[str, dict[str, Any]] = {}
     workloads: dict[str, Any] = {}
-    node_labels: list[NodeLabels] = []
-    for h in pools:
-        pool = spec_of(specs, h)[1]
-        hints = scheduling_hints(config.platform, h, pool, runtime_class)
-        scheduling[h.name] = hints
-        # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
-        # Job already tests the class; one Job per class, not per alternative.
-        if pool.smoke_test and h.name in specs:
-            after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
-        labels = operator_node_labels(pool) if release is not None else {}
-        if isinstance(pool, KubernetesPoolSpec) and pool.nodes:
-            # On-prem nodes also get the accelerator label Flyte's device selector reads.
-            labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
-            node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
     targets = workload_targets(pools, scheduling)
     target_hints = {t.name: hints for t, hints, _ in targets}
@@ -163,19 +209,7 @@ def assemble(
         "flyte": flyte_mod.flyte(config.platform, targets, specs, config.operator.smoke_test_image),
         "kubernetes": workloads,
     }
-    return OperatorPlan(
-        namespace=namespace,
-        preset=preset,
-        release=release,
-        namespace_object=ns_object,
-        before_release=tuple(before),
-        after_release=tuple(after),
-        node_labels=tuple(node_labels),
-        scheduling=scheduling,
-        jupyterhub_profiles=profiles,
-        integrations=integrations,
-        notes=notes,
-    )
+    return profiles, integrations
 
 
 def _runtime_class(release: HelmRelease | None) -> str | None:

@@ -70,23 +70,7 @@ def plan_operator(
     preset = choose_preset(config, pools, specs, issues)
     if preset is None:
         return None
-    if preset.startswith("gke-") and not is_cdi_era(spec.version) and gke_needs_config_file(config):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
-            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
-            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
-            "below 1.33",
-        )
-    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
-            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
-            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
-            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
-            "plugin injects GPUs without a runtime class)",
-        )
+    _check_version_for_preset(config, preset, issues)
     notes: list[str] = preset_notes(preset, spec.version)
     settings = [
         *preset_settings(preset, spec.version, config),
@@ -115,3 +99,25 @@ def plan_operator(
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(config, pools, specs, issues)
     return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))
+
+
+def _check_version_for_preset(config: StackConfig, preset: str, issues: Issues) -> None:
+    """Chart versions the chosen preset cannot run."""
+    spec = config.operator
+    if preset.startswith("gke-") and not is_cdi_era(spec.version) and gke_needs_config_file(config):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
+            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
+            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
+            "below 1.33",
+        )
+    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
+        issues.add(
+            "gpuOperator.version",
+            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
+            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
+            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
+            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
+            "plugin injects GPUs without a runtime class)",
+        )

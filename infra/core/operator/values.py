@@ -12,6 +12,7 @@ from infra.core.operator.helm_values import (
     Setting,
     chart_defaults,
     default_at,
+    mistyped_paths,
     render_values_yaml,
     unknown_paths,
 )
@@ -99,6 +100,8 @@ def user_settings(
             f"gpuOperator.values.{path}",
             f"{path!r} is not a key of the gpu-operator {spec.version} chart values",
         )
+    for path, reason in mistyped_paths(spec.values, spec.version):
+        issues.add(f"gpuOperator.values.{path}", f"{reason} (gpu-operator {spec.version} chart)")
     # `toolkit.env[X]` manages the whole `toolkit.env` list; the first setting names the owner.
     owners: dict[str, str] = {}
     for s in managed:

@@ -7,6 +7,7 @@ import re
 
 from infra.core.errors import RuleError, shown
 from infra.core.rules._common import _DNS1123_LABEL, _full, _matching
+from infra.core.rules.limits import limit
 
 # --- AWS ----------------------------------------------------------------------------------------
 
@@ -89,7 +90,7 @@ check_access_scope_namespace = _matching(
 # EKS public endpoint: at most 40 CIDR blocks
 # (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html, "Public endpoint access
 # CIDR ranges per cluster"); it is reached from the internet, so private ranges never match.
-MAX_EKS_PUBLIC_CIDRS = 40
+MAX_EKS_PUBLIC_CIDRS = limit("eks.public_access_cidrs")
 # Ranges never seen as a source on the internet: RFC 1918 private, loopback, link-local, CGNAT
 # (RFC 6598), "this network", multicast and reserved (IANA IPv4 special-purpose registry).
 _NON_PUBLIC = tuple(
@@ -178,5 +179,23 @@ def check_iam_principal_arn(v: str) -> str:
     if len(v) > 2048 or not _RE_IAM_PRINCIPAL.fullmatch(v):
         raise ValueError(
             f"{shown(v)} is not an IAM role or user ARN such as arn:aws:iam::111122223333:role/admins"
+        )
+    return v
+
+
+# Go durations (the cluster-autoscaler's --scale-down-unneeded-time flag): time.ParseDuration refuses
+# anything beyond int64 nanoseconds (golang/go src/time/format.go, "invalid duration").
+_GO_DURATION_UNITS = {"s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def check_go_duration(v: str) -> str:
+    """``<N>s|m|h`` within Go's int64-nanosecond ``time.Duration``."""
+    most = limit("go.duration")
+    if not (v[:-1].isdigit() and v[-1:] in _GO_DURATION_UNITS and len(v) <= 24):
+        raise ValueError(f"{shown(v)} is not a duration such as 10m (digits, then s, m or h)")
+    if int(v[:-1]) * _GO_DURATION_UNITS[v[-1]] > most:
+        raise ValueError(
+            f"{shown(v)} is beyond Go's longest duration (about 2562047h); the cluster-autoscaler "
+            "would refuse the flag"
         )
     return v

@@ -8,6 +8,7 @@ from typing import Any
 
 from infra.core.errors import RuleError, did_you_mean, shown
 from infra.core.rules._common import _RE_RFC1035_LABEL, _full, _matching
+from infra.core.rules.limits import limit
 
 # --- Google Cloud -------------------------------------------------------------------------------
 # Project IDs: 6-30 lowercase letters, digits, hyphens; start with a letter, not end with a hyphen
@@ -35,8 +36,8 @@ _RE_GCE_LABEL_VALUE = re.compile(r"^[\w-]{0,63}$")
 
 def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     """GCE resource labels: lowercase keys and values, at most 64 labels."""
-    if len(v) > 64:
-        raise ValueError(f"{len(v)} labels; GCE allows at most 64 per resource")
+    if len(v) > (most := limit("gce.labels_per_resource")):
+        raise ValueError(f"{len(v)} labels; GCE allows at most {most} per resource")
     for key, value in v.items():
         if not _RE_GCE_LABEL_KEY.fullmatch(key) or key != key.lower():
             raise RuleError(
@@ -58,7 +59,7 @@ check_gce_resource_name = _matching(
     _RE_RFC1035_LABEL,
     "is not a GCE resource name: lowercase letters, digits and '-', starting with a letter, "
     "at most 63 characters",
-    max_len=63,
+    max_len=limit("gce.resource_name"),
     doc="A GCE resource name (RFC 1035 label, at most 63): reservations, networks, subnetworks.",
 )
 
@@ -189,7 +190,7 @@ check_rrule = _matching(
 
 # Flex-start VMs run for at most seven days
 # (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
-MAX_FLEX_RUN_SECONDS = 7 * 24 * 3600
+MAX_FLEX_RUN_SECONDS = limit("gke.flex_start_run_seconds")
 
 
 def check_max_run_duration(v: str) -> str:

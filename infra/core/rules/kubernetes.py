@@ -11,13 +11,14 @@ from infra.core.rules._common import (
     _RE_QUALIFIED_NAME,
     _matching,
 )
+from infra.core.rules.limits import limit
 
 check_dns1123_label = _matching(
     "check_dns1123_label",
     _RE_DNS1123_LABEL,
     "is not a DNS-1123 label: lowercase letters, digits and '-', starting and ending with a "
     "letter or digit, at most 63 characters",
-    max_len=63,
+    max_len=limit("k8s.dns1123_label"),
     doc="A DNS-1123 label: Namespace names, most object names (apimachinery IsDNS1123Label).",
 )
 
@@ -27,7 +28,7 @@ check_dns1123_subdomain = _matching(
     _RE_DNS1123_SUBDOMAIN,
     "is not a DNS-1123 subdomain: lowercase letters, digits, '-' and '.', each part starting "
     "and ending with a letter or digit, at most 253 characters",
-    max_len=253,
+    max_len=limit("k8s.dns1123_subdomain"),
     doc="A DNS-1123 subdomain: Node and RuntimeClass names (apimachinery IsDNS1123Subdomain).",
 )
 
@@ -38,7 +39,11 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
     problems = []
     if slash and (not prefix or len(prefix) > 253 or not _RE_DNS1123_SUBDOMAIN.fullmatch(prefix)):
         problems.append("its prefix must be a DNS-1123 subdomain (lowercase, at most 253)")
-    if not name or len(name) > 63 or not _RE_QUALIFIED_NAME.fullmatch(name):
+    if (
+        not name
+        or len(name) > limit("k8s.qualified_name")
+        or not _RE_QUALIFIED_NAME.fullmatch(name)
+    ):
         problems.append(
             "its name must be at most 63 letters, digits, '-', '_' or '.', starting and ending "
             "with a letter or digit"
@@ -50,7 +55,7 @@ def check_qualified_name(v: str, what: str = "label key") -> str:
 
 def check_label_value(v: str, what: str = "label value") -> str:
     """Empty, or at most 63 alphanumerics, '-', '_', '.' (apimachinery IsValidLabelValue)."""
-    if v and (len(v) > 63 or not _RE_QUALIFIED_NAME.fullmatch(v)):
+    if v and (len(v) > limit("k8s.label_value") or not _RE_QUALIFIED_NAME.fullmatch(v)):
         raise ValueError(
             f"{shown(v)} is not a valid {what}: at most 63 letters, digits, '-', '_' or '.', "
             "starting and ending with a letter or digit (or empty)"
@@ -118,7 +123,7 @@ def check_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:
 # "Label cannot contain reserved prefixes [kubernetes.io/, k8s.io/, eks.amazonaws.com/]"
 # (InvalidParameterException quoted in eksctl-io/eksctl#4007; aws/containers-roadmap#1451).
 EKS_RESERVED_LABEL_PREFIXES = ("kubernetes.io/", "k8s.io/", "eks.amazonaws.com/")
-EKS_MAX_LABEL = 63
+EKS_MAX_LABEL = limit("eks.label")
 
 
 def check_eks_node_labels(v: Mapping[str, str]) -> Mapping[str, str]:

@@ -1,0 +1,200 @@
+"""What a stack costs besides its nodes' machines and GPUs: control plane, NAT, boot disks, Local SSD.
+
+Prices come from ``data/platform_prices.csv``: one row per item, cloud and region, each with its
+own source and the date its price was read (so a line of the estimate is dated by its price, not
+by when the catalog was copied). An item whose price the file lacks is listed as unpriced, never
+counted as 0. Usage-based charges (NAT data processing, data transfer) cannot be planned and are
+always listed as unpriced.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+
+if TYPE_CHECKING:
+    from infra.core.eks.planner import EksPlan
+    from infra.core.gke.model import GkePlan
+
+# A month is 730 hours: 8,760 hours a year / 12, the average month (a 31-day month is 744 h), so
+# twelve monthly figures add up to a year. Prices per GB-month are spread over the same hours.
+HOURS_PER_MONTH = 730.0
+# GKE's boot disk when nodeConfig.diskSizeGb is unset: "If unspecified, the default disk size is
+# 100GB" (NodeConfig, https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig).
+GKE_DEFAULT_DISK_GB = 100
+# "Each Local SSD disk is 375 GiB" (https://cloud.google.com/compute/docs/disks/local-ssd).
+LOCAL_SSD_GB = 375
+# Cloud NAT bills per VM up to 32, then a flat rate (https://cloud.google.com/nat/pricing).
+CLOUD_NAT_VM_CAP = 32
+
+
+@dataclass(frozen=True, slots=True)
+class UnitPrice:
+    """One row of ``platform_prices.csv``."""
+
+    item: str
+    unit: str  # per_hour | per_gb_month
+    usd: float
+    source: str
+    as_of: str
+
+
+@dataclass(frozen=True, slots=True)
+class Line:
+    """One line of the estimate beside the nodes: USD per hour at minimum and maximum scale.
+
+    ``at_min`` / ``at_max`` are ``None`` when the price is unknown (then ``missing`` says what).
+    """
+
+    item: str
+    at_min: float | None
+    at_max: float | None
+    price: UnitPrice | None
+    missing: str = ""
+    more: tuple[UnitPrice, ...] = ()  # the other prices a summed line is made of
+
+    @property
+    def prices(self) -> tuple[UnitPrice, ...]:
+        """Every price this line is made of, once each."""
+        found = (self.price, *self.more) if self.price is not None else self.more
+        return tuple({(p.item, p.usd): p for p in found}.values())
+
+
+@functools.cache
+def unit_prices(data_dir: Path = DATA_DIR) -> dict[tuple[str, str, str], UnitPrice]:
+    """``(cloud, item, region) -> price`` (region ``*``: every region)."""
+    return {
+        (r["cloud"], r["item"], r["region"]): UnitPrice(
+            r["item"], r["unit"], float(r["price_usd"]), r["source"], r["as_of"]
+        )
+        for r in read_rows("platform_prices.csv", data_dir)
+    }
+
+
+def price_of(cloud: str, item: str, region: str) -> UnitPrice | None:
+    """The price of ``item`` in ``region`` (or in every region), ``None`` if unknown."""
+    table = unit_prices()
+    return table.get((cloud, item, region)) or table.get((cloud, item, "*"))
+
+
+def _per_hour(p: UnitPrice, quantity: float) -> float:
+    return p.usd * quantity / (HOURS_PER_MONTH if p.unit == "per_gb_month" else 1.0)
+
+
+def _line(
+    item: str, cloud: str, key: str, region: str, q_min: float, q_max: float, what: str
+) -> Line:
+    """A line for ``q_min`` / ``q_max`` units of price ``key`` (``what`` names it if unpriced)."""
+    p = price_of(cloud, key, region)
+    if p is None:
+        return Line(item, None, None, None, f"{what}: no price for {key} in {region}")
+    return Line(item, _per_hour(p, q_min), _per_hour(p, q_max), p)
+
+
+def _sum_lines(item: str, lines: list[Line]) -> Line | None:
+    """Lines of the same item added up (unpriced parts reported together)."""
+    if not lines:
+        return None
+    priced = [x for x in lines if x.price is not None]
+    missing = "; ".join(x.missing for x in lines if x.missing)
+    if not priced:
+        return Line(item, None, None, None, missing)
+    return Line(
+        item,
+        sum(x.at_min or 0.0 for x in priced),
+        sum(x.at_max or 0.0 for x in priced),
+        priced[0].price,
+        missing,
+        tuple(x.price for x in priced[1:] if x.price is not None),
+    )
+
+
+def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
+    """GKE: cluster fee, boot disks, Local SSD, Cloud NAT (``system_nodes``: system pool at
+    minimum and maximum, as the node estimate counts it)."""
+    region = gke.region
+    lines: list[Line] = []
+    if not gke.cluster.existing:
+        lines.append(_line("control plane (GKE fee)", "gcp", "gke-cluster-fee", region, 1, 1, ""))
+    disks: list[Line] = []
+    ssd: list[Line] = []
+    for p in gke.pools:
+        size = p.disk_size_gb or GKE_DEFAULT_DISK_GB
+        disks.append(
+            _line("", "gcp", f"disk-{p.disk_type}", region, p.total_min * size,
+                  p.total_max * size, p.name)
+        )  # fmt: skip
+        if p.local_ssd_count:
+            gb = p.local_ssd_count * LOCAL_SSD_GB
+            ssd.append(
+                _line("", "gcp", "local-ssd", region, p.total_min * gb, p.total_max * gb, p.name)
+            )
+    if not gke.cluster.existing:
+        lo, hi = system_nodes
+        disks.append(
+            _line("", "gcp", f"disk-{gke.cluster.system_disk_type}", region,
+                  lo * GKE_DEFAULT_DISK_GB, hi * GKE_DEFAULT_DISK_GB, "system")
+        )  # fmt: skip
+    lines += [x for x in (_sum_lines("boot disks", disks), _sum_lines("local SSD", ssd)) if x]
+    if gke.cluster.cloud_nat:
+        lines.append(_cloud_nat(gke, region, system_nodes))
+    return lines
+
+
+def _cloud_nat(gke: GkePlan, region: str, system_nodes: tuple[int, int]) -> Line:
+    """Cloud NAT: per VM using it, capped at 32 VMs, plus one external address (auto-allocated;
+    more under load)."""
+    vm, cap, ip = (
+        price_of("gcp", k, region) for k in ("cloud-nat-per-vm", "cloud-nat-max", "cloud-nat-ip")
+    )
+    if vm is None or cap is None or ip is None:
+        return Line("Cloud NAT", None, None, None, "Cloud NAT: no price")
+    lo = system_nodes[0] + sum(p.total_min for p in gke.pools)
+    hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
+
+    def at(n: int) -> float:
+        return (vm.usd * n if n <= CLOUD_NAT_VM_CAP else cap.usd) + ip.usd
+
+    return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
+
+
+def eks_lines(eks: EksPlan, region: str) -> list[Line]:
+    """EKS: cluster fee (standard support), NAT gateways and their addresses, gp3 root volumes."""
+    lines: list[Line] = []
+    if not eks.existing:
+        lines.append(_line("control plane (EKS fee)", "aws", "eks-cluster-fee", region, 1, 1, ""))
+    net = eks.network
+    if net is not None and net.create and net.nat_az_ids:
+        n = len(net.nat_az_ids)
+        nat = [
+            _line("", "aws", "nat-gateway", region, n, n, "NAT gateway"),
+            _line("", "aws", "public-ipv4", region, n, n, "NAT address"),
+        ]
+        line = _sum_lines(
+            f"NAT ({n} gateway{'s' if n > 1 else ''} and address{'es' if n > 1 else ''})", nat
+        )
+        if line is not None:
+            lines.append(line)
+    disks = [
+        _line("", "aws", "ebs-gp3", region, g.min_size * g.disk_size_gib,
+              g.max_size * g.disk_size_gib, g.name)
+        for g in eks.groups
+    ]  # fmt: skip
+    if eks.system is not None:
+        s = eks.system
+        disks.append(
+            _line("", "aws", "ebs-gp3", region, s.min_size * s.disk_size_gib,
+                  s.max_size * s.disk_size_gib, s.name)
+        )  # fmt: skip
+    line = _sum_lines("boot disks (gp3)", disks)
+    return lines + ([line] if line else [])
+
+
+USAGE_BASED = {
+    "gcp": "Cloud NAT data processing ($0.045/GiB), data transfer, load balancers, logging",
+    "aws": "NAT data processing (per GB), data transfer, load balancers, CloudWatch",
+}

@@ -1,0 +1,368 @@
+"""The change preview as a reviewer reads it: values, counts, the cost change, a CI verdict.
+
+``python -m infra.plan --stack NEW --diff OLD`` computes the changes in ``infra.core.diff``; this
+module adds what a review needs around them: per changed property ``old => new``, a summary line
+with create / update / replace / delete / unchanged counts, the cost at minimum and maximum per
+hour and per month before and after, the ``--fail-on`` verdict, and the text / Markdown / JSON
+renderings.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from infra.core.cost import HOURS_PER_MONTH, Cost
+from infra.core.diff import Change, value_at
+from infra.core.errors import ConfigErrors, ConfigIssue
+
+Out = Callable[[str], None]
+
+FAIL_ON = ("replace", "disruptive", "any")
+OPS = ("create", "update", "replace", "delete", "unknown")
+ABSENT = "(absent)"  # a property only one side sets
+MAX_VALUE = 120  # characters of one value shown in text; JSON carries it whole
+
+
+# --- where the old stack file comes from -------------------------------------------------------
+
+
+@contextmanager
+def old_stack_file(spec: str) -> Iterator[tuple[str, Path]]:
+    """``(label, path)`` of ``--diff SPEC``: a stack name, a file path, or ``REF:path`` (git).
+
+    ``REF:path`` is read with ``git show REF:path`` into a temporary file that lives as long as
+    the context; its label stays ``REF:path``, so errors name what the user typed.
+
+    Raises:
+        ConfigErrors: no such stack or file, or git cannot show ``REF:path``.
+    """
+    from infra.cli import stack_file, stack_path
+
+    if Path(spec).exists() or ("/" in spec and ":" not in spec):
+        yield spec, Path(spec)
+        return
+    if ":" in spec and not Path(spec).exists():
+        ref, _, rel = spec.partition(":")
+        text = _git_show(spec, ref, rel)
+        with tempfile.TemporaryDirectory(prefix="infra-plan-diff-") as tmp:
+            path = Path(tmp) / Path(rel).name
+            path.write_text(text, encoding="utf-8")
+            yield spec, path
+        return
+    try:
+        path = stack_file(spec) if not spec.endswith((".yaml", ".yml")) else stack_path(spec)
+    except ConfigErrors as e:  # "no stack 'x'": said of --diff, not of --stack
+        raise ConfigErrors(ConfigIssue("--diff", i.reason) for i in e.issues) from e
+    yield display_path(path), path
+
+
+def display_path(path: Path) -> str:
+    """``path`` relative to the working directory when it is below it (shorter in a PR comment)."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _git_show(spec: str, ref: str, rel: str) -> str:
+    # `git show REF:./path` resolves path from the working directory, `REF:path` from the top
+    # of the repository (gitrevisions(7), "<rev>:<path>").
+    try:
+        proc = subprocess.run(
+            ["git", "show", f"{ref}:{rel}"], capture_output=True, text=True, check=False
+        )
+    except OSError as e:
+        raise ConfigErrors([ConfigIssue("--diff", f"{spec}: cannot run git: {e}")]) from e
+    if proc.returncode != 0:
+        why = (proc.stderr.strip().splitlines() or ["git show failed"])[-1]
+        raise ConfigErrors([ConfigIssue("--diff", f"{spec}: {why}")])
+    return proc.stdout
+
+
+def in_file(label: str, errors: ConfigErrors, tmp_path: Path | None = None) -> ConfigErrors:
+    """The same problems, each line naming the stack file it is in (``label``)."""
+    issues = []
+    for i in errors.issues:
+        path = i.path if tmp_path is None else i.path.replace(str(tmp_path), label)
+        reason = i.reason if tmp_path is None else i.reason.replace(str(tmp_path), label)
+        named = path if path.startswith(label) else f"{label}: {path}"
+        issues.append(ConfigIssue(named, reason))
+    return ConfigErrors(issues)
+
+
+# --- the review --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """One changed property of one resource: its value before and after (``ABSENT`` if unset)."""
+
+    path: str
+    old: Any
+    new: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Review:
+    """Everything the diff prints."""
+
+    changes: tuple[Change, ...]
+    values: Mapping[str, tuple[Value, ...]]  # URN -> its changed properties' values
+    notes: Mapping[str, tuple[str, ...]]  # URN -> how the change happens (``change_notes``)
+    unchanged: int
+    old_cost: Cost
+    new_cost: Cost
+    old_label: str
+    new_label: str
+
+    def counts(self) -> dict[str, int]:
+        """Resources per op, with ``unchanged``; ops that do not occur are 0 (``unknown`` left
+        out when 0)."""
+        counts: dict[str, int] = dict.fromkeys(OPS, 0)
+        for c in self.changes:
+            counts[c.op] += 1
+        if not counts["unknown"]:
+            del counts["unknown"]
+        counts["unchanged"] = self.unchanged
+        return counts
+
+    def summary(self) -> str:
+        """``1 to create, 2 to update, 0 to replace, 0 to delete, 40 unchanged``."""
+        return ", ".join(
+            f"{n} {op}" if op == "unchanged" else f"{n} to {op}" for op, n in self.counts().items()
+        )
+
+
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def change_notes(c: Change, values: Sequence[Value]) -> tuple[str, ...]:
+    """What a reviewer should know about how a change happens, beyond its op.
+
+    - An EKS node group replace is create-before-delete: its name carries a hash of what EKS
+      cannot change in place (``infra.core.eks.lifecycle``), so the replacement has a new name
+      and Pulumi creates it before deleting the old group, Pulumi's default order for a replace
+      (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/).
+    - A GKE pool whose ``nodeLocations`` loses a zone: nodes in that zone are drained and deleted
+      ("nodeLocations: The list of Google Compute Engine zones in which the NodePool's nodes
+      should be located. Changing the locations for a node pool will result in nodes being
+      either created or removed from the node pool", google_container_node_pool, Terraform
+      provider documentation).
+    """
+    notes: list[str] = []
+    if c.type == EKS_NODE_GROUP and c.op == "replace":
+        notes.append(
+            "create-before-delete: the new node group (new name) is created first, then the old "
+            "one is drained and deleted"
+        )
+    for v in values:
+        if c.type == GKE_NODE_POOL and v.path == "nodeLocations":
+            old = v.old if isinstance(v.old, list) else []
+            new = v.new if isinstance(v.new, list) else []
+            dropped = [z for z in old if z not in new]
+            if dropped:
+                notes.append(f"nodes in {', '.join(dropped)} are drained and removed from the pool")
+    return tuple(notes)
+
+
+def review(
+    old_resources: Sequence[Mapping[str, Any]],
+    new_resources: Sequence[Mapping[str, Any]],
+    changes: Sequence[Change],
+    costs: tuple[Cost, Cost],
+    labels: tuple[str, str],
+) -> Review:
+    """The review of ``changes`` between two plans' resource dicts (the ``--json`` shape)."""
+    old_by = {r["urn"]: r for r in old_resources}
+    new_by = {r["urn"]: r for r in new_resources}
+    values: dict[str, tuple[Value, ...]] = {}
+    for c in changes:
+        before = (old_by.get(c.urn) or {}).get("inputs") or {}
+        after = (new_by.get(c.urn) or {}).get("inputs") or {}
+        values[c.urn] = tuple(
+            Value(p, value_at(before, p, ABSENT), value_at(after, p, ABSENT)) for p in c.properties
+        )
+    notes = {c.urn: change_notes(c, values[c.urn]) for c in changes}
+    changed = {c.urn for c in changes}
+    unchanged = sum(1 for u in new_by if u in old_by and u not in changed)
+    return Review(tuple(changes), values, notes, unchanged, costs[0], costs[1], *labels)
+
+
+def failures(rev: Review, fail_on: str | None) -> list[str]:
+    """The changes ``--fail-on`` refuses, one line each (empty: pass).
+
+    ``any``: every change. ``replace``: replacements and deletions. ``disruptive``: changes that
+    take down nodes, pods or the cluster (replaced or deleted clusters, pools and releases, and
+    in-place updates that re-create a pool's nodes). A change whose op is ``unknown`` fails
+    ``replace`` and ``disruptive`` too: it may be either, and an unknown is never a pass.
+    """
+    if fail_on is None:
+        return []
+    hit: list[str] = []
+    for c in rev.changes:
+        bad = (
+            fail_on == "any"
+            or c.op == "unknown"
+            or (fail_on == "replace" and c.op in ("replace", "delete"))
+            or (fail_on == "disruptive" and bool(c.disruptive))
+        )
+        if bad:
+            hit.append(f"{c.op} {c.type} {c.name}" + (f": {c.disruptive}" if c.disruptive else ""))
+    return hit
+
+
+# --- renderings --------------------------------------------------------------------------------
+
+
+def show(value: Any, limit: int = MAX_VALUE) -> str:
+    """A value as one line: strings bare, everything else compact JSON, cut at ``limit``."""
+    text = value if isinstance(value, str) else json.dumps(value, separators=(",", ":"))
+    return text if len(text) <= limit else text[: limit - 1] + "\u2026"
+
+
+def show_pair(old: Any, new: Any, limit: int = MAX_VALUE) -> tuple[str, str]:
+    """Two values as ``show`` does; two long strings are cut around where they first differ."""
+    if not (isinstance(old, str) and isinstance(new, str)) or max(len(old), len(new)) <= limit:
+        return show(old, limit), show(new, limit)
+    same = next((i for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b), 0)
+    start = max(0, same - 20)
+    lead = "\u2026" if start else ""
+    return show(lead + old[start:], limit), show(lead + new[start:], limit)
+
+
+def _money(v: float | None) -> str:
+    return "unknown" if v is None else f"${v:,.2f}"
+
+
+def _delta(old: float | None, new: float | None) -> str:
+    if old is None or new is None:
+        return "change unknown"
+    d = new - old
+    return f"{'+' if d >= 0 else '-'}${abs(d):,.2f}"
+
+
+def _totals(rev: Review, scale: str) -> tuple[float | None, float | None, bool]:
+    """(old, new, partial) USD per hour at ``scale``: every priced item (``None``: own hardware)."""
+    old, new = rev.old_cost.total(scale), rev.new_cost.total(scale)
+    o = None if rev.old_cost.own_hardware else old.per_hour
+    n = None if rev.new_cost.own_hardware else new.per_hour
+    return o, n, bool(old.unpriced or new.unpriced)
+
+
+def cost_lines(rev: Review) -> list[str]:
+    """The cost before and after, at minimum and maximum, per hour and per month, and the change
+    (every priced item: nodes, control plane, NAT, disks; partial when some are not priced)."""
+    lines = []
+    for label, scale in (("minimum", "min"), ("maximum", "max")):
+        old, new, partial = _totals(rev, scale)
+        lines.append(
+            f"cost at {label}: {_money(old)}/h => {_money(new)}/h ({_delta(old, new)}/h); "
+            f"{_money(_month(old))}/month => {_money(_month(new))}/month "
+            f"({_delta(_month(old), _month(new))}/month)" + (" (partial)" if partial else "")
+        )
+    return lines
+
+
+def _month(v: float | None) -> float | None:
+    return None if v is None else v * HOURS_PER_MONTH
+
+
+_SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "unknown": "?"}
+
+
+def print_review(rev: Review, out: Out = print) -> None:
+    """The text rendering: one block per changed resource, then the summary and cost lines."""
+    out(f"diff: {rev.old_label} => {rev.new_label}")
+    if not rev.changes:
+        out("no changes: pulumi up would leave every resource as it is")
+    for c in rev.changes:
+        out(f"{_SYMBOL[c.op]:>2} {c.op:<7} {c.type} {c.name}")
+        forced = dict(c.replace_because)
+        for v in rev.values.get(c.urn, ()):
+            mark = "  (forces replacement)" if v.path in forced else ""
+            old, new = show_pair(v.old, v.new)
+            out(f"      {v.path}: {old} => {new}{mark}")
+        for p, source in c.replace_because:
+            out(f"      why {p}: {source}")
+        if c.disruptive:
+            out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
+        if c.because:
+            out(f"      {'unknown — ' if c.op == 'unknown' else ''}{c.because}")
+        for n in rev.notes.get(c.urn, ()):
+            out(f"      NOTE: {n}")
+    out("")
+    out(rev.summary())
+    for line in cost_lines(rev):
+        out(line)
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def print_markdown(rev: Review, out: Out = print) -> None:
+    """A pull-request comment: summary, cost table, one table row per changed property."""
+    out(f"### `{rev.old_label}` → `{rev.new_label}`")
+    out("")
+    out(f"**{rev.summary()}**")
+    out("")
+    out("| cost | before | after | change |")
+    out("|---|---|---|---|")
+    for label, scale in (("at minimum", "min"), ("at maximum", "max")):
+        old, new, _ = _totals(rev, scale)
+        out(f"| {label}, per hour | {_money(old)} | {_money(new)} | {_delta(old, new)} |")
+        o, n = _month(old), _month(new)
+        out(f"| {label}, per month | {_money(o)} | {_money(n)} | {_delta(o, n)} |")
+    if not rev.changes:
+        out("")
+        out("No changes: `pulumi up` would leave every resource as it is.")
+        return
+    out("")
+    out("| op | resource | property | old | new | note |")
+    out("|---|---|---|---|---|---|")
+    for c in rev.changes:
+        forced = dict(c.replace_because)
+        note = "; ".join(x for x in (c.disruptive or c.because, *rev.notes.get(c.urn, ())) if x)
+        vals = rev.values.get(c.urn) or (Value("", "", ""),)
+        for i, v in enumerate(vals):
+            first = i == 0
+            why = "; ".join(
+                x for x in ("forces replacement" if v.path in forced else "", note * first) if x
+            )
+            old, new = show_pair(v.old, v.new, 60)
+            path = f"`{v.path}`" if v.path else ""
+            out(
+                f"| {c.op if first else ''} | {f'`{c.name}`' if first else ''} | {path} "
+                f"| {_cell(old)} | {_cell(new)} | {_cell(why)} |"
+            )
+
+
+def review_json(rev: Review) -> dict[str, Any]:
+    """``{"changes": [...], "summary": {...}, "cost": {...}}``: each change with ``old``/``new``
+    per property (a property one side does not set is ``null`` there)."""
+    changes = []
+    for c in rev.changes:
+        doc = c.to_json()
+        vals = rev.values.get(c.urn, ())
+        doc["old"] = {v.path: None if v.old is ABSENT else v.old for v in vals}
+        doc["new"] = {v.path: None if v.new is ABSENT else v.new for v in vals}
+        doc["notes"] = list(rev.notes.get(c.urn, ()))
+        changes.append(doc)
+    cost: dict[str, Any] = {"currency": "USD"}
+    for key, scale in (("atMin", "min"), ("atMax", "max")):
+        old, new, partial = _totals(rev, scale)
+        cost[f"{key}Partial"] = partial
+        for unit, mul in (("PerHour", 1.0), ("PerMonth", HOURS_PER_MONTH)):
+            o = None if old is None else round(old * mul, 2 if mul > 1 else 5)
+            n = None if new is None else round(new * mul, 2 if mul > 1 else 5)
+            d = None if o is None or n is None else round(n - o, 2 if mul > 1 else 5)
+            cost[f"{key}{unit}"] = {"old": o, "new": n, "change": d}
+    return {"changes": changes, "summary": rev.counts(), "cost": cost}

@@ -1,0 +1,211 @@
+"""Service limits that are not compute quotas but stop ``pulumi up`` all the same (pure).
+
+EKS: managed node groups per cluster and nodes per managed node group (Service Quotas, service code
+``eks``, read live); GKE: nodes per node pool zone and nodes per cluster (documented system limits).
+Facts and sources: ``quota/data/service_limits.csv``. Each is one row beside the compute quotas:
+the stack's count against the limit, ``unknown`` (never ``ok``) when the limit or the count of what
+already exists cannot be established.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from infra.core.catalog.vendored import read_rows
+from quota.arithmetic import Reading
+from quota.demand import DemandRow
+from quota.keys import Cloud, QuotaKey
+
+DATA_DIR = Path(__file__).parent / "data"
+FILE = "service_limits.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceLimit:
+    """One row of ``service_limits.csv``."""
+
+    cloud: Cloud
+    limit: str
+    quota: str
+    scope: str  # cluster | group
+    unit: str
+    value: int
+    name: str
+    source: str
+
+
+@cache
+def service_limits() -> dict[str, ServiceLimit]:
+    """Limit name -> its facts."""
+    return {
+        r["limit"]: ServiceLimit(
+            r["cloud"],  # type: ignore[arg-type]
+            r["limit"],
+            r["quota"],
+            r["scope"],
+            r["unit"],
+            int(r["value"]),
+            r["name"],
+            r["source"],
+        )
+        for r in read_rows(FILE, DATA_DIR)
+    }
+
+
+def limit_key(lim: ServiceLimit, region: str) -> QuotaKey:
+    """The check key of a service limit (read from Service Quotas on AWS, documented on GKE)."""
+    source = "servicequotas-eks" if lim.cloud == "aws" else "documented"
+    return QuotaKey(lim.cloud, "region", region, lim.quota, lim.unit, source)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True, slots=True)
+class LimitDemand:
+    """The stack's count against each service limit, and what already exists outside it.
+
+    Attributes:
+        rows: one demand row per limit.
+        existing_cluster: the stack attaches to a cluster it does not create, whose other node
+            groups / nodes count too (``own_groups`` names this stack's, to tell them apart).
+        cluster: the cluster's name.
+        own_groups: the node group / pool names this stack plans.
+    """
+
+    rows: tuple[DemandRow, ...]
+    existing_cluster: bool
+    cluster: str
+    own_groups: frozenset[str]
+
+
+def _row(lim: ServiceLimit, region: str, needed: int, why: list[str]) -> DemandRow:
+    return DemandRow(
+        key=limit_key(lim, region),
+        name=lim.name,
+        needed=needed,
+        pools=tuple(why),
+        source=lim.source,
+    )
+
+
+def eks_limits(plan: Any, region: str, sizings: Any = ()) -> LimitDemand:
+    """Node groups per cluster and nodes per node group of a planned EKS stack (plus the
+    deployed groups a replacement keeps beside their successors, ``sizing.with_replacements``)."""
+    eks = plan.eks
+    groups: list[tuple[str, str, int]] = []  # (pool, node group, max size)
+    for g in eks.groups:
+        for ng in g.node_groups or ():
+            groups.append((g.name, ng.name, ng.max_size))
+    if eks.system is not None and not eks.existing:
+        groups.append((eks.system.name, eks.system.name, eks.system.max_size))
+    lims = service_limits()
+    per_cluster = lims["managed-node-groups-per-cluster"]
+    per_group = lims["nodes-per-managed-node-group"]
+    counts: dict[str, int] = {}
+    for pool, _, _ in groups:
+        counts[pool] = counts.get(pool, 0) + 1
+    largest = max(groups, key=lambda x: x[2], default=None)
+    why = [f"{p}: {n} node group(s)" for p, n in counts.items()]
+    replaced = [s for s in sizings if s.replaced_groups]
+    why += [f"{s.name}: {s.replaced_groups} node group(s)" for s in replaced]
+    total = len(groups) + sum(s.replaced_groups for s in replaced)
+    rows = [_row(per_cluster, region, total, why)]
+    if largest is not None:
+        rows.append(
+            _row(
+                per_group, region, largest[2], [f"{largest[1]}: maxSize {largest[2]} (the largest)"]
+            )
+        )
+    return LimitDemand(
+        tuple(rows), bool(eks.existing), eks.cluster_name, frozenset(ng for _, ng, _ in groups)
+    )
+
+
+def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
+    """Nodes per node pool zone and nodes per cluster of a planned GKE stack."""
+    lims = service_limits()
+    per_zone = lims["nodes-per-node-pool-zone"]
+    per_cluster = lims["nodes-per-cluster"]
+    own = [s for s in sizings if not s.bootstrap]
+    # The pools' autoscaling locationPolicy is ANY (infra/components/gke.py): the autoscaler is
+    # not bound to balance zones (https://cloud.google.com/kubernetes-engine/docs/concepts/
+    # cluster-autoscaler#location_policy), so a whole pool may land in one zone.
+    zone_counts = [(s.name, s.max_nodes) for s in own]
+    top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
+    surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
+    total = sum(s.max_nodes for s in own) + surge
+    rows = (
+        _row(
+            per_zone, region, top[1], [f"{top[0]}: up to {top[1]} nodes in one zone (the largest)"]
+        ),
+        _row(
+            per_cluster,
+            region,
+            total,
+            [f"{s.name}: {s.max_nodes} nodes" for s in own] + [f"surge: +{surge}"] * bool(surge),
+        ),
+    )
+    cluster = plan.gke.cluster
+    return LimitDemand(rows, bool(cluster.existing), cluster.name, frozenset(s.name for s in own))
+
+
+def limit_reading(
+    row: DemandRow,
+    demand: LimitDemand,
+    limit: float | None = None,
+    others: int | None = None,
+) -> Reading:
+    """Limit and usage of one limit row.
+
+    Args:
+        limit: the value read (Service Quotas); ``None``: the documented one.
+        others: node groups of an existing cluster that this stack does not plan (``None``:
+            not counted).
+
+    Per-group limits cap one group: nothing else uses them. Per-cluster limits are shared with
+    the cluster's other node groups / pools: none for a cluster the stack creates, ``others``
+    for an existing one, and unknown when those could not be counted.
+    """
+    lim = next(x for x in service_limits().values() if x.quota == row.key.quota)
+    value = float(lim.value) if limit is None else limit
+    if lim.scope == "group" or not demand.existing_cluster:
+        return Reading(limit=value, usage=0.0)
+    if others is not None:
+        return Reading(limit=value, usage=float(others))
+    return Reading(
+        limit=value,
+        error=f"usage not read: the existing cluster {demand.cluster}'s other node groups and "
+        "pools count toward this limit too",
+    )
+
+
+def stack_limits(cloud: Cloud, plan: Any, region: str, sizings: Any) -> LimitDemand:
+    """The service-limit rows of a planned stack."""
+    if cloud == "aws":
+        return eks_limits(plan, region, sizings)
+    return gke_limits(plan, region, sizings)
+
+
+def limit_readings(
+    demand: LimitDemand,
+    values: dict[str, float | str | None] | None = None,
+    others: int | str | None = None,
+) -> dict[QuotaKey, Reading]:
+    """A reading per limit row from what was read (AWS) or documented (GKE: ``values`` None).
+
+    ``values``: per quota code the value read, ``None`` for the documented default (Service
+    Quotas lists none), or why it is unknown. ``others``: the existing cluster's other node
+    groups (a string: why they could not be counted).
+    """
+    out: dict[QuotaKey, Reading] = {}
+    for row in demand.rows:
+        got = (values or {}).get(row.key.quota)
+        if isinstance(got, str):
+            out[row.key] = Reading(error=got)
+            continue
+        reading = limit_reading(row, demand, got, others if isinstance(others, int) else None)
+        if isinstance(others, str) and reading.error is not None:
+            reading = Reading(limit=reading.limit, error=f"usage unreadable: {others}")
+        out[row.key] = reading
+    return out

@@ -1,0 +1,111 @@
+"""Keys that would not apply with the other keys as given, and snake_case spellings, are refused."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.core.config.stack import parse
+from infra.core.errors import ConfigErrors
+
+GKE: dict[str, Any] = {
+    "gcp:project": "demo-project",
+    "gpu-infra:platform": "gke",
+    "gpu-infra:cluster": {"name": "ml", "location": "us-central1"},
+    "gpu-infra:gpuPools": [
+        {
+            "name": "gpu",
+            "machineType": "n1-highmem-8",
+            "gpu": {"type": "nvidia-tesla-t4", "count": 1},
+            "maxNodes": 2,
+        }
+    ],
+}
+EKS: dict[str, Any] = {
+    "aws:region": "us-west-2",
+    "gpu-infra:platform": "eks",
+    "gpu-infra:cluster": {
+        "name": "shared",
+        "location": "us-west-2",
+        "existing": True,
+        "vpc": {"privateSubnets": {"usw2-az1": "subnet-0a1b2c3d4e5f60001"}},
+    },
+    "gpu-infra:gpuPools": [{"name": "gpu", "machineType": "g4dn.xlarge", "maxNodes": 2}],
+}
+
+
+def _lines(raw: dict[str, Any]) -> list[str]:
+    with pytest.raises(ConfigErrors) as e:
+        parse(raw, "t")
+    return str(e.value).splitlines()
+
+
+def _with(base: dict[str, Any], key: str, **extra: Any) -> dict[str, Any]:
+    return {**base, f"gpu-infra:{key}": {**base.get(f"gpu-infra:{key}", {}), **extra}}
+
+
+@pytest.mark.parametrize(
+    ("raw", "path", "other"),
+    [
+        (
+            _with(GKE, "gpuOperator", enabled=False, values={"nfd": {"enabled": False}}),
+            "gpuOperator.values",
+            "gpuOperator.enabled is false",
+        ),
+        (
+            _with(GKE, "gpuOperator", enabled=False, timeout=600),
+            "gpuOperator.timeout",
+            "gpuOperator.enabled is false",
+        ),
+        (
+            _with(GKE, "cluster", existing=True, systemPool={"machineType": "e2-standard-4"}),
+            "cluster.systemPool",
+            "cluster.existing is true",
+        ),
+        (
+            _with(EKS, "cluster", systemPool={"machineType": "m6i.large"}),
+            "cluster.systemPool",
+            "cluster.existing is true",
+        ),
+        (
+            _with(EKS, "cluster", publicAccessCidrs=["203.0.113.0/24"]),
+            "cluster.publicAccessCidrs",
+            "cluster.existing is true",
+        ),
+        (
+            _with(EKS, "cluster", autoscaler={"enabled": False, "scaleDownUnneededTime": "5m"}),
+            "cluster.autoscaler.scaleDownUnneededTime",
+            "cluster.autoscaler.enabled is false",
+        ),
+    ],
+)
+def test_key_that_would_not_apply_is_an_error_naming_both_keys(raw, path, other):
+    assert any(ln.startswith(f"{path}: would not apply: {other}") for ln in _lines(raw))
+
+
+def test_vpc_cidr_next_to_a_given_vpc_id_is_an_error_naming_both_keys():
+    vpc = {**EKS["gpu-infra:cluster"]["vpc"], "id": "vpc-0a1b2c3d", "cidr": "10.1.0.0/16"}
+    raw = _with(EKS, "cluster", vpc=vpc)
+    assert any(
+        ln.startswith("cluster.vpc.cidr: would not apply: cluster.vpc.id is given")
+        for ln in _lines(raw)
+    )
+
+
+def test_the_same_keys_apply_when_their_condition_does_not_hold():
+    parse(_with(GKE, "gpuOperator", enabled=True, values={"nfd": {"enabled": False}}), "t")
+    parse(_with(GKE, "cluster", systemPool={"machineType": "e2-standard-4"}), "t")
+
+
+@pytest.mark.parametrize(
+    ("key", "meant"), [("max_nodes", "maxNodes"), ("machine_type", "machineType")]
+)
+def test_snake_case_key_is_unknown_with_did_you_mean_and_no_required_line(key, meant):
+    pool = dict(GKE["gpu-infra:gpuPools"][0])
+    pool[key] = pool.pop(meant)
+    lines = _lines({**GKE, "gpu-infra:gpuPools": [pool]})
+    assert lines == [
+        next(ln for ln in lines if ln.startswith(f"gpuPools[0].{key}: unknown key; did you mean"))
+    ]
+    assert f"did you mean '{meant}'?" in lines[0]

@@ -1,0 +1,85 @@
+"""The pieces of the review: values at a path, failing changes, change notes, note ids, colour."""
+
+from __future__ import annotations
+
+import io
+
+from infra.core.cost import Cost
+from infra.core.diff import Change, value_at
+from infra.planview import review as rv
+from infra.planview.notes import note_id
+from infra.planview.style import colour_enabled, colour_text
+
+NP = "gcp:container/nodePool:NodePool"
+NG = "aws:eks/nodeGroup:NodeGroup"
+NO_COST = Cost((), None, "2026-11-26")
+
+
+def _rev(*changes: Change) -> rv.Review:
+    return rv.Review(changes, {}, {}, 0, NO_COST, NO_COST, "old", "new")
+
+
+def test_value_at_follows_dotted_keys_and_list_indexes_and_says_absent():
+    inputs = {"nodeConfig": {"guestAccelerators": [{"count": 2}]}}
+    assert value_at(inputs, "nodeConfig.guestAccelerators[0].count") == 2
+    assert value_at(inputs, "nodeConfig.guestAccelerators[1].count", "x") == "x"
+    assert value_at(inputs, "nodeConfig.machineType", "x") == "x"
+
+
+def test_fail_on_replace_catches_replace_and_delete_not_an_update():
+    update = Change("u1", NP, "a", "update", ("autoscaling.totalMaxNodeCount",))
+    delete = Change("u2", NP, "b", "delete")
+    assert rv.failures(_rev(update), "replace") == []
+    assert len(rv.failures(_rev(update, delete), "replace")) == 1
+
+
+def test_fail_on_disruptive_catches_a_rolling_update_and_never_passes_an_unknown():
+    rolling = Change("u1", NP, "a", "update", ("nodeConfig.machineType",), disruptive="drained")
+    unknown = Change("u2", "x:y:Z", "b", "unknown", ("p",))
+    assert len(rv.failures(_rev(rolling), "disruptive")) == 1
+    assert len(rv.failures(_rev(unknown), "disruptive")) == 1
+    assert rv.failures(_rev(rolling, unknown), None) == []
+
+
+def test_an_eks_node_group_replace_is_create_before_delete():
+    c = Change("u", NG, "g", "replace", ("nodeGroupName",))
+    assert "create-before-delete" in rv.change_notes(c, ())[0]
+
+
+def test_a_gke_zone_dropped_from_node_locations_says_its_nodes_are_removed():
+    c = Change("u", NP, "p", "update", ("nodeLocations",))
+    v = rv.Value("nodeLocations", ["us-central1-a", "us-central1-f"], ["us-central1-a"])
+    (note,) = rv.change_notes(c, (v,))
+    assert "us-central1-f" in note and "removed" in note
+
+
+def test_two_long_strings_are_shown_around_their_first_difference():
+    a, b = "x" * 200 + "20 max", "x" * 200 + "40 max"
+    old, new = rv.show_pair(a, b)
+    assert "20 max" in old and "40 max" in new and old.startswith("\u2026")
+
+
+def test_a_note_id_is_its_subject_and_a_hash_stable_for_the_same_text():
+    text = "gpuOperator.toolkitEnv.X: not applied"
+    assert note_id(text) == note_id(text) and note_id(text).startswith("gpuoperator.toolkitenv.x-")
+    assert note_id(text) != note_id(text + " now")
+
+
+def test_colour_only_on_a_terminal_and_never_with_no_color(monkeypatch):
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv("FORCE_COLOR", raising=False)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm")
+    assert colour_enabled(Tty()) and not colour_enabled(io.StringIO())
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert not colour_enabled(Tty())
+
+
+def test_colour_adds_only_ansi_codes_the_text_stays_the_same():
+    text = " ~ update  T n\n      DISRUPTIVE: x\ncost: $1/h\nplain"
+    painted = colour_text(text)
+    assert painted != text and "\033[" in painted
+    assert __import__("re").sub(r"\033\[[0-9;]*m", "", painted) == text
