@@ -46,6 +46,7 @@ from infra.core.eks.lifecycle import (
     predecessor,
     split_sizes,
 )
+from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
@@ -172,6 +173,22 @@ class EksPlan:
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
     device_plugin: DevicePluginPlan | None = None
     efa_device_plugin: DevicePluginPlan | None = None
+
+    @property
+    def iam_role_names(self) -> tuple[str, ...]:
+        """Logical names of the IAM roles the EKS components register for Pulumi to auto-name:
+        the nodes', each add-on's with a service account, the autoscaler's; each fitted so the
+        auto-name stays within IAM's 64 characters (``names.fit_autonamed``)."""
+        c = self.cluster_name
+        names = [f"{c}-nodes"]
+        names += [
+            f"{c}-addons-{a.name}-role"
+            for a in self.addons
+            if a.service_account is not None and a.policy_arn is not None
+        ]
+        if self.autoscaler is not None:
+            names.append(f"{c}-ca-role")
+        return tuple(fit_autonamed(n, IAM_ROLE_NAME_MAX) for n in names)
 
     @property
     def efa_security_group(self) -> bool:
