@@ -104,12 +104,14 @@ class LiveAws:
         node_groups: EKS node group name -> its current desired size.
         oidc_provider: whether the cluster's IAM OIDC provider exists.
         oidc_provider_tags: its tags.
+        oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
     """
 
     node_groups: dict[str, int] = field(default_factory=dict)
     oidc_provider: bool = True
     oidc_provider_tags: dict[str, str] = field(default_factory=dict)
+    oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
 
 
@@ -124,7 +126,10 @@ def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
         "endpoint": f"https://{MOCK_ENDPOINT}",
         "certificateAuthorities": [{"data": MOCK_CA}],
         "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer()}"}]}],
-        "vpcConfig": {"clusterSecurityGroupId": "sg-0123456789abcdef0"},
+        "vpcConfig": {
+            "clusterSecurityGroupId": "sg-0123456789abcdef0",
+            "vpcId": "vpc-0123456789abcdef0",
+        },
     }
 
 
@@ -135,8 +140,11 @@ def _oidc_provider_arn(url: object) -> str:
 
 def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     url = str(args.get("url", "")).removeprefix("https://")
+    if LIVE.oidc_lookup_error is not None:
+        raise InvokeFailure(LIVE.oidc_lookup_error)
     if not LIVE.oidc_provider:
-        raise InvokeFailure(f"NoSuchEntity: OpenIDConnect provider not found for url {url}")
+        # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
+        raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
     return {
         "id": url,
         "url": url,
@@ -159,6 +167,17 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     return {
         "id": f"{args['clusterName']}:{args['nodeGroupName']}",
         "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+    }
+
+
+def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """DescribeAddonVersions' default for a Kubernetes version: a placeholder naming both."""
+    addon, k8s = args["addonName"], args["kubernetesVersion"]
+    return {
+        "id": addon,
+        "addonName": addon,
+        "kubernetesVersion": k8s,
+        "version": f"v0.0.0-default-for-{k8s}",
     }
 
 
@@ -211,6 +230,7 @@ INVOKES: dict[str, InvokeFn] = {
     "aws:eks/getNodeGroups:getNodeGroups": _aws_eks_get_node_groups,
     "aws:eks/getNodeGroup:getNodeGroup": _aws_eks_get_node_group,
     "aws:eks/getAddon:getAddon": _aws_eks_get_addon,
+    "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
 }
 
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).

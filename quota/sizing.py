@@ -273,11 +273,16 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
                 max_nodes=g.max_size,
-                # groupPerZone: one node group per AZ, each surging by its own AZ count
-                surge=sum(
-                    eks_surge(len(ng.az_ids), g.update_max_unavailable) for ng in g.node_groups
-                )
-                or eks_surge(len(g.az_ids), g.update_max_unavailable),
+                # MINIMAL terminates before it launches: an update adds no node. groupPerZone:
+                # one node group per AZ, each surging by its own AZ count.
+                surge=(
+                    0
+                    if g.update_strategy == "MINIMAL"
+                    else sum(
+                        eks_surge(len(ng.az_ids), g.update_max_unavailable) for ng in g.node_groups
+                    )
+                    or eks_surge(len(g.az_ids), g.update_max_unavailable)
+                ),
                 declared=declared,
                 reservation_id=g.capacity_reservation_id,
                 zones=g.az_ids,

@@ -20,6 +20,7 @@ import pulumi_kubernetes as k8s
 from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
+    efa_security_group,
     first_asg_name,
     instance_type_offerings,
     launch_template,
@@ -33,6 +34,7 @@ from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.device_plugin import DevicePluginPlan
+from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -75,7 +77,7 @@ class EksCluster(pulumi.ComponentResource):
         self.ready: list[pulumi.Resource] = []
         self.created: pulumi.Resource | None = None  # the cluster, when this stack creates it
         self.node_role = aws.iam.Role(
-            f"{name}-nodes",
+            fit_autonamed(f"{name}-nodes", IAM_ROLE_NAME_MAX),
             aws.iam.RoleArgs(
                 description=f"EKS nodes of {plan.cluster_name} (gpu-infra)",
                 assume_role_policy=json.dumps(
@@ -116,6 +118,8 @@ class EksCluster(pulumi.ComponentResource):
         self.security_group_id = described.vpc_config.apply(
             lambda v: str(v.cluster_security_group_id or "")
         )
+        # The cluster's VPC, also of an existing cluster attached without cluster.vpc.id.
+        self.vpc_id = described.vpc_config.apply(lambda v: str(v.vpc_id or ""))
         # Node groups that already exist (their live desired size is kept on updates).
         self.existing_groups = aws.eks.get_node_groups_output(
             cluster_name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
@@ -168,7 +172,9 @@ class EksCluster(pulumi.ComponentResource):
             found = aws.iam.get_open_id_connect_provider(
                 url=f"https://{issuer}", opts=pulumi.InvokeOptions(parent=self)
             )
-        except Exception:  # noqa: BLE001  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
+        except Exception as e:  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
+            if problem := core.oidc_lookup_problem(str(e), plan.cluster_name):
+                raise pulumi.RunError(problem) from e
             found = None
         if found is not None and (found.tags or {}).get(OWNER_TAG) != owner:
             return pulumi.Output.from_input(found.arn)
@@ -180,7 +186,9 @@ class EksCluster(pulumi.ComponentResource):
                 client_id_lists=["sts.amazonaws.com"],
                 tags={OWNER_TAG: owner},
             ),
-            opts=pulumi.ResourceOptions(parent=self),
+            # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
+            # next run of this stack finds it by its tag again.
+            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
         )
         return provider.arn
 
@@ -257,6 +265,7 @@ class EksCluster(pulumi.ComponentResource):
                 instance_types=list(s.instance_types),
                 ami_type=s.ami_type,
                 capacity_type="ON_DEMAND",
+                version=plan.kubernetes_version,  # follows the control plane, as the GPU groups
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(
                     id=lt.id, version=lt.latest_version.apply(str)
                 ),
@@ -339,11 +348,21 @@ class EksAddons(pulumi.ComponentResource):
                     ]
                 else:
                     extra["service_account_role_arn"] = role.arn
+            # EKS's default version of the add-on for the cluster's Kubernetes version
+            # (DescribeAddonVersions defaultVersion), so a kubernetesVersion bump updates it too.
+            version = aws.eks.get_addon_version_output(
+                addon_name=addon.name,
+                kubernetes_version=plan.kubernetes_version,
+                most_recent=False,
+                region=plan.region,
+                opts=pulumi.InvokeOutputOptions(parent=self),
+            ).version
             self.by_name[addon.name] = aws.eks.Addon(
                 f"{name}-{addon.name}",
                 aws.eks.AddonArgs(
                     cluster_name=cluster.name,
                     addon_name=addon.name,
+                    addon_version=version,
                     # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
                     # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
                     resolve_conflicts_on_create="OVERWRITE",
@@ -385,7 +404,7 @@ def workload_role(
             )
         )
     role = aws.iam.Role(
-        f"{name}-role",
+        fit_autonamed(f"{name}-role", IAM_ROLE_NAME_MAX),
         aws.iam.RoleArgs(description=f"{what} ({plan.identity})", assume_role_policy=trust),
         opts=pulumi.ResourceOptions(parent=parent),
     )
@@ -420,6 +439,8 @@ class ClusterAutoscaler(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
         a = plan.autoscaler
         assert a is not None
+        for note in a.notes:
+            pulumi.log.warn(note, resource=self)
         role, assoc = workload_role(
             self, name, plan, cluster, a.namespace, a.service_account, "cluster-autoscaler"
         )
@@ -445,7 +466,6 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             namespace=a.namespace,
             values=values,
             atomic=True,
-            create_namespace=a.create_namespace,
             opts=with_lifecycle(
                 pulumi.ResourceOptions(
                     parent=self,
@@ -457,7 +477,22 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                 HELM_RELEASE,
                 cluster=cluster.created,
             ),
+            create_namespace=a.create_namespace,
         )
+        if a.create_namespace:
+            # Helm creates the namespace bare; its Pod Security labels are patched on (server-side
+            # apply: https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/
+            # managing-resources-with-server-side-apply/), which works on a namespace an earlier
+            # run of this stack already made, where creating it would fail "already exists".
+            k8s.core.v1.NamespacePatch(
+                f"{name}-namespace",
+                metadata=k8s.meta.v1.ObjectMetaPatchArgs(
+                    name=a.namespace, labels=dict(a.namespace_labels)
+                ),
+                opts=pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[self.release]
+                ),
+            )
         self.register_outputs({"roleArn": role.arn, "release": self.release.name})
 
 
@@ -514,6 +549,11 @@ def build_eks(plan: Plan) -> ClusterHandle:
     groups: dict[str, pulumi.Resource] = {}
     if p.groups:  # one offerings read for every pool; each group picks its own pairs
         offerings = instance_type_offerings(cluster, p.groups, p.region)
+        efa_sg = (
+            efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
+            if p.efa_security_group
+            else None
+        )
         for g in p.groups:
             groups[g.name] = EksGpuNodeGroup(
                 f"{name}-{g.name}",
@@ -523,9 +563,14 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 offerings=offerings,
                 region=p.region,
                 stack_tag=p.stack_tag,
+                kubernetes_version=p.kubernetes_version,
                 subnets=cluster.network.subnets,
                 node_role_arn=cluster.node_role.arn,
-                security_group_id=cluster.security_group_id if g.efa_interfaces else None,
+                security_group_ids=(
+                    [cluster.security_group_id, efa_sg.id]
+                    if g.network_interfaces and efa_sg is not None
+                    else []
+                ),
                 depends_on=cluster.node_dependencies,
             )
     if p.autoscaler is not None:

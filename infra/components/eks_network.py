@@ -134,7 +134,9 @@ class EksNetwork(pulumi.ComponentResource):
                 nats[az] = aws.ec2.NatGateway(
                     f"{name}-nat-{az}",
                     aws.ec2.NatGatewayArgs(allocation_id=eip.id, subnet_id=public.id),
-                    opts=child,
+                    # "it is recommended to denote that the NAT Gateway depends on the Internet
+                    # Gateway for the VPC" (terraform-provider-aws aws_nat_gateway docs).
+                    opts=pulumi.ResourceOptions(parent=self, depends_on=[igw]),
                 )
         return nats
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -22,6 +23,7 @@ from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.bootstrap import node_user_data
 from infra.core.eks.groups import data_volume_device
+from infra.core.eks.names import LAUNCH_TEMPLATE_NAME_MAX, fit_autonamed
 
 
 def launch_template(
@@ -32,7 +34,7 @@ def launch_template(
     ami_type: str,
     disk_gib: int,
     group: core.EksGroupPlan | None = None,
-    security_group_id: pulumi.Input[str] | None = None,
+    security_group_ids: Sequence[pulumi.Input[str]] = (),
     placement_group: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
     """A node launch template: IMDSv2 only, pods cut off from IMDS, encrypted gp3 volumes.
@@ -40,14 +42,14 @@ def launch_template(
     For hpc groups also EFA interfaces, the placement group and local NVMe; for a capacity
     reservation or Capacity Block its target.
     """
-    extra = _group_extras(group, security_group_id) if group is not None else {}
+    extra = _group_extras(group, security_group_ids) if group is not None else {}
     if placement_group is not None:
         extra["placement"] = aws.ec2.LaunchTemplatePlacementArgs(group_name=placement_group)
     user_data = node_user_data(ami_type, local_nvme=group is not None and group.local_nvme)
     if user_data is not None:
         extra["user_data"] = base64.b64encode(user_data.encode()).decode()
     return aws.ec2.LaunchTemplate(
-        name,
+        fit_autonamed(name, LAUNCH_TEMPLATE_NAME_MAX),
         aws.ec2.LaunchTemplateArgs(
             description=f"gpu-infra {node_name}: IMDSv2, encrypted gp3",
             update_default_version=True,
@@ -100,24 +102,25 @@ def _volumes(ami_type: str, disk_gib: int) -> list[aws.ec2.LaunchTemplateBlockDe
 
 
 def _group_extras(
-    group: core.EksGroupPlan, security_group_id: pulumi.Input[str] | None
+    group: core.EksGroupPlan, security_group_ids: Sequence[pulumi.Input[str]]
 ) -> dict[str, Any]:
     """Launch-template arguments a GPU group adds: EFA interfaces, its capacity reservation or
     Capacity Block (the user data is the node bootstrap's, for every group)."""
     extra: dict[str, Any] = {}
     if group.network_interfaces:
-        assert security_group_id is not None
+        assert security_group_ids
         # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
-        # security group itself, so the cluster security group is named here: it allows all
-        # traffic among its members, which EFA requires ("Amazon EKS security group
-        # requirements", https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html).
+        # security group itself, so they are named here: the cluster security group (node and
+        # control-plane traffic, "Amazon EKS security group requirements",
+        # https://docs.aws.amazon.com/eks/latest/userguide/sec-group-reqs.html) and the EFA group
+        # with its self rules (efa_security_group).
         extra["network_interfaces"] = [
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 network_card_index=n.card,
                 device_index=n.device,
                 interface_type=n.interface_type,
-                security_groups=[security_group_id],
+                security_groups=list(security_group_ids),
                 delete_on_termination="true",
             )
             for n in group.network_interfaces
@@ -151,26 +154,55 @@ def _group_extras(
     return extra
 
 
+def efa_security_group(
+    parent: pulumi.Resource, name: str, vpc_id: pulumi.Input[str], cluster_name: str
+) -> aws.ec2.SecurityGroup:
+    """The security group every EFA interface carries: all traffic to and from itself.
+
+    "The security group must allow all inbound and outbound traffic to and from the security
+    group itself" (EC2 "Get started with EFA", step "Prepare an EFA-enabled security group",
+    https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-start.html); the cluster security
+    group's egress to 0.0.0.0/0 does not cover EFA's SRD traffic (terraform-aws-modules/
+    terraform-aws-eks node_group ``egress_all_self_efa`` adds the same self rule).
+    """
+    every = {"protocol": "-1", "from_port": 0, "to_port": 0, "self": True}
+    return aws.ec2.SecurityGroup(
+        name,
+        aws.ec2.SecurityGroupArgs(
+            vpc_id=vpc_id,
+            description=f"EFA traffic among the EFA interfaces of {cluster_name} (gpu-infra)",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(**every)],
+            egress=[aws.ec2.SecurityGroupEgressArgs(**every)],
+            tags={"Name": name},
+        ),
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
 def live_desired_size(
     cluster_name: pulumi.Input[str],
     existing: pulumi.Output[list[str]],
-    node_group_name: str,
+    node_group_name: pulumi.Input[str],
     min_size: int,
     max_size: int,
     region: str,
     parent: pulumi.Resource,
+    *,
+    seed_from_predecessor: bool = True,
 ) -> pulumi.Output[int]:
     """The desired size to send: the group's live value clamped into [min, max]; for a
-    replacement, its predecessor's (``core.predecessor``); else min."""
+    replacement, its predecessor's (``core.predecessor``) unless ``seed_from_predecessor`` is
+    off (then min, like a new group); else min."""
 
     def pick(args: list[Any]) -> pulumi.Input[int]:
-        name, names = str(args[0]), list(args[1] or [])
+        name, names, ng_name = str(args[0]), list(args[1] or []), str(args[2])
         # A new group replacing an old one (a changed hash) starts from the old one's size.
-        source = (
-            node_group_name
-            if node_group_name in names
-            else core.predecessor(node_group_name, names)
-        )
+        if ng_name in names:
+            source: str | None = ng_name
+        elif seed_from_predecessor:
+            source = core.predecessor(ng_name, names)
+        else:
+            source = None
         if source is None:  # a new group (DescribeNodegroup would fail)
             return core.desired_size(None, min_size, max_size)
         found = aws.eks.get_node_group_output(
@@ -183,7 +215,20 @@ def live_desired_size(
             lambda sc: core.desired_size(sc[0].desired_size if sc else None, min_size, max_size)
         )
 
-    return pulumi.Output.all(cluster_name, existing).apply(pick)
+    return pulumi.Output.all(cluster_name, existing, node_group_name).apply(pick)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _GroupContext:
+    """What every node group of a pool is built with besides its plan."""
+
+    cluster_name: pulumi.Input[str]
+    existing_groups: pulumi.Output[list[str]]
+    region: str
+    stack_tag: str
+    kubernetes_version: str
+    node_role_arn: pulumi.Input[str]
+    depends_on: Sequence[pulumi.Resource]
 
 
 class EksGpuNodeGroup(pulumi.ComponentResource):
@@ -205,9 +250,10 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         offerings: pulumi.Output[Any],
         region: str,
         stack_tag: str,
+        kubernetes_version: str,
         subnets: Mapping[str, pulumi.Input[str]],
         node_role_arn: pulumi.Input[str],
-        security_group_id: pulumi.Input[str] | None,
+        security_group_ids: Sequence[pulumi.Input[str]],
         depends_on: Sequence[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
@@ -231,45 +277,90 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             ami_type=group.ami_type,
             disk_gib=group.disk_size_gib,
             group=group,
-            security_group_id=security_group_id,
+            security_group_ids=security_group_ids,
             placement_group=pg.name if pg is not None else None,
         )
         offered = _offered_subnets(group, region, subnets, offerings)
         self.asg_names: list[pulumi.Output[str]] = []
         for ng in group.node_groups:
-            ng_subnets = offered.apply(lambda ids, azs=ng.az_ids: [s for a, s in ids if a in azs])
-            key = ng.az_ids[0] if group.group_per_zone else "ng"
-            desired = live_desired_size(
-                cluster_name, existing_groups, ng.name, ng.min_size, ng.max_size, region, self
-            )
-            node_group = aws.eks.NodeGroup(
-                f"{name}-{key}",
-                _node_group_args(
+            self.asg_names.append(
+                self._node_group(
+                    name,
                     group,
                     ng,
-                    cluster_name=cluster_name,
-                    subnet_ids=ng_subnets,
-                    desired_size=desired,
-                    node_role_arn=node_role_arn,
-                    launch_template=lt,
-                    stack_tag=stack_tag,
-                ),
-                # Create-first although the bridge would delete first (lifecycle.csv): the name
-                # hashes what forces a new group, so old and new never share one.
-                opts=with_lifecycle(
-                    pulumi.ResourceOptions(parent=self, depends_on=list(depends_on)),
-                    _NODE_GROUP,
-                    timeout_minutes=lifecycle.rolling_timeout_minutes(
-                        _NODE_GROUP, ng.max_size, group.update_max_unavailable
+                    offered,
+                    lt,
+                    _GroupContext(
+                        cluster_name=cluster_name,
+                        existing_groups=existing_groups,
+                        region=region,
+                        stack_tag=stack_tag,
+                        kubernetes_version=kubernetes_version,
+                        node_role_arn=node_role_arn,
+                        depends_on=depends_on,
                     ),
-                ),
+                )
             )
-            # A managed node group has exactly one ASG; index it rather than creating resources
-            # in an apply, so every Tag shows up in previews.
-            asg_name = node_group.resources.apply(first_asg_name)
-            self.asg_names.append(asg_name)
-            tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, stack_tag: "owned"})
         self.register_outputs({"asgNames": self.asg_names})
+
+    def _node_group(
+        self,
+        name: str,
+        group: core.EksGroupPlan,
+        ng: core.EksNodeGroup,
+        offered: pulumi.Output[list[tuple[str, str]]],
+        lt: aws.ec2.LaunchTemplate,
+        ctx: _GroupContext,
+    ) -> pulumi.Output[str]:
+        """One managed node group and the CA tags on its ASG; returns the ASG name."""
+        # The planned name and AZs, or a live group's that only the catalog's AZs changed.
+        kept = ctx.existing_groups.apply(
+            lambda names: core.live_name(ng.name, ng.az_ids, ng.frozen, names)
+        )
+        ng_name = kept.apply(lambda k: k[0])
+        ng_subnets = pulumi.Output.all(offered, kept).apply(
+            lambda a: [s for az, s in a[0] if az in a[1][1]]
+        )
+        key = ng.az_ids[0] if group.group_per_zone else "ng"
+        desired = live_desired_size(
+            ctx.cluster_name,
+            ctx.existing_groups,
+            ng_name,
+            ng.min_size,
+            ng.max_size,
+            ctx.region,
+            self,
+            seed_from_predecessor=group.seeds_from_predecessor,
+        )
+        node_group = aws.eks.NodeGroup(
+            f"{name}-{key}",
+            _node_group_args(
+                group,
+                ng,
+                ng_name,
+                cluster_name=ctx.cluster_name,
+                subnet_ids=ng_subnets,
+                desired_size=desired,
+                node_role_arn=ctx.node_role_arn,
+                launch_template=lt,
+                stack_tag=ctx.stack_tag,
+                kubernetes_version=ctx.kubernetes_version,
+            ),
+            # Create-first although the bridge would delete first (lifecycle.csv): the name
+            # hashes what forces a new group, so old and new never share one.
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, depends_on=list(ctx.depends_on)),
+                _NODE_GROUP,
+                timeout_minutes=lifecycle.rolling_timeout_minutes(
+                    _NODE_GROUP, ng.max_size, group.update_max_unavailable
+                ),
+            ),
+        )
+        # A managed node group has exactly one ASG; index it rather than creating resources
+        # in an apply, so every Tag shows up in previews.
+        asg_name = node_group.resources.apply(first_asg_name)
+        tag_asg(self, f"{name}-{key}", asg_name, {**group.asg_tags, ctx.stack_tag: "owned"})
+        return asg_name
 
 
 _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -278,6 +369,7 @@ _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 def _node_group_args(
     group: core.EksGroupPlan,
     ng: core.EksNodeGroup,
+    ng_name: pulumi.Input[str],
     *,
     cluster_name: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],
@@ -285,11 +377,15 @@ def _node_group_args(
     node_role_arn: pulumi.Input[str],
     launch_template: aws.ec2.LaunchTemplate,
     stack_tag: str,
+    kubernetes_version: str,
 ) -> aws.eks.NodeGroupArgs:
     """One managed node group of ``group``: every value from the plan."""
     return aws.eks.NodeGroupArgs(
         cluster_name=cluster_name,
-        node_group_name=ng.name,
+        node_group_name=ng_name,
+        # Nodes follow cluster.kubernetesVersion (UpdateNodegroupVersion, in place, after the
+        # control plane: the group depends on the cluster); EKS picks the latest AMI release.
+        version=kubernetes_version,
         node_role_arn=node_role_arn,
         subnet_ids=subnet_ids,
         # A Capacity Block's launch template names the type (EKS rejects both).
@@ -310,14 +406,14 @@ def _node_group_args(
             id=launch_template.id, version=launch_template.latest_version.apply(str)
         ),
         update_config=aws.eks.NodeGroupUpdateConfigArgs(
-            max_unavailable=group.update_max_unavailable
+            max_unavailable=group.update_max_unavailable, update_strategy=group.update_strategy
         ),
         # Node auto repair reboots/replaces nodes whose GPU (AcceleratedHardwareReady,
         # from the node monitoring agent add-on) or kubelet health fails
         # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
         node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=group.node_repair),
         tags={
-            "Name": ng.name,
+            "Name": ng_name,
             **group.node_group_tags,
             stack_tag: ca.STACK_TAG_VALUE,
         },

@@ -214,16 +214,7 @@ def iam_role_names(eks: EksPlan) -> list[str]:
     """Logical names of the IAM roles ``infra/components/eks.py`` registers without a ``name``
     (Pulumi autonames them): the nodes', each add-on's with a service account, the autoscaler's.
     tests/stack/test_receivers_stack.py keeps this list equal to what the program registers."""
-    cluster = eks.cluster_name
-    names = [f"{cluster}-nodes"]
-    names += [
-        f"{cluster}-addons-{a.name}-role"
-        for a in eks.addons
-        if a.service_account is not None and a.policy_arn is not None
-    ]
-    if eks.autoscaler is not None:
-        names.append(f"{cluster}-ca-role")
-    return names
+    return list(eks.iam_role_names)  # fitted to IAM's 64 by the planner (eks.names)
 
 
 def _aws_tags(key: str, tags: Mapping[str, str], also: int = 0) -> Iterator[ConfigIssue]:

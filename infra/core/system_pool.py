@@ -12,21 +12,47 @@ from functools import cache
 from infra.core.catalog.vendored import Catalog, read_rows
 
 # Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for CPU
-# instances, which the GPU catalog does not list. Only sizes whose count holds across families:
-# "medium" is 1 vCPU on a1/m6g but 2 on t3, so it stays unknown (refused, not guessed).
+# instances, which the GPU catalog does not list. Only sizes whose count holds across families;
+# "medium" is 1 vCPU on a1/m6g but 2 on t3, so smaller sizes come per family from a data file.
 _AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
 # Predefined GCE types end in their vCPU count (https://cloud.google.com/compute/docs/machine-resource).
 _GCP_VCPUS_SUFFIX = re.compile(r"[a-z0-9]+-[a-z]+-([0-9]+)", re.ASCII)
 
 
 def aws_vcpus_from_name(instance_type: str) -> int | None:
-    """vCPUs of ``family.large`` / ``family.Nxlarge``; ``None`` for other sizes."""
-    size = instance_type.split(".", 1)[-1]
+    """vCPUs of ``family.large`` / ``family.Nxlarge``, or of a smaller size the data file
+    ``aws_cpu_small_sizes.csv`` lists for the family (t3.medium); ``None`` for other sizes."""
+    family, _, size = instance_type.partition(".")
     if size in _AWS_SIZE_VCPUS:
         return _AWS_SIZE_VCPUS[size]
     if m := re.fullmatch(r"([0-9]+)xlarge", size, re.ASCII):
         return 4 * int(m.group(1))
+    for regex, row_size, vcpus in _aws_small_sizes():
+        if row_size == size and regex.fullmatch(family):
+            return vcpus
     return None
+
+
+@cache
+def _aws_small_sizes() -> tuple[tuple[re.Pattern[str], str, int], ...]:
+    return tuple(
+        (re.compile(r["family_regex"]), r["size"], int(r["vcpus"]))
+        for r in read_rows("aws_cpu_small_sizes.csv")
+    )
+
+
+# EC2 type names: after the generation digit, "g" marks AWS Graviton (arm64) processors, and
+# a1 is the first Graviton ("Instance type naming conventions",
+# https://docs.aws.amazon.com/ec2/latest/instancetypes/instance-type-names.html).
+_AWS_FAMILY = re.compile(r"([a-z]+)([0-9]+)([a-z-]*)", re.ASCII)
+
+
+def aws_architecture(instance_type: str) -> str:
+    """``arm64`` for Graviton families (m7g, t4g, c6gn, a1), else ``x86_64``."""
+    family = instance_type.split(".", 1)[0]
+    m = _AWS_FAMILY.fullmatch(family)
+    graviton = family == "a1" or (m is not None and "g" in m.group(3))
+    return "arm64" if graviton else "x86_64"
 
 
 def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
@@ -65,8 +91,8 @@ def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
         )
     if aws_vcpus_from_name(instance_type) is None:
         return (
-            f"{instance_type!r}: vCPUs of this size are not known (large and Nxlarge sizes are); "
-            "use e.g. m6i.large"
+            f"{instance_type!r}: vCPUs of this size are not known (large and Nxlarge sizes are, "
+            "and t2/t3/t3a/t4g and Graviton smaller sizes); use e.g. m6i.large or t3.medium"
         )
     return None
 

@@ -572,6 +572,7 @@ def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str,
     out = io.StringIO()
     main(["--stack", "eks-hpc", "--json"], out=out, err=io.StringIO())
     p = row(json.loads(out.getvalue()), p_code)
-    # 192 vCPUs x (4 h100 + 0 h200 beyond the reservation + 2 b200) + every group's surge (3 x 2)
-    assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2) + 192 * 6, 2 * 192)
+    # 192 vCPUs x (4 h100 + 0 h200 beyond the reservation + 2 b200); no update surge: hpc, ODCR
+    # and Capacity Block groups update with updateStrategy MINIMAL (terminate first)
+    assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2), 2 * 192)
     assert any("beyond reservation cr-0123456789abcdef0 (2 reserved" in w for w in p["pools"])

@@ -136,7 +136,8 @@ def test_efa_launch_template_names_the_cluster_security_group_and_placement_grou
     nics = lt["networkInterfaces"]
     assert len(nics) == 32 and nics[0]["interfaceType"] == "efa"
     assert {n["interfaceType"] for n in nics[1:]} == {"efa-only"}
-    assert all(n["securityGroups"] == ["sg-0123456789abcdef0"] for n in nics)
+    sgs = ["sg-0123456789abcdef0", "train-efa_id"]  # the cluster's, then the EFA self group
+    assert all(n["securityGroups"] == sgs for n in nics)
     pg = hpc.one("aws:ec2/placementGroup:PlacementGroup", "train-h100-efa-pg")
     assert (
         pg.inputs["strategy"] == "cluster" and lt["placement"]["groupName"] == "train-h100-efa-pg"
@@ -274,3 +275,123 @@ def test_eks_g4dn_node_bootstrap_turns_off_envvar_device_requests_for_unprivileg
         assert "--set accept-nvidia-visible-devices-envvar-when-unprivileged=false" in data
         assert "--set accept-nvidia-visible-devices-as-volume-mounts=true" in data
         assert "RAID0" not in data  # g4dn is not hpc
+
+
+def test_every_reserved_capacity_block_and_hpc_group_updates_with_minimal_strategy(hpc):
+    # EKS NodegroupUpdateConfig.updateStrategy MINIMAL: old nodes go before new ones launch, so a
+    # fully used reservation or Capacity Block can still take an AMI or launch-template update.
+    groups = [r for r in hpc.of_type(NODE_GROUP) if r.name != "train-system"]
+    assert len(groups) == 3
+    assert {g.inputs["updateConfig"]["updateStrategy"] for g in groups} == {"MINIMAL"}
+
+
+def test_on_demand_groups_and_the_system_group_keep_the_default_surge_update(g4dn):
+    strategies = {r.inputs["updateConfig"].get("updateStrategy") for r in g4dn.of_type(NODE_GROUP)}
+    assert strategies <= {"DEFAULT", None} and "MINIMAL" not in strategies
+
+
+def test_replacement_of_a_minimal_group_starts_at_its_minimum_not_its_predecessors_size(
+    monkeypatch,
+):
+    # The predecessor still holds the reservation until it is deleted: seeding the replacement at
+    # its size would ask for nodes the reservation cannot give.
+    live = mockengine.LiveAws(node_groups={"h200-odcr-00000000": 2})
+    monkeypatch.setattr(mockengine, "LIVE", live)
+    rec = run_stack("eks-hpc")
+    ng = rec.one(NODE_GROUP, "train-h200-odcr-ng").inputs
+    assert ng["nodeGroupName"] != "h200-odcr-00000000"
+    assert ng["scalingConfig"]["desiredSize"] == 0
+
+
+def test_efa_security_group_allows_all_traffic_to_and_from_itself_on_every_efa_interface(hpc):
+    # EC2 "Prepare an EFA-enabled security group": all inbound and outbound traffic to and from
+    # the security group itself; the cluster group's egress to 0.0.0.0/0 does not cover EFA.
+    (sg,) = hpc.of_type("aws:ec2/securityGroup:SecurityGroup")
+    every = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
+    assert sg.inputs["ingress"] == [every] and sg.inputs["egress"] == [every]
+    assert sg.inputs["vpcId"] == "vpc-0123456789abcdef0"
+    efa_lts = [lt for lt in hpc.of_type(LT) if lt.inputs.get("networkInterfaces")]
+    assert {lt.name for lt in efa_lts} == {"train-h100-efa-lt", "train-h200-odcr-lt"}
+    for lt in efa_lts:
+        assert all("train-efa_id" in n["securityGroups"] for n in lt.inputs["networkInterfaces"])
+
+
+def test_stacks_without_efa_make_no_efa_security_group(g4dn):
+    assert g4dn.of_type("aws:ec2/securityGroup:SecurityGroup") == []
+
+
+def test_a_30_character_cluster_name_keeps_every_iam_name_within_64_and_tag_key_within_128():
+    cfg = raw("eks-zonal-spot")  # Pod Identity, EBS CSI role, per-AZ groups
+    cfg["gpu-infra:cluster"]["name"] = "c" * 30
+    rec = run_stack(cfg, "a-rather-long-stack-name-for-tests")
+    roles = rec.of_type("aws:iam/role:Role")
+    assert roles
+    # Pulumi auto-names "<logical>-<7 random>": IAM CreateRole RoleName is 1-64.
+    assert all(len(r.name) + 8 <= 64 for r in roles), [r.name for r in roles]
+    keys = [t.inputs["tag"]["key"] for t in rec.of_type(TAG)]
+    keys += [k for ng in rec.of_type(NODE_GROUP) for k in ng.inputs["tags"]]
+    assert keys and max(len(k) for k in keys) <= 128
+    lts = rec.of_type(LT)
+    assert all(len(lt.name) + 8 <= 128 for lt in lts)
+
+
+def test_oidc_provider_this_stack_creates_is_retained_on_destroy(monkeypatch):
+    # Other stacks' IRSA roles on the shared cluster trust it; destroy must not delete it.
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_provider=False))
+    (provider,) = run_stack("eks-existing").of_type(OIDC)
+    assert provider.options["retainOnDelete"]
+
+
+def test_oidc_lookup_access_denied_is_reported_not_read_as_missing(monkeypatch):
+    denied = "reading IAM OIDC Provider: AccessDenied: not authorized to perform: iam:List..."
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_lookup_error=denied))
+    with pytest.raises(Exception, match=r"looking it up failed: .*AccessDenied"):
+        run_stack("eks-existing")
+
+
+def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(monkeypatch):
+    # The catalog now lists one more AZ for the pool than when the live group was made: the
+    # deploy keeps the live group (name, AZs) instead of replacing it with a wider one.
+    from infra.core.config.stack import parse
+    from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
+    from infra.core.plan import build_plan
+
+    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).eks
+    assert eks is not None
+    (ng,) = next(g for g in eks.groups if g.name == "gpu-t4").node_groups
+    assert ng.frozen is not None and len(ng.az_ids) > 1
+    narrower = ng.az_ids[:-1]
+    old = node_group_name(
+        "gpu-t4", None, {**ng.frozen.hash_base, **subnet_hash_inputs(narrower, {})}
+    )
+    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={old: 3}))
+    rec = run_stack("eks-g4dn")
+    sent = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs
+    assert sent["nodeGroupName"] == old and sent["tags"]["Name"] == old
+    assert len(sent["subnetIds"]) == len(narrower) and sent["scalingConfig"]["desiredSize"] == 3
+
+
+def test_existing_cluster_autoscaler_namespace_is_labelled_restricted_and_its_pod_meets_it():
+    rec = run_stack("eks-existing")
+    release = rec.one(RELEASE, "shared-ca-release")
+    (patch,) = rec.of_type("kubernetes:core/v1:NamespacePatch")
+    labels = patch.inputs["metadata"]["labels"]
+    assert patch.inputs["metadata"]["name"] == release.inputs["namespace"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    assert release.urn in patch.depends_on
+    # Pod Security Standards "restricted": non-root, RuntimeDefault seccomp, no escalation,
+    # every capability dropped.
+    values = release.inputs["values"]
+    pod, ctr = values["securityContext"], values["containerSecurityContext"]
+    assert pod["runAsNonRoot"] is True and pod["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert ctr["allowPrivilegeEscalation"] is False and ctr["capabilities"] == {"drop": ["ALL"]}
+
+
+def test_new_cluster_autoscaler_in_kube_system_patches_no_namespace(g4dn):
+    assert g4dn.of_type("kubernetes:core/v1:NamespacePatch") == []
+
+
+def test_nat_gateways_wait_for_the_internet_gateway(zonal):
+    (igw,) = zonal.of_type("aws:ec2/internetGateway:InternetGateway")
+    nats = zonal.of_type("aws:ec2/natGateway:NatGateway")
+    assert nats and all(igw.urn in n.depends_on for n in nats)

@@ -141,3 +141,21 @@ def test_an_invalid_old_stack_file_for_diff_exits_2_naming_its_key(tmp_path, cap
     assert plan_cli.main(["--stack", "gke-t4", "--diff", str(old)]) == 2
     err = capsys.readouterr().err
     assert "platform" in err and "Traceback" not in err
+
+
+def test_eks_kubernetes_version_bump_updates_every_node_group_and_add_on_in_place(tmp_path, capsys):
+    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
+    new = tmp_path / "Pulumi.eks-g4dn.yaml"
+    text = old.read_text()
+    assert 'kubernetesVersion: "1.33"' in text
+    new.write_text(text.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"'))
+    assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    by_type: dict[str, list[dict]] = {}
+    for c in changes:
+        by_type.setdefault(c["urn"].rsplit("::", 2)[-2].rsplit("$", 1)[-1], []).append(c)
+    groups = by_type["aws:eks/nodeGroup:NodeGroup"]
+    addons = by_type["aws:eks/addon:Addon"]
+    assert len(groups) == 3 and len(addons) == 5  # 2 GPU groups + system; every add-on
+    assert all(c["op"] == "update" and "version" in c["properties"] for c in groups)
+    assert all(c["op"] == "update" and "addonVersion" in c["properties"] for c in addons)

@@ -199,11 +199,14 @@ def test_priority_expander_puts_spot_groups_before_on_demand():
     import yaml
 
     prios = yaml.safe_load(text)
-    assert prios == {
-        20: ["^eks-gpu-spot-1a2b3c4d-.*$"],
-        10: ["^eks-gpu-0a0b0c0d-.*$"],
-        1: [".*"],
-    }
+    assert sorted(prios, reverse=True) == [20, 10, 1] and prios[1] == [".*"]
+    (spot,), (od,) = prios[20], prios[10]
+    uuid = "6cc0c5ad-5a23-2b53-7d3c-8b3e0c2a9f3b"
+    assert re.fullmatch(spot, f"eks-gpu-spot-1a2b3c4d-{uuid}")
+    assert re.fullmatch(spot, f"eks-gpu-spot-99aa00bb-{uuid}")  # its replacement, or kept name
+    assert not re.fullmatch(spot, f"eks-gpu-0a0b0c0d-{uuid}")
+    assert re.fullmatch(od, f"eks-gpu-0a0b0c0d-{uuid}")
+    assert not re.fullmatch(od, f"eks-gpu-spot-1a2b3c4d-{uuid}")
     values = values_of(expander="priority", priorities=text)
     assert values["expanderPriorities"] == text and values["extraArgs"]["expander"] == "priority"
 

@@ -551,7 +551,7 @@ def test_every_ami_type_the_planner_emits_is_in_the_eks_api_enum():
         for a in ("x86_64", "arm64")
         for f in ("al2023", "bottlerocket")
     }
-    assert emitted | {eks.SYSTEM_AMI_TYPE} <= api
+    assert emitted | set(eks.SYSTEM_AMI_TYPES.values()) <= api
 
 
 def test_time_sliced_group_labels_its_config_and_tags_the_shared_gpu_count():

@@ -3,6 +3,7 @@ large-GPU groups, reservations, spot fallback, the network and add-ons a cluster
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -350,7 +351,16 @@ def test_priority_expander_ranks_spot_node_groups_above_on_demand():
     assert p.autoscaler is not None
     prios = yaml.safe_load(p.autoscaler.values["expanderPriorities"])
     spot, od = p.groups[0].node_groups[0].name, p.groups[1].node_groups[0].name
-    assert prios == {20: [f"^eks-{spot}-.*$"], 10: [f"^eks-{od}-.*$"], 1: [".*"]}
+    assert sorted(prios) == [1, 10, 20] and prios[1] == [".*"]
+    uuid = "6cc0c5ad-5a23-2b53-7d3c-8b3e0c2a9f3b"
+    assert [bool(re.fullmatch(r, f"eks-{spot}-{uuid}")) for r in (*prios[20], *prios[10])] == [
+        True,
+        False,
+    ]
+    assert [bool(re.fullmatch(r, f"eks-{od}-{uuid}")) for r in (*prios[20], *prios[10])] == [
+        False,
+        True,
+    ]
 
 
 def test_priority_expander_without_both_spot_and_on_demand_groups_is_rejected():

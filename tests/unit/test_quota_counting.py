@@ -59,13 +59,13 @@ def _stack(name: str) -> d.Demand:
     return d.stack_contributions(config, Catalog.load(), build_plan(config))
 
 
-def test_eks_hpc_p_class_demand_includes_every_groups_surge() -> None:
-    # h100-efa (max 4), h200-odcr (2), b200-block (2): 192 vCPUs each, one AZ each, so every
-    # group surges by max(2 x 1, maxUnavailable) = 2 nodes, all in the same pulumi up.
+def test_eks_hpc_p_class_demand_adds_no_surge_for_groups_updating_minimal() -> None:
+    # h100-efa (max 4), h200-odcr (2), b200-block (2): 192 vCPUs each, one AZ each; hpc, an
+    # ODCR and a Capacity Block all update with updateStrategy MINIMAL (terminate first), so no
+    # group surges.
     rows = {r.key.quota: r for r in _stack("eks-hpc").rows()}
     p = rows["L-417A185B"]
-    assert p.needed == 192 * (4 + 2 + 2) + 192 * 2 * 3
-    assert any("h100-efa, h200-odcr, b200-block" in w for w in p.pools)
+    assert p.needed == 192 * (4 + 2 + 2)
 
 
 def test_group_per_zone_surges_per_node_group() -> None:

@@ -382,10 +382,17 @@ def eks_raw(system_machine_type: str) -> dict[str, object]:
     }
 
 
-def test_eks_t3_medium_system_group_is_reported_not_sized_as_one_vcpu() -> None:
+def test_eks_t3_medium_system_group_is_sized_as_two_vcpus_not_one() -> None:
     config = parse(eks_raw("t3.medium"), "x")
+    _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
+    # t3.medium has 2 vCPUs (a Graviton medium has 1): 2 x (max nodes + surge 2 x 4 AZs)
+    assert by_quota(rows)["L-1216C47A"].needed == 2 * (config.cluster.system_pool.max_nodes + 8)
+
+
+def test_eks_system_size_of_unknown_vcpus_is_reported_not_guessed() -> None:
+    config = parse(eks_raw("m6i.medium"), "x")
     with pytest.raises(
-        ConfigErrors, match=r"cluster\.systemPool\.machineType: 't3\.medium': vCPUs of this size"
+        ConfigErrors, match=r"cluster\.systemPool\.machineType: 'm6i\.medium': vCPUs of this size"
     ):
         d.stack_demand(config, Catalog.load(), build_plan(config))
 

@@ -7,6 +7,7 @@ import pytest
 from infra.core.catalog.vendored import Catalog
 from infra.core.errors import ConfigErrors
 from infra.core.system_pool import (
+    aws_architecture,
     aws_system_type_problem,
     aws_vcpus_from_name,
     gcp_system_type_problem,
@@ -27,7 +28,7 @@ def test_aws_system_type_accepts_standard_class_large_and_xlarge(good):
         ("zz9.large", "matches no EC2 vCPU quota class"),
         ("hpc7g.4xlarge", "matches no EC2 vCPU quota class"),
         ("g4dn.xlarge", "is a GPU instance type"),
-        ("t3.medium", "vCPUs of this size are not known"),
+        ("m6i.medium", "vCPUs of this size are not known"),
     ],
 )
 def test_aws_system_type_refuses_unknown_class_gpu_and_unsized(bad, words):
@@ -51,12 +52,30 @@ def test_gcp_system_type_refuses_custom_and_uncounted_families(bad, words):
     assert words in (gcp_system_type_problem(bad, CATALOG) or "")
 
 
-def test_aws_vcpus_from_name_knows_large_and_nxlarge_only():
-    assert [aws_vcpus_from_name(t) for t in ("m6i.large", "m6i.4xlarge", "t3.medium")] == [
-        2,
-        16,
-        None,
-    ]
+def test_aws_vcpus_from_name_knows_large_nxlarge_and_the_listed_small_sizes_only():
+    names = ("m6i.large", "m6i.4xlarge", "t3.medium", "t2.micro", "m7g.medium", "m6i.medium")
+    assert [aws_vcpus_from_name(t) for t in names] == [2, 16, 2, 1, 1, None]
+
+
+@pytest.mark.parametrize("small", ["t3.medium", "t3a.small", "t4g.medium", "m7g.medium"])
+def test_aws_system_type_accepts_current_small_general_purpose_sizes(small):
+    assert aws_system_type_problem(small, CATALOG) is None
+
+
+@pytest.mark.parametrize(
+    ("itype", "arch"),
+    [
+        ("m7g.large", "arm64"),
+        ("t4g.medium", "arm64"),
+        ("c6gn.xlarge", "arm64"),
+        ("a1.large", "arm64"),
+        ("m6i.large", "x86_64"),
+        ("t3.medium", "x86_64"),
+        ("m7i-flex.large", "x86_64"),
+    ],
+)
+def test_graviton_families_are_arm64_by_the_g_in_the_type_name(itype, arch):
+    assert aws_architecture(itype) == arch
 
 
 def test_aws_vm_quotas_refuses_an_unknown_class_as_a_config_error_not_key_error():

@@ -12,7 +12,11 @@ cluster-autoscaler/cloudprovider/aws/README.md ("Auto-Discovery Setup", "Scaling
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit
 from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
@@ -62,6 +66,13 @@ IMAGE_TAGS: Mapping[str, str] = {
 # stack tag narrows discovery (and the IAM condition) to this stack's groups.
 ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 STACK_TAG_VALUE = "owned"
+# CA's AWS provider turns the ASG tag eks:nodegroup-name into a template label ``nodegroup-name``
+# (cloudprovider/aws/aws_manager.go extractLabelsFromAsg splits keys on "eks:"), which differs per
+# node group and is not among the labels the AWS comparator ignores
+# (processors/nodegroupset/aws_nodegroups.go: eks.amazonaws.com/nodegroup is, nodegroup-name is
+# not), so per-AZ groups are never "similar" and never balanced (kubernetes/autoscaler#6954).
+# Flag --balancing-ignore-label (config/flags/flags.go) adds it to the ignored set.
+BALANCING_IGNORE_LABEL = "nodegroup-name"
 # The ConfigMap the priority expander reads (cluster-autoscaler/expander/priority/readme.md).
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SPOT_PRIORITY = 20
@@ -69,8 +80,95 @@ ON_DEMAND_PRIORITY = 10
 CATCH_ALL_PRIORITY = 1
 NAMESPACE = "kube-system"
 SERVICE_ACCOUNT = "cluster-autoscaler"
-# Kubernetes object names (namespaces, service accounts): DNS-1123 labels, at most 63 characters.
-NAME_MAX = 63
+
+
+# The leader-election lock: a Lease named --leader-elect-resource-name (default below,
+# cluster-autoscaler main.go leaderElectionConfiguration) in --namespace, which the chart sets to
+# the release namespace (templates/deployment.yaml ``--namespace={{ .Release.Namespace }}``).
+LEASE_NAME_FLAG = "leader-elect-resource-name"
+DEFAULT_LEASE_NAME = "cluster-autoscaler"
+CHART_RBAC_FILE = "autoscaler_chart_rbac.csv"
+
+
+@dataclass(frozen=True, slots=True)
+class RbacRule:
+    """One rule the pinned chart renders (``autoscaler_chart_rbac.csv``)."""
+
+    api_group: str
+    resource: str
+    resource_names: frozenset[str]  # empty: every name
+    verbs: frozenset[str]
+
+    def allows(self, api_group: str, resource: str, name: str, verb: str) -> bool:
+        return (
+            (self.api_group, self.resource) == (api_group, resource)
+            and verb in self.verbs
+            and (not self.resource_names or name in self.resource_names)
+        )
+
+
+def chart_rbac(data_dir: Path = DATA_DIR) -> tuple[RbacRule, ...]:
+    """The chart's RBAC rules for CHART_VERSION, from the vendored template facts."""
+    return tuple(
+        RbacRule(
+            r["api_group"],
+            r["resource"],
+            frozenset(n for n in r["resource_names"].split(";") if n),
+            frozenset(r["verbs"].split(";")),
+        )
+        for r in read_rows(CHART_RBAC_FILE, data_dir)
+        if r["chart_version"] == CHART_VERSION
+    )
+
+
+def lease_of(values: Mapping[str, object], namespace: str) -> tuple[str, str]:
+    """(namespace, name) of the Lease the autoscaler these Helm values run will lock."""
+    extra = values.get("extraArgs")
+    name = extra.get(LEASE_NAME_FLAG) if isinstance(extra, Mapping) else None
+    return namespace, str(name or DEFAULT_LEASE_NAME)
+
+
+def lease_problem(values: Mapping[str, object], rules: Sequence[RbacRule]) -> str | None:
+    """Why the chart's RBAC would refuse the autoscaler its lease (client-go needs get, update,
+    create on ``coordination.k8s.io/leases``), or ``None``."""
+    _, name = lease_of(values, "")
+    missing = [
+        verb
+        for verb in ("get", "update", "create")
+        if not any(r.allows("coordination.k8s.io", "leases", name, verb) for r in rules)
+    ]
+    if not missing:
+        return None
+    return (
+        f"lease {name!r}: chart {CHART_NAME} {CHART_VERSION} grants no {'/'.join(missing)} on it "
+        "(templates/clusterrole.yaml names only its default lease); the autoscaler would never "
+        "become leader"
+    )
+
+
+# Labels of the namespace this stack's autoscaler gets on an existing cluster: the restricted
+# Pod Security Standard, enforced (Pod Security Admission labels,
+# https://kubernetes.io/docs/concepts/security/pod-security-admission/); Helm's --create-namespace
+# would make it unlabelled, i.e. under the cluster's default level.
+NAMESPACE_LABELS: Mapping[str, str] = {
+    f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
+}
+
+
+# The chart's own commented suggestions (values.yaml securityContext / containerSecurityContext
+# of chart 9.52.1), which together meet the "restricted" Pod Security Standard
+# (https://kubernetes.io/docs/concepts/security/pod-security-standards/#restricted).
+POD_SECURITY_CONTEXT: Mapping[str, object] = {
+    "runAsNonRoot": True,
+    "runAsUser": 65534,
+    "runAsGroup": 65534,
+    "seccompProfile": {"type": "RuntimeDefault"},
+}
+CONTAINER_SECURITY_CONTEXT: Mapping[str, object] = {
+    "allowPrivilegeEscalation": False,
+    "capabilities": {"drop": ["ALL"]},
+    "readOnlyRootFilesystem": True,
+}
 
 
 def stack_release_name(stack: str) -> str:
@@ -79,14 +177,14 @@ def stack_release_name(stack: str) -> str:
 
     A cluster that already runs an autoscaler holds the Helm release ``cluster-autoscaler`` in
     kube-system, the ClusterRole and ServiceAccount named after it, and the leader-election
-    lease kube-system/cluster-autoscaler (cluster-autoscaler main.go: lock in ``--namespace``,
-    name ``--leader-elect-resource-name``, default cluster-autoscaler; the chart passes
-    ``--namespace={{ .Release.Namespace }}``, templates/deployment.yaml). A second autoscaler with
-    those names fails Helm's ownership check or waits forever for the lease; its own namespace
-    moves the lease and the priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
+    lease kube-system/cluster-autoscaler (``DEFAULT_LEASE_NAME`` in the release namespace). A
+    second autoscaler with those names fails Helm's ownership check or waits forever for the
+    lease; its own namespace moves the lease (same name, which the chart's RBAC grants) and the
+    priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
     """
     slug = "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
-    return f"{CHART_NAME}-{slug}"[:NAME_MAX].rstrip("-")
+    # Helm's 53 (also under the 63 of the namespace and service account named the same).
+    return fit(f"{CHART_NAME}-{slug}", HELM_RELEASE_MAX)
 
 
 def taint_tag_value(taint: Taint) -> str:
@@ -131,9 +229,9 @@ def node_template_tags(
 
 def check_tag(key: str, value: str) -> str | None:
     """Why an ASG tag is invalid (AWS: key 1-128 chars, value <= 256 chars), or ``None``."""
-    if not 1 <= len(key) <= 128:
+    if not 1 <= len(key) <= TAG_KEY_MAX:
         return f"tag key {key!r} is {len(key)} characters; ASG tag keys are 1-128"
-    if len(value) > 256:
+    if len(value) > TAG_VALUE_MAX:
         return f"tag {key!r} value is {len(value)} characters; ASG tag values are at most 256"
     return None
 
@@ -144,8 +242,8 @@ def image_tag(kubernetes_version: str) -> str | None:
 
 
 def stack_tag(cluster_name: str, stack: str) -> str:
-    """The ASG tag key that marks this stack's node groups (value ``owned``)."""
-    return f"gpu-infra/autoscaler/{cluster_name}/{stack}"
+    """The ASG tag key that marks this stack's node groups (value ``owned``), at most 128."""
+    return fit(f"gpu-infra/autoscaler/{cluster_name}/{stack}", TAG_KEY_MAX)
 
 
 def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str]) -> str:
@@ -153,13 +251,16 @@ def priority_config(spot_groups: Sequence[str], on_demand_groups: Sequence[str])
 
     Keys are priorities (higher wins), values regexes over ASG names; EKS names a managed node
     group's ASG ``eks-<nodegroup>-<uuid>`` (cluster-autoscaler/expander/priority/readme.md). When
-    every spot group fails to scale (a stockout backs it off), CA takes the next priority.
+    every spot group fails to scale (a stockout backs it off), CA takes the next priority. A
+    group's regex matches its name with any 8-hex hash (``<pool>[-<az id>]-<hash>``), so it also
+    holds for the group's replacement while both exist and for a live group kept under its
+    earlier name (``lifecycle.live_name``).
     """
     lines: list[str] = []
     for prio, groups in ((SPOT_PRIORITY, spot_groups), (ON_DEMAND_PRIORITY, on_demand_groups)):
         if groups:
             lines.append(f"{prio}:")
-            lines += [f"  - ^eks-{g}-.*$" for g in groups]
+            lines += [f"  - ^eks-{g.rsplit('-', 1)[0]}-[0-9a-f]{{8}}-.*$" for g in groups]
     # Lowest, for every other discovered group (the system group): the expander drops a group no
     # regex matches ("not found in priority expander configuration. The group won't be used",
     # cluster-autoscaler/expander/priority/priority.go), so the catch-all keeps it a last resort.
@@ -201,7 +302,8 @@ def helm_values(
       like CoreDNS that must not be evicted by a scale-down;
     - ``balance-similar-node-groups``: on with ``groupPerZone`` (README "Common Notes": an
       ASG per AZ plus this flag for zonal EBS volumes); off otherwise, where spot and on-demand
-      GPU groups are not meant to be balanced;
+      GPU groups are not meant to be balanced; with it ``balancing-ignore-label`` for the
+      per-group label EKS's ASG tags add (``BALANCING_IGNORE_LABEL``);
     - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes;
     - ``fullnameOverride`` (``fullname``) and the service account: per stack on an existing
       cluster (``stack_release_name``), so ClusterRole and ServiceAccount never collide with
@@ -225,12 +327,16 @@ def helm_values(
         "rbac": {"serviceAccount": {"create": True, "name": service_account}},
         "extraArgs": extra_args,
         "nodeSelector": dict(node_selector),
+        "securityContext": dict(POD_SECURITY_CONTEXT),
+        "containerSecurityContext": dict(CONTAINER_SECURITY_CONTEXT),
     }
+    if balance_similar:
+        extra_args["balancing-ignore-label"] = BALANCING_IGNORE_LABEL
     if fullname is not None:
+        # The lease keeps its default name: the release's own namespace already separates it
+        # from another autoscaler's, and the chart grants get/update on that name only
+        # (autoscaler_chart_rbac.csv); a renamed lease is refused with 403 and never led.
         values["fullnameOverride"] = fullname
-        # The lease name too (cluster-autoscaler main.go leader election, flag
-        # --leader-elect-resource-name, default cluster-autoscaler), not only its namespace.
-        extra_args["leader-elect-resource-name"] = fullname
     if priorities is not None:
         # The chart renders cluster-autoscaler-priority-expander from this, a string as is
         # (kubernetes/autoscaler charts/cluster-autoscaler/templates/priority-expander-configmap.yaml).

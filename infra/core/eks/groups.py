@@ -16,7 +16,7 @@ from infra.core.catalog.vendored import AwsGpuFamily, AwsInstance, Catalog, GpuM
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.eks import autoscaler
 from infra.core.eks.instance_types import check_types, choose_capacity_type
-from infra.core.eks.lifecycle import node_group_name, split_sizes
+from infra.core.eks.lifecycle import FrozenAzs, node_group_name, split_sizes, subnet_hash_inputs
 from infra.core.eks.network import EksNetworkPlan
 from infra.core.errors import Issues, join_path
 from infra.core.pools import PoolHints, Taint
@@ -33,6 +33,10 @@ GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 POOL_LABEL = "gpu-infra/pool"
 # Labels the planner owns on every GPU group; users may not redefine them.
 RESERVED_LABELS = (GPU_PRESENT_LABEL, autoscaler.GPU_LABEL, POOL_LABEL)
+
+# "Maximum of 50 taints per node group" (aws.eks.NodeGroup taints, pulumi-aws schema,
+# https://www.pulumi.com/registry/packages/aws/api-docs/eks/nodegroup/#taints_python).
+MAX_TAINTS = 50
 
 # EKS taint effects (aws.eks.NodeGroupTaintArgs.effect) for the Kubernetes spelling.
 EKS_TAINT_EFFECT: Mapping[str, str] = {
@@ -65,6 +69,12 @@ _AMI_ARCH: Mapping[str, str] = {
 # surges up to twice the group's AZ count during an update ("Managed node update behavior",
 # https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
 UPDATE_MAX_UNAVAILABLE = 1
+# Update strategy (NodegroupUpdateConfig.updateStrategy, same page): DEFAULT launches new
+# instances before terminating old ones; MINIMAL "terminates the old instances before launching
+# the new instances ... useful in scenarios where you are constrained to resources ... (for
+# example, with hardware accelerators such as GPUs)". A fully used reservation, Capacity Block or
+# placement group has no room for DEFAULT's extra nodes: every update fails NodeCreationFailure.
+UpdateStrategy = Literal["DEFAULT", "MINIMAL"]
 
 # EFA nodes: "EC2 instances with EFA pre-allocate 5128 2MiB huge pages" and pods request them as
 # hugepages-2Mi (https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html); the node
@@ -114,12 +124,15 @@ class EksNodeGroup:
         az_ids: the AZ IDs its subnets are in.
         min_size: minimum nodes.
         max_size: maximum nodes.
+        frozen: for AZs the catalog chose (no ``zones``), what lets a deploy keep a live group
+            named over fewer AZs instead of replacing it (``lifecycle.live_name``).
     """
 
     name: str
     az_ids: tuple[str, ...]
     min_size: int
     max_size: int
+    frozen: FrozenAzs | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -141,6 +154,7 @@ class EksGroupPlan:
         az_ids: AZ IDs the pool uses (all node groups together).
         asg_tags: CA node-template tags for every ASG of the pool.
         update_max_unavailable: UpdateConfig.maxUnavailable of every node group.
+        update_strategy: UpdateConfig.updateStrategy (``update_strategy_for``).
         node_repair: EKS node auto repair (NodeRepairConfig.enabled).
         group_per_zone: one node group per AZ.
         efa_interfaces: EFA devices each node gets (0: none; the ``vpc.amazonaws.com/efa``
@@ -166,6 +180,7 @@ class EksGroupPlan:
     az_ids: tuple[str, ...]
     asg_tags: Mapping[str, str]
     update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
+    update_strategy: UpdateStrategy = "DEFAULT"
     node_repair: bool = True
     group_per_zone: bool = False
     efa_interfaces: int = 0
@@ -175,6 +190,13 @@ class EksGroupPlan:
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
+
+    @property
+    def seeds_from_predecessor(self) -> bool:
+        """Whether a replacement group starts at its predecessor's size: not for MINIMAL groups,
+        whose capacity (reservation, Capacity Block, placement group) the predecessor still holds
+        until it is deleted, so the replacement starts at its minimum."""
+        return self.update_strategy == "DEFAULT"
 
     @property
     def root_device_name(self) -> str:
@@ -217,6 +239,18 @@ def choose_ami_type(
             f"use {_AMI_BY_FAMILY[(family, architecture)]}"
         )
     return explicit, None
+
+
+def update_strategy_for(pool: EksPoolSpec, capacity_type: str) -> UpdateStrategy:
+    """MINIMAL for groups whose capacity is fixed: hpc (one placement group), a Capacity Block,
+    a reservation by id or ``capacity-reservations-only``; DEFAULT (surge first) otherwise."""
+    cr = pool.capacity_reservation
+    fixed = (
+        pool.hpc
+        or capacity_type == "CAPACITY_BLOCK"
+        or (cr is not None and (cr.id is not None or cr.preference == "capacity-reservations-only"))
+    )
+    return "MINIMAL" if fixed else "DEFAULT"
 
 
 def offered_az_ids(instances: list[AwsInstance], region: str) -> set[str]:
@@ -283,6 +317,7 @@ class _Placement:
     """Step 2 (AZs and subnets): where the pool's nodes go."""
 
     az_ids: tuple[str, ...]
+    offered: tuple[str, ...]  # every usable AZ, before hpc/reservations keep one
     reservation_id: str | None
     single_az: bool
     zones_n: int
@@ -412,6 +447,7 @@ def _plan_placement(
             )
         usable = with_subnet
     az_ids = sorted(usable)
+    offered_azs = tuple(az_ids)
     reservation_id = pool.capacity_reservation.id if pool.capacity_reservation else None
     single_az = pool.hpc or reservation_id is not None
     if reservation_id is not None and (pool.zones is None or len(pool.zones) != 1):
@@ -437,6 +473,7 @@ def _plan_placement(
         az_ids = az_ids[:1]  # the first AZ offering the type (when no zone was given)
     return _Placement(
         az_ids=tuple(az_ids),
+        offered=offered_azs,
         reservation_id=reservation_id,
         single_az=single_az,
         zones_n=len(az_ids) if pool.group_per_zone else 1,
@@ -526,6 +563,12 @@ def _plan_labels(
     labels = gpu_labels(pool.name, shape.family.accelerator_label, pool.labels)
     # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
     labels.update(operator_node_labels(pool))
+    if len(pool.taints) + 1 > MAX_TAINTS:
+        issues.add(
+            join_path("gpuPools", i, "taints"),
+            f"{len(pool.taints)} taints plus gpu-infra's {GPU_TAINT.key} exceed EKS's "
+            f"{MAX_TAINTS} per node group",
+        )
     taints = [GPU_TAINT]
     for k, t in enumerate(pool.taints):
         if t.key == GPU_TAINT.key:
@@ -602,23 +645,29 @@ def _node_groups(
         "capacityType": shape.capacity_type,
     }
 
+    given = dict(network.private_subnets) if network is not None else {}
+
     def subnets(azs: list[str]) -> dict[str, object]:
-        # subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
-        # node_group.go: ForceNew); the name must change with them, or the replacement fails
-        # "already exists". Given subnets are hashed by ID; created ones are fixed per AZ ID
-        # (network.subnet_cidrs keys CIDRs on the AZ number).
-        given = network.private_subnets if network is not None else {}
-        ids = [given[a] for a in azs if a in given]
-        return {"subnets": azs, **({"subnetIds": ids} if ids else {})}
+        return subnet_hash_inputs(azs, given)
 
     az_ids = list(placement.az_ids)
     if not pool.group_per_zone:
+        frozen = None
+        if pool.zones is None:  # the catalog chose the AZs: a refresh must not rename the group
+            frozen = FrozenAzs(
+                pool=pool.name,
+                hash_base=immutable,
+                candidates=placement.offered,
+                max_azs=len(az_ids),
+                given_subnets=given,
+            )
         return (
             EksNodeGroup(
                 name=node_group_name(pool.name, None, {**immutable, **subnets(az_ids)}),
                 az_ids=tuple(az_ids),
                 min_size=pool.min_nodes,
                 max_size=pool.max_nodes,
+                frozen=frozen,
             ),
         )
     sizes = split_sizes(pool.min_nodes, pool.max_nodes, placement.zones_n)
@@ -702,6 +751,7 @@ def _assemble(
         taints=node.taints,
         az_ids=placement.az_ids,
         asg_tags=template.tags,
+        update_strategy=update_strategy_for(pool, shape.capacity_type),
         group_per_zone=pool.group_per_zone,
         efa_interfaces=efa.count,
         network_interfaces=efa.nics,

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import combinations
 
 # EKS node group names: 1-63 characters (CreateNodegroup nodegroupName).
 NODE_GROUP_NAME_MAX = 63
@@ -70,3 +72,61 @@ def split_sizes(total_min: int, total_max: int, zones: int) -> list[tuple[int, i
         return [q + (k < r) for k in range(zones)]
 
     return list(zip(spread(total_min), spread(total_max), strict=True))
+
+
+def subnet_hash_inputs(azs: Sequence[str], given: Mapping[str, str]) -> dict[str, object]:
+    """The subnet part of a node group name's hash: its AZ IDs, and given subnets by ID.
+
+    subnet_ids force a new node group (terraform-provider-aws internal/service/eks/
+    node_group.go: ForceNew); the name must change with them, or the replacement fails
+    "already exists". Created subnets are fixed per AZ ID (network.subnet_cidrs keys CIDRs on
+    the AZ number).
+    """
+    ids = [given[a] for a in azs if a in given]
+    return {"subnets": list(azs), **({"subnetIds": ids} if ids else {})}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FrozenAzs:
+    """How a group whose AZs the catalog chose was named, to recognise it under fewer AZs.
+
+    Attributes:
+        pool: the pool name (the name's stem).
+        hash_base: the hashed properties other than subnets.
+        candidates: every AZ ID the group could use now.
+        max_azs: how many AZs it uses (one for hpc).
+        given_subnets: AZ ID -> given subnet ID.
+    """
+
+    pool: str
+    hash_base: Mapping[str, object]
+    candidates: tuple[str, ...]
+    max_azs: int
+    given_subnets: Mapping[str, str] = field(default_factory=dict)
+
+
+# AZ sets tried at most (2^8: every subset of a region's AZs; us-east-1 has 6).
+_MAX_CANDIDATES = 8
+
+
+def live_name(
+    name: str, az_ids: tuple[str, ...], frozen: FrozenAzs | None, existing: Sequence[str]
+) -> tuple[str, tuple[str, ...]]:
+    """The name and AZs to deploy: the planned ones, or a live group's that differs only in AZs.
+
+    A catalog refresh that adds an AZ changes the AZs of every group that did not list
+    ``zones``, and so its name: EKS would replace the group (subnets force a new one) although
+    nothing the user wrote changed. A live group of the same pool whose name is the hash over
+    the same properties and a smaller set of today's AZs (one AZ for hpc) is that group before
+    the refresh: it keeps its name and AZs, never widened. Listing ``zones`` moves it on.
+    """
+    if name in existing or frozen is None or len(frozen.candidates) > _MAX_CANDIDATES:
+        return name, az_ids
+    live = set(existing)
+    for k in range(min(frozen.max_azs, len(frozen.candidates)), 0, -1):
+        for azs in combinations(frozen.candidates, k):
+            inputs = {**frozen.hash_base, **subnet_hash_inputs(azs, frozen.given_subnets)}
+            candidate = node_group_name(frozen.pool, None, inputs)
+            if candidate in live:
+                return candidate, azs
+    return name, az_ids

@@ -168,6 +168,15 @@ def _given_network(
         if not _SUBNET_ID.fullmatch(subnet):
             ok = False
             issues.add(path, f"{subnet!r} is not a subnet ID (subnet-0123abcd...)")
+    by_subnet: dict[str, str] = {}
+    for az, subnet in sorted(vpc.private_subnets.items()):
+        if subnet in by_subnet:
+            # A subnet is in exactly one AZ (EC2 Subnet AvailabilityZoneId).
+            issues.add(
+                join_path("cluster.vpc.privateSubnets", az),
+                f"{subnet} is also given for {by_subnet[subnet]}; a subnet is in one AZ",
+            )
+        by_subnet.setdefault(subnet, az)
     azs = sorted(vpc.private_subnets)
     control = tuple(a for a in azs if a not in CONTROL_PLANE_AVOID_AZ_IDS)
     # "When you create a cluster, you specify a VPC and at least two subnets that are in different

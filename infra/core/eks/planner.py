@@ -39,7 +39,14 @@ from infra.core.eks.groups import (
     plan_group,
     region_az_ids,
 )
-from infra.core.eks.lifecycle import desired_size, node_group_name, predecessor, split_sizes
+from infra.core.eks.lifecycle import (
+    desired_size,
+    live_name,
+    node_group_name,
+    predecessor,
+    split_sizes,
+)
+from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
@@ -48,11 +55,16 @@ from infra.core.eks.network import (
 )
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
-from infra.core.system_pool import aws_system_type_problem
+from infra.core.system_pool import aws_architecture, aws_system_type_problem
 
 SYSTEM_GROUP = "system"
-# The system (CPU) group's AMI; AL2023 is the EKS default OS from Kubernetes 1.30.
-SYSTEM_AMI_TYPE = "AL2023_x86_64_STANDARD"
+# The system (CPU) group's AMI per CPU architecture; AL2023 is the EKS default OS from Kubernetes
+# 1.30 (botocore data eks/2017-11-01/service-2.json AMITypes).
+SYSTEM_AMI_TYPES: Mapping[str, str] = {
+    "x86_64": "AL2023_x86_64_STANDARD",
+    "arm64": "AL2023_ARM_64_STANDARD",
+}
+SYSTEM_AMI_TYPE = SYSTEM_AMI_TYPES["x86_64"]
 
 # Access policies (https://docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
 _ACCESS_POLICY = {
@@ -123,8 +135,10 @@ class EksAutoscalerPlan:
     service_account: str
     release: str = autoscaler.CHART_NAME
     create_namespace: bool = False
+    namespace_labels: Mapping[str, str] = field(default_factory=dict)
     values: Mapping[str, Any]
     iam_policy: Mapping[str, Any]
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -159,6 +173,28 @@ class EksPlan:
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
     device_plugin: DevicePluginPlan | None = None
     efa_device_plugin: DevicePluginPlan | None = None
+
+    @property
+    def iam_role_names(self) -> tuple[str, ...]:
+        """Logical names of the IAM roles the EKS components register for Pulumi to auto-name:
+        the nodes', each add-on's with a service account, the autoscaler's; each fitted so the
+        auto-name stays within IAM's 64 characters (``names.fit_autonamed``)."""
+        c = self.cluster_name
+        names = [f"{c}-nodes"]
+        names += [
+            f"{c}-addons-{a.name}-role"
+            for a in self.addons
+            if a.service_account is not None and a.policy_arn is not None
+        ]
+        if self.autoscaler is not None:
+            names.append(f"{c}-ca-role")
+        return tuple(fit_autonamed(n, IAM_ROLE_NAME_MAX) for n in names)
+
+    @property
+    def efa_security_group(self) -> bool:
+        """One security group with self ingress and egress for every EFA interface of the stack
+        (EC2 "Prepare an EFA-enabled security group"), made when a group has EFA interfaces."""
+        return any(g.network_interfaces for g in self.groups)
 
 
 def managed_policy_arn(partition: str, name: str) -> str:
@@ -229,6 +265,8 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             "cluster.publicAccessCidrs", "set, but endpointPublicAccess is false (no public API)"
         )
     _check_pod_identity(cluster, issues)
+    if problem := go_duration_problem(cluster.autoscaler.scale_down_unneeded_time):
+        issues.add("cluster.autoscaler.scaleDownUnneededTime", problem)
     ca = None
     if cluster.autoscaler.enabled and ca_image_tag is not None:
         target = _AutoscalerTarget(
@@ -275,6 +313,26 @@ def _plan_groups(
         if pool.name == SYSTEM_GROUP and not cluster.existing:
             issues.add(join_path("gpuPools", i, "name"), "'system' is the CPU node group's name")
     return tuple(groups)
+
+
+# Go's time.Duration is an int64 of nanoseconds; time.ParseDuration refuses a larger value with
+# "time: invalid duration" (go/src/time/format.go), and cluster-autoscaler exits on a flag it
+# cannot parse.
+_GO_DURATION_MAX_NS = (1 << 63) - 1
+_UNIT_NS = {"s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+
+
+def go_duration_problem(value: str) -> str | None:
+    """Why a ``<n>[smh]`` duration is not one Go (and so the autoscaler) accepts, or ``None``."""
+    n, unit = value[:-1], value[-1:]
+    if not n.isdigit() or unit not in _UNIT_NS:
+        return None  # the config schema's pattern reports it
+    if int(n) * _UNIT_NS[unit] > _GO_DURATION_MAX_NS:
+        return (
+            f"{value!r} exceeds Go's largest duration (about 2562047h); cluster-autoscaler "
+            "would exit with 'time: invalid duration'"
+        )
+    return None
 
 
 def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
@@ -324,7 +382,7 @@ def _plan_autoscaler(
     # On an existing cluster another autoscaler may already hold the default names; this
     # stack's gets its own (autoscaler.stack_release_name).
     own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
-    return EksAutoscalerPlan(
+    plan = EksAutoscalerPlan(
         chart=autoscaler.CHART_NAME,
         version=autoscaler.CHART_VERSION,
         repo=autoscaler.CHART_REPO,
@@ -332,6 +390,7 @@ def _plan_autoscaler(
         service_account=own or autoscaler.SERVICE_ACCOUNT,
         release=own or autoscaler.CHART_NAME,
         create_namespace=own is not None,
+        namespace_labels=autoscaler.NAMESPACE_LABELS if own is not None else {},
         values=autoscaler.helm_values(
             cluster_name=cluster.name,
             region=target.region,
@@ -351,6 +410,27 @@ def _plan_autoscaler(
         iam_policy=autoscaler.iam_policy(
             cluster.name, target.region, target.partition, target.stack_tag
         ),
+        notes=(_shared_cluster_note(cluster.name, target.stack_tag),) if own else (),
+    )
+    if problem := autoscaler.lease_problem(plan.values, autoscaler.chart_rbac()):
+        issues.add("cluster.autoscaler", problem)
+    return plan
+
+
+def _shared_cluster_note(cluster_name: str, stack_tag: str) -> str:
+    """What a cluster-autoscaler the cluster already runs does with this stack's groups.
+
+    EKS tags every managed node group's ASG ``k8s.io/cluster-autoscaler/enabled`` and
+    ``k8s.io/cluster-autoscaler/<cluster>`` ("Managed node groups" resource tagging), the default
+    auto-discovery of the chart (``autoDiscovery.tags``, values.yaml of chart 9.52.1); an
+    autoscaler discovering by them also scales these groups, racing this stack's.
+    """
+    return (
+        f"cluster {cluster_name}: a cluster-autoscaler it already runs with the default "
+        f"auto-discovery tags (k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/"
+        f"{cluster_name}) also scales this stack's node groups; narrow its "
+        "--node-group-auto-discovery with a tag key only its own groups carry (this stack's carry "
+        f"{stack_tag}), or set cluster.autoscaler.enabled: false here and let it manage them"
     )
 
 
@@ -389,9 +469,10 @@ def _plan_system(
     if problem := aws_system_type_problem(sp.machine_type, catalog):
         issues.add("cluster.systemPool.machineType", problem)
     azs = network.control_plane_az_ids if network is not None else ()
+    ami_type = SYSTEM_AMI_TYPES[aws_architecture(sp.machine_type)]
     immutable = {
         "instanceTypes": [sp.machine_type],
-        "amiType": SYSTEM_AMI_TYPE,
+        "amiType": ami_type,
         "capacityType": "ON_DEMAND",
         "subnets": list(azs),
     }
@@ -399,7 +480,7 @@ def _plan_system(
         name=SYSTEM_GROUP,
         node_group_name=node_group_name(SYSTEM_GROUP, None, immutable),
         instance_types=(sp.machine_type,),
-        ami_type=SYSTEM_AMI_TYPE,
+        ami_type=ami_type,
         min_size=sp.min_nodes,
         max_size=sp.max_nodes,
         disk_size_gib=sp.disk_size_gb,
@@ -412,7 +493,18 @@ def _plan_access(
     cluster: EksClusterSpec, partition: str, region: str, issues: Issues
 ) -> list[EksAccessEntryPlan]:
     access = []
+    seen: dict[str, int] = {}
     for j, entry in enumerate(cluster.access_entries):
+        if entry.principal_arn in seen:
+            # One access entry per principal and cluster: a second CreateAccessEntry fails
+            # ResourceInUseException (https://docs.aws.amazon.com/eks/latest/APIReference/
+            # API_CreateAccessEntry.html).
+            issues.add(
+                join_path("cluster.accessEntries", j, "principalArn"),
+                f"{entry.principal_arn!r} already has accessEntries[{seen[entry.principal_arn]}]; "
+                "EKS allows one access entry per principal",
+            )
+        seen.setdefault(entry.principal_arn, j)
         if not entry.principal_arn.startswith(f"arn:{partition}:"):
             issues.add(
                 join_path("cluster.accessEntries", j, "principalArn"),
@@ -462,6 +554,25 @@ def workload_trust_policy(
     return {"Version": "2012-10-17", "Statement": [statement]}
 
 
+# What the provider's OIDC provider lookup by URL says when there is none: terraform-provider-aws
+# internal/service/iam/openid_connect_provider_data_source.go findOpenIDConnectProviderByURL
+# returns retry.NotFoundError ("couldn't find resource"); IAM's own error code is NoSuchEntity.
+OIDC_NOT_FOUND = ("couldn't find resource", "NoSuchEntity")
+
+
+def oidc_lookup_problem(error: str, cluster_name: str) -> str | None:
+    """``None`` when the IAM OIDC provider lookup failed because there is none (IRSA then creates
+    it); otherwise why the stack must stop: an unreadable provider is not a missing one."""
+    if any(marker in error for marker in OIDC_NOT_FOUND):
+        return None
+    return (
+        f"cluster.autoscaler.identity: irsa needs cluster {cluster_name}'s IAM OIDC provider, "
+        f"but looking it up failed: {error.splitlines()[0] if error else 'no reason given'} "
+        "(grant iam:ListOpenIDConnectProviders and iam:GetOpenIDConnectProvider, or use "
+        "pod-identity)"
+    )
+
+
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
     """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token``."""
     return exec_kubeconfig(
@@ -490,6 +601,7 @@ __all__ = [
     "desired_size",
     "ephemeral_storage_gi",
     "gpu_labels",
+    "live_name",
     "offered_az_ids",
     "predecessor",
     "split_sizes",

@@ -1,0 +1,45 @@
+"""Names and tags EKS stacks derive, fitted to what their receivers accept.
+
+Pure code. A derived name that would be too long is cut and ends in 8 hex characters of a hash of
+the whole name, so it stays unique and the same on every run (a random or shifting name would
+replace the resource). Names that fit are kept as they are, so no running stack changes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+# IAM CreateRole RoleName: 1-64 characters
+# (https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html).
+IAM_ROLE_NAME_MAX = 64
+# EC2 CreateLaunchTemplate LaunchTemplateName: 3-128 characters
+# (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateLaunchTemplate.html).
+LAUNCH_TEMPLATE_NAME_MAX = 128
+# Tags: key 1-128, value 0-256 characters
+# (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html).
+TAG_KEY_MAX = 128
+TAG_VALUE_MAX = 256
+# Helm: "release name ... exceeds max length of 53" (helm/helm pkg/chartutil/validate_name.go
+# maxReleaseNameLen = 53: a release name becomes part of object names and labels of 63).
+HELM_RELEASE_MAX = 53
+# Pulumi auto-names a physical resource ``<logical name>-<7 random characters>`` and refuses a
+# logical name too long for that: "name '<name>-' plus 7 random chars is longer than maximum
+# length 64" (pulumi/pulumi sdk/go/common/resource/resource_id.go NewUniqueHex, called by
+# pulumi-terraform-bridge's AutoName with the property's MaxLength).
+AUTONAME_SUFFIX = 8
+
+_HASH = 8
+
+
+def fit(name: str, limit: int) -> str:
+    """``name`` if it has at most ``limit`` characters, else its first characters, ``-`` and
+    8 hex characters of its SHA-256 (``limit`` characters in all)."""
+    if len(name) <= limit:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:_HASH]
+    return f"{name[: limit - _HASH - 1].rstrip('-')}-{digest}"
+
+
+def fit_autonamed(name: str, limit: int) -> str:
+    """A logical name whose Pulumi auto-name (``name`` + 8) has at most ``limit`` characters."""
+    return fit(name, limit - AUTONAME_SUFFIX)
