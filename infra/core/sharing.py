@@ -16,6 +16,7 @@ from pathlib import Path
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.base import MigSpec, PoolBase, SharingSpec
 from infra.core.config.gke import GkePoolSpec
+from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 
 # Node labels the operator's device plugin and MIG manager read to pick a per-node config
@@ -24,10 +25,6 @@ from infra.core.pools import GPU_RESOURCE, PoolHints
 DEVICE_PLUGIN_CONFIG_LABEL = "nvidia.com/device-plugin.config"
 MIG_CONFIG_LABEL = "nvidia.com/mig.config"
 DEVICE_PLUGIN_CONFIGMAP = "gpu-infra-device-plugin-config"
-# The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator
-# controllers/state_manager.go commonGPULabelKey, hasCommonGPULabel); set up front on the pool so
-# the operands' labels follow without waiting for NFD.
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
 # The MIG profile of a pool under strategy single, for workloads that select nodes by partition size
 # (Flyte's gpu-partition-size-node-label); label values cannot hold '+', so the dotted spelling.
 FLYTE_PARTITION_LABEL = "gpu-infra/gpu-partition-size"
@@ -41,6 +38,12 @@ SHARED_GPU_RESOURCE = f"{GPU_RESOURCE}.shared"
 MIG_PROFILES_CSV = "nvidia_mig_profiles.csv"
 # mig-parted config names that are not `all-<profile>` (config-default.yaml).
 MIG_DISABLED, MIG_ENABLED, MIG_BALANCED = "all-disabled", "all-enabled", "all-balanced"
+
+
+# How the device plugin hands GPUs to containers where the toolkit refuses NVIDIA_VISIBLE_DEVICES
+# from unprivileged pods (EKS AL2023 node bootstrap, the operator's isolation settings):
+# k8s-device-plugin deviceListStrategy / DEVICE_LIST_STRATEGY.
+DEVICE_LIST_STRATEGY = "volume-mounts"
 
 
 @dataclass(frozen=True, slots=True)

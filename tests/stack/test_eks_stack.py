@@ -15,6 +15,7 @@ from infra.components import eks_nodes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import load_stack_file
 from infra.core.eks import planner as core
+from infra.core.labels import POOL_LABEL
 from tests.stack.harness import ROOT, duplicate_urns, run_stack, sdk_problems
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -95,7 +96,7 @@ def test_ca_tags_land_on_the_node_groups_asg(rec):
         assert got[PREFIX + "label/k8s.amazonaws.com/accelerator"] == "nvidia-tesla-t4"
         # Exactly the node group's labels and taints, so CA's template matches real nodes.
         labels = {k.removeprefix(PREFIX + "label/"): v for k, v in got.items() if "/label/" in k}
-        assert labels == ng.inputs["labels"] and labels[core.POOL_LABEL] == pool
+        assert labels == ng.inputs["labels"] and labels[POOL_LABEL] == pool
         taints = {k.removeprefix(PREFIX + "taint/"): v for k, v in got.items() if "/taint/" in k}
         assert taints == {
             t["key"]: f"{t['value']}:{K8S_EFFECT[t['effect']]}" for t in ng.inputs["taints"]
@@ -258,7 +259,7 @@ def test_cluster_is_pulumi_eks_with_oidc_access_entries_api_and_no_default_group
 def test_system_group_is_small_cpu_al2023(rec):
     ng = rec.one(NODE_GROUP, "ml-system").inputs
     assert ng["amiType"] == "AL2023_x86_64_STANDARD" and ng["instanceTypes"] == ["m6i.large"]
-    assert ng["labels"] == {core.POOL_LABEL: "system"} and "taints" not in ng
+    assert ng["labels"] == {POOL_LABEL: "system"} and "taints" not in ng
 
 
 def test_autoscaler_release_is_pinned_and_discovers_by_cluster_name(rec):

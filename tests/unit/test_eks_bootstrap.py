@@ -4,12 +4,12 @@ device plugin strategy that still hands requested GPUs to pods."""
 from __future__ import annotations
 
 from infra.core.eks.bootstrap import (
-    DEVICE_LIST_STRATEGY,
     TOOLKIT_ISOLATION,
     node_user_data,
     toolkit_isolation_script,
 )
 from infra.core.eks.device_plugin import plan_device_plugin
+from infra.core.sharing import DEVICE_LIST_STRATEGY
 
 
 def test_al2023_nvidia_nodes_refuse_nvidia_visible_devices_from_unprivileged_containers():

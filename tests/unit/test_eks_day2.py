@@ -10,9 +10,9 @@ import pytest
 import yaml
 
 from infra.core.config.base import SharingSpec
-from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as eks
 from infra.core.eks.device_plugin import plan_device_plugin
+from infra.core.labels import EKS_ACCELERATOR_LABEL
 from infra.core.pools import Taint
 from tests.unit.test_eks import eks_config, errors_of, plan_of
 
@@ -197,8 +197,8 @@ def test_mig_mixed_group_has_no_accelerator_label_so_ca_does_not_wait_for_gpus()
     )
     (g,) = plan_of(cfg).groups
     assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu"] == "0"
-    assert ca.GPU_LABEL not in g.labels
-    assert PREFIX + "label/" + ca.GPU_LABEL not in g.asg_tags
+    assert EKS_ACCELERATOR_LABEL not in g.labels
+    assert PREFIX + "label/" + EKS_ACCELERATOR_LABEL not in g.asg_tags
 
 
 def test_renamed_time_slicing_tags_the_shared_resource_and_drops_the_accelerator_label():
@@ -210,12 +210,12 @@ def test_renamed_time_slicing_tags_the_shared_resource_and_drops_the_accelerator
     (g,) = plan_of(cfg).groups
     assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu.shared"] == "4"
     assert g.asg_tags[PREFIX + "resources/nvidia.com/gpu"] == "0"
-    assert ca.GPU_LABEL not in g.labels
+    assert EKS_ACCELERATOR_LABEL not in g.labels
 
 
 def test_whole_gpu_groups_keep_the_accelerator_label():
     (g,) = plan_of(eks_config()).groups
-    assert g.labels[ca.GPU_LABEL] == "nvidia-tesla-t4"
+    assert g.labels[EKS_ACCELERATOR_LABEL] == "nvidia-tesla-t4"
 
 
 # --- 6. every NVIDIA instance type ---------------------------------------------------------------

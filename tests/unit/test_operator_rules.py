@@ -8,9 +8,9 @@ from pathlib import Path
 import yaml
 
 from infra.core.config.stack import parse_file
+from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.plan import build_plan
 from infra.core.sharing import (
-    GPU_PRESENT_LABEL,
     _instances_per_gpu,
     mig_config_name,
     mig_gpu,

@@ -13,10 +13,10 @@ import yaml
 from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
 from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
-    GKE_COMPUTE_CLASS_LABEL,
     MIG_CONFIG_LABEL,
     OperatorPlan,
     nvidia_mig_profiles,

@@ -1,7 +1,7 @@
 """Stack-config schema for ``platform: eks``: the cluster block and GPU node groups.
 
 Only shapes and enums live here; rules that need the catalog (instance types, AZ offerings, AMI
-per architecture, Kubernetes-version rules) live in ``infra.core.eks.planner``.
+per architecture, Kubernetes-version rules) live in the ``infra.core.eks`` package.
 """
 
 from __future__ import annotations

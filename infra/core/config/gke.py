@@ -1,7 +1,7 @@
 """Stack-config schema for ``platform: gke``: the cluster block and GPU node pools.
 
 Only shapes and enums live here; rules that need the catalog (zones, machine/GPU pairs) live in
-``infra.core.gke.planner``.
+the ``infra.core.gke`` package (``pools``, ``rules``).
 """
 
 from __future__ import annotations

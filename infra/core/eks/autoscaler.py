@@ -34,10 +34,6 @@ EKS_MANAGED_ASG_TAGS = 5
 MANAGED_ASG_TAGS = EKS_MANAGED_ASG_TAGS + 1
 TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - MANAGED_ASG_TAGS - 5
 
-# CA's AWS provider reads this label to tell GPU nodes apart (GPULabel in aws_cloud_provider.go):
-# it waits for the device plugin instead of over-scaling, and scales GPU nodes down by GPU
-# utilisation (--scale-down-gpu-utilization-threshold) instead of CPU.
-GPU_LABEL = "k8s.amazonaws.com/accelerator"
 
 # cluster-autoscaler Helm chart, pinned once: https://kubernetes.github.io/autoscaler,
 # chart cluster-autoscaler 9.52.1 (released 2025-10-20, kubernetes/autoscaler tag

@@ -27,9 +27,6 @@ TOOLKIT_ISOLATION: tuple[tuple[str, str], ...] = (
     ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
     ("accept-nvidia-visible-devices-as-volume-mounts", "true"),
 )
-# How the device plugin must hand GPUs to containers on such nodes (k8s-device-plugin
-# deviceListStrategy / DEVICE_LIST_STRATEGY).
-DEVICE_LIST_STRATEGY = "volume-mounts"
 _BOUNDARY = "GPUINFRA"
 
 

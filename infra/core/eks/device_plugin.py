@@ -17,9 +17,13 @@ from typing import Any
 import yaml
 
 from infra.core.config.base import SharingSpec
-from infra.core.eks.bootstrap import DEVICE_LIST_STRATEGY
 from infra.core.pools import Taint
-from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL, sharing_config_key, time_slicing_config
+from infra.core.sharing import (
+    DEVICE_LIST_STRATEGY,
+    DEVICE_PLUGIN_CONFIG_LABEL,
+    sharing_config_key,
+    time_slicing_config,
+)
 
 # Pinned once: chart nvidia-device-plugin 0.18.2 from https://nvidia.github.io/k8s-device-plugin
 # (NVIDIA/k8s-device-plugin tag v0.18.2; image nvcr.io/nvidia/k8s-device-plugin:v0.18.2).

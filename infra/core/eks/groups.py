@@ -19,6 +19,7 @@ from infra.core.eks.instance_types import check_types, choose_capacity_type
 from infra.core.eks.lifecycle import FrozenAzs, node_group_name, split_sizes, subnet_hash_inputs
 from infra.core.eks.network import EksNetworkPlan
 from infra.core.errors import Issues, join_path
+from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.pools import PoolHints, Taint
 from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
 
@@ -26,13 +27,8 @@ from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
 # cluster-autoscaler/cloudprovider/aws/aws_manager.go getManagedNodegroupInfo, taints need a value).
 GPU_TAINT = Taint("nvidia.com/gpu", "true", "NoSchedule")
-# The NVIDIA device plugin chart's default affinity accepts this label when NFD is absent
-# (NVIDIA/k8s-device-plugin deployments/helm/nvidia-device-plugin/values.yaml "affinity").
-GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
-# Same key as GKE pools, so workloads select a pool the same way on both clouds.
-POOL_LABEL = "gpu-infra/pool"
 # Labels the planner owns on every GPU group; users may not redefine them.
-RESERVED_LABELS = (GPU_PRESENT_LABEL, autoscaler.GPU_LABEL, POOL_LABEL)
+RESERVED_LABELS = (GPU_PRESENT_LABEL, EKS_ACCELERATOR_LABEL, POOL_LABEL)
 
 # "Maximum of 50 taints per node group" (aws.eks.NodeGroup taints, pulumi-aws schema,
 # https://www.pulumi.com/registry/packages/aws/api-docs/eks/nodegroup/#taints_python).
@@ -274,7 +270,7 @@ def gpu_labels(pool_name: str, accelerator_label: str, user: Mapping[str, str]) 
     return {
         **user,
         GPU_PRESENT_LABEL: "true",
-        autoscaler.GPU_LABEL: accelerator_label,
+        EKS_ACCELERATOR_LABEL: accelerator_label,
         POOL_LABEL: pool_name,
     }
 
@@ -590,7 +586,7 @@ def _plan_labels(
         # scaling up for it (kubernetes/autoscaler cluster-autoscaler/processors/customresources/
         # gpu_processor.go FilterOutNodesWithUnreadyResources); without the label CA judges the
         # node by CPU/memory and its MIG resources like any extended resource.
-        labels.pop(autoscaler.GPU_LABEL, None)
+        labels.pop(EKS_ACCELERATOR_LABEL, None)
     return _NodeLabels(
         labels=labels, taints=tuple(taints), gpu_count=gpu_count, extra=extra, model=model
     )

@@ -24,9 +24,7 @@ from infra.core.eks.device_plugin import (
 from infra.core.eks.groups import (
     AL2_LAST_MINOR,
     EKS_TAINT_EFFECT,
-    GPU_PRESENT_LABEL,
     GPU_TAINT,
-    POOL_LABEL,
     RESERVED_LABELS,
     UPDATE_MAX_UNAVAILABLE,
     EksGroupPlan,
@@ -55,6 +53,7 @@ from infra.core.eks.network import (
 )
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
+from infra.core.labels import POOL_LABEL
 from infra.core.system_pool import aws_architecture, aws_system_type_problem
 
 SYSTEM_GROUP = "system"
@@ -590,9 +589,7 @@ __all__ = [
     "AL2_LAST_MINOR",
     "CONTROL_PLANE_AVOID_AZ_IDS",
     "EKS_TAINT_EFFECT",
-    "GPU_PRESENT_LABEL",
     "GPU_TAINT",
-    "POOL_LABEL",
     "RESERVED_LABELS",
     "EksGroupPlan",
     "EksNetworkPlan",

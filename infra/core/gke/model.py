@@ -22,13 +22,6 @@ GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 # nvidia.com/gpu advertiser (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator).
 NO_GKE_DEVICE_PLUGIN = "gke-no-default-nvidia-gpu-device-plugin"
 
-POOL_LABEL = "gpu-infra/pool"
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
-ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
-# The label GKE puts on every node with its node pool's name
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pools: "Each node in the pool has
-# a Kubernetes node label, cloud.google.com/gke-nodepool, which has the node pool's name").
-NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 
 # cloud-platform lets IAM on the node service account be the only gate; narrower scopes break the
 # driver installer and image pulls

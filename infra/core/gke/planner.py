@@ -19,15 +19,12 @@ from infra.core.config.stack import StackConfig, gcp_region_of
 from infra.core.errors import Issues, join_path
 from infra.core.gke.cluster import plan_cluster
 from infra.core.gke.model import (
-    ACCELERATOR_LABEL,
-    COMPUTE_CLASS_LABEL,
     GPU_TAINT,
     IMAGE_STREAMING_ROLE,
     IMAGE_STREAMING_SERVICE,
     NO_GKE_DEVICE_PLUGIN,
     NODE_SA_ROLES,
     NODE_SCOPES,
-    POOL_LABEL,
     RESERVATION_KEY,
     AuthorizedNetworkPlan,
     ComputeClassPlan,
@@ -38,11 +35,12 @@ from infra.core.gke.model import (
 )
 from infra.core.gke.pools import PoolContext, plan_pools
 from infra.core.kubeconfig import exec_kubeconfig
+from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL, POOL_LABEL
 from infra.core.system_pool import gcp_system_type_problem
 
 __all__ = [
-    "ACCELERATOR_LABEL",
-    "COMPUTE_CLASS_LABEL",
+    "GKE_ACCELERATOR_LABEL",
+    "GKE_COMPUTE_CLASS_LABEL",
     "GPU_TAINT",
     "NODE_SA_ROLES",
     "NODE_SCOPES",
@@ -133,7 +131,7 @@ def gke_pool_outputs(
             tolerations += [t for t in e.get("tolerations", []) if t not in tolerations]
         out[cc.name] = {
             **first,
-            "nodeSelector": {COMPUTE_CLASS_LABEL: cc.name},
+            "nodeSelector": {GKE_COMPUTE_CLASS_LABEL: cc.name},
             "tolerations": tolerations,
             "gpusPerNode": min(e["gpusPerNode"] for e in entries),
             "physicalGpusPerNode": min(e["physicalGpusPerNode"] for e in entries),

@@ -12,12 +12,8 @@ from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
 from infra.core.gke.model import (
-    ACCELERATOR_LABEL,
-    COMPUTE_CLASS_LABEL,
     GPU_TAINT,
     NO_GKE_DEVICE_PLUGIN,
-    NODEPOOL_LABEL,
-    POOL_LABEL,
     ComputeClassPlan,
     GkePoolPlan,
     GpuDriverVersion,
@@ -35,6 +31,12 @@ from infra.core.gke.rules import (
 )
 from infra.core.gke.series import series_of
 from infra.core.gke.versions import check_feature_version
+from infra.core.labels import (
+    GKE_ACCELERATOR_LABEL,
+    GKE_COMPUTE_CLASS_LABEL,
+    GKE_NODEPOOL_LABEL,
+    POOL_LABEL,
+)
 from infra.core.pools import PoolHints, Taint
 from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels, schedulable_gpus
@@ -150,14 +152,14 @@ def _plan_fallback(
 def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
     """Bind a manual pool to a ComputeClass: the label selects it, the taint keeps others off
     (https://cloud.google.com/kubernetes-engine/docs/how-to/use-node-pools-compute-class)."""
-    taint = Taint(COMPUTE_CLASS_LABEL, compute_class, "NoSchedule")
-    labels = {**pool.labels, COMPUTE_CLASS_LABEL: compute_class}
+    taint = Taint(GKE_COMPUTE_CLASS_LABEL, compute_class, "NoSchedule")
+    labels = {**pool.labels, GKE_COMPUTE_CLASS_LABEL: compute_class}
     hints = replace(
         pool.hints,
         labels=labels,
         taints=(*pool.hints.taints, taint),
         # The class only: pinning one pool's accelerator would defeat the fallback.
-        node_selector={COMPUTE_CLASS_LABEL: compute_class},
+        node_selector={GKE_COMPUTE_CLASS_LABEL: compute_class},
     )
     return replace(
         pool, labels=labels, taints=(*pool.taints, taint), compute_class=compute_class, hints=hints
@@ -270,7 +272,7 @@ def _hints(
         memory_gib=shape.machine.memory_gib,
         node_image=spec.image_type,
         driver=gpu.driver,
-        node_selector={NODEPOOL_LABEL: name, ACCELERATOR_LABEL: shape.accelerator},
+        node_selector={GKE_NODEPOOL_LABEL: name, GKE_ACCELERATOR_LABEL: shape.accelerator},
         labels=labels,
         taints=taints,
         spot=spec.spot,

@@ -21,17 +21,16 @@ from typing import Any
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.base import PoolBase
-from infra.core.eks import autoscaler
-from infra.core.gke.model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
+from infra.core.labels import EKS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
 
 # Node labels that carry the accelerator name per platform: GKE sets its own; gpu-infra puts
-# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks.planner) and, on-prem, labels the
+# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks.groups) and, on-prem, labels the
 # listed nodes with its own key.
 DEVICE_LABEL = {
-    "gke": ACCELERATOR_LABEL,
-    "eks": autoscaler.GPU_LABEL,
+    "gke": GKE_ACCELERATOR_LABEL,
+    "eks": EKS_ACCELERATOR_LABEL,
     "kubernetes": "gpu-infra/accelerator",
 }
 # flytekit's NVIDIA accelerator constants (flyteorg/flytekit flytekit/extras/accelerators.py:
@@ -133,7 +132,7 @@ def flyte(
     tolerations: list[dict[str, str]] = []
     for _, hints, _ in targets:
         for tol in hints["tolerations"]:
-            if tol not in tolerations and tol.get("key") != COMPUTE_CLASS_LABEL:
+            if tol not in tolerations and tol.get("key") != GKE_COMPUTE_CLASS_LABEL:
                 tolerations.append(dict(tol))
     partition = _partition_label(platform, targets)
     plugin = _plugin_k8s(platform, resource, tolerations, partition)
@@ -238,7 +237,7 @@ def carried_labels(
     patch of listed nodes."""
     labels = {**h.labels}
     if platform == "gke":
-        labels[ACCELERATOR_LABEL] = h.gpu_type
+        labels[GKE_ACCELERATOR_LABEL] = h.gpu_type
         gke_partition = getattr(getattr(pool, "gpu", None), "partition_size", None)
         if gke_partition:
             labels[GKE_PARTITION_LABEL] = str(gke_partition)

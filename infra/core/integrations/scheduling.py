@@ -7,15 +7,9 @@ from dataclasses import replace
 from typing import Any
 
 from infra.core.config.base import PoolBase
-from infra.core.eks import autoscaler
-from infra.core.gke.model import ACCELERATOR_LABEL, COMPUTE_CLASS_LABEL
+from infra.core.labels import EKS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
-
-# The label EKS GPU nodes carry, for workloads' node selectors: set by infra.core.eks.planner on every GPU
-# node group, the key cluster-autoscaler reads as its GPU label. GKE's is ACCELERATOR_LABEL
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus).
-EKS_ACCELERATOR_LABEL = autoscaler.GPU_LABEL
 
 
 def scheduling_hints(
@@ -24,11 +18,11 @@ def scheduling_hints(
     """What a workload needs to land on pool ``h``: node selector, tolerations, resource name(s),
     slots per node and, when the nvidia runtime is not containerd's default, the runtime class."""
     selector = dict(h.node_selector)
-    # A pod selects a GKE ComputeClass by COMPUTE_CLASS_LABEL and GKE picks any of the class's
+    # A pod selects a GKE ComputeClass by GKE_COMPUTE_CLASS_LABEL and GKE picks any of the class's
     # priorities (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes);
     # adding gke-accelerator would pin one pool's GPU and defeat the fallback.
-    if platform == "gke" and COMPUTE_CLASS_LABEL not in selector:
-        selector.setdefault(ACCELERATOR_LABEL, h.gpu_type)
+    if platform == "gke" and GKE_COMPUTE_CLASS_LABEL not in selector:
+        selector.setdefault(GKE_ACCELERATOR_LABEL, h.gpu_type)
     elif platform == "eks" and EKS_ACCELERATOR_LABEL in h.labels:
         selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
     tolerations: list[dict[str, str]] = h.tolerations()
@@ -70,7 +64,9 @@ def workload_targets(
         key = h.name
         if h.platform == "gke":
             key = (
-                h.node_selector.get(COMPUTE_CLASS_LABEL) or h.labels.get(COMPUTE_CLASS_LABEL) or key
+                h.node_selector.get(GKE_COMPUTE_CLASS_LABEL)
+                or h.labels.get(GKE_COMPUTE_CLASS_LABEL)
+                or key
             )
         groups.setdefault(key, []).append(h)
     out: list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]] = []
@@ -86,7 +82,7 @@ def workload_targets(
         taints: list[Any] = []
         for m in members:
             taints += [t for t in m.taints if t not in taints]
-        selector = {COMPUTE_CLASS_LABEL: key}
+        selector = {GKE_COMPUTE_CLASS_LABEL: key}
         model = " or ".join(dict.fromkeys(m.gpu_model for m in members))
         first = members[0]
         h = replace(

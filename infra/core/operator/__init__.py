@@ -4,11 +4,12 @@ smoke tests and the per-pool hints workloads need.
 Everything is decided here from the stack config and the platform plans' ``PoolHints``; the
 component (``infra.components.gpu_operator``) only maps the plan onto resources. Modules by concern:
 ``model`` (types, chart coordinates), ``presets``, ``toolkit``, ``gpu_sharing`` (operator side of
-time-slicing/MIG; the neutral facts are ``infra.core.sharing``), ``values``, ``objects``, ``planner``.
+time-slicing/MIG; the neutral facts are ``infra.core.sharing``), ``values``, ``objects``, ``planner``. May import: `config`, `integrations`, the cross-platform
+modules (`pools`, `labels`, `sharing`, `errors`) and the platforms' plan types (`gke.model`); no
+platform internals, Pulumi or a cloud SDK.
 """
 
 from infra.core.operator.model import (
-    GKE_COMPUTE_CLASS_LABEL,
     PRIVILEGED_PSA,
     SMOKE_TEST_DEADLINE_SECONDS,
     HelmRelease,
@@ -30,7 +31,6 @@ from infra.core.sharing import (
 __all__ = [
     "DEVICE_PLUGIN_CONFIGMAP",
     "DEVICE_PLUGIN_CONFIG_LABEL",
-    "GKE_COMPUTE_CLASS_LABEL",
     "MIG_CONFIG_LABEL",
     "PRIVILEGED_PSA",
     "SMOKE_TEST_DEADLINE_SECONDS",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from infra.core.gke.model import ACCELERATOR_LABEL, NO_GKE_DEVICE_PLUGIN, NODEPOOL_LABEL
+from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
+from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL
 from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
 from infra.core.pools import PoolHints
 
@@ -139,12 +140,12 @@ def installer_daemonset(mode: str, pools: Sequence[str]) -> Manifest:
         ],
     }
     match = [
-        {"key": ACCELERATOR_LABEL, "operator": "Exists"},
+        {"key": GKE_ACCELERATOR_LABEL, "operator": "Exists"},
         {"key": GKE_DRIVER_VERSION_LABEL, "operator": "DoesNotExist"},
         {"key": GKE_CONFIDENTIAL_LABEL, "operator": "DoesNotExist"},
         # Ours on top of upstream's: only the pools handed to the operator, in this driver mode.
         {"key": NO_GKE_DEVICE_PLUGIN, "operator": "In", "values": ["true"]},
-        {"key": NODEPOOL_LABEL, "operator": "In", "values": sorted(pools)},
+        {"key": GKE_NODEPOOL_LABEL, "operator": "In", "values": sorted(pools)},
     ]
     return {
         "apiVersion": "apps/v1",

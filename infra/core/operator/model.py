@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.config.base import PoolBase
-from infra.core.gke.model import COMPUTE_CLASS_LABEL
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
@@ -56,9 +56,6 @@ SMOKE_TEST_DEADLINE_SECONDS = 1800
 
 
 PoolSpecs = Mapping[str, tuple[int, PoolBase]]
-# GKE binds a pool with `fallback` alternatives, and its `<pool>-fb<N>` pools planned from them, to
-# a ComputeClass named after the pool (infra.core.gke.planner); the alternatives share that gpuPools entry.
-GKE_COMPUTE_CLASS_LABEL = COMPUTE_CLASS_LABEL
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -131,4 +128,6 @@ class OperatorPlan:
 def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
     """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
     own = specs.get(h.name)
+    # GKE binds a pool with `fallback` alternatives, and the pools planned from them, to a
+    # ComputeClass named after the pool (infra.core.gke.pools): they share that gpuPools entry.
     return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]

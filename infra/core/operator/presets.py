@@ -10,7 +10,6 @@ from infra.core.config.base import PoolBase
 from infra.core.config.kubernetes import Distribution
 from infra.core.config.operator import EksPreset, GkePreset
 from infra.core.config.stack import StackConfig
-from infra.core.eks import bootstrap as eks_bootstrap
 from infra.core.errors import Issues, join_path
 from infra.core.operator.gke_driver import COS_DRIVER_MODES
 from infra.core.operator.helm_values import Setting, is_cdi_era
@@ -21,6 +20,7 @@ from infra.core.operator.model import (
     spec_of,
 )
 from infra.core.pools import PoolHints
+from infra.core.sharing import DEVICE_LIST_STRATEGY
 
 PLATFORM_PRESETS: dict[str, tuple[str, ...]] = {
     "gke": get_args(GkePreset),
@@ -156,7 +156,7 @@ def _eks_settings(preset: str) -> list[tuple[str, Any, str]]:
         out.append(
             (
                 "devicePlugin.env[DEVICE_LIST_STRATEGY]",
-                eks_bootstrap.DEVICE_LIST_STRATEGY,
+                DEVICE_LIST_STRATEGY,
                 "EKS AL2023 nodes accept only the device plugin's volume-mount device list "
                 "(accept-nvidia-visible-devices-envvar-when-unprivileged = false at boot)",
             )

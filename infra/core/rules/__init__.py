@@ -4,7 +4,8 @@ One place per rule, one module per receiver (kubernetes, images_paths, gcp, aws)
 re-exports them all. Each rule is a plain function ``check_*(value) -> value`` raising ``ValueError``
 with the reason (value shortened, rule named) and an ``Annotated`` type the config schemas use.
 Each cites its primary source in a one-line comment; tests/unit/test_config_rules.py has a test
-named after each.
+named after each. May import only `errors` and the standard library (limits come from
+`infra/core/data/receiver_limits.csv` through `limits`).
 """
 
 from __future__ import annotations

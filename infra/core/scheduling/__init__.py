@@ -3,6 +3,7 @@
 ``predicates`` decides whether a pod fits a node (node selector and required node affinity,
 taints and tolerations, resources) or a namespace's ResourceQuota; ``nodes`` builds the node the
 cluster-autoscaler imagines at zero and the node as it runs, from a plan; ``workloads`` builds
-every pod the plan emits or describes. ``proof`` runs one over the other. Imports only
-``infra.core`` modules below it (plan, pools, sharing, operator outputs); no Pulumi, no SDK.
+every pod the plan emits or describes. ``proof`` runs one over the other. May import the plan,
+the operator, integrations, the cross-platform modules and the platforms' plan types, plus
+``eks.autoscaler`` (the template tags, read as cluster-autoscaler reads them); no Pulumi, no SDK.
 """

@@ -20,14 +20,14 @@ from typing import TYPE_CHECKING, Any
 
 from infra.core.config.base import PoolBase
 from infra.core.eks.autoscaler import TEMPLATE_PREFIX
-from infra.core.gke.model import ACCELERATOR_LABEL, NODEPOOL_LABEL
 from infra.core.integrations.jupyterhub import allocatable_mib
+from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL, GPU_PRESENT_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.scheduling.predicates import Node, quantity
-from infra.core.sharing import GPU_PRESENT_LABEL, advertised_resources, pool_mig_gpu
+from infra.core.sharing import advertised_resources, pool_mig_gpu
 
 if TYPE_CHECKING:
-    from infra.core.eks.groups import EksGroupPlan
+    from infra.core.eks.planner import EksGroupPlan
     from infra.core.gke.model import GkePoolPlan
 
 # GKE's own partitioning labels the node with the partition size
@@ -64,7 +64,7 @@ def running_allocatable(
 def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     """Labels GKE puts on every node of the pool (gke-nodepool, gke-accelerator, partition size;
     https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
-    labels = {NODEPOOL_LABEL: p.name, ACCELERATOR_LABEL: p.accelerator}
+    labels = {GKE_NODEPOOL_LABEL: p.name, GKE_ACCELERATOR_LABEL: p.accelerator}
     if p.partition_size:
         labels[GKE_PARTITION_LABEL] = p.partition_size
     return labels

@@ -11,9 +11,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.eks.autoscaler import GPU_LABEL as EKS_GPU_LABEL
-from infra.core.gke.model import COMPUTE_CLASS_LABEL
 from infra.core.integrations.scheduling import workload_targets
+from infra.core.labels import EKS_ACCELERATOR_LABEL as EKS_GPU_LABEL
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.operator.model import PoolSpecs, spec_of
 from infra.core.pools import GPU_RESOURCE
 from infra.core.scheduling import nodes, workloads
@@ -66,7 +66,7 @@ def plan_workloads(plan: Plan) -> list[Workload]:
     names = [h.name for h in plan.pools]
     classes: dict[str, list[str]] = {}
     for h in plan.pools:
-        cls = h.labels.get(COMPUTE_CLASS_LABEL)
+        cls = h.labels.get(GKE_COMPUTE_CLASS_LABEL)
         if h.platform == "gke" and cls:
             classes.setdefault(cls, []).append(h.name)
 

@@ -1,0 +1,31 @@
+"""Node labels more than one part of the plan reads: platform planners set them, the operator, the
+integrations and the scheduling proof select on them. One home, so a workload never selects a
+label a pool does not carry. Pure constants; imports nothing.
+"""
+
+from __future__ import annotations
+
+# gpu-infra's own pool label, the same key on every platform so workloads select a pool alike.
+POOL_LABEL = "gpu-infra/pool"
+# The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator
+# controllers/state_manager.go commonGPULabelKey, hasCommonGPULabel); the device plugin chart's
+# default affinity accepts it when NFD is absent (NVIDIA/k8s-device-plugin
+# deployments/helm/nvidia-device-plugin/values.yaml "affinity"). Set up front on GPU pools.
+GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
+
+# GKE: the GPU type of a node (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus#multiple_gpus).
+GKE_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+# GKE: the ComputeClass a pod selects and a pool serves
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes).
+GKE_COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# GKE: "Each node in the pool has a Kubernetes node label, cloud.google.com/gke-nodepool, which has
+# the node pool's name" (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pools).
+GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+
+# EKS: the label cluster-autoscaler's AWS provider reads to tell GPU nodes apart (GPULabel in
+# kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_cloud_provider.go): it waits for
+# the device plugin instead of over-scaling and scales GPU nodes down by GPU utilisation.
+EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
+
+# The node label that names a pool's GPU model, per platform (on-prem pools carry their own).
+ACCELERATOR_LABELS = {"gke": GKE_ACCELERATOR_LABEL, "eks": EKS_ACCELERATOR_LABEL}
