@@ -44,7 +44,7 @@ IN_CLUSTER = (
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block-style YAML that keeps key order (as the program wrote it)."""
+    """Block-style YAML that keeps the key order :func:`canonical` gives."""
 
 
 def _str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
@@ -55,9 +55,28 @@ def _str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
 _Dumper.add_representer(str, _str)
 
 
+# Keys written first, in this order, as Kubernetes documents and kubectl show them; every other
+# key follows sorted. The recording's key order is not stable from run to run (the engine passes
+# inputs as protobuf Structs, whose maps have no order), and an export must be byte-identical for
+# an unchanged stack or every re-export is a Git diff.
+FIRST_KEYS = ("apiVersion", "kind", "metadata", "name", "namespace")
+
+
+def canonical(doc: Any) -> Any:
+    """``doc`` with every mapping's keys in a fixed order: :data:`FIRST_KEYS` first, the rest
+    sorted; list order is kept (it is meaningful: env, containers, resources)."""
+    if isinstance(doc, Mapping):
+        first = [k for k in FIRST_KEYS if k in doc]
+        rest = sorted((k for k in doc if k not in FIRST_KEYS), key=str)
+        return {k: canonical(doc[k]) for k in first + rest}
+    if isinstance(doc, list | tuple):
+        return [canonical(v) for v in doc]
+    return doc
+
+
 def dump(doc: Any) -> str:
-    """YAML text of one document."""
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+    """YAML text of one document, keys in :func:`canonical` order."""
+    return yaml.dump(canonical(doc), Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
 def _slug(text: str) -> str:
