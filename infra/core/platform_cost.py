@@ -162,11 +162,38 @@ def _cloud_nat(gke: GkePlan, region: str, system_nodes: tuple[int, int]) -> Line
     return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
 
 
+@functools.cache
+def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
+    """Kubernetes minor version -> the day (ISO date, UTC) EKS standard support ends for it."""
+    return {
+        r["version"]: r["end_of_standard_support"]
+        for r in read_rows("eks_standard_support.csv", data_dir)
+    }
+
+
+def eks_control_plane(version: str, region: str) -> Line:
+    """The EKS control-plane fee for a cluster on ``version``, priced on the date the prices were
+    read: the extended-support rate from the day the version leaves standard support ("Billing for
+    extended support starts at the beginning of the day that the version reaches end of standard
+    support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html)."""
+    standard = price_of("aws", "eks-cluster-fee", region)
+    end = eks_standard_support_ends().get(version)
+    if standard is None or end is None:
+        why = "no price" if standard is None else f"no end-of-standard-support date for {version}"
+        return Line("control plane (EKS fee)", None, None, None, f"EKS control plane: {why}")
+    if standard.as_of < end:
+        return Line(f"control plane (EKS fee, {version} in standard support)", standard.usd,
+                    standard.usd, standard)  # fmt: skip
+    item = f"control plane (EKS fee, {version} in extended support since {end})"
+    return _line(item, "aws", "eks-cluster-fee-extended", region, 1, 1, "EKS extended support")
+
+
 def eks_lines(eks: EksPlan, region: str) -> list[Line]:
-    """EKS: cluster fee (standard support), NAT gateways and their addresses, gp3 root volumes."""
+    """EKS: control-plane fee (standard or extended support by the cluster's Kubernetes version),
+    NAT gateways and their addresses, gp3 root volumes."""
     lines: list[Line] = []
     if not eks.existing:
-        lines.append(_line("control plane (EKS fee)", "aws", "eks-cluster-fee", region, 1, 1, ""))
+        lines.append(eks_control_plane(eks.kubernetes_version, region))
     net = eks.network
     if net is not None and net.create and net.nat_az_ids:
         n = len(net.nat_az_ids)
