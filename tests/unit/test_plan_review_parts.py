@@ -83,3 +83,28 @@ def test_colour_adds_only_ansi_codes_the_text_stays_the_same():
     painted = colour_text(text)
     assert painted != text and "\033[" in painted
     assert __import__("re").sub(r"\033\[[0-9;]*m", "", painted) == text
+
+
+def _reviewed(change: Change, old_inputs: dict, new_inputs: dict | None) -> rv.Review:
+    old = [{"urn": change.urn, "inputs": old_inputs}]
+    new = [] if new_inputs is None else [{"urn": change.urn, "inputs": new_inputs}]
+    return rv.review(old, new, [change], (NO_COST, NO_COST), ("old", "new"))
+
+
+def test_fail_on_disruptive_catches_a_gke_zone_dropped_from_node_locations():
+    c = Change("u", NP, "p", "update", ("nodeLocations",))
+    rev = _reviewed(c, {"nodeLocations": ["us-central1-a", "us-central1-f"]},
+                    {"nodeLocations": ["us-central1-a"]})  # fmt: skip
+    (hit,) = rv.failures(rev, "disruptive")
+    assert "us-central1-f" in hit and "removed" in hit
+    added = _reviewed(c, {"nodeLocations": ["us-central1-a"]},
+                      {"nodeLocations": ["us-central1-a", "us-central1-f"]})  # fmt: skip
+    assert rv.failures(added, "disruptive") == []  # a zone added removes no node
+
+
+def test_fail_on_disruptive_catches_a_deleted_namespace_and_everything_in_it():
+    c = Change("u", "kubernetes:core/v1:Namespace", "ns-training", "delete")
+    rev = _reviewed(c, {"metadata": {"name": "training"}}, None)
+    (hit,) = rv.failures(rev, "disruptive")
+    assert "namespace" in hit and "deleted" in hit
+    assert rv.review_json(rev)["changes"][0]["disruptive"]
