@@ -74,9 +74,18 @@ def display_path(path: Path) -> str:
 def _git_show(spec: str, ref: str, rel: str) -> str:
     # `git show REF:./path` resolves path from the working directory, `REF:path` from the top
     # of the repository (gitrevisions(7), "<rev>:<path>").
+    if ref.startswith("-") or not ref:
+        # git would read "-..." as an option (`--output=FILE` writes a file): refuse it, and
+        # end git's options before the argument anyway ("--end-of-options", gitcli(7)).
+        raise ConfigErrors(
+            [ConfigIssue("--diff", f"{spec}: a git ref cannot be empty or start with '-'")]
+        )
     try:
         proc = subprocess.run(
-            ["git", "show", f"{ref}:{rel}"], capture_output=True, text=True, check=False
+            ["git", "show", "--end-of-options", f"{ref}:{rel}"],
+            capture_output=True,
+            text=True,
+            check=False,
         )
     except OSError as e:
         raise ConfigErrors([ConfigIssue("--diff", f"{spec}: cannot run git: {e}")]) from e

@@ -108,3 +108,24 @@ def test_fail_on_disruptive_catches_a_deleted_namespace_and_everything_in_it():
     (hit,) = rv.failures(rev, "disruptive")
     assert "namespace" in hit and "deleted" in hit
     assert rv.review_json(rev)["changes"][0]["disruptive"]
+
+
+def test_a_diff_ref_starting_with_a_dash_is_refused_never_passed_to_git_as_an_option(tmp_path):
+    import pytest
+
+    from infra.core.errors import ConfigErrors
+
+    target = tmp_path / "written"
+    with pytest.raises(ConfigErrors) as e, rv.old_stack_file(f"--output={target}:y"):
+        pass
+    assert "start with '-'" in str(e.value) and not target.exists()
+
+
+def test_hide_note_with_an_id_no_note_has_is_reported(capsys):
+    from infra.planview import notes
+
+    text = "eks: something worth knowing"
+    assert notes.shown(text, frozenset())
+    assert notes.unknown_ids([note_id(text), "nope-0000", "all"]) == ["nope-0000"]
+    notes.warn_unknown(["nope-0000"])
+    assert "--hide-note nope-0000: no note has this id" in capsys.readouterr().err
