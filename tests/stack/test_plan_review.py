@@ -154,6 +154,24 @@ def test_fleet_table_has_a_row_per_stack_and_a_total(capsys):
     assert [ln.split()[0] for ln in lines[1:4]] == ["gke-t4", "gke-a100-mig", "TOTAL"]
 
 
+def test_fleet_counts_a_stack_named_twice_once_by_name_or_by_path(capsys):
+    t4_path = str(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    args = ["--stack", "gke-t4", "--stack", "gke-t4", "--stack", t4_path, "--json"]
+    assert plan_cli.main(args) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["totals"]["stacks"] == 1 and doc["totals"]["gpusAtMax"] == 20
+    assert err.count("the same stack file as gke-t4; planned once") == 2
+
+
+def test_fleet_refuses_two_files_of_the_same_stack_name(tmp_path, capsys):
+    copy = tmp_path / "Pulumi.gke-t4.yaml"
+    copy.write_text((ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text())
+    assert plan_cli.main(["--stack", "gke-t4", "--stack", str(copy), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["totals"]["gpusAtMax"] == 20 and "already in the fleet" in err
+
+
 def test_fleet_with_an_invalid_stack_exits_2_naming_it_and_plans_the_rest(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--stack", "nope"]) == 2
     out, err = capsys.readouterr()
