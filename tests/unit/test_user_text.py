@@ -28,3 +28,11 @@ def test_readme_and_docs_carry_no_process_wording():
 
 def test_plan_cli_help_carries_no_process_wording():
     assert not PROCESS_WORDING.search(plan_cli._parser().format_help())
+
+
+def test_aws_deploy_permissions_let_eks_create_its_service_linked_roles():
+    # "When you create a node group ... Amazon EKS creates the service-linked role for you", with
+    # the caller's iam:CreateServiceLinkedRole (using-service-linked-roles-eks-nodegroups.html).
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (deploy,) = [ln for ln in readme.splitlines() if ln.startswith("| `pulumi up` / `destroy`")]
+    assert "iam:CreateServiceLinkedRole" in deploy and "eks-nodegroup.amazonaws.com" in deploy
