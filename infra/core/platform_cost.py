@@ -41,6 +41,12 @@ class UnitPrice:
     usd: float
     source: str
     as_of: str
+    verified: bool = True  # False: the row has no quote, it was not re-read at the source on as_of
+
+    @property
+    def dated(self) -> str:
+        """``as_of`` as a reader should take it: a date the price was read, or one it was not."""
+        return self.as_of if self.verified else f"{self.as_of}, not re-read at the source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +75,12 @@ def unit_prices(data_dir: Path = DATA_DIR) -> dict[tuple[str, str, str], UnitPri
     """``(cloud, item, region) -> price`` (region ``*``: every region)."""
     return {
         (r["cloud"], r["item"], r["region"]): UnitPrice(
-            r["item"], r["unit"], float(r["price_usd"]), r["source"], r["as_of"]
+            r["item"],
+            r["unit"],
+            float(r["price_usd"]),
+            r["source"],
+            r["as_of"],
+            bool(r["quote"].strip()),
         )
         for r in read_rows("platform_prices.csv", data_dir)
     }
@@ -125,9 +136,16 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     for p in gke.pools:
         size = p.disk_size_gb or GKE_DEFAULT_DISK_GB
         disks.append(
-            _line("", "gcp", f"disk-{p.disk_type}", region, p.total_min * size,
-                  p.total_max * size, p.name)
-        )  # fmt: skip
+            _line(
+                "",
+                "gcp",
+                f"disk-{p.disk_type}",
+                region,
+                p.total_min * size,
+                p.total_max * size,
+                p.name,
+            )
+        )
         if p.local_ssd_count:
             gb = p.local_ssd_count * LOCAL_SSD_GB
             ssd.append(
@@ -136,10 +154,24 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     if not gke.cluster.existing:
         lo, hi = system_nodes
         disks.append(
-            _line("", "gcp", f"disk-{gke.cluster.system_disk_type}", region,
-                  lo * GKE_DEFAULT_DISK_GB, hi * GKE_DEFAULT_DISK_GB, "system")
-        )  # fmt: skip
+            _line(
+                "",
+                "gcp",
+                f"disk-{gke.cluster.system_disk_type}",
+                region,
+                lo * GKE_DEFAULT_DISK_GB,
+                hi * GKE_DEFAULT_DISK_GB,
+                "system",
+            )
+        )
     lines += [x for x in (_sum_lines("boot disks", disks), _sum_lines("local SSD", ssd)) if x]
+    if not gke.cluster.private_nodes:
+        # Public nodes hold one external IPv4 each, billed per in-use address
+        # (https://cloud.google.com/vpc/network-pricing#ipaddress).
+        lo = system_nodes[0] + sum(p.total_min for p in gke.pools)
+        hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
+        lines.append(_line("external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
+                           lo, hi, "node addresses"))  # fmt: skip
     if gke.cluster.cloud_nat:
         lines.append(_cloud_nat(gke, region, system_nodes))
     return lines
@@ -214,9 +246,16 @@ def eks_lines(eks: EksPlan, region: str) -> list[Line]:
     if eks.system is not None:
         s = eks.system
         disks.append(
-            _line("", "aws", "ebs-gp3", region, s.min_size * s.disk_size_gib,
-                  s.max_size * s.disk_size_gib, s.name)
-        )  # fmt: skip
+            _line(
+                "",
+                "aws",
+                "ebs-gp3",
+                region,
+                s.min_size * s.disk_size_gib,
+                s.max_size * s.disk_size_gib,
+                s.name,
+            )
+        )
     line = _sum_lines("boot disks (gp3)", disks)
     return lines + ([line] if line else [])
 

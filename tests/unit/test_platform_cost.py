@@ -119,3 +119,27 @@ def test_every_eks_support_date_has_a_source_and_read_date():
     for r in rows:
         assert r["source"].startswith("https://") and re.fullmatch(r"20\d\d-\d\d-\d\d", r["as_of"])
         assert re.fullmatch(r"20\d\d-\d\d-\d\d", r["end_of_standard_support"]), r
+
+
+# --- price dates that say whether the price was read; GKE node addresses ------------------------
+
+
+def test_a_price_row_without_a_quote_is_shown_as_not_re_read_at_its_source():
+    from infra.core.platform_cost import unit_prices
+
+    for p in unit_prices().values():
+        assert p.dated == p.as_of if p.verified else p.dated.endswith("not re-read at the source")
+    disks = _line(_cost("gke-t4"), "boot disks")  # pd-balanced: no quote in the file
+    assert disks.price is not None and not disks.price.verified
+    assert "not re-read" in disks.price.dated
+
+
+def test_public_gke_nodes_pay_for_one_external_ipv4_each_private_nodes_none():
+    # gke-t4: public nodes, 3-23 of them (3 system + 0-20 GPU); $0.005/h per in-use address
+    # (https://cloud.google.com/vpc/network-pricing#ipaddress).
+    ip = _line(_cost("gke-t4"), "external IPv4")
+    assert ip.at_min == pytest.approx(3 * 0.005) and ip.at_max == pytest.approx(23 * 0.005)
+    _, raw = load_stack_file(stack_file("gke-t4"))
+    raw["gpu-infra:cluster"]["privateNodes"] = True
+    private = estimate(build_plan(parse(raw, "gke-t4")))
+    assert not [x for x in private.lines if x.item.startswith("external IPv4")]
