@@ -159,6 +159,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(e)  # exits 2 with the usage line
     from infra.planview import notes as notes_view
 
+    code = _main(args)
+    notes_view.warn_unknown(args.hide_note or ())
+    return code
+
+
+def _main(args: argparse.Namespace) -> int:
+    from infra.planview import notes as notes_view
+
     hidden = notes_view.hidden(args.hide_note)
     if args.all or len(args.stack or ()) > 1:
         from infra.planview.fleet import run_fleet

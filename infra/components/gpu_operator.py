@@ -1,4 +1,4 @@
-"""The NVIDIA GPU Operator and the in-cluster GPU setup workloads need (issue 4).
+"""The NVIDIA GPU Operator and the in-cluster GPU setup workloads need.
 
 Thin: every value and object comes from ``OperatorPlan`` (``infra.core.operator``). Order:
 namespace -> objects the operator's pods need at install (GKE driver installer DaemonSet,

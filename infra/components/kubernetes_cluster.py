@@ -1,4 +1,4 @@
-"""An existing cluster reached through a kubeconfig (``platform: kubernetes``, issue 4).
+"""An existing cluster reached through a kubeconfig (``platform: kubernetes``).
 
 Nothing is created but the Kubernetes provider: the cluster, its nodes and its container runtime
 already exist. The GPU Operator and workload helpers are then built on the returned handle.

@@ -179,7 +179,14 @@ def _line_json(x: Line) -> dict[str, Any]:
         "atMinPerMonth": _month(x.at_min),
         "atMaxPerMonth": _month(x.at_max),
         "prices": [
-            {"item": p.item, "usd": p.usd, "unit": p.unit, "source": p.source, "asOf": p.as_of}
+            {
+                "item": p.item,
+                "usd": p.usd,
+                "unit": p.unit,
+                "source": p.source,
+                "asOf": p.as_of,
+                "verified": p.verified,
+            }
             for p in x.prices
         ],
         "unpriced": x.missing or None,

@@ -41,6 +41,12 @@ class UnitPrice:
     usd: float
     source: str
     as_of: str
+    verified: bool = True  # False: the row has no quote, it was not re-read at the source on as_of
+
+    @property
+    def dated(self) -> str:
+        """``as_of`` as a reader should take it: a date the price was read, or one it was not."""
+        return self.as_of if self.verified else f"{self.as_of}, not re-read at the source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +75,12 @@ def unit_prices(data_dir: Path = DATA_DIR) -> dict[tuple[str, str, str], UnitPri
     """``(cloud, item, region) -> price`` (region ``*``: every region)."""
     return {
         (r["cloud"], r["item"], r["region"]): UnitPrice(
-            r["item"], r["unit"], float(r["price_usd"]), r["source"], r["as_of"]
+            r["item"],
+            r["unit"],
+            float(r["price_usd"]),
+            r["source"],
+            r["as_of"],
+            bool(r["quote"].strip()),
         )
         for r in read_rows("platform_prices.csv", data_dir)
     }
@@ -125,9 +136,16 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     for p in gke.pools:
         size = p.disk_size_gb or GKE_DEFAULT_DISK_GB
         disks.append(
-            _line("", "gcp", f"disk-{p.disk_type}", region, p.total_min * size,
-                  p.total_max * size, p.name)
-        )  # fmt: skip
+            _line(
+                "",
+                "gcp",
+                f"disk-{p.disk_type}",
+                region,
+                p.total_min * size,
+                p.total_max * size,
+                p.name,
+            )
+        )
         if p.local_ssd_count:
             gb = p.local_ssd_count * LOCAL_SSD_GB
             ssd.append(
@@ -136,10 +154,24 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     if not gke.cluster.existing:
         lo, hi = system_nodes
         disks.append(
-            _line("", "gcp", f"disk-{gke.cluster.system_disk_type}", region,
-                  lo * GKE_DEFAULT_DISK_GB, hi * GKE_DEFAULT_DISK_GB, "system")
-        )  # fmt: skip
+            _line(
+                "",
+                "gcp",
+                f"disk-{gke.cluster.system_disk_type}",
+                region,
+                lo * GKE_DEFAULT_DISK_GB,
+                hi * GKE_DEFAULT_DISK_GB,
+                "system",
+            )
+        )
     lines += [x for x in (_sum_lines("boot disks", disks), _sum_lines("local SSD", ssd)) if x]
+    if not gke.cluster.private_nodes:
+        # Public nodes hold one external IPv4 each, billed per in-use address
+        # (https://cloud.google.com/vpc/network-pricing#ipaddress).
+        lo = system_nodes[0] + sum(p.total_min for p in gke.pools)
+        hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
+        lines.append(_line("external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
+                           lo, hi, "node addresses"))  # fmt: skip
     if gke.cluster.cloud_nat:
         lines.append(_cloud_nat(gke, region, system_nodes))
     return lines
@@ -162,11 +194,38 @@ def _cloud_nat(gke: GkePlan, region: str, system_nodes: tuple[int, int]) -> Line
     return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
 
 
+@functools.cache
+def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
+    """Kubernetes minor version -> the day (ISO date, UTC) EKS standard support ends for it."""
+    return {
+        r["version"]: r["end_of_standard_support"]
+        for r in read_rows("eks_standard_support.csv", data_dir)
+    }
+
+
+def eks_control_plane(version: str, region: str) -> Line:
+    """The EKS control-plane fee for a cluster on ``version``, priced on the date the prices were
+    read: the extended-support rate from the day the version leaves standard support ("Billing for
+    extended support starts at the beginning of the day that the version reaches end of standard
+    support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html)."""
+    standard = price_of("aws", "eks-cluster-fee", region)
+    end = eks_standard_support_ends().get(version)
+    if standard is None or end is None:
+        why = "no price" if standard is None else f"no end-of-standard-support date for {version}"
+        return Line("control plane (EKS fee)", None, None, None, f"EKS control plane: {why}")
+    if standard.as_of < end:
+        return Line(f"control plane (EKS fee, {version} in standard support)", standard.usd,
+                    standard.usd, standard)  # fmt: skip
+    item = f"control plane (EKS fee, {version} in extended support since {end})"
+    return _line(item, "aws", "eks-cluster-fee-extended", region, 1, 1, "EKS extended support")
+
+
 def eks_lines(eks: EksPlan, region: str) -> list[Line]:
-    """EKS: cluster fee (standard support), NAT gateways and their addresses, gp3 root volumes."""
+    """EKS: control-plane fee (standard or extended support by the cluster's Kubernetes version),
+    NAT gateways and their addresses, gp3 root volumes."""
     lines: list[Line] = []
     if not eks.existing:
-        lines.append(_line("control plane (EKS fee)", "aws", "eks-cluster-fee", region, 1, 1, ""))
+        lines.append(eks_control_plane(eks.kubernetes_version, region))
     net = eks.network
     if net is not None and net.create and net.nat_az_ids:
         n = len(net.nat_az_ids)
@@ -187,9 +246,16 @@ def eks_lines(eks: EksPlan, region: str) -> list[Line]:
     if eks.system is not None:
         s = eks.system
         disks.append(
-            _line("", "aws", "ebs-gp3", region, s.min_size * s.disk_size_gib,
-                  s.max_size * s.disk_size_gib, s.name)
-        )  # fmt: skip
+            _line(
+                "",
+                "aws",
+                "ebs-gp3",
+                region,
+                s.min_size * s.disk_size_gib,
+                s.max_size * s.disk_size_gib,
+                s.name,
+            )
+        )
     line = _sum_lines("boot disks (gp3)", disks)
     return lines + ([line] if line else [])
 

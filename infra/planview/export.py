@@ -2,18 +2,20 @@
 
 ``python -m infra.plan --stack S --export DIR`` writes, from the same mock-engine run as the plan:
 
-- ``DIR/manifests/NN-<kind>-<namespace>-<name>.yaml``: every Kubernetes object the stack creates,
-  one per file, numbered in the order the program creates them (namespaces before their contents),
-  and ``DIR/manifests/kustomization.yaml`` listing them;
+- ``DIR/manifests/<kind>-<namespace>-<name>.yaml``: every Kubernetes object the stack creates,
+  one per file (no ordinal: removing one renames no other), and ``DIR/manifests/kustomization.yaml``
+  listing them in creation order; ``DIR/workloads/`` likewise for objects that request an
+  ``nvidia.com/`` resource (GPU smoke tests), which must wait for the charts;
 - ``DIR/helm/<release>.values.yaml``: the values of each Helm release, headed by why each is set;
 - ``DIR/argocd/<release>.yaml``: an Argo CD ``Application`` per chart, version pinned, values
   inline (``spec.source.helm.valuesObject``: https://argo-cd.readthedocs.io/en/stable/user-guide/helm/),
-  and ``DIR/argocd/gpu-infra-manifests.yaml``, the Application of ``manifests/``, a sync wave
-  before the charts;
+  ``DIR/argocd/gpu-infra-manifests.yaml`` and ``gpu-infra-workloads.yaml``, the Applications of
+  ``manifests/`` (a sync wave before the charts) and ``workloads/`` (a wave after), and
+  ``DIR/argocd-root/gpu-infra.yaml``, their parent (app of apps), under which the waves act;
 - ``DIR/flux/releases/<release>.yaml``: a Flux ``HelmRepository`` and ``HelmRelease`` per chart,
   version pinned, values inline (https://fluxcd.io/flux/components/helm/helmreleases/), and
-  ``DIR/flux/gpu-infra.yaml``: a Flux ``Kustomization`` for ``manifests/`` and one for the
-  releases that depends on it;
+  ``DIR/flux/gpu-infra.yaml``: Flux ``Kustomization``s for ``manifests/``, the releases and
+  ``workloads/``, each depending on the one before;
 - ``DIR/.gpu-infra-export.json``: the files this export wrote. The export owns ``DIR``: it refuses
   a non-empty directory without that file, and a re-export deletes the files the last one listed
   first, so an object removed from the stack leaves no file for Argo CD or Flux to keep applying.
@@ -44,7 +46,7 @@ IN_CLUSTER = (
 
 
 class _Dumper(yaml.SafeDumper):
-    """Block-style YAML that keeps key order (as the program wrote it)."""
+    """Block-style YAML that keeps the key order :func:`canonical` gives."""
 
 
 def _str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
@@ -55,9 +57,28 @@ def _str(dumper: yaml.SafeDumper, s: str) -> yaml.Node:
 _Dumper.add_representer(str, _str)
 
 
+# Keys written first, in this order, as Kubernetes documents and kubectl show them; every other
+# key follows sorted. The recording's key order is not stable from run to run (the engine passes
+# inputs as protobuf Structs, whose maps have no order), and an export must be byte-identical for
+# an unchanged stack or every re-export is a Git diff.
+FIRST_KEYS = ("apiVersion", "kind", "metadata", "name", "namespace")
+
+
+def canonical(doc: Any) -> Any:
+    """``doc`` with every mapping's keys in a fixed order: :data:`FIRST_KEYS` first, the rest
+    sorted; list order is kept (it is meaningful: env, containers, resources)."""
+    if isinstance(doc, Mapping):
+        first = [k for k in FIRST_KEYS if k in doc]
+        rest = sorted((k for k in doc if k not in FIRST_KEYS), key=str)
+        return {k: canonical(doc[k]) for k in first + rest}
+    if isinstance(doc, list | tuple):
+        return [canonical(v) for v in doc]
+    return doc
+
+
 def dump(doc: Any) -> str:
-    """YAML text of one document."""
-    return yaml.dump(doc, Dumper=_Dumper, sort_keys=False, default_flow_style=False)
+    """YAML text of one document, keys in :func:`canonical` order."""
+    return yaml.dump(canonical(doc), Dumper=_Dumper, sort_keys=False, default_flow_style=False)
 
 
 def _slug(text: str) -> str:
@@ -91,12 +112,24 @@ def _reasons(plan: Any, release_name: str) -> Mapping[str, str]:
 # after those in its dependsOn are ready
 # (https://fluxcd.io/flux/components/kustomize/kustomizations/#dependencies). Namespaces and
 # ConfigMaps (the device plugin's config) go before the charts that use them.
+# Waves order the Applications only under a parent Application that holds them (app of apps), and
+# the parent waits for a child only if argocd-cm restores the Application health check
+# (resource.customizations.health.argoproj.io_Application: "The health assessment of
+# argoproj.io/Application CRD has been removed in argocd 1.8",
+# https://argo-cd.readthedocs.io/en/stable/operator-manual/health/#argocd-app): the export writes
+# the parent (argocd-root/) and the README shows the setting.
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
-WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS = "-1", "0", "1"
+WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS, WAVE_WORKLOADS = "-1", "0", "1", "2"
 FIRST_KINDS = ("Namespace", "ConfigMap")
-# Objects the export must never delete when they leave Git: Node patches label nodes the cluster
-# owns. Argo CD: "argocd.argoproj.io/sync-options: Prune=false"
-# (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#no-prune-resources); Flux:
+# Workloads that request a resource only the charts bring (nvidia.com/gpu, advertised by the device
+# plugin the GPU Operator installs) stay Pending until the charts are up: they go in workloads/, a
+# wave after the charts (Flux: a Kustomization that dependsOn the releases).
+AFTER_CHARTS_PREFIX = "nvidia.com/"
+# Objects the export must never delete when they leave Git or their Application is deleted: Node
+# patches label nodes the cluster owns. Argo CD: "argocd.argoproj.io/sync-options: Prune=false"
+# and "Delete=false", comma-separated in one annotation
+# (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#no-prune-resources and
+# #no-resource-deletion); Flux:
 # "kustomize.toolkit.fluxcd.io/prune: disabled"
 # (https://fluxcd.io/flux/components/kustomize/kustomizations/#prune). Server-side apply, so only
 # the labels are owned, not the whole Node (same Argo CD page, "Server-Side Apply").
@@ -113,6 +146,27 @@ GIT_REPO_PLACEHOLDER = "https://git.example.com/REPLACE-ME.git"
 FLUX_GIT_SOURCE = "flux-system"
 OWNER_FILE = ".gpu-infra-export.json"
 MANIFESTS_APP = "gpu-infra-manifests"
+WORKLOADS_APP = "gpu-infra-workloads"
+RELEASES_KUSTOMIZATION = "gpu-infra-releases"
+ROOT_APP = "gpu-infra"
+
+
+def needs_charts(manifest: Mapping[str, Any]) -> bool:
+    """Whether ``manifest`` requests a resource only the charts provide (``nvidia.com/...``)."""
+
+    def walk(node: Any) -> bool:
+        if isinstance(node, Mapping):
+            for k, v in node.items():
+                if k in ("limits", "requests") and isinstance(v, Mapping):
+                    if any(str(r).startswith(AFTER_CHARTS_PREFIX) for r in v):
+                        return True
+                elif walk(v):
+                    return True
+        elif isinstance(node, list):
+            return any(walk(v) for v in node)
+        return False
+
+    return walk(manifest.get("spec"))
 
 
 def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -124,7 +178,8 @@ def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
     if m.get("kind") in FIRST_KINDS:
         notes[SYNC_WAVE] = WAVE_FIRST
     if m.get("kind") in NEVER_PRUNED:
-        notes[ARGO_SYNC_OPTIONS] = "Prune=false,ServerSideApply=true"
+        # Delete=false: deleting the Application leaves the Node (and its labels) in place too.
+        notes[ARGO_SYNC_OPTIONS] = "Prune=false,Delete=false,ServerSideApply=true"
         notes[FLUX_PRUNE] = "disabled"
     if notes:
         meta["annotations"] = notes
@@ -135,20 +190,26 @@ def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def argocd_application(
-    rel: Mapping[str, Any], namespace_labels: Mapping[str, str] | None = None
+    rel: Mapping[str, Any],
+    namespace_labels: Mapping[str, str] | None = None,
+    namespace_exported: bool = False,
 ) -> dict[str, Any]:
     """An Argo CD Application installing ``rel`` (a Helm release's inputs), chart version pinned.
 
-    ``namespace_labels``: the labels of the release namespace as the stack creates it (the Pod
-    Security Admission ``privileged`` labels the GPU Operator needs): CreateNamespace creates a
-    bare namespace, so they go in ``managedNamespaceMetadata``
+    ``namespace_exported``: the release namespace is one of the exported manifests, whose
+    Application owns it (labels included): this one then neither creates nor labels it, so one
+    Application owns the Namespace. Otherwise ``namespace_labels`` (the Pod Security Admission
+    ``privileged`` labels the GPU Operator needs) go in ``managedNamespaceMetadata``, since
+    CreateNamespace creates a bare namespace
     (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-options/#namespace-auto-creation).
     """
+    options = ["ServerSideApply=true"] if namespace_exported else ["CreateNamespace=true",
+                                                                   "ServerSideApply=true"]  # fmt: skip
     policy: dict[str, Any] = {
         "automated": {"prune": True, "selfHeal": True},
-        "syncOptions": ["CreateNamespace=true", "ServerSideApply=true"],
+        "syncOptions": options,
     }
-    if namespace_labels:
+    if namespace_labels and not namespace_exported:
         policy["managedNamespaceMetadata"] = {"labels": dict(namespace_labels)}
     return {
         "apiVersion": "argoproj.io/v1alpha1",
@@ -176,17 +237,16 @@ def argocd_application(
     }
 
 
-def manifests_application(path: str) -> dict[str, Any]:
-    """The Argo CD Application of ``manifests/`` (``path`` in the Git repository), a wave before
-    the charts; pruning on, except for objects annotated ``Prune=false``."""
+def manifests_application(
+    path: str, name: str = MANIFESTS_APP, wave: str = WAVE_MANIFESTS
+) -> dict[str, Any]:
+    """The Argo CD Application of a directory of manifests (``path`` in the Git repository):
+    ``manifests/`` a wave before the charts, ``workloads/`` a wave after them; pruning on, except
+    for objects annotated ``Prune=false``."""
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {
-            "name": MANIFESTS_APP,
-            "namespace": ARGOCD_NAMESPACE,
-            "annotations": {SYNC_WAVE: WAVE_MANIFESTS},
-        },
+        "metadata": {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": {SYNC_WAVE: wave}},
         "spec": {
             "project": "default",
             "source": {"repoURL": GIT_REPO_PLACEHOLDER, "targetRevision": "HEAD", "path": path},
@@ -199,13 +259,28 @@ def manifests_application(path: str) -> dict[str, Any]:
     }
 
 
-def flux_kustomizations(manifests: str | None, releases: str | None) -> list[dict[str, Any]]:
-    """Flux Kustomizations for ``manifests/`` and for the releases, the releases after the
-    manifests (``dependsOn``); paths in the Git repository of the ``flux-system`` source."""
+def root_application(path: str) -> dict[str, Any]:
+    """The parent Application of ``argocd/`` (app of apps): under it the children's sync waves
+    order them (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-waves/)."""
+    app = manifests_application(path, ROOT_APP)
+    del app["metadata"]["annotations"]
+    return app
+
+
+def flux_kustomizations(
+    manifests: str | None, releases: str | None, workloads: str | None = None
+) -> list[dict[str, Any]]:
+    """Flux Kustomizations for ``manifests/``, the releases and ``workloads/``, each after the one
+    before (``dependsOn``); paths in the Git repository of the ``flux-system`` source. Each waits
+    for its objects to be ready ("spec.wait ... will wait for all the reconciled resources to be
+    ready", https://fluxcd.io/flux/components/kustomize/kustomizations/#wait), so ``dependsOn``
+    means the HelmReleases are installed and ready before the workloads apply."""
     docs: list[dict[str, Any]] = []
-    for name, path, after in (
-        (MANIFESTS_APP, manifests, None),
-        ("gpu-infra-releases", releases, MANIFESTS_APP if manifests else None),
+    previous: str | None = None
+    for name, path in (
+        (MANIFESTS_APP, manifests),
+        (RELEASES_KUSTOMIZATION, releases),
+        (WORKLOADS_APP, workloads),
     ):
         if path is None:
             continue
@@ -214,9 +289,11 @@ def flux_kustomizations(manifests: str | None, releases: str | None) -> list[dic
             "path": path,
             "prune": True,
             "sourceRef": {"kind": "GitRepository", "name": FLUX_GIT_SOURCE},
+            "wait": True,
         }
-        if after:
-            spec["dependsOn"] = [{"name": after}]
+        if previous:
+            spec["dependsOn"] = [{"name": previous}]
+        previous = name
         docs.append(
             {
                 "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
@@ -228,8 +305,11 @@ def flux_kustomizations(manifests: str | None, releases: str | None) -> list[dic
     return docs
 
 
-def flux_documents(rel: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """A Flux HelmRepository and HelmRelease installing ``rel``, chart version pinned."""
+def flux_documents(
+    rel: Mapping[str, Any], namespace_exported: bool = False
+) -> list[dict[str, Any]]:
+    """A Flux HelmRepository and HelmRelease installing ``rel``, chart version pinned (creating
+    the release namespace unless the exported manifests own it)."""
     repo_name = _slug(rel["repositoryOpts"]["repo"].split("://", 1)[-1])[:63].strip("-.")
     return [
         {
@@ -250,7 +330,7 @@ def flux_documents(rel: Mapping[str, Any]) -> list[dict[str, Any]]:
                 # not targetNamespace: keep it beside the release as `helm install -n` does
                 # (https://fluxcd.io/flux/components/helm/helmreleases/#storage-namespace).
                 "storageNamespace": rel["namespace"],
-                "install": {"createNamespace": True},
+                "install": {"createNamespace": not namespace_exported},
                 "chart": {
                     "spec": {
                         "chart": rel["chart"],
@@ -289,42 +369,70 @@ def placeholder_header(text: str) -> str:
     return head
 
 
+def manifest_file_name(manifest: Mapping[str, Any]) -> str:
+    """``<kind>-<namespace>-<name>.yaml``: the object's identity, no ordinal, so removing one object
+    renames no other file (the order lives in kustomization.yaml and the sync waves)."""
+    meta = manifest.get("metadata") or {}
+    parts = [manifest["kind"], meta.get("namespace") or "", meta.get("name") or "object"]
+    return f"{_slug('-'.join(p for p in parts if p))}.yaml"
+
+
+def _manifest_dir(files: dict[str, str], directory: str, objects: list[dict[str, Any]]) -> None:
+    """``directory/<object>.yaml`` per object and ``directory/kustomization.yaml`` listing them in
+    creation order (https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/resource/)."""
+    names: list[str] = []
+    for m in objects:
+        name = manifest_file_name(m)
+        stem, n = name.removesuffix(".yaml"), 2
+        while name in names:  # same kind, namespace and slugged name: keep both, stably
+            name, n = f"{stem}-{n}.yaml", n + 1
+        names.append(name)
+        files[f"{directory}/{name}"] = dump(m)
+    kustomization = {
+        "apiVersion": "kustomize.config.k8s.io/v1beta1",
+        "kind": "Kustomization",
+        "resources": names,
+    }
+    files[f"{directory}/kustomization.yaml"] = dump(kustomization)
+
+
 def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
     """Every file of the export: path under the directory -> text (``repo_path``: the directory's
     path in the Git repository, for the Argo CD and Flux objects that point at it)."""
     files: dict[str, str] = {}
     objects = [gitops_object(m) for m in kubernetes_objects(recording.resources)]
-    names = []
-    for i, m in enumerate(objects, start=1):
-        meta = m.get("metadata") or {}
-        parts = [m["kind"], meta.get("namespace") or "", meta.get("name") or "object"]
-        names.append(f"{i:02d}-{_slug('-'.join(p for p in parts if p))}.yaml")
-        files[f"manifests/{names[-1]}"] = dump(m)
-    if names:
-        # https://kubectl.docs.kubernetes.io/references/kustomize/kustomization/resource/
-        kustomization = {
-            "apiVersion": "kustomize.config.k8s.io/v1beta1",
-            "kind": "Kustomization",
-            "resources": names,
-        }
-        files["manifests/kustomization.yaml"] = dump(kustomization)
-        files[f"argocd/{MANIFESTS_APP}.yaml"] = dump(
-            manifests_application(f"{repo_path}/manifests")
-        )
-    labels = {
+    early = [m for m in objects if not needs_charts(m)]
+    late = [m for m in objects if needs_charts(m)]
+    dirs = {"manifests": early, "workloads": late}
+    apps = {
+        "manifests": (MANIFESTS_APP, WAVE_MANIFESTS),
+        "workloads": (WORKLOADS_APP, WAVE_WORKLOADS),
+    }
+    for directory, found in dirs.items():
+        if found:
+            _manifest_dir(files, directory, found)
+            name, wave = apps[directory]
+            app = manifests_application(f"{repo_path}/{directory}", name, wave)
+            files[f"argocd/{name}.yaml"] = dump(app)
+    namespaces = {
         (m.get("metadata") or {}).get("name"): (m.get("metadata") or {}).get("labels") or {}
-        for m in objects
+        for m in early
         if m.get("kind") == "Namespace"
     }
     releases = helm_releases(recording.resources)
     for rel in releases:
-        name = rel["name"]
+        name, ns = rel["name"], rel["namespace"]
         files[f"helm/{name}.values.yaml"] = _values_file(plan, rel)
-        files[f"argocd/{name}.yaml"] = dump(argocd_application(rel, labels.get(rel["namespace"])))
-        files[f"flux/releases/{name}.yaml"] = "---\n".join(dump(d) for d in flux_documents(rel))
+        app = argocd_application(rel, namespaces.get(ns), namespace_exported=ns in namespaces)
+        files[f"argocd/{name}.yaml"] = dump(app)
+        flux = flux_documents(rel, namespace_exported=ns in namespaces)
+        files[f"flux/releases/{name}.yaml"] = "---\n".join(dump(d) for d in flux)
+    if any(f.startswith("argocd/") for f in files):
+        files[f"argocd-root/{ROOT_APP}.yaml"] = dump(root_application(f"{repo_path}/argocd"))
     flux = flux_kustomizations(
-        f"./{repo_path}/manifests" if names else None,
+        f"./{repo_path}/manifests" if early else None,
         f"./{repo_path}/flux/releases" if releases else None,
+        f"./{repo_path}/workloads" if late else None,
     )
     if flux:
         files["flux/gpu-infra.yaml"] = "---\n".join(dump(d) for d in flux)

@@ -11,6 +11,7 @@ import json
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infra.core.cost import HOURS_PER_MONTH, Cost
@@ -175,6 +176,24 @@ def print_fleet(rows: Sequence[FleetRow], out: Out = print) -> None:
         out(f"  - own hardware, no cloud price: {', '.join(t['ownHardware'])}")
 
 
+def unique_specs(specs: Sequence[str]) -> list[str]:
+    """``specs`` with each stack file once: a stack named twice, or by its name and its path,
+    would count its GPUs and cost twice. A repeat is named on stderr."""
+    from infra.cli import stack_path
+
+    seen: dict[Path, str] = {}
+    out: list[str] = []
+    for spec in specs:
+        key = stack_path(spec).resolve()
+        if key in seen:
+            print(f"{spec}: --stack: the same stack file as {seen[key]}; planned once",
+                  file=sys.stderr)  # fmt: skip
+            continue
+        seen[key] = spec
+        out.append(spec)
+    return out
+
+
 def run_fleet(specs: Sequence[str], as_json: bool, hidden: frozenset[str]) -> int:
     """Plan ``specs`` (every stack under ``stacks/`` if empty); exit code as for one stack.
 
@@ -185,13 +204,20 @@ def run_fleet(specs: Sequence[str], as_json: bool, hidden: frozenset[str]) -> in
 
     rows: list[FleetRow] = []
     code = 0
-    for spec in specs or known_stacks():
+    for spec in unique_specs(specs or known_stacks()):
         try:
-            rows.append(plan_one(spec))
+            row = plan_one(spec)
         except ConfigErrors as e:
             for line in str(e).splitlines():
                 print(f"{spec}: {line}", file=sys.stderr)
             code = 2
+            continue
+        if any(r.stack == row.stack for r in rows):  # two files, one stack name: totals lie
+            print(f"{spec}: --stack: a stack named {row.stack!r} is already in the fleet; "
+                  "left out (rename one)", file=sys.stderr)  # fmt: skip
+            code = 2
+            continue
+        rows.append(row)
     print_fleet_notes(rows, hidden)
     if as_json:
         doc = {"stacks": {r.stack: r.document for r in rows}, "totals": totals(rows)}

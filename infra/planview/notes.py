@@ -30,9 +30,31 @@ def hidden(flags: Iterable[str]) -> frozenset[str]:
     return frozenset(x for x in (*flags, *env) if x)
 
 
+# Every note id this process has met (printed or silenced): a --hide-note id never met is a typo
+# or a note that changed, and is worth a warning instead of silently hiding nothing.
+_MET: set[str] = set()
+
+
 def shown(text: str, hide: frozenset[str]) -> bool:
     """Whether a note is printed."""
-    return "all" not in hide and note_id(text) not in hide
+    nid = note_id(text)
+    _MET.add(nid)
+    return "all" not in hide and nid not in hide
+
+
+def unknown_ids(flags: Iterable[str]) -> list[str]:
+    """The ``--hide-note`` ids that matched no note this run (``all`` always matches)."""
+    return [x for x in dict.fromkeys(flags) if x and x != "all" and x not in _MET]
+
+
+def warn_unknown(flags: Iterable[str]) -> None:
+    """One ``warning:`` line on stderr per ``--hide-note`` id that matched no note."""
+    for x in unknown_ids(flags):
+        print(
+            f"warning: --hide-note {x}: no note has this id (each note ends with its id in "
+            "[brackets]; a note whose text changed has a new id)",
+            file=sys.stderr,
+        )
 
 
 def print_notes(notes: Sequence[str], hide: frozenset[str]) -> None:

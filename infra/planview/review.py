@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -74,9 +74,18 @@ def display_path(path: Path) -> str:
 def _git_show(spec: str, ref: str, rel: str) -> str:
     # `git show REF:./path` resolves path from the working directory, `REF:path` from the top
     # of the repository (gitrevisions(7), "<rev>:<path>").
+    if ref.startswith("-") or not ref:
+        # git would read "-..." as an option (`--output=FILE` writes a file): refuse it, and
+        # end git's options before the argument anyway ("--end-of-options", gitcli(7)).
+        raise ConfigErrors(
+            [ConfigIssue("--diff", f"{spec}: a git ref cannot be empty or start with '-'")]
+        )
     try:
         proc = subprocess.run(
-            ["git", "show", f"{ref}:{rel}"], capture_output=True, text=True, check=False
+            ["git", "show", "--end-of-options", f"{ref}:{rel}"],
+            capture_output=True,
+            text=True,
+            check=False,
         )
     except OSError as e:
         raise ConfigErrors([ConfigIssue("--diff", f"{spec}: cannot run git: {e}")]) from e
@@ -142,6 +151,33 @@ class Review:
 
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+
+
+def dropped_zones(c: Change, values: Sequence[Value]) -> list[str]:
+    """The zones a GKE pool's ``nodeLocations`` loses in this change."""
+    dropped: list[str] = []
+    for v in values:
+        if c.type == GKE_NODE_POOL and v.path == "nodeLocations":
+            old = v.old if isinstance(v.old, list) else []
+            new = v.new if isinstance(v.new, list) else []
+            dropped += [z for z in old if z not in new]
+    return dropped
+
+
+def disruption(c: Change, values: Sequence[Value]) -> str:
+    """Why ``c`` takes down nodes or pods: the diff's reason, else a GKE zone dropped from a pool
+    (its nodes there are removed, see ``change_notes``), else a deleted or replaced Namespace
+    ("When you delete a namespace, it deletes all resources in that namespace",
+    https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace)."""
+    if c.disruptive:
+        return c.disruptive
+    zones = dropped_zones(c, values)
+    if zones:
+        return f"nodes of the pool in {', '.join(zones)} are drained and removed"
+    if c.type == NAMESPACE and c.op in ("delete", "replace"):
+        return f"{c.op} of namespace {c.name}: every object in it is deleted, its pods stop"
+    return ""
 
 
 def change_notes(c: Change, values: Sequence[Value]) -> tuple[str, ...]:
@@ -163,13 +199,9 @@ def change_notes(c: Change, values: Sequence[Value]) -> tuple[str, ...]:
             "create-before-delete: the new node group (new name) is created first, then the old "
             "one is drained and deleted"
         )
-    for v in values:
-        if c.type == GKE_NODE_POOL and v.path == "nodeLocations":
-            old = v.old if isinstance(v.old, list) else []
-            new = v.new if isinstance(v.new, list) else []
-            dropped = [z for z in old if z not in new]
-            if dropped:
-                notes.append(f"nodes in {', '.join(dropped)} are drained and removed from the pool")
+    dropped = dropped_zones(c, values)
+    if dropped:
+        notes.append(f"nodes in {', '.join(dropped)} are drained and removed from the pool")
     return tuple(notes)
 
 
@@ -191,9 +223,10 @@ def review(
             Value(p, value_at(before, p, ABSENT), value_at(after, p, ABSENT)) for p in c.properties
         )
     notes = {c.urn: change_notes(c, values[c.urn]) for c in changes}
+    marked = tuple(replace(c, disruptive=disruption(c, values[c.urn])) for c in changes)
     changed = {c.urn for c in changes}
     unchanged = sum(1 for u in new_by if u in old_by and u not in changed)
-    return Review(tuple(changes), values, notes, unchanged, costs[0], costs[1], *labels)
+    return Review(marked, values, notes, unchanged, costs[0], costs[1], *labels)
 
 
 def failures(rev: Review, fail_on: str | None) -> list[str]:

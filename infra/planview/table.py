@@ -238,7 +238,7 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         out(
             f"  + {x.item}: {_range(x.at_min, x.at_max)}/h, "
             f"{_range(_month(x.at_min), _month(x.at_max))}/month "
-            f"({prices}; {x.price.source}, {x.price.as_of})"
+            f"({prices}; {x.price.source}, {x.price.dated})"
         )
     lo, hi = cost.total("min"), cost.total("max")
     out(

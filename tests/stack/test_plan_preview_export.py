@@ -90,7 +90,7 @@ def test_gke_t4_table_shows_zones_cost_and_total_gpus(capsys):
 def test_export_writes_schema_valid_manifests_and_pinned_gitops_wrappers(stack, tmp_path, capsys):
     assert plan_cli.main(["--stack", stack, "--export", str(tmp_path)]) == 0
     capsys.readouterr()
-    found = (tmp_path / "manifests").glob("*.yaml")
+    found = [*(tmp_path / "manifests").glob("*.yaml"), *(tmp_path / "workloads").glob("*.yaml")]
     manifests = sorted(f for f in found if f.name != "kustomization.yaml")
     no_operator = "enabled: false" in (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
     assert manifests or no_operator, "a stack with the operator creates at least its namespace"

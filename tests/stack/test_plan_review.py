@@ -40,8 +40,9 @@ def test_diff_prints_each_property_old_and_new_the_counts_and_the_cost_change(ma
     assert "autoscaling.totalMaxNodeCount: 20 => 40" in out
     assert "0 to create, 2 to update, 0 to replace, 0 to delete, 12 unchanged" in out
     # 20 more n1-highmem-8 + T4 nodes at 0.82321/h (test_plan_view) and their 100 GB pd-balanced
-    # boot disks at $0.10/GB-month: +16.74/h, x 730 h a month
-    assert "cost at maximum:" in out and "(+$16.74/h)" in out and "(+$12,218.87/month)" in out
+    # boot disks at $0.10/GB-month and their external IPv4 addresses at $0.005/h: +16.84/h,
+    # x 730 h a month
+    assert "cost at maximum:" in out and "(+$16.84/h)" in out and "(+$12,291.87/month)" in out
 
 
 def test_diff_json_carries_old_and_new_per_property_counts_and_cost_change(max40, capsys):
@@ -52,7 +53,9 @@ def test_diff_json_carries_old_and_new_per_property_counts_and_cost_change(max40
     assert pool["new"] == {"autoscaling.totalMaxNodeCount": 40}
     assert doc["summary"] == {"create": 0, "update": 2, "replace": 0, "delete": 0, "unchanged": 12}
     disks = 20 * 100 * 0.10 / 730  # 20 boot disks of 100 GB at $0.10 per GB-month
-    assert doc["cost"]["atMaxPerHour"]["change"] == pytest.approx(20 * 0.82321 + disks, abs=1e-4)
+    addresses = 20 * 0.005  # 20 public nodes' external IPv4 addresses
+    change = 20 * 0.82321 + disks + addresses
+    assert doc["cost"]["atMaxPerHour"]["change"] == pytest.approx(change, abs=1e-4)
     assert doc["cost"]["atMinPerHour"]["change"] == 0
 
 
@@ -104,7 +107,7 @@ def test_markdown_diff_has_the_summary_cost_table_and_a_row_per_property(max40, 
     assert plan_cli.main(argv) == 0
     out = capsys.readouterr().out
     assert "**0 to create, 2 to update" in out
-    assert "| at maximum, per month | $12,615.37 |" in out
+    assert "| at maximum, per month | $12,699.32 |" in out  # incl. 23 node addresses
     assert "| update | `ml-gpu-gpu-t4` | `autoscaling.totalMaxNodeCount` | 20 | 40 |" in out
 
 
@@ -152,6 +155,24 @@ def test_fleet_table_has_a_row_per_stack_and_a_total(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].split()[:3] == ["STACK", "PLATFORM", "REGION"]
     assert [ln.split()[0] for ln in lines[1:4]] == ["gke-t4", "gke-a100-mig", "TOTAL"]
+
+
+def test_fleet_counts_a_stack_named_twice_once_by_name_or_by_path(capsys):
+    t4_path = str(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+    args = ["--stack", "gke-t4", "--stack", "gke-t4", "--stack", t4_path, "--json"]
+    assert plan_cli.main(args) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert doc["totals"]["stacks"] == 1 and doc["totals"]["gpusAtMax"] == 20
+    assert err.count("the same stack file as gke-t4; planned once") == 2
+
+
+def test_fleet_refuses_two_files_of_the_same_stack_name(tmp_path, capsys):
+    copy = tmp_path / "Pulumi.gke-t4.yaml"
+    copy.write_text((ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text())
+    assert plan_cli.main(["--stack", "gke-t4", "--stack", str(copy), "--json"]) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out)["totals"]["gpusAtMax"] == 20 and "already in the fleet" in err
 
 
 def test_fleet_with_an_invalid_stack_exits_2_naming_it_and_plans_the_rest(capsys):

@@ -85,12 +85,23 @@ NO_OP = SimpleNamespace(operator=None)
 
 def test_re_export_after_removing_a_namespace_leaves_no_file_for_it(tmp_path):
     export(NO_OP, _rec(_ns("a"), _ns("b")), tmp_path)
-    assert (tmp_path / "manifests" / "02-namespace-b.yaml").exists()
+    assert (tmp_path / "manifests" / "namespace-b.yaml").exists()
     lines = export(NO_OP, _rec(_ns("a")), tmp_path)
-    assert not (tmp_path / "manifests" / "02-namespace-b.yaml").exists()
+    assert not (tmp_path / "manifests" / "namespace-b.yaml").exists()
     assert any(line.startswith("removed ") and "namespace-b" in line for line in lines)
     kustomization = yaml.safe_load((tmp_path / "manifests" / "kustomization.yaml").read_text())
-    assert kustomization["resources"] == ["01-namespace-a.yaml"]
+    assert kustomization["resources"] == ["namespace-a.yaml"]
+
+
+def test_removing_an_object_renames_no_other_file_and_reports_only_the_removal(tmp_path):
+    export(NO_OP, _rec(_ns("a"), _ns("b"), _ns("c")), tmp_path)
+    before = sorted(p.name for p in (tmp_path / "manifests").iterdir())
+    lines = export(NO_OP, _rec(_ns("a"), _ns("c")), tmp_path)
+    after = sorted(p.name for p in (tmp_path / "manifests").iterdir())
+    assert set(before) - set(after) == {"namespace-b.yaml"} and set(after) <= set(before)
+    assert [line for line in lines if line.startswith("removed ")] == [
+        f"removed {tmp_path / 'manifests' / 'namespace-b.yaml'}"
+    ]
 
 
 def test_export_refuses_a_non_empty_directory_it_did_not_write(tmp_path):
@@ -125,7 +136,9 @@ def test_node_patches_are_never_pruned_and_lose_pulumi_only_annotations():
     }
     notes = gitops_object(node)["metadata"]["annotations"]
     assert "pulumi.com/patchForce" not in notes
-    assert "Prune=false" in notes["argocd.argoproj.io/sync-options"]
+    options = notes["argocd.argoproj.io/sync-options"].split(",")
+    # Prune=false: leaving Git does not delete it; Delete=false: nor does deleting the Application.
+    assert "Prune=false" in options and "Delete=false" in options
     assert notes["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
 
 
@@ -150,13 +163,60 @@ def test_created_release_namespace_carries_the_psa_labels_through_managed_namesp
     assert "CreateNamespace=true" in policy["syncOptions"]
 
 
-def test_exported_namespace_labels_reach_the_chart_application(tmp_path):
-    rel = SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=REL)
-    rec = _rec(_ns("gpu-operator", **{"pod-security.kubernetes.io/enforce": "privileged"}))
-    rec.resources.append(rel)
-    export(NO_OP, rec, tmp_path)
-    app = yaml.safe_load((tmp_path / "argocd" / "gpu-operator.yaml").read_text())
-    labels = app["spec"]["syncPolicy"]["managedNamespaceMetadata"]["labels"]
-    assert labels["pod-security.kubernetes.io/enforce"] == "privileged"
+def _with_release(rec):
+    rec.resources.append(
+        SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=REL)
+    )
+    return rec
+
+
+def test_an_exported_release_namespace_has_one_owner_the_manifests_application(tmp_path):
+    psa = {"pod-security.kubernetes.io/enforce": "privileged"}
+    export(NO_OP, _with_release(_rec(_ns("gpu-operator", **psa))), tmp_path)
+    ns = yaml.safe_load((tmp_path / "manifests" / "namespace-gpu-operator.yaml").read_text())
+    assert ns["metadata"]["labels"] == psa  # the manifests Application creates and labels it
+    policy = yaml.safe_load((tmp_path / "argocd" / "gpu-operator.yaml").read_text())["spec"][
+        "syncPolicy"
+    ]
+    assert "CreateNamespace=true" not in policy["syncOptions"]
+    assert "managedNamespaceMetadata" not in policy
+    _, release = yaml.safe_load_all(
+        (tmp_path / "flux" / "releases" / "gpu-operator.yaml").read_text()
+    )
+    assert release["spec"]["install"]["createNamespace"] is False
     values = (tmp_path / "helm" / "gpu-operator.values.yaml").read_text()
-    assert "--create-namespace" in values
+    assert "--create-namespace" in values  # plain helm has no manifests Application
+
+
+def _gpu_job():
+    container = {"name": "t", "image": "x", "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "smoke", "namespace": "s"},
+        "spec": {"template": {"spec": {"containers": [container]}}},
+    }
+
+
+def test_gpu_jobs_sync_after_the_charts_that_provide_nvidia_gpu(tmp_path):
+    export(NO_OP, _with_release(_rec(_ns("s"), _gpu_job())), tmp_path)
+    assert (tmp_path / "workloads" / "job-s-smoke.yaml").exists()
+    assert not (tmp_path / "manifests" / "job-s-smoke.yaml").exists()
+    wave = "argocd.argoproj.io/sync-wave"
+
+    def wave_of(name):
+        app = yaml.safe_load((tmp_path / "argocd" / f"{name}.yaml").read_text())
+        return int(app["metadata"]["annotations"][wave])
+
+    assert wave_of("gpu-infra-manifests") < wave_of("gpu-operator") < wave_of("gpu-infra-workloads")
+    flux = list(yaml.safe_load_all((tmp_path / "flux" / "gpu-infra.yaml").read_text()))
+    by_name = {d["metadata"]["name"]: d["spec"] for d in flux}
+    assert by_name["gpu-infra-workloads"]["dependsOn"] == [{"name": "gpu-infra-releases"}]
+    assert by_name["gpu-infra-releases"]["wait"] is True  # ready releases, not just applied
+
+
+def test_waves_act_under_a_parent_application_of_the_argocd_directory(tmp_path):
+    export(NO_OP, _with_release(_rec(_ns("a"))), tmp_path / "gitops")
+    root = yaml.safe_load((tmp_path / "gitops" / "argocd-root" / "gpu-infra.yaml").read_text())
+    assert root["kind"] == "Application" and root["spec"]["source"]["path"] == "gitops/argocd"
+    assert not (tmp_path / "gitops" / "argocd" / "gpu-infra.yaml").exists()  # not its own child

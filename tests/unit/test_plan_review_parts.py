@@ -83,3 +83,49 @@ def test_colour_adds_only_ansi_codes_the_text_stays_the_same():
     painted = colour_text(text)
     assert painted != text and "\033[" in painted
     assert __import__("re").sub(r"\033\[[0-9;]*m", "", painted) == text
+
+
+def _reviewed(change: Change, old_inputs: dict, new_inputs: dict | None) -> rv.Review:
+    old = [{"urn": change.urn, "inputs": old_inputs}]
+    new = [] if new_inputs is None else [{"urn": change.urn, "inputs": new_inputs}]
+    return rv.review(old, new, [change], (NO_COST, NO_COST), ("old", "new"))
+
+
+def test_fail_on_disruptive_catches_a_gke_zone_dropped_from_node_locations():
+    c = Change("u", NP, "p", "update", ("nodeLocations",))
+    rev = _reviewed(c, {"nodeLocations": ["us-central1-a", "us-central1-f"]},
+                    {"nodeLocations": ["us-central1-a"]})  # fmt: skip
+    (hit,) = rv.failures(rev, "disruptive")
+    assert "us-central1-f" in hit and "removed" in hit
+    added = _reviewed(c, {"nodeLocations": ["us-central1-a"]},
+                      {"nodeLocations": ["us-central1-a", "us-central1-f"]})  # fmt: skip
+    assert rv.failures(added, "disruptive") == []  # a zone added removes no node
+
+
+def test_fail_on_disruptive_catches_a_deleted_namespace_and_everything_in_it():
+    c = Change("u", "kubernetes:core/v1:Namespace", "ns-training", "delete")
+    rev = _reviewed(c, {"metadata": {"name": "training"}}, None)
+    (hit,) = rv.failures(rev, "disruptive")
+    assert "namespace" in hit and "deleted" in hit
+    assert rv.review_json(rev)["changes"][0]["disruptive"]
+
+
+def test_a_diff_ref_starting_with_a_dash_is_refused_never_passed_to_git_as_an_option(tmp_path):
+    import pytest
+
+    from infra.core.errors import ConfigErrors
+
+    target = tmp_path / "written"
+    with pytest.raises(ConfigErrors) as e, rv.old_stack_file(f"--output={target}:y"):
+        pass
+    assert "start with '-'" in str(e.value) and not target.exists()
+
+
+def test_hide_note_with_an_id_no_note_has_is_reported(capsys):
+    from infra.planview import notes
+
+    text = "eks: something worth knowing"
+    assert notes.shown(text, frozenset())
+    assert notes.unknown_ids([note_id(text), "nope-0000", "all"]) == ["nope-0000"]
+    notes.warn_unknown(["nope-0000"])
+    assert "--hide-note nope-0000: no note has this id" in capsys.readouterr().err

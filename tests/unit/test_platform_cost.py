@@ -84,3 +84,62 @@ def test_usage_based_charges_are_named_never_counted():
 
 def test_own_hardware_has_no_total():
     assert _cost("onprem-containerd").to_json()["total"] is None
+
+
+# --- EKS control plane: standard or extended support by the Kubernetes version ----------------
+
+
+def test_eks_control_plane_past_end_of_standard_support_is_billed_the_extended_rate():
+    # "Billing for extended support starts at the beginning of the day that the version reaches
+    # end of standard support" (EKS release calendar); 1.33 left standard support on 2026-07-29.
+    from infra.core.platform_cost import eks_standard_support_ends, price_of
+
+    fee = _line(_cost("eks-g4dn"), "control plane")  # kubernetesVersion 1.33
+    assert eks_standard_support_ends()["1.33"] == "2026-07-29"
+    assert price_of("aws", "eks-cluster-fee", "us-east-1").as_of >= "2026-07-29"
+    assert (fee.at_min, fee.at_max) == (0.60, 0.60) and "extended support" in fee.item
+    assert fee.price is not None and fee.price.source == "https://aws.amazon.com/eks/pricing/"
+
+
+def test_eks_control_plane_in_standard_support_is_billed_10_cents():
+    fee = _line(_cost("eks-zonal-spot"), "control plane")  # 1.35: standard support to 2027-03-27
+    assert (fee.at_min, fee.at_max) == (0.10, 0.10) and "standard support" in fee.item
+
+
+def test_eks_version_without_a_support_date_is_unpriced_not_guessed():
+    from infra.core.platform_cost import eks_control_plane
+
+    fee = eks_control_plane("1.99", "us-east-1")
+    assert fee.at_min is None and "1.99" in fee.missing
+
+
+def test_every_eks_support_date_has_a_source_and_read_date():
+    rows = list(read_rows("eks_standard_support.csv"))
+    assert {r["version"] for r in rows} >= {"1.33", "1.34", "1.35"}
+    for r in rows:
+        assert r["source"].startswith("https://") and re.fullmatch(r"20\d\d-\d\d-\d\d", r["as_of"])
+        assert re.fullmatch(r"20\d\d-\d\d-\d\d", r["end_of_standard_support"]), r
+
+
+# --- price dates that say whether the price was read; GKE node addresses ------------------------
+
+
+def test_a_price_row_without_a_quote_is_shown_as_not_re_read_at_its_source():
+    from infra.core.platform_cost import unit_prices
+
+    for p in unit_prices().values():
+        assert p.dated == p.as_of if p.verified else p.dated.endswith("not re-read at the source")
+    disks = _line(_cost("gke-t4"), "boot disks")  # pd-balanced: no quote in the file
+    assert disks.price is not None and not disks.price.verified
+    assert "not re-read" in disks.price.dated
+
+
+def test_public_gke_nodes_pay_for_one_external_ipv4_each_private_nodes_none():
+    # gke-t4: public nodes, 3-23 of them (3 system + 0-20 GPU); $0.005/h per in-use address
+    # (https://cloud.google.com/vpc/network-pricing#ipaddress).
+    ip = _line(_cost("gke-t4"), "external IPv4")
+    assert ip.at_min == pytest.approx(3 * 0.005) and ip.at_max == pytest.approx(23 * 0.005)
+    _, raw = load_stack_file(stack_file("gke-t4"))
+    raw["gpu-infra:cluster"]["privateNodes"] = True
+    private = estimate(build_plan(parse(raw, "gke-t4")))
+    assert not [x for x in private.lines if x.item.startswith("external IPv4")]

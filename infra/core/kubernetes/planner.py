@@ -1,4 +1,4 @@
-"""Planning for ``platform: kubernetes``: an existing cluster reached through a kubeconfig (issue 4).
+"""Planning for ``platform: kubernetes``: an existing cluster reached through a kubeconfig.
 
 Nothing is created at the cluster level; the plan describes the existing GPU nodes as ``PoolHints``
 so the GPU Operator plan, the workload hints and the smoke tests can target them.
