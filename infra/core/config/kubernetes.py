@@ -1,6 +1,6 @@
 """Stack-config schema for ``platform: kubernetes``: an existing cluster reached through a kubeconfig.
 
-Owned by the GPU Operator work (issue 4). The cluster is not created: gpu-infra installs the GPU
+The cluster is not created: gpu-infra installs the GPU
 Operator and the workload helpers into it. ``gpuPools`` describe GPU nodes that already exist, so
 the operator can target them and workloads get scheduling hints.
 """

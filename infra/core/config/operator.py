@@ -1,6 +1,6 @@
 """Stack-config schema for ``gpuOperator`` and ``gpuNamespaces``.
 
-Owned by the GPU Operator work (issue 4). Shapes only; rules that need the pools or the pinned
+Shapes only; rules that need the pools or the pinned
 chart's values live in ``infra.core.operator`` and ``infra.core.operator.helm_values``.
 """
 
