@@ -142,6 +142,24 @@ def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str
         )
 
 
+def transition_issues(old: GkeClusterSpec, new: GkeClusterSpec, issues: Issues) -> None:
+    """Changes to a running cluster that ``pulumi up`` cannot make as written.
+
+    ``privateNodes`` true -> false: both private-node blocks are Optional+Computed in the provider
+    (terraform-provider-google-beta resource_container_cluster.go privateClusterConfig,
+    resource_container_node_pool.go network_config.enable_private_nodes), so removing them keeps
+    the live value: the nodes stay private while this stack's Cloud NAT would be deleted and they
+    would lose their route to nvcr.io."""
+    if old.private_nodes and not new.private_nodes and not new.existing:
+        nat = " and its Cloud NAT would be deleted while they need it" if old.cloud_nat else ""
+        issues.add(
+            "cluster.privateNodes",
+            f"true => false is not applied to a running cluster: GKE keeps the nodes private "
+            f"(the provider keeps the live setting when the block is removed){nat}; keep "
+            "privateNodes: true (and cloudNat), or re-create the cluster",
+        )
+
+
 def nat_subnetwork(cluster: GkeClusterSpec, project: str) -> str:
     """The cluster's subnetwork as a resource path: ``subnetwork``, else the auto-mode subnetwork
     named after ``network`` (``default``) in the cluster's region
