@@ -111,6 +111,7 @@ def test_group_per_zone_stack_plans_one_node_group_per_az_and_balancing(zonal):
     assert len(groups) == 5 and all(len(g.inputs["subnetIds"]) == 1 for g in groups)
     values = zonal.one(RELEASE, "infer-ca-release").inputs["values"]
     assert values["extraArgs"]["balance-similar-node-groups"] == "true"
+    assert values["extraArgs"]["balancing-label"] == "gpu-infra/pool"
     assert values["extraArgs"]["expander"] == "priority" and "expanderPriorities" in values
 
 
