@@ -582,6 +582,24 @@ def test_cloud_nat_serves_the_clusters_subnetwork_in_its_region():
     assert plan().cluster.nat_subnetwork.endswith("/regions/us-central1/subnetworks/default")
 
 
+def test_cloud_nat_on_a_shared_vpc_host_network_is_refused_router_belongs_to_the_host_project():
+    host = "projects/host-proj/global/networks/shared"
+    reason = errors(
+        cluster=cluster(privateNodes=True, cloudNat=True, network=host, subnetwork="gpu")
+    )["cluster.cloudNat"]
+    assert host in reason and "host-proj" in reason and "Shared VPC" in reason
+
+
+def test_cloud_nat_on_a_network_other_than_default_requires_the_subnetwork():
+    reason = errors(cluster=cluster(privateNodes=True, cloudNat=True, network="gpu-vpc"))[
+        "cluster.subnetwork"
+    ]
+    assert "gpu-vpc" in reason and "auto-mode" in reason
+    own = "projects/demo-project/global/networks/gpu-vpc"
+    g = plan(cluster=cluster(privateNodes=True, cloudNat=True, network=own, subnetwork="gpu"))
+    assert g.cluster.nat_subnetwork.endswith("/regions/us-central1/subnetworks/gpu")
+
+
 def test_subnetwork_path_must_be_in_the_clusters_region():
     sub = "projects/demo-project/regions/us-east1/subnetworks/gpu"
     reason = errors(cluster=cluster(subnetwork=sub))["cluster.subnetwork"]
