@@ -656,6 +656,16 @@ def test_shape_gpu_model_must_be_a_gke_accelerator_type():
     assert pool.accelerator == "nvidia-b200"
 
 
+def test_shape_gpu_model_marketing_name_is_refused_before_remove_shape():
+    # a4-highgpu-8g is in the catalog: the wrong accelerator name is still the first thing said.
+    shape = {"gpuModel": "B200", "gpus": 8, "vcpus": 224, "memoryGb": 3968}
+    a4 = {"machineType": "a4-highgpu-8g", "gpu": None, "zones": ["us-central1-b"]}
+    errs = errors({**a4, "shape": shape})
+    reason = errs["gpuPools[0].shape.gpuModel"]
+    assert "not a GKE accelerator type (did you mean 'nvidia-b200'?)" in reason
+    assert "gpuPools[0].shape" not in errs
+
+
 def test_unknown_gpu_machine_type_error_points_to_shape():
     reason = errors({"machineType": "a4-highgpu-16g", "gpu": None})["gpuPools[0].machineType"]
     assert "gpuPools[].shape" in reason and "nvidia-b200" in reason
