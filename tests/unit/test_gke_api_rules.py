@@ -656,6 +656,15 @@ def test_shape_gpu_model_must_be_a_gke_accelerator_type():
     assert pool.accelerator == "nvidia-b200"
 
 
+def test_a4x_pool_is_refused_reservation_bound_workload_policy_and_rdma_are_not_modelled():
+    a4x = {"machineType": "a4x-highgpu-4g", "gpu": None, "zones": ["us-east1-d"]}
+    reason = errors({**a4x, "reservation": {"type": "specific", "name": "gb200-res"}})[
+        "gpuPools[0].machineType"
+    ]
+    assert "a4x-highgpu-4g" in reason
+    assert all(w in reason for w in ("reservation-bound", "workload policy", "RDMA"))
+
+
 def test_shape_gpu_model_marketing_name_is_refused_before_remove_shape():
     # a4-highgpu-8g is in the catalog: the wrong accelerator name is still the first thing said.
     shape = {"gpuModel": "B200", "gpus": 8, "vcpus": 224, "memoryGb": 3968}
