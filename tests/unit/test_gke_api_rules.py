@@ -801,7 +801,13 @@ def test_queued_provisioning_with_compact_placement_is_refused():
 
 def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
     rows = list(read_rows("gke_feature_versions.csv"))
-    assert {r["feature"] for r in rows} >= {"flex-start", "mps", "time-sharing", "compute-class"}
+    assert {r["feature"] for r in rows} >= {
+        "flex-start",
+        "mps",
+        "time-sharing",
+        "compute-class",
+        "queued-provisioning",
+    }
     for r in rows:
         assert re.fullmatch(r"1\.\d+\.\d+-gke\.\d+", r["min_version"]), r
         assert r["source"].startswith("https://cloud.google.com/kubernetes-engine/docs/"), r
@@ -831,6 +837,7 @@ def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
             "1.23.7-gke.1400",
         ),
         ({"fallback": [{"machineType": "g2-standard-8"}]}, "fallback", "1.30.3-gke.1451000"),
+        ({"queuedProvisioning": True}, "queuedProvisioning", "1.28.3-gke.1098000"),
     ],
 )
 def test_features_need_their_minimum_gke_version(pool, key, floor):

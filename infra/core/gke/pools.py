@@ -414,6 +414,14 @@ def _check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues
             join_path(path, "gpu", "sharing"),
             issues,
         )
+    if spec.queued_provisioning:
+        check_feature_version(
+            "queued-provisioning",
+            "queued provisioning (ProvisioningRequest)",
+            min_master,
+            join_path(path, "queuedProvisioning"),
+            issues,
+        )
     if spec.fallback:
         check_feature_version(
             "compute-class",
