@@ -290,6 +290,7 @@ def _diff(
                 )
             ]
         )
+    _refuse_transitions(old_config, config)
     catalog = plan.catalog
     new_rec = mockengine.run(raw, config.stack, catalog)
     notes_view.print_logs(new_rec.logs, notes, hidden)
@@ -315,6 +316,17 @@ def _diff(
     for line in refused:
         print(f"--fail-on {args.fail_on}: {line}", file=sys.stderr)
     return EXIT_FAIL_ON if refused else EXIT_OK
+
+
+def _refuse_transitions(old: StackConfig, new: StackConfig) -> None:
+    """Changes to a running stack that ``pulumi up`` would not make as written (exit 2)."""
+    from infra.core.errors import Issues
+    from infra.core.gke.cluster import transition_issues
+
+    issues = Issues()
+    if new.platform == "gke":
+        transition_issues(old.cluster, new.cluster, issues)
+    issues.raise_if_any()
 
 
 def _print_helm_values(plan: Plan, as_json: bool) -> int:

@@ -176,9 +176,14 @@ class EksCluster(pulumi.ComponentResource):
             if problem := core.oidc_lookup_problem(str(e), plan.cluster_name):
                 raise pulumi.RunError(problem) from e
             found = None
-        if found is not None and (found.tags or {}).get(OWNER_TAG) != owner:
+        if found is not None:
+            # Found, ours or not: use it and declare nothing. IAM takes one provider per URL per
+            # account ("EntityAlreadyExists", CreateOpenIDConnectProvider), so declaring one again
+            # after a destroy (which kept ours) fails; a run after the one that created it drops
+            # it from the state only (retainOnDelete, recorded in the state:
+            # https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
             return pulumi.Output.from_input(found.arn)
-        # Ours (made by an earlier run of this stack) or missing: manage it.
+        # Missing: create it.
         provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             aws.iam.OpenIdConnectProviderArgs(

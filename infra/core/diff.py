@@ -63,6 +63,7 @@ class ForcingRule:
     property: str
     source: str
     kept_when_removed: bool = False  # Optional+Computed: a removed value keeps the live one
+    in_place: bool = False  # listed only as kept_when_removed: an updatable, non-forcing property
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +108,11 @@ def forcing_rules(data_dir: Path = DATA_DIR) -> tuple[ForcingRule, ...]:
     """The sourced table of replace-forcing properties."""
     return tuple(
         ForcingRule(
-            r["type"], r["property"], r["source"], (r.get("kept_when_removed") or "") == "true"
+            r["type"],
+            r["property"],
+            r["source"],
+            (r.get("kept_when_removed") or "") == "true",
+            (r.get("in_place") or "") == "true",
         )
         for r in read_rows("replace_forcing_properties.csv", data_dir)
     )
@@ -235,7 +240,7 @@ def diff(
         paths = [
             p
             for p in changed_paths(old_in, new_in)
-            if not any(_covers(i, p) for i in skip) and not _kept(applicable, new_in, p)
+            if not any(_covers(i, p) for i in skip) and not _kept(applicable, old_in, new_in, p)
         ]
         if not paths:
             continue
@@ -255,7 +260,11 @@ def diff(
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if rule.property and _forces(rule.property, p, old_in, new_in):
+                if (
+                    rule.property
+                    and not rule.in_place
+                    and _forces(rule.property, p, old_in, new_in)
+                ):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(
@@ -276,11 +285,18 @@ def diff(
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
 
 
-def _kept(rules: Iterable[ForcingRule], new: Mapping[str, Any], path: str) -> bool:
-    """An Optional+Computed input removed from the inputs: Terraform keeps the live value."""
-    return _removed(new, path) and any(
-        k.kept_when_removed and k.property.removesuffix(".#") == path for k in rules
-    )
+def _kept(
+    rules: Iterable[ForcingRule], old: Mapping[str, Any], new: Mapping[str, Any], path: str
+) -> bool:
+    """An Optional+Computed input removed from the inputs, or a removed block whose every set
+    leaf is one: Terraform keeps the live value, so nothing is sent."""
+    if not _removed(new, path):
+        return False
+    kept = {k.property.removesuffix(".#") for k in rules if k.kept_when_removed}
+    if path in kept:
+        return True
+    leaves = changed_paths(value_at(old, path), {}, path)
+    return bool(leaves) and all(_strip_indexes(leaf) in kept for leaf in leaves)
 
 
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:

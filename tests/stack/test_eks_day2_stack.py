@@ -111,6 +111,7 @@ def test_group_per_zone_stack_plans_one_node_group_per_az_and_balancing(zonal):
     assert len(groups) == 5 and all(len(g.inputs["subnetIds"]) == 1 for g in groups)
     values = zonal.one(RELEASE, "infer-ca-release").inputs["values"]
     assert values["extraArgs"]["balance-similar-node-groups"] == "true"
+    assert values["extraArgs"]["balancing-label"] == "gpu-infra/pool"
     assert values["extraArgs"]["expander"] == "priority" and "expanderPriorities" in values
 
 
@@ -197,10 +198,17 @@ def test_existing_cluster_without_an_oidc_provider_gets_one(monkeypatch):
     assert provider.urn in role.depends_on
 
 
-def test_existing_cluster_keeps_the_oidc_provider_this_stack_created(monkeypatch):
+def test_an_oidc_provider_left_by_an_earlier_destroy_is_used_not_declared_again(monkeypatch):
+    # IAM refuses a second provider for the same URL (EntityAlreadyExists): the one this stack
+    # kept on destroy (owner tag ours) is used by ARN, nothing is declared.
     live = mockengine.LiveAws(oidc_provider_tags={"gpu-infra/stack": "shared/eks-existing"})
     monkeypatch.setattr(mockengine, "LIVE", live)
-    assert len(run_stack("eks-existing").of_type(OIDC)) == 1
+    rec = run_stack("eks-existing")
+    assert rec.of_type(OIDC) == []
+    (stmt,) = json.loads(rec.one("aws:iam/role:Role", "shared-ca-role").inputs["assumeRolePolicy"])[
+        "Statement"
+    ]
+    assert stmt["Principal"]["Federated"].startswith("arn:aws:iam::123456789012:oidc-provider/")
 
 
 def test_existing_cluster_uses_an_oidc_provider_someone_else_made():

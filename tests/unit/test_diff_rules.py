@@ -177,3 +177,26 @@ def test_gke_pool_replace_deletes_before_create_same_pool_name():
     old = _res({"name": "gpu", "nodeConfig": {"spot": False}}, NP, "ml-gpu")
     new = _res({"name": "gpu", "nodeConfig": {"spot": True}}, NP, "ml-gpu")
     assert "deleted before its replacement is created" in _one(old, new).disruptive
+
+
+def test_removing_private_node_blocks_is_no_change_because_the_provider_keeps_the_live_value():
+    # privateClusterConfig and the pool's networkConfig.enablePrivateNodes are Optional+Computed.
+    cl = "gcp:container/cluster:Cluster"
+    old_c = _res({"name": "ml", "privateClusterConfig": {"enablePrivateNodes": True}}, cl, "c")
+    new_c = _res({"name": "ml"}, cl, "c")
+    old_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
+    new_p = _res({"name": "gpu"}, NP, "p")
+    assert diff([old_c, old_p], [new_c, new_p]) == []
+
+
+def test_turning_private_nodes_on_stays_an_in_place_update_not_a_replace():
+    old_p = _res({"name": "gpu"}, NP, "p")
+    new_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
+    c = _one(old_p, new_p)
+    assert c.op == "update" and "re-creates every node" in c.disruptive
+
+
+def test_removing_a_block_with_a_non_kept_field_is_still_a_change():
+    old_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True, "x": 1}}, NP, "p")
+    new_p = _res({"name": "gpu"}, NP, "p")
+    assert _one(old_p, new_p).op == "update"

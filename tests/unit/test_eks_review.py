@@ -17,6 +17,7 @@ from infra.core.eks.groups import EksNodeGroup, NetworkInterface, efa_interfaces
 from infra.core.eks.lifecycle import live_name as core_live_name
 from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs
+from infra.core.labels import POOL_LABEL
 from infra.core.plan import build_plan
 from tests.unit.test_eks import errors_of, plan_of
 from tests.unit.test_eks_day2 import PREFIX, gpu_pool, pools
@@ -325,21 +326,27 @@ def _ca_template_labels(asg_tags: dict[str, str], ng_name: str) -> dict[str, str
     return {**labels, "cluster-name": "ml", "nodegroup-name": ng_name}
 
 
-def test_group_per_zone_groups_are_similar_once_the_balancing_ignore_label_is_dropped():
+def test_group_per_zone_groups_are_compared_by_the_pool_label_alone_balancing_label():
+    # --balancing-label (config/flags/flags.go) compares only the listed labels: the per-group
+    # nodegroup-name and the per-AZ topology.k8s.aws/zone-id no longer split the pool's groups.
     p = plan_of(pools(gpu_pool(machineType="g4dn.xlarge", groupPerZone=True, maxNodes=8)))
     (g,) = p.groups
     assert p.autoscaler is not None and len(g.node_groups) > 1
-    ignored = p.autoscaler.values["extraArgs"]["balancing-ignore-label"]
-    assert ignored == "nodegroup-name"
-    per_group = [_ca_template_labels(dict(g.asg_tags), ng.name) for ng in g.node_groups]
+    args = p.autoscaler.values["extraArgs"]
+    assert args["balancing-label"] == POOL_LABEL and "balancing-ignore-label" not in args
+    per_group = [
+        {**_ca_template_labels(dict(g.asg_tags), ng.name), "topology.k8s.aws/zone-id": ng.name}
+        for ng in g.node_groups
+    ]
     assert len({tuple(sorted(t.items())) for t in per_group}) == len(g.node_groups)  # differ...
-    kept = [{k: v for k, v in t.items() if k != ignored} for t in per_group]
-    assert all(t == kept[0] for t in kept)  # ...until CA ignores the per-group label
+    compared = [{k: t.get(k) for k in (args["balancing-label"],)} for t in per_group]
+    assert compared[0][POOL_LABEL] and all(t == compared[0] for t in compared)  # ...not here
 
 
-def test_no_balancing_ignore_label_without_balancing():
+def test_no_balancing_label_without_balancing():
     a = plan_of(pools(gpu_pool(machineType="g4dn.xlarge"))).autoscaler
-    assert a is not None and "balancing-ignore-label" not in a.values["extraArgs"]
+    assert a is not None
+    assert not {"balancing-label", "balancing-ignore-label"} & set(a.values["extraArgs"])
 
 
 # --- names that never change under a user: a catalog refresh adds an AZ -----------------------

@@ -582,6 +582,24 @@ def test_cloud_nat_serves_the_clusters_subnetwork_in_its_region():
     assert plan().cluster.nat_subnetwork.endswith("/regions/us-central1/subnetworks/default")
 
 
+def test_cloud_nat_on_a_shared_vpc_host_network_is_refused_router_belongs_to_the_host_project():
+    host = "projects/host-proj/global/networks/shared"
+    reason = errors(
+        cluster=cluster(privateNodes=True, cloudNat=True, network=host, subnetwork="gpu")
+    )["cluster.cloudNat"]
+    assert host in reason and "host-proj" in reason and "Shared VPC" in reason
+
+
+def test_cloud_nat_on_a_network_other_than_default_requires_the_subnetwork():
+    reason = errors(cluster=cluster(privateNodes=True, cloudNat=True, network="gpu-vpc"))[
+        "cluster.subnetwork"
+    ]
+    assert "gpu-vpc" in reason and "auto-mode" in reason
+    own = "projects/demo-project/global/networks/gpu-vpc"
+    g = plan(cluster=cluster(privateNodes=True, cloudNat=True, network=own, subnetwork="gpu"))
+    assert g.cluster.nat_subnetwork.endswith("/regions/us-central1/subnetworks/gpu")
+
+
 def test_subnetwork_path_must_be_in_the_clusters_region():
     sub = "projects/demo-project/regions/us-east1/subnetworks/gpu"
     reason = errors(cluster=cluster(subnetwork=sub))["cluster.subnetwork"]
@@ -636,6 +654,25 @@ def test_shape_gpu_model_must_be_a_gke_accelerator_type():
     assert "'B200' is not a GKE accelerator type" in reason and "'nvidia-b200'" in reason
     (pool,) = plan({**new, "shape": {**shape, "gpuModel": "nvidia-b200"}, "spot": True}).pools
     assert pool.accelerator == "nvidia-b200"
+
+
+def test_a4x_pool_is_refused_reservation_bound_workload_policy_and_rdma_are_not_modelled():
+    a4x = {"machineType": "a4x-highgpu-4g", "gpu": None, "zones": ["us-east1-d"]}
+    reason = errors({**a4x, "reservation": {"type": "specific", "name": "gb200-res"}})[
+        "gpuPools[0].machineType"
+    ]
+    assert "a4x-highgpu-4g" in reason
+    assert all(w in reason for w in ("reservation-bound", "workload policy", "RDMA"))
+
+
+def test_shape_gpu_model_marketing_name_is_refused_before_remove_shape():
+    # a4-highgpu-8g is in the catalog: the wrong accelerator name is still the first thing said.
+    shape = {"gpuModel": "B200", "gpus": 8, "vcpus": 224, "memoryGb": 3968}
+    a4 = {"machineType": "a4-highgpu-8g", "gpu": None, "zones": ["us-central1-b"]}
+    errs = errors({**a4, "shape": shape})
+    reason = errs["gpuPools[0].shape.gpuModel"]
+    assert "not a GKE accelerator type (did you mean 'nvidia-b200'?)" in reason
+    assert "gpuPools[0].shape" not in errs
 
 
 def test_unknown_gpu_machine_type_error_points_to_shape():
@@ -764,7 +801,13 @@ def test_queued_provisioning_with_compact_placement_is_refused():
 
 def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
     rows = list(read_rows("gke_feature_versions.csv"))
-    assert {r["feature"] for r in rows} >= {"flex-start", "mps", "time-sharing", "compute-class"}
+    assert {r["feature"] for r in rows} >= {
+        "flex-start",
+        "mps",
+        "time-sharing",
+        "compute-class",
+        "queued-provisioning",
+    }
     for r in rows:
         assert re.fullmatch(r"1\.\d+\.\d+-gke\.\d+", r["min_version"]), r
         assert r["source"].startswith("https://cloud.google.com/kubernetes-engine/docs/"), r
@@ -794,6 +837,7 @@ def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
             "1.23.7-gke.1400",
         ),
         ({"fallback": [{"machineType": "g2-standard-8"}]}, "fallback", "1.30.3-gke.1451000"),
+        ({"queuedProvisioning": True}, "queuedProvisioning", "1.28.3-gke.1098000"),
     ],
 )
 def test_features_need_their_minimum_gke_version(pool, key, floor):

@@ -28,8 +28,8 @@ def _gke_accelerator_type(model: str, catalog: Catalog, path: str, issues: Issue
     hint = known.get(model.lower()) or f"nvidia-{model.lower()}"
     issues.add(
         join_path(path, "gpuModel"),
-        f"{model!r} is not a GKE accelerator type: GKE takes the Compute Engine accelerator "
-        f"type name (lowercase nvidia-..., e.g. {hint!r})",
+        f"{model!r} is not a GKE accelerator type (did you mean {hint!r}?): GKE takes the "
+        "Compute Engine accelerator type name (lowercase nvidia-...)",
     )
     return False
 
@@ -58,15 +58,16 @@ def user_shapes(config: Any, catalog: Catalog, issues: Issues) -> tuple[list[Use
             for n in names
             if (catalog.gcp_machine(n) if config.platform == "gke" else catalog.aws_instance(n))
         ]
+        # The accelerator type first: a marketing name is wrong whatever the machine type.
+        if config.platform == "gke" and not _gke_accelerator_type(
+            shape.gpu_model, catalog, path, issues
+        ):
+            continue
         if known:
             issues.add(
                 path,
                 f"{', '.join(known)} is in the catalog; remove shape (the catalog's facts are used)",
             )
-            continue
-        if config.platform == "gke" and not _gke_accelerator_type(
-            shape.gpu_model, catalog, path, issues
-        ):
             continue
         zones = tuple(pool.zones or ())
         if not zones:

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit
+from infra.core.labels import POOL_LABEL
 from infra.core.pools import GPU_RESOURCE, Taint
 
 TEMPLATE_PREFIX = "k8s.io/cluster-autoscaler/node-template"
@@ -62,13 +63,14 @@ IMAGE_TAGS: Mapping[str, str] = {
 # stack tag narrows discovery (and the IAM condition) to this stack's groups.
 ENABLED_TAG = "k8s.io/cluster-autoscaler/enabled"
 STACK_TAG_VALUE = "owned"
-# CA's AWS provider turns the ASG tag eks:nodegroup-name into a template label ``nodegroup-name``
-# (cloudprovider/aws/aws_manager.go extractLabelsFromAsg splits keys on "eks:"), which differs per
-# node group and is not among the labels the AWS comparator ignores
-# (processors/nodegroupset/aws_nodegroups.go: eks.amazonaws.com/nodegroup is, nodegroup-name is
-# not), so per-AZ groups are never "similar" and never balanced (kubernetes/autoscaler#6954).
-# Flag --balancing-ignore-label (config/flags/flags.go) adds it to the ignored set.
-BALANCING_IGNORE_LABEL = "nodegroup-name"
+# Per-AZ groups of one pool differ in labels CA's AWS comparator does not ignore: the template
+# label ``nodegroup-name`` from the ASG tag eks:nodegroup-name (cloudprovider/aws/aws_manager.go
+# extractLabelsFromAsg; kubernetes/autoscaler#6954) and ``topology.k8s.aws/zone-id`` on live nodes
+# (processors/nodegroupset/aws_nodegroups.go ignores neither), so they are never "similar". The
+# chart's extraArgs is a map, one value per flag, so ignoring both is not possible; instead
+# --balancing-label "Specifies a label to use for comparing if two node groups are similar, rather
+# than the built in heuristics" (config/flags/flags.go): only the pool label is compared.
+BALANCING_LABEL = POOL_LABEL
 # The ConfigMap the priority expander reads (cluster-autoscaler/expander/priority/readme.md).
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"
 SPOT_PRIORITY = 20
@@ -298,8 +300,8 @@ def helm_values(
       like CoreDNS that must not be evicted by a scale-down;
     - ``balance-similar-node-groups``: on with ``groupPerZone`` (README "Common Notes": an
       ASG per AZ plus this flag for zonal EBS volumes); off otherwise, where spot and on-demand
-      GPU groups are not meant to be balanced; with it ``balancing-ignore-label`` for the
-      per-group label EKS's ASG tags add (``BALANCING_IGNORE_LABEL``);
+      GPU groups are not meant to be balanced; with it ``balancing-label`` (``BALANCING_LABEL``):
+      groups are similar when they serve the same pool;
     - ``nodeSelector``: run on the system node group, never on (scale-to-zero) GPU nodes;
     - ``fullnameOverride`` (``fullname``) and the service account: per stack on an existing
       cluster (``stack_release_name``), so ClusterRole and ServiceAccount never collide with
@@ -327,7 +329,7 @@ def helm_values(
         "containerSecurityContext": dict(CONTAINER_SECURITY_CONTEXT),
     }
     if balance_similar:
-        extra_args["balancing-ignore-label"] = BALANCING_IGNORE_LABEL
+        extra_args["balancing-label"] = BALANCING_LABEL
     if fullname is not None:
         # The lease keeps its default name: the release's own namespace already separates it
         # from another autoscaler's, and the chart grants get/update on that name only

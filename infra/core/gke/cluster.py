@@ -80,6 +80,7 @@ def plan_cluster(
     exclusions = _check_exclusions(cluster.maintenance, cluster.release_channel, issues)
     networks = _authorized_networks(cluster, issues)
     _check_network_keys(cluster, issues, notes)
+    _check_nat_network(cluster, project, issues)
     if cluster.authorized_networks and not cluster.existing:
         notes.append(
             "cluster.authorizedNetworks: the machine running `pulumi up` must reach the control "
@@ -139,6 +140,53 @@ def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str
             "cluster.privateNodes: nodes have no external IPs and this stack creates no Cloud NAT; "
             "GPU Operator images on nvcr.io need one (set cluster.cloudNat: true or provide NAT "
             f"on network {cluster.network or 'default'})"
+        )
+
+
+def transition_issues(old: GkeClusterSpec, new: GkeClusterSpec, issues: Issues) -> None:
+    """Changes to a running cluster that ``pulumi up`` cannot make as written.
+
+    ``privateNodes`` true -> false: both private-node blocks are Optional+Computed in the provider
+    (terraform-provider-google-beta resource_container_cluster.go privateClusterConfig,
+    resource_container_node_pool.go network_config.enable_private_nodes), so removing them keeps
+    the live value: the nodes stay private while this stack's Cloud NAT would be deleted and they
+    would lose their route to nvcr.io."""
+    if old.private_nodes and not new.private_nodes and not new.existing:
+        nat = " and its Cloud NAT would be deleted while they need it" if old.cloud_nat else ""
+        issues.add(
+            "cluster.privateNodes",
+            f"true => false is not applied to a running cluster: GKE keeps the nodes private "
+            f"(the provider keeps the live setting when the block is removed){nat}; keep "
+            "privateNodes: true (and cloudNat), or re-create the cluster",
+        )
+
+
+def _check_nat_network(cluster: GkeClusterSpec, project: str, issues: Issues) -> None:
+    """Cloud NAT needs the cluster's subnetwork path and a router in the network's own project.
+
+    A Cloud Router is created in the project of the network it belongs to (Compute API
+    routers.insert: ``network`` is "URI of the network to which this router belongs"); a Shared
+    VPC network lives in its host project, where the host's network admins set up Cloud NAT
+    (https://cloud.google.com/nat/docs/overview, "Shared VPC"). Only an auto-mode network has a
+    subnetwork named after itself in every region
+    (https://cloud.google.com/vpc/docs/vpc#auto-mode-considerations); a custom-mode one does not.
+    """
+    if not (cluster.cloud_nat and cluster.private_nodes) or cluster.existing:
+        return
+    net = cluster.network or "default"
+    host = re.match(r"projects/([^/]+)/", net)
+    if host is not None and host.group(1) != project:
+        issues.add(
+            "cluster.cloudNat",
+            f"true, but cluster.network {net} is in project {host.group(1)} (Shared VPC), not "
+            f"{project}: its Cloud Router and NAT belong in that host project; set cloudNat: "
+            "false and have the host project serve the cluster's subnetwork",
+        )
+    elif net.rsplit("/", 1)[-1] != "default" and not cluster.subnetwork:
+        issues.add(
+            "cluster.subnetwork",
+            f"required with cluster.cloudNat: true on network {net}: only an auto-mode network "
+            "has a subnetwork named after itself, so the NAT's subnetwork cannot be guessed",
         )
 
 

@@ -212,6 +212,7 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
     check_sharing(gpu, spec, shape.accelerator, path, ctx.operator_on, ctx.catalog, issues)
     rtype, rname = reservation_affinity(spec, spot, path, issues)
     check_dws(spec, spot, rtype, path, issues)
+    _refuse_unmodelled(machine.name, path, issues)
     series = series_of(machine.name)
     check_provisioning(provisioning_mode(spec, spot, rtype), machine.name, series, path, issues)
     disk_type = boot_disk(spec.disk_type, machine.name, series, path, issues)
@@ -240,6 +241,25 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
         initial_node_count=initial,
         gvnic=gvnic,
     )
+
+
+# A4X (GB200 NVL72) nodes need what this stack does not model: "You must use the reservation-bound
+# provisioning model" and a workload policy (AI Hypercomputer, "Create an AI-optimized MIG with
+# A4X", https://cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x), and GPUDirect
+# RDMA over GKE multi-networking (gvnic-1, rdma-0..rdma-3 Network/GKENetworkParamSet pairs,
+# https://docs.nvidia.com/aicr/integrator-guide/gke-a-4-x-max-networking.md).
+_UNMODELLED = {
+    "a4x-": "A4X needs the reservation-bound provisioning model, a workload policy "
+    "(HIGH_THROUGHPUT, accelerator topology) and RDMA networks over multi-networking, none of "
+    "which this stack creates; create A4X node pools with Cluster Toolkit or the AI Hypercomputer "
+    "A4X guide"
+}
+
+
+def _refuse_unmodelled(machine_type: str, path: str, issues: Issues) -> None:
+    for prefix, why in _UNMODELLED.items():
+        if machine_type.startswith(prefix):
+            issues.add(join_path(path, "machineType"), f"{machine_type!r}: {why}")
 
 
 def _labels(spec: GkePoolSpec, operator_on: bool) -> dict[str, str]:
@@ -392,6 +412,14 @@ def _check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues
             "GPU sharing with NVIDIA MPS" if mps else "GPU time-sharing",
             min_master,
             join_path(path, "gpu", "sharing"),
+            issues,
+        )
+    if spec.queued_provisioning:
+        check_feature_version(
+            "queued-provisioning",
+            "queued provisioning (ProvisioningRequest)",
+            min_master,
+            join_path(path, "queuedProvisioning"),
             issues,
         )
     if spec.fallback:
