@@ -67,6 +67,7 @@ class NodeGroupSizing:
         reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
         node_groups: EKS managed node groups the pool makes (one, or one per AZ).
         zones: the zones (GKE) or AZ IDs (EKS) the pool is planned in.
+        node_group_names: the EKS node group names the pool makes (AWS).
         replaced_groups: node groups of the deployed stack this entry stands for while they
             run beside their replacements (``with_replacements``); 0 for planned pools.
     """
@@ -90,6 +91,7 @@ class NodeGroupSizing:
     node_groups: int = 1
     zones: tuple[str, ...] = ()
     replaced_groups: int = 0
+    node_group_names: tuple[str, ...] = ()
 
     @property
     def spot(self) -> bool:
@@ -287,6 +289,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 reservation_id=g.capacity_reservation_id,
                 zones=g.az_ids,
                 node_groups=max(1, len(g.node_groups)),
+                node_group_names=tuple(ng.name for ng in g.node_groups),
             )
         )
     system = plan.eks.system

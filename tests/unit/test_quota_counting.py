@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -173,27 +174,57 @@ def test_existing_cluster_limit_is_unknown_until_its_other_groups_are_counted() 
     assert counted[per_cluster.key].usage == 29
 
 
-def test_a_reservation_of_another_type_holds_none_of_a_pools_nodes() -> None:
-    from types import SimpleNamespace
-
-    pool = d.NodeGroupSizing(
+def _odcr_pool(max_nodes: int = 4) -> d.NodeGroupSizing:
+    return d.NodeGroupSizing(
         path="gpuPools[0]",
         name="h200",
         machine_types=("p5en.48xlarge",),
         gpu_type=None,
         gpus_per_node=8,
         vcpus=192,
-        max_nodes=4,
+        max_nodes=max_nodes,
         reservation_id="cr-1",
+        zones=("usw2-az1",),
+        node_group_names=("h200-usw2-az1-0a1b2c3d",),
     )
-    same = {"cr-1": SimpleNamespace(instance_type="p5en.48xlarge", total=3)}
-    other = {"cr-1": SimpleNamespace(instance_type="p5.48xlarge", total=3)}
-    assert d.reserved_nodes([pool], same) == {"h200": 3}
-    assert d.reserved_nodes([pool], other) == {"h200": None}
+
+
+def _cr(itype: str = "p5en.48xlarge", **kw: Any) -> Any:
+    from quota.clients.aws import CapacityReservation
+
+    base: dict[str, Any] = {"total": 3, "available": 3, "az_id": "usw2-az1"}
+    return CapacityReservation("cr-1", itype, "active", **{**base, **kw})
+
+
+def test_a_reservation_of_another_type_holds_none_of_a_pools_nodes() -> None:
+    pool = _odcr_pool()
+    assert d.reserved_nodes([pool], {"cr-1": _cr()}) == {"h200": 3}
+    held = d.reserved_nodes([pool], {"cr-1": _cr("p5.48xlarge")})
+    assert isinstance(held["h200"], str) and "p5.48xlarge" in held["h200"]
     rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": 3})
     assert rows[0].needed == 192 * 1
-    rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": None})
+    rows = d.aws_contributions("us-west-2", [pool]).rows(reserved=held)
     assert rows[0].needed == 192 * 4 and "counted in full" in rows[0].pools[0]
+
+
+def test_a_reservation_holds_only_its_free_slots_plus_the_pools_own_instances() -> None:
+    # 10 reserved, 6 taken by instances of no node group of this pool, 4 free: 4 of the pool's
+    # 10 nodes fit in it, the other 6 draw quota of their own.
+    pool = _odcr_pool(max_nodes=10)
+    busy = _cr(total=10, available=4, running=(("", 6),))
+    assert d.reserved_nodes([pool], {"cr-1": busy}) == {"h200": 4}
+    own = _cr(total=10, available=4, running=(("h200-usw2-az1-0a1b2c3d", 2), ("other", 4)))
+    assert d.reserved_nodes([pool], {"cr-1": own}) == {"h200": 6}
+    rows = d.aws_contributions("us-west-2", [pool]).rows(reserved={"h200": 4})
+    assert rows[0].needed == 192 * 6
+
+
+def test_a_reservation_in_another_az_or_shared_in_holds_none_of_a_pools_nodes() -> None:
+    pool = _odcr_pool()
+    other_az = d.reserved_nodes([pool], {"cr-1": _cr(az_id="usw2-az2")})["h200"]
+    assert isinstance(other_az, str) and "usw2-az2" in other_az
+    shared = d.reserved_nodes([pool], {"cr-1": _cr(owner_id="111122223333", shared_in=True)})
+    assert isinstance(shared["h200"], str) and "111122223333" in shared["h200"]
 
 
 def test_a_replaced_node_group_runs_beside_its_successor_as_a_line_of_its_own(
