@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 from infra.core.catalog.vendored import Catalog, read_rows
 from infra.core.config.stack import parse, parse_file
@@ -256,6 +257,48 @@ def test_a_replaced_node_group_runs_beside_its_successor_as_a_line_of_its_own(
     )
     same = next(c for c in json.loads(out.getvalue())["checks"] if c["quota"] == "L-DB2E81BA")
     assert same["needed"] == 104
+
+
+def _diff_checks(new: Path) -> dict[str, Any]:
+    import io
+    import json
+
+    from quota.check import main
+
+    out = io.StringIO()
+    args = ["--config", str(new), "--diff", "eks-g4dn", "--offline", "--json"]
+    assert main(args, out=out, err=io.StringIO()) == 0
+    return {c["quota"]: c for c in json.loads(out.getvalue())["checks"]}
+
+
+def test_a_removed_pools_groups_run_beside_the_new_ones_until_deleted_last(
+    tmp_path: Path,
+) -> None:
+    # "Pulumi performs deletes last" in an update (pulumi/pulumi#16589): gpu-t4-spot's group
+    # (max 20 x 4 vCPUs) still runs while gpu-t4 is updated.
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text())
+    pools = doc["config"]["gpu-infra:gpuPools"]
+    doc["config"]["gpu-infra:gpuPools"] = [p for p in pools if p["name"] != "gpu-t4-spot"]
+    new = tmp_path / "Pulumi.new.yaml"
+    new.write_text(yaml.safe_dump(doc))
+    checks = _diff_checks(new)
+    assert checks["L-3819A6DF"]["needed"] == 4 * 20
+    assert any(p.startswith("gpu-t4-spot replaced (") for p in checks["L-3819A6DF"]["pools"])
+    assert checks["L-6D54EA21"]["needed"] == 2 + 1  # gpu-t4, system + the deleted spot group
+
+
+def test_a_group_the_diff_engine_replaces_under_its_old_name_runs_beside_its_successor(
+    tmp_path: Path,
+) -> None:
+    # A new cluster name re-creates every node group (clusterName is ForceNew,
+    # replace_forcing_properties.csv) although no pool changes name or type.
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text())
+    doc["config"]["gpu-infra:cluster"]["name"] = "ml2"
+    new = tmp_path / "Pulumi.new.yaml"
+    new.write_text(yaml.safe_dump(doc))
+    checks = _diff_checks(new)
+    assert checks["L-DB2E81BA"]["needed"] == 4 * 20 + 4 * 20  # new gpu-t4 + the old one
+    assert checks["L-6D54EA21"]["needed"] == 3 + 3
 
 
 def test_where_price_is_unknown_when_the_machine_part_is_unpriced() -> None:
