@@ -643,3 +643,28 @@ def test_a_reservation_shared_in_from_another_account_is_not_this_accounts_usage
     env["ec2"].reservations[R] = [odcr, own]
     _, doc = run()
     assert row(doc, G)["usage"] == 2 * 4
+
+
+def test_where_is_short_in_a_region_whose_service_limit_the_plain_check_finds_short(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    env["sq"].defaults[EKS_GROUPS] = 30.0  # 41 node groups planned
+    path = _many_groups(tmp_path, 40)
+    code, _ = run_config(path)
+    assert code == 1
+    code, doc = run_config(path, "--where", "--regions", R)
+    home = doc["where"][0]["regions"][0]
+    assert code == 1 and home["fits"] is False and EKS_GROUPS in home["reason"]
+
+
+def test_where_nets_the_home_regions_reservation_as_the_plain_check_does(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    odcr = _odcr("cr-00000000f4ee", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az1")
+    env["ec2"].reservations[R] = [odcr]
+    env["sq"].applied[(R, G)] = 60.0  # 10 x 4 reserved in usage; the pool's 10 nodes fit in it
+    path = _odcr_stack(tmp_path, "cr-00000000f4ee")
+    code, _ = run_config(path)
+    assert code == 0
+    code, doc = run_config(path, "--where", "--regions", R)
+    assert code == 0 and doc["where"][0]["regions"][0]["fits"] is True
