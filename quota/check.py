@@ -108,6 +108,10 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.regions and not args.where:
         print("--regions: only with --where", file=err)
         return EXIT_USAGE
+    if args.diff and args.where:
+        # --where judges the planned stack region by region; replacements are a live update's
+        print("--diff: not with --where", file=err)
+        return EXIT_USAGE
     if args.request and (args.where or args.offline):
         # --where and --offline only look: a request is filed for a short row of a live check
         print(f"--request: not with {'--where' if args.where else '--offline'}", file=err)
@@ -226,14 +230,22 @@ def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:
     """Rows of the service limits: EKS ones read from Service Quotas, GKE ones documented."""
     from quota import limits, report
 
+    notes_of = dict(demand.notes)
     if cloud == "aws":
         codes = [r.key.quota for r in demand.rows]
         existing = demand.cluster if demand.existing_cluster else None
         values, others = service.read_service_limits(codes, existing, demand.own_groups)
         readings = limits.limit_readings(demand, values, others)
+        for code, v in values.items():
+            if v is None:
+                notes_of[code] = limits.DOCUMENTED_DEFAULT_NOTE
     else:
         readings = limits.limit_readings(demand)
-    return [report.Check.judged(r, readings[r.key]) for r in demand.rows]
+    checks = [report.Check.judged(r, readings[r.key]) for r in demand.rows]
+    for c in checks:
+        if c.demand.key.quota in notes_of:
+            c.reason = f"{c.reason}; {notes_of[c.demand.key.quota]}"
+    return checks
 
 
 def _file_requests(

@@ -482,6 +482,7 @@ def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
         groups["name"] == "Managed node groups per cluster" and "service-quotas" in groups["source"]
     )
     assert row(doc, EKS_NODES)["status"] == "ok"  # documented 450 where Service Quotas lists none
+    assert "documented default applies" in row(doc, EKS_NODES)["reason"]
     code, doc = run_config(_many_groups(tmp_path, 40), "--request")
     req = row(doc, EKS_GROUPS)["request"]  # not an EC2 quota: by hand, with the command
     assert req["action"] == "skipped" and f"--quota-code {EKS_GROUPS}" in req["status"]

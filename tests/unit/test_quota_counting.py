@@ -161,6 +161,29 @@ def test_gke_node_limits_are_rows_with_their_documented_source() -> None:
     assert readings[rows["GKE_NODES_PER_CLUSTER"].key].limit == 5000
 
 
+def test_gke_nodes_per_cluster_on_an_existing_cluster_is_judged_on_the_stacks_pools_and_says_so(
+    tmp_path: Path,
+) -> None:
+    from quota import limits
+    from quota.check import _limit_checks
+
+    doc = yaml.safe_load((ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text())
+    doc["config"]["gpu-infra:cluster"]["existing"] = True
+    doc["config"]["gpu-infra:cluster"]["cpuNodes"] = 3
+    doc["config"]["gpu-infra:gpuOperator"] = {"enabled": False}
+    path = tmp_path / "Pulumi.attach.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    config = parse_file(path)
+    plan = build_plan(config)
+    demand = d.stack_contributions(config, Catalog.load(), plan)
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    ld = limits.stack_limits("gcp", plan, "us-central1", sizings)
+    assert ld.existing_cluster
+    per_cluster = next(c for c in _limit_checks("gcp", None, ld) if "CLUSTER" in c.demand.key.quota)
+    assert per_cluster.status == "ok"  # never 'unknown' for every attached GKE stack
+    assert "other node pools are not counted" in per_cluster.reason
+
+
 def test_existing_cluster_limit_is_unknown_until_its_other_groups_are_counted() -> None:
     from quota import limits
     from quota.arithmetic import verdict
