@@ -131,17 +131,16 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
     per_zone = lims["nodes-per-node-pool-zone"]
     per_cluster = lims["nodes-per-cluster"]
     own = [s for s in sizings if not s.bootstrap]
-    # The pools' autoscaling locationPolicy is ANY (infra/components/gke.py): the autoscaler is
-    # not bound to balance zones (https://cloud.google.com/kubernetes-engine/docs/concepts/
-    # cluster-autoscaler#location_policy), so a whole pool may land in one zone.
-    zone_counts = [(s.name, s.max_nodes) for s in own]
+    # The limit caps each zone of a pool; a pool's totalMaxNodeCount (infra/components/gke.py)
+    # spans its zones, so it cannot fit only when its total exceeds 1,000 in every zone: the
+    # demand is the total over the pool's zones, rounded up (no zones listed: the cluster's, one
+    # counted, the conservative side). https://cloud.google.com/kubernetes-engine/quotas
+    zone_counts = [(s.name, -(-s.max_nodes // max(1, len(s.zones)))) for s in own]
     top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
     surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
     total = sum(s.max_nodes for s in own) + surge
     rows = (
-        _row(
-            per_zone, region, top[1], [f"{top[0]}: up to {top[1]} nodes in one zone (the largest)"]
-        ),
+        _row(per_zone, region, top[1], [f"{top[0]}: {top[1]} nodes per zone (the largest)"]),
         _row(
             per_cluster,
             region,

@@ -160,12 +160,37 @@ def test_gke_node_limits_are_rows_with_their_documented_source() -> None:
     sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
     ld = limits.stack_limits("gcp", build_plan(config), "us-central1", sizings)
     rows = {r.key.quota: r for r in ld.rows}
-    # gpu-t4: up to 20 nodes in one zone (locationPolicy ANY); the cluster: 20 + 3 system + 1
-    assert rows["GKE_NODES_PER_POOL_ZONE"].needed == 20
+    # gpu-t4: a total max of 20 over 4 zones, 5 per zone; the cluster: 20 + 3 system + 1
+    assert rows["GKE_NODES_PER_POOL_ZONE"].needed == 5
     assert rows["GKE_NODES_PER_CLUSTER"].needed == 24
     assert all("cloud.google.com/kubernetes-engine/quotas" in r.source for r in ld.rows)
     readings = limits.limit_readings(ld)
     assert readings[rows["GKE_NODES_PER_CLUSTER"].key].limit == 5000
+
+
+def test_gke_nodes_per_pool_zone_divides_the_pool_over_its_zones() -> None:
+    # "Nodes per node pool zone: 1,000" (https://cloud.google.com/kubernetes-engine/quotas)
+    from quota import limits
+
+    config = parse_file(ROOT / "stacks" / "Pulumi.gke-t4.yaml")
+
+    def per_zone(zones: tuple[str, ...]) -> int:
+        pool = d.NodeGroupSizing(
+            path="gpuPools[0]",
+            name="big",
+            machine_types=("n1-standard-8",),
+            gpu_type="nvidia-tesla-t4",
+            gpus_per_node=1,
+            vcpus=8,
+            max_nodes=2500,
+            zones=zones,
+        )
+        ld = limits.stack_limits("gcp", build_plan(config), "us-central1", [pool])
+        return next(r.needed for r in ld.rows if r.key.quota == "GKE_NODES_PER_POOL_ZONE")
+
+    assert per_zone(("us-central1-a", "us-central1-b", "us-central1-c")) == 834  # fits 1,000
+    assert per_zone(("us-central1-a", "us-central1-b")) == 1250  # cannot fit
+    assert per_zone(()) == 2500  # zones not listed: one counted
 
 
 def test_gke_nodes_per_cluster_on_an_existing_cluster_is_judged_on_the_stacks_pools_and_says_so(
