@@ -342,7 +342,8 @@ class AwsQuotaService:
         DescribeInstances, so only its unused part is added (``CapacityReservation.unused``).
         A reservation shared in from another account (``OwnerId``) is left out of usage: it
         holds its owner's quota (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
-        capacity-reservation-sharing.html). Capacity Blocks are listed here too and counted alike.
+        capacity-reservation-sharing.html: the owner manages it). Capacity Blocks come in the same
+        answer and are counted alike, the conservative reading of the sentence above.
         """
         out: dict[str, CapacityReservation] = {}
         pages = self.ec2.get_paginator("describe_capacity_reservations").paginate(
