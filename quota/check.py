@@ -108,6 +108,10 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.regions and not args.where:
         print("--regions: only with --where", file=err)
         return EXIT_USAGE
+    if args.diff and args.where:
+        # --where judges the planned stack region by region; replacements are a live update's
+        print("--diff: not with --where", file=err)
+        return EXIT_USAGE
     if args.request and (args.where or args.offline):
         # --where and --offline only look: a request is filed for a short row of a live check
         print(f"--request: not with {'--where' if args.where else '--offline'}", file=err)
@@ -119,7 +123,7 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         plan = build_plan(config, catalog)
         demand = stack_contributions(config, catalog, plan, args.preemptible_quota)
         if args.diff:
-            demand = _with_replacements(args.diff, demand, catalog, plan, err)
+            demand = _with_replacements(args.diff, path, demand, catalog, plan, err)
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE
@@ -183,20 +187,40 @@ def _run(
     return report.exit_code(checks)
 
 
-def _with_replacements(old: str, demand: Any, catalog: Any, plan: Any, err: TextIO) -> Any:
-    """``demand`` with the node groups that replacing the ``old`` stack's would double."""
-    from infra.core.config.stack import parse_file
-    from infra.core.plan import build_plan
+def _with_replacements(
+    old: str, new_path: Path, demand: Any, catalog: Any, plan: Any, err: TextIO
+) -> Any:
+    """``demand`` with the deployed ``old`` stack's node groups that one ``pulumi up`` replaces or
+    deletes, running beside the new ones (``sizing.eks_replacements``)."""
+    from infra import mockengine
+    from infra.core.diff import diff
+    from infra.plan import load_path
     from quota.demand import aws_contributions, stack_sizings
-    from quota.sizing import eks_replacements, with_replacements
+    from quota.sizing import EKS_NODE_GROUP_TYPE, eks_replacements, with_replacements
 
-    path = Path(old) if Path(old).is_file() else stack_file(old)
-    old_config = parse_file(path)
-    old_plan = build_plan(old_config, catalog)
+    old_path = Path(old) if Path(old).is_file() else stack_file(old)
+    new_raw, new_config, _ = load_path(new_path)
+    old_raw, old_config, old_plan = load_path(old_path, new_config.stack)
     if plan.eks is None or old_plan.eks is None:
         print("--diff: node group replacement is counted for EKS stacks only", file=err)
         return demand
-    replaced = eks_replacements(old_plan, plan)
+    # The same engine as `infra.plan --diff`: both programs on the mock engine, then the diff.
+    new_rec = mockengine.run(new_raw, new_config.stack, catalog)
+    old_rec = mockengine.run(old_raw, new_config.stack, old_plan.catalog)
+    old_res = [r.to_json() for r in old_rec.resources]
+    changes = diff(
+        old_res,
+        [r.to_json() for r in new_rec.resources],
+        ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
+    )
+    old_by = {r["urn"]: r.get("inputs") or {} for r in old_res}
+    gone = [
+        (str(i.get("nodeGroupName", "")), int((i.get("scalingConfig") or {}).get("maxSize", 0)))
+        for c in changes
+        if c.type == EKS_NODE_GROUP_TYPE and c.op in ("replace", "delete")
+        for i in [old_by[c.urn]]
+    ]
+    replaced = eks_replacements(old_plan, gone)
     new = list(dict.fromkeys(c.pool for c in demand.contributions))
     _, old_sizings = stack_sizings(old_config, catalog, old_plan)
     return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
@@ -206,14 +230,22 @@ def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:
     """Rows of the service limits: EKS ones read from Service Quotas, GKE ones documented."""
     from quota import limits, report
 
+    notes_of = dict(demand.notes)
     if cloud == "aws":
         codes = [r.key.quota for r in demand.rows]
         existing = demand.cluster if demand.existing_cluster else None
         values, others = service.read_service_limits(codes, existing, demand.own_groups)
         readings = limits.limit_readings(demand, values, others)
+        for code, v in values.items():
+            if v is None:
+                notes_of[code] = limits.DOCUMENTED_DEFAULT_NOTE
     else:
         readings = limits.limit_readings(demand)
-    return [report.Check.judged(r, readings[r.key]) for r in demand.rows]
+    checks = [report.Check.judged(r, readings[r.key]) for r in demand.rows]
+    for c in checks:
+        if c.demand.key.quota in notes_of:
+            c.reason = f"{c.reason}; {notes_of[c.demand.key.quota]}"
+    return checks
 
 
 def _file_requests(

@@ -139,16 +139,15 @@ def quota_name(key: QuotaKey) -> str:
 
 
 def _beyond_reservation(
-    s: NodeGroupSizing, reserved: Mapping[str, int | None] | None
+    s: NodeGroupSizing, reserved: Mapping[str, int | str] | None
 ) -> tuple[int, str | None]:
     """(nodes the pool adds to demand, text when a reservation changed that)."""
     if reserved is None or s.reservation_id is None or s.name not in reserved:
         return s.max_nodes, None
     held = reserved[s.name]
-    if held is None:
+    if isinstance(held, str):
         return s.max_nodes, (
-            f"{s.max_nodes} nodes (reservation {s.reservation_id} not found holding capacity: "
-            "counted in full)"
+            f"{s.max_nodes} nodes (reservation {s.reservation_id} {held}: counted in full)"
         )
     beyond = max(0, s.max_nodes - held)
     return beyond, (
@@ -158,18 +157,32 @@ def _beyond_reservation(
 
 def reserved_nodes(
     sizings: Iterable[NodeGroupSizing], reservations: Mapping[str, Any]
-) -> dict[str, int | None]:
-    """Per pool that targets a Capacity Reservation, the instances it holds for the pool's type.
+) -> dict[str, int | str]:
+    """Per pool that targets a Capacity Reservation, how many of its nodes the reservation holds
+    (in usage already), or why it holds none of them.
 
-    ``reservations``: id -> an object with ``instance_type`` and ``total`` (``quota.clients.aws``).
-    A reservation of another type cannot take the pool's nodes, so it holds none of them.
+    ``reservations``: id -> ``quota.clients.aws.CapacityReservation``. A reservation serves only
+    instances matching its type, platform, AZ and tenancy ("Capacity Reservations ... matching
+    attributes", https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/ec2-capacity-reservations.html),
+    so one in another AZ or of another type holds none of the pool's nodes. Of a matching one,
+    the pool can use the free slots plus the slots its own instances fill already: slots taken
+    by other instances are someone else's.
     """
-    out: dict[str, int | None] = {}
+    out: dict[str, int | str] = {}
     for s in sizings:
         if s.reservation_id is None:
             continue
         r = reservations.get(s.reservation_id)
-        out[s.name] = None if r is None or r.instance_type not in s.machine_types else r.total
+        if r is None:
+            out[s.name] = "not found holding capacity"
+        elif r.shared_in:
+            out[s.name] = f"is shared in from account {r.owner_id} and not in this account's usage"
+        elif r.instance_type not in s.machine_types:
+            out[s.name] = f"is for {r.instance_type}, not the pool's type"
+        elif r.az_id and s.zones and r.az_id not in s.zones:
+            out[s.name] = f"is in {r.az_id}, not one of the pool's AZs {', '.join(s.zones)}"
+        else:
+            out[s.name] = min(r.total, r.unused + r.running_in(s.node_group_names))
     return out
 
 
@@ -200,12 +213,12 @@ class Demand:
         return list(keys)
 
     def rows(
-        self, pick: Pick = first_choice, reserved: Mapping[str, int | None] | None = None
+        self, pick: Pick = first_choice, reserved: Mapping[str, int | str] | None = None
     ) -> list[DemandRow]:
         """Demand per resolved quota, regional rows first (stable order).
 
         ``reserved``: per pool that targets an EC2 Capacity Reservation, the instances it holds
-        (``None``: not found in a state that holds quota). The reservation's quota is usage
+        for the pool (a string: why it holds none, ``reserved_nodes``). The reservation's quota is usage
         already (``quota.clients.aws``), so such a pool adds demand only beyond its size.
         """
         acc: dict[QuotaKey, dict[str, Any]] = {}

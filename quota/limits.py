@@ -71,12 +71,15 @@ class LimitDemand:
             groups / nodes count too (``own_groups`` names this stack's, to tell them apart).
         cluster: the cluster's name.
         own_groups: the node group / pool names this stack plans.
+        notes: per quota, what the row's verdict leaves out (added to its reason).
     """
 
     rows: tuple[DemandRow, ...]
     existing_cluster: bool
     cluster: str
     own_groups: frozenset[str]
+    # per quota: what its verdict leaves out (added to the row's reason)
+    notes: tuple[tuple[str, str], ...] = ()
 
 
 def _row(lim: ServiceLimit, region: str, needed: int, why: list[str]) -> DemandRow:
@@ -128,17 +131,16 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
     per_zone = lims["nodes-per-node-pool-zone"]
     per_cluster = lims["nodes-per-cluster"]
     own = [s for s in sizings if not s.bootstrap]
-    # The pools' autoscaling locationPolicy is ANY (infra/components/gke.py): the autoscaler is
-    # not bound to balance zones (https://cloud.google.com/kubernetes-engine/docs/concepts/
-    # cluster-autoscaler#location_policy), so a whole pool may land in one zone.
-    zone_counts = [(s.name, s.max_nodes) for s in own]
+    # The limit caps each zone of a pool; a pool's totalMaxNodeCount (infra/components/gke.py)
+    # spans its zones, so it cannot fit only when its total exceeds 1,000 in every zone: the
+    # demand is the total over the pool's zones, rounded up (no zones listed: the cluster's, one
+    # counted, the conservative side). https://cloud.google.com/kubernetes-engine/quotas
+    zone_counts = [(s.name, -(-s.max_nodes // max(1, len(s.zones)))) for s in own]
     top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
     surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
     total = sum(s.max_nodes for s in own) + surge
     rows = (
-        _row(
-            per_zone, region, top[1], [f"{top[0]}: up to {top[1]} nodes in one zone (the largest)"]
-        ),
+        _row(per_zone, region, top[1], [f"{top[0]}: {top[1]} nodes per zone (the largest)"]),
         _row(
             per_cluster,
             region,
@@ -147,7 +149,27 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
         ),
     )
     cluster = plan.gke.cluster
-    return LimitDemand(rows, bool(cluster.existing), cluster.name, frozenset(s.name for s in own))
+    # An existing cluster's other node pools count toward nodes per cluster too; reading them
+    # needs the Container API client (google-cloud-container), which this tool does not depend
+    # on. The row is judged on this stack's pools and says so, instead of failing every GKE
+    # stack on an existing cluster as unknown.
+    notes = ((per_cluster.quota, GKE_OTHER_POOLS_NOT_COUNTED.format(cluster.name)),)
+    return LimitDemand(
+        rows,
+        bool(cluster.existing),
+        cluster.name,
+        frozenset(s.name for s in own),
+        notes if cluster.existing else (),
+    )
+
+
+# An EKS limit Service Quotas lists no value for: the documented default (service_limits.csv).
+DOCUMENTED_DEFAULT_NOTE = "Service Quotas lists no value here: the documented default applies"
+
+GKE_OTHER_POOLS_NOT_COUNTED = (
+    "this stack's pools only: the existing cluster {}'s other node pools are not counted "
+    "(gcloud container node-pools list shows them)"
+)
 
 
 def limit_reading(
@@ -170,6 +192,8 @@ def limit_reading(
     lim = next(x for x in service_limits().values() if x.quota == row.key.quota)
     value = float(lim.value) if limit is None else limit
     if lim.scope == "group" or not demand.existing_cluster:
+        return Reading(limit=value, usage=0.0)
+    if any(q == row.key.quota for q, _ in demand.notes):  # judged on the stack's own count
         return Reading(limit=value, usage=0.0)
     if others is not None:
         return Reading(limit=value, usage=float(others))

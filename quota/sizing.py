@@ -6,6 +6,7 @@ renames a field (boot-disk type, local SSDs, private nodes, a group's AZs), adap
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
@@ -67,6 +68,7 @@ class NodeGroupSizing:
         reservation_id: the EC2 Capacity Reservation the group launches into (AWS).
         node_groups: EKS managed node groups the pool makes (one, or one per AZ).
         zones: the zones (GKE) or AZ IDs (EKS) the pool is planned in.
+        node_group_names: the EKS node group names the pool makes (AWS).
         replaced_groups: node groups of the deployed stack this entry stands for while they
             run beside their replacements (``with_replacements``); 0 for planned pools.
     """
@@ -90,6 +92,7 @@ class NodeGroupSizing:
     node_groups: int = 1
     zones: tuple[str, ...] = ()
     replaced_groups: int = 0
+    node_group_names: tuple[str, ...] = ()
 
     @property
     def spot(self) -> bool:
@@ -287,6 +290,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 reservation_id=g.capacity_reservation_id,
                 zones=g.az_ids,
                 node_groups=max(1, len(g.node_groups)),
+                node_group_names=tuple(ng.name for ng in g.node_groups),
             )
         )
     system = plan.eks.system
@@ -322,37 +326,45 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
 def with_replacements(
     new: list[NodeGroupSizing], old: list[NodeGroupSizing], replaced: dict[str, tuple[int, str]]
 ) -> list[NodeGroupSizing]:
-    """The sizings of a ``pulumi up`` that replaces node groups: a replaced pool's new groups are
-    created, not updated (no surge), and its old groups run beside them until deleted, as a pool
-    of their own (their own type, so their own quota class and vCPUs)."""
+    """The sizings of a ``pulumi up`` that replaces or deletes node groups: a replaced pool's new
+    groups are created, not updated (no surge), and its old groups run beside them until deleted,
+    as a pool of their own (their own type, so their own quota class and vCPUs)."""
     out = [replace(s, surge=0) if s.name in replaced else s for s in new]
     for s in old:
         if s.name in replaced:
             nodes, names = replaced[s.name]
-            label = f"{s.name} replaced ({names}, create-before-delete)"
+            label = f"{s.name} replaced ({names}, deleted after the new groups are up)"
             count = len(names.split(", "))
             out.append(replace(s, name=label, max_nodes=nodes, surge=0, replaced_groups=count))
     return out
 
 
-def eks_replacements(old_plan: Plan, new_plan: Plan) -> dict[str, tuple[int, str]]:
-    """Per GPU pool, the nodes of its node groups one ``pulumi up`` replaces, and which groups.
+# Pulumi's type token of an EKS managed node group (pulumi-aws resource schema).
+EKS_NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 
-    A node group's name carries a hash of every property EKS cannot change in place
-    (``infra.core.eks.groups.EksNodeGroup``), so a pool whose new plan lacks an old group's name
-    replaces that group: create-before-delete (Pulumi's default replacement order), the new group
-    up while the old one still runs at its live size, bounded by its ``maxSize``. Pools only in
-    the old plan are deleted (no peak) and pools only in the new plan are created (counted).
+
+def eks_replacements(old_plan: Plan, gone: Iterable[tuple[str, int]]) -> dict[str, tuple[int, str]]:
+    """Per pool of the deployed stack, the nodes of its node groups one ``pulumi up`` replaces or
+    deletes, and which groups.
+
+    ``gone``: (nodeGroupName, maxSize) of every ``aws:eks/nodeGroup:NodeGroup`` the diff engine
+    (``infra.core.diff``, behind ``infra.plan --diff``) reports as replace or delete: that engine
+    knows every property that forces a new group, renamed or not. Both kinds run beside the new
+    groups: a replacement is create-before-delete (Pulumi's default), and "Pulumi performs
+    deletes last" in an update (pulumi/pulumi#16589), so a removed pool's groups still run
+    while the new ones come up, each bounded by its ``maxSize``.
     """
-    if old_plan.eks is None or new_plan.eks is None:
+    if old_plan.eks is None:
         return {}
-    new_names = {ng.name for g in new_plan.eks.groups for ng in g.node_groups}
-    new_pools = {g.name for g in new_plan.eks.groups}
-    out: dict[str, tuple[int, str]] = {}
-    for g in old_plan.eks.groups:
-        if g.name not in new_pools:
-            continue
-        gone = [ng for ng in g.node_groups if ng.name not in new_names]
-        if gone:
-            out[g.name] = (sum(ng.max_size for ng in gone), ", ".join(ng.name for ng in gone))
-    return out
+    pool_of = {ng.name: g.name for g in old_plan.eks.groups for ng in g.node_groups}
+    system = old_plan.eks.system
+    if system is not None:
+        pool_of[system.node_group_name] = system.name
+    acc: dict[str, list[tuple[str, int]]] = {}
+    for name, max_size in gone:
+        if name in pool_of:
+            acc.setdefault(pool_of[name], []).append((name, max_size))
+    return {
+        pool: (sum(n for _, n in groups), ", ".join(g for g, _ in groups))
+        for pool, groups in acc.items()
+    }

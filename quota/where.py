@@ -14,11 +14,12 @@ import json
 import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, TextIO
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.cost import Prices, node_price
+from quota import limits
 from quota.arithmetic import Reading, verdict
 from quota.demand import (
     Demand,
@@ -27,9 +28,11 @@ from quota.demand import (
     gcp_contributions,
     reading_of,
     reading_pick,
+    reserved_nodes,
     stack_sizings,
 )
 from quota.keys import QuotaKey
+from quota.limits import LimitDemand
 from quota.sizing import NodeGroupSizing
 
 DEFAULT_CONCURRENCY = 32
@@ -165,7 +168,11 @@ def _read_gcp(
     return readings, service.api_problems
 
 
-def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Reading]:
+def _read_aws(
+    catalog: Catalog, demands: Sequence[Demand], limit_of: dict[str, LimitDemand]
+) -> tuple[dict[QuotaKey, Reading], dict[str, dict[str, Any]]]:
+    """Readings of every region's quota keys and service limits, and each region's Capacity
+    Reservations (``AwsQuotaService.reservations``)."""
     import boto3.session
 
     from quota.clients.aws import AwsQuotaService, AwsSettings
@@ -176,11 +183,24 @@ def _read_aws(catalog: Catalog, demands: Sequence[Demand]) -> dict[QuotaKey, Rea
     services = [
         (d, AwsQuotaService(AwsSettings.from_env(d.region), catalog, session)) for d in demands
     ]
+
+    def read(ds: tuple[Demand, Any]) -> tuple[dict[QuotaKey, Reading], str, dict[str, Any]]:
+        d, svc = ds
+        part = dict(svc.read(d.keys_to_read())[0])
+        ld = limit_of[d.region]
+        cluster = ld.cluster if ld.existing_cluster else None
+        codes = [r.key.quota for r in ld.rows]
+        values, others = svc.read_service_limits(codes, cluster, ld.own_groups)
+        part.update(limits.limit_readings(ld, values, others))
+        return part, d.region, svc.reservations
+
     out: dict[QuotaKey, Reading] = {}
+    reservations: dict[str, dict[str, Any]] = {}
     with ThreadPoolExecutor(max_workers=min(_concurrency(), max(1, len(demands)))) as pool:
-        for part in pool.map(lambda ds: ds[1].read(ds[0].keys_to_read())[0], services):
+        for part, region, held in pool.map(read, services):
             out.update(part)
-    return out
+            reservations[region] = held
+    return out, reservations
 
 
 def _judge(
@@ -219,6 +239,12 @@ def _fold(
     return True, [], rr
 
 
+def _limits_in(cloud: Any, plan: Any, region: str, sizings: Any, home: bool) -> LimitDemand:
+    """The stack's service-limit rows as they would stand in ``region``."""
+    ld = limits.stack_limits(cloud, plan, region, sizings)
+    return ld if home else replace(ld, existing_cluster=False)
+
+
 def _pool_key(s: NodeGroupSizing, rows: Sequence[DemandRow]) -> DemandRow | None:
     """The regional row carrying the pool's GPUs (GCP) or vCPUs (AWS)."""
     unit = "GPUs" if s.gpu_type else "vCPUs"
@@ -254,14 +280,31 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
             else aws_contributions(r, sizings)
             for r in regions
         }
+        # Service limits (node groups per cluster, nodes per group or pool zone) are walls like
+        # quotas: judged in every region with its quota rows. An existing cluster is the home
+        # region's only: elsewhere the stack would create its own.
+        limit_of = {
+            r: _limits_in(cloud, plan, r, sizings, home=r == config.region) for r in regions
+        }
         apis: list[tuple[str, str]] = []
+        reserved: dict[str, Any] = {}
         if cloud == "gcp":
             readings, apis = _read_gcp(config, catalog, list(demands.values()))
+            for ld in limit_of.values():
+                readings.update(limits.limit_readings(ld))
         else:
-            readings = _read_aws(catalog, list(demands.values()))
+            readings, held = _read_aws(catalog, list(demands.values()), limit_of)
+            # the stack's reservations are the home region's (a pool names one by id)
+            reserved = reserved_nodes(sizings, held.get(config.region, {}))
         # Global quotas (GPUS_ALL_REGIONS, CPUS_ALL_REGIONS) and required APIs are the project's,
         # the same wherever the stack goes: judged once, folded into every region's fit.
-        rows_of = {r: demands[r].rows(reading_pick(readings)) for r in regions}
+        rows_of = {
+            r: [
+                *demands[r].rows(reading_pick(readings), reserved if r == config.region else None),
+                *limit_of[r].rows,
+            ]
+            for r in regions
+        }
         project = _judge(rows_of[regions[0]], readings, "global", apis)
         # A region's fit is the whole stack's, the same for every pool: judged once per region.
         fit_of: dict[str, tuple[bool | None, list[str], str]] = {}

@@ -6,6 +6,7 @@ the standard ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_<SERVICE>`` variables (bo
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 import re
@@ -45,6 +46,7 @@ _ACTION = {
     "RequestServiceQuotaIncrease": "servicequotas:RequestServiceQuotaIncrease",
     "ListNodegroups": "eks:ListNodegroups",
     "DescribeCapacityReservations": "ec2:DescribeCapacityReservations",
+    "GetCallerIdentity": "sts:GetCallerIdentity",
 }
 _DENIED = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedOperation"})
 _THROTTLED = frozenset(
@@ -65,12 +67,22 @@ class CapacityReservation:
     state: str
     total: int
     available: int
+    az_id: str = ""
+    owner_id: str = ""
+    # Reservations shared in from another account hold that account's quota, not this one's.
+    shared_in: bool = False
+    # Instances running in it per EKS node group (the ``eks:nodegroup-name`` tag; "" untagged).
+    running: tuple[tuple[str, int], ...] = ()
 
     @property
     def unused(self) -> int:
         """Reserved instances no instance runs in (those running are DescribeInstances' usage):
         ``AvailableInstanceCount`` once active; the whole count before (nothing can run yet)."""
         return self.available if self.state == "active" else self.total
+
+    def running_in(self, node_groups: Sequence[str]) -> int:
+        """Instances of these EKS node groups already running inside the reservation."""
+        return sum(n for g, n in self.running if g in node_groups)
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,6 +164,8 @@ class AwsQuotaService:
         self.ec2 = session.client("ec2", region_name=settings.region, config=config)
         self._session, self._config = session, config
         self.reservations: dict[str, CapacityReservation] = {}  # filled by read()
+        # (reservation id, node group) -> instances running in it, filled by _instance_counts
+        self._in_reservation: defaultdict[tuple[str, str], int] = defaultdict(int)
 
     @functools.cached_property
     def eks(self) -> Any:
@@ -245,16 +259,18 @@ class AwsQuotaService:
     def _usage(self, codes: set[str]) -> dict[str, int]:
         """vCPUs per quota code: pending and running instances (spot by InstanceLifecycle), open
         Spot requests and the unused part of Capacity Reservations, read concurrently."""
-        with ThreadPoolExecutor(max_workers=3) as pool:
+        with ThreadPoolExecutor(max_workers=4) as pool:
             inst_f = pool.submit(self._instance_counts)
             spot_f = pool.submit(self._open_spot_counts)
             res_f = pool.submit(self._reservations)
+            acct_f = pool.submit(_capture, self._account)
             counts = inst_f.result()
             for k, n in spot_f.result().items():
                 counts[k] += n
-            self.reservations = res_f.result()
+            self.reservations = self._attributed(res_f.result(), acct_f.result())
         for r in self.reservations.values():
-            counts[(r.instance_type, False)] += r.unused
+            if not r.shared_in:
+                counts[(r.instance_type, False)] += r.unused
         # Code first: vCPUs are looked up (maybe with an EC2 call) only for types that count here.
         counted = [
             (t, c, n)
@@ -269,6 +285,7 @@ class AwsQuotaService:
 
     def _instance_counts(self) -> defaultdict[tuple[str, bool], int]:
         counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
+        self._in_reservation.clear()
         pages = self.ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
         )
@@ -277,7 +294,28 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
+                    if rid := inst.get("CapacityReservationId"):
+                        tags = {t.get("Key"): t.get("Value") for t in inst.get("Tags", [])}
+                        self._in_reservation[(rid, tags.get("eks:nodegroup-name") or "")] += 1
         return counts
+
+    def _account(self) -> str:
+        """This account's id (STS GetCallerIdentity needs no permission)."""
+        sts = self._session.client("sts", region_name=self.s.region, config=self._config)
+        return str(sts.get_caller_identity()["Account"])
+
+    def _attributed(
+        self, found: dict[str, CapacityReservation], account: str | BaseException
+    ) -> dict[str, CapacityReservation]:
+        """Reservations with the instances running in them per node group and whether they are
+        shared in from another owner (account unknown: treated as this account's, which counts
+        their unused part as usage, the conservative side)."""
+        out: dict[str, CapacityReservation] = {}
+        for rid, r in found.items():
+            running = tuple((g, n) for (i, g), n in self._in_reservation.items() if i == rid)
+            shared = isinstance(account, str) and bool(r.owner_id) and r.owner_id != account
+            out[rid] = dataclasses.replace(r, running=running, shared_in=shared)
+        return out
 
     def _open_spot_counts(self) -> dict[tuple[str, bool], int]:
         # Open (not yet fulfilled) Spot requests count against the Spot vCPU quota too.
@@ -302,6 +340,10 @@ class AwsQuotaService:
         delayed (CapacityReservation.State, https://docs.aws.amazon.com/AWSEC2/latest/APIReference/
         API_CapacityReservation.html). Instances running inside one are already counted by
         DescribeInstances, so only its unused part is added (``CapacityReservation.unused``).
+        A reservation shared in from another account (``OwnerId``) is left out of usage: it
+        holds its owner's quota (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
+        capacity-reservation-sharing.html: the owner manages it). Capacity Blocks come in the same
+        answer and are counted alike, the conservative reading of the sentence above.
         """
         out: dict[str, CapacityReservation] = {}
         pages = self.ec2.get_paginator("describe_capacity_reservations").paginate(
@@ -317,6 +359,8 @@ class AwsQuotaService:
                     r.get("State", ""),
                     int(r.get("TotalInstanceCount", 0)),
                     int(r.get("AvailableInstanceCount", 0)),
+                    az_id=r.get("AvailabilityZoneId", ""),
+                    owner_id=r.get("OwnerId", ""),
                 )
         return out
 

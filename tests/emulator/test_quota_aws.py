@@ -59,7 +59,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     urllib.request.urlopen(
         urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
     )
-    warm_ec2(servers["moto"])
+    warm_ec2(servers["moto"])  # a test reading another region warms it too
     for k, v in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -67,8 +67,11 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
         "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
         "AWS_ENDPOINT_URL_EC2": ec2.url,
         "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
+        "AWS_ENDPOINT_URL_STS": servers["moto"],
         "QUOTA_AWS_MAX_ATTEMPTS": "2",
-        "QUOTA_CALL_TIMEOUT": "0.5",
+        # generous per call: a shared box must not turn a slow answer into 'unknown'; the
+        # timeout test lowers it
+        "QUOTA_CALL_TIMEOUT": "5",
     }.items():
         monkeypatch.setenv(k, v)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
@@ -78,17 +81,17 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     return {"sq": sq, "moto": servers["moto"], "ec2": ec2}
 
 
-def warm_ec2(moto: str) -> None:
+def warm_ec2(moto: str, region: str = R) -> None:
     """Build moto's EC2 backend for the region before the check runs.
 
     moto creates a region's EC2 backend (instance-type offerings, AMIs) lazily on the first request,
-    and again after every /moto-api/reset; that first call can take longer than the check's 0.5 s
+    and again after every /moto-api/reset; that first call can take longer than the check's
     per-call timeout, which made DescribeInstances fail and the check exit 3 (the old flake). One
     untimed call here moves that cost out of the check.
     """
     boto3.client(
         "ec2",
-        region_name=R,
+        region_name=region,
         endpoint_url=moto,
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
@@ -188,7 +191,8 @@ def test_service_error_is_unknown(env: dict[str, Any]) -> None:
     assert code == 3 and "500" in row(doc, G_SPOT)["reason"]
 
 
-def test_timeout_is_unknown_not_ok(env: dict[str, Any]) -> None:
+def test_timeout_is_unknown_not_ok(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
     env["sq"].inject("GetServiceQuota", delay=1.0)
     code, doc = run()
     assert code == 3 and "timed out" in row(doc, G)["reason"]
@@ -304,6 +308,7 @@ def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]
     sq: a.FakeServiceQuotas = env["sq"]
     sq.applied.update({("us-east-1", G): 500.0, ("us-east-1", G_SPOT): 500.0})
     sq.applied[("us-east-1", STD)] = 64.0
+    warm_ec2(env["moto"], "us-east-1")  # read cold, its first answer can outlast a call timeout
     code, doc = run("--where", "--regions", f"{R},us-east-1")
     by_pool = {p["pool"]: p["regions"] for p in doc["where"]}
     t4 = by_pool["gpu-t4"]
@@ -477,6 +482,7 @@ def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
         groups["name"] == "Managed node groups per cluster" and "service-quotas" in groups["source"]
     )
     assert row(doc, EKS_NODES)["status"] == "ok"  # documented 450 where Service Quotas lists none
+    assert "documented default applies" in row(doc, EKS_NODES)["reason"]
     code, doc = run_config(_many_groups(tmp_path, 40), "--request")
     req = row(doc, EKS_GROUPS)["request"]  # not an EC2 quota: by hand, with the command
     assert req["action"] == "skipped" and f"--quota-code {EKS_GROUPS}" in req["status"]
@@ -499,9 +505,10 @@ def run_config(path: str, *args: str) -> tuple[int, dict[str, Any]]:
 
 
 def _odcr(
-    rid: str, itype: str, total: int, available: int, state: str = "active"
+    rid: str, itype: str, total: int, available: int, state: str = "active", **extra: Any
 ) -> dict[str, Any]:
     return {
+        **extra,
         "capacityReservationId": rid,
         "instanceType": itype,
         "instancePlatform": "Linux/UNIX",
@@ -576,3 +583,89 @@ def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str,
     # and Capacity Block groups update with updateStrategy MINIMAL (terminate first)
     assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2), 2 * 192)
     assert any("beyond reservation cr-0123456789abcdef0 (2 reserved" in w for w in p["pools"])
+
+
+def _odcr_stack(tmp_path: Any, rid: str, zone: str = "usw2-az1") -> str:
+    import yaml
+
+    pool = {
+        "name": "odcr",
+        "machineType": "g4dn.xlarge",
+        "minNodes": 0,
+        "maxNodes": 10,
+        "zones": [zone],
+        "capacityReservation": {"id": rid},
+    }
+    doc = {
+        "config": {
+            "aws:region": R,
+            "gpu-infra:platform": "eks",
+            "gpu-infra:cluster": {"name": "ml", "location": R, "kubernetesVersion": "1.33"},
+            "gpu-infra:gpuPools": [pool],
+        }
+    }
+    path = tmp_path / "Pulumi.odcr.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return str(path)
+
+
+def test_a_reservation_nets_only_its_free_slots_so_a_busy_one_leaves_the_pool_short(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    # 10 x g4dn reserved in usw2-az1: 6 slots taken by instances of no node group of this
+    # stack, 4 free. Only 4 of the pool's 10 nodes fit in it; 6 x 4 vCPUs draw G quota.
+    launch(env["moto"], "g4dn.xlarge", 6)
+    odcr = _odcr("cr-0000000b05e", "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")
+    env["ec2"].reservations[R] = [odcr]
+    env["sq"].applied[(R, G)] = 60.0  # usage 6 x 4 running + 4 x 4 unused = 40: 20 free
+    code, doc = run_config(_odcr_stack(tmp_path, "cr-0000000b05e"))
+    g = row(doc, G)
+    assert (g["usage"], g["needed"], g["status"]) == (40, 24, "short") and code == 1
+    assert any("6 nodes beyond reservation cr-0000000b05e (4 reserved" in w for w in g["pools"])
+
+
+def test_a_reservation_in_another_az_nets_nothing_and_says_so(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    odcr = _odcr("cr-00000000a22", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az2")
+    env["ec2"].reservations[R] = [odcr]
+    _, doc = run_config(_odcr_stack(tmp_path, "cr-00000000a22"))
+    g = row(doc, G)
+    assert g["needed"] == 10 * 4
+    assert any("usw2-az2" in w and "counted in full" in w for w in g["pools"])
+
+
+def test_a_reservation_shared_in_from_another_account_is_not_this_accounts_usage(
+    env: dict[str, Any],
+) -> None:
+    # the owner shares it; the unused part holds the owner's quota (capacity-reservation-sharing)
+    odcr = _odcr("cr-shared", "g4dn.xlarge", 10, 10, ownerId="111122223333")
+    own = _odcr("cr-own", "g4dn.xlarge", 2, 2, ownerId="123456789012")  # moto's account
+    env["ec2"].reservations[R] = [odcr, own]
+    _, doc = run()
+    assert row(doc, G)["usage"] == 2 * 4
+
+
+def test_where_is_short_in_a_region_whose_service_limit_the_plain_check_finds_short(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    env["sq"].defaults[EKS_GROUPS] = 30.0  # 41 node groups planned
+    path = _many_groups(tmp_path, 40)
+    code, _ = run_config(path)
+    assert code == 1
+    code, doc = run_config(path, "--where", "--regions", R)
+    home = doc["where"][0]["regions"][0]
+    assert code == 1 and home["fits"] is False and EKS_GROUPS in home["reason"]
+
+
+def test_where_nets_the_home_regions_reservation_as_the_plain_check_does(
+    env: dict[str, Any], tmp_path: Any
+) -> None:
+    odcr = _odcr("cr-00000000f4ee", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az1")
+    env["ec2"].reservations[R] = [odcr]
+    env["sq"].applied[(R, G)] = 60.0  # 10 x 4 reserved in usage; the pool's 10 nodes fit in it
+    path = _odcr_stack(tmp_path, "cr-00000000f4ee")
+    code, _ = run_config(path)
+    assert code == 0
+    code, doc = run_config(path, "--where", "--regions", R)
+    assert code == 0 and doc["where"][0]["regions"][0]["fits"] is True

@@ -68,7 +68,9 @@ def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any
     monkeypatch.setenv("QUOTA_ENDPOINT_SERVICEUSAGE", usage.url)
     monkeypatch.setenv("QUOTA_RETRY_INITIAL", "0.01")
     monkeypatch.setenv("QUOTA_RETRY_DEADLINE", "0.3")
-    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
+    # generous per call: a busy box must not turn a slow answer into 'unknown' (the timeout test
+    # lowers it)
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
     # gke-t4 peak: 21 T4 GPUs, 168 CPUS (n1 pool), 16 E2_CPUS (system pool), 24 VMs with external
     # IPs and 100 GB pd-balanced each; globally 21 GPUs and 180 vCPUs.
     compute.set_region(P, R, **AMPLE)
@@ -184,7 +186,8 @@ def test_persistent_5xx_is_unknown(env: dict[str, Any]) -> None:
     assert row(doc, "NVIDIA_T4_GPUS")["status"] == "ok"
 
 
-def test_timeout_is_unknown_not_ok(env: dict[str, Any]) -> None:
+def test_timeout_is_unknown_not_ok(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
     env["compute"].inject("regions.get", delay=1.0)
     code, doc = run("--stack", "gke-t4")
     assert code == 3

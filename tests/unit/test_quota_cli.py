@@ -125,3 +125,8 @@ def test_offline_where_offers_a_declared_shape_in_the_stacks_own_region_only(tmp
     code, out, _ = run("--config", str(stack), "--where", "--offline", "--json")
     (pool,) = json.loads(out)["where"]
     assert code == 0 and [r["region"] for r in pool["regions"]] == ["us-west-2"]
+
+
+def test_diff_with_where_is_refused_not_silently_ignored() -> None:
+    code, out, err = run("--stack", "eks-g4dn", "--diff", "eks-g4dn", "--where", "--offline")
+    assert code == 2 and out == "" and "--diff: not with --where" in err
