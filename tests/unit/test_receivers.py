@@ -182,3 +182,29 @@ def test_unknown_chart_value_key_gets_did_you_mean_from_its_chart_siblings(tmp_p
     (line,) = _plan_errors(tmp_path, text)
     assert line.startswith("gpuOperator.values.daemonsets.priority_class_name: ")
     assert line.endswith("did you mean 'priorityClassName'?")
+
+
+def _plans(tmp_path: Path, text: str):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(text)
+    return build_plan(parse(read_stack_file(f)["config"], "t"))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        "{daemonsets: {rollingUpdate: {maxUnavailable: 2}}}",
+        "{driver: {upgradePolicy: {maxUnavailable: 2}}}",
+        "{driver: {upgradePolicy: {maxUnavailable: '50%'}}}",
+    ],
+)
+def test_int_or_string_chart_values_take_a_number_or_a_percentage(tmp_path, values):
+    # values.yaml: "can be specified either as number or percentage of nodes"
+    plan = _plans(tmp_path, _onprem(f"  gpu-infra:gpuOperator:\n    values: {values}\n"))
+    assert receivers.check_plan(plan) == []
+
+
+def test_a_scalar_where_the_chart_has_a_mapping_is_still_refused(tmp_path):
+    text = _onprem("  gpu-infra:gpuOperator:\n    values: {daemonsets: {rollingUpdate: 2}}\n")
+    (line,) = _plan_errors(tmp_path, text)
+    assert line.startswith("gpuOperator.values.daemonsets.rollingUpdate: an integer (2)")
