@@ -89,6 +89,9 @@ def claims(plan: PlannedStack) -> list[Claim]:
         from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 
         out.append(Claim("Namespace", SMOKE_TEST_NAMESPACE, smoke))
+    ca = plan.eks.autoscaler if plan.eks is not None else None
+    if ca is not None and ca.create_namespace:  # its own namespace on an existing cluster
+        out.append(Claim("Namespace", ca.namespace, "cluster.existing"))
     out += [
         Claim("Namespace", ns.name, join_path("gpuNamespaces", i, "name"))
         for i, ns in enumerate(config.namespaces)

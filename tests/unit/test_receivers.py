@@ -208,3 +208,29 @@ def test_a_scalar_where_the_chart_has_a_mapping_is_still_refused(tmp_path):
     text = _onprem("  gpu-infra:gpuOperator:\n    values: {daemonsets: {rollingUpdate: 2}}\n")
     (line,) = _plan_errors(tmp_path, text)
     assert line.startswith("gpuOperator.values.daemonsets.rollingUpdate: an integer (2)")
+
+
+def _existing_eks(stack: str):
+    from infra.core.config.stack import load_stack_file
+
+    _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.eks-existing.yaml")
+    return build_plan(parse(raw, stack))
+
+
+def test_existing_eks_stack_with_a_40_character_name_plans_with_a_hashed_autoscaler_release_within_helms_53():
+    a, b = "team-a-" + "x" * 33, "team-a-" + "x" * 32 + "y"  # 40 characters, one prefix
+    plan_a, plan_b = _existing_eks(a), _existing_eks(b)
+    assert receivers.check_plan(plan_a) == [] and receivers.check_plan(plan_b) == []
+    ca_a, ca_b = plan_a.eks.autoscaler, plan_b.eks.autoscaler
+    assert len(ca_a.release) <= 53 and ca_a.release.startswith("cluster-autoscaler-team-a-")
+    assert ca_a.release == _existing_eks(a).eks.autoscaler.release  # deterministic
+    assert ca_a.release != ca_b.release  # the hash keeps two long stacks apart
+    assert ca_a.namespace == ca_a.release == ca_a.service_account
+
+
+def test_the_autoscalers_own_namespace_on_an_existing_eks_cluster_is_claimed_by_cluster_existing():
+    plan = _existing_eks("ml")
+    ns = plan.eks.autoscaler.namespace
+    assert ns == "cluster-autoscaler-ml"
+    claims = [c for c in receivers.claims(plan) if c.scope == "Namespace" and c.name == ns]
+    assert [c.key for c in claims] == ["cluster.existing"]
