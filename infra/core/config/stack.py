@@ -410,6 +410,16 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         ("systemPool",),
         "an existing cluster keeps its own system nodes",
     ),
+    # infra/components/gke.py _create/_cluster_args: gcp.container.Cluster arguments only. Not
+    # releaseChannel: gke.rules.auto_upgrade reads it for pools added to an existing cluster.
+    (
+        ("gke",),
+        "cluster",
+        "existing",
+        True,
+        ("deletionProtection", "dataplaneV2", "dcgmMetrics", "maintenance"),
+        "they are settings of a cluster this stack creates",
+    ),
     # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
     (
         ("eks",),
