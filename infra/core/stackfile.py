@@ -29,6 +29,7 @@ settings file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stac
 
 from __future__ import annotations
 
+import base64
 import codecs
 import datetime
 import math
@@ -124,7 +125,7 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             self._depth -= 1
             if isinstance(node, ScalarNode):
                 self._check_scalar(node, is_key=index is None and isinstance(parent, MappingNode))
-            elif self._in_free_form() and node.tag not in _JSON_TAGS:
+            elif node.tag not in _JSON_TAGS:
                 raise _Refused(self._not_json(node), node.start_mark)
             self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in _children(node))
             if size > MAX_NODES:
@@ -142,15 +143,13 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
         path = _key_path([k for k in self._keys[1:] if k is not None])
         return f"{path}: " if path else ""
 
-    def _in_free_form(self) -> bool:
-        """Inside ``gpuOperator.values``: passed to Helm as JSON, so only JSON types."""
-        return self._keys[1:4] == ["config", "gpu-infra:gpuOperator", "values"]
-
     def _not_json(self, node: Node) -> str:
-        kind = node.tag.rsplit(":", 1)[-1]
+        """Pulumi's config is JSON (strings, numbers, booleans, null, lists, mappings): another
+        tag is refused anywhere, saying what yaml.v3 would read instead."""
+        kind = node.tag.removeprefix("tag:yaml.org,2002:")
         return (
-            f"{self._path()}a YAML {kind} is not a JSON value; Helm values take strings, "
-            "numbers, booleans, null, lists and mappings (quote it to pass a string)"
+            f"{self._path()}a YAML {kind} is not a JSON value; Pulumi would read "
+            f"{_go_yaml_reads(node)}; write the value without the tag"
         )
 
     def compose_scalar_node(self, anchor: str | None) -> ScalarNode:  # type: ignore[override]
@@ -193,7 +192,7 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             raise _Refused(
                 f"{where}{value} is not a finite number (JSON has none)", node.start_mark
             )
-        if self._in_free_form() and node.tag not in _JSON_TAGS:
+        if node.tag not in _JSON_TAGS and node.tag != _MERGE_TAG:
             raise _Refused(self._not_json(node), node.start_mark)
 
     def _timestamp(self, node: ScalarNode) -> str:
@@ -378,6 +377,26 @@ def _go_time_string(text: str) -> str:
     if t is None or (m := _GO_TIMESTAMP.fullmatch(text)) is None or m["z"] not in (None, "Z"):
         return text
     return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _go_yaml_reads(node: Node) -> str:
+    """What yaml.v3 decodes a node with a tag outside JSON into (``decode.go``): a mapping or a
+    sequence whatever its tag (``!!set {a, b}`` is ``{a: null, b: null}``); a scalar with an
+    unresolvable tag as its text, ``!!binary`` after base64 decoding (``resolved = string(data)``).
+    """
+    if isinstance(node, MappingNode):
+        return "a mapping" + (" of its members to null" if node.tag.endswith(":set") else "")
+    if not isinstance(node, ScalarNode):
+        return "a list"
+    text = node.value
+    if node.tag == "tag:yaml.org,2002:binary":
+        try:
+            text = base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+        except UnicodeDecodeError:
+            return "bytes that are not UTF-8 text"
+        except ValueError:  # "!!binary value contains invalid base64 data"
+            return "nothing: it fails on invalid base64 data"
+    return f"the text {shown(text, 40)}"
 
 
 def _check_explicit_tag(node: ScalarNode, where: str) -> None:

@@ -108,9 +108,9 @@ def test_non_mapping_root_is_explained(tmp_path, text, kind):
     assert line.endswith(f"must be a mapping with a 'config:' mapping; it is {kind}")
 
 
-def test_python_tags_are_refused_by_the_safe_loader(tmp_path):
+def test_python_tags_are_refused_before_anything_is_constructed(tmp_path):
     (line,) = problems(tmp_path, "config:\n  x: !!python/object/apply:os.system [id]\n")
-    assert "could not determine a constructor" in line
+    assert line.startswith("<file>:2:6: x: a YAML python/object/apply:os.system is not a JSON")
 
 
 def test_misspelt_root_key_gets_did_you_mean(tmp_path):
@@ -487,3 +487,20 @@ def test_leading_zeros_do_not_make_an_integer_long(tmp_path):
 def test_negative_integer_below_int64_is_refused(tmp_path, value):
     (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuPools:\n    - maxNodes: {value}\n")
     assert "outside the 64-bit range" in line
+
+
+@pytest.mark.parametrize(
+    ("value", "reads"),
+    [
+        # yaml.v3 decode.go scalar(): a !!binary value is base64-decoded, `resolved = string(data)`.
+        ("!!binary Z2tl", "a YAML binary is not a JSON value; Pulumi would read the text 'gke'"),
+        ("!!set {gke, eks}", "a YAML set is not a JSON value; Pulumi would read a mapping"),
+        ("!!omap [a: 1]", "a YAML omap is not a JSON value; Pulumi would read a list"),
+        ("!custom gke", "a YAML !custom is not a JSON value; Pulumi would read the text 'gke'"),
+    ],
+)
+def test_tags_outside_json_are_refused_anywhere_naming_the_key_and_what_pulumi_reads(
+    tmp_path, value, reads
+):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:platform: {value}\n")
+    assert line.startswith(f"<file>:2:23: platform: {reads}")
