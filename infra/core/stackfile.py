@@ -215,6 +215,13 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
                 if (j := first.setdefault(text, i)) != i:
                     where = _key_path([*self._keys[1:], key.value])
                     raise _Refused(self._duplicate(where, key, node.value[j][0]), key.start_mark)
+        if self._keys[1:2] == ["config"] and len(self._keys) > 2 and _is_secure(node):
+            raise _Refused(
+                f"{self._path()}a mapping whose one key is 'secure' is how Pulumi stores a "
+                "secret: `pulumi up` would try to decrypt its text with the stack's secrets "
+                "provider, where this reader sees a plain mapping; write the value itself",
+                node.start_mark,
+            )
         return node
 
     @staticmethod
@@ -377,6 +384,20 @@ def _go_time_string(text: str) -> str:
     if t is None or (m := _GO_TIMESTAMP.fullmatch(text)) is None or m["z"] not in (None, "Z"):
         return text
     return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _is_secure(node: MappingNode) -> bool:
+    """pulumi/pulumi ``sdk/go/common/resource/config/object.go`` ``isSecureValue``: a map of length
+    one whose ``secure`` value is a string is ciphertext, at any depth of a config value."""
+    if len(node.value) != 1:
+        return False
+    key, value = node.value[0]
+    return (
+        isinstance(key, ScalarNode)
+        and key.value == "secure"
+        and isinstance(value, ScalarNode)
+        and value.tag == _STR_TAG
+    )
 
 
 def _go_yaml_reads(node: Node) -> str:

@@ -504,3 +504,23 @@ def test_tags_outside_json_are_refused_anywhere_naming_the_key_and_what_pulumi_r
 ):
     (line,) = problems(tmp_path, f"config:\n  gpu-infra:platform: {value}\n")
     assert line.startswith(f"<file>:2:23: platform: {reads}")
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [("{secure: v1}", "2:21: labels"), ("{team: {secure: v1}}", "2:28: labels.team")],
+)
+def test_a_one_key_secure_mapping_is_refused_as_pulumi_reads_it_as_ciphertext(
+    tmp_path, value, where
+):
+    # pulumi/pulumi sdk/go/common/resource/config/object.go isSecureValue: a map of length one
+    # with a string "secure" value, at any depth.
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:labels: {value}\n")
+    assert line.startswith(f"<file>:{where}: a mapping whose one key is 'secure' is how Pulumi")
+
+
+@pytest.mark.parametrize("value", ["{secure: 1}", "{secure: v1, team: ml}"])
+def test_a_secure_key_that_is_not_a_pulumi_secret_reads_as_a_plain_mapping(tmp_path, value):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(f"config:\n  gpu-infra:labels: {value}\n  secure: text\n")
+    assert "secure" in stackfile.read_stack_file(f)["config"]["gpu-infra:labels"]
