@@ -215,7 +215,8 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
                 if (j := first.setdefault(text, i)) != i:
                     where = _key_path([*self._keys[1:], key.value])
                     raise _Refused(self._duplicate(where, key, node.value[j][0]), key.start_mark)
-        if self._keys[1:2] == ["config"] and len(self._keys) > 2 and _is_secure(node):
+        # A whole config value may be a secret (`pulumi config set --secret`); nested, it is not.
+        if self._keys[1:2] == ["config"] and len(self._keys) > 3 and _is_secure(node):
             raise _Refused(
                 f"{self._path()}a mapping whose one key is 'secure' is how Pulumi stores a "
                 "secret: `pulumi up` would try to decrypt its text with the stack's secrets "

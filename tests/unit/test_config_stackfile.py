@@ -508,9 +508,9 @@ def test_tags_outside_json_are_refused_anywhere_naming_the_key_and_what_pulumi_r
 
 @pytest.mark.parametrize(
     ("value", "where"),
-    [("{secure: v1}", "2:21: labels"), ("{team: {secure: v1}}", "2:28: labels.team")],
+    [("{team: {secure: v1}}", "2:28: labels.team"), ("[{secure: v1}]", "2:22: labels[0]")],
 )
-def test_a_one_key_secure_mapping_is_refused_as_pulumi_reads_it_as_ciphertext(
+def test_a_one_key_secure_mapping_inside_a_value_is_refused_as_pulumi_reads_it_as_ciphertext(
     tmp_path, value, where
 ):
     # pulumi/pulumi sdk/go/common/resource/config/object.go isSecureValue: a map of length one
@@ -524,3 +524,9 @@ def test_a_secure_key_that_is_not_a_pulumi_secret_reads_as_a_plain_mapping(tmp_p
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text(f"config:\n  gpu-infra:labels: {value}\n  secure: text\n")
     assert "secure" in stackfile.read_stack_file(f)["config"]["gpu-infra:labels"]
+
+
+def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text("config:\n  aws:secretKey: {secure: AAABADx}\n")
+    assert stackfile.read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
