@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -456,15 +457,48 @@ def test_disk_size_200_0_plans_as_200(tmp_path):
     assert cfg.pools[0].disk_size_gb == 200
 
 
+def _through_the_engine(monkeypatch, handed: dict[str, str]) -> dict:
+    """``infra.program.engine_config`` as ``pulumi up`` runs it: the CLI hands the program its
+    config as the JSON object in ``PULUMI_CONFIG`` (key -> text)."""
+    import contextvars
+
+    from pulumi.runtime import config as runtime_config
+
+    from infra import program
+
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(handed))
+
+    def read() -> dict:
+        runtime_config.CONFIG.set({})
+        return program.engine_config()
+
+    return contextvars.copy_context().run(read)
+
+
 @pytest.mark.parametrize(
     "stack", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem
 )
-def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack):
+def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack, monkeypatch):
     """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
-    from infra.core.config.stack import decode_engine_config, encode_engine_config
+    from infra.core.config.stack import encode_engine_config
 
-    raw = load_stack_file(stack)[1]
-    assert decode_engine_config(encode_engine_config(raw)) == raw
+    handed = encode_engine_config(stackfile.read_stack_file(stack)["config"])
+    assert all(isinstance(v, str) for v in handed.values())
+    assert load_stack_file(stack)[1] == _through_the_engine(monkeypatch, handed)
+
+
+def test_a_string_holding_a_json_object_reads_as_the_object_offline_as_through_the_engine(
+    tmp_path, monkeypatch
+):
+    text = '{"name":"ml","location":"us-central1"}'
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(f"config:\n  gpu-infra:cluster: '{text}'\n  gpu-infra:note: '[oops'\n")
+    # A stack-file string is handed over verbatim (Pulumi object.go MarshalString of a string).
+    engine = _through_the_engine(
+        monkeypatch, {"gpu-infra:cluster": text, "gpu-infra:note": "[oops"}
+    )
+    assert engine["gpu-infra:cluster"] == {"name": "ml", "location": "us-central1"}
+    assert load_stack_file(f)[1] == engine
 
 
 def test_the_engine_hands_an_integral_float_in_an_object_over_as_an_int():

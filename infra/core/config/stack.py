@@ -126,7 +126,9 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     doc = read_stack_file(p)
-    return name, dict(doc.get("config") or {})
+    # What the program reads under `pulumi up` (infra.program.engine_config): the engine hands
+    # every value over as text, so a string holding a JSON object or list arrives as one.
+    return name, decode_engine_config(encode_engine_config(doc.get("config") or {}))
 
 
 def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
