@@ -143,6 +143,46 @@ def test_every_limit_has_a_source_and_a_date():
     assert all(r["source"] and r["checked"] and int(r["maximum"]) > 0 for r in rows)
 
 
+def test_every_limit_row_is_read_by_some_rule_or_check():
+    import re
+
+    code = "\n".join(
+        f.read_text(encoding="utf-8") for d in ("infra", "quota") for f in (ROOT / d).rglob("*.py")
+    )
+    # limit("row"), or the row's name handed to a helper that calls limit (receivers._length)
+    named = {row for row in limits() if f'"{row}"' in code}
+    assert set(limits()) - named == set()
+    asked = set(re.findall(r'\blimit\(\s*"([^"]+)"\s*\)', code))
+    assert asked - set(limits()) == set()  # and no rule asks for a row the table lacks
+
+
+def test_names_and_name_patterns_take_their_numbers_from_the_limits_table():
+    from infra.core.eks import names
+
+    assert (
+        limit("aws.tag_key"),
+        limit("aws.tag_value"),
+    ) == (names.TAG_KEY_MAX, names.TAG_VALUE_MAX)
+    assert limit("helm.release_name") == names.HELM_RELEASE_MAX
+    assert limit("aws.iam_role_name") == names.IAM_ROLE_NAME_MAX
+    assert limit("ec2.launch_template_name") == names.LAUNCH_TEMPLATE_NAME_MAX
+    assert limit("pulumi.autoname_suffix") == names.AUTONAME_SUFFIX
+    for check, row in (
+        (rules.check_gke_cluster_name, "gke.cluster_name"),
+        (rules.check_pool_name, "gke.node_pool_name"),
+    ):
+        check("a" * limit(row))
+        with pytest.raises(ValueError):
+            check("a" * (limit(row) + 1))
+    rules.check_gce_labels({"k" * limit("gce.label_key"): "v" * limit("gce.label_value")})
+    for bad in (
+        {"k" * (limit("gce.label_key") + 1): "v"},
+        {"k": "v" * (limit("gce.label_value") + 1)},
+    ):
+        with pytest.raises(ValueError):
+            rules.check_gce_labels(bad)
+
+
 def test_config_rules_take_their_numbers_from_the_limits_table():
     assert limit("eks.label") == rules.EKS_MAX_LABEL
     assert limit("eks.public_access_cidrs") == rules.MAX_EKS_PUBLIC_CIDRS
