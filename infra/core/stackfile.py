@@ -303,8 +303,8 @@ def go_yaml_tag(text: str) -> str:
     if text in _GO_YAML_MAP:
         return _GO_YAML_MAP[text]
     hint = text[:1]
-    if hint == ".":  # strconv.ParseFloat(in): no '_' in a decimal, a float unless it overflows
-        return _FLOAT_TAG if "_" not in text and _float_text(text) else _STR_TAG
+    if hint == ".":  # strconv.ParseFloat(in): '_' only between digits (Python's float agrees)
+        return _FLOAT_TAG if _float_text(text) else _STR_TAG
     if not hint or hint not in "+-0123456789":
         return _STR_TAG  # letters (including y/n/on/off) resolve by the map above only
     if _timestamp(text) is not None:
@@ -344,9 +344,9 @@ def _float_text(text: str) -> bool:
 
 def _overflows(text: str) -> bool:
     """A float literal beyond float64 (``1.0e+400``): yaml.v3's ParseFloat fails, leaving a string."""
+    if text.startswith("."):  # the '.' branch of resolve() hands ParseFloat the text as is
+        return _is_float(text) and not _float_text(text)
     plain = text.replace("_", "")
-    if text.startswith("."):
-        plain = text  # the '.' branch of resolve() keeps underscores (and then is no float)
     return bool(_YAML_STYLE_FLOAT.fullmatch(plain)) and _is_float(plain) and not _float_text(plain)
 
 

@@ -361,7 +361,10 @@ def _read(tmp_path: Path, text: str) -> dict:
         ("08", "float"),
         ("1e3", "float"),
         (".5", "float"),
-        (".5_0", "str"),  # strconv.ParseFloat takes '_' only after a base prefix
+        # strconv.ParseFloat takes '_' between digits (golang atof_test.go "1_23.50_0_0e+1_2").
+        (".5_0", "float"),
+        ("._5", "str"),
+        (".5_", "str"),
         ("1.", "float"),
         # "Base 60 floats are a bad idea, were dropped in YAML 1.2, and are purposefully unsupported"
         ("1:20", "str"),
@@ -564,3 +567,7 @@ def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  aws:secretKey: {secure: AAABADx}\n")
     assert stackfile.read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
+
+
+def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):
+    assert _read(tmp_path, "config:\n  a:b: [.5_0]\n")["a:b"] == [0.5]
