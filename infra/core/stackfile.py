@@ -102,12 +102,17 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
         # Expanded size of each finished node, by id (the nodes stay alive in the tree).
         self._sizes: dict[int, int] = {}
         self._keys: list[Any] = []  # key path of the node being composed
+        # Where a mapping key written as an alias stands, by (mapping id, pair index): the node
+        # itself carries its anchor's position.
+        self._alias_keys: dict[tuple[int, int], Any] = {}
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
         self._keys.append(index.value if isinstance(index, ScalarNode) else index)
         try:
             if self.check_event(AliasEvent):
                 event = self.peek_event()
+                if index is None and isinstance(parent, MappingNode):
+                    self._alias_keys[id(parent), len(parent.value)] = event.start_mark
                 node = _node(super().compose_node(parent, index))  # type: ignore[arg-type]
                 if id(node) not in self._sizes:
                     raise _Refused(
@@ -214,7 +219,8 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             for text in dict.fromkeys((key.value, _go_key_text(key))):
                 if (j := first.setdefault(text, i)) != i:
                     where = _key_path([*self._keys[1:], key.value])
-                    raise _Refused(self._duplicate(where, key, node.value[j][0]), key.start_mark)
+                    mark = self._alias_keys.get((id(node), i), key.start_mark)
+                    raise _Refused(self._duplicate(where, key, node.value[j][0]), mark)
         # A whole config value may be a secret (`pulumi config set --secret`); nested, it is not.
         if self._keys[1:2] == ["config"] and len(self._keys) > 3 and _is_secure(node):
             raise _Refused(
