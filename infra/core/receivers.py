@@ -89,6 +89,9 @@ def claims(plan: PlannedStack) -> list[Claim]:
         from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 
         out.append(Claim("Namespace", SMOKE_TEST_NAMESPACE, smoke))
+    ca = plan.eks.autoscaler if plan.eks is not None else None
+    if ca is not None and ca.create_namespace:  # its own namespace on an existing cluster
+        out.append(Claim("Namespace", ca.namespace, "cluster.existing"))
     out += [
         Claim("Namespace", ns.name, join_path("gpuNamespaces", i, "name"))
         for i, ns in enumerate(config.namespaces)
@@ -384,20 +387,20 @@ def _tolerations(key: str, tolerations: list[Any]) -> Iterator[ConfigIssue]:
 
 def _taints(key: str, taints: list[tuple[str, str, str]]) -> Iterator[ConfigIssue]:
     """Taints: valid keys and values, unique by key and effect (the API server's rule)."""
-    seen: set[tuple[str, str]] = set()
+    seen: dict[tuple[str, str], int] = {}
     for k, v, effect in taints:
         try:
             rules.check_taint_key(k)
             rules.check_taint_value(v)
         except ValueError as e:
             yield ConfigIssue(key, str(e))
-        if (k, effect) in seen:
+        seen[k, effect] = seen.get((k, effect), 0) + 1
+        if seen[k, effect] == limit("k8s.taints_per_key_effect") + 1:
             yield ConfigIssue(
                 key,
                 f"two taints with key {k!r} and effect {effect}; the API server takes taints "
                 "unique by key and effect",
             )
-        seen.add((k, effect))
 
 
 # --------------------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ settings file attributes (https://www.pulumi.com/docs/iac/concepts/projects/stac
 
 from __future__ import annotations
 
+import base64
 import codecs
 import datetime
 import math
@@ -101,12 +102,17 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
         # Expanded size of each finished node, by id (the nodes stay alive in the tree).
         self._sizes: dict[int, int] = {}
         self._keys: list[Any] = []  # key path of the node being composed
+        # Where a mapping key written as an alias stands, by (mapping id, pair index): the node
+        # itself carries its anchor's position.
+        self._alias_keys: dict[tuple[int, int], Any] = {}
 
     def compose_node(self, parent: Node | None, index: Any) -> Node:  # type: ignore[override]
         self._keys.append(index.value if isinstance(index, ScalarNode) else index)
         try:
             if self.check_event(AliasEvent):
                 event = self.peek_event()
+                if index is None and isinstance(parent, MappingNode):
+                    self._alias_keys[id(parent), len(parent.value)] = event.start_mark
                 node = _node(super().compose_node(parent, index))  # type: ignore[arg-type]
                 if id(node) not in self._sizes:
                     raise _Refused(
@@ -124,7 +130,7 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             self._depth -= 1
             if isinstance(node, ScalarNode):
                 self._check_scalar(node, is_key=index is None and isinstance(parent, MappingNode))
-            elif self._in_free_form() and node.tag not in _JSON_TAGS:
+            elif node.tag not in _JSON_TAGS:
                 raise _Refused(self._not_json(node), node.start_mark)
             self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in _children(node))
             if size > MAX_NODES:
@@ -142,15 +148,13 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
         path = _key_path([k for k in self._keys[1:] if k is not None])
         return f"{path}: " if path else ""
 
-    def _in_free_form(self) -> bool:
-        """Inside ``gpuOperator.values``: passed to Helm as JSON, so only JSON types."""
-        return self._keys[1:4] == ["config", "gpu-infra:gpuOperator", "values"]
-
     def _not_json(self, node: Node) -> str:
-        kind = node.tag.rsplit(":", 1)[-1]
+        """Pulumi's config is JSON (strings, numbers, booleans, null, lists, mappings): another
+        tag is refused anywhere, saying what yaml.v3 would read instead."""
+        kind = node.tag.removeprefix("tag:yaml.org,2002:")
         return (
-            f"{self._path()}a YAML {kind} is not a JSON value; Helm values take strings, "
-            "numbers, booleans, null, lists and mappings (quote it to pass a string)"
+            f"{self._path()}a YAML {kind} is not a JSON value; Pulumi would read "
+            f"{_go_yaml_reads(node)}; write the value without the tag"
         )
 
     def compose_scalar_node(self, anchor: str | None) -> ScalarNode:  # type: ignore[override]
@@ -193,7 +197,7 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             raise _Refused(
                 f"{where}{value} is not a finite number (JSON has none)", node.start_mark
             )
-        if self._in_free_form() and node.tag not in _JSON_TAGS:
+        if node.tag not in _JSON_TAGS and node.tag != _MERGE_TAG:
             raise _Refused(self._not_json(node), node.start_mark)
 
     def _timestamp(self, node: ScalarNode) -> str:
@@ -215,7 +219,16 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
             for text in dict.fromkeys((key.value, _go_key_text(key))):
                 if (j := first.setdefault(text, i)) != i:
                     where = _key_path([*self._keys[1:], key.value])
-                    raise _Refused(self._duplicate(where, key, node.value[j][0]), key.start_mark)
+                    mark = self._alias_keys.get((id(node), i), key.start_mark)
+                    raise _Refused(self._duplicate(where, key, node.value[j][0]), mark)
+        # A whole config value may be a secret (`pulumi config set --secret`); nested, it is not.
+        if self._keys[1:2] == ["config"] and len(self._keys) > 3 and _is_secure(node):
+            raise _Refused(
+                f"{self._path()}a mapping whose one key is 'secure' is how Pulumi stores a "
+                "secret: `pulumi up` would try to decrypt its text with the stack's secrets "
+                "provider, where this reader sees a plain mapping; write the value itself",
+                node.start_mark,
+            )
         return node
 
     @staticmethod
@@ -296,8 +309,8 @@ def go_yaml_tag(text: str) -> str:
     if text in _GO_YAML_MAP:
         return _GO_YAML_MAP[text]
     hint = text[:1]
-    if hint == ".":  # strconv.ParseFloat(in): no '_' in a decimal, a float unless it overflows
-        return _FLOAT_TAG if "_" not in text and _float_text(text) else _STR_TAG
+    if hint == ".":  # strconv.ParseFloat(in): '_' only between digits (Python's float agrees)
+        return _FLOAT_TAG if _float_text(text) else _STR_TAG
     if not hint or hint not in "+-0123456789":
         return _STR_TAG  # letters (including y/n/on/off) resolve by the map above only
     if _timestamp(text) is not None:
@@ -337,9 +350,9 @@ def _float_text(text: str) -> bool:
 
 def _overflows(text: str) -> bool:
     """A float literal beyond float64 (``1.0e+400``): yaml.v3's ParseFloat fails, leaving a string."""
+    if text.startswith("."):  # the '.' branch of resolve() hands ParseFloat the text as is
+        return _is_float(text) and not _float_text(text)
     plain = text.replace("_", "")
-    if text.startswith("."):
-        plain = text  # the '.' branch of resolve() keeps underscores (and then is no float)
     return bool(_YAML_STYLE_FLOAT.fullmatch(plain)) and _is_float(plain) and not _float_text(plain)
 
 
@@ -378,6 +391,40 @@ def _go_time_string(text: str) -> str:
     if t is None or (m := _GO_TIMESTAMP.fullmatch(text)) is None or m["z"] not in (None, "Z"):
         return text
     return t.strftime("%Y-%m-%d %H:%M:%S +0000 UTC")
+
+
+def _is_secure(node: MappingNode) -> bool:
+    """pulumi/pulumi ``sdk/go/common/resource/config/object.go`` ``isSecureValue``: a map of length
+    one whose ``secure`` value is a string is ciphertext, at any depth of a config value."""
+    if len(node.value) != 1:
+        return False
+    key, value = node.value[0]
+    return (
+        isinstance(key, ScalarNode)
+        and key.value == "secure"
+        and isinstance(value, ScalarNode)
+        and value.tag == _STR_TAG
+    )
+
+
+def _go_yaml_reads(node: Node) -> str:
+    """What yaml.v3 decodes a node with a tag outside JSON into (``decode.go``): a mapping or a
+    sequence whatever its tag (``!!set {a, b}`` is ``{a: null, b: null}``); a scalar with an
+    unresolvable tag as its text, ``!!binary`` after base64 decoding (``resolved = string(data)``).
+    """
+    if isinstance(node, MappingNode):
+        return "a mapping" + (" of its members to null" if node.tag.endswith(":set") else "")
+    if not isinstance(node, ScalarNode):
+        return "a list"
+    text = node.value
+    if node.tag == "tag:yaml.org,2002:binary":
+        try:
+            text = base64.b64decode("".join(text.split()), validate=True).decode("utf-8")
+        except UnicodeDecodeError:
+            return "bytes that are not UTF-8 text"
+        except ValueError:  # "!!binary value contains invalid base64 data"
+            return "nothing: it fails on invalid base64 data"
+    return f"the text {shown(text, 40)}"
 
 
 def _check_explicit_tag(node: ScalarNode, where: str) -> None:

@@ -109,3 +109,33 @@ def test_snake_case_key_is_unknown_with_did_you_mean_and_no_required_line(key, m
         next(ln for ln in lines if ln.startswith(f"gpuPools[0].{key}: unknown key; did you mean"))
     ]
     assert f"did you mean '{meant}'?" in lines[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("deletionProtection", False),
+        ("dataplaneV2", False),
+        ("dcgmMetrics", False),
+        ("maintenance", {"exclusions": []}),
+    ],
+)
+def test_gke_cluster_creation_settings_on_an_existing_cluster_are_errors_naming_both_keys(
+    key, value
+):
+    raw = _with(GKE, "cluster", existing=True, **{key: value})
+    assert any(
+        ln.startswith(f"cluster.{key}: would not apply: cluster.existing is true")
+        for ln in _lines(raw)
+    )
+
+
+def test_release_channel_applies_on_an_existing_gke_cluster_where_pool_auto_upgrade_reads_it():
+    # gke.rules.auto_upgrade: GKE refuses autoUpgrade false on a channel cluster, existing or not.
+    parse(_with(GKE, "cluster", existing=True, releaseChannel="STABLE"), "t")
+
+
+def test_autoscaler_identity_applies_without_the_autoscaler_it_picks_the_add_on_roles_trust():
+    # infra/components/eks.py: plan.identity also decides the EBS CSI add-on's role (IRSA or Pod
+    # Identity) and whether the OIDC provider is created, autoscaler or not.
+    parse(_with(EKS, "cluster", autoscaler={"enabled": False, "identity": "pod-identity"}), "t")

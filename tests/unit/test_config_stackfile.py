@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -108,9 +109,9 @@ def test_non_mapping_root_is_explained(tmp_path, text, kind):
     assert line.endswith(f"must be a mapping with a 'config:' mapping; it is {kind}")
 
 
-def test_python_tags_are_refused_by_the_safe_loader(tmp_path):
+def test_python_tags_are_refused_before_anything_is_constructed(tmp_path):
     (line,) = problems(tmp_path, "config:\n  x: !!python/object/apply:os.system [id]\n")
-    assert "could not determine a constructor" in line
+    assert line.startswith("<file>:2:6: x: a YAML python/object/apply:os.system is not a JSON")
 
 
 def test_misspelt_root_key_gets_did_you_mean(tmp_path):
@@ -360,7 +361,10 @@ def _read(tmp_path: Path, text: str) -> dict:
         ("08", "float"),
         ("1e3", "float"),
         (".5", "float"),
-        (".5_0", "str"),  # strconv.ParseFloat takes '_' only after a base prefix
+        # strconv.ParseFloat takes '_' between digits (golang atof_test.go "1_23.50_0_0e+1_2").
+        (".5_0", "float"),
+        ("._5", "str"),
+        (".5_", "str"),
         ("1.", "float"),
         # "Base 60 floats are a bad idea, were dropped in YAML 1.2, and are purposefully unsupported"
         ("1:20", "str"),
@@ -415,7 +419,10 @@ def test_int_key_and_quoted_key_with_the_same_text_collide_as_in_yaml_v3(tmp_pat
 def test_duplicate_key_reached_through_an_alias_is_refused(tmp_path):
     text = "config:\n  a:b:\n    &k name: x\n    *k : y\n"
     (line,) = problems(tmp_path, text)
-    assert "duplicate key a:b.name (first on line 3, repeated through an alias)" in line
+    # reported where the duplicate (the alias) stands, as yaml.v3 names the repeated key's line
+    assert line.startswith(
+        "<file>:4:5: duplicate key a:b.name (first on line 3, repeated through an alias)"
+    )
 
 
 def test_explicit_tag_yaml_v3_cannot_decode_is_refused(tmp_path):
@@ -456,15 +463,48 @@ def test_disk_size_200_0_plans_as_200(tmp_path):
     assert cfg.pools[0].disk_size_gb == 200
 
 
+def _through_the_engine(monkeypatch, handed: dict[str, str]) -> dict:
+    """``infra.program.engine_config`` as ``pulumi up`` runs it: the CLI hands the program its
+    config as the JSON object in ``PULUMI_CONFIG`` (key -> text)."""
+    import contextvars
+
+    from pulumi.runtime import config as runtime_config
+
+    from infra import program
+
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(handed))
+
+    def read() -> dict:
+        runtime_config.CONFIG.set({})
+        return program.engine_config()
+
+    return contextvars.copy_context().run(read)
+
+
 @pytest.mark.parametrize(
     "stack", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem
 )
-def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack):
+def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack, monkeypatch):
     """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
-    from infra.core.config.stack import decode_engine_config, encode_engine_config
+    from infra.core.config.stack import encode_engine_config
 
-    raw = load_stack_file(stack)[1]
-    assert decode_engine_config(encode_engine_config(raw)) == raw
+    handed = encode_engine_config(stackfile.read_stack_file(stack)["config"])
+    assert all(isinstance(v, str) for v in handed.values())
+    assert load_stack_file(stack)[1] == _through_the_engine(monkeypatch, handed)
+
+
+def test_a_string_holding_a_json_object_reads_as_the_object_offline_as_through_the_engine(
+    tmp_path, monkeypatch
+):
+    text = '{"name":"ml","location":"us-central1"}'
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(f"config:\n  gpu-infra:cluster: '{text}'\n  gpu-infra:note: '[oops'\n")
+    # A stack-file string is handed over verbatim (Pulumi object.go MarshalString of a string).
+    engine = _through_the_engine(
+        monkeypatch, {"gpu-infra:cluster": text, "gpu-infra:note": "[oops"}
+    )
+    assert engine["gpu-infra:cluster"] == {"name": "ml", "location": "us-central1"}
+    assert load_stack_file(f)[1] == engine
 
 
 def test_the_engine_hands_an_integral_float_in_an_object_over_as_an_int():
@@ -487,3 +527,50 @@ def test_leading_zeros_do_not_make_an_integer_long(tmp_path):
 def test_negative_integer_below_int64_is_refused(tmp_path, value):
     (line,) = problems(tmp_path, f"config:\n  gpu-infra:gpuPools:\n    - maxNodes: {value}\n")
     assert "outside the 64-bit range" in line
+
+
+@pytest.mark.parametrize(
+    ("value", "reads"),
+    [
+        # yaml.v3 decode.go scalar(): a !!binary value is base64-decoded, `resolved = string(data)`.
+        ("!!binary Z2tl", "a YAML binary is not a JSON value; Pulumi would read the text 'gke'"),
+        ("!!set {gke, eks}", "a YAML set is not a JSON value; Pulumi would read a mapping"),
+        ("!!omap [a: 1]", "a YAML omap is not a JSON value; Pulumi would read a list"),
+        ("!custom gke", "a YAML !custom is not a JSON value; Pulumi would read the text 'gke'"),
+    ],
+)
+def test_tags_outside_json_are_refused_anywhere_naming_the_key_and_what_pulumi_reads(
+    tmp_path, value, reads
+):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:platform: {value}\n")
+    assert line.startswith(f"<file>:2:23: platform: {reads}")
+
+
+@pytest.mark.parametrize(
+    ("value", "where"),
+    [("{team: {secure: v1}}", "2:28: labels.team"), ("[{secure: v1}]", "2:22: labels[0]")],
+)
+def test_a_one_key_secure_mapping_inside_a_value_is_refused_as_pulumi_reads_it_as_ciphertext(
+    tmp_path, value, where
+):
+    # pulumi/pulumi sdk/go/common/resource/config/object.go isSecureValue: a map of length one
+    # with a string "secure" value, at any depth.
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:labels: {value}\n")
+    assert line.startswith(f"<file>:{where}: a mapping whose one key is 'secure' is how Pulumi")
+
+
+@pytest.mark.parametrize("value", ["{secure: 1}", "{secure: v1, team: ml}"])
+def test_a_secure_key_that_is_not_a_pulumi_secret_reads_as_a_plain_mapping(tmp_path, value):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(f"config:\n  gpu-infra:labels: {value}\n  secure: text\n")
+    assert "secure" in stackfile.read_stack_file(f)["config"]["gpu-infra:labels"]
+
+
+def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text("config:\n  aws:secretKey: {secure: AAABADx}\n")
+    assert stackfile.read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
+
+
+def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):
+    assert _read(tmp_path, "config:\n  a:b: [.5_0]\n")["a:b"] == [0.5]

@@ -143,6 +143,46 @@ def test_every_limit_has_a_source_and_a_date():
     assert all(r["source"] and r["checked"] and int(r["maximum"]) > 0 for r in rows)
 
 
+def test_every_limit_row_is_read_by_some_rule_or_check():
+    import re
+
+    code = "\n".join(
+        f.read_text(encoding="utf-8") for d in ("infra", "quota") for f in (ROOT / d).rglob("*.py")
+    )
+    # limit("row"), or the row's name handed to a helper that calls limit (receivers._length)
+    named = {row for row in limits() if f'"{row}"' in code}
+    assert set(limits()) - named == set()
+    asked = set(re.findall(r'\blimit\(\s*"([^"]+)"\s*\)', code))
+    assert asked - set(limits()) == set()  # and no rule asks for a row the table lacks
+
+
+def test_names_and_name_patterns_take_their_numbers_from_the_limits_table():
+    from infra.core.eks import names
+
+    assert (
+        limit("aws.tag_key"),
+        limit("aws.tag_value"),
+    ) == (names.TAG_KEY_MAX, names.TAG_VALUE_MAX)
+    assert limit("helm.release_name") == names.HELM_RELEASE_MAX
+    assert limit("aws.iam_role_name") == names.IAM_ROLE_NAME_MAX
+    assert limit("ec2.launch_template_name") == names.LAUNCH_TEMPLATE_NAME_MAX
+    assert limit("pulumi.autoname_suffix") == names.AUTONAME_SUFFIX
+    for check, row in (
+        (rules.check_gke_cluster_name, "gke.cluster_name"),
+        (rules.check_pool_name, "gke.node_pool_name"),
+    ):
+        check("a" * limit(row))
+        with pytest.raises(ValueError):
+            check("a" * (limit(row) + 1))
+    rules.check_gce_labels({"k" * limit("gce.label_key"): "v" * limit("gce.label_value")})
+    for bad in (
+        {"k" * (limit("gce.label_key") + 1): "v"},
+        {"k": "v" * (limit("gce.label_value") + 1)},
+    ):
+        with pytest.raises(ValueError):
+            rules.check_gce_labels(bad)
+
+
 def test_config_rules_take_their_numbers_from_the_limits_table():
     assert limit("eks.label") == rules.EKS_MAX_LABEL
     assert limit("eks.public_access_cidrs") == rules.MAX_EKS_PUBLIC_CIDRS
@@ -182,3 +222,55 @@ def test_unknown_chart_value_key_gets_did_you_mean_from_its_chart_siblings(tmp_p
     (line,) = _plan_errors(tmp_path, text)
     assert line.startswith("gpuOperator.values.daemonsets.priority_class_name: ")
     assert line.endswith("did you mean 'priorityClassName'?")
+
+
+def _plans(tmp_path: Path, text: str):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(text)
+    return build_plan(parse(read_stack_file(f)["config"], "t"))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        "{daemonsets: {rollingUpdate: {maxUnavailable: 2}}}",
+        "{driver: {upgradePolicy: {maxUnavailable: 2}}}",
+        "{driver: {upgradePolicy: {maxUnavailable: '50%'}}}",
+    ],
+)
+def test_int_or_string_chart_values_take_a_number_or_a_percentage(tmp_path, values):
+    # values.yaml: "can be specified either as number or percentage of nodes"
+    plan = _plans(tmp_path, _onprem(f"  gpu-infra:gpuOperator:\n    values: {values}\n"))
+    assert receivers.check_plan(plan) == []
+
+
+def test_a_scalar_where_the_chart_has_a_mapping_is_still_refused(tmp_path):
+    text = _onprem("  gpu-infra:gpuOperator:\n    values: {daemonsets: {rollingUpdate: 2}}\n")
+    (line,) = _plan_errors(tmp_path, text)
+    assert line.startswith("gpuOperator.values.daemonsets.rollingUpdate: an integer (2)")
+
+
+def _existing_eks(stack: str):
+    from infra.core.config.stack import load_stack_file
+
+    _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.eks-existing.yaml")
+    return build_plan(parse(raw, stack))
+
+
+def test_existing_eks_stack_with_a_40_character_name_plans_with_a_hashed_autoscaler_release_within_helms_53():
+    a, b = "team-a-" + "x" * 33, "team-a-" + "x" * 32 + "y"  # 40 characters, one prefix
+    plan_a, plan_b = _existing_eks(a), _existing_eks(b)
+    assert receivers.check_plan(plan_a) == [] and receivers.check_plan(plan_b) == []
+    ca_a, ca_b = plan_a.eks.autoscaler, plan_b.eks.autoscaler
+    assert len(ca_a.release) <= 53 and ca_a.release.startswith("cluster-autoscaler-team-a-")
+    assert ca_a.release == _existing_eks(a).eks.autoscaler.release  # deterministic
+    assert ca_a.release != ca_b.release  # the hash keeps two long stacks apart
+    assert ca_a.namespace == ca_a.release == ca_a.service_account
+
+
+def test_the_autoscalers_own_namespace_on_an_existing_eks_cluster_is_claimed_by_cluster_existing():
+    plan = _existing_eks("ml")
+    ns = plan.eks.autoscaler.namespace
+    assert ns == "cluster-autoscaler-ml"
+    claims = [c for c in receivers.claims(plan) if c.scope == "Namespace" and c.name == ns]
+    assert [c.key for c in claims] == ["cluster.existing"]

@@ -126,7 +126,9 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     doc = read_stack_file(p)
-    return name, dict(doc.get("config") or {})
+    # What the program reads under `pulumi up` (infra.program.engine_config): the engine hands
+    # every value over as text, so a string holding a JSON object or list arrives as one.
+    return name, decode_engine_config(encode_engine_config(doc.get("config") or {}))
 
 
 def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
@@ -409,6 +411,16 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         True,
         ("systemPool",),
         "an existing cluster keeps its own system nodes",
+    ),
+    # infra/components/gke.py _create/_cluster_args: gcp.container.Cluster arguments only. Not
+    # releaseChannel: gke.rules.auto_upgrade reads it for pools added to an existing cluster.
+    (
+        ("gke",),
+        "cluster",
+        "existing",
+        True,
+        ("deletionProtection", "dataplaneV2", "dcgmMetrics", "maintenance"),
+        "they are settings of a cluster this stack creates",
     ),
     # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
     (

@@ -228,9 +228,12 @@ def node_template_tags(
 def check_tag(key: str, value: str) -> str | None:
     """Why an ASG tag is invalid (AWS: key 1-128 chars, value <= 256 chars), or ``None``."""
     if not 1 <= len(key) <= TAG_KEY_MAX:
-        return f"tag key {key!r} is {len(key)} characters; ASG tag keys are 1-128"
+        return f"tag key {key!r} is {len(key)} characters; ASG tag keys are 1-{TAG_KEY_MAX}"
     if len(value) > TAG_VALUE_MAX:
-        return f"tag {key!r} value is {len(value)} characters; ASG tag values are at most 256"
+        return (
+            f"tag {key!r} value is {len(value)} characters; ASG tag values are at most "
+            f"{TAG_VALUE_MAX}"
+        )
     return None
 
 

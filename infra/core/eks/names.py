@@ -9,24 +9,26 @@ from __future__ import annotations
 
 import hashlib
 
+from infra.core.rules.limits import limit
+
 # IAM CreateRole RoleName: 1-64 characters
 # (https://docs.aws.amazon.com/IAM/latest/APIReference/API_CreateRole.html).
-IAM_ROLE_NAME_MAX = 64
+IAM_ROLE_NAME_MAX = limit("aws.iam_role_name")
 # EC2 CreateLaunchTemplate LaunchTemplateName: 3-128 characters
 # (https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_CreateLaunchTemplate.html).
-LAUNCH_TEMPLATE_NAME_MAX = 128
+LAUNCH_TEMPLATE_NAME_MAX = limit("ec2.launch_template_name")
 # Tags: key 1-128, value 0-256 characters
 # (https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_Tag.html).
-TAG_KEY_MAX = 128
-TAG_VALUE_MAX = 256
+TAG_KEY_MAX = limit("aws.tag_key")
+TAG_VALUE_MAX = limit("aws.tag_value")
 # Helm: "release name ... exceeds max length of 53" (helm/helm pkg/chartutil/validate_name.go
 # maxReleaseNameLen = 53: a release name becomes part of object names and labels of 63).
-HELM_RELEASE_MAX = 53
+HELM_RELEASE_MAX = limit("helm.release_name")
 # Pulumi auto-names a physical resource ``<logical name>-<7 random characters>`` and refuses a
 # logical name too long for that: "name '<name>-' plus 7 random chars is longer than maximum
 # length 64" (pulumi/pulumi sdk/go/common/resource/resource_id.go NewUniqueHex, called by
 # pulumi-terraform-bridge's AutoName with the property's MaxLength).
-AUTONAME_SUFFIX = 8
+AUTONAME_SUFFIX = limit("pulumi.autoname_suffix")
 
 _HASH = 8
 

@@ -126,7 +126,11 @@ def mistyped_paths(values: Mapping[str, Any], version: str) -> list[tuple[str, s
     Helm renders templates with Go's text/template, whose ``if`` is true for any non-empty string,
     so ``nfd.enabled: "false"`` would enable NFD (https://pkg.go.dev/text/template "The empty
     values are false, 0, any nil pointer or interface value, and any array, slice, map, or string
-    of length zero"). A ``null`` chart default takes any type; keys the chart lacks are
+    of length zero"). Only boolean and numeric defaults are typed: a string default may stand for
+    an int-or-string field (``daemonsets.rollingUpdate.maxUnavailable: "1"``,
+    ``driver.upgradePolicy.maxUnavailable: 25%``; the chart's values.yaml: "either as number or
+    percentage"; the ClusterPolicy CRD marks them ``x-kubernetes-int-or-string``). A mapping default
+    still wants a mapping. A ``null`` chart default takes any type; keys the chart lacks are
     ``unknown_paths``' business.
     """
     out: list[tuple[str, str]] = []
@@ -137,7 +141,9 @@ def mistyped_paths(values: Mapping[str, Any], version: str) -> list[tuple[str, s
             if key not in default or default[key] is None or value is None:
                 continue
             want, got = _json_type(default[key]), _json_type(value)
-            if want != got and not (want == "number" and got == "integer"):
+            if want not in _TYPED and "a mapping" not in (want, got):
+                continue
+            if want != got and not (want == "a number" and got == "an integer"):
                 out.append(
                     (
                         path,
@@ -150,6 +156,10 @@ def mistyped_paths(values: Mapping[str, Any], version: str) -> list[tuple[str, s
 
     walk(values, chart_defaults(version), "")
     return out
+
+
+# Defaults whose type the templates rely on (`if`, arithmetic); strings and lists are not typed.
+_TYPED = frozenset({"a boolean", "an integer", "a number"})
 
 
 def _json_type(value: Any) -> str:

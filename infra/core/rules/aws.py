@@ -82,7 +82,7 @@ check_access_scope_namespace = _matching(
     _RE_SCOPE_NAMESPACE,
     "is not a namespace or namespace prefix: a DNS-1123 label (lowercase, digits, '-', "
     "at most 63), optionally ending in '*' (dev-*)",
-    max_len=63,
+    max_len=limit("k8s.dns1123_label"),
     doc="A namespace an EKS access policy is scoped to: a DNS-1123 label, or a prefix ending in ``*``.",
 )
 

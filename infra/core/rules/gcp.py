@@ -30,8 +30,9 @@ def check_gcp_project_id(v: Any) -> str:
 # GCE labels: keys 1-63 of [a-z0-9_-] starting with a letter, values 0-63 of [a-z0-9_-]
 # (https://cloud.google.com/compute/docs/labeling-resources#requirements; international letters
 # are also allowed there and accepted here).
-_RE_GCE_LABEL_KEY = re.compile(r"^[^\W\d_][\w-]{0,62}$")
-_RE_GCE_LABEL_VALUE = re.compile(r"^[\w-]{0,63}$")
+_GCE_LABEL_KEY_MAX, _GCE_LABEL_VALUE_MAX = limit("gce.label_key"), limit("gce.label_value")
+_RE_GCE_LABEL_KEY = re.compile(rf"^[^\W\d_][\w-]{{0,{_GCE_LABEL_KEY_MAX - 1}}}$")
+_RE_GCE_LABEL_VALUE = re.compile(rf"^[\w-]{{0,{_GCE_LABEL_VALUE_MAX}}}$")
 
 
 def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
@@ -41,14 +42,14 @@ def check_gce_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     for key, value in v.items():
         if not _RE_GCE_LABEL_KEY.fullmatch(key) or key != key.lower():
             raise RuleError(
-                f"{shown(key)} is not a GCE label key: 1-63 lowercase letters, digits, '_' or '-', "
-                "starting with a letter",
+                f"{shown(key)} is not a GCE label key: 1-{_GCE_LABEL_KEY_MAX} lowercase "
+                "letters, digits, '_' or '-', starting with a letter",
                 at=(key,),
             )
         if not _RE_GCE_LABEL_VALUE.fullmatch(value) or value != value.lower():
             raise RuleError(
-                f"{shown(value)} is not a GCE label value: at most 63 lowercase letters, "
-                "digits, '_' or '-'",
+                f"{shown(value)} is not a GCE label value: at most {_GCE_LABEL_VALUE_MAX} "
+                "lowercase letters, digits, '_' or '-'",
                 at=(key,),
             )
     return v
@@ -109,14 +110,19 @@ check_gce_machine_type = _matching(
 
 # GKE Cluster.name: up to 40 lowercase letters, digits and '-', starting with a letter, ending with
 # a letter or digit (google.cloud.container_v1.types.Cluster.name).
-_RE_GKE_CLUSTER = _full(r"[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?")
+def _gke_name(most: int) -> re.Pattern[str]:
+    return _full(rf"[a-z](?:[-a-z0-9]{{0,{most - 2}}}[a-z0-9])?")
+
+
+_GKE_CLUSTER_MAX, _GKE_POOL_MAX = limit("gke.cluster_name"), limit("gke.node_pool_name")
+_RE_GKE_CLUSTER = _gke_name(_GKE_CLUSTER_MAX)
 
 
 check_gke_cluster_name = _matching(
     "check_gke_cluster_name",
     _RE_GKE_CLUSTER,
     "is not a GKE cluster name: lowercase letters, digits and '-', starting with a letter, "
-    "ending with a letter or digit, at most 40 characters",
+    f"ending with a letter or digit, at most {_GKE_CLUSTER_MAX} characters",
     doc="A GKE cluster name (container v1 ``Cluster.name``).",
 )
 
@@ -129,9 +135,9 @@ check_gke_cluster_name = _matching(
 # such name, so it is every platform's pool-name rule.
 check_pool_name = _matching(
     "check_pool_name",
-    _RE_GKE_CLUSTER,
+    _gke_name(_GKE_POOL_MAX),
     "must be lowercase letters, digits and '-', start with a letter, end with a letter or digit, "
-    "at most 40 characters",
+    f"at most {_GKE_POOL_MAX} characters",
     doc="A GPU pool name: GKE's node-pool rule, which EKS node groups also accept.",
 )
 
