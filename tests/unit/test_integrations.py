@@ -130,7 +130,7 @@ def test_jupyterhub_mem_guarantee_is_a_share_of_the_nodes_allocatable_memory():
 
 
 def test_jupyterhub_mig_and_time_sliced_pools_advertise_their_resource():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
     assert o["extra_resource_limits"] == {"nvidia.com/mig-1g.5gb": "1"}
@@ -175,7 +175,7 @@ def test_kubeflow_spawner_form_defaults_match_spawner_ui_config(docs, sample):
 
 
 def test_kubeflow_vendors_include_every_mig_resource_of_the_pools():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     vendors = op.integrations["kubeflow"]["spawnerFormDefaults"]["gpus"]["value"]["vendors"]
     assert [v["limitsKey"] for v in vendors] == [
@@ -377,7 +377,7 @@ def test_flyte_resource_tolerations_use_the_documented_list_form():
 
 @pytest.mark.parametrize("config", ["all-4g.20gb", "all-7g.40gb", "all-1g.5gb.me"])
 def test_jupyterhub_one_per_gpu_mig_profiles_give_a_notebook_one_slice_not_the_node(config):
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": config}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": config}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     (profile,) = op.integrations["jupyterhub"]["singleuser"]["profileList"]
     (count,) = profile["kubespawner_override"]["extra_resource_limits"].values()
