@@ -29,7 +29,7 @@ from infra.components.eks_nodes import (
 )
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
-from infra.components.lifecycle import with_lifecycle
+from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
@@ -75,7 +75,7 @@ class EksCluster(pulumi.ComponentResource):
         self.network = EksNetwork(f"{name}-net", plan.network, plan.cluster_name, opts=child)
         subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
-        self.created: pulumi.Resource | None = None  # the cluster, when this stack creates it
+        self.created: pulumi.Resource | None = None  # deletedWith target: created, unprotected
         self.node_role = aws.iam.Role(
             fit_autonamed(f"{name}-nodes", IAM_ROLE_NAME_MAX),
             aws.iam.RoleArgs(
@@ -241,7 +241,7 @@ class EksCluster(pulumi.ComponentResource):
             ),
             opts=with_lifecycle(pulumi.ResourceOptions(parent=self), "eks:index:Cluster"),
         )
-        self.created = cluster
+        self.created = deletion_owner(cluster, "eks:index:Cluster")  # protected: None
         # Known only once the cluster exists, so look-ups by name wait for it.
         self.name = cluster.core.apply(lambda _: plan.cluster_name)
         self.endpoint = cluster.core.apply(lambda c: str(c.endpoint))

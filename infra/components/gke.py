@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
-from infra.components.lifecycle import with_lifecycle
+from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.gke import planner as core
 from infra.core.plan import Plan
@@ -54,7 +54,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Kubernetes objects wait for the cluster, never for the system pool: the deploy's
         # critical path must not run through it.
         self.ready: list[pulumi.Resource] = []
-        self.created: pulumi.Resource | None = None  # the cluster, when this stack creates it
+        self.created: pulumi.Resource | None = None  # deletedWith target: created, unprotected
         self.node_service_account, self.node_sa_bindings = _node_identity(name, plan, child)
         if c.existing:
             cluster_name, endpoint, ca = self._existing(plan)
@@ -116,11 +116,11 @@ class GkeCluster(pulumi.ComponentResource):
                     # The bootstrap pool is deleted right after creation; its config is ForceNew.
                     ignore_changes=["nodeConfig"],
                 ),
-                "gcp:container/cluster:Cluster",
+                _CLUSTER,
             ).merge(pulumi.ResourceOptions(protect=c.deletion_protection)),  # the one opt-out
         )
         self.ready.append(cluster)
-        self.created = cluster
+        self.created = deletion_owner(cluster, _CLUSTER, protect=c.deletion_protection)
         gcp.container.NodePool(
             f"{name}-system",
             gcp.container.NodePoolArgs(
@@ -153,7 +153,7 @@ class GkeCluster(pulumi.ComponentResource):
                     ignore_changes=["initialNodeCount"],
                 ),
                 _POOL,
-                cluster=cluster,
+                cluster=self.created,
                 timeout_minutes=lifecycle.rolling_timeout_minutes(_POOL, c.system_max, 1),
             ),
         )
@@ -388,6 +388,7 @@ class GkeGpuNodePools(pulumi.ComponentResource):
 
 
 _POOL = "gcp:container/nodePool:NodePool"
+_CLUSTER = "gcp:container/cluster:Cluster"
 
 
 def _pool_timeout(p: core.GkePoolPlan) -> int:

@@ -20,8 +20,9 @@ class ClusterHandle:
         provider: the Kubernetes provider every in-cluster object uses.
         ready: resources in-cluster objects must wait for (cluster, system pool) - never GPU pools,
             so the operator installs while GPU pools still sit at zero nodes.
-        owner: the cluster resource this stack created (in-cluster objects are ``deletedWith``
-            it); ``None`` for an existing cluster, whose objects are deleted one by one.
+        owner: the cluster resource this stack created, when not protected (in-cluster objects
+            are ``deletedWith`` it); ``None`` for an existing or a protected cluster, whose objects
+            are deleted one by one.
         pools: GPU pool name -> the resource a workload on it waits for (smoke-test Jobs).
     """
 

@@ -16,8 +16,9 @@ def lifecycle_options(
 ) -> pulumi.ResourceOptions:
     """The row's options for one resource, to merge into its own ``ResourceOptions``.
 
-    ``cluster``: the cluster this stack created (``deletedWith`` targets it; ``None`` for an
-    existing cluster, whose objects must be deleted one by one). ``timeout_minutes``: the
+    ``cluster``: the cluster this stack created, unprotected (``deletedWith`` targets it; ``None``
+    for an existing or a protected cluster, whose objects are deleted one by one:
+    ``deletion_owner``). ``timeout_minutes``: the
     rolling-update budget of a ``rolling`` row.
     """
     row = model.lookup(type_token, role)
@@ -34,6 +35,17 @@ def lifecycle_options(
         deleted_with=cluster if row.deleted_with == "cluster" else None,
         custom_timeouts=timeouts,
     )
+
+
+def deletion_owner(
+    cluster: pulumi.Resource, type_token: str, *, protect: bool | None = None
+) -> pulumi.Resource | None:
+    """The cluster as the ``deletedWith`` target of what runs in it, or ``None`` while it is
+    protected (``protect``: the row's own, unless the stack overrides it), so that a destroy of a
+    protected cluster deletes or keeps every object for real (``model.deleted_with_allowed``)."""
+    row = model.lookup(type_token)
+    protected = (row.protect if row else False) if protect is None else protect
+    return cluster if model.deleted_with_allowed(protected) else None
 
 
 def with_lifecycle(

@@ -116,6 +116,19 @@ def table(data_dir: Path = DATA_DIR) -> dict[tuple[str, str], Lifecycle]:
     }
 
 
+def deleted_with_allowed(cluster_protected: bool) -> bool:
+    """Whether objects may be ``deletedWith`` a cluster: only when it is not ``protect``ed.
+
+    The engine checks ``protect`` only when the cluster's own delete step runs and the executor
+    carries on past that error (pulumi/pulumi pkg/resource/deploy/step.go DeleteStep.Apply:
+    ``deleteProtectedError``), while every object deleted with it has already been dropped from
+    the state without a Delete call (step.go ``isDeletedWith``: the target is among the step
+    generator's deletions). A non-interactive destroy would then forget live pools, releases and
+    namespaces, and the next ``pulumi up`` fail with ``AlreadyExists``.
+    """
+    return not cluster_protected
+
+
 def lookup(type_token: str, role: str = "") -> Lifecycle | None:
     """The row for a type in a role (falling back to the type's own row), or ``None``."""
     rows = table()
@@ -204,7 +217,7 @@ def markdown_table() -> str:
             order += f" (`{row.name_property}` is ours)"
         on_delete = "kept (`retainOnDelete`)" if row.retain_on_delete else "deleted"
         if row.deleted_with:
-            on_delete += "; with the cluster, when this stack made it"
+            on_delete += "; with the cluster, when this stack made it unprotected"
         who = f"`{row.type}`" + (f" ({row.role})" if row.role else "")
         lines.append(f"| {who} | {order} | {'yes' if row.protect else 'no'} | {on_delete} |")
     return "\n".join(lines) + "\n"

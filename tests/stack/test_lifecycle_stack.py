@@ -181,18 +181,37 @@ def test_eks_smoke_test_job_waits_for_its_node_group_and_its_scale_from_zero_tag
     assert {f"ml-{pool}-ng", f"ml-{pool}-ng-resources/nvidia.com/gpu"} <= deps
 
 
-def test_in_cluster_objects_are_deleted_with_the_cluster_this_stack_created():
-    rec = gke_with_teams()
+@functools.cache
+def gke_unprotected() -> Recording:
+    """gke-t4 with teams and a smoke test, its cluster unprotected for a destroy."""
+    cfg = raw("gke-t4")
+    cfg["gpu-infra:gpuPools"][0]["smokeTest"] = True
+    cfg["gpu-infra:gpuNamespaces"] = [{"name": "ml-team", "gpus": 2}]
+    cfg["gpu-infra:cluster"] = {**cfg["gpu-infra:cluster"], "deletionProtection": False}
+    return run_stack(cfg, "gke-unprotected-teams")
+
+
+def test_in_cluster_objects_are_deleted_with_the_unprotected_cluster_this_stack_created():
+    rec = gke_unprotected()
     cluster = rec.one("gcp:container/cluster:Cluster").urn
     in_cluster = [r for r in rec.resources if r.custom and r.type.startswith("kubernetes:")]
     assert in_cluster and all(r.options["deletedWith"] == cluster for r in in_cluster)
 
 
-def test_gke_node_pools_are_deleted_with_the_cluster_that_deletes_them():
-    rec = sample("gke-t4")
+def test_gke_node_pools_are_deleted_with_the_unprotected_cluster_that_deletes_them():
+    rec = gke_unprotected()
     cluster = rec.one("gcp:container/cluster:Cluster").urn
     pools = rec.of_type("gcp:container/nodePool:NodePool")
     assert pools and all(p.options["deletedWith"] == cluster for p in pools)
+
+
+@pytest.mark.parametrize("stack", [*STACKS, "gke-teams"])
+def test_no_resource_is_deleted_with_a_protected_cluster(stack):
+    # step.go: a protected cluster's delete fails after isDeletedWith has already dropped every
+    # object deleted with it from the state, never deleting it (lifecycle.deleted_with_allowed).
+    rec = gke_with_teams() if stack == "gke-teams" else sample(stack)
+    protected = {r.urn for r in rec.resources if r.options["protect"]}
+    assert not [r.name for r in rec.resources if r.options["deletedWith"] in protected]
 
 
 def test_eks_node_groups_are_deleted_one_by_one_before_the_cluster():
@@ -273,3 +292,11 @@ def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(
     assert cluster and all(
         "refused while the cluster is protected" in c["disruptive"] for c in cluster
     )
+
+
+def test_smoke_test_job_wait_outlasts_its_deadline_so_one_update_sees_it_end():
+    # replaceUnready re-runs any unready Job on the next update; waiting past the Job's own
+    # activeDeadlineSeconds means only an interrupted update leaves one running (README, Waits).
+    job = gke_with_teams().one("kubernetes:batch/v1:Job")
+    deadline = job.inputs["spec"]["activeDeadlineSeconds"]
+    assert int(job.options["customTimeouts"]["create"].removesuffix("m")) * 60 > deadline

@@ -60,7 +60,6 @@ FLYTE_KEYS = {
     "gpu-device-node-label",
     "gpu-partition-size-node-label",
     "gpu-unpartitioned-node-selector-requirement",
-    "accelerator-device-classes",
 }
 # flytek8s config.go AcceleratorDeviceClassConfig json names gpu-infra sets.
 FLYTE_DEVICE_CLASS_KEYS = {
@@ -130,7 +129,7 @@ def test_jupyterhub_mem_guarantee_is_a_share_of_the_nodes_allocatable_memory():
 
 
 def test_jupyterhub_mig_and_time_sliced_pools_advertise_their_resource():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     o = op.jupyterhub_profiles["gpu"]["kubespawner_override"]
     assert o["extra_resource_limits"] == {"nvidia.com/mig-1g.5gb": "1"}
@@ -175,7 +174,7 @@ def test_kubeflow_spawner_form_defaults_match_spawner_ui_config(docs, sample):
 
 
 def test_kubeflow_vendors_include_every_mig_resource_of_the_pools():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     vendors = op.integrations["kubeflow"]["spawnerFormDefaults"]["gpus"]["value"]["vendors"]
     assert [v["limitsKey"] for v in vendors] == [
@@ -215,7 +214,10 @@ def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
     req = plugin["gpu-unpartitioned-node-selector-requirement"]
     assert req == {"key": plugin["gpu-partition-size-node-label"], "operator": "DoesNotExist"}
     assert req["operator"] in NODE_SELECTOR_OPS
-    (nvidia,) = plugin["accelerator-device-classes"].values()
+    assert "accelerator-device-classes" not in plugin  # Flyte 2 only
+    flyte2 = doc["flyte2PluginsK8s"]
+    assert {k: v for k, v in flyte2.items() if k != "accelerator-device-classes"} == plugin
+    (nvidia,) = flyte2["accelerator-device-classes"].values()
     assert set(nvidia) == FLYTE_DEVICE_CLASS_KEYS
     assert (
         nvidia["resource-name"] == resource
@@ -340,14 +342,20 @@ def test_flyte_compute_class_is_a_pod_template_without_accelerator():
     assert all(t["key"] not in CLASS for t in tolerations)
 
 
-def test_flyte_device_class_keeps_the_renamed_resource_name():
+def test_flyte2_device_class_keeps_the_renamed_resource_name():
     op = plan(stack("kubernetes", [{"sharing": {"replicas": 2, "renameByDefault": True}}]))
-    plugin = op.integrations["flyte"]["pluginsK8s"]
-    assert plugin["gpu-resource-name"] == "nvidia.com/gpu.shared"
-    assert (
-        plugin["accelerator-device-classes"]["NVIDIA_GPU"]["resource-name"]
-        == "nvidia.com/gpu.shared"
-    )
+    doc = op.integrations["flyte"]
+    assert doc["pluginsK8s"]["gpu-resource-name"] == "nvidia.com/gpu.shared"
+    nvidia = doc["flyte2PluginsK8s"]["accelerator-device-classes"]["NVIDIA_GPU"]
+    assert nvidia["resource-name"] == "nvidia.com/gpu.shared"
+
+
+def test_flyte1_helm_values_carry_only_keys_flyte1_reads_not_accelerator_device_classes():
+    # accelerator-device-classes is read only by the Flyte 2 code line (flytek8s config.go, v2).
+    doc = plan(stack("kubernetes")).integrations["flyte"]
+    core = doc["helmValues"]["flyte-core"]["configmap"]["k8s"]["plugins"]["k8s"]
+    binary = doc["helmValues"]["flyte-binary"]["configuration"]["inline"]["plugins"]["k8s"]
+    assert set(core) == set(binary) == FLYTE_KEYS
 
 
 def test_gke_partitioned_pool_slots_are_what_gke_advertises_per_node():
@@ -377,7 +385,7 @@ def test_flyte_resource_tolerations_use_the_documented_list_form():
 
 @pytest.mark.parametrize("config", ["all-4g.20gb", "all-7g.40gb", "all-1g.5gb.me"])
 def test_jupyterhub_one_per_gpu_mig_profiles_give_a_notebook_one_slice_not_the_node(config):
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": config}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": config}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     (profile,) = op.integrations["jupyterhub"]["singleuser"]["profileList"]
     (count,) = profile["kubespawner_override"]["extra_resource_limits"].values()

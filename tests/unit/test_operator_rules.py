@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
+import pytest
 import yaml
 
 from infra.core.config.stack import parse_file
@@ -132,12 +133,17 @@ def test_mig_instances_per_gpu_match_mig_parted_all_profile_configs():
     assert a100_40 is not None and _instances_per_gpu("1g.10gb", a100_40) == 4  # filtered block
 
 
-def test_renamed_shared_gpus_cannot_scale_a_cloud_pool_from_zero():
-    cfg = stack("gke", [{"sharing": {"replicas": 2, "renameByDefault": True}}])
-    reason = errors(cfg)["gpuPools[0].sharing.renameByDefault"]
-    assert "scale-from-zero" in reason
-    ok = stack("gke", [{"minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}}])
-    assert plan(ok, hints_for(ok, min_nodes=1)).release is not None
+@pytest.mark.parametrize("min_nodes", [0, 1])
+def test_gke_refuses_renamed_shared_gpus_at_any_min_nodes_as_its_nodes_carry_the_gpu_label(
+    min_nodes,
+):
+    pools = [{"minNodes": min_nodes, "sharing": {"replicas": 2, "renameByDefault": True}}]
+    cfg = stack("gke", pools)
+    reason = errors(cfg, hints_for(cfg, min_nodes=min_nodes))["gpuPools[0].sharing.renameByDefault"]
+    assert reason.startswith("true:") and "cloud.google.com/gke-accelerator" in reason
+    assert "nvidia.com/gpu at 0" in reason and "scale-from-zero" in reason
+    ok = stack("eks", [{"minNodes": 0, "sharing": {"replicas": 2, "renameByDefault": True}}])
+    assert plan(ok, hints_for(ok, min_nodes=0)).release is not None
 
 
 def test_kubeflow_profile_namespace_labels_are_an_error_not_silently_dropped():

@@ -168,7 +168,7 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
 
 
 def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.release is not None
     assert op.release.values["mig"] == {"strategy": "mixed"}
@@ -178,7 +178,7 @@ def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
 
 
 def test_mig_mixed_all_disabled_requests_whole_gpus():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-disabled"}}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-disabled"}}])
     assert plan(cfg, hints_for(cfg, **A100)).scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
 
 
@@ -197,7 +197,7 @@ def test_mig_single_with_all_balanced_is_rejected_as_the_device_plugin_refuses_t
 
 
 def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.scheduling["gpu"]["resourceNames"] == [
         "nvidia.com/mig-1g.5gb",
@@ -207,7 +207,7 @@ def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
 
 
 def test_mig_media_extension_profiles_map_to_dotted_config_and_resource_names():
-    cfg = stack("gke", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}, "minNodes": 1}])
+    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}, "minNodes": 1}])
     op = plan(cfg, hints_for(cfg, **A100))
     assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-1g.5gb.me"
 
@@ -302,7 +302,7 @@ def test_gpu_namespace_gpus_is_a_quota_of_n_for_each_gpu_resource_name_and_says_
         {"name": "mig", "minNodes": 1, "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
         {"name": "ts", "minNodes": 1, "sharing": {"replicas": 2, "renameByDefault": True}},
     ]
-    cfg = stack("gke", pools, namespaces=[{"name": "team-a", "gpus": 3}])
+    cfg = stack("eks", pools, namespaces=[{"name": "team-a", "gpus": 3}])
     a, b = hints_for(cfg, **A100)
     op = plan(cfg, (a, replace(b, min_nodes=1)))
     (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]

@@ -169,16 +169,18 @@ def test_matrix_proves_at_least_200_pool_shape_workload_pairs_and_every_one_land
     assert findings == {}
 
 
-def test_matrix_refuses_only_shapes_that_cannot_scale_from_zero_on_gke_naming_the_key():
-    refused = {n: r for n, r in _matrix_results().items() if isinstance(r, dict)}
+def test_matrix_refuses_only_gke_shapes_leaving_nvidia_gpu_at_zero_at_any_min_naming_the_key():
+    results = _matrix_results()
+    refused = {n: r for n, r in results.items() if isinstance(r, dict)}
     for name, reasons in refused.items():
-        platform, shape, how, minimum, _ = name.split("/")
-        # A ComputeClass's fallback pools start at zero whatever the main pool's minimum.
-        assert platform == "gke" and (minimum == "min0" or shape == "l4-class"), name
+        platform, _, how, _, _ = name.split("/")
+        assert platform == "gke" and (how == "time-slicing-renamed" or "mig-mixed" in how), name
         key = "renameByDefault" if how == "time-slicing-renamed" else "strategy"
         assert any(path.endswith(key) for path in reasons), (name, reasons)
-    mixed = [n for n in refused if "mig-mixed" in n]
-    assert mixed and all(n.startswith("gke/") for n in mixed)
+    # Running nodes carry cloud.google.com/gke-accelerator: refused at minNodes 1 too.
+    zero_gpu = [n for n in results if n.startswith("gke/") and "/min1/" in n]
+    zero_gpu = [n for n in zero_gpu if "time-slicing-renamed" in n or "mig-mixed" in n]
+    assert zero_gpu and all(n in refused for n in zero_gpu)
 
 
 def test_eks_mig_mixed_and_renamed_time_slicing_scale_from_zero():
@@ -270,7 +272,10 @@ def test_eks_mig_single_template_counts_slices_like_the_running_node():
     )
 
 
-def test_gke_a2_highgpu_1g_operator_mig_mixed_at_min_zero_is_a_config_error_naming_the_key():
+@pytest.mark.parametrize("min_nodes", [0, 1])
+def test_gke_a2_highgpu_1g_operator_mig_mixed_at_any_min_is_a_config_error_naming_the_key(
+    min_nodes,
+):
     raw = {
         **_PROVIDERS["gke"],
         "gpu-infra:platform": "gke",
@@ -279,7 +284,7 @@ def test_gke_a2_highgpu_1g_operator_mig_mixed_at_min_zero_is_a_config_error_nami
             {
                 "name": "p",
                 "machineType": "a2-highgpu-1g",
-                "minNodes": 0,
+                "minNodes": min_nodes,
                 "maxNodes": 2,
                 "mig": {"strategy": "mixed", "config": "all-1g.5gb"},
             }
@@ -288,8 +293,25 @@ def test_gke_a2_highgpu_1g_operator_mig_mixed_at_min_zero_is_a_config_error_nami
     with pytest.raises(ConfigErrors) as e:
         build_plan(parse(raw, "gke-mixed"))
     reasons = {i.path: i.reason for i in e.value.issues}
-    assert "gpuPools[0].mig.strategy" in reasons
-    assert "minNodes 0" in reasons["gpuPools[0].mig.strategy"]
+    reason = reasons["gpuPools[0].mig.strategy"]
+    assert "'mixed'" in reason and "'all-1g.5gb'" in reason
+    assert "cloud.google.com/gke-accelerator" in reason and "nvidia.com/gpu at 0" in reason
+
+
+def test_a_gke_node_with_the_gce_gpu_label_and_no_nvidia_gpu_makes_the_proof_fail():
+    # cluster-autoscaler's GCE GPULabel with 0 allocatable nvidia.com/gpu: an unready node.
+    plan = sample(STACKS[[p.stem for p in STACKS].index("Pulumi.gke-t4")])
+    assert prove(plan) == []
+    nodes = pool_nodes(plan)
+    name = next(iter(nodes))
+    running = nodes[name].running
+    assert "cloud.google.com/gke-accelerator" in running.labels
+    alloc = {**running.allocatable, "nvidia.com/gpu": Fraction(0)}
+    broken = {**nodes, name: replace(nodes[name], running=replace(running, allocatable=alloc))}
+    assert any(
+        f"{name}: carries cloud.google.com/gke-accelerator but advertises 0" in f
+        for f in prove(plan, broken)
+    )
 
 
 @pytest.mark.parametrize("path", STACKS, ids=lambda p: p.stem.removeprefix("Pulumi."))
@@ -302,3 +324,19 @@ def test_flyte_output_of_every_sample_stack_names_only_labels_its_pools_carry(pa
         for member in entry.get("pools", [name]):
             carried = nodes[member].running.labels
             assert {k: carried.get(k) for k in entry["nodeLabels"]} == entry["nodeLabels"]
+
+
+def test_emitted_label_and_tag_keys_equal_the_upstream_strings_the_proof_reads():
+    # The proof writes the autoscaler's and GKE's strings out from upstream (nodes.py); the code
+    # that emits them keeps its own constants, so a typo there shows here and in the proof.
+    from infra.core import labels
+    from infra.core.eks.autoscaler import TEMPLATE_PREFIX
+    from infra.core.scheduling import nodes
+
+    assert f"{TEMPLATE_PREFIX}/label/" == nodes.CA_TEMPLATE_LABEL
+    assert f"{TEMPLATE_PREFIX}/taint/" == nodes.CA_TEMPLATE_TAINT
+    assert f"{TEMPLATE_PREFIX}/resources/" == nodes.CA_TEMPLATE_RESOURCES
+    assert labels.GKE_ACCELERATOR_LABEL == nodes.GCE_GPU_LABEL
+    assert labels.GKE_NODEPOOL_LABEL == nodes.GKE_NODEPOOL
+    assert labels.EKS_ACCELERATOR_LABEL == nodes.AWS_GPU_LABEL
+    assert labels.ACCELERATOR_LABELS == nodes.AUTOSCALER_GPU_LABELS

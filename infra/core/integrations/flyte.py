@@ -150,6 +150,7 @@ def flyte(
         )
     return {
         "pluginsK8s": plugin,
+        "flyte2PluginsK8s": _flyte2_plugin_k8s(plugin),
         "helmValues": {
             "flyte-core": {"configmap": {"k8s": {"plugins": {"k8s": plugin}}}},
             "flyte-binary": {"configuration": {"inline": {"plugins": {"k8s": plugin}}}},
@@ -179,15 +180,26 @@ def _plugin_k8s(
         "gpu-device-node-label": DEVICE_LABEL[platform],
         "gpu-partition-size-node-label": partition,
         "gpu-unpartitioned-node-selector-requirement": dict(unpartitioned),
-        # Newer Flyte reads the device class first and its NVIDIA_GPU default resource-name
-        # (nvidia.com/gpu) overrides gpu-resource-name (flyteplugins flytek8s/config/config.go
-        # AcceleratorDeviceClasses, pod_helper.go getAcceleratorConfig), so repeat it there.
+    }
+
+
+def _flyte2_plugin_k8s(plugin: Mapping[str, Any]) -> dict[str, Any]:
+    """The Flyte 2 variant: the same section plus ``accelerator-device-classes``, which only the
+    Flyte 2 code line reads (flyteorg/flyte, module github.com/flyteorg/flyte/v2: flytek8s
+    config/config.go ``AcceleratorDeviceClasses``, added with the device classes of
+    flyteorg/flyte#6654); there its NVIDIA_GPU default ``resource-name`` (nvidia.com/gpu)
+    overrides ``gpu-resource-name``, so a renamed resource is repeated there. Kept out of the
+    Flyte 1 Helm values, whose config loader knows no such key."""
+    return {
+        **plugin,
         "accelerator-device-classes": {
             "NVIDIA_GPU": {
-                "resource-name": resource,
-                "device-node-label": DEVICE_LABEL[platform],
-                "partition-size-node-label": partition,
-                "unpartitioned-node-selector-requirement": dict(unpartitioned),
+                "resource-name": plugin["gpu-resource-name"],
+                "device-node-label": plugin["gpu-device-node-label"],
+                "partition-size-node-label": plugin["gpu-partition-size-node-label"],
+                "unpartitioned-node-selector-requirement": dict(
+                    plugin["gpu-unpartitioned-node-selector-requirement"]
+                ),
             }
         },
     }

@@ -13,11 +13,11 @@ from infra.core.errors import Issues, join_path
 from infra.core.operator.helm_values import Setting
 from infra.core.operator.model import MANAGED_BY, Manifest, PoolSpecs, spec_of
 from infra.core.operator.presets import NO_OPERATOR_DEVICE_PLUGIN, NO_OPERATOR_MIG_MANAGER
-from infra.core.pools import PoolHints
+from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
+    advertised_resources,
     mig_config_problem,
-    mig_layout_counts,
     pool_mig_gpu,
     sharing_config_key,
     time_slicing_config,
@@ -55,18 +55,12 @@ def sharing_settings(
                 "time-slicing with MIG strategy 'mixed' needs per-profile resource names; use MIG "
                 "strategy 'single' or drop sharing",
             )
-        elif pool.sharing.rename_by_default and h.platform == "gke" and h.min_nodes == 0:
-            # GKE's scale-from-zero template node has the machine's accelerator count as
-            # nvidia.com/gpu and nothing else (kubernetes/autoscaler cluster-autoscaler/
-            # cloudprovider/gce/templates.go BuildNodeFromTemplate), so a pod asking for
-            # nvidia.com/gpu.shared never triggers a scale-up. EKS templates carry it as a
-            # node-template/resources tag (infra.core.eks.groups).
+        elif pool.sharing.rename_by_default and h.platform == "gke":
             issues.add(
                 join_path(path, "renameByDefault"),
-                "nvidia.com/gpu.shared is unknown to GKE's scale-from-zero template, so pods "
-                "requesting it would stay pending at minNodes 0"
-                + (f" (fallback pool {h.name!r} starts at 0)" if h.name != pool.name else "")
-                + "; set minNodes >= 1 or keep renameByDefault false",
+                "true: GPUs advertised as nvidia.com/gpu.shared leave nvidia.com/gpu at 0 "
+                + GKE_ZERO_GPU_RULE
+                + "; keep renameByDefault false",
             )
         else:
             shared = True
@@ -128,7 +122,7 @@ def mig_settings(
         problem = mig_config_problem(gpu, pool.mig, h.gpu_model)
         if problem is not None:
             issues.add(join_path("gpuPools", i, "mig", "config"), problem)
-        elif (why := gke_mixed_from_zero(h, pool)) is not None:
+        elif (why := gke_mixed_problem(h, pool)) is not None:
             issues.add(join_path("gpuPools", i, "mig", "strategy"), why)
         if strategy is not None and pool.mig.strategy != strategy:
             issues.add(
@@ -151,25 +145,36 @@ def mig_settings(
     return out
 
 
-def gke_mixed_from_zero(h: PoolHints, pool: PoolBase) -> str | None:
-    """Why operator MIG ``mixed`` cannot scale this GKE pool (or one of its fallback pools,
-    which start at zero) up from zero, or ``None``.
+# Why GKE refuses a shape that leaves a node's nvidia.com/gpu at 0, at any minNodes: running nodes
+# carry cloud.google.com/gke-accelerator (GPULabel in kubernetes/autoscaler cluster-autoscaler/
+# cloudprovider/gce/gce_cloud_provider.go), and cluster-autoscaler treats a node with its GPU label
+# and 0 allocatable nvidia.com/gpu as unready (processors/customresources/gpu_processor.go
+# FilterOutNodesWithUnreadyResources) and keeps scaling up for it; at minNodes 0 the scale-from-zero
+# template knows only nvidia.com/gpu too (cloudprovider/gce/templates.go BuildNodeFromTemplate).
+GKE_ZERO_GPU_RULE = (
+    "on running GKE nodes, which carry cloud.google.com/gke-accelerator: cluster-autoscaler "
+    "treats such a node as not ready and scales up for it again, and its scale-from-zero "
+    "template knows only nvidia.com/gpu"
+)
 
-    GKE's scale-from-zero template node advertises the machine's accelerators as
-    ``nvidia.com/gpu`` only (kubernetes/autoscaler cluster-autoscaler/cloudprovider/gce/
-    templates.go BuildNodeFromTemplate); the operator's MIG manager makes the MIG devices on the
-    node, so a pod requesting ``nvidia.com/mig-<profile>`` matches no template and stays Pending.
+
+def gke_mixed_problem(h: PoolHints, pool: PoolBase) -> str | None:
+    """Why operator MIG ``mixed`` is refused for this GKE pool (at any minNodes), or ``None``.
+
+    Mixed advertises ``nvidia.com/mig-<profile>`` and 0 ``nvidia.com/gpu`` when every GPU is
+    partitioned (``advertised_resources``): ``GKE_ZERO_GPU_RULE``.
     """
     gpu = pool_mig_gpu(h)
     if h.platform != "gke" or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
         return None
-    if h.min_nodes > 0 or not mig_layout_counts(gpu, pool.mig.config):
+    devices = advertised_resources(h.gpus_per_node, None, pool.mig, gpu)
+    if devices.get(GPU_RESOURCE, 0) > 0:
         return None
-    at = "minNodes 0" if h.name == pool.name else f"fallback {h.name!r} at minNodes 0"
+    on = "" if h.name == pool.name else f" (and on its fallback pool {h.name!r})"
     return (
-        f"'mixed' with {pool.mig.config!r} at {at}: GKE's scale-from-zero node template "
-        "knows only nvidia.com/gpu, so pods requesting nvidia.com/mig-* never scale the pool up; "
-        "use strategy 'single', minNodes >= 1, or GKE's own partitioning (gpu.partitionSize)"
+        f"'mixed' with {pool.mig.config!r}{on}: nvidia.com/mig-* devices leave nvidia.com/gpu at "
+        f"0 {GKE_ZERO_GPU_RULE}; use strategy 'single' or GKE's own partitioning "
+        "(gpu.partitionSize)"
     )
 
 

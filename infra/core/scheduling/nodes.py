@@ -19,9 +19,8 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from infra.core.config.base import PoolBase
-from infra.core.eks.autoscaler import TEMPLATE_PREFIX
 from infra.core.integrations.jupyterhub import allocatable_mib
-from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL, GPU_PRESENT_LABEL
+from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.scheduling.predicates import Node, quantity
 from infra.core.sharing import advertised_resources, pool_mig_gpu
@@ -29,6 +28,25 @@ from infra.core.sharing import advertised_resources, pool_mig_gpu
 if TYPE_CHECKING:
     from infra.core.eks.planner import EksGroupPlan
     from infra.core.gke.model import GkePoolPlan
+
+# The strings the autoscaler and GKE read, written out from upstream instead of imported from the
+# code that emits them, so a wrong key there fails the proof (a unit test compares the two).
+# ASG tags of a scale-from-zero template (kubernetes/autoscaler cluster-autoscaler/cloudprovider/
+# aws/aws_manager.go extractLabelsFromAsg, extractTaintsFromAsg, extractAllocatableResourcesFromAsg;
+# cloudprovider/aws/README.md "Auto-Discovery Setup").
+CA_TEMPLATE_LABEL = "k8s.io/cluster-autoscaler/node-template/label/"
+CA_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/"
+CA_TEMPLATE_RESOURCES = "k8s.io/cluster-autoscaler/node-template/resources/"
+# GPULabel of cluster-autoscaler's GCE provider (cloudprovider/gce/gce_cloud_provider.go), which
+# GKE puts on every GPU node (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus).
+GCE_GPU_LABEL = "cloud.google.com/gke-accelerator"
+# GPULabel of its AWS provider (cloudprovider/aws/aws_cloud_provider.go).
+AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
+# "Each node in the pool has a Kubernetes node label, cloud.google.com/gke-nodepool, which has the
+# node pool's name" (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pools).
+GKE_NODEPOOL = "cloud.google.com/gke-nodepool"
+# The label each cloud's autoscaler tells GPU nodes apart by.
+AUTOSCALER_GPU_LABELS = {"gke": GCE_GPU_LABEL, "eks": AWS_GPU_LABEL}
 
 # GKE's own partitioning labels the node with the partition size
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
@@ -64,7 +82,7 @@ def running_allocatable(
 def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     """Labels GKE puts on every node of the pool (gke-nodepool, gke-accelerator, partition size;
     https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
-    labels = {GKE_NODEPOOL_LABEL: p.name, GKE_ACCELERATOR_LABEL: p.accelerator}
+    labels = {GKE_NODEPOOL: p.name, GCE_GPU_LABEL: p.accelerator}
     if p.partition_size:
         labels[GKE_PARTITION_LABEL] = p.partition_size
     return labels
@@ -97,16 +115,15 @@ def eks_template_node(g: EksGroupPlan) -> Node:
     labels: dict[str, str] = {}
     taints: list[dict[str, str]] = []
     for key, value in g.asg_tags.items():
-        if not key.startswith(TEMPLATE_PREFIX + "/"):
-            continue
-        kind, _, name = key.removeprefix(TEMPLATE_PREFIX + "/").partition("/")
-        if kind == "label":
-            labels[name] = value
-        elif kind == "taint":
+        if key.startswith(CA_TEMPLATE_LABEL):
+            labels[key.removeprefix(CA_TEMPLATE_LABEL)] = value
+        elif key.startswith(CA_TEMPLATE_TAINT):
             v, _, effect = value.rpartition(":")
-            taints.append({"key": name, "value": v, "effect": effect})
-        elif kind == "resources":
-            alloc[name] = quantity(value)
+            taints.append(
+                {"key": key.removeprefix(CA_TEMPLATE_TAINT), "value": v, "effect": effect}
+            )
+        elif key.startswith(CA_TEMPLATE_RESOURCES):
+            alloc[key.removeprefix(CA_TEMPLATE_RESOURCES)] = quantity(value)
     return Node(f"template/{h.name}", labels, tuple(taints), alloc)
 
 

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.core.integrations.scheduling import workload_targets
-from infra.core.labels import EKS_ACCELERATOR_LABEL as EKS_GPU_LABEL
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.operator.model import PoolSpecs, spec_of
 from infra.core.pools import GPU_RESOURCE
@@ -118,15 +117,18 @@ def check_fit(w: Workload, pools: Mapping[str, PoolNodes]) -> list[str]:
 
 
 def autoscaler_gpu_label_problems(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[str]:
-    """CA's AWS GPU processor treats a node carrying its GPU label with 0 allocatable
-    ``nvidia.com/gpu`` as unready and keeps scaling up for it (cluster-autoscaler
+    """cluster-autoscaler treats a node carrying its cloud's GPU label (GKE: the GCE provider's
+    cloud.google.com/gke-accelerator, EKS: the AWS provider's k8s.amazonaws.com/accelerator) with
+    0 allocatable ``nvidia.com/gpu`` as unready and keeps scaling up for it (cluster-autoscaler
     processors/customresources/gpu_processor.go FilterOutNodesWithUnreadyResources)."""
-    if plan.eks is None:
+    platform = "gke" if plan.gke is not None else "eks" if plan.eks is not None else None
+    if platform is None:
         return []
+    label = nodes.AUTOSCALER_GPU_LABELS[platform]
     out: list[str] = []
     for name, pn in pools.items():
-        if EKS_GPU_LABEL in pn.running.labels and pn.running.allocatable.get(GPU_RESOURCE, 0) == 0:
-            out.append(f"{name}: carries {EKS_GPU_LABEL} but advertises 0 {GPU_RESOURCE}")
+        if label in pn.running.labels and pn.running.allocatable.get(GPU_RESOURCE, 0) == 0:
+            out.append(f"{name}: carries {label} but advertises 0 {GPU_RESOURCE}")
     return out
 
 
