@@ -323,29 +323,3 @@ def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], out: Out = p
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
     for row in (header, *rows):
         out("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-
-
-_SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "unknown": "?"}
-
-
-def print_changes(changes: Sequence[Any], out: Out = print) -> None:
-    """The change preview: one line per changed resource, what changes and what forces a replace."""
-    if not changes:
-        out("no changes: pulumi up would leave every resource as it is")
-        return
-    counts: dict[str, int] = {}
-    for c in changes:
-        counts[c.op] = counts.get(c.op, 0) + 1
-        out(f"{_SYMBOL[c.op]:>2} {c.op:<7} {c.type} {c.name}")
-        forced = dict(c.replace_because)
-        for p in c.properties:
-            mark = "  (forces replacement)" if p in forced else ""
-            out(f"      {p}{mark}")
-        for p, source in c.replace_because:
-            out(f"      why {p}: {source}")
-        if c.disruptive:
-            out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
-        if c.because:
-            out(f"      {'unknown — ' if c.op == 'unknown' else ''}{c.because}")
-    out("")
-    out(", ".join(f"{n} to {op}" for op, n in sorted(counts.items())))
