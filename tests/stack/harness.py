@@ -71,3 +71,12 @@ def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Re
     if problems:
         raise AssertionError("\n".join(problems))
     return recording
+
+
+def gke_t4_variant(tmp_path: Path, old: str, new: str) -> Path:
+    """A copy of the gke-t4 sample stack (same file name, so the same stack) with ``old`` -> ``new``."""
+    text = (ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text()
+    assert old in text
+    f = tmp_path / "Pulumi.gke-t4.yaml"
+    f.write_text(text.replace(old, new))
+    return f

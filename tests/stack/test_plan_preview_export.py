@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from infra import plan as plan_cli
+from tests.stack.harness import gke_t4_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 T4 = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
@@ -21,27 +22,19 @@ STACKS = sorted(
 CORE_GROUPS = ("v1", "apps/v1", "batch/v1", "rbac.authorization.k8s.io/v1", "scheduling.k8s.io/v1")
 
 
-def _variant(tmp_path: Path, old: str, new: str) -> Path:
-    text = T4.read_text()
-    assert old in text
-    f = tmp_path / "Pulumi.gke-t4.yaml"
-    f.write_text(text.replace(old, new))
-    return f
-
-
 def _changes(capsys, new: Path) -> list[dict]:
     assert plan_cli.main(["--stack", str(new), "--diff", str(T4), "--json"]) == 0
     return json.loads(capsys.readouterr().out)["changes"]
 
 
 def test_gpu_count_change_replaces_the_gpu_pool_naming_the_accelerator_config(tmp_path, capsys):
-    (c,) = _changes(capsys, _variant(tmp_path, "count: 1", "count: 2"))
+    (c,) = _changes(capsys, gke_t4_variant(tmp_path, "count: 1", "count: 2"))
     assert c["op"] == "replace" and c["urn"].endswith("::ml-gpu-gpu-t4")
     assert [r["property"] for r in c["replaceBecause"]] == ["nodeConfig.guestAccelerators[0].count"]
 
 
 def test_max_nodes_change_is_an_update(tmp_path, capsys):
-    changes = _changes(capsys, _variant(tmp_path, "maxNodes: 20", "maxNodes: 10"))
+    changes = _changes(capsys, gke_t4_variant(tmp_path, "maxNodes: 20", "maxNodes: 10"))
     (c,) = [c for c in changes if c["urn"].endswith("::ml-gpu-gpu-t4")]
     assert (c["op"], c["properties"], c["replaceBecause"]) == (
         "update",
@@ -52,12 +45,12 @@ def test_max_nodes_change_is_an_update(tmp_path, capsys):
 
 
 def test_machine_type_change_is_an_update_gke_migrates_nodes_in_place(tmp_path, capsys):
-    (c,) = _changes(capsys, _variant(tmp_path, "n1-highmem-8", "n1-highmem-16"))
+    (c,) = _changes(capsys, gke_t4_variant(tmp_path, "n1-highmem-8", "n1-highmem-16"))
     assert (c["op"], c["properties"]) == ("update", ["nodeConfig.machineType"])
 
 
 def test_diff_table_names_the_forcing_property_and_flags_disruption(tmp_path, capsys):
-    new = _variant(tmp_path, "count: 1", "count: 2")
+    new = gke_t4_variant(tmp_path, "count: 1", "count: 2")
     assert plan_cli.main(["--stack", str(new), "--diff", str(T4)]) == 0
     out = capsys.readouterr().out
     assert "replace" in out and "(forces replacement)" in out and "DISRUPTIVE" in out
@@ -137,7 +130,7 @@ def test_export_into_a_path_that_is_a_file_exits_1_with_one_line(tmp_path, capsy
 
 
 def test_an_invalid_old_stack_file_for_diff_exits_2_naming_its_key(tmp_path, capsys):
-    old = _variant(tmp_path, "gpu-infra:platform: gke", "gpu-infra:platform: nope")
+    old = gke_t4_variant(tmp_path, "gpu-infra:platform: gke", "gpu-infra:platform: nope")
     assert plan_cli.main(["--stack", "gke-t4", "--diff", str(old)]) == 2
     err = capsys.readouterr().err
     assert "platform" in err and "Traceback" not in err

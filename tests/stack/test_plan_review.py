@@ -12,6 +12,7 @@ import pytest
 
 from infra import plan as plan_cli
 from infra.planview.notes import note_id
+from tests.stack.harness import gke_t4_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 T4 = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
@@ -21,17 +22,9 @@ STACKS = sorted(
 )
 
 
-def _variant(tmp_path: Path, old: str, new: str) -> Path:
-    text = T4.read_text()
-    assert old in text
-    f = tmp_path / "Pulumi.gke-t4.yaml"
-    f.write_text(text.replace(old, new))
-    return f
-
-
 @pytest.fixture(scope="module")
 def max40(tmp_path_factory) -> Path:
-    return _variant(tmp_path_factory.mktemp("max40"), "maxNodes: 20", "maxNodes: 40")
+    return gke_t4_variant(tmp_path_factory.mktemp("max40"), "maxNodes: 20", "maxNodes: 40")
 
 
 def test_diff_prints_each_property_old_and_new_the_counts_and_the_cost_change(max40, capsys):
@@ -60,7 +53,7 @@ def test_diff_json_carries_old_and_new_per_property_counts_and_cost_change(max40
 
 
 def test_fail_on_disruptive_exits_3_on_a_gpu_count_change_naming_it(tmp_path, capsys):
-    new = _variant(tmp_path, "count: 1", "count: 2")
+    new = gke_t4_variant(tmp_path, "count: 1", "count: 2")
     assert plan_cli.main(["--stack", str(new), "--diff", "gke-t4", "--fail-on", "disruptive"]) == 3
     err = capsys.readouterr().err
     assert "--fail-on disruptive: replace" in err and "ml-gpu-gpu-t4" in err
@@ -96,7 +89,7 @@ def test_diff_across_platforms_is_refused_with_exit_2(capsys):
 
 
 def test_an_error_in_the_old_file_names_that_file(tmp_path, capsys):
-    old = _variant(tmp_path, "maxNodes: 20", "maxNodes: -1")
+    old = gke_t4_variant(tmp_path, "maxNodes: 20", "maxNodes: -1")
     assert plan_cli.main(["--stack", "gke-t4", "--diff", str(old)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert err and all(line.startswith(str(old)) for line in err), err

@@ -18,7 +18,7 @@ from infra.core.pools import PoolHints, Taint
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
 
-_CLUSTERS: dict[str, dict[str, Any]] = {
+CLUSTERS: dict[str, dict[str, Any]] = {
     "gke": {"name": "ml", "location": "us-central1"},
     "eks": {"name": "ml", "location": "us-west-2"},
     "kubernetes": {
@@ -93,7 +93,7 @@ def stack(
     raw: dict[str, Any] = {
         **_PROVIDERS[platform],
         "gpu-infra:platform": platform,
-        "gpu-infra:cluster": {**_CLUSTERS[platform], **(cluster or {})},
+        "gpu-infra:cluster": {**CLUSTERS[platform], **(cluster or {})},
         "gpu-infra:gpuPools": [{**copy.deepcopy(_POOLS[platform]), **p} for p in (pools or [{}])],
         "gpu-infra:gpuOperator": operator or {},
     }

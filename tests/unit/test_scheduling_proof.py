@@ -19,6 +19,7 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling.proof import count_pairs, pool_nodes, prove
+from tests.unit.operator_fixtures import CLUSTERS
 
 STACKS = sorted(Path(__file__).resolve().parents[2].joinpath("stacks").glob("Pulumi.*.yaml"))
 
@@ -43,17 +44,6 @@ _PROVIDERS: dict[str, dict[str, Any]] = {
     "gke": {"gcp:project": "demo-project", "gcp:region": "us-central1"},
     "eks": {"aws:region": "us-west-2"},
     "kubernetes": {},
-}
-_CLUSTERS: dict[str, dict[str, Any]] = {
-    "gke": {"name": "ml", "location": "us-central1"},
-    "eks": {"name": "ml", "location": "us-west-2"},
-    "kubernetes": {
-        "name": "lab",
-        "location": "dc1",
-        "existing": True,
-        "kubeconfig": "~/.kube/lab.yaml",
-        "context": "lab",
-    },
 }
 _ONPREM = {"machineType": "server", "nodeSelector": {"gpu-infra/pool": "p"}, "nodes": ["n1"]}
 # (platform, shape, pool keys, MIG configs: smallest, one-per-GPU with media engine, large)
@@ -141,7 +131,7 @@ def _matrix() -> list[tuple[str, dict[str, Any]]]:
             raw = {
                 **_PROVIDERS[platform],
                 "gpu-infra:platform": platform,
-                "gpu-infra:cluster": _CLUSTERS[platform],
+                "gpu-infra:cluster": CLUSTERS[platform],
                 "gpu-infra:gpuPools": [pool],
                 "gpu-infra:gpuOperator": {},
                 "gpu-infra:gpuNamespaces": [{"name": "team", "gpus": 4}],
@@ -198,7 +188,7 @@ def _eks(pool: dict[str, Any]) -> Plan:
     raw = {
         **_PROVIDERS["eks"],
         "gpu-infra:platform": "eks",
-        "gpu-infra:cluster": _CLUSTERS["eks"],
+        "gpu-infra:cluster": CLUSTERS["eks"],
         "gpu-infra:gpuPools": [{"name": "p", "maxNodes": 3, "smokeTest": True, **pool}],
         "gpu-infra:gpuOperator": {},
     }
@@ -279,7 +269,7 @@ def test_gke_a2_highgpu_1g_operator_mig_mixed_at_any_min_is_a_config_error_namin
     raw = {
         **_PROVIDERS["gke"],
         "gpu-infra:platform": "gke",
-        "gpu-infra:cluster": _CLUSTERS["gke"],
+        "gpu-infra:cluster": CLUSTERS["gke"],
         "gpu-infra:gpuPools": [
             {
                 "name": "p",
