@@ -31,7 +31,7 @@ from infra.core.errors import (
     join_path,
     shown,
 )
-from infra.core.stackfile import as_pulumi_reads, read_stack_file
+from infra.core.stackfile import as_pulumi_reads, read_project_config, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -126,9 +126,48 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
     doc = read_stack_file(p)
+    issues = Issues()
+    if doc.get("environment"):
+        # ESC environments are opened by Pulumi Cloud when `pulumi up` starts
+        # (https://www.pulumi.com/docs/esc/integrations/infrastructure/pulumi-iac/): offline,
+        # their values are unknown, and a plan without them would not be the stack's plan.
+        issues.add(
+            "environment",
+            "the stack imports ESC environments "
+            f"({shown(doc['environment'], 80)}); the offline plan cannot read ESC environments: "
+            "write their values under 'config:' to plan offline, or run `pulumi preview`",
+        )
+    issues.raise_if_any()
+    config = with_project_config(p, doc.get("config") or {})
     # What the program reads under `pulumi up` (infra.program.engine_config): the engine hands
     # every value over as text, so a string holding a JSON object or list arrives as one.
-    return name, decode_engine_config(encode_engine_config(doc.get("config") or {}))
+    return name, decode_engine_config(encode_engine_config(config))
+
+
+def with_project_config(path: Path, stack: Mapping[str, Any]) -> dict[str, Any]:
+    """The stack file's config with Pulumi.yaml's project-level config merged under it, as
+    Pulumi merges them (``stackfile.read_project_config``): a key the stack sets keeps the
+    stack's value whole; a project key with no value anywhere is an error.
+
+    Raises:
+        ConfigErrors: the project file is invalid, or a required project key is not set.
+    """
+    project = read_project_config(path)
+    merged = dict(stack)
+    if project is None:
+        return merged
+    for key, value in project.values.items():
+        merged.setdefault(key, value)
+    issues = Issues()
+    for key in project.required:
+        if key not in merged:
+            issues.add(
+                key.removeprefix(f"{PROJECT}:"),
+                f"required by {project.path.name}'s project config (it gives no value or "
+                "default); set it under 'config:' in the stack file",
+            )
+    issues.raise_if_any()
+    return merged
 
 
 def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
