@@ -18,7 +18,13 @@ import pulumi_kubernetes as k8s
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.components.lifecycle import with_lifecycle
-from infra.core.operator import SMOKE_TEST_DEADLINE_SECONDS, Manifest, NodeLabels, OperatorPlan
+from infra.core.operator import (
+    DEVICE_PLUGIN_CONFIGMAP,
+    SMOKE_TEST_DEADLINE_SECONDS,
+    Manifest,
+    NodeLabels,
+    OperatorPlan,
+)
 from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 from infra.core.plan import Plan
 
@@ -131,7 +137,14 @@ class GpuOperator(pulumi.ComponentResource):
         kind = m["kind"]
         opts = self._lifecycle(m, opts)
         key = "/".join(x for x in (kind, meta.get("namespace", ""), meta["name"]) if x)
-        suffix = "-".join(x for x in (_SHORT[kind], meta.get("namespace"), meta["name"]) if x)
+        # The device-plugin ConfigMap's name carries a hash of its data; its resource name does
+        # not, so a sharing change is a create-first replacement of one resource.
+        logical = (
+            DEVICE_PLUGIN_CONFIGMAP
+            if kind == "ConfigMap" and meta["name"].startswith(f"{DEVICE_PLUGIN_CONFIGMAP}-")
+            else meta["name"]
+        )
+        suffix = "-".join(x for x in (_SHORT[kind], meta.get("namespace"), logical) if x)
         rname = f"{name}-{suffix}"
         res: pulumi.CustomResource
         # Manifest metadata keys (name, namespace, labels, annotations) are the same in both spellings.

@@ -446,6 +446,10 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
     if t == HELM_RELEASE:
         # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
         return f"{op} of Helm release {inputs.get('name') or resource['name']}{first}: uninstalled and installed again, its pods restart"
+    if t.startswith("kubernetes:") and first.startswith(" (deleted before"):
+        # Between the delete and the create, readers of the object (a ConfigMap's pods) miss it.
+        name = value_at(inputs, "metadata.name") or resource["name"]
+        return f"{op} of {t.rsplit(':', 1)[1]} {name}{first}: absent until it is created again"
     return ""
 
 

@@ -300,3 +300,36 @@ def test_smoke_test_job_wait_outlasts_its_deadline_so_one_update_sees_it_end():
     job = gke_with_teams().one("kubernetes:batch/v1:Job")
     deadline = job.inputs["spec"]["activeDeadlineSeconds"]
     assert int(job.options["customTimeouts"]["create"].removesuffix("m")) * 60 > deadline
+
+
+def test_diff_of_a_time_slicing_replicas_change_replaces_the_configmap_create_first(
+    tmp_path, capsys
+):
+    # pulumi-kubernetes replaces a ConfigMap whose data changes, delete-first under the same name;
+    # the data-hashed name makes it create-first, and the release moves to the new name.
+    cfg = raw("onprem-k3s-timeslicing")
+    pools = cfg["gpu-infra:gpuPools"]
+    assert pools[0]["sharing"]["replicas"] == 4
+    pools[0]["sharing"] = {**pools[0]["sharing"], "replicas": 8}
+    changes = diff_against_sample("onprem-k3s-timeslicing", cfg, tmp_path, capsys)
+    config_maps = [c for c in changes if "kubernetes:core/v1:ConfigMap" in c["urn"]]
+    assert [c["op"] for c in config_maps] == ["replace"]
+    assert config_maps[0]["disruptive"] is None  # a delete-first replace would say so here
+    new = tmp_path / "Pulumi.onprem-k3s-timeslicing.yaml"
+    plans = []
+    for f in (ROOT / "stacks" / new.name, new):
+        assert plan_cli.main(["--config", str(f), "--json"]) == 0
+        (cm,) = [
+            r
+            for r in json.loads(capsys.readouterr().out)["resources"]
+            if r["type"] == "kubernetes:core/v1:ConfigMap"
+        ]
+        plans.append(cm)
+    assert plans[0]["urn"] == plans[1]["urn"]
+    assert lifecycle.replace_order(plans[0], plans[1]) == (
+        "create-first",
+        "its name or namespace changes (pulumi-kubernetes Diff)",
+    )
+    (release,) = [c for c in changes if c["urn"].endswith("::gpu-operator-release")]
+    assert release["op"] == "update"
+    assert "values.devicePlugin.config.name" in release["properties"]

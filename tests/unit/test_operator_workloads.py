@@ -59,7 +59,10 @@ def cm_data(op: OperatorPlan) -> dict[str, Any]:
 def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
     op = plan(stack("kubernetes", [{"sharing": {"strategy": "time-slicing", "replicas": 4}}]))
     assert op.release is not None
-    assert op.release.values["devicePlugin"] == {"config": {"name": DEVICE_PLUGIN_CONFIGMAP}}
+    (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
+    # The release names the ConfigMap the plan registers (its name carries its data's hash).
+    assert op.release.values["devicePlugin"] == {"config": {"name": cm["metadata"]["name"]}}
+    assert cm["metadata"]["name"].startswith(f"{DEVICE_PLUGIN_CONFIGMAP}-")
     assert cm_data(op) == {
         "time-slicing-4": {
             "version": "v1",
@@ -551,3 +554,16 @@ def test_operator_on_an_existing_cloud_cluster_is_refused_unless_it_may_manage_e
     assert op.release is not None
     off = plan(stack(platform, cluster=cluster, operator={"enabled": False}))
     assert off.release is None
+
+
+def test_device_plugin_configmap_name_follows_its_data_so_a_sharing_change_is_create_first():
+    # pulumi-kubernetes replaces a ConfigMap whose data changes, delete-first under the same name
+    # (provider.go Diff); the config-manager sidecar reacts to node label changes only.
+    def name(replicas: int, rename: bool = False) -> str:
+        sharing = {"strategy": "time-slicing", "replicas": replicas, "renameByDefault": rename}
+        op = plan(stack("kubernetes", [{"sharing": sharing}]))
+        (cm,) = [m for m in op.before_release if m["kind"] == "ConfigMap"]
+        return cm["metadata"]["name"]
+
+    assert name(4) == name(4)
+    assert len({name(4), name(8), name(4, rename=True)}) == 3

@@ -3,11 +3,12 @@ MIG strategy / MIG manager settings, checked per pool."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+from collections.abc import Iterable, Sequence
 
 import yaml
 
-from infra.core.config.base import PoolBase
+from infra.core.config.base import PoolBase, SharingSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.operator.helm_values import Setting
@@ -67,24 +68,48 @@ def sharing_settings(
     if not shared:
         return []
     why = "per-pool time-slicing configs; nodes pick one by label nvidia.com/device-plugin.config"
-    return [Setting("devicePlugin.config.name", DEVICE_PLUGIN_CONFIGMAP, why)]
+    sharings = [pool.sharing for _, pool in specs.values() if pool.sharing is not None]
+    return [Setting("devicePlugin.config.name", device_plugin_config_name(sharings), why)]
+
+
+def _config_data(sharings: Iterable[SharingSpec]) -> dict[str, str]:
+    """The ConfigMap's data: one key per distinct time-slicing setup (replicas, rename)."""
+    setups = {sharing_config_key(s): s for s in sharings}
+    return {
+        key: yaml.safe_dump(time_slicing_config(setups[key]), sort_keys=False)
+        for key in sorted(setups)
+    }
+
+
+def device_plugin_config_name(sharings: Iterable[SharingSpec]) -> str:
+    """The ConfigMap's name, suffixed with a hash of its data.
+
+    pulumi-kubernetes replaces a ConfigMap whose data changes (provider/pkg/provider/diff.go
+    forceNewProperties), and deletes it first when its name stays (provider.go Diff): the device
+    plugin would lose its config mid-update. A new name makes the replacement create-first, and
+    the new devicePlugin.config.name in the ClusterPolicy makes the operator roll the device
+    plugin onto it. An in-place data change would not reach the plugin: its config-manager
+    sidecar re-links the config file and signals the plugin only when the node label changes
+    (NVIDIA/k8s-device-plugin cmd/config-manager/main.go ``continuouslySyncConfigChanges``,
+    ``updateSymlink``).
+    """
+    data = _config_data(sharings)
+    digest = hashlib.sha256(repr(sorted(data.items())).encode()).hexdigest()[:8]
+    return f"{DEVICE_PLUGIN_CONFIGMAP}-{digest}"
 
 
 def sharing_config_map(config: StackConfig, namespace: str) -> Manifest | None:
     """The device-plugin ConfigMap, one key per distinct time-slicing setup (replicas, rename);
     ``None`` when no pool shares GPUs."""
-    setups = {sharing_config_key(p.sharing): p.sharing for p in config.pools if p.sharing}
-    if not setups:
+    sharings = [p.sharing for p in config.pools if p.sharing]
+    if not sharings:
         return None
-    data = {
-        key: yaml.safe_dump(time_slicing_config(setups[key]), sort_keys=False)
-        for key in sorted(setups)
-    }
+    name = device_plugin_config_name(sharings)
     return {
         "apiVersion": "v1",
         "kind": "ConfigMap",
-        "metadata": {"name": DEVICE_PLUGIN_CONFIGMAP, "namespace": namespace, "labels": MANAGED_BY},
-        "data": data,
+        "metadata": {"name": name, "namespace": namespace, "labels": MANAGED_BY},
+        "data": _config_data(sharings),
     }
 
 

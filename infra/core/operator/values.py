@@ -18,7 +18,6 @@ from infra.core.operator.helm_values import (
 )
 from infra.core.operator.model import OperatorPlan
 from infra.core.pools import PoolHints, Taint
-from infra.core.sharing import DEVICE_PLUGIN_CONFIGMAP
 
 
 def render_helm_values(plan: Any) -> str:
@@ -39,9 +38,9 @@ def render_helm_values(plan: Any) -> str:
         f"helm upgrade --install {r.name} {r.chart} --repo {r.repository} --version {r.version} "
         f"-n {r.namespace} -f values.yaml",
     ]
-    if any(m["kind"] == "ConfigMap" for m in op.before_release):
+    for m in (m for m in op.before_release if m["kind"] == "ConfigMap"):
         header.append(
-            f"needs ConfigMap {DEVICE_PLUGIN_CONFIGMAP} in {r.namespace} "
+            f"needs ConfigMap {m['metadata']['name']} in {r.namespace} "
             "(python -m infra.plan --json lists it)"
         )
     header.extend(f"note: {n}" for n in op.notes)
