@@ -132,3 +132,19 @@ def test_both_clis_exit_2_with_the_same_project_config_message(tmp_path, capsys,
     assert quota_cli.main(["--config", str(f), "--offline"]) == 2
     assert capsys.readouterr().err == from_plan
     assert "Traceback" not in from_plan
+
+
+def test_project_config_entry_takes_only_the_attributes_pulumi_defines(tmp_path):
+    f = project(tmp_path, "config:\n  cluster:\n    name: ml\n    location: us-central1\n")
+    (line,) = errors_of(f)
+    assert "config.cluster: unknown attribute 'name'; allowed: type, description" in line
+
+
+def test_older_config_folder_spelling_locates_the_stacks_like_stack_config_dir(tmp_path):
+    f = project(tmp_path, "config: stacks\n", STACK.replace("  gcp:project: ml-prod-123\n", ""))
+    text = (tmp_path / "Pulumi.yaml").read_text().replace("stackConfigDir: stacks\n", "")
+    (tmp_path / "Pulumi.yaml").write_text(text)
+    from infra.core.stackfile import read_project_config
+
+    found = read_project_config(f)
+    assert found is not None and found.values == {} and found.required == ()
