@@ -324,9 +324,9 @@ def test_gpu_namespace_may_not_be_the_operator_namespace():
 def test_gke_fallback_pools_follow_their_main_pool_entry():
     cfg = stack("gke", [{"sharing": {"replicas": 2}, "smokeTest": True}])
     (main,) = hints_for(cfg)
-    fb = replace(main, name="gpu-fb1", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
+    fb = replace(main, name="gpu-0a12e4", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
     op = plan(cfg, (main, fb))
-    assert op.scheduling["gpu-fb1"]["timeSlicingReplicas"] == 2
+    assert op.scheduling["gpu-0a12e4"]["timeSlicingReplicas"] == 2
     jobs = [
         m["metadata"]["labels"]["gpu-infra/pool"] for m in op.after_release if m["kind"] == "Job"
     ]

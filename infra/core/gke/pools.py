@@ -18,6 +18,7 @@ from infra.core.gke.model import (
     GkePoolPlan,
     GpuDriverVersion,
 )
+from infra.core.gke.names import fallback_pool_name, fallback_shape
 from infra.core.gke.rules import (
     auto_upgrade,
     best_effort,
@@ -95,6 +96,8 @@ def plan_pools(
         # Cross-GPU fallback: one manual pool per alternative, all bound to one ComputeClass.
         cc = spec.name
         group = [main]
+        if not _check_distinct_fallbacks(spec, path, ctx.issues):
+            continue
         for j, fb in enumerate(spec.fallback):
             fb_plan = _plan_fallback(spec, fb, j, path, ctx)
             if fb_plan is not None:
@@ -115,12 +118,12 @@ def _plan_fallback(
     ComputeClass is a node pool with its own provisioning; GKE's documented chain is reservation,
     then Spot, then on-demand
     (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
-    name = f"{spec.name}-fb{j + 1}"
+    name = fallback_pool_name(spec.name, fb)
     if len(name) > 40:
         ctx.issues.add(
             join_path(path, "name"),
             f"{spec.name!r} is too long to name its fallback "
-            f"pools ({name!r} exceeds GKE's 40 characters)",
+            f"pools ({name!r} exceeds GKE's 40 characters; at most 33 with fallbacks)",
         )
         return None
     gpu = fb.gpu or GkeGpuSpec()
@@ -147,6 +150,24 @@ def _plan_fallback(
         }
     )
     return plan_pool(fb_spec, join_path(path, "fallback", j), ctx)
+
+
+def _check_distinct_fallbacks(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
+    """Fallback pools are named by their shape, so two entries of one shape would name one pool."""
+    first: dict[str, int] = {}
+    ok = True
+    for j, fb in enumerate(spec.fallback or ()):
+        shape = fallback_shape(fb)
+        if shape in first:
+            issues.add(
+                join_path(path, "fallback", j),
+                f"same shape (machineType {fb.machine_type!r}, gpu, spot, reservation, flexStart) "
+                f"as {join_path(path, 'fallback', first[shape])}: two identical fallbacks would be "
+                "one node pool; remove one or merge their maxNodes/zones",
+            )
+            ok = False
+        first.setdefault(shape, j)
+    return ok
 
 
 def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
