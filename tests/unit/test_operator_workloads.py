@@ -551,3 +551,10 @@ def test_operator_on_an_existing_cloud_cluster_is_refused_unless_it_may_manage_e
     assert op.release is not None
     off = plan(stack(platform, cluster=cluster, operator={"enabled": False}))
     assert off.release is None
+
+
+def test_team_namespaces_are_retained_unless_their_entry_sets_delete_with_stack():
+    ns = [{"name": "kept", "gpus": 1}, {"name": "scratch", "gpus": 1, "deleteWithStack": True}]
+    cfg = stack("kubernetes", namespaces=ns)
+    assert [n.delete_with_stack for n in cfg.namespaces] == [False, True]
+    assert plan(cfg).deleted_with_stack == frozenset({"scratch"})
