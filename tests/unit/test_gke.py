@@ -282,12 +282,12 @@ def test_fallback_pools_are_bound_to_one_compute_class_in_order():
             ],
         }
     )
-    assert [p.name for p in g.pools] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-8db763"]
+    assert [p.name for p in g.pools] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-a31395"]
     (cc,) = g.compute_classes
     assert cc.manifest()["priorities"] == [
         {"nodepools": ["gpu-t4"]},
         {"nodepools": ["gpu-t4-0a12e4"]},
-        {"nodepools": ["gpu-t4-8db763"]},
+        {"nodepools": ["gpu-t4-a31395"]},
     ]
     for p in g.pools:
         assert p.labels["cloud.google.com/compute-class"] == "gpu-t4"
@@ -343,6 +343,14 @@ def test_fallback_pool_name_changes_with_each_replace_forcing_property(change):
     changed = FallbackSpec.model_validate({**_T4, **change})
     assert fallback_pool_name("gpu-t4", changed) != fallback_pool_name("gpu-t4", base)
     assert re.fullmatch(r"gpu-t4-[0-9a-f]{6}", fallback_pool_name("gpu-t4", changed))
+
+
+def test_fallback_pool_name_is_unchanged_by_spelling_out_derived_gpu_defaults():
+    # A built-in GPU follows from the machine type; an attached GPU's count defaults to 1.
+    assert _fallback_names(_G2, _T4) == _fallback_names(
+        {**_G2, "gpu": {"type": "nvidia-l4", "count": 1}},
+        {**_T4, "gpu": {"type": "nvidia-tesla-t4", "count": 1}},
+    )
 
 
 def test_two_identical_fallbacks_are_a_config_error_naming_both_keys():

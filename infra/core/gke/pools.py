@@ -30,7 +30,7 @@ from infra.core.gke.rules import (
     provisioning_mode,
     reservation_affinity,
 )
-from infra.core.gke.series import series_of
+from infra.core.gke.series import BUNDLED_FAMILIES, series_of
 from infra.core.gke.versions import check_feature_version
 from infra.core.labels import (
     GKE_ACCELERATOR_LABEL,
@@ -57,9 +57,6 @@ def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
     return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
 
 
-# Machine families whose GPUs are built in (type and count follow from the machine type;
-# https://cloud.google.com/compute/docs/gpus).
-_BUNDLED_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
 # Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
 # (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
 _FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
@@ -480,7 +477,7 @@ def _gpu_shape(
     family = machine_type.split("-", 1)[0]
     machine = catalog.gcp_machine(machine_type)
     # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
-    if family in _BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
+    if family in BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
         return _bundled_shape(machine_type, machine, gpu, path, issues)
     return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
 
