@@ -116,6 +116,8 @@ def _plan_fallback(
     then Spot, then on-demand
     (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
     name = fallback_pool_name(spec.name, fb)
+    # NodePool.name is at most 40 characters: longer names fail with HTTP 400
+    # (GoogleCloudPlatform/magic-modules#18477: name_prefix capped at 31 + a 9-character suffix).
     if len(name) > 40:
         ctx.issues.add(
             join_path(path, "name"),
