@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from infra.core.catalog.vendored import Catalog
 from infra.core.cost import GKE_REGIONAL_DEFAULT_ZONES
 from infra.core.errors import Issues, join_path
+from infra.core.gke.names import fallback_pool_name
 from infra.core.plan import Plan
 from infra.core.system_pool import aws_vcpus_from_name, gcp_vcpus_of
 from quota.rules import (
@@ -232,12 +233,12 @@ def _vetted(out: list[NodeGroupSizing], issues: Issues) -> list[NodeGroupSizing]
 
 
 def _gke_paths(config: Any) -> dict[str, str]:
-    """Planned pool name -> config key path (fallback pools are ``<name>-fb<j+1>``)."""
+    """Planned pool name -> config key path (fallback pools are named by their shape)."""
     paths: dict[str, str] = {}
     for i, pool in enumerate(config.pools):
         paths[pool.name] = join_path("gpuPools", i)
-        for j, _ in enumerate(pool.fallback or ()):
-            paths[f"{pool.name}-fb{j + 1}"] = join_path("gpuPools", i, "fallback", j)
+        for j, fb in enumerate(pool.fallback or ()):
+            paths[fallback_pool_name(pool.name, fb)] = join_path("gpuPools", i, "fallback", j)
     return paths
 
 

@@ -52,6 +52,7 @@ class GpuOperator(pulumi.ComponentResource):
         self._owner = owner  # in-cluster objects are deleted with the cluster this stack made
         ours = plan.namespace_object["metadata"]["name"] if plan.namespace_object else ""
         self._own_namespaces = {ours, SMOKE_TEST_NAMESPACE}  # the rest are the teams' ones
+        self._deleted_with_stack = plan.deleted_with_stack
         for note in plan.notes:  # config values deliberately not applied, with why
             pulumi.log.warn(note, resource=self)
         self.objects: dict[str, pulumi.CustomResource] = {}
@@ -178,7 +179,7 @@ class GpuOperator(pulumi.ComponentResource):
 
     def _lifecycle(self, m: Manifest, opts: pulumi.ResourceOptions) -> pulumi.ResourceOptions:
         """The lifecycle model's options for one object: team namespaces (and the Kubeflow
-        Profiles that own theirs) are retained; a failed smoke-test Job is replaced on the next
+        Profiles that own theirs) are retained unless their entry sets ``deleteWithStack``; a failed smoke-test Job is replaced on the next
         ``pulumi up`` instead of failing it (``pulumi.com/replaceUnready``, pulumi-kubernetes
         provider.go Diff)."""
         kind = m["kind"]
@@ -186,7 +187,12 @@ class GpuOperator(pulumi.ComponentResource):
             kind == "Namespace" and m["metadata"]["name"] not in self._own_namespaces
         )
         token = f"kubernetes:{_API[kind]}:{kind}"
-        return with_lifecycle(opts, token, "team" if team else "", cluster=self._owner)
+        if not team:
+            return with_lifecycle(opts, token, cluster=self._owner)
+        deleted = m["metadata"]["name"] in self._deleted_with_stack
+        return with_lifecycle(
+            opts, token, "team", cluster=self._owner, retain_on_delete=False if deleted else None
+        )
 
     def _label_nodes(
         self, name: str, nl: NodeLabels, opts: pulumi.ResourceOptions

@@ -13,13 +13,15 @@ def lifecycle_options(
     *,
     cluster: pulumi.Resource | None = None,
     timeout_minutes: int | None = None,
+    retain_on_delete: bool | None = None,
 ) -> pulumi.ResourceOptions:
     """The row's options for one resource, to merge into its own ``ResourceOptions``.
 
     ``cluster``: the cluster this stack created, unprotected (``deletedWith`` targets it; ``None``
     for an existing or a protected cluster, whose objects are deleted one by one:
     ``deletion_owner``). ``timeout_minutes``: the
-    rolling-update budget of a ``rolling`` row.
+    rolling-update budget of a ``rolling`` row. ``retain_on_delete``: the stack's choice over the
+    row's (``gpuNamespaces[].deleteWithStack``), ``None`` for the row's.
     """
     row = model.lookup(type_token, role)
     if row is None:
@@ -28,10 +30,11 @@ def lifecycle_options(
     if row.timeouts == "rolling" and timeout_minutes is not None:
         budget = f"{timeout_minutes}m"
         timeouts = pulumi.CustomTimeouts(create=budget, update=budget, delete=budget)
+    retain = row.retain_on_delete if retain_on_delete is None else retain_on_delete
     return pulumi.ResourceOptions(
         protect=row.protect or None,
         delete_before_replace=row.delete_before_replace,
-        retain_on_delete=row.retain_on_delete or None,
+        retain_on_delete=retain or None,
         deleted_with=cluster if row.deleted_with == "cluster" else None,
         custom_timeouts=timeouts,
     )
@@ -55,7 +58,14 @@ def with_lifecycle(
     *,
     cluster: pulumi.Resource | None = None,
     timeout_minutes: int | None = None,
+    retain_on_delete: bool | None = None,
 ) -> pulumi.ResourceOptions:
     """``opts`` merged with the row's options (``lifecycle_options``)."""
-    extra = lifecycle_options(type_token, role, cluster=cluster, timeout_minutes=timeout_minutes)
+    extra = lifecycle_options(
+        type_token,
+        role,
+        cluster=cluster,
+        timeout_minutes=timeout_minutes,
+        retain_on_delete=retain_on_delete,
+    )
     return pulumi.ResourceOptions.merge(opts, extra)

@@ -216,6 +216,8 @@ def markdown_table() -> str:
         elif row.name_property and row.provider_order == "delete-first":
             order += f" (`{row.name_property}` is ours)"
         on_delete = "kept (`retainOnDelete`)" if row.retain_on_delete else "deleted"
+        if row.role == "team":  # the stack's opt-in: gpuNamespaces[].deleteWithStack
+            on_delete += ", deleted with `deleteWithStack: true`"
         if row.deleted_with:
             on_delete += "; with the cluster, when this stack made it unprotected"
         who = f"`{row.type}`" + (f" ({row.role})" if row.role else "")

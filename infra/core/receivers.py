@@ -408,7 +408,7 @@ def _taints(key: str, taints: list[tuple[str, str, str]]) -> Iterator[ConfigIssu
 
 
 def _pool_index(config: StackConfig, key_or_name: str | None) -> int | None:
-    """The ``gpuPools`` index of a pool name (GKE fallback ``<pool>-fb<N>`` -> its pool) or of
+    """The ``gpuPools`` index of a pool name (GKE fallback ``<pool>-<shape hash>`` -> its pool) or of
     a ``gpuPools[i]`` key."""
     if key_or_name is None:
         return None

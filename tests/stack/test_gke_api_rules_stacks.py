@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -126,13 +127,13 @@ def test_class_bound_pool_hints_select_the_class_only(recs, stack):
         assert entry["nodeSelector"] == {"cloud.google.com/compute-class": name}
         bound = [p.inputs["name"] for p in gpu_pools(rec)]
         assert sorted(entry["pools"]) == sorted(
-            n for n in bound if n == name or n.startswith(f"{name}-fb")
+            n for n in bound if n == name or re.fullmatch(rf"{name}-[0-9a-f]{{6}}", n)
         )
 
 
 def test_l4_spot_gpu_pools_output_falls_back_across_all_three_pools(recs):
     entry = recs["gke-l4-spot"].outputs["gpuPools"]["l4-spot"]
-    assert entry["pools"] == ["l4-spot", "l4-spot-fb1", "l4-spot-fb2"]
+    assert entry["pools"] == ["l4-spot", "l4-spot-0a12e4", "l4-spot-a31395"]
     assert "cloud.google.com/gke-accelerator" not in entry["nodeSelector"]
     assert {t["key"] for t in entry["tolerations"]} == {
         "nvidia.com/gpu",

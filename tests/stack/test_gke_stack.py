@@ -86,15 +86,17 @@ def test_spot_l4_stack_with_compute_class_fallback():
     pools = {p.inputs["name"]: p.inputs for p in gpu_pools(rec)}
     assert pools["l4-spot"]["nodeConfig"]["spot"] is True
     assert pools["l4-spot"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-l4"
-    assert pools["l4-spot-fb2"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-tesla-t4"
+    assert (
+        pools["l4-spot-a31395"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-tesla-t4"
+    )
     (cc,) = rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")
     # Registration order is not deterministic; the priority order is the stack file's order.
     assert cc.inputs["spec"]["priorities"] == [
         {"nodepools": ["l4-spot"]},
-        {"nodepools": ["l4-spot-fb1"]},
-        {"nodepools": ["l4-spot-fb2"]},
+        {"nodepools": ["l4-spot-0a12e4"]},
+        {"nodepools": ["l4-spot-a31395"]},
     ]
-    assert set(pools) == {"l4-spot", "l4-spot-fb1", "l4-spot-fb2"}
+    assert set(pools) == {"l4-spot", "l4-spot-0a12e4", "l4-spot-a31395"}
 
 
 def test_mig_stack_sets_partition_and_time_sharing():

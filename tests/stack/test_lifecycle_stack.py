@@ -149,6 +149,27 @@ def test_team_namespaces_are_retained_when_removed_or_destroyed(stack):
     assert all(r.options["retainOnDelete"] is False for r in operator_ns)
 
 
+def test_team_namespace_delete_with_stack_flag_reaches_the_registered_retain_on_delete():
+    cfg = raw("onprem-k3s-timeslicing")
+    cfg["gpu-infra:gpuNamespaces"] = [
+        {"name": "kept", "gpus": 1},
+        {"name": "scratch", "gpus": 1, "deleteWithStack": True},
+        {"name": "kept-kf", "gpus": 1, "kubeflowProfile": {"owner": "ana@example.com"}},
+        {
+            "name": "scratch-kf",
+            "gpus": 1,
+            "kubeflowProfile": {"owner": "ana@example.com"},
+            "deleteWithStack": True,
+        },
+    ]
+    rec = run_stack(cfg, "onprem-delete-with-stack")
+    retained = {
+        r.inputs["metadata"]["name"]: r.options["retainOnDelete"]
+        for r in [*team_namespaces(rec), *rec.of_type("kubernetes:kubeflow.org/v1:Profile")]
+    }
+    assert retained == {"kept": True, "scratch": False, "kept-kf": True, "scratch-kf": False}
+
+
 def test_eks_g4dn_operator_release_does_not_wait_for_ebs_csi_or_node_monitoring():
     rec = sample("eks-g4dn")
     deps = names(rec, rec.one(RELEASE, "gpu-operator-release").depends_on)

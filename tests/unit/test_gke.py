@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
 
+from infra.core.config.gke import FallbackSpec
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
+from infra.core.gke.names import fallback_pool_name
 from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, GkePlan, kubeconfig
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
@@ -279,12 +282,12 @@ def test_fallback_pools_are_bound_to_one_compute_class_in_order():
             ],
         }
     )
-    assert [p.name for p in g.pools] == ["gpu-t4", "gpu-t4-fb1", "gpu-t4-fb2"]
+    assert [p.name for p in g.pools] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-a31395"]
     (cc,) = g.compute_classes
     assert cc.manifest()["priorities"] == [
         {"nodepools": ["gpu-t4"]},
-        {"nodepools": ["gpu-t4-fb1"]},
-        {"nodepools": ["gpu-t4-fb2"]},
+        {"nodepools": ["gpu-t4-0a12e4"]},
+        {"nodepools": ["gpu-t4-a31395"]},
     ]
     for p in g.pools:
         assert p.labels["cloud.google.com/compute-class"] == "gpu-t4"
@@ -292,6 +295,75 @@ def test_fallback_pools_are_bound_to_one_compute_class_in_order():
         assert p.hints.node_selector == {"cloud.google.com/compute-class": "gpu-t4"}
     assert [p.spot for p in g.pools] == [True, False, False]
     assert [p.total_max for p in g.pools] == [8, 8, 2]
+
+
+_G2 = {"machineType": "g2-standard-8"}
+_T4 = {"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}, "maxNodes": 2}
+
+
+def _fallback_names(*fallback: dict[str, Any]) -> list[str]:
+    g = plan(
+        {"machineType": "g2-standard-8", "gpu": None, "spot": True, "fallback": list(fallback)}
+    )
+    return [p.name for p in g.pools[1:]]
+
+
+def test_removing_the_first_fallback_leaves_the_second_pools_name_unchanged():
+    # A renamed pool is a new GKE node pool: the unchanged T4 alternative must keep its name.
+    (g2, t4) = _fallback_names(_G2, _T4)
+    assert _fallback_names(_T4) == [t4]
+    assert _fallback_names(_T4, _G2) == [t4, g2]  # reordering renames nothing either
+
+
+def test_fallback_pool_name_ignores_in_place_properties_max_nodes_and_zones():
+    (base,) = _fallback_names(_T4)
+    moved = {**_T4, "maxNodes": 7, "zones": ["us-central1-a"]}
+    assert _fallback_names(moved) == [base]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"machineType": "n1-standard-16"},
+        {"gpu": {"type": "nvidia-tesla-t4", "count": 2}},
+        {"gpu": {"type": "nvidia-tesla-p4"}},
+        {"spot": True},
+        {"reservation": {"type": "any"}},
+        {"flexStart": {}},
+        {
+            "gpu": {
+                "type": "nvidia-tesla-t4",
+                "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+            }
+        },
+    ],
+)
+def test_fallback_pool_name_changes_with_each_replace_forcing_property(change):
+    base = FallbackSpec.model_validate(_T4)
+    changed = FallbackSpec.model_validate({**_T4, **change})
+    assert fallback_pool_name("gpu-t4", changed) != fallback_pool_name("gpu-t4", base)
+    assert re.fullmatch(r"gpu-t4-[0-9a-f]{6}", fallback_pool_name("gpu-t4", changed))
+
+
+def test_fallback_pool_name_is_unchanged_by_spelling_out_derived_gpu_defaults():
+    # A built-in GPU follows from the machine type; an attached GPU's count defaults to 1.
+    assert _fallback_names(_G2, _T4) == _fallback_names(
+        {**_G2, "gpu": {"type": "nvidia-l4", "count": 1}},
+        {**_T4, "gpu": {"type": "nvidia-tesla-t4", "count": 1}},
+    )
+
+
+def test_two_identical_fallbacks_are_a_config_error_naming_both_keys():
+    errs = errors({"fallback": [_T4, _G2, {**_T4, "maxNodes": 5}]})
+    reason = errs["gpuPools[0].fallback[2]"]
+    assert "gpuPools[0].fallback[0]" in reason and "n1-standard-8" in reason
+
+
+def test_fallback_pool_names_fit_gke_40_characters():
+    name = "p" * 34  # plus "-" and six hex digits: 41
+    errs = errors({"name": name, "fallback": [_T4]})
+    assert "40 characters" in errs["gpuPools[0].name"]
+    assert len(plan({"name": "p" * 33, "fallback": [_T4]}).pools[1].name) == 40
 
 
 def test_invalid_fallback_is_reported_under_its_own_path():

@@ -285,7 +285,7 @@ def test_compute_class_hints_select_the_class_only_so_pods_fall_back():
     out = gke_pool_outputs(g, per_pool)
     assert list(out) == ["gpu-t4"]  # one entry per class
     assert out["gpu-t4"]["nodeSelector"] == {"cloud.google.com/compute-class": "gpu-t4"}
-    assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-fb1", "gpu-t4-fb2"]
+    assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-a31395"]
 
 
 def test_spot_first_compute_class_migrates_back_to_spot():

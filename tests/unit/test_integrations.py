@@ -330,8 +330,8 @@ def test_flyte_compute_class_is_a_pod_template_without_accelerator():
     entry = doc["pools"]["l4-spot"]
     assert entry["accelerator"] is None and entry["pools"] == [
         "l4-spot",
-        "l4-spot-fb1",
-        "l4-spot-fb2",
+        "l4-spot-0a12e4",
+        "l4-spot-a31395",
     ]
     (template,) = doc["podTemplates"]
     assert template["metadata"]["name"] == entry["podTemplateName"]

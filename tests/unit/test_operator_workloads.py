@@ -327,9 +327,9 @@ def test_gpu_namespace_may_not_be_the_operator_namespace():
 def test_gke_fallback_pools_follow_their_main_pool_entry():
     cfg = stack("gke", [{"sharing": {"replicas": 2}, "smokeTest": True}])
     (main,) = hints_for(cfg)
-    fb = replace(main, name="gpu-fb1", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
+    fb = replace(main, name="gpu-0a12e4", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
     op = plan(cfg, (main, fb))
-    assert op.scheduling["gpu-fb1"]["timeSlicingReplicas"] == 2
+    assert op.scheduling["gpu-0a12e4"]["timeSlicingReplicas"] == 2
     jobs = [
         m["metadata"]["labels"]["gpu-infra/pool"] for m in op.after_release if m["kind"] == "Job"
     ]
@@ -567,3 +567,10 @@ def test_device_plugin_configmap_name_follows_its_data_so_a_sharing_change_is_cr
 
     assert name(4) == name(4)
     assert len({name(4), name(8), name(4, rename=True)}) == 3
+
+
+def test_team_namespaces_are_retained_unless_their_entry_sets_delete_with_stack():
+    ns = [{"name": "kept", "gpus": 1}, {"name": "scratch", "gpus": 1, "deleteWithStack": True}]
+    cfg = stack("kubernetes", namespaces=ns)
+    assert [n.delete_with_stack for n in cfg.namespaces] == [False, True]
+    assert plan(cfg).deleted_with_stack == frozenset({"scratch"})

@@ -516,7 +516,7 @@ def test_a_fallback_onto_a_declared_machine_type_is_sized_not_refused():
     )
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     pre = by_quota(rows)["unknown:preemptible:nvidia-b300"]
-    assert any(p.startswith("b300-fb1:") for p in pre.pools)
+    assert any(p.startswith("b300-6e7b68:") for p in pre.pools)
 
 
 def test_a_declared_eks_type_of_no_quota_class_is_an_unknown_row_not_an_error():

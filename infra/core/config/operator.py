@@ -101,12 +101,16 @@ class GpuNamespaceSpec(Model):
         labels: extra namespace labels.
         kubeflow_profile: create a Kubeflow ``Profile`` (with the quota as its
             ``resourceQuotaSpec``) instead of a bare namespace.
+        delete_with_stack: delete the namespace (or Profile), and every workload in it, when
+            the entry is removed or renamed or the stack destroyed; off: ``retainOnDelete``
+            (https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
     """
 
     name: NamespaceName
     gpus: int = Field(ge=0, le=100000)
     labels: rules.GpuNamespaceLabels = Field(default_factory=dict)
     kubeflow_profile: KubeflowProfileSpec | None = None
+    delete_with_stack: bool = False
 
 
 # Notebook images offered per JupyterHub profile: CUDA variants of the Jupyter Docker Stacks, pinned

@@ -1,4 +1,4 @@
-"""Project-scoped names a GKE stack creates: node service account, Cloud Router, Cloud NAT.
+"""Names a GKE stack creates: node service account, Cloud Router, Cloud NAT, fallback pools.
 
 Pure code. A service account id is unique in the project, and routers are unique per project and
 region, so a name derived from the cluster name alone collides when a second stack (another region,
@@ -10,8 +10,12 @@ either stack would then delete what the other's nodes run as. Every name here ca
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from dataclasses import dataclass
+
+from infra.core.config.gke import FallbackSpec, GkeGpuSpec, ReservationSpec
+from infra.core.gke.series import BUNDLED_FAMILIES
 
 # IAM CreateServiceAccountRequest.account_id: "unique within a project, must be 6-30 characters
 # long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1).
@@ -46,3 +50,35 @@ def project_names(stack: str, location: str, cluster: str) -> ProjectNames:
         router=f"{cluster}-{h}-router",
         nat=f"{cluster}-{h}-nat",
     )
+
+
+# The fallback-pool shape: only properties whose change replaces a node pool anyway
+# (hashicorp/terraform-provider-google-beta google-beta/services/container/node_config.go
+# schemaNodeConfig guest_accelerator, spot, reservation_affinity, flex_start: ForceNew; see
+# infra/core/data/replace_forcing_properties.csv) plus the machine type, which names the shape
+# (updated in place since terraform-provider-google 5.10.0, by recreating every node).
+# maxNodes and zones update in place and stay out, so editing them never renames a pool.
+def fallback_shape(fb: FallbackSpec) -> str:
+    """A canonical text of a fallback entry's replace-forcing shape."""
+    gpu = (fb.gpu or GkeGpuSpec()).model_dump(mode="json", exclude={"driver"})
+    # Spelled-out defaults name the same pool: a built-in GPU's type and count follow from the
+    # machine type (checked equal when given), an attached GPU's count defaults to 1.
+    if fb.machine_type.split("-", 1)[0] in BUNDLED_FAMILIES:
+        gpu.update(type=None, count=None)
+    elif gpu["type"] is not None:
+        gpu["count"] = gpu["count"] or 1
+    shape = {
+        "machineType": fb.machine_type,
+        "gpu": gpu,
+        "spot": fb.spot,
+        "reservation": (fb.reservation or ReservationSpec()).model_dump(mode="json"),
+        "flexStart": fb.flex_start.model_dump(mode="json") if fb.flex_start else None,
+    }
+    return json.dumps(shape, sort_keys=True, separators=(",", ":"))
+
+
+def fallback_pool_name(pool: str, fb: FallbackSpec) -> str:
+    """``<pool>-<6 hex of the shape>``: removing or reordering other fallbacks keeps the name,
+    so an unchanged pool is never replaced; a changed shape is a new pool (created first)."""
+    digest = hashlib.sha256(fallback_shape(fb).encode()).hexdigest()[:_HASH_CHARS]
+    return f"{pool}-{digest}"

@@ -18,6 +18,7 @@ from infra.core.gke.model import (
     GkePoolPlan,
     GpuDriverVersion,
 )
+from infra.core.gke.names import fallback_pool_name, fallback_shape
 from infra.core.gke.rules import (
     auto_upgrade,
     best_effort,
@@ -29,7 +30,7 @@ from infra.core.gke.rules import (
     provisioning_mode,
     reservation_affinity,
 )
-from infra.core.gke.series import series_of
+from infra.core.gke.series import BUNDLED_FAMILIES, series_of
 from infra.core.gke.versions import check_feature_version
 from infra.core.labels import (
     GKE_ACCELERATOR_LABEL,
@@ -56,9 +57,6 @@ def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
     return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
 
 
-# Machine families whose GPUs are built in (type and count follow from the machine type;
-# https://cloud.google.com/compute/docs/gpus).
-_BUNDLED_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
 # Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
 # (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
 _FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
@@ -95,6 +93,8 @@ def plan_pools(
         # Cross-GPU fallback: one manual pool per alternative, all bound to one ComputeClass.
         cc = spec.name
         group = [main]
+        if not _check_distinct_fallbacks(spec, path, ctx.issues):
+            continue
         for j, fb in enumerate(spec.fallback):
             fb_plan = _plan_fallback(spec, fb, j, path, ctx)
             if fb_plan is not None:
@@ -115,12 +115,14 @@ def _plan_fallback(
     ComputeClass is a node pool with its own provisioning; GKE's documented chain is reservation,
     then Spot, then on-demand
     (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
-    name = f"{spec.name}-fb{j + 1}"
+    name = fallback_pool_name(spec.name, fb)
+    # NodePool.name is at most 40 characters: longer names fail with HTTP 400
+    # (GoogleCloudPlatform/magic-modules#18477: name_prefix capped at 31 + a 9-character suffix).
     if len(name) > 40:
         ctx.issues.add(
             join_path(path, "name"),
             f"{spec.name!r} is too long to name its fallback "
-            f"pools ({name!r} exceeds GKE's 40 characters)",
+            f"pools ({name!r} exceeds GKE's 40 characters; at most 33 with fallbacks)",
         )
         return None
     gpu = fb.gpu or GkeGpuSpec()
@@ -147,6 +149,24 @@ def _plan_fallback(
         }
     )
     return plan_pool(fb_spec, join_path(path, "fallback", j), ctx)
+
+
+def _check_distinct_fallbacks(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
+    """Fallback pools are named by their shape, so two entries of one shape would name one pool."""
+    first: dict[str, int] = {}
+    ok = True
+    for j, fb in enumerate(spec.fallback or ()):
+        shape = fallback_shape(fb)
+        if shape in first:
+            issues.add(
+                join_path(path, "fallback", j),
+                f"same shape (machineType {fb.machine_type!r}, gpu, spot, reservation, flexStart) "
+                f"as {join_path(path, 'fallback', first[shape])}: two identical fallbacks would be "
+                "one node pool; remove one or merge their maxNodes/zones",
+            )
+            ok = False
+        first.setdefault(shape, j)
+    return ok
 
 
 def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
@@ -459,7 +479,7 @@ def _gpu_shape(
     family = machine_type.split("-", 1)[0]
     machine = catalog.gcp_machine(machine_type)
     # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
-    if family in _BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
+    if family in BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
         return _bundled_shape(machine_type, machine, gpu, path, issues)
     return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
 

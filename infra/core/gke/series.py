@@ -14,6 +14,9 @@ from infra.core.catalog.vendored import DATA_DIR, read_rows
 SERIES_FILE = "gcp_machine_series.csv"
 Provisioning = str  # on-demand | spot | flex-start | reservation
 PROVISIONING_MODES = ("on-demand", "spot", "flex-start", "reservation")
+# Machine families whose GPUs are built in (type and count follow from the machine type;
+# https://cloud.google.com/compute/docs/gpus).
+BUNDLED_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
 
 
 @dataclass(frozen=True, slots=True)

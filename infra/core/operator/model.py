@@ -110,6 +110,8 @@ class OperatorPlan:
         integrations: per consumer (``jupyterhub``, ``kubeflow``, ``flyte``, ``kubernetes``), the
             document ``python -m infra.plan --integration NAME`` prints (stack outputs too).
         notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
+        deleted_with_stack: team namespaces (and Kubeflow Profiles) whose ``gpuNamespaces`` entry
+            sets ``deleteWithStack``: not retained on delete.
     """
 
     namespace: str
@@ -123,6 +125,7 @@ class OperatorPlan:
     jupyterhub_profiles: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     integrations: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    deleted_with_stack: frozenset[str] = frozenset()
 
 
 def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:

@@ -144,6 +144,7 @@ def assemble(
         jupyterhub_profiles=profiles,
         integrations=integrations,
         notes=notes,
+        deleted_with_stack=frozenset(n.name for n in config.namespaces if n.delete_with_stack),
     )
 
 
