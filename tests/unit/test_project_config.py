@@ -148,3 +148,21 @@ def test_older_config_folder_spelling_locates_the_stacks_like_stack_config_dir(t
 
     found = read_project_config(f)
     assert found is not None and found.values == {} and found.required == ()
+
+
+def test_a_dotted_project_key_fills_inside_the_stack_object_as_a_path(tmp_path):
+    # config.go mergeConfig reads and writes project keys as paths (Get/Set with path=true).
+    f = project(tmp_path, "config:\n  cluster.releaseChannel:\n    default: STABLE\n")
+    _, raw = load_stack_file(f)
+    assert raw["gpu-infra:cluster"] == {
+        "name": "ml",
+        "location": "us-central1",
+        "releaseChannel": "STABLE",
+    }
+    assert "gpu-infra:cluster.releaseChannel" not in raw
+
+
+def test_a_dotted_project_key_the_stack_sets_keeps_the_stack_value(tmp_path):
+    stack = STACK + "    releaseChannel: RAPID\n"
+    f = project(tmp_path, "config:\n  cluster.releaseChannel:\n    default: STABLE\n", stack)
+    assert load_stack_file(f)[1]["gpu-infra:cluster"]["releaseChannel"] == "RAPID"

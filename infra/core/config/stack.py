@@ -7,6 +7,7 @@ Every problem is reported at once as ``<key path>: <reason>``.
 
 from __future__ import annotations
 
+import copy
 import functools
 import json
 import re
@@ -153,14 +154,14 @@ def with_project_config(path: Path, stack: Mapping[str, Any]) -> dict[str, Any]:
         ConfigErrors: the project file is invalid, or a required project key is not set.
     """
     project = read_project_config(path)
-    merged = dict(stack)
+    merged = copy.deepcopy(dict(stack))
     if project is None:
         return merged
     for key, value in project.values.items():
-        merged.setdefault(key, value)
+        _fill_path(merged, key, value)
     issues = Issues()
     for key in project.required:
-        if key not in merged:
+        if not _has_path(merged, key):
             issues.add(
                 key.removeprefix(f"{PROJECT}:"),
                 f"required by {project.path.name}'s project config (it gives no value or "
@@ -168,6 +169,40 @@ def with_project_config(path: Path, stack: Mapping[str, Any]) -> dict[str, Any]:
             )
     issues.raise_if_any()
     return merged
+
+
+def _path_of(key: str) -> tuple[str, list[str]]:
+    """``ns:a.b.c`` -> (``ns:a``, [b, c]): Pulumi reads project keys as paths (config.go
+    ``mergeConfig``: ``stackConfig.Get(key, true)`` / ``Set(key, value, true)``)."""
+    ns, _, name = key.partition(":")
+    first, *rest = name.split(".") if "[" not in name else [name]
+    return f"{ns}:{first}", rest
+
+
+def _fill_path(merged: dict[str, Any], key: str, value: Any) -> None:
+    """Set ``key`` (a path) to ``value`` unless the stack already sets it; a path into a stack
+    value that is not an object is left to the stack's value."""
+    top, rest = _path_of(key)
+    if not rest:
+        merged.setdefault(top, value)
+        return
+    node = merged.setdefault(top, {})
+    for part in rest[:-1]:
+        if not isinstance(node, dict):
+            return
+        node = node.setdefault(part, {})
+    if isinstance(node, dict):
+        node.setdefault(rest[-1], value)
+
+
+def _has_path(merged: Mapping[str, Any], key: str) -> bool:
+    top, rest = _path_of(key)
+    node: Any = merged
+    for part in (top, *rest):
+        if not isinstance(node, Mapping) or part not in node:
+            return False
+        node = node[part]
+    return True
 
 
 def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
