@@ -7,39 +7,6 @@ import pulumi
 from infra.core import lifecycle as model
 
 
-def lifecycle_options(
-    type_token: str,
-    role: str = "",
-    *,
-    cluster: pulumi.Resource | None = None,
-    timeout_minutes: int | None = None,
-    retain_on_delete: bool | None = None,
-) -> pulumi.ResourceOptions:
-    """The row's options for one resource, to merge into its own ``ResourceOptions``.
-
-    ``cluster``: the cluster this stack created, unprotected (``deletedWith`` targets it; ``None``
-    for an existing or a protected cluster, whose objects are deleted one by one:
-    ``deletion_owner``). ``timeout_minutes``: the
-    rolling-update budget of a ``rolling`` row. ``retain_on_delete``: the stack's choice over the
-    row's (``gpuNamespaces[].deleteWithStack``), ``None`` for the row's.
-    """
-    row = model.lookup(type_token, role)
-    if row is None:
-        raise KeyError(f"{type_token} has no row in infra/core/data/lifecycle.csv")
-    timeouts = None
-    if row.timeouts == "rolling" and timeout_minutes is not None:
-        budget = f"{timeout_minutes}m"
-        timeouts = pulumi.CustomTimeouts(create=budget, update=budget, delete=budget)
-    retain = row.retain_on_delete if retain_on_delete is None else retain_on_delete
-    return pulumi.ResourceOptions(
-        protect=row.protect or None,
-        delete_before_replace=row.delete_before_replace,
-        retain_on_delete=retain or None,
-        deleted_with=cluster if row.deleted_with == "cluster" else None,
-        custom_timeouts=timeouts,
-    )
-
-
 def deletion_owner(
     cluster: pulumi.Resource, type_token: str, *, protect: bool | None = None
 ) -> pulumi.Resource | None:
@@ -60,12 +27,27 @@ def with_lifecycle(
     timeout_minutes: int | None = None,
     retain_on_delete: bool | None = None,
 ) -> pulumi.ResourceOptions:
-    """``opts`` merged with the row's options (``lifecycle_options``)."""
-    extra = lifecycle_options(
-        type_token,
-        role,
-        cluster=cluster,
-        timeout_minutes=timeout_minutes,
-        retain_on_delete=retain_on_delete,
+    """``opts`` merged with the lifecycle row's options for one resource.
+
+    ``cluster``: the cluster this stack created, unprotected (``deletedWith`` targets it; ``None``
+    for an existing or a protected cluster, whose objects are deleted one by one:
+    ``deletion_owner``). ``timeout_minutes``: the
+    rolling-update budget of a ``rolling`` row. ``retain_on_delete``: the stack's choice over the
+    row's (``gpuNamespaces[].deleteWithStack``), ``None`` for the row's.
+    """
+    row = model.lookup(type_token, role)
+    if row is None:
+        raise KeyError(f"{type_token} has no row in infra/core/data/lifecycle.csv")
+    timeouts = None
+    if row.timeouts == "rolling" and timeout_minutes is not None:
+        budget = f"{timeout_minutes}m"
+        timeouts = pulumi.CustomTimeouts(create=budget, update=budget, delete=budget)
+    retain = row.retain_on_delete if retain_on_delete is None else retain_on_delete
+    extra = pulumi.ResourceOptions(
+        protect=row.protect or None,
+        delete_before_replace=row.delete_before_replace,
+        retain_on_delete=retain or None,
+        deleted_with=cluster if row.deleted_with == "cluster" else None,
+        custom_timeouts=timeouts,
     )
     return pulumi.ResourceOptions.merge(opts, extra)
