@@ -199,7 +199,7 @@ class GpuShape:
 class PoolDecisions:
     """The per-pool rule outcomes ``_assemble`` turns into a ``GkePoolPlan``."""
 
-    zones: list[str]
+    zones: tuple[str, ...]
     reservation_type: str | None
     reservation_name: str | None
     local_ssd_count: int
@@ -250,7 +250,7 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
             f"image streaming needs imageType COS_CONTAINERD (imageType is {spec.image_type})",
         )
     return PoolDecisions(
-        zones=zones,
+        zones=tuple(zones),
         reservation_type=rtype,
         reservation_name=rname,
         # Bundled Local SSDs become node ephemeral storage (emptyDir, image layers)
@@ -344,7 +344,7 @@ def _assemble(
         accelerator_count=shape.count,
         driver_version=driver_version(gpu.driver, ctx.operator_on),
         image_type=spec.image_type,
-        node_locations=tuple(d.zones),
+        node_locations=d.zones,
         total_min=spec.min_nodes,
         total_max=spec.max_nodes,
         spot=spec.spot,
