@@ -114,8 +114,10 @@ class EksAccessEntrySpec(Model):
 
 
 class EksAutoscalerSpec(Model):
-    """The cluster-autoscaler Helm release."""
+    """What scales the GPU nodes: the cluster-autoscaler over managed node groups, or Karpenter
+    (one NodePool and EC2NodeClass per GPU pool, no GPU node groups)."""
 
+    kind: Literal["cluster-autoscaler", "karpenter"] = "cluster-autoscaler"
     enabled: bool = True
     # "priority": gpu-infra writes the priorities ConfigMap (spot groups first, on-demand after).
     expander: Literal["least-waste", "random", "most-pods", "priority"] = "least-waste"
