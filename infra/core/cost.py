@@ -345,7 +345,12 @@ def _gke_nodes(plan: Plan, gke: GkePlan, prices: Prices) -> tuple[list[PoolCost]
         if per is not None and (p.flex_start or p.queued_provisioning):
             # DWS VMs have their own discounted price, which the catalog does not hold.
             note = "priced at on-demand: an upper bound for DWS flex-start / queued capacity"
-        pools.append(PoolCost(p.name, per, p.total_min, p.total_max, p.spot, note))
+        if p.nodes_at_min > p.total_min:
+            note = (note + "; " if note else "") + (
+                f"at minimum {p.nodes_at_min} nodes: initialNodeCount {p.initial_node_count} per "
+                f"zone x {len(p.node_locations)} zones outweighs totalMinNodeCount {p.total_min}"
+            )
+        pools.append(PoolCost(p.name, per, p.nodes_at_min, p.total_max, p.spot, note))
     c = gke.cluster
     if not c.existing:
         zones = _gke_system_zones(gke)

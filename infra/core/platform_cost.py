@@ -141,7 +141,7 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
                 "gcp",
                 f"disk-{p.disk_type}",
                 region,
-                p.total_min * size,
+                p.nodes_at_min * size,
                 p.total_max * size,
                 p.name,
             )
@@ -149,7 +149,7 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
         if p.local_ssd_count:
             gb = p.local_ssd_count * LOCAL_SSD_GB
             ssd.append(
-                _line("", "gcp", "local-ssd", region, p.total_min * gb, p.total_max * gb, p.name)
+                _line("", "gcp", "local-ssd", region, p.nodes_at_min * gb, p.total_max * gb, p.name)
             )
     if not gke.cluster.existing:
         lo, hi = system_nodes
@@ -168,7 +168,7 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     if not gke.cluster.private_nodes:
         # Public nodes hold one external IPv4 each, billed per in-use address
         # (https://cloud.google.com/vpc/network-pricing#ipaddress).
-        lo = system_nodes[0] + sum(p.total_min for p in gke.pools)
+        lo = system_nodes[0] + sum(p.nodes_at_min for p in gke.pools)
         hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
         lines.append(_line("external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
                            lo, hi, "node addresses"))  # fmt: skip
@@ -185,7 +185,7 @@ def _cloud_nat(gke: GkePlan, region: str, system_nodes: tuple[int, int]) -> Line
     )
     if vm is None or cap is None or ip is None:
         return Line("Cloud NAT", None, None, None, "Cloud NAT: no price")
-    lo = system_nodes[0] + sum(p.total_min for p in gke.pools)
+    lo = system_nodes[0] + sum(p.nodes_at_min for p in gke.pools)
     hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
 
     def at(n: int) -> float:

@@ -60,6 +60,7 @@ def pool_rows(plan: Plan) -> list[PoolRow]:
             nodes = getattr(spec, "nodes", None) or ()
             zones = tuple(nodes)
             capacity = "own"
+        min_nodes = gke[h.name].nodes_at_min if h.name in gke else h.min_nodes
         alloc = None if factor is None else h.gpus_per_node * factor
         if h.name in gke and gke[h.name].schedulable_gpus:
             alloc = gke[h.name].schedulable_gpus  # what GKE's device plugin advertises
@@ -72,7 +73,7 @@ def pool_rows(plan: Plan) -> list[PoolRow]:
                 zones,
                 capacity,
                 sharing,
-                h.min_nodes,
+                min_nodes,
                 h.max_nodes,
             )
         )

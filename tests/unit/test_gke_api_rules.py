@@ -14,12 +14,14 @@ import pytest
 from infra.core.catalog.build import MachineOffer, machine_rows
 from infra.core.catalog.vendored import read_rows
 from infra.core.config.stack import parse
+from infra.core.cost import estimate
 from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.planner import GkePlan, gke_pool_outputs
 from infra.core.gke.series import load_series, series_of
 from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances
+from infra.planview.table import pool_rows
 from tests.conftest import gke_config
 
 CHANNEL_CLUSTER = {"name": "ml", "location": "us-central1", "releaseChannel": "REGULAR"}
@@ -617,6 +619,29 @@ def test_best_effort_zones_times_initial_nodes_may_not_exceed_max_nodes():
     assert "4 zones x 1 = 4 nodes, above maxNodes 2" in reason
     (ok,) = plan({**pool, "zones": four[:2]}).pools
     assert ok.initial_node_count * len(ok.node_locations) <= ok.total_max
+
+
+def test_best_effort_cost_and_table_count_the_initial_nodes_of_every_zone_at_minimum():
+    two = ["us-central1-a", "us-central1-b"]
+    # minNodes 3 over 2 zones: ceil(3 / 2) = 2 per zone, so GKE creates 4 nodes, not 3.
+    pool = {"minNodes": 3, "maxNodes": 8, "bestEffort": {"minNodes": 1}, "zones": two}
+    full = build_plan(parse(gke_config(pool), "s"))
+    assert full.gke is not None
+    (p,) = full.gke.pools
+    assert (p.total_min, p.nodes_at_creation, p.nodes_at_min) == (3, 4, 4)
+    cost = estimate(full)
+    (pc,) = cost.pools
+    assert pc.min_nodes == 4 and "initialNodeCount 2 per zone x 2 zones" in pc.note
+    (row,) = pool_rows(full)
+    assert row.min_nodes == 4
+    # The per-node lines count the same 4 GPU nodes besides the 3 system nodes.
+    (ips,) = [x for x in cost.lines if x.item.startswith("external IPv4")]
+    assert ips.price is not None and ips.at_min == pytest.approx((4 + 3) * ips.price.usd)
+
+
+def test_a_pool_without_best_effort_starts_empty_and_counts_its_autoscaler_minimum():
+    (p,) = plan({"minNodes": 1, "maxNodes": 4}).pools
+    assert (p.nodes_at_creation, p.nodes_at_min) == (0, 1)
 
 
 # --- newest GPU families (https://cloud.google.com/compute/docs/accelerator-optimized-machines)

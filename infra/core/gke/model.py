@@ -94,6 +94,19 @@ class GkePoolPlan:
     secure_boot: bool = True
     hints: PoolHints
 
+    @property
+    def nodes_at_creation(self) -> int:
+        """Nodes GKE creates the pool with: ``initialNodeCount`` is per zone ("In regional or
+        multi-zonal clusters, this is the number of nodes per zone", terraform-provider-google
+        container_node_pool ``initial_node_count``), in each of ``node_locations``."""
+        return self.initial_node_count * len(self.node_locations)
+
+    @property
+    def nodes_at_min(self) -> int:
+        """Nodes at minimum scale: the autoscaler's total minimum, or more when the pool is
+        created with more (best-effort provisioning, per zone)."""
+        return max(self.total_min, self.nodes_at_creation)
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ComputeClassPlan:
