@@ -312,7 +312,7 @@ def test_proof_fails_when_the_nodepool_loses_the_pool_label():
     broken = [
         nodes.Node(
             n.name, {k: v for k, v in n.labels.items() if k != POOL_LABEL}, n.taints, n.allocatable
-        )  # fmt: skip
+        )
         for n in pn[name].launchable
     ]
     pn[name] = type(pn[name])(pn[name].running, None, tuple(broken))
