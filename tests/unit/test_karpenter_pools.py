@@ -22,6 +22,7 @@ from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LAB
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling import nodes
 from infra.core.scheduling.proof import pool_nodes, prove
+from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL
 
 STACK = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.eks-karpenter.yaml"
 BASE: dict[str, Any] = {
@@ -248,6 +249,16 @@ def test_nodepool_carries_the_node_group_labels_and_gpu_taint():
     assert {"key": "nvidia.com/gpu", "value": "true", "effect": "NoSchedule"} in template["spec"][
         "taints"
     ]
+
+
+def test_operator_sharing_and_mig_config_labels_reach_the_nodepool():
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:gpuOperator"] = {"enabled": True}
+    cfg["gpu-infra:gpuPools"][0]["sharing"] = {"replicas": 4}
+    g = groups(build_plan(parse(cfg, "test")))[0]
+    labels = karp(g).node_pool["spec"]["template"]["metadata"]["labels"]
+    assert labels[DEVICE_PLUGIN_CONFIG_LABEL] == g.labels[DEVICE_PLUGIN_CONFIG_LABEL]
+    assert crds.validate(karp(g).node_pool) == []
 
 
 def test_limits_are_max_nodes_times_gpus_cpus_and_memory_per_node():

@@ -27,7 +27,11 @@ if TYPE_CHECKING:
     from infra.core.eks.groups import EksGroupPlan
 
 # The role placeholder of a planned EC2NodeClass: the component sends the cluster's node IAM role
-# name (spec.role, nodeclasses.md "spec.role"), known only at deploy time.
+# name (spec.role: "which IAM identity nodes should assume", nodeclasses.md "spec.role"), known only
+# at deploy time. The system managed node group runs under the same role, and EKS creates the
+# EC2_LINUX access entry of a managed node group's role itself
+# (https://docs.aws.amazon.com/eks/latest/userguide/creating-access-entries.html), so the nodes
+# Karpenter launches with it join without an entry of their own.
 NODE_ROLE_PLACEHOLDER = "<the cluster's node IAM role>"
 
 # Well-known labels Karpenter schedules on (nodepools.md "Well-Known Labels"; the Kubernetes
@@ -297,8 +301,9 @@ def plan_karpenter_pool(
     """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
     h = group.hints
     pool_limits = limits(group.max_size, h.gpus_per_node, h.vcpus, ctx.memory_gib)
-    tags = {"Name": f"{ctx.cluster_name}-{group.name}", POOL_LABEL: group.name,
-            "gpu-infra/stack": ctx.stack}  # fmt: skip
+    # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
+    # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
+    tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
     plan = KarpenterPoolPlan(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
