@@ -345,3 +345,22 @@ def test_quota_demand_adds_the_drift_surge_of_each_nodepool():
     for g in groups(p):
         assert sizing[g.name].max_nodes == g.max_size
         assert sizing[g.name].surge == kp.DRIFT_BUDGET_NODES and sizing[g.name].karpenter
+
+
+def test_nodes_within_limits_is_max_nodes_and_cost_and_quota_count_it():
+    for g in groups(sample()):
+        h = g.hints
+        spec = karp(g).node_pool["spec"]
+        assert kp.nodes_within(spec["limits"], h.gpus_per_node, h.vcpus, h.memory_gib) == g.max_size
+        assert karp(g).max_nodes == g.max_size
+    assert kp.nodes_within(kp.limits(4, 1, 8, 15.3), 1, 8, 15.3) == 4
+    assert kp.nodes_within(kp.limits(4, 1, 8, 15.3), 2, 8, 15.3) == 2  # GPUs bind first
+
+
+def test_cost_at_maximum_counts_the_nodes_the_limits_admit():
+    from infra.core.cost import estimate
+
+    cost = estimate(sample())
+    by_name = {p.name: p for p in cost.pools}
+    for g in groups(sample()):
+        assert by_name[g.name].max_nodes == karp(g).max_nodes and by_name[g.name].min_nodes == 0

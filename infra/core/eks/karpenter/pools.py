@@ -207,6 +207,16 @@ def limits(max_nodes: int, gpus: int, vcpus: int, memory_gib: float) -> dict[str
     return out
 
 
+def nodes_within(pool_limits: Mapping[str, str], gpus: int, vcpus: int, memory_gib: float) -> int:
+    """The most nodes of one shape the NodePool ``limits`` admit: the pool's size at maximum,
+    which cost and quota demand count (the inverse of ``limits``)."""
+    counts = [int(pool_limits["cpu"]) // vcpus]
+    counts.append(math.floor(int(pool_limits["memory"].removesuffix("Gi")) / memory_gib))
+    if GPU_RESOURCE in pool_limits and gpus > 0:
+        counts.append(int(pool_limits[GPU_RESOURCE]) // gpus)
+    return min(counts)
+
+
 def _block_devices(family: str, disk_gib: int) -> list[dict[str, Any]]:
     """Encrypted gp3: the sized root (AL2023 /dev/xvda) or data volume (Bottlerocket /dev/xvdb,
     beside its OS volume), as the node groups' launch templates size them."""
@@ -308,7 +318,7 @@ def plan_karpenter_pool(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
         node_pool=node_pool(group, ctx.architecture, ctx.consolidate_after, pool_limits),
-        max_nodes=group.max_size,
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib),
     )
     for manifest in (plan.node_class, plan.node_pool):
         for error in validate(manifest):
