@@ -298,6 +298,12 @@ def test_group_per_zone_and_hpc_are_refused_for_karpenter_pools():
     assert "gpuPools[0].hpc" in refusal(hpc=True, machineType="p4d.24xlarge", zones=["usw2-az2"])
 
 
+def test_mixed_shapes_are_refused_with_the_karpenter_reason():
+    text = refusal(spot=True, machineType=["g5.2xlarge", "g5.4xlarge"])
+    assert "gpuPools[0].machineType[1]" in text and "NodePool limits" in text
+    assert "cluster-autoscaler sizes" not in text
+
+
 def test_cluster_autoscaler_kind_still_plans_node_groups():
     cfg = copy.deepcopy(BASE)
     cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "cluster-autoscaler"}

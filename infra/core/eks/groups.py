@@ -386,7 +386,9 @@ def _plan_shape(
     i: int, pool: EksPoolSpec, cluster: EksClusterSpec, catalog: Catalog, issues: Issues
 ) -> _Shape | None:
     """Instance types (checked against the catalog), the gpu block, AMI type and capacity type."""
-    checked = check_types(i, pool, catalog, issues)
+    checked = check_types(
+        i, pool, catalog, issues, karpenter=cluster.autoscaler.kind == "karpenter"
+    )
     if checked is None:
         return None
     names, instances = checked

@@ -14,9 +14,10 @@ from infra.core.errors import Issues, join_path
 
 
 def check_types(
-    i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues
+    i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues, *, karpenter: bool = False
 ) -> tuple[list[str], list[AwsInstance]] | None:
-    """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI."""
+    """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI (``karpenter``:
+    the pool is a NodePool, which says why the types must share one shape)."""
     mt_path = join_path("gpuPools", i, "machineType")
     names = [pool.machine_type] if isinstance(pool.machine_type, str) else list(pool.machine_type)
 
@@ -85,11 +86,17 @@ def check_types(
             )
             if a != b
         ]
+        why = (
+            "a Karpenter pool's NodePool limits, cost and scheduling proof count nodes of one "
+            "shape, so its types must share"
+            if karpenter
+            else "the cluster-autoscaler sizes a group from its first type, so spot types must "
+            "share"
+        )
         if diffs:
             issues.add(
                 type_path(j),
-                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); the "
-                "cluster-autoscaler sizes a group from its first type, so spot types must share "
+                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); {why} "
                 "GPU model, GPU count, vCPUs, memory and CPU architecture",
             )
     return names, instances
