@@ -6,6 +6,7 @@ AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from infra.core.catalog.vendored import AwsInstance, Catalog
@@ -72,6 +73,19 @@ def check_types(
     if len(instances) != len(names):
         return None
 
+    _check_one_shape(instances, architectures, type_path, issues, karpenter=karpenter)
+    return names, instances
+
+
+def _check_one_shape(
+    instances: list[AwsInstance],
+    architectures: list[str],
+    type_path: Callable[[int], str],
+    issues: Issues,
+    *,
+    karpenter: bool,
+) -> None:
+    """Every type of the pool shares the first one's shape (GPU, vCPUs, memory, architecture)."""
     first = instances[0]
     for j, inst in enumerate(instances[1:], start=1):
         diffs = [
@@ -99,7 +113,6 @@ def check_types(
                 f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); {why} "
                 "GPU model, GPU count, vCPUs, memory and CPU architecture",
             )
-    return names, instances
 
 
 def choose_capacity_type(
