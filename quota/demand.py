@@ -225,7 +225,8 @@ class Demand:
         for c in self.contributions:
             key, note = pick(c.draw)
             a = acc.setdefault(
-                key, {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set()}
+                key,
+                {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set(), "rules": {}},
             )
             s, per = c.pool, c.draw.per_node
             nodes, held = _beyond_reservation(s, reserved)
@@ -238,6 +239,8 @@ class Demand:
                 a["boot"] += per * s.max_nodes
                 continue
             a["base"] += per * nodes
+            if per * s.surge:
+                a["rules"][KARPENTER_SURGE_RULE if s.karpenter else self.surge_rule] = None
             if self.surge_all and per * s.surge:
                 a["surge"] = (
                     a["surge"][0] + per * s.surge,
@@ -252,7 +255,8 @@ class Demand:
             why = list(a["why"])
             if surge:
                 which = "every group" if self.surge_all else "the largest single pool"
-                why.append(f"surge: +{surge} ({surge_pool}, {which}; {self.surge_rule})")
+                rules = "; ".join(a["rules"]) or self.surge_rule
+                why.append(f"surge: +{surge} ({surge_pool}, {which}; {rules})")
             if a["boot"]:
                 why.append(
                     f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
@@ -279,6 +283,16 @@ GKE_SURGE_RULE = "GKE upgrades one node pool at a time"
 EKS_SURGE_RULE = (
     "EKS node group update: max(2 x AZs, maxUnavailable) nodes per group, and one pulumi up "
     "updates every group at once"
+)
+
+# A Karpenter NodePool replaces a drifted node by launching its replacement first ("Pre-spin any
+# replacement nodes needed ... and wait for them to become ready", aws/karpenter-provider-aws
+# v1.14.1 website/content/en/docs/concepts/disruption.md "Disruption Controller"), as many at once
+# as its Drifted budget allows (infra.core.eks.karpenter.pools.DRIFT_BUDGET_NODES); a pulumi up
+# that changes every EC2NodeClass drifts every NodePool at once.
+KARPENTER_SURGE_RULE = (
+    "Karpenter drift: each NodePool launches a replacement before draining a drifted node, "
+    "as many at once as its Drifted disruption budget allows"
 )
 
 

@@ -72,6 +72,8 @@ class NodeGroupSizing:
         node_group_names: the EKS node group names the pool makes (AWS).
         replaced_groups: node groups of the deployed stack this entry stands for while they
             run beside their replacements (``with_replacements``); 0 for planned pools.
+        karpenter: a Karpenter NodePool (EKS ``cluster.autoscaler.kind: karpenter``): its
+            surge is the drift replacement, not a node group update.
     """
 
     path: str
@@ -94,6 +96,7 @@ class NodeGroupSizing:
     zones: tuple[str, ...] = ()
     replaced_groups: int = 0
     node_group_names: tuple[str, ...] = ()
+    karpenter: bool = False
 
     @property
     def spot(self) -> bool:
@@ -276,11 +279,14 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 gpus_per_node=g.hints.gpus_per_node,
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
-                max_nodes=g.max_size,
+                # A Karpenter pool: the nodes its NodePool limits admit.
+                max_nodes=g.karpenter.max_nodes if g.karpenter is not None else g.max_size,
                 # MINIMAL terminates before it launches: an update adds no node. groupPerZone:
                 # one node group per AZ, each surging by its own AZ count.
                 surge=(
-                    0
+                    g.karpenter.drift_surge
+                    if g.karpenter is not None
+                    else 0
                     if g.update_strategy == "MINIMAL"
                     else sum(
                         eks_surge(len(ng.az_ids), g.update_max_unavailable) for ng in g.node_groups
@@ -292,6 +298,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 zones=g.az_ids,
                 node_groups=max(1, len(g.node_groups)),
                 node_group_names=tuple(ng.name for ng in g.node_groups),
+                karpenter=g.karpenter is not None,
             )
         )
     system = plan.eks.system

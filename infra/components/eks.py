@@ -29,6 +29,7 @@ from infra.components.eks_nodes import (
 )
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
+from infra.components.karpenter_pools import KarpenterGpuPool
 from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
@@ -552,14 +553,19 @@ def build_eks(plan: Plan) -> ClusterHandle:
         opts=pulumi.ResourceOptions(depends_on=cluster.ready),
     )
     groups: dict[str, pulumi.Resource] = {}
-    if p.groups:  # one offerings read for every pool; each group picks its own pairs
-        offerings = instance_type_offerings(cluster, p.groups, p.region)
+    node_groups = [g for g in p.groups if g.karpenter is None]
+    # KARPENTER_CONTROLLER_HOOK: the Karpenter controller Helm release the pools wait for (and
+    # outlive on delete); None until the controller is built by this program.
+    controller: pulumi.Resource | None = None
+    groups.update(_karpenter_pools(p, cluster, provider, ready, controller))
+    if node_groups:  # one offerings read for every pool; each group picks its own pairs
+        offerings = instance_type_offerings(cluster, node_groups, p.region)
         efa_sg = (
             efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
             if p.efa_security_group
             else None
         )
-        for g in p.groups:
+        for g in node_groups:
             groups[g.name] = EksGpuNodeGroup(
                 f"{name}-{g.name}",
                 g,
@@ -604,6 +610,29 @@ def build_eks(plan: Plan) -> ClusterHandle:
         owner=cluster.created,
         pools=groups,
     )
+
+
+def _karpenter_pools(
+    p: core.EksPlan,
+    cluster: EksCluster,
+    provider: k8s.Provider,
+    ready: Sequence[pulumi.Resource],
+    controller: pulumi.Resource | None,
+) -> dict[str, pulumi.Resource]:
+    """Every Karpenter GPU pool (``cluster.autoscaler.kind: karpenter``): its EC2NodeClass and
+    NodePool, with the cluster's node role, after the controller release when there is one."""
+    pools: dict[str, pulumi.Resource] = {}
+    for g in p.groups:
+        if g.karpenter is not None:
+            pools[g.name] = KarpenterGpuPool(
+                f"{p.cluster_name}-{g.name}",
+                g.karpenter,
+                node_role_name=cluster.node_role.name,
+                provider=provider,
+                depends_on=ready,
+                controller=controller,
+            )
+    return pools
 
 
 def _addons(addons: EksAddons, names: AbstractSet[str]) -> list[pulumi.Resource]:

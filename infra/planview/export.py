@@ -151,8 +151,16 @@ RELEASES_KUSTOMIZATION = "gpu-infra-releases"
 ROOT_APP = "gpu-infra"
 
 
+# API groups whose CRDs a chart installs: Karpenter's NodePool and EC2NodeClass exist only once the
+# karpenter chart is in (its crds/ directory, aws/karpenter-provider-aws charts/karpenter/crds).
+CHART_CRD_GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/")
+
+
 def needs_charts(manifest: Mapping[str, Any]) -> bool:
-    """Whether ``manifest`` requests a resource only the charts provide (``nvidia.com/...``)."""
+    """Whether ``manifest`` requests a resource only the charts provide (``nvidia.com/...``) or is
+    of a kind whose CRD a chart installs (``CHART_CRD_GROUPS``)."""
+    if str(manifest.get("apiVersion", "")).startswith(CHART_CRD_GROUPS):
+        return True
 
     def walk(node: Any) -> bool:
         if isinstance(node, Mapping):

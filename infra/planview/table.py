@@ -278,6 +278,14 @@ def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset
     elif plan.eks is not None:
         for g in plan.eks.groups:
             out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
+            if g.karpenter is not None:
+                spec = g.karpenter.node_pool["spec"]
+                alias = g.karpenter.node_class["spec"]["amiSelectorTerms"][0]["alias"]
+                out(
+                    f"    Karpenter NodePool {g.karpenter.name} (weight {spec['weight']}, "
+                    f"limits {', '.join(f'{k}={v}' for k, v in spec['limits'].items())}), "
+                    f"EC2NodeClass {alias}"
+                )
 
 
 def print_resources(recording: Any, out: Out = print) -> None:

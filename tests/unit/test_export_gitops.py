@@ -220,3 +220,11 @@ def test_waves_act_under_a_parent_application_of_the_argocd_directory(tmp_path):
     root = yaml.safe_load((tmp_path / "gitops" / "argocd-root" / "gpu-infra.yaml").read_text())
     assert root["kind"] == "Application" and root["spec"]["source"]["path"] == "gitops/argocd"
     assert not (tmp_path / "gitops" / "argocd" / "gpu-infra.yaml").exists()  # not its own child
+
+
+def test_karpenter_objects_apply_after_the_chart_that_installs_their_crds():
+    from infra.planview.export import needs_charts
+
+    assert needs_charts({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {}})
+    assert needs_charts({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "spec": {}})
+    assert not needs_charts({"apiVersion": "v1", "kind": "ConfigMap", "data": {}})

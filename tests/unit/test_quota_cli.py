@@ -130,3 +130,20 @@ def test_offline_where_offers_a_declared_shape_in_the_stacks_own_region_only(tmp
 def test_diff_with_where_is_refused_not_silently_ignored() -> None:
     code, out, err = run("--stack", "eks-g4dn", "--diff", "eks-g4dn", "--where", "--offline")
     assert code == 2 and out == "" and "--diff: not with --where" in err
+
+
+def test_offline_json_for_eks_karpenter_counts_nodepool_limits_plus_one_drift_replacement() -> None:
+    code, out, _ = run("--stack", "eks-karpenter", "--offline", "--json")
+    rows = {c["quota"]: c for c in json.loads(out)["checks"]}
+    assert code == 0
+    # spot a10g-spot: 8 vCPUs x (8 nodes by its limits + 1 drift replacement)
+    assert rows["L-3819A6DF"]["needed"] == 72
+    # on-demand l4: 8 vCPUs x (4 + 1); no GPU managed node group is counted
+    assert rows["L-DB2E81BA"]["needed"] == 40
+    assert rows["L-6D54EA21"]["needed"] == 1  # the system group only
+
+
+def test_offline_where_works_for_eks_karpenter() -> None:
+    code, out, _ = run("--stack", "eks-karpenter", "--where", "--offline", "--json")
+    pools = json.loads(out)["where"]
+    assert code == 0 and {p["pool"] for p in pools} >= {"a10g-spot", "l4"}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from infra.core.catalog.vendored import AwsGpuFamily, AwsInstance, Catalog, GpuModel
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
@@ -22,6 +22,9 @@ from infra.core.errors import Issues, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.pools import PoolHints, Taint
 from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
+
+if TYPE_CHECKING:
+    from infra.core.eks.karpenter.pools import KarpenterPoolPlan
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
@@ -160,6 +163,8 @@ class EksGroupPlan:
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
         notes: what the operator must do by hand (logged as warnings at deploy and plan time).
+        karpenter: with ``cluster.autoscaler.kind: karpenter``, the pool's EC2NodeClass and
+            NodePool; the pool then has no node group (``node_groups`` empty, no ASG tags).
     """
 
     hints: PoolHints
@@ -186,6 +191,7 @@ class EksGroupPlan:
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
+    karpenter: KarpenterPoolPlan | None = None
 
     @property
     def seeds_from_predecessor(self) -> bool:
@@ -380,7 +386,9 @@ def _plan_shape(
     i: int, pool: EksPoolSpec, cluster: EksClusterSpec, catalog: Catalog, issues: Issues
 ) -> _Shape | None:
     """Instance types (checked against the catalog), the gpu block, AMI type and capacity type."""
-    checked = check_types(i, pool, catalog, issues)
+    checked = check_types(
+        i, pool, catalog, issues, karpenter=cluster.autoscaler.kind == "karpenter"
+    )
     if checked is None:
         return None
     names, instances = checked

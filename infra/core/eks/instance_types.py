@@ -6,6 +6,7 @@ AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reser
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from infra.core.catalog.vendored import AwsInstance, Catalog
@@ -14,9 +15,10 @@ from infra.core.errors import Issues, join_path
 
 
 def check_types(
-    i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues
+    i: int, pool: EksPoolSpec, catalog: Catalog, issues: Issues, *, karpenter: bool = False
 ) -> tuple[list[str], list[AwsInstance]] | None:
-    """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI."""
+    """The group's instance types, each known, an NVIDIA type with an EKS NVIDIA AMI (``karpenter``:
+    the pool is a NodePool, which says why the types must share one shape)."""
     mt_path = join_path("gpuPools", i, "machineType")
     names = [pool.machine_type] if isinstance(pool.machine_type, str) else list(pool.machine_type)
 
@@ -71,6 +73,19 @@ def check_types(
     if len(instances) != len(names):
         return None
 
+    _check_one_shape(instances, architectures, type_path, issues, karpenter=karpenter)
+    return names, instances
+
+
+def _check_one_shape(
+    instances: list[AwsInstance],
+    architectures: list[str],
+    type_path: Callable[[int], str],
+    issues: Issues,
+    *,
+    karpenter: bool,
+) -> None:
+    """Every type of the pool shares the first one's shape (GPU, vCPUs, memory, architecture)."""
     first = instances[0]
     for j, inst in enumerate(instances[1:], start=1):
         diffs = [
@@ -85,14 +100,19 @@ def check_types(
             )
             if a != b
         ]
+        why = (
+            "a Karpenter pool's NodePool limits, cost and scheduling proof count nodes of one "
+            "shape, so its types must share"
+            if karpenter
+            else "the cluster-autoscaler sizes a group from its first type, so spot types must "
+            "share"
+        )
         if diffs:
             issues.add(
                 type_path(j),
-                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); the "
-                "cluster-autoscaler sizes a group from its first type, so spot types must share "
+                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); {why} "
                 "GPU model, GPU count, vCPUs, memory and CPU architecture",
             )
-    return names, instances
 
 
 def choose_capacity_type(

@@ -37,6 +37,8 @@ from infra.core.eks.groups import (
     plan_group,
     region_az_ids,
 )
+from infra.core.eks.karpenter.plan import as_karpenter_pool
+from infra.core.eks.karpenter.pools import karpenter_problems
 from infra.core.eks.lifecycle import (
     desired_size,
     live_name,
@@ -304,9 +306,14 @@ def _plan_groups(
 ) -> tuple[EksGroupPlan, ...]:
     """Every GPU pool's plan (pools that cannot be built leave issues and no plan)."""
     cluster: EksClusterSpec = config.cluster
+    karpenter = cluster.autoscaler.kind == "karpenter"
     groups: list[EksGroupPlan] = []
     for i, pool in enumerate(config.pools):
+        if karpenter:
+            karpenter_problems(i, pool, issues)
         g = plan_group(i, pool, cluster, region, network, catalog, issues)
+        if g is not None and karpenter:
+            g = as_karpenter_pool(i, g, config, catalog, issues)
         if g is not None:
             groups.append(g)
         if pool.name == SYSTEM_GROUP and not cluster.existing:

@@ -30,6 +30,9 @@ class PoolNodes:
 
     running: Node
     template: Node | None
+    # A Karpenter pool: the node of each instance type its NodePool may launch (the pod must fit
+    # every one: Karpenter may pick any of them).
+    launchable: tuple[Node, ...] = ()
 
 
 def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
@@ -43,10 +46,14 @@ def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
             out[p.name] = PoolNodes(nodes.gke_running_node(p, spec, operator), template)
     elif plan.eks is not None:
         for g in plan.eks.groups:
+            running = nodes.eks_running_node(g, specs[g.hints.name][1])
+            if g.karpenter is not None:
+                memory = _memory_gib(plan, g.instance_types)
+                launchable = tuple(nodes.karpenter_nodes(g, memory))
+                out[g.hints.name] = PoolNodes(running, None, launchable)
+                continue
             template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
-            out[g.hints.name] = PoolNodes(
-                nodes.eks_running_node(g, specs[g.hints.name][1]), template
-            )
+            out[g.hints.name] = PoolNodes(running, template)
     elif plan.kubernetes is not None:
         patched: dict[str, dict[str, str]] = {}
         if plan.operator is not None:
@@ -55,6 +62,15 @@ def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
         for h in plan.kubernetes.pools:
             node = nodes.onprem_running_node(h, specs[h.name][1], patched.get(h.name, {}))
             out[h.name] = PoolNodes(node, None)
+    return out
+
+
+def _memory_gib(plan: Plan, types: Sequence[str]) -> dict[str, float]:
+    out: dict[str, float] = {}
+    for t in types:
+        inst = plan.catalog.aws_instance(t) if plan.catalog is not None else None
+        if inst is not None:
+            out[t] = inst.memory_gib
     return out
 
 
@@ -109,6 +125,8 @@ def check_fit(w: Workload, pools: Mapping[str, PoolNodes]) -> list[str]:
         problems = [f"{pn.running.name}: {p}" for p in fit_problems(w.pod, pn.running)]
         if pn.template is not None:
             problems += [f"{pn.template.name}: {p}" for p in fit_problems(w.pod, pn.template)]
+        for node in pn.launchable:
+            problems += [f"{node.name}: {p}" for p in fit_problems(w.pod, node)]
         per_pool[name] = problems
     failed = [p for probs in per_pool.values() for p in probs]
     if w.any_pool:

@@ -1,0 +1,69 @@
+"""Karpenter GPU pools: one EC2NodeClass and one NodePool per pool (``infra.core.eks.karpenter``).
+
+Thin: the manifests are decided and checked against the pinned CRDs in core; here they become
+``kubernetes.apiextensions.CustomResource`` objects. The node role is the cluster's own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from infra.components.lifecycle import with_lifecycle
+from infra.core.eks.karpenter.pools import KarpenterPoolPlan
+
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+class KarpenterGpuPool(pulumi.ComponentResource):
+    """One GPU pool's EC2NodeClass and NodePool.
+
+    ``controller``: the Karpenter controller release (and its CRDs) both objects wait for, and
+    which Pulumi therefore deletes after them, so the controller still runs to terminate the
+    pool's instances (their finalizers) on a destroy or a removed pool. ``None`` until the
+    controller side is wired in.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        plan: KarpenterPoolPlan,
+        *,
+        node_role_name: pulumi.Input[str],
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+        controller: pulumi.Resource | None = None,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__("gpu-infra:aws:KarpenterGpuPool", name, None, opts)
+        after = [*depends_on, *([controller] if controller is not None else [])]
+        nc = plan.node_class_with_role(node_role_name)
+        self.node_class = k8s.apiextensions.CustomResource(
+            f"{name}-nodeclass",
+            api_version=nc["apiVersion"],
+            kind=nc["kind"],
+            metadata=k8s.meta.v1.ObjectMetaArgs(**nc["metadata"]),
+            spec=nc["spec"],
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
+                NODE_CLASS,
+            ),
+        )
+        np = plan.node_pool
+        self.node_pool = k8s.apiextensions.CustomResource(
+            f"{name}-nodepool",
+            api_version=np["apiVersion"],
+            kind=np["kind"],
+            metadata=k8s.meta.v1.ObjectMetaArgs(**np["metadata"]),
+            spec=np["spec"],
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(
+                    parent=self, provider=provider, depends_on=[*after, self.node_class]
+                ),
+                NODE_POOL,
+            ),
+        )
+        self.register_outputs({"nodeClass": plan.name, "nodePool": plan.name})

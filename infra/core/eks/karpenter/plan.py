@@ -1,0 +1,30 @@
+"""Turn a decided GPU group into a Karpenter pool (pure; called by ``infra.core.eks.planner``)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.stack import StackConfig
+from infra.core.eks.groups import EksGroupPlan
+from infra.core.eks.karpenter.pools import PoolContext, plan_karpenter_pool
+from infra.core.errors import Issues
+
+
+def as_karpenter_pool(
+    i: int, group: EksGroupPlan, config: StackConfig, catalog: Catalog, issues: Issues
+) -> EksGroupPlan:
+    """``group`` with its EC2NodeClass and NodePool and without node groups or ASG tags."""
+    instances = [catalog.aws_instance(t) for t in group.instance_types]
+    known = [x for x in instances if x is not None]
+    family = catalog.aws_family(known[0].family) if known else None
+    ctx = PoolContext(
+        cluster_name=config.cluster.name,
+        stack=config.stack,
+        architecture=family.architecture if family is not None else "x86_64",
+        memory_gib=max((x.memory_gib for x in known), default=group.hints.memory_gib),
+        # A node counts as unneeded after the same time the cluster-autoscaler would wait.
+        consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
+    )
+    pool = plan_karpenter_pool(i, group, ctx, issues)
+    return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

@@ -1,0 +1,326 @@
+"""One GPU pool as a Karpenter EC2NodeClass and NodePool (``cluster.autoscaler.kind: karpenter``).
+
+Pure code. The pool is first decided as for a node group (``infra.core.eks.groups.plan_group``:
+instance types, AMI, AZs, labels, taints, sharing); ``plan_karpenter_pool`` turns that decision
+into the two manifests, and ``karpenter_problems`` refuses what has no Karpenter meaning.
+Field semantics: aws/karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/
+nodepools.md, nodeclasses.md and disruption.md (cited below as nodepools.md etc.).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from infra.core.catalog.vendored import read_rows
+from infra.core.config.eks import EksPoolSpec
+from infra.core.eks.bootstrap import node_user_data
+from infra.core.eks.karpenter.crds import NODECLASS_API, NODEPOOL_API, validate
+from infra.core.eks.karpenter.names import discovery_tag
+from infra.core.errors import Issues, join_path
+from infra.core.labels import POOL_LABEL
+from infra.core.pools import GPU_RESOURCE
+
+if TYPE_CHECKING:
+    from infra.core.eks.groups import EksGroupPlan
+
+# The role placeholder of a planned EC2NodeClass: the component sends the cluster's node IAM role
+# name (spec.role: "which IAM identity nodes should assume", nodeclasses.md "spec.role"), known only
+# at deploy time. The system managed node group runs under the same role, and EKS creates the
+# EC2_LINUX access entry of a managed node group's role itself
+# (https://docs.aws.amazon.com/eks/latest/userguide/creating-access-entries.html), so the nodes
+# Karpenter launches with it join without an entry of their own.
+NODE_ROLE_PLACEHOLDER = "<the cluster's node IAM role>"
+
+# Well-known labels Karpenter schedules on (nodepools.md "Well-Known Labels"; the Kubernetes
+# ones: https://kubernetes.io/docs/reference/labels-annotations-taints/).
+INSTANCE_TYPE_LABEL = "node.kubernetes.io/instance-type"
+CAPACITY_TYPE_LABEL = "karpenter.sh/capacity-type"
+ZONE_ID_LABEL = "topology.k8s.aws/zone-id"
+ARCH_LABEL = "kubernetes.io/arch"
+GPU_NAME_LABEL = "karpenter.k8s.aws/instance-gpu-name"
+GPU_COUNT_LABEL = "karpenter.k8s.aws/instance-gpu-count"
+# EC2 architecture -> kubernetes.io/arch value.
+_ARCH = {"x86_64": "amd64", "arm64": "arm64"}
+
+# Spot pools before on-demand ones: when a pod fits several NodePools, "Karpenter will use the
+# NodePool with the highest weight" (nodepools.md "spec.weight"; 1-100 by the CRD).
+SPOT_WEIGHT = 20
+ON_DEMAND_WEIGHT = 10
+
+# Consolidation only of empty nodes: WhenEmptyOrUnderutilized also evicts running pods to repack
+# them onto cheaper nodes (disruption.md "Consolidation"), which restarts GPU jobs and notebooks.
+CONSOLIDATION_POLICY = "WhenEmpty"
+# Voluntary disruption per NodePool (disruption.md "NodePool Disruption Budgets"): drifted nodes
+# (an AMI pin or NodeClass change) one at a time, each replacement launched and ready before the
+# old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at once.
+DRIFT_BUDGET_NODES = 1
+BUDGETS: tuple[Mapping[str, Any], ...] = (
+    {"nodes": str(DRIFT_BUDGET_NODES), "reasons": ["Drifted"]},
+    {"nodes": "100%", "reasons": ["Empty"]},
+)
+# No expiry: expiration drains a node however busy and is not rate-limited by budgets
+# (disruption.md "Expiration"; default 720h). Nodes are refreshed by drift when the pinned AMI
+# alias is raised, one at a time, and idle nodes leave through consolidation.
+EXPIRE_AFTER = "Never"
+
+# IMDSv2 only with one hop, as the node groups' launch templates (infra.components.eks_nodes):
+# pods cannot reach the node role's credentials (EC2NodeClass spec.metadataOptions).
+METADATA_OPTIONS: Mapping[str, Any] = {
+    "httpEndpoint": "enabled",
+    "httpProtocolIPv6": "disabled",
+    "httpPutResponseHopLimit": 1,
+    "httpTokens": "required",
+}
+# Bottlerocket's OS volume: Karpenter's own default size, 4Gi (aws/karpenter-provider-aws v1.14.1
+# pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings); sent because a mapping list
+# replaces the defaults and the CRD needs a size (rule has(self.snapshotID) || has(self.volumeSize)).
+BOTTLEROCKET_OS_VOLUME = "4Gi"
+
+
+def ami_aliases() -> dict[str, str]:
+    """AMI family -> pinned alias version (``data/karpenter/ami_aliases.csv``)."""
+    return {r["family"]: r["version"] for r in read_rows("karpenter/ami_aliases.csv")}
+
+
+def ami_family(ami_type: str) -> str | None:
+    """The alias family of an EKS AMI type (``AL2023_x86_64_NVIDIA`` -> ``al2023``)."""
+    for prefix, family in (("AL2023_", "al2023"), ("BOTTLEROCKET_", "bottlerocket")):
+        if ami_type.startswith(prefix):
+            return family
+    return None
+
+
+def gpu_name(gpu_model: str) -> str:
+    """The instance-gpu-name value Karpenter derives from GpuInfo.Name: lower case, spaces to
+    dashes (aws/karpenter-provider-aws v1.14.1 pkg/providers/instancetype/types.go
+    lowerKabobCase)."""
+    return gpu_model.lower().replace(" ", "-")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KarpenterPoolPlan:
+    """One GPU pool as Karpenter objects.
+
+    Attributes:
+        name: metadata.name of both the EC2NodeClass and the NodePool (cluster-scoped).
+        node_class: the EC2NodeClass manifest; ``spec.role`` is ``NODE_ROLE_PLACEHOLDER``.
+        node_pool: the NodePool manifest.
+        max_nodes: nodes the ``limits`` allow (maxNodes).
+        drift_surge: replacement nodes a drift may run beside the nodes it replaces.
+    """
+
+    name: str
+    node_class: Mapping[str, Any]
+    node_pool: Mapping[str, Any]
+    max_nodes: int
+    drift_surge: int = DRIFT_BUDGET_NODES
+
+    def node_class_with_role(self, role: Any) -> dict[str, Any]:
+        """The EC2NodeClass with the node role (a name, or a deploy-time output)."""
+        return {**self.node_class, "spec": {**self.node_class["spec"], "role": role}}
+
+
+def karpenter_problems(i: int, pool: EksPoolSpec, issues: Issues) -> None:
+    """Refuse pool keys that a NodePool cannot honour, each with its key, value and rule."""
+    at = join_path("gpuPools", i)
+    if pool.min_nodes > 0:
+        # A NodePool launches nodes for pending pods only; its static mode (spec.replicas) keeps
+        # a fixed count, cannot scale, and cannot later become dynamic (CRD rule
+        # has(self.replicas) == has(oldSelf.replicas)).
+        issues.add(
+            join_path(at, "minNodes"),
+            f"{pool.min_nodes}: a Karpenter NodePool keeps no minimum (it launches nodes for "
+            "pending pods only); use gpuPools[].warm to keep GPU nodes ready, or "
+            "cluster.autoscaler.kind: cluster-autoscaler for a node group with a minimum",
+        )
+    if pool.group_per_zone:
+        issues.add(
+            join_path(at, "groupPerZone"),
+            "true: node groups only; Karpenter picks the zone per pending pod (a pod bound to an "
+            "EBS volume gets a node in that volume's zone), so one NodePool covers every zone",
+        )
+    if pool.hpc:
+        issues.add(
+            join_path(at, "hpc"),
+            "true: EFA interfaces, placement group and local NVMe are planned for node groups "
+            "only; use cluster.autoscaler.kind: cluster-autoscaler for hpc pools",
+        )
+    if pool.ami_type is not None and ami_family(pool.ami_type) is None:
+        issues.add(
+            join_path(at, "amiType"),
+            f"{pool.ami_type!r}: Karpenter pools take an AL2023 or Bottlerocket AMI alias "
+            "(amiFamily: al2023 | bottlerocket)",
+        )
+
+
+def _requirements(group: EksGroupPlan, architecture: str) -> list[dict[str, Any]]:
+    """What every node the NodePool launches must be: the pool's types, capacity, AZs, GPU."""
+    h = group.hints
+    reqs: list[dict[str, Any]] = [
+        {"key": INSTANCE_TYPE_LABEL, "operator": "In", "values": list(group.instance_types)},
+        {"key": CAPACITY_TYPE_LABEL, "operator": "In", "values": list(capacity_types(group))},
+        {"key": ZONE_ID_LABEL, "operator": "In", "values": list(group.az_ids)},
+        {"key": ARCH_LABEL, "operator": "In", "values": [_ARCH[architecture]]},
+        {"key": GPU_NAME_LABEL, "operator": "In", "values": [gpu_name(h.gpu_type)]},
+    ]
+    if h.gpus_per_node > 0:  # a fractional GPU type reports no whole-GPU count
+        reqs.append({"key": GPU_COUNT_LABEL, "operator": "In", "values": [str(h.gpus_per_node)]})
+    return reqs
+
+
+def capacity_types(group: EksGroupPlan) -> tuple[str, ...]:
+    """karpenter.sh/capacity-type values: ``spot``, ``on-demand``, and ``reserved`` for a
+    capacity reservation or Capacity Block (nodeclasses.md "spec.capacityReservationSelectorTerms":
+    reservations are used before on-demand and spot); reservation-only pools take ``reserved``
+    alone."""
+    if group.capacity_type == "SPOT":
+        return ("spot",)
+    only = group.capacity_type == "CAPACITY_BLOCK" or (
+        group.capacity_reservation_preference == "capacity-reservations-only"
+    )
+    if only:
+        return ("reserved",)
+    if group.capacity_reservation_id or group.capacity_reservation_preference == "open":
+        return ("reserved", "on-demand")
+    return ("on-demand",)
+
+
+def _reservation_terms(group: EksGroupPlan) -> list[dict[str, str]]:
+    """capacityReservationSelectorTerms: the given reservation, or any open one."""
+    if group.capacity_reservation_id:
+        return [{"id": group.capacity_reservation_id}]
+    if group.capacity_reservation_preference in ("open", "capacity-reservations-only"):
+        return [{"instanceMatchCriteria": "open"}]
+    return []
+
+
+def limits(max_nodes: int, gpus: int, vcpus: int, memory_gib: float) -> dict[str, str]:
+    """NodePool ``limits`` that stop it at ``max_nodes`` nodes: GPUs, CPUs and memory of that many
+    nodes. "If a limit has been exceeded, nodes provisioning is prevented" (nodepools.md
+    "spec.limits"); quantities as strings, as that page recommends."""
+    out = {"cpu": str(max_nodes * vcpus), "memory": f"{math.ceil(max_nodes * memory_gib)}Gi"}
+    if gpus > 0:
+        out[GPU_RESOURCE] = str(max_nodes * gpus)
+    return out
+
+
+def nodes_within(pool_limits: Mapping[str, str], gpus: int, vcpus: int, memory_gib: float) -> int:
+    """The most nodes of one shape the NodePool ``limits`` admit: the pool's size at maximum,
+    which cost and quota demand count (the inverse of ``limits``)."""
+    counts = [int(pool_limits["cpu"]) // vcpus]
+    counts.append(math.floor(int(pool_limits["memory"].removesuffix("Gi")) / memory_gib))
+    if GPU_RESOURCE in pool_limits and gpus > 0:
+        counts.append(int(pool_limits[GPU_RESOURCE]) // gpus)
+    return min(counts)
+
+
+def _block_devices(family: str, disk_gib: int) -> list[dict[str, Any]]:
+    """Encrypted gp3: the sized root (AL2023 /dev/xvda) or data volume (Bottlerocket /dev/xvdb,
+    beside its OS volume), as the node groups' launch templates size them."""
+    ebs = {"volumeType": "gp3", "encrypted": True, "deleteOnTermination": True}
+    if family != "bottlerocket":
+        return [{"deviceName": "/dev/xvda", "ebs": {**ebs, "volumeSize": f"{disk_gib}Gi"}}]
+    return [
+        {"deviceName": "/dev/xvda", "ebs": {**ebs, "volumeSize": BOTTLEROCKET_OS_VOLUME}},
+        {"deviceName": "/dev/xvdb", "ebs": {**ebs, "volumeSize": f"{disk_gib}Gi"}},
+    ]
+
+
+def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) -> dict[str, Any]:
+    """The pool's EC2NodeClass: pinned AMI alias, discovery-tag subnets and security groups,
+    encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups."""
+    family = ami_family(group.ami_type) or "al2023"
+    key, value = discovery_tag(cluster_name)
+    spec: dict[str, Any] = {
+        "amiSelectorTerms": [{"alias": f"{family}@{ami_aliases()[family]}"}],
+        "role": NODE_ROLE_PLACEHOLDER,
+        "subnetSelectorTerms": [{"tags": {key: value}}],
+        "securityGroupSelectorTerms": [{"tags": {key: value}}],
+        "blockDeviceMappings": _block_devices(family, group.disk_size_gib),
+        "metadataOptions": dict(METADATA_OPTIONS),
+        "tags": dict(tags),
+    }
+    # AL2023: Karpenter puts its NodeConfig first and the user's MIME parts after it
+    # (nodeclasses.md "spec.userData" AL2023); Bottlerocket takes TOML and needs no script here.
+    user_data = node_user_data(group.ami_type, local_nvme=False)
+    if user_data is not None:
+        spec["userData"] = user_data
+    if terms := _reservation_terms(group):
+        spec["capacityReservationSelectorTerms"] = terms
+    return {
+        "apiVersion": NODECLASS_API,
+        "kind": "EC2NodeClass",
+        "metadata": {"name": group.name, "labels": {POOL_LABEL: group.name}},
+        "spec": spec,
+    }
+
+
+def node_pool(
+    group: EksGroupPlan, architecture: str, consolidate_after: str, pool_limits: Mapping[str, str]
+) -> dict[str, Any]:
+    """The pool's NodePool: its requirements, the node groups' labels and taints, limits,
+    disruption for GPU work and the spot-first weight."""
+    return {
+        "apiVersion": NODEPOOL_API,
+        "kind": "NodePool",
+        "metadata": {"name": group.name, "labels": {POOL_LABEL: group.name}},
+        "spec": {
+            "template": {
+                "metadata": {"labels": dict(group.labels)},
+                "spec": {
+                    "nodeClassRef": {
+                        "group": NODECLASS_API.split("/")[0],
+                        "kind": "EC2NodeClass",
+                        "name": group.name,
+                    },
+                    "requirements": _requirements(group, architecture),
+                    "taints": [
+                        {"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints
+                    ],
+                    "expireAfter": EXPIRE_AFTER,
+                },
+            },
+            "limits": dict(pool_limits),
+            "disruption": {
+                "consolidationPolicy": CONSOLIDATION_POLICY,
+                "consolidateAfter": consolidate_after,
+                "budgets": [dict(b) for b in BUDGETS],
+            },
+            "weight": SPOT_WEIGHT if group.capacity_type == "SPOT" else ON_DEMAND_WEIGHT,
+        },
+    }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolContext:
+    """What a Karpenter pool needs beyond its decided group."""
+
+    cluster_name: str
+    stack: str
+    architecture: str
+    memory_gib: float  # the largest of the pool's instance types
+    consolidate_after: str
+
+
+def plan_karpenter_pool(
+    i: int, group: EksGroupPlan, ctx: PoolContext, issues: Issues
+) -> KarpenterPoolPlan:
+    """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
+    h = group.hints
+    pool_limits = limits(group.max_size, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+    # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
+    # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
+    tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
+    plan = KarpenterPoolPlan(
+        name=group.name,
+        node_class=node_class(group, ctx.cluster_name, tags),
+        node_pool=node_pool(group, ctx.architecture, ctx.consolidate_after, pool_limits),
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib),
+    )
+    for manifest in (plan.node_class, plan.node_pool):
+        for error in validate(manifest):
+            issues.add(join_path("gpuPools", i), f"{manifest['kind']} {group.name}: {error}")
+    return plan
