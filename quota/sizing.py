@@ -72,6 +72,8 @@ class NodeGroupSizing:
         node_group_names: the EKS node group names the pool makes (AWS).
         replaced_groups: node groups of the deployed stack this entry stands for while they
             run beside their replacements (``with_replacements``); 0 for planned pools.
+        auto_created: GKE auto-creates the pool from a ComputeClass, so it may put every node
+            in one zone.
     """
 
     path: str
@@ -94,6 +96,7 @@ class NodeGroupSizing:
     zones: tuple[str, ...] = ()
     replaced_groups: int = 0
     node_group_names: tuple[str, ...] = ()
+    auto_created: bool = False
 
     @property
     def spot(self) -> bool:
@@ -138,6 +141,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             external_ip=external,
             declared=gp.machine_type in declared,
             zones=gp.node_locations,
+            auto_created=gp.auto_create,
         )
         for gp in plan.gke.pools
     ]

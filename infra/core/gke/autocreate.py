@@ -114,7 +114,10 @@ def _unsupported(spec: GkePoolSpec) -> list[tuple[str, str]]:
         )
     if spec.best_effort is not None:
         out.append(
-            ("bestEffort", "best-effort provisioning acts on initial nodes; auto-created pools start empty")
+            (
+                "bestEffort",
+                "best-effort provisioning acts on initial nodes; auto-created pools start empty",
+            )
         )
     if spec.compact_placement:
         out.append(
@@ -129,22 +132,14 @@ def _unsupported(spec: GkePoolSpec) -> list[tuple[str, str]]:
     return out
 
 
-def auto_created(
-    pools: Sequence[GkePoolPlan], paths: Sequence[str], issues: Issues
-) -> list[GkePoolPlan]:
-    """The class's pools as auto-created: no NodePool, GKE's default surge, a CRD boot disk."""
-    out: list[GkePoolPlan] = []
-    for p, path in zip(pools, paths, strict=True):
-        if p.disk_type not in BOOT_DISK_TYPES:
-            issues.add(
-                path,
-                f"boot disk {p.disk_type} of {p.machine_type}: an auto-created pool's "
-                f"storage.bootDiskType is one of {', '.join(BOOT_DISK_TYPES)} ({COMPUTE_CLASS_CRD}); "
-                "set diskType or use a fixed pool",
-            )
-        surge, unavailable = DEFAULT_SURGE
-        out.append(replace(p, auto_create=True, max_surge=surge, max_unavailable=unavailable))
-    return out
+def auto_created(pools: Sequence[GkePoolPlan]) -> list[GkePoolPlan]:
+    """The class's pools as auto-created: no NodePool, GKE's default surge. Their boot disks are
+    series defaults or checked against the series (gcp_machine_series.csv), all of them values of
+    the CRD's ``bootDiskType`` enum (BOOT_DISK_TYPES; a unit test keeps the two in step)."""
+    surge, unavailable = DEFAULT_SURGE
+    return [
+        replace(p, auto_create=True, max_surge=surge, max_unavailable=unavailable) for p in pools
+    ]
 
 
 def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> ComputeClassPlan:

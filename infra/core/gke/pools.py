@@ -85,6 +85,7 @@ def plan_pools(
     classes: list[ComputeClassPlan] = []
     for i, spec in enumerate(specs):
         path = join_path("gpuPools", i)
+        before = ctx.issues.count()
         if spec.auto_create:
             check_auto_create(
                 spec,
@@ -102,17 +103,18 @@ def plan_pools(
         # Cross-GPU fallback: one pool per alternative, all bound to one ComputeClass; fixed
         # pools it names, or priorities GKE auto-creates pools from.
         cc = spec.name
-        group, paths = [main], [join_path(path, "diskType")]
+        group = [main]
         if not _check_distinct_fallbacks(spec, path, ctx.issues):
             continue
         for j, fb in enumerate(spec.fallback or ()):
             fb_plan = _plan_fallback(spec, fb, j, path, ctx)
             if fb_plan is not None:
                 group.append(fb_plan)
-                paths.append(join_path(path, "fallback", j, "machineType"))
         bound = [_bind(p, cc) for p in group]
         if spec.auto_create:
-            bound = auto_created(bound, paths, ctx.issues)
+            if ctx.issues.count() > before:
+                continue
+            bound = auto_created(bound)
             classes.append(auto_class(cc, bound, spot_first=main.spot))
         else:
             classes.append(
