@@ -17,7 +17,7 @@ from infra.core.catalog.vendored import Catalog, read_rows
 from infra.core.config.stack import parse
 from infra.core.cost import estimate
 from infra.core.errors import ConfigErrors
-from infra.core.gke.autocreate import BOOT_DISK_TYPES
+from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
 from infra.core.gke.planner import gke_pool_outputs
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.plan import Plan, build_plan
@@ -116,11 +116,20 @@ def test_auto_created_pool_driver_version_is_gke_driver_mode():
     assert g.compute_classes[0].manifest()["priorities"][0]["gpu"]["driverVersion"] == "latest"
 
 
-def test_compute_class_auto_creation_needs_gke_1_33_3_gke_1136000_without_cluster_nap():
-    below = {**ABOVE, "minMasterVersion": "1.33.2-gke.1240000"}
-    reason = errors(cluster=below)["gpuPools[0].autoCreate"]
-    assert "1.33.3-gke.1136000" in reason and "1.33.2-gke.1240000" in reason
-    assert build(cluster={**ABOVE, "minMasterVersion": "1.34"}).gke is not None
+@pytest.mark.parametrize("version", ["1.33.2-gke.1240000", "1.33.2", "1.32", "1.33.3-gke.1135999"])
+def test_compute_class_auto_creation_below_1_33_3_gke_1136000_needs_cluster_nap_so_is_refused(
+    version,
+):
+    reason = errors(cluster={**ABOVE, "minMasterVersion": version})["gpuPools[0].autoCreate"]
+    assert "1.33.3-gke.1136000" in reason and version in reason
+
+
+@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33", "1.33.3", "1.34", None])
+def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
+    cluster = {**ABOVE, "minMasterVersion": version}
+    if version is None:
+        del cluster["minMasterVersion"]  # the channel's default, above every gate
+    assert build(cluster=cluster).gke is not None
 
 
 def test_auto_create_is_refused_with_the_gpu_operator_as_compute_class_driver_is_default_or_latest():
@@ -185,6 +194,21 @@ def test_autoprovisioning_defaults_are_set_only_on_a_cluster_the_stack_creates()
     assert g is not None and g.autoprovisioning_defaults
     fixed = build_plan(parse(gke_config(), "s")).gke
     assert fixed is not None and not fixed.autoprovisioning_defaults
+
+
+def test_existing_cluster_keeps_its_autoprovisioning_defaults_and_the_plan_says_so():
+    existing = {"name": "ml", "location": "us-central1", "existing": True, "cpuNodes": 3}
+    g = build(cluster={**existing, "minMasterVersion": "1.34"}).gke
+    assert g is not None and not g.autoprovisioning_defaults
+    assert any("autoprovisioning defaults" in n for n in g.notes)
+    assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)
+
+
+def test_fixed_compute_class_manifest_has_no_node_pool_config_and_no_auto_creation():
+    fixed = build({"autoCreate": False}, gpuOperator={"enabled": True}).gke
+    assert fixed is not None
+    spec = fixed.compute_classes[0].manifest("ignored@x.iam.gserviceaccount.com")
+    assert spec["nodePoolAutoCreation"] == {"enabled": False} and "nodePoolConfig" not in spec
 
 
 def test_auto_created_node_is_modelled_without_a_stack_named_gke_nodepool_label():
@@ -255,3 +279,40 @@ def test_auto_created_pool_needs_its_max_nodes_in_one_zone_and_the_gpu_quota_of_
     assert fixed["GKE_NODES_PER_POOL_ZONE"] < 4  # a fixed pool's total spreads over its zones
     for metric in ("PREEMPTIBLE_NVIDIA_L4_GPUS", "NVIDIA_T4_GPUS", "GPUS_ALL_REGIONS"):
         assert auto[metric] == fixed[metric] > 0, metric
+
+
+# Property names of the ComputeClass CRD (cloud.google.com/v1, spec.priorities[].* and
+# spec.nodePoolConfig.*; https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
+CRD_PRIORITY_FIELDS = {
+    "capacityCheckWaitTimeSeconds", "flexStart", "gpu", "location", "machineFamily",
+    "machineType", "maxPodsPerNode", "maxRunDurationSeconds", "minCores", "minCpuPlatform",
+    "minMemoryGb", "nodeLabels", "nodeSystemConfig", "nodepools", "placement", "podFamily",
+    "reservations", "spot", "storage", "taints", "tpu",
+}  # fmt: skip
+CRD_NODE_POOL_CONFIG_FIELDS = {
+    "autoRepair", "autoUpgrade", "confidentialNodeType", "gvnic", "imageStreaming", "imageType",
+    "ipType", "loggingConfig", "nodeLabels", "resourceManagerTags", "serviceAccount", "taints",
+    "workloadType",
+}  # fmt: skip
+
+
+def test_every_field_sent_is_a_compute_class_crd_field():
+    spec = manifest()
+    for rule in spec["priorities"]:
+        assert set(rule) <= CRD_PRIORITY_FIELDS
+        assert set(rule["gpu"]) <= {"count", "driverVersion", "type"}
+        assert set(rule["storage"]) <= {"bootDiskSize", "bootDiskType", "localSSDCount"}
+    assert set(spec["nodePoolConfig"]) <= CRD_NODE_POOL_CONFIG_FIELDS
+
+
+def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds():
+    g = sample().gke
+    assert g is not None
+    spec = manifest()
+    for pool, rule in zip(g.pools, spec["priorities"], strict=True):
+        assert rule["location"] == {"zones": list(pool.node_locations)}
+        assert rule["storage"] == {"bootDiskType": pool.disk_type, "bootDiskSize": 100}
+    assert priority(replace(g.pools[0], local_ssd_count=2))["storage"]["localSSDCount"] == 2
+    config = spec["nodePoolConfig"]
+    assert config["autoUpgrade"] is True and config["autoRepair"] is True
+    assert config["gvnic"] == {"enabled": True}  # COS: on, as for fixed pools
