@@ -28,7 +28,12 @@ from quota.demand import stack_demand, stack_sizings
 from tests.conftest import gke_config
 
 OFF = {"enabled": False}
-ABOVE = {"name": "ml", "location": "us-central1", "minMasterVersion": "1.33.3-gke.1136000"}
+ABOVE = {
+    "name": "ml",
+    "location": "us-central1",
+    "releaseChannel": "RAPID",
+    "minMasterVersion": "1.33.3-gke.1136000",
+}
 AUTO: dict[str, Any] = {
     "autoCreate": True,
     "machineType": "g2-standard-8",
@@ -132,6 +137,12 @@ def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
     assert build(cluster=cluster).gke is not None
 
 
+@pytest.mark.parametrize("channel", ["REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
+def test_compute_class_auto_creation_without_cluster_nap_needs_the_rapid_channel(channel):
+    reason = errors(cluster={**ABOVE, "releaseChannel": channel})["gpuPools[0].autoCreate"]
+    assert "RAPID release channel" in reason and channel in reason
+
+
 def test_auto_create_is_refused_with_the_gpu_operator_as_compute_class_driver_is_default_or_latest():
     reason = errors(gpuOperator={"enabled": True})["gpuPools[0].autoCreate"]
     assert "gpuOperator.enabled" in reason and "'default' or 'latest'" in reason
@@ -197,8 +208,8 @@ def test_autoprovisioning_defaults_are_set_only_on_a_cluster_the_stack_creates()
 
 
 def test_existing_cluster_keeps_its_autoprovisioning_defaults_and_the_plan_says_so():
-    existing = {"name": "ml", "location": "us-central1", "existing": True, "cpuNodes": 3}
-    g = build(cluster={**existing, "minMasterVersion": "1.34"}).gke
+    existing = {**ABOVE, "existing": True, "cpuNodes": 3}
+    g = build(cluster=existing).gke
     assert g is not None and not g.autoprovisioning_defaults
     assert any("autoprovisioning defaults" in n for n in g.notes)
     assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)

@@ -44,11 +44,30 @@ RESERVATION_AFFINITY = {
 DEFAULT_SURGE = (1, 0)
 
 
+# "Requirements": to auto-create pools from a ComputeClass without node auto-provisioning the
+# cluster must run 1.33.3-gke.1136000 or later (gke_feature_versions.csv) and "Use the Rapid
+# release channel" (AUTO_CREATION_DOC#requirements).
+REQUIRED_CHANNEL = "RAPID"
+
+
 def check_auto_create(
-    spec: GkePoolSpec, path: str, *, min_master: str | None, operator_on: bool, issues: Issues
+    spec: GkePoolSpec,
+    path: str,
+    *,
+    min_master: str | None,
+    release_channel: str,
+    operator_on: bool,
+    issues: Issues,
 ) -> None:
     """Refuse what an auto-created pool cannot have, each at its key path."""
     apath = join_path(path, "autoCreate")
+    if release_channel != REQUIRED_CHANNEL:
+        issues.add(
+            apath,
+            "auto-created node pools without cluster-level node auto-provisioning need the "
+            f"{REQUIRED_CHANNEL} release channel; cluster.releaseChannel is {release_channel} "
+            f"({AUTO_CREATION_DOC}#requirements)",
+        )
     check_feature_version(
         "compute-class-auto-creation",
         "auto-created node pools without cluster-level node auto-provisioning (never enabled "

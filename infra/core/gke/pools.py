@@ -91,6 +91,7 @@ def plan_pools(
                 spec,
                 path,
                 min_master=ctx.min_master_version,
+                release_channel=ctx.release_channel,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
             )
