@@ -92,13 +92,13 @@ def check_auto_create(
             "set minNodes 0 or autoCreate false",
         )
     for key, why in _unsupported(spec):
-        issues.add(join_path(path, key), f"not with autoCreate: {why}; drop it or autoCreate false")
+        issues.add(join_path(path, key), f"set with autoCreate: {why}; drop it or autoCreate false")
     for j, fb in enumerate(spec.fallback or ()):
         fpath = join_path(path, "fallback", j)
         if fb.flex_start is not None:
-            issues.add(join_path(fpath, "flexStart"), f"not with autoCreate: {_FLEX}")
+            issues.add(join_path(fpath, "flexStart"), f"set with autoCreate: {_FLEX}")
         for key, why in _gpu_unsupported(fb.gpu):
-            issues.add(join_path(fpath, key), f"not with autoCreate: {why}")
+            issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
 
 
 _FLEX = (
