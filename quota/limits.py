@@ -135,7 +135,13 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
     # spans its zones, so it cannot fit only when its total exceeds 1,000 in every zone: the
     # demand is the total over the pool's zones, rounded up (no zones listed: the cluster's, one
     # counted, the conservative side). https://cloud.google.com/kubernetes-engine/quotas
-    zone_counts = [(s.name, -(-s.max_nodes // max(1, len(s.zones)))) for s in own]
+    # An auto-created pool has no total spread over its zones: GKE may create it in one zone
+    # ("Zones lists zones considered for node autoprovisioning", ComputeClass CRD
+    # priorities[].location.zones), so all its nodes count in one.
+    zone_counts = [
+        (s.name, s.max_nodes if s.auto_created else -(-s.max_nodes // max(1, len(s.zones))))
+        for s in own
+    ]
     top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
     surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
     total = sum(s.max_nodes for s in own) + surge

@@ -74,6 +74,8 @@ class NodeGroupSizing:
             run beside their replacements (``with_replacements``); 0 for planned pools.
         karpenter: a Karpenter NodePool (EKS ``cluster.autoscaler.kind: karpenter``): its
             surge is the drift replacement, not a node group update.
+        auto_created: GKE auto-creates the pool from a ComputeClass, so it may put every node
+            in one zone.
     """
 
     path: str
@@ -97,6 +99,7 @@ class NodeGroupSizing:
     replaced_groups: int = 0
     node_group_names: tuple[str, ...] = ()
     karpenter: bool = False
+    auto_created: bool = False
 
     @property
     def spot(self) -> bool:
@@ -141,6 +144,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             external_ip=external,
             declared=gp.machine_type in declared,
             zones=gp.node_locations,
+            auto_created=gp.auto_create,
         )
         for gp in plan.gke.pools
     ]

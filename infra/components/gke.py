@@ -232,6 +232,7 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         if c.private_nodes
         else None,
         master_authorized_networks_config=_authorized_networks(c),
+        cluster_autoscaling=_autoprovisioning_defaults(plan, sa_email),
         # The list is authoritative: GKE's default packages are in it, DCGM only when asked for;
         # the packages need managed Prometheus collection
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
@@ -240,6 +241,24 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
             managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
                 enabled=True
             ),
+        ),
+    )
+
+
+def _autoprovisioning_defaults(
+    plan: core.GkePlan, sa_email: pulumi.Input[str]
+) -> gcp.container.ClusterClusterAutoscalingArgs | None:
+    """Auto-created node pools take the node SA and scopes from the cluster's autoprovisioning
+    defaults, with node auto-provisioning itself off ("Set default values for auto-created
+    nodes", https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning;
+    terraform-google-modules/terraform-google-kubernetes-engine#2547). Unset, GKE uses the
+    Compute Engine default account and its broad scopes."""
+    if not plan.autoprovisioning_defaults:
+        return None
+    return gcp.container.ClusterClusterAutoscalingArgs(
+        enabled=False,
+        auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+            service_account=sa_email, oauth_scopes=list(plan.node_scopes)
         ),
     )
 
@@ -351,7 +370,8 @@ class GkeGpuNodePools(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpu-infra:gcp:GpuNodePools", name, None, opts)
         self.pools: dict[str, gcp.container.NodePool] = {}
-        for p in plan.pools:
+        # Auto-created pools are GKE's, made from their ComputeClass: no NodePool here.
+        for p in (p for p in plan.pools if not p.auto_create):
             self.pools[p.name] = gcp.container.NodePool(
                 f"{name}-{p.name}",
                 _pool_args(plan, p, cluster),
@@ -377,7 +397,11 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 api_version="cloud.google.com/v1",
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cc.name),
-                spec=cc.manifest(),
+                # Auto-created pools run as the stack's node SA, never the Compute Engine
+                # default (nodePoolConfig.serviceAccount, ComputeClass CRD).
+                spec=cluster.node_service_account.apply(cc.manifest)
+                if cc.auto is not None
+                else cc.manifest(),
                 opts=with_lifecycle(
                     pulumi.ResourceOptions(parent=self, provider=provider),
                     "kubernetes:cloud.google.com/v1:ComputeClass",

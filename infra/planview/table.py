@@ -271,10 +271,12 @@ def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset
             out(f"note: {n} [{note_id(n)}]")
     if plan.gke is not None:
         for p in plan.gke.pools:
-            out(
-                f"  {p.name}: {p.machine_type} (location policy ANY, totals "
-                f"{p.total_min}-{p.total_max})"
+            how = (
+                f"auto-created by ComputeClass {p.compute_class}, planned"
+                if p.auto_create
+                else "location policy ANY,"
             )
+            out(f"  {p.name}: {p.machine_type} ({how} totals {p.total_min}-{p.total_max})")
     elif plan.eks is not None:
         for g in plan.eks.groups:
             out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")

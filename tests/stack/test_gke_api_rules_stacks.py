@@ -126,9 +126,14 @@ def test_class_bound_pool_hints_select_the_class_only(recs, stack):
         entry = rec.outputs["gpuPools"][name]
         assert entry["nodeSelector"] == {"cloud.google.com/compute-class": name}
         bound = [p.inputs["name"] for p in gpu_pools(rec)]
-        assert sorted(entry["pools"]) == sorted(
-            n for n in bound if n == name or re.fullmatch(rf"{name}-[0-9a-f]{{6}}", n)
-        )
+        fixed = [n for n in bound if n == name or re.fullmatch(rf"{name}-[0-9a-f]{{6}}", n)]
+        spec = cc.inputs["spec"]
+        if spec["nodePoolAutoCreation"]["enabled"]:
+            # Auto-created: the priorities are the pools (by their pool label), none is a NodePool.
+            labels = [p["nodeLabels"]["gpu-infra/pool"] for p in spec["priorities"]]
+            assert sorted(entry["pools"]) == sorted(labels) and fixed == []
+        else:
+            assert sorted(entry["pools"]) == sorted(fixed)
 
 
 def test_l4_spot_gpu_pools_output_falls_back_across_all_three_pools(recs):

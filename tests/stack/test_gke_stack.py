@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 
 import pytest
@@ -138,3 +139,34 @@ def test_harness_fails_loudly_on_an_unmocked_invoke(monkeypatch):
     )
     with pytest.raises(Exception, match="unmocked invoke gcp:container/getCluster"):
         run_stack(raw)
+
+
+@functools.cache
+def autocreate() -> mockengine.Recording:
+    return run_stack("gke-autocreate")
+
+
+def test_auto_created_pools_have_a_compute_class_and_no_node_pool():
+    # A ComputeClass with nodePoolAutoCreation lets GKE create the pools
+    # (https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning).
+    rec = autocreate()
+    assert gpu_pools(rec) == []
+    (cc,) = rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")
+    spec = cc.inputs["spec"]
+    assert spec["nodePoolAutoCreation"] == {"enabled": True}
+    assert [p["machineType"] for p in spec["priorities"]] == ["g2-standard-8", "n1-standard-8"]
+    (sa,) = rec.of_type("gcp:serviceaccount/account:Account")
+    assert spec["nodePoolConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
+
+
+def test_auto_created_pools_take_the_least_privilege_node_sa_from_autoprovisioning_defaults():
+    # pulumi_gcp ClusterClusterAutoscalingAutoProvisioningDefaults (service_account, oauth_scopes);
+    # node auto-provisioning itself stays off.
+    rec = autocreate()
+    (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
+    (sa,) = rec.of_type("gcp:serviceaccount/account:Account")
+    ca = cluster.inputs["clusterAutoscaling"]
+    assert ca["enabled"] is False and "resourceLimits" not in ca
+    defaults = ca["autoProvisioningDefaults"]
+    assert defaults["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
+    assert defaults["oauthScopes"] == ["https://www.googleapis.com/auth/cloud-platform"]

@@ -96,6 +96,9 @@ class GkePoolSpec(PoolBase):
     # Opt-in image streaming (gcfsConfig): large CUDA images start before they are fully pulled;
     # needs the Container File System API and COS (docs/how-to/image-streaming#requirements).
     image_streaming: bool = False
+    # GKE node pool auto-creation: a ComputeClass with nodePoolAutoCreation (the pool and its
+    # fallbacks as priorities), no fixed node pool (infra/core/gke/autocreate.py).
+    auto_create: bool = False
 
 
 class SystemPoolSpec(Model):

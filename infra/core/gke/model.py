@@ -92,6 +92,9 @@ class GkePoolPlan:
     image_streaming: bool = False
     compute_class: str | None = None
     secure_boot: bool = True
+    # GKE creates (and deletes) this pool's node pools from its ComputeClass: no NodePool is
+    # created for it (infra/core/gke/autocreate.py).
+    auto_create: bool = False
     hints: PoolHints
 
     @property
@@ -109,23 +112,43 @@ class GkePoolPlan:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
+class AutoCreation:
+    """What a ComputeClass with ``nodePoolAutoCreation`` sends besides its name: one priority per
+    pool (machine type, GPUs, Spot, zones, reservation, boot disk, node labels) and the
+    ``nodePoolConfig`` every auto-created pool gets; decided in ``infra.core.gke.autocreate``."""
+
+    priorities: tuple[Mapping[str, Any], ...]
+    node_pool_config: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
 class ComputeClassPlan:
     """A ``cloud.google.com/v1`` ComputeClass whose priorities are the pools, in fallback order."""
 
     name: str
     pools: tuple[str, ...]
     spot_first: bool = False
+    # None: the priorities name the stack's fixed pools; set: GKE auto-creates the pools.
+    auto: AutoCreation | None = None
 
-    def manifest(self) -> dict[str, Any]:
-        """The ComputeClass spec: one ``nodepools`` rule per pool, tried in order."""
+    def manifest(self, service_account: str | None = None) -> dict[str, Any]:
+        """The ComputeClass spec: one rule per pool, tried in order. ``service_account``: the
+        node service account auto-created pools run as (``nodePoolConfig.serviceAccount``)."""
         spec: dict[str, Any] = {
             # Each rule names one manual pool; no other fields may sit next to `nodepools`.
-            "priorities": [{"nodepools": [p]} for p in self.pools],
+            "priorities": [{"nodepools": [p]} for p in self.pools]
+            if self.auto is None
+            else [dict(p) for p in self.auto.priorities],
             # Explicit on purpose: the default changed to DoNotScaleUp in GKE 1.33
             # (https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
             "whenUnsatisfiable": "DoNotScaleUp",
-            "nodePoolAutoCreation": {"enabled": False},
+            "nodePoolAutoCreation": {"enabled": self.auto is not None},
         }
+        if self.auto is not None:
+            config = dict(self.auto.node_pool_config)
+            if service_account is not None:
+                config["serviceAccount"] = service_account
+            spec["nodePoolConfig"] = config
         if self.spot_first:
             # Move workloads back to the Spot pool when it has capacity again
             # (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes#active-migration).
@@ -209,3 +232,9 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
+
+    @property
+    def autoprovisioning_defaults(self) -> bool:
+        """Set the cluster's autoprovisioning defaults (node SA, scopes): a pool is auto-created
+        and this stack owns the cluster."""
+        return not self.cluster.existing and any(c.auto is not None for c in self.compute_classes)

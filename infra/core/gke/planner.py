@@ -94,6 +94,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
             "image streaming on private nodes needs Private Google Access on the subnet "
             "(https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)"
         )
+    notes += _auto_creation_notes(classes, existing=cluster.existing)
     return GkePlan(
         project=project,
         region=region,
@@ -104,6 +105,27 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         services=(IMAGE_STREAMING_SERVICE,) if streaming else (),
         notes=(*notes, *ctx.notes),
     )
+
+
+def _auto_creation_notes(classes: list[ComputeClassPlan], *, existing: bool) -> list[str]:
+    """What auto-creation leaves to GKE, said once per plan."""
+    auto = [c.name for c in classes if c.auto is not None]
+    if not auto:
+        return []
+    notes = [
+        f"ComputeClass {', '.join(auto)}: GKE creates and deletes the node pools; a ComputeClass "
+        "has no node limit and cluster-level auto-provisioning (whose resource limits would cap "
+        "them) is not enabled, so maxNodes is what cost and quota plan for, not a cap GKE "
+        "enforces: the project's GPU quota is "
+        "(https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)"
+    ]
+    if existing:
+        notes.append(
+            "auto-created nodes run as the node service account the ComputeClass names; their "
+            "OAuth scopes come from the existing cluster's autoprovisioning defaults, which this "
+            "stack does not change"
+        )
+    return notes
 
 
 def gke_pool_outputs(

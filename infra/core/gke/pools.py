@@ -11,6 +11,7 @@ from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
+from infra.core.gke.autocreate import auto_class, auto_created, check_auto_create
 from infra.core.gke.model import (
     GPU_TAINT,
     NO_GKE_DEVICE_PLUGIN,
@@ -84,25 +85,43 @@ def plan_pools(
     classes: list[ComputeClassPlan] = []
     for i, spec in enumerate(specs):
         path = join_path("gpuPools", i)
+        before = ctx.issues.count()
+        if spec.auto_create:
+            check_auto_create(
+                spec,
+                path,
+                min_master=ctx.min_master_version,
+                release_channel=ctx.release_channel,
+                operator_on=ctx.operator_on,
+                issues=ctx.issues,
+            )
         main = plan_pool(spec, path, ctx)
         if main is None:
             continue
-        if not spec.fallback:
+        if not spec.fallback and not spec.auto_create:
             pools.append(main)
             continue
-        # Cross-GPU fallback: one manual pool per alternative, all bound to one ComputeClass.
+        # Cross-GPU fallback: one pool per alternative, all bound to one ComputeClass; fixed
+        # pools it names, or priorities GKE auto-creates pools from.
         cc = spec.name
         group = [main]
         if not _check_distinct_fallbacks(spec, path, ctx.issues):
             continue
-        for j, fb in enumerate(spec.fallback):
+        for j, fb in enumerate(spec.fallback or ()):
             fb_plan = _plan_fallback(spec, fb, j, path, ctx)
             if fb_plan is not None:
                 group.append(fb_plan)
-        pools.extend(_bind(p, cc) for p in group)
-        classes.append(
-            ComputeClassPlan(name=cc, pools=tuple(p.name for p in group), spot_first=main.spot)
-        )
+        bound = [_bind(p, cc) for p in group]
+        if spec.auto_create:
+            if ctx.issues.count() > before:
+                continue
+            bound = auto_created(bound)
+            classes.append(auto_class(cc, bound, spot_first=main.spot))
+        else:
+            classes.append(
+                ComputeClassPlan(name=cc, pools=tuple(p.name for p in group), spot_first=main.spot)
+            )
+        pools.extend(bound)
     _check_unique_names(pools, ctx.issues)
     return pools, classes
 

@@ -82,7 +82,12 @@ def running_allocatable(
 def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     """Labels GKE puts on every node of the pool (gke-nodepool, gke-accelerator, partition size;
     https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
-    labels = {GKE_NODEPOOL: p.name, GCE_GPU_LABEL: p.accelerator}
+    # An auto-created pool is named by GKE, not by the stack: no gke-nodepool value to promise.
+    labels = (
+        {GCE_GPU_LABEL: p.accelerator}
+        if p.auto_create
+        else {GKE_NODEPOOL: p.name, GCE_GPU_LABEL: p.accelerator}
+    )
     if p.partition_size:
         labels[GKE_PARTITION_LABEL] = p.partition_size
     return labels

@@ -1,0 +1,227 @@
+"""GKE node pool auto-creation (``gpuPools[].autoCreate``): a ComputeClass GKE creates pools from.
+
+Pure code. The pool and its fallbacks are planned as fixed pools are (shape, zones, capacity,
+labels, taints, cost, quota) and bound to one ComputeClass; instead of NodePools the class gets
+one priority per pool and ``nodePoolAutoCreation.enabled``
+(https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning). The field names
+and enums are the ComputeClass CRD's (cloud.google.com/v1,
+https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
+
+Cluster-level node auto-provisioning is never enabled: its resource limits are cluster-wide and
+cap every pool of the cluster, fixed ones included (pulumi_gcp ClusterClusterAutoscaling
+``resource_limits``: "These limits will apply to node pool autoscaling in addition to node
+auto-provisioning"), so a stack cannot own them next to other stacks on the cluster; below the
+version where a ComputeClass auto-creates pools without it, ``autoCreate`` is refused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
+from infra.core.errors import Issues, join_path
+from infra.core.gke.model import GPU_TAINT, AutoCreation, ComputeClassPlan, GkePoolPlan
+from infra.core.gke.versions import check_feature_version
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+
+AUTO_CREATION_DOC = "https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning"
+COMPUTE_CLASS_CRD = "https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass"
+
+# priorities[].storage.bootDiskType enum of the ComputeClass CRD.
+BOOT_DISK_TYPES = ("pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced")
+# priorities[].gpu.driverVersion enum of the ComputeClass CRD: GKE always installs a driver.
+DRIVER_VERSIONS = {"DEFAULT": "default", "LATEST": "latest"}
+# priorities[].reservations.affinity enum of the ComputeClass CRD, by consumeReservationType.
+RESERVATION_AFFINITY = {
+    "SPECIFIC_RESERVATION": "Specific",
+    "ANY_RESERVATION": "AnyBestEffort",
+    "NO_RESERVATION": "None",
+}
+# GKE's default surge (maxSurge=1, maxUnavailable=0) applies: "Surge upgrades or blue-green
+# upgrades" are among the settings ComputeClasses do not support (AUTO_CREATION_DOC#limitations).
+DEFAULT_SURGE = (1, 0)
+
+
+# "Requirements": to auto-create pools from a ComputeClass without node auto-provisioning the
+# cluster must run 1.33.3-gke.1136000 or later (gke_feature_versions.csv) and "Use the Rapid
+# release channel" (AUTO_CREATION_DOC#requirements).
+REQUIRED_CHANNEL = "RAPID"
+
+
+def check_auto_create(
+    spec: GkePoolSpec,
+    path: str,
+    *,
+    min_master: str | None,
+    release_channel: str,
+    operator_on: bool,
+    issues: Issues,
+) -> None:
+    """Refuse what an auto-created pool cannot have, each at its key path."""
+    apath = join_path(path, "autoCreate")
+    if release_channel != REQUIRED_CHANNEL:
+        issues.add(
+            apath,
+            "auto-created node pools without cluster-level node auto-provisioning need the "
+            f"{REQUIRED_CHANNEL} release channel; cluster.releaseChannel is {release_channel} "
+            f"({AUTO_CREATION_DOC}#requirements)",
+        )
+    check_feature_version(
+        "compute-class-auto-creation",
+        "auto-created node pools without cluster-level node auto-provisioning (never enabled "
+        "here: its resource limits cap every pool of the cluster)",
+        min_master,
+        apath,
+        issues,
+    )
+    if operator_on:
+        issues.add(
+            apath,
+            "true while gpuOperator.enabled is true: a ComputeClass priority's gpu.driverVersion "
+            "is 'default' or 'latest' only, so GKE installs its driver and device plugin on every "
+            f"auto-created node, which the GPU Operator needs off ({COMPUTE_CLASS_CRD}); set "
+            "gpuOperator.enabled false or autoCreate false",
+        )
+    if spec.min_nodes:
+        issues.add(
+            join_path(path, "minNodes"),
+            f"{spec.min_nodes}: an auto-created node pool has no minimum (GKE deletes it when "
+            "empty; https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning); "
+            "set minNodes 0 or autoCreate false",
+        )
+    for key, why in _unsupported(spec):
+        issues.add(join_path(path, key), f"set with autoCreate: {why}; drop it or autoCreate false")
+    for j, fb in enumerate(spec.fallback or ()):
+        fpath = join_path(path, "fallback", j)
+        if fb.flex_start is not None:
+            issues.add(join_path(fpath, "flexStart"), f"set with autoCreate: {_FLEX}")
+        for key, why in _gpu_unsupported(fb.gpu):
+            issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
+
+
+_FLEX = (
+    "flex-start pools run without auto-repair (GKE's DWS examples create them with "
+    "--no-enable-autorepair, https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest) "
+    "and nodePoolConfig.autoRepair is one setting for every priority of the class"
+)
+_GPU_FIELDS = (
+    f"a ComputeClass priority's gpu has type, count and driverVersion only ({COMPUTE_CLASS_CRD}); "
+    "GKE's GPU sharing and partitions are fixed node pool settings"
+)
+
+
+def _gpu_unsupported(gpu: GkeGpuSpec | None) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    if gpu is not None and gpu.sharing is not None:
+        out.append(("gpu.sharing", _GPU_FIELDS))
+    if gpu is not None and gpu.partition_size is not None:
+        out.append(("gpu.partitionSize", _GPU_FIELDS))
+    return out
+
+
+def _unsupported(spec: GkePoolSpec) -> list[tuple[str, str]]:
+    out = _gpu_unsupported(spec.gpu)
+    if spec.queued_provisioning:
+        out.append(
+            (
+                "queuedProvisioning",
+                "queued provisioning admits pods through ProvisioningRequests on a node pool that "
+                f"enables it; a ComputeClass priority has no such field ({COMPUTE_CLASS_CRD})",
+            )
+        )
+    if spec.best_effort is not None:
+        out.append(
+            (
+                "bestEffort",
+                "best-effort provisioning acts on initial nodes; auto-created pools start empty",
+            )
+        )
+    if spec.compact_placement:
+        out.append(
+            (
+                "compactPlacement",
+                "a ComputeClass priority places nodes only through an existing resource policy "
+                f"(placement.policyName, {COMPUTE_CLASS_CRD}), which this stack does not create",
+            )
+        )
+    if spec.flex_start is not None:
+        out.append(("flexStart", _FLEX))
+    return out
+
+
+def auto_created(pools: Sequence[GkePoolPlan]) -> list[GkePoolPlan]:
+    """The class's pools as auto-created: no NodePool, GKE's default surge. Their boot disks are
+    series defaults or checked against the series (gcp_machine_series.csv), all of them values of
+    the CRD's ``bootDiskType`` enum (BOOT_DISK_TYPES; a unit test keeps the two in step)."""
+    surge, unavailable = DEFAULT_SURGE
+    return [
+        replace(p, auto_create=True, max_surge=surge, max_unavailable=unavailable) for p in pools
+    ]
+
+
+def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> ComputeClassPlan:
+    """The ComputeClass that auto-creates ``pools``, tried in order."""
+    first = pools[0]
+    return ComputeClassPlan(
+        name=name,
+        pools=tuple(p.name for p in pools),
+        spot_first=spot_first,
+        auto=AutoCreation(
+            priorities=tuple(priority(p) for p in pools),
+            node_pool_config=node_pool_config(first),
+        ),
+    )
+
+
+def priority(p: GkePoolPlan) -> dict[str, Any]:
+    """One ``priorities[]`` rule: machine type, GPUs and GKE's driver, Spot, zones, reservation,
+    boot disk, and the pool's node labels (GKE adds the class label itself)."""
+    storage: dict[str, Any] = {"bootDiskType": p.disk_type, "bootDiskSize": p.disk_size_gb}
+    if p.local_ssd_count:
+        storage["localSSDCount"] = p.local_ssd_count
+    rule: dict[str, Any] = {
+        "machineType": p.machine_type,
+        "gpu": {
+            "type": p.accelerator,
+            "count": p.accelerator_count,
+            "driverVersion": DRIVER_VERSIONS[p.driver_version],
+        },
+        "spot": p.spot,
+        "location": {"zones": list(p.node_locations)},
+        "storage": storage,
+        "nodeLabels": {k: v for k, v in p.labels.items() if k != GKE_COMPUTE_CLASS_LABEL},
+    }
+    if p.reservation_type is not None:
+        rule["reservations"] = _reservations(p.reservation_type, p.reservation_name)
+    return rule
+
+
+def _reservations(rtype: str, name: str | None) -> dict[str, Any]:
+    out: dict[str, Any] = {"affinity": RESERVATION_AFFINITY[rtype]}
+    if rtype == "SPECIFIC_RESERVATION" and name:
+        # A shared reservation is projects/PROJECT/reservations/NAME (reservation_affinity).
+        parts = name.split("/")
+        out["specific"] = [
+            {"name": parts[3], "project": parts[1]} if len(parts) == 4 else {"name": name}
+        ]
+    return out
+
+
+def node_pool_config(p: GkePoolPlan) -> dict[str, Any]:
+    """``nodePoolConfig`` of every auto-created pool: image, node management, gVNIC, image
+    streaming and the user taints (GKE adds the class's and the GPU's own)."""
+    own = {(GPU_TAINT.key, GPU_TAINT.value), (GKE_COMPUTE_CLASS_LABEL, p.compute_class)}
+    return {
+        "imageType": p.image_type.lower(),
+        "autoUpgrade": p.auto_upgrade,
+        "autoRepair": p.auto_repair,
+        "gvnic": {"enabled": p.gvnic},
+        "imageStreaming": {"enabled": p.image_streaming},
+        "taints": [
+            {"key": t.key, "value": t.value, "effect": t.effect}
+            for t in p.taints
+            if (t.key, t.value) not in own
+        ],
+    }

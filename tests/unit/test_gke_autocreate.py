@@ -1,0 +1,329 @@
+"""GKE node pool auto-creation (``gpuPools[].autoCreate``), one test per rule, named after it.
+
+Sources: https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning
+(Limitations), the ComputeClass CRD (https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass)
+and https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.config.stack import parse
+from infra.core.cost import estimate
+from infra.core.errors import ConfigErrors
+from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
+from infra.core.gke.planner import gke_pool_outputs
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+from infra.core.plan import Plan, build_plan
+from infra.core.scheduling import nodes
+from infra.core.scheduling.proof import pool_nodes, prove
+from quota import limits
+from quota.demand import stack_demand, stack_sizings
+from tests.conftest import gke_config
+
+OFF = {"enabled": False}
+ABOVE = {
+    "name": "ml",
+    "location": "us-central1",
+    "releaseChannel": "RAPID",
+    "minMasterVersion": "1.33.3-gke.1136000",
+}
+AUTO: dict[str, Any] = {
+    "autoCreate": True,
+    "machineType": "g2-standard-8",
+    "gpu": None,
+    "spot": True,
+    "maxNodes": 4,
+    "labels": {"team": "ml"},
+    "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
+    "fallback": [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}],
+}
+
+
+def build(pool: dict[str, Any] | None = None, **top: Any) -> Plan:
+    top.setdefault("gpuOperator", OFF)
+    top.setdefault("cluster", ABOVE)
+    return build_plan(parse(gke_config({**AUTO, **(pool or {})}, **top), "s"))
+
+
+@functools.cache
+def sample() -> Plan:
+    return build()
+
+
+def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
+    with pytest.raises(ConfigErrors) as e:
+        build(pool, **top)
+    out: dict[str, str] = {}
+    for i in e.value.issues:
+        out[i.path] = f"{out.get(i.path, '')} {i.reason}".strip()
+    return out
+
+
+def manifest() -> dict[str, Any]:
+    g = sample().gke
+    assert g is not None
+    (cc,) = g.compute_classes
+    return cc.manifest("nodes@demo-project.iam.gserviceaccount.com")
+
+
+def test_auto_create_plans_a_compute_class_with_node_pool_auto_creation_in_fallback_order():
+    spec = manifest()
+    assert spec["nodePoolAutoCreation"] == {"enabled": True}
+    assert spec["whenUnsatisfiable"] == "DoNotScaleUp"
+    first, second = spec["priorities"]
+    assert first["machineType"] == "g2-standard-8" and first["spot"] is True
+    assert first["gpu"] == {"type": "nvidia-l4", "count": 1, "driverVersion": "default"}
+    assert second["machineType"] == "n1-standard-8" and second["spot"] is False
+    assert second["gpu"]["type"] == "nvidia-tesla-t4"
+    # No priority names a fixed pool: "Nodepool field cannot be set along with other fields".
+    assert all("nodepools" not in p for p in spec["priorities"])
+
+
+def test_every_auto_created_pool_is_in_the_plan_marked_auto_created():
+    g = sample().gke
+    assert g is not None
+    assert [p.auto_create for p in g.pools] == [True, True]
+    assert all(p.compute_class == "gpu-t4" for p in g.pools)
+
+
+def test_auto_created_pools_run_as_the_stack_node_sa_named_by_the_compute_class():
+    assert manifest()["nodePoolConfig"]["serviceAccount"].startswith("nodes@")
+
+
+def test_surge_blue_green_and_shielded_settings_are_never_sent_per_auto_created_pool():
+    # "The following settings aren't supported by ComputeClasses: Surge upgrades or blue-green
+    # upgrades; Node integrity and secure boot" (node-auto-provisioning#limitations).
+    text = repr(manifest())
+    for key in ("upgradeSettings", "maxSurge", "blueGreen", "shielded", "SecureBoot", "integrity"):
+        assert key not in text
+
+
+def test_auto_created_nodes_carry_the_pool_labels_and_user_taints_not_gke_own_taints():
+    spec = manifest()
+    assert spec["priorities"][0]["nodeLabels"] == {"team": "ml", "gpu-infra/pool": "gpu-t4"}
+    assert GKE_COMPUTE_CLASS_LABEL not in spec["priorities"][0]["nodeLabels"]
+    assert spec["nodePoolConfig"]["taints"] == [
+        {"key": "dedicated", "value": "ml", "effect": "NoSchedule"}
+    ]
+    assert spec["nodePoolConfig"]["imageType"] == "cos_containerd"  # the CRD's lowercase enum
+
+
+def test_auto_created_pool_driver_version_is_gke_driver_mode():
+    g = build({"gpu": {"driver": "gke-latest"}}).gke
+    assert g is not None
+    assert g.compute_classes[0].manifest()["priorities"][0]["gpu"]["driverVersion"] == "latest"
+
+
+@pytest.mark.parametrize("version", ["1.33.2-gke.1240000", "1.33.2", "1.32", "1.33.3-gke.1135999"])
+def test_compute_class_auto_creation_below_1_33_3_gke_1136000_needs_cluster_nap_so_is_refused(
+    version,
+):
+    reason = errors(cluster={**ABOVE, "minMasterVersion": version})["gpuPools[0].autoCreate"]
+    assert "1.33.3-gke.1136000" in reason and version in reason
+
+
+@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33", "1.33.3", "1.34", None])
+def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
+    cluster = {**ABOVE, "minMasterVersion": version}
+    if version is None:
+        del cluster["minMasterVersion"]  # the channel's default, above every gate
+    assert build(cluster=cluster).gke is not None
+
+
+@pytest.mark.parametrize("channel", ["REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
+def test_compute_class_auto_creation_without_cluster_nap_needs_the_rapid_channel(channel):
+    reason = errors(cluster={**ABOVE, "releaseChannel": channel})["gpuPools[0].autoCreate"]
+    assert "RAPID release channel" in reason and channel in reason
+
+
+def test_auto_create_is_refused_with_the_gpu_operator_as_compute_class_driver_is_default_or_latest():
+    reason = errors(gpuOperator={"enabled": True})["gpuPools[0].autoCreate"]
+    assert "gpuOperator.enabled" in reason and "'default' or 'latest'" in reason
+
+
+def test_auto_created_pools_have_no_minimum_node_count():
+    assert "no minimum" in errors({"minNodes": 1})["gpuPools[0].minNodes"]
+
+
+@pytest.mark.parametrize(
+    ("pool", "key"),
+    [
+        ({"queuedProvisioning": True, "spot": False, "fallback": None}, "queuedProvisioning"),
+        ({"bestEffort": {"minNodes": 1}}, "bestEffort"),
+        ({"compactPlacement": True, "zones": ["us-central1-a"]}, "compactPlacement"),
+        (
+            {
+                "machineType": "n1-standard-8",
+                "gpu": {
+                    "type": "nvidia-tesla-t4",
+                    "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+                },
+            },
+            "gpu.sharing",
+        ),
+        (
+            {"fallback": [{"machineType": "g2-standard-8", "flexStart": {}}]},
+            "fallback[0].flexStart",
+        ),
+    ],
+)
+def test_settings_a_compute_class_priority_cannot_carry_are_refused_naming_the_key(pool, key):
+    reason = errors(pool)[f"gpuPools[0].{key}"]
+    assert "autoCreate" in reason
+
+
+def test_every_boot_disk_the_planner_picks_is_in_the_compute_class_boot_disk_enum():
+    # priorities[].storage.bootDiskType: pd-balanced, pd-standard, pd-ssd, hyperdisk-balanced.
+    series = read_rows("gcp_machine_series.csv")
+    assert {d for r in series for d in r["boot_disk_types"].split("|")} <= set(BOOT_DISK_TYPES)
+
+
+def test_specific_shared_reservation_becomes_a_specific_affinity_with_its_project():
+    pool = {
+        "spot": False,
+        "zones": ["us-central1-a"],
+        "reservation": {"type": "specific", "name": "projects/other-project/reservations/l4-res"},
+    }
+    g = build(pool).gke
+    assert g is not None
+    rule = g.compute_classes[0].manifest()["priorities"][0]
+    assert rule["reservations"] == {
+        "affinity": "Specific",
+        "specific": [{"name": "l4-res", "project": "other-project"}],
+    }
+
+
+def test_autoprovisioning_defaults_are_set_only_on_a_cluster_the_stack_creates():
+    g = sample().gke
+    assert g is not None and g.autoprovisioning_defaults
+    fixed = build_plan(parse(gke_config(), "s")).gke
+    assert fixed is not None and not fixed.autoprovisioning_defaults
+
+
+def test_existing_cluster_keeps_its_autoprovisioning_defaults_and_the_plan_says_so():
+    existing = {**ABOVE, "existing": True, "cpuNodes": 3}
+    g = build(cluster=existing).gke
+    assert g is not None and not g.autoprovisioning_defaults
+    assert any("autoprovisioning defaults" in n for n in g.notes)
+    assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)
+
+
+def test_fixed_compute_class_manifest_has_no_node_pool_config_and_no_auto_creation():
+    fixed = build({"autoCreate": False}, gpuOperator={"enabled": True}).gke
+    assert fixed is not None
+    spec = fixed.compute_classes[0].manifest("ignored@x.iam.gserviceaccount.com")
+    assert spec["nodePoolAutoCreation"] == {"enabled": False} and "nodePoolConfig" not in spec
+
+
+def test_auto_created_node_is_modelled_without_a_stack_named_gke_nodepool_label():
+    g = sample().gke
+    assert g is not None
+    node = nodes.gke_template_node(g.pools[0])
+    assert nodes.GKE_NODEPOOL not in node.labels
+    assert node.labels[GKE_COMPUTE_CLASS_LABEL] == "gpu-t4"
+    assert {
+        "key": GKE_COMPUTE_CLASS_LABEL,
+        "value": "gpu-t4",
+        "effect": "NoSchedule",
+    } in node.taints
+
+
+def test_every_priority_node_fits_every_workload_and_breaking_one_fails_the_proof():
+    plan = sample()
+    assert prove(plan) == []
+    pools = pool_nodes(plan)
+    name = plan.gke.pools[1].name  # type: ignore[union-attr]
+    broken = pools[name].running
+    labels = {k: v for k, v in broken.labels.items() if k != GKE_COMPUTE_CLASS_LABEL}
+    pools[name] = replace(pools[name], running=replace(broken, labels=labels))
+    assert prove(plan, pools) != []
+
+
+def test_integrations_select_the_compute_class_only():
+    g = sample().gke
+    assert g is not None
+    per_pool = {
+        p.name: {
+            "gpuType": p.accelerator,
+            "gpuModel": p.hints.gpu_model,
+            "nodeSelector": p.hints.node_selector,
+            "tolerations": p.hints.tolerations(),
+            "maxNodes": p.total_max,
+        }
+        for p in g.pools
+    }
+    out = gke_pool_outputs(g, per_pool)
+    assert out["gpu-t4"]["nodeSelector"] == {GKE_COMPUTE_CLASS_LABEL: "gpu-t4"}
+    assert {
+        "key": GKE_COMPUTE_CLASS_LABEL,
+        "operator": "Equal",
+        "value": "gpu-t4",
+        "effect": "NoSchedule",
+    } in out["gpu-t4"]["tolerations"]
+    assert out["gpu-t4"]["maxNodes"] == 8
+
+
+def test_cost_at_maximum_counts_every_priority_at_its_max_nodes():
+    cost = estimate(sample())
+    assert {p.name: p.max_nodes for p in cost.pools} == {"gpu-t4": 4, "gpu-t4-a31395": 4}
+
+
+def quota_rows(plan: Plan) -> dict[str, int]:
+    catalog = Catalog.load()
+    _, rows = stack_demand(plan.config, catalog, plan)
+    _, sizings = stack_sizings(plan.config, catalog, plan)
+    ld = limits.stack_limits("gcp", plan, "us-central1", sizings)
+    return {r.key.quota: r.needed for r in (*rows, *ld.rows)}
+
+
+def test_auto_created_pool_needs_its_max_nodes_in_one_zone_and_the_gpu_quota_of_a_fixed_pool():
+    auto = quota_rows(sample())
+    assert auto["GKE_NODES_PER_POOL_ZONE"] == 4  # all 4 may land in one zone
+    fixed = quota_rows(build({"autoCreate": False}, gpuOperator={"enabled": True}))
+    assert fixed["GKE_NODES_PER_POOL_ZONE"] < 4  # a fixed pool's total spreads over its zones
+    for metric in ("PREEMPTIBLE_NVIDIA_L4_GPUS", "NVIDIA_T4_GPUS", "GPUS_ALL_REGIONS"):
+        assert auto[metric] == fixed[metric] > 0, metric
+
+
+# Property names of the ComputeClass CRD (cloud.google.com/v1, spec.priorities[].* and
+# spec.nodePoolConfig.*; https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
+CRD_PRIORITY_FIELDS = {
+    "capacityCheckWaitTimeSeconds", "flexStart", "gpu", "location", "machineFamily",
+    "machineType", "maxPodsPerNode", "maxRunDurationSeconds", "minCores", "minCpuPlatform",
+    "minMemoryGb", "nodeLabels", "nodeSystemConfig", "nodepools", "placement", "podFamily",
+    "reservations", "spot", "storage", "taints", "tpu",
+}  # fmt: skip
+CRD_NODE_POOL_CONFIG_FIELDS = {
+    "autoRepair", "autoUpgrade", "confidentialNodeType", "gvnic", "imageStreaming", "imageType",
+    "ipType", "loggingConfig", "nodeLabels", "resourceManagerTags", "serviceAccount", "taints",
+    "workloadType",
+}  # fmt: skip
+
+
+def test_every_field_sent_is_a_compute_class_crd_field():
+    spec = manifest()
+    for rule in spec["priorities"]:
+        assert set(rule) <= CRD_PRIORITY_FIELDS
+        assert set(rule["gpu"]) <= {"count", "driverVersion", "type"}
+        assert set(rule["storage"]) <= {"bootDiskSize", "bootDiskType", "localSSDCount"}
+    assert set(spec["nodePoolConfig"]) <= CRD_NODE_POOL_CONFIG_FIELDS
+
+
+def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds():
+    g = sample().gke
+    assert g is not None
+    spec = manifest()
+    for pool, rule in zip(g.pools, spec["priorities"], strict=True):
+        assert rule["location"] == {"zones": list(pool.node_locations)}
+        assert rule["storage"] == {"bootDiskType": pool.disk_type, "bootDiskSize": 100}
+    assert priority(replace(g.pools[0], local_ssd_count=2))["storage"]["localSSDCount"] == 2
+    config = spec["nodePoolConfig"]
+    assert config["autoUpgrade"] is True and config["autoRepair"] is True
+    assert config["gvnic"] == {"enabled": True}  # COS: on, as for fixed pools
