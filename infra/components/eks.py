@@ -72,7 +72,14 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         assert plan.network is not None
-        self.network = EksNetwork(f"{name}-net", plan.network, plan.cluster_name, opts=child)
+        self.network = EksNetwork(
+            f"{name}-net",
+            plan.network,
+            plan.cluster_name,
+            opts=child,
+            # Karpenter's EC2NodeClass selects the subnets by this tag.
+            private_tags=dict([plan.karpenter.discovery_tag]) if plan.karpenter else None,
+        )
         subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
         self.created: pulumi.Resource | None = None  # deletedWith target: created, unprotected
@@ -578,9 +585,15 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 ),
                 depends_on=cluster.node_dependencies,
             )
+    agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
     if p.autoscaler is not None:
-        agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=[*ready, *agent])
+    if p.karpenter is not None:
+        from infra.components.karpenter import KarpenterController  # imports this module
+
+        KarpenterController(
+            f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
+        )
     for suffix, dp in (("nvidia", p.device_plugin), ("efa", p.efa_device_plugin)):
         if dp is not None:
             DevicePlugin(

@@ -25,6 +25,7 @@ def helm_release(
 
     helm.v3.Release (not helm.v4.Chart) because it runs chart hooks and rolls back a failed
     install as a unit. ``settings`` are further ``ReleaseArgs`` fields (``timeout``, ...).
+    An OCI chart (``chart`` ``oci://...``) is its own location: ``repo`` is empty then.
     """
     return k8s.helm.v3.Release(
         name,
@@ -32,7 +33,7 @@ def helm_release(
             name=release,
             chart=chart,
             version=version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
             namespace=namespace,
             values=dict(values),
             **settings,

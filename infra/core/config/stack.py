@@ -516,6 +516,17 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
         "no cluster-autoscaler is installed",
     ),
+    # eks.planner: with karpenter no cluster-autoscaler is planned; these are its flags
+    # (--expander, --scale-down-gpu-utilization-threshold, --scale-down-unneeded-time).
+    (
+        ("eks",),
+        "cluster.autoscaler",
+        "kind",
+        "karpenter",
+        ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
+        "they are cluster-autoscaler flags (Karpenter scales down by its NodePools' disruption "
+        "settings)",
+    ),
 )
 
 
