@@ -294,3 +294,20 @@ def test_diff_reads_tag_keys_that_hold_dots():
     tags = {"tags": {"karpenter.sh/discovery": "ml", "Name": "x"}}
     assert value_at(tags, "tags.karpenter.sh/discovery") == "ml"
     assert value_at(tags, "tags.other.key", "absent") == "absent"
+
+
+def test_plan_table_says_karpenter_replaces_the_cluster_autoscaler():
+    from infra.planview.table import print_karpenter
+
+    lines: list[str] = []
+    plan = build_plan(parse(raw_g4dn(), "eks-g4dn"))
+    print_karpenter(plan, lines.append)
+    assert lines == [
+        "autoscaler: Karpenter 1.14.1 in kube-system on the system pool, interruption queue "
+        "ml-eks-g4dn-karpenter (no cluster-autoscaler)"
+    ]
+    lines.clear()
+    raw = raw_g4dn()
+    del raw["gpu-infra:cluster"]["autoscaler"]
+    print_karpenter(build_plan(parse(raw, "eks-g4dn")), lines.append)
+    assert lines == []
