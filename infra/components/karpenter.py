@@ -43,7 +43,7 @@ class KarpenterController(pulumi.ComponentResource):
         k = plan.karpenter
         assert k is not None
         queue = self._queue(name, k)
-        self._discovery_tags(name, plan, cluster, k)
+        self._discovery_tags(name, cluster, k)
         role, assoc = workload_role(
             self, name, plan, cluster, k.namespace, k.service_account, "Karpenter controller"
         )
@@ -128,15 +128,14 @@ class KarpenterController(pulumi.ComponentResource):
         return queue
 
     def _discovery_tags(
-        self, name: str, plan: core.EksPlan, cluster: EksCluster, k: ctl.KarpenterControllerPlan
+        self, name: str, cluster: EksCluster, k: ctl.KarpenterControllerPlan
     ) -> None:
         """``karpenter.sh/discovery`` on the cluster security group EKS made and on given private
         subnets (subnets of a VPC this stack creates get it at creation: ``EksNetwork``)."""
         key, value = k.discovery_tag
         child = with_lifecycle(pulumi.ResourceOptions(parent=self), EC2_TAG)
         targets: dict[str, pulumi.Input[str]] = {"cluster-sg": cluster.security_group_id}
-        if plan.network is not None and not plan.network.create:
-            targets |= {f"subnet-{az}": s for az, s in plan.network.private_subnets.items()}
+        targets |= {f"subnet-{az}": s for az, s in k.tagged_subnets.items()}
         for suffix, resource_id in targets.items():
             aws.ec2.Tag(
                 f"{name}-discovery-{suffix}",

@@ -311,3 +311,14 @@ def test_plan_table_says_karpenter_replaces_the_cluster_autoscaler():
     del raw["gpu-infra:cluster"]["autoscaler"]
     print_karpenter(build_plan(parse(raw, "eks-g4dn")), lines.append)
     assert lines == []
+
+
+def test_given_private_subnets_get_a_discovery_tag_resource_new_vpc_subnets_do_not():
+    new_vpc = karpenter_plan().karpenter
+    assert new_vpc is not None and new_vpc.tagged_subnets == {}  # tagged at creation instead
+    raw = raw_g4dn()
+    subnets = {"usw2-az1": "subnet-0a1b2c3d4e5f60001", "usw2-az2": "subnet-0a1b2c3d4e5f60002"}
+    raw["gpu-infra:cluster"]["vpc"] = {"id": "vpc-0a1b2c3d4e5f60001", "privateSubnets": subnets}
+    eks = build_plan(parse(raw, "eks-g4dn")).eks
+    assert eks is not None and eks.karpenter is not None
+    assert eks.karpenter.tagged_subnets == subnets

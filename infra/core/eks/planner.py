@@ -292,7 +292,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         system=system,
         groups=groups,
         autoscaler=ca,
-        karpenter=_plan_karpenter(config, region, partition, system, issues),
+        karpenter=_plan_karpenter(config, region, partition, system, network, issues),
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity),
@@ -362,6 +362,7 @@ def _plan_karpenter(
     region: str,
     partition: str,
     system: EksSystemGroupPlan | None,
+    network: EksNetworkPlan | None,
     issues: Issues,
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
@@ -375,6 +376,7 @@ def _plan_karpenter(
         partition=partition,
         system_labels=system.labels if system is not None else {},
         system_min_nodes=system.min_size if system is not None else None,
+        given_subnets=network.private_subnets if network and not network.create else None,
     )
     found = karpenter_ctl.problems(
         existing=cluster.existing,
