@@ -233,9 +233,17 @@ def test_policy_arns_are_in_the_regions_partition(region, partition):
     assert arns and all(r.startswith(f"arn:{partition}:") for r in arns)
 
 
-def test_policy_fits_the_iam_inline_role_policy_size():
-    long = controller(cluster="c" * 100)
-    assert ctl.policy_size(policy(long)) <= limit("aws.iam_role_inline_policy_size")
+def test_policy_fits_the_iam_inline_role_policy_size_for_the_longest_cluster_name():
+    longest = controller(cluster="c" * limit("eks.cluster_name"))
+    size = ctl.policy_size(ctl.longest_policy(longest))
+    assert ctl.policy_size(policy(longest)) <= size <= limit("aws.iam_role_inline_policy_size")
+    assert list(ctl.problems(existing=False, kubernetes_minor=33, plan=longest)) == []
+
+
+def test_a_policy_over_iams_inline_size_is_a_config_error_naming_the_cluster_name(monkeypatch):
+    monkeypatch.setattr(ctl, "policy_size", lambda _: 10241)
+    found = list(ctl.problems(existing=False, kubernetes_minor=33, plan=controller()))
+    assert [k for k, _ in found] == ["cluster.name"] and "10240" in found[0][1]
 
 
 def test_queue_policy_lets_eventbridge_send_and_denies_plain_http():
@@ -271,7 +279,7 @@ def errors_of(raw: dict[str, Any]) -> list[str]:
 
 
 def test_karpenter_on_an_existing_cluster_is_refused_naming_the_kind_key():
-    found = ctl.problems(existing=True, kubernetes_minor=33, values={})
+    found = ctl.problems(existing=True, kubernetes_minor=33, plan=controller())
     assert [k for k, _ in found] == ["cluster.autoscaler.kind"]
 
 

@@ -381,7 +381,7 @@ def _plan_karpenter(
     found = karpenter_ctl.problems(
         existing=cluster.existing,
         kubernetes_minor=kubernetes_minor(cluster.kubernetes_version),
-        values=plan.values,
+        plan=plan,
     )
     for key, reason in found:
         issues.add(key, reason)

@@ -478,8 +478,17 @@ EXISTING_CLUSTER_REASON = (
 )
 
 
+def longest_policy(plan: KarpenterControllerPlan) -> dict[str, Any]:
+    """The controller's policy with the longest ARNs the cloud can hand it: a 64-character node
+    role name (IAM) and this stack's queue, in a 12-digit account."""
+    account = "0" * 12
+    role = f"arn:{plan.partition}:iam::{account}:role/{'r' * limit('aws.iam_role_name')}"
+    queue = f"arn:{plan.partition}:sqs:{plan.region}:{account}:{plan.queue_name}"
+    return iam_policy(plan, node_role_arn=role, queue_arn=queue)
+
+
 def problems(
-    *, existing: bool, kubernetes_minor: int, values: Mapping[str, Any] | None
+    *, existing: bool, kubernetes_minor: int, plan: KarpenterControllerPlan
 ) -> Iterator[tuple[str, str]]:
     """``(key path, reason)`` of every reason this stack cannot run the Karpenter controller."""
     if existing:
@@ -491,7 +500,13 @@ def problems(
             f"'1.{kubernetes_minor}' with karpenter: Karpenter {CHART_VERSION} supports Kubernetes "
             f"1.{first}-1.{last} (Karpenter compatibility matrix)",
         )
-    for path in unknown_value_keys(values or {}, chart_value_kinds()):
+    if (size := policy_size(longest_policy(plan))) > limit("aws.iam_role_inline_policy_size"):
+        yield (
+            "cluster.name",
+            f"the Karpenter controller's IAM policy would be {size} characters; IAM takes "
+            f"{limit('aws.iam_role_inline_policy_size')} per role (a shorter cluster name fits)",
+        )
+    for path in unknown_value_keys(plan.values, chart_value_kinds()):
         yield (
             "cluster.autoscaler",
             f"Helm value {path!r} is not a key of chart karpenter {CHART_VERSION}; Helm would "
