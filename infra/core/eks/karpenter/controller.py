@@ -150,8 +150,10 @@ def helm_values(
       ("Interruption handling is disabled if not specified", values.yaml);
     - ``nodeSelector``: the system group's labels, so the controller runs on the managed system
       nodes only; the chart's ``affinity`` (``karpenter.sh/nodepool`` DoesNotExist, one replica
-      per node) is kept, restated because a value replaces the chart's whole map;
-    - ``tolerations``: the chart's own; none matches the GPU taint;
+      per node) is restated so the plan shows the whole rule it relies on (Helm merges a map
+      with the chart's default, and the default could change with the chart);
+    - ``tolerations``: the chart's own (a list replaces the default whole); none matches the GPU
+      taint;
     - ``controller.resources``: the guide's requests and limits.
     """
     return {
