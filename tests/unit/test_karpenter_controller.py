@@ -330,3 +330,23 @@ def test_given_private_subnets_get_a_discovery_tag_resource_new_vpc_subnets_do_n
     eks = build_plan(parse(raw, "eks-g4dn")).eks
     assert eks is not None and eks.karpenter is not None
     assert eks.karpenter.tagged_subnets == subnets
+
+
+OCI_REL = {
+    "name": "karpenter",
+    "namespace": "kube-system",
+    "chart": ctl.CHART,
+    "version": ctl.CHART_VERSION,
+    "values": {},
+}
+
+
+def test_oci_chart_exports_as_argo_cds_oci_source_and_a_flux_oci_helm_repository():
+    from infra.planview.export import argocd_application, chart_source, flux_documents
+
+    assert chart_source(OCI_REL) == ("oci://public.ecr.aws/karpenter", "karpenter", True)
+    source = argocd_application(OCI_REL)["spec"]["source"]
+    assert (source["repoURL"], source["path"]) == (ctl.CHART, ".") and "chart" not in source
+    repo, release = flux_documents(OCI_REL)
+    assert repo["spec"]["type"] == "oci" and repo["spec"]["url"] == "oci://public.ecr.aws/karpenter"
+    assert release["spec"]["chart"]["spec"]["chart"] == "karpenter"
