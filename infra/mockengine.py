@@ -233,6 +233,17 @@ INVOKES: dict[str, InvokeFn] = {
     "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
 }
 
+
+def _sqs_queue_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
+    """The queue's ARN and URL as SQS forms them (CreateQueue returns the URL, the id)."""
+    region = pulumi.Config("aws").require("region")
+    name = a.inputs.get("name", a.name)
+    return {
+        "arn": f"arn:aws:sqs:{region}:{MOCK_ACCOUNT}:{name}",
+        "url": f"https://sqs.{region}.amazonaws.com/{MOCK_ACCOUNT}/{name}",
+    }
+
+
 # Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
 OUTPUTS: dict[str, OutputsFn] = {
     "gcp:container/cluster:Cluster": lambda _: {
@@ -253,6 +264,7 @@ OUTPUTS: dict[str, OutputsFn] = {
         "name": a.name,
         "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
     },
+    "aws:sqs/queue:Queue": _sqs_queue_outputs,
 }
 
 

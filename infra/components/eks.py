@@ -73,7 +73,14 @@ class EksCluster(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:Cluster", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         assert plan.network is not None
-        self.network = EksNetwork(f"{name}-net", plan.network, plan.cluster_name, opts=child)
+        self.network = EksNetwork(
+            f"{name}-net",
+            plan.network,
+            plan.cluster_name,
+            opts=child,
+            # Karpenter's EC2NodeClass selects the subnets by this tag.
+            private_tags=dict([plan.karpenter.discovery_tag]) if plan.karpenter else None,
+        )
         subnets = self.network.subnets
         self.ready: list[pulumi.Resource] = []
         self.created: pulumi.Resource | None = None  # deletedWith target: created, unprotected
@@ -554,9 +561,16 @@ def build_eks(plan: Plan) -> ClusterHandle:
     )
     groups: dict[str, pulumi.Resource] = {}
     node_groups = [g for g in p.groups if g.karpenter is None]
-    # KARPENTER_CONTROLLER_HOOK: the Karpenter controller Helm release the pools wait for (and
-    # outlive on delete); None until the controller is built by this program.
+    agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
+    # The pools wait for the Karpenter controller's release (its chart brings their CRDs) and are
+    # deleted before it, so Karpenter is still running to terminate the nodes it launched.
     controller: pulumi.Resource | None = None
+    if p.karpenter is not None:
+        from infra.components.karpenter import KarpenterController  # imports this module
+
+        controller = KarpenterController(
+            f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
+        ).release
     groups.update(_karpenter_pools(p, cluster, provider, ready, controller))
     if node_groups:  # one offerings read for every pool; each group picks its own pairs
         offerings = instance_type_offerings(cluster, node_groups, p.region)
@@ -585,7 +599,6 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 depends_on=cluster.node_dependencies,
             )
     if p.autoscaler is not None:
-        agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=[*ready, *agent])
     for suffix, dp in (("nvidia", p.device_plugin), ("efa", p.efa_device_plugin)):
         if dp is not None:

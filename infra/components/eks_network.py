@@ -5,6 +5,8 @@ Thin: ``infra.core.eks.network.EksNetworkPlan`` decides every subnet, route and 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pulumi
 import pulumi_aws as aws
 
@@ -23,8 +25,11 @@ class EksNetwork(pulumi.ComponentResource):
         plan: core.EksNetworkPlan,
         cluster_name: str,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        private_tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:Network", name, None, opts)
+        self._private_tags = dict(private_tags or {})
         self.subnets = {}
         vpc_id: pulumi.Input[str] | None = plan.vpc_id
         if plan.create:
@@ -89,6 +94,7 @@ class EksNetwork(pulumi.ComponentResource):
                     "Name": f"{cluster_name}-private-{az}",
                     "kubernetes.io/role/internal-elb": "1",
                     **owned,
+                    **self._private_tags,
                 },
                 private_rts[plan.nat_for(az)].id,
             )

@@ -25,6 +25,9 @@ def helm_release(
 
     helm.v3.Release (not helm.v4.Chart) because it runs chart hooks and rolls back a failed
     install as a unit. ``settings`` are further ``ReleaseArgs`` fields (``timeout``, ...).
+    An OCI chart (``chart`` ``oci://...``) is pulled by that reference and ``repo`` is empty: an
+    ``oci://`` repository is refused ("is not a valid chart repository", pulumi/pulumi-kubernetes
+    #2334; Release takes the reference as its chart).
     """
     return k8s.helm.v3.Release(
         name,
@@ -32,7 +35,7 @@ def helm_release(
             name=release,
             chart=chart,
             version=version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo),
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
             namespace=namespace,
             values=dict(values),
             **settings,

@@ -23,8 +23,7 @@ class KarpenterGpuPool(pulumi.ComponentResource):
 
     ``controller``: the Karpenter controller release (and its CRDs) both objects wait for, and
     which Pulumi therefore deletes after them, so the controller still runs to terminate the
-    pool's instances (their finalizers) on a destroy or a removed pool. ``None`` until the
-    controller side is wired in.
+    pool's instances (their finalizers) on a destroy or a removed pool.
     """
 
     def __init__(

@@ -454,18 +454,26 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
 
 
 def value_at(inputs: Any, path: str, absent: Any = None) -> Any:
-    """The value at a path of ``changed_paths`` (``a.b[0].c``) in ``inputs``; ``absent`` if unset."""
+    """The value at a path of ``changed_paths`` (``a.b[0].c``) in ``inputs``; ``absent`` if unset.
+
+    A key may hold dots itself (tag and label keys such as ``karpenter.sh/discovery``): where a
+    part is no key, it is joined with the next parts until one is.
+    """
     node: Any = inputs
-    for part in path.replace("[", ".[").split("."):
-        if not part:
-            continue
+    parts = [p for p in path.replace("[", ".[").split(".") if p]
+    i = 0
+    while i < len(parts):
+        part = parts[i]
         if part.startswith("["):
-            i = int(part[1:-1])
-            if not isinstance(node, list) or i >= len(node):
+            n = int(part[1:-1])
+            if not isinstance(node, list) or n >= len(node):
                 return absent
-            node = node[i]
-        elif isinstance(node, Mapping) and part in node:
-            node = node[part]
-        else:
+            node, i = node[n], i + 1
+            continue
+        if not isinstance(node, Mapping):
             return absent
+        j = next((j for j in range(i + 1, len(parts) + 1) if ".".join(parts[i:j]) in node), None)
+        if j is None:
+            return absent
+        node, i = node[".".join(parts[i:j])], j
     return node

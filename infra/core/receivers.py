@@ -132,6 +132,9 @@ def _eks_claims(config: StackConfig, eks: EksPlan) -> Iterator[Claim]:
     if eks.autoscaler is not None:
         scope = f"Helm release in {eks.autoscaler.namespace}"
         yield Claim(scope, eks.autoscaler.release, "cluster.autoscaler")
+    if eks.karpenter is not None:
+        k = eks.karpenter
+        yield Claim(f"Helm release in {k.namespace}", k.release, "cluster.autoscaler.kind")
 
 
 def owned_once(all_claims: Iterable[Claim]) -> list[ConfigIssue]:

@@ -229,12 +229,7 @@ def argocd_application(
         },
         "spec": {
             "project": "default",
-            "source": {
-                "repoURL": rel["repositoryOpts"]["repo"],
-                "chart": rel["chart"],
-                "targetRevision": rel["version"],
-                "helm": {"releaseName": rel["name"], "valuesObject": rel.get("values") or {}},
-            },
+            "source": _argo_source(rel),
             "destination": {"server": IN_CLUSTER, "namespace": rel["namespace"]},
             # Sync on every Git change; create the release namespace; server-side apply, as Pulumi
             # and Helm 3 charts with large CRDs need (kubectl's last-applied annotation caps at
@@ -313,18 +308,48 @@ def flux_kustomizations(
     return docs
 
 
+def chart_source(rel: Mapping[str, Any]) -> tuple[str, str, bool]:
+    """``(repository, chart name, is OCI)`` of a release: its ``repositoryOpts.repo`` and chart,
+    or, for an OCI chart (``oci://<registry>/<path>/<name>``, no repository: Helm pulls it by
+    reference), the reference's parent and last segment."""
+    repo = (rel.get("repositoryOpts") or {}).get("repo")
+    if repo:
+        return repo, rel["chart"], False
+    parent, _, chart = rel["chart"].rpartition("/")
+    return parent, chart, True
+
+
+def _argo_source(rel: Mapping[str, Any]) -> dict[str, Any]:
+    """The Application's source; an OCI chart as Argo CD's OCI source (``repoURL`` the chart's
+    ``oci://`` reference, ``path`` ``.``: https://argo-cd.readthedocs.io/en/stable/user-guide/oci/)."""
+    helm = {"releaseName": rel["name"], "valuesObject": rel.get("values") or {}}
+    repo, chart, oci = chart_source(rel)
+    if oci:
+        return {
+            "repoURL": rel["chart"],
+            "path": ".",
+            "targetRevision": rel["version"],
+            "helm": helm,
+        }
+    return {"repoURL": repo, "chart": chart, "targetRevision": rel["version"], "helm": helm}
+
+
 def flux_documents(
     rel: Mapping[str, Any], namespace_exported: bool = False
 ) -> list[dict[str, Any]]:
     """A Flux HelmRepository and HelmRelease installing ``rel``, chart version pinned (creating
     the release namespace unless the exported manifests own it)."""
-    repo_name = _slug(rel["repositoryOpts"]["repo"].split("://", 1)[-1])[:63].strip("-.")
+    repo, chart, oci = chart_source(rel)
+    repo_name = _slug(repo.split("://", 1)[-1])[:63].strip("-.")
+    # An OCI registry is a HelmRepository of type oci
+    # (https://fluxcd.io/flux/components/source/helmrepositories/#helm-oci-repository).
+    source = {"url": repo, "interval": "1h", **({"type": "oci"} if oci else {})}
     return [
         {
             "apiVersion": "source.toolkit.fluxcd.io/v1",
             "kind": "HelmRepository",
             "metadata": {"name": repo_name, "namespace": FLUX_NAMESPACE},
-            "spec": {"url": rel["repositoryOpts"]["repo"], "interval": "1h"},
+            "spec": source,
         },
         {
             "apiVersion": "helm.toolkit.fluxcd.io/v2",
@@ -341,7 +366,7 @@ def flux_documents(
                 "install": {"createNamespace": not namespace_exported},
                 "chart": {
                     "spec": {
-                        "chart": rel["chart"],
+                        "chart": chart,
                         "version": rel["version"],
                         "sourceRef": {
                             "kind": "HelmRepository",
@@ -452,10 +477,12 @@ def _values_file(plan: Any, rel: Mapping[str, Any]) -> str:
     reasons = _reasons(plan, name)
     # --create-namespace: "if --install is set, create the release namespace if not present"
     # (https://helm.sh/docs/helm/helm_upgrade/).
+    repo, chart, oci = chart_source(rel)
+    where = rel["chart"] if oci else f"{chart} --repo {repo}"
     head = [
-        f"# Helm values for release {name}: chart {rel['chart']} {rel['version']} from "
-        f"{rel['repositoryOpts']['repo']}, namespace {rel['namespace']}.",
-        f"# helm upgrade --install {name} {rel['chart']} --repo {rel['repositoryOpts']['repo']}"
+        f"# Helm values for release {name}: chart {chart} {rel['version']} from "
+        f"{repo}, namespace {rel['namespace']}.",
+        f"# helm upgrade --install {name} {where}"
         f" --version {rel['version']} --namespace {rel['namespace']} --create-namespace"
         f" -f {name}.values.yaml",
     ]

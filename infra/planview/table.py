@@ -142,6 +142,7 @@ def print_table(
     rows = pool_rows(plan)
     print_pools(plan, cost, rows, out)
     print_system_pool(plan, cost, out)
+    print_karpenter(plan, out)
     print_totals(rows, out)
     print_cost(cost, out)
     print_notes(plan, out, hidden)
@@ -204,6 +205,16 @@ def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
         plan.eks is not None and plan.eks.existing
     ):
         out("\nsystem pool: the existing cluster's (not created or priced here)")
+
+
+def print_karpenter(plan: Plan, out: Out = print) -> None:
+    """With ``autoscaler.kind: karpenter``: the controller in place of the cluster-autoscaler."""
+    k = plan.eks.karpenter if plan.eks is not None else None
+    if k is not None:
+        out(
+            f"autoscaler: Karpenter {k.version} in {k.namespace} on the system pool, interruption "
+            f"queue {k.queue_name} (no cluster-autoscaler)"
+        )
 
 
 def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:

@@ -516,6 +516,18 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
         "no cluster-autoscaler is installed",
     ),
+    # eks.planner: with karpenter no cluster-autoscaler is planned; these are its flags
+    # (--expander, --scale-down-gpu-utilization-threshold). scaleDownUnneededTime stays: it is
+    # each NodePool's disruption.consolidateAfter (eks.karpenter.plan).
+    (
+        ("eks",),
+        "cluster.autoscaler",
+        "kind",
+        "karpenter",
+        ("expander", "scaleDownGpuUtilizationThreshold"),
+        "they are cluster-autoscaler flags (Karpenter scales down by its NodePools' disruption "
+        "settings)",
+    ),
 )
 
 

@@ -39,6 +39,7 @@ from infra.core.eks.groups import (
 )
 from infra.core.eks.karpenter.plan import as_karpenter_pool
 from infra.core.eks.karpenter.pools import karpenter_problems
+from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.lifecycle import (
     desired_size,
     live_name,
@@ -169,6 +170,7 @@ class EksPlan:
     system: EksSystemGroupPlan | None = None
     groups: tuple[EksGroupPlan, ...] = ()
     autoscaler: EksAutoscalerPlan | None = None
+    karpenter: karpenter_ctl.KarpenterControllerPlan | None = None
     stack_tag: str = ""
     identity: Literal["irsa", "pod-identity"] = "irsa"
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
@@ -189,6 +191,8 @@ class EksPlan:
         ]
         if self.autoscaler is not None:
             names.append(f"{c}-ca-role")
+        if self.karpenter is not None:
+            names.append(f"{c}-karpenter-role")
         return tuple(fit_autonamed(n, IAM_ROLE_NAME_MAX) for n in names)
 
     @property
@@ -250,7 +254,8 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
     network = plan_network(cluster, region, region_azs, issues)
     version = cluster.kubernetes_version
     ca_image_tag = autoscaler.image_tag(version)
-    if cluster.autoscaler.enabled and ca_image_tag is None:
+    uses_ca = cluster.autoscaler.enabled and cluster.autoscaler.kind == "cluster-autoscaler"
+    if uses_ca and ca_image_tag is None:
         issues.add(
             "cluster.kubernetesVersion",
             f"{version!r} has no pinned cluster-autoscaler image (CA must match the cluster's "
@@ -269,7 +274,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
     if problem := go_duration_problem(cluster.autoscaler.scale_down_unneeded_time):
         issues.add("cluster.autoscaler.scaleDownUnneededTime", problem)
     ca = None
-    if cluster.autoscaler.enabled and ca_image_tag is not None:
+    if uses_ca and ca_image_tag is not None:
         target = _AutoscalerTarget(
             region=region, partition=partition, stack_tag=tag, image_tag=ca_image_tag
         )
@@ -289,6 +294,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         system=system,
         groups=groups,
         autoscaler=ca,
+        karpenter=_plan_karpenter(config, region, partition, system, network, issues),
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity),
@@ -345,6 +351,7 @@ def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
     a, version = cluster.autoscaler, cluster.kubernetes_version
     if (
         a.enabled
+        and a.kind == "cluster-autoscaler"
         and a.identity == "pod-identity"
         and kubernetes_minor(version) < POD_IDENTITY_CA_MINOR
     ):
@@ -355,6 +362,37 @@ def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
             "(kubernetes/autoscaler#6461: NoCredentialProviders); use irsa or Kubernetes >= 1."
             f"{POD_IDENTITY_CA_MINOR}",
         )
+
+
+def _plan_karpenter(
+    config: StackConfig,
+    region: str,
+    partition: str,
+    system: EksSystemGroupPlan | None,
+    network: EksNetworkPlan | None,
+    issues: Issues,
+) -> karpenter_ctl.KarpenterControllerPlan | None:
+    """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
+    cluster: EksClusterSpec = config.cluster
+    if not cluster.autoscaler.enabled or cluster.autoscaler.kind != "karpenter":
+        return None
+    plan = karpenter_ctl.plan_controller(
+        cluster_name=cluster.name,
+        stack=config.stack,
+        region=region,
+        partition=partition,
+        system_labels=system.labels if system is not None else {},
+        system_min_nodes=system.min_size if system is not None else None,
+        given_subnets=network.private_subnets if network and not network.create else None,
+    )
+    found = karpenter_ctl.problems(
+        existing=cluster.existing,
+        kubernetes_minor=kubernetes_minor(cluster.kubernetes_version),
+        plan=plan,
+    )
+    for key, reason in found:
+        issues.add(key, reason)
+    return plan
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
