@@ -37,9 +37,9 @@ from infra.core.eks.groups import (
     plan_group,
     region_az_ids,
 )
+from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
 from infra.core.eks.karpenter.pools import karpenter_problems
-from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.lifecycle import (
     desired_size,
     live_name,
