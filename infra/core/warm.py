@@ -46,6 +46,7 @@ MEMORY_REQUEST = "16Mi"
 APP_LABEL = {"app.kubernetes.io/name": "gpu-warm"}
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 POOL_LABEL = "gpu-infra/pool"
+SKIP_AWAIT = "pulumi.com/skipAwait"
 # One placeholder per node (https://kubernetes.io/docs/concepts/scheduling-eviction/
 # assign-pod-node/#inter-pod-affinity-and-anti-affinity): a node is warm or it is not.
 HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
@@ -210,6 +211,10 @@ def deployment(
             "name": f"warm-{pool}",
             "namespace": WARM_NAMESPACE,
             "labels": {**labels, **MANAGED_BY},
+            # `pulumi up` does not wait for the placeholders to run: that takes a GPU node's
+            # boot, driver and device plugin ("pulumi.com/skipAwait",
+            # https://www.pulumi.com/registry/packages/kubernetes/installation-configuration/).
+            "annotations": {SKIP_AWAIT: "true"},
         },
         "spec": {
             "replicas": replicas,
