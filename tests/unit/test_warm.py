@@ -84,7 +84,7 @@ def _errors(raw: dict[str, Any]) -> dict[str, str]:
 
 
 def test_warm_defaults_to_zero_so_a_stack_without_it_plans_no_placeholders():
-    plan = sample("gke-l4-spot")
+    plan = sample("gke-t4")
     assert all(p.warm == 0 for p in plan.config.pools)
     assert plan.warm is None
 
@@ -117,23 +117,24 @@ def test_idle_nodes_is_max_of_min_nodes_and_warm_because_placeholders_fill_min_n
 # The objects
 
 
-def test_sample_gke_t4_plans_one_warm_placeholder_for_its_jupyterhub_pool():
-    plan = sample("gke-t4")
+def test_sample_gke_l4_spot_plans_one_warm_placeholder_for_its_jupyterhub_class():
+    plan = sample("gke-l4-spot")
     assert plan.warm is not None
     (t,) = plan.warm.targets
-    assert (t.pool, t.replicas, t.resource, t.count) == ("gpu-t4", 1, "nvidia.com/gpu", 1)
-    assert "jupyterhub" in plan.operator.integrations  # type: ignore[union-attr]
+    assert (t.pool, t.replicas, t.resource, t.count) == ("l4-spot", 1, "nvidia.com/gpu", 1)
+    profiles = plan.operator.integrations["jupyterhub"]["singleuser"]["profileList"]  # type: ignore[union-attr]
+    assert t.pool in {p["slug"] for p in profiles}
 
 
 def test_priority_class_is_minus_10_never_preempts_and_is_not_the_global_default():
-    pc = sample("gke-t4").warm.priority_class  # type: ignore[union-attr]
+    pc = warm_sample("gke-t4").warm.priority_class  # type: ignore[union-attr]
     assert pc["value"] == WARM_PRIORITY == -10
     assert pc["preemptionPolicy"] == "Never"
     assert pc["globalDefault"] is False
 
 
 def test_placeholder_pod_is_a_pinned_pause_image_with_no_grace_period_one_per_node():
-    t = sample("gke-t4").warm.targets[0]  # type: ignore[union-attr]
+    t = warm_sample("gke-t4").warm.targets[0]  # type: ignore[union-attr]
     d = t.deployment
     spec = d["spec"]["template"]["spec"]
     assert d["metadata"]["namespace"] == WARM_NAMESPACE
@@ -149,7 +150,7 @@ def test_placeholder_pod_is_a_pinned_pause_image_with_no_grace_period_one_per_no
 
 
 def test_placeholders_select_the_pools_labels_and_tolerate_every_taint_of_it():
-    plan = sample("gke-t4")
+    plan = warm_sample("gke-t4")
     t = plan.warm.targets[0]  # type: ignore[union-attr]
     spec = t.deployment["spec"]["template"]["spec"]
     h = plan.pools[0]
@@ -159,8 +160,7 @@ def test_placeholders_select_the_pools_labels_and_tolerate_every_taint_of_it():
 
 
 def test_a_compute_class_pool_warms_the_class_so_any_of_its_priorities_may_serve():
-    name, raw = _raw(STACKS[[p.stem for p in STACKS].index("Pulumi.gke-l4-spot")])
-    plan = build_plan(parse(raw, name))
+    plan = sample("gke-l4-spot")
     (t,) = plan.warm.targets  # type: ignore[union-attr]
     sel = t.deployment["spec"]["template"]["spec"]["nodeSelector"]
     assert sel == {"cloud.google.com/compute-class": t.pool}
@@ -195,7 +195,7 @@ def test_gke_shared_pool_placeholder_holds_every_slot_gke_advertises_per_node():
 
 
 def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
-    plan = sample("gke-t4")
+    plan = warm_sample("gke-t4")
     w = next(w for w in plan_workloads(plan) if w.consumer == "warm")
     greedy = {**w.pod.requests, "nvidia.com/gpu": w.pod.requests["nvidia.com/gpu"] + 1}
     broken = replace(w, pod=replace(w.pod, requests=greedy))
@@ -270,7 +270,7 @@ def test_eks_warm_with_the_autoscaler_disabled_notes_that_nothing_adds_nodes():
 
 
 def test_placeholder_requests_fit_in_the_running_nodes_cpu_and_memory():
-    plan = sample("gke-t4")
+    plan = warm_sample("gke-t4")
     t = plan.warm.targets[0]  # type: ignore[union-attr]
     pod = pod_from_spec("p", t.deployment["spec"]["template"]["spec"])
     node = pool_nodes(plan)[t.pool].running
