@@ -351,3 +351,21 @@ def test_plan_table_shows_warm_nodes_in_the_nodes_cell_and_counts_them_at_minimu
     cold: list[str] = []
     print_totals(pool_rows(sample("gke-t4")), cold.append)
     assert "0 GPU nodes at minimum" in cold[0] and "warm" not in cold[0]
+
+
+# --------------------------------------------------------------------------------------------------
+# Integration notes: users see how many warm nodes a choice keeps ready
+
+
+def test_jupyterhub_profile_and_kubeflow_option_say_how_many_warm_nodes_the_pool_keeps():
+    op = sample("gke-l4-spot").operator
+    assert op is not None
+    (profile,) = op.integrations["jupyterhub"]["singleuser"]["profileList"]
+    assert "1 warm node kept ready" in profile["description"]
+    defaults = op.integrations["kubeflow"]["spawnerFormDefaults"]
+    (option,) = defaults["affinityConfig"]["options"]
+    assert option["displayName"].endswith("(1 warm node)")
+    cold = sample("gke-t4").operator
+    assert cold is not None
+    (plain,) = cold.integrations["jupyterhub"]["singleuser"]["profileList"]
+    assert "warm" not in plain["description"]
