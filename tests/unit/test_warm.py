@@ -369,3 +369,9 @@ def test_jupyterhub_profile_and_kubeflow_option_say_how_many_warm_nodes_the_pool
     assert cold is not None
     (plain,) = cold.integrations["jupyterhub"]["singleuser"]["profileList"]
     assert "warm" not in plain["description"]
+
+
+def test_warm_on_a_gke_queued_provisioning_pool_is_refused_because_only_provisioning_requests_get_nodes():
+    errs = _errors(_gke({"maxNodes": 2, "warm": 1, "queuedProvisioning": True}))
+    assert "gpuPools[0].warm" in errs
+    assert "ProvisioningRequest" in errs["gpuPools[0].warm"]
