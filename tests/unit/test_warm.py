@@ -375,3 +375,18 @@ def test_warm_on_a_gke_queued_provisioning_pool_is_refused_because_only_provisio
     errs = _errors(_gke({"maxNodes": 2, "warm": 1, "queuedProvisioning": True}))
     assert "gpuPools[0].warm" in errs
     assert "ProvisioningRequest" in errs["gpuPools[0].warm"]
+
+
+def test_placeholders_pass_pod_security_restricted_enforced_on_their_own_namespace():
+    plan = warm_sample("gke-t4")
+    assert plan.warm is not None
+    labels = plan.warm.namespace["metadata"]["labels"]
+    assert labels["pod-security.kubernetes.io/enforce"] == "restricted"
+    spec = plan.warm.targets[0].deployment["spec"]["template"]["spec"]
+    (c,) = spec["containers"]
+    sc = c["securityContext"]
+    # The restricted profile's container rules (pod-security-standards, "Restricted").
+    assert sc["runAsNonRoot"] is True and sc["allowPrivilegeEscalation"] is False
+    assert sc["capabilities"] == {"drop": ["ALL"]}
+    assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
+    assert spec["automountServiceAccountToken"] is False  # the pause container calls no API
