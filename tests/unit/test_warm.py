@@ -390,3 +390,24 @@ def test_placeholders_pass_pod_security_restricted_enforced_on_their_own_namespa
     assert sc["capabilities"] == {"drop": ["ALL"]}
     assert sc["seccompProfile"] == {"type": "RuntimeDefault"}
     assert spec["automountServiceAccountToken"] is False  # the pause container calls no API
+
+
+def test_changing_warm_updates_the_placeholder_deployment_in_place():
+    from infra.core.diff import diff
+
+    def res(replicas: int) -> dict[str, Any]:
+        d = copy.deepcopy(warm_sample("gke-t4").warm.targets[0].deployment)  # type: ignore[union-attr]
+        d["spec"]["replicas"] = replicas
+        t = "kubernetes:apps/v1:Deployment"
+        return {
+            "urn": f"urn:pulumi:s::p::{t}::warm-gpus-gpu-t4",
+            "id": "warm_id",
+            "type": t,
+            "name": "warm-gpus-gpu-t4",
+            "custom": True,
+            "inputs": d,
+            "dependsOn": [],
+        }
+
+    (change,) = diff([res(1)], [res(2)])
+    assert change.op == "update"
