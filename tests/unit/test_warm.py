@@ -411,3 +411,10 @@ def test_changing_warm_updates_the_placeholder_deployment_in_place():
 
     (change,) = diff([res(1)], [res(2)])
     assert change.op == "update"
+
+
+def test_a_gpu_namespace_named_like_the_warm_namespace_is_refused_naming_both_keys():
+    raw = _gke({"maxNodes": 2, "warm": 1})
+    raw["gpu-infra:gpuNamespaces"] = [{"name": WARM_NAMESPACE, "gpus": 1}]
+    errs = _errors(raw)
+    assert "gpuPools[0].warm" in errs and "gpuNamespaces[0].name" in errs["gpuPools[0].warm"]
