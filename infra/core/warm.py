@@ -31,10 +31,11 @@ Manifest = dict[str, Any]
 WARM_NAMESPACE = "gpu-warm"
 PRIORITY_CLASS = "gpu-infra-warm"
 # Pods below --expendable-pods-priority-cutoff (default -10) never trigger a scale-up:
-# IsExpendablePod is `priority < cutoff` (kubernetes/autoscaler cluster-autoscaler/utils/pod/pod.go;
-# the flag in cluster-autoscaler/config/flags/flags.go). -10 is the lowest value that still scales
-# up, the value GKE's guide and z2jh's userPlaceholderPriority use
-# (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml scheduling.podPriority).
+# IsExpendablePod is `priority < cutoff` (kubernetes/autoscaler
+# cluster-autoscaler/core/utils/expendable.go; the flag in cluster-autoscaler/config/flags/flags.go).
+# -10 is the lowest value that still scales up, the value of GKE's guide
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/capacity-provisioning) and of z2jh's
+# userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
 EXPENDABLE_CUTOFF_DEFAULT = -10
 WARM_PRIORITY = -10
 # z2jh's scheduling.userPlaceholder.image (jupyterhub/values.yaml: registry.k8s.io/pause, "3.10").
