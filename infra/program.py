@@ -94,6 +94,10 @@ def build(plan: Plan) -> dict[str, Any]:
         from infra.components.gpu_operator import build_operator
 
         outputs.update(build_operator(plan, cluster))
+    if plan.warm is not None:
+        from infra.components.warm import build_warm
+
+        outputs.update(build_warm(plan, cluster))
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

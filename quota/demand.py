@@ -104,6 +104,8 @@ class DemandRow:
         pools: one line per contributing pool (and the surge / bootstrap rule applied).
         models: provisioning models of the contributing pools (``standard``, ``spot``, ...).
         source: where a service limit's value is documented (``quota.limits``).
+        at_min: units held at the stack's minimum scale: every pool's minNodes, or its warm
+            placeholders' nodes where more (``gpuPools[].warm``), without surge.
     """
 
     key: QuotaKey
@@ -112,6 +114,7 @@ class DemandRow:
     pools: tuple[str, ...] = field(default_factory=tuple)
     models: frozenset[str] = frozenset()
     source: str = ""
+    at_min: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,7 +229,15 @@ class Demand:
             key, note = pick(c.draw)
             a = acc.setdefault(
                 key,
-                {"base": 0, "surge": (0, ""), "boot": 0, "why": [], "models": set(), "rules": {}},
+                {
+                    "base": 0,
+                    "surge": (0, ""),
+                    "boot": 0,
+                    "why": [],
+                    "models": set(),
+                    "rules": {},
+                    "min": 0,
+                },
             )
             s, per = c.pool, c.draw.per_node
             nodes, held = _beyond_reservation(s, reserved)
@@ -234,11 +245,15 @@ class Demand:
             why = f"{s.name}: {per} x {_nodes_text(s) if held is None else held}"
             if note:
                 why += f" [{note}]"
+            if s.warm:
+                n = s.min_nodes
+                why += f" (at minimum {n} node{'s' if n != 1 else ''}, {s.warm} of them warm)"
             a["why"].append(why)
             if s.bootstrap:
                 a["boot"] += per * s.max_nodes
                 continue
             a["base"] += per * nodes
+            a["min"] += per * min(s.min_nodes, nodes)
             if per * s.surge:
                 a["rules"][KARPENTER_SURGE_RULE if s.karpenter else self.surge_rule] = None
             if self.surge_all and per * s.surge:
@@ -269,6 +284,7 @@ class Demand:
                     needed=max(steady, a["boot"]),
                     pools=tuple(why),
                     models=frozenset(a["models"]),
+                    at_min=a["min"],
                 )
             )
         order = {"region": 0, "global": 1}

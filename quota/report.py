@@ -66,6 +66,8 @@ class Check:
             "reason": self.reason,
             "request": self.request,
             "pools": list(self.demand.pools),
+            # Extension: what the stack holds at minimum scale (minNodes and warm nodes).
+            "neededAtMinimum": self.demand.at_min,
         }
         if k.gpu_family:
             out["gpuFamily"] = k.gpu_family

@@ -16,6 +16,7 @@ from infra.core.errors import Issues, join_path
 from infra.core.gke.names import fallback_pool_name
 from infra.core.plan import Plan
 from infra.core.system_pool import aws_vcpus_from_name, gcp_vcpus_of
+from infra.core.warm import idle_nodes, warm_of
 from quota.rules import (
     Provisioning,
     aws_quota_code,
@@ -100,6 +101,9 @@ class NodeGroupSizing:
     node_group_names: tuple[str, ...] = ()
     karpenter: bool = False
     auto_created: bool = False
+    # Nodes running at minimum scale: minNodes, or the warm placeholders' nodes if more.
+    min_nodes: int = 0
+    warm: int = 0
 
     @property
     def spot(self) -> bool:
@@ -127,6 +131,7 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     # types and the declared ones).
     declared = {p.machine_type for p in config.pools if p.shape is not None}
     external = not plan.gke.cluster.private_nodes
+    warm = warm_of(config)
     out = [
         NodeGroupSizing(
             path=paths.get(gp.name, gp.name),
@@ -145,6 +150,8 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
             declared=gp.machine_type in declared,
             zones=gp.node_locations,
             auto_created=gp.auto_create,
+            min_nodes=idle_nodes(gp.nodes_at_min, warm.get(gp.name, 0)),
+            warm=warm.get(gp.name, 0),
         )
         for gp in plan.gke.pools
     ]
@@ -174,6 +181,10 @@ def gke_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                     surge=GKE_DEFAULT_MAX_SURGE,
                     disk_type=cluster.system_disk_type,
                     external_ip=external,
+                    # initialNodeCount 1 per zone, as the cost estimate counts it at minimum
+                    min_nodes=max(
+                        cluster.system_min, GKE_REGIONAL_DEFAULT_ZONES if regional else 1
+                    ),
                 )
             )
         out.append(
@@ -262,6 +273,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
     """Every planned EKS GPU node group and the CPU system group, each with its update surge."""
     assert plan.eks is not None
     index = {pool.name: i for i, pool in enumerate(config.pools)}
+    warm = warm_of(config)
     out: list[NodeGroupSizing] = []
     for g in plan.eks.groups:
         path = join_path("gpuPools", index.get(g.name))
@@ -303,6 +315,8 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 node_groups=max(1, len(g.node_groups)),
                 node_group_names=tuple(ng.name for ng in g.node_groups),
                 karpenter=g.karpenter is not None,
+                min_nodes=idle_nodes(g.min_size, warm.get(g.name, 0)),
+                warm=warm.get(g.name, 0),
             )
         )
     system = plan.eks.system
@@ -330,6 +344,7 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 vcpus=max(vcpus, default=0),
                 max_nodes=system.max_size,
                 surge=eks_surge(azs, system.update_max_unavailable),
+                min_nodes=system.min_size,
             )
         )
     return out

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
 from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line, eks_lines, gke_lines
+from infra.core.warm import idle_nodes, warm_of
 
 __all__ = ["HOURS_PER_MONTH", "Cost", "PoolCost", "Prices", "estimate"]
 
@@ -41,6 +42,7 @@ class PoolCost:
         max_nodes: pool total maximum.
         spot: priced at the spot price.
         note: why the price is unknown, or how it was chosen.
+        warm: nodes the pool's warm placeholders keep running (``gpuPools[].warm``).
     """
 
     name: str
@@ -49,6 +51,12 @@ class PoolCost:
     max_nodes: int
     spot: bool = False
     note: str = ""
+    warm: int = 0
+
+    @property
+    def idle_nodes(self) -> int:
+        """Nodes paid for at minimum: warm nodes are running nodes (infra.core.warm)."""
+        return idle_nodes(self.min_nodes, self.warm)
 
     def at(self, nodes: int) -> float | None:
         """USD per hour with ``nodes`` nodes; 0 nodes cost 0 whatever the price."""
@@ -88,7 +96,7 @@ class Cost:
         priced = 0.0
         unpriced: list[str] = []
         for p in self._all():
-            n = p.min_nodes if scale == "min" else p.max_nodes
+            n = p.idle_nodes if scale == "min" else p.max_nodes
             v = p.at(n)
             if v is None:
                 unpriced.append(f"{p.name} nodes ({p.note or 'no price'})")
@@ -109,7 +117,7 @@ class Cost:
         """USD per hour with every pool at its minimum (``None`` if a running node is unpriced)."""
         if self.own_hardware:
             return None
-        return _sum(p.at(p.min_nodes) for p in self._all())
+        return _sum(p.at(p.idle_nodes) for p in self._all())
 
     @property
     def at_max(self) -> float | None:
@@ -164,7 +172,8 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "perNodePerMonth": _month(p.per_node),
         "minNodes": p.min_nodes,
         "maxNodes": p.max_nodes,
-        "atMinPerHour": _round(p.at(p.min_nodes)),
+        "warmNodes": p.warm,
+        "atMinPerHour": _round(p.at(p.idle_nodes)),
         "atMaxPerHour": _round(p.at(p.max_nodes)),
         "spot": p.spot,
         "note": p.note or None,
@@ -299,21 +308,24 @@ def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
     """Hourly cost of ``plan`` at minimum and maximum scale."""
     prices = prices or Prices.load()
     lines: list[Line] = []
+    warm = {k: v for k, v in warm_of(plan.config).items() if v}
     if plan.gke is not None:
         as_of, cloud = prices.as_of["gcp"], "gcp"
         pools, system = _gke_nodes(plan, plan.gke, prices)
         nodes = (system.min_nodes, system.max_nodes) if system is not None else (0, 0)
-        lines = gke_lines(plan.gke, nodes)
+        lines = gke_lines(plan.gke, nodes, warm)
     elif plan.eks is not None:
         as_of, cloud = prices.as_of["aws"], "aws"
         pools, system = _eks_nodes(plan, plan.eks, prices)
-        lines = eks_lines(plan.eks, plan.config.region or "")
+        lines = eks_lines(plan.eks, plan.config.region or "", warm)
     else:
         as_of, cloud, system = prices.as_of["gcp"], "", None
         pools = [
             PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
             for h in plan.pools
         ]
+    # Warm placeholders keep their nodes running: paid for at minimum.
+    pools = [replace(p, warm=warm[p.name]) if p.name in warm else p for p in pools]
     return Cost(
         tuple(pools),
         system,

@@ -17,6 +17,7 @@ from infra.core.errors import Issues
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
 from infra.core.receivers import check_plan
+from infra.core.warm import WarmPlan, plan_warm
 
 if TYPE_CHECKING:  # each platform's planner is imported only for a stack of that platform
     from infra.core.eks.planner import EksPlan
@@ -36,6 +37,7 @@ class Plan:
     eks: EksPlan | None = None
     kubernetes: KubernetesPlan | None = None
     operator: OperatorPlan | None = None
+    warm: WarmPlan | None = None  # placeholders of the pools with gpuPools[].warm > 0
     notes: tuple[str, ...] = ()  # what a person should know (e.g. facts declared by the stack)
     # The catalog the plan was decided with (vendored data plus the stack's declared shapes).
     catalog: Catalog | None = field(default=None, compare=False, repr=False)
@@ -80,12 +82,16 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         pools = kube.pools
     operator = plan_operator(config, pools, issues)
     issues.raise_if_any()
+    warm = plan_warm(config, pools, operator.scheduling) if operator is not None else None
+    if warm is not None:
+        notes = [*notes, *warm.notes]
     plan = Plan(
         config=config,
         gke=gke,
         eks=eks,
         kubernetes=kube,
         operator=operator,
+        warm=warm,
         notes=tuple(notes),
         catalog=catalog,
     )

@@ -10,11 +10,13 @@ always listed as unpriced.
 from __future__ import annotations
 
 import functools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.warm import idle_nodes
 
 if TYPE_CHECKING:
     from infra.core.eks.planner import EksPlan
@@ -124,10 +126,14 @@ def _sum_lines(item: str, lines: list[Line]) -> Line | None:
     )
 
 
-def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
+def gke_lines(
+    gke: GkePlan, system_nodes: tuple[int, int], warm: Mapping[str, int] | None = None
+) -> list[Line]:
     """GKE: cluster fee, boot disks, Local SSD, Cloud NAT (``system_nodes``: system pool at
-    minimum and maximum, as the node estimate counts it)."""
+    minimum and maximum, as the node estimate counts it; ``warm``: per pool its warm nodes, which
+    run at minimum too)."""
     region = gke.region
+    lo_of = {p.name: idle_nodes(p.nodes_at_min, (warm or {}).get(p.name, 0)) for p in gke.pools}
     lines: list[Line] = []
     if not gke.cluster.existing:
         lines.append(_line("control plane (GKE fee)", "gcp", "gke-cluster-fee", region, 1, 1, ""))
@@ -141,7 +147,7 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
                 "gcp",
                 f"disk-{p.disk_type}",
                 region,
-                p.nodes_at_min * size,
+                lo_of[p.name] * size,
                 p.total_max * size,
                 p.name,
             )
@@ -149,7 +155,7 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
         if p.local_ssd_count:
             gb = p.local_ssd_count * LOCAL_SSD_GB
             ssd.append(
-                _line("", "gcp", "local-ssd", region, p.nodes_at_min * gb, p.total_max * gb, p.name)
+                _line("", "gcp", "local-ssd", region, lo_of[p.name] * gb, p.total_max * gb, p.name)
             )
     if not gke.cluster.existing:
         lo, hi = system_nodes
@@ -168,25 +174,26 @@ def gke_lines(gke: GkePlan, system_nodes: tuple[int, int]) -> list[Line]:
     if not gke.cluster.private_nodes:
         # Public nodes hold one external IPv4 each, billed per in-use address
         # (https://cloud.google.com/vpc/network-pricing#ipaddress).
-        lo = system_nodes[0] + sum(p.nodes_at_min for p in gke.pools)
+        lo = system_nodes[0] + sum(lo_of.values())
         hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
         lines.append(_line("external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
                            lo, hi, "node addresses"))  # fmt: skip
     if gke.cluster.cloud_nat:
-        lines.append(_cloud_nat(gke, region, system_nodes))
+        lines.append(_cloud_nat(gke, region, (system_nodes[0] + sum(lo_of.values()), 0)))
     return lines
 
 
-def _cloud_nat(gke: GkePlan, region: str, system_nodes: tuple[int, int]) -> Line:
+def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int]) -> Line:
     """Cloud NAT: per VM using it, capped at 32 VMs, plus one external address (auto-allocated;
-    more under load)."""
+    more under load). ``nodes``: every node at minimum (warm ones included), the system pool's
+    at maximum."""
     vm, cap, ip = (
         price_of("gcp", k, region) for k in ("cloud-nat-per-vm", "cloud-nat-max", "cloud-nat-ip")
     )
     if vm is None or cap is None or ip is None:
         return Line("Cloud NAT", None, None, None, "Cloud NAT: no price")
-    lo = system_nodes[0] + sum(p.nodes_at_min for p in gke.pools)
-    hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
+    lo = nodes[0]
+    hi = nodes[1] + sum(p.total_max for p in gke.pools)
 
     def at(n: int) -> float:
         return (vm.usd * n if n <= CLOUD_NAT_VM_CAP else cap.usd) + ip.usd
@@ -220,9 +227,9 @@ def eks_control_plane(version: str, region: str) -> Line:
     return _line(item, "aws", "eks-cluster-fee-extended", region, 1, 1, "EKS extended support")
 
 
-def eks_lines(eks: EksPlan, region: str) -> list[Line]:
+def eks_lines(eks: EksPlan, region: str, warm: Mapping[str, int] | None = None) -> list[Line]:
     """EKS: control-plane fee (standard or extended support by the cluster's Kubernetes version),
-    NAT gateways and their addresses, gp3 root volumes."""
+    NAT gateways and their addresses, gp3 root volumes (``warm``: per pool its warm nodes)."""
     lines: list[Line] = []
     if not eks.existing:
         lines.append(eks_control_plane(eks.kubernetes_version, region))
@@ -239,7 +246,8 @@ def eks_lines(eks: EksPlan, region: str) -> list[Line]:
         if line is not None:
             lines.append(line)
     disks = [
-        _line("", "aws", "ebs-gp3", region, g.min_size * g.disk_size_gib,
+        _line("", "aws", "ebs-gp3", region,
+              idle_nodes(g.min_size, (warm or {}).get(g.name, 0)) * g.disk_size_gib,
               g.max_size * g.disk_size_gib, g.name)
         for g in eks.groups
     ]  # fmt: skip

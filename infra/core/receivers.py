@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from infra.core.eks.planner import EksPlan
     from infra.core.gke.planner import GkePlan
     from infra.core.operator.model import OperatorPlan
+    from infra.core.warm import WarmPlan
 
 # Namespaces every cluster has before gpu-infra runs
 # (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces).
@@ -47,6 +48,8 @@ class PlannedStack(Protocol):
     def eks(self) -> EksPlan | None: ...
     @property
     def operator(self) -> OperatorPlan | None: ...
+    @property
+    def warm(self) -> WarmPlan | None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +71,8 @@ def check_plan(plan: PlannedStack) -> list[ConfigIssue]:
         out += _eks(config, plan.eks)
     if plan.operator is not None:
         out += _operator(config, plan.operator)
+    if plan.warm is not None:
+        out += [i for m, key in _warm_manifests(config, plan.warm) for i in _object(m, key)]
     out += owned_once(claims(plan))
     return list(dict.fromkeys(out))
 
@@ -106,6 +111,12 @@ def claims(plan: PlannedStack) -> list[Claim]:
             for m, key in _manifests(config, op)
             if m.get("kind") != "Namespace"  # claimed from their config keys above
         ]
+    if plan.warm is not None:
+        for m, key in _warm_manifests(config, plan.warm):
+            meta = m["metadata"]
+            scope = "Namespace" if m["kind"] == "Namespace" else f"{m['kind']} in "
+            scope += "" if m["kind"] == "Namespace" else meta.get("namespace", "(cluster)")
+            out.append(Claim(scope, str(meta["name"]), key))
     if plan.gke is not None:
         if not plan.gke.cluster.existing:  # infra/components/gke.py: NodePool "system"
             out.append(Claim("GKE node pool", "system", "cluster.systemPool"))
@@ -113,6 +124,15 @@ def claims(plan: PlannedStack) -> list[Claim]:
     if plan.eks is not None:
         out += _eks_claims(config, plan.eks)
     return out
+
+
+def _warm_manifests(config: StackConfig, warm: WarmPlan) -> Iterator[tuple[Mapping[str, Any], str]]:
+    """The warm placeholders' objects, each with the ``gpuPools[i].warm`` key behind it."""
+    first = _pool_key(config, warm.targets[0].pool, "warm")
+    yield warm.namespace, first
+    yield warm.priority_class, first
+    for t in warm.targets:
+        yield t.deployment, _pool_key(config, t.pool, "warm")
 
 
 def _smoke_key(config: StackConfig) -> str | None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.pools import PoolHints
 from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
+from infra.core.warm import idle_nodes
 
 if TYPE_CHECKING:
     from infra.core.gke.model import GkePoolPlan
@@ -31,6 +32,12 @@ class PoolRow:
     sharing: str
     min_nodes: int
     max_nodes: int
+    warm: int = 0  # nodes its warm placeholders keep ready (gpuPools[].warm)
+
+    @property
+    def idle_nodes(self) -> int:
+        """GPU nodes running with no user: minNodes, or the warm ones if more."""
+        return idle_nodes(self.min_nodes, self.warm)
 
     @property
     def max_gpus(self) -> int:
@@ -75,6 +82,7 @@ def pool_rows(plan: Plan) -> list[PoolRow]:
                 sharing,
                 min_nodes,
                 h.max_nodes,
+                getattr(spec, "warm", 0),
             )
         )
     return rows
@@ -182,7 +190,7 @@ def print_pools(plan: Plan, cost: Cost, rows: Sequence[PoolRow], out: Out = prin
                 ",".join(_short_zones(r.zones)) or "-",
                 r.capacity,
                 r.sharing,
-                f"{r.min_nodes}-{r.max_nodes}",
+                f"{r.min_nodes}-{r.max_nodes}" + (f" ({r.warm} warm)" if r.warm else ""),
                 str(r.max_gpus),
                 _price_cell(prices.get(r.name)),
             )
@@ -222,9 +230,11 @@ def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:
     total_gpus = sum(r.max_gpus for r in rows)
     allocs = [r.alloc * r.max_nodes if r.alloc is not None else None for r in rows]
     alloc_total = "?" if any(a is None for a in allocs) else str(sum(a or 0 for a in allocs))
+    warm = sum(r.warm for r in rows)
     out(
         f"totals: {len(rows)} GPU pools, up to {total_gpus} GPUs "
-        f"({alloc_total} allocatable), {sum(r.min_nodes for r in rows)} GPU nodes at minimum"
+        f"({alloc_total} allocatable), {sum(r.idle_nodes for r in rows)} GPU nodes at minimum"
+        + (f" (warm nodes included: {warm})" if warm else "")
     )
 
 
@@ -238,6 +248,11 @@ def print_cost(cost: Cost, out: Out = print) -> None:
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
+        if p.warm:
+            out(
+                f"  {p.name}: at minimum {p.idle_nodes} node{'s' if p.idle_nodes > 1 else ''}: "
+                f"warm {p.warm} placeholder-held (paid while idle), minNodes {p.min_nodes}"
+            )
     if cost.own_hardware:
         return
     for x in cost.lines:

@@ -376,3 +376,23 @@ def test_diff_refuses_private_nodes_true_to_false_because_gke_keeps_the_nodes_pr
     assert main(["--stack", str(new), "--diff", str(old), "--json"]) == 2
     err = capsys.readouterr().err
     assert "cluster.privateNodes" in err and "Cloud NAT would be deleted" in err
+
+
+def test_gke_l4_spot_warm_registers_namespace_priority_class_and_deployment_in_its_component(
+    recs,
+):
+    rec = recs["gke-l4-spot"]
+    types = {r.type: r for r in rec.resources}
+    comp = types["gpu-infra:k8s:WarmGpus"]
+    for t in (
+        "kubernetes:core/v1:Namespace",
+        "kubernetes:scheduling.k8s.io/v1:PriorityClass",
+        "kubernetes:apps/v1:Deployment",
+    ):
+        mine = [r for r in rec.resources if r.type == t and r.parent == comp.urn]
+        assert len(mine) == 1, t
+    pc = next(r for r in rec.resources if r.type.endswith(":PriorityClass"))
+    assert pc.inputs["value"] == -10 and pc.inputs["preemptionPolicy"] == "Never"
+    dep = next(r for r in rec.resources if r.type.endswith(":Deployment"))
+    assert dep.inputs["metadata"]["annotations"]["pulumi.com/skipAwait"] == "true"
+    assert dep.inputs["spec"]["replicas"] == 1

@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("gke", "eks", "kubernetes"),
     ("integrations",),
     ("operator",),
+    ("warm",),
     ("receivers",),
     ("plan",),
     ("platform_cost", "lifecycle"),

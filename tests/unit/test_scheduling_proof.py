@@ -128,6 +128,7 @@ def _matrix() -> list[tuple[str, dict[str, Any]]]:
                 continue  # no autoscaler, no spot on-prem
             pool = {"name": "p", **copy.deepcopy(keys), **sharing, "minNodes": min_nodes}
             pool.update({"maxNodes": 3, "smokeTest": True, **({"spot": True} if spot else {})})
+            pool["warm"] = 2  # the warm placeholders must land on every shape too
             raw = {
                 **_PROVIDERS[platform],
                 "gpu-infra:platform": platform,

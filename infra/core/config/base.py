@@ -89,6 +89,8 @@ class PoolBase(Model):
     sharing: SharingSpec | None = None
     mig: MigSpec | None = None
     smoke_test: bool = False  # opt-in: the nvidia-smi Job scales a GPU node up
+    # Nodes kept ready by low-priority placeholder pods (infra.core.warm); 0 keeps the $0 idle cost.
+    warm: int = Field(default=0, ge=0, le=1000)
     shape: ShapeSpec | None = (
         None  # escape hatch for a type the catalog lacks (infra.core.catalog.shapes)
     )

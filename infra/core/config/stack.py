@@ -444,6 +444,14 @@ def _check_pools_common(pools: list[Any], issues: Issues) -> None:
                 join_path("gpuPools", i, "minNodes"),
                 f"{p.min_nodes} is above maxNodes {p.max_nodes}",
             )
+        if p.warm > p.max_nodes:
+            # Each placeholder holds its own node (infra.core.warm): one beyond maxNodes would
+            # stay Pending for ever, a warm node the autoscaler may never add.
+            issues.add(
+                join_path("gpuPools", i, "warm"),
+                f"{p.warm} is above maxNodes {p.max_nodes}: each warm placeholder holds a node "
+                "of the pool, so warm may be at most maxNodes",
+            )
         nodes = getattr(p, "nodes", None)  # on-prem pools list the nodes they already have
         if nodes and len(nodes) > p.max_nodes:
             issues.add(

@@ -152,6 +152,15 @@ def check_dws(spec: GkePoolSpec, spot: bool, rtype: str | None, path: str, issue
             issues.add(qpath, f"queued provisioning needs minNodes 0 (got {spec.min_nodes})")
         if reserved:
             issues.add(qpath, "queued provisioning needs reservation type none")
+        if spec.warm:
+            # "nodes can be only obtained through queuing via the Cluster Autoscaler
+            # ProvisioningRequest API" (container v1 NodePool.QueuedProvisioning.enabled).
+            issues.add(
+                join_path(path, "warm"),
+                f"{spec.warm}: a queued provisioning pool gets nodes only through a "
+                "ProvisioningRequest, so a warm placeholder would stay Pending and hold no node; "
+                "set warm 0 or drop queuedProvisioning",
+            )
 
 
 def provisioning_mode(spec: GkePoolSpec, spot: bool, rtype: str | None) -> str:

@@ -38,7 +38,10 @@ def allocatable_mib(memory_gib: float) -> int:
 
 
 def jupyterhub_profile(
-    h: PoolHints, hints: Mapping[str, Any], images: Sequence[JupyterImageSpec] = ()
+    h: PoolHints,
+    hints: Mapping[str, Any],
+    images: Sequence[JupyterImageSpec] = (),
+    warm: int = 0,
 ) -> dict[str, Any]:
     """A ``singleuser.profileList`` entry for pool ``h``.
 
@@ -82,7 +85,7 @@ def jupyterhub_profile(
         override["extra_pod_config"] = {"runtimeClassName": hints["runtimeClassName"]}
     profile: dict[str, Any] = {
         "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
-        "description": f"Start a notebook on {what} ({_where(h, hints)})",
+        "description": f"Start a notebook on {what} ({_where(h, hints)})" + warm_text(warm),
         "slug": h.name,
         "kubespawner_override": override,
     }
@@ -101,6 +104,15 @@ def jupyterhub_profile(
             }
         }
     return profile
+
+
+def warm_text(warm: int) -> str:
+    """What a user gains from the pool's warm nodes (gpuPools[].warm, infra.core.warm): a node
+    held by a placeholder that the notebook preempts, so it starts without a node's boot."""
+    if not warm:
+        return ""
+    nodes = f"{warm} warm node" + ("s" if warm > 1 else "")
+    return f"; {nodes} kept ready, so a notebook starts without waiting for a new node"
 
 
 def _where(h: PoolHints, hints: Mapping[str, Any]) -> str:

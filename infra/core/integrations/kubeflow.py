@@ -29,9 +29,12 @@ def _ui_name(resource: str) -> str:
     return resource
 
 
-def spawner_form_defaults(scheduling: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def spawner_form_defaults(
+    scheduling: Mapping[str, Mapping[str, Any]], warm: Mapping[str, int] | None = None
+) -> dict[str, Any]:
     """The GPU part of ``spawnerFormDefaults``: one vendor per GPU resource any pool advertises
-    (MIG resources included), and per pool a toleration group and a node-affinity config."""
+    (MIG resources included), and per pool a toleration group and a node-affinity config (its
+    name says how many warm nodes the pool keeps ready, ``gpuPools[].warm``)."""
     resources: dict[str, None] = {}
     for hints in scheduling.values():
         resources.update(dict.fromkeys(hints["resourceNames"]))
@@ -39,6 +42,8 @@ def spawner_form_defaults(scheduling: Mapping[str, Mapping[str, Any]]) -> dict[s
     affinities = []
     for pool, hints in scheduling.items():
         label = f"{pool}: NVIDIA {hints['gpuModel']}"
+        if n := (warm or {}).get(pool, 0):
+            label += f" ({n} warm node{'s' if n > 1 else ''})"
         tolerations.append(
             {
                 "groupKey": pool,
@@ -92,10 +97,12 @@ def profile(name: str, owner: str, hard: Mapping[str, str]) -> dict[str, Any]:
 
 
 def kubeflow(
-    scheduling: Mapping[str, Mapping[str, Any]], profiles: Sequence[Mapping[str, Any]]
+    scheduling: Mapping[str, Mapping[str, Any]],
+    profiles: Sequence[Mapping[str, Any]],
+    warm: Mapping[str, int] | None = None,
 ) -> dict[str, Any]:
     """The ``kubeflow`` integration document (stack output)."""
     return {
-        "spawnerFormDefaults": spawner_form_defaults(scheduling),
+        "spawnerFormDefaults": spawner_form_defaults(scheduling, warm),
         "profiles": [dict(p) for p in profiles],
     }

@@ -208,12 +208,14 @@ def _integrations(
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
     targets = workload_targets(pools, scheduling)
     target_hints = {t.name: hints for t, hints, _ in targets}
+    # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry).
+    warm = {name: spec.warm for name, (_, spec) in specs.items() if spec.warm}
     for t, hints, _ in targets:
-        profiles[t.name] = jupyterhub_profile(t, hints, images)
+        profiles[t.name] = jupyterhub_profile(t, hints, images, warm.get(t.name, 0))
         workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
-        "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles),
+        "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles, warm),
         "flyte": flyte_mod.flyte(
             config.platform,
             targets,

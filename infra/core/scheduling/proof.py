@@ -17,6 +17,7 @@ from infra.core.operator.model import PoolSpecs, spec_of
 from infra.core.pools import GPU_RESOURCE
 from infra.core.scheduling import nodes, workloads
 from infra.core.scheduling.predicates import Node, fit_problems, quota_problem
+from infra.core.scheduling.priority import priority_problems
 from infra.core.scheduling.workloads import Workload
 
 if TYPE_CHECKING:
@@ -97,6 +98,7 @@ def plan_workloads(plan: Plan) -> list[Workload]:
         *workloads.flyte(integ["flyte"], [n for n in names if not _in_class(n, classes)]),
         *workloads.kubernetes(integ["kubernetes"], resolve),
         *workloads.smoke_tests(op.after_release),
+        *workloads.warm(plan.warm),
     ]
 
 
@@ -157,7 +159,7 @@ def prove(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[str]
     """
     pools = pool_nodes(plan) if pools is None else pools
     quotas = namespace_quotas(plan)
-    findings = autoscaler_gpu_label_problems(plan, pools)
+    findings = autoscaler_gpu_label_problems(plan, pools) + priority_problems(plan)
     for w in plan_workloads(plan):
         findings += [f"{w.consumer} {w.pod.name}: {p}" for p in check_fit(w, pools)]
         if not w.quota_checked:

@@ -13,7 +13,7 @@ land on.
   (flytek8s/pod_helper.go AddTolerationsForExtendedResources) and, for ``accelerator=``, a
   required node affinity ``gpu-device-node-label In [device]`` plus the partition requirement
   (pod_helper.go ApplyGPUNodeSelectors); a ``pod_template_name`` task starts from the template;
-- the plain Kubernetes Pod and Job, and the smoke-test Jobs, as emitted.
+- the plain Kubernetes Pod and Job, the smoke-test Jobs and the warm placeholders, as emitted.
 """
 
 from __future__ import annotations
@@ -194,4 +194,15 @@ def smoke_tests(after_release: Sequence[Obj]) -> list[Workload]:
             pool = m["metadata"]["labels"]["gpu-infra/pool"]
             spec = m["spec"]["template"]["spec"]
             out.append(Workload("smoke-test", pod_from_spec(m["metadata"]["name"], spec), (pool,)))
+    return out
+
+
+def warm(plan: Any) -> list[Workload]:
+    """The warm placeholder of each pool (``infra.core.warm``), on every pool it may land on."""
+    if plan is None:
+        return []
+    out: list[Workload] = []
+    for t in plan.targets:
+        spec = t.deployment["spec"]["template"]["spec"]
+        out.append(Workload("warm", pod_from_spec(f"warm/{t.pool}", spec), tuple(t.members)))
     return out

@@ -1,0 +1,247 @@
+"""Warm GPUs: low-priority placeholder pods that keep ``gpuPools[].warm`` nodes of a pool ready.
+
+The cluster-autoscaler's over-provisioning recipe (kubernetes/autoscaler cluster-autoscaler/FAQ.md
+"How can I configure overprovisioning with Cluster Autoscaler?"), as z2jh's user placeholders and
+GKE's "Provision extra compute capacity for rapid Pod scaling" apply it: a Deployment of pause pods
+with a negative PriorityClass holds capacity; a real pod preempts one, which goes Pending and makes
+the autoscaler add a node for it. Autoscaler-agnostic: the pods select the pool by its node labels
+and tolerate its taints, so the cluster-autoscaler, GKE's and Karpenter all see one Pending pod
+that fits one node of the pool.
+
+How many nodes it holds: placeholders land on any free node of the pool, the ``minNodes`` ones
+included, so an idle pool runs max(minNodes, warm) nodes and a busy one keeps ``warm`` free nodes
+beside the ones users hold (up to maxNodes). ``idle_nodes`` is that rule; cost and quota use it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from infra.core.config.stack import StackConfig
+from infra.core.integrations.scheduling import workload_targets
+from infra.core.pools import PoolHints
+
+Manifest = dict[str, Any]
+
+# A namespace of its own: not kube-system, whose non-DaemonSet pods block scale-down
+# (cluster-autoscaler/FAQ.md "What types of pods can prevent CA from removing a node?"), and not a
+# team namespace, whose GPU ResourceQuota the placeholders would use up.
+WARM_NAMESPACE = "gpu-warm"
+PRIORITY_CLASS = "gpu-infra-warm"
+# Pods below --expendable-pods-priority-cutoff (default -10) never trigger a scale-up:
+# IsExpendablePod is `priority < cutoff` (kubernetes/autoscaler
+# cluster-autoscaler/core/utils/expendable.go; the flag in cluster-autoscaler/config/flags/flags.go).
+# -10 is the lowest value that still scales up, the value of GKE's guide
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/capacity-provisioning) and of z2jh's
+# userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
+EXPENDABLE_CUTOFF_DEFAULT = -10
+WARM_PRIORITY = -10
+# z2jh's scheduling.userPlaceholder.image (jupyterhub/values.yaml: registry.k8s.io/pause, "3.10").
+PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# The pause binary only sleeps (kubernetes/kubernetes build/pause/linux/pause.c); what a placeholder
+# holds is the GPU. Small CPU and memory leave the node's rest to the users who preempt it.
+CPU_REQUEST = "10m"
+MEMORY_REQUEST = "16Mi"
+APP_LABEL = {"app.kubernetes.io/name": "gpu-warm"}
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
+POOL_LABEL = "gpu-infra/pool"
+SKIP_AWAIT = "pulumi.com/skipAwait"
+# One placeholder per node (https://kubernetes.io/docs/concepts/scheduling-eviction/
+# assign-pod-node/#inter-pod-affinity-and-anti-affinity): a node is warm or it is not.
+HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
+# Pod Security "restricted" (https://kubernetes.io/docs/concepts/security/pod-security-standards/):
+# the pause container needs nothing more.
+RESTRICTED_PSA = {
+    f"pod-security.kubernetes.io/{mode}": "restricted" for mode in ("enforce", "audit", "warn")
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WarmTarget:
+    """The placeholders of one ``gpuPools`` entry.
+
+    Attributes:
+        pool: the ``gpuPools`` entry (a GKE ComputeClass is named after it).
+        members: the pools a placeholder may land on (the pool, or the class's pools).
+        replicas: ``warm``.
+        resource: the extended resource held; ``count``: how many per placeholder.
+        deployment: the Deployment manifest.
+    """
+
+    pool: str
+    members: tuple[str, ...]
+    replicas: int
+    resource: str
+    count: int
+    deployment: Manifest
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WarmPlan:
+    """The namespace, the PriorityClass and one Deployment per warm pool."""
+
+    namespace: Manifest
+    priority_class: Manifest
+    targets: tuple[WarmTarget, ...]
+    notes: tuple[str, ...] = ()
+
+
+def warm_of(config: StackConfig) -> dict[str, int]:
+    """``warm`` per ``gpuPools`` entry (GKE fallback pools have none of their own)."""
+    return {p.name: p.warm for p in config.pools}
+
+
+def idle_nodes(min_nodes: int, warm: int) -> int:
+    """Nodes a pool runs with no user on it: the placeholders fill the minNodes first."""
+    return max(min_nodes, warm)
+
+
+def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
+    """GPU units one placeholder requests: a node's worth as the autoscaler sees it at zero.
+
+    The template node of a scale-from-zero pool advertises ``nvidia.com/gpu`` = the machine's
+    GPUs; operator time-slicing and MIG appear on the running node only (infra.core.scheduling
+    .nodes). A placeholder must fit the template or the autoscaler never adds its node, so on an
+    operator-shared pool it holds the GPU count (users share the node's other slots beside it and
+    preempt it once those are taken). GKE's own sharing is in the template: the node's slots.
+    """
+    if h.gke_sharing or (hints["timeSlicingReplicas"] is None and hints["migStrategy"] is None):
+        return int(hints["slotsPerNode"])
+    return h.gpus_per_node
+
+
+def plan_warm(
+    config: StackConfig, pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
+) -> WarmPlan | None:
+    """Placeholders for every pool with ``warm`` > 0; ``None`` when no pool asks for any."""
+    warm = warm_of(config)
+    targets: list[WarmTarget] = []
+    for h, hints, members in workload_targets(pools, scheduling):
+        n = warm.get(h.name, 0)
+        if n == 0:
+            continue
+        resource, count = str(hints["resourceName"]), gpu_request(h, hints)
+        targets.append(
+            WarmTarget(
+                pool=h.name,
+                members=members,
+                replicas=n,
+                resource=resource,
+                count=count,
+                deployment=deployment(h.name, n, hints, resource, count),
+            )
+        )
+    if not targets:
+        return None
+    return WarmPlan(
+        namespace={
+            "apiVersion": "v1",
+            "kind": "Namespace",
+            "metadata": {"name": WARM_NAMESPACE, "labels": {**RESTRICTED_PSA, **MANAGED_BY}},
+        },
+        priority_class=priority_class(),
+        targets=tuple(targets),
+        notes=tuple(_notes(config, targets)),
+    )
+
+
+def priority_class() -> Manifest:
+    """The placeholders' PriorityClass: below every pod (0 by default), never preempting."""
+    return {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": PRIORITY_CLASS, "labels": dict(MANAGED_BY)},
+        "value": WARM_PRIORITY,
+        # Never: a placeholder waits for a free node and evicts no one
+        # (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class).
+        "preemptionPolicy": "Never",
+        "globalDefault": False,
+        "description": "gpu-infra warm GPU placeholders: any other pod preempts them",
+    }
+
+
+def deployment(
+    pool: str, replicas: int, hints: Mapping[str, Any], resource: str, count: int
+) -> Manifest:
+    """The placeholder Deployment of one pool."""
+    labels = {**APP_LABEL, POOL_LABEL: pool}
+    container = {
+        "name": "pause",
+        "image": PAUSE_IMAGE,
+        "resources": {
+            # Extended resources: requests, if given, must equal limits
+            # (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).
+            "requests": {"cpu": CPU_REQUEST, "memory": MEMORY_REQUEST, resource: str(count)},
+            "limits": {"memory": MEMORY_REQUEST, resource: str(count)},
+        },
+        "securityContext": {
+            "runAsNonRoot": True,
+            "runAsUser": 65534,  # nobody, as z2jh's user placeholder runs
+            "runAsGroup": 65534,
+            "allowPrivilegeEscalation": False,
+            "readOnlyRootFilesystem": True,
+            "capabilities": {"drop": ["ALL"]},
+            "seccompProfile": {"type": "RuntimeDefault"},
+        },
+    }
+    spec = {
+        "priorityClassName": PRIORITY_CLASS,
+        # A preempted placeholder frees its node at once.
+        "terminationGracePeriodSeconds": 0,
+        "automountServiceAccountToken": False,
+        "nodeSelector": dict(hints["nodeSelector"]),
+        "tolerations": [dict(t) for t in hints["tolerations"]],
+        "affinity": {
+            "podAntiAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": [
+                    {
+                        "labelSelector": {"matchLabels": dict(labels)},
+                        "topologyKey": HOSTNAME_TOPOLOGY,
+                    }
+                ]
+            }
+        },
+        "containers": [container],
+    }
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {
+            "name": f"warm-{pool}",
+            "namespace": WARM_NAMESPACE,
+            "labels": {**labels, **MANAGED_BY},
+            # `pulumi up` does not wait for the placeholders to run: that takes a GPU node's
+            # boot, driver and device plugin ("pulumi.com/skipAwait",
+            # https://www.pulumi.com/registry/packages/kubernetes/installation-configuration/).
+            "annotations": {SKIP_AWAIT: "true"},
+        },
+        "spec": {
+            "replicas": replicas,
+            "selector": {"matchLabels": labels},
+            # Recreate: a rolling update's surge pod would make the autoscaler add one more GPU
+            # node on every change ("All existing Pods are killed before new ones are created",
+            # https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#recreate-deployment).
+            "strategy": {"type": "Recreate"},
+            "template": {"metadata": {"labels": labels}, "spec": spec},
+        },
+    }
+
+
+def _notes(config: StackConfig, targets: Sequence[WarmTarget]) -> list[str]:
+    out: list[str] = []
+    names = ", ".join(t.pool for t in targets)
+    if config.platform == "kubernetes":
+        out.append(
+            f"gpuPools warm ({names}): gpu-infra runs no autoscaler on platform kubernetes; the "
+            "placeholders warm nodes only if the cluster's own autoscaler adds nodes for Pending "
+            "pods, else they just hold GPUs that any other pod preempts"
+        )
+    autoscaler = getattr(config.cluster, "autoscaler", None)
+    if config.platform == "eks" and autoscaler is not None and not autoscaler.enabled:
+        out.append(
+            f"gpuPools warm ({names}): cluster.autoscaler.enabled is false, so nothing adds a "
+            "node for a Pending placeholder unless the cluster runs its own autoscaler"
+        )
+    return out
