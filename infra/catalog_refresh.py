@@ -281,8 +281,7 @@ def _header(name: str, data_dir: Path) -> list[str]:
     return list(read_header(name, data_dir)) if (data_dir / name).exists() else []
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point; returns the exit code."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m infra.catalog_refresh",
         description=(__doc__ or "").split("\n")[0],
@@ -316,6 +315,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="--verify-prices: write the prices read at the source, with their own date and source",
     )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit code."""
+    parser = _parser()
     args = parser.parse_args(argv)
     today = dt.datetime.now(dt.UTC).date()
     if args.verify_prices:
