@@ -37,10 +37,11 @@ def aws_filters(attributes: Mapping[str, str]) -> list[dict[str, str]]:
 def ec2_instance_query(instance_type: str, region: str) -> dict[str, str]:
     """Attributes of a Linux, shared-tenancy, on-demand EC2 instance hour in ``region``.
 
-    capacitystatus Used is the instance-hour product (not reservation leftovers), preInstalledSw NA
-    no bundled software (the attribute names the Price List uses in its EC2 offer file and the
-    ``aws_pricing_product`` examples of the provider: instanceType, operatingSystem, tenancy,
-    preInstalledSw, capacitystatus, regionCode).
+    capacitystatus Used is the instance-hour product (not unused reservation capacity),
+    preInstalledSw NA no bundled software: the filters of the AWS provider's GetProducts example
+    (https://www.pulumi.com/registry/packages/aws/api-docs/pricing/getproduct/). ``regionCode``
+    stands for its ``location`` display name; a filter the API does not know answers nothing, which
+    is ``unknown``, never a match.
     """
     return {
         "instanceType": instance_type,
@@ -64,8 +65,10 @@ class AwsPlatformQuery:
     )
 
 
-# The items the Price List identifies by attributes and usage types as AWS bills them; public-ipv4
-# is not here: its product family / usage type could not be confirmed from AWS documentation.
+# The items the Price List identifies by product family / attributes and the usage types AWS bills
+# them under (USE1-AmazonEKS-Hours:perCluster, NatGateway-Hours, volumeApiName gp3). These names
+# are not confirmed by AWS documentation here: an answer without them is ``unknown``, never a
+# match. public-ipv4 is left out: no product family / usage type for it could be confirmed.
 AWS_PLATFORM_QUERIES: dict[str, AwsPlatformQuery] = {
     "eks-cluster-fee": AwsPlatformQuery("AmazonEKS", {}, "Hrs", "AmazonEKS-Hours:perCluster"),
     "eks-cluster-fee-extended": AwsPlatformQuery(
