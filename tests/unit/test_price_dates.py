@@ -66,3 +66,15 @@ def test_a_reading_of_another_price_does_not_date_the_row(gke_t4, tmp_path):
 
 def test_vendored_plan_is_dated_by_the_catalog_files(gke_t4):
     assert estimate(gke_t4).prices_as_of == "2026-11-26"
+
+
+def test_verify_targets_are_the_node_types_each_sample_stack_runs(tmp_path):
+    from infra.price_verify import stack_targets
+
+    for name in ("gke-t4", "eks-g4dn"):
+        shutil.copy(ROOT / "stacks" / f"Pulumi.{name}.yaml", tmp_path)
+    t = stack_targets(tmp_path)
+    assert t.gcp_machines == {("n1-highmem-8", "us-central1"), ("e2-standard-4", "us-central1")}
+    assert t.gcp_gpus == {("nvidia-tesla-t4", 1, "us-central1")}
+    assert t.aws_instances == {("g4dn.xlarge", "us-west-2"), ("m6i.large", "us-west-2")}
+    assert t.aws_regions == {"us-west-2"}
