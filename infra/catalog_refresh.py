@@ -13,6 +13,11 @@ boto3 with the default credential chain (``AWS_ENDPOINT_URL[_EC2]`` for an emula
 
 Prices are kept from the previous file (neither API has them; a row without one is unknown).
 Exit 0 on success, 1 on an API or credentials error (one line, no traceback), 2 on bad usage.
+
+``--verify-prices [--cloud aws|gcp] [--write]``: compare the prices of what the sample stacks run
+with the clouds' price APIs (``infra/price_verify.py``), one line per price: match / differs /
+unknown. Exit 0 all match, 1 some price could not be read, 3 some price differs; ``--write`` puts
+the source's prices in the data files with their own date and source (exit 0 unless unread).
 """
 
 from __future__ import annotations
@@ -276,17 +281,20 @@ def _header(name: str, data_dir: Path) -> list[str]:
     return list(read_header(name, data_dir)) if (data_dir / name).exists() else []
 
 
-def main(argv: list[str] | None = None) -> int:
-    """CLI entry point; returns the exit code."""
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m infra.catalog_refresh",
         description=(__doc__ or "").split("\n")[0],
         epilog="examples:\n  python -m infra.catalog_refresh --project my-project\n\n"
-        "exit codes: 0 success; 1 an API or credentials error (one line, no traceback); "
-        "2 usage",
+        "  python -m infra.catalog_refresh --verify-prices [--cloud aws|gcp] [--write]\n\n"
+        "exit codes: 0 success (--verify-prices: every price matches); 1 an API or credentials "
+        "error (one line, no traceback; --verify-prices: a price not read); 2 usage; "
+        "3 --verify-prices: a price differs",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--cloud", choices=("gcp", "aws"), default="gcp")
+    parser.add_argument(
+        "--cloud", choices=("gcp", "aws"), help="default gcp; with --verify-prices, both"
+    )
     parser.add_argument("--project", help="GCP project to list with (--cloud gcp)")
     parser.add_argument(
         "--regions", help="--cloud aws: comma-separated regions, or 'all' (default: all enabled)"
@@ -297,8 +305,33 @@ def main(argv: list[str] | None = None) -> int:
         default=DATA_DIR,
         help="where the catalog files live (default: the vendored ones)",
     )
+    parser.add_argument(
+        "--verify-prices",
+        action="store_true",
+        help="check the sample stacks' prices against the clouds' price APIs (no catalog rewrite)",
+    )
+    parser.add_argument(
+        "--write",
+        action="store_true",
+        help="--verify-prices: write the prices read at the source, with their own date and source",
+    )
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """CLI entry point; returns the exit code."""
+    parser = _parser()
     args = parser.parse_args(argv)
     today = dt.datetime.now(dt.UTC).date()
+    if args.verify_prices:
+        if args.project or args.regions:
+            parser.error("--verify-prices takes --cloud, --write and --data-dir only")
+        from infra import price_verify
+
+        clouds = [args.cloud] if args.cloud else ["aws", "gcp"]
+        return price_verify.run(clouds, args.data_dir, today.isoformat(), args.write)
+    if args.write:
+        parser.error("--write is for --verify-prices")
     if args.cloud == "aws":
         if args.project:
             parser.error("--project is for --cloud gcp")

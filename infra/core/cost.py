@@ -6,7 +6,9 @@ prices only vCPUs and memory, its GPUs are the accelerator row with the same cou
 host prices per region (``gcp_vm_prices.csv``) and AWS instance prices per AZ ID
 (``aws_gpu_instances.csv``, ``aws_vm_prices.csv``). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
 would need an unknown price for a node that runs is unknown too. Where a pool spans zones with
-different prices, the highest is used, so the estimate does not understate.
+different prices, the highest is used, so the estimate does not understate. ``pricesAsOf`` is the
+oldest date of the rows used: a row's file header date, or the day ``price_checks.csv`` says its
+on-demand price was read at the cloud's price API.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the t
     from infra.core.plan import Plan
 
 Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
+# Node price rows re-read at the clouds' price APIs, with the day each was read
+# (python -m infra.catalog_refresh --verify-prices --write).
+PRICE_CHECKS = "price_checks.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -250,6 +255,53 @@ class Prices:
             ("aws_gpu_instances.csv", "aws_vm_prices.csv"), ("instance_type", "availability_zone")
         )
 
+    # --- each node price row's own date --------------------------------------------------------
+    @functools.cached_property
+    def _read_at_source(self) -> dict[tuple[str, str, str], tuple[float, str]]:
+        """``price_checks.csv``: (file, item, region) -> (on-demand price read, the day read)."""
+        if not (self.data_dir / PRICE_CHECKS).exists():
+            return {}
+        return {
+            (r["file"], r["item"], r["region"]): (float(r["price_usd"]), r["as_of"])
+            for r in read_rows(PRICE_CHECKS, self.data_dir)
+            if r["price_usd"]
+        }
+
+    @functools.cached_property
+    def _aws_rows(self) -> dict[tuple[str, str], tuple[str, str]]:
+        """(instance type, AZ ID) -> (file, region)."""
+        return {
+            (r["instance_type"], r["availability_zone"]): (name, r["region"])
+            for name in ("aws_gpu_instances.csv", "aws_vm_prices.csv")
+            for r in read_rows(name, self.data_dir)
+        }
+
+    def row_date(self, file: str, item: str, region: str, price: Price, spot: bool) -> str:
+        """The date of one node price row: the day its on-demand price was read at the cloud's
+        price API (``price_checks.csv``, while the row still holds that price), else its file's."""
+        read = self._read_at_source.get((file, item, region))
+        if not spot and read is not None and price[0] is not None and read[0] == price[0]:
+            return read[1]
+        return _oldest_date((file,), self.data_dir)
+
+    def gcp_vm_date(self, machine_type: str, zone: str, spot: bool) -> str:
+        region = zone.rsplit("-", 1)[0]
+        if (machine_type, zone) in self._gcp_machine_zone:
+            price = self._gcp_machine_zone[(machine_type, zone)]
+            return self.row_date("gcp_machine_types.csv", machine_type, region, price, spot)
+        price = self._gcp_vm_region.get((machine_type, region), (None, None))
+        return self.row_date("gcp_vm_prices.csv", machine_type, region, price, spot)
+
+    def gcp_gpu_date(self, accelerator: str, count: int, zone: str, spot: bool) -> str:
+        price = self.catalog.gcp_price(accelerator, count, zone) or (None, None)
+        item, region = f"{accelerator} x{count}", zone.rsplit("-", 1)[0]
+        return self.row_date("gcp_accelerators.csv", item, region, price, spot)
+
+    def aws_date(self, instance_type: str, az_id: str, spot: bool) -> str:
+        file, region = self._aws_rows.get((instance_type, az_id), ("aws_vm_prices.csv", ""))
+        price = self.aws_instance(instance_type, az_id)
+        return self.row_date(file, instance_type, region, price, spot)
+
     @classmethod
     @functools.cache
     def load(cls) -> Prices:
@@ -312,11 +364,13 @@ def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
     if plan.gke is not None:
         as_of, cloud = prices.as_of["gcp"], "gcp"
         pools, system = _gke_nodes(plan, plan.gke, prices)
+        as_of = _oldest(_gke_dates(plan, plan.gke, prices)) or as_of
         nodes = (system.min_nodes, system.max_nodes) if system is not None else (0, 0)
         lines = gke_lines(plan.gke, nodes, warm)
     elif plan.eks is not None:
         as_of, cloud = prices.as_of["aws"], "aws"
         pools, system = _eks_nodes(plan, plan.eks, prices)
+        as_of = _oldest(_eks_dates(plan, plan.eks, prices)) or as_of
         lines = eks_lines(plan.eks, plan.config.region or "", warm)
     else:
         as_of, cloud, system = prices.as_of["gcp"], "", None
@@ -412,6 +466,45 @@ def _eks_nodes(plan: Plan, eks: EksPlan, prices: Prices) -> tuple[list[PoolCost]
     per = _highest((prices.aws_instance(t, az) for t in s.instance_types for az in azs), False)
     note = "" if per is not None else f"no catalog price for {', '.join(s.instance_types)}"
     return pools, PoolCost(s.name, per, s.min_size, s.max_size, False, note)
+
+
+def _oldest(dates: Iterable[str]) -> str:
+    """The oldest of the node price rows' dates (unknown if one is); empty when none was used."""
+    found = set(dates)
+    return "unknown" if "unknown" in found else min(found, default="")
+
+
+def _gke_dates(plan: Plan, gke: GkePlan, prices: Prices) -> list[str]:
+    """The dates of the price rows the GKE node prices are read from (machine and GPUs per zone)."""
+    dates: list[str] = []
+    for p in gke.pools:
+        if _user_shape_note(plan, p.name):
+            continue
+        for z in p.node_locations:
+            dates.append(prices.gcp_vm_date(p.machine_type, z, p.spot))
+            if p.accelerator and p.accelerator_count:
+                dates.append(prices.gcp_gpu_date(p.accelerator, p.accelerator_count, z, p.spot))
+    if not gke.cluster.existing:
+        c = gke.cluster
+        dates += [
+            prices.gcp_vm_date(c.system_machine_type, z, False) for z in _gke_system_zones(gke)
+        ]
+    return dates
+
+
+def _eks_dates(plan: Plan, eks: EksPlan, prices: Prices) -> list[str]:
+    """The dates of the price rows the EKS node prices are read from (type and AZ)."""
+    dates: list[str] = []
+    for g in eks.groups:
+        if _user_shape_note(plan, g.name):
+            continue
+        spot = g.capacity_type == "SPOT"
+        dates += [prices.aws_date(t, az, spot) for t in g.instance_types for az in g.az_ids]
+    if eks.system is not None:
+        s = eks.system
+        azs = _eks_system_azs(eks, s)
+        dates += [prices.aws_date(t, az, False) for t in s.instance_types for az in azs]
+    return dates
 
 
 # A regional cluster's node pools run in three of its region's zones unless nodeLocations says

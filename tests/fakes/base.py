@@ -75,6 +75,9 @@ class FakeService:
 
         class _H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes: with Nagle's algorithm the body waits for
+            # the client's delayed ACK (~40 ms a response on Linux).
+            disable_nagle_algorithm = True
 
             def log_message(self, format: str, *args: Any) -> None:  # quiet
                 del format, args
@@ -92,7 +95,11 @@ class FakeService:
 
         self._server = _Server(("127.0.0.1", 0), _H)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # A short poll interval: stop() waits for the loop to notice (0.5 s by default).
+        server = self._server
+        self._thread = threading.Thread(
+            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True
+        )
         self._thread.start()
         return self.url
 
