@@ -171,13 +171,14 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 
 
 def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeAddonVersions' default for a Kubernetes version: a placeholder naming both."""
+    """DescribeAddonVersions' default for a Kubernetes version (read only for an add-on the pinned
+    table lacks): a placeholder saying so, as ``--diff`` shows it."""
     addon, k8s = args["addonName"], args["kubernetesVersion"]
     return {
         "id": addon,
         "addonName": addon,
         "kubernetesVersion": k8s,
-        "version": f"v0.0.0-default-for-{k8s}",
+        "version": f"(EKS default for {k8s} at deploy time)",
     }
 
 
