@@ -300,8 +300,10 @@ EXT4_JOURNAL_MAX_GIB = 1
 MD_RAID_OVERHEAD_GIB = 8 * 128 / 1024
 # AL2023 nodeadm's kubelet config: kubeReserved ephemeral-storage 1Gi and evictionHard
 # nodefs.available 10% (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go
-# withDefaultReservedResources, defaultKubeletSubConfig); Bottlerocket's defaults are the same
-# (settings.kubernetes.kube-reserved ephemeral-storage 1Gi, the kubelet's nodefs.available 10%).
+# withDefaultReservedResources, defaultKubeletSubConfig). Bottlerocket: the kubelet's default hard
+# eviction nodefs.available<10% (https://kubernetes.io/docs/concepts/scheduling-eviction/
+# node-pressure-eviction/#hard-eviction-thresholds) and settings.kubernetes.kube-reserved's
+# ephemeral-storage default 1Gi (https://bottlerocket.dev/en/os/latest/api/settings/kubernetes/).
 KUBE_RESERVED_EPHEMERAL_GIB = 1
 EVICTION_NODEFS_AVAILABLE = 0.10
 
