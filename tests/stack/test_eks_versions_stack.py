@@ -33,3 +33,18 @@ def test_kubernetes_version_bump_diff_lists_pinned_addon_versions_old_and_new(tm
     )
     # An add-on without a pinned row says that EKS's default is read at deploy time.
     assert "EKS default for 1.34" in by_name["ml-addons-aws-ebs-csi-driver"]["new"]["addonVersion"]
+
+
+def test_a_pinned_release_version_reaches_the_node_group_and_no_other(tmp_path, capsys):
+    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
+    marker = "      machineType: g4dn.xlarge\n"
+    assert text.count(marker) == 1
+    stack = tmp_path / "Pulumi.eks-g4dn.yaml"
+    stack.write_text(text.replace(marker, marker + "      releaseVersion: 1.33.5-20251120\n"))
+    assert plan_cli.main(["--stack", str(stack), "--json"]) == 0
+    sent = {
+        r["name"]: r["inputs"].get("releaseVersion")
+        for r in json.loads(capsys.readouterr().out)["resources"]
+        if r["type"] == "aws:eks/nodeGroup:NodeGroup"
+    }
+    assert sent == {"ml-system": None, "ml-gpu-t4-ng": "1.33.5-20251120", "ml-gpu-t4-spot-ng": None}

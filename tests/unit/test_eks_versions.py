@@ -88,3 +88,32 @@ def test_a_version_older_than_the_calendar_is_refused():
 def test_every_calendar_version_is_a_major_minor_with_an_iso_date():
     for version, end in eks_standard_support_ends().items():
         assert re.fullmatch(r"1\.\d{2}", version) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end)
+
+
+# --- releaseVersion: a pinned EKS-optimized AMI release ----------------------------------------
+
+
+def _pool_release(release: str, version: str = "1.33", **pool: object) -> dict[str, object]:
+    return eks_config({"releaseVersion": release, **pool}, cluster={"kubernetesVersion": version})
+
+
+def test_release_version_is_sent_on_the_node_group_when_pinned():
+    (g,) = plan_of(_pool_release("1.33.5-20251120")).groups
+    assert g.release_version == "1.33.5-20251120"
+    (g,) = plan_of(eks_config()).groups
+    assert g.release_version is None
+
+
+def test_an_al2023_release_of_another_kubernetes_minor_is_refused_naming_both():
+    problem = errors_of(_pool_release("1.33.5-20251120", "1.34"))["gpuPools[0].releaseVersion"]
+    assert "Kubernetes 1.33" in problem and "1.34" in problem
+
+
+def test_a_bottlerocket_release_is_not_tied_to_the_kubernetes_minor():
+    cfg = _pool_release("1.50.0-5d9ac849", "1.34", amiFamily="bottlerocket")
+    (g,) = plan_of(cfg).groups
+    assert g.release_version == "1.50.0-5d9ac849"
+
+
+def test_a_release_version_that_is_not_version_dash_build_is_refused():
+    assert "gpuPools[0].releaseVersion" in errors_of(_pool_release("latest"))

@@ -159,6 +159,7 @@ class EksGroupPlan:
         placement_group: a cluster placement group for the pool (hpc without a reservation id).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
         nodefs_disk_gib: the disk behind the kubelet's nodefs (that RAID0, else the volume).
+        release_version: the pinned EKS-optimized AMI release (``None``: EKS's latest).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
         notes: what the operator must do by hand (logged as warnings at deploy and plan time).
     """
@@ -185,6 +186,7 @@ class EksGroupPlan:
     placement_group: bool = False
     local_nvme: bool = False
     nodefs_disk_gib: float = 0.0
+    release_version: str | None = None
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
@@ -333,6 +335,29 @@ def ephemeral_storage_gi(disk_gib: float, ami_type: str = "AL2023", raid0: bool 
     return math.floor(allocatable_ephemeral_gib(nodefs_capacity_gib(disk_gib, ami_type, raid0)))
 
 
+def release_version_problem(
+    release: str | None, ami_type: str | None, cluster: EksClusterSpec
+) -> str | None:
+    """Why a pinned AMI release cannot serve the cluster's Kubernetes version, or ``None``.
+
+    An Amazon Linux release is built per Kubernetes minor and named after it:
+    ``<kubernetes version>-<build date>``, e.g. ``1.36.2-20260714`` (awslabs/amazon-eks-ami
+    CHANGELOG.md, "Release version"); EKS refuses one of another minor. Bottlerocket's releases
+    carry its own version, not Kubernetes'.
+    """
+    if release is None or ami_type is None or not ami_type.startswith("AL"):
+        return None
+    minor = ".".join(release.split(".")[:2])
+    if minor == cluster.kubernetes_version:
+        return None
+    return (
+        f"{release!r} is an EKS-optimized Amazon Linux release for Kubernetes {minor}, but "
+        f"cluster.kubernetesVersion is {cluster.kubernetes_version}: pin a "
+        f"{cluster.kubernetes_version}.x-<date> release or leave releaseVersion unset (EKS's "
+        "latest for the version)"
+    )
+
+
 def kubernetes_minor(version: str) -> int:
     """The minor of a ``1.<minor>`` Kubernetes version."""
     return int(version.split(".")[1])
@@ -418,6 +443,8 @@ def plan_group(
     _check_group_per_zone(i, pool, placement, issues)
     node = _plan_labels(i, pool, shape, catalog, issues)
     template = _plan_template(i, pool, shape, efa, node, issues)
+    if problem := release_version_problem(pool.release_version, shape.ami, cluster):
+        issues.add(join_path("gpuPools", i, "releaseVersion"), problem)
     if issues.count() != start or shape.ami is None or shape.capacity_type is None:
         return None
     return _assemble(i, pool, network, shape, placement, efa, node, template)
@@ -806,6 +833,7 @@ def _assemble(
         placement_group=pool.hpc and placement.reservation_id is None,
         local_nvme=template.local_nvme,
         nodefs_disk_gib=template.nodefs_gib,
+        release_version=pool.release_version,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,
         notes=_notes(i, pool, shape.capacity_type),
