@@ -48,6 +48,7 @@ from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
+    nats_where_nodes_run,
     plan_network,
     subnet_cidrs,
 )
@@ -267,6 +268,9 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     groups = _plan_groups(config, region, network, catalog, issues)
     system = _plan_system(cluster, network, catalog, issues)
+    if network is not None:
+        used = {az for g in groups for az in g.az_ids} | set(system.az_ids if system else ())
+        network = nats_where_nodes_run(network, used)
     access = _plan_access(cluster, partition, region, issues)
     if cluster.public_access_cidrs and not cluster.endpoint_public_access:
         issues.add(
