@@ -9,11 +9,12 @@ Used by ``python -m infra.plan`` and by the stack-test harness.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pulumi
@@ -118,6 +119,24 @@ class LiveAws:
 LIVE = LiveAws()
 
 
+@contextlib.contextmanager
+def groups_of(recording: Recording) -> Iterator[None]:
+    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size), as a
+    deploy over that stack finds them; restored afterwards."""
+    global LIVE
+    found = {
+        str(r.inputs["nodeGroupName"]): int(r.inputs.get("scalingConfig", {}).get("desiredSize", 0))
+        for r in recording.resources
+        if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs.get("nodeGroupName")
+    }
+    saved = LIVE
+    LIVE = replace(saved, node_groups={**saved.node_groups, **found})
+    try:
+        yield
+    finally:
+        LIVE = saved
+
+
 def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
     """An EKS cluster: placeholder endpoint, CA, OIDC issuer and cluster security group."""
     return {
@@ -171,13 +190,14 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 
 
 def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeAddonVersions' default for a Kubernetes version: a placeholder naming both."""
+    """DescribeAddonVersions' default for a Kubernetes version (read only for an add-on the pinned
+    table lacks): a placeholder saying so, as ``--diff`` shows it."""
     addon, k8s = args["addonName"], args["kubernetesVersion"]
     return {
         "id": addon,
         "addonName": addon,
         "kubernetesVersion": k8s,
-        "version": f"v0.0.0-default-for-{k8s}",
+        "version": f"(EKS default for {k8s} at deploy time)",
     }
 
 

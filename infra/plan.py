@@ -291,10 +291,12 @@ def _diff(
             ]
         )
     _refuse_transitions(old_config, config)
-    catalog = plan.catalog
-    new_rec = mockengine.run(raw, config.stack, catalog)
-    notes_view.print_logs(new_rec.logs, notes, hidden)
     old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog)
+    # The new side's deploy-time reads find the old side's node groups, as `pulumi up` over the
+    # running old stack does: live names kept, live desired sizes clamped.
+    with mockengine.groups_of(old_rec):
+        new_rec = mockengine.run(raw, config.stack, plan.catalog)
+    notes_view.print_logs(new_rec.logs, notes, hidden)
     old_res = [r.to_json() for r in old_rec.resources]
     new_res = [r.to_json() for r in new_rec.resources]
     changes = diff(

@@ -361,15 +361,17 @@ class EksAddons(pulumi.ComponentResource):
                     ]
                 else:
                     extra["service_account_role_arn"] = role.arn
-            # EKS's default version of the add-on for the cluster's Kubernetes version
-            # (DescribeAddonVersions defaultVersion), so a kubernetesVersion bump updates it too.
-            version = aws.eks.get_addon_version_output(
-                addon_name=addon.name,
-                kubernetes_version=plan.kubernetes_version,
-                most_recent=False,
-                region=plan.region,
-                opts=pulumi.InvokeOutputOptions(parent=self),
-            ).version
+            # The version pinned for the cluster's minor, else EKS's default for it
+            # (DescribeAddonVersions defaultVersion); either way a kubernetesVersion bump updates it.
+            version: pulumi.Input[str] = addon.version or (
+                aws.eks.get_addon_version_output(
+                    addon_name=addon.name,
+                    kubernetes_version=plan.kubernetes_version,
+                    most_recent=False,
+                    region=plan.region,
+                    opts=pulumi.InvokeOutputOptions(parent=self),
+                ).version
+            )
             self.by_name[addon.name] = aws.eks.Addon(
                 f"{name}-{addon.name}",
                 aws.eks.AddonArgs(

@@ -386,6 +386,8 @@ def _node_group_args(
         # Nodes follow cluster.kubernetesVersion (UpdateNodegroupVersion, in place, after the
         # control plane: the group depends on the cluster); EKS picks the latest AMI release.
         version=kubernetes_version,
+        # A pinned AMI release (UpdateNodegroupVersion releaseVersion); None: EKS's latest.
+        release_version=group.release_version,
         node_role_arn=node_role_arn,
         subnet_ids=subnet_ids,
         # A Capacity Block's launch template names the type (EKS rejects both).

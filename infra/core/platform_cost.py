@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from infra.core.catalog.eks_versions import eks_standard_support_ends
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.warm import idle_nodes
 
@@ -199,15 +200,6 @@ def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int]) -> Line:
         return (vm.usd * n if n <= CLOUD_NAT_VM_CAP else cap.usd) + ip.usd
 
     return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
-
-
-@functools.cache
-def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
-    """Kubernetes minor version -> the day (ISO date, UTC) EKS standard support ends for it."""
-    return {
-        r["version"]: r["end_of_standard_support"]
-        for r in read_rows("eks_standard_support.csv", data_dir)
-    }
 
 
 def eks_control_plane(version: str, region: str) -> Line:

@@ -347,12 +347,13 @@ def test_asg_tags_are_derived_from_the_group_labels_taints_and_gpu_count():
     expected = {f"{prefix}label/{k}": v for k, v in g.labels.items()}
     expected |= {f"{prefix}taint/{t.key}": f"{t.value}:{t.effect}" for t in g.taints}
     expected[f"{prefix}resources/nvidia.com/gpu"] = "4"
-    expected[f"{prefix}resources/ephemeral-storage"] = "89Gi"  # 100 GiB x 0.9 - 1 GiB
+    # (100 GiB - 2 GiB XFS log bound) x 0.9 - 1 GiB kubeReserved, rounded down
+    expected[f"{prefix}resources/ephemeral-storage"] = "87Gi"
     assert dict(g.asg_tags) == expected
     assert g.asg_tags[f"{prefix}taint/dedicated"] == "train:NoExecute"
     assert g.node_group_tags == {
         f"{prefix}resources/nvidia.com/gpu": "4",
-        f"{prefix}resources/ephemeral-storage": "89Gi",
+        f"{prefix}resources/ephemeral-storage": "87Gi",
     }
 
 

@@ -164,9 +164,17 @@ def test_device_plugin_time_slicing_configs_use_the_operators_per_pool_keys():
 # --- 4. scale from zero that really scales -----------------------------------------------------
 
 
-@pytest.mark.parametrize(("disk", "tag"), [(100, "89Gi"), (20, "17Gi"), (500, "449Gi")])
-def test_ephemeral_storage_tag_is_the_disk_minus_the_kubelet_reserve(disk, tag):
-    (g,) = plan_of(eks_config({"diskSizeGb": disk})).groups
+@pytest.mark.parametrize(
+    ("disk", "family", "tag"),
+    [
+        (100, "al2023", "87Gi"),  # (100 - 2) x 0.9 - 1 = 87.2
+        (20, "al2023", "15Gi"),  # (20 - 2) x 0.9 - 1 = 15.2
+        (500, "al2023", "447Gi"),  # (500 - 2) x 0.9 - 1 = 447.2
+        (100, "bottlerocket", "86Gi"),  # (100 - max(100/64 + 1, 2)) x 0.9 - 1 = 86.6
+    ],
+)
+def test_ephemeral_storage_tag_is_the_filesystem_minus_the_kubelet_reserve(disk, family, tag):
+    (g,) = plan_of(eks_config({"diskSizeGb": disk, "amiFamily": family})).groups
     assert g.asg_tags[PREFIX + "resources/ephemeral-storage"] == tag
 
 
@@ -267,8 +275,9 @@ def test_hpc_p5_plans_efa_interfaces_a_placement_group_one_az_and_local_nvme():
     (g,) = plan_of(pools(gpu_pool(machineType="p5.48xlarge", hpc=True))).groups
     assert g.efa_interfaces == 32 and g.placement_group and g.local_nvme
     assert len(g.az_ids) == 1 and len(g.node_groups) == 1
-    # Ephemeral storage from the 8 x 3.8 TB instance store, not the 100 GiB EBS volume.
-    assert g.asg_tags[PREFIX + "resources/ephemeral-storage"] == "25479Gi"
+    # Ephemeral storage from the RAID0 of the 8 x 3.8 TB instance store (less the XFS log and
+    # the md superblocks), not the 100 GiB EBS volume.
+    assert g.asg_tags[PREFIX + "resources/ephemeral-storage"] == "25477Gi"
 
 
 def test_hpc_on_a_type_without_efa_is_rejected():

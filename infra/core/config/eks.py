@@ -81,6 +81,8 @@ class EksPoolSpec(PoolBase):
     capacity_reservation: EksCapacityReservationSpec | None = None
     # ON_DEMAND / SPOT follow ``spot``; CAPACITY_BLOCK needs capacityReservation.id of the block.
     capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None = None
+    # The EKS-optimized AMI release (NodeGroup releaseVersion); default: EKS's latest for the minor.
+    release_version: str | None = Field(default=None, pattern=r"^[0-9]+\.[0-9]+\.[0-9]+-[0-9a-z]+$")
 
 
 class EksSystemPoolSpec(Model):

@@ -161,6 +161,8 @@ class EksGroupPlan:
         network_interfaces: the launch template's interfaces (empty: EKS's default one).
         placement_group: a cluster placement group for the pool (hpc without a reservation id).
         local_nvme: RAID0 of the instance-store NVMe for kubelet/containerd (hpc, AL2023).
+        nodefs_disk_gib: the disk behind the kubelet's nodefs (that RAID0, else the volume).
+        release_version: the pinned EKS-optimized AMI release (``None``: EKS's latest).
         capacity_reservation_id / capacity_reservation_preference: ODCR or Capacity Block.
         notes: what the operator must do by hand (logged as warnings at deploy and plan time).
         karpenter: with ``cluster.autoscaler.kind: karpenter``, the pool's EC2NodeClass and
@@ -188,6 +190,8 @@ class EksGroupPlan:
     network_interfaces: tuple[NetworkInterface, ...] = ()
     placement_group: bool = False
     local_nvme: bool = False
+    nodefs_disk_gib: float = 0.0
+    release_version: str | None = None
     capacity_reservation_id: str | None = None
     capacity_reservation_preference: str | None = None
     notes: tuple[str, ...] = ()
@@ -199,6 +203,13 @@ class EksGroupPlan:
         whose capacity (reservation, Capacity Block, placement group) the predecessor still holds
         until it is deleted, so the replacement starts at its minimum."""
         return self.update_strategy == "DEFAULT"
+
+    @property
+    def allocatable_ephemeral_gib(self) -> float:
+        """What a running node has allocatable of ``ephemeral-storage`` at least (GiB); the CA
+        template's value is this rounded down."""
+        capacity = nodefs_capacity_gib(self.nodefs_disk_gib, self.ami_type, self.local_nvme)
+        return allocatable_ephemeral_gib(capacity)
 
     @property
     def root_device_name(self) -> str:
@@ -281,16 +292,76 @@ def gpu_labels(pool_name: str, accelerator_label: str, user: Mapping[str, str]) 
     }
 
 
-def ephemeral_storage_gi(disk_gib: float) -> int:
-    """Allocatable ephemeral storage (GiB) the kubelet reports for a node with this disk.
+# What the kubelet's nodefs capacity (the filesystem's statfs f_blocks, cAdvisor) lacks against
+# the disk, at most. XFS leaves its internal log out of f_blocks (linux fs/xfs/xfs_super.c
+# xfs_fs_statfs: "f_blocks = sb_dblocks - lsize"), and a log never exceeds XFS_MAX_LOG_BYTES,
+# 2 GiB - 10 MiB (fs/xfs/libxfs/xfs_fs.h); AL2023's root filesystem is made at the AMI's few GiB
+# (a log of MiB) and grown at boot, so the same 2 GiB also covers its GPT and boot partitions.
+XFS_OVERHEAD_GIB = 2
+# ext4 leaves its metadata out of f_blocks (fs/ext4/super.c ext4_statfs, s_overhead_clusters):
+# inode tables of 256 bytes per 16 KiB (e2fsprogs misc/mke2fs.conf.in inode_size, inode_ratio)
+# and a journal of at most 1 GiB (lib/ext2fs/mkjournal.c ext2fs_default_journal_size).
+EXT4_INODE_TABLE_SHARE = 256 / 16384
+EXT4_JOURNAL_MAX_GIB = 1
+# mdadm v1.2 superblocks reserve up to 128 MiB ahead of the data on each member (mdadm super1.c
+# headroom); the NVIDIA types with EFA have at most 8 instance-store NVMe disks.
+MD_RAID_OVERHEAD_GIB = 8 * 128 / 1024
+# AL2023 nodeadm's kubelet config: kubeReserved ephemeral-storage 1Gi and evictionHard
+# nodefs.available 10% (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go
+# withDefaultReservedResources, defaultKubeletSubConfig). Bottlerocket: the kubelet's default hard
+# eviction nodefs.available<10% (https://kubernetes.io/docs/concepts/scheduling-eviction/
+# node-pressure-eviction/#hard-eviction-thresholds) and settings.kubernetes.kube-reserved's
+# ephemeral-storage default 1Gi (https://bottlerocket.dev/en/os/latest/api/settings/kubernetes/).
+KUBE_RESERVED_EPHEMERAL_GIB = 1
+EVICTION_NODEFS_AVAILABLE = 0.10
 
-    EKS AL2023 nodeadm sets kubeReserved ephemeral-storage 1Gi and evictionHard
-    nodefs.available 10% (awslabs/amazon-eks-ami nodeadm/internal/kubelet/config.go);
-    allocatable = capacity - kubeReserved - evictionHard (https://kubernetes.io/docs/tasks/
-    administer-cluster/reserve-compute-resources/#node-allocatable). Rounded down so CA never
-    promises more than the node will have.
+
+def nodefs_capacity_gib(disk_gib: float, ami_type: str, raid0: bool = False) -> float:
+    """The least nodefs capacity (GiB) a node reports for a ``disk_gib`` disk: XFS on AL2023
+    (root volume, or the RAID0 of the instance store made by ``setup-local-disks`` with
+    ``mkfs.xfs``); ext4 or XFS on Bottlerocket's data volume (a variant picks the filesystem of
+    its data partition), so the larger of both losses."""
+    if ami_type.startswith("BOTTLEROCKET"):
+        ext4 = disk_gib * EXT4_INODE_TABLE_SHARE + EXT4_JOURNAL_MAX_GIB
+        return max(0.0, disk_gib - max(ext4, XFS_OVERHEAD_GIB))
+    return max(0.0, disk_gib - XFS_OVERHEAD_GIB - (MD_RAID_OVERHEAD_GIB if raid0 else 0))
+
+
+def allocatable_ephemeral_gib(capacity_gib: float) -> float:
+    """The kubelet's allocatable ephemeral storage for a nodefs of ``capacity_gib``: capacity
+    minus kubeReserved minus the hard eviction threshold (https://kubernetes.io/docs/tasks/
+    administer-cluster/reserve-compute-resources/#node-allocatable)."""
+    reserved = KUBE_RESERVED_EPHEMERAL_GIB + capacity_gib * EVICTION_NODEFS_AVAILABLE
+    return max(0.0, capacity_gib - reserved)
+
+
+def ephemeral_storage_gi(disk_gib: float, ami_type: str = "AL2023", raid0: bool = False) -> int:
+    """The CA template's ephemeral storage (whole GiB, rounded down): never more than a node of
+    this disk has allocatable, so a pod the template admits fits the node it scales up."""
+    return math.floor(allocatable_ephemeral_gib(nodefs_capacity_gib(disk_gib, ami_type, raid0)))
+
+
+def release_version_problem(
+    release: str | None, ami_type: str | None, cluster: EksClusterSpec
+) -> str | None:
+    """Why a pinned AMI release cannot serve the cluster's Kubernetes version, or ``None``.
+
+    An Amazon Linux release is built per Kubernetes minor and named after it:
+    ``<kubernetes version>-<build date>``, e.g. ``1.36.2-20260714`` (awslabs/amazon-eks-ami
+    CHANGELOG.md, "Release version"); EKS refuses one of another minor. Bottlerocket's releases
+    carry its own version, not Kubernetes'.
     """
-    return max(0, math.floor(disk_gib * 0.9) - 1)
+    if release is None or ami_type is None or not ami_type.startswith("AL"):
+        return None
+    minor = ".".join(release.split(".")[:2])
+    if minor == cluster.kubernetes_version:
+        return None
+    return (
+        f"{release!r} is an EKS-optimized Amazon Linux release for Kubernetes {minor}, but "
+        f"cluster.kubernetesVersion is {cluster.kubernetes_version}: pin a "
+        f"{cluster.kubernetes_version}.x-<date> release or leave releaseVersion unset (EKS's "
+        "latest for the version)"
+    )
 
 
 def kubernetes_minor(version: str) -> int:
@@ -350,6 +421,7 @@ class _Template:
 
     tags: Mapping[str, str]
     local_nvme: bool
+    nodefs_gib: float
 
 
 def plan_group(
@@ -377,6 +449,8 @@ def plan_group(
     _check_group_per_zone(i, pool, placement, issues)
     node = _plan_labels(i, pool, shape, catalog, issues)
     template = _plan_template(i, pool, shape, efa, node, issues)
+    if problem := release_version_problem(pool.release_version, shape.ami, cluster):
+        issues.add(join_path("gpuPools", i, "releaseVersion"), problem)
     if issues.count() != start or shape.ami is None or shape.capacity_type is None:
         return None
     return _assemble(i, pool, network, shape, placement, efa, node, template)
@@ -614,7 +688,7 @@ def _plan_template(
     storage_gib = first.local_storage_gb * 1e9 / 2**30 if local_nvme else pool.disk_size_gb
     resources: dict[str, int | str] = {
         **node.extra,
-        "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib)}Gi",
+        "ephemeral-storage": f"{ephemeral_storage_gi(storage_gib, ami or '', local_nvme)}Gi",
     }
     if efa.count:
         # What an EFA pod requests (node-efa.html example: vpc.amazonaws.com/efa and
@@ -636,7 +710,7 @@ def _plan_template(
             f"tags, EKS and gpu-infra set {autoscaler.MANAGED_ASG_TAGS} themselves and a few "
             "are left for yours; drop labels",
         )
-    return _Template(tags=tags, local_nvme=local_nvme)
+    return _Template(tags=tags, local_nvme=local_nvme, nodefs_gib=storage_gib)
 
 
 def _node_groups(
@@ -766,6 +840,8 @@ def _assemble(
         # limitations-placement-groups.html).
         placement_group=pool.hpc and placement.reservation_id is None,
         local_nvme=template.local_nvme,
+        nodefs_disk_gib=template.nodefs_gib,
+        release_version=pool.release_version,
         capacity_reservation_id=cr.id if cr is not None else None,
         capacity_reservation_preference=cr.preference if cr is not None else None,
         notes=_notes(i, pool, shape.capacity_type),

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from infra.core.config.eks import EksClusterSpec
 from infra.core.errors import Issues, join_path
@@ -60,6 +60,17 @@ class EksNetworkPlan:
     def nat_for(self, az: str) -> str:
         """The AZ ID whose NAT gateway the private subnet of ``az`` routes through."""
         return az if az in self.nat_az_ids else self.nat_az_ids[0]
+
+
+def nats_where_nodes_run(net: EksNetworkPlan, used_az_ids: set[str]) -> EksNetworkPlan:
+    """``natGateways: perAz`` with a NAT gateway only in AZs where a node group runs: a NAT
+    serves the private subnets of its own AZ (the route tables built from ``nat_for``), so one in
+    an AZ without nodes (an AZ the control plane avoids and no GPU pool uses) bills by the hour
+    for nothing ("Amazon VPC pricing": per NAT gateway-hour). ``single`` keeps its one."""
+    if not net.create or len(net.nat_az_ids) <= 1:
+        return net
+    kept = tuple(a for a in net.nat_az_ids if a in used_az_ids) or net.nat_az_ids[:1]
+    return replace(net, nat_az_ids=kept)
 
 
 # AZ numbers a 10.x.0.0/16 has room for: private /20s at 16 x (N - 1) end below .240, where the

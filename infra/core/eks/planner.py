@@ -9,13 +9,13 @@ operator-less stacks in ``infra.core.eks.device_plugin``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
-from infra.core.eks import autoscaler
+from infra.core.eks import autoscaler, versions
 from infra.core.eks.device_plugin import (
     DevicePluginPlan,
     plan_device_plugin,
@@ -51,6 +51,7 @@ from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
+    nats_where_nodes_run,
     plan_network,
     subnet_cidrs,
 )
@@ -113,17 +114,20 @@ class EksAccessEntryPlan:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EksAddonPlan:
-    """One EKS managed add-on (version: EKS's default for the cluster's Kubernetes version).
+    """One EKS managed add-on.
 
     Attributes:
         name: the add-on name (``aws eks describe-addon-versions``).
         service_account: the add-on's service account that gets an IAM role (or ``None``).
         policy_arn: the managed policy of that role.
+        version: the version pinned for the cluster's Kubernetes minor
+            (``eks_addon_versions.csv``); ``""``: EKS's default for it, read at deploy time.
     """
 
     name: str
     service_account: str | None = None
     policy_arn: str | None = None
+    version: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -207,7 +211,9 @@ def managed_policy_arn(partition: str, name: str) -> str:
     return f"arn:{partition}:iam::aws:policy/{name}"
 
 
-def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddonPlan, ...]:
+def plan_addons(
+    partition: str, existing: bool, identity: str, kubernetes_version: str = ""
+) -> tuple[EksAddonPlan, ...]:
     """Managed add-ons a new cluster needs; an existing cluster keeps its own.
 
     VPC CNI, kube-proxy and CoreDNS are what every cluster runs ("Amazon EKS add-ons",
@@ -234,7 +240,9 @@ def plan_addons(partition: str, existing: bool, identity: str) -> tuple[EksAddon
     ]
     if identity == "pod-identity":
         addons.insert(0, EksAddonPlan(name="eks-pod-identity-agent"))
-    return tuple(addons)
+    return tuple(
+        replace(a, version=versions.addon_version(a.name, kubernetes_version)) for a in addons
+    )
 
 
 def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
@@ -253,6 +261,8 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         return EksPlan()
     network = plan_network(cluster, region, region_azs, issues)
     version = cluster.kubernetes_version
+    if problem := versions.support_problem(version):
+        issues.add("cluster.kubernetesVersion", problem)
     ca_image_tag = autoscaler.image_tag(version)
     uses_ca = cluster.autoscaler.enabled and cluster.autoscaler.kind == "cluster-autoscaler"
     if uses_ca and ca_image_tag is None:
@@ -265,6 +275,9 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     groups = _plan_groups(config, region, network, catalog, issues)
     system = _plan_system(cluster, network, catalog, issues)
+    if network is not None:
+        used = {az for g in groups for az in g.az_ids} | set(system.az_ids if system else ())
+        network = nats_where_nodes_run(network, used)
     access = _plan_access(cluster, partition, region, issues)
     if cluster.public_access_cidrs and not cluster.endpoint_public_access:
         issues.add(
@@ -297,7 +310,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         karpenter=_plan_karpenter(config, region, partition, system, network, issues),
         stack_tag=tag,
         identity=a.identity,
-        addons=plan_addons(partition, cluster.existing, a.identity),
+        addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
     )

@@ -134,7 +134,10 @@ def eks_template_node(g: EksGroupPlan) -> Node:
 
 def eks_running_node(g: EksGroupPlan, pool: PoolBase) -> Node:
     h = g.hints
-    return Node(h.name, dict(g.labels), _taints(h), running_allocatable(h, pool, None))
+    alloc = running_allocatable(h, pool, None)
+    # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
+    alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
+    return Node(h.name, dict(g.labels), _taints(h), alloc)
 
 
 # Karpenter's view of a node it may launch (aws/karpenter-provider-aws v1.14.1

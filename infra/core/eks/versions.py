@@ -1,0 +1,49 @@
+"""Which Kubernetes versions EKS still runs, and the add-on version pinned for each."""
+
+from __future__ import annotations
+
+from infra.core.catalog.eks_versions import (
+    eks_addon_versions,
+    eks_standard_support_ends,
+    eks_support_as_of,
+    extended_support_ends,
+)
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def support_problem(version: str) -> str | None:
+    """Why EKS no longer runs ``version`` as of the support calendar's date, or ``None``.
+
+    A version past the end of extended support cannot be created and an existing cluster on it is
+    upgraded by EKS ("Understand the Kubernetes version lifecycle on EKS",
+    https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html). A version older
+    than every listed one is long gone; one newer than every listed one is let through (the
+    calendar lags a release; its control-plane fee is then shown unpriced).
+    """
+    ends = eks_standard_support_ends()
+    today = eks_support_as_of()
+    supported = sorted(
+        (v for v, end in ends.items() if extended_support_ends(end) > today), key=_minor
+    )
+    end = ends.get(version)
+    gone = (
+        extended_support_ends(end) <= today
+        if end is not None
+        else bool(ends) and _minor(version) < min(_minor(v) for v in ends)
+    )
+    if not gone:
+        return None
+    ended = f" (extended support ended {extended_support_ends(end)})" if end else ""
+    return (
+        f"{version!r}: Amazon EKS no longer supports this Kubernetes version{ended}; "
+        f"supported as of {today}: {', '.join(supported)}"
+    )
+
+
+def addon_version(addon: str, kubernetes_version: str) -> str:
+    """The version pinned for ``addon`` on ``kubernetes_version`` (``eks_addon_versions.csv``),
+    or ``""``: EKS's default version for that minor, read at deploy time."""
+    return eks_addon_versions().get((addon, kubernetes_version), "")

@@ -1,0 +1,50 @@
+"""A Kubernetes minor bump on EKS, as ``--diff`` shows it: every pinned add-on with its values."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from infra import plan as plan_cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_kubernetes_version_bump_diff_lists_pinned_addon_versions_old_and_new(tmp_path, capsys):
+    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
+    new = tmp_path / "Pulumi.eks-g4dn.yaml"
+    text = old.read_text()
+    assert 'kubernetesVersion: "1.33"' in text
+    new.write_text(text.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"'))
+    assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
+    by_name = {
+        c["urn"].rsplit("::", 1)[-1]: c
+        for c in json.loads(capsys.readouterr().out)["changes"]
+        if "aws:eks/addon:Addon" in c["urn"]
+    }
+    proxy, dns = by_name["ml-addons-kube-proxy"], by_name["ml-addons-coredns"]
+    assert (proxy["old"], proxy["new"]) == (
+        {"addonVersion": "v1.33.10-eksbuild.13"},
+        {"addonVersion": "v1.34.6-eksbuild.13"},
+    )
+    assert (dns["old"], dns["new"]) == (
+        {"addonVersion": "v1.12.4-eksbuild.18"},
+        {"addonVersion": "v1.13.2-eksbuild.11"},
+    )
+    # An add-on without a pinned row says that EKS's default is read at deploy time.
+    assert "EKS default for 1.34" in by_name["ml-addons-aws-ebs-csi-driver"]["new"]["addonVersion"]
+
+
+def test_a_pinned_release_version_reaches_the_node_group_and_no_other(tmp_path, capsys):
+    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
+    marker = "      machineType: g4dn.xlarge\n"
+    assert text.count(marker) == 1
+    stack = tmp_path / "Pulumi.eks-g4dn.yaml"
+    stack.write_text(text.replace(marker, marker + "      releaseVersion: 1.33.5-20251120\n"))
+    assert plan_cli.main(["--stack", str(stack), "--json"]) == 0
+    sent = {
+        r["name"]: r["inputs"].get("releaseVersion")
+        for r in json.loads(capsys.readouterr().out)["resources"]
+        if r["type"] == "aws:eks/nodeGroup:NodeGroup"
+    }
+    assert sent == {"ml-system": None, "ml-gpu-t4-ng": "1.33.5-20251120", "ml-gpu-t4-spot-ng": None}

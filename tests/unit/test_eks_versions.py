@@ -1,0 +1,119 @@
+"""EKS version facts as data: add-on versions pinned per Kubernetes minor, the support calendar."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from infra.core.catalog.eks_versions import (
+    eks_addon_versions,
+    eks_standard_support_ends,
+    extended_support_ends,
+)
+from infra.core.catalog.vendored import read_rows
+from infra.core.eks import versions
+from tests.unit.test_eks import eks_config, errors_of, plan_of
+
+# --- add-on versions pinned per minor (eks_addon_versions.csv) --------------------------------
+
+
+def _addons(version: str, **cluster: object) -> dict[str, str]:
+    p = plan_of(eks_config(cluster={"kubernetesVersion": version, **cluster}))
+    return {a.name: a.version for a in p.addons}
+
+
+def test_addon_versions_are_pinned_per_kubernetes_minor_from_the_data_table():
+    assert _addons("1.33")["kube-proxy"] == "v1.33.10-eksbuild.13"
+    assert _addons("1.33")["coredns"] == "v1.12.4-eksbuild.18"
+    assert _addons("1.33")["vpc-cni"] == "v1.20.1-eksbuild.3"
+    assert _addons("1.34")["kube-proxy"] == "v1.34.6-eksbuild.13"
+
+
+def test_a_kubernetes_minor_bump_changes_every_pinned_addon_that_tracks_the_minor():
+    old, new = _addons("1.33"), _addons("1.34")
+    assert old["kube-proxy"] != new["kube-proxy"] and old["coredns"] != new["coredns"]
+
+
+def test_an_addon_without_a_pinned_row_follows_eks_default_read_at_deploy_time():
+    got = _addons("1.34", autoscaler={"identity": "pod-identity"})
+    assert got["aws-ebs-csi-driver"] == got["eks-pod-identity-agent"] == ""
+    assert got["vpc-cni"] == ""  # the user guide's vpc-cni table stops at 1.33
+
+
+def test_kube_proxy_pins_carry_their_own_kubernetes_minor():
+    # kube-proxy is built per Kubernetes minor: v<minor>.<patch>-eksbuild.<n> (managing-kube-proxy).
+    for (addon, minor), version in eks_addon_versions().items():
+        if addon == "kube-proxy":
+            assert version.startswith(f"v{minor}."), (minor, version)
+
+
+def test_every_pinned_addon_row_is_an_eksbuild_version_with_a_source_and_date():
+    for r in read_rows("eks_addon_versions.csv"):
+        assert re.fullmatch(r"v\d+\.\d+\.\d+-eksbuild\.\d+", r["version"]), r
+        assert r["source"].startswith("https://docs.aws.amazon.com/"), r
+        assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["as_of"]), r
+
+
+def test_addon_rows_name_only_addons_the_plan_creates():
+    made = set(_addons("1.33", autoscaler={"identity": "pod-identity"}))
+    assert {addon for addon, _ in eks_addon_versions()} <= made
+
+
+# --- supported Kubernetes versions (eks_standard_support.csv) ---------------------------------
+
+
+def test_extended_support_ends_twelve_months_after_standard_support():
+    assert extended_support_ends("2025-11-26") == "2026-11-26"
+    assert extended_support_ends("2026-12-02") == "2027-12-02"
+
+
+def test_a_version_past_eks_extended_support_is_a_config_error_naming_the_supported_ones():
+    problem = errors_of(eks_config(cluster={"kubernetesVersion": "1.31"}))[
+        "cluster.kubernetesVersion"
+    ]
+    assert "extended support ended 2026-11-26" in problem
+    assert "1.32, 1.33, 1.34, 1.35" in problem
+
+
+@pytest.mark.parametrize("version", ["1.32", "1.33", "1.34", "1.35", "1.36"])
+def test_versions_in_standard_or_extended_support_or_newer_than_the_calendar_pass(version):
+    assert versions.support_problem(version) is None
+
+
+def test_a_version_older_than_the_calendar_is_refused():
+    assert versions.support_problem("1.20") is not None
+
+
+def test_every_calendar_version_is_a_major_minor_with_an_iso_date():
+    for version, end in eks_standard_support_ends().items():
+        assert re.fullmatch(r"1\.\d{2}", version) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end)
+
+
+# --- releaseVersion: a pinned EKS-optimized AMI release ----------------------------------------
+
+
+def _pool_release(release: str, version: str = "1.33", **pool: object) -> dict[str, object]:
+    return eks_config({"releaseVersion": release, **pool}, cluster={"kubernetesVersion": version})
+
+
+def test_release_version_is_sent_on_the_node_group_when_pinned():
+    (g,) = plan_of(_pool_release("1.33.5-20251120")).groups
+    assert g.release_version == "1.33.5-20251120"
+    (g,) = plan_of(eks_config()).groups
+    assert g.release_version is None
+
+
+def test_an_al2023_release_of_another_kubernetes_minor_is_refused_naming_both():
+    problem = errors_of(_pool_release("1.33.5-20251120", "1.34"))["gpuPools[0].releaseVersion"]
+    assert "Kubernetes 1.33" in problem and "1.34" in problem
+
+
+def test_a_bottlerocket_release_is_not_tied_to_the_kubernetes_minor():
+    cfg = _pool_release("1.50.0-5d9ac849", "1.34", amiFamily="bottlerocket")
+    (g,) = plan_of(cfg).groups
+    assert g.release_version == "1.50.0-5d9ac849"
+
+
+def test_a_release_version_that_is_not_version_dash_build_is_refused():
+    assert "gpuPools[0].releaseVersion" in errors_of(_pool_release("latest"))
