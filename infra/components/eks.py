@@ -574,32 +574,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
             f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
         ).release
     groups.update(_karpenter_pools(p, cluster, provider, ready, controller))
-    if node_groups:  # one offerings read for every pool; each group picks its own pairs
-        offerings = instance_type_offerings(cluster, node_groups, p.region)
-        efa_sg = (
-            efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
-            if p.efa_security_group
-            else None
-        )
-        for g in node_groups:
-            groups[g.name] = EksGpuNodeGroup(
-                f"{name}-{g.name}",
-                g,
-                cluster_name=cluster.name,
-                existing_groups=cluster.existing_groups,
-                offerings=offerings,
-                region=p.region,
-                stack_tag=p.stack_tag,
-                kubernetes_version=p.kubernetes_version,
-                subnets=cluster.network.subnets,
-                node_role_arn=cluster.node_role.arn,
-                security_group_ids=(
-                    [cluster.security_group_id, efa_sg.id]
-                    if g.network_interfaces and efa_sg is not None
-                    else []
-                ),
-                depends_on=cluster.node_dependencies,
-            )
+    groups.update(_node_groups(p, cluster, node_groups))
     if p.autoscaler is not None:
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=[*ready, *agent])
     for suffix, dp in (("nvidia", p.device_plugin), ("efa", p.efa_device_plugin)):
@@ -625,6 +600,43 @@ def build_eks(plan: Plan) -> ClusterHandle:
         owner=cluster.created,
         pools=groups,
     )
+
+
+def _node_groups(
+    p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[core.EksGroupPlan]
+) -> dict[str, pulumi.Resource]:
+    """Every managed GPU node group, with one offerings read for all of them (each group picks
+    its own type/AZ pairs) and the EFA security group when a group has EFA interfaces."""
+    if not node_groups:
+        return {}
+    name = p.cluster_name
+    offerings = instance_type_offerings(cluster, node_groups, p.region)
+    efa_sg = (
+        efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
+        if p.efa_security_group
+        else None
+    )
+    groups: dict[str, pulumi.Resource] = {}
+    for g in node_groups:
+        groups[g.name] = EksGpuNodeGroup(
+            f"{name}-{g.name}",
+            g,
+            cluster_name=cluster.name,
+            existing_groups=cluster.existing_groups,
+            offerings=offerings,
+            region=p.region,
+            stack_tag=p.stack_tag,
+            kubernetes_version=p.kubernetes_version,
+            subnets=cluster.network.subnets,
+            node_role_arn=cluster.node_role.arn,
+            security_group_ids=(
+                [cluster.security_group_id, efa_sg.id]
+                if g.network_interfaces and efa_sg is not None
+                else []
+            ),
+            depends_on=cluster.node_dependencies,
+        )
+    return groups
 
 
 def _karpenter_pools(
