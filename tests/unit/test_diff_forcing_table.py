@@ -128,3 +128,41 @@ def test_removing_an_optional_computed_force_new_input_keeps_the_live_value(type
 def test_removing_a_required_force_new_input_still_replaces():
     c = _one("aws:eks/nodeGroup:NodeGroup", {"nodeRoleArn": "a", "k": 1}, {"k": 1})
     assert c.op == "replace"
+
+
+def test_renaming_the_karpenter_interruption_queue_replaces_it():
+    # sqs/queue.go @ 00a35305: name is ForceNew (SQS cannot rename a queue; its URL holds the name).
+    old = {"name": "karp-a-karpenter", "messageRetentionSeconds": 300}
+    new = {"name": "karp-b-karpenter", "messageRetentionSeconds": 300}
+    c = _one("aws:sqs/queue:Queue", old, new)
+    assert c.op == "replace" and c.replace_because[0][0] == "name"
+
+
+def test_interruption_queue_retention_change_is_an_update_in_place():
+    # sqs/queue.go @ 00a35305: message_retention_seconds is set by SetQueueAttributes, not ForceNew.
+    old = {"name": "q", "messageRetentionSeconds": 300}
+    new = {"name": "q", "messageRetentionSeconds": 600}
+    assert _one("aws:sqs/queue:Queue", old, new).op == "update"
+
+
+@pytest.mark.parametrize(
+    ("type_", "prop"),
+    [
+        ("aws:sqs/queuePolicy:QueuePolicy", "queueUrl"),
+        ("aws:cloudwatch/eventRule:EventRule", "name"),
+        ("aws:cloudwatch/eventTarget:EventTarget", "rule"),
+        ("aws:cloudwatch/eventTarget:EventTarget", "targetId"),
+        ("aws:ec2/tag:Tag", "key"),
+        ("aws:ec2/tag:Tag", "resourceId"),
+    ],
+)
+def test_karpenter_controller_force_new_input_change_replaces(type_, prop):
+    c = _one(type_, {prop: "a", "value": "x"}, {prop: "b", "value": "x"})
+    assert c.op == "replace" and c.replace_because[0][0] == prop
+
+
+def test_discovery_tag_value_change_is_an_update_in_place():
+    # aws/resource_aws_ec2_tag.go @ 299594d1: value is updated by CreateTags, only key/resource_id force.
+    old = {"resourceId": "sg-1", "key": "karpenter.sh/discovery", "value": "a"}
+    new = {"resourceId": "sg-1", "key": "karpenter.sh/discovery", "value": "b"}
+    assert _one("aws:ec2/tag:Tag", old, new).op == "update"
