@@ -205,8 +205,10 @@ def test_service_error_is_unknown(env: dict[str, Any]) -> None:
 
 
 def test_timeout_is_unknown_not_ok(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
-    env["sq"].inject("GetServiceQuota", delay=1.0)
+    # Every GetServiceQuota attempt outlasts its timeout (2 attempts per code, EC2 and EKS codes
+    # read in two rounds): short numbers keep the run near a second.
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.2")
+    env["sq"].inject("GetServiceQuota", delay=0.6)
     code, doc = run()
     assert code == 3 and "timed out" in row(doc, G)["reason"]
 
