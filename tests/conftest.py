@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import gc
+import sys
 from typing import Any
 
 import pytest
@@ -50,3 +52,30 @@ def gke_config(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]
         else:
             cfg[key] = v
     return cfg
+
+
+# --- garbage collector -------------------------------------------------------------------------
+# The provider SDKs (pulumi_gcp, pulumi_aws, google-cloud-*, moto) import millions of long-lived
+# objects, lazily, the first time a test needs them. Every full collection walks them all again
+# (~0.5 s each, dozens per session): most of the suite's collector time. After a test that
+# imported many modules, collect its garbage (so finalizers and their warnings run as before) and
+# freeze what survives: later full collections skip it. Objects a test creates are collected as
+# before.
+_modules_at_freeze = 0
+
+
+def _freeze_if_imported() -> None:
+    global _modules_at_freeze
+    if len(sys.modules) - _modules_at_freeze >= 100:
+        gc.collect()
+        gc.freeze()
+        _modules_at_freeze = len(sys.modules)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    _freeze_if_imported()
+
+
+@pytest.hookimpl(trylast=True)  # after the test's fixtures are torn down
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    _freeze_if_imported()

@@ -8,11 +8,9 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from moto.server import ThreadedMotoServer
 
 from infra import catalog_refresh
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
@@ -28,15 +26,6 @@ g5.xlarge,A10G,1,4,16,us-west-2,usw2-az2,1.006,0.4
 g4dn.xlarge,T4,1,4,16,eu-west-1,euw1-az1,0.587,0.25
 """
 REGIONS = ["us-west-2"]  # one region: moto builds a backend per region (seconds each)
-
-
-@pytest.fixture(scope="module")
-def moto_url() -> Iterator[str]:
-    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    server.start()
-    host, port = server.get_host_and_port()
-    yield f"http://{host}:{port}"
-    server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,6 @@ from typing import Any
 import boto3
 import pytest
 from botocore.retries.standard import ExponentialBackoff
-from moto.server import ThreadedMotoServer
 
 from quota.check import main
 from tests.fakes import aws as a
@@ -30,19 +29,16 @@ G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
 
 
 @pytest.fixture(scope="module")
-def servers() -> Iterator[dict[str, Any]]:
-    moto = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
-    moto.start()
-    host, port = moto.get_host_and_port()
+def servers(moto_url: str) -> Iterator[dict[str, Any]]:
     sq = a.FakeServiceQuotas()
     sq.start()
     # EC2 as the check sees it: moto, with DescribeCapacityReservations answered in front of it
-    ec2 = a.Ec2WithReservations(f"http://{host}:{port}")
+    ec2 = a.Ec2WithReservations(moto_url)
     ec2.start()
-    yield {"moto": f"http://{host}:{port}", "sq": sq, "ec2": ec2}
+    warm_ec2(moto_url)
+    yield {"moto": moto_url, "sq": sq, "ec2": ec2, "probe": _client(moto_url)}
     ec2.stop()
     sq.stop()
-    moto.stop()
 
 
 @pytest.fixture
@@ -56,10 +52,15 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     ec2: a.Ec2WithReservations = servers["ec2"]
     ec2.reset()
     ec2.reservations.clear()
-    urllib.request.urlopen(
-        urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
-    )
-    warm_ec2(servers["moto"])  # a test reading another region warms it too
+    if _launched(servers["probe"]):
+        # The tests change moto's state only by launching instances (on demand or spot) in R;
+        # reset it when one did. A reset drops every region's EC2 backend, so warm R again (a
+        # test reading another region warms it too).
+        urllib.request.urlopen(
+            urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
+        )
+        warm_ec2(servers["moto"])
+        assert not _launched(servers["probe"])
     for k, v in {
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
@@ -81,6 +82,24 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     return {"sq": sq, "moto": servers["moto"], "ec2": ec2}
 
 
+def _client(moto: str, region: str = R) -> Any:
+    return boto3.client(
+        "ec2",
+        region_name=region,
+        endpoint_url=moto,
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+
+
+def _launched(ec2: Any) -> bool:
+    """Whether moto holds any instance or spot request in R (what a test may have left)."""
+    return bool(
+        ec2.describe_instances()["Reservations"]
+        or ec2.describe_spot_instance_requests()["SpotInstanceRequests"]
+    )
+
+
 def warm_ec2(moto: str, region: str = R) -> None:
     """Build moto's EC2 backend for the region before the check runs.
 
@@ -89,13 +108,7 @@ def warm_ec2(moto: str, region: str = R) -> None:
     per-call timeout, which made DescribeInstances fail and the check exit 3 (the old flake). One
     untimed call here moves that cost out of the check.
     """
-    boto3.client(
-        "ec2",
-        region_name=region,
-        endpoint_url=moto,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    ).describe_instances()
+    _client(moto, region).describe_instances()
 
 
 def ample(sq: a.FakeServiceQuotas) -> None:
@@ -192,8 +205,10 @@ def test_service_error_is_unknown(env: dict[str, Any]) -> None:
 
 
 def test_timeout_is_unknown_not_ok(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.5")
-    env["sq"].inject("GetServiceQuota", delay=1.0)
+    # Every GetServiceQuota attempt outlasts its timeout (2 attempts per code, EC2 and EKS codes
+    # read in two rounds): short numbers keep the run near a second.
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "0.2")
+    env["sq"].inject("GetServiceQuota", delay=0.6)
     code, doc = run()
     assert code == 3 and "timed out" in row(doc, G)["reason"]
 

@@ -95,10 +95,9 @@ class FakeService:
 
         self._server = _Server(("127.0.0.1", 0), _H)
         self._server.daemon_threads = True
-        # A short poll interval: stop() waits for the loop to notice (0.5 s by default).
-        server = self._server
+        # stop() waits for the loop to notice the shutdown: poll often (the default is 0.5 s)
         self._thread = threading.Thread(
-            target=lambda: server.serve_forever(poll_interval=0.05), daemon=True
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self._thread.start()
         return self.url

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -71,6 +72,50 @@ def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Re
     if problems:
         raise AssertionError("\n".join(problems))
     return recording
+
+
+# The mock engine's answers as imported, before any test patches them (see ``sample``).
+def _engine_state() -> tuple[Any, ...]:
+    return (
+        mockengine.LIVE,
+        dict(mockengine.INVOKES),
+        dict(mockengine.OUTPUTS),
+        mockengine.MOCK_ENDPOINT,
+        mockengine.MOCK_CA,
+        mockengine.MOCK_ACCOUNT,
+        mockengine.RecordingMonitor.RegisterResource,
+    )
+
+
+_PRISTINE = _engine_state()
+
+
+def _engine_is_pristine() -> bool:
+    return _engine_state() == _PRISTINE
+
+
+@functools.cache
+def _sample(name: str) -> Recording:
+    return run_stack(name)
+
+
+def sample(name: str) -> Recording:
+    """``run_stack(name)`` of an unchanged sample stack, run once per session and shared.
+
+    Read-only: every test that reads it sees the same object (``tests/stack/conftest.py`` fails
+    the session if one changed it). A test that patches the mock engine or changes the recording
+    runs ``run_stack`` itself; calling this under a patch is refused, so a patched run is never
+    cached as the sample's.
+    """
+    if not _engine_is_pristine():
+        raise AssertionError(f"sample({name!r}) under a patched mock engine: use run_stack")
+    rec = _sample(name)
+    SHARED.setdefault(name, (rec, repr(rec)))
+    return rec
+
+
+# name -> (the shared recording, its repr when made), checked at the end of the session.
+SHARED: dict[str, tuple[Recording, str]] = {}
 
 
 def gke_t4_variant(tmp_path: Path, old: str, new: str) -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.core.diff import forcing_rules
-from tests.stack.harness import run_stack
+from tests.stack.harness import sample
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
@@ -25,7 +25,7 @@ def test_every_type_a_sample_stack_registers_has_a_replace_forcing_row_or_is_kno
         {
             r.type
             for s in STACKS
-            for r in run_stack(s).resources
+            for r in sample(s).resources
             if r.custom
             and r.type not in known
             and r.type.split(":", 1)[0] not in packages

@@ -14,7 +14,7 @@ import pytest
 
 from infra import mockengine
 from infra.core.config.stack import load_stack_file
-from tests.stack.harness import ROOT, run_stack
+from tests.stack.harness import ROOT, run_stack, sample
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -33,17 +33,17 @@ def raw(stack: str) -> dict[str, Any]:
 
 @pytest.fixture(scope="module")
 def g4dn() -> mockengine.Recording:
-    return run_stack("eks-g4dn")
+    return sample("eks-g4dn")
 
 
 @pytest.fixture(scope="module")
 def hpc() -> mockengine.Recording:
-    return run_stack("eks-hpc")
+    return sample("eks-hpc")
 
 
 @pytest.fixture(scope="module")
 def zonal() -> mockengine.Recording:
-    return run_stack("eks-zonal-spot")
+    return sample("eks-zonal-spot")
 
 
 def test_eks_g4dn_done_when(g4dn):
@@ -185,7 +185,7 @@ def test_odcr_group_targets_its_reservation_without_a_preference(hpc):
 
 
 def test_device_plugin_stack_installs_the_pinned_chart_after_the_system_group():
-    rec = run_stack("eks-device-plugin")
+    rec = sample("eks-device-plugin")
     rel = rec.one(RELEASE, "ml-dp-nvidia-device-plugin")
     assert not [r for r in rec.of_type(RELEASE) if r.inputs["chart"] == "aws-efa-k8s-device-plugin"]
     assert rel.inputs["chart"] == "nvidia-device-plugin" and rel.inputs["version"] == "0.18.2"
@@ -219,7 +219,7 @@ def test_an_oidc_provider_left_by_an_earlier_destroy_is_used_not_declared_again(
 
 
 def test_existing_cluster_uses_an_oidc_provider_someone_else_made():
-    rec = run_stack("eks-existing")
+    rec = sample("eks-existing")
     assert rec.of_type(OIDC) == []
     (stmt,) = json.loads(rec.one("aws:iam/role:Role", "shared-ca-role").inputs["assumeRolePolicy"])[
         "Statement"
@@ -236,7 +236,7 @@ def test_existing_cluster_pod_identity_without_its_agent_is_an_error(monkeypatch
 
 
 def test_existing_cluster_autoscaler_discovers_only_this_stacks_groups():
-    rec = run_stack("eks-existing")
+    rec = sample("eks-existing")
     tags = rec.one(RELEASE, "shared-ca-release").inputs["values"]["autoDiscovery"]["tags"]
     assert "gpu-infra/autoscaler/shared/eks-existing" in tags
     own = [t for t in rec.of_type(TAG) if t.inputs["tag"]["key"] == tags[-1]]
@@ -387,7 +387,7 @@ def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(
 
 
 def test_existing_cluster_autoscaler_namespace_is_labelled_restricted_and_its_pod_meets_it():
-    rec = run_stack("eks-existing")
+    rec = sample("eks-existing")
     release = rec.one(RELEASE, "shared-ca-release")
     (patch,) = rec.of_type("kubernetes:core/v1:NamespacePatch")
     labels = patch.inputs["metadata"]["labels"]

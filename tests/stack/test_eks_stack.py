@@ -16,7 +16,7 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import load_stack_file
 from infra.core.eks import planner as core
 from infra.core.labels import POOL_LABEL
-from tests.stack.harness import ROOT, duplicate_urns, run_stack, sdk_problems
+from tests.stack.harness import ROOT, duplicate_urns, run_stack, sample, sdk_problems
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 TAG = "aws:autoscaling/tag:Tag"
@@ -28,7 +28,7 @@ K8S_EFFECT = {v: k for k, v in core.EKS_TAINT_EFFECT.items()}
 
 @pytest.fixture(scope="module")
 def rec() -> mockengine.Recording:
-    return run_stack("eks-g4dn")
+    return sample("eks-g4dn")
 
 
 def core_plan(raw: dict[str, Any]) -> core.EksPlan:
@@ -134,7 +134,7 @@ def test_offerings_are_read_once_by_az_id_for_every_pool_in_the_stack_region(rec
 
 
 def test_one_offerings_read_gives_each_pool_the_subnets_of_its_own_types_and_zones():
-    rec = run_stack("eks-hpc")
+    rec = sample("eks-hpc")
     (a,) = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
     filters = {f["name"]: set(f["values"]) for f in a["filters"]}
     assert filters["instance-type"] == {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}

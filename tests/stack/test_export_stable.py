@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -27,10 +28,16 @@ def _reversed_keys(doc: Any) -> Any:
     return doc
 
 
+@functools.cache
+def planned(stack: str) -> tuple[Any, mockengine.Recording]:
+    """The sample's plan and its run on the mock engine, once for both tests (they only read)."""
+    raw, config, plan = load_path(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+    return plan, mockengine.run(raw, config.stack, plan.catalog)
+
+
 @pytest.mark.parametrize("stack", STACKS)
 def test_two_exports_of_every_sample_stack_are_byte_identical(stack):
-    raw, config, plan = load_path(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
-    recording = mockengine.run(raw, config.stack, plan.catalog)
+    plan, recording = planned(stack)
     first = export_files(plan, recording, "gitops")
     # The engine's protobuf Structs give keys in no fixed order: the same inputs, keys reversed.
     shuffled = SimpleNamespace(
@@ -44,8 +51,7 @@ def test_two_exports_of_every_sample_stack_are_byte_identical(stack):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_exported_documents_start_with_api_version_kind_and_metadata(stack):
-    raw, config, plan = load_path(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
-    recording = mockengine.run(raw, config.stack, plan.catalog)
+    plan, recording = planned(stack)
     for path, text in export_files(plan, recording, "gitops").items():
         if path.startswith("helm/"):
             continue

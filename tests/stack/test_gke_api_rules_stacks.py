@@ -18,7 +18,7 @@ from infra import mockengine
 from infra.core.config.stack import load_stack_file
 from infra.core.gke.series import series_of
 from tests.conftest import gke_config
-from tests.stack.harness import run_stack
+from tests.stack.harness import run_stack, sample
 
 ROOT = Path(__file__).resolve().parents[2]
 GKE_STACKS = sorted(
@@ -31,7 +31,7 @@ NODE_POOL = "gcp:container/nodePool:NodePool"
 
 @pytest.fixture(scope="module")
 def recs() -> dict[str, mockengine.Recording]:
-    return {s: run_stack(s) for s in GKE_STACKS}
+    return {s: sample(s) for s in GKE_STACKS}
 
 
 def pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
@@ -172,7 +172,7 @@ def test_private_nodes_and_authorized_networks_reach_the_cluster():
 
 
 def test_dcgm_metrics_are_sent_when_gke_owns_the_gpu_stack():
-    c = run_stack("gke-a100-mig").one(CLUSTER).inputs
+    c = sample("gke-a100-mig").one(CLUSTER).inputs
     assert c["monitoringConfig"]["enableComponents"][-1] == "DCGM"
     assert c["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
 

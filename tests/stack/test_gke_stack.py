@@ -9,7 +9,7 @@ import pytest
 
 from infra import mockengine
 from tests.conftest import gke_config
-from tests.stack.harness import run_stack, sdk_problems
+from tests.stack.harness import run_stack, sample, sdk_problems
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 
@@ -19,14 +19,14 @@ def gpu_pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
 
 
 def test_gpu_pools_are_children_of_the_pools_component():
-    rec = run_stack("gke-t4")
+    rec = sample("gke-t4")
     (pool,) = gpu_pools(rec)
     parent = rec.by_urn(pool.parent)
     assert parent.type == "gpu-infra:gcp:GpuNodePools"
 
 
 def test_gpu_pool_waits_for_node_sa_roles_not_the_system_pool():
-    rec = run_stack("gke-t4")
+    rec = sample("gke-t4")
     (pool,) = gpu_pools(rec)
     system = rec.one(NODE_POOL, "ml-system")
     sa = rec.one("gcp:serviceaccount/account:Account")
@@ -37,7 +37,7 @@ def test_gpu_pool_waits_for_node_sa_roles_not_the_system_pool():
 
 
 def test_cluster_has_workload_identity_shielded_nodes_and_deletion_protection():
-    rec = run_stack("gke-t4")
+    rec = sample("gke-t4")
     cluster = rec.one("gcp:container/cluster:Cluster").inputs
     assert cluster["workloadIdentityConfig"] == {"workloadPool": "demo-project.svc.id.goog"}
     assert cluster["enableShieldedNodes"] is True
@@ -46,20 +46,20 @@ def test_cluster_has_workload_identity_shielded_nodes_and_deletion_protection():
 
 
 def test_node_service_account_gets_only_least_privilege_roles():
-    rec = run_stack("gke-t4")
+    rec = sample("gke-t4")
     roles = sorted(r.inputs["role"] for r in rec.of_type("gcp:projects/iAMMember:IAMMember"))
     assert roles == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
 
 
 def test_kubeconfig_is_a_secret_output():
-    rec = run_stack("gke-t4")
+    rec = sample("gke-t4")
     assert rec.outputs["kubeconfig"] == mockengine.SECRET
     provider = rec.one("pulumi:providers:kubernetes")
     assert provider.inputs["kubeconfig"] == mockengine.SECRET
 
 
 def test_pool_outputs_carry_scheduling_hints():
-    hints = run_stack("gke-t4").outputs["gpuPools"]["gpu-t4"]
+    hints = sample("gke-t4").outputs["gpuPools"]["gpu-t4"]
     assert hints["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
     assert hints["resourceName"] == "nvidia.com/gpu" and hints["gpusPerNode"] == 1
     assert {
@@ -83,7 +83,7 @@ def test_existing_cluster_is_looked_up_not_created():
 
 
 def test_spot_l4_stack_with_compute_class_fallback():
-    rec = run_stack("gke-l4-spot")
+    rec = sample("gke-l4-spot")
     pools = {p.inputs["name"]: p.inputs for p in gpu_pools(rec)}
     assert pools["l4-spot"]["nodeConfig"]["spot"] is True
     assert pools["l4-spot"]["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-l4"
@@ -101,7 +101,7 @@ def test_spot_l4_stack_with_compute_class_fallback():
 
 
 def test_mig_stack_sets_partition_and_time_sharing():
-    rec = run_stack("gke-a100-mig")
+    rec = sample("gke-a100-mig")
     (pool,) = gpu_pools(rec)
     acc = pool.inputs["nodeConfig"]["guestAccelerators"][0]
     assert acc["gpuPartitionSize"] == "1g.5gb"

@@ -11,7 +11,7 @@ import yaml
 from infra import mockengine
 from infra.core.config.stack import parse_file
 from infra.core.plan import build_plan
-from tests.stack.harness import ROOT, run_stack
+from tests.stack.harness import ROOT, run_stack, sample
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 NAMESPACE = "kubernetes:core/v1:Namespace"
@@ -25,7 +25,7 @@ STACKS = ["gke-t4", "eks-g4dn", "onprem-containerd"]
 
 @pytest.fixture(scope="module")
 def recs() -> dict[str, mockengine.Recording]:
-    return {s: run_stack(s) for s in [*STACKS, "onprem-k3s-timeslicing"]}
+    return {s: sample(s) for s in [*STACKS, "onprem-k3s-timeslicing"]}
 
 
 def operator_release(rec: mockengine.Recording) -> mockengine.Registered:
@@ -229,13 +229,8 @@ def test_gke_operator_stack_installs_googles_driver_daemonset_before_the_release
             assert cfg["gpuDriverVersion"] == "INSTALLATION_DISABLED", pool.name
 
 
-_GKE_RECS: dict[str, mockengine.Recording] = {}
-
-
 def recs_gke(stack: str) -> mockengine.Recording:
-    if stack not in _GKE_RECS:
-        _GKE_RECS[stack] = run_stack(stack)
-    return _GKE_RECS[stack]
+    return sample(stack)
 
 
 def test_gpu_operator_output_lists_the_config_values_deliberately_not_applied(recs):

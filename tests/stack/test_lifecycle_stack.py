@@ -15,7 +15,7 @@ from infra import plan as plan_cli
 from infra.core import lifecycle
 from infra.core.config.stack import load_stack_file
 from infra.mockengine import Recording, Registered
-from tests.stack.harness import run_stack
+from tests.stack.harness import run_stack, sample
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
@@ -25,11 +25,6 @@ STACKS = sorted(
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RELEASE = "kubernetes:helm.sh/v3:Release"
-
-
-@functools.cache
-def sample(stack: str) -> Recording:
-    return run_stack(stack)
 
 
 def raw(stack: str) -> dict[str, Any]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack.harness import run_stack
+from tests.stack.harness import sample
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
@@ -17,13 +17,13 @@ STACKS = sorted(
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_sample_stack_registers_only_inputs_the_provider_sdks_know(stack):
-    rec = run_stack(stack)  # raises on unknown properties, unmocked invokes, missing outputs
+    rec = sample(stack)  # raises on unknown properties, unmocked invokes, missing outputs
     assert rec.resources
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_custom_resource_is_parented_to_a_component(stack):
-    rec = run_stack(stack)
+    rec = sample(stack)
     orphans = [
         r.name
         for r in rec.resources
@@ -35,8 +35,8 @@ def test_every_custom_resource_is_parented_to_a_component(stack):
 
 
 def test_gpu_pools_output_merges_the_operators_sharing_aware_hints():
-    pools = run_stack("onprem-k3s-timeslicing").outputs["gpuPools"]
+    pools = sample("onprem-k3s-timeslicing").outputs["gpuPools"]
     shared = pools["a10-shared"]
     assert shared["timeSlicingReplicas"] == 4  # from the operator plan
     assert (shared["minNodes"], shared["maxNodes"]) == (0, 2)  # from the pool hints
-    assert "jupyterhubProfiles" in run_stack("onprem-k3s-timeslicing").outputs
+    assert "jupyterhubProfiles" in sample("onprem-k3s-timeslicing").outputs
