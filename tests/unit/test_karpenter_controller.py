@@ -350,3 +350,11 @@ def test_oci_chart_exports_as_argo_cds_oci_source_and_a_flux_oci_helm_repository
     repo, release = flux_documents(OCI_REL)
     assert repo["spec"]["type"] == "oci" and repo["spec"]["url"] == "oci://public.ecr.aws/karpenter"
     assert release["spec"]["chart"]["spec"]["chart"] == "karpenter"
+
+
+def test_karpenter_with_the_autoscaler_disabled_is_refused_naming_both_keys():
+    # NodePools without the controller: no CRDs ("no matches for kind EC2NodeClass"), no launches.
+    found = errors_of(raw_g4dn(enabled=False))
+    assert any(
+        "cluster.autoscaler.enabled" in e and "kind: karpenter" in e and "CRDs" in e for e in found
+    ), found

@@ -377,6 +377,14 @@ def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
         )
 
 
+KARPENTER_DISABLED_REASON = (
+    "false with cluster.autoscaler.kind: karpenter: Karpenter's GPU pools (NodePools) need the "
+    "Karpenter controller and its CRDs, which enabled: false would not install, and nothing else "
+    "launches their nodes; remove enabled: false, or use kind: cluster-autoscaler (GPU node groups "
+    "that keep minNodes without an autoscaler)"
+)
+
+
 def _plan_karpenter(
     config: StackConfig,
     region: str,
@@ -387,7 +395,13 @@ def _plan_karpenter(
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
     cluster: EksClusterSpec = config.cluster
-    if not cluster.autoscaler.enabled or cluster.autoscaler.kind != "karpenter":
+    if cluster.autoscaler.kind != "karpenter":
+        return None
+    if not cluster.autoscaler.enabled:
+        # NodePools and EC2NodeClasses are custom resources of the controller's CRDs: without the
+        # controller the API server has no such kind ("no matches for kind EC2NodeClass in
+        # version karpenter.k8s.aws/v1"), and nothing would launch the pools' nodes.
+        issues.add("cluster.autoscaler.enabled", KARPENTER_DISABLED_REASON)
         return None
     plan = karpenter_ctl.plan_controller(
         cluster_name=cluster.name,
