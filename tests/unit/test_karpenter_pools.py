@@ -370,3 +370,12 @@ def test_cost_at_maximum_counts_the_nodes_the_limits_admit():
     by_name = {p.name: p for p in cost.pools}
     for g in groups(sample()):
         assert by_name[g.name].max_nodes == karp(g).max_nodes and by_name[g.name].min_nodes == 0
+
+
+def test_a_spot_karpenter_pool_needs_the_spot_service_linked_role_and_node_groups_do_not():
+    assert kp.needs_spot_role(groups(plan(spot=True, machineType=["g5.2xlarge"])))
+    assert not kp.needs_spot_role(groups(plan()))
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "cluster-autoscaler"}
+    cfg["gpu-infra:gpuPools"][0]["spot"] = True
+    assert not kp.needs_spot_role(groups(build_plan(parse(cfg, "test"))))

@@ -10,7 +10,7 @@ nodepools.md, nodeclasses.md and disruption.md (cited below as nodepools.md etc.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,12 @@ METADATA_OPTIONS: Mapping[str, Any] = {
     "httpPutResponseHopLimit": 1,
     "httpTokens": "required",
 }
+# A spot launch needs the account's EC2 Spot service-linked role; EC2 creates it on first use only
+# for callers allowed iam:CreateServiceLinkedRole, which the controller's policy is not, so
+# CreateFleet fails with "AuthFailure.ServiceLinkedRoleCreationNotPermitted" (aws/karpenter-provider-
+# aws v1.14.1 website/content/en/v1.14/troubleshooting.md "Missing Service Linked Role").
+SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
+SPOT_SERVICE = "spot.amazonaws.com"
 # Bottlerocket's OS volume: Karpenter's own default size, 4Gi (aws/karpenter-provider-aws v1.14.1
 # pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings); sent because a mapping list
 # replaces the defaults and the CRD needs a size (rule has(self.snapshotID) || has(self.volumeSize)).
@@ -324,3 +330,9 @@ def plan_karpenter_pool(
         for error in validate(manifest):
             issues.add(join_path("gpuPools", i), f"{manifest['kind']} {group.name}: {error}")
     return plan
+
+
+def needs_spot_role(groups: Sequence[EksGroupPlan]) -> bool:
+    """Whether a Karpenter pool may launch spot capacity (and so needs the Spot service-linked
+    role to exist before its first launch)."""
+    return any(g.karpenter is not None and "spot" in capacity_types(g) for g in groups)
