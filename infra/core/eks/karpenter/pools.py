@@ -54,8 +54,11 @@ ON_DEMAND_WEIGHT = 10
 # them onto cheaper nodes (disruption.md "Consolidation"), which restarts GPU jobs and notebooks.
 CONSOLIDATION_POLICY = "WhenEmpty"
 # Voluntary disruption per NodePool (disruption.md "NodePool Disruption Budgets"): drifted nodes
-# (an AMI pin or NodeClass change) one at a time, each replacement launched and ready before the
-# old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at once.
+# (an AMI pin or NodeClass change) at most one at a time, each replacement launched and ready
+# before the old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at
+# once. The replacement counts against the NodePool's limits ("Karpenter will not provision nodes
+# past these limits ... during scaling operations or drift replacement", nodepools.md
+# "spec.limits"), so the limits leave room for it: a pool at maxNodes can still be refreshed.
 DRIFT_BUDGET_NODES = 1
 BUDGETS: tuple[Mapping[str, Any], ...] = (
     {"nodes": str(DRIFT_BUDGET_NODES), "reasons": ["Drifted"]},
@@ -63,7 +66,7 @@ BUDGETS: tuple[Mapping[str, Any], ...] = (
 )
 # No expiry: expiration drains a node however busy and is not rate-limited by budgets
 # (disruption.md "Expiration"; default 720h). Nodes are refreshed by drift when the pinned AMI
-# alias is raised, one at a time, and idle nodes leave through consolidation.
+# alias is raised, at most one at a time, and idle nodes leave through consolidation.
 EXPIRE_AFTER = "Never"
 
 # IMDSv2 only with one hop, as the node groups' launch templates (infra.components.eks_nodes):
@@ -114,8 +117,9 @@ class KarpenterPoolPlan:
         name: metadata.name of both the EC2NodeClass and the NodePool (cluster-scoped).
         node_class: the EC2NodeClass manifest; ``spec.role`` is ``NODE_ROLE_PLACEHOLDER``.
         node_pool: the NodePool manifest.
-        max_nodes: nodes the ``limits`` allow (maxNodes).
-        drift_surge: replacement nodes a drift may run beside the nodes it replaces.
+        max_nodes: the pool's size at maximum (maxNodes).
+        drift_surge: replacement nodes a drift may run beside the nodes it replaces; the
+            ``limits`` admit ``max_nodes + drift_surge`` nodes (``limit_nodes``).
     """
 
     name: str
@@ -123,6 +127,12 @@ class KarpenterPoolPlan:
     node_pool: Mapping[str, Any]
     max_nodes: int
     drift_surge: int = DRIFT_BUDGET_NODES
+
+    @property
+    def limit_nodes(self) -> int:
+        """Nodes the NodePool ``limits`` admit. Limits cannot tell a drift replacement from a
+        scale-up, so a busy pool may hold this many at any time: cost at maximum counts it."""
+        return self.max_nodes + self.drift_surge
 
     def node_class_with_role(self, role: Any) -> dict[str, Any]:
         """The EC2NodeClass with the node role (a name, or a deploy-time output)."""
@@ -214,8 +224,8 @@ def limits(max_nodes: int, gpus: int, vcpus: int, memory_gib: float) -> dict[str
 
 
 def nodes_within(pool_limits: Mapping[str, str], gpus: int, vcpus: int, memory_gib: float) -> int:
-    """The most nodes of one shape the NodePool ``limits`` admit: the pool's size at maximum,
-    which cost and quota demand count (the inverse of ``limits``)."""
+    """The most nodes of one shape the NodePool ``limits`` admit (the inverse of ``limits``):
+    maxNodes and the drift replacement, which cost at maximum and quota demand count."""
     counts = [int(pool_limits["cpu"]) // vcpus]
     counts.append(math.floor(int(pool_limits["memory"].removesuffix("Gi")) / memory_gib))
     if GPU_RESOURCE in pool_limits and gpus > 0:
@@ -316,7 +326,9 @@ def plan_karpenter_pool(
 ) -> KarpenterPoolPlan:
     """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
     h = group.hints
-    pool_limits = limits(group.max_size, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+    pool_limits = limits(
+        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, h.vcpus, ctx.memory_gib
+    )
     # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
     # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
     tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
@@ -324,7 +336,8 @@ def plan_karpenter_pool(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
         node_pool=node_pool(group, ctx.architecture, ctx.consolidate_after, pool_limits),
-        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib),
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+        - DRIFT_BUDGET_NODES,
     )
     for manifest in (plan.node_class, plan.node_pool):
         for error in validate(manifest):
