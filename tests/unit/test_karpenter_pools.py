@@ -382,3 +382,31 @@ def test_a_spot_karpenter_pool_needs_the_spot_service_linked_role_and_node_group
     cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "cluster-autoscaler"}
     cfg["gpu-infra:gpuPools"][0]["spot"] = True
     assert not kp.needs_spot_role(groups(build_plan(parse(cfg, "test"))))
+
+
+def test_nodepool_termination_grace_period_defaults_to_48h_and_follows_the_config():
+    # nodepools.md "spec.template.spec.terminationGracePeriod": without it a drain blocked by a
+    # PDB or karpenter.sh/do-not-disrupt waits forever; 48h is that page's NodePool example.
+    spec = karp(groups(plan())[0]).node_pool["spec"]["template"]["spec"]
+    assert spec["terminationGracePeriod"] == "48h"
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"]["terminationGracePeriod"] = "6h30m"
+    np = karp(groups(build_plan(parse(cfg, "test")))[0]).node_pool
+    assert np["spec"]["template"]["spec"]["terminationGracePeriod"] == "6h30m"
+    assert crds.validate(np) == []
+
+
+def test_termination_grace_period_takes_the_nodepool_crd_pattern_and_only_with_karpenter():
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"]["terminationGracePeriod"] = "2d"
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
+    cfg["gpu-infra:cluster"]["autoscaler"] = {
+        "kind": "cluster-autoscaler",
+        "terminationGracePeriod": "1h",
+    }
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
+    assert "Karpenter NodePool setting" in str(e.value)

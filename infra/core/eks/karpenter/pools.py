@@ -275,7 +275,7 @@ def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) 
 
 
 def node_pool(
-    group: EksGroupPlan, architecture: str, consolidate_after: str, pool_limits: Mapping[str, str]
+    group: EksGroupPlan, ctx: PoolContext, pool_limits: Mapping[str, str]
 ) -> dict[str, Any]:
     """The pool's NodePool: its requirements, the node groups' labels and taints, limits,
     disruption for GPU work and the spot-first weight."""
@@ -292,17 +292,21 @@ def node_pool(
                         "kind": "EC2NodeClass",
                         "name": group.name,
                     },
-                    "requirements": _requirements(group, architecture),
+                    "requirements": _requirements(group, ctx.architecture),
                     "taints": [
                         {"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints
                     ],
                     "expireAfter": EXPIRE_AFTER,
+                    # Without it a drain waits for PDBs and do-not-disrupt pods indefinitely
+                    # (nodepools.md "spec.template.spec.terminationGracePeriod"), and a
+                    # destroy waits on the EC2NodeClass finalizer with it.
+                    "terminationGracePeriod": ctx.termination_grace_period,
                 },
             },
             "limits": dict(pool_limits),
             "disruption": {
                 "consolidationPolicy": CONSOLIDATION_POLICY,
-                "consolidateAfter": consolidate_after,
+                "consolidateAfter": ctx.consolidate_after,
                 "budgets": [dict(b) for b in BUDGETS],
             },
             "weight": SPOT_WEIGHT if group.capacity_type == "SPOT" else ON_DEMAND_WEIGHT,
@@ -319,6 +323,7 @@ class PoolContext:
     architecture: str
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
+    termination_grace_period: str = "48h"
 
 
 def plan_karpenter_pool(
@@ -335,7 +340,7 @@ def plan_karpenter_pool(
     plan = KarpenterPoolPlan(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
-        node_pool=node_pool(group, ctx.architecture, ctx.consolidate_after, pool_limits),
+        node_pool=node_pool(group, ctx, pool_limits),
         max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,
     )
