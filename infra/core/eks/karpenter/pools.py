@@ -259,8 +259,9 @@ def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) 
         "metadataOptions": dict(METADATA_OPTIONS),
         "tags": dict(tags),
     }
-    # AL2023: Karpenter puts its NodeConfig first and the user's MIME parts after it
-    # (nodeclasses.md "spec.userData" AL2023); Bottlerocket takes TOML and needs no script here.
+    # AL2023: Karpenter keeps the user's MIME parts and appends its own NodeConfig after them
+    # (aws/karpenter-provider-aws v1.14.1 pkg/providers/amifamily/bootstrap/nodeadm.go Script:
+    # append(customEntries, NodeConfig)); Bottlerocket takes TOML and needs no script here.
     user_data = node_user_data(group.ami_type, local_nvme=False)
     if user_data is not None:
         spec["userData"] = user_data
