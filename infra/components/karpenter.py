@@ -63,21 +63,7 @@ class KarpenterController(pulumi.ComponentResource):
                 **k.values["serviceAccount"],
                 "annotations": {"eks.amazonaws.com/role-arn": role.arn},
             }
-        self.crd_release = helm_release(
-            f"{name}-crds",
-            release=k.crd_release,
-            chart=k.crd_chart,
-            version=k.version,
-            repo="",  # an OCI chart
-            namespace=k.namespace,
-            values={},
-            atomic=True,
-            opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on]),
-                HELM_RELEASE,
-                cluster=cluster.created,
-            ),
-        )
+        self.crd_release = self._crd_release(name, k, cluster, provider, depends_on)
         self.release = helm_release(
             f"{name}-release",
             release=k.release,
@@ -114,6 +100,31 @@ class KarpenterController(pulumi.ComponentResource):
                 "crdRelease": self.crd_release.name,
                 "queueArn": queue.arn,
             }
+        )
+
+    def _crd_release(
+        self,
+        name: str,
+        k: ctl.KarpenterControllerPlan,
+        cluster: EksCluster,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+    ) -> k8s.helm.v3.Release:
+        """The karpenter-crd release: the CRDs, upgraded with each chart version."""
+        return helm_release(
+            f"{name}-crds",
+            release=k.crd_release,
+            chart=k.crd_chart,
+            version=k.version,
+            repo="",  # an OCI chart
+            namespace=k.namespace,
+            values={},
+            atomic=True,
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on]),
+                HELM_RELEASE,
+                cluster=cluster.created,
+            ),
         )
 
     def _queue(self, name: str, k: ctl.KarpenterControllerPlan) -> aws.sqs.Queue:
