@@ -681,7 +681,7 @@ def karpenter_run(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple
     return code, json.loads(out.getvalue())
 
 
-def test_karpenter_spot_pool_without_the_spot_service_linked_role_is_short(
+def test_karpenter_spot_pool_is_short_without_the_spot_service_linked_role_and_ok_with_it(
     env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # troubleshooting.md "Missing Service Linked Role": spot launches fail with
@@ -690,11 +690,6 @@ def test_karpenter_spot_pool_without_the_spot_service_linked_role_is_short(
     r = row(doc, SPOT_ROLE)
     assert r["status"] == "short" and code == 1
     assert "create-service-linked-role --aws-service-name spot.amazonaws.com" in r["reason"]
-
-
-def test_karpenter_spot_role_present_is_ok_and_g4dn_node_groups_need_no_row(
-    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
-) -> None:
     # moto names a created service-linked role after the service prefix, so the role is made
     # under AWS's real name and path.
     iam = boto3.client("iam", region_name=R, endpoint_url=env["moto"])
@@ -705,4 +700,3 @@ def test_karpenter_spot_role_present_is_ok_and_g4dn_node_groups_need_no_row(
     )
     _, doc = karpenter_run(env, monkeypatch)
     assert row(doc, SPOT_ROLE)["status"] == "ok"
-    assert SPOT_ROLE not in {c["quota"] for c in run()[1]["checks"]}
