@@ -180,6 +180,7 @@ def _run(
         checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
         checks += _limit_checks(cloud, service, service_limits)
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))
+        checks += _role_checks(cloud, service, plan)
         notes += report.collapse_connection_failures(checks)
         if args.request:
             notes += _file_requests(args, config, cloud, service, checks, readings)
@@ -224,6 +225,25 @@ def _with_replacements(
     new = list(dict.fromkeys(c.pool for c in demand.contributions))
     _, old_sizings = stack_sizings(old_config, catalog, old_plan)
     return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
+
+
+def _role_checks(cloud: str, service: Any, plan: Any) -> list[Any]:
+    """The EC2 Spot service-linked role when a Karpenter pool launches spot: this program does
+    not create it (creating it fails where it exists: "Service role name AWSServiceRoleForEC2Spot
+    has been taken in this account"), so a missing one is ``short`` with the command that makes it."""
+    from infra.core.eks.karpenter import pools
+    from quota import report
+
+    if cloud != "aws" or plan.eks is None or not pools.needs_spot_role(plan.eks.groups):
+        return []
+    role = pools.SPOT_SERVICE_LINKED_ROLE
+    status, reason = service.role_exists(role)
+    if status == "short":
+        reason += (
+            f"; Karpenter's spot launches fail without it: run `aws iam create-service-linked-role "
+            f"--aws-service-name {pools.SPOT_SERVICE}` once per account"
+        )
+    return [report.role_check("aws", role, "Karpenter spot pools", (status, reason))]
 
 
 def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:

@@ -8,11 +8,11 @@ from typing import Literal
 Cloud = Literal["gcp", "aws"]
 Scope = Literal["region", "global"]
 # GPUs / vCPUs (the contract's units), then what else a node consumes: VMs, external IPv4
-# addresses, disk GB, and an API that must be enabled.
-Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API", "node groups", "nodes"]
+# addresses, disk GB, an API that must be enabled, and an IAM role that must exist.
+Unit = Literal["GPUs", "vCPUs", "VMs", "addresses", "GB", "API", "node groups", "nodes", "role"]
 # Where a limit is read from: Compute regions.get / projects.get, a Cloud Quotas family quota,
 # AWS Service Quotas, or Service Usage (required APIs); "servicequotas-eks" / "documented": a
-# service limit (quota.limits); "unmapped": a quota this project cannot
+# service limit (quota.limits); "iam": a role that must exist (IAM GetRole); "unmapped": a quota this project cannot
 # name (a declared gpuPools[].shape whose GPU or machine family has no row in its tables), never
 # read and always unknown.
 Source = Literal[
@@ -24,6 +24,7 @@ Source = Literal[
     "unmapped",
     "servicequotas-eks",
     "documented",
+    "iam",
 ]
 
 # Service limits (quota.limits): EKS limits read from Service Quotas (service code eks), GKE

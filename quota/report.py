@@ -96,6 +96,14 @@ def api_checks(cloud: Cloud, problems: Sequence[tuple[str, str]]) -> list[Check]
     return out
 
 
+def role_check(cloud: Cloud, role: str, why: str, found: tuple[Status, str]) -> Check:
+    """A row for an IAM role the stack needs to exist (``found``: status and reason)."""
+    key = QuotaKey(cloud, "global", None, role, "role", "iam")
+    row = DemandRow(key=key, name=f"IAM role {role} exists ({why})", needed=1)
+    status, reason = found
+    return Check(demand=row, status=status, reason=reason)
+
+
 CONNECT = "cannot connect to "
 
 

@@ -295,7 +295,8 @@ def eks_sizings(config: Any, plan: Plan, catalog: Catalog, issues: Issues) -> li
                 gpus_per_node=g.hints.gpus_per_node,
                 vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
                 model="spot" if g.hints.spot else "standard",
-                # A Karpenter pool: the nodes its NodePool limits admit.
+                # A Karpenter pool: maxNodes, and its drift surge below; together the nodes
+                # its NodePool limits admit (KarpenterPoolPlan.limit_nodes), as cost counts.
                 max_nodes=g.karpenter.max_nodes if g.karpenter is not None else g.max_size,
                 # MINIMAL terminates before it launches: an update adds no node. groupPerZone:
                 # one node group per AZ, each surging by its own AZ count.

@@ -564,15 +564,17 @@ def build_eks(plan: Plan) -> ClusterHandle:
     groups: dict[str, pulumi.Resource] = {}
     node_groups = [g for g in p.groups if g.karpenter is None]
     agent = _addons(addons, {lifecycle.POD_IDENTITY_ADDON})
-    # The pools wait for the Karpenter controller's release (its chart brings their CRDs) and are
-    # deleted before it, so Karpenter is still running to terminate the nodes it launched.
-    controller: pulumi.Resource | None = None
+    # The pools wait for the CRD release (their kinds), the controller's release and the
+    # discovery tags their EC2NodeClasses select by, and are deleted before them, so Karpenter is
+    # still running to terminate the nodes it launched.
+    controller: list[pulumi.Resource] = []
     if p.karpenter is not None:
         from infra.components.karpenter import KarpenterController  # imports this module
 
-        controller = KarpenterController(
+        k = KarpenterController(
             f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
-        ).release
+        )
+        controller = [k.crd_release, k.release, *k.discovery_tags]
     groups.update(_karpenter_pools(p, cluster, provider, ready, controller))
     groups.update(_node_groups(p, cluster, node_groups))
     if p.autoscaler is not None:
@@ -644,7 +646,7 @@ def _karpenter_pools(
     cluster: EksCluster,
     provider: k8s.Provider,
     ready: Sequence[pulumi.Resource],
-    controller: pulumi.Resource | None,
+    controller: Sequence[pulumi.Resource],
 ) -> dict[str, pulumi.Resource]:
     """Every Karpenter GPU pool (``cluster.autoscaler.kind: karpenter``): its EC2NodeClass and
     NodePool, with the cluster's node role, after the controller release when there is one."""

@@ -43,7 +43,7 @@ class KarpenterController(pulumi.ComponentResource):
         k = plan.karpenter
         assert k is not None
         queue = self._queue(name, k)
-        self._discovery_tags(name, cluster, k)
+        self.discovery_tags = self._discovery_tags(name, cluster, k)
         role, assoc = workload_role(
             self, name, plan, cluster, k.namespace, k.service_account, "Karpenter controller"
         )
@@ -63,6 +63,7 @@ class KarpenterController(pulumi.ComponentResource):
                 **k.values["serviceAccount"],
                 "annotations": {"eks.amazonaws.com/role-arn": role.arn},
             }
+        self.crd_release = self._crd_release(name, k, cluster, provider, depends_on)
         self.release = helm_release(
             f"{name}-release",
             release=k.release,
@@ -72,20 +73,58 @@ class KarpenterController(pulumi.ComponentResource):
             namespace=k.namespace,
             values=values,
             atomic=True,
+            skip_crds=True,  # the karpenter-crd release owns them
             opts=with_lifecycle(
                 pulumi.ResourceOptions(
                     parent=self,
                     provider=provider,
                     # Pod Identity injects credentials only into pods created after the
                     # association exists (EKS "Assign an IAM role to a Kubernetes service account").
-                    depends_on=[role, policy, queue, *([assoc] if assoc else []), *depends_on],
+                    depends_on=[
+                        role,
+                        policy,
+                        queue,
+                        self.crd_release,
+                        *([assoc] if assoc else []),
+                        *depends_on,
+                    ],
                 ),
                 HELM_RELEASE,
                 cluster=cluster.created,
             ),
         )
         self.register_outputs(
-            {"roleArn": role.arn, "release": self.release.name, "queueArn": queue.arn}
+            {
+                "roleArn": role.arn,
+                "release": self.release.name,
+                "crdRelease": self.crd_release.name,
+                "queueArn": queue.arn,
+            }
+        )
+
+    def _crd_release(
+        self,
+        name: str,
+        k: ctl.KarpenterControllerPlan,
+        cluster: EksCluster,
+        provider: k8s.Provider,
+        depends_on: Sequence[pulumi.Resource],
+    ) -> k8s.helm.v3.Release:
+        """The karpenter-crd release: the CRDs, upgraded with each chart version."""
+        return helm_release(
+            f"{name}-crds",
+            release=k.crd_release,
+            chart=k.crd_chart,
+            version=k.version,
+            repo="",  # an OCI chart
+            namespace=k.namespace,
+            values={},
+            atomic=True,
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on]),
+                HELM_RELEASE,
+                cluster=cluster.created,
+            ),
         )
 
     def _queue(self, name: str, k: ctl.KarpenterControllerPlan) -> aws.sqs.Queue:
@@ -129,16 +168,18 @@ class KarpenterController(pulumi.ComponentResource):
 
     def _discovery_tags(
         self, name: str, cluster: EksCluster, k: ctl.KarpenterControllerPlan
-    ) -> None:
+    ) -> list[aws.ec2.Tag]:
         """``karpenter.sh/discovery`` on the cluster security group EKS made and on given private
         subnets (subnets of a VPC this stack creates get it at creation: ``EksNetwork``)."""
         key, value = k.discovery_tag
         child = with_lifecycle(pulumi.ResourceOptions(parent=self), EC2_TAG)
         targets: dict[str, pulumi.Input[str]] = {"cluster-sg": cluster.security_group_id}
         targets |= {f"subnet-{az}": s for az, s in k.tagged_subnets.items()}
-        for suffix, resource_id in targets.items():
+        return [
             aws.ec2.Tag(
                 f"{name}-discovery-{suffix}",
                 aws.ec2.TagArgs(resource_id=resource_id, key=key, value=value),
                 opts=child,
             )
+            for suffix, resource_id in targets.items()
+        ]

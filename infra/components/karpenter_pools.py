@@ -21,9 +21,9 @@ NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 class KarpenterGpuPool(pulumi.ComponentResource):
     """One GPU pool's EC2NodeClass and NodePool.
 
-    ``controller``: the Karpenter controller release (and its CRDs) both objects wait for, and
-    which Pulumi therefore deletes after them, so the controller still runs to terminate the
-    pool's instances (their finalizers) on a destroy or a removed pool.
+    ``controller``: the Karpenter CRD and controller releases and the discovery tags both
+    objects wait for, and which Pulumi therefore deletes after them, so the controller still runs
+    to terminate the pool's instances (their finalizers) on a destroy or a removed pool.
     """
 
     def __init__(
@@ -34,11 +34,11 @@ class KarpenterGpuPool(pulumi.ComponentResource):
         node_role_name: pulumi.Input[str],
         provider: k8s.Provider,
         depends_on: Sequence[pulumi.Resource],
-        controller: pulumi.Resource | None = None,
+        controller: Sequence[pulumi.Resource] = (),
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:KarpenterGpuPool", name, None, opts)
-        after = [*depends_on, *([controller] if controller is not None else [])]
+        after = [*depends_on, *controller]
         nc = plan.node_class_with_role(node_role_name)
         self.node_class = k8s.apiextensions.CustomResource(
             f"{name}-nodeclass",

@@ -456,8 +456,9 @@ def _eks_nodes(plan: Plan, eks: EksPlan, prices: Prices) -> tuple[list[PoolCost]
         if per is not None and g.capacity_type == "CAPACITY_BLOCK":
             # Capacity Blocks are paid up front at the block's price, not per node-hour.
             note = "priced at on-demand: a Capacity Block is paid up front at its own price"
-        # A Karpenter pool at its maximum: the nodes its NodePool limits admit.
-        hi = g.karpenter.max_nodes if g.karpenter is not None else g.max_size
+        # A Karpenter pool at its maximum: the nodes its NodePool limits admit (maxNodes and the
+        # drift replacement, which limits cannot tell from a scale-up).
+        hi = g.karpenter.limit_nodes if g.karpenter is not None else g.max_size
         pools.append(PoolCost(g.name, per, g.min_size, hi, spot, note))
     s = eks.system
     if s is None:

@@ -155,6 +155,7 @@ def _eks_claims(config: StackConfig, eks: EksPlan) -> Iterator[Claim]:
     if eks.karpenter is not None:
         k = eks.karpenter
         yield Claim(f"Helm release in {k.namespace}", k.release, "cluster.autoscaler.kind")
+        yield Claim(f"Helm release in {k.namespace}", k.crd_release, "cluster.autoscaler.kind")
 
 
 def owned_once(all_claims: Iterable[Claim]) -> list[ConfigIssue]:

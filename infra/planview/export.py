@@ -152,7 +152,7 @@ ROOT_APP = "gpu-infra"
 
 
 # API groups whose CRDs a chart installs: Karpenter's NodePool and EC2NodeClass exist only once the
-# karpenter chart is in (its crds/ directory, aws/karpenter-provider-aws charts/karpenter/crds).
+# karpenter-crd chart is in (aws/karpenter-provider-aws charts/karpenter-crd/templates).
 CHART_CRD_GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/")
 
 
@@ -322,7 +322,11 @@ def chart_source(rel: Mapping[str, Any]) -> tuple[str, str, bool]:
 def _argo_source(rel: Mapping[str, Any]) -> dict[str, Any]:
     """The Application's source; an OCI chart as Argo CD's OCI source (``repoURL`` the chart's
     ``oci://`` reference, ``path`` ``.``: https://argo-cd.readthedocs.io/en/stable/user-guide/oci/)."""
-    helm = {"releaseName": rel["name"], "valuesObject": rel.get("values") or {}}
+    helm: dict[str, Any] = {"releaseName": rel["name"], "valuesObject": rel.get("values") or {}}
+    if rel.get("skipCrds"):
+        # Another release owns the chart's CRDs (karpenter-crd): Argo CD's helm.skipCrds
+        # (https://argo-cd.readthedocs.io/en/stable/user-guide/helm/#helm-skip-crds).
+        helm["skipCrds"] = True
     repo, chart, oci = chart_source(rel)
     if oci:
         return {
@@ -363,7 +367,13 @@ def flux_documents(
                 # not targetNamespace: keep it beside the release as `helm install -n` does
                 # (https://fluxcd.io/flux/components/helm/helmreleases/#storage-namespace).
                 "storageNamespace": rel["namespace"],
-                "install": {"createNamespace": not namespace_exported},
+                "install": {
+                    "createNamespace": not namespace_exported,
+                    # CRD policy Skip when another release owns the chart's CRDs (karpenter-crd):
+                    # https://fluxcd.io/flux/components/helm/helmreleases/#crds
+                    **({"crds": "Skip"} if rel.get("skipCrds") else {}),
+                },
+                **({"upgrade": {"crds": "Skip"}} if rel.get("skipCrds") else {}),
                 "chart": {
                     "spec": {
                         "chart": chart,

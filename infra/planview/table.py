@@ -205,8 +205,10 @@ def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
     if cost.system is not None:
         s = cost.system
         machine = _system_machine(plan)
+        nodes = f"{s.min_nodes}-{s.max_nodes}" if s.max_nodes != s.min_nodes else f"{s.min_nodes}"
+        fixed = plan.eks is not None and plan.eks.karpenter is not None
         out(
-            f"\nsystem pool: {machine}, {s.min_nodes}-{s.max_nodes} nodes, "
+            f"\nsystem pool: {machine}, {nodes} nodes{' (fixed: nothing scales it)' if fixed else ''}, "
             f"{_price_cell(s)} per node-hour"
         )
     elif (plan.gke is not None and plan.gke.cluster.existing) or (

@@ -22,7 +22,7 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError
 
 from infra.core.catalog.vendored import Catalog
-from quota.arithmetic import Reading
+from quota.arithmetic import Reading, Status
 from quota.demand import DemandRow, QuotaKey
 from quota.rules import aws_quota_code
 
@@ -38,6 +38,7 @@ _ACTION = {
     "GetServiceQuota": "servicequotas:GetServiceQuota",
     "GetAWSDefaultServiceQuota": "servicequotas:GetAWSDefaultServiceQuota",
     "DescribeInstances": "ec2:DescribeInstances",
+    "GetRole": "iam:GetRole",
     "DescribeSpotInstanceRequests": "ec2:DescribeSpotInstanceRequests",
     "DescribeInstanceTypes": "ec2:DescribeInstanceTypes",
     "ListRequestedServiceQuotaChangeHistoryByQuota": (
@@ -171,6 +172,20 @@ class AwsQuotaService:
     def eks(self) -> Any:
         """EKS client (only an existing cluster's node groups are listed)."""
         return self._session.client("eks", region_name=self.s.region, config=self._config)
+
+    def role_exists(self, role: str) -> tuple[Status, str]:
+        """``(status, reason)``: ``ok`` when IAM GetRole finds ``role``, ``short`` when it answers
+        NoSuchEntity, ``unknown`` on any other failure (never ok)."""
+        iam = self._session.client("iam", region_name=self.s.region, config=self._config)
+        try:
+            iam.get_role(RoleName=role)
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") == "NoSuchEntity":
+                return "short", f"GetRole: {role} does not exist in this account"
+            return "unknown", describe_error(exc, "GetRole", self.s.max_attempts)
+        except BotoCoreError as exc:
+            return "unknown", describe_error(exc, "GetRole", self.s.max_attempts)
+        return "ok", f"{role} exists"
 
     # --- reads ---------------------------------------------------------------------------------
     def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:

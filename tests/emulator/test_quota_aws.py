@@ -684,3 +684,34 @@ def test_where_nets_the_home_regions_reservation_as_the_plain_check_does(
     assert code == 0
     code, doc = run_config(path, "--where", "--regions", R)
     assert code == 0 and doc["where"][0]["regions"][0]["fits"] is True
+
+
+SPOT_ROLE = "AWSServiceRoleForEC2Spot"
+
+
+def karpenter_run(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
+    monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", env["moto"])
+    out = io.StringIO()
+    code = main(["--stack", "eks-karpenter", "--json"], out=out, err=io.StringIO())
+    return code, json.loads(out.getvalue())
+
+
+def test_karpenter_spot_pool_is_short_without_the_spot_service_linked_role_and_ok_with_it(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # troubleshooting.md "Missing Service Linked Role": spot launches fail with
+    # AuthFailure.ServiceLinkedRoleCreationNotPermitted until the role exists.
+    code, doc = karpenter_run(env, monkeypatch)
+    r = row(doc, SPOT_ROLE)
+    assert r["status"] == "short" and code == 1
+    assert "create-service-linked-role --aws-service-name spot.amazonaws.com" in r["reason"]
+    # moto names a created service-linked role after the service prefix, so the role is made
+    # under AWS's real name and path.
+    iam = boto3.client("iam", region_name=R, endpoint_url=env["moto"])
+    iam.create_role(
+        RoleName=SPOT_ROLE,
+        Path="/aws-service-role/spot.amazonaws.com/",
+        AssumeRolePolicyDocument="{}",
+    )
+    _, doc = karpenter_run(env, monkeypatch)
+    assert row(doc, SPOT_ROLE)["status"] == "ok"

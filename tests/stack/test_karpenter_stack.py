@@ -157,3 +157,24 @@ def test_every_nodepool_and_nodeclass_waits_for_the_controller_release(rec):
     release_urn = release().urn
     for r in [*rec.of_type(NODE_CLASS), *rec.of_type(NODE_POOL)]:
         assert release_urn in r.depends_on, r.name
+
+
+def crd_release() -> Registered:
+    return rec_().one(RELEASE, "karp-karpenter-crds")
+
+
+def test_crds_come_from_the_karpenter_crd_chart_at_the_controller_version_and_the_main_skips_them():
+    # upgrade-guide.md "CRD Upgrades": crds/ is installed on the first install only; the
+    # karpenter-crd chart keeps them in templates/, upgraded with each release.
+    crds_in = crd_release().inputs
+    assert (crds_in["name"], crds_in["chart"]) == (ctl.CRD_RELEASE, ctl.CRD_CHART)
+    assert crds_in["version"] == release().inputs["version"] == ctl.CHART_VERSION
+    assert crds_in["namespace"] == release().inputs["namespace"]
+    assert release().inputs["skipCrds"] is True and not crds_in.get("skipCrds")
+    assert crd_release().urn in release().depends_on
+
+
+def test_every_nodepool_and_nodeclass_waits_for_the_crd_release_and_the_discovery_tag(rec):
+    tag = rec.one("aws:ec2/tag:Tag")
+    for r in [*rec.of_type(NODE_CLASS), *rec.of_type(NODE_POOL)]:
+        assert {crd_release().urn, tag.urn} <= set(r.depends_on), r.name

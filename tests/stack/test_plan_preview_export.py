@@ -96,7 +96,9 @@ def test_export_writes_schema_valid_manifests_and_pinned_gitops_wrappers(stack, 
     for app in (tmp_path / "argocd").glob("*.yaml"):
         a = yaml.safe_load(app.read_text())
         assert a["kind"] == "Application" and a["spec"]["source"]["targetRevision"]
-        if "chart" in a["spec"]["source"]:  # the manifests/ Application has a path instead
+        # A chart's Application has Helm settings (an OCI chart has a path "." instead of a
+        # chart name); the manifests/ Application has a path only.
+        if "helm" in a["spec"]["source"]:
             chart_apps.append(a)
             assert a["spec"]["source"]["helm"]["valuesObject"] is not None
     for fx in (tmp_path / "flux" / "releases").glob("*.yaml"):

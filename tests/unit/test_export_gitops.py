@@ -228,3 +228,14 @@ def test_karpenter_objects_apply_after_the_chart_that_installs_their_crds():
     assert needs_charts({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {}})
     assert needs_charts({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "spec": {}})
     assert not needs_charts({"apiVersion": "v1", "kind": "ConfigMap", "data": {}})
+
+
+def test_a_release_that_skips_its_crds_skips_them_in_argo_cd_and_flux_too():
+    # The karpenter release leaves its CRDs to the karpenter-crd release: exported wrappers must
+    # not install the crds/ copy (Argo CD helm.skipCrds; Flux install/upgrade crds: Skip).
+    rel = {**REL, "skipCrds": True}
+    assert argocd_application(rel)["spec"]["source"]["helm"]["skipCrds"] is True
+    spec = flux_documents(rel)[1]["spec"]
+    assert spec["install"]["crds"] == "Skip" and spec["upgrade"]["crds"] == "Skip"
+    assert "skipCrds" not in argocd_application(REL)["spec"]["source"]["helm"]
+    assert "crds" not in flux_documents(REL)[1]["spec"]["install"]

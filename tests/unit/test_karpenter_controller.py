@@ -350,3 +350,32 @@ def test_oci_chart_exports_as_argo_cds_oci_source_and_a_flux_oci_helm_repository
     repo, release = flux_documents(OCI_REL)
     assert repo["spec"]["type"] == "oci" and repo["spec"]["url"] == "oci://public.ecr.aws/karpenter"
     assert release["spec"]["chart"]["spec"]["chart"] == "karpenter"
+
+
+def test_karpenter_with_the_autoscaler_disabled_is_refused_naming_both_keys():
+    # NodePools without the controller: no CRDs ("no matches for kind EC2NodeClass"), no launches.
+    found = errors_of(raw_g4dn(enabled=False))
+    assert any(
+        "cluster.autoscaler.enabled" in e and "kind: karpenter" in e and "CRDs" in e for e in found
+    ), found
+
+
+def test_with_karpenter_the_system_group_is_fixed_at_min_nodes_nothing_scales_it():
+    # No cluster-autoscaler, and Karpenter's NodePools are GPU pools: maxSize = minNodes, so the
+    # plan, cost and quota show the size the group keeps.
+    eks = karpenter_plan()
+    assert eks.system is not None and eks.system.max_size == eks.system.min_size == 2
+    ca = build_plan(parse(raw_g4dn(kind="cluster-autoscaler"), "eks-g4dn")).eks
+    assert ca is not None and ca.system is not None and ca.system.max_size == 3
+
+
+def test_system_max_nodes_above_min_nodes_with_karpenter_is_refused_naming_min_nodes():
+    raw = raw_g4dn()
+    raw["gpu-infra:cluster"]["systemPool"] = {"minNodes": 2, "maxNodes": 4}
+    found = errors_of(raw)
+    assert any(
+        e.startswith("cluster.systemPool.maxNodes: 4 with") and "minNodes" in e for e in found
+    )
+    raw["gpu-infra:cluster"]["systemPool"] = {"minNodes": 3, "maxNodes": 3}
+    eks = build_plan(parse(raw, "eks-g4dn")).eks
+    assert eks is not None and eks.system is not None and eks.system.max_size == 3

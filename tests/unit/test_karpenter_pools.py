@@ -261,9 +261,11 @@ def test_operator_sharing_and_mig_config_labels_reach_the_nodepool():
     assert crds.validate(karp(g).node_pool) == []
 
 
-def test_limits_are_max_nodes_times_gpus_cpus_and_memory_per_node():
+def test_limits_are_max_nodes_plus_the_drift_budget_times_gpus_cpus_and_memory_per_node():
+    # nodepools.md "spec.limits": limits hold during drift replacement, which launches first.
     spec = karp(groups(plan(machineType="g5.12xlarge", maxNodes=3))[0]).node_pool["spec"]
-    assert spec["limits"] == {"cpu": "144", "memory": "576Gi", "nvidia.com/gpu": "12"}
+    assert kp.DRIFT_BUDGET_NODES == 1
+    assert spec["limits"] == {"cpu": "192", "memory": "768Gi", "nvidia.com/gpu": "16"}
 
 
 def test_disruption_consolidates_only_empty_nodes_drift_one_at_a_time_and_never_expires():
@@ -353,11 +355,12 @@ def test_quota_demand_adds_the_drift_surge_of_each_nodepool():
         assert sizing[g.name].surge == kp.DRIFT_BUDGET_NODES and sizing[g.name].karpenter
 
 
-def test_nodes_within_limits_is_max_nodes_and_cost_and_quota_count_it():
+def test_nodes_within_limits_is_max_nodes_plus_drift_surge_and_cost_and_quota_count_it():
     for g in groups(sample()):
         h = g.hints
         spec = karp(g).node_pool["spec"]
-        assert kp.nodes_within(spec["limits"], h.gpus_per_node, h.vcpus, h.memory_gib) == g.max_size
+        within = kp.nodes_within(spec["limits"], h.gpus_per_node, h.vcpus, h.memory_gib)
+        assert within == g.max_size + kp.DRIFT_BUDGET_NODES == karp(g).limit_nodes
         assert karp(g).max_nodes == g.max_size
     assert kp.nodes_within(kp.limits(4, 1, 8, 15.3), 1, 8, 15.3) == 4
     assert kp.nodes_within(kp.limits(4, 1, 8, 15.3), 2, 8, 15.3) == 2  # GPUs bind first
@@ -369,4 +372,41 @@ def test_cost_at_maximum_counts_the_nodes_the_limits_admit():
     cost = estimate(sample())
     by_name = {p.name: p for p in cost.pools}
     for g in groups(sample()):
-        assert by_name[g.name].max_nodes == karp(g).max_nodes and by_name[g.name].min_nodes == 0
+        assert by_name[g.name].max_nodes == karp(g).limit_nodes and by_name[g.name].min_nodes == 0
+
+
+def test_a_spot_karpenter_pool_needs_the_spot_service_linked_role_and_node_groups_do_not():
+    assert kp.needs_spot_role(groups(plan(spot=True, machineType=["g5.2xlarge"])))
+    assert not kp.needs_spot_role(groups(plan()))
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "cluster-autoscaler"}
+    cfg["gpu-infra:gpuPools"][0]["spot"] = True
+    assert not kp.needs_spot_role(groups(build_plan(parse(cfg, "test"))))
+
+
+def test_nodepool_termination_grace_period_defaults_to_48h_and_follows_the_config():
+    # nodepools.md "spec.template.spec.terminationGracePeriod": without it a drain blocked by a
+    # PDB or karpenter.sh/do-not-disrupt waits forever; 48h is that page's NodePool example.
+    spec = karp(groups(plan())[0]).node_pool["spec"]["template"]["spec"]
+    assert spec["terminationGracePeriod"] == "48h"
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"]["terminationGracePeriod"] = "6h30m"
+    np = karp(groups(build_plan(parse(cfg, "test")))[0]).node_pool
+    assert np["spec"]["template"]["spec"]["terminationGracePeriod"] == "6h30m"
+    assert crds.validate(np) == []
+
+
+def test_termination_grace_period_takes_the_nodepool_crd_pattern_and_only_with_karpenter():
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:cluster"]["autoscaler"]["terminationGracePeriod"] = "2d"
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
+    cfg["gpu-infra:cluster"]["autoscaler"] = {
+        "kind": "cluster-autoscaler",
+        "terminationGracePeriod": "1h",
+    }
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
+    assert "Karpenter NodePool setting" in str(e.value)

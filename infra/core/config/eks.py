@@ -129,6 +129,11 @@ class EksAutoscalerSpec(Model):
     # A GPU node counts as unneeded below this GPU utilisation (CA --scale-down-gpu-...).
     scale_down_gpu_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
     scale_down_unneeded_time: str = Field(default="10m", pattern=r"^[0-9]+[smh]$")
+    # Karpenter: how long a node may drain before its pods are deleted regardless of PDBs and
+    # karpenter.sh/do-not-disrupt. 48h, the value of Karpenter's NodePool example (aws/karpenter-
+    # provider-aws v1.14.1 website/content/en/v1.14/concepts/nodepools.md): two days for a GPU job
+    # to finish or checkpoint; pattern of the NodePool CRD (karpenter.sh_nodepools.yaml).
+    termination_grace_period: str = Field(default="48h", pattern=r"^([0-9]+(s|m|h))+$")
 
 
 class EksClusterSpec(ClusterBase):

@@ -536,6 +536,15 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         "they are cluster-autoscaler flags (Karpenter scales down by its NodePools' disruption "
         "settings)",
     ),
+    # eks.karpenter.pools: terminationGracePeriod is a NodePool field; node groups have none.
+    (
+        ("eks",),
+        "cluster.autoscaler",
+        "kind",
+        "cluster-autoscaler",
+        ("terminationGracePeriod",),
+        "it is a Karpenter NodePool setting",
+    ),
 )
 
 

@@ -377,6 +377,14 @@ def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
         )
 
 
+KARPENTER_DISABLED_REASON = (
+    "false with cluster.autoscaler.kind: karpenter: Karpenter's GPU pools (NodePools) need the "
+    "Karpenter controller and its CRDs, which enabled: false would not install, and nothing else "
+    "launches their nodes; remove enabled: false, or use kind: cluster-autoscaler (GPU node groups "
+    "that keep minNodes without an autoscaler)"
+)
+
+
 def _plan_karpenter(
     config: StackConfig,
     region: str,
@@ -387,7 +395,13 @@ def _plan_karpenter(
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
     cluster: EksClusterSpec = config.cluster
-    if not cluster.autoscaler.enabled or cluster.autoscaler.kind != "karpenter":
+    if cluster.autoscaler.kind != "karpenter":
+        return None
+    if not cluster.autoscaler.enabled:
+        # NodePools and EC2NodeClasses are custom resources of the controller's CRDs: without the
+        # controller the API server has no such kind ("no matches for kind EC2NodeClass in
+        # version karpenter.k8s.aws/v1"), and nothing would launch the pools' nodes.
+        issues.add("cluster.autoscaler.enabled", KARPENTER_DISABLED_REASON)
         return None
     plan = karpenter_ctl.plan_controller(
         cluster_name=cluster.name,
@@ -525,6 +539,7 @@ def _plan_system(
         )
     if problem := aws_system_type_problem(sp.machine_type, catalog):
         issues.add("cluster.systemPool.machineType", problem)
+    max_size = _system_max(cluster, issues)
     azs = network.control_plane_az_ids if network is not None else ()
     ami_type = SYSTEM_AMI_TYPES[aws_architecture(sp.machine_type)]
     immutable = {
@@ -539,11 +554,28 @@ def _plan_system(
         instance_types=(sp.machine_type,),
         ami_type=ami_type,
         min_size=sp.min_nodes,
-        max_size=sp.max_nodes,
+        max_size=max_size,
         disk_size_gib=sp.disk_size_gb,
         labels={POOL_LABEL: SYSTEM_GROUP},
         az_ids=tuple(azs),
     )
+
+
+def _system_max(cluster: EksClusterSpec, issues: Issues) -> int:
+    """The system group's maxSize: its maxNodes, or minNodes with Karpenter, where nothing scales
+    it (no cluster-autoscaler; the NodePools are GPU pools, and "Karpenter won't launch capacity
+    to run itself", Karpenter troubleshooting), so plan, cost and quota show the fixed size."""
+    sp = cluster.system_pool
+    if cluster.autoscaler.kind != "karpenter":
+        return sp.max_nodes
+    if "max_nodes" in sp.model_fields_set and sp.max_nodes != sp.min_nodes:
+        issues.add(
+            "cluster.systemPool.maxNodes",
+            f"{sp.max_nodes} with cluster.autoscaler.kind: karpenter: nothing scales the system "
+            "node group (no cluster-autoscaler; Karpenter launches GPU nodes only), so it stays at "
+            f"minNodes ({sp.min_nodes}); set minNodes to the size it needs, or drop maxNodes",
+        )
+    return sp.min_nodes
 
 
 def _plan_access(

@@ -27,6 +27,14 @@ from infra.core.rules.limits import limit
 CHART = "oci://public.ecr.aws/karpenter/karpenter"
 CHART_VERSION = "1.14.1"
 RELEASE = "karpenter"
+# The CRDs as their own release: Helm installs a chart's crds/ directory on the first install only
+# and never upgrades it, so a chart bump would leave the old CRDs behind; the karpenter-crd chart
+# keeps them in templates/, upgraded with the release (upgrading/upgrade-guide.md "CRD Upgrades":
+# "we recommend using the independent karpenter-crd chart"; charts/karpenter-crd/templates). Same
+# version as the controller ("CRDs are coupled to the version of Karpenter"); the controller's
+# release then skips its own crds/.
+CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
+CRD_RELEASE = "karpenter-crd"
 # "By default, Karpenter is installed into the kube-system namespace", whose FlowSchemas
 # (system-leader-election, kube-system-service-accounts) keep its API calls in the high-priority
 # levels under API throttling (getting-started-with-karpenter/_index.md; KARPENTER_NAMESPACE=
@@ -104,6 +112,8 @@ class KarpenterControllerPlan:
     partition: str
     release: str = RELEASE
     chart: str = CHART
+    crd_release: str = CRD_RELEASE
+    crd_chart: str = CRD_CHART
     version: str = CHART_VERSION
     namespace: str = NAMESPACE
     service_account: str = SERVICE_ACCOUNT

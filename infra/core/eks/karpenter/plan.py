@@ -25,6 +25,7 @@ def as_karpenter_pool(
         memory_gib=max((x.memory_gib for x in known), default=group.hints.memory_gib),
         # A node counts as unneeded after the same time the cluster-autoscaler would wait.
         consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
+        termination_grace_period=config.cluster.autoscaler.termination_grace_period,
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
     return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

@@ -10,7 +10,7 @@ nodepools.md, nodeclasses.md and disruption.md (cited below as nodepools.md etc.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -54,8 +54,11 @@ ON_DEMAND_WEIGHT = 10
 # them onto cheaper nodes (disruption.md "Consolidation"), which restarts GPU jobs and notebooks.
 CONSOLIDATION_POLICY = "WhenEmpty"
 # Voluntary disruption per NodePool (disruption.md "NodePool Disruption Budgets"): drifted nodes
-# (an AMI pin or NodeClass change) one at a time, each replacement launched and ready before the
-# old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at once.
+# (an AMI pin or NodeClass change) at most one at a time, each replacement launched and ready
+# before the old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at
+# once. The replacement counts against the NodePool's limits ("Karpenter will not provision nodes
+# past these limits ... during scaling operations or drift replacement", nodepools.md
+# "spec.limits"), so the limits leave room for it: a pool at maxNodes can still be refreshed.
 DRIFT_BUDGET_NODES = 1
 BUDGETS: tuple[Mapping[str, Any], ...] = (
     {"nodes": str(DRIFT_BUDGET_NODES), "reasons": ["Drifted"]},
@@ -63,7 +66,7 @@ BUDGETS: tuple[Mapping[str, Any], ...] = (
 )
 # No expiry: expiration drains a node however busy and is not rate-limited by budgets
 # (disruption.md "Expiration"; default 720h). Nodes are refreshed by drift when the pinned AMI
-# alias is raised, one at a time, and idle nodes leave through consolidation.
+# alias is raised, at most one at a time, and idle nodes leave through consolidation.
 EXPIRE_AFTER = "Never"
 
 # IMDSv2 only with one hop, as the node groups' launch templates (infra.components.eks_nodes):
@@ -74,6 +77,12 @@ METADATA_OPTIONS: Mapping[str, Any] = {
     "httpPutResponseHopLimit": 1,
     "httpTokens": "required",
 }
+# A spot launch needs the account's EC2 Spot service-linked role; EC2 creates it on first use only
+# for callers allowed iam:CreateServiceLinkedRole, which the controller's policy is not, so
+# CreateFleet fails with "AuthFailure.ServiceLinkedRoleCreationNotPermitted" (aws/karpenter-provider-
+# aws v1.14.1 website/content/en/v1.14/troubleshooting.md "Missing Service Linked Role").
+SPOT_SERVICE_LINKED_ROLE = "AWSServiceRoleForEC2Spot"
+SPOT_SERVICE = "spot.amazonaws.com"
 # Bottlerocket's OS volume: Karpenter's own default size, 4Gi (aws/karpenter-provider-aws v1.14.1
 # pkg/providers/amifamily/bottlerocket.go DefaultBlockDeviceMappings); sent because a mapping list
 # replaces the defaults and the CRD needs a size (rule has(self.snapshotID) || has(self.volumeSize)).
@@ -108,8 +117,9 @@ class KarpenterPoolPlan:
         name: metadata.name of both the EC2NodeClass and the NodePool (cluster-scoped).
         node_class: the EC2NodeClass manifest; ``spec.role`` is ``NODE_ROLE_PLACEHOLDER``.
         node_pool: the NodePool manifest.
-        max_nodes: nodes the ``limits`` allow (maxNodes).
-        drift_surge: replacement nodes a drift may run beside the nodes it replaces.
+        max_nodes: the pool's size at maximum (maxNodes).
+        drift_surge: replacement nodes a drift may run beside the nodes it replaces; the
+            ``limits`` admit ``max_nodes + drift_surge`` nodes (``limit_nodes``).
     """
 
     name: str
@@ -117,6 +127,12 @@ class KarpenterPoolPlan:
     node_pool: Mapping[str, Any]
     max_nodes: int
     drift_surge: int = DRIFT_BUDGET_NODES
+
+    @property
+    def limit_nodes(self) -> int:
+        """Nodes the NodePool ``limits`` admit. Limits cannot tell a drift replacement from a
+        scale-up, so a busy pool may hold this many at any time: cost at maximum counts it."""
+        return self.max_nodes + self.drift_surge
 
     def node_class_with_role(self, role: Any) -> dict[str, Any]:
         """The EC2NodeClass with the node role (a name, or a deploy-time output)."""
@@ -208,8 +224,8 @@ def limits(max_nodes: int, gpus: int, vcpus: int, memory_gib: float) -> dict[str
 
 
 def nodes_within(pool_limits: Mapping[str, str], gpus: int, vcpus: int, memory_gib: float) -> int:
-    """The most nodes of one shape the NodePool ``limits`` admit: the pool's size at maximum,
-    which cost and quota demand count (the inverse of ``limits``)."""
+    """The most nodes of one shape the NodePool ``limits`` admit (the inverse of ``limits``):
+    maxNodes and the drift replacement, which cost at maximum and quota demand count."""
     counts = [int(pool_limits["cpu"]) // vcpus]
     counts.append(math.floor(int(pool_limits["memory"].removesuffix("Gi")) / memory_gib))
     if GPU_RESOURCE in pool_limits and gpus > 0:
@@ -243,8 +259,9 @@ def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) 
         "metadataOptions": dict(METADATA_OPTIONS),
         "tags": dict(tags),
     }
-    # AL2023: Karpenter puts its NodeConfig first and the user's MIME parts after it
-    # (nodeclasses.md "spec.userData" AL2023); Bottlerocket takes TOML and needs no script here.
+    # AL2023: Karpenter keeps the user's MIME parts and appends its own NodeConfig after them
+    # (aws/karpenter-provider-aws v1.14.1 pkg/providers/amifamily/bootstrap/nodeadm.go Script:
+    # append(customEntries, NodeConfig)); Bottlerocket takes TOML and needs no script here.
     user_data = node_user_data(group.ami_type, local_nvme=False)
     if user_data is not None:
         spec["userData"] = user_data
@@ -259,7 +276,7 @@ def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) 
 
 
 def node_pool(
-    group: EksGroupPlan, architecture: str, consolidate_after: str, pool_limits: Mapping[str, str]
+    group: EksGroupPlan, ctx: PoolContext, pool_limits: Mapping[str, str]
 ) -> dict[str, Any]:
     """The pool's NodePool: its requirements, the node groups' labels and taints, limits,
     disruption for GPU work and the spot-first weight."""
@@ -276,17 +293,21 @@ def node_pool(
                         "kind": "EC2NodeClass",
                         "name": group.name,
                     },
-                    "requirements": _requirements(group, architecture),
+                    "requirements": _requirements(group, ctx.architecture),
                     "taints": [
                         {"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints
                     ],
                     "expireAfter": EXPIRE_AFTER,
+                    # Without it a drain waits for PDBs and do-not-disrupt pods indefinitely
+                    # (nodepools.md "spec.template.spec.terminationGracePeriod"), and a
+                    # destroy waits on the EC2NodeClass finalizer with it.
+                    "terminationGracePeriod": ctx.termination_grace_period,
                 },
             },
             "limits": dict(pool_limits),
             "disruption": {
                 "consolidationPolicy": CONSOLIDATION_POLICY,
-                "consolidateAfter": consolidate_after,
+                "consolidateAfter": ctx.consolidate_after,
                 "budgets": [dict(b) for b in BUDGETS],
             },
             "weight": SPOT_WEIGHT if group.capacity_type == "SPOT" else ON_DEMAND_WEIGHT,
@@ -303,6 +324,7 @@ class PoolContext:
     architecture: str
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
+    termination_grace_period: str = "48h"
 
 
 def plan_karpenter_pool(
@@ -310,17 +332,26 @@ def plan_karpenter_pool(
 ) -> KarpenterPoolPlan:
     """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
     h = group.hints
-    pool_limits = limits(group.max_size, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+    pool_limits = limits(
+        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, h.vcpus, ctx.memory_gib
+    )
     # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
     # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
     tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
     plan = KarpenterPoolPlan(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
-        node_pool=node_pool(group, ctx.architecture, ctx.consolidate_after, pool_limits),
-        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib),
+        node_pool=node_pool(group, ctx, pool_limits),
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+        - DRIFT_BUDGET_NODES,
     )
     for manifest in (plan.node_class, plan.node_pool):
         for error in validate(manifest):
             issues.add(join_path("gpuPools", i), f"{manifest['kind']} {group.name}: {error}")
     return plan
+
+
+def needs_spot_role(groups: Sequence[EksGroupPlan]) -> bool:
+    """Whether a Karpenter pool may launch spot capacity (and so needs the Spot service-linked
+    role to exist before its first launch)."""
+    return any(g.karpenter is not None and "spot" in capacity_types(g) for g in groups)
