@@ -67,9 +67,10 @@ def _aws_products() -> dict[str, list[dict[str, object]]]:
                 usagetype="USE1-AmazonEKS-Hours:perCluster",
                 servicecode="AmazonEKS",
             ),
+            # The extended-support usage type is the surcharge alone, billed on top of perCluster.
             ec2_product(
                 "K2",
-                "0.60",
+                "0.50",
                 family="Compute",
                 regionCode="us-east-1",
                 usagetype="USE1-AmazonEKS-Hours:extendedSupport",
@@ -238,6 +239,49 @@ def test_aws_write_dates_each_verified_row_and_leaves_others(pricelist, data_dir
         "platform_prices.csv", DATA_DIR
     )
     assert "wrote" in out
+
+
+def test_eks_extended_fee_is_per_cluster_plus_extended_support_surcharge(
+    pricelist, data_dir, capsys
+):
+    assert _run(data_dir, "aws", AWS_TARGETS) == 0
+    out = capsys.readouterr().out
+    assert (
+        "match    aws platform_prices.csv: eks-cluster-fee-extended * (asked for us-east-1) "
+        "per_hour: catalog 0.6, source 0.6" in out
+    )
+
+
+def test_eks_extended_fee_write_keeps_the_total_not_the_surcharge(pricelist, data_dir, capsys):
+    targets = price_verify.Targets(aws_regions={"us-east-1", "us-west-2"})
+    for p in list(pricelist.products["AmazonEKS"]):
+        attrs = {**p["product"]["attributes"], "regionCode": "us-west-2"}  # type: ignore[index]
+        attrs["usagetype"] = attrs["usagetype"].replace("USE1-", "USW2-")
+        usd = "0.10" if attrs["usagetype"].endswith("perCluster") else "0.50"
+        pricelist.products["AmazonEKS"].append(
+            ec2_product(p["product"]["sku"] + "w", usd, family="Compute", **attrs)  # type: ignore[index]
+        )
+    assert _run(data_dir, "aws", targets, write=True) == 1  # us-west-2 NAT/EBS not served
+    assert "match    aws platform_prices.csv: eks-cluster-fee-extended * (asked for us-west-2)" in (
+        capsys.readouterr().out
+    )
+    platform = {(r["item"], r["region"]): r for r in read_rows("platform_prices.csv", data_dir)}
+    ext = platform[("eks-cluster-fee-extended", "*")]
+    assert (ext["price_usd"], ext["as_of"]) == ("0.6", TODAY)
+    assert "perCluster" in ext["quote"] and "extendedSupport" in ext["quote"]
+    # A * row read in two regions says so in its source.
+    assert ext["source"].endswith("(same price in us-east-1, us-west-2)")
+    assert platform[("eks-cluster-fee", "*")]["price_usd"] == "0.1"
+
+
+def test_eks_extended_fee_is_unknown_when_the_surcharge_is_not_read(pricelist, data_dir, capsys):
+    pricelist.products["AmazonEKS"] = pricelist.products["AmazonEKS"][:1]
+    assert _run(data_dir, "aws", AWS_TARGETS, write=True) == 1
+    out = capsys.readouterr().out
+    assert "unknown  aws platform_prices.csv: eks-cluster-fee-extended" in out
+    assert "AmazonEKS-Hours:extendedSupport: no on-demand USD per Hrs" in out
+    platform = {(r["item"], r["region"]): r for r in read_rows("platform_prices.csv", data_dir)}
+    assert platform[("eks-cluster-fee-extended", "*")]["price_usd"] == "0.60"
 
 
 def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):

@@ -63,6 +63,9 @@ class AwsPlatformQuery:
     usagetype_suffix: str = (
         ""  # usage types carry a region prefix (USE1-, USW2-): matched by suffix
     )
+    # Usage types billed on top of ``usagetype_suffix`` for the same hour: the row's price is
+    # their sum (any part unread -> unknown).
+    plus: tuple[str, ...] = ()
 
 
 # The items the Price List identifies by product family / attributes and the usage types AWS bills
@@ -71,8 +74,14 @@ class AwsPlatformQuery:
 # match. public-ipv4 is left out: no product family / usage type for it could be confirmed.
 AWS_PLATFORM_QUERIES: dict[str, AwsPlatformQuery] = {
     "eks-cluster-fee": AwsPlatformQuery("AmazonEKS", {}, "Hrs", "AmazonEKS-Hours:perCluster"),
+    # Extended support is a surcharge on the standard fee: "charged a total of $0.60 per cluster
+    # per hour" (https://aws.amazon.com/eks/pricing/) = perCluster $0.10 + extendedSupport $0.50.
     "eks-cluster-fee-extended": AwsPlatformQuery(
-        "AmazonEKS", {}, "Hrs", "AmazonEKS-Hours:extendedSupport"
+        "AmazonEKS",
+        {},
+        "Hrs",
+        "AmazonEKS-Hours:perCluster",
+        plus=("AmazonEKS-Hours:extendedSupport",),
     ),
     "nat-gateway": AwsPlatformQuery(
         "AmazonEC2", {"productFamily": "NAT Gateway"}, "Hrs", "NatGateway-Hours"
@@ -111,6 +120,24 @@ def aws_on_demand(price_list: Iterable[str], unit: str, usagetype_suffix: str = 
                     continue
                 found.setdefault(float(usd), str(dim.get("description", "")))
     return _one(found, f"on-demand USD per {unit}")
+
+
+def summed(parts: Iterable[tuple[str, SourcePrice]]) -> SourcePrice:
+    """The sum of prices billed together for one hour; any part unread makes the sum unknown."""
+    parts = list(parts)
+    missing = [f"{name}: {p.reason or 'not read'}" for name, p in parts if p.usd is None]
+    if missing:
+        return SourcePrice(None, reason="; ".join(missing))
+    usd = round(sum(p.usd or 0.0 for _, p in parts), 6)
+    return SourcePrice(usd, " + ".join(f"{name} {p.quote}" for name, p in parts))
+
+
+def aws_summed(
+    price_list: Iterable[str], unit: str, usagetype_suffixes: Iterable[str]
+) -> SourcePrice:
+    """The on-demand price of each usage type in one GetProducts answer, added up."""
+    items = list(price_list)
+    return summed((s, aws_on_demand(items, unit, s)) for s in usagetype_suffixes)
 
 
 def _one(found: Mapping[float, str], what: str) -> SourcePrice:
@@ -317,10 +344,29 @@ def written(checks: Iterable[Check]) -> list[Check]:
     return out
 
 
+def _asked_in(c: Check, asked: Iterable[Check]) -> str:
+    """The source of a row: a ``*`` row names every region that answered its (one) price."""
+    if c.region != "*":
+        return c.reference
+    regions = sorted(
+        {d.at for d in asked if (d.cloud, d.file, d.item) == (c.cloud, c.file, c.item)}
+    )
+    if len(regions) < 2:
+        return c.reference
+    return f"{c.reference} (same price in {', '.join(regions)})"
+
+
 def update_platform_rows(
-    rows: list[dict[str, str]], checks: Iterable[Check], today: str
+    rows: list[dict[str, str]],
+    checks: Iterable[Check],
+    today: str,
+    asked: Iterable[Check] = (),
 ) -> tuple[list[dict[str, str]], int]:
-    """``platform_prices.csv`` rows with each checked row's price, source, date and quote."""
+    """``platform_prices.csv`` rows with each checked row's price, source, date and quote.
+
+    ``asked``: every check made (a ``*`` row's source names all the regions it was read in).
+    """
+    asked = list(asked)
     by_key = {(c.cloud, c.item, c.region): c for c in checks if c.file == "platform_prices.csv"}
     out: list[dict[str, str]] = []
     changed = 0
@@ -334,7 +380,7 @@ def update_platform_rows(
             {
                 **r,
                 "price_usd": fmt_price(c.source.usd),
-                "source": c.reference,
+                "source": _asked_in(c, asked),
                 "as_of": today,
                 "quote": c.source.quote or f"{fmt_price(c.source.usd)} USD {c.unit}",
             }
