@@ -15,7 +15,13 @@ from tests.fakes.aws import aws_error
 from tests.fakes.pricing import FakeBillingCatalog, FakePriceList, ec2_product, gcp_sku
 
 TODAY = "2026-12-01"
-EC2 = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA"}
+EC2 = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "licenseModel": "No License required",
+    "marketoption": "OnDemand",
+}
 
 
 def _instance(sku: str, itype: str, region: str, usd: str, **more: str) -> dict[str, object]:
@@ -32,6 +38,18 @@ def _aws_products() -> dict[str, list[dict[str, object]]]:
                 "A2", "g4dn.xlarge", "us-west-2", "0.0", capacitystatus="UnusedCapacityReservation"
             ),
             _instance("A3", "g4dn.xlarge", "us-west-2", "0.6500000000", preInstalledSw="SQL Web"),
+            # A Capacity Block twin: same type, region, OS, tenancy and software, listed at $0.
+            _instance(
+                "A4",
+                "g4dn.xlarge",
+                "us-west-2",
+                "0.0000000000",
+                marketoption="CapacityBlock",
+                operation="RunInstances:CB",
+            ),
+            _instance(
+                "A5", "g4dn.xlarge", "us-west-2", "0.7", licenseModel="Bring your own license"
+            ),
             _instance("B1", "m6i.large", "us-east-1", "0.0960000000"),
             ec2_product(
                 "N1",
@@ -187,8 +205,18 @@ def test_aws_query_sends_the_documented_ec2_filters(pricelist, data_dir):
         "tenancy": "Shared",
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
     }
     assert {f["Type"] for f in first["Filters"]} == {"TERM_MATCH"}
+
+
+def test_ec2_query_leaves_out_capacity_block_and_byol_twins_so_one_price_remains(
+    pricelist, data_dir, capsys
+):
+    # Without marketoption/licenseModel, A4 ($0) and A5 would join A1: three prices -> unknown.
+    assert _run(data_dir, "aws", AWS_TARGETS) == 0
+    assert "g4dn.xlarge us-west-2 per_hour: catalog 0.526, source 0.526" in capsys.readouterr().out
 
 
 def test_aws_price_differing_beyond_tolerance_exits_3(pricelist, data_dir, capsys):

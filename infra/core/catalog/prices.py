@@ -38,10 +38,14 @@ def ec2_instance_query(instance_type: str, region: str) -> dict[str, str]:
     """Attributes of a Linux, shared-tenancy, on-demand EC2 instance hour in ``region``.
 
     capacitystatus Used is the instance-hour product (not unused reservation capacity),
-    preInstalledSw NA no bundled software: the filters of the AWS provider's GetProducts example
+    preInstalledSw NA no bundled software, licenseModel "No License required" no BYOL twin: the
+    filters of the AWS provider's GetProducts example
     (https://www.pulumi.com/registry/packages/aws/api-docs/pricing/getproduct/). ``regionCode``
-    stands for its ``location`` display name; a filter the API does not know answers nothing, which
-    is ``unknown``, never a match.
+    stands for its ``location`` display name. marketoption OnDemand leaves out the Capacity Block
+    products (operation ``RunInstances:CB``, listed at $0: their price is set at purchase) that
+    share every other attribute of a p5/p4d type and would make two prices. No AWS page documents
+    these attribute values; a filter the API does not know answers nothing, which is ``unknown``,
+    never a match.
     """
     return {
         "instanceType": instance_type,
@@ -50,6 +54,8 @@ def ec2_instance_query(instance_type: str, region: str) -> dict[str, str]:
         "tenancy": "Shared",
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
     }
 
 
