@@ -142,3 +142,23 @@ def test_a_bottlerocket_release_is_not_tied_to_the_kubernetes_minor():
 
 def test_a_release_version_that_is_not_version_dash_build_is_refused():
     assert "gpuPools[0].releaseVersion" in errors_of(_pool_release("latest"))
+
+
+def test_al2023_release_version_must_be_kubernetes_version_dash_build_date():
+    problem = errors_of(_pool_release("1.33.5-5d9ac849"))["gpuPools[0].releaseVersion"]
+    assert "'1.33.5-5d9ac849'" in problem and "<YYYYMMDD>" in problem
+
+
+def test_bottlerocket_release_version_must_be_version_dash_8_hex_commit():
+    cfg = _pool_release("1.50.0-build1", "1.33", amiFamily="bottlerocket")
+    problem = errors_of(cfg)["gpuPools[0].releaseVersion"]
+    assert "'1.50.0-build1'" in problem and "8 hex commit" in problem
+    assert "BOTTLEROCKET" in problem
+
+
+def test_release_version_is_refused_on_karpenter_pools_naming_the_alias():
+    from tests.unit.test_karpenter_pools import refusal
+
+    text = refusal(releaseVersion="1.34.2-20260714")
+    assert "gpuPools[0].releaseVersion" in text and "'1.34.2-20260714'" in text
+    assert "amiSelectorTerms alias" in text
