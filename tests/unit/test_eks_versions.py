@@ -162,3 +162,26 @@ def test_release_version_is_refused_on_karpenter_pools_naming_the_alias():
     text = refusal(releaseVersion="1.34.2-20260714")
     assert "gpuPools[0].releaseVersion" in text and "'1.34.2-20260714'" in text
     assert "amiSelectorTerms alias" in text
+
+
+# --- the support rule's day: max(table as_of, today) -------------------------------------------
+
+
+def test_support_rule_judges_on_today_when_the_table_is_older(monkeypatch):
+    assert versions.support_problem("1.34") is None
+    # 1.34's extended support ends 2027-12-02: a day later it is gone, whatever the table's date.
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2027-12-03")
+    problem = versions.support_problem("1.34")
+    assert problem is not None and "extended support ended 2027-12-02" in problem
+    assert "supported as of 2027-12-03" in problem
+
+
+def test_support_rule_never_judges_before_the_table_was_read(monkeypatch):
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2020-01-01")
+    problem = versions.support_problem("1.30")  # extended support ended 2026-07-23
+    assert problem is not None and "supported as of 2026-11-27" in problem
+
+
+def test_a_today_override_that_is_not_a_date_is_named_in_the_error(monkeypatch):
+    monkeypatch.setenv("GPU_INFRA_TODAY", "tomorrow")
+    assert versions.support_problem("1.34") == "GPU_INFRA_TODAY='tomorrow': not a YYYY-MM-DD date"
