@@ -103,7 +103,7 @@ def _gcp_skus() -> list[dict[str, object]]:
     core, ram = "N1 Predefined Instance Core", "N1 Predefined Instance Ram"
     return [
         gcp_sku(f"{core} running in Americas", "N1Standard", 0.031611, us),
-        gcp_sku(f"{ram} running in Americas", "N1Standard", 0.004237, us),
+        gcp_sku(f"{ram} running in Americas", "N1Standard", 0.004237, us, unit="GiBy.h"),
         gcp_sku(
             f"Spot Preemptible {core} running in Americas", "N1Standard", 0.0066, us, "Preemptible"
         ),
@@ -112,7 +112,7 @@ def _gcp_skus() -> list[dict[str, object]]:
             "Nvidia Tesla T4 GPU attached to Spot Preemptible VMs", "GPU", 0.07, us, "Preemptible"
         ),
         gcp_sku("E2 Instance Core running in Americas", "CPU", 0.021811, us),
-        gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us),
+        gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us, unit="GiBy.h"),
     ]
 
 
@@ -325,6 +325,25 @@ def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
         in out
     )
     assert billing.calls["skus.list"] == 4  # 7 SKUs, 2 a page
+
+
+def test_gcp_ram_priced_per_hour_not_gib_hour_is_unknown(billing, data_dir, capsys):
+    # RAM is priced per GiB-hour (usageUnit GiBy.h); a price in another unit is no RAM price.
+    billing.skus[6] = gcp_sku(
+        "E2 Instance Ram running in Americas", "RAM", 0.002923, ["us-central1"]
+    )
+    assert _run(data_dir, "gcp", GCP_TARGETS) == 1
+    out = capsys.readouterr().out
+    assert "unknown  gcp gcp_vm_prices.csv: e2-standard-4 us-central1" in out
+    assert "no on-demand E2 Instance RAM SKU prices" in out
+
+
+def test_gcp_gpu_priced_in_another_unit_than_hours_is_unknown(billing, data_dir, capsys):
+    billing.skus[3] = gcp_sku(
+        "Nvidia Tesla T4 GPU running in Americas", "GPU", 0.35, ["us-central1"], unit="mo"
+    )
+    assert _run(data_dir, "gcp", GCP_TARGETS) == 1
+    assert "unknown  gcp gcp_accelerators.csv: nvidia-tesla-t4 x1" in capsys.readouterr().out
 
 
 def test_gcp_gpu_price_differing_exits_3_and_write_records_it(billing, data_dir, capsys):

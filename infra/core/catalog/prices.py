@@ -178,14 +178,21 @@ GCP_SERIES_DESCRIPTION = {
 _PRUNED_WORDS = ("custom", "premium", "reserved", "sole tenancy")
 
 
-def gcp_unit_price(sku: Mapping[str, Any]) -> float | None:
-    """The SKU's first-tier USD unit price (``units`` + ``nanos`` / 1e9)."""
+# PricingExpression.usageUnit, the unit a price is per ("GiBy" = gibibyte; "h" = hour,
+# https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list#PricingExpression):
+# a core or GPU is priced per hour, RAM per GiB-hour; a price in another unit is no price here.
+GCP_HOUR = "h"
+GCP_GIB_HOUR = "GiBy.h"
+
+
+def gcp_unit_price(sku: Mapping[str, Any], unit: str = GCP_HOUR) -> float | None:
+    """The SKU's first-tier USD price per ``unit`` (``units`` + ``nanos`` / 1e9); None in another."""
     try:
         expr = sku["pricingInfo"][0]["pricingExpression"]
         rate = expr["tieredRates"][0]["unitPrice"]
     except (KeyError, IndexError):
         return None
-    if rate.get("currencyCode", "USD") != "USD":
+    if rate.get("currencyCode", "USD") != "USD" or expr.get("usageUnit") != unit:
         return None
     return int(rate.get("units") or 0) + int(rate.get("nanos") or 0) / 1e9
 
@@ -241,13 +248,12 @@ def gcp_vm_price(
         group = sku.get("category", {}).get("resourceGroup")
         if words.lower() not in desc.lower() or not _on_demand_in(sku, region):
             continue
-        price = gcp_unit_price(sku)
-        if price is None:
-            continue
         if group == "CPU" or (group == "N1Standard" and "Core" in desc):
-            cores.setdefault(price, desc)
+            if (price := gcp_unit_price(sku, GCP_HOUR)) is not None:
+                cores.setdefault(price, desc)
         elif group == "RAM" or (group == "N1Standard" and "Ram" in desc):
-            ram.setdefault(price, desc)
+            if (price := gcp_unit_price(sku, GCP_GIB_HOUR)) is not None:
+                ram.setdefault(price, desc)
     core = _one(cores, f"on-demand {words} core SKU prices in {region}")
     mem = _one(ram, f"on-demand {words} RAM SKU prices in {region}")
     if core.usd is None or mem.usd is None:
