@@ -248,12 +248,11 @@ def gcp_vm_price(
         group = sku.get("category", {}).get("resourceGroup")
         if words.lower() not in desc.lower() or not _on_demand_in(sku, region):
             continue
-        if group == "CPU" or (group == "N1Standard" and "Core" in desc):
-            if (price := gcp_unit_price(sku, GCP_HOUR)) is not None:
-                cores.setdefault(price, desc)
-        elif group == "RAM" or (group == "N1Standard" and "Ram" in desc):
-            if (price := gcp_unit_price(sku, GCP_GIB_HOUR)) is not None:
-                ram.setdefault(price, desc)
+        is_core = group == "CPU" or (group == "N1Standard" and "Core" in desc)
+        is_ram = group == "RAM" or (group == "N1Standard" and "Ram" in desc)
+        price = gcp_unit_price(sku, GCP_HOUR if is_core else GCP_GIB_HOUR)
+        if price is not None and (is_core or is_ram):
+            (cores if is_core else ram).setdefault(price, desc)
     core = _one(cores, f"on-demand {words} core SKU prices in {region}")
     mem = _one(ram, f"on-demand {words} RAM SKU prices in {region}")
     if core.usd is None or mem.usd is None:
