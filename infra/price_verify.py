@@ -105,11 +105,18 @@ def _aws_ask(client: Any, service: str, attributes: Mapping[str, str]) -> list[s
 
 
 def _aws_price(
-    client: Any, service: str, attributes: Mapping[str, str], unit: str, suffix: str = ""
+    client: Any,
+    service: str,
+    attributes: Mapping[str, str],
+    unit: str,
+    suffix: str = "",
+    plus: tuple[str, ...] = (),
 ) -> SourcePrice:
     answer = _aws_ask(client, service, attributes)
     if isinstance(answer, str):
         return SourcePrice(None, reason=answer)
+    if plus:
+        return prices.aws_summed(answer, unit, (suffix, *plus))
     return prices.aws_on_demand(answer, unit, suffix)
 
 
@@ -142,8 +149,8 @@ def aws_checks(t: Targets, data_dir: Path, client: Any) -> list[Check]:
             if region not in t.aws_regions:
                 continue
             attrs = {**q.attributes, "regionCode": region}
-            source = _aws_price(client, q.service, attrs, q.unit, q.usagetype_suffix)
-            ref = _reference(q.service, attrs, q.usagetype_suffix)
+            source = _aws_price(client, q.service, attrs, q.unit, q.usagetype_suffix, q.plus)
+            ref = _reference(q.service, attrs, "+*".join((q.usagetype_suffix, *q.plus)))
             checks.append(
                 Check(
                     "aws",
@@ -318,7 +325,9 @@ def write(checks: list[Check], data_dir: Path, today: str) -> list[str]:
     """Apply the checks read at the source; return what was written and what was not."""
     applied = prices.written(checks)
     out: list[str] = []
-    rows, n = prices.update_platform_rows(list(read_rows(PLATFORM, data_dir)), applied, today)
+    rows, n = prices.update_platform_rows(
+        list(read_rows(PLATFORM, data_dir)), applied, today, checks
+    )
     if n:
         _rewrite(data_dir, PLATFORM, rows)
         out.append(f"wrote {n} rows of {PLATFORM}: price, source, as_of {today}, quote")

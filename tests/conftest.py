@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import copy
 import gc
+import os
 import sys
 from typing import Any
 
 import pytest
 
 from infra.core.catalog.vendored import Catalog
+
+# The Kubernetes version support rule judges on max(table date, today): pin "today" so every run
+# (and every CLI subprocess, which inherits it) judges the same day.
+os.environ.setdefault("GPU_INFRA_TODAY", "2026-11-27")
 
 GKE_BASE: dict[str, Any] = {
     "gcp:project": "demo-project",

@@ -363,6 +363,8 @@ class EksAddons(pulumi.ComponentResource):
                     extra["service_account_role_arn"] = role.arn
             # The version pinned for the cluster's minor, else EKS's default for it
             # (DescribeAddonVersions defaultVersion); either way a kubernetesVersion bump updates it.
+            # Exact, not a minimum: EKS never updates an add-on by itself (user guide,
+            # updating-an-add-on), so only a hand update leaves the pin (`up --refresh` reverts it).
             version: pulumi.Input[str] = addon.version or (
                 aws.eks.get_addon_version_output(
                     addon_name=addon.name,

@@ -15,7 +15,13 @@ from tests.fakes.aws import aws_error
 from tests.fakes.pricing import FakeBillingCatalog, FakePriceList, ec2_product, gcp_sku
 
 TODAY = "2026-12-01"
-EC2 = {"operatingSystem": "Linux", "tenancy": "Shared", "preInstalledSw": "NA"}
+EC2 = {
+    "operatingSystem": "Linux",
+    "tenancy": "Shared",
+    "preInstalledSw": "NA",
+    "licenseModel": "No License required",
+    "marketoption": "OnDemand",
+}
 
 
 def _instance(sku: str, itype: str, region: str, usd: str, **more: str) -> dict[str, object]:
@@ -32,6 +38,18 @@ def _aws_products() -> dict[str, list[dict[str, object]]]:
                 "A2", "g4dn.xlarge", "us-west-2", "0.0", capacitystatus="UnusedCapacityReservation"
             ),
             _instance("A3", "g4dn.xlarge", "us-west-2", "0.6500000000", preInstalledSw="SQL Web"),
+            # A Capacity Block twin: same type, region, OS, tenancy and software, listed at $0.
+            _instance(
+                "A4",
+                "g4dn.xlarge",
+                "us-west-2",
+                "0.0000000000",
+                marketoption="CapacityBlock",
+                operation="RunInstances:CB",
+            ),
+            _instance(
+                "A5", "g4dn.xlarge", "us-west-2", "0.7", licenseModel="Bring your own license"
+            ),
             _instance("B1", "m6i.large", "us-east-1", "0.0960000000"),
             ec2_product(
                 "N1",
@@ -67,9 +85,10 @@ def _aws_products() -> dict[str, list[dict[str, object]]]:
                 usagetype="USE1-AmazonEKS-Hours:perCluster",
                 servicecode="AmazonEKS",
             ),
+            # The extended-support usage type is the surcharge alone, billed on top of perCluster.
             ec2_product(
                 "K2",
-                "0.60",
+                "0.50",
                 family="Compute",
                 regionCode="us-east-1",
                 usagetype="USE1-AmazonEKS-Hours:extendedSupport",
@@ -84,7 +103,7 @@ def _gcp_skus() -> list[dict[str, object]]:
     core, ram = "N1 Predefined Instance Core", "N1 Predefined Instance Ram"
     return [
         gcp_sku(f"{core} running in Americas", "N1Standard", 0.031611, us),
-        gcp_sku(f"{ram} running in Americas", "N1Standard", 0.004237, us),
+        gcp_sku(f"{ram} running in Americas", "N1Standard", 0.004237, us, unit="GiBy.h"),
         gcp_sku(
             f"Spot Preemptible {core} running in Americas", "N1Standard", 0.0066, us, "Preemptible"
         ),
@@ -93,7 +112,7 @@ def _gcp_skus() -> list[dict[str, object]]:
             "Nvidia Tesla T4 GPU attached to Spot Preemptible VMs", "GPU", 0.07, us, "Preemptible"
         ),
         gcp_sku("E2 Instance Core running in Americas", "CPU", 0.021811, us),
-        gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us),
+        gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us, unit="GiBy.h"),
     ]
 
 
@@ -186,8 +205,18 @@ def test_aws_query_sends_the_documented_ec2_filters(pricelist, data_dir):
         "tenancy": "Shared",
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
     }
     assert {f["Type"] for f in first["Filters"]} == {"TERM_MATCH"}
+
+
+def test_ec2_query_leaves_out_capacity_block_and_byol_twins_so_one_price_remains(
+    pricelist, data_dir, capsys
+):
+    # Without marketoption/licenseModel, A4 ($0) and A5 would join A1: three prices -> unknown.
+    assert _run(data_dir, "aws", AWS_TARGETS) == 0
+    assert "g4dn.xlarge us-west-2 per_hour: catalog 0.526, source 0.526" in capsys.readouterr().out
 
 
 def test_aws_price_differing_beyond_tolerance_exits_3(pricelist, data_dir, capsys):
@@ -240,6 +269,49 @@ def test_aws_write_dates_each_verified_row_and_leaves_others(pricelist, data_dir
     assert "wrote" in out
 
 
+def test_eks_extended_fee_is_per_cluster_plus_extended_support_surcharge(
+    pricelist, data_dir, capsys
+):
+    assert _run(data_dir, "aws", AWS_TARGETS) == 0
+    out = capsys.readouterr().out
+    assert (
+        "match    aws platform_prices.csv: eks-cluster-fee-extended * (asked for us-east-1) "
+        "per_hour: catalog 0.6, source 0.6" in out
+    )
+
+
+def test_eks_extended_fee_write_keeps_the_total_not_the_surcharge(pricelist, data_dir, capsys):
+    targets = price_verify.Targets(aws_regions={"us-east-1", "us-west-2"})
+    for p in list(pricelist.products["AmazonEKS"]):
+        attrs = {**p["product"]["attributes"], "regionCode": "us-west-2"}  # type: ignore[index]
+        attrs["usagetype"] = attrs["usagetype"].replace("USE1-", "USW2-")
+        usd = "0.10" if attrs["usagetype"].endswith("perCluster") else "0.50"
+        pricelist.products["AmazonEKS"].append(
+            ec2_product(p["product"]["sku"] + "w", usd, family="Compute", **attrs)  # type: ignore[index]
+        )
+    assert _run(data_dir, "aws", targets, write=True) == 1  # us-west-2 NAT/EBS not served
+    assert "match    aws platform_prices.csv: eks-cluster-fee-extended * (asked for us-west-2)" in (
+        capsys.readouterr().out
+    )
+    platform = {(r["item"], r["region"]): r for r in read_rows("platform_prices.csv", data_dir)}
+    ext = platform[("eks-cluster-fee-extended", "*")]
+    assert (ext["price_usd"], ext["as_of"]) == ("0.6", TODAY)
+    assert "perCluster" in ext["quote"] and "extendedSupport" in ext["quote"]
+    # A * row read in two regions says so in its source.
+    assert ext["source"].endswith("(same price in us-east-1, us-west-2)")
+    assert platform[("eks-cluster-fee", "*")]["price_usd"] == "0.1"
+
+
+def test_eks_extended_fee_is_unknown_when_the_surcharge_is_not_read(pricelist, data_dir, capsys):
+    pricelist.products["AmazonEKS"] = pricelist.products["AmazonEKS"][:1]
+    assert _run(data_dir, "aws", AWS_TARGETS, write=True) == 1
+    out = capsys.readouterr().out
+    assert "unknown  aws platform_prices.csv: eks-cluster-fee-extended" in out
+    assert "AmazonEKS-Hours:extendedSupport: no on-demand USD per Hrs" in out
+    platform = {(r["item"], r["region"]): r for r in read_rows("platform_prices.csv", data_dir)}
+    assert platform[("eks-cluster-fee-extended", "*")]["price_usd"] == "0.60"
+
+
 def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
     assert _run(data_dir, "gcp", GCP_TARGETS) == 0
     out = capsys.readouterr().out
@@ -253,6 +325,25 @@ def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
         in out
     )
     assert billing.calls["skus.list"] == 4  # 7 SKUs, 2 a page
+
+
+def test_gcp_ram_priced_per_hour_not_gib_hour_is_unknown(billing, data_dir, capsys):
+    # RAM is priced per GiB-hour (usageUnit GiBy.h); a price in another unit is no RAM price.
+    billing.skus[6] = gcp_sku(
+        "E2 Instance Ram running in Americas", "RAM", 0.002923, ["us-central1"]
+    )
+    assert _run(data_dir, "gcp", GCP_TARGETS) == 1
+    out = capsys.readouterr().out
+    assert "unknown  gcp gcp_vm_prices.csv: e2-standard-4 us-central1" in out
+    assert "no on-demand E2 Instance RAM SKU prices" in out
+
+
+def test_gcp_gpu_priced_in_another_unit_than_hours_is_unknown(billing, data_dir, capsys):
+    billing.skus[3] = gcp_sku(
+        "Nvidia Tesla T4 GPU running in Americas", "GPU", 0.35, ["us-central1"], unit="mo"
+    )
+    assert _run(data_dir, "gcp", GCP_TARGETS) == 1
+    assert "unknown  gcp gcp_accelerators.csv: nvidia-tesla-t4 x1" in capsys.readouterr().out
 
 
 def test_gcp_gpu_price_differing_exits_3_and_write_records_it(billing, data_dir, capsys):

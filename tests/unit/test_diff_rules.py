@@ -200,3 +200,34 @@ def test_removing_a_block_with_a_non_kept_field_is_still_a_change():
     old_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True, "x": 1}}, NP, "p")
     new_p = _res({"name": "gpu"}, NP, "p")
     assert _one(old_p, new_p).op == "update"
+
+
+# --- EKS vpc-cni: one minor version at a time ---------------------------------------------------
+
+ADDON = "aws:eks/addon:Addon"
+
+
+def _cni(version: str, name: str = "vpc-cni") -> dict:
+    return _res({"addonName": name, "clusterName": "ml", "addonVersion": version}, ADDON, name)
+
+
+def test_vpc_cni_update_of_more_than_one_minor_is_refused_with_eks_error_text():
+    c = _one(_cni("v1.18.5-eksbuild.1"), _cni("v1.20.4-eksbuild.1"))
+    assert c.op == "update"
+    assert c.disruptive.startswith("refused by EKS: vpc-cni v1.18.5-eksbuild.1 -> v1.20.4")
+    assert "Updating VPC-CNI can only go up or down 1 minor version at a time" in c.disruptive
+
+
+def test_vpc_cni_update_of_one_minor_or_a_build_is_not_flagged():
+    assert _one(_cni("v1.19.2-eksbuild.5"), _cni("v1.20.4-eksbuild.1")).disruptive == ""
+    assert _one(_cni("v1.20.1-eksbuild.3"), _cni("v1.20.4-eksbuild.1")).disruptive == ""
+
+
+def test_vpc_cni_move_to_an_unpinned_default_is_flagged_as_unchecked_step():
+    c = _one(_cni("v1.20.4-eksbuild.1"), _cni("(EKS default for 1.35 at deploy time)"))
+    assert "cannot be checked before deploy" in c.disruptive
+
+
+def test_other_addons_may_move_several_minors():
+    old, new = _cni("v1.11.4-eksbuild.40", "coredns"), _cni("v1.13.2-eksbuild.11", "coredns")
+    assert _one(old, new).disruptive == ""

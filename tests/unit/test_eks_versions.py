@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -26,8 +27,32 @@ def _addons(version: str, **cluster: object) -> dict[str, str]:
 def test_addon_versions_are_pinned_per_kubernetes_minor_from_the_data_table():
     assert _addons("1.33")["kube-proxy"] == "v1.33.10-eksbuild.13"
     assert _addons("1.33")["coredns"] == "v1.12.4-eksbuild.18"
-    assert _addons("1.33")["vpc-cni"] == "v1.20.1-eksbuild.3"
+    assert _addons("1.33")["vpc-cni"] == "v1.20.4-eksbuild.1"
     assert _addons("1.34")["kube-proxy"] == "v1.34.6-eksbuild.13"
+
+
+def _cni_minor(version: str) -> tuple[int, int]:
+    major, minor = version.removeprefix("v").split(".")[:2]
+    return int(major), int(minor)
+
+
+def test_vpc_cni_pins_of_adjacent_kubernetes_minors_are_at_most_one_vpc_cni_minor_apart():
+    # EKS: "Updating VPC-CNI can only go up or down 1 minor version at a time".
+    pins = {k: v for (a, k), v in eks_addon_versions().items() if a == "vpc-cni"}
+    minors = sorted(pins, key=lambda k: int(k.split(".")[1]))
+    assert len(minors) >= 3
+    for lo, hi in itertools.pairwise(minors):
+        (a, b), (c, d) = _cni_minor(pins[lo]), _cni_minor(pins[hi])
+        assert a == c and abs(b - d) <= 1, (lo, hi, pins[lo], pins[hi])
+
+
+def test_vpc_cni_is_pinned_on_every_minor_the_english_page_lists_up_to_1_34():
+    for minor in ("1.32", "1.33", "1.34"):
+        assert _addons(minor)["vpc-cni"] == "v1.20.4-eksbuild.1"
+    rows = [r for r in read_rows("eks_addon_versions.csv") if r["addon"] == "vpc-cni"]
+    assert {r["source"] for r in rows} == {
+        "https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md"
+    }
 
 
 def test_a_kubernetes_minor_bump_changes_every_pinned_addon_that_tracks_the_minor():
@@ -36,9 +61,9 @@ def test_a_kubernetes_minor_bump_changes_every_pinned_addon_that_tracks_the_mino
 
 
 def test_an_addon_without_a_pinned_row_follows_eks_default_read_at_deploy_time():
-    got = _addons("1.34", autoscaler={"identity": "pod-identity"})
+    got = _addons("1.35", autoscaler={"identity": "pod-identity"})
     assert got["aws-ebs-csi-driver"] == got["eks-pod-identity-agent"] == ""
-    assert got["vpc-cni"] == ""  # the user guide's vpc-cni table stops at 1.33
+    assert got["vpc-cni"] == ""  # the user guide's vpc-cni table stops at 1.34
 
 
 def test_kube_proxy_pins_carry_their_own_kubernetes_minor():
@@ -117,3 +142,46 @@ def test_a_bottlerocket_release_is_not_tied_to_the_kubernetes_minor():
 
 def test_a_release_version_that_is_not_version_dash_build_is_refused():
     assert "gpuPools[0].releaseVersion" in errors_of(_pool_release("latest"))
+
+
+def test_al2023_release_version_must_be_kubernetes_version_dash_build_date():
+    problem = errors_of(_pool_release("1.33.5-5d9ac849"))["gpuPools[0].releaseVersion"]
+    assert "'1.33.5-5d9ac849'" in problem and "<YYYYMMDD>" in problem
+
+
+def test_bottlerocket_release_version_must_be_version_dash_8_hex_commit():
+    cfg = _pool_release("1.50.0-build1", "1.33", amiFamily="bottlerocket")
+    problem = errors_of(cfg)["gpuPools[0].releaseVersion"]
+    assert "'1.50.0-build1'" in problem and "8 hex commit" in problem
+    assert "BOTTLEROCKET" in problem
+
+
+def test_release_version_is_refused_on_karpenter_pools_naming_the_alias():
+    from tests.unit.test_karpenter_pools import refusal
+
+    text = refusal(releaseVersion="1.34.2-20260714")
+    assert "gpuPools[0].releaseVersion" in text and "'1.34.2-20260714'" in text
+    assert "amiSelectorTerms alias" in text
+
+
+# --- the support rule's day: max(table as_of, today) -------------------------------------------
+
+
+def test_support_rule_judges_on_today_when_the_table_is_older(monkeypatch):
+    assert versions.support_problem("1.34") is None
+    # 1.34's extended support ends 2027-12-02: a day later it is gone, whatever the table's date.
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2027-12-03")
+    problem = versions.support_problem("1.34")
+    assert problem is not None and "extended support ended 2027-12-02" in problem
+    assert "supported as of 2027-12-03" in problem
+
+
+def test_support_rule_never_judges_before_the_table_was_read(monkeypatch):
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2020-01-01")
+    problem = versions.support_problem("1.30")  # extended support ended 2026-07-23
+    assert problem is not None and "supported as of 2026-11-27" in problem
+
+
+def test_a_today_override_that_is_not_a_date_is_named_in_the_error(monkeypatch):
+    monkeypatch.setenv("GPU_INFRA_TODAY", "tomorrow")
+    assert versions.support_problem("1.34") == "GPU_INFRA_TODAY='tomorrow': not a YYYY-MM-DD date"

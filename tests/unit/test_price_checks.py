@@ -67,7 +67,13 @@ def test_gpu_sku_matches_on_demand_description_in_region_only():
 def test_vm_price_is_cores_times_vcpus_plus_ram_times_gib():
     skus = [
         gcp_sku("N1 Predefined Instance Core running in Americas", "N1Standard", 0.031611, US),
-        gcp_sku("N1 Predefined Instance Ram running in Americas", "N1Standard", 0.004237, US),
+        gcp_sku(
+            "N1 Predefined Instance Ram running in Americas",
+            "N1Standard",
+            0.004237,
+            US,
+            unit="GiBy.h",
+        ),
         gcp_sku("Custom Instance Core running in Americas", "N1Standard", 0.033174, US),
     ]
     got = prices.gcp_vm_price(skus, "n1-highmem-8", 8, 52, "us-central1")

@@ -4,6 +4,9 @@ Kubernetes minor (``eks_standard_support.csv``, ``eks_addon_versions.csv``)."""
 from __future__ import annotations
 
 import functools
+import os
+import re
+from datetime import UTC, datetime
 from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
@@ -27,6 +30,25 @@ def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
 def eks_support_as_of(data_dir: Path = DATA_DIR) -> str:
     """The day the support calendar was read (its rows' ``as_of``): what "today" means for it."""
     return max(r["as_of"] for r in read_rows("eks_standard_support.csv", data_dir))
+
+
+# The day the support rule judges on is the later of the table's reading and today, so a table
+# read months ago still retires a version whose extended support has ended since;
+# GPU_INFRA_TODAY=YYYY-MM-DD stands for today (reproducible runs and tests).
+TODAY_ENV = "GPU_INFRA_TODAY"
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def support_judged_on(today: str | None = None, data_dir: Path = DATA_DIR) -> str:
+    """max(the table's ``as_of``, today): ``today`` given, else $GPU_INFRA_TODAY, else the clock.
+
+    Raises ValueError naming the variable when it is not a YYYY-MM-DD date.
+    """
+    if today is None:
+        today = os.environ.get(TODAY_ENV) or datetime.now(UTC).date().isoformat()
+        if not _ISO_DAY.fullmatch(today):
+            raise ValueError(f"{TODAY_ENV}={today!r}: not a YYYY-MM-DD date")
+    return max(eks_support_as_of(data_dir), today)
 
 
 def extended_support_ends(standard_end: str) -> str:

@@ -38,10 +38,14 @@ def ec2_instance_query(instance_type: str, region: str) -> dict[str, str]:
     """Attributes of a Linux, shared-tenancy, on-demand EC2 instance hour in ``region``.
 
     capacitystatus Used is the instance-hour product (not unused reservation capacity),
-    preInstalledSw NA no bundled software: the filters of the AWS provider's GetProducts example
+    preInstalledSw NA no bundled software, licenseModel "No License required" no BYOL twin: the
+    filters of the AWS provider's GetProducts example
     (https://www.pulumi.com/registry/packages/aws/api-docs/pricing/getproduct/). ``regionCode``
-    stands for its ``location`` display name; a filter the API does not know answers nothing, which
-    is ``unknown``, never a match.
+    stands for its ``location`` display name. marketoption OnDemand leaves out the Capacity Block
+    products (operation ``RunInstances:CB``, listed at $0: their price is set at purchase) that
+    share every other attribute of a p5/p4d type and would make two prices. No AWS page documents
+    these attribute values; a filter the API does not know answers nothing, which is ``unknown``,
+    never a match.
     """
     return {
         "instanceType": instance_type,
@@ -50,6 +54,8 @@ def ec2_instance_query(instance_type: str, region: str) -> dict[str, str]:
         "tenancy": "Shared",
         "preInstalledSw": "NA",
         "capacitystatus": "Used",
+        "licenseModel": "No License required",
+        "marketoption": "OnDemand",
     }
 
 
@@ -63,6 +69,9 @@ class AwsPlatformQuery:
     usagetype_suffix: str = (
         ""  # usage types carry a region prefix (USE1-, USW2-): matched by suffix
     )
+    # Usage types billed on top of ``usagetype_suffix`` for the same hour: the row's price is
+    # their sum (any part unread -> unknown).
+    plus: tuple[str, ...] = ()
 
 
 # The items the Price List identifies by product family / attributes and the usage types AWS bills
@@ -71,8 +80,14 @@ class AwsPlatformQuery:
 # match. public-ipv4 is left out: no product family / usage type for it could be confirmed.
 AWS_PLATFORM_QUERIES: dict[str, AwsPlatformQuery] = {
     "eks-cluster-fee": AwsPlatformQuery("AmazonEKS", {}, "Hrs", "AmazonEKS-Hours:perCluster"),
+    # Extended support is a surcharge on the standard fee: "charged a total of $0.60 per cluster
+    # per hour" (https://aws.amazon.com/eks/pricing/) = perCluster $0.10 + extendedSupport $0.50.
     "eks-cluster-fee-extended": AwsPlatformQuery(
-        "AmazonEKS", {}, "Hrs", "AmazonEKS-Hours:extendedSupport"
+        "AmazonEKS",
+        {},
+        "Hrs",
+        "AmazonEKS-Hours:perCluster",
+        plus=("AmazonEKS-Hours:extendedSupport",),
     ),
     "nat-gateway": AwsPlatformQuery(
         "AmazonEC2", {"productFamily": "NAT Gateway"}, "Hrs", "NatGateway-Hours"
@@ -113,6 +128,24 @@ def aws_on_demand(price_list: Iterable[str], unit: str, usagetype_suffix: str = 
     return _one(found, f"on-demand USD per {unit}")
 
 
+def summed(parts: Iterable[tuple[str, SourcePrice]]) -> SourcePrice:
+    """The sum of prices billed together for one hour; any part unread makes the sum unknown."""
+    parts = list(parts)
+    missing = [f"{name}: {p.reason or 'not read'}" for name, p in parts if p.usd is None]
+    if missing:
+        return SourcePrice(None, reason="; ".join(missing))
+    usd = round(sum(p.usd or 0.0 for _, p in parts), 6)
+    return SourcePrice(usd, " + ".join(f"{name} {p.quote}" for name, p in parts))
+
+
+def aws_summed(
+    price_list: Iterable[str], unit: str, usagetype_suffixes: Iterable[str]
+) -> SourcePrice:
+    """The on-demand price of each usage type in one GetProducts answer, added up."""
+    items = list(price_list)
+    return summed((s, aws_on_demand(items, unit, s)) for s in usagetype_suffixes)
+
+
 def _one(found: Mapping[float, str], what: str) -> SourcePrice:
     if not found:
         return SourcePrice(None, reason=f"no {what} in the answer")
@@ -145,14 +178,21 @@ GCP_SERIES_DESCRIPTION = {
 _PRUNED_WORDS = ("custom", "premium", "reserved", "sole tenancy")
 
 
-def gcp_unit_price(sku: Mapping[str, Any]) -> float | None:
-    """The SKU's first-tier USD unit price (``units`` + ``nanos`` / 1e9)."""
+# PricingExpression.usageUnit, the unit a price is per ("GiBy" = gibibyte; "h" = hour,
+# https://cloud.google.com/billing/docs/reference/rest/v1/services.skus/list#PricingExpression):
+# a core or GPU is priced per hour, RAM per GiB-hour; a price in another unit is no price here.
+GCP_HOUR = "h"
+GCP_GIB_HOUR = "GiBy.h"
+
+
+def gcp_unit_price(sku: Mapping[str, Any], unit: str = GCP_HOUR) -> float | None:
+    """The SKU's first-tier USD price per ``unit`` (``units`` + ``nanos`` / 1e9); None in another."""
     try:
         expr = sku["pricingInfo"][0]["pricingExpression"]
         rate = expr["tieredRates"][0]["unitPrice"]
     except (KeyError, IndexError):
         return None
-    if rate.get("currencyCode", "USD") != "USD":
+    if rate.get("currencyCode", "USD") != "USD" or expr.get("usageUnit") != unit:
         return None
     return int(rate.get("units") or 0) + int(rate.get("nanos") or 0) / 1e9
 
@@ -208,13 +248,11 @@ def gcp_vm_price(
         group = sku.get("category", {}).get("resourceGroup")
         if words.lower() not in desc.lower() or not _on_demand_in(sku, region):
             continue
-        price = gcp_unit_price(sku)
-        if price is None:
-            continue
-        if group == "CPU" or (group == "N1Standard" and "Core" in desc):
-            cores.setdefault(price, desc)
-        elif group == "RAM" or (group == "N1Standard" and "Ram" in desc):
-            ram.setdefault(price, desc)
+        is_core = group == "CPU" or (group == "N1Standard" and "Core" in desc)
+        is_ram = group == "RAM" or (group == "N1Standard" and "Ram" in desc)
+        price = gcp_unit_price(sku, GCP_HOUR if is_core else GCP_GIB_HOUR)
+        if price is not None and (is_core or is_ram):
+            (cores if is_core else ram).setdefault(price, desc)
     core = _one(cores, f"on-demand {words} core SKU prices in {region}")
     mem = _one(ram, f"on-demand {words} RAM SKU prices in {region}")
     if core.usd is None or mem.usd is None:
@@ -317,10 +355,29 @@ def written(checks: Iterable[Check]) -> list[Check]:
     return out
 
 
+def _asked_in(c: Check, asked: Iterable[Check]) -> str:
+    """The source of a row: a ``*`` row names every region that answered its (one) price."""
+    if c.region != "*":
+        return c.reference
+    regions = sorted(
+        {d.at for d in asked if (d.cloud, d.file, d.item) == (c.cloud, c.file, c.item)}
+    )
+    if len(regions) < 2:
+        return c.reference
+    return f"{c.reference} (same price in {', '.join(regions)})"
+
+
 def update_platform_rows(
-    rows: list[dict[str, str]], checks: Iterable[Check], today: str
+    rows: list[dict[str, str]],
+    checks: Iterable[Check],
+    today: str,
+    asked: Iterable[Check] = (),
 ) -> tuple[list[dict[str, str]], int]:
-    """``platform_prices.csv`` rows with each checked row's price, source, date and quote."""
+    """``platform_prices.csv`` rows with each checked row's price, source, date and quote.
+
+    ``asked``: every check made (a ``*`` row's source names all the regions it was read in).
+    """
+    asked = list(asked)
     by_key = {(c.cloud, c.item, c.region): c for c in checks if c.file == "platform_prices.csv"}
     out: list[dict[str, str]] = []
     changed = 0
@@ -334,7 +391,7 @@ def update_platform_rows(
             {
                 **r,
                 "price_usd": fmt_price(c.source.usd),
-                "source": c.reference,
+                "source": _asked_in(c, asked),
                 "as_of": today,
                 "quote": c.source.quote or f"{fmt_price(c.source.usd)} USD {c.unit}",
             }

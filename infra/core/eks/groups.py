@@ -8,6 +8,7 @@ Naming and sizing across replacements live in ``infra.core.eks.lifecycle``.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -341,6 +342,17 @@ def ephemeral_storage_gi(disk_gib: float, ami_type: str = "AL2023", raid0: bool 
     return math.floor(allocatable_ephemeral_gib(nodefs_capacity_gib(disk_gib, ami_type, raid0)))
 
 
+# releaseVersion per AMI family (see release_version_problem for the sources).
+RELEASE_FORMATS = {
+    "al": re.compile(r"1\.\d+\.\d+-\d{8}"),
+    "bottlerocket": re.compile(r"\d+\.\d+\.\d+-[0-9a-f]{8}"),
+}
+RELEASE_SHAPES = {
+    "al": "<kubernetes version>-<YYYYMMDD> (e.g. 1.34.2-20260714)",
+    "bottlerocket": "<bottlerocket version>-<8 hex commit> (e.g. 1.47.0-6154605b)",
+}
+
+
 def release_version_problem(
     release: str | None, ami_type: str | None, cluster: EksClusterSpec
 ) -> str | None:
@@ -349,9 +361,20 @@ def release_version_problem(
     An Amazon Linux release is built per Kubernetes minor and named after it:
     ``<kubernetes version>-<build date>``, e.g. ``1.36.2-20260714`` (awslabs/amazon-eks-ami
     CHANGELOG.md, "Release version"); EKS refuses one of another minor. Bottlerocket's releases
-    carry its own version, not Kubernetes'.
+    carry its own version and an 8-hex commit, not Kubernetes': ``1.47.0-6154605b`` on a
+    BOTTLEROCKET_x86_64 node group (aws-controllers-k8s/community#2644).
     """
-    if release is None or ami_type is None or not ami_type.startswith("AL"):
+    if release is None or ami_type is None:
+        return None
+    family = next((f for f in RELEASE_FORMATS if ami_type.upper().startswith(f.upper())), None)
+    if family is None:
+        return None
+    if not RELEASE_FORMATS[family].fullmatch(release):
+        return (
+            f"{release!r} is not an {ami_type} release version: "
+            f"{RELEASE_SHAPES[family]} expected; leave releaseVersion unset for EKS's latest"
+        )
+    if family != "al":
         return None
     minor = ".".join(release.split(".")[:2])
     if minor == cluster.kubernetes_version:

@@ -277,6 +277,10 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
     system = _plan_system(cluster, network, catalog, issues)
     if network is not None:
         used = {az for g in groups for az in g.az_ids} | set(system.az_ids if system else ())
+        if cluster.autoscaler.enabled and cluster.autoscaler.kind == "karpenter":
+            # Every private subnet carries the discovery tag an EC2NodeClass selects subnets by,
+            # so any NodePool on it (the stack's or a user's) may launch nodes in any of them.
+            used |= set(network.az_ids)
         network = nats_where_nodes_run(network, used)
     access = _plan_access(cluster, partition, region, issues)
     if cluster.public_access_cidrs and not cluster.endpoint_public_access:

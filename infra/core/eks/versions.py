@@ -5,8 +5,8 @@ from __future__ import annotations
 from infra.core.catalog.eks_versions import (
     eks_addon_versions,
     eks_standard_support_ends,
-    eks_support_as_of,
     extended_support_ends,
+    support_judged_on,
 )
 
 
@@ -15,7 +15,7 @@ def _minor(version: str) -> int:
 
 
 def support_problem(version: str) -> str | None:
-    """Why EKS no longer runs ``version`` as of the support calendar's date, or ``None``.
+    """Why EKS no longer runs ``version`` today (never before the calendar's date), or ``None``.
 
     A version past the end of extended support cannot be created and an existing cluster on it is
     upgraded by EKS ("Understand the Kubernetes version lifecycle on EKS",
@@ -24,7 +24,10 @@ def support_problem(version: str) -> str | None:
     calendar lags a release; its control-plane fee is then shown unpriced).
     """
     ends = eks_standard_support_ends()
-    today = eks_support_as_of()
+    try:
+        today = support_judged_on()
+    except ValueError as e:
+        return str(e)
     supported = sorted(
         (v for v, end in ends.items() if extended_support_ends(end) > today), key=_minor
     )

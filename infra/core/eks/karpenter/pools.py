@@ -158,6 +158,14 @@ def karpenter_problems(i: int, pool: EksPoolSpec, issues: Issues) -> None:
             "true: node groups only; Karpenter picks the zone per pending pod (a pod bound to an "
             "EBS volume gets a node in that volume's zone), so one NodePool covers every zone",
         )
+    if pool.release_version is not None:
+        # The EC2NodeClass picks the AMI by its amiSelectorTerms alias (family@version), not a
+        # node group's releaseVersion.
+        issues.add(
+            join_path(at, "releaseVersion"),
+            f"{pool.release_version!r}: node groups only; a Karpenter pool's AMI is the "
+            "EC2NodeClass amiSelectorTerms alias (family@version), pinned per family",
+        )
     if pool.hpc:
         issues.add(
             join_path(at, "hpc"),
