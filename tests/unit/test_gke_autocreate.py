@@ -196,8 +196,47 @@ def test_specific_shared_reservation_becomes_a_specific_affinity_with_its_projec
     rule = g.compute_classes[0].manifest()["priorities"][0]
     assert rule["reservations"] == {
         "affinity": "Specific",
-        "specific": [{"name": "l4-res", "project": "other-project"}],
+        "specific": [{"name": "l4-res", "project": "other-project", "zones": ["us-central1-a"]}],
     }
+
+
+@pytest.mark.parametrize("name", ["l4-res", "projects/other-project/reservations/l4-res"])
+def test_specific_reservation_priority_has_no_location_zones_its_zones_go_on_the_reservation(name):
+    # GKE: "compute-class NAME contains priorities using location config with specific
+    # reservations enabled"; reservations.specific[].zones carries them instead.
+    pool = {
+        "spot": False,
+        "zones": ["us-central1-a"],
+        "reservation": {"type": "specific", "name": name},
+    }
+    g = build(pool).gke
+    assert g is not None
+    main, fallback = g.compute_classes[0].manifest()["priorities"]
+    assert "location" not in main
+    assert main["reservations"]["specific"][0]["zones"] == list(g.pools[0].node_locations)
+    assert fallback["location"] == {"zones": list(g.pools[1].node_locations)}  # no reservation
+
+
+def test_any_reservation_priority_keeps_location_zones():
+    g = build({"spot": False, "reservation": {"type": "any"}}).gke
+    assert g is not None
+    rule = g.compute_classes[0].manifest()["priorities"][0]
+    assert rule["reservations"] == {"affinity": "AnyBestEffort"} and "location" in rule
+
+
+def test_fixed_pool_fallback_class_priorities_name_node_pools_only_even_with_a_reservation():
+    # The reservation is the fixed NodePool's reservationAffinity; the class's rule holds
+    # `nodepools` alone, so the location/specific-reservation conflict cannot arise there.
+    pool = {
+        "autoCreate": False,
+        "spot": False,
+        "zones": ["us-central1-a"],
+        "reservation": {"type": "specific", "name": "r"},
+    }
+    g = build(pool, gpuOperator={"enabled": True}).gke
+    assert g is not None
+    rules = g.compute_classes[0].manifest()["priorities"]
+    assert all(set(r) == {"nodepools"} for r in rules)
 
 
 def test_autoprovisioning_defaults_are_set_only_on_a_cluster_the_stack_creates():

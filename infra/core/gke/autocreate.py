@@ -176,8 +176,9 @@ def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> Com
 
 
 def priority(p: GkePoolPlan) -> dict[str, Any]:
-    """One ``priorities[]`` rule: machine type, GPUs and GKE's driver, Spot, zones, reservation,
-    boot disk, and the pool's node labels (GKE adds the class label itself)."""
+    """One ``priorities[]`` rule: machine type, GPUs and GKE's driver, Spot, zones (on the
+    reservation when it is a specific one), reservation, boot disk, and the pool's node labels
+    (GKE adds the class label itself)."""
     storage: dict[str, Any] = {"bootDiskType": p.disk_type, "bootDiskSize": p.disk_size_gb}
     if p.local_ssd_count:
         storage["localSSDCount"] = p.local_ssd_count
@@ -189,24 +190,33 @@ def priority(p: GkePoolPlan) -> dict[str, Any]:
             "driverVersion": DRIVER_VERSIONS[p.driver_version],
         },
         "spot": p.spot,
-        "location": {"zones": list(p.node_locations)},
         "storage": storage,
         "nodeLabels": {k: v for k, v in p.labels.items() if k != GKE_COMPUTE_CLASS_LABEL},
     }
-    if p.reservation_type is not None:
-        rule["reservations"] = _reservations(p.reservation_type, p.reservation_name)
+    zones = list(p.node_locations)
+    if p.reservation_type == "SPECIFIC_RESERVATION":
+        # A priority with location.zones and a specific reservation is rejected ("compute-class
+        # NAME contains priorities using location config with specific reservations enabled");
+        # the zones go on the reservation instead (priorities[].reservations.specific[].zones,
+        # COMPUTE_CLASS_CRD: "Zones is a list of GCE zones where reservations are to be consumed").
+        rule["reservations"] = _specific(p.reservation_name, zones)
+    else:
+        rule["location"] = {"zones": zones}
+        if p.reservation_type is not None:
+            rule["reservations"] = {"affinity": RESERVATION_AFFINITY[p.reservation_type]}
     return rule
 
 
-def _reservations(rtype: str, name: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"affinity": RESERVATION_AFFINITY[rtype]}
-    if rtype == "SPECIFIC_RESERVATION" and name:
-        # A shared reservation is projects/PROJECT/reservations/NAME (reservation_affinity).
-        parts = name.split("/")
-        out["specific"] = [
-            {"name": parts[3], "project": parts[1]} if len(parts) == 4 else {"name": name}
-        ]
-    return out
+def _specific(name: str | None, zones: list[str]) -> dict[str, Any]:
+    """``reservations`` of a Specific affinity: the CRD requires one ``specific`` entry at least
+    ("At least 1 specific reservation required for specific affinity")."""
+    # A shared reservation is projects/PROJECT/reservations/NAME (reservation_affinity).
+    parts = (name or "").split("/")
+    entry: dict[str, Any] = (
+        {"name": parts[3], "project": parts[1]} if len(parts) == 4 else {"name": name}
+    )
+    entry["zones"] = zones
+    return {"affinity": RESERVATION_AFFINITY["SPECIFIC_RESERVATION"], "specific": [entry]}
 
 
 def node_pool_config(p: GkePoolPlan) -> dict[str, Any]:
