@@ -159,14 +159,9 @@ def test_auto_created_pools_have_a_compute_class_and_no_node_pool():
     assert spec["nodePoolConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
 
 
-def test_auto_created_pools_take_the_least_privilege_node_sa_from_autoprovisioning_defaults():
-    # pulumi_gcp ClusterClusterAutoscalingAutoProvisioningDefaults (service_account, oauth_scopes);
-    # node auto-provisioning itself stays off.
+def test_auto_created_pools_run_as_the_class_node_sa_and_the_cluster_gets_no_autoscaling_block():
+    # nodePoolConfig.serviceAccount names the identity; clusterAutoscaling.autoProvisioningDefaults
+    # is for node auto-provisioning, off here (hashicorp/terraform-provider-google#25307).
     rec = autocreate()
     (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
-    (sa,) = rec.of_type("gcp:serviceaccount/account:Account")
-    ca = cluster.inputs["clusterAutoscaling"]
-    assert ca["enabled"] is False and "resourceLimits" not in ca
-    defaults = ca["autoProvisioningDefaults"]
-    assert defaults["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
-    assert defaults["oauthScopes"] == ["https://www.googleapis.com/auth/cloud-platform"]
+    assert "clusterAutoscaling" not in cluster.inputs

@@ -16,6 +16,7 @@ import pytest
 from infra.core.catalog.vendored import Catalog, read_rows
 from infra.core.config.stack import parse
 from infra.core.cost import estimate
+from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
 from infra.core.gke.planner import gke_pool_outputs
@@ -239,19 +240,38 @@ def test_fixed_pool_fallback_class_priorities_name_node_pools_only_even_with_a_r
     assert all(set(r) == {"nodepools"} for r in rules)
 
 
-def test_autoprovisioning_defaults_are_set_only_on_a_cluster_the_stack_creates():
-    g = sample().gke
-    assert g is not None and g.autoprovisioning_defaults
-    fixed = build_plan(parse(gke_config(), "s")).gke
-    assert fixed is not None and not fixed.autoprovisioning_defaults
+def test_no_cluster_autoscaling_block_is_sent_the_compute_class_names_the_node_identity():
+    # flattenClusterAutoscaling reads autoProvisioningDefaults back only with node
+    # auto-provisioning on (hashicorp/terraform-provider-google#25307): sent with it off, a
+    # permanent diff. nodePoolConfig.serviceAccount sets the identity instead.
+    for cluster in (ABOVE, {**ABOVE, "existing": True, "cpuNodes": 3}):
+        g = build(cluster=cluster).gke
+        assert g is not None
+        assert any("nodePoolConfig.serviceAccount" in n for n in g.notes)
+        assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)
+    assert (
+        manifest()["nodePoolConfig"]["serviceAccount"]
+        == "nodes@demo-project.iam.gserviceaccount.com"
+    )
 
 
-def test_existing_cluster_keeps_its_autoprovisioning_defaults_and_the_plan_says_so():
-    existing = {**ABOVE, "existing": True, "cpuNodes": 3}
-    g = build(cluster=existing).gke
-    assert g is not None and not g.autoprovisioning_defaults
-    assert any("autoprovisioning defaults" in n for n in g.notes)
-    assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)
+def test_removing_cluster_autoscaling_from_a_running_cluster_is_no_change_terraform_keeps_it():
+    # cluster_autoscaling is Optional+Computed (resource_container_cluster.go): a running stack
+    # that sent the block shows no change on its cluster, nothing is sent, GKE keeps the defaults.
+    block = {
+        "enabled": False,
+        "autoProvisioningDefaults": {"serviceAccount": "a", "oauthScopes": ["s"]},
+    }
+    urn = "urn:pulumi:s::p::gcp:container/cluster:Cluster::c"
+    old = {"urn": urn, "type": "gcp:container/cluster:Cluster", "name": "c", "custom": True}
+    new = {**old, "inputs": {"name": "ml"}}
+    assert diff([{**old, "inputs": {"name": "ml", "clusterAutoscaling": block}}], [new]) == []
+    changed = {"name": "ml", "clusterAutoscaling": {**block, "enabled": True}}
+    (c,) = diff(
+        [{**old, "inputs": {"name": "ml", "clusterAutoscaling": block}}],
+        [{**new, "inputs": changed}],
+    )
+    assert c.op == "update"  # a value sent is still an in-place update, never a replacement
 
 
 def test_fixed_compute_class_manifest_has_no_node_pool_config_and_no_auto_creation():

@@ -232,9 +232,3 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
-
-    @property
-    def autoprovisioning_defaults(self) -> bool:
-        """Set the cluster's autoprovisioning defaults (node SA, scopes): a pool is auto-created
-        and this stack owns the cluster."""
-        return not self.cluster.existing and any(c.auto is not None for c in self.compute_classes)
