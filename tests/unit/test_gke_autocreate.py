@@ -20,6 +20,7 @@ from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
 from infra.core.gke.planner import gke_pool_outputs
+from infra.core.gke.versions import version_at_least, version_surely_at_least
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling import nodes
@@ -130,18 +131,33 @@ def test_compute_class_auto_creation_below_1_33_3_gke_1136000_needs_cluster_nap_
     assert "1.33.3-gke.1136000" in reason and version in reason
 
 
-@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33", "1.33.3", "1.34", None])
+@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33.3-gke.1200000", "1.33.4", "1.34"])
 def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
+    assert build(cluster={**ABOVE, "minMasterVersion": version}).gke is not None
+
+
+@pytest.mark.parametrize("version", [None, "latest", "-", "1.33", "1.33.3"])
+def test_compute_class_auto_creation_version_that_may_name_an_older_release_is_refused(version):
+    # "1.33" / "1.33.3" may resolve below 1.33.3-gke.1136000; unset is the channel's default,
+    # not known here: below the gate pods stay Pending with nothing refused, so ask for a version.
     cluster = {**ABOVE, "minMasterVersion": version}
     if version is None:
-        del cluster["minMasterVersion"]  # the channel's default, above every gate
-    assert build(cluster=cluster).gke is not None
+        del cluster["minMasterVersion"]
+    reason = errors(cluster=cluster)["gpuPools[0].autoCreate"]
+    assert "may name an older release" in reason and "1.33.3-gke.1136000" in reason
 
 
-@pytest.mark.parametrize("channel", ["REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
-def test_compute_class_auto_creation_without_cluster_nap_needs_the_rapid_channel(channel):
-    reason = errors(cluster={**ABOVE, "releaseChannel": channel})["gpuPools[0].autoCreate"]
-    assert "RAPID release channel" in reason and channel in reason
+@pytest.mark.parametrize("channel", ["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
+def test_compute_class_auto_creation_needs_no_particular_release_channel(channel):
+    # The version is the only gate without node auto-provisioning (about-custom-compute-classes).
+    assert build(cluster={**ABOVE, "releaseChannel": channel}).gke is not None
+
+
+def test_other_feature_gates_keep_reading_an_alias_as_its_highest_release():
+    # Only the auto-creation gate is strict; e.g. flex-start's 1.32.2-gke.1652000 passes "1.32".
+    assert version_at_least("1.32", "1.32.2-gke.1652000") and version_at_least(None, "1.34")
+    assert not version_surely_at_least("1.32", "1.32.2-gke.1652000")
+    assert not version_surely_at_least(None, "1.34")
 
 
 def test_auto_create_is_refused_with_the_gpu_operator_as_compute_class_driver_is_default_or_latest():

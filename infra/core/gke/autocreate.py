@@ -44,30 +44,21 @@ RESERVATION_AFFINITY = {
 DEFAULT_SURGE = (1, 0)
 
 
-# "Requirements": to auto-create pools from a ComputeClass without node auto-provisioning the
-# cluster must run 1.33.3-gke.1136000 or later (gke_feature_versions.csv) and "Use the Rapid
-# release channel" (AUTO_CREATION_DOC#requirements).
-REQUIRED_CHANNEL = "RAPID"
-
-
 def check_auto_create(
     spec: GkePoolSpec,
     path: str,
     *,
     min_master: str | None,
-    release_channel: str,
     operator_on: bool,
     issues: Issues,
 ) -> None:
     """Refuse what an auto-created pool cannot have, each at its key path."""
     apath = join_path(path, "autoCreate")
-    if release_channel != REQUIRED_CHANNEL:
-        issues.add(
-            apath,
-            "auto-created node pools without cluster-level node auto-provisioning need the "
-            f"{REQUIRED_CHANNEL} release channel; cluster.releaseChannel is {release_channel} "
-            f"({AUTO_CREATION_DOC}#requirements)",
-        )
+    # The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
+    # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
+    # also enable cluster-level node auto-provisioning"); no release channel is required. Strict:
+    # below it pods stay Pending with nothing refused, so an alias or an unset version that may
+    # name an older release is refused too.
     check_feature_version(
         "compute-class-auto-creation",
         "auto-created node pools without cluster-level node auto-provisioning (never enabled "
@@ -75,6 +66,7 @@ def check_auto_create(
         min_master,
         apath,
         issues,
+        strict=True,
     )
     if operator_on:
         issues.add(

@@ -91,7 +91,6 @@ def plan_pools(
                 spec,
                 path,
                 min_master=ctx.min_master_version,
-                release_channel=ctx.release_channel,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
             )
