@@ -186,7 +186,11 @@ def _node_identity(
             project=plan.project,
             display_name=f"GKE nodes of {c.name} in {c.location} (least privilege)",
         ),
-        opts=pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
+        opts=with_lifecycle(
+            pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
+            "gcp:serviceaccount/account:Account",
+            plan.node_identity_role,
+        ),
     )
     member = sa.email.apply(lambda e: f"serviceAccount:{e}")
     # Nodes register and pull images only once the node SA holds its roles.
@@ -194,7 +198,7 @@ def _node_identity(
         gcp.projects.IAMMember(
             f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
             gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
-            opts=child,
+            opts=with_lifecycle(child, "gcp:projects/iAMMember:IAMMember", plan.node_identity_role),
         )
         for role in plan.node_sa_roles
     ]

@@ -165,3 +165,38 @@ def test_auto_created_pools_run_as_the_class_node_sa_and_the_cluster_gets_no_aut
     rec = autocreate()
     (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
     assert "clusterAutoscaling" not in cluster.inputs
+
+
+SA = "gcp:serviceaccount/account:Account"
+IAM = "gcp:projects/iAMMember:IAMMember"
+
+
+def test_node_sa_and_roles_are_retained_on_a_shared_cluster_whose_class_auto_creates_pools():
+    # A destroy deletes the ComputeClass, not the pools GKE auto-created for it: their nodes keep
+    # running as the node SA (lifecycle.csv, role auto-created-nodes).
+    raw = gke_config(
+        {
+            "autoCreate": True,
+            "machineType": "g2-standard-8",
+            "gpu": None,
+            "minNodes": 0,
+            "maxNodes": 2,
+        },
+        cluster={
+            "name": "prod",
+            "location": "us-central1",
+            "existing": True,
+            "cpuNodes": 5,
+            "minMasterVersion": "1.34",
+        },
+        gpuOperator={"enabled": False},
+    )
+    rec = run_stack(raw)
+    identity = [*rec.of_type(SA), *rec.of_type(IAM)]
+    assert len(identity) > 1 and all(r.options["retainOnDelete"] is True for r in identity)
+
+
+def test_node_sa_is_deleted_with_the_stack_that_owns_the_cluster_and_its_auto_created_pools():
+    rec = autocreate()  # the cluster goes first, with every node on it
+    identity = [*rec.of_type(SA), *rec.of_type(IAM)]
+    assert identity and all(r.options["retainOnDelete"] is False for r in identity)

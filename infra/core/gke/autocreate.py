@@ -79,8 +79,8 @@ def check_auto_create(
     if spec.min_nodes:
         issues.add(
             join_path(path, "minNodes"),
-            f"{spec.min_nodes}: an auto-created node pool has no minimum (GKE deletes it when "
-            "empty; https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning); "
+            f"{spec.min_nodes}: an auto-created node pool has no minimum (GKE deletes the "
+            "pool when it is no longer needed; https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning); "
             "set minNodes 0 or autoCreate false",
         )
     for key, why in _unsupported(spec):

@@ -232,3 +232,12 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
+
+    @property
+    def node_identity_role(self) -> str:
+        """The lifecycle role (``data/lifecycle.csv``) of the node service account and its role
+        bindings: ``auto-created-nodes`` (retained on delete) on a cluster the stack does not own
+        when a ComputeClass auto-creates pools, since a destroy deletes the class but not the
+        pools GKE created for it, whose nodes keep running as that account; else the type's row."""
+        auto = any(c.auto is not None for c in self.compute_classes)
+        return "auto-created-nodes" if self.cluster.existing and auto else ""
