@@ -196,6 +196,35 @@ def test_settings_a_compute_class_priority_cannot_carry_are_refused_naming_the_k
     assert "autoCreate" in reason
 
 
+@pytest.mark.parametrize(
+    ("pool", "key", "crd_field"),
+    [
+        (
+            {
+                "machineType": "n1-standard-8",
+                "gpu": {
+                    "type": "nvidia-tesla-t4",
+                    "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 2},
+                },
+            },
+            "gpu.sharing",
+            "priorities[].gpu.gpuSharing",
+        ),
+        (
+            {"fallback": [{"machineType": "g2-standard-8", "flexStart": {}}]},
+            "fallback[0].flexStart",
+            "priorities[].flexStart",
+        ),
+    ],
+)
+def test_sharing_and_flex_start_refusals_say_the_crd_has_the_field_and_gpu_infra_does_not_map_it(
+    pool, key, crd_field
+):
+    # The ComputeClass CRD has gpu.gpuSharing and flexStart: a refusal claiming otherwise is false.
+    reason = errors(pool)[f"gpuPools[0].{key}"]
+    assert crd_field in reason and "gpu-infra does not map" in reason
+
+
 def test_every_boot_disk_the_planner_picks_is_in_the_compute_class_boot_disk_enum():
     # priorities[].storage.bootDiskType: pd-balanced, pd-standard, pd-ssd, hyperdisk-balanced.
     series = read_rows("gcp_machine_series.csv")

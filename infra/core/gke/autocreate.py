@@ -93,14 +93,20 @@ def check_auto_create(
             issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
 
 
+# The CRD has priorities[].flexStart {enabled, nodeRecycling} and priorities[].gpu.gpuSharing
+# {sharingStrategy, maxSharedClientsPerGPU, gpuPartitionSize}; gpu-infra does not send them: the
+# refusals below are this tool's limitation, not GKE's, and say so.
 _FLEX = (
-    "flex-start pools run without auto-repair (GKE's DWS examples create them with "
-    "--no-enable-autorepair, https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest) "
-    "and nodePoolConfig.autoRepair is one setting for every priority of the class"
+    "a ComputeClass priority can request flex-start (priorities[].flexStart, "
+    f"{COMPUTE_CLASS_CRD}), but gpu-infra does not map it: its flex-start pools run without "
+    "auto-repair and with maxRunDuration, and an auto-created class's nodePoolConfig.autoRepair is "
+    "one setting for every priority; use a fixed pool for flex-start"
 )
 _GPU_FIELDS = (
-    f"a ComputeClass priority's gpu has type, count and driverVersion only ({COMPUTE_CLASS_CRD}); "
-    "GKE's GPU sharing and partitions are fixed node pool settings"
+    "a ComputeClass priority can share or partition its GPUs (priorities[].gpu.gpuSharing, "
+    f"{COMPUTE_CLASS_CRD}), but gpu-infra does not map it yet: its scheduling proof and workload "
+    "integrations model shared GPUs on fixed node pools only; use a fixed pool for GPU sharing "
+    "or MIG partitions"
 )
 
 
