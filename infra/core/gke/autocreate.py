@@ -159,13 +159,13 @@ def auto_created(pools: Sequence[GkePoolPlan]) -> list[GkePoolPlan]:
     ]
 
 
-def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> ComputeClassPlan:
+def auto_class(name: str, pools: Sequence[GkePoolPlan], active_migration: bool) -> ComputeClassPlan:
     """The ComputeClass that auto-creates ``pools``, tried in order."""
     first = pools[0]
     return ComputeClassPlan(
         name=name,
         pools=tuple(p.name for p in pools),
-        spot_first=spot_first,
+        active_migration=active_migration,
         auto=AutoCreation(
             priorities=tuple(priority(p) for p in pools),
             node_pool_config=node_pool_config(first),

@@ -127,7 +127,8 @@ class ComputeClassPlan:
 
     name: str
     pools: tuple[str, ...]
-    spot_first: bool = False
+    # activeMigration.optimizeRulePriority: opt-in (gpuPools[].activeMigration).
+    active_migration: bool = False
     # None: the priorities name the stack's fixed pools; set: GKE auto-creates the pools.
     auto: AutoCreation | None = None
 
@@ -149,9 +150,11 @@ class ComputeClassPlan:
             if service_account is not None:
                 config["serviceAccount"] = service_account
             spec["nodePoolConfig"] = config
-        if self.spot_first:
-            # Move workloads back to the Spot pool when it has capacity again
+        if self.active_migration:
+            # Move running workloads to a higher priority (e.g. back to Spot) when it has capacity
+            # again, by evicting them; opt-in, as GPU Jobs and notebooks would be restarted
             # (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes#active-migration).
+            # Omitted: the CRD's default, optimizeRulePriority false.
             spec["activeMigration"] = {"optimizeRulePriority": True}
         return spec
 
