@@ -25,6 +25,7 @@ from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling import nodes
 from infra.core.scheduling.proof import pool_nodes, prove
+from infra.planview.table import print_cost
 from quota import limits
 from quota.demand import stack_demand, stack_sizings
 from tests.conftest import gke_config
@@ -377,6 +378,17 @@ def test_integrations_select_the_compute_class_only():
 def test_cost_at_maximum_counts_every_priority_at_its_max_nodes():
     cost = estimate(sample())
     assert {p.name: p.max_nodes for p in cost.pools} == {"gpu-t4": 4, "gpu-t4-a31395": 4}
+
+
+def test_cost_summary_says_an_auto_created_pool_maximum_is_not_a_cap_gke_enforces():
+    # A ComputeClass has no node limit and node auto-provisioning (whose limits would) is off.
+    lines: list[str] = []
+    print_cost(estimate(sample()), lines.append)
+    (line,) = [x for x in lines if "not a cap GKE enforces" in x]
+    assert "gpu-t4" in line
+    fixed: list[str] = []
+    print_cost(estimate(build({"autoCreate": False}, gpuOperator={"enabled": True})), fixed.append)
+    assert not any("not a cap GKE enforces" in x for x in fixed)
 
 
 def quota_rows(plan: Plan) -> dict[str, int]:
