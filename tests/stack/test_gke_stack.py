@@ -200,3 +200,14 @@ def test_node_sa_is_deleted_with_the_stack_that_owns_the_cluster_and_its_auto_cr
     rec = autocreate()  # the cluster goes first, with every node on it
     identity = [*rec.of_type(SA), *rec.of_type(IAM)]
     assert identity and all(r.options["retainOnDelete"] is False for r in identity)
+
+
+def test_a_second_stack_cannot_take_over_a_compute_class_of_the_same_name():
+    # pulumi-kubernetes >= 4.29.0 answers an existing object with AlreadyExists unless the
+    # provider sets upsertExistingObjects (release notes v4.29.0, #2926); it is never set.
+    rec = autocreate()
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    assert not provider.inputs.get("upsertExistingObjects")
+    assert rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")[0].inputs["metadata"] == {
+        "name": "l4-auto"
+    }
