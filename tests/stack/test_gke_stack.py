@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 import pytest
 
 from infra import mockengine
+from infra.components.gke import _cluster_args
+from infra.core.config.stack import load_stack_file, parse
+from infra.core.plan import build_plan
 from tests.conftest import gke_config
 from tests.stack.harness import run_stack, sdk_problems
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def gpu_pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
@@ -211,3 +216,19 @@ def test_a_second_stack_cannot_take_over_a_compute_class_of_the_same_name():
     assert rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")[0].inputs["metadata"] == {
         "name": "l4-auto"
     }
+
+
+GKE_STACKS = sorted(p for p in (ROOT / "stacks").glob("Pulumi.gke-*.yaml"))
+
+
+@pytest.mark.parametrize("path", GKE_STACKS, ids=lambda p: p.stem)
+def test_no_sample_stack_sends_a_cluster_autoscaling_block(path):
+    # Node auto-provisioning stays off and its defaults are not read back with it off
+    # (terraform-provider-google flattenClusterAutoscaling, hashicorp/terraform-provider-google
+    # #25307): a block sent would be a permanent diff and nothing else.
+    _, raw = load_stack_file(path)
+    g = build_plan(parse(raw, "s")).gke
+    assert g is not None
+    assert (
+        _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling is None
+    )

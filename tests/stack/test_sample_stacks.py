@@ -2,21 +2,17 @@
 
 from __future__ import annotations
 
-import functools
 from pathlib import Path
 
 import pytest
 
-from tests.stack.harness import run_stack as _run_stack
+from tests.stack.harness import run_stack
 
-GKE_CLUSTER = "gcp:container/cluster:Cluster"
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted(
     p.name.removeprefix("Pulumi.").removesuffix(".yaml")
     for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
 )
-# One mock-engine run per sample stack, shared by the tests below.
-run_stack = functools.cache(_run_stack)
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -36,15 +32,6 @@ def test_every_custom_resource_is_parented_to_a_component(stack):
         and (r.parent or "").split("::")[2] == "pulumi:pulumi:Stack"
     ]
     assert orphans == []
-
-
-@pytest.mark.parametrize("stack", STACKS)
-def test_no_sample_stack_sends_a_cluster_autoscaling_block(stack):
-    # Node auto-provisioning stays off and its defaults are not read back with it off
-    # (terraform-provider-google flattenClusterAutoscaling, hashicorp/terraform-provider-google
-    # #25307): a block sent would be a permanent diff and nothing else.
-    rec = run_stack(stack)
-    assert all("clusterAutoscaling" not in r.inputs for r in rec.of_type(GKE_CLUSTER))
 
 
 def test_gpu_pools_output_merges_the_operators_sharing_aware_hints():
