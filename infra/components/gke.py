@@ -186,7 +186,11 @@ def _node_identity(
             project=plan.project,
             display_name=f"GKE nodes of {c.name} in {c.location} (least privilege)",
         ),
-        opts=pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
+        opts=with_lifecycle(
+            pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
+            "gcp:serviceaccount/account:Account",
+            plan.node_identity_role,
+        ),
     )
     member = sa.email.apply(lambda e: f"serviceAccount:{e}")
     # Nodes register and pull images only once the node SA holds its roles.
@@ -194,7 +198,7 @@ def _node_identity(
         gcp.projects.IAMMember(
             f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",
             gcp.projects.IAMMemberArgs(project=plan.project, role=role, member=member),
-            opts=child,
+            opts=with_lifecycle(child, "gcp:projects/iAMMember:IAMMember", plan.node_identity_role),
         )
         for role in plan.node_sa_roles
     ]
@@ -232,7 +236,6 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         if c.private_nodes
         else None,
         master_authorized_networks_config=_authorized_networks(c),
-        cluster_autoscaling=_autoprovisioning_defaults(plan, sa_email),
         # The list is authoritative: GKE's default packages are in it, DCGM only when asked for;
         # the packages need managed Prometheus collection
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
@@ -241,24 +244,6 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
             managed_prometheus=gcp.container.ClusterMonitoringConfigManagedPrometheusArgs(
                 enabled=True
             ),
-        ),
-    )
-
-
-def _autoprovisioning_defaults(
-    plan: core.GkePlan, sa_email: pulumi.Input[str]
-) -> gcp.container.ClusterClusterAutoscalingArgs | None:
-    """Auto-created node pools take the node SA and scopes from the cluster's autoprovisioning
-    defaults, with node auto-provisioning itself off ("Set default values for auto-created
-    nodes", https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning;
-    terraform-google-modules/terraform-google-kubernetes-engine#2547). Unset, GKE uses the
-    Compute Engine default account and its broad scopes."""
-    if not plan.autoprovisioning_defaults:
-        return None
-    return gcp.container.ClusterClusterAutoscalingArgs(
-        enabled=False,
-        auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
-            service_account=sa_email, oauth_scopes=list(plan.node_scopes)
         ),
     )
 

@@ -48,6 +48,8 @@ class PoolCost:
         spot: priced at the spot price.
         note: why the price is unknown, or how it was chosen.
         warm: nodes the pool's warm placeholders keep running (``gpuPools[].warm``).
+        max_enforced: whether the provider caps the pool at ``max_nodes``; ``False`` for a GKE
+            pool auto-created by a ComputeClass, which has no node limit (the maximum is planned).
     """
 
     name: str
@@ -57,6 +59,7 @@ class PoolCost:
     spot: bool = False
     note: str = ""
     warm: int = 0
+    max_enforced: bool = True
 
     @property
     def idle_nodes(self) -> int:
@@ -416,7 +419,17 @@ def _gke_nodes(plan: Plan, gke: GkePlan, prices: Prices) -> tuple[list[PoolCost]
                 f"at minimum {p.nodes_at_min} nodes: initialNodeCount {p.initial_node_count} per "
                 f"zone x {len(p.node_locations)} zones outweighs totalMinNodeCount {p.total_min}"
             )
-        pools.append(PoolCost(p.name, per, p.nodes_at_min, p.total_max, p.spot, note))
+        pools.append(
+            PoolCost(
+                p.name,
+                per,
+                p.nodes_at_min,
+                p.total_max,
+                p.spot,
+                note,
+                max_enforced=not p.auto_create,
+            )
+        )
     c = gke.cluster
     if not c.existing:
         zones = _gke_system_zones(gke)

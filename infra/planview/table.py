@@ -247,6 +247,12 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
         f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
     )
+    if uncapped := [p.name for p in cost.pools if not p.max_enforced]:
+        # A ComputeClass has no node limit and node auto-provisioning is off (gke/autocreate.py).
+        out(
+            f"  at maximum: {', '.join(uncapped)} auto-created: maxNodes is planned, not a cap "
+            "GKE enforces (the project's GPU quota is the hard cap)"
+        )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))

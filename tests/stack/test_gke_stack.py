@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import functools
 import json
+from pathlib import Path
 
 import pytest
 
 from infra import mockengine
+from infra.components.gke import _cluster_args
+from infra.core.config.stack import load_stack_file, parse
+from infra.core.plan import build_plan
 from tests.conftest import gke_config
 from tests.stack.harness import run_stack, sample, sdk_problems
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def gpu_pools(rec: mockengine.Recording) -> list[mockengine.Registered]:
@@ -159,14 +164,71 @@ def test_auto_created_pools_have_a_compute_class_and_no_node_pool():
     assert spec["nodePoolConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
 
 
-def test_auto_created_pools_take_the_least_privilege_node_sa_from_autoprovisioning_defaults():
-    # pulumi_gcp ClusterClusterAutoscalingAutoProvisioningDefaults (service_account, oauth_scopes);
-    # node auto-provisioning itself stays off.
+def test_auto_created_pools_run_as_the_class_node_sa_and_the_cluster_gets_no_autoscaling_block():
+    # nodePoolConfig.serviceAccount names the identity; clusterAutoscaling.autoProvisioningDefaults
+    # is for node auto-provisioning, off here (hashicorp/terraform-provider-google#25307).
     rec = autocreate()
     (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
-    (sa,) = rec.of_type("gcp:serviceaccount/account:Account")
-    ca = cluster.inputs["clusterAutoscaling"]
-    assert ca["enabled"] is False and "resourceLimits" not in ca
-    defaults = ca["autoProvisioningDefaults"]
-    assert defaults["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
-    assert defaults["oauthScopes"] == ["https://www.googleapis.com/auth/cloud-platform"]
+    assert "clusterAutoscaling" not in cluster.inputs
+
+
+SA = "gcp:serviceaccount/account:Account"
+IAM = "gcp:projects/iAMMember:IAMMember"
+
+
+def test_node_sa_and_roles_are_retained_on_a_shared_cluster_whose_class_auto_creates_pools():
+    # A destroy deletes the ComputeClass, not the pools GKE auto-created for it: their nodes keep
+    # running as the node SA (lifecycle.csv, role auto-created-nodes).
+    raw = gke_config(
+        {
+            "autoCreate": True,
+            "machineType": "g2-standard-8",
+            "gpu": None,
+            "minNodes": 0,
+            "maxNodes": 2,
+        },
+        cluster={
+            "name": "prod",
+            "location": "us-central1",
+            "existing": True,
+            "cpuNodes": 5,
+            "minMasterVersion": "1.34",
+        },
+        gpuOperator={"enabled": False},
+    )
+    rec = run_stack(raw)
+    identity = [*rec.of_type(SA), *rec.of_type(IAM)]
+    assert len(identity) > 1 and all(r.options["retainOnDelete"] is True for r in identity)
+
+
+def test_node_sa_is_deleted_with_the_stack_that_owns_the_cluster_and_its_auto_created_pools():
+    rec = autocreate()  # the cluster goes first, with every node on it
+    identity = [*rec.of_type(SA), *rec.of_type(IAM)]
+    assert identity and all(r.options["retainOnDelete"] is False for r in identity)
+
+
+def test_a_second_stack_cannot_take_over_a_compute_class_of_the_same_name():
+    # pulumi-kubernetes >= 4.29.0 answers an existing object with AlreadyExists unless the
+    # provider sets upsertExistingObjects (release notes v4.29.0, #2926); it is never set.
+    rec = autocreate()
+    (provider,) = rec.of_type("pulumi:providers:kubernetes")
+    assert not provider.inputs.get("upsertExistingObjects")
+    assert rec.of_type("kubernetes:cloud.google.com/v1:ComputeClass")[0].inputs["metadata"] == {
+        "name": "l4-auto"
+    }
+
+
+GKE_STACKS = sorted(p for p in (ROOT / "stacks").glob("Pulumi.gke-*.yaml"))
+
+
+@pytest.mark.parametrize("path", GKE_STACKS, ids=lambda p: p.stem)
+def test_no_sample_stack_sends_a_cluster_autoscaling_block(path):
+    # Node auto-provisioning stays off and its defaults are not read back with it off
+    # (terraform-provider-google flattenClusterAutoscaling, hashicorp/terraform-provider-google
+    # #25307): a block sent would be a permanent diff and nothing else.
+    _, raw = load_stack_file(path)
+    g = build_plan(parse(raw, "s")).gke
+    assert g is not None
+    assert (
+        _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling is None
+    )

@@ -290,11 +290,34 @@ def test_compute_class_hints_select_the_class_only_so_pods_fall_back():
     assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-a31395"]
 
 
-def test_spot_first_compute_class_migrates_back_to_spot():
+def test_compute_class_active_migration_is_off_unless_asked_as_it_evicts_running_gpu_pods():
+    # about-custom-compute-classes#active-migration: GKE moves running pods to a higher priority;
+    # a Spot-first GPU class would evict Jobs and notebooks whenever Spot returns.
     (cc,) = plan(FALLBACK).compute_classes
-    assert cc.manifest()["activeMigration"] == {"optimizeRulePriority": True}
-    (on_demand,) = plan({**FALLBACK, "spot": False}).compute_classes
-    assert "activeMigration" not in on_demand.manifest()
+    assert "activeMigration" not in cc.manifest()  # the CRD default: optimizeRulePriority false
+    (opted,) = plan({**FALLBACK, "activeMigration": True}).compute_classes
+    assert opted.manifest()["activeMigration"] == {"optimizeRulePriority": True}
+
+
+def test_active_migration_without_a_compute_class_is_refused_naming_the_key():
+    reason = errors({**G2, "activeMigration": True})["gpuPools[0].activeMigration"]
+    assert "no ComputeClass" in reason
+
+
+def test_dropping_active_migration_from_a_running_class_is_an_in_place_update():
+    # pulumi-kubernetes replaces a ComputeClass only for a new metadata.name (lifecycle.csv); a
+    # running gke-l4-spot's class loses spec.activeMigration on the next `pulumi up`, in place.
+    (cc,) = plan(FALLBACK).compute_classes
+    urn = "urn:pulumi:s::p::kubernetes:cloud.google.com/v1:ComputeClass::c"
+    base = {"urn": urn, "type": "kubernetes:cloud.google.com/v1:ComputeClass", "name": "c"}
+    new_spec = cc.manifest()
+    old_spec = {**new_spec, "activeMigration": {"optimizeRulePriority": True}}
+    meta = {"name": cc.name}
+    (c,) = diff(
+        [{**base, "inputs": {"metadata": meta, "spec": old_spec}}],
+        [{**base, "inputs": {"metadata": meta, "spec": new_spec}}],
+    )
+    assert c.op == "update" and c.properties == ("spec.activeMigration",)
 
 
 def test_compute_class_does_not_scale_up_other_pools_when_unsatisfiable():

@@ -99,6 +99,10 @@ class GkePoolSpec(PoolBase):
     # GKE node pool auto-creation: a ComputeClass with nodePoolAutoCreation (the pool and its
     # fallbacks as priorities), no fixed node pool (infra/core/gke/autocreate.py).
     auto_create: bool = False
+    # ComputeClass activeMigration.optimizeRulePriority (pool with fallback or autoCreate): off
+    # unless asked, since it evicts running pods to move them to a higher priority
+    # (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes#active-migration).
+    active_migration: bool = False
 
 
 class SystemPoolSpec(Model):

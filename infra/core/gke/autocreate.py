@@ -44,30 +44,21 @@ RESERVATION_AFFINITY = {
 DEFAULT_SURGE = (1, 0)
 
 
-# "Requirements": to auto-create pools from a ComputeClass without node auto-provisioning the
-# cluster must run 1.33.3-gke.1136000 or later (gke_feature_versions.csv) and "Use the Rapid
-# release channel" (AUTO_CREATION_DOC#requirements).
-REQUIRED_CHANNEL = "RAPID"
-
-
 def check_auto_create(
     spec: GkePoolSpec,
     path: str,
     *,
     min_master: str | None,
-    release_channel: str,
     operator_on: bool,
     issues: Issues,
 ) -> None:
     """Refuse what an auto-created pool cannot have, each at its key path."""
     apath = join_path(path, "autoCreate")
-    if release_channel != REQUIRED_CHANNEL:
-        issues.add(
-            apath,
-            "auto-created node pools without cluster-level node auto-provisioning need the "
-            f"{REQUIRED_CHANNEL} release channel; cluster.releaseChannel is {release_channel} "
-            f"({AUTO_CREATION_DOC}#requirements)",
-        )
+    # The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
+    # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
+    # also enable cluster-level node auto-provisioning"); no release channel is required. Strict:
+    # below it pods stay Pending with nothing refused, so an alias or an unset version that may
+    # name an older release is refused too.
     check_feature_version(
         "compute-class-auto-creation",
         "auto-created node pools without cluster-level node auto-provisioning (never enabled "
@@ -75,6 +66,7 @@ def check_auto_create(
         min_master,
         apath,
         issues,
+        strict=True,
     )
     if operator_on:
         issues.add(
@@ -87,8 +79,8 @@ def check_auto_create(
     if spec.min_nodes:
         issues.add(
             join_path(path, "minNodes"),
-            f"{spec.min_nodes}: an auto-created node pool has no minimum (GKE deletes it when "
-            "empty; https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning); "
+            f"{spec.min_nodes}: an auto-created node pool has no minimum (GKE deletes the "
+            "pool when it is no longer needed; https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning); "
             "set minNodes 0 or autoCreate false",
         )
     for key, why in _unsupported(spec):
@@ -101,14 +93,20 @@ def check_auto_create(
             issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
 
 
+# The CRD has priorities[].flexStart {enabled, nodeRecycling} and priorities[].gpu.gpuSharing
+# {sharingStrategy, maxSharedClientsPerGPU, gpuPartitionSize}; gpu-infra does not send them: the
+# refusals below are this tool's limitation, not GKE's, and say so.
 _FLEX = (
-    "flex-start pools run without auto-repair (GKE's DWS examples create them with "
-    "--no-enable-autorepair, https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest) "
-    "and nodePoolConfig.autoRepair is one setting for every priority of the class"
+    "a ComputeClass priority can request flex-start (priorities[].flexStart, "
+    f"{COMPUTE_CLASS_CRD}), but gpu-infra does not map it: its flex-start pools run without "
+    "auto-repair and with maxRunDuration, and an auto-created class's nodePoolConfig.autoRepair is "
+    "one setting for every priority; use a fixed pool for flex-start"
 )
 _GPU_FIELDS = (
-    f"a ComputeClass priority's gpu has type, count and driverVersion only ({COMPUTE_CLASS_CRD}); "
-    "GKE's GPU sharing and partitions are fixed node pool settings"
+    "a ComputeClass priority can share or partition its GPUs (priorities[].gpu.gpuSharing, "
+    f"{COMPUTE_CLASS_CRD}), but gpu-infra does not map it yet: its scheduling proof and workload "
+    "integrations model shared GPUs on fixed node pools only; use a fixed pool for GPU sharing "
+    "or MIG partitions"
 )
 
 
@@ -161,13 +159,13 @@ def auto_created(pools: Sequence[GkePoolPlan]) -> list[GkePoolPlan]:
     ]
 
 
-def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> ComputeClassPlan:
+def auto_class(name: str, pools: Sequence[GkePoolPlan], active_migration: bool) -> ComputeClassPlan:
     """The ComputeClass that auto-creates ``pools``, tried in order."""
     first = pools[0]
     return ComputeClassPlan(
         name=name,
         pools=tuple(p.name for p in pools),
-        spot_first=spot_first,
+        active_migration=active_migration,
         auto=AutoCreation(
             priorities=tuple(priority(p) for p in pools),
             node_pool_config=node_pool_config(first),
@@ -176,8 +174,9 @@ def auto_class(name: str, pools: Sequence[GkePoolPlan], spot_first: bool) -> Com
 
 
 def priority(p: GkePoolPlan) -> dict[str, Any]:
-    """One ``priorities[]`` rule: machine type, GPUs and GKE's driver, Spot, zones, reservation,
-    boot disk, and the pool's node labels (GKE adds the class label itself)."""
+    """One ``priorities[]`` rule: machine type, GPUs and GKE's driver, Spot, zones (on the
+    reservation when it is a specific one), reservation, boot disk, and the pool's node labels
+    (GKE adds the class label itself)."""
     storage: dict[str, Any] = {"bootDiskType": p.disk_type, "bootDiskSize": p.disk_size_gb}
     if p.local_ssd_count:
         storage["localSSDCount"] = p.local_ssd_count
@@ -189,24 +188,33 @@ def priority(p: GkePoolPlan) -> dict[str, Any]:
             "driverVersion": DRIVER_VERSIONS[p.driver_version],
         },
         "spot": p.spot,
-        "location": {"zones": list(p.node_locations)},
         "storage": storage,
         "nodeLabels": {k: v for k, v in p.labels.items() if k != GKE_COMPUTE_CLASS_LABEL},
     }
-    if p.reservation_type is not None:
-        rule["reservations"] = _reservations(p.reservation_type, p.reservation_name)
+    zones = list(p.node_locations)
+    if p.reservation_type == "SPECIFIC_RESERVATION":
+        # A priority with location.zones and a specific reservation is rejected ("compute-class
+        # NAME contains priorities using location config with specific reservations enabled");
+        # the zones go on the reservation instead (priorities[].reservations.specific[].zones,
+        # COMPUTE_CLASS_CRD: "Zones is a list of GCE zones where reservations are to be consumed").
+        rule["reservations"] = _specific(p.reservation_name, zones)
+    else:
+        rule["location"] = {"zones": zones}
+        if p.reservation_type is not None:
+            rule["reservations"] = {"affinity": RESERVATION_AFFINITY[p.reservation_type]}
     return rule
 
 
-def _reservations(rtype: str, name: str | None) -> dict[str, Any]:
-    out: dict[str, Any] = {"affinity": RESERVATION_AFFINITY[rtype]}
-    if rtype == "SPECIFIC_RESERVATION" and name:
-        # A shared reservation is projects/PROJECT/reservations/NAME (reservation_affinity).
-        parts = name.split("/")
-        out["specific"] = [
-            {"name": parts[3], "project": parts[1]} if len(parts) == 4 else {"name": name}
-        ]
-    return out
+def _specific(name: str | None, zones: list[str]) -> dict[str, Any]:
+    """``reservations`` of a Specific affinity: the CRD requires one ``specific`` entry at least
+    ("At least 1 specific reservation required for specific affinity")."""
+    # A shared reservation is projects/PROJECT/reservations/NAME (reservation_affinity).
+    parts = (name or "").split("/")
+    entry: dict[str, Any] = (
+        {"name": parts[3], "project": parts[1]} if len(parts) == 4 else {"name": name}
+    )
+    entry["zones"] = zones
+    return {"affinity": RESERVATION_AFFINITY["SPECIFIC_RESERVATION"], "specific": [entry]}
 
 
 def node_pool_config(p: GkePoolPlan) -> dict[str, Any]:

@@ -127,7 +127,8 @@ class ComputeClassPlan:
 
     name: str
     pools: tuple[str, ...]
-    spot_first: bool = False
+    # activeMigration.optimizeRulePriority: opt-in (gpuPools[].activeMigration).
+    active_migration: bool = False
     # None: the priorities name the stack's fixed pools; set: GKE auto-creates the pools.
     auto: AutoCreation | None = None
 
@@ -149,9 +150,11 @@ class ComputeClassPlan:
             if service_account is not None:
                 config["serviceAccount"] = service_account
             spec["nodePoolConfig"] = config
-        if self.spot_first:
-            # Move workloads back to the Spot pool when it has capacity again
+        if self.active_migration:
+            # Move running workloads to a higher priority (e.g. back to Spot) when it has capacity
+            # again, by evicting them; opt-in, as GPU Jobs and notebooks would be restarted
             # (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes#active-migration).
+            # Omitted: the CRD's default, optimizeRulePriority false.
             spec["activeMigration"] = {"optimizeRulePriority": True}
         return spec
 
@@ -234,7 +237,10 @@ class GkePlan:
     notes: tuple[str, ...] = ()
 
     @property
-    def autoprovisioning_defaults(self) -> bool:
-        """Set the cluster's autoprovisioning defaults (node SA, scopes): a pool is auto-created
-        and this stack owns the cluster."""
-        return not self.cluster.existing and any(c.auto is not None for c in self.compute_classes)
+    def node_identity_role(self) -> str:
+        """The lifecycle role (``data/lifecycle.csv``) of the node service account and its role
+        bindings: ``auto-created-nodes`` (retained on delete) on a cluster the stack does not own
+        when a ComputeClass auto-creates pools, since a destroy deletes the class but not the
+        pools GKE created for it, whose nodes keep running as that account; else the type's row."""
+        auto = any(c.auto is not None for c in self.compute_classes)
+        return "auto-created-nodes" if self.cluster.existing and auto else ""

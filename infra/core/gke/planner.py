@@ -94,7 +94,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
             "image streaming on private nodes needs Private Google Access on the subnet "
             "(https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)"
         )
-    notes += _auto_creation_notes(classes, existing=cluster.existing)
+    notes += _auto_creation_notes(classes)
     return GkePlan(
         project=project,
         region=region,
@@ -107,7 +107,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     )
 
 
-def _auto_creation_notes(classes: list[ComputeClassPlan], *, existing: bool) -> list[str]:
+def _auto_creation_notes(classes: list[ComputeClassPlan]) -> list[str]:
     """What auto-creation leaves to GKE, said once per plan."""
     auto = [c.name for c in classes if c.auto is not None]
     if not auto:
@@ -119,12 +119,15 @@ def _auto_creation_notes(classes: list[ComputeClassPlan], *, existing: bool) -> 
         "enforces: the project's GPU quota is "
         "(https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)"
     ]
-    if existing:
-        notes.append(
-            "auto-created nodes run as the node service account the ComputeClass names; their "
-            "OAuth scopes come from the existing cluster's autoprovisioning defaults, which this "
-            "stack does not change"
-        )
+    # No clusterAutoscaling block is sent: its autoProvisioningDefaults are documented for
+    # cluster-level node auto-provisioning, which stays off, and terraform-provider-google reads
+    # them back only with it on (flattenClusterAutoscaling; hashicorp/terraform-provider-google
+    # #25307: a permanent diff). The class's nodePoolConfig.serviceAccount is the node identity.
+    notes.append(
+        "auto-created nodes run as the node service account the ComputeClass names "
+        "(nodePoolConfig.serviceAccount); their OAuth scopes are the cluster's autoprovisioning "
+        "defaults, or GKE's default scopes when it has none; this stack does not set them"
+    )
     return notes
 
 

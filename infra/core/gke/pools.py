@@ -91,7 +91,6 @@ def plan_pools(
                 spec,
                 path,
                 min_master=ctx.min_master_version,
-                release_channel=ctx.release_channel,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
             )
@@ -99,6 +98,12 @@ def plan_pools(
         if main is None:
             continue
         if not spec.fallback and not spec.auto_create:
+            if spec.active_migration:
+                ctx.issues.add(
+                    join_path(path, "activeMigration"),
+                    "true without fallback or autoCreate: there is no ComputeClass whose "
+                    "priorities a pod could migrate between",
+                )
             pools.append(main)
             continue
         # Cross-GPU fallback: one pool per alternative, all bound to one ComputeClass; fixed
@@ -116,10 +121,11 @@ def plan_pools(
             if ctx.issues.count() > before:
                 continue
             bound = auto_created(bound)
-            classes.append(auto_class(cc, bound, spot_first=main.spot))
+            classes.append(auto_class(cc, bound, active_migration=spec.active_migration))
         else:
+            names = tuple(p.name for p in group)
             classes.append(
-                ComputeClassPlan(name=cc, pools=tuple(p.name for p in group), spot_first=main.spot)
+                ComputeClassPlan(name=cc, pools=names, active_migration=spec.active_migration)
             )
         pools.extend(bound)
     _check_unique_names(pools, ctx.issues)

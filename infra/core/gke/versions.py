@@ -32,6 +32,17 @@ def version_at_least(v: str | None, floor: str) -> bool:
     return have is not None and need is not None and have >= need[: len(have)]
 
 
+def version_surely_at_least(v: str | None, floor: str) -> bool:
+    """Whether every release ``v`` may name is not below ``floor``: a full version compared as
+    is, an alias by the lowest release it names ("1.34" -> 1.34.0-gke.0, "1.33.3" ->
+    1.33.3-gke.0). Unset, "latest" or "-" is the release channel's default, which this stack
+    does not know, so it counts as below."""
+    have, need = (gke_version(v) if v is not None else None), gke_version(floor)
+    if have is None or need is None:
+        return False
+    return have + (0,) * (len(need) - len(have)) >= need
+
+
 @functools.cache
 def feature_versions() -> dict[str, str]:
     """Feature -> the oldest GKE version it works on."""
@@ -39,11 +50,28 @@ def feature_versions() -> dict[str, str]:
 
 
 def check_feature_version(
-    feature: str, what: str, min_master: str | None, path: str, issues: Issues
+    feature: str,
+    what: str,
+    min_master: str | None,
+    path: str,
+    issues: Issues,
+    *,
+    strict: bool = False,
 ) -> None:
-    """Record at ``path`` that ``what`` needs a newer GKE than ``cluster.minMasterVersion``."""
+    """Record at ``path`` that ``what`` needs a newer GKE than ``cluster.minMasterVersion``.
+    ``strict``: an alias counts by the lowest release it names and an unset version is refused
+    (``version_surely_at_least``), for a gate whose failure is silent at run time."""
     floor = feature_versions()[feature]
-    if not version_at_least(min_master, floor):
+    if strict and not version_surely_at_least(min_master, floor):
+        below = not version_at_least(min_master, floor)
+        issues.add(
+            path,
+            f"{what} need GKE {floor} or later; cluster.minMasterVersion is "
+            f"{min_master or 'unset (the release channel default, not known here)'}"
+            + ("" if below else ", which may name an older release")
+            + f": set a full version such as {floor} or a later minor",
+        )
+    elif not strict and not version_at_least(min_master, floor):
         issues.add(
             path,
             f"{what} need GKE {floor} or later; cluster.minMasterVersion is {min_master}",
