@@ -3,7 +3,8 @@
 usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | --all) [--json]
                             [--resources] [--outputs] [--hide-note ID ...]
                             [--helm-values | --export DIR | --integration NAME
-                             | --diff OLD [--fail-on replace|disruptive|any] [--format markdown]]
+                             | --diff OLD [--fail-on replace|disruptive|any] [--format markdown]
+                             | --pin-zones]
 
 Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
 ``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
@@ -21,6 +22,7 @@ examples:
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
   python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
   python -m infra.plan --all                              # every sample stack: one fleet table
+  python -m infra.plan --stack eks-g4dn --pin-zones       # write resolved zones into the file
 
 exit codes: 0 success; 1 any other failure (one line on stderr); 2 invalid config or usage, one
 ``<key path>: <reason>`` line per problem on stderr; 3 --diff found a change --fail-on refuses.
@@ -131,6 +133,13 @@ def _modes(parser: argparse.ArgumentParser) -> None:
         "it) / delete, each property old => new, the counts and the cost change",
     )
     mode.add_argument(
+        "--pin-zones",
+        action="store_true",
+        help="write the zones (GKE) or AZ IDs (EKS) the plan resolved into the stack file as "
+        "gpuPools[].zones for every pool that lists none (one line added per pool, the rest of "
+        "the file unchanged), so a catalog refresh cannot widen or rename it",
+    )
+    mode.add_argument(
         "--export",
         metavar="DIR",
         help="write every Kubernetes object as a manifest file, a kustomization.yaml, the Helm "
@@ -142,10 +151,14 @@ def _modes(parser: argparse.ArgumentParser) -> None:
 def _usage_errors(args: argparse.Namespace) -> list[str]:
     fleet = args.all or (args.stack is not None and len(args.stack) > 1)
     errors = []
-    if fleet and (args.diff or args.export or args.helm_values or args.integration):
+    if fleet and (
+        args.diff or args.export or args.helm_values or args.integration or args.pin_zones
+    ):
         errors.append("--stack (repeated) / --all: a fleet prints its table or --json only")
     if not args.diff and (args.fail_on or args.format != "text"):
         errors.append("--fail-on and --format markdown go with --diff")
+    if args.pin_zones and args.json:
+        errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
         errors.append("--format markdown and --json: choose one")
     return errors
@@ -183,6 +196,11 @@ def _main(args: argparse.Namespace) -> int:
         return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
+    if args.pin_zones:
+        from infra.planview.pin import pin_zones
+
+        path = Path(args.config) if args.config else stack_file(args.stack[0])
+        return _guarded(lambda: pin_zones(path, plan))
     return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
 
 
