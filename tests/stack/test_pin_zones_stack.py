@@ -1,4 +1,5 @@
-"""A stack file pinned by ``--pin-zones`` registers exactly the resources it did unpinned."""
+"""Catalog refreshes on the mock engine: a pinned stack file registers exactly what it did
+unpinned; ``--old-catalog`` shows what a refresh alone changes."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import shutil
 
 from infra.plan import main
 from tests.stack.harness import ROOT, run_stack, sample
+from tests.unit.test_old_catalog import catalog_before_refresh
 
 
 def _by_urn(recording) -> dict[str, str]:
@@ -21,3 +23,16 @@ def test_a_pinned_stack_file_plans_the_same_resources(tmp_path):
     pinned, unpinned = run_stack(f), sample("eks-g4dn")
     assert _by_urn(pinned) == _by_urn(unpinned)
     assert pinned.outputs == unpinned.outputs
+
+
+def test_old_catalog_diff_shows_the_widened_zones_of_a_pool_without_zones(tmp_path, capsys):
+    data = catalog_before_refresh(tmp_path, "gcp_accelerators.csv", "nvidia-l4,", "us-central1-c")
+    code = main(["--stack", "gke-l4-spot", "--old-catalog", str(data), "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    changes = json.loads(out)["changes"]
+    assert {c["op"] for c in changes} == {"update"} and changes  # widened in place, no replace
+    for c in changes:
+        assert c["properties"] == ["nodeLocations"]
+        assert c["new"]["nodeLocations"] == [*c["old"]["nodeLocations"], "us-central1-c"]
+    assert "lists no zones and the catalog now also offers us-central1-c" in err
