@@ -5,7 +5,7 @@ usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | -
                             [--helm-values | --export DIR | --integration NAME
                              | --diff OLD [--old-catalog REF|DIR] [--fail-on replace|disruptive|any]
                                [--format markdown]
-                             | --pin-zones]
+                             | --pin-zones [--old-catalog REF|DIR]]
 
 Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
 ``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
@@ -112,7 +112,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="REF|DIR",
         help="with --diff (or alone: the stack against itself): plan the old side over the GPU "
         "catalog (infra/core/data/*.csv) of a git REF, or of a directory holding copies, so the "
-        "diff shows what a catalog refresh changes",
+        "diff shows what a catalog refresh changes; with --pin-zones: pin that catalog's zones",
     )
     parser.add_argument(
         "--format",
@@ -169,10 +169,8 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         args.diff or args.export or args.helm_values or args.integration or args.pin_zones
     ):
         errors.append("--stack (repeated) / --all: a fleet prints its table or --json only")
-    if args.old_catalog and (
-        fleet or args.export or args.helm_values or args.integration or args.pin_zones
-    ):
-        errors.append("--old-catalog goes with --diff (or alone, for one stack)")
+    if args.old_catalog and (fleet or args.export or args.helm_values or args.integration):
+        errors.append("--old-catalog goes with --diff or --pin-zones (or alone, for one stack)")
     if not (args.diff or args.old_catalog) and (args.fail_on or args.format != "text"):
         errors.append("--fail-on and --format markdown go with --diff")
     if args.pin_zones and args.json:
@@ -215,11 +213,23 @@ def _main(args: argparse.Namespace) -> int:
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
     if args.pin_zones:
-        from infra.planview.pin import pin_zones
-
-        path = Path(args.config) if args.config else stack_file(args.stack[0])
-        return _guarded(lambda: pin_zones(path, plan))
+        return _guarded(lambda: _pin_zones(args, plan))
     return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
+
+
+def _pin_zones(args: argparse.Namespace, plan: Plan) -> int:
+    """``--pin-zones``: the zones of this plan, or of the plan over ``--old-catalog``'s catalog
+    (the zones a running stack was deployed with before a refresh), written into the file."""
+    from infra.planview.pin import pin_zones
+
+    path = Path(args.config) if args.config else stack_file(args.stack[0])
+    if not args.old_catalog:
+        return pin_zones(path, plan)
+    from infra.core.catalog.vendored import Catalog
+    from infra.planview.catalogs import old_catalog_dir
+
+    with old_catalog_dir(args.old_catalog) as data:
+        return pin_zones(path, load_path(path, None, Catalog(data))[2])
 
 
 def _guarded(work: Callable[[], int]) -> int:

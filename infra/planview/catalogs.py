@@ -55,6 +55,8 @@ def widened_zones(old: Plan, new: Plan) -> list[str]:
     """Notes for pools that list no ``zones`` and resolve to zones the old side did not have."""
     from infra.planview.pin import resolved_zones
 
+    if new.config.platform == "eks" and _kind(new) != "karpenter":
+        return []  # a live node group keeps its AZs; the deploy says so (components/eks_nodes)
     before, after = resolved_zones(old), resolved_zones(new)
     old_index = {p.name: i for i, p in enumerate(old.config.pools)}
     notes = []
@@ -66,17 +68,17 @@ def widened_zones(old: Plan, new: Plan) -> list[str]:
             notes.append(
                 f"{new.config.platform.upper()}: gpuPools[{i}] ({name}) lists no zones and the catalog now also offers "
                 f"{', '.join(added)}: {_what_moves(new)}; `zones: [{', '.join(was)}]` keeps it "
-                f"where it runs, or add {', '.join(added)} to zones to use "
-                f"{'them' if len(added) > 1 else 'it'} (`python -m infra.plan --pin-zones` "
-                "writes the zones a plan resolves into the stack file)"
+                "where it runs (`python -m infra.plan --pin-zones --old-catalog REF` writes "
+                "the old catalog's zones of every such pool into the stack file)"
             )
     return notes
+
+
+def _kind(plan: Plan) -> str:
+    return str(getattr(getattr(plan.config.cluster, "autoscaler", None), "kind", ""))
 
 
 def _what_moves(plan: Plan) -> str:
     if plan.config.platform == "gke":
         return "the node pool's nodeLocations gain it in place"
-    if plan.config.cluster.autoscaler.kind == "karpenter":
-        return "the Karpenter NodePool's zone requirement gains it in place"
-    # infra/core/eks/lifecycle.py live_name: subnetIds force a new group, so a live one is kept.
-    return "a running node group keeps its name and AZs (subnets force a new group)"
+    return "the Karpenter NodePool's zone requirement gains it in place"

@@ -8,12 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.core.catalog.vendored import DATA_DIR, Catalog
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.errors import ConfigErrors
-from infra.plan import load_path
-from infra.planview.catalogs import old_catalog_dir, widened_zones
-
-ROOT = Path(__file__).resolve().parents[2]
+from infra.planview.catalogs import old_catalog_dir
 
 
 def catalog_before_refresh(tmp_path: Path, name: str, prefix: str, zone: str) -> Path:
@@ -28,18 +25,6 @@ def catalog_before_refresh(tmp_path: Path, name: str, prefix: str, zone: str) ->
     assert len(kept) < len(rows)
     (data / name).write_text("".join(kept), encoding="utf-8")
     return data
-
-
-def test_old_catalog_notes_every_pool_without_zones_that_a_refresh_widens(tmp_path):
-    data = catalog_before_refresh(tmp_path, "aws_gpu_instances.csv", "g4dn.xlarge,", "usw2-az3")
-    stack = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
-    _, _, old = load_path(stack, None, Catalog(data))
-    _, _, new = load_path(stack)
-    notes = widened_zones(old, new)
-    assert len(notes) == 2 and all("now also offers usw2-az3" in n for n in notes)
-    assert "`zones: [usw2-az1, usw2-az2]` keeps it where it runs" in notes[0]
-    assert "keeps its name and AZs" in notes[0] and "--pin-zones" in notes[0]
-    assert widened_zones(new, new) == []  # the same catalog widens nothing
 
 
 def test_old_catalog_ref_reads_every_catalog_file_at_that_commit():
