@@ -564,7 +564,7 @@ def _run(
     SETTINGS.outputs.clear()  # pyright: ignore[reportAttributeAccessIssue]
 
     def body() -> None:
-        outputs = program.run(plan_catalog)
+        outputs = program.run(plan_catalog) if plan_catalog is not None else program.run()
         recording.outputs = _sync_await(_resolve(outputs))
 
     _sync_await(run_pulumi_func(body))
