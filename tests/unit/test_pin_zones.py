@@ -14,6 +14,7 @@ from infra.core.plan import build_plan
 from infra.core.stackfile import with_pool_keys
 from infra.plan import main
 from infra.planview.pin import resolved_zones
+from tests.unit.test_old_catalog import catalog_before_refresh
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -125,3 +126,12 @@ def test_a_catalog_refresh_adding_an_az_changes_nothing_for_a_pinned_pool(tmp_pa
     ]
     assert names[:2] == names[2:]  # the refresh renamed and widened nothing
     assert all(azs == ("usw2-az1", "usw2-az2") for g in names for _, azs in g)
+
+
+def test_pin_zones_with_old_catalog_pins_the_zones_the_stack_was_deployed_with(tmp_path, capsys):
+    data = catalog_before_refresh(tmp_path, "aws_gpu_instances.csv", "g4dn.xlarge,", "usw2-az3")
+    f = tmp_path / "Pulumi.eks-g4dn.yaml"
+    shutil.copy(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml", f)
+    assert main(["--config", str(f), "--pin-zones", "--old-catalog", str(data)]) == 0
+    assert f.read_text().count("      zones: [usw2-az1, usw2-az2]\n") == 2  # not today's az3
+    assert "usw2-az3" not in capsys.readouterr().out
