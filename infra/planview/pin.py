@@ -3,8 +3,9 @@
 A pool without ``zones`` runs in every zone / AZ ID the catalog offers its GPU in; a refreshed
 catalog that lists one more would widen it. On EKS the subnets are in the node group's name hash
 and ``subnetIds`` forces a new group (terraform-provider-aws internal/service/eks/node_group.go:
-ForceNew), so widening would replace the group; on GKE a wider ``nodeLocations`` adds nodes in the
-new zone. Pinning writes today's resolution down, so only an edit to the file moves a pool.
+ForceNew), so widening would replace the group (a deploy keeps a live one instead); a GKE pool's
+``nodeLocations`` gain the zone in place. Pinning writes the resolution down, so only an edit to
+the file moves a pool.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 def resolved_zones(plan: Plan) -> dict[int, tuple[str, ...]]:
     """``gpuPools`` index -> the zones (GKE) or AZ IDs (EKS) the plan chose for a pool that lists
-    none; GKE pools created by node auto-provisioning (``autoCreate``) have none to pin."""
+    none (a pool the plan gave no zones, such as one on an existing on-prem cluster, is left)."""
     chosen: dict[str, tuple[str, ...]] = {}
     if plan.eks is not None:
         chosen = {g.name: tuple(g.az_ids) for g in plan.eks.groups}
