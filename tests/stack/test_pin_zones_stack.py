@@ -39,16 +39,20 @@ def test_old_catalog_diff_shows_the_widened_zones_of_a_pool_without_zones(tmp_pa
     assert "`zones: [us-central1-a, us-central1-b]` keeps it where it runs" in err
 
 
-def test_a_refresh_adding_an_az_keeps_a_running_eks_groups_name_and_subnets_and_says_so(
-    tmp_path, capsys
-):
-    # The old side is the stack as deployed over the old catalog; the new side's deploy finds
-    # its groups (mockengine.groups_of), as `pulumi up` after the refresh does.
+def test_a_refresh_adding_an_az_replaces_no_running_eks_node_group_and_says_so(tmp_path, capsys):
+    # Before the refresh the catalog knew neither usw2-az1 (for any type) nor g4dn in usw2-az3.
+    # The old side is the stack as deployed then; the new side's deploy finds its groups
+    # (mockengine.groups_of), as `pulumi up` after the refresh does.
     data = catalog_before_refresh(tmp_path, "aws_gpu_instances.csv", "g4dn.xlarge,", "usw2-az3")
+    f = data / "aws_gpu_instances.csv"
+    rows = f.read_text(encoding="utf-8").splitlines(keepends=True)
+    f.write_text("".join(r for r in rows if ",us-west-2,usw2-az1," not in r), encoding="utf-8")
     assert main(["--stack", "eks-g4dn", "--old-catalog", str(data), "--json"]) == 0
     out, err = capsys.readouterr()
-    assert json.loads(out)["changes"] == []  # no replace, no wider subnetIds
+    groups = [c for c in json.loads(out)["changes"] if "aws:eks/nodeGroup:" in c["urn"]]
+    assert groups == []  # neither the GPU groups nor the system group: no wider subnetIds
     for pool in ("gpu-t4", "gpu-t4-spot"):
         assert f"gpuPools {pool}: node group {pool}-" in err
-    assert err.count("keeps the AZs it runs in (usw2-az1, usw2-az2); the catalog now also") == 2
-    assert "write zones: [usw2-az1, usw2-az2] to keep it where it is" in err
+    assert err.count("keeps the AZs it runs in (usw2-az2); the catalog now also offers") == 2
+    assert "usw2-az1, usw2-az3: add them to gpuPools[].zones" in err
+    assert "write zones: [usw2-az2] to keep it where it is" in err
