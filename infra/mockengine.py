@@ -486,8 +486,16 @@ def options_of(request: Any) -> dict[str, Any]:
     }
 
 
-def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -> Recording:
+def run(
+    config: Mapping[str, Any],
+    stack: str,
+    catalog: Catalog | None = None,
+    plan_catalog: Catalog | None = None,
+) -> Recording:
     """Run ``infra.program.run()`` for a stack's raw config on the mock engine.
+
+    ``catalog`` answers provider look-ups; ``plan_catalog`` is the catalog the program plans over
+    (default: the vendored one; ``--old-catalog`` passes an earlier one).
 
     Raises:
         pulumi.RunError: the program rejected the config.
@@ -507,7 +515,7 @@ def run(config: Mapping[str, Any], stack: str, catalog: Catalog | None = None) -
     loop.set_default_executor(ThreadPoolExecutor(initializer=give_thread_a_loop))
     asyncio.set_event_loop(loop)
     try:
-        return _run(config, stack, catalog)
+        return _run(config, stack, catalog, plan_catalog)
     finally:
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -534,7 +542,9 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     loop.close()
 
 
-def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Recording:
+def _run(
+    config: Mapping[str, Any], stack: str, catalog: Catalog | None, plan_catalog: Catalog | None
+) -> Recording:
     from infra import program
 
     recording = Recording()
@@ -554,7 +564,7 @@ def _run(config: Mapping[str, Any], stack: str, catalog: Catalog | None) -> Reco
     SETTINGS.outputs.clear()  # pyright: ignore[reportAttributeAccessIssue]
 
     def body() -> None:
-        outputs = program.run()
+        outputs = program.run(plan_catalog) if plan_catalog is not None else program.run()
         recording.outputs = _sync_await(_resolve(outputs))
 
     _sync_await(run_pulumi_func(body))

@@ -3,7 +3,9 @@
 usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | --all) [--json]
                             [--resources] [--outputs] [--hide-note ID ...]
                             [--helm-values | --export DIR | --integration NAME
-                             | --diff OLD [--fail-on replace|disruptive|any] [--format markdown]]
+                             | --diff OLD [--old-catalog REF|DIR] [--fail-on replace|disruptive|any]
+                               [--format markdown]
+                             | --pin-zones [--old-catalog REF|DIR]]
 
 Runs the real Pulumi program on Pulumi's mock engine (no cloud, no credentials) and prints what
 ``pulumi up`` would create: per GPU pool the GPU, zones, capacity, sharing, node range and price,
@@ -21,6 +23,8 @@ examples:
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
   python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
   python -m infra.plan --all                              # every sample stack: one fleet table
+  python -m infra.plan --stack eks-g4dn --pin-zones       # write resolved zones into the file
+  python -m infra.plan --stack eks-g4dn --old-catalog HEAD~1   # what a catalog refresh changes
 
 exit codes: 0 success; 1 any other failure (one line on stderr); 2 invalid config or usage, one
 ``<key path>: <reason>`` line per problem on stderr; 3 --diff found a change --fail-on refuses.
@@ -32,6 +36,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +44,7 @@ from infra.cli import short_lived, stack_file
 from infra.core.errors import ConfigErrors, ConfigIssue
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
+    from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
     from infra.core.plan import Plan
 
@@ -55,14 +61,17 @@ def load(args: argparse.Namespace) -> tuple[dict[str, Any], StackConfig, Plan]:
     return load_path(Path(args.config) if args.config else stack_file(stack))
 
 
-def load_path(path: Path, name: str | None = None) -> tuple[dict[str, Any], StackConfig, Plan]:
-    """Read, parse and plan one stack file (``name``: the stack name, else the file's)."""
+def load_path(
+    path: Path, name: str | None = None, catalog: Catalog | None = None
+) -> tuple[dict[str, Any], StackConfig, Plan]:
+    """Read, parse and plan one stack file (``name``: the stack name, else the file's) over
+    ``catalog`` (default: the vendored one)."""
     from infra.core.config.stack import load_stack_file, parse
     from infra.core.plan import build_plan
 
     file_name, raw = load_stack_file(path)  # stacks/Pulumi.<NAME>.yaml: --stack's NAME
     config = parse(raw, name or file_name)
-    return raw, config, build_plan(config)
+    return raw, config, build_plan(config, catalog)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -99,6 +108,13 @@ def _parser() -> argparse.ArgumentParser:
         help="with --diff: exit 3 when a change of this kind is found (unknown changes count)",
     )
     parser.add_argument(
+        "--old-catalog",
+        metavar="REF|DIR",
+        help="with --diff (or alone: the stack against itself): plan the old side over the GPU "
+        "catalog (infra/core/data/*.csv) of a git REF, or of a directory holding copies, so the "
+        "diff shows what a catalog refresh changes; with --pin-zones: pin that catalog's zones",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "markdown"),
         default="text",
@@ -131,6 +147,13 @@ def _modes(parser: argparse.ArgumentParser) -> None:
         "it) / delete, each property old => new, the counts and the cost change",
     )
     mode.add_argument(
+        "--pin-zones",
+        action="store_true",
+        help="write the zones (GKE) or AZ IDs (EKS) the plan resolved into the stack file as "
+        "gpuPools[].zones for every pool that lists none (one line added per pool, the rest of "
+        "the file unchanged), so a catalog refresh cannot widen or rename it",
+    )
+    mode.add_argument(
         "--export",
         metavar="DIR",
         help="write every Kubernetes object as a manifest file, a kustomization.yaml, the Helm "
@@ -142,10 +165,16 @@ def _modes(parser: argparse.ArgumentParser) -> None:
 def _usage_errors(args: argparse.Namespace) -> list[str]:
     fleet = args.all or (args.stack is not None and len(args.stack) > 1)
     errors = []
-    if fleet and (args.diff or args.export or args.helm_values or args.integration):
+    if fleet and (
+        args.diff or args.export or args.helm_values or args.integration or args.pin_zones
+    ):
         errors.append("--stack (repeated) / --all: a fleet prints its table or --json only")
-    if not args.diff and (args.fail_on or args.format != "text"):
+    if args.old_catalog and (fleet or args.export or args.helm_values or args.integration):
+        errors.append("--old-catalog goes with --diff or --pin-zones (or alone, for one stack)")
+    if not (args.diff or args.old_catalog) and (args.fail_on or args.format != "text"):
         errors.append("--fail-on and --format markdown go with --diff")
+    if args.pin_zones and args.json:
+        errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
         errors.append("--format markdown and --json: choose one")
     return errors
@@ -183,7 +212,24 @@ def _main(args: argparse.Namespace) -> int:
         return _print_integration(plan, args.integration, args.json)
     if args.helm_values:
         return _print_helm_values(plan, as_json=args.json)
+    if args.pin_zones:
+        return _guarded(lambda: _pin_zones(args, plan))
     return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
+
+
+def _pin_zones(args: argparse.Namespace, plan: Plan) -> int:
+    """``--pin-zones``: the zones of this plan, or of the plan over ``--old-catalog``'s catalog
+    (the zones a running stack was deployed with before a refresh), written into the file."""
+    from infra.planview.pin import pin_zones
+
+    path = Path(args.config) if args.config else stack_file(args.stack[0])
+    if not args.old_catalog:
+        return pin_zones(path, plan)
+    from infra.core.catalog.vendored import Catalog
+    from infra.planview.catalogs import old_catalog_dir
+
+    with old_catalog_dir(args.old_catalog) as data:
+        return pin_zones(path, load_path(path, None, Catalog(data))[2])
 
 
 def _guarded(work: Callable[[], int]) -> int:
@@ -215,7 +261,7 @@ def _run(
     from infra import mockengine
     from infra.planview import notes as notes_view
 
-    if args.diff:
+    if args.diff or args.old_catalog:
         return _diff(args, raw, config, plan, notes, hidden)
     catalog = plan.catalog  # with the stack's declared shapes, as build_plan used it
     recording = mockengine.run(raw, config.stack, catalog)
@@ -273,29 +319,35 @@ def _diff(
     from infra.core.diff import diff
     from infra.planview import notes as notes_view
     from infra.planview import review as rv
+    from infra.planview.catalogs import widened_zones
 
     new_label = args.config or rv.display_path(stack_file(args.stack[0]))
-    with rv.old_stack_file(args.diff) as (old_label, old_path):
+    with ExitStack() as scope:
+        old_catalog, old_prices = None, None
+        if args.old_catalog:
+            from infra.core.catalog.vendored import Catalog
+            from infra.core.cost import Prices
+            from infra.planview.catalogs import old_catalog_dir
+
+            data = scope.enter_context(old_catalog_dir(args.old_catalog))
+            old_catalog, old_prices = Catalog(data), Prices(data)
+        old_label, old_path = scope.enter_context(rv.old_stack_file(args.diff or new_label))
         try:
-            old_raw, old_config, old_plan = load_path(old_path, config.stack)
+            old_raw, old_config, old_plan = load_path(old_path, config.stack, old_catalog)
         except ConfigErrors as e:
             raise rv.in_file(old_label, e, old_path if old_label != str(old_path) else None) from e
-    if old_config.platform != config.platform:
-        raise ConfigErrors(
-            [
-                ConfigIssue(
-                    "--diff",
-                    f"{old_label} is platform {old_config.platform}, {new_label} is platform "
-                    f"{config.platform}: a change across platforms is a new stack, not a diff",
-                )
-            ]
-        )
-    _refuse_transitions(old_config, config)
-    old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog)
+        if args.old_catalog:
+            old_label = f"{old_label} (catalog of {args.old_catalog})"
+        _refuse_mixed(old_label, old_config, new_label, config)
+        old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog, old_catalog)
+        old_cost = estimate(old_plan, old_prices)
     # The new side's deploy-time reads find the old side's node groups, as `pulumi up` over the
     # running old stack does: live names kept, live desired sizes clamped.
     with mockengine.groups_of(old_rec):
         new_rec = mockengine.run(raw, config.stack, plan.catalog)
+    widened = widened_zones(old_plan, plan)  # what a catalog refresh would move
+    notes_view.print_notes(widened, hidden)
+    notes = [*notes, *widened]
     notes_view.print_logs(new_rec.logs, notes, hidden)
     old_res = [r.to_json() for r in old_rec.resources]
     new_res = [r.to_json() for r in new_rec.resources]
@@ -304,9 +356,7 @@ def _diff(
         new_res,
         ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
     )
-    rev = rv.review(
-        old_res, new_res, changes, (estimate(old_plan), estimate(plan)), (old_label, new_label)
-    )
+    rev = rv.review(old_res, new_res, changes, (old_cost, estimate(plan)), (old_label, new_label))
     if args.json:
         _write(json.dumps(rv.review_json(rev), indent=2, allow_nan=False) + "\n")
     else:
@@ -318,6 +368,21 @@ def _diff(
     for line in refused:
         print(f"--fail-on {args.fail_on}: {line}", file=sys.stderr)
     return EXIT_FAIL_ON if refused else EXIT_OK
+
+
+def _refuse_mixed(old_label: str, old: StackConfig, new_label: str, new: StackConfig) -> None:
+    """A diff across platforms, or a change ``pulumi up`` would not make as written (exit 2)."""
+    if old.platform != new.platform:
+        raise ConfigErrors(
+            [
+                ConfigIssue(
+                    "--diff",
+                    f"{old_label} is platform {old.platform}, {new_label} is platform "
+                    f"{new.platform}: a change across platforms is a new stack, not a diff",
+                )
+            ]
+        )
+    _refuse_transitions(old, new)
 
 
 def _refuse_transitions(old: StackConfig, new: StackConfig) -> None:

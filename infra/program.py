@@ -6,7 +6,7 @@ executes on the mock engine. Config errors end the program with ``pulumi.RunErro
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pulumi
 
@@ -14,6 +14,9 @@ from infra.core.config.stack import StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
 from infra.core.pools import GPU_RESOURCE, PoolHints
+
+if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
 
 
 def engine_config() -> dict[str, Any]:
@@ -30,10 +33,11 @@ def load() -> StackConfig:
     return parse(engine_config(), pulumi.get_stack())
 
 
-def run() -> dict[str, Any]:
-    """Entry point of the Pulumi program."""
+def run(catalog: Catalog | None = None) -> dict[str, Any]:
+    """Entry point of the Pulumi program (``catalog``: the vendored one unless an offline plan
+    compares against an earlier catalog)."""
     try:
-        plan = build_plan(load())
+        plan = build_plan(load(), catalog)
     except ConfigErrors as e:
         raise pulumi.RunError(f"invalid stack config:\n{e}") from None
     return build(plan)

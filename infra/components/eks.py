@@ -268,13 +268,22 @@ class EksCluster(pulumi.ComponentResource):
             ami_type=s.ami_type,
             disk_gib=s.disk_size_gib,
         )
+        # The planned name and AZs, or a live group's that only the catalog's AZs changed.
+        kept = self.existing_groups.apply(
+            lambda names: core.live_name(s.node_group_name, s.az_ids, s.frozen, names)
+        )
+        ng_name = kept.apply(lambda k: k[0])
         system = aws.eks.NodeGroup(
             f"{name}-system",
             aws.eks.NodeGroupArgs(
                 cluster_name=self.name,
-                node_group_name=s.node_group_name,
+                node_group_name=ng_name,
                 node_role_arn=self.node_role.arn,
-                subnet_ids=[subnets[az] for az in s.az_ids],
+                subnet_ids=pulumi.Output.all(kept, *[subnets[az] for az in s.az_ids]).apply(
+                    lambda a: [
+                        sid for az, sid in zip(s.az_ids, a[1:], strict=True) if az in a[0][1]
+                    ]
+                ),
                 instance_types=list(s.instance_types),
                 ami_type=s.ami_type,
                 capacity_type="ON_DEMAND",
@@ -288,7 +297,7 @@ class EksCluster(pulumi.ComponentResource):
                     desired_size=live_desired_size(
                         self.name,
                         self.existing_groups,
-                        s.node_group_name,
+                        ng_name,
                         s.min_size,
                         s.max_size,
                         plan.region,
@@ -299,7 +308,7 @@ class EksCluster(pulumi.ComponentResource):
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(
                     max_unavailable=s.update_max_unavailable
                 ),
-                tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
+                tags={"Name": ng_name, plan.stack_tag: ca.STACK_TAG_VALUE},
             ),
             opts=with_lifecycle(
                 pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),

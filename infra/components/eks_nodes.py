@@ -319,7 +319,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         )
         ng_name = kept.apply(lambda k: k[0])
         ng_subnets = pulumi.Output.all(offered, kept).apply(
-            lambda a: [s for az, s in a[0] if az in a[1][1]]
+            lambda a: _kept_subnets(self, group.name, ng.az_ids, a[0], a[1])
         )
         key = ng.az_ids[0] if group.group_per_zone else "ng"
         desired = live_desired_size(
@@ -364,6 +364,29 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
 
 _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def _kept_subnets(
+    parent: pulumi.Resource,
+    pool: str,
+    planned: tuple[str, ...],
+    offered: list[tuple[str, str]],
+    kept: tuple[str, tuple[str, ...]],
+) -> list[str]:
+    """The subnets of the AZs the group deploys to; says so when a live group kept fewer AZs
+    than the catalog now offers (the catalog does not move a running group: core.live_name)."""
+    name, azs = kept
+    more = [az for az in planned if az not in azs]
+    if more:
+        pulumi.log.warn(
+            f"EKS: gpuPools {pool}: node group {name} keeps the AZs it runs in "
+            f"({', '.join(azs)}); the catalog now also offers {', '.join(more)}: add "
+            f"{'them' if len(more) > 1 else 'it'} to gpuPools[].zones to use "
+            f"{'them' if len(more) > 1 else 'it'} (a new group is created before this one "
+            f"goes), or write zones: [{', '.join(azs)}] to keep it where it is",
+            resource=parent,
+        )
+    return [s for az, s in offered if az in azs]
 
 
 def _node_group_args(

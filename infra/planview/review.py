@@ -50,7 +50,7 @@ def old_stack_file(spec: str) -> Iterator[tuple[str, Path]]:
         return
     if ":" in spec and not Path(spec).exists():
         ref, _, rel = spec.partition(":")
-        text = _git_show(spec, ref, rel)
+        text = git_show(spec, ref, rel)
         with tempfile.TemporaryDirectory(prefix="infra-plan-diff-") as tmp:
             path = Path(tmp) / Path(rel).name
             path.write_text(text, encoding="utf-8")
@@ -71,14 +71,15 @@ def display_path(path: Path) -> str:
         return str(path)
 
 
-def _git_show(spec: str, ref: str, rel: str) -> str:
+def git_show(spec: str, ref: str, rel: str, flag: str = "--diff", cwd: Path | None = None) -> str:
+    """``git show REF:rel`` (in ``cwd``); a failure is a ``ConfigErrors`` line naming ``flag``."""
     # `git show REF:./path` resolves path from the working directory, `REF:path` from the top
     # of the repository (gitrevisions(7), "<rev>:<path>").
     if ref.startswith("-") or not ref:
         # git would read "-..." as an option (`--output=FILE` writes a file): refuse it, and
         # end git's options before the argument anyway ("--end-of-options", gitcli(7)).
         raise ConfigErrors(
-            [ConfigIssue("--diff", f"{spec}: a git ref cannot be empty or start with '-'")]
+            [ConfigIssue(flag, f"{spec}: a git ref cannot be empty or start with '-'")]
         )
     try:
         proc = subprocess.run(
@@ -86,12 +87,13 @@ def _git_show(spec: str, ref: str, rel: str) -> str:
             capture_output=True,
             text=True,
             check=False,
+            cwd=cwd,
         )
     except OSError as e:
-        raise ConfigErrors([ConfigIssue("--diff", f"{spec}: cannot run git: {e}")]) from e
+        raise ConfigErrors([ConfigIssue(flag, f"{spec}: cannot run git: {e}")]) from e
     if proc.returncode != 0:
         why = (proc.stderr.strip().splitlines() or ["git show failed"])[-1]
-        raise ConfigErrors([ConfigIssue("--diff", f"{spec}: {why}")])
+        raise ConfigErrors([ConfigIssue(flag, f"{spec}: {why}")])
     return proc.stdout
 
 

@@ -41,6 +41,7 @@ from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
 from infra.core.eks.karpenter.pools import karpenter_problems
 from infra.core.eks.lifecycle import (
+    FrozenAzs,
     desired_size,
     live_name,
     node_group_name,
@@ -101,6 +102,8 @@ class EksSystemGroupPlan:
     labels: Mapping[str, str]
     az_ids: tuple[str, ...] = ()
     update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
+    # A created VPC's AZs come from the catalog: a refresh must not widen (replace) a live group.
+    frozen: FrozenAzs | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -562,6 +565,16 @@ def _plan_system(
         disk_size_gib=sp.disk_size_gb,
         labels={POOL_LABEL: SYSTEM_GROUP},
         az_ids=tuple(azs),
+        frozen=(
+            FrozenAzs(
+                pool=SYSTEM_GROUP,
+                hash_base={k: v for k, v in immutable.items() if k != "subnets"},
+                candidates=tuple(azs),
+                max_azs=len(azs),
+            )
+            if network is not None and network.create
+            else None
+        ),
     )
 
 

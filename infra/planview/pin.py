@@ -1,0 +1,55 @@
+"""``--pin-zones``: write the zones the plan resolved back into the stack file as ``zones``.
+
+A pool without ``zones`` runs in every zone / AZ ID the catalog offers its GPU in; a refreshed
+catalog that lists one more would widen it. On EKS the subnets are in the node group's name hash
+and ``subnetIds`` forces a new group (terraform-provider-aws internal/service/eks/node_group.go:
+ForceNew), so widening would replace the group (a deploy keeps a live one instead); a GKE pool's
+``nodeLocations`` gain the zone in place. Pinning writes the resolution down, so only an edit to
+the file moves a pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from infra.core.plan import Plan
+
+
+def resolved_zones(plan: Plan) -> dict[int, tuple[str, ...]]:
+    """``gpuPools`` index -> the zones (GKE) or AZ IDs (EKS) the plan chose for a pool that lists
+    none (a pool the plan gave no zones, such as one on an existing on-prem cluster, is left)."""
+    chosen: dict[str, tuple[str, ...]] = {}
+    if plan.eks is not None:
+        chosen = {g.name: tuple(g.az_ids) for g in plan.eks.groups}
+    elif plan.gke is not None:
+        chosen = {p.name: tuple(p.node_locations) for p in plan.gke.pools}
+    return {
+        i: chosen[spec.name]
+        for i, spec in enumerate(plan.config.pools)
+        if getattr(spec, "zones", ()) is None and chosen.get(spec.name)
+    }
+
+
+def pin_zones(path: Path, plan: Plan, out: Callable[[str], object] = print) -> int:
+    """Write ``zones`` for every pool of ``plan`` that has none into ``path``; say what was pinned.
+
+    Raises:
+        ConfigErrors: the file cannot take the keys (see ``stackfile.with_pool_keys``).
+    """
+    from infra.core.stackfile import with_pool_keys
+
+    zones = resolved_zones(plan)
+    if not zones:
+        out(f"{path}: every pool already lists its zones; nothing to pin")
+        return 0
+    values = {i: f"[{', '.join(z)}]" for i, z in zones.items()}
+    data = path.read_bytes().decode("utf-8-sig")
+    bom = "\ufeff" if path.read_bytes().startswith(b"\xef\xbb\xbf") else ""
+    path.write_text(bom + with_pool_keys(data, "zones", values), encoding="utf-8", newline="")
+    names = [s.name for s in plan.config.pools]
+    for i, v in values.items():
+        out(f"{path}: gpuPools[{i}] ({names[i]}): zones: {v}")
+    return 0
