@@ -105,7 +105,7 @@ def _check_version(min_master: str | None, existing: bool, apath: str, issues: I
     check_feature_version(
         "compute-class-auto-creation",
         "auto-created node pools without cluster-level node auto-provisioning (enabled here "
-        "only below that version, on a cluster this stack creates)",
+        "only for a created cluster whose minMasterVersion is surely older)",
         min_master,
         apath,
         issues,
