@@ -236,6 +236,7 @@ def _cluster_args(plan: core.GkePlan, sa_email: pulumi.Input[str]) -> gcp.contai
         if c.private_nodes
         else None,
         master_authorized_networks_config=_authorized_networks(c),
+        cluster_autoscaling=_auto_provisioning(plan, sa_email),
         # The list is authoritative: GKE's default packages are in it, DCGM only when asked for;
         # the packages need managed Prometheus collection
         # (https://cloud.google.com/kubernetes-engine/docs/how-to/configure-metrics).
@@ -264,6 +265,34 @@ def _bootstrap_node_config(
             mode=_GKE_METADATA
         ),
         metadata=_NO_LEGACY_METADATA,
+    )
+
+
+def _auto_provisioning(
+    plan: core.GkePlan, sa_email: pulumi.Input[str]
+) -> gcp.container.ClusterClusterAutoscalingArgs | None:
+    """Cluster-level node auto-provisioning, only where the plan enables it (infra/core/gke/nap.py):
+    its limits, and NAP-created nodes as the least-privilege node SA with the stack's scopes and
+    shielded settings, never the Compute Engine default account
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)."""
+    limits = plan.cluster.auto_provisioning_limits
+    if limits is None:
+        return None
+    return gcp.container.ClusterClusterAutoscalingArgs(
+        enabled=True,
+        resource_limits=[
+            gcp.container.ClusterClusterAutoscalingResourceLimitArgs(
+                resource_type=lim.resource_type, minimum=lim.minimum, maximum=lim.maximum
+            )
+            for lim in limits
+        ],
+        auto_provisioning_defaults=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsArgs(
+            service_account=sa_email,
+            oauth_scopes=list(plan.node_scopes),
+            shielded_instance_config=gcp.container.ClusterClusterAutoscalingAutoProvisioningDefaultsShieldedInstanceConfigArgs(
+                enable_secure_boot=True, enable_integrity_monitoring=True
+            ),
+        ),
     )
 
 

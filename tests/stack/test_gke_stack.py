@@ -232,3 +232,24 @@ def test_no_sample_stack_sends_a_cluster_autoscaling_block(path):
     assert (
         _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling is None
     )
+
+
+def test_below_the_gate_the_created_cluster_gets_nap_with_the_planned_limits_and_node_sa():
+    # Below 1.33.3-gke.1136000 a ComputeClass auto-creates pools only with cluster-level node
+    # auto-provisioning (about-custom-compute-classes); its defaults name the least-privilege node
+    # SA and the stack's scopes, read back with it on (flattenClusterAutoscaling).
+    _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.gke-autocreate.yaml")
+    raw["gpu-infra:cluster"]["minMasterVersion"] = "1.33.2-gke.1240000"
+    g = build_plan(parse(raw, "s")).gke
+    assert g is not None and g.cluster.auto_provisioning_limits is not None
+    args = _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling
+    assert args is not None and args.enabled is True
+    sent = {(r.resource_type, r.minimum, r.maximum) for r in args.resource_limits or []}
+    planned = {(r.resource_type, r.minimum, r.maximum) for r in g.cluster.auto_provisioning_limits}
+    assert sent == planned and {"cpu", "memory", "nvidia-l4", "nvidia-tesla-t4"} <= {
+        t for t, _, _ in sent
+    }
+    defaults = args.auto_provisioning_defaults
+    assert defaults is not None
+    assert defaults.service_account == "nodes@demo-project.iam.gserviceaccount.com"
+    assert defaults.oauth_scopes == ["https://www.googleapis.com/auth/cloud-platform"]

@@ -19,6 +19,7 @@ from infra.core.cost import estimate
 from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
+from infra.core.gke.nap import NodeShape, cluster_nap_needed, resource_limits, system_shape
 from infra.core.gke.planner import gke_pool_outputs
 from infra.core.gke.versions import version_at_least, version_surely_at_least
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
@@ -37,6 +38,7 @@ ABOVE = {
     "releaseChannel": "RAPID",
     "minMasterVersion": "1.33.3-gke.1136000",
 }
+BELOW_CLUSTER = {**ABOVE, "minMasterVersion": "1.33.2-gke.1240000"}
 AUTO: dict[str, Any] = {
     "autoCreate": True,
     "machineType": "g2-standard-8",
@@ -124,12 +126,43 @@ def test_auto_created_pool_driver_version_is_gke_driver_mode():
     assert g.compute_classes[0].manifest()["priorities"][0]["gpu"]["driverVersion"] == "latest"
 
 
-@pytest.mark.parametrize("version", ["1.33.2-gke.1240000", "1.33.2", "1.32", "1.33.3-gke.1135999"])
-def test_compute_class_auto_creation_below_1_33_3_gke_1136000_needs_cluster_nap_so_is_refused(
+BELOW = ["1.33.2-gke.1240000", "1.33.2", "1.32", "1.33.3-gke.1135999"]
+EXISTING = {**ABOVE, "existing": True, "cpuNodes": 3}
+
+
+@pytest.mark.parametrize("version", BELOW)
+def test_auto_creation_below_1_33_3_gke_1136000_on_an_existing_cluster_is_refused_nap_not_owned(
     version,
 ):
-    reason = errors(cluster={**ABOVE, "minMasterVersion": version})["gpuPools[0].autoCreate"]
+    # The stack does not own an existing cluster's node auto-provisioning settings.
+    reason = errors(cluster={**EXISTING, "minMasterVersion": version})["gpuPools[0].autoCreate"]
     assert "1.33.3-gke.1136000" in reason and version in reason
+    assert (
+        "cluster.existing is true" in reason
+        and "does not own" in reason
+        and "autoCreate false" in reason
+    )
+
+
+@pytest.mark.parametrize("version", BELOW)
+def test_auto_creation_below_1_33_3_gke_1136000_on_a_created_cluster_enables_cluster_nap(version):
+    # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
+    # also enable cluster-level node auto-provisioning" (about-custom-compute-classes).
+    g = build(cluster={**ABOVE, "minMasterVersion": version}).gke
+    assert g is not None and g.cluster.auto_provisioning_limits is not None
+
+
+@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.34", None, "1.33"])
+def test_cluster_nap_is_enabled_only_where_the_version_surely_requires_it(version):
+    assert not cluster_nap_needed(version)
+    if version is not None and version_surely_at_least(version, "1.33.3-gke.1136000"):
+        g = build(cluster={**ABOVE, "minMasterVersion": version}).gke
+        assert g is not None and g.cluster.auto_provisioning_limits is None
+
+
+def test_fixed_pools_below_the_gate_get_no_cluster_nap():
+    g = build({"autoCreate": False}, gpuOperator={"enabled": True}, cluster=BELOW_CLUSTER).gke
+    assert g is not None and g.cluster.auto_provisioning_limits is None
 
 
 @pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33.3-gke.1200000", "1.33.4", "1.34"])
@@ -443,3 +476,90 @@ def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds(
     config = spec["nodePoolConfig"]
     assert config["autoUpgrade"] is True and config["autoRepair"] is True
     assert config["gvnic"] == {"enabled": True}  # COS: on, as for fixed pools
+
+
+# Cluster-level node auto-provisioning below the gate (infra/core/gke/nap.py).
+# "Any auto-provisioning limits that you define are enforced based on the total CPU and memory
+# resources used across all node pools, not just auto-provisioned pools. The cluster autoscaler
+# does not create new nodes if doing so would exceed one of the defined limits"
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning#resource_limits).
+
+
+def limits_of(plan: Plan) -> dict[str, tuple[int, int]]:
+    assert plan.gke is not None and plan.gke.cluster.auto_provisioning_limits is not None
+    return {
+        lim.resource_type: (lim.minimum, lim.maximum)
+        for lim in plan.gke.cluster.auto_provisioning_limits
+    }
+
+
+def test_nap_limits_let_every_pool_of_the_cluster_reach_max_nodes_system_pool_included():
+    # System pool: 3 x e2-standard-4 (4 vCPUs, 16 GB); Spot g2-standard-8 (8 vCPUs, 32 GB, 1 L4)
+    # x 4; n1-standard-8 (8 vCPUs, 30 GB) + 1 T4 x 4 (the fallback takes the pool's maxNodes).
+    got = limits_of(build(cluster=BELOW_CLUSTER))
+    assert got["cpu"] == (0, 3 * 4 + 4 * 8 + 4 * 8)
+    assert got["memory"] == (0, 3 * 16 + 4 * 32 + 4 * 30)
+
+
+def test_nap_limits_count_the_fixed_pools_of_the_cluster_too():
+    fixed = {"name": "t4", "machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}
+    raw = gke_config(AUTO, cluster=BELOW_CLUSTER, gpuOperator=OFF)
+    raw["gpu-infra:gpuPools"].append({**fixed, "minNodes": 0, "maxNodes": 3})
+    got = limits_of(build_plan(parse(raw, "s")))
+    alone = limits_of(build(cluster=BELOW_CLUSTER))
+    assert got["cpu"][1] == alone["cpu"][1] + 3 * 8
+    assert got["memory"][1] == alone["memory"][1] + 3 * 30
+    assert got["nvidia-tesla-t4"][1] == alone["nvidia-tesla-t4"][1] + 3
+
+
+def test_nap_has_one_gpu_limit_per_accelerator_type_named_as_the_accelerator_max_nodes_x_gpus():
+    # ResourceLimit.resourceType: "cpu", "memory" or gpu-specific string (GKE REST v1).
+    pool = {"maxNodes": 2, "fallback": [{"machineType": "g2-standard-24", "maxNodes": 3}]}
+    got = limits_of(build(pool, cluster=BELOW_CLUSTER))
+    assert set(got) == {"cpu", "memory", "nvidia-l4"}
+    assert got["nvidia-l4"] == (0, 2 * 1 + 3 * 2)  # g2-standard-24 carries 2 L4
+
+
+def test_nap_memory_limit_is_in_whole_gb_rounded_up():
+    # ResourceLimit: "For memory, value should be in GB"; a maximum is an int64.
+    (_, memory) = resource_limits([], NodeShape(1, 3.75), 1)[:2]
+    assert memory.maximum == 4
+
+
+def test_nap_memory_of_a_system_type_outside_the_catalog_is_its_class_upper_bound():
+    catalog = Catalog.load()
+    assert system_shape("e2-standard-4", catalog) == NodeShape(4, 16.0)
+    assert system_shape("n1-standard-4", catalog) == NodeShape(4, 15.0)
+    assert system_shape("n2-highcpu-8", catalog) == NodeShape(8, 16.0)
+    assert system_shape("m1-megamem-96", catalog) is None
+
+
+def test_nap_with_a_system_type_of_unknown_memory_is_refused_at_its_key():
+    cluster = {**BELOW_CLUSTER, "systemPool": {"machineType": "n2-megamem-8"}}
+    reason = errors(cluster=cluster)["cluster.systemPool.machineType"]
+    assert "memory is not known" in reason and "node auto-provisioning" in reason
+
+
+def test_nap_plan_note_names_the_limits_and_that_other_stacks_pools_count_against_them():
+    g = build(cluster=BELOW_CLUSTER).gke
+    assert g is not None
+    (note,) = [n for n in g.notes if "resource limits" in n]
+    assert "cpu 76" in note and "nvidia-l4 4" in note and "another stack" in note
+    assert not any("is not enabled" in n for n in g.notes)
+
+
+def test_enabling_nap_on_a_running_cluster_is_an_in_place_update():
+    # cluster_autoscaling has an update path (UpdateCluster DesiredClusterAutoscaling) and no
+    # ForceNew field the plan sends (resource_container_cluster.go; only boot_disk_kms_key is).
+    urn = "urn:pulumi:s::p::gcp:container/cluster:Cluster::c"
+    old = {"urn": urn, "type": "gcp:container/cluster:Cluster", "name": "c", "custom": True}
+    block = {
+        "enabled": True,
+        "resourceLimits": [{"resourceType": "cpu", "minimum": 0, "maximum": 76}],
+        "autoProvisioningDefaults": {"serviceAccount": "a", "oauthScopes": ["s"]},
+    }
+    (c,) = diff(
+        [{**old, "inputs": {"name": "ml"}}],
+        [{**old, "inputs": {"name": "ml", "clusterAutoscaling": block}}],
+    )
+    assert c.op == "update"

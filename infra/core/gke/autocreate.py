@@ -7,11 +7,12 @@ one priority per pool and ``nodePoolAutoCreation.enabled``
 and enums are the ComputeClass CRD's (cloud.google.com/v1,
 https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass).
 
-Cluster-level node auto-provisioning is never enabled: its resource limits are cluster-wide and
-cap every pool of the cluster, fixed ones included (pulumi_gcp ClusterClusterAutoscaling
-``resource_limits``: "These limits will apply to node pool autoscaling in addition to node
-auto-provisioning"), so a stack cannot own them next to other stacks on the cluster; below the
-version where a ComputeClass auto-creates pools without it, ``autoCreate`` is refused.
+Cluster-level node auto-provisioning is enabled only below the version where a ComputeClass
+auto-creates pools without it, and only on a cluster this stack creates (``nap``): its resource
+limits are cluster-wide and cap every pool of the cluster, fixed ones included (pulumi_gcp
+ClusterClusterAutoscaling ``resource_limits``: "These limits will apply to node pool autoscaling
+in addition to node auto-provisioning"), so a stack cannot own them on a cluster it only adds
+pools to; there ``autoCreate`` below that version is refused.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from typing import Any
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke.model import GPU_TAINT, AutoCreation, ComputeClassPlan, GkePoolPlan
-from infra.core.gke.versions import check_feature_version
+from infra.core.gke.nap import cluster_nap_needed
+from infra.core.gke.versions import check_feature_version, feature_versions
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 
 AUTO_CREATION_DOC = "https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning"
@@ -49,25 +51,13 @@ def check_auto_create(
     path: str,
     *,
     min_master: str | None,
+    existing: bool,
     operator_on: bool,
     issues: Issues,
 ) -> None:
     """Refuse what an auto-created pool cannot have, each at its key path."""
     apath = join_path(path, "autoCreate")
-    # The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
-    # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
-    # also enable cluster-level node auto-provisioning"); no release channel is required. Strict:
-    # below it pods stay Pending with nothing refused, so an alias or an unset version that may
-    # name an older release is refused too.
-    check_feature_version(
-        "compute-class-auto-creation",
-        "auto-created node pools without cluster-level node auto-provisioning (never enabled "
-        "here: its resource limits cap every pool of the cluster)",
-        min_master,
-        apath,
-        issues,
-        strict=True,
-    )
+    _check_version(min_master, existing, apath, issues)
     if operator_on:
         issues.add(
             apath,
@@ -91,6 +81,36 @@ def check_auto_create(
             issues.add(join_path(fpath, "flexStart"), f"set with autoCreate: {_FLEX}")
         for key, why in _gpu_unsupported(fb.gpu):
             issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
+
+
+def _check_version(min_master: str | None, existing: bool, apath: str, issues: Issues) -> None:
+    """The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
+    "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
+    also enable cluster-level node auto-provisioning"); no release channel is required. Surely
+    below it, a cluster this stack creates gets node auto-provisioning (``nap``); one it does not
+    is refused. Otherwise strict: below the gate pods stay Pending with nothing refused, so an
+    alias or an unset version that may name an older release is refused too."""
+    if cluster_nap_needed(min_master):
+        if existing:
+            floor = feature_versions()["compute-class-auto-creation"]
+            issues.add(
+                apath,
+                f"true with cluster.minMasterVersion {min_master}: below {floor} a ComputeClass "
+                "auto-creates pools only with cluster-level node auto-provisioning, whose limits "
+                "cap every pool; cluster.existing is true, so this stack does not own or enable "
+                f"it; upgrade the cluster to {floor}+ and set minMasterVersion so, or set "
+                "autoCreate false",
+            )
+        return
+    check_feature_version(
+        "compute-class-auto-creation",
+        "auto-created node pools without cluster-level node auto-provisioning (enabled here "
+        "only for a created cluster whose minMasterVersion is surely older)",
+        min_master,
+        apath,
+        issues,
+        strict=True,
+    )
 
 
 # The CRD has priorities[].flexStart {enabled, nodeRecycling} and priorities[].gpu.gpuSharing

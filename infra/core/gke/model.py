@@ -160,6 +160,15 @@ class ComputeClassPlan:
 
 
 @dataclass(frozen=True, slots=True)
+class ResourceLimitPlan:
+    """One ``clusterAutoscaling.resourceLimits`` entry (cluster-level node auto-provisioning)."""
+
+    resource_type: str
+    maximum: int
+    minimum: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class MaintenanceExclusionPlan:
     """One ``maintenancePolicy.maintenanceExclusions`` entry."""
 
@@ -213,6 +222,9 @@ class GkeClusterPlan:
     dcgm_metrics: bool = True
     # monitoringConfig.enableComponents: authoritative, so GKE's default packages are listed too.
     monitoring_components: tuple[str, ...] = ()
+    # Cluster-level node auto-provisioning with these limits; None: not enabled, no block sent
+    # (set only where a ComputeClass needs it to auto-create pools, infra/core/gke/nap.py).
+    auto_provisioning_limits: tuple[ResourceLimitPlan, ...] | None = None
 
     @property
     def on_channel(self) -> bool:

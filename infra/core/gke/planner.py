@@ -11,6 +11,7 @@ each with its source.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
@@ -33,7 +34,9 @@ from infra.core.gke.model import (
     GkePoolPlan,
     MaintenanceExclusionPlan,
 )
+from infra.core.gke.nap import NAP_DOC, cluster_nap_needed, resource_limits, system_shape
 from infra.core.gke.pools import PoolContext, plan_pools
+from infra.core.gke.versions import feature_versions
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL, POOL_LABEL
 from infra.core.system_pool import gcp_system_type_problem
@@ -79,6 +82,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         operator_on=config.operator.enabled,
         catalog=catalog,
         min_master_version=cluster.min_master_version,
+        existing=cluster.existing,
         issues=issues,
     )
     pools, classes = plan_pools(list(config.pools), ctx)
@@ -94,7 +98,8 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
             "image streaming on private nodes needs Private Google Access on the subnet "
             "(https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)"
         )
-    notes += _auto_creation_notes(classes)
+    cluster_plan = _with_auto_provisioning(cluster_plan, pools, classes, catalog, issues)
+    notes += _auto_creation_notes(classes, cluster_plan)
     return GkePlan(
         project=project,
         region=region,
@@ -107,20 +112,62 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
     )
 
 
-def _auto_creation_notes(classes: list[ComputeClassPlan]) -> list[str]:
+def _with_auto_provisioning(
+    cluster: GkeClusterPlan,
+    pools: list[GkePoolPlan],
+    classes: list[ComputeClassPlan],
+    catalog: Catalog,
+    issues: Issues,
+) -> GkeClusterPlan:
+    """The cluster with node auto-provisioning where an auto-creating ComputeClass needs it
+    (``nap``): limits from every pool of the cluster, the system pool included."""
+    auto = any(c.auto is not None for c in classes)
+    if cluster.existing or not auto or not cluster_nap_needed(cluster.min_master_version):
+        return cluster
+    system = system_shape(cluster.system_machine_type, catalog)
+    if system is None:
+        issues.add(
+            "cluster.systemPool.machineType",
+            f"{cluster.system_machine_type!r}: its memory is not known, and cluster-level node "
+            "auto-provisioning (enabled for autoCreate below GKE "
+            f"{feature_versions()['compute-class-auto-creation']}) needs it for its memory "
+            "limit; use a standard, highmem or highcpu type such as e2-standard-4",
+        )
+        return cluster
+    limits = resource_limits(pools, system, cluster.system_max)
+    return replace(cluster, auto_provisioning_limits=limits)
+
+
+def _auto_creation_notes(classes: list[ComputeClassPlan], cluster: GkeClusterPlan) -> list[str]:
     """What auto-creation leaves to GKE, said once per plan."""
     auto = [c.name for c in classes if c.auto is not None]
     if not auto:
         return []
-    notes = [
-        f"ComputeClass {', '.join(auto)}: GKE creates and deletes the node pools; a ComputeClass "
-        "has no node limit and cluster-level auto-provisioning (whose resource limits would cap "
-        "them) is not enabled, so maxNodes is what cost and quota plan for, not a cap GKE "
-        "enforces: the project's GPU quota is "
-        "(https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)"
-    ]
-    # No clusterAutoscaling block is sent: its autoProvisioningDefaults are documented for
-    # cluster-level node auto-provisioning, which stays off, and terraform-provider-google reads
+    limits = cluster.auto_provisioning_limits
+    if limits is None:
+        notes = [
+            f"ComputeClass {', '.join(auto)}: GKE creates and deletes the node pools; a "
+            "ComputeClass has no node limit and cluster-level auto-provisioning (whose resource "
+            "limits would cap them) is not enabled, so maxNodes is what cost and quota plan for, "
+            "not a cap GKE enforces: the project's GPU quota is "
+            "(https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)"
+        ]
+    else:
+        caps = ", ".join(f"{lim.resource_type} {lim.maximum}" for lim in limits)
+        return [
+            f"ComputeClass {', '.join(auto)}: GKE creates and deletes the node pools; below GKE "
+            f"{feature_versions()['compute-class-auto-creation']} that needs cluster-level node "
+            f"auto-provisioning, enabled with cluster-wide resource limits ({caps}; memory in "
+            "GB) that every pool of the cluster reaches at maxNodes: they cap the cluster's "
+            "total, not one pool, and GKE may also create pools for any other pending pod within "
+            "them. Pools another stack adds to this cluster count against them "
+            f"({NAP_DOC}#resource_limits)",
+            "auto-created nodes run as the node service account the ComputeClass names "
+            "(nodePoolConfig.serviceAccount); the cluster's autoprovisioning defaults name the "
+            "same account with the cloud-platform OAuth scope",
+        ]
+    # No clusterAutoscaling block is sent with auto-provisioning off: its autoProvisioningDefaults
+    # are documented for cluster-level node auto-provisioning, and terraform-provider-google reads
     # them back only with it on (flattenClusterAutoscaling; hashicorp/terraform-provider-google
     # #25307: a permanent diff). The class's nodePoolConfig.serviceAccount is the node identity.
     notes.append(

@@ -75,6 +75,7 @@ class PoolContext:
     issues: Issues
     notes: list[str] = field(default_factory=list)
     min_master_version: str | None = None
+    existing: bool = False  # cluster.existing: the stack does not create the cluster
 
 
 def plan_pools(
@@ -91,6 +92,7 @@ def plan_pools(
                 spec,
                 path,
                 min_master=ctx.min_master_version,
+                existing=ctx.existing,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
             )
