@@ -248,7 +248,8 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
     )
     if uncapped := [p.name for p in cost.pools if not p.max_enforced]:
-        # A ComputeClass has no node limit and node auto-provisioning is off (gke/autocreate.py).
+        # A ComputeClass has no node limit; node auto-provisioning's limits, where gke/nap.py
+        # enables them, cap the cluster's total, not one pool.
         out(
             f"  at maximum: {', '.join(uncapped)} auto-created: maxNodes is planned, not a cap "
             "GKE enforces (the project's GPU quota is the hard cap)"
