@@ -99,17 +99,21 @@ def idle_nodes(min_nodes: int, warm: int) -> int:
 
 
 def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
-    """GPU units one placeholder requests: a node's worth as the autoscaler sees it at zero.
+    """GPU units one placeholder requests: a whole-GPU pool's every GPU, else one slot.
 
-    The template node of a scale-from-zero pool advertises ``nvidia.com/gpu`` = the machine's
-    GPUs; operator time-slicing and MIG appear on the running node only (infra.core.scheduling
-    .nodes). A placeholder must fit the template or the autoscaler never adds its node, so on an
-    operator-shared pool it holds the GPU count (users share the node's other slots beside it and
-    preempt it once those are taken). GKE's own sharing is in the template: the node's slots.
+    A shared resource admits at most 1 per container: GKE time-sharing / MPS ("at most 1
+    nvidia.com/gpu can be requested on GPU nodes", UnexpectedAdmissionError,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus) and operator
+    time-slicing with failRequestsGreaterThanOne ("maximum request size for shared resources is 1",
+    NVIDIA/k8s-device-plugin internal/rm/rm.go). A MIG pool (GKE partitions, operator single or
+    mixed) gets one instance of its profile: "Each slice can be allocated to one container"
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi). One slot still keeps the
+    node: one placeholder per node (anti-affinity), users take its other slots beside it.
     """
-    if h.gke_sharing or (hints["timeSlicingReplicas"] is None and hints["migStrategy"] is None):
-        return int(hints["slotsPerNode"])
-    return h.gpus_per_node
+    mig = hints["migConfig"] not in (None, "all-disabled")
+    if h.gke_sharing or hints["timeSlicingReplicas"] is not None or mig:
+        return 1
+    return int(hints["slotsPerNode"])
 
 
 def plan_warm(

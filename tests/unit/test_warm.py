@@ -173,31 +173,106 @@ def test_a_compute_class_pool_warms_the_class_so_any_of_its_priorities_may_serve
     assert len(t.members) > 1
 
 
-@pytest.mark.parametrize(
-    ("pool", "resource", "count"),
-    [
-        ({"machineType": "a2-highgpu-8g"}, "nvidia.com/gpu", 8),
-        ({"machineType": "g2-standard-24", "sharing": {"replicas": 4}}, "nvidia.com/gpu", 2),
-        ({"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}}, "nvidia.com/gpu", 1),
-    ],
-    ids=["whole-a100x8", "time-sliced-l4x2", "operator-mig-single"],
-)
-def test_placeholder_holds_a_node_of_gpus_as_the_autoscaler_template_shows_it(
-    pool, resource, count
-):
+def _eks(pool: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "aws:region": "us-west-2",
+        "gpu-infra:platform": "eks",
+        "gpu-infra:cluster": CLUSTERS["eks"],
+        "gpu-infra:gpuPools": [{"name": "p", "maxNodes": 2, "warm": 1, **pool}],
+        "gpu-infra:gpuOperator": {},
+    }
+
+
+def _gke_pool(pool: dict[str, Any], operator: bool = True) -> dict[str, Any]:
     raw = _gke({"maxNodes": 2, "warm": 1, **pool})
-    raw["gpu-infra:gpuPools"][0].pop("gpu") if "gpu" not in pool else None
-    plan = build_plan(parse(raw, "t"))
+    if "gpu" not in pool:
+        raw["gpu-infra:gpuPools"][0].pop("gpu")
+    if not operator:
+        raw["gpu-infra:gpuOperator"] = {"enabled": False}
+    return raw
+
+
+_RENAMED = {"strategy": "time-slicing", "replicas": 4, "renameByDefault": True}
+_GKE_TIME_SHARING = {"strategy": "time-sharing", "maxSharedClientsPerGpu": 4}
+# (stack, the resource a placeholder requests, how many)
+_SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
+    "whole-a100x8": (_gke_pool({"machineType": "a2-highgpu-8g"}), "nvidia.com/gpu", 8),
+    "gke-time-sharing-t4x2": (
+        _gke_pool(
+            {"gpu": {"type": "nvidia-tesla-t4", "count": 2, "sharing": _GKE_TIME_SHARING}}, False
+        ),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "time-sliced-l4x2": (
+        _gke_pool({"machineType": "g2-standard-24", "sharing": {"replicas": 4}}),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "time-sliced-renamed-g4dn12": (
+        _eks({"machineType": "g4dn.12xlarge", "sharing": _RENAMED}),
+        "nvidia.com/gpu.shared",
+        1,
+    ),
+    "operator-mig-single": (
+        _gke_pool({"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}}),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "operator-mig-mixed-p4d": (
+        _eks(
+            {
+                "machineType": "p4d.24xlarge",
+                "mig": {"strategy": "mixed", "config": "all-1g.5gb"},
+            }
+        ),
+        "nvidia.com/mig-1g.5gb",
+        1,
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_placeholder_holds_every_gpu_of_a_whole_gpu_pool_and_one_slot_of_a_shared_or_mig_one(
+    shape: str,
+):
+    raw, resource, count = _SHAPES[shape]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
     (t,) = plan.warm.targets  # type: ignore[union-attr]
     assert (t.resource, t.count) == (resource, count)
     assert prove(plan) == []
 
 
-def test_gke_shared_pool_placeholder_holds_every_slot_gke_advertises_per_node():
+def test_gke_shared_pool_placeholder_requests_one_slot_as_gke_admits_at_most_one_per_container():
     plan = warm_sample("gke-a100-mig")  # 1g.5gb partitions x 2 time-sharing clients
     (t,) = plan.warm.targets  # type: ignore[union-attr]
-    assert (t.resource, t.count) == ("nvidia.com/gpu", 14)
+    (c,) = t.deployment["spec"]["template"]["spec"]["containers"]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert (t.resource, t.count) == ("nvidia.com/gpu", 1)
     assert prove(plan) == []
+
+
+@pytest.mark.parametrize(
+    "shape", ["gke-time-sharing-t4x2", "time-sliced-l4x2", "time-sliced-renamed-g4dn12"]
+)
+def test_a_container_requesting_more_than_one_shared_slot_fails_the_proof(shape: str):
+    from infra.core.scheduling.proof import check_fit
+
+    raw, resource, _ = _SHAPES[shape]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
+    w = next(w for w in plan_workloads(plan) if w.consumer == "warm")
+    two = {**w.pod.containers[0], resource: Fraction(2)}
+    broken = replace(w, pod=replace(w.pod, containers=(two,)))
+    assert any(
+        f"requests 2 of shared {resource}: at most 1 per container" in p
+        for p in check_fit(broken, pool_nodes(plan))
+    )
+
+
+def test_two_mig_instances_in_one_container_are_not_refused_as_shared():
+    raw, _, _ = _SHAPES["operator-mig-single"]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
+    assert all(not pn.running.shared for pn in pool_nodes(plan).values())
 
 
 def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
