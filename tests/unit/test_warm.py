@@ -286,6 +286,32 @@ def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
     assert any("Insufficient nvidia.com/gpu" in p for p in check_fit(broken, nodes))
 
 
+def test_a_proof_finding_is_a_config_error_at_the_pools_warm_key_or_the_integrations():
+    from infra.core.scheduling.proof import proof_issues
+
+    plan = warm_sample("eks-g4dn")
+    nodes = pool_nodes(plan)
+    name = plan.config.pools[0].name
+    running = nodes[name].running
+    labels = {k: v for k, v in running.labels.items() if k != "gpu-infra/pool"}
+    broken = {**nodes, name: replace(nodes[name], running=replace(running, labels=labels))}
+    paths = {i.path for i in proof_issues(plan, broken)}
+    assert {"gpuPools[0].warm", "integrations.jupyterhub"} <= paths
+    assert proof_issues(plan) == []
+
+
+def test_build_plan_runs_the_proof_and_refuses_a_stack_it_fails(monkeypatch: pytest.MonkeyPatch):
+    import infra.core.plan as plan_module
+    from infra.core.errors import ConfigIssue
+
+    bad = ConfigIssue("gpuPools[0].warm", "the scheduling proof fails: x")
+    monkeypatch.setattr(plan_module, "proof_issues", lambda plan: [bad])
+    name, raw = _raw(STACKS[0])
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(raw, name))
+    assert e.value.issues == (bad,)
+
+
 def test_the_proof_checks_every_placeholder_of_a_warm_plan():
     plan = warm_sample("eks-g4dn")
     warm = [w for w in plan_workloads(plan) if w.consumer == "warm"]

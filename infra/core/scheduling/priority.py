@@ -16,7 +16,7 @@ from infra.core.operator.helm_values import chart_defaults
 from infra.core.warm import EXPENDABLE_CUTOFF_DEFAULT, PRIORITY_CLASS
 
 if TYPE_CHECKING:
-    from infra.core.plan import Plan
+    from infra.core.scheduling.stack import Plan
 
 # The built-in classes: SystemCriticalPriority = 2 * HighestUserDefinablePriority (1e9), and
 # system-node-critical 1000 above it (kubernetes/kubernetes pkg/apis/scheduling/types.go).
