@@ -47,7 +47,9 @@ def _raw(path: Path, warm: int | None = 1) -> tuple[str, dict[str, Any]]:
     raw = copy.deepcopy(raw)
     if warm is not None:
         for p in raw["gpu-infra:gpuPools"]:
-            p["warm"] = min(warm, p["maxNodes"])
+            # A Capacity Block pool refuses warm (EKS scales it to 0 before the block ends).
+            if p.get("capacityType") != "CAPACITY_BLOCK":
+                p["warm"] = min(warm, p["maxNodes"])
     return name, raw
 
 
@@ -519,3 +521,18 @@ def test_a_gpu_namespace_named_like_the_warm_namespace_is_refused_naming_both_ke
     raw["gpu-infra:gpuNamespaces"] = [{"name": WARM_NAMESPACE, "gpus": 1}]
     errs = _errors(raw)
     assert "gpuPools[0].warm" in errs and "gpuNamespaces[0].name" in errs["gpuPools[0].warm"]
+
+
+def test_warm_is_refused_on_a_capacity_block_pool_that_eks_scales_to_zero_before_it_ends():
+    block = {
+        "machineType": "p5.48xlarge",
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservation": {"id": "cr-0123456789abcdef0"},
+        "zones": ["usw2-az2"],
+    }
+    errs = _errors(_eks(block))
+    assert "gpuPools[0].warm" in errs
+    assert "40 minutes before it ends" in errs["gpuPools[0].warm"]
+    cold = _eks(block)
+    cold["gpu-infra:gpuPools"][0]["warm"] = 0
+    assert build_plan(parse(cold, "t")).warm is None
