@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -29,9 +30,9 @@ from infra.core.scheduling.workloads import Workload
 from infra.core.warm import (
     EXPENDABLE_CUTOFF_DEFAULT,
     PAUSE_IMAGE,
-    WARM_NAMESPACE,
     WARM_PRIORITY,
     idle_nodes,
+    warm_names,
 )
 from infra.planview.table import pool_rows, print_pools, print_totals
 from quota.arithmetic import Reading
@@ -145,11 +146,11 @@ def test_placeholder_pod_is_a_pinned_pause_image_with_no_grace_period_one_per_no
     t = warm_sample("gke-t4").warm.targets[0]  # type: ignore[union-attr]
     d = t.deployment
     spec = d["spec"]["template"]["spec"]
-    assert d["metadata"]["namespace"] == WARM_NAMESPACE
+    assert d["metadata"]["namespace"] == "gpu-warm-gke-t4"
     (c,) = spec["containers"]
     assert c["image"] == PAUSE_IMAGE and ":" in PAUSE_IMAGE and not PAUSE_IMAGE.endswith(":latest")
     assert spec["terminationGracePeriodSeconds"] == 0
-    assert spec["priorityClassName"] == "gpu-infra-warm"
+    assert spec["priorityClassName"] == "gpu-infra-warm-gke-t4"
     (term,) = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "kubernetes.io/hostname"
     assert term["labelSelector"]["matchLabels"] == d["spec"]["selector"]["matchLabels"]
@@ -518,7 +519,7 @@ def test_changing_warm_updates_the_placeholder_deployment_in_place():
 
 def test_a_gpu_namespace_named_like_the_warm_namespace_is_refused_naming_both_keys():
     raw = _gke({"maxNodes": 2, "warm": 1})
-    raw["gpu-infra:gpuNamespaces"] = [{"name": WARM_NAMESPACE, "gpus": 1}]
+    raw["gpu-infra:gpuNamespaces"] = [{"name": warm_names("t")[0], "gpus": 1}]
     errs = _errors(raw)
     assert "gpuPools[0].warm" in errs and "gpuNamespaces[0].name" in errs["gpuPools[0].warm"]
 
@@ -536,3 +537,28 @@ def test_warm_is_refused_on_a_capacity_block_pool_that_eks_scales_to_zero_before
     cold = _eks(block)
     cold["gpu-infra:gpuPools"][0]["warm"] = 0
     assert build_plan(parse(cold, "t")).warm is None
+
+
+@pytest.mark.parametrize(
+    ("stack", "namespace", "klass"),
+    [
+        ("gke-t4", "gpu-warm-gke-t4", "gpu-infra-warm-gke-t4"),
+        ("Prod_EU", "gpu-warm-prod-eu-", "gpu-infra-warm-prod-eu-"),
+        ("x" * 80, "gpu-warm-xxx", "gpu-infra-warm-" + "x" * 80),
+    ],
+    ids=["plain", "renamed-gets-a-hash", "long-namespace-cut-to-63"],
+)
+def test_warm_namespace_and_priority_class_are_per_stack_dns1123_names(
+    stack: str, namespace: str, klass: str
+):
+    ns, pc = warm_names(stack)
+    assert ns.startswith(namespace) and pc.startswith(klass)
+    label = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+    assert len(ns) <= 63 and label.fullmatch(ns)
+    assert len(pc) <= 253 and all(label.fullmatch(part) for part in pc.split("."))
+
+
+def test_two_stacks_on_one_cluster_get_different_warm_objects():
+    a, b = warm_names("Prod_EU"), warm_names("prod-eu")
+    assert a[0] != b[0] and a[1] != b[1]
+    assert warm_names("x" * 80 + "a") != warm_names("x" * 80 + "b")
