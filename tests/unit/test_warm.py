@@ -443,6 +443,29 @@ def test_eks_quota_at_minimum_counts_each_warm_nodes_vcpus():
     assert gpu_rows and all(r.at_min >= 4 for r in gpu_rows)  # g4dn.xlarge: 4 vCPUs a node
 
 
+def _limit_rows(plan: Plan) -> dict[str, Any]:
+    from quota.demand import stack_contributions
+    from quota.limits import stack_limits
+
+    demand = stack_contributions(plan.config, Catalog.load(), plan)
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    rows = stack_limits(demand.cloud, plan, plan.config.region, sizings).rows
+    return {r.key.quota: r for r in rows}
+
+
+def test_node_count_limit_rows_count_warm_nodes_at_minimum_as_the_instance_rows_do():
+    cold, hot = _limit_rows(sample("gke-t4")), _limit_rows(warm_sample("gke-t4"))
+    assert set(cold) == set(hot) and len(hot) == 2
+    cluster, zone = "GKE_NODES_PER_CLUSTER", "GKE_NODES_PER_POOL_ZONE"
+    assert hot[cluster].at_min == cold[cluster].at_min + 1  # the one warm T4 node
+    assert hot[zone].at_min >= max(1, cold[zone].at_min)  # the largest pool zone's, warm included
+    assert all(hot[q].needed == cold[q].needed for q in hot)
+    eks = _limit_rows(warm_sample("eks-g4dn"))
+    per_group = eks["L-BD136A63"]
+    assert 1 <= per_group.at_min <= per_group.needed
+    assert all(r.at_min <= r.needed for r in eks.values())
+
+
 def test_plan_table_shows_warm_nodes_in_the_nodes_cell_and_counts_them_at_minimum():
     plan = warm_sample("gke-t4")
     rows = pool_rows(plan)
