@@ -585,3 +585,15 @@ def test_two_stacks_on_one_cluster_get_different_warm_objects():
     a, b = warm_names("Prod_EU"), warm_names("prod-eu")
     assert a[0] != b[0] and a[1] != b[1]
     assert warm_names("x" * 80 + "a") != warm_names("x" * 80 + "b")
+
+
+def test_cost_warm_note_counts_nodes_at_minimum_without_calling_them_the_minnodes_key():
+    from infra.planview.table import print_cost
+
+    # A best-effort GKE pool: minNodes 1, started with 1 node in each of 3 zones.
+    p = PoolCost("p", 1.0, 3, 8, warm=1)
+    lines: list[str] = []
+    print_cost(Cost((p,), None, "x"), lines.append)
+    (line,) = [ln for ln in lines if "placeholder-held" in ln]
+    assert "minNodes" not in line
+    assert "at minimum 3 nodes: warm 1 placeholder-held (paid while idle), 3 without" in line
