@@ -278,12 +278,14 @@ def _notes(config: StackConfig, targets: Sequence[WarmTarget]) -> list[str]:
         out.append(
             f"gpuPools warm ({names}): gpu-infra runs no autoscaler on platform kubernetes; the "
             "placeholders warm nodes only if the cluster's own autoscaler adds nodes for Pending "
-            "pods, else they just hold GPUs that any other pod preempts"
+            "pods, else they just hold GPUs that any other pod preempts, so the JupyterHub and "
+            "Kubeflow choices promise no warm node"
         )
     autoscaler = getattr(config.cluster, "autoscaler", None)
     if config.platform == "eks" and autoscaler is not None and not autoscaler.enabled:
         out.append(
             f"gpuPools warm ({names}): cluster.autoscaler.enabled is false, so nothing adds a "
-            "node for a Pending placeholder unless the cluster runs its own autoscaler"
+            "node for a Pending placeholder unless the cluster runs its own autoscaler; the "
+            "JupyterHub and Kubeflow choices promise no warm node"
         )
     return out

@@ -379,6 +379,24 @@ def test_eks_warm_with_the_autoscaler_disabled_notes_that_nothing_adds_nodes():
     assert any("cluster.autoscaler.enabled is false" in n for n in plan.notes)
 
 
+def _user_texts(plan: Plan) -> list[str]:
+    op = plan.operator
+    assert op is not None
+    texts = [p["description"] for p in op.integrations["jupyterhub"]["singleuser"]["profileList"]]
+    defaults = op.integrations["kubeflow"]["spawnerFormDefaults"]
+    return texts + [o["displayName"] for o in defaults["tolerationGroup"]["options"]]
+
+
+def test_no_autoscaler_means_the_jupyterhub_and_kubeflow_choices_promise_no_warm_node():
+    onprem = warm_sample("onprem-containerd")
+    assert onprem.warm is not None and not any("warm" in t for t in _user_texts(onprem))
+    name, raw = _raw(STACKS[[p.stem for p in STACKS].index("Pulumi.eks-g4dn")])
+    raw["gpu-infra:cluster"] = {**raw["gpu-infra:cluster"], "autoscaler": {"enabled": False}}
+    off = build_plan(parse(raw, name))
+    assert not any("warm" in t for t in _user_texts(off))
+    assert any("warm" in t for t in _user_texts(warm_sample("eks-g4dn")))
+
+
 def test_placeholder_requests_fit_in_the_running_nodes_cpu_and_memory():
     plan = warm_sample("gke-t4")
     t = plan.warm.targets[0]  # type: ignore[union-attr]
