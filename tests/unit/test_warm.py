@@ -289,7 +289,7 @@ def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
     assert any("Insufficient nvidia.com/gpu" in p for p in check_fit(broken, nodes))
 
 
-def test_a_proof_finding_is_a_config_error_at_the_pools_warm_key_or_the_integrations():
+def test_a_proof_finding_is_a_config_error_at_the_pools_warm_key_or_the_pool_it_targets():
     from infra.core.scheduling.proof import proof_issues
 
     plan = warm_sample("eks-g4dn")
@@ -298,8 +298,9 @@ def test_a_proof_finding_is_a_config_error_at_the_pools_warm_key_or_the_integrat
     running = nodes[name].running
     labels = {k: v for k, v in running.labels.items() if k != "gpu-infra/pool"}
     broken = {**nodes, name: replace(nodes[name], running=replace(running, labels=labels))}
-    paths = {i.path for i in proof_issues(plan, broken)}
-    assert {"gpuPools[0].warm", "integrations.jupyterhub"} <= paths
+    issues = proof_issues(plan, broken)
+    assert {"gpuPools[0].warm", "gpuPools[0]"} <= {i.path for i in issues}
+    assert any(i.path == "gpuPools[0]" and "jupyterhub" in i.reason for i in issues)
     assert proof_issues(plan) == []
 
 

@@ -178,13 +178,13 @@ def _findings(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[tuple[str, str
 
 
 def _workload_key(w: Workload, pool_key: Any) -> str:
-    """The config key a workload comes from: a pool's ``warm`` / ``smokeTest``, or the
-    integration's settings."""
+    """The config key a workload comes from: a pool's ``warm`` / ``smokeTest``, or for an
+    integration's pod the pool it targets (the finding names the integration)."""
     if w.consumer == "warm":
         return pool_key(w.pod.name.removeprefix("warm/"), "warm")
     if w.consumer == "smoke-test":
         return pool_key(w.pools[0], "smokeTest")
-    return f"integrations.{w.consumer}"
+    return pool_key(w.pools[0]) if w.pools else "gpuPools"
 
 
 def prove(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[str]:
