@@ -316,6 +316,19 @@ def test_build_plan_runs_the_proof_and_refuses_a_stack_it_fails(monkeypatch: pyt
     assert e.value.issues == (bad,)
 
 
+def test_a_stack_the_proof_fails_exits_2_naming_the_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import infra.core.plan as plan_module
+    from infra import plan as plan_cli
+    from infra.core.errors import ConfigIssue
+
+    bad = ConfigIssue("gpuPools[0].warm", "the scheduling proof fails: x")
+    monkeypatch.setattr(plan_module, "proof_issues", lambda plan: [bad])
+    assert plan_cli.main(["--stack", "gke-t4"]) == 2
+    assert "gpuPools[0].warm: the scheduling proof fails: x" in capsys.readouterr().err
+
+
 def test_the_proof_checks_every_placeholder_of_a_warm_plan():
     plan = warm_sample("eks-g4dn")
     warm = [w for w in plan_workloads(plan) if w.consumer == "warm"]
