@@ -82,13 +82,14 @@ class LimitDemand:
     notes: tuple[tuple[str, str], ...] = ()
 
 
-def _row(lim: ServiceLimit, region: str, needed: int, why: list[str]) -> DemandRow:
+def _row(lim: ServiceLimit, region: str, needed: int, why: list[str], at_min: int = 0) -> DemandRow:
     return DemandRow(
         key=limit_key(lim, region),
         name=lim.name,
         needed=needed,
         pools=tuple(why),
         source=lim.source,
+        at_min=at_min,
     )
 
 
@@ -113,13 +114,14 @@ def eks_limits(plan: Any, region: str, sizings: Any = ()) -> LimitDemand:
     replaced = [s for s in sizings if s.replaced_groups]
     why += [f"{s.name}: {s.replaced_groups} node group(s)" for s in replaced]
     total = len(groups) + sum(s.replaced_groups for s in replaced)
-    rows = [_row(per_cluster, region, total, why)]
+    # Node groups exist at any size: all of them count at minimum too.
+    rows = [_row(per_cluster, region, total, why, at_min=total)]
     if largest is not None:
-        rows.append(
-            _row(
-                per_group, region, largest[2], [f"{largest[1]}: maxSize {largest[2]} (the largest)"]
-            )
-        )
+        # Its pool's nodes at minimum (minNodes, or warm where more, as the INSTANCES rows count
+        # them), at most the group's size.
+        at_min = {s.name: s.min_nodes for s in sizings}.get(largest[0], 0)
+        why_group = [f"{largest[1]}: maxSize {largest[2]} (the largest)"]
+        rows.append(_row(per_group, region, largest[2], why_group, min(at_min, largest[2])))
     return LimitDemand(
         tuple(rows), bool(eks.existing), eks.cluster_name, frozenset(ng for _, ng, _ in groups)
     )
@@ -143,15 +145,23 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
         for s in own
     ]
     top = max(zone_counts, key=lambda x: x[1], default=("-", 0))
+    # At minimum (minNodes, or warm where more, as the GPU rows count them), no surge.
+    zone_min = max(
+        (s.min_nodes if s.auto_created else -(-s.min_nodes // max(1, len(s.zones))) for s in own),
+        default=0,
+    )
     surge = max((s.surge for s in own), default=0)  # GKE upgrades one pool at a time
     total = sum(s.max_nodes for s in own) + surge
     rows = (
-        _row(per_zone, region, top[1], [f"{top[0]}: {top[1]} nodes per zone (the largest)"]),
+        _row(
+            per_zone, region, top[1], [f"{top[0]}: {top[1]} nodes per zone (the largest)"], zone_min
+        ),
         _row(
             per_cluster,
             region,
             total,
             [f"{s.name}: {s.max_nodes} nodes" for s in own] + [f"surge: +{surge}"] * bool(surge),
+            sum(s.min_nodes for s in own),
         ),
     )
     cluster = plan.gke.cluster

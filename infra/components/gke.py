@@ -405,8 +405,9 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                     timeout_minutes=_pool_timeout(p),
                 ),
             )
+        self.classes: dict[str, k8s.apiextensions.CustomResource] = {}
         for cc in plan.compute_classes:
-            k8s.apiextensions.CustomResource(
+            self.classes[cc.name] = k8s.apiextensions.CustomResource(
                 f"{name}-{cc.name}-class",
                 api_version="cloud.google.com/v1",
                 kind="ComputeClass",
@@ -637,5 +638,6 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
         ready=cluster.ready,
         owner=cluster.created,
         pools=dict(pools.pools),
+        classes=dict(pools.classes),
     )
     return handle, pools

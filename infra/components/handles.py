@@ -24,6 +24,7 @@ class ClusterHandle:
             are ``deletedWith`` it); ``None`` for an existing or a protected cluster, whose objects
             are deleted one by one.
         pools: GPU pool name -> the resource a workload on it waits for (smoke-test Jobs).
+        classes: GKE ComputeClass name -> its resource (warm placeholders select the class).
     """
 
     name: pulumi.Input[str]
@@ -33,3 +34,4 @@ class ClusterHandle:
     ready: list[pulumi.Resource] = field(default_factory=list)
     owner: pulumi.Resource | None = None
     pools: Mapping[str, pulumi.Resource] = field(default_factory=dict)
+    classes: Mapping[str, pulumi.Resource] = field(default_factory=dict)

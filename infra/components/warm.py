@@ -1,7 +1,8 @@
 """Warm GPUs: the placeholders' namespace, PriorityClass and one Deployment per warm pool.
 
 Thin: every object comes from ``WarmPlan`` (``infra.core.warm``). The Deployments wait for the
-cluster's ``ready`` resources and the pools they hold nodes of, never for the placeholders to run.
+cluster's ``ready`` resources, the pools they hold nodes of and the GKE ComputeClass they select,
+never for the placeholders to run.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class WarmGpus(pulumi.ComponentResource):
         *,
         owner: pulumi.Resource | None = None,
         pools: Mapping[str, pulumi.Resource] | None = None,
+        classes: Mapping[str, pulumi.Resource] | None = None,
     ) -> None:
         super().__init__("gpu-infra:k8s:WarmGpus", name, None, opts)
         for note in plan.notes:
@@ -64,6 +66,9 @@ class WarmGpus(pulumi.ComponentResource):
         for t in plan.targets:
             d = t.deployment
             held = [p for m in t.members if (p := (pools or {}).get(m)) is not None]
+            # A ComputeClass pool's placeholders select the class: without it they never land.
+            if (cc := (classes or {}).get(t.pool)) is not None:
+                held.append(cc)
             self.deployments[t.pool] = k8s.apps.v1.Deployment(
                 f"{name}-{t.pool}",
                 metadata=k8s.meta.v1.ObjectMetaArgs(**d["metadata"]),
@@ -85,6 +90,7 @@ def build_warm(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
         ready=cluster.ready,
         owner=cluster.owner,
         pools=cluster.pools,
+        classes=cluster.classes,
     )
     return {
         "warmGpus": {

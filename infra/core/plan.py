@@ -17,6 +17,7 @@ from infra.core.errors import Issues
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
 from infra.core.receivers import check_plan
+from infra.core.scheduling.proof import proof_issues
 from infra.core.warm import WarmPlan, plan_warm
 
 if TYPE_CHECKING:  # each platform's planner is imported only for a stack of that platform
@@ -97,5 +98,9 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
     )
     # The backstop: what the plan sends, checked as each receiver checks it (infra.core.receivers).
     issues.extend(check_plan(plan))
+    issues.raise_if_any()
+    # Every pod the plan creates or describes lands and is admitted (well under a millisecond
+    # per sample stack, so on every plan, not only where a pool sets `warm`).
+    issues.extend(proof_issues(plan))
     issues.raise_if_any()
     return plan

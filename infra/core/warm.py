@@ -15,6 +15,8 @@ beside the ones users hold (up to maxNodes). ``idle_nodes`` is that rule; cost a
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,14 +24,18 @@ from typing import Any
 from infra.core.config.stack import StackConfig
 from infra.core.integrations.scheduling import workload_targets
 from infra.core.pools import PoolHints
+from infra.core.rules.limits import limit
 
 Manifest = dict[str, Any]
 
 # A namespace of its own: not kube-system, whose non-DaemonSet pods block scale-down
 # (cluster-autoscaler/FAQ.md "What types of pods can prevent CA from removing a node?"), and not a
-# team namespace, whose GPU ResourceQuota the placeholders would use up.
+# team namespace, whose GPU ResourceQuota the placeholders would use up. Both names end in the
+# stack's name (``warm_names``): they are cluster-wide, and a second stack on the cluster must
+# neither collide with them nor delete them on destroy.
 WARM_NAMESPACE = "gpu-warm"
 PRIORITY_CLASS = "gpu-infra-warm"
+_HASH = 8
 # Pods below --expendable-pods-priority-cutoff (default -10) never trigger a scale-up:
 # IsExpendablePod is `priority < cutoff` (kubernetes/autoscaler
 # cluster-autoscaler/core/utils/expendable.go; the flag in cluster-autoscaler/config/flags/flags.go).
@@ -93,23 +99,51 @@ def warm_of(config: StackConfig) -> dict[str, int]:
     return {p.name: p.warm for p in config.pools}
 
 
+def warm_names(stack: str) -> tuple[str, str]:
+    """``(namespace, PriorityClass)`` of a stack's placeholders: ``gpu-warm-<stack>`` and
+    ``gpu-infra-warm-<stack>``, the stack's name lowercased with other characters as ``-`` (a
+    namespace is a DNS-1123 label of at most 63 characters, a PriorityClass a DNS-1123 subdomain
+    of at most 253; k8s.io/apimachinery pkg/util/validation/validation.go). A name that had to
+    change, or to be cut, ends in 8 hex characters of the stack name's SHA-256, so two stacks
+    never share one."""
+    slug = re.sub(r"[^a-z0-9]+", "-", stack.lower()).strip("-")
+    digest = hashlib.sha256(stack.encode()).hexdigest()[:_HASH]
+    if slug != stack:
+        slug = f"{slug}-{digest}" if slug else digest
+
+    def fitted(prefix: str, most: int) -> str:
+        name = f"{prefix}-{slug}"
+        if len(name) <= most:
+            return name
+        return f"{name[: most - _HASH - 1].rstrip('-')}-{digest}"
+
+    return (
+        fitted(WARM_NAMESPACE, limit("k8s.dns1123_label")),
+        fitted(PRIORITY_CLASS, limit("k8s.dns1123_subdomain")),
+    )
+
+
 def idle_nodes(min_nodes: int, warm: int) -> int:
     """Nodes a pool runs with no user on it: the placeholders fill the minNodes first."""
     return max(min_nodes, warm)
 
 
 def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
-    """GPU units one placeholder requests: a node's worth as the autoscaler sees it at zero.
+    """GPU units one placeholder requests: a whole-GPU pool's every GPU, else one slot.
 
-    The template node of a scale-from-zero pool advertises ``nvidia.com/gpu`` = the machine's
-    GPUs; operator time-slicing and MIG appear on the running node only (infra.core.scheduling
-    .nodes). A placeholder must fit the template or the autoscaler never adds its node, so on an
-    operator-shared pool it holds the GPU count (users share the node's other slots beside it and
-    preempt it once those are taken). GKE's own sharing is in the template: the node's slots.
+    A shared resource admits at most 1 per container: GKE time-sharing / MPS ("at most 1
+    nvidia.com/gpu can be requested on GPU nodes", UnexpectedAdmissionError,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus) and operator
+    time-slicing with failRequestsGreaterThanOne ("maximum request size for shared resources is 1",
+    NVIDIA/k8s-device-plugin internal/rm/rm.go). A MIG pool (GKE partitions, operator single or
+    mixed) gets one instance of its profile: "Each slice can be allocated to one container"
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi). One slot still keeps the
+    node: one placeholder per node (anti-affinity), users take its other slots beside it.
     """
-    if h.gke_sharing or (hints["timeSlicingReplicas"] is None and hints["migStrategy"] is None):
-        return int(hints["slotsPerNode"])
-    return h.gpus_per_node
+    mig = hints["migConfig"] not in (None, "all-disabled")
+    if h.gke_sharing or hints["timeSlicingReplicas"] is not None or mig:
+        return 1
+    return int(hints["slotsPerNode"])
 
 
 def plan_warm(
@@ -117,6 +151,7 @@ def plan_warm(
 ) -> WarmPlan | None:
     """Placeholders for every pool with ``warm`` > 0; ``None`` when no pool asks for any."""
     warm = warm_of(config)
+    namespace, klass = warm_names(config.stack)
     targets: list[WarmTarget] = []
     for h, hints, members in workload_targets(pools, scheduling):
         n = warm.get(h.name, 0)
@@ -130,7 +165,7 @@ def plan_warm(
                 replicas=n,
                 resource=resource,
                 count=count,
-                deployment=deployment(h.name, n, hints, resource, count),
+                deployment=deployment(h.name, n, hints, (resource, count), (namespace, klass)),
             )
         )
     if not targets:
@@ -139,20 +174,20 @@ def plan_warm(
         namespace={
             "apiVersion": "v1",
             "kind": "Namespace",
-            "metadata": {"name": WARM_NAMESPACE, "labels": {**RESTRICTED_PSA, **MANAGED_BY}},
+            "metadata": {"name": namespace, "labels": {**RESTRICTED_PSA, **MANAGED_BY}},
         },
-        priority_class=priority_class(),
+        priority_class=priority_class(klass),
         targets=tuple(targets),
         notes=tuple(_notes(config, targets)),
     )
 
 
-def priority_class() -> Manifest:
+def priority_class(name: str) -> Manifest:
     """The placeholders' PriorityClass: below every pod (0 by default), never preempting."""
     return {
         "apiVersion": "scheduling.k8s.io/v1",
         "kind": "PriorityClass",
-        "metadata": {"name": PRIORITY_CLASS, "labels": dict(MANAGED_BY)},
+        "metadata": {"name": name, "labels": dict(MANAGED_BY)},
         "value": WARM_PRIORITY,
         # Never: a placeholder waits for a free node and evicts no one
         # (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#non-preempting-priority-class).
@@ -163,9 +198,16 @@ def priority_class() -> Manifest:
 
 
 def deployment(
-    pool: str, replicas: int, hints: Mapping[str, Any], resource: str, count: int
+    pool: str,
+    replicas: int,
+    hints: Mapping[str, Any],
+    request: tuple[str, int],
+    names: tuple[str, str],
 ) -> Manifest:
-    """The placeholder Deployment of one pool."""
+    """The placeholder Deployment of one pool: ``request`` (resource, count) per placeholder, in
+    the stack's ``names`` (namespace, PriorityClass)."""
+    resource, count = request
+    namespace, klass = names
     labels = {**APP_LABEL, POOL_LABEL: pool}
     container = {
         "name": "pause",
@@ -187,7 +229,7 @@ def deployment(
         },
     }
     spec = {
-        "priorityClassName": PRIORITY_CLASS,
+        "priorityClassName": klass,
         # A preempted placeholder frees its node at once.
         "terminationGracePeriodSeconds": 0,
         "automountServiceAccountToken": False,
@@ -210,7 +252,7 @@ def deployment(
         "kind": "Deployment",
         "metadata": {
             "name": f"warm-{pool}",
-            "namespace": WARM_NAMESPACE,
+            "namespace": namespace,
             "labels": {**labels, **MANAGED_BY},
             # `pulumi up` does not wait for the placeholders to run: that takes a GPU node's
             # boot, driver and device plugin ("pulumi.com/skipAwait",
@@ -236,12 +278,14 @@ def _notes(config: StackConfig, targets: Sequence[WarmTarget]) -> list[str]:
         out.append(
             f"gpuPools warm ({names}): gpu-infra runs no autoscaler on platform kubernetes; the "
             "placeholders warm nodes only if the cluster's own autoscaler adds nodes for Pending "
-            "pods, else they just hold GPUs that any other pod preempts"
+            "pods, else they just hold GPUs that any other pod preempts, so the JupyterHub and "
+            "Kubeflow choices promise no warm node"
         )
     autoscaler = getattr(config.cluster, "autoscaler", None)
     if config.platform == "eks" and autoscaler is not None and not autoscaler.enabled:
         out.append(
             f"gpuPools warm ({names}): cluster.autoscaler.enabled is false, so nothing adds a "
-            "node for a Pending placeholder unless the cluster runs its own autoscaler"
+            "node for a Pending placeholder unless the cluster runs its own autoscaler; the "
+            "JupyterHub and Kubeflow choices promise no warm node"
         )
     return out

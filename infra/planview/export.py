@@ -5,7 +5,9 @@
 - ``DIR/manifests/<kind>-<namespace>-<name>.yaml``: every Kubernetes object the stack creates,
   one per file (no ordinal: removing one renames no other), and ``DIR/manifests/kustomization.yaml``
   listing them in creation order; ``DIR/workloads/`` likewise for objects that request an
-  ``nvidia.com/`` resource (GPU smoke tests), which must wait for the charts;
+  ``nvidia.com/`` resource (GPU smoke tests), which must wait for the charts; ``DIR/unawaited/``
+  the objects Pulumi does not wait for (the warm placeholders), in an Application of the last
+  wave and a Flux Kustomization with ``wait: false``, so nothing waits for a GPU node to boot;
 - ``DIR/helm/<release>.values.yaml``: the values of each Helm release, headed by why each is set;
 - ``DIR/argocd/<release>.yaml``: an Argo CD ``Application`` per chart, version pinned, values
   inline (``spec.source.helm.valuesObject``: https://argo-cd.readthedocs.io/en/stable/user-guide/helm/),
@@ -120,6 +122,14 @@ def _reasons(plan: Any, release_name: str) -> Mapping[str, str]:
 # the parent (argocd-root/) and the README shows the setting.
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS, WAVE_WORKLOADS = "-1", "0", "1", "2"
+# Objects Pulumi does not wait for (pulumi.com/skipAwait: the warm placeholders, Ready only once a
+# GPU node boots, maybe never in a Spot stockout) go in unawaited/, their own Application in the
+# last wave, so no other one waits for its health (Argo CD's Deployment health needs the updated
+# replicas available: https://argo-cd.readthedocs.io/en/stable/operator-manual/health/), and
+# their own Flux Kustomization with wait false and no healthChecks: Ready once applied
+# (https://fluxcd.io/flux/components/kustomize/kustomizations/#wait, #health-checks).
+WAVE_UNAWAITED = "3"
+SKIP_AWAIT = "pulumi.com/skipAwait"
 FIRST_KINDS = ("Namespace", "ConfigMap")
 # Workloads that request a resource only the charts bring (nvidia.com/gpu, advertised by the device
 # plugin the GPU Operator installs) stay Pending until the charts are up: they go in workloads/, a
@@ -148,6 +158,7 @@ OWNER_FILE = ".gpu-infra-export.json"
 MANIFESTS_APP = "gpu-infra-manifests"
 WORKLOADS_APP = "gpu-infra-workloads"
 RELEASES_KUSTOMIZATION = "gpu-infra-releases"
+UNAWAITED_APP = "gpu-infra-unawaited"
 ROOT_APP = "gpu-infra"
 
 
@@ -175,6 +186,12 @@ def needs_charts(manifest: Mapping[str, Any]) -> bool:
         return False
 
     return walk(manifest.get("spec"))
+
+
+def not_awaited(manifest: Mapping[str, Any]) -> bool:
+    """Whether Pulumi skips waiting for ``manifest`` (so a GitOps tool must not wait either)."""
+    notes = (manifest.get("metadata") or {}).get("annotations") or {}
+    return str(notes.get(SKIP_AWAIT, "")).lower() == "true"
 
 
 def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
@@ -271,7 +288,10 @@ def root_application(path: str) -> dict[str, Any]:
 
 
 def flux_kustomizations(
-    manifests: str | None, releases: str | None, workloads: str | None = None
+    manifests: str | None,
+    releases: str | None,
+    workloads: str | None = None,
+    unawaited: str | None = None,
 ) -> list[dict[str, Any]]:
     """Flux Kustomizations for ``manifests/``, the releases and ``workloads/``, each after the one
     before (``dependsOn``); paths in the Git repository of the ``flux-system`` source. Each waits
@@ -297,15 +317,29 @@ def flux_kustomizations(
         if previous:
             spec["dependsOn"] = [{"name": previous}]
         previous = name
-        docs.append(
-            {
-                "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
-                "kind": "Kustomization",
-                "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
-                "spec": spec,
-            }
-        )
+        docs.append(_kustomization(name, spec))
+    if unawaited is not None:
+        # After the charts (or manifests), beside the workloads; never waited for.
+        after = RELEASES_KUSTOMIZATION if releases else MANIFESTS_APP if manifests else None
+        spec = {
+            "interval": "10m",
+            "path": unawaited,
+            "prune": True,
+            "sourceRef": {"kind": "GitRepository", "name": FLUX_GIT_SOURCE},
+            "wait": False,
+            **({"dependsOn": [{"name": after}]} if after else {}),
+        }
+        docs.append(_kustomization(UNAWAITED_APP, spec))
     return docs
+
+
+def _kustomization(name: str, spec: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "apiVersion": "kustomize.toolkit.fluxcd.io/v1",
+        "kind": "Kustomization",
+        "metadata": {"name": name, "namespace": FLUX_NAMESPACE},
+        "spec": spec,
+    }
 
 
 def chart_source(rel: Mapping[str, Any]) -> tuple[str, str, bool]:
@@ -443,13 +477,16 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
     """Every file of the export: path under the directory -> text (``repo_path``: the directory's
     path in the Git repository, for the Argo CD and Flux objects that point at it)."""
     files: dict[str, str] = {}
-    objects = [gitops_object(m) for m in kubernetes_objects(recording.resources)]
+    raw = kubernetes_objects(recording.resources)
+    unawaited = [gitops_object(m) for m in raw if not_awaited(m)]
+    objects = [gitops_object(m) for m in raw if not not_awaited(m)]
     early = [m for m in objects if not needs_charts(m)]
     late = [m for m in objects if needs_charts(m)]
-    dirs = {"manifests": early, "workloads": late}
+    dirs = {"manifests": early, "workloads": late, "unawaited": unawaited}
     apps = {
         "manifests": (MANIFESTS_APP, WAVE_MANIFESTS),
         "workloads": (WORKLOADS_APP, WAVE_WORKLOADS),
+        "unawaited": (UNAWAITED_APP, WAVE_UNAWAITED),
     }
     for directory, found in dirs.items():
         if found:
@@ -476,6 +513,7 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
         f"./{repo_path}/manifests" if early else None,
         f"./{repo_path}/flux/releases" if releases else None,
         f"./{repo_path}/workloads" if late else None,
+        f"./{repo_path}/unawaited" if unawaited else None,
     )
     if flux:
         files["flux/gpu-infra.yaml"] = "---\n".join(dump(d) for d in flux)

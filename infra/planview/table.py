@@ -260,7 +260,10 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         if p.warm:
             out(
                 f"  {p.name}: at minimum {p.idle_nodes} node{'s' if p.idle_nodes > 1 else ''}: "
-                f"warm {p.warm} placeholder-held (paid while idle), minNodes {p.min_nodes}"
+                # min_nodes is the pool's minimum as run (a GKE pool's initial nodes per zone may
+                # outweigh the stack's minNodes), not the config key.
+                f"warm {p.warm} placeholder-held (paid while idle), {p.min_nodes} without "
+                "placeholders"
             )
     if cost.own_hardware:
         return

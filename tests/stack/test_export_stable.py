@@ -59,3 +59,27 @@ def test_exported_documents_start_with_api_version_kind_and_metadata(stack):
             keys = [ln.split(":")[0] for ln in doc.splitlines() if ln and ln[0].isalpha()]
             assert keys[:2] == ["apiVersion", "kind"], path
             assert "metadata" not in keys or keys[2] == "metadata", path
+
+
+def test_warm_placeholders_export_to_their_own_unawaited_app_and_kustomization_never_waited_for():
+    import yaml
+
+    plan, recording = planned("gke-l4-spot")  # warm: 1
+    files = export_files(plan, recording, "gitops")
+    placeholders = [p for p in files if p.startswith("unawaited/deployment-")]
+    assert placeholders and not any(p.startswith("workloads/deployment-gpu-warm") for p in files)
+    assert "pulumi.com/skipAwait" not in files[placeholders[0]]
+    app = yaml.safe_load(files["argocd/gpu-infra-unawaited.yaml"])
+    waves = [
+        int(yaml.safe_load(t)["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+        for p, t in files.items()
+        if p.startswith("argocd/") and p != "argocd/gpu-infra-unawaited.yaml"
+    ]
+    assert int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"]) > max(waves)
+    flux = {d["metadata"]["name"]: d for d in yaml.safe_load_all(files["flux/gpu-infra.yaml"])}
+    warm = flux["gpu-infra-unawaited"]["spec"]
+    assert warm["wait"] is False and "healthChecks" not in warm
+    assert warm["path"] == "./gitops/unawaited"
+    assert all(
+        d["spec"].get("dependsOn") != [{"name": "gpu-infra-unawaited"}] for d in flux.values()
+    )

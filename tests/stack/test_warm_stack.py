@@ -30,3 +30,20 @@ def test_diff_adding_warm_1_creates_the_placeholders_and_raises_cost_at_minimum_
     node = 0.82321 + 100 * 0.10 / 730 + 0.005
     assert doc["cost"]["atMinPerHour"]["change"] == pytest.approx(node, abs=1e-4)
     assert doc["cost"]["atMaxPerHour"]["change"] == 0
+
+
+def test_a_compute_class_pools_placeholder_deployment_waits_for_its_compute_class():
+    from tests.stack.test_export_stable import planned
+
+    _, recording = planned("gke-l4-spot")  # warm: 1 on a pool with fallback (a ComputeClass)
+    by_type: dict[str, list[str]] = {}
+    for r in recording.resources:
+        by_type.setdefault(r.type, []).append(r.urn)
+    (klass,) = by_type["kubernetes:cloud.google.com/v1:ComputeClass"]
+    (deployment,) = [
+        r
+        for r in recording.resources
+        if r.type == "kubernetes:apps/v1:Deployment"
+        and r.inputs["metadata"]["name"].startswith("warm-")
+    ]
+    assert klass in deployment.depends_on

@@ -28,9 +28,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("operator",),
     ("warm",),
     ("receivers",),
+    ("scheduling",),
     ("plan",),
     ("platform_cost", "lifecycle"),
-    ("cost", "diff", "scheduling"),
+    ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))
 # What the layers above may import from a platform package: its plan types.

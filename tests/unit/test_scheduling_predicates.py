@@ -17,6 +17,7 @@ from infra.core.scheduling.predicates import (
     quota_problem,
     requirement_matches,
     resource_problem,
+    shared_request_problem,
     taint_problem,
     term_matches,
     tolerates,
@@ -169,6 +170,18 @@ def test_a_request_above_allocatable_does_not_fit_and_equal_does():
     p = pod(containers=[{"resources": {"limits": {"nvidia.com/gpu": "4"}}}])
     assert resource_problem(p, node(**{"nvidia.com/gpu": 3})) is not None
     assert resource_problem(p, node(**{"nvidia.com/gpu": 4})) is None
+
+
+def test_a_container_requests_at_most_1_of_a_shared_resource_summed_over_containers_is_fine():
+    shared = Node("n", {}, (), {"nvidia.com/gpu": Fraction(8)}, frozenset({"nvidia.com/gpu"}))
+    one_each = pod(
+        containers=[{"resources": {"limits": {"nvidia.com/gpu": "1"}}} for _ in range(2)]
+    )
+    two = pod(containers=[{"resources": {"limits": {"nvidia.com/gpu": "2"}}}])
+    assert shared_request_problem(one_each, shared) is None
+    assert "at most 1 per container" in str(shared_request_problem(two, shared))
+    assert shared_request_problem(two, node(nvidia_com_gpu=8)) is None  # not shared: 2 is fine
+    assert any("shared nvidia.com/gpu" in p for p in fit_problems(two, shared))
 
 
 def test_fit_reports_every_failed_filter():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import re
 from dataclasses import replace
 from fractions import Fraction
 from pathlib import Path
@@ -29,9 +30,9 @@ from infra.core.scheduling.workloads import Workload
 from infra.core.warm import (
     EXPENDABLE_CUTOFF_DEFAULT,
     PAUSE_IMAGE,
-    WARM_NAMESPACE,
     WARM_PRIORITY,
     idle_nodes,
+    warm_names,
 )
 from infra.planview.table import pool_rows, print_pools, print_totals
 from quota.arithmetic import Reading
@@ -47,7 +48,9 @@ def _raw(path: Path, warm: int | None = 1) -> tuple[str, dict[str, Any]]:
     raw = copy.deepcopy(raw)
     if warm is not None:
         for p in raw["gpu-infra:gpuPools"]:
-            p["warm"] = min(warm, p["maxNodes"])
+            # A Capacity Block pool refuses warm (EKS scales it to 0 before the block ends).
+            if p.get("capacityType") != "CAPACITY_BLOCK":
+                p["warm"] = min(warm, p["maxNodes"])
     return name, raw
 
 
@@ -143,11 +146,11 @@ def test_placeholder_pod_is_a_pinned_pause_image_with_no_grace_period_one_per_no
     t = warm_sample("gke-t4").warm.targets[0]  # type: ignore[union-attr]
     d = t.deployment
     spec = d["spec"]["template"]["spec"]
-    assert d["metadata"]["namespace"] == WARM_NAMESPACE
+    assert d["metadata"]["namespace"] == "gpu-warm-gke-t4"
     (c,) = spec["containers"]
     assert c["image"] == PAUSE_IMAGE and ":" in PAUSE_IMAGE and not PAUSE_IMAGE.endswith(":latest")
     assert spec["terminationGracePeriodSeconds"] == 0
-    assert spec["priorityClassName"] == "gpu-infra-warm"
+    assert spec["priorityClassName"] == "gpu-infra-warm-gke-t4"
     (term,) = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert term["topologyKey"] == "kubernetes.io/hostname"
     assert term["labelSelector"]["matchLabels"] == d["spec"]["selector"]["matchLabels"]
@@ -173,31 +176,106 @@ def test_a_compute_class_pool_warms_the_class_so_any_of_its_priorities_may_serve
     assert len(t.members) > 1
 
 
-@pytest.mark.parametrize(
-    ("pool", "resource", "count"),
-    [
-        ({"machineType": "a2-highgpu-8g"}, "nvidia.com/gpu", 8),
-        ({"machineType": "g2-standard-24", "sharing": {"replicas": 4}}, "nvidia.com/gpu", 2),
-        ({"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}}, "nvidia.com/gpu", 1),
-    ],
-    ids=["whole-a100x8", "time-sliced-l4x2", "operator-mig-single"],
-)
-def test_placeholder_holds_a_node_of_gpus_as_the_autoscaler_template_shows_it(
-    pool, resource, count
-):
+def _eks(pool: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "aws:region": "us-west-2",
+        "gpu-infra:platform": "eks",
+        "gpu-infra:cluster": CLUSTERS["eks"],
+        "gpu-infra:gpuPools": [{"name": "p", "maxNodes": 2, "warm": 1, **pool}],
+        "gpu-infra:gpuOperator": {},
+    }
+
+
+def _gke_pool(pool: dict[str, Any], operator: bool = True) -> dict[str, Any]:
     raw = _gke({"maxNodes": 2, "warm": 1, **pool})
-    raw["gpu-infra:gpuPools"][0].pop("gpu") if "gpu" not in pool else None
-    plan = build_plan(parse(raw, "t"))
+    if "gpu" not in pool:
+        raw["gpu-infra:gpuPools"][0].pop("gpu")
+    if not operator:
+        raw["gpu-infra:gpuOperator"] = {"enabled": False}
+    return raw
+
+
+_RENAMED = {"strategy": "time-slicing", "replicas": 4, "renameByDefault": True}
+_GKE_TIME_SHARING = {"strategy": "time-sharing", "maxSharedClientsPerGpu": 4}
+# (stack, the resource a placeholder requests, how many)
+_SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
+    "whole-a100x8": (_gke_pool({"machineType": "a2-highgpu-8g"}), "nvidia.com/gpu", 8),
+    "gke-time-sharing-t4x2": (
+        _gke_pool(
+            {"gpu": {"type": "nvidia-tesla-t4", "count": 2, "sharing": _GKE_TIME_SHARING}}, False
+        ),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "time-sliced-l4x2": (
+        _gke_pool({"machineType": "g2-standard-24", "sharing": {"replicas": 4}}),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "time-sliced-renamed-g4dn12": (
+        _eks({"machineType": "g4dn.12xlarge", "sharing": _RENAMED}),
+        "nvidia.com/gpu.shared",
+        1,
+    ),
+    "operator-mig-single": (
+        _gke_pool({"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}}),
+        "nvidia.com/gpu",
+        1,
+    ),
+    "operator-mig-mixed-p4d": (
+        _eks(
+            {
+                "machineType": "p4d.24xlarge",
+                "mig": {"strategy": "mixed", "config": "all-1g.5gb"},
+            }
+        ),
+        "nvidia.com/mig-1g.5gb",
+        1,
+    ),
+}
+
+
+@pytest.mark.parametrize("shape", list(_SHAPES))
+def test_placeholder_holds_every_gpu_of_a_whole_gpu_pool_and_one_slot_of_a_shared_or_mig_one(
+    shape: str,
+):
+    raw, resource, count = _SHAPES[shape]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
     (t,) = plan.warm.targets  # type: ignore[union-attr]
     assert (t.resource, t.count) == (resource, count)
     assert prove(plan) == []
 
 
-def test_gke_shared_pool_placeholder_holds_every_slot_gke_advertises_per_node():
+def test_gke_shared_pool_placeholder_requests_one_slot_as_gke_admits_at_most_one_per_container():
     plan = warm_sample("gke-a100-mig")  # 1g.5gb partitions x 2 time-sharing clients
     (t,) = plan.warm.targets  # type: ignore[union-attr]
-    assert (t.resource, t.count) == ("nvidia.com/gpu", 14)
+    (c,) = t.deployment["spec"]["template"]["spec"]["containers"]
+    assert c["resources"]["limits"]["nvidia.com/gpu"] == "1"
+    assert (t.resource, t.count) == ("nvidia.com/gpu", 1)
     assert prove(plan) == []
+
+
+@pytest.mark.parametrize(
+    "shape", ["gke-time-sharing-t4x2", "time-sliced-l4x2", "time-sliced-renamed-g4dn12"]
+)
+def test_a_container_requesting_more_than_one_shared_slot_fails_the_proof(shape: str):
+    from infra.core.scheduling.proof import check_fit
+
+    raw, resource, _ = _SHAPES[shape]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
+    w = next(w for w in plan_workloads(plan) if w.consumer == "warm")
+    two = {**w.pod.containers[0], resource: Fraction(2)}
+    broken = replace(w, pod=replace(w.pod, containers=(two,)))
+    assert any(
+        f"requests 2 of shared {resource}: at most 1 per container" in p
+        for p in check_fit(broken, pool_nodes(plan))
+    )
+
+
+def test_two_mig_instances_in_one_container_are_not_refused_as_shared():
+    raw, _, _ = _SHAPES["operator-mig-single"]
+    plan = build_plan(parse(copy.deepcopy(raw), "t"))
+    assert all(not pn.running.shared for pn in pool_nodes(plan).values())
 
 
 def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
@@ -209,6 +287,46 @@ def test_one_gpu_more_than_the_template_node_has_makes_the_proof_fail():
     from infra.core.scheduling.proof import check_fit
 
     assert any("Insufficient nvidia.com/gpu" in p for p in check_fit(broken, nodes))
+
+
+def test_a_proof_finding_is_a_config_error_at_the_pools_warm_key_or_the_pool_it_targets():
+    from infra.core.scheduling.proof import proof_issues
+
+    plan = warm_sample("eks-g4dn")
+    nodes = pool_nodes(plan)
+    name = plan.config.pools[0].name
+    running = nodes[name].running
+    labels = {k: v for k, v in running.labels.items() if k != "gpu-infra/pool"}
+    broken = {**nodes, name: replace(nodes[name], running=replace(running, labels=labels))}
+    issues = proof_issues(plan, broken)
+    assert {"gpuPools[0].warm", "gpuPools[0]"} <= {i.path for i in issues}
+    assert any(i.path == "gpuPools[0]" and "jupyterhub" in i.reason for i in issues)
+    assert proof_issues(plan) == []
+
+
+def test_build_plan_runs_the_proof_and_refuses_a_stack_it_fails(monkeypatch: pytest.MonkeyPatch):
+    import infra.core.plan as plan_module
+    from infra.core.errors import ConfigIssue
+
+    bad = ConfigIssue("gpuPools[0].warm", "the scheduling proof fails: x")
+    monkeypatch.setattr(plan_module, "proof_issues", lambda plan: [bad])
+    name, raw = _raw(STACKS[0])
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(raw, name))
+    assert e.value.issues == (bad,)
+
+
+def test_a_stack_the_proof_fails_exits_2_naming_the_key(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    import infra.core.plan as plan_module
+    from infra import plan as plan_cli
+    from infra.core.errors import ConfigIssue
+
+    bad = ConfigIssue("gpuPools[0].warm", "the scheduling proof fails: x")
+    monkeypatch.setattr(plan_module, "proof_issues", lambda plan: [bad])
+    assert plan_cli.main(["--stack", "gke-t4"]) == 2
+    assert "gpuPools[0].warm: the scheduling proof fails: x" in capsys.readouterr().err
 
 
 def test_the_proof_checks_every_placeholder_of_a_warm_plan():
@@ -275,6 +393,24 @@ def test_eks_warm_with_the_autoscaler_disabled_notes_that_nothing_adds_nodes():
     assert any("cluster.autoscaler.enabled is false" in n for n in plan.notes)
 
 
+def _user_texts(plan: Plan) -> list[str]:
+    op = plan.operator
+    assert op is not None
+    texts = [p["description"] for p in op.integrations["jupyterhub"]["singleuser"]["profileList"]]
+    defaults = op.integrations["kubeflow"]["spawnerFormDefaults"]
+    return texts + [o["displayName"] for o in defaults["tolerationGroup"]["options"]]
+
+
+def test_no_autoscaler_means_the_jupyterhub_and_kubeflow_choices_promise_no_warm_node():
+    onprem = warm_sample("onprem-containerd")
+    assert onprem.warm is not None and not any("warm" in t for t in _user_texts(onprem))
+    name, raw = _raw(STACKS[[p.stem for p in STACKS].index("Pulumi.eks-g4dn")])
+    raw["gpu-infra:cluster"] = {**raw["gpu-infra:cluster"], "autoscaler": {"enabled": False}}
+    off = build_plan(parse(raw, name))
+    assert not any("warm" in t for t in _user_texts(off))
+    assert any("warm" in t for t in _user_texts(warm_sample("eks-g4dn")))
+
+
 def test_placeholder_requests_fit_in_the_running_nodes_cpu_and_memory():
     plan = warm_sample("gke-t4")
     t = plan.warm.targets[0]  # type: ignore[union-attr]
@@ -337,6 +473,29 @@ def test_eks_quota_at_minimum_counts_each_warm_nodes_vcpus():
     rows = stack_demand(hot.config, Catalog.load(), hot)[1]
     gpu_rows = [r for r in rows if any("warm" in why for why in r.pools)]
     assert gpu_rows and all(r.at_min >= 4 for r in gpu_rows)  # g4dn.xlarge: 4 vCPUs a node
+
+
+def _limit_rows(plan: Plan) -> dict[str, Any]:
+    from quota.demand import stack_contributions
+    from quota.limits import stack_limits
+
+    demand = stack_contributions(plan.config, Catalog.load(), plan)
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    rows = stack_limits(demand.cloud, plan, plan.config.region, sizings).rows
+    return {r.key.quota: r for r in rows}
+
+
+def test_node_count_limit_rows_count_warm_nodes_at_minimum_as_the_instance_rows_do():
+    cold, hot = _limit_rows(sample("gke-t4")), _limit_rows(warm_sample("gke-t4"))
+    assert set(cold) == set(hot) and len(hot) == 2
+    cluster, zone = "GKE_NODES_PER_CLUSTER", "GKE_NODES_PER_POOL_ZONE"
+    assert hot[cluster].at_min == cold[cluster].at_min + 1  # the one warm T4 node
+    assert hot[zone].at_min >= max(1, cold[zone].at_min)  # the largest pool zone's, warm included
+    assert all(hot[q].needed == cold[q].needed for q in hot)
+    eks = _limit_rows(warm_sample("eks-g4dn"))
+    per_group = eks["L-BD136A63"]
+    assert 1 <= per_group.at_min <= per_group.needed
+    assert all(r.at_min <= r.needed for r in eks.values())
 
 
 def test_plan_table_shows_warm_nodes_in_the_nodes_cell_and_counts_them_at_minimum():
@@ -415,6 +574,58 @@ def test_changing_warm_updates_the_placeholder_deployment_in_place():
 
 def test_a_gpu_namespace_named_like_the_warm_namespace_is_refused_naming_both_keys():
     raw = _gke({"maxNodes": 2, "warm": 1})
-    raw["gpu-infra:gpuNamespaces"] = [{"name": WARM_NAMESPACE, "gpus": 1}]
+    raw["gpu-infra:gpuNamespaces"] = [{"name": warm_names("t")[0], "gpus": 1}]
     errs = _errors(raw)
     assert "gpuPools[0].warm" in errs and "gpuNamespaces[0].name" in errs["gpuPools[0].warm"]
+
+
+def test_warm_is_refused_on_a_capacity_block_pool_that_eks_scales_to_zero_before_it_ends():
+    block = {
+        "machineType": "p5.48xlarge",
+        "capacityType": "CAPACITY_BLOCK",
+        "capacityReservation": {"id": "cr-0123456789abcdef0"},
+        "zones": ["usw2-az2"],
+    }
+    errs = _errors(_eks(block))
+    assert "gpuPools[0].warm" in errs
+    assert "40 minutes before it ends" in errs["gpuPools[0].warm"]
+    cold = _eks(block)
+    cold["gpu-infra:gpuPools"][0]["warm"] = 0
+    assert build_plan(parse(cold, "t")).warm is None
+
+
+@pytest.mark.parametrize(
+    ("stack", "namespace", "klass"),
+    [
+        ("gke-t4", "gpu-warm-gke-t4", "gpu-infra-warm-gke-t4"),
+        ("Prod_EU", "gpu-warm-prod-eu-", "gpu-infra-warm-prod-eu-"),
+        ("x" * 80, "gpu-warm-xxx", "gpu-infra-warm-" + "x" * 80),
+    ],
+    ids=["plain", "renamed-gets-a-hash", "long-namespace-cut-to-63"],
+)
+def test_warm_namespace_and_priority_class_are_per_stack_dns1123_names(
+    stack: str, namespace: str, klass: str
+):
+    ns, pc = warm_names(stack)
+    assert ns.startswith(namespace) and pc.startswith(klass)
+    label = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?")
+    assert len(ns) <= 63 and label.fullmatch(ns)
+    assert len(pc) <= 253 and all(label.fullmatch(part) for part in pc.split("."))
+
+
+def test_two_stacks_on_one_cluster_get_different_warm_objects():
+    a, b = warm_names("Prod_EU"), warm_names("prod-eu")
+    assert a[0] != b[0] and a[1] != b[1]
+    assert warm_names("x" * 80 + "a") != warm_names("x" * 80 + "b")
+
+
+def test_cost_warm_note_counts_nodes_at_minimum_without_calling_them_the_minnodes_key():
+    from infra.planview.table import print_cost
+
+    # A best-effort GKE pool: minNodes 1, started with 1 node in each of 3 zones.
+    p = PoolCost("p", 1.0, 3, 8, warm=1)
+    lines: list[str] = []
+    print_cost(Cost((p,), None, "x"), lines.append)
+    (line,) = [ln for ln in lines if "placeholder-held" in ln]
+    assert "minNodes" not in line
+    assert "at minimum 3 nodes: warm 1 placeholder-held (paid while idle), 3 without" in line

@@ -146,6 +146,17 @@ def choose_capacity_type(
         if cr is None or cr.id is None:
             issues.add(cr_path, "CAPACITY_BLOCK needs capacityReservation.id of the block (cr-...)")
             return None
+        if pool.warm:
+            # "make sure that the desired size of the node group is set to 0" to upgrade, and EKS
+            # scales the group to 0 forty minutes before the reservation ends
+            # (https://docs.aws.amazon.com/eks/latest/userguide/capacity-blocks-mng.html).
+            issues.add(
+                join_path("gpuPools", i, "warm"),
+                f"{pool.warm}: a Capacity Block node group runs only inside its reservation and "
+                "is scaled to 0 by EKS 40 minutes before it ends (and must be at 0 to upgrade); "
+                "warm placeholders would keep asking for nodes outside it; set warm 0 (the "
+                "block is paid for whether its nodes run or not)",
+            )
         if first.family not in CAPACITY_BLOCK_FAMILIES:
             issues.add(
                 path,

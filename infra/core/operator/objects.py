@@ -208,8 +208,12 @@ def _integrations(
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
     targets = workload_targets(pools, scheduling)
     target_hints = {t.name: hints for t, hints, _ in targets}
-    # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry).
+    # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry). Promised to
+    # users only where gpu-infra runs an autoscaler that adds a node for a preempted placeholder:
+    # on platform kubernetes or with the EKS autoscaler off, nothing may (infra.core.warm notes).
     warm = {name: spec.warm for name, (_, spec) in specs.items() if spec.warm}
+    if not _autoscaled(config):
+        warm = {}
     for t, hints, _ in targets:
         profiles[t.name] = jupyterhub_profile(t, hints, images, warm.get(t.name, 0))
         workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
@@ -227,6 +231,15 @@ def _integrations(
         "kubernetes": workloads,
     }
     return profiles, integrations
+
+
+def _autoscaled(config: StackConfig) -> bool:
+    """Whether gpu-infra runs the autoscaler of the stack's GPU pools: GKE's, or on EKS the
+    cluster-autoscaler or Karpenter (``cluster.autoscaler.enabled``)."""
+    if config.platform == "gke":
+        return True
+    autoscaler = getattr(config.cluster, "autoscaler", None)
+    return config.platform == "eks" and autoscaler is not None and bool(autoscaler.enabled)
 
 
 def _runtime_class(release: HelmRelease | None) -> str | None:

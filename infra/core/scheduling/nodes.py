@@ -19,6 +19,7 @@ from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from infra.core.config.base import PoolBase
+from infra.core.config.gke import GkePoolSpec
 from infra.core.integrations.jupyterhub import allocatable_mib
 from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
@@ -79,6 +80,19 @@ def running_allocatable(
     return out
 
 
+def shared_resources(h: PoolHints, pool: PoolBase) -> frozenset[str]:
+    """The resources a running node hands out as shared slots, at most 1 per container: GKE
+    time-sharing / MPS (``nvidia.com/gpu``; GKE's MIG partitions alone are not), or every resource
+    operator time-slicing replicates (renamed or not, MIG ones included; the operator's config sets
+    failRequestsGreaterThanOne, infra.core.sharing.time_slicing_config)."""
+    if isinstance(pool, GkePoolSpec) and h.gke_sharing:
+        return frozenset({GPU_RESOURCE}) if pool.gpu.sharing is not None else frozenset()
+    if pool.sharing is None:
+        return frozenset()
+    advertised = advertised_resources(h.gpus_per_node, pool.sharing, pool.mig, pool_mig_gpu(h))
+    return frozenset(r for r, n in advertised.items() if n)
+
+
 def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     """Labels GKE puts on every node of the pool (gke-nodepool, gke-accelerator, partition size;
     https://cloud.google.com/kubernetes-engine/docs/how-to/gpus)."""
@@ -109,7 +123,8 @@ def gke_running_node(p: GkePoolPlan, pool: PoolBase, operator: bool) -> Node:
     labels = {**p.labels, **gke_cloud_labels(p)}
     if operator:
         labels[GPU_PRESENT_LABEL] = "true"  # NFD/GFD, or the pool label we set up front
-    return Node(p.name, labels, _taints(h), running_allocatable(h, pool, p.schedulable_gpus))
+    alloc = running_allocatable(h, pool, p.schedulable_gpus)
+    return Node(p.name, labels, _taints(h), alloc, shared_resources(h, pool))
 
 
 def eks_template_node(g: EksGroupPlan) -> Node:
@@ -137,7 +152,7 @@ def eks_running_node(g: EksGroupPlan, pool: PoolBase) -> Node:
     alloc = running_allocatable(h, pool, None)
     # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
     alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
-    return Node(h.name, dict(g.labels), _taints(h), alloc)
+    return Node(h.name, dict(g.labels), _taints(h), alloc, shared_resources(h, pool))
 
 
 # Karpenter's view of a node it may launch (aws/karpenter-provider-aws v1.14.1
@@ -185,7 +200,8 @@ def onprem_running_node(h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
     """An on-prem node: the labels the stack declares it carries, the selector it is chosen by,
     and what gpu-infra patches onto listed nodes."""
     labels = {**h.labels, **h.node_selector, **patched}
-    return Node(h.name, labels, _taints(h), running_allocatable(h, pool, None))
+    alloc = running_allocatable(h, pool, None)
+    return Node(h.name, labels, _taints(h), alloc, shared_resources(h, pool))
 
 
 def _taints(h: PoolHints) -> tuple[dict[str, Any], ...]:

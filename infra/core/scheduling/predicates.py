@@ -31,6 +31,9 @@ class Node:
     labels: Mapping[str, str]
     taints: tuple[Obj, ...] = ()
     allocatable: Mapping[str, Fraction] = field(default_factory=dict)
+    # Resources the node hands out as shared slots (time-sharing / MPS / time-slicing replicas):
+    # a container may request at most 1 of each.
+    shared: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +46,8 @@ class Pod:
     affinity_terms: tuple[Obj, ...] | None
     tolerations: tuple[Obj, ...]
     requests: Mapping[str, Fraction]
+    # Per container, its requests (the device plugin allocates per container).
+    containers: tuple[Mapping[str, Fraction], ...] = ()
 
 
 _SUFFIX = {
@@ -74,11 +79,13 @@ def pod_from_spec(name: str, spec: Obj) -> Pod:
     (manage-resources-containers: "If you specify a limit for a resource, but do not specify any
     request, ... Kubernetes copies the limit"); the pod's request is the sum over containers."""
     requests: dict[str, Fraction] = {}
+    containers: list[dict[str, Fraction]] = []
     for c in spec.get("containers", []):
         res = c.get("resources", {})
         merged = {**res.get("limits", {}), **res.get("requests", {})}
-        for r, q in merged.items():
-            requests[r] = requests.get(r, Fraction(0)) + quantity(q)
+        containers.append({r: quantity(q) for r, q in merged.items()})
+        for r, q in containers[-1].items():
+            requests[r] = requests.get(r, Fraction(0)) + q
     required = (
         spec.get("affinity", {})
         .get("nodeAffinity", {})
@@ -91,6 +98,7 @@ def pod_from_spec(name: str, spec: Obj) -> Pod:
         affinity_terms=terms,
         tolerations=tuple(spec.get("tolerations") or ()),
         requests=requests,
+        containers=tuple(containers),
     )
 
 
@@ -181,9 +189,27 @@ def resource_problem(pod: Pod, node: Node) -> str | None:
     return None
 
 
+def shared_request_problem(pod: Pod, node: Node) -> str | None:
+    """A container requests at most 1 of a shared resource: GKE refuses more ("at most 1
+    nvidia.com/gpu can be requested on GPU nodes", UnexpectedAdmissionError,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus) and so does the
+    device plugin under failRequestsGreaterThanOne ("maximum request size for shared resources is
+    1", NVIDIA/k8s-device-plugin internal/rm/rm.go). The scheduler places the pod; the kubelet's
+    admission then fails it."""
+    for i, c in enumerate(pod.containers):
+        for r in sorted(node.shared):
+            if c.get(r, Fraction(0)) > 1:
+                return (
+                    f"container {i} requests {_fmt(c[r])} of shared {r}: at most 1 per container "
+                    "(the node refuses it at admission)"
+                )
+    return None
+
+
 def fit_problems(pod: Pod, node: Node) -> list[str]:
-    """Every filter the pod fails on the node (empty: it fits)."""
-    checks = (affinity_problem, taint_problem, resource_problem)
+    """Every filter the pod fails on the node (empty: it fits), and the node's shared-resource
+    admission."""
+    checks = (affinity_problem, taint_problem, resource_problem, shared_request_problem)
     return [p for check in checks if (p := check(pod, node)) is not None]
 
 

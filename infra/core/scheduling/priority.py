@@ -13,10 +13,10 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from infra.core.operator.helm_values import chart_defaults
-from infra.core.warm import EXPENDABLE_CUTOFF_DEFAULT, PRIORITY_CLASS
+from infra.core.warm import EXPENDABLE_CUTOFF_DEFAULT
 
 if TYPE_CHECKING:
-    from infra.core.plan import Plan
+    from infra.core.scheduling.stack import Plan
 
 # The built-in classes: SystemCriticalPriority = 2 * HighestUserDefinablePriority (1e9), and
 # system-node-critical 1000 above it (kubernetes/kubernetes pkg/apis/scheduling/types.go).
@@ -68,9 +68,10 @@ def emitted_priorities(plan: Plan) -> list[tuple[str, int | None]]:
     """``(where, priority)`` of every pod class the plan names (``None``: a class the plan does
     not know the value of), plus the default 0 of every pod that names none."""
     out: list[tuple[str, int | None]] = [("pods without priorityClassName", DEFAULT_PRIORITY)]
+    own = plan.warm.priority_class["metadata"]["name"] if plan.warm is not None else None
     for where, doc in _sources(plan):
         for at, name in _classes(doc, where):
-            if name != PRIORITY_CLASS:
+            if name != own:
                 out.append((f"{at}={name}", BUILTIN_PRIORITIES.get(name)))
     return out
 

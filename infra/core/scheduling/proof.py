@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from infra.core.errors import ConfigIssue
 from infra.core.integrations.scheduling import workload_targets
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.operator.model import PoolSpecs, spec_of
@@ -21,7 +22,7 @@ from infra.core.scheduling.priority import priority_problems
 from infra.core.scheduling.workloads import Workload
 
 if TYPE_CHECKING:
-    from infra.core.plan import Plan
+    from infra.core.scheduling.stack import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,23 +153,55 @@ def autoscaler_gpu_label_problems(plan: Plan, pools: Mapping[str, PoolNodes]) ->
     return out
 
 
-def prove(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[str]:
-    """Every finding for the plan (empty: every workload lands and every quota admits it).
+def _findings(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[tuple[str, str]]:
+    """``(config key path, finding)`` of every problem the proof finds."""
+    index = {p.name: i for i, p in enumerate(plan.config.pools)}
 
-    ``pools``: the nodes to judge against instead of the plan's own (tests break one on purpose).
-    """
-    pools = pool_nodes(plan) if pools is None else pools
+    def pool_key(pool: str, key: str | None = None) -> str:
+        at = f"gpuPools[{index[pool]}]" if pool in index else "gpuPools"
+        return f"{at}.{key}" if key else at
+
+    warm = plan.warm.targets[0].pool if plan.warm is not None else ""
+    out = [(pool_key(p.split(":")[0]), p) for p in autoscaler_gpu_label_problems(plan, pools)]
+    out += [(pool_key(warm, "warm"), p) for p in priority_problems(plan)]
     quotas = namespace_quotas(plan)
-    findings = autoscaler_gpu_label_problems(plan, pools) + priority_problems(plan)
     for w in plan_workloads(plan):
-        findings += [f"{w.consumer} {w.pod.name}: {p}" for p in check_fit(w, pools)]
+        key = _workload_key(w, pool_key)
+        out += [(key, f"{w.consumer} {w.pod.name}: {p}") for p in check_fit(w, pools)]
         if not w.quota_checked:
             continue
         gpu = [r for r in w.pod.requests if r.startswith("nvidia.com/")]
         for ns, hard in quotas.items():
             if (p := quota_problem(w.pod, hard, gpu)) is not None:
-                findings.append(f"{w.consumer} {w.pod.name} in namespace {ns}: {p}")
-    return findings
+                out.append((key, f"{w.consumer} {w.pod.name} in namespace {ns}: {p}"))
+    return out
+
+
+def _workload_key(w: Workload, pool_key: Any) -> str:
+    """The config key a workload comes from: a pool's ``warm`` / ``smokeTest``, or for an
+    integration's pod the pool it targets (the finding names the integration)."""
+    if w.consumer == "warm":
+        return pool_key(w.pod.name.removeprefix("warm/"), "warm")
+    if w.consumer == "smoke-test":
+        return pool_key(w.pools[0], "smokeTest")
+    return pool_key(w.pools[0]) if w.pools else "gpuPools"
+
+
+def prove(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[str]:
+    """Every finding for the plan (empty: every workload lands and every quota admits it).
+
+    ``pools``: the nodes to judge against instead of the plan's own (tests break one on purpose).
+    """
+    return [f for _, f in _findings(plan, pool_nodes(plan) if pools is None else pools)]
+
+
+def proof_issues(plan: Plan, pools: Mapping[str, PoolNodes] | None = None) -> list[ConfigIssue]:
+    """The proof's findings as config errors, each at the key whose workload or pool fails: a
+    pod the plan creates or describes that no node admits is a broken stack, not a warning."""
+    return [
+        ConfigIssue(key, f"the scheduling proof fails: {f}")
+        for key, f in _findings(plan, pool_nodes(plan) if pools is None else pools)
+    ]
 
 
 def count_pairs(plan: Plan) -> int:
@@ -176,4 +209,4 @@ def count_pairs(plan: Plan) -> int:
     return sum(len(w.pools) for w in plan_workloads(plan))
 
 
-__all__: Sequence[str] = ("count_pairs", "plan_workloads", "pool_nodes", "prove")
+__all__: Sequence[str] = ("count_pairs", "plan_workloads", "pool_nodes", "proof_issues", "prove")
