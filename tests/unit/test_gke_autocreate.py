@@ -25,7 +25,7 @@ from infra.core.gke.versions import version_at_least, version_surely_at_least
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling import nodes
-from infra.core.scheduling.proof import pool_nodes, prove
+from infra.core.scheduling.proof import plan_workloads, pool_nodes, prove
 from infra.planview.table import print_cost
 from quota import limits
 from quota.demand import stack_demand, stack_sizings
@@ -563,3 +563,17 @@ def test_enabling_nap_on_a_running_cluster_is_an_in_place_update():
         [{**old, "inputs": {"name": "ml", "clusterAutoscaling": block}}],
     )
     assert c.op == "update"
+
+
+def test_an_auto_creating_pool_without_fallbacks_is_reached_through_its_class_taint_tolerated():
+    # Its nodes carry the class taint like any class pool (gke/pools.py _bind), so every workload
+    # the plan describes must go through the class: the plan (which runs the proof) succeeds and
+    # each workload aimed at the pool tolerates the taint.
+    plan = build({"fallback": []})
+    assert prove(plan) == []
+    assert plan.gke is not None
+    pool = plan.gke.pools[0].name
+    aimed = [w for w in plan_workloads(plan) if pool in w.pools]
+    assert aimed
+    for w in aimed:
+        assert any(t.get("key") == GKE_COMPUTE_CLASS_LABEL for t in w.pod.tolerations), w.pod.name

@@ -72,7 +72,10 @@ def workload_targets(
     out: list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]] = []
     for key, members in groups.items():
         names = tuple(m.name for m in members)
-        if len(members) == 1 and members[0].name == key:
+        # A pool bound to a ComputeClass is reached through the class even when it is the class's
+        # only member (an auto-creating pool without fallbacks): its nodes carry the class taint.
+        bound = GKE_COMPUTE_CLASS_LABEL in members[0].labels
+        if len(members) == 1 and members[0].name == key and not bound:
             out.append((members[0], dict(scheduling[key]), names))
             continue
         hs = [scheduling[m.name] for m in members]
