@@ -419,3 +419,10 @@ def test_termination_grace_period_takes_the_nodepool_crd_pattern_and_only_with_k
         build_plan(parse(cfg, "test"))
     assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
     assert "Karpenter NodePool setting" in str(e.value)
+
+
+def test_plan_notes_the_spot_service_linked_role_only_for_karpenter_spot_pools():
+    # troubleshooting.md "Missing Service Linked Role": the controller cannot create it.
+    (note,) = kp.spot_role_notes(groups(plan(spot=True, machineType=["g5.2xlarge"])))
+    assert kp.SPOT_SERVICE_LINKED_ROLE in note and "create-service-linked-role" in note
+    assert kp.spot_role_notes(groups(plan())) == ()

@@ -375,3 +375,19 @@ def needs_spot_role(groups: Sequence[EksGroupPlan]) -> bool:
     """Whether a Karpenter pool may launch spot capacity (and so needs the Spot service-linked
     role to exist before its first launch)."""
     return any(g.karpenter is not None and "spot" in capacity_types(g) for g in groups)
+
+
+def spot_role_notes(groups: Sequence[EksGroupPlan]) -> tuple[str, ...]:
+    """The plan note for the Spot service-linked role a Karpenter spot pool needs: the stack
+    does not create it (see ``SPOT_SERVICE_LINKED_ROLE``), ``quota.check`` reads whether it exists."""
+    if not needs_spot_role(groups):
+        return ()
+    spot = ", ".join(
+        g.name for g in groups if g.karpenter is not None and "spot" in capacity_types(g)
+    )
+    return (
+        f"Karpenter spot pools ({spot}) launch only once the account has the EC2 Spot "
+        f"service-linked role {SPOT_SERVICE_LINKED_ROLE}, which this stack does not create: "
+        f"`aws iam create-service-linked-role --aws-service-name {SPOT_SERVICE}` once per account "
+        "(`python -m quota.check` reads whether it exists)",
+    )
