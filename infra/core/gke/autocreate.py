@@ -51,8 +51,10 @@ def check_auto_create(
     min_master: str | None,
     operator_on: bool,
     issues: Issues,
+    existing: bool = False,
 ) -> None:
-    """Refuse what an auto-created pool cannot have, each at its key path."""
+    """Refuse what an auto-created pool cannot have, each at its key path (``existing``: the
+    cluster is not this stack's, so its version is only declared)."""
     apath = join_path(path, "autoCreate")
     # The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
     # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
@@ -67,6 +69,7 @@ def check_auto_create(
         apath,
         issues,
         strict=True,
+        declared=existing,
     )
     if operator_on:
         issues.add(
@@ -91,6 +94,17 @@ def check_auto_create(
             issues.add(join_path(fpath, "flexStart"), f"set with autoCreate: {_FLEX}")
         for key, why in _gpu_unsupported(fb.gpu):
             issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
+
+
+def declared_version_note(path: str, min_master: str | None) -> str:
+    """On an existing cluster the auto-creation gate trusts ``cluster.minMasterVersion``, which
+    the stack neither sets nor reads back there: say so (below the version pods stay Pending)."""
+    return (
+        f"{join_path(path, 'autoCreate')}: the auto-creation version gate trusts the declared "
+        f"cluster.minMasterVersion {min_master} of the existing cluster, which this stack does not "
+        "enforce: if the cluster runs an older GKE, pods of this pool stay Pending "
+        "(`gcloud container clusters describe` shows currentMasterVersion)"
+    )
 
 
 # The CRD has priorities[].flexStart {enabled, nodeRecycling} and priorities[].gpu.gpuSharing

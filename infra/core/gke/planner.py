@@ -79,6 +79,7 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         operator_on=config.operator.enabled,
         catalog=catalog,
         min_master_version=cluster.min_master_version,
+        existing_cluster=cluster.existing,
         issues=issues,
     )
     pools, classes = plan_pools(list(config.pools), ctx)

@@ -11,7 +11,12 @@ from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
-from infra.core.gke.autocreate import auto_class, auto_created, check_auto_create
+from infra.core.gke.autocreate import (
+    auto_class,
+    auto_created,
+    check_auto_create,
+    declared_version_note,
+)
 from infra.core.gke.model import (
     GPU_TAINT,
     NO_GKE_DEVICE_PLUGIN,
@@ -75,6 +80,7 @@ class PoolContext:
     issues: Issues
     notes: list[str] = field(default_factory=list)
     min_master_version: str | None = None
+    existing_cluster: bool = False
 
 
 def plan_pools(
@@ -93,7 +99,10 @@ def plan_pools(
                 min_master=ctx.min_master_version,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
+                existing=ctx.existing_cluster,
             )
+            if ctx.existing_cluster:
+                ctx.notes.append(declared_version_note(path, ctx.min_master_version))
         main = plan_pool(spec, path, ctx)
         if main is None:
             continue
