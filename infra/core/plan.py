@@ -71,12 +71,11 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         gke = plan_gke(config, catalog, issues)
         pools = tuple(p.hints for p in gke.pools)
     elif config.platform == "eks":
-        from infra.core.eks.karpenter.pools import spot_role_notes
         from infra.core.eks.planner import plan_eks
 
         eks = plan_eks(config, catalog, issues)
         pools = tuple(g.hints for g in eks.groups)
-        notes = [*notes, *spot_role_notes(eks.groups)]
+        notes = [*notes, *eks.notes]
     else:
         from infra.core.kubernetes.planner import plan_kubernetes
 
