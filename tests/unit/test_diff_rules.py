@@ -253,11 +253,7 @@ def _nodepool(**spec):
     [
         {"terminationGracePeriod": "48h"},
         {"expireAfter": "336h"},
-        {
-            "requirements": [
-                {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}
-            ]
-        },
+        {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "l4b"}},
         {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
     ],
 )
@@ -287,8 +283,8 @@ def test_karpenter_nodepool_behavioral_fields_do_not_drift(spec):
 @pytest.mark.parametrize(
     ("key", "old_v", "new_v"),
     [
-        ("amiSelectorTerms", [{"alias": "al2023@v20260101"}], [{"alias": "al2023@v20260201"}]),
         ("userData", "a", "b"),
+        ("blockDeviceMappings", [{"deviceName": "/dev/xvda"}], [{"deviceName": "/dev/xvdb"}]),
         ("metadataOptions", {"httpTokens": "required"}, {"httpTokens": "optional"}),
         ("role", "r1", "r2"),
         ("tags", {"a": "1"}, {"a": "2"}),
@@ -308,3 +304,23 @@ def test_karpenter_nodepool_metadata_label_change_does_not_drift():
     new = _nodepool()
     new["inputs"]["metadata"] = {"name": "l4", "labels": {"team": "b"}}
     assert _one(old, new).disruptive == ""
+
+
+def test_karpenter_resolved_fields_may_drift_only_nodes_that_no_longer_match():
+    # hash:"ignore" fields checked against each node's resolved value (disruption.md "Special
+    # Cases on Drift"): requirements, AMI / subnet / security group selector terms.
+    req = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
+    old = _nodepool()
+    spec = old["inputs"]["spec"]["template"]["spec"]
+    new = _nodepool(template={"spec": {**spec, "requirements": req}})
+    assert "may drift the nodes that no longer match it" in _one(old, new).disruptive
+
+    def nc(**spec):
+        return _res({"metadata": {"name": "l4"}, "spec": spec}, KNC, "karp-l4-nodeclass")
+
+    ami = _one(
+        nc(amiSelectorTerms=[{"alias": "al2023@v1"}]), nc(amiSelectorTerms=[{"alias": "al2023@v2"}])
+    )
+    assert "may drift the nodes that no longer match it" in ami.disruptive
+    # Neither hashed nor resolved: no drift.
+    assert _one(nc(ipPrefixCount=1), nc(ipPrefixCount=2)).disruptive == ""
