@@ -168,6 +168,7 @@ def _run(
     service_limits = limits.stack_limits(cloud, plan, config.region, sizings)
     if args.offline:
         checks = report.offline_checks([*demand.rows(), *service_limits.rows])
+        checks += _role_checks(cloud, None, plan)
         _emit(args, stack, cloud, checks, [], out, offline=True)
         return report.exit_code(checks, offline=True)
 
@@ -230,15 +231,19 @@ def _with_replacements(
 def _role_checks(cloud: str, service: Any, plan: Any) -> list[Any]:
     """The EC2 Spot service-linked role when a Karpenter pool launches spot: this program does
     not create it (creating it fails where it exists: "Service role name AWSServiceRoleForEC2Spot
-    has been taken in this account"), so a missing one is ``short`` with the command that makes it."""
+    has been taken in this account"), so a missing one is ``short`` with the command that makes it.
+    ``service`` None (``--offline``): the row is ``unknown``, not read, with that command."""
     from infra.core.eks.karpenter import pools
     from quota import report
 
     if cloud != "aws" or plan.eks is None or not pools.needs_spot_role(plan.eks.groups):
         return []
     role = pools.SPOT_SERVICE_LINKED_ROLE
-    status, reason = service.role_exists(role)
-    if status == "short":
+    if service is None:
+        status, reason = "unknown", "offline: demand only, no cloud calls"
+    else:
+        status, reason = service.role_exists(role)
+    if status == "short" or service is None:
         reason += (
             f"; Karpenter's spot launches fail without it: run `aws iam create-service-linked-role "
             f"--aws-service-name {pools.SPOT_SERVICE}` once per account"

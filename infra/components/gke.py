@@ -185,6 +185,10 @@ def _node_identity(
             account_id=c.node_sa_id,
             project=plan.project,
             display_name=f"GKE nodes of {c.name} in {c.location} (least privilege)",
+            # A retained account outlives its stack under the same account_id: a redeploy adopts
+            # it ("skip service account creation if a service account with the same email
+            # already exists", terraform-provider-google resource_google_service_account.go).
+            create_ignore_already_exists=plan.node_identity_role == "auto-created-nodes" or None,
         ),
         opts=with_lifecycle(
             pulumi.ResourceOptions.merge(child, KEEP_LIVE_NAME["accountId"]),
@@ -193,7 +197,9 @@ def _node_identity(
         ),
     )
     member = sa.email.apply(lambda e: f"serviceAccount:{e}")
-    # Nodes register and pull images only once the node SA holds its roles.
+    # Nodes register and pull images only once the node SA holds its roles. Creating a binding
+    # that a retained one already holds merges into the policy (terraform-provider-google
+    # tpgiamresource/resource_iam_member.go resourceIamMemberCreate: MergeBindings), no error.
     bindings: list[pulumi.Resource] = [
         gcp.projects.IAMMember(
             f"{name}-gpu-nodes-{role.rsplit('.', 1)[-1]}",

@@ -437,11 +437,72 @@ def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return ""
 
 
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+# Karpenter drift (aws/karpenter-provider-aws website/content/en/v1.14/concepts/disruption.md
+# "Drift"): a NodeClaim drifts when its NodePool's spec.template or its EC2NodeClass's spec no
+# longer matches it (a hash of each); spec.weight, spec.limits, spec.disruption.* are "Behavioral
+# Fields ... not considered for Drift". With terminationGracePeriod set, a drifted node is
+# disrupted "even if there are pods with blocking PDBs or the karpenter.sh/do-not-disrupt
+# annotation", and they are deleted once it elapses.
+_DRIFT_PREFIXES = {KARPENTER_NODE_POOL: "spec.template", KARPENTER_NODE_CLASS: "spec"}
+# Fields left out of the hash (`hash:"ignore"`: kubernetes-sigs/karpenter v1.14.1
+# pkg/apis/v1/nodepool.go; aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go) but
+# checked against what each node resolved to (disruption.md "Special Cases on Drift";
+# pkg/cloudprovider/drift.go AMIDrift, SubnetDrift, SecurityGroupDrift, CapacityReservationDrift):
+# only nodes whose value no longer matches drift.
+_RESOLVED = {
+    KARPENTER_NODE_POOL: ("spec.template.spec.requirements",),
+    KARPENTER_NODE_CLASS: (
+        "spec.amiSelectorTerms",
+        "spec.amiFamily",
+        "spec.subnetSelectorTerms",
+        "spec.securityGroupSelectorTerms",
+        "spec.capacityReservationSelectorTerms",
+    ),
+}
+# Left out of the hash and of every resolved check: no drift.
+_NO_DRIFT = {KARPENTER_NODE_CLASS: ("spec.ipPrefixCount",)}
+_DRIFT = (
+    "update in place, but {what} ({paths}) {verb} of {whose} (replaced one at a time by the "
+    "Drifted budget; pods with PDBs or karpenter.sh/do-not-disrupt are deleted after "
+    "terminationGracePeriod)"
+)
+
+
+def karpenter_drift(
+    type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
+) -> str:
+    """Why this NodePool/EC2NodeClass update replaces the pool's nodes (Karpenter drift); "" if not."""
+    prefix = _DRIFT_PREFIXES.get(type_token)
+    if prefix is None:
+        return ""
+    drifting = [
+        p
+        for p in paths
+        if _forces(prefix, p, old, new)
+        and not any(_covers(q, p) for q in _NO_DRIFT.get(type_token, ()))
+    ]
+    if not drifting:
+        return ""
+    every = [p for p in drifting if not any(_covers(q, p) for q in _RESOLVED[type_token])]
+    name = value_at(new, "metadata.name") or "?"
+    pool = type_token == KARPENTER_NODE_POOL
+    return _DRIFT.format(
+        what=f"the NodePool {name} template" if pool else f"the EC2NodeClass {name}",
+        paths=", ".join(drifting),
+        verb="drifts every node" if every else "may drift the nodes that no longer match it",
+        whose=f"pool {name}" if pool else f"every NodePool using node class {name}",
+    )
+
+
 def _rolling(
     type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> str:
     if type_token == "aws:eks/addon:Addon":
         return vpc_cni_step(old, new)
+    if type_token in _DRIFT_PREFIXES:
+        return karpenter_drift(type_token, paths, old, new)
     rolled = [
         p
         for p in paths

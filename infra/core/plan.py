@@ -76,6 +76,7 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
 
         eks = plan_eks(config, catalog, issues)
         pools = tuple(g.hints for g in eks.groups)
+        notes = [*notes, *eks.notes]
     else:
         from infra.core.kubernetes.planner import plan_kubernetes
 

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,11 @@ ROOT_APP = "gpu-infra"
 # API groups whose CRDs a chart installs: Karpenter's NodePool and EC2NodeClass exist only once the
 # karpenter-crd chart is in (aws/karpenter-provider-aws charts/karpenter-crd/templates).
 CHART_CRD_GROUPS = ("karpenter.sh/", "karpenter.k8s.aws/")
+# Releases that only install the CRDs another release's chart skips (``skipCrds``): they sync
+# first, Argo CD a wave before the charts (with the manifests), Flux as the skipping release's
+# dependsOn ("install/upgrade in a specific order, taking into account the depends-on
+# relationship", https://fluxcd.io/flux/components/helm/helmreleases/#dependencies).
+CRD_RELEASES = ("karpenter-crd",)
 
 
 def needs_charts(manifest: Mapping[str, Any]) -> bool:
@@ -242,7 +247,9 @@ def argocd_application(
         "metadata": {
             "name": rel["name"],
             "namespace": ARGOCD_NAMESPACE,
-            "annotations": {SYNC_WAVE: WAVE_CHARTS},
+            "annotations": {
+                SYNC_WAVE: WAVE_MANIFESTS if rel["name"] in CRD_RELEASES else WAVE_CHARTS
+            },
         },
         "spec": {
             "project": "default",
@@ -373,10 +380,11 @@ def _argo_source(rel: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def flux_documents(
-    rel: Mapping[str, Any], namespace_exported: bool = False
+    rel: Mapping[str, Any], namespace_exported: bool = False, depends_on: Sequence[str] = ()
 ) -> list[dict[str, Any]]:
     """A Flux HelmRepository and HelmRelease installing ``rel``, chart version pinned (creating
-    the release namespace unless the exported manifests own it)."""
+    the release namespace unless the exported manifests own it), after the HelmReleases named in
+    ``depends_on``."""
     repo, chart, oci = chart_source(rel)
     repo_name = _slug(repo.split("://", 1)[-1])[:63].strip("-.")
     # An OCI registry is a HelmRepository of type oci
@@ -420,6 +428,7 @@ def flux_documents(
                     }
                 },
                 "values": rel.get("values") or {},
+                **({"dependsOn": [{"name": n} for n in depends_on]} if depends_on else {}),
             },
         },
     ]
@@ -505,7 +514,12 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
         files[f"helm/{name}.values.yaml"] = _values_file(plan, rel)
         app = argocd_application(rel, namespaces.get(ns), namespace_exported=ns in namespaces)
         files[f"argocd/{name}.yaml"] = dump(app)
-        flux = flux_documents(rel, namespace_exported=ns in namespaces)
+        crds = (
+            [r["name"] for r in releases if r["name"] in CRD_RELEASES]
+            if rel.get("skipCrds")
+            else []
+        )
+        flux = flux_documents(rel, namespace_exported=ns in namespaces, depends_on=crds)
         files[f"flux/releases/{name}.yaml"] = "---\n".join(dump(d) for d in flux)
     if any(f.startswith("argocd/") for f in files):
         files[f"argocd-root/{ROOT_APP}.yaml"] = dump(root_application(f"{repo_path}/argocd"))

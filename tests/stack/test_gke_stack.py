@@ -176,29 +176,47 @@ SA = "gcp:serviceaccount/account:Account"
 IAM = "gcp:projects/iAMMember:IAMMember"
 
 
+@functools.cache
+def shared_autocreate() -> mockengine.Recording:
+    return run_stack(
+        gke_config(
+            {
+                "autoCreate": True,
+                "machineType": "g2-standard-8",
+                "gpu": None,
+                "minNodes": 0,
+                "maxNodes": 2,
+            },
+            cluster={
+                "name": "prod",
+                "location": "us-central1",
+                "existing": True,
+                "cpuNodes": 5,
+                "minMasterVersion": "1.34",
+            },
+            gpuOperator={"enabled": False},
+        )
+    )
+
+
 def test_node_sa_and_roles_are_retained_on_a_shared_cluster_whose_class_auto_creates_pools():
     # A destroy deletes the ComputeClass, not the pools GKE auto-created for it: their nodes keep
     # running as the node SA (lifecycle.csv, role auto-created-nodes).
-    raw = gke_config(
-        {
-            "autoCreate": True,
-            "machineType": "g2-standard-8",
-            "gpu": None,
-            "minNodes": 0,
-            "maxNodes": 2,
-        },
-        cluster={
-            "name": "prod",
-            "location": "us-central1",
-            "existing": True,
-            "cpuNodes": 5,
-            "minMasterVersion": "1.34",
-        },
-        gpuOperator={"enabled": False},
-    )
-    rec = run_stack(raw)
+    rec = shared_autocreate()
     identity = [*rec.of_type(SA), *rec.of_type(IAM)]
     assert len(identity) > 1 and all(r.options["retainOnDelete"] is True for r in identity)
+
+
+def test_retained_node_sa_is_adopted_on_redeploy_create_ignore_already_exists():
+    # The retained account keeps its fixed account_id: a redeploy of the destroyed stack would
+    # fail "already exists" without create_ignore_already_exists (pulumi_gcp AccountArgs).
+    (sa,) = shared_autocreate().of_type(SA)
+    assert sa.inputs["createIgnoreAlreadyExists"] is True
+
+
+def test_node_sa_of_a_stack_owned_cluster_is_never_adopted_from_another():
+    (sa,) = autocreate().of_type(SA)
+    assert "createIgnoreAlreadyExists" not in sa.inputs
 
 
 def test_node_sa_is_deleted_with_the_stack_that_owns_the_cluster_and_its_auto_created_pools():

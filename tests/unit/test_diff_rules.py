@@ -231,3 +231,96 @@ def test_vpc_cni_move_to_an_unpinned_default_is_flagged_as_unchecked_step():
 def test_other_addons_may_move_several_minors():
     old, new = _cni("v1.11.4-eksbuild.40", "coredns"), _cni("v1.13.2-eksbuild.11", "coredns")
     assert _one(old, new).disruptive == ""
+
+
+KNP = "kubernetes:karpenter.sh/v1:NodePool"
+KNC = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+
+
+def _nodepool(**spec):
+    base = {
+        "weight": 10,
+        "limits": {"nvidia.com/gpu": "4"},
+        "disruption": {"consolidateAfter": "10m", "budgets": [{"nodes": "1"}]},
+        "template": {"spec": {"expireAfter": "720h", "requirements": [], "taints": []}},
+    }
+    base.update(spec)
+    return _res({"metadata": {"name": "l4"}, "spec": base}, KNP, "karp-l4-nodepool")
+
+
+@pytest.mark.parametrize(
+    "template",
+    [
+        {"terminationGracePeriod": "48h"},
+        {"expireAfter": "336h"},
+        {"nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "l4b"}},
+        {"taints": [{"key": "nvidia.com/gpu", "effect": "NoSchedule"}]},
+    ],
+)
+def test_karpenter_nodepool_template_change_drifts_every_node_of_the_pool(template):
+    old = _nodepool()
+    new = _nodepool(template={"spec": {**old["inputs"]["spec"]["template"]["spec"], **template}})
+    c = _one(old, new)
+    assert c.op == "update"
+    assert "drifts every node of pool l4" in c.disruptive
+    assert "terminationGracePeriod" in c.disruptive
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"weight": 20},
+        {"limits": {"nvidia.com/gpu": "8"}},
+        {"disruption": {"consolidateAfter": "5m", "budgets": [{"nodes": "2"}]}},
+    ],
+)
+def test_karpenter_nodepool_behavioral_fields_do_not_drift(spec):
+    c = _one(_nodepool(), _nodepool(**spec))
+    assert c.op == "update"
+    assert c.disruptive == ""
+
+
+@pytest.mark.parametrize(
+    ("key", "old_v", "new_v"),
+    [
+        ("userData", "a", "b"),
+        ("blockDeviceMappings", [{"deviceName": "/dev/xvda"}], [{"deviceName": "/dev/xvdb"}]),
+        ("metadataOptions", {"httpTokens": "required"}, {"httpTokens": "optional"}),
+        ("role", "r1", "r2"),
+        ("tags", {"a": "1"}, {"a": "2"}),
+    ],
+)
+def test_karpenter_ec2nodeclass_spec_change_drifts_every_node_using_it(key, old_v, new_v):
+    def nc(v):
+        return _res({"metadata": {"name": "l4"}, "spec": {key: v}}, KNC, "karp-l4-nodeclass")
+
+    c = _one(nc(old_v), nc(new_v))
+    assert c.op == "update"
+    assert "drifts every node of every NodePool using node class l4" in c.disruptive
+
+
+def test_karpenter_nodepool_metadata_label_change_does_not_drift():
+    old = _nodepool()
+    new = _nodepool()
+    new["inputs"]["metadata"] = {"name": "l4", "labels": {"team": "b"}}
+    assert _one(old, new).disruptive == ""
+
+
+def test_karpenter_resolved_fields_may_drift_only_nodes_that_no_longer_match():
+    # hash:"ignore" fields checked against each node's resolved value (disruption.md "Special
+    # Cases on Drift"): requirements, AMI / subnet / security group selector terms.
+    req = [{"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}]
+    old = _nodepool()
+    spec = old["inputs"]["spec"]["template"]["spec"]
+    new = _nodepool(template={"spec": {**spec, "requirements": req}})
+    assert "may drift the nodes that no longer match it" in _one(old, new).disruptive
+
+    def nc(**spec):
+        return _res({"metadata": {"name": "l4"}, "spec": spec}, KNC, "karp-l4-nodeclass")
+
+    ami = _one(
+        nc(amiSelectorTerms=[{"alias": "al2023@v1"}]), nc(amiSelectorTerms=[{"alias": "al2023@v2"}])
+    )
+    assert "may drift the nodes that no longer match it" in ami.disruptive
+    # Neither hashed nor resolved: no drift.
+    assert _one(nc(ipPrefixCount=1), nc(ipPrefixCount=2)).disruptive == ""

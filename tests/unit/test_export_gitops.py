@@ -239,3 +239,34 @@ def test_a_release_that_skips_its_crds_skips_them_in_argo_cd_and_flux_too():
     assert spec["install"]["crds"] == "Skip" and spec["upgrade"]["crds"] == "Skip"
     assert "skipCrds" not in argocd_application(REL)["spec"]["source"]["helm"]
     assert "crds" not in flux_documents(REL)[1]["spec"]["install"]
+
+
+def test_karpenter_crd_release_syncs_before_the_karpenter_release_wave_and_depends_on(tmp_path):
+    oci = "oci://public.ecr.aws/karpenter/"
+    crd = {
+        **REL,
+        "name": "karpenter-crd",
+        "namespace": "kube-system",
+        "chart": f"{oci}karpenter-crd",
+    }
+    ctl = {**crd, "name": "karpenter", "chart": f"{oci}karpenter", "skipCrds": True}
+    rec = _rec(_ns("a"))
+    for rel in (ctl, crd):  # plan order must not matter
+        rec.resources.append(
+            SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=rel)
+        )
+    export(NO_OP, rec, tmp_path)
+
+    def wave_of(name):
+        app = yaml.safe_load((tmp_path / "argocd" / f"{name}.yaml").read_text())
+        return int(app["metadata"]["annotations"]["argocd.argoproj.io/sync-wave"])
+
+    assert wave_of("gpu-infra-manifests") == wave_of("karpenter-crd") < wave_of("karpenter")
+    _, karpenter = yaml.safe_load_all(
+        (tmp_path / "flux" / "releases" / "karpenter.yaml").read_text()
+    )
+    assert karpenter["spec"]["dependsOn"] == [{"name": "karpenter-crd"}]
+    _, crds = yaml.safe_load_all(
+        (tmp_path / "flux" / "releases" / "karpenter-crd.yaml").read_text()
+    )
+    assert "dependsOn" not in crds["spec"]

@@ -181,6 +181,18 @@ def test_compute_class_auto_creation_version_that_may_name_an_older_release_is_r
     assert "may name an older release" in reason and "1.33.3-gke.1136000" in reason
 
 
+def test_auto_creation_gate_on_an_existing_cluster_says_the_declared_version_is_not_enforced():
+    shared = {**ABOVE, "existing": True, "cpuNodes": 3}
+    g = build(cluster=shared).gke
+    assert g is not None
+    (note,) = [n for n in g.notes if "version gate trusts" in n]
+    assert "1.33.3-gke.1136000" in note and "does not enforce" in note
+    reason = errors(cluster={**shared, "minMasterVersion": "1.33.2"})["gpuPools[0].autoCreate"]
+    assert "upgrade the existing cluster" in reason and "set a full version" not in reason
+    own = build().gke  # the stack's own cluster runs the version it sets: no such note
+    assert own is not None and not any("version gate trusts" in n for n in own.notes)
+
+
 @pytest.mark.parametrize("channel", ["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
 def test_compute_class_auto_creation_needs_no_particular_release_channel(channel):
     # The version is the only gate without node auto-provisioning (about-custom-compute-classes).

@@ -265,7 +265,16 @@ def test_limits_are_max_nodes_plus_the_drift_budget_times_gpus_cpus_and_memory_p
     # nodepools.md "spec.limits": limits hold during drift replacement, which launches first.
     spec = karp(groups(plan(machineType="g5.12xlarge", maxNodes=3))[0]).node_pool["spec"]
     assert kp.DRIFT_BUDGET_NODES == 1
-    assert spec["limits"] == {"cpu": "192", "memory": "768Gi", "nvidia.com/gpu": "16"}
+    assert spec["limits"] == {"cpu": "192", "memory": "768Gi", "nvidia.com/gpu": "16", "nodes": "4"}
+
+
+def test_limits_nodes_caps_the_node_count_of_scaling_and_drift_replacement():
+    # nodepools.md "spec.limits": "The limits.nodes field constrains the maximum number of nodes
+    # during scaling operations or drift replacement"; the pinned CRD accepts it.
+    g = groups(plan(maxNodes=3))[0]
+    assert karp(g).node_pool["spec"]["limits"]["nodes"] == str(3 + kp.DRIFT_BUDGET_NODES)
+    assert crds.validate(karp(g).node_pool) == []
+    assert kp.nodes_within({**kp.limits(9, 1, 8, 15.3), "nodes": "2"}, 1, 8, 15.3) == 2
 
 
 def test_disruption_consolidates_only_empty_nodes_drift_one_at_a_time_and_never_expires():
@@ -410,3 +419,10 @@ def test_termination_grace_period_takes_the_nodepool_crd_pattern_and_only_with_k
         build_plan(parse(cfg, "test"))
     assert "cluster.autoscaler.terminationGracePeriod" in str(e.value)
     assert "Karpenter NodePool setting" in str(e.value)
+
+
+def test_plan_notes_the_spot_service_linked_role_only_for_karpenter_spot_pools():
+    # troubleshooting.md "Missing Service Linked Role": the controller cannot create it.
+    (note,) = kp.spot_role_notes(groups(plan(spot=True, machineType=["g5.2xlarge"])))
+    assert kp.SPOT_SERVICE_LINKED_ROLE in note and "create-service-linked-role" in note
+    assert kp.spot_role_notes(groups(plan())) == ()

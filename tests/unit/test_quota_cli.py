@@ -143,6 +143,15 @@ def test_offline_json_for_eks_karpenter_counts_nodepool_limits_plus_one_drift_re
     assert rows["L-6D54EA21"]["needed"] == 1  # the system group only
 
 
+def test_offline_spot_service_linked_role_row_is_unknown_not_read_with_the_create_command() -> None:
+    code, out, _ = run("--stack", "eks-karpenter", "--offline", "--json")
+    (role,) = [c for c in json.loads(out)["checks"] if c["quota"] == "AWSServiceRoleForEC2Spot"]
+    assert code == 0 and role["status"] == "unknown" and role["limit"] is None
+    assert "offline" in role["reason"] and "create-service-linked-role" in role["reason"]
+    code, out, _ = run("--stack", "eks-g4dn", "--offline", "--json")  # no Karpenter spot pool
+    assert all(c["quota"] != "AWSServiceRoleForEC2Spot" for c in json.loads(out)["checks"])
+
+
 def test_offline_where_works_for_eks_karpenter() -> None:
     code, out, _ = run("--stack", "eks-karpenter", "--where", "--offline", "--json")
     pools = json.loads(out)["where"]

@@ -39,7 +39,7 @@ from infra.core.eks.groups import (
 )
 from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
-from infra.core.eks.karpenter.pools import karpenter_problems
+from infra.core.eks.karpenter.pools import karpenter_problems, spot_role_notes
 from infra.core.eks.lifecycle import (
     FrozenAzs,
     desired_size,
@@ -183,6 +183,11 @@ class EksPlan:
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
     device_plugin: DevicePluginPlan | None = None
     efa_device_plugin: DevicePluginPlan | None = None
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a person should know before deploying (the Spot service-linked role)."""
+        return spot_role_notes(self.groups)
 
     @property
     def iam_role_names(self) -> tuple[str, ...]:

@@ -55,7 +55,8 @@ def check_auto_create(
     operator_on: bool,
     issues: Issues,
 ) -> None:
-    """Refuse what an auto-created pool cannot have, each at its key path."""
+    """Refuse what an auto-created pool cannot have, each at its key path (``existing``: the
+    cluster is not this stack's, so its version is only declared)."""
     apath = join_path(path, "autoCreate")
     _check_version(min_master, existing, apath, issues)
     if operator_on:
@@ -98,8 +99,8 @@ def _check_version(min_master: str | None, existing: bool, apath: str, issues: I
                 f"true with cluster.minMasterVersion {min_master}: below {floor} a ComputeClass "
                 "auto-creates pools only with cluster-level node auto-provisioning, whose limits "
                 "cap every pool; cluster.existing is true, so this stack does not own or enable "
-                f"it; upgrade the cluster to {floor}+ and set minMasterVersion so, or set "
-                "autoCreate false",
+                f"it; upgrade the existing cluster to {floor}+ and declare its version in "
+                "cluster.minMasterVersion, or set autoCreate false",
             )
         return
     check_feature_version(
@@ -110,6 +111,18 @@ def _check_version(min_master: str | None, existing: bool, apath: str, issues: I
         apath,
         issues,
         strict=True,
+        declared=existing,
+    )
+
+
+def declared_version_note(path: str, min_master: str | None) -> str:
+    """On an existing cluster the auto-creation gate trusts ``cluster.minMasterVersion``, which
+    the stack neither sets nor reads back there: say so (below the version pods stay Pending)."""
+    return (
+        f"{join_path(path, 'autoCreate')}: the auto-creation version gate trusts the declared "
+        f"cluster.minMasterVersion {min_master} of the existing cluster, which this stack does not "
+        "enforce: if the cluster runs an older GKE, pods of this pool stay Pending "
+        "(`gcloud container clusters describe` shows currentMasterVersion)"
     )
 
 

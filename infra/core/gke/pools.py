@@ -11,7 +11,12 @@ from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
 from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
-from infra.core.gke.autocreate import auto_class, auto_created, check_auto_create
+from infra.core.gke.autocreate import (
+    auto_class,
+    auto_created,
+    check_auto_create,
+    declared_version_note,
+)
 from infra.core.gke.model import (
     GPU_TAINT,
     NO_GKE_DEVICE_PLUGIN,
@@ -96,6 +101,8 @@ def plan_pools(
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
             )
+            if ctx.existing:
+                ctx.notes.append(declared_version_note(path, ctx.min_master_version))
         main = plan_pool(spec, path, ctx)
         if main is None:
             continue

@@ -57,19 +57,27 @@ def check_feature_version(
     issues: Issues,
     *,
     strict: bool = False,
+    declared: bool = False,
 ) -> None:
     """Record at ``path`` that ``what`` needs a newer GKE than ``cluster.minMasterVersion``.
     ``strict``: an alias counts by the lowest release it names and an unset version is refused
-    (``version_surely_at_least``), for a gate whose failure is silent at run time."""
+    (``version_surely_at_least``), for a gate whose failure is silent at run time. ``declared``:
+    the version is declared for an existing cluster, which the stack does not upgrade."""
     floor = feature_versions()[feature]
     if strict and not version_surely_at_least(min_master, floor):
         below = not version_at_least(min_master, floor)
+        fix = (
+            f"upgrade the existing cluster to {floor} or later (this stack does not) and declare "
+            "its version"
+            if declared
+            else f"set a full version such as {floor} or a later minor"
+        )
         issues.add(
             path,
             f"{what} need GKE {floor} or later; cluster.minMasterVersion is "
             f"{min_master or 'unset (the release channel default, not known here)'}"
             + ("" if below else ", which may name an older release")
-            + f": set a full version such as {floor} or a later minor",
+            + f": {fix}",
         )
     elif not strict and not version_at_least(min_master, floor):
         issues.add(

@@ -221,11 +221,21 @@ def _reservation_terms(group: EksGroupPlan) -> list[dict[str, str]]:
     return []
 
 
+NODES_LIMIT = "nodes"
+
+
 def limits(max_nodes: int, gpus: int, vcpus: int, memory_gib: float) -> dict[str, str]:
     """NodePool ``limits`` that stop it at ``max_nodes`` nodes: GPUs, CPUs and memory of that many
     nodes. "If a limit has been exceeded, nodes provisioning is prevented" (nodepools.md
-    "spec.limits"); quantities as strings, as that page recommends."""
-    out = {"cpu": str(max_nodes * vcpus), "memory": f"{math.ceil(max_nodes * memory_gib)}Gi"}
+    "spec.limits"); quantities as strings, as that page recommends. ``nodes`` too: "The
+    limits.nodes field constrains the maximum number of nodes during scaling operations or drift
+    replacement" (same page; kubernetes-sigs/karpenter v1.14.1 pkg/controllers/provisioning/
+    scheduling/scheduler.go checks remaining[resources.Node] before any instance type)."""
+    out = {
+        "cpu": str(max_nodes * vcpus),
+        "memory": f"{math.ceil(max_nodes * memory_gib)}Gi",
+        NODES_LIMIT: str(max_nodes),
+    }
     if gpus > 0:
         out[GPU_RESOURCE] = str(max_nodes * gpus)
     return out
@@ -235,6 +245,8 @@ def nodes_within(pool_limits: Mapping[str, str], gpus: int, vcpus: int, memory_g
     """The most nodes of one shape the NodePool ``limits`` admit (the inverse of ``limits``):
     maxNodes and the drift replacement, which cost at maximum and quota demand count."""
     counts = [int(pool_limits["cpu"]) // vcpus]
+    if NODES_LIMIT in pool_limits:
+        counts.append(int(pool_limits[NODES_LIMIT]))
     counts.append(math.floor(int(pool_limits["memory"].removesuffix("Gi")) / memory_gib))
     if GPU_RESOURCE in pool_limits and gpus > 0:
         counts.append(int(pool_limits[GPU_RESOURCE]) // gpus)
@@ -363,3 +375,19 @@ def needs_spot_role(groups: Sequence[EksGroupPlan]) -> bool:
     """Whether a Karpenter pool may launch spot capacity (and so needs the Spot service-linked
     role to exist before its first launch)."""
     return any(g.karpenter is not None and "spot" in capacity_types(g) for g in groups)
+
+
+def spot_role_notes(groups: Sequence[EksGroupPlan]) -> tuple[str, ...]:
+    """The plan note for the Spot service-linked role a Karpenter spot pool needs: the stack
+    does not create it (see ``SPOT_SERVICE_LINKED_ROLE``), ``quota.check`` reads whether it exists."""
+    if not needs_spot_role(groups):
+        return ()
+    spot = ", ".join(
+        g.name for g in groups if g.karpenter is not None and "spot" in capacity_types(g)
+    )
+    return (
+        f"Karpenter spot pools ({spot}) launch only once the account has the EC2 Spot "
+        f"service-linked role {SPOT_SERVICE_LINKED_ROLE}, which this stack does not create: "
+        f"`aws iam create-service-linked-role --aws-service-name {SPOT_SERVICE}` once per account "
+        "(`python -m quota.check` reads whether it exists)",
+    )
