@@ -107,6 +107,7 @@ class LiveAws:
         oidc_provider_tags: its tags.
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
+        nat_gateways: NAT gateway ID -> the AZ ID of its subnet, in the stack's VPC.
     """
 
     node_groups: dict[str, int] = field(default_factory=dict)
@@ -114,6 +115,7 @@ class LiveAws:
     oidc_provider_tags: dict[str, str] = field(default_factory=dict)
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
+    nat_gateways: dict[str, str] = field(default_factory=dict)
 
 
 LIVE = LiveAws()
@@ -121,16 +123,27 @@ LIVE = LiveAws()
 
 @contextlib.contextmanager
 def groups_of(recording: Recording) -> Iterator[None]:
-    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size), as a
-    deploy over that stack finds them; restored afterwards."""
+    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size) and its NAT
+    gateways (-> their subnets' AZ IDs), as a deploy over that stack finds them; restored
+    afterwards."""
     global LIVE
     found = {
         str(r.inputs["nodeGroupName"]): int(r.inputs.get("scalingConfig", {}).get("desiredSize", 0))
         for r in recording.resources
         if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs.get("nodeGroupName")
     }
+    by_id = {r.id: r for r in recording.resources if r.type == "aws:ec2/subnet:Subnet"}
+    nats = {
+        str(r.id): str(by_id[r.inputs["subnetId"]].inputs["availabilityZoneId"])
+        for r in recording.resources
+        if r.type == "aws:ec2/natGateway:NatGateway" and r.inputs.get("subnetId") in by_id
+    }
     saved = LIVE
-    LIVE = replace(saved, node_groups={**saved.node_groups, **found})
+    LIVE = replace(
+        saved,
+        node_groups={**saved.node_groups, **found},
+        nat_gateways={**saved.nat_gateways, **nats},
+    )
     try:
         yield
     finally:
@@ -187,6 +200,26 @@ def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
         "id": f"{args['clusterName']}:{args['nodeGroupName']}",
         "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
     }
+
+
+def _aws_get_vpcs(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """The stack's VPC exists once it has a NAT gateway (a mock VPC ID)."""
+    return {"id": "vpcs", "ids": ["vpc-0123456789abcdef0"] if LIVE.nat_gateways else []}
+
+
+def _aws_get_nat_gateways(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    return {"id": "nat-gateways", "ids": sorted(LIVE.nat_gateways)}
+
+
+def _aws_get_nat_gateway(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """DescribeNatGateways: only ``subnetId`` is read (a placeholder naming the gateway)."""
+    return {"id": args["id"], "subnetId": f"subnet-of-{args['id']}"}
+
+
+def _aws_get_subnet(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """DescribeSubnets: only ``availabilityZoneId`` is read, that of the gateway's subnet."""
+    nat = str(args["id"]).removeprefix("subnet-of-")
+    return {"id": args["id"], "availabilityZoneId": LIVE.nat_gateways[nat]}
 
 
 def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
@@ -251,6 +284,11 @@ INVOKES: dict[str, InvokeFn] = {
     "aws:eks/getNodeGroup:getNodeGroup": _aws_eks_get_node_group,
     "aws:eks/getAddon:getAddon": _aws_eks_get_addon,
     "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
+    # The stack VPC's NAT gateways and their subnets' AZ IDs: ``LIVE`` (none by default).
+    "aws:ec2/getVpcs:getVpcs": _aws_get_vpcs,
+    "aws:ec2/getNatGateways:getNatGateways": _aws_get_nat_gateways,
+    "aws:ec2/getNatGateway:getNatGateway": _aws_get_nat_gateway,
+    "aws:ec2/getSubnet:getSubnet": _aws_get_subnet,
 }
 
 

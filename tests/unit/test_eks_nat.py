@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from tests.unit.test_eks import eks_config, plan_of
+from infra.core.eks import planner as eks
+from tests.unit.test_eks import eks_config, errors_of, plan_of
 
 PER_AZ = {"vpc": {"natGateways": "perAz"}}
 
@@ -36,3 +37,69 @@ def test_per_az_nat_with_karpenter_serves_every_discovery_tagged_subnet_az():
     net = p.network
     assert p.karpenter is not None and net is not None and "use1-az3" in net.az_ids
     assert set(net.nat_az_ids) == set(net.az_ids)
+
+
+# us-west-2 in the catalog: usw2-az1..az4 offer GPU types; usw2-az1 sorts first.
+USW2 = "us-west-2"
+
+
+def test_a_refresh_adding_an_az_that_sorts_first_leaves_the_nat_where_it_runs():
+    # Deployed before usw2-az1 offered a GPU type: the one NAT gateway runs in usw2-az2.
+    net = plan_of(eks_config(region=USW2)).network
+    assert net is not None and net.nat_az_ids == ("usw2-az1",)
+    kept, warning = eks.keep_live_nat(net, ["usw2-az2"])
+    assert kept.nat_az_ids == ("usw2-az2",)
+    assert kept.nat_for("usw2-az1") == "usw2-az2"  # the new AZ routes through the running one
+    assert kept.subnet_cidrs == net.subnet_cidrs and kept.public_cidrs == net.public_cidrs
+    assert "keeps the AZ it runs in (usw2-az2)" in warning
+    assert "write cluster.vpc.natZone: usw2-az2 to pin it" in warning
+
+
+def test_a_first_deploy_plans_the_nat_in_the_first_control_plane_az():
+    net = plan_of(eks_config(region=USW2)).network
+    assert net is not None
+    assert eks.keep_live_nat(net, []) == (net, "")
+    assert eks.keep_live_nat(net, ["usw2-az1"]) == (net, "")  # already where it runs
+
+
+def test_a_live_nat_in_an_az_the_vpc_no_longer_has_is_not_kept():
+    net = plan_of(eks_config(region=USW2)).network
+    assert net is not None
+    assert eks.keep_live_nat(net, ["usw2-az9"]) == (net, "")
+
+
+def test_per_az_nats_are_never_narrowed_to_the_live_ones():
+    net = plan_of(eks_config(cluster=PER_AZ, region=USW2)).network
+    assert net is not None and len(net.nat_az_ids) > 1
+    assert eks.keep_live_nat(net, ["usw2-az2"]) == (net, "")
+
+
+def test_a_pinned_nat_zone_plans_the_nat_there_and_a_deploy_moves_a_live_one_to_it():
+    net = plan_of(eks_config(cluster={"vpc": {"natZone": "usw2-az3"}}, region=USW2)).network
+    assert net is not None and net.nat_az_ids == ("usw2-az3",) and net.nat_zone_pinned
+    assert eks.keep_live_nat(net, ["usw2-az2"]) == (net, "")
+
+
+def test_nat_zone_outside_the_new_vpcs_azs_is_an_error_naming_them():
+    errs = errors_of(eks_config(cluster={"vpc": {"natZone": "usw2-az9"}}, region=USW2))
+    assert "'usw2-az9' is not an AZ ID of the new VPC" in errs["cluster.vpc.natZone"]
+    assert "usw2-az1, usw2-az2, usw2-az3, usw2-az4" in errs["cluster.vpc.natZone"]
+
+
+def test_nat_zone_with_per_az_nats_is_an_error():
+    vpc = {"vpc": {"natGateways": "perAz", "natZone": "usw2-az2"}}
+    errs = errors_of(eks_config(cluster=vpc, region=USW2))
+    assert "natGateways: single" in errs["cluster.vpc.natZone"]
+
+
+def test_nat_zone_with_a_given_vpc_is_an_error():
+    vpc = {
+        "id": "vpc-0123456789abcdef0",
+        "privateSubnets": {
+            "usw2-az1": "subnet-0123456789abcdef0",
+            "usw2-az2": "subnet-0123456789abcdef1",
+        },
+        "natZone": "usw2-az1",
+    }
+    errs = errors_of(eks_config(cluster={"vpc": vpc}, region=USW2))
+    assert "applies to a VPC gpu-infra creates" in errs["cluster.vpc.natZone"]

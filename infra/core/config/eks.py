@@ -104,6 +104,9 @@ class EksVpcSpec(Model):
     # New VPC only: one NAT gateway (cheaper; an AZ outage cuts every AZ's egress) or one per AZ
     # (each AZ keeps egress on its own; one NAT hourly charge per AZ).
     nat_gateways: Literal["single", "perAz"] = "single"
+    # New VPC, ``single`` only: the AZ ID of the one NAT gateway (default: the first control-plane
+    # AZ at creation, then wherever it runs).
+    nat_zone: AzId | None = None
 
 
 class EksAccessEntrySpec(Model):

@@ -6,7 +6,7 @@ Pure code; ``infra.components.eks.EksNetwork`` maps ``EksNetworkPlan`` onto reso
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from infra.core.config.eks import EksClusterSpec
@@ -43,6 +43,8 @@ class EksNetworkPlan:
         s3_gateway_endpoint: an S3 gateway endpoint on the private route tables, so image layers
             from S3-backed registries (ECR stores layers in S3) skip NAT data charges.
         control_plane_az_ids: AZ IDs whose subnets the control plane may use.
+        nat_zone_pinned: ``natZone`` chose the single NAT gateway's AZ (a deploy keeps it there,
+            not where a live one runs).
     """
 
     create: bool
@@ -56,6 +58,7 @@ class EksNetworkPlan:
     nat_az_ids: tuple[str, ...] = ()
     s3_gateway_endpoint: bool = False
     control_plane_az_ids: tuple[str, ...] = ()
+    nat_zone_pinned: bool = False
 
     def nat_for(self, az: str) -> str:
         """The AZ ID whose NAT gateway the private subnet of ``az`` routes through."""
@@ -136,6 +139,21 @@ def _new_network(
             f"subnets in at least {MIN_PUBLIC_SUBNETS} AZs",
         )
     nat_azs = (control[0],) if vpc.nat_gateways == "single" and control else tuple(azs)
+    if vpc.nat_zone is not None:
+        if vpc.nat_gateways != "single":
+            issues.add(
+                "cluster.vpc.natZone",
+                f"{vpc.nat_zone!r} places the one NAT gateway of natGateways: single; perAz puts "
+                "one in every AZ where nodes run",
+            )
+        elif vpc.nat_zone not in azs:
+            issues.add(
+                "cluster.vpc.natZone",
+                f"{vpc.nat_zone!r} is not an AZ ID of the new VPC (it has a public subnet in "
+                f"{', '.join(azs) or 'none'}: {region}'s AZ IDs offering GPU types)",
+            )
+        else:
+            nat_azs = (vpc.nat_zone,)
     return EksNetworkPlan(
         create=True,
         region=region,
@@ -147,6 +165,31 @@ def _new_network(
         nat_az_ids=nat_azs,
         s3_gateway_endpoint=True,
         control_plane_az_ids=control,
+        nat_zone_pinned=vpc.nat_zone is not None and nat_azs == (vpc.nat_zone,),
+    )
+
+
+def keep_live_nat(net: EksNetworkPlan, live_az_ids: Sequence[str]) -> tuple[EksNetworkPlan, str]:
+    """The network to deploy over the AZs NAT gateways of this VPC run in now, and a warning.
+
+    With ``natGateways: single`` the planned AZ is the first control-plane AZ, which a catalog
+    refresh listing a lower-numbered AZ changes: the NAT gateway's subnet forces a new one
+    (terraform-provider-aws internal/service/ec2/vpc_nat_gateway.go: subnet_id ForceNew), so its
+    Elastic IP, route table and every node's egress would move. A running one whose AZ still has
+    a public subnet stays, unless ``natZone`` names another AZ (an edit moves it, as ``zones``
+    moves a node group). ``perAz`` only adds NAT gateways where nodes start running.
+    """
+    if not net.create or net.nat_zone_pinned or len(net.nat_az_ids) != 1:
+        return net, ""
+    live = [a for a in sorted(set(live_az_ids)) if a in net.az_ids]
+    if not live or net.nat_az_ids[0] in live:
+        return net, ""
+    kept = live[0]
+    return replace(net, nat_az_ids=(kept,)), (
+        f"EKS: cluster.vpc: the NAT gateway keeps the AZ it runs in ({kept}); the catalog now "
+        f"plans it in {net.nat_az_ids[0]}: write cluster.vpc.natZone: {kept} to pin it there, "
+        f"or natZone: {net.nat_az_ids[0]} to move it (a new gateway and Elastic IP: egress "
+        "addresses change)"
     )
 
 
@@ -160,6 +203,11 @@ def _given_network(
     region_code = prefix.group(1) if prefix else ""
     if vpc.id is None and not cluster.existing:
         issues.add("cluster.vpc.id", "required with cluster.vpc.privateSubnets (the subnets' VPC)")
+    if vpc.nat_zone is not None:
+        issues.add(
+            "cluster.vpc.natZone",
+            f"{vpc.nat_zone!r} applies to a VPC gpu-infra creates; the given VPC keeps its NAT",
+        )
     if vpc.nat_gateways != "single":
         issues.add(
             "cluster.vpc.natGateways",

@@ -52,6 +52,7 @@ from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
     EksNetworkPlan,
+    keep_live_nat,
     nats_where_nodes_run,
     plan_network,
     subnet_cidrs,
@@ -710,6 +711,7 @@ __all__ = [
     "desired_size",
     "ephemeral_storage_gi",
     "gpu_labels",
+    "keep_live_nat",
     "live_name",
     "offered_az_ids",
     "predecessor",
