@@ -107,7 +107,9 @@ class LiveAws:
         oidc_provider_tags: its tags.
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
-        nat_gateways: NAT gateway ID -> the AZ ID of its subnet, in the stack's VPC.
+        nat_gateways: NAT gateway ID -> its subnet ID, in the stack's VPC.
+        subnets: subnet ID -> its AZ ID.
+        clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
     """
 
     node_groups: dict[str, int] = field(default_factory=dict)
@@ -116,6 +118,8 @@ class LiveAws:
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
     nat_gateways: dict[str, str] = field(default_factory=dict)
+    subnets: dict[str, str] = field(default_factory=dict)
+    clusters: dict[str, list[str]] = field(default_factory=dict)
 
 
 LIVE = LiveAws()
@@ -123,26 +127,36 @@ LIVE = LiveAws()
 
 @contextlib.contextmanager
 def groups_of(recording: Recording) -> Iterator[None]:
-    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size) and its NAT
-    gateways (-> their subnets' AZ IDs), as a deploy over that stack finds them; restored
-    afterwards."""
+    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size), its NAT
+    gateways, subnets and cluster, as a deploy over that stack finds them; restored afterwards."""
     global LIVE
     found = {
         str(r.inputs["nodeGroupName"]): int(r.inputs.get("scalingConfig", {}).get("desiredSize", 0))
         for r in recording.resources
         if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs.get("nodeGroupName")
     }
-    by_id = {r.id: r for r in recording.resources if r.type == "aws:ec2/subnet:Subnet"}
-    nats = {
-        str(r.id): str(by_id[r.inputs["subnetId"]].inputs["availabilityZoneId"])
+    subnets = {
+        str(r.id): str(r.inputs["availabilityZoneId"])
         for r in recording.resources
-        if r.type == "aws:ec2/natGateway:NatGateway" and r.inputs.get("subnetId") in by_id
+        if r.type == "aws:ec2/subnet:Subnet" and r.id
+    }
+    nats = {
+        str(r.id): str(r.inputs["subnetId"])
+        for r in recording.resources
+        if r.type == "aws:ec2/natGateway:NatGateway" and r.id
+    }
+    clusters = {
+        str(r.inputs["name"]): [str(i) for i in r.inputs.get("privateSubnetIds", [])]
+        for r in recording.resources
+        if r.type == "eks:index:Cluster" and r.inputs.get("name")
     }
     saved = LIVE
     LIVE = replace(
         saved,
         node_groups={**saved.node_groups, **found},
         nat_gateways={**saved.nat_gateways, **nats},
+        subnets={**saved.subnets, **subnets},
+        clusters={**saved.clusters, **clusters},
     )
     try:
         yield
@@ -161,6 +175,7 @@ def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
         "vpcConfig": {
             "clusterSecurityGroupId": "sg-0123456789abcdef0",
             "vpcId": "vpc-0123456789abcdef0",
+            "subnetIds": list(LIVE.clusters.get(args["name"], [])),
         },
     }
 
@@ -212,14 +227,18 @@ def _aws_get_nat_gateways(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
 
 
 def _aws_get_nat_gateway(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeNatGateways: only ``subnetId`` is read (a placeholder naming the gateway)."""
-    return {"id": args["id"], "subnetId": f"subnet-of-{args['id']}"}
+    """DescribeNatGateways: only ``subnetId`` is read."""
+    return {"id": args["id"], "subnetId": LIVE.nat_gateways[args["id"]]}
 
 
 def _aws_get_subnet(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeSubnets: only ``availabilityZoneId`` is read, that of the gateway's subnet."""
-    nat = str(args["id"]).removeprefix("subnet-of-")
-    return {"id": args["id"], "availabilityZoneId": LIVE.nat_gateways[nat]}
+    """DescribeSubnets: only ``availabilityZoneId`` is read."""
+    return {"id": args["id"], "availabilityZoneId": LIVE.subnets[args["id"]]}
+
+
+def _aws_eks_get_clusters(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+    """ListClusters: the clusters ``LIVE`` holds (none by default)."""
+    return {"id": "clusters", "names": sorted(LIVE.clusters)}
 
 
 def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
@@ -289,6 +308,8 @@ INVOKES: dict[str, InvokeFn] = {
     "aws:ec2/getNatGateways:getNatGateways": _aws_get_nat_gateways,
     "aws:ec2/getNatGateway:getNatGateway": _aws_get_nat_gateway,
     "aws:ec2/getSubnet:getSubnet": _aws_get_subnet,
+    # The region's clusters and a created one's subnets: ``LIVE`` (none by default).
+    "aws:eks/getClusters:getClusters": _aws_eks_get_clusters,
 }
 
 

@@ -214,7 +214,11 @@ class EksCluster(pulumi.ComponentResource):
                 name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
                 version=plan.kubernetes_version,
                 vpc_id=self.network.vpc_id,
-                private_subnet_ids=[subnets[az] for az in net.control_plane_az_ids],
+                private_subnet_ids=(
+                    self._control_plane_subnets(plan, subnets)
+                    if net.create
+                    else [subnets[az] for az in net.control_plane_az_ids]
+                ),
                 skip_default_node_group=True,  # GPU and system groups are explicit below
                 create_oidc_provider=plan.identity == "irsa",
                 # Add-ons are aws.eks.Addon resources after the system group (CoreDNS stays
@@ -257,6 +261,46 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_arn = cluster.oidc_provider_arn.apply(lambda a: a or "")
         self.oidc_issuer = cluster.oidc_issuer.apply(lambda i: i or "")
         self.node_dependencies.append(cluster)
+
+    def _control_plane_subnets(
+        self, plan: core.EksPlan, subnets: dict[str, Any]
+    ) -> pulumi.Output[list[str]]:
+        """The created VPC's control-plane subnets: those of the running cluster's AZs, read live
+        (core.kept_control_plane_azs: EKS refuses new AZs), or every planned one."""
+        net = plan.network
+        assert net is not None
+        opts = pulumi.InvokeOutputOptions(parent=self)
+
+        def live_azs(found: list[str] | None) -> pulumi.Output[list[str]]:
+            if plan.cluster_name not in (found or []):
+                return pulumi.Output.from_input([])
+            described = aws.eks.get_cluster_output(
+                name=plan.cluster_name, region=plan.region, opts=opts
+            )
+            return described.vpc_config.subnet_ids.apply(
+                lambda ids: pulumi.Output.all(
+                    *[
+                        aws.ec2.get_subnet_output(
+                            id=i, region=plan.region, opts=opts
+                        ).availability_zone_id
+                        for i in ids or []
+                    ]
+                )
+            )
+
+        def pick(live: list[str]) -> pulumi.Output[list[str]]:
+            kept, added = core.kept_control_plane_azs(net.control_plane_az_ids, live)
+            if added:
+                pulumi.log.warn(
+                    f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
+                    f"with ({', '.join(kept)}); EKS cannot add {', '.join(added)}, which the "
+                    "catalog now offers, to a running cluster (its nodes may still run there)",
+                    resource=self,
+                )
+            return pulumi.Output.all(*[subnets[a] for a in kept])
+
+        names = aws.eks.get_clusters_output(region=plan.region, opts=opts).names
+        return names.apply(live_azs).apply(pick)
 
     def _system_group(self, name: str, plan: core.EksPlan, subnets: dict[str, Any]) -> None:
         s = plan.system

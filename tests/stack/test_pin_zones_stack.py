@@ -87,3 +87,12 @@ def test_a_refresh_adding_an_az_that_sorts_first_leaves_the_nat_where_it_runs(ek
     assert {c["op"] for c in changes if ":ec2/" in c["urn"]} == {"create"}  # the new AZ's subnets
     assert "the NAT gateway keeps the AZ it runs in (usw2-az2)" in err
     assert "write cluster.vpc.natZone: usw2-az2 to pin it there" in err
+
+
+def test_a_refresh_adding_an_az_keeps_the_running_control_planes_azs(eks_refresh):
+    # EKS refuses control-plane subnets in AZs the cluster was not created with
+    # (aws/containers-roadmap#170): the new AZ gets subnets, the cluster no update.
+    changes, err = eks_refresh
+    assert [c for c in changes if c["urn"].endswith("eks:index:Cluster::ml-eks")] == []
+    assert "keeps the AZs it was created with (usw2-az2, usw2-az3, usw2-az4)" in err
+    assert "EKS cannot add usw2-az1" in err

@@ -103,3 +103,19 @@ def test_nat_zone_with_a_given_vpc_is_an_error():
     }
     errs = errors_of(eks_config(cluster={"vpc": vpc}, region=USW2))
     assert "applies to a VPC gpu-infra creates" in errs["cluster.vpc.natZone"]
+
+
+def test_a_running_control_plane_keeps_the_azs_it_was_created_with():
+    # EKS refuses a subnet update spanning other AZs than at creation (aws/containers-roadmap#170).
+    planned = ("usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4")
+    live = ["usw2-az4", "usw2-az2", "usw2-az3"]
+    assert eks.kept_control_plane_azs(planned, live) == (
+        ("usw2-az2", "usw2-az3", "usw2-az4"),
+        ("usw2-az1",),
+    )
+
+
+def test_a_new_cluster_gets_every_planned_control_plane_az():
+    planned = ("usw2-az1", "usw2-az2")
+    assert eks.kept_control_plane_azs(planned, []) == (planned, ())
+    assert eks.kept_control_plane_azs(planned, ["usw2-az9"]) == (planned, ())

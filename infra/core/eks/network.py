@@ -193,6 +193,23 @@ def keep_live_nat(net: EksNetworkPlan, live_az_ids: Sequence[str]) -> tuple[EksN
     )
 
 
+def kept_control_plane_azs(
+    planned: tuple[str, ...], live: Sequence[str]
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The control-plane AZs to send for a created VPC, and the planned ones left out.
+
+    EKS updates a cluster's subnets in place, but "The subnets passed as an update must contain
+    the same set of AZs as originally passed when creating the cluster" (aws/containers-roadmap
+    #170, the EKS UpdateClusterConfig note): a catalog refresh adding a control-plane AZ to the
+    VPC would fail ``pulumi up``. A running cluster (``live``: the AZ IDs of its subnets) keeps its
+    AZs; ``live`` empty (no cluster yet) or sharing none of them: the planned ones.
+    """
+    kept = tuple(a for a in planned if a in live)
+    if not kept:
+        return planned, ()
+    return kept, tuple(a for a in planned if a not in kept)
+
+
 def _given_network(
     cluster: EksClusterSpec, region: str, region_azs: set[str], issues: Issues
 ) -> EksNetworkPlan:
