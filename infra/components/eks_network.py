@@ -16,7 +16,8 @@ from infra.core.eks import planner as core
 def live_nat_az_ids(cluster_name: str, region: str, parent: pulumi.Resource) -> list[str]:
     """AZ IDs of the NAT gateways (pending or available) in this stack's VPC (``Name``
     ``<cluster>-vpc``), read before any resource is declared since they name resources; none
-    before the first deploy."""
+    before the first deploy (aws_vpcs and aws_nat_gateways answer no match with empty ``ids``,
+    not an error: terraform-provider-aws internal/service/ec2/vpc_vpcs_data_source.go)."""
     opts = pulumi.InvokeOptions(parent=parent)
     vpcs = aws.ec2.get_vpcs(tags={"Name": f"{cluster_name}-vpc"}, region=region, opts=opts).ids
     if len(vpcs) != 1:
