@@ -139,7 +139,6 @@ def print_table(
     *,
     resources: bool = True,
     outputs: bool = True,
-    hidden: frozenset[str] = frozenset(),
 ) -> None:
     """The human-readable plan: pools, system pool, totals, cost, the resource count, and with
     ``resources`` / ``outputs`` every resource and the stack outputs in full."""
@@ -154,7 +153,7 @@ def print_table(
     print_auto_provisioning(plan, out)
     print_totals(rows, out)
     print_cost(cost, out)
-    print_notes(plan, out, hidden)
+    print_pool_lines(plan, out)
     if resources:
         out("")
         print_resources(recording, out)
@@ -324,14 +323,9 @@ def _range(a: float | None, b: float | None) -> str:
     return money(a) if a == b else f"{money(a)}-{money(b)}"
 
 
-def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset()) -> None:
-    """The planner's notes (each with its id, unless ``--hide-note`` silenced it), then per pool
-    its machine and node range (or instance types and AMI)."""
-    from infra.planview.notes import note_id, shown
-
-    for n in plan.notes:
-        if shown(n, hidden):
-            out(f"note: {n} [{note_id(n)}]")
+def print_pool_lines(plan: Plan, out: Out = print) -> None:
+    """Per pool its machine and node range (or instance types and AMI). The planner's notes go
+    to stderr with the operator's (``infra.plan``), in every output mode."""
     if plan.gke is not None:
         for p in plan.gke.pools:
             how = (
