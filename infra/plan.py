@@ -206,7 +206,8 @@ def _main(args: argparse.Namespace) -> int:
     except ConfigErrors as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
-    notes = list(plan.operator.notes if plan.operator is not None else ())
+    # Every planner's notes and the operator's, on stderr in every mode (--json, --diff, ...).
+    notes = list(dict.fromkeys((*plan.notes, *(plan.operator.notes if plan.operator else ()))))
     notes_view.print_notes(notes, hidden)
     if args.integration:
         return _print_integration(plan, args.integration, args.json)
@@ -288,7 +289,6 @@ def _run(
             lines.append,
             resources=args.resources,
             outputs=args.outputs,
-            hidden=hidden,
         )
         write_text("\n".join(lines) + "\n")
     return EXIT_OK

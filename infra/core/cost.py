@@ -50,6 +50,8 @@ class PoolCost:
         warm: nodes the pool's warm placeholders keep running (``gpuPools[].warm``).
         max_enforced: whether the provider caps the pool at ``max_nodes``; ``False`` for a GKE
             pool auto-created by a ComputeClass, which has no node limit (the maximum is planned).
+        drift_nodes: nodes ``max_nodes`` counts beyond the pool's maxNodes (a Karpenter pool's
+            drift replacement, which its NodePool limits admit).
     """
 
     name: str
@@ -60,6 +62,7 @@ class PoolCost:
     note: str = ""
     warm: int = 0
     max_enforced: bool = True
+    drift_nodes: int = 0
 
     @property
     def idle_nodes(self) -> int:
@@ -97,6 +100,9 @@ class Cost:
     own_hardware: bool = False  # platform kubernetes: nothing is billed per hour by a cloud
     lines: tuple[Line, ...] = ()
     usage_based: str = ""  # charges that depend on traffic, never in the totals
+    # GKE node auto-provisioning's cluster-wide resource limits (type, maximum) when the plan
+    # enables it: they, not a pool's maxNodes, cap what auto-created pools may reach.
+    cluster_limits: tuple[tuple[str, int], ...] = ()
 
     def total(self, scale: str) -> Total:
         """Nodes and lines at ``min`` or ``max`` scale: what is priced, and a list of what is not
@@ -390,7 +396,13 @@ def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
         own_hardware=plan.gke is None and plan.eks is None,
         lines=tuple(lines),
         usage_based=USAGE_BASED.get(cloud, ""),
+        cluster_limits=_nap_limits(plan),
     )
+
+
+def _nap_limits(plan: Plan) -> tuple[tuple[str, int], ...]:
+    limits = plan.gke.cluster.auto_provisioning_limits if plan.gke is not None else None
+    return tuple((lim.resource_type, lim.maximum) for lim in limits or ())
 
 
 def _gke_nodes(plan: Plan, gke: GkePlan, prices: Prices) -> tuple[list[PoolCost], PoolCost | None]:
@@ -472,7 +484,7 @@ def _eks_nodes(plan: Plan, eks: EksPlan, prices: Prices) -> tuple[list[PoolCost]
         # A Karpenter pool at its maximum: the nodes its NodePool limits admit (maxNodes and the
         # drift replacement, which limits cannot tell from a scale-up).
         hi = g.karpenter.limit_nodes if g.karpenter is not None else g.max_size
-        pools.append(PoolCost(g.name, per, g.min_size, hi, spot, note))
+        pools.append(PoolCost(g.name, per, g.min_size, hi, spot, note, drift_nodes=hi - g.max_size))
     s = eks.system
     if s is None:
         return pools, None

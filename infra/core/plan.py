@@ -71,6 +71,7 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
 
         gke = plan_gke(config, catalog, issues)
         pools = tuple(p.hints for p in gke.pools)
+        notes = [*notes, *gke.notes]
     elif config.platform == "eks":
         from infra.core.eks.planner import plan_eks
 

@@ -58,6 +58,7 @@ class PoolHints:
         max_nodes: pool total maximum.
         mig_profiles: MIG profiles the GPU supports (empty: MIG not possible).
         gke_sharing: GKE's own sharing or partitioning is on (exclusive with the operator's).
+        karpenter: EKS nodes Karpenter launches from the pool's NodePool (no node group).
     """
 
     name: str
@@ -77,6 +78,7 @@ class PoolHints:
     max_nodes: int = 1
     mig_profiles: tuple[str, ...] = ()
     gke_sharing: bool = False
+    karpenter: bool = False
 
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations for every taint declared on the pool."""

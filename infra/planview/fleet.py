@@ -61,7 +61,7 @@ def plan_one(spec: str) -> FleetRow:
         cost,
         len(recording.resources),
         plan_document(config, cost, recording),
-        tuple(plan.operator.notes if plan.operator is not None else ()),
+        tuple(dict.fromkeys((*plan.notes, *(plan.operator.notes if plan.operator else ())))),
         tuple(recording.logs),
     )
 

@@ -139,7 +139,6 @@ def print_table(
     *,
     resources: bool = True,
     outputs: bool = True,
-    hidden: frozenset[str] = frozenset(),
 ) -> None:
     """The human-readable plan: pools, system pool, totals, cost, the resource count, and with
     ``resources`` / ``outputs`` every resource and the stack outputs in full."""
@@ -151,9 +150,10 @@ def print_table(
     print_pools(plan, cost, rows, out)
     print_system_pool(plan, cost, out)
     print_karpenter(plan, out)
+    print_auto_provisioning(plan, out)
     print_totals(rows, out)
     print_cost(cost, out)
-    print_notes(plan, out, hidden)
+    print_pool_lines(plan, out)
     if resources:
         out("")
         print_resources(recording, out)
@@ -217,6 +217,17 @@ def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
         out("\nsystem pool: the existing cluster's (not created or priced here)")
 
 
+def print_auto_provisioning(plan: Plan, out: Out = print) -> None:
+    """With GKE cluster-level node auto-provisioning on: that it is, and its limits."""
+    limits = plan.gke.cluster.auto_provisioning_limits if plan.gke is not None else None
+    if limits:
+        caps = ", ".join(
+            f"{lim.resource_type} {lim.maximum}{' GB' if lim.resource_type == 'memory' else ''}"
+            for lim in limits
+        )
+        out(f"node auto-provisioning: on (cluster-wide resource limits {caps})")
+
+
 def print_karpenter(plan: Plan, out: Out = print) -> None:
     """With ``autoscaler.kind: karpenter``: the controller in place of the cluster-autoscaler."""
     k = plan.eks.karpenter if plan.eks is not None else None
@@ -247,12 +258,25 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
         f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
     )
-    if uncapped := [p.name for p in cost.pools if not p.max_enforced]:
-        # A ComputeClass has no node limit; node auto-provisioning's limits, where gke/nap.py
-        # enables them, cap the cluster's total, not one pool.
+    if (uncapped := [p.name for p in cost.pools if not p.max_enforced]) and cost.cluster_limits:
+        # Node auto-provisioning's limits cap the cluster's totals, not one pool (gke/nap.py).
+        out(
+            f"  at maximum: {', '.join(uncapped)} auto-created: node auto-provisioning limits "
+            "cap the cluster's totals: "
+            + ", ".join(f"{k} {v}{' GB' if k == 'memory' else ''}" for k, v in cost.cluster_limits)
+        )
+    elif uncapped:
+        # A ComputeClass has no node limit, and node auto-provisioning is off.
         out(
             f"  at maximum: {', '.join(uncapped)} auto-created: maxNodes is planned, not a cap "
             "GKE enforces (the project's GPU quota is the hard cap)"
+        )
+    if drift := [p for p in cost.pools if p.drift_nodes]:
+        out(
+            "  at maximum: "
+            + ", ".join(f"{p.name} {p.max_nodes - p.drift_nodes}+{p.drift_nodes}" for p in drift)
+            + " nodes: the drift-replacement node each Karpenter pool's NodePool limits admit "
+            "(a replacement runs beside the node it replaces; cost and quota count it)"
         )
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
@@ -299,14 +323,9 @@ def _range(a: float | None, b: float | None) -> str:
     return money(a) if a == b else f"{money(a)}-{money(b)}"
 
 
-def print_notes(plan: Plan, out: Out = print, hidden: frozenset[str] = frozenset()) -> None:
-    """The planner's notes (each with its id, unless ``--hide-note`` silenced it), then per pool
-    its machine and node range (or instance types and AMI)."""
-    from infra.planview.notes import note_id, shown
-
-    for n in plan.notes:
-        if shown(n, hidden):
-            out(f"note: {n} [{note_id(n)}]")
+def print_pool_lines(plan: Plan, out: Out = print) -> None:
+    """Per pool its machine and node range (or instance types and AMI). The planner's notes go
+    to stderr with the operator's (``infra.plan``), in every output mode."""
     if plan.gke is not None:
         for p in plan.gke.pools:
             how = (

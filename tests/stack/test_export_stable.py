@@ -42,7 +42,12 @@ def test_two_exports_of_every_sample_stack_are_byte_identical(stack):
     # The engine's protobuf Structs give keys in no fixed order: the same inputs, keys reversed.
     shuffled = SimpleNamespace(
         resources=[
-            SimpleNamespace(type=r.type, custom=r.custom, inputs=_reversed_keys(dict(r.inputs)))
+            SimpleNamespace(
+                type=r.type,
+                name=r.name,
+                custom=r.custom,
+                inputs=_reversed_keys(dict(r.inputs)),
+            )
             for r in recording.resources
         ]
     )
@@ -83,3 +88,33 @@ def test_warm_placeholders_export_to_their_own_unawaited_app_and_kustomization_n
     assert all(
         d["spec"].get("dependsOn") != [{"name": "gpu-infra-unawaited"}] for d in flux.values()
     )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_exported_file_holding_an_autonamed_resources_logical_name_has_a_header_naming_it(
+    stack,
+):
+    import re
+
+    from infra.planview.export import autonamed
+
+    plan, recording = planned(stack)
+    names = autonamed(recording.resources)
+    for path, text in export_files(plan, recording, "gitops").items():
+        head = "".join(ln + "\n" for ln in text.splitlines() if ln.startswith("# PLACEHOLDERS"))
+        body = text.removeprefix(head)
+        for name in names:
+            if re.search(r"(?<![\w.-])" + re.escape(name) + r"(?![\w.-])", body):
+                assert f"# PLACEHOLDERS: {name} is the logical name of a" in head, (path, name)
+                assert "random 7-character suffix" in head, path
+
+
+def test_karpenter_node_role_and_controller_role_are_flagged_as_autonamed_in_the_export():
+    plan, recording = planned("eks-karpenter")
+    files = export_files(plan, recording, "gitops")
+    nodeclasses = [p for p in files if p.startswith("workloads/ec2nodeclass-")]
+    assert nodeclasses
+    for p in nodeclasses:
+        assert files[p].startswith("# PLACEHOLDERS: karp-nodes is the logical name of a Role"), p
+    for p in ("helm/karpenter.values.yaml", "argocd/karpenter.yaml"):
+        assert "# PLACEHOLDERS: karp-karpenter-role is the logical name of a Role" in files[p]

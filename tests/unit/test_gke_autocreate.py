@@ -436,6 +436,25 @@ def test_cost_summary_says_an_auto_created_pool_maximum_is_not_a_cap_gke_enforce
     assert not any("not a cap GKE enforces" in x for x in fixed)
 
 
+def test_with_node_auto_provisioning_on_the_cost_summary_prints_its_limits_as_the_cap():
+    # "The cluster autoscaler does not create new nodes if doing so would exceed one of the
+    # defined limits" (https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning#resource_limits).
+    from infra.planview.table import print_auto_provisioning
+
+    plan = build(cluster={**ABOVE, "minMasterVersion": "1.32"})
+    lines: list[str] = []
+    print_cost(estimate(plan), lines.append)
+    (line,) = [x for x in lines if "at maximum:" in x]
+    assert "node auto-provisioning limits cap the cluster's totals:" in line
+    assert "nvidia-tesla-t4 " in line and "not a cap GKE enforces" not in line
+    table: list[str] = []
+    print_auto_provisioning(plan, table.append)
+    assert table and table[0].startswith("node auto-provisioning: on")
+    table.clear()
+    print_auto_provisioning(sample(), table.append)
+    assert table == []
+
+
 def quota_rows(plan: Plan) -> dict[str, int]:
     catalog = Catalog.load()
     _, rows = stack_demand(plan.config, catalog, plan)

@@ -379,3 +379,19 @@ def test_system_max_nodes_above_min_nodes_with_karpenter_is_refused_naming_min_n
     raw["gpu-infra:cluster"]["systemPool"] = {"minNodes": 3, "maxNodes": 3}
     eks = build_plan(parse(raw, "eks-g4dn")).eks
     assert eks is not None and eks.system is not None and eks.system.max_size == 3
+
+
+def test_cost_summary_explains_the_drift_replacement_node_each_karpenter_pool_adds_at_maximum():
+    from infra.core.cost import estimate
+    from infra.planview.table import print_cost
+
+    plan = build_plan(parse(raw_g4dn(), "eks-g4dn"))
+    lines: list[str] = []
+    print_cost(estimate(plan), lines.append)
+    (line,) = [x for x in lines if "drift-replacement" in x]
+    assert all(f"{g.name} {g.max_size}+1" in line for g in plan.eks.groups)  # type: ignore[union-attr]
+    raw = raw_g4dn()
+    del raw["gpu-infra:cluster"]["autoscaler"]
+    lines.clear()
+    print_cost(estimate(build_plan(parse(raw, "eks-g4dn"))), lines.append)
+    assert not any("drift-replacement" in x for x in lines)

@@ -331,3 +331,21 @@ def test_emitted_label_and_tag_keys_equal_the_upstream_strings_the_proof_reads()
     assert labels.GKE_NODEPOOL_LABEL == nodes.GKE_NODEPOOL
     assert labels.EKS_ACCELERATOR_LABEL == nodes.AWS_GPU_LABEL
     assert labels.ACCELERATOR_LABELS == nodes.AUTOSCALER_GPU_LABELS
+
+
+def test_flyte_says_a_karpenter_pools_labels_come_from_its_nodepool_template_which_carries_them():
+    plan = sample(next(p for p in STACKS if p.stem == "Pulumi.eks-karpenter"))
+    assert plan.operator is not None and plan.eks is not None
+    pools = plan.operator.integrations["flyte"]["pools"]
+    for g in plan.eks.groups:
+        assert g.karpenter is not None and g.hints.karpenter
+        entry = pools[g.name]
+        assert entry["labelledBy"] == "the Karpenter NodePool's template labels (gpu-infra)"
+        template = g.karpenter.node_pool["spec"]["template"]["metadata"]["labels"]
+        assert entry["nodeLabels"] and entry["nodeLabels"].items() <= template.items()
+    plain = sample(next(p for p in STACKS if p.stem == "Pulumi.eks-g4dn"))
+    assert plain.operator is not None
+    assert all(
+        e["labelledBy"] == "the node group's labels (gpu-infra)"
+        for e in plain.operator.integrations["flyte"]["pools"].values()
+    )

@@ -70,12 +70,14 @@ def accelerator_name(h: PoolHints) -> str:
     return _accelerator_by_model().get(h.gpu_model.lower(), f"nvidia-{h.gpu_model.lower()}")
 
 
-def _labelled_by(platform: str, labelled: bool) -> str:
+def _labelled_by(h: PoolHints, labelled: bool) -> str:
     if not labelled:
         return "nobody: the pool's nodes carry no accelerator label"
-    if platform == "gke":
+    if h.platform == "gke":
         return "GKE (accelerator, partition size) and the node pool's labels"
-    if platform == "eks":
+    if h.karpenter:
+        return "the Karpenter NodePool's template labels (gpu-infra)"
+    if h.platform == "eks":
         return "the node group's labels (gpu-infra)"
     return "gpu-infra (node label patch) or the stack's declared labels"
 
@@ -236,7 +238,7 @@ def _per_target(
             "accelerator": labels.get(DEVICE_LABEL[platform]),
             "partitionSize": labels.get(partition),
             "nodeLabels": labels,
-            "labelledBy": _labelled_by(platform, bool(labels)),
+            "labelledBy": _labelled_by(t, bool(labels)),
         }
     return per_pool, templates
 

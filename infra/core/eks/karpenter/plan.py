@@ -28,4 +28,5 @@ def as_karpenter_pool(
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
-    return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)
+    hints = dataclasses.replace(group.hints, karpenter=True)
+    return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool, hints=hints)
