@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.core.config.stack import StackConfig
-from infra.core.integrations.scheduling import workload_targets
+from infra.core.integrations.scheduling import gpu_request, workload_targets
 from infra.core.pools import PoolHints
 from infra.core.rules.limits import limit
 
@@ -128,24 +128,6 @@ def idle_nodes(min_nodes: int, warm: int) -> int:
     return max(min_nodes, warm)
 
 
-def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
-    """GPU units one placeholder requests: a whole-GPU pool's every GPU, else one slot.
-
-    A shared resource admits at most 1 per container: GKE time-sharing / MPS ("at most 1
-    nvidia.com/gpu can be requested on GPU nodes", UnexpectedAdmissionError,
-    https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus) and operator
-    time-slicing with failRequestsGreaterThanOne ("maximum request size for shared resources is 1",
-    NVIDIA/k8s-device-plugin internal/rm/rm.go). A MIG pool (GKE partitions, operator single or
-    mixed) gets one instance of its profile: "Each slice can be allocated to one container"
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi). One slot still keeps the
-    node: one placeholder per node (anti-affinity), users take its other slots beside it.
-    """
-    mig = hints["migConfig"] not in (None, "all-disabled")
-    if h.gke_sharing or hints["timeSlicingReplicas"] is not None or mig:
-        return 1
-    return int(hints["slotsPerNode"])
-
-
 def plan_warm(
     config: StackConfig, pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
 ) -> WarmPlan | None:
@@ -157,6 +139,8 @@ def plan_warm(
         n = warm.get(h.name, 0)
         if n == 0:
             continue
+        # One slot still keeps the node: one placeholder per node (anti-affinity), users take
+        # its other slots beside it.
         resource, count = str(hints["resourceName"]), gpu_request(h, hints)
         targets.append(
             WarmTarget(

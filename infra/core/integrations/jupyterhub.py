@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.core.config.operator import JupyterImageSpec
+from infra.core.integrations.scheduling import gpu_request, shares_gpu
 from infra.core.pools import PoolHints
 
 # Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,
@@ -50,12 +51,11 @@ def jupyterhub_profile(
     never packs more notebooks than the node can hold; ``mem_limit`` is null (a notebook may use
     what the node has free).
     """
-    slots, per_slot = int(hints["slotsPerNode"]), 1
+    slots = int(hints["slotsPerNode"])
     # Plain GPUs (MIG all-disabled included). A MIG profile that exists once per GPU (4g.20gb,
     # 7g.40gb, 1g.5gb+me) also gives one slot per GPU, but each slot is a MIG device: one notebook.
-    sliced = hints["timeSlicingReplicas"] or hints["migConfig"] not in (None, "all-disabled")
-    whole_node = slots == h.gpus_per_node and not sliced and not h.gke_sharing
-    count = h.gpus_per_node if whole_node else per_slot
+    whole_node = not shares_gpu(h, hints)
+    count = gpu_request(h, hints)
     if whole_node:
         what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
         share = 1.0

@@ -49,6 +49,28 @@ def scheduling_hints(
     }
 
 
+def shares_gpu(h: PoolHints, hints: Mapping[str, Any]) -> bool:
+    """A slot of the pool is a share of a GPU: GKE sharing/partitioning, operator time-slicing
+    (MPS included) or a MIG layout other than ``all-disabled``."""
+    mig = hints["migConfig"] not in (None, "all-disabled")
+    return h.gke_sharing or hints["timeSlicingReplicas"] is not None or mig
+
+
+def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
+    """GPU units one workload (a notebook, a warm placeholder) requests: a whole-GPU pool's every
+    GPU, else one slot.
+
+    A shared resource admits at most 1 per container: GKE time-sharing / MPS ("at most 1
+    nvidia.com/gpu can be requested on GPU nodes", UnexpectedAdmissionError,
+    https://cloud.google.com/kubernetes-engine/docs/concepts/timesharing-gpus) and operator
+    time-slicing with failRequestsGreaterThanOne ("maximum request size for shared resources is 1",
+    NVIDIA/k8s-device-plugin internal/rm/rm.go). A MIG pool (GKE partitions, operator single or
+    mixed) gets one instance of its profile: "Each slice can be allocated to one container"
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
+    """
+    return 1 if shares_gpu(h, hints) else int(hints["slotsPerNode"])
+
+
 def workload_targets(
     pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
 ) -> list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]]:
