@@ -383,7 +383,8 @@ def test_jupyterhub_profile_matches_seed_000_shape():
     profile = plan(
         cfg, (replace(h, gpus_per_node=4, vcpus=48, memory_gib=192.0),)
     ).jupyterhub_profiles["gpu"]
-    assert profile["display_name"] == "NVIDIA T4, ~192 GB, ~48 CPUs"
+    # The GPUs, the memory guarantee (180.3 GiB = mem_guarantee 184629M) and the CPUs it gets.
+    assert profile["display_name"] == "4x NVIDIA T4, 180.3 GiB RAM, 48 vCPUs - gpu"
     k = profile["kubespawner_override"]
     assert k["environment"] == {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
     assert k["extra_resource_limits"] == {"nvidia.com/gpu": "4"}

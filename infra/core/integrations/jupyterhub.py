@@ -10,6 +10,7 @@ default, kubespawner_override}}}}``); https://jupyterhub-kubespawner.readthedocs
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from infra.core.config.operator import JupyterImageSpec
@@ -51,25 +52,9 @@ def jupyterhub_profile(
     never packs more notebooks than the node can hold; ``mem_limit`` is null (a notebook may use
     what the node has free).
     """
-    slots = int(hints["slotsPerNode"])
-    # Plain GPUs (MIG all-disabled included). A MIG profile that exists once per GPU (4g.20gb,
-    # 7g.40gb, 1g.5gb+me) also gives one slot per GPU, but each slot is a MIG device: one notebook.
-    whole_node = not shares_gpu(h, hints)
+    share = notebook_share(h, hints)
     count = gpu_request(h, hints)
-    if whole_node:
-        what = f"a dedicated node with {count} GPU" + ("s" if count > 1 else "")
-        share = 1.0
-    elif h.gke_sharing:
-        # GKE partitioning / time-sharing: each slot is one nvidia.com/gpu of the node.
-        what = f"one GKE-shared GPU slot ({slots} per node)"
-        share = 1 / slots
-    elif hints["migStrategy"]:
-        what = f"one MIG instance ({hints['resourceName']}, {slots} per node)"
-        share = 1 / slots
-    else:
-        what = f"one time-sliced GPU ({hints['timeSlicingReplicas']} notebooks per GPU)"
-        share = 1 / slots
-    mem = max(int((allocatable_mib(h.memory_gib) - DAEMONSET_MIB) * share), 256)
+    mem = max(int((allocatable_mib(h.memory_gib) - DAEMONSET_MIB) * share.fraction), 256)
     override: dict[str, Any] = {
         # compute,utility is the toolkit's default only while the image sets nothing; an image's
         # own value (utility alone) would leave out the CUDA libraries
@@ -84,8 +69,8 @@ def jupyterhub_profile(
     if hints.get("runtimeClassName"):
         override["extra_pod_config"] = {"runtimeClassName": hints["runtimeClassName"]}
     profile: dict[str, Any] = {
-        "display_name": f"NVIDIA {h.gpu_model}, ~{round(h.memory_gib)} GB, ~{h.vcpus} CPUs",
-        "description": f"Start a notebook on {what} ({_where(h, hints)})" + warm_text(warm),
+        "display_name": display_name(h, share, mem, bool(hints.get("computeClass"))),
+        "description": f"Start a notebook on {share.what} ({_where(h, hints)})" + warm_text(warm),
         "slug": h.name,
         "kubespawner_override": override,
     }
@@ -104,6 +89,63 @@ def jupyterhub_profile(
             }
         }
     return profile
+
+
+@dataclass(frozen=True)
+class NotebookShare:
+    """What one notebook of a pool gets: ``gpu`` (display text), ``what`` (description text),
+    ``fraction`` of the node's memory and ``sharers`` (notebooks per node; 1: the whole node)."""
+
+    gpu: str
+    what: str
+    fraction: float
+    sharers: int
+
+
+def notebook_share(h: PoolHints, hints: Mapping[str, Any]) -> NotebookShare:
+    """One notebook's share of a node of pool ``h``: the whole node (plain GPUs) or one slot."""
+    slots, model = int(hints["slotsPerNode"]), f"NVIDIA {h.gpu_model}"
+    if not shares_gpu(h, hints):
+        n = gpu_request(h, hints)
+        what = f"a dedicated node with {n} GPU" + ("s" if n > 1 else "")
+        return NotebookShare(f"{n}x {model}", what, 1.0, 1)
+    if h.gke_sharing:
+        # GKE partitioning / time-sharing: each slot is one nvidia.com/gpu of the node.
+        what = f"one GKE-shared GPU slot ({slots} per node)"
+        part, strategy = hints.get("gkePartitionSize"), hints.get("gkeSharingStrategy")
+        gpu = f"{part} MIG slice of an {model}" if part else f"an {model}"
+        if strategy:
+            how = "MPS-shared" if strategy == "mps" else "time-shared"
+            gpu += f" {how} {hints['gkeSharedClientsPerGpu']} ways"
+    elif hints["migStrategy"]:
+        what = f"one MIG instance ({hints['resourceName']}, {slots} per node)"
+        gpu = f"{_mig_profile(hints)} MIG slice of an {model}"
+        if hints["timeSlicingReplicas"]:
+            gpu += f" time-sliced {hints['timeSlicingReplicas']} ways"
+    else:
+        what = f"one time-sliced GPU ({hints['timeSlicingReplicas']} notebooks per GPU)"
+        gpu = f"an {model} time-sliced {hints['timeSlicingReplicas']} ways"
+    return NotebookShare(gpu, what, 1 / slots, slots)
+
+
+def display_name(h: PoolHints, share: NotebookShare, mem_mib: int, computed: bool = False) -> str:
+    """The spawner form's title of the profile: the GPU (part), the memory guarantee and the CPUs
+    one notebook gets, then the pool, so two pools of one shape (on-demand and spot) differ.
+    KubeSpawner's ``M`` is MiB (JupyterHub ``ByteSpecification``, jupyterhub/traitlets.py)."""
+    cpus = f"{h.vcpus} vCPUs" + (f" shared by {share.sharers}" if share.sharers > 1 else "")
+    # A ComputeClass is Spot when any member is: GKE may fall back to an on-demand one.
+    spot = (" (Spot or on-demand)" if computed else " (Spot)") if h.spot else ""
+    gpu = share.gpu[0].upper() + share.gpu[1:]
+    return f"{gpu}, {mem_mib / 1024:.1f} GiB RAM, {cpus} - {h.name}{spot}"
+
+
+def _mig_profile(hints: Mapping[str, Any]) -> str:
+    """The MIG profile of a slot: from the resource (mixed: nvidia.com/mig-1g.5gb) or the config
+    (single: all-1g.5gb advertises nvidia.com/gpu)."""
+    resource, config = str(hints["resourceName"]), str(hints["migConfig"])
+    if "/mig-" in resource:
+        return resource.split("/mig-", 1)[1]
+    return config.removeprefix("all-")
 
 
 def warm_text(warm: int) -> str:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from infra.core.config.base import PoolBase
+from infra.core.config.gke import GkePoolSpec
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
@@ -33,6 +34,7 @@ def scheduling_hints(
     sharing = pool.sharing
     mig = pool.mig
     names = resource_names(h, pool)
+    gke = pool.gpu if isinstance(pool, GkePoolSpec) and h.gke_sharing else None
     return {
         "nodeSelector": selector,
         "tolerations": tolerations,
@@ -46,6 +48,12 @@ def scheduling_hints(
         "slotsPerNode": slots_per_node(h, pool),
         "runtimeClassName": runtime_class,
         "spot": h.spot,
+        # GKE's own partitioning / sharing (what one nvidia.com/gpu of the node is).
+        "gkePartitionSize": gke.partition_size if gke is not None else None,
+        "gkeSharingStrategy": gke.sharing.strategy if gke and gke.sharing else None,
+        "gkeSharedClientsPerGpu": (
+            gke.sharing.max_shared_clients_per_gpu if gke and gke.sharing else None
+        ),
     }
 
 
