@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import copy
 import functools
 import re
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from infra.core.config.stack import parse_file
+from infra.core.config.stack import load_stack_file, parse, parse_file
+from infra.core.integrations.jupyterhub import notebook_share
 from infra.core.plan import build_plan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -103,3 +105,38 @@ def test_operator_mig_and_time_sliced_profiles_state_their_slice():
     listed = profiles(ROOT / "stacks" / "Pulumi.onprem-k3s-timeslicing.yaml")
     assert listed["a10-shared"]["display_name"].startswith("An NVIDIA A10 time-sliced 4 ways, ")
     assert listed["a100-mig"]["display_name"].startswith("1g.5gb MIG slice of an NVIDIA A100-40GB,")
+
+
+def _variant(name: str, pool: str, **changes: Any) -> dict[str, dict[str, Any]]:
+    stack_name, raw = load_stack_file(ROOT / "stacks" / f"Pulumi.{name}.yaml")
+    raw = copy.deepcopy(raw)
+    entry = next(p for p in raw["gpu-infra:gpuPools"] if p["name"] == pool)
+    entry.update(changes)
+    op = build_plan(parse(raw, stack_name)).operator
+    assert op is not None
+    return {k: dict(v) for k, v in op.jupyterhub_profiles.items()}
+
+
+def test_gke_mps_slot_profile_names_mps_sharing():
+    gpu = {"partitionSize": "1g.5gb", "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 3}}
+    listed = _variant("gke-a100-mig", "a100-mig", gpu=gpu)
+    assert listed["a100-mig"]["display_name"].startswith(
+        "1g.5gb MIG slice of an NVIDIA A100-40GB MPS-shared 3 ways, "
+    )
+    assert " 12 vCPUs shared by 21 - a100-mig" in listed["a100-mig"]["display_name"]
+
+
+def test_operator_mixed_mig_slot_names_the_slice_of_its_resource():
+    # Mixed strategy: the slot's resource (nvidia.com/mig-<profile>) names the slice, not the
+    # layout name (all-balanced).
+    plan = build_plan(parse_file(ROOT / "stacks" / "Pulumi.onprem-k3s-timeslicing.yaml"))
+    assert plan.operator is not None
+    (h,) = (p for p in plan.pools if p.name == "a100-mig")
+    hints = {
+        **plan.operator.scheduling["a100-mig"],
+        "migStrategy": "mixed",
+        "migConfig": "all-balanced",
+        "resourceName": "nvidia.com/mig-2g.10gb",
+    }
+    share = notebook_share(h, hints)
+    assert share.gpu == "2g.10gb MIG slice of an NVIDIA A100-40GB"
