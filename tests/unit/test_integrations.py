@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from infra import plan as plan_cli
-from infra.core.config.stack import parse_file
+from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.integrations import INTEGRATIONS
 from infra.core.plan import build_plan
@@ -391,3 +391,22 @@ def test_jupyterhub_one_per_gpu_mig_profiles_give_a_notebook_one_slice_not_the_n
     (count,) = profile["kubespawner_override"]["extra_resource_limits"].values()
     assert count == "1"
     assert "one MIG instance" in profile["description"]
+
+
+def test_flyte_offers_no_accelerator_for_a_pool_whose_resource_tasks_cannot_request():
+    # Flyte requests one GPU resource name cluster-wide (flytek8s gpu-resource-name): a task
+    # selecting a mixed-MIG pool's accelerator would stay Pending, so the pool offers none and one
+    # note says why; the plan (whose scheduling proof covers every Flyte task) succeeds.
+    path = ROOT / "stacks" / "Pulumi.onprem-k3s-timeslicing.yaml"
+    text = path.read_text().replace(
+        "strategy: single, config: all-1g.5gb", "strategy: mixed, config: all-1g.5gb"
+    )
+    assert "strategy: mixed" in text
+    p = build_plan(parse(yaml.safe_load(text)["config"], "onprem"))
+    assert p.operator is not None
+    doc = p.operator.integrations["flyte"]
+    assert doc["pools"]["a100-mig"]["accelerator"] is None
+    assert [n for n in doc["notes"] if n.startswith("a100-mig:")] == [
+        "a100-mig: advertises nvidia.com/mig-1g.5gb, but Flyte requests one GPU resource name "
+        "cluster-wide (nvidia.com/gpu); tasks cannot target this pool"
+    ]

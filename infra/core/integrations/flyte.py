@@ -144,7 +144,13 @@ def flyte(
         if not hints.get("computeClass")
     }
     per_pool, templates = _per_target(platform, targets, carried, image, partition, namespace)
-    notes += _accelerator_notes(platform, per_pool)
+    # A task requests `resource`; selecting the accelerator of a pool that advertises another
+    # name would leave it Pending (the note above says so), so such a pool offers none.
+    other = {t.name for t, h, _ in targets if h["resourceName"] != resource}
+    for name in other - {n for n, e in per_pool.items() if e.get("podTemplateName")}:
+        per_pool[name] = {**per_pool[name], "accelerator": None, "partitionSize": None}
+        per_pool[name]["nodeLabels"] = {}
+    notes += _accelerator_notes(platform, {n: e for n, e in per_pool.items() if n not in other})
     if targets and all(h.get("computeClass") for _, h, _ in targets):
         notes.append(
             "every pool belongs to a ComputeClass, whose taint only its PodTemplate tolerates: "
