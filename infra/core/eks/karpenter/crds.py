@@ -19,7 +19,7 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "karpenter"
-# The chart and CRD release both Karpenter helpers pin (aws/karpenter-provider-aws tag).
+# The release of the karpenter and karpenter-crd charts and of the CRDs vendored here (aws/karpenter-provider-aws tag).
 KARPENTER_VERSION = "v1.14.1"
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
