@@ -19,7 +19,7 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "karpenter"
-# The release of the karpenter and karpenter-crd charts and of the CRDs vendored here (aws/karpenter-provider-aws tag).
+# The karpenter and karpenter-crd chart release and the vendored CRDs (aws/karpenter-provider-aws).
 KARPENTER_VERSION = "v1.14.1"
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
