@@ -6,7 +6,8 @@ Thin: the manifests are decided and checked against the pinned CRDs in core; her
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -39,30 +40,28 @@ class KarpenterGpuPool(pulumi.ComponentResource):
     ) -> None:
         super().__init__("gpu-infra:aws:KarpenterGpuPool", name, None, opts)
         after = [*depends_on, *controller]
-        nc = plan.node_class_with_role(node_role_name)
-        self.node_class = k8s.apiextensions.CustomResource(
-            f"{name}-nodeclass",
-            api_version=nc["apiVersion"],
-            kind=nc["kind"],
-            metadata=k8s.meta.v1.ObjectMetaArgs(**nc["metadata"]),
-            spec=nc["spec"],
-            opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
-                NODE_CLASS,
+        self.node_class = self._custom(
+            f"{name}-nodeclass", plan.node_class_with_role(node_role_name), NODE_CLASS,
+            pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
+        )  # fmt: skip
+        self.node_pool = self._custom(
+            f"{name}-nodepool", plan.node_pool, NODE_POOL,
+            pulumi.ResourceOptions(
+                parent=self, provider=provider, depends_on=[*after, self.node_class]
             ),
-        )
-        np = plan.node_pool
-        self.node_pool = k8s.apiextensions.CustomResource(
-            f"{name}-nodepool",
-            api_version=np["apiVersion"],
-            kind=np["kind"],
-            metadata=k8s.meta.v1.ObjectMetaArgs(**np["metadata"]),
-            spec=np["spec"],
-            opts=with_lifecycle(
-                pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[*after, self.node_class]
-                ),
-                NODE_POOL,
-            ),
-        )
+        )  # fmt: skip
         self.register_outputs({"nodeClass": plan.name, "nodePool": plan.name})
+
+    @staticmethod
+    def _custom(
+        name: str, manifest: Mapping[str, Any], type_token: str, opts: pulumi.ResourceOptions
+    ) -> k8s.apiextensions.CustomResource:
+        """A manifest decided in core as a CustomResource with its lifecycle options."""
+        return k8s.apiextensions.CustomResource(
+            name,
+            api_version=manifest["apiVersion"],
+            kind=manifest["kind"],
+            metadata=k8s.meta.v1.ObjectMetaArgs(**manifest["metadata"]),
+            spec=manifest["spec"],
+            opts=with_lifecycle(opts, type_token),
+        )
