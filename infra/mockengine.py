@@ -23,7 +23,7 @@ from google.protobuf.json_format import MessageToDict
 from pulumi.runtime import mocks as pulumi_mocks
 from pulumi.runtime import rpc
 from pulumi.runtime.proto import resource_pb2
-from pulumi.runtime.settings import SETTINGS
+from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
@@ -608,6 +608,10 @@ def _run(
 
     recording = Recording()
     mocks = CatalogMocks(catalog or Catalog.load(), recording)
+    # set_mocks makes a root Stack only when none is set (pulumi/runtime/mocks.py): without this,
+    # every later run in the process (a fleet, the tests) parents its components to the first
+    # run's stack URN.
+    ROOT.set(None)
     pulumi.runtime.set_mocks(
         mocks,
         project=PROJECT,

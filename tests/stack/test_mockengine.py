@@ -171,3 +171,13 @@ def test_a_registration_with_transforms_takes_the_sdks_own_path_and_is_still_rec
     leaf = rec.one("test:index:Leaf")
     assert leaf.id == "leaf_id" and leaf.parent == rec.one("test:index:Group").urn
     assert rec.one("test:index:Group").id is None
+
+
+def test_a_second_run_in_one_process_parents_its_components_to_its_own_stack():
+    # pulumi.runtime.set_mocks keeps a root Stack resource already set: a fleet's second stack
+    # (and every later test) would otherwise hang its components under the first stack's URN.
+    first = run_stack("onprem-containerd")
+    second = run_stack("gke-t4")
+    for rec, stack in ((first, "onprem-containerd"), (second, "gke-t4")):
+        roots = {r.parent for r in rec.resources if r.parent and "$" not in r.parent.split("::")[2]}
+        assert roots == {f"urn:pulumi:{stack}::gpu-infra::pulumi:pulumi:Stack::gpu-infra-{stack}"}
