@@ -10,12 +10,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # Answers like a Python of $FAKE_VERSION: `-c` prints the version, `-m venv DIR` makes a venv whose
 # python is this script, every other `-m` (pip, compileall) succeeds without doing anything. Each
-# call's arguments are appended to $FAKE_LOG.
+# call's arguments are appended to $FAKE_LOG; `-m pip` takes $FAKE_PIP_SECONDS when set.
 FAKE = """#!/usr/bin/env bash
 echo "$*" >> "$FAKE_LOG"
 case "$1" in
   -c) echo "$FAKE_VERSION" ;;
-  -m) if [ "$2" = venv ]; then mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; fi ;;
+  -m) if [ "$2" = venv ]; then mkdir -p "$3/bin"; cp "$0" "$3/bin/python"; fi
+      if [ "$2" = pip ] && [ -n "${FAKE_PIP_SECONDS:-}" ]; then sleep "$FAKE_PIP_SECONDS"; fi ;;
 esac
 """
 
@@ -30,8 +31,8 @@ def _repo(tmp_path: Path) -> Path:
     return repo
 
 
-def _setup(repo: Path, version: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(repo.parent / "fakepython")}
+def _setup(repo: Path, version: str, **extra: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "PYTHON": str(repo.parent / "fakepython"), **extra}
     env["FAKE_VERSION"] = version
     env["FAKE_LOG"] = str(repo.parent / "calls.log")
     return subprocess.run(
@@ -101,3 +102,12 @@ def test_an_unknown_option_exits_2_before_any_install(tmp_path):
     proc = _setup_args(repo, "3.12", "--fast")
     assert proc.returncode == 2 and "unknown option --fast" in proc.stderr
     assert not (tmp_path / "calls.log").exists()
+
+
+def test_a_long_pip_step_prints_a_heartbeat_and_leaves_no_process_behind(tmp_path):
+    # 1.2 s of pip with a beat every 0.3 s: at least two beats, and the run ends with pip (the
+    # beat would otherwise hold the output pipe open and this call would run into its timeout).
+    proc = _setup(_repo(tmp_path), "3.12", FAKE_PIP_SECONDS="0.6", SETUP_HEARTBEAT="0.3")
+    assert proc.returncode == 0, proc.stderr
+    beats = [line for line in proc.stdout.splitlines() if "still installing" in line]
+    assert len(beats) >= 2, proc.stdout
