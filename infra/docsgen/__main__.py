@@ -23,9 +23,8 @@ def main(argv: list[str] | None = None) -> int:
     bodies = pages.schema_blocks()
     if not args.schema_only:
         from infra.docsgen import figures
-        from infra.planview.fleet import plan_one
 
-        bodies |= figures.render(figures.load(plan_one))
+        bodies |= figures.render(figures.load())
     if args.write:
         for page in pages.write(bodies):
             print(f"wrote {page}")

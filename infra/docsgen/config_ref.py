@@ -8,6 +8,7 @@ which a test ties to the keys the parser reads.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import textwrap
@@ -203,6 +204,7 @@ def _top_level() -> str:
     return "\n".join(lines) + "\n"
 
 
+@functools.cache
 def render() -> str:
     """The whole generated part of ``docs/config-reference.md``."""
     from infra.core.config import eks, gke, kubernetes, operator

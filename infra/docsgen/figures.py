@@ -33,10 +33,26 @@ TEMPLATE_GROUPS = (("eks-g4dn", "gpu-t4"), ("eks-hpc", "h100-efa"))
 
 @dataclass(frozen=True, slots=True)
 class Sample:
-    """One sample stack as the docs quote it: its plan and its offline quota demand."""
+    """One sample stack as the docs quote it: its plan, its fleet row, its offline quota demand."""
 
-    row: FleetRow  # the plan: --json document, cost, resource count
-    quota: Mapping[str, Any] | None  # quota.check --offline --json (None: no cloud quota)
+    plan: Any  # infra.core.plan.Plan
+    recording: Any  # what the mock engine recorded for it
+    row: FleetRow  # --json document, cost, resource count
+    quota: Mapping[str, Any] | None  # quota.check --offline --json (None: own hardware)
+
+
+# A sample stack planned and run: (StackConfig, Plan, the mock engine's recording).
+Planned = tuple[Any, Any, Any]
+
+
+def planned(stack: str) -> Planned:
+    """``stack`` planned and run on the mock engine, as ``python -m infra.plan`` does."""
+    from infra import mockengine
+    from infra.cli import stack_file
+    from infra.plan import load_path
+
+    raw, config, plan = load_path(stack_file(stack))
+    return config, plan, mockengine.run(raw, config.stack, plan.catalog)
 
 
 def stacks() -> list[str]:
@@ -67,13 +83,18 @@ def offline_quota(stack: str) -> Mapping[str, Any]:
     return json.loads(out.getvalue())
 
 
-def load(row_of: Callable[[str], FleetRow]) -> dict[str, Sample]:
-    """Every sample stack, planned by ``row_of`` (the fleet's ``plan_one``, or a test's shared
-    recordings), with its offline quota demand where its platform has cloud quotas."""
-    rows = {s: row_of(s) for s in stacks()}
-    return {
-        s: Sample(r, offline_quota(s) if not r.cost.own_hardware else None) for s, r in rows.items()
-    }
+def load(planned_of: Callable[[str], Planned] = planned) -> dict[str, Sample]:
+    """Every sample stack, planned by ``planned_of`` (``planned``, or a test's shared
+    recordings), with its offline quota demand where a cloud bills it."""
+    from infra.planview.fleet import fleet_row
+
+    out: dict[str, Sample] = {}
+    for stack in stacks():
+        config, plan, recording = planned_of(stack)
+        row = fleet_row(config, plan, recording)
+        quota = None if row.cost.own_hardware else offline_quota(stack)
+        out[stack] = Sample(plan, recording, row, quota)
+    return out
 
 
 def fleet(samples: Mapping[str, Sample]) -> str:
@@ -94,8 +115,10 @@ def _unparenthesised(text: str) -> str:
 
 
 def _pools(entries: list[str]) -> str:
-    """A quota row's ``pools`` lines without their explanations in parentheses."""
-    return "; ".join(_unparenthesised(e) for e in entries)
+    """A quota row's ``pools`` lines without their explanations: asides in parentheses and what
+    follows a closing one (``max(3, 24): it is deleted ...``)."""
+    short = [_unparenthesised(e) for e in entries]
+    return "; ".join(e.split("): ")[0] + ")" if "): " in e else e for e in short)
 
 
 def quota_rows(samples: Mapping[str, Sample]) -> str:
@@ -167,6 +190,19 @@ def node_templates(samples: Mapping[str, Sample]) -> str:
     return "```text\n" + "\n".join(out) + "\n```\n"
 
 
+def plan_output(samples: Mapping[str, Sample], stack: str = "gke-l4-spot") -> str:
+    """docs/review.md's example: what ``python -m infra.plan --stack STACK`` prints (notes aside)."""
+    from infra.planview.table import print_table
+
+    sample = samples[stack]
+    lines: list[str] = []
+    print_table(
+        sample.plan, sample.row.cost, sample.recording, lines.append, resources=False, outputs=False
+    )
+    text = "\n".join(lines).rstrip()
+    return f"```text\n$ python -m infra.plan --stack {stack}\n{text}\n```\n"
+
+
 def diff_example() -> str:
     """docs/review.md's example: ``--diff`` of gke-t4 after raising its ``maxNodes`` 20 -> 40."""
     from infra import plan as plan_cli
@@ -188,13 +224,19 @@ def diff_example() -> str:
     return f"```text\n{header}\n{body.rstrip()}\n```\n"
 
 
+# Block name -> what renders it from the samples (docs/review.md's diff example plans a variant).
+FROM_SAMPLES: Mapping[str, Callable[[Mapping[str, Sample]], str]] = {
+    "sample-fleet": fleet,
+    "quota-samples": quota_rows,
+    "operator-quota": operator_quota,
+    "pool-slots": pool_slots,
+    "node-templates": node_templates,
+    "plan-output": plan_output,
+}
+
+
 def render(samples: Mapping[str, Sample]) -> dict[str, str]:
     """Block name -> body of every figure block."""
-    return {
-        "sample-fleet": fleet(samples),
-        "quota-samples": quota_rows(samples),
-        "operator-quota": operator_quota(samples),
-        "pool-slots": pool_slots(samples),
-        "node-templates": node_templates(samples),
-        "diff-example": diff_example(),
+    return {name: make(samples) for name, make in FROM_SAMPLES.items()} | {
+        "diff-example": diff_example()
     }

@@ -8,6 +8,8 @@ changes when the code does. A module without a docstring is an error, not a gap.
 from __future__ import annotations
 
 import ast
+import inspect
+import tokenize
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,9 +19,23 @@ ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("infra", "quota")
 
 
+def docstring(source: str) -> str | None:
+    """The module docstring of ``source``: its first statement if that is a string. Read from the
+    tokens, so a large module is not parsed whole."""
+    lines = iter(source.splitlines(keepends=True))
+    for tok in tokenize.generate_tokens(lambda: next(lines, "")):
+        if tok.type in (tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.ENCODING):
+            continue
+        if tok.type != tokenize.STRING:
+            return None
+        value = ast.literal_eval(tok.string)
+        return inspect.cleandoc(value) if isinstance(value, str) else None
+    return None
+
+
 def summary(path: Path) -> str:
     """The first paragraph of a module's docstring, on one line, as Markdown."""
-    doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+    doc = docstring(path.read_text(encoding="utf-8"))
     if not doc:
         raise ValueError(f"{path.relative_to(ROOT)}: no module docstring")
     first = doc.strip().split("\n\n")[0]

@@ -19,13 +19,17 @@ PAGES: Mapping[str, tuple[str, ...]] = {
     "docs/gpu-operator.md": ("operator-quota",),
     "docs/workloads.md": ("pool-slots",),
     "docs/eks.md": ("node-templates",),
-    "docs/review.md": ("diff-example",),
+    "docs/review.md": ("plan-output", "diff-example"),
 }
 
 
 def page_of(name: str) -> str:
     (page,) = [p for p, names in PAGES.items() if name in names]
     return page
+
+
+# The blocks made from the code alone, without planning.
+SCHEMA_BLOCKS = ("config-reference", "code-layout", "lifecycle-table")
 
 
 def schema_blocks() -> dict[str, str]:
