@@ -19,7 +19,7 @@ PAGES: Mapping[str, tuple[str, ...]] = {
     "docs/gpu-operator.md": ("operator-quota",),
     "docs/workloads.md": ("pool-slots",),
     "docs/eks.md": ("node-templates",),
-    "docs/review.md": ("plan-output", "diff-example"),
+    "docs/review.md": ("plan-output", "platform-prices", "diff-example"),
 }
 
 
@@ -28,19 +28,20 @@ def page_of(name: str) -> str:
     return page
 
 
-# The blocks made from the code alone, without planning.
-SCHEMA_BLOCKS = ("config-reference", "code-layout", "lifecycle-table")
+# The blocks made from the code and its data alone, without planning.
+SCHEMA_BLOCKS = ("config-reference", "code-layout", "lifecycle-table", "platform-prices")
 
 
 def schema_blocks() -> dict[str, str]:
-    """The blocks made from the code alone (no plan runs): schema, docstrings, lifecycle model."""
+    """The blocks made without planning: schema, docstrings, lifecycle model, price table."""
     from infra.core import lifecycle
-    from infra.docsgen import config_ref, layout
+    from infra.docsgen import config_ref, layout, prices
 
     return {
         "config-reference": config_ref.render(),
         "code-layout": layout.render(),
         "lifecycle-table": lifecycle.markdown_table(),
+        "platform-prices": prices.render(),
     }
 
 
