@@ -119,7 +119,7 @@ def _value(v: Any) -> str:
         v = v.model_dump(mode="json", by_alias=True)
     elif isinstance(v, list):
         v = [i.model_dump(mode="json", by_alias=True) if isinstance(i, BaseModel) else i for i in v]
-    return f"`{v}`" if isinstance(v, str) else f"`{json.dumps(v)}`"
+    return f"`{v}`" if isinstance(v, str) and v else f"`{json.dumps(v)}`"
 
 
 def default_text(info: FieldInfo) -> str:

@@ -103,7 +103,7 @@ def fleet(samples: Mapping[str, Sample]) -> str:
 
     lines: list[str] = []
     print_fleet([s.row for s in samples.values()], lines.append)
-    text = "\n".join(lines).replace("\n\n", "\n")
+    text = "\n".join(lines)
     return f"```text\n$ python -m infra.plan --all\n{text}\n```\n"
 
 
