@@ -1,0 +1,1 @@
+"""Thin Pulumi ComponentResources that map a `Plan` onto resources; they decide nothing."""

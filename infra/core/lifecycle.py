@@ -2,7 +2,7 @@
 retain-on-delete, deleted-with and custom timeouts (``data/lifecycle.csv``, one sourced row per type).
 
 Pure: the components read their resource options from here, ``--diff`` reads the replace order
-from here, and the README's Day 2 section is written from the same table, so none of them can
+from here, and docs/lifecycle.md's table is generated from the same table, so none of them can
 claim an order the engine will not use.
 
 The engine's rule (pulumi/pulumi pkg/resource/deploy/step_generator.go): a replacement deletes
@@ -198,7 +198,7 @@ _ORDER_TEXT = {"create-first": "replacement created first", "delete-first": "del
 
 
 def markdown_table() -> str:
-    """The README's Day 2 table: every custom resource type's replace order and options."""
+    """The lifecycle table of docs/lifecycle.md: every custom resource type's replace order and options."""
     lines = [
         "| resource type | replaced | protected | on delete |",
         "|---|---|---|---|",

@@ -119,7 +119,7 @@ def _reasons(plan: Any, release_name: str) -> Mapping[str, str]:
 # (resource.customizations.health.argoproj.io_Application: "The health assessment of
 # argoproj.io/Application CRD has been removed in argocd 1.8",
 # https://argo-cd.readthedocs.io/en/stable/operator-manual/health/#argocd-app): the export writes
-# the parent (argocd-root/) and the README shows the setting.
+# the parent (argocd-root/) and docs/review.md shows the setting.
 SYNC_WAVE = "argocd.argoproj.io/sync-wave"
 WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS, WAVE_WORKLOADS = "-1", "0", "1", "2"
 # Objects Pulumi does not wait for (pulumi.com/skipAwait: the warm placeholders, Ready only once a

@@ -44,12 +44,18 @@ def plan_one(spec: str) -> FleetRow:
     """
     from infra import mockengine
     from infra.cli import stack_file
-    from infra.core.cost import estimate
-    from infra.plan import load_path, plan_document
-    from infra.planview.table import pool_rows
+    from infra.plan import load_path
 
     raw, config, plan = load_path(stack_file(spec))
-    recording = mockengine.run(raw, config.stack, plan.catalog)
+    return fleet_row(config, plan, mockengine.run(raw, config.stack, plan.catalog))
+
+
+def fleet_row(config: Any, plan: Any, recording: Any) -> FleetRow:
+    """The fleet row of a stack already planned and run on the mock engine."""
+    from infra.core.cost import estimate
+    from infra.plan import plan_document
+    from infra.planview.table import pool_rows
+
     cost = estimate(plan)
     rows = pool_rows(plan)
     return FleetRow(

@@ -312,7 +312,7 @@ def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(
 
 def test_smoke_test_job_wait_outlasts_its_deadline_so_one_update_sees_it_end():
     # replaceUnready re-runs any unready Job on the next update; waiting past the Job's own
-    # activeDeadlineSeconds means only an interrupted update leaves one running (README, Waits).
+    # activeDeadlineSeconds means only an interrupted update leaves one running (docs/day2.md, the smoke-test Job).
     job = gke_with_teams().one("kubernetes:batch/v1:Job")
     deadline = job.inputs["spec"]["activeDeadlineSeconds"]
     assert int(job.options["customTimeouts"]["create"].removesuffix("m")) * 60 > deadline

@@ -11,7 +11,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 
 
-@pytest.mark.parametrize("module", ["infra", "infra.plan", "quota.check", "infra.catalog_refresh"])
+@pytest.mark.parametrize(
+    "module", ["infra", "infra.plan", "quota.check", "infra.catalog_refresh", "infra.docsgen"]
+)
 def test_help_shows_usage_examples_and_exit_codes(module):
     proc = subprocess.run(
         [sys.executable, "-m", module, "--help"], cwd=ROOT, capture_output=True, text=True

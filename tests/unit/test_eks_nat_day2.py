@@ -1,4 +1,4 @@
-"""Day 2 of natGateways perAz: an AZ its nodes leave loses its NAT gateway (README's row)."""
+"""Day 2 of natGateways perAz: an AZ its nodes leave loses its NAT gateway (docs/eks.md, NAT gateways)."""
 
 from __future__ import annotations
 

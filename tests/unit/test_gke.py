@@ -1,4 +1,4 @@
-"""GKE planning: the right pool by default, the wrong one impossible (rules: README "GKE rules we enforce")."""
+"""GKE planning: the right pool by default, the wrong one impossible (rules: docs/gke.md "GKE rules we enforce")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """One test per GKE / Compute Engine rule the planner encodes, named after the rule.
 
-Each test cites where GKE states the rule (doc URL or the public error text). The README's
-"GKE rules we enforce" table lists the same rules.
+Each test cites where GKE states the rule (doc URL or the public error text). docs/gke.md's
+"GKE rules we enforce" lists the same rules.
 """
 
 from __future__ import annotations

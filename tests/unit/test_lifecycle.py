@@ -109,6 +109,6 @@ def test_rolling_timeout_is_a_drain_budget_per_batch_never_below_the_provider_de
     assert lifecycle.rolling_timeout_minutes(type_, nodes, batch) == minutes
 
 
-def test_readme_day2_table_is_the_lifecycle_model():
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    assert lifecycle.markdown_table() in readme
+def test_the_lifecycle_reference_table_is_the_lifecycle_model():
+    page = (Path(__file__).resolve().parents[2] / "docs" / "lifecycle.md").read_text()
+    assert lifecycle.markdown_table() in page

@@ -33,6 +33,7 @@ def test_plan_cli_help_carries_no_process_wording():
 def test_aws_deploy_permissions_let_eks_create_its_service_linked_roles():
     # "When you create a node group ... Amazon EKS creates the service-linked role for you", with
     # the caller's iam:CreateServiceLinkedRole (using-service-linked-roles-eks-nodegroups.html).
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    (deploy,) = [ln for ln in readme.splitlines() if ln.startswith("| `pulumi up` / `destroy`")]
-    assert "iam:CreateServiceLinkedRole" in deploy and "eks-nodegroup.amazonaws.com" in deploy
+    page = (ROOT / "docs" / "operations.md").read_text(encoding="utf-8")
+    (deploy,) = [p for p in page.split("\n### ") if p.startswith("`pulumi up` / `destroy`")]
+    aws = deploy[deploy.index("AWS, IAM actions") :]
+    assert "iam:CreateServiceLinkedRole" in aws and "eks-nodegroup.amazonaws.com" in aws

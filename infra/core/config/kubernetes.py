@@ -29,8 +29,15 @@ class OnPremGpuSpec(Model):
         count: GPUs per node.
     """
 
-    model: str = Field(min_length=1, max_length=63)
-    count: int = Field(default=1, ge=1, le=16)
+    model: str = Field(
+        min_length=1,
+        max_length=63,
+        description=(
+            "GPU model as people write it (`T4`, `A100-80GB`, `H100`); MIG support is looked up "
+            "from it. It becomes a label value, so it takes no spaces."
+        ),
+    )
+    count: int = Field(default=1, ge=1, le=16, description="GPUs per node.")
 
 
 class KubernetesPoolSpec(PoolBase):
@@ -46,16 +53,45 @@ class KubernetesPoolSpec(PoolBase):
         nodes: node names; gpu-infra labels them for the operator's time-slicing/MIG config.
     """
 
-    gpu: OnPremGpuSpec
+    gpu: OnPremGpuSpec = Field(description="The nodes' GPUs.")
     # Applied by an API NodePatch, not by the kubelet's --node-labels: the kubelet's self-labelling
     # limit (NodeRestriction, KEP 279) does not bind an admin's patch, so node-role.kubernetes.io/*
     # is fine here (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction).
-    labels: rules.Labels = Field(default_factory=dict)  # type: ignore[assignment]
-    node_selector: rules.Labels = Field(min_length=1)
-    vcpus: int = Field(ge=1, le=4096)
-    memory_gib: float = Field(gt=0, le=65536)
-    driver: Literal["operator", "preinstalled"] = "operator"
-    nodes: list[rules.NodeName] = Field(default_factory=list)
+    labels: rules.Labels = Field(  # type: ignore[assignment]
+        default_factory=dict,
+        description=(
+            "Labels gpu-infra patches onto the listed `nodes`, or labels the nodes already carry "
+            "(operator sharing and MIG need their config label one way or the other); Kubernetes "
+            "label rules only."
+        ),
+    )
+    node_selector: rules.Labels = Field(
+        min_length=1,
+        description="Labels the nodes already carry that select exactly this pool.",
+    )
+    vcpus: int = Field(
+        ge=1,
+        le=4096,
+        description=(
+            "vCPUs per node: the JupyterHub profile's name and memory share, the scheduling "
+            "proof's node."
+        ),
+    )
+    memory_gib: float = Field(gt=0, le=65536, description="Memory per node, GiB.")
+    driver: Literal["operator", "preinstalled"] = Field(
+        default="operator",
+        description=(
+            "`operator` (the GPU Operator installs the driver) or `preinstalled` (the host has "
+            "one); pools must agree, and `preinstalled` turns the operator's driver off."
+        ),
+    )
+    nodes: list[rules.NodeName] = Field(
+        default_factory=list,
+        description=(
+            "Node names gpu-infra labels (for the operator's time-slicing or MIG config): at most "
+            "`maxNodes`, no repeats, each node in one pool only."
+        ),
+    )
 
 
 class KubernetesClusterSpec(ClusterBase):
@@ -64,16 +100,39 @@ class KubernetesClusterSpec(ClusterBase):
     Attributes:
         existing: always true (may be omitted); ``false`` is rejected, gpu-infra creates no
             on-prem cluster.
-        kubeconfig: kubeconfig file path; default: what the Kubernetes provider finds
-            (``KUBECONFIG``, then ``~/.kube/config``).
-        context: kubeconfig context; default: the file's current context.
+        kubeconfig: kubeconfig file path; required (the planner refuses it missing).
+        context: kubeconfig context; required likewise.
         distribution: how containerd runs on the nodes (decides the operator preset).
     """
 
-    kubeconfig: rules.KubeconfigPath | None = None
-    context: str | None = Field(default=None, min_length=1)
-    distribution: Distribution = "containerd"
-    existing: bool = True
+    # Optional in the schema so that a missing one is reported by the planner with its reason.
+    kubeconfig: rules.KubeconfigPath | None = Field(
+        default=None,
+        description=(
+            "Required: the kubeconfig file (absolute or `~/`); the provider never follows "
+            "`KUBECONFIG`."
+        ),
+    )
+    context: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "Required: the context of that file the provider uses, never the current one, so a "
+            "`kubectl config use-context` cannot send the next `up` to another cluster."
+        ),
+    )
+    distribution: Distribution = Field(
+        default="containerd",
+        description=(
+            "How containerd runs on the nodes: `containerd` (a stock one), `k3s`, `rke2` or "
+            "`microk8s`. It is the GPU Operator's default `preset`, which sets where the toolkit "
+            "finds containerd's config and socket."
+        ),
+    )
+    existing: bool = Field(
+        default=True,
+        description="Always true (may be omitted): gpu-infra creates no on-prem cluster.",
+    )
 
     @field_validator("existing")
     @classmethod

@@ -51,18 +51,77 @@ class GpuOperatorSpec(Model):
             NVIDIA GPU node of the cluster, other stacks' and teams' included.
     """
 
-    enabled: bool = True
-    version: str = Field(default=DEFAULT_OPERATOR_VERSION, pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$")
-    preset: Preset | None = None
-    namespace: rules.OperatorNamespace = "gpu-operator"
-    toolkit_env: dict[str, str | bool | int] = Field(default_factory=dict)
-    values: dict[str, Any] = Field(default_factory=dict)
+    enabled: bool = Field(
+        default=True,
+        description=(
+            "Install NVIDIA's GPU Operator chart; with `false` every other `gpuOperator` key is an "
+            "error (it would not apply). EKS without it gets NVIDIA's device plugin chart."
+        ),
+    )
+    version: str = Field(
+        default=DEFAULT_OPERATOR_VERSION,
+        pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$",
+        description=(
+            "Chart version with its `v`: any chart whose `values.yaml` is vendored "
+            "(`infra/core/data/gpu-operator/`)."
+        ),
+    )
+    preset: Preset | None = Field(
+        default=None,
+        description=(
+            "Override the preset chosen from the platform and the pools; one that contradicts "
+            "the pools' driver mode is an error."
+        ),
+    )
+    namespace: rules.OperatorNamespace = Field(
+        default="gpu-operator",
+        description=(
+            "The operator's namespace, labelled privileged: never one others share (`default`, "
+            "`kube-system`, `kube-public`, `kube-node-lease`)."
+        ),
+    )
+    toolkit_env: dict[str, str | bool | int] = Field(
+        default_factory=dict,
+        description=(
+            "The container toolkit's environment (chart `toolkit.env`) as a mapping: "
+            "`CONTAINERD_CONFIG`, `CONTAINERD_SOCKET` (absolute paths), "
+            "`CONTAINERD_RUNTIME_CLASS` (becomes `operator.runtimeClass`), "
+            "`CONTAINERD_SET_AS_DEFAULT` (not applied on charts from v25.10); other variables "
+            "pass through as strings. Default: the preset's."
+        ),
+    )
+    values: dict[str, Any] = Field(
+        default_factory=dict,
+        description=(
+            "Helm values for keys gpu-infra does not manage, merged last. A key the pinned chart "
+            "lacks, or a path a preset, the pools or `toolkitEnv` set, is an error naming its "
+            "owner; a boolean or number default of the chart takes only a boolean or number."
+        ),
+    )
     # Helm waits for the operator and NFD pods; image pulls on a fresh cluster take minutes.
-    timeout: int = Field(default=900, ge=60, le=3600)
-    smoke_test_image: rules.ImageReference = DEFAULT_SMOKE_TEST_IMAGE
+    timeout: int = Field(
+        default=900,
+        ge=60,
+        le=3600,
+        description="Seconds the operator's Helm install or upgrade may take.",
+    )
+    smoke_test_image: rules.ImageReference = Field(
+        default=DEFAULT_SMOKE_TEST_IMAGE,
+        description=(
+            "Image of the `smokeTest` Job; the default CUDA 12.2 base is the newest runtime GKE's "
+            "default driver R535 accepts."
+        ),
+    )
     # On an existing GKE/EKS cluster: this stack may manage every NVIDIA GPU node of the cluster
     # (the operator is cluster-wide); without it the operator is refused there.
-    cluster_wide: bool = False
+    cluster_wide: bool = Field(
+        default=False,
+        description=(
+            "On an existing GKE/EKS cluster, accept that the operator manages every NVIDIA GPU "
+            "node of the cluster, other stacks' included; without it the operator is refused "
+            "there (on a shared cluster set `enabled: false` instead)."
+        ),
+    )
 
     @field_validator("toolkit_env")
     @classmethod
@@ -88,7 +147,11 @@ class KubeflowProfileSpec(Model):
         owner: the owner's user id as Kubeflow's auth sees it (an email address).
     """
 
-    owner: str = Field(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)
+    owner: str = Field(
+        pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$",
+        max_length=254,
+        description="The owner's user id as Kubeflow's auth sees it: an email address.",
+    )
 
 
 class GpuNamespaceSpec(Model):
@@ -106,11 +169,40 @@ class GpuNamespaceSpec(Model):
             (https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
     """
 
-    name: NamespaceName
-    gpus: int = Field(ge=0, le=100000)
-    labels: rules.GpuNamespaceLabels = Field(default_factory=dict)
-    kubeflow_profile: KubeflowProfileSpec | None = None
-    delete_with_stack: bool = False
+    name: NamespaceName = Field(
+        description=(
+            "Namespace name (a DNS-1123 label), created if absent; none the cluster or the plan "
+            "owns (`default`, `kube-*`, the operator's, `gpu-smoke-test`)."
+        )
+    )
+    gpus: int = Field(
+        ge=0,
+        le=100000,
+        description=(
+            "The most GPUs, or slices (MIG instances, time-sliced replicas), its pods may request "
+            "at once, per GPU resource name: N of each name the pools may advertise, not N in "
+            "total."
+        ),
+    )
+    labels: rules.GpuNamespaceLabels = Field(
+        default_factory=dict,
+        description="Extra namespace labels; no `pod-security.kubernetes.io/*`.",
+    )
+    kubeflow_profile: KubeflowProfileSpec | None = Field(
+        default=None,
+        description=(
+            "Create a Kubeflow `Profile` (the quota as its `resourceQuotaSpec`) instead of a bare "
+            "namespace: Kubeflow refuses namespaces it does not own."
+        ),
+    )
+    delete_with_stack: bool = Field(
+        default=False,
+        description=(
+            "Delete the namespace (or Profile) and its workloads when the entry is removed or "
+            "renamed or the stack destroyed; off: kept (`retainOnDelete`). Switch it in a "
+            "`pulumi up` of its own before one that removes or renames the entry."
+        ),
+    )
 
 
 # Notebook images offered per JupyterHub profile: CUDA variants of the Jupyter Docker Stacks, pinned
@@ -131,9 +223,16 @@ class JupyterImageSpec(Model):
         image: image reference pinned to a tag other than ``latest`` or to a digest.
     """
 
-    name: NamespaceName
-    display_name: str | None = Field(default=None, min_length=1, max_length=100)
-    image: rules.ImageReference
+    name: NamespaceName = Field(description="The choice's slug, unique in the list.")
+    display_name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=100,
+        description="What the spawn page shows; default: the name.",
+    )
+    image: rules.ImageReference = Field(
+        description="Image reference pinned to a tag other than `latest`, or to a digest."
+    )
 
     @field_validator("image")
     @classmethod
@@ -157,6 +256,10 @@ class JupyterHubSpec(Model):
             JupyterImageSpec(name=n, display_name=d, image=i) for n, d, i in DEFAULT_JUPYTER_IMAGES
         ],
         min_length=1,
+        description=(
+            "Notebook image choices of every JupyterHub profile (`profile_options.image`); "
+            "default: Jupyter Docker Stacks CUDA images pinned to a dated build."
+        ),
     )
 
     @field_validator("images")
@@ -174,11 +277,18 @@ class FlyteSpec(Model):
 
     # FlytePropeller looks a runtime PodTemplate up in the execution's namespace, then in its own
     # (flyteorg/flyte docs "Runtime PodTemplates"): the namespace flytepropeller runs in.
-    namespace: NamespaceName = "flyte"
+    namespace: NamespaceName = Field(
+        default="flyte",
+        description=(
+            "Namespace of the generated Flyte `PodTemplate`s: the one flytepropeller runs in."
+        ),
+    )
 
 
 class IntegrationsSpec(Model):
     """Settings of the generated workload integrations (``integrations``)."""
 
-    jupyterhub: JupyterHubSpec = Field(default_factory=JupyterHubSpec)
-    flyte: FlyteSpec = Field(default_factory=FlyteSpec)
+    jupyterhub: JupyterHubSpec = Field(
+        default_factory=JupyterHubSpec, description="The generated JupyterHub `profileList`."
+    )
+    flyte: FlyteSpec = Field(default_factory=FlyteSpec, description="The generated Flyte objects.")

@@ -4,7 +4,7 @@ Pure code. ``plan_gke`` turns the parsed stack into a ``GkePlan`` that ``infra.c
 maps 1:1 onto ``gcp.container.Cluster`` / ``NodePool`` and ComputeClasses. The rules live by
 concern: ``cluster`` (channel, maintenance, private nodes, NAT), ``names`` (project-scoped names),
 ``pools`` (shape, zones, fallback), ``rules`` (per-pool checks), ``series`` (per-series disk and
-capacity facts), ``versions`` (GKE version gates); the README's "GKE rules we enforce" table lists
+capacity facts), ``versions`` (GKE version gates); docs/gke.md's "GKE rules we enforce" lists
 each with its source.
 """
 
