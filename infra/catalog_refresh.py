@@ -30,7 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.catalog import build
-from infra.core.catalog.vendored import DATA_DIR, PRICES_AS_OF, prices_as_of, read_header, read_rows
+from infra.core.catalog.vendored import (
+    DATA_DIR,
+    PRICES_AS_OF,
+    forget,
+    prices_as_of,
+    read_header,
+    read_rows,
+)
 
 SOURCE = "Compute Engine API v1 acceleratorTypes.aggregatedList / machineTypes.aggregatedList"
 AWS_SOURCE = (
@@ -138,6 +145,7 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
         ),
         encoding="utf-8",
     )
+    forget()  # readers in this process see the rewritten files
     return len(acc_rows), len(mt_rows)
 
 
@@ -274,6 +282,7 @@ def refresh_aws(
         ),
         encoding="utf-8",
     )
+    forget()
     return len(rows), len(done), added
 
 
