@@ -8,7 +8,7 @@ import pytest
 
 from infra.core.gke.series import SERIES_FILE, load_series, series_of
 
-HEADER = "# source: test\nprefix,series,boot_disk_types,provisioning,local_ssd_count\n"
+HEADER = "# source: test\nprefix,series,boot_disk_types,provisioning,local_ssd_count,gpus\n"
 
 
 def _table(tmp_path: Path, *rows: str) -> Path:
@@ -32,4 +32,10 @@ def test_row_without_trailing_dash_matches_only_that_machine_type(tmp_path):
 def test_unknown_provisioning_model_in_the_table_is_refused_naming_file_and_row(tmp_path):
     d = _table(tmp_path, "x1-,X1,pd-ssd,on-demand|preemptible,0")
     with pytest.raises(ValueError, match=rf"{SERIES_FILE}: x1-: provisioning \['preemptible'\]"):
+        load_series(d)
+
+
+def test_a_gpus_value_outside_built_in_attached_or_empty_fails_to_load(tmp_path):
+    d = _table(tmp_path, "x1-,X1,pd-ssd,spot,0,bundled")
+    with pytest.raises(ValueError, match="x1-: gpus 'bundled'"):
         load_series(d)

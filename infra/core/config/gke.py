@@ -28,7 +28,7 @@ class GkeSharingSpec(Model):
 
 
 class GkeGpuSpec(Model):
-    """The accelerator of a pool. ``type``/``count`` are derived for a2/a3/a4/a4x/g2/g4 machine types."""
+    """The accelerator of a pool. ``type``/``count`` are derived for machine types with built-in GPUs."""
 
     type: str | None = None
     count: int | None = Field(default=None, ge=1, le=16)

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, ReservationSpec
-from infra.core.gke.series import BUNDLED_FAMILIES
+from infra.core.gke.series import has_built_in_gpus
 
 # IAM CreateServiceAccountRequest.account_id: "unique within a project, must be 6-30 characters
 # long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1).
@@ -63,7 +63,7 @@ def fallback_shape(fb: FallbackSpec) -> str:
     gpu = (fb.gpu or GkeGpuSpec()).model_dump(mode="json", exclude={"driver"})
     # Spelled-out defaults name the same pool: a built-in GPU's type and count follow from the
     # machine type (checked equal when given), an attached GPU's count defaults to 1.
-    if fb.machine_type.split("-", 1)[0] in BUNDLED_FAMILIES:
+    if has_built_in_gpus(fb.machine_type):
         gpu.update(type=None, count=None)
     elif gpu["type"] is not None:
         gpu["count"] = gpu["count"] or 1
