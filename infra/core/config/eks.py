@@ -6,12 +6,13 @@ per architecture, Kubernetes-version rules) live in the ``infra.core.eks`` packa
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from infra.core import rules
 from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
+from infra.core.errors import RuleError
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
 # variants only). AL2_x86_64_GPU is listed so the planner can reject it with the reason (EOS
@@ -131,12 +132,25 @@ class EksAutoscalerSpec(Model):
     identity: Literal["irsa", "pod-identity"] = "irsa"
     # A GPU node counts as unneeded below this GPU utilisation (CA --scale-down-gpu-...).
     scale_down_gpu_utilization_threshold: float = Field(default=0.5, gt=0, le=1)
-    scale_down_unneeded_time: str = Field(default="10m", pattern=r"^[0-9]+[smh]$")
+    # Its receiver, and so its rule, follows kind (_duration_of_its_receiver): the
+    # cluster-autoscaler's --scale-down-unneeded-time, or each NodePool's consolidateAfter.
+    scale_down_unneeded_time: str = "10m"
     # Karpenter: how long a node may drain before its pods are deleted regardless of PDBs and
     # karpenter.sh/do-not-disrupt. 48h, the value of Karpenter's NodePool example (aws/karpenter-
     # provider-aws v1.14.1 website/content/en/v1.14/concepts/nodepools.md): two days for a GPU job
-    # to finish or checkpoint; pattern of the NodePool CRD (karpenter.sh_nodepools.yaml).
-    termination_grace_period: str = Field(default="48h", pattern=r"^([0-9]+(s|m|h))+$")
+    # to finish or checkpoint.
+    termination_grace_period: rules.NodePoolTerminationGracePeriod = "48h"
+
+    @model_validator(mode="after")
+    def _duration_of_its_receiver(self) -> Self:
+        check = (
+            rules.check_consolidate_after if self.kind == "karpenter" else rules.check_go_duration
+        )
+        try:
+            check(self.scale_down_unneeded_time)
+        except ValueError as e:
+            raise RuleError(str(e), at=("scaleDownUnneededTime",)) from None
+        return self
 
 
 class EksClusterSpec(ClusterBase):

@@ -1,11 +1,12 @@
 """Field rules: every stack-file value checked as the API that receives it would check it.
 
-One place per rule, one module per receiver (kubernetes, images_paths, gcp, aws); this package
-re-exports them all. Each rule is a plain function ``check_*(value) -> value`` raising ``ValueError``
+One place per rule, one module per receiver (kubernetes, images_paths, gcp, aws, durations, ids);
+this package re-exports them all. Each rule is a plain function ``check_*(value) -> value`` raising ``ValueError``
 with the reason (value shortened, rule named) and an ``Annotated`` type the config schemas use.
 Each cites its primary source in a one-line comment; tests/unit/test_config_rules.py has a test
 named after each. May import only `errors` and the standard library (limits come from
-`infra/core/data/receiver_limits.csv` through `limits`).
+`infra/core/data/receiver_limits.csv` through `limits`; the NodePool duration patterns from the
+vendored CRD).
 """
 
 from __future__ import annotations
@@ -20,14 +21,21 @@ from infra.core.rules.aws import (
     check_ec2_instance_type,
     check_eks_cluster_name,
     check_eks_version,
-    check_go_duration,
     check_iam_principal_arn,
     check_ipv4_cidr,
     check_public_access_cidrs,
     check_vpc_cidr,
 )
-from infra.core.rules.gcp import (
+from infra.core.rules.durations import (
     MAX_FLEX_RUN_SECONDS,
+    check_consolidate_after,
+    check_go_duration,
+    check_max_run_duration,
+    check_nodepool_duration,
+    check_termination_grace_period,
+    go_duration_ns,
+)
+from infra.core.rules.gcp import (
     check_gce_labels,
     check_gce_machine_type,
     check_gce_network,
@@ -36,7 +44,6 @@ from infra.core.rules.gcp import (
     check_gcp_project_id,
     check_gke_cluster_name,
     check_gke_version,
-    check_max_run_duration,
     check_pool_name,
     check_reservation_name,
     check_rrule,
@@ -95,6 +102,9 @@ GceNetwork = Annotated[str, _rule(check_gce_network)]
 GceSubnetwork = Annotated[str, _rule(check_gce_subnetwork)]
 RRule = Annotated[str, _rule(check_rrule)]
 MaxRunDuration = Annotated[str, _rule(check_max_run_duration)]
+# Go durations, one type per receiver parser (rules/durations.py)
+GoDuration = Annotated[str, _rule(check_go_duration)]
+NodePoolTerminationGracePeriod = Annotated[str, _rule(check_termination_grace_period)]
 AccessScopeNamespace = Annotated[str, _rule(check_access_scope_namespace)]
 ImageReference = Annotated[str, _rule(check_image_reference)]
 HostPath = Annotated[str, _rule(check_host_path)]
@@ -138,6 +148,7 @@ __all__ = [
     "GceSubnetwork",
     "GkeClusterName",
     "GkeVersion",
+    "GoDuration",
     "GpuNamespaceLabels",
     "HostPath",
     "IamPrincipalArn",
@@ -149,6 +160,7 @@ __all__ = [
     "NamespaceName",
     "NodeLabels",
     "NodeName",
+    "NodePoolTerminationGracePeriod",
     "OperatorNamespace",
     "PoolName",
     "PublicAccessCidrs",
@@ -160,6 +172,7 @@ __all__ = [
     "VpcCidr",
     "check_access_scope_namespace",
     "check_az_id",
+    "check_consolidate_after",
     "check_dns1123_label",
     "check_dns1123_subdomain",
     "check_ec2_instance_type",
@@ -189,6 +202,7 @@ __all__ = [
     "check_max_run_duration",
     "check_namespace",
     "check_node_labels",
+    "check_nodepool_duration",
     "check_operator_namespace",
     "check_operator_values",
     "check_pool_name",
@@ -199,7 +213,9 @@ __all__ = [
     "check_runtime_class",
     "check_taint_key",
     "check_taint_value",
+    "check_termination_grace_period",
     "check_toolkit_env",
     "check_vpc_cidr",
+    "go_duration_ns",
     "gpu_type_hint",
 ]

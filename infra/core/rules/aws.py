@@ -181,21 +181,3 @@ def check_iam_principal_arn(v: str) -> str:
             f"{shown(v)} is not an IAM role or user ARN such as arn:aws:iam::111122223333:role/admins"
         )
     return v
-
-
-# Go durations (the cluster-autoscaler's --scale-down-unneeded-time flag): time.ParseDuration refuses
-# anything beyond int64 nanoseconds (golang/go src/time/format.go, "invalid duration").
-_GO_DURATION_UNITS = {"s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-
-
-def check_go_duration(v: str) -> str:
-    """``<N>s|m|h`` within Go's int64-nanosecond ``time.Duration``."""
-    most = limit("go.duration")
-    if not (v[:-1].isdigit() and v[-1:] in _GO_DURATION_UNITS and len(v) <= 24):
-        raise ValueError(f"{shown(v)} is not a duration such as 10m (digits, then s, m or h)")
-    if int(v[:-1]) * _GO_DURATION_UNITS[v[-1]] > most:
-        raise ValueError(
-            f"{shown(v)} is beyond Go's longest duration (about 2562047h); the cluster-autoscaler "
-            "would refuse the flag"
-        )
-    return v

@@ -194,22 +194,6 @@ check_rrule = _matching(
 )
 
 
-# Flex-start VMs run for at most seven days
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
-MAX_FLEX_RUN_SECONDS = limit("gke.flex_start_run_seconds")
-
-
-def check_max_run_duration(v: str) -> str:
-    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
-    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
-        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
-    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
-        raise ValueError(
-            f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
-        )
-    return v
-
-
 # --- GPU names as consoles write them -----------------------------------------------------------
 def gpu_type_hint(value: object, known: list[str] | tuple[str, ...]) -> str:
     """``"; did you mean 'nvidia-tesla-t4'?"`` for console wording (``NVIDIA T4``), else ``""``.
