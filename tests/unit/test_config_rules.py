@@ -410,6 +410,9 @@ def test_check_eks_version_takes_major_minor_only(bad):
         (rules.check_ec2_instance_type, "m6i.large\n"),
         (rules.check_az_id, "usw2-az1\n"),
         (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/admins\n"),
+        (rules.check_vpc_id, "vpc-0123abcd\n"),
+        (rules.check_subnet_id, "subnet-0123456789abcdef0\n"),
+        (rules.check_capacity_reservation_id, "cr-0123456789abcdef0\n"),
     ],
 )
 def test_every_regex_rule_refuses_a_trailing_newline(check, value):
@@ -575,3 +578,33 @@ def test_check_access_scope_namespace_accepts_labels_and_trailing_wildcard(good)
 @pytest.mark.parametrize("bad", ["*", "Team", "a*b", "dev_*", "a" * 64])
 def test_check_access_scope_namespace_refuses_inner_wildcards_and_capitals(bad):
     assert "namespace prefix" in refused(rules.check_access_scope_namespace, bad)
+
+
+# --- EC2 IDs: prefix, hyphen, 8 (before 2016) or 17 lowercase hex characters
+# (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/resource-ids.html) -----------------------
+EC2_ID_RULES = [
+    (rules.check_vpc_id, "vpc"),
+    (rules.check_subnet_id, "subnet"),
+    (rules.check_capacity_reservation_id, "cr"),
+]
+
+
+@pytest.mark.parametrize(("check", "prefix"), EC2_ID_RULES)
+@pytest.mark.parametrize("hex_", ["1a2b3c4d", "0123456789abcdef0"])
+def test_check_ec2_ids_accept_the_two_lengths_ec2_issues(check, prefix, hex_):
+    assert check(f"{prefix}-{hex_}") == f"{prefix}-{hex_}"
+
+
+@pytest.mark.parametrize(("check", "prefix"), EC2_ID_RULES)
+@pytest.mark.parametrize(
+    "hex_",
+    ["1a2b3c4", "1a2b3c4d5", "0123456789abcdef", "0123456789abcdef01", "0123456789ABCDEF0", ""],
+)
+def test_check_ec2_ids_refuse_lengths_ec2_never_issues_and_capitals(check, prefix, hex_):
+    assert "8 or 17 lowercase hex digits" in refused(check, f"{prefix}-{hex_}")
+
+
+def test_check_ec2_ids_refuse_another_kinds_prefix():
+    refused(rules.check_vpc_id, "subnet-0123456789abcdef0")
+    refused(rules.check_subnet_id, "sg-0123456789abcdef0")
+    refused(rules.check_capacity_reservation_id, "crb-0123456789abcdef0")

@@ -45,8 +45,7 @@ class EksCapacityReservationSpec(Model):
     CapacityReservationSpecification): a given reservation (``id``: an ODCR or a Capacity
     Block), or any that matches (``preference``). EC2 takes one of the two, not both."""
 
-    # EC2 capacity reservation IDs: cr- and 17 hex digits (EC2 API CapacityReservationId).
-    id: str | None = Field(default=None, pattern=r"^cr-[0-9a-f]{8,17}$")
+    id: rules.CapacityReservationId | None = None
     # open: any open ODCR matching type/AZ, else plain on-demand; capacity-reservations-only:
     # only in a reservation (launch fails without one); none: never in one.
     preference: Literal["capacity-reservations-only", "open", "none"] | None = None
@@ -99,9 +98,9 @@ class EksVpcSpec(Model):
     """The network: a new VPC (``cidr``), or an existing one (``id`` + ``privateSubnets``)."""
 
     cidr: rules.VpcCidr = "10.0.0.0/16"
-    id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]{8,17}$")
+    id: rules.VpcId | None = None
     # AZ ID -> private subnet ID. AZ IDs let the offline plan keep only AZs offering a type.
-    private_subnets: dict[AzId, str] | None = None
+    private_subnets: dict[AzId, rules.SubnetId] | None = None
     # New VPC only: one NAT gateway (cheaper; an AZ outage cuts every AZ's egress) or one per AZ
     # (each AZ keeps egress on its own; one NAT hourly charge per AZ).
     nat_gateways: Literal["single", "perAz"] = "single"

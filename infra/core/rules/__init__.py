@@ -18,13 +18,16 @@ from infra.core.rules.aws import (
     MAX_EKS_PUBLIC_CIDRS,
     check_access_scope_namespace,
     check_az_id,
+    check_capacity_reservation_id,
     check_ec2_instance_type,
     check_eks_cluster_name,
     check_eks_version,
     check_iam_principal_arn,
     check_ipv4_cidr,
     check_public_access_cidrs,
+    check_subnet_id,
     check_vpc_cidr,
+    check_vpc_id,
 )
 from infra.core.rules.durations import (
     MAX_FLEX_RUN_SECONDS,
@@ -121,6 +124,10 @@ Ipv4Cidr = Annotated[str, _rule(check_ipv4_cidr)]
 VpcCidr = Annotated[str, _rule(check_vpc_cidr)]
 PublicAccessCidrs = Annotated[list[str], _rule(check_public_access_cidrs)]
 IamPrincipalArn = Annotated[str, _rule(check_iam_principal_arn)]
+# EC2 IDs, one rule per kind the schema takes
+VpcId = Annotated[str, _rule(check_vpc_id)]
+SubnetId = Annotated[str, _rule(check_subnet_id)]
+CapacityReservationId = Annotated[str, _rule(check_capacity_reservation_id)]
 
 
 __all__ = [
@@ -134,6 +141,7 @@ __all__ = [
     "SHARED_NAMESPACES",
     "AccessScopeNamespace",
     "AzId",
+    "CapacityReservationId",
     "Dns1123Label",
     "Dns1123Subdomain",
     "Ec2InstanceType",
@@ -167,11 +175,14 @@ __all__ = [
     "RRule",
     "ReservationName",
     "RuntimeClassName",
+    "SubnetId",
     "TaintKey",
     "TaintValue",
     "VpcCidr",
+    "VpcId",
     "check_access_scope_namespace",
     "check_az_id",
+    "check_capacity_reservation_id",
     "check_consolidate_after",
     "check_dns1123_label",
     "check_dns1123_subdomain",
@@ -211,11 +222,13 @@ __all__ = [
     "check_reservation_name",
     "check_rrule",
     "check_runtime_class",
+    "check_subnet_id",
     "check_taint_key",
     "check_taint_value",
     "check_termination_grace_period",
     "check_toolkit_env",
     "check_vpc_cidr",
+    "check_vpc_id",
     "go_duration_ns",
     "gpu_type_hint",
 ]
