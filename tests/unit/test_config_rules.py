@@ -413,6 +413,7 @@ def test_check_eks_version_takes_major_minor_only(bad):
         (rules.check_vpc_id, "vpc-0123abcd\n"),
         (rules.check_subnet_id, "subnet-0123456789abcdef0\n"),
         (rules.check_capacity_reservation_id, "cr-0123456789abcdef0\n"),
+        (rules.check_gcp_service_account_email, "nodes@demo-project.iam.gserviceaccount.com\n"),
     ],
 )
 def test_every_regex_rule_refuses_a_trailing_newline(check, value):
@@ -608,3 +609,27 @@ def test_check_ec2_ids_refuse_another_kinds_prefix():
     refused(rules.check_vpc_id, "subnet-0123456789abcdef0")
     refused(rules.check_subnet_id, "sg-0123456789abcdef0")
     refused(rules.check_capacity_reservation_id, "crb-0123456789abcdef0")
+
+
+@pytest.mark.parametrize(
+    "good",
+    [
+        "gke-nodes@demo-project.iam.gserviceaccount.com",
+        "nodes-01@my-project.example.com.iam.gserviceaccount.com",  # domain-scoped project
+    ],
+)
+def test_check_gcp_service_account_email_accepts_user_managed_accounts(good):
+    assert rules.check_gcp_service_account_email(good) == good
+
+
+@pytest.mark.parametrize(
+    ("bad", "why"),
+    [
+        ("123456789-compute@developer.gserviceaccount.com", "Compute Engine default account"),
+        ("ab@demo-project.iam.gserviceaccount.com", "ACCOUNT_ID@PROJECT_ID"),  # id under 6
+        ("gke-nodes@Demo-Project.iam.gserviceaccount.com", "ACCOUNT_ID@PROJECT_ID"),
+        ("gke-nodes", "ACCOUNT_ID@PROJECT_ID"),
+    ],
+)
+def test_check_gcp_service_account_email_refuses_the_default_account_and_other_forms(bad, why):
+    assert why in refused(rules.check_gcp_service_account_email, bad)

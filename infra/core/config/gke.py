@@ -173,4 +173,4 @@ class GkeClusterSpec(ClusterBase):
     # GKE-managed DCGM metrics + Google Cloud Managed Service for Prometheus.
     dcgm_metrics: bool = True
     # An existing service account (email) the nodes run as; omitted -> the stack creates one.
-    node_service_account: str | None = Field(default=None, min_length=1)
+    node_service_account: rules.GcpServiceAccountEmail | None = None

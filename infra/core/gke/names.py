@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, ReservationSpec
 from infra.core.gke.series import has_built_in_gpus
 
-# IAM CreateServiceAccountRequest.account_id: "unique within a project, must be 6-30 characters
-# long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1).
-SA_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
 # Router and RouterNat names: RFC 1035, 1-63 characters (Compute API routers.insert, RouterNat.name).
 MAX_GCE_NAME = 63
 _HASH_CHARS = 6

@@ -45,6 +45,7 @@ from infra.core.rules.gcp import (
     check_gce_resource_name,
     check_gce_subnetwork,
     check_gcp_project_id,
+    check_gcp_service_account_email,
     check_gke_cluster_name,
     check_gke_version,
     check_pool_name,
@@ -114,6 +115,7 @@ HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]
 GceLabels = Annotated[dict[str, str], _rule(check_gce_labels)]
 GceResourceName = Annotated[str, _rule(check_gce_resource_name)]
+GcpServiceAccountEmail = Annotated[str, _rule(check_gcp_service_account_email)]
 ReservationName = Annotated[str, _rule(check_reservation_name)]
 GkeVersion = Annotated[str, _rule(check_gke_version)]
 EksVersion = Annotated[str, _rule(check_eks_version)]
@@ -154,6 +156,7 @@ __all__ = [
     "GceNetwork",
     "GceResourceName",
     "GceSubnetwork",
+    "GcpServiceAccountEmail",
     "GkeClusterName",
     "GkeVersion",
     "GoDuration",
@@ -197,6 +200,7 @@ __all__ = [
     "check_gce_resource_name",
     "check_gce_subnetwork",
     "check_gcp_project_id",
+    "check_gcp_service_account_email",
     "check_gke_cluster_name",
     "check_gke_version",
     "check_go_duration",
