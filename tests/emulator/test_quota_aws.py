@@ -630,15 +630,13 @@ def test_a_reservation_nets_only_its_free_slots_so_a_busy_one_leaves_the_pool_sh
     # 10 x g4dn reserved in usw2-az1: 6 slots taken by instances of no node group of this
     # stack, 4 free. Only 4 of the pool's 10 nodes fit in it; 6 x 4 vCPUs draw G quota.
     launch(env["moto"], "g4dn.xlarge", 6)
-    odcr = _odcr("cr-0000000000000b05e", "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")
-    env["ec2"].reservations[R] = [odcr]
+    rid = "cr-0000000000000b05e"
+    env["ec2"].reservations[R] = [_odcr(rid, "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")]
     env["sq"].applied[(R, G)] = 60.0  # usage 6 x 4 running + 4 x 4 unused = 40: 20 free
-    code, doc = run_config(_odcr_stack(tmp_path, "cr-0000000000000b05e"))
+    code, doc = run_config(_odcr_stack(tmp_path, rid))
     g = row(doc, G)
     assert (g["usage"], g["needed"], g["status"]) == (40, 24, "short") and code == 1
-    assert any(
-        "6 nodes beyond reservation cr-0000000000000b05e (4 reserved" in w for w in g["pools"]
-    )
+    assert any(f"6 nodes beyond reservation {rid} (4 reserved" in w for w in g["pools"])
 
 
 def test_a_reservation_in_another_az_nets_nothing_and_says_so(

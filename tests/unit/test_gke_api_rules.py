@@ -18,14 +18,7 @@ from infra.core.cost import estimate
 from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
 from infra.core.gke.planner import GkePlan, gke_pool_outputs
-from infra.core.gke.series import (
-    ATTACHED,
-    BUILT_IN,
-    gpu_families,
-    has_built_in_gpus,
-    load_series,
-    series_of,
-)
+from infra.core.gke.series import load_series, series_of
 from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances
 from infra.planview.table import pool_rows
@@ -174,25 +167,6 @@ def test_every_series_default_disk_is_a_gke_boot_disk_type():
     gke_boot = {"pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced"}
     for s in load_series():
         assert set(s.boot_disk_types) <= gke_boot, s.prefix
-
-
-# --- which series carry their GPUs (https://cloud.google.com/compute/docs/gpus) ----------------
-
-
-def test_built_in_gpu_series_are_the_series_of_the_catalogs_gpu_machine_types():
-    """The series table's gpus column and gcp_machine_types.csv (machineTypes[].accelerators)
-    name the same families: every GPU machine type is of a built-in series and vice versa."""
-    machine_families = {
-        r["machine_type"].split("-", 1)[0] for r in read_rows("gcp_machine_types.csv")
-    }
-    assert set(gpu_families(BUILT_IN)) == machine_families
-    assert gpu_families(ATTACHED) == ("n1",)  # gcp_gpu_attach_limits.csv: N1 hosts only
-    assert has_built_in_gpus("a3-newgpu-8g") and not has_built_in_gpus("n1-standard-8")
-
-
-def test_a_type_of_no_gpu_series_needs_its_gpu_named_with_the_series_that_imply_one():
-    reason = errors({"machineType": "n2-standard-8", "gpu": None})["gpuPools[0].gpu.type"]
-    assert "only a2/a3/a4/a4x/g2/g4 machine types imply their GPU" in reason
 
 
 # --- capacity-limited machine types (https://cloud.google.com/compute/docs/accelerator-optimized-machines)
