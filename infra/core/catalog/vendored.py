@@ -59,7 +59,9 @@ def _identity(path: Path) -> tuple[Path, int, int, int]:
     return path, st.st_ino, st.st_mtime_ns, st.st_size
 
 
-@functools.cache
+# Bounded: a test run or a --old-catalog plan reads copies of the data directory elsewhere; the
+# vendored directory has about 30 files.
+@functools.lru_cache(maxsize=128)
 def _parsed(
     path: Path, _ino: int, _mtime: int, _size: int
 ) -> tuple[tuple[str, ...], tuple[Row, ...]]:
