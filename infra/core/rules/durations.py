@@ -158,9 +158,14 @@ NODEPOOL_DURATIONS: dict[str, tuple[tuple[str, ...], bool]] = {
 
 
 @functools.cache
+def _nodepool_schema() -> Any:
+    return json.loads(_NODEPOOL_CRD.read_text(encoding="utf-8"))["openAPIV3Schema"]
+
+
+@functools.cache
 def nodepool_pattern(field: str) -> re.Pattern[str]:
     """The API server's pattern of NodePool duration ``field``, from the vendored CRD."""
-    node: Any = json.loads(_NODEPOOL_CRD.read_text(encoding="utf-8"))["openAPIV3Schema"]
+    node = _nodepool_schema()
     for part in NODEPOOL_DURATIONS[field][0]:
         node = node["properties"][part]
     return re.compile(node["pattern"], re.ASCII)
