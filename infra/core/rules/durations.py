@@ -130,11 +130,12 @@ def go_duration_ns(value: str) -> int:
 
 
 def _go_reason(v: str, e: GoDurationError, receiver: str) -> str:
+    said = shown(str(e), 120)[1:-1]  # Go's message quotes the whole value; a long one is cut
     if e.overflow:
-        return f"{shown(v)} is beyond Go's longest duration ({LONGEST}); {receiver} would refuse it ({e})"
+        return f"{shown(v)} is beyond Go's longest duration ({LONGEST}); {receiver} would refuse it ({said})"
     return (
         f"{shown(v)} is not a Go duration such as 90s, 10m or 1h30m (units ns, us, ms, s, m, h); "
-        f"{receiver} would refuse it ({e})"
+        f"{receiver} would refuse it ({said})"
     )
 
 
