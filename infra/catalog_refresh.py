@@ -1,9 +1,10 @@
 """``python -m infra.catalog_refresh``: regenerate the GCP or AWS catalog from the cloud's own APIs.
 
-``--cloud gcp --project P`` (default): every zone's accelerator types and GPU machine types (two
-aggregated lists) with Application Default Credentials, rewriting ``gcp_accelerators.csv`` and
-``gcp_machine_types.csv``; ``QUOTA_ENDPOINT_COMPUTE`` points the client elsewhere (``http://`` =
-local emulator, anonymous).
+``--cloud gcp --project P`` (default): every zone's accelerator types and machine types (two
+aggregated lists) with Application Default Credentials, rewriting ``gcp_accelerators.csv``,
+``gcp_machine_types.csv`` (the types with GPUs built in) and the ``gpus`` column of
+``gcp_machine_series.csv`` (GPU types of a series it lacks are named, for a row by hand);
+``QUOTA_ENDPOINT_COMPUTE`` points the client elsewhere (``http://`` = local emulator, anonymous).
 
 ``--cloud aws [--regions R1,R2|all]``: EC2 ``DescribeInstanceTypes`` (GPU, vCPUs, memory,
 architecture, EFA, instance store) and ``DescribeInstanceTypeOfferings`` by AZ ID per region through
@@ -30,7 +31,14 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.catalog import build
-from infra.core.catalog.vendored import DATA_DIR, PRICES_AS_OF, prices_as_of, read_header, read_rows
+from infra.core.catalog.vendored import (
+    DATA_DIR,
+    PRICES_AS_OF,
+    forget,
+    prices_as_of,
+    read_header,
+    read_rows,
+)
 
 SOURCE = "Compute Engine API v1 acceleratorTypes.aggregatedList / machineTypes.aggregatedList"
 AWS_SOURCE = (
@@ -69,11 +77,9 @@ def fetch(
             for a in scoped.accelerator_types
         ]
     machines: list[build.MachineOffer] = []
-    # Server-side regex filter keeps the listing to GPU families (thousands of types otherwise).
-    families = "|".join(build.GPU_MACHINE_FAMILIES)
-    mreq = compute_v1.AggregatedListMachineTypesRequest(
-        project=project, filter=f'name eq "({families})-.*"'
-    )
+    # Every machine type, unfiltered: which series carry GPUs is read from the listing
+    # (machineTypes[].accelerators), so a series new to the catalog shows up too.
+    mreq = compute_v1.AggregatedListMachineTypesRequest(project=project)
     for scope, scoped in mt_client.aggregated_list(request=mreq):
         zone = scope.removeprefix("zones/")
         for m in scoped.machine_types:
@@ -93,8 +99,12 @@ def fetch(
     return accs, machines
 
 
-def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) -> tuple[int, int]:
-    """Rewrite both GCP catalog files in ``data_dir``; returns (accelerator rows, machine rows)."""
+def refresh(
+    project: str, data_dir: Path, endpoint: str | None, today: dt.date
+) -> tuple[int, int, list[str]]:
+    """Rewrite the GCP catalog files in ``data_dir`` (accelerators, GPU machine types, the series
+    table's ``gpus`` column); returns (accelerator rows, machine rows, GPU machine types of a
+    series the table lacks)."""
     accs, machines = fetch(project, endpoint)
     acc_prices = {
         (r["accelerator"], r["count"], r["zone"]): (r["price_per_hour"], r["spot_price_per_hour"])
@@ -138,7 +148,24 @@ def refresh(project: str, data_dir: Path, endpoint: str | None, today: dt.date) 
         ),
         encoding="utf-8",
     )
-    return len(acc_rows), len(mt_rows)
+    new_types = _refresh_series(data_dir, machines, f"{SOURCE}, project {project}, {today}")
+    forget()  # readers in this process see the rewritten files
+    return len(acc_rows), len(mt_rows), new_types
+
+
+SERIES_FILE = "gcp_machine_series.csv"
+_GPUS_STAMP = "gpus regenerated from "
+
+
+def _refresh_series(data_dir: Path, machines: list[build.MachineOffer], stamp: str) -> list[str]:
+    """Regenerate the series table's ``gpus`` column from the machine-type listing."""
+    rows, new_types = build.series_gpu_rows(_existing(SERIES_FILE, data_dir), machines)
+    header = [h for h in _header(SERIES_FILE, data_dir) if not h.startswith(_GPUS_STAMP)]
+    (data_dir / SERIES_FILE).write_text(
+        build.render([*header, _GPUS_STAMP + stamp], build.SERIES_COLUMNS, rows),
+        encoding="utf-8",
+    )
+    return new_types
 
 
 def _kept_prices_line(name: str, data_dir: Path) -> str:
@@ -274,6 +301,7 @@ def refresh_aws(
         ),
         encoding="utf-8",
     )
+    forget()
     return len(rows), len(done), added
 
 
@@ -358,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.project:
         parser.error("--project is required with --cloud gcp")
     try:
-        n_acc, n_mt = refresh(
+        n_acc, n_mt, new_types = refresh(
             args.project,
             args.data_dir,
             os.environ.get("QUOTA_ENDPOINT_COMPUTE"),
@@ -368,6 +396,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"catalog refresh failed: {type(e).__name__}: {e}".splitlines()[0], file=sys.stderr)
         return 1
     print(f"wrote {n_acc} accelerator rows and {n_mt} machine-type rows to {args.data_dir}")
+    if new_types:
+        print(
+            f"GPU machine types of a series {SERIES_FILE} lacks (add its row from the Compute "
+            f"Engine docs: boot disks, provisioning models, Local SSD): {', '.join(new_types)}",
+            file=sys.stderr,
+        )
     return 0
 
 

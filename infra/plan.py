@@ -326,11 +326,11 @@ def _diff(
         old_catalog, old_prices = None, None
         if args.old_catalog:
             from infra.core.catalog.vendored import Catalog
-            from infra.core.cost import Prices
             from infra.planview.catalogs import old_catalog_dir
 
             data = scope.enter_context(old_catalog_dir(args.old_catalog))
-            old_catalog, old_prices = Catalog(data), Prices(data)
+            old_catalog = Catalog(data)
+            old_prices = old_catalog.prices
         old_label, old_path = scope.enter_context(rv.old_stack_file(args.diff or new_label))
         try:
             old_raw, old_config, old_plan = load_path(old_path, config.stack, old_catalog)

@@ -18,7 +18,7 @@ from typing import Any
 
 from infra.core.catalog import build, prices
 from infra.core.catalog.prices import Check, SourcePrice
-from infra.core.catalog.vendored import Catalog, read_header, read_rows
+from infra.core.catalog.vendored import Catalog, forget, read_header, read_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS_DIR = ROOT / "stacks"
@@ -319,6 +319,7 @@ def _rewrite(data_dir: Path, name: str, rows: list[dict[str, str]]) -> None:
     (data_dir / name).write_text(
         build.render(read_header(name, data_dir), columns, rows), encoding="utf-8"
     )
+    forget()  # the next read sees the rewritten file
 
 
 def write(checks: list[Check], data_dir: Path, today: str) -> list[str]:
@@ -341,6 +342,7 @@ def write(checks: list[Check], data_dir: Path, today: str) -> list[str]:
     (data_dir / LEDGER).write_text(
         build.render(header, prices.LEDGER_COLUMNS, ledger_rows), encoding="utf-8"
     )
+    forget()
     if any(c.file != PLATFORM for c in applied):
         out.append(f"recorded each node price's own source and date ({today}) in {LEDGER}")
     left = [c for c in checks if c not in applied]

@@ -4,7 +4,10 @@ Reads the two CRD files of aws/karpenter-provider-aws at a release tag from a cl
 git directory) and writes ``infra/core/data/karpenter/<plural>.schema.json`` with the source, the
 tag and the commit; descriptions are dropped (facts only).
 
-    .venv/bin/python scripts/vendor_karpenter_crds.py <clone or git dir> [--tag v1.14.1]
+    .venv/bin/python scripts/vendor_karpenter_crds.py <clone or git dir> [--tag vX.Y.Z]
+
+The tag defaults to the karpenter pin (``infra/core/data/pins.csv``); the files must match that
+pin's version and commit (tests/unit/test_pins.py), so move the pin first.
 """
 
 from __future__ import annotations
@@ -12,12 +15,18 @@ from __future__ import annotations
 import argparse
 import json
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-OUT = Path(__file__).resolve().parent.parent / "infra" / "core" / "data" / "karpenter"
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from infra.core.catalog.pins import pin  # noqa: E402
+
+OUT = ROOT / "infra" / "core" / "data" / "karpenter"
 CRDS = {
     "nodepools": "pkg/apis/crds/karpenter.sh_nodepools.yaml",
     "ec2nodeclasses": "pkg/apis/crds/karpenter.k8s.aws_ec2nodeclasses.yaml",
@@ -41,7 +50,7 @@ def _git(repo: str, *args: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description="Vendor the Karpenter NodePool/EC2NodeClass schemas")
     ap.add_argument("repo", help="a clone (or bare git dir) of aws/karpenter-provider-aws")
-    ap.add_argument("--tag", default="v1.14.1")
+    ap.add_argument("--tag", default="v" + pin("karpenter").version)
     a = ap.parse_args()
     commit = _git(a.repo, "rev-parse", f"{a.tag}^{{commit}}").strip()
     OUT.mkdir(parents=True, exist_ok=True)

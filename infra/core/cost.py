@@ -1,10 +1,7 @@
 """What a planned stack costs per hour at its minimum and at its maximum scale, from catalog prices.
 
-Prices come from the vendored CSVs (``infra/core/data``): GPU prices per zone and count
-(``gcp_accelerators.csv``), built-in-GPU machine prices per zone (``gcp_machine_types.csv``; a row
-prices only vCPUs and memory, its GPUs are the accelerator row with the same count and zone), CPU/N1
-host prices per region (``gcp_vm_prices.csv``) and AWS instance prices per AZ ID
-(``aws_gpu_instances.csv``, ``aws_vm_prices.csv``). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
+Prices come from the catalog (``Catalog.prices``, ``infra.core.catalog.pricing``, which names the
+files). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
 would need an unknown price for a node that runs is unknown too. Where a pool spans zones with
 different prices, the highest is used, so the estimate does not understate. ``pricesAsOf`` is the
 oldest date of the rows used: a row's file header date, or the day ``price_checks.csv`` says its
@@ -13,13 +10,11 @@ on-demand price was read at the cloud's price API.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+from infra.core.catalog.pricing import Price, Prices
 from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line, eks_lines, gke_lines
 from infra.core.warm import idle_nodes, warm_of
 
@@ -29,11 +24,6 @@ if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the t
     from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
     from infra.core.gke.planner import GkePlan
     from infra.core.plan import Plan
-
-Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
-# Node price rows re-read at the clouds' price APIs, with the day each was read
-# (python -m infra.catalog_refresh --verify-prices --write).
-PRICE_CHECKS = "price_checks.csv"
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,128 +217,6 @@ def _sum(values: Iterable[float | None]) -> float | None:
 
 def _round(v: float | None) -> float | None:
     return None if v is None else round(v, 5)
-
-
-class Prices:
-    """Price look-ups over the vendored CSVs (read once per process with ``Prices.load()``)."""
-
-    def __init__(self, data_dir: Path = DATA_DIR) -> None:
-        self.data_dir = data_dir
-        self.catalog = Catalog.load() if data_dir == DATA_DIR else Catalog(data_dir)
-        self.as_of = {
-            "gcp": _oldest_date(
-                ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv"), data_dir
-            ),
-            "aws": _oldest_date(("aws_gpu_instances.csv", "aws_vm_prices.csv"), data_dir),
-        }
-
-    def _table(self, names: tuple[str, ...], key: tuple[str, str]) -> dict[tuple[str, str], Price]:
-        return {
-            (r[key[0]], r[key[1]]): (_float(r["price_per_hour"]), _float(r["spot_price_per_hour"]))
-            for name in names
-            for r in read_rows(name, self.data_dir)
-        }
-
-    # Each table is read on first use, so a GKE plan never parses the AWS prices and vice versa.
-    @functools.cached_property
-    def _gcp_machine_zone(self) -> dict[tuple[str, str], Price]:
-        return self._table(("gcp_machine_types.csv",), ("machine_type", "zone"))
-
-    @functools.cached_property
-    def _gcp_vm_region(self) -> dict[tuple[str, str], Price]:
-        return self._table(("gcp_vm_prices.csv",), ("machine_type", "region"))
-
-    @functools.cached_property
-    def _aws_az(self) -> dict[tuple[str, str], Price]:
-        return self._table(
-            ("aws_gpu_instances.csv", "aws_vm_prices.csv"), ("instance_type", "availability_zone")
-        )
-
-    # --- each node price row's own date --------------------------------------------------------
-    @functools.cached_property
-    def _read_at_source(self) -> dict[tuple[str, str, str], tuple[float, str]]:
-        """``price_checks.csv``: (file, item, region) -> (on-demand price read, the day read)."""
-        if not (self.data_dir / PRICE_CHECKS).exists():
-            return {}
-        return {
-            (r["file"], r["item"], r["region"]): (float(r["price_usd"]), r["as_of"])
-            for r in read_rows(PRICE_CHECKS, self.data_dir)
-            if r["price_usd"]
-        }
-
-    @functools.cached_property
-    def _aws_rows(self) -> dict[tuple[str, str], tuple[str, str]]:
-        """(instance type, AZ ID) -> (file, region)."""
-        return {
-            (r["instance_type"], r["availability_zone"]): (name, r["region"])
-            for name in ("aws_gpu_instances.csv", "aws_vm_prices.csv")
-            for r in read_rows(name, self.data_dir)
-        }
-
-    def row_date(self, file: str, item: str, region: str, price: Price, spot: bool) -> str:
-        """The date of one node price row: the day its on-demand price was read at the cloud's
-        price API (``price_checks.csv``, while the row still holds that price), else its file's."""
-        read = self._read_at_source.get((file, item, region))
-        if not spot and read is not None and price[0] is not None and read[0] == price[0]:
-            return read[1]
-        return _oldest_date((file,), self.data_dir)
-
-    def gcp_vm_date(self, machine_type: str, zone: str, spot: bool) -> str:
-        region = zone.rsplit("-", 1)[0]
-        if (machine_type, zone) in self._gcp_machine_zone:
-            price = self._gcp_machine_zone[(machine_type, zone)]
-            return self.row_date("gcp_machine_types.csv", machine_type, region, price, spot)
-        price = self._gcp_vm_region.get((machine_type, region), (None, None))
-        return self.row_date("gcp_vm_prices.csv", machine_type, region, price, spot)
-
-    def gcp_gpu_date(self, accelerator: str, count: int, zone: str, spot: bool) -> str:
-        price = self.catalog.gcp_price(accelerator, count, zone) or (None, None)
-        item, region = f"{accelerator} x{count}", zone.rsplit("-", 1)[0]
-        return self.row_date("gcp_accelerators.csv", item, region, price, spot)
-
-    def aws_date(self, instance_type: str, az_id: str, spot: bool) -> str:
-        file, region = self._aws_rows.get((instance_type, az_id), ("aws_vm_prices.csv", ""))
-        price = self.aws_instance(instance_type, az_id)
-        return self.row_date(file, instance_type, region, price, spot)
-
-    @classmethod
-    @functools.cache
-    def load(cls) -> Prices:
-        """Prices from the vendored data directory."""
-        return cls()
-
-    def gcp_vm(self, machine_type: str, zone: str) -> Price:
-        """Price of the machine's vCPUs and memory in ``zone`` (GPUs excluded)."""
-        found = self._gcp_machine_zone.get((machine_type, zone))
-        if found is not None:
-            return found
-        return self._gcp_vm_region.get((machine_type, zone.rsplit("-", 1)[0]), (None, None))
-
-    def gcp_node(self, machine_type: str, accelerator: str | None, count: int, zone: str) -> Price:
-        """A GKE node in ``zone``: its machine plus its ``count`` GPUs (attached or built in)."""
-        vm = self.gcp_vm(machine_type, zone)
-        gpu: Price = (0.0, 0.0)
-        if accelerator and count:
-            gpu = self.catalog.gcp_price(accelerator, count, zone) or (None, None)
-        return (_add(vm[0], gpu[0]), _add(vm[1], gpu[1]))
-
-    def aws_instance(self, instance_type: str, az_id: str) -> Price:
-        """An EC2 instance in the AZ ``az_id`` (``usw2-az1``)."""
-        return self._aws_az.get((instance_type, az_id), (None, None))
-
-
-def _float(text: str) -> float | None:
-    return float(text) if text else None
-
-
-def _add(a: float | None, b: float | None) -> float | None:
-    return None if a is None or b is None else a + b
-
-
-def _oldest_date(names: Iterable[str], data_dir: Path) -> str:
-    """The oldest prices date of the files (each per its header); unknown if any file's is."""
-    dates = [prices_as_of(read_header(n, data_dir)) for n in names]
-    return "unknown" if not dates or "unknown" in dates else min(dates)
 
 
 def _highest(prices: Iterable[Price], spot: bool) -> float | None:

@@ -1,7 +1,7 @@
 """What a stack costs besides its nodes' machines and GPUs: control plane, NAT, boot disks, Local SSD.
 
-Prices come from ``data/platform_prices.csv``: one row per item, cloud and region, each with its
-own source and the date its price was read (so a line of the estimate is dated by its price, not
+Prices come from ``data/platform_prices.csv``, as the catalog reads it (``Catalog.prices``): one row
+per item, cloud and region, each with its own source and the date its price was read (so a line of the estimate is dated by its price, not
 by when the catalog was copied). An item whose price the file lacks is listed as unpriced, never
 counted as 0. Usage-based charges (NAT data processing, data transfer) cannot be planned and are
 always listed as unpriced.
@@ -9,14 +9,13 @@ always listed as unpriced.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from infra.core.catalog.eks_versions import eks_standard_support_ends
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.pricing import UnitPrice
+from infra.core.catalog.vendored import Catalog
 from infra.core.warm import idle_nodes
 
 if TYPE_CHECKING:
@@ -33,23 +32,6 @@ GKE_DEFAULT_DISK_GB = 100
 LOCAL_SSD_GB = 375
 # Cloud NAT bills per VM up to 32, then a flat rate (https://cloud.google.com/nat/pricing).
 CLOUD_NAT_VM_CAP = 32
-
-
-@dataclass(frozen=True, slots=True)
-class UnitPrice:
-    """One row of ``platform_prices.csv``."""
-
-    item: str
-    unit: str  # per_hour | per_gb_month
-    usd: float
-    source: str
-    as_of: str
-    verified: bool = True  # False: the row has no quote, it was not re-read at the source on as_of
-
-    @property
-    def dated(self) -> str:
-        """``as_of`` as a reader should take it: a date the price was read, or one it was not."""
-        return self.as_of if self.verified else f"{self.as_of}, not re-read at the source"
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,26 +55,14 @@ class Line:
         return tuple({(p.item, p.usd): p for p in found}.values())
 
 
-@functools.cache
-def unit_prices(data_dir: Path = DATA_DIR) -> dict[tuple[str, str, str], UnitPrice]:
-    """``(cloud, item, region) -> price`` (region ``*``: every region)."""
-    return {
-        (r["cloud"], r["item"], r["region"]): UnitPrice(
-            r["item"],
-            r["unit"],
-            float(r["price_usd"]),
-            r["source"],
-            r["as_of"],
-            bool(r["quote"].strip()),
-        )
-        for r in read_rows("platform_prices.csv", data_dir)
-    }
+def unit_prices() -> dict[tuple[str, str, str], UnitPrice]:
+    """``(cloud, item, region) -> price`` (region ``*``: every region), as the catalog reads them."""
+    return Catalog.load().prices.units
 
 
 def price_of(cloud: str, item: str, region: str) -> UnitPrice | None:
     """The price of ``item`` in ``region`` (or in every region), ``None`` if unknown."""
-    table = unit_prices()
-    return table.get((cloud, item, region)) or table.get((cloud, item, "*"))
+    return Catalog.load().prices.unit(cloud, item, region)
 
 
 def _per_hour(p: UnitPrice, quantity: float) -> float:

@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.core.catalog.pins import pin
 from infra.core.config.stack import StackConfig
 from infra.core.integrations.scheduling import gpu_request, workload_targets
 from infra.core.pools import PoolHints
@@ -44,8 +45,8 @@ _HASH = 8
 # userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
 EXPENDABLE_CUTOFF_DEFAULT = -10
 WARM_PRIORITY = -10
-# z2jh's scheduling.userPlaceholder.image (jupyterhub/values.yaml: registry.k8s.io/pause, "3.10").
-PAUSE_IMAGE = "registry.k8s.io/pause:3.10"
+# z2jh's scheduling.userPlaceholder.image: pins.csv row warm-placeholder.
+PAUSE_IMAGE = pin("warm-placeholder").image
 # The pause binary only sleeps (kubernetes/kubernetes build/pause/linux/pause.c); what a placeholder
 # holds is the GPU. Small CPU and memory leave the node's rest to the users who preempt it.
 CPU_REQUEST = "10m"

@@ -49,6 +49,7 @@ def data_dir(tmp_path: Path) -> Path:
         "gcp_n1_machine_types.csv",
         "gcp_gpu_attach_limits.csv",
         "gcp_accelerator_models.csv",
+        "gcp_machine_series.csv",
         "aws_gpu_instances.csv",
         "aws_gpu_families.csv",
     ):
@@ -57,10 +58,11 @@ def data_dir(tmp_path: Path) -> Path:
 
 
 def test_refresh_rewrites_the_gcp_catalog_from_the_api(compute, data_dir):
-    n_acc, n_mt = catalog_refresh.refresh(
+    n_acc, n_mt, new_types = catalog_refresh.refresh(
         "demo-project", data_dir, compute.url, dt.date(2026, 12, 1)
     )
     assert (n_acc, n_mt) == (3 + 4 + 3, 1)  # T4 1/2/4 in two zones, L4 1/2/4/8, one g2 type
+    assert new_types == []
     cat = Catalog(data_dir)
     assert cat.gcp_zones_offering("nvidia-tesla-t4", "us-central1") == [
         "us-central1-a",
@@ -107,3 +109,43 @@ def test_refresh_failure_is_one_line_exit_1_and_leaves_files_untouched(
     err = capsys.readouterr().err
     assert code == 1 and err.startswith("catalog refresh failed: ") and len(err.splitlines()) == 1
     assert (data_dir / "gcp_accelerators.csv").read_text() == before
+
+
+def test_refresh_regenerates_which_series_carry_their_gpus_from_the_listing(compute, data_dir):
+    """machineTypes[].accelerators says a type carries its GPUs: its series row becomes built-in,
+    a TPU type's accelerators do not count, and a GPU series the table lacks is named."""
+    rows = list(read_rows("gcp_machine_series.csv", data_dir))
+    g2 = next(r for r in rows if r["prefix"] == "g2-")
+    g2["gpus"] = ""  # as if the table had not known it
+    (data_dir / "gcp_machine_series.csv").write_text(
+        catalog_refresh.build.render(
+            read_header("gcp_machine_series.csv", data_dir),
+            catalog_refresh.build.SERIES_COLUMNS,
+            rows,
+        ),
+        encoding="utf-8",
+    )
+    compute.machine_types["us-central1-b"] = [
+        {
+            "name": "a9-megagpu-8g",
+            "guestCpus": 208,
+            "memoryMb": 1_900_000,
+            "accelerators": [{"guestAcceleratorType": "nvidia-x9", "guestAcceleratorCount": 8}],
+        },
+        {
+            "name": "ct5lp-hightpu-4t",
+            "guestCpus": 112,
+            "memoryMb": 196608,
+            "accelerators": [
+                {"guestAcceleratorType": "tpu-v5-lite-podslice", "guestAcceleratorCount": 4}
+            ],
+        },
+    ]
+    _, n_mt, new_types = catalog_refresh.refresh(
+        "demo-project", data_dir, compute.url, dt.date(2026, 12, 1)
+    )
+    after = {r["prefix"]: r["gpus"] for r in read_rows("gcp_machine_series.csv", data_dir)}
+    assert after["g2-"] == "built-in"  # listed with its L4s
+    assert after["n1-"] == "attached" and after["a2-highgpu-"] == "built-in"  # unlisted: kept
+    assert new_types == ["a9-megagpu-8g"] and n_mt == 2  # the TPU type is no GPU machine
+    assert "gpus regenerated from" in " ".join(read_header("gcp_machine_series.csv", data_dir))

@@ -630,21 +630,21 @@ def test_a_reservation_nets_only_its_free_slots_so_a_busy_one_leaves_the_pool_sh
     # 10 x g4dn reserved in usw2-az1: 6 slots taken by instances of no node group of this
     # stack, 4 free. Only 4 of the pool's 10 nodes fit in it; 6 x 4 vCPUs draw G quota.
     launch(env["moto"], "g4dn.xlarge", 6)
-    odcr = _odcr("cr-0000000b05e", "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")
-    env["ec2"].reservations[R] = [odcr]
+    rid = "cr-0000000000000b05e"
+    env["ec2"].reservations[R] = [_odcr(rid, "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")]
     env["sq"].applied[(R, G)] = 60.0  # usage 6 x 4 running + 4 x 4 unused = 40: 20 free
-    code, doc = run_config(_odcr_stack(tmp_path, "cr-0000000b05e"))
+    code, doc = run_config(_odcr_stack(tmp_path, rid))
     g = row(doc, G)
     assert (g["usage"], g["needed"], g["status"]) == (40, 24, "short") and code == 1
-    assert any("6 nodes beyond reservation cr-0000000b05e (4 reserved" in w for w in g["pools"])
+    assert any(f"6 nodes beyond reservation {rid} (4 reserved" in w for w in g["pools"])
 
 
 def test_a_reservation_in_another_az_nets_nothing_and_says_so(
     env: dict[str, Any], tmp_path: Any
 ) -> None:
-    odcr = _odcr("cr-00000000a22", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az2")
+    odcr = _odcr("cr-00000000000000a22", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az2")
     env["ec2"].reservations[R] = [odcr]
-    _, doc = run_config(_odcr_stack(tmp_path, "cr-00000000a22"))
+    _, doc = run_config(_odcr_stack(tmp_path, "cr-00000000000000a22"))
     g = row(doc, G)
     assert g["needed"] == 10 * 4
     assert any("usw2-az2" in w and "counted in full" in w for w in g["pools"])
@@ -676,10 +676,10 @@ def test_where_is_short_in_a_region_whose_service_limit_the_plain_check_finds_sh
 def test_where_nets_the_home_regions_reservation_as_the_plain_check_does(
     env: dict[str, Any], tmp_path: Any
 ) -> None:
-    odcr = _odcr("cr-00000000f4ee", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az1")
+    odcr = _odcr("cr-0000000000000f4ee", "g4dn.xlarge", 10, 10, availabilityZoneId="usw2-az1")
     env["ec2"].reservations[R] = [odcr]
     env["sq"].applied[(R, G)] = 60.0  # 10 x 4 reserved in usage; the pool's 10 nodes fit in it
-    path = _odcr_stack(tmp_path, "cr-00000000f4ee")
+    path = _odcr_stack(tmp_path, "cr-0000000000000f4ee")
     code, _ = run_config(path)
     assert code == 0
     code, doc = run_config(path, "--where", "--regions", R)

@@ -335,14 +335,14 @@ def test_existing_cluster_is_attached_not_created():
     raw = raw_stack()
     raw["gpu-infra:cluster"] |= {
         "existing": True,
-        "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az4": "subnet-0bbbbbbbb"}},
+        "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaa", "usw2-az4": "subnet-0bbbbbbb"}},
     }
     raw["gpu-infra:gpuOperator"] = {"clusterWide": True}
     rec = run_stack(raw, "eks-existing")
     assert rec.of_type("eks:index:Cluster") == [] and rec.of_type(SUBNET) == []
     assert sorted(r.name for r in rec.of_type(NODE_GROUP)) == ["ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"]
     for ng in rec.of_type(NODE_GROUP):
-        assert ng.inputs["subnetIds"] == ["subnet-0aaaaaaaa"]  # usw2-az4 lacks g4dn.xlarge
+        assert ng.inputs["subnetIds"] == ["subnet-0aaaaaaa"]  # usw2-az4 lacks g4dn.xlarge
     tokens = {tok for tok, _ in rec.invokes}
     assert "aws:eks/getCluster:getCluster" in tokens
     assert rec.one(RELEASE, "ml-ca-release").inputs["values"]["nodeSelector"] == {}

@@ -410,6 +410,10 @@ def test_check_eks_version_takes_major_minor_only(bad):
         (rules.check_ec2_instance_type, "m6i.large\n"),
         (rules.check_az_id, "usw2-az1\n"),
         (rules.check_iam_principal_arn, "arn:aws:iam::111122223333:role/admins\n"),
+        (rules.check_vpc_id, "vpc-0123abcd\n"),
+        (rules.check_subnet_id, "subnet-0123456789abcdef0\n"),
+        (rules.check_capacity_reservation_id, "cr-0123456789abcdef0\n"),
+        (rules.check_gcp_service_account_email, "nodes@demo-project.iam.gserviceaccount.com\n"),
     ],
 )
 def test_every_regex_rule_refuses_a_trailing_newline(check, value):

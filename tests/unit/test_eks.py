@@ -172,7 +172,7 @@ def test_given_subnets_are_filtered_by_their_az_id():
         cluster={
             "vpc": {
                 "id": "vpc-0123456789abcdef0",
-                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az4": "subnet-0bbbbbbbb"},
+                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaa", "usw2-az4": "subnet-0bbbbbbb"},
             }
         }
     )
@@ -185,7 +185,7 @@ def test_subnets_only_in_azs_lacking_the_type_name_the_region_and_type():
     cfg = eks_config(
         cluster={
             "existing": True,
-            "vpc": {"privateSubnets": {"usw2-az4": "subnet-0bbbbbbbb"}},
+            "vpc": {"privateSubnets": {"usw2-az4": "subnet-0bbbbbbb"}},
         }
     )
     reason = errors_of(cfg)["gpuPools[0].machineType"]
@@ -207,7 +207,7 @@ def test_subnet_az_of_another_region_is_rejected():
         cluster={
             "vpc": {
                 "id": "vpc-0123456789abcdef0",
-                "privateSubnets": {"use1-az1": "subnet-0aaaaaaaa", "usw2-az1": "subnet-0bbbbbbbb"},
+                "privateSubnets": {"use1-az1": "subnet-0aaaaaaa", "usw2-az1": "subnet-0bbbbbbb"},
             }
         }
     )
@@ -444,7 +444,7 @@ def test_existing_cluster_needs_its_subnets():
 def test_existing_cluster_plans_no_system_group_and_an_unpinned_autoscaler():
     p = plan_of(
         eks_config(
-            cluster={"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}}
+            cluster={"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaa"}}}
         )
     )
     assert p.system is None and p.autoscaler is not None
@@ -455,18 +455,18 @@ def test_vpc_id_without_subnets_and_subnets_without_vpc_id_are_rejected():
     assert "cluster.vpc.privateSubnets" in errors_of(
         eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0"}})
     )
-    subnets = {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az2": "subnet-0bbbbbbbb"}
+    subnets = {"usw2-az1": "subnet-0aaaaaaa", "usw2-az2": "subnet-0bbbbbbb"}
     assert "cluster.vpc.id" in errors_of(eks_config(cluster={"vpc": {"privateSubnets": subnets}}))
 
 
 def test_malformed_subnet_id_is_rejected_at_its_az():
-    subnets = {"usw2-az1": "sn-1", "usw2-az2": "subnet-0bbbbbbbb"}
+    subnets = {"usw2-az1": "sn-1", "usw2-az2": "subnet-0bbbbbbb"}
     cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
-    assert "not a subnet ID" in errors_of(cfg)["cluster.vpc.privateSubnets.usw2-az1"]
+    assert "is not a subnet ID" in errors_of(cfg)["cluster.vpc.privateSubnets.usw2-az1"]
 
 
 def test_new_cluster_needs_subnets_in_two_control_plane_azs():
-    subnets = {"usw2-az1": "subnet-0aaaaaaaa"}
+    subnets = {"usw2-az1": "subnet-0aaaaaaa"}
     cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
     assert "at least two AZs" in errors_of(cfg)["cluster.vpc.privateSubnets"]
 

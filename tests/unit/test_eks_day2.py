@@ -91,7 +91,7 @@ def test_group_az_list_and_update_config_are_plain_plan_fields():
 def test_autoscaler_discovers_and_may_scale_only_groups_with_this_stacks_tag():
     p = plan_of(
         eks_config(
-            cluster={"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}}
+            cluster={"existing": True, "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaa"}}}
         )
     )
     assert p.autoscaler is not None and p.stack_tag == "gpu-infra/autoscaler/ml/test"
@@ -400,7 +400,7 @@ def test_nat_gateways_on_a_given_vpc_are_rejected():
             "vpc": {
                 "id": "vpc-0123456789abcdef0",
                 "natGateways": "perAz",
-                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa", "usw2-az2": "subnet-0bbbbbbbb"},
+                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaa", "usw2-az2": "subnet-0bbbbbbb"},
             }
         }
     )

@@ -104,7 +104,9 @@ def test_vendored_crds_name_their_source_and_the_pinned_version():
     for kind in ("NodePool", "EC2NodeClass"):
         v = crds.vendored(kind)
         assert v["version"] == crds.KARPENTER_VERSION
-        assert v["source"].startswith("https://github.com/aws/karpenter-provider-aws/blob/v1.14.1/")
+        assert v["source"].startswith(
+            f"https://github.com/aws/karpenter-provider-aws/blob/{crds.KARPENTER_VERSION}/"
+        )
 
 
 # --- CEL rules encoded as checks ----------------------------------------------------------------

@@ -547,7 +547,7 @@ def test_operator_on_an_existing_cloud_cluster_is_refused_unless_it_may_manage_e
 ):
     cluster = {"existing": True, "cpuNodes": 3} if platform == "gke" else {"existing": True}
     if platform == "eks":
-        cluster["vpc"] = {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaaa"}}
+        cluster["vpc"] = {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaa"}}
     refused = errors(stack(platform, cluster=cluster))
     assert "other teams' included" in refused["gpuOperator.clusterWide"]
     assert "gpuOperator.enabled: false" in refused["gpuOperator.clusterWide"]

@@ -16,9 +16,6 @@ from typing import Any
 # (https://cloud.google.com/compute/docs/gpus: every GPU machine shape uses one of these).
 _COUNTS = (1, 2, 4, 8, 16)
 
-# Families whose GPUs are built into the machine type (the catalog's gcp_machine_types.csv).
-GPU_MACHINE_FAMILIES = ("a2", "a3", "a4", "a4x", "g2", "g4")
-
 ACCELERATOR_COLUMNS = (
     "accelerator",
     "count",
@@ -97,7 +94,7 @@ def machine_rows(
     """``gcp_machine_types.csv`` rows: GPU machine types per zone, sorted like the source."""
     rows: list[dict[str, str]] = []
     for o in offers:
-        if o.name.split("-", 1)[0] not in GPU_MACHINE_FAMILIES or not o.accelerator:
+        if not is_gpu_accelerator(o.accelerator):  # TPU machine types list accelerators too
             continue
         price, spot = prices.get((o.name, o.zone), ("", ""))
         rows.append(
@@ -115,6 +112,34 @@ def machine_rows(
         )
     rows.sort(key=lambda r: (r["machine_type"], r["region"], r["zone"]))
     return rows
+
+
+SERIES_COLUMNS = ("prefix", "series", "boot_disk_types", "provisioning", "local_ssd_count", "gpus")
+
+
+def series_covers(prefix: str, machine_type: str) -> bool:
+    """A ``gcp_machine_series.csv`` row ending in ``-`` covers its series, any other row one type."""
+    return machine_type == prefix or (prefix.endswith("-") and machine_type.startswith(prefix))
+
+
+def series_gpu_rows(
+    rows: Iterable[Mapping[str, str]], offers: Iterable[MachineOffer]
+) -> tuple[list[dict[str, str]], list[str]]:
+    """``gcp_machine_series.csv`` rows with ``gpus`` regenerated, and the GPU machine types no row
+    covers (a series new to the table: its disks and provisioning models are read by hand).
+
+    A row covering a listed type with GPUs (``machineTypes[].accelerators``) is ``built-in``; a row
+    the listing shows no GPU type of keeps its value (``attached`` comes from the N1 docs)."""
+    gpu_types = sorted({o.name for o in offers if is_gpu_accelerator(o.accelerator)})
+    out: list[dict[str, str]] = []
+    covered: set[str] = set()
+    for r in rows:
+        mine = {t for t in gpu_types if series_covers(r["prefix"], t)}
+        covered |= mine
+        out.append(
+            {**{c: r.get(c, "") for c in SERIES_COLUMNS}, **({"gpus": "built-in"} if mine else {})}
+        )
+    return out, [t for t in gpu_types if t not in covered]
 
 
 def render(

@@ -10,31 +10,70 @@ from __future__ import annotations
 import copy
 import csv
 import functools
+import itertools
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # pricing builds on this module
+    from infra.core.catalog.pricing import Prices
 
 DATA_DIR = Path(__file__).parent.parent / "data"
 
 
+Row = Mapping[str, str]
+
+
+def table(name: str, data_dir: Path = DATA_DIR) -> tuple[Row, ...]:
+    """Rows of a catalog CSV (read-only), parsed once per process: again only if the file changed.
+
+    Every reader of ``infra/core/data`` goes through here (``read_rows``, ``read_header``, the
+    ``Catalog`` and its prices), so two views of one file never parse it twice.
+    """
+    return _parsed(*_identity(data_dir / name))[1]
+
+
 def read_rows(name: str, data_dir: Path = DATA_DIR) -> Iterator[dict[str, str]]:
-    """Rows of a catalog CSV as dicts, skipping the ``#`` provenance header."""
-    with (data_dir / name).open(encoding="utf-8", newline="") as f:
-        yield from csv.DictReader(line for line in f if not line.startswith("#"))
+    """Rows of a catalog CSV as dicts of their own (a caller may edit them), without the header."""
+    for row in table(name, data_dir):
+        yield dict(row)
 
 
 def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
     """The ``#`` provenance lines of a catalog CSV, without the ``# `` prefix."""
-    out: list[str] = []
-    with (data_dir / name).open(encoding="utf-8") as f:
-        for line in f:
-            if not line.startswith("#"):
-                break
-            out.append(line[1:].strip())
-    return out
+    return list(_parsed(*_identity(data_dir / name))[0])
+
+
+def forget() -> None:
+    """Drop every parsed file: a writer calls this after rewriting one (a rewrite in the same
+    clock tick as the read before it could keep the file's size and mtime)."""
+    _parsed.cache_clear()
+
+
+def _identity(path: Path) -> tuple[Path, int, int, int]:
+    st = path.stat()
+    return path, st.st_ino, st.st_mtime_ns, st.st_size
+
+
+# Bounded: a test run or a --old-catalog plan reads copies of the data directory elsewhere; the
+# vendored directory has about 30 files.
+@functools.lru_cache(maxsize=128)
+def _parsed(
+    path: Path, _ino: int, _mtime: int, _size: int
+) -> tuple[tuple[str, ...], tuple[Row, ...]]:
+    with path.open(encoding="utf-8", newline="") as f:
+        lines = f.readlines()
+    header = tuple(line[1:].strip() for line in itertools.takewhile(_comment, lines))
+    rows = csv.DictReader(line for line in lines if not _comment(line))
+    return header, tuple(MappingProxyType(r) for r in rows)
+
+
+def _comment(line: str) -> bool:
+    return line.startswith("#")
 
 
 _DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)\b")
@@ -222,7 +261,7 @@ class Catalog:
         data_dir = self.data_dir
         self._acc = defaultdict(lambda: defaultdict(set))
         self._acc_price = {}
-        for r in read_rows("gcp_accelerators.csv", data_dir):
+        for r in table("gcp_accelerators.csv", data_dir):
             self._acc[r["accelerator"]][r["zone"]].add(int(r["count"]))
             # A refreshed row may have no price yet (the Compute API lists none).
             self._acc_price[(r["accelerator"], int(r["count"]), r["zone"])] = (
@@ -231,8 +270,8 @@ class Catalog:
             )
         self._machines = {}
         zones: dict[str, set[str]] = defaultdict(set)
-        shapes: dict[str, dict[str, str]] = {}
-        for r in read_rows("gcp_machine_types.csv", data_dir):
+        shapes: dict[str, Row] = {}
+        for r in table("gcp_machine_types.csv", data_dir):
             zones[r["machine_type"]].add(r["zone"])
             shapes[r["machine_type"]] = r
         for name, r in shapes.items():
@@ -244,17 +283,17 @@ class Catalog:
                 int(r["accelerator_count"]) if r["accelerator_count"] else None,
                 frozenset(zones[name]),
             )
-        for r in read_rows("gcp_n1_machine_types.csv", data_dir):
+        for r in table("gcp_n1_machine_types.csv", data_dir):
             self._machines[r["machine_type"]] = GcpMachine(
                 r["machine_type"], int(r["vcpus"]), float(r["memory_gib"]), None, None, None
             )
         self._attach = defaultdict(dict)
-        for r in read_rows("gcp_gpu_attach_limits.csv", data_dir):
+        for r in table("gcp_gpu_attach_limits.csv", data_dir):
             self._attach[r["accelerator"]][int(r["count"])] = AttachLimit(
                 int(r["max_vcpus"]), int(r["max_memory_gb"])
             )
         self._models = {}
-        for r in read_rows("gcp_accelerator_models.csv", data_dir):
+        for r in table("gcp_accelerator_models.csv", data_dir):
             self._models[r["accelerator"]] = GpuModel(
                 r["model"],
                 int(r["memory_mib"]),
@@ -265,9 +304,9 @@ class Catalog:
         data_dir = self.data_dir
         self._aws = {}
         aws_az: dict[str, dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
-        aws_shape: dict[str, dict[str, str]] = {}
+        aws_shape: dict[str, Row] = {}
         aws_price: dict[str, float] = {}
-        for r in read_rows("aws_gpu_instances.csv", data_dir):
+        for r in table("aws_gpu_instances.csv", data_dir):
             t = r["instance_type"]
             aws_az[t][r["region"]].add(r["availability_zone"])
             aws_shape[t] = r
@@ -289,7 +328,7 @@ class Catalog:
                 parse_cards(r.get("efa_cards") or ""),
             )
         self._aws_families = {}
-        for r in read_rows("aws_gpu_families.csv", data_dir):
+        for r in table("aws_gpu_families.csv", data_dir):
             arch = r["architecture"]
             if arch != "x86_64" and arch != "arm64":
                 raise ValueError(f"aws_gpu_families.csv: {r['family']}: architecture {arch!r}")
@@ -316,6 +355,7 @@ class Catalog:
         if "_aws" not in self.__dict__:
             self._load_aws()
         new = copy.copy(self)
+        new.__dict__.pop("prices", None)  # priced over the copy's own tables
         new._machines = dict(self._machines)
         new._acc = defaultdict(
             lambda: defaultdict(set),
@@ -351,6 +391,13 @@ class Catalog:
     def load(cls) -> Catalog:
         """The catalog from the vendored data directory (read once per process)."""
         return cls()
+
+    @functools.cached_property
+    def prices(self) -> Prices:
+        """This catalog's prices (node, GPU and platform unit prices, each with its date)."""
+        from infra.core.catalog.pricing import Prices
+
+        return Prices(self.data_dir, catalog=self)
 
     # --- GCP -------------------------------------------------------------------------------
     def gcp_accelerators(self) -> list[str]:

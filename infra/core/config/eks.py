@@ -6,12 +6,13 @@ per architecture, Kubernetes-version rules) live in the ``infra.core.eks`` packa
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Self
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from infra.core import rules
 from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
+from infra.core.errors import RuleError
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
 # variants only). AL2_x86_64_GPU is listed so the planner can reject it with the reason (EOS
@@ -52,10 +53,8 @@ class EksCapacityReservationSpec(Model):
     CapacityReservationSpecification): a given reservation (``id``: an ODCR or a Capacity
     Block), or any that matches (``preference``). EC2 takes one of the two, not both."""
 
-    # EC2 capacity reservation IDs: cr- and 17 hex digits (EC2 API CapacityReservationId).
-    id: str | None = Field(
+    id: rules.CapacityReservationId | None = Field(
         default=None,
-        pattern=r"^cr-[0-9a-f]{8,17}$",
         description=(
             "Launch into this On-Demand Capacity Reservation or Capacity Block (one AZ; no "
             "placement group). Karpenter: `capacityReservationSelectorTerms: [{id}]`."
@@ -223,13 +222,11 @@ class EksVpcSpec(Model):
     cidr: rules.VpcCidr = Field(
         default="10.0.0.0/16", description="The new VPC's range, a `10.N.0.0/16`; not with `id`."
     )
-    id: str | None = Field(
-        default=None,
-        pattern=r"^vpc-[0-9a-f]{8,17}$",
-        description="An existing VPC, with `privateSubnets`.",
+    id: rules.VpcId | None = Field(
+        default=None, description="An existing VPC, with `privateSubnets`."
     )
     # AZ ID -> private subnet ID. AZ IDs let the offline plan keep only AZs offering a type.
-    private_subnets: dict[AzId, str] | None = Field(
+    private_subnets: dict[AzId, rules.SubnetId] | None = Field(
         default=None,
         description=(
             "Existing private subnets: AZ ID -> subnet ID, at least two AZs the control plane "
@@ -328,21 +325,22 @@ class EksAutoscalerSpec(Model):
             "(`--scale-down-gpu-utilization-threshold`). Not with `kind: karpenter`."
         ),
     )
+    # Its receiver, and so its rule, follows kind (_duration_of_its_receiver): the
+    # cluster-autoscaler's --scale-down-unneeded-time, or each NodePool's consolidateAfter.
     scale_down_unneeded_time: str = Field(
         default="10m",
-        pattern=r"^[0-9]+[smh]$",
         description=(
-            "How long a node stays unneeded before it is removed, within Go's `time.Duration`; "
-            "with Karpenter each NodePool's `consolidateAfter`."
+            "How long a node stays unneeded before it is removed: the cluster-autoscaler's "
+            "`--scale-down-unneeded-time` (any Go duration, such as `10m` or `1h30m`), or with "
+            "Karpenter each NodePool's `consolidateAfter` (the CRD's pattern, or `Never`)."
         ),
     )
     # Karpenter: how long a node may drain before its pods are deleted regardless of PDBs and
     # karpenter.sh/do-not-disrupt. 48h, the value of Karpenter's NodePool example (aws/karpenter-
     # provider-aws v1.14.1 website/content/en/v1.14/concepts/nodepools.md): two days for a GPU job
-    # to finish or checkpoint; pattern of the NodePool CRD (karpenter.sh_nodepools.yaml).
-    termination_grace_period: str = Field(
+    # to finish or checkpoint.
+    termination_grace_period: rules.NodePoolTerminationGracePeriod = Field(
         default="48h",
-        pattern=r"^([0-9]+(s|m|h))+$",
         description=(
             "`kind: karpenter` only: how long a node may drain before Karpenter deletes its pods "
             "regardless of PodDisruptionBudgets and `karpenter.sh/do-not-disrupt` (each NodePool's "
@@ -351,6 +349,17 @@ class EksAutoscalerSpec(Model):
             "pod. Changing it drifts (replaces) the pools' nodes."
         ),
     )
+
+    @model_validator(mode="after")
+    def _duration_of_its_receiver(self) -> Self:
+        check = (
+            rules.check_consolidate_after if self.kind == "karpenter" else rules.check_go_duration
+        )
+        try:
+            check(self.scale_down_unneeded_time)
+        except ValueError as e:
+            raise RuleError(str(e), at=("scaleDownUnneededTime",)) from None
+        return self
 
 
 class EksClusterSpec(ClusterBase):

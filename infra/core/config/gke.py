@@ -37,7 +37,7 @@ class GkeSharingSpec(Model):
 
 
 class GkeGpuSpec(Model):
-    """The accelerator of a pool. ``type``/``count`` are derived for a2/a3/a4/a4x/g2/g4 machine types."""
+    """The accelerator of a pool. ``type``/``count`` are derived for machine types with built-in GPUs."""
 
     type: str | None = Field(
         default=None,
@@ -456,9 +456,8 @@ class GkeClusterSpec(ClusterBase):
         ),
     )
     # An existing service account (email) the nodes run as; omitted -> the stack creates one.
-    node_service_account: str | None = Field(
+    node_service_account: rules.GcpServiceAccountEmail | None = Field(
         default=None,
-        min_length=1,
         description=(
             "The email of an existing user-managed service account "
             "(`ID@PROJECT.iam.gserviceaccount.com`, never the Compute Engine default one) every "

@@ -12,17 +12,17 @@ from typing import Any, Literal
 from pydantic import Field, field_validator
 
 from infra.core import rules
+from infra.core.catalog.pins import pin, pins
 from infra.core.config.base import Model, NamespaceName
 from infra.core.config.kubernetes import Distribution
 
-# The chart version used when a stack does not name one. The ONE place the default is pinned;
-# its values file is vendored under infra/core/data/gpu-operator/ for key validation.
-DEFAULT_OPERATOR_VERSION = "v26.7.0"
+# The chart version used when a stack does not name one: pins.csv row gpu-operator (its values
+# file is vendored under infra/core/data/gpu-operator/ for key validation).
+DEFAULT_OPERATOR_VERSION = pin("gpu-operator").version
 
-# CUDA base image for the nvidia-smi smoke test. CUDA 12.2 is the newest runtime driver R535 (GKE's
-# default driver on 1.28-1.33) accepts; the toolkit refuses images whose NVIDIA_REQUIRE_CUDA the
-# driver cannot satisfy. https://docs.nvidia.com/deploy/cuda-compatibility/
-DEFAULT_SMOKE_TEST_IMAGE = "nvcr.io/nvidia/cuda:12.2.2-base-ubuntu22.04"
+# CUDA base image for the nvidia-smi smoke test (pins.csv row cuda-smoke-test): the toolkit refuses
+# images whose NVIDIA_REQUIRE_CUDA the node's driver cannot satisfy.
+DEFAULT_SMOKE_TEST_IMAGE = pin("cuda-smoke-test").image
 
 GkePreset = Literal["gke-google-driver", "gke-operator-driver"]
 EksPreset = Literal["eks-al2023", "eks-bottlerocket"]
@@ -206,11 +206,11 @@ class GpuNamespaceSpec(Model):
 
 
 # Notebook images offered per JupyterHub profile: CUDA variants of the Jupyter Docker Stacks, pinned
-# to a dated build (https://jupyter-docker-stacks.readthedocs.io/en/latest/using/selecting.html
-# "CUDA enabled variant"; tags from https://github.com/jupyter/docker-stacks/wiki/2026-08).
+# to a dated build (pins.csv rows jupyter-notebook).
+_NOTEBOOKS = pins("jupyter-notebook")
 DEFAULT_JUPYTER_IMAGES: tuple[tuple[str, str, str], ...] = (
-    ("pytorch", "PyTorch (CUDA 12)", "quay.io/jupyter/pytorch-notebook:cuda12-2026-08-24"),
-    ("tensorflow", "TensorFlow (CUDA)", "quay.io/jupyter/tensorflow-notebook:cuda-2026-08-24"),
+    ("pytorch", "PyTorch (CUDA 12)", _NOTEBOOKS["pytorch"].image),
+    ("tensorflow", "TensorFlow (CUDA)", _NOTEBOOKS["tensorflow"].image),
 )
 
 

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.core.catalog.pins import pin, pins
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit
 from infra.core.labels import POOL_LABEL
@@ -36,28 +37,15 @@ MANAGED_ASG_TAGS = EKS_MANAGED_ASG_TAGS + 1
 TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - MANAGED_ASG_TAGS - 5
 
 
-# cluster-autoscaler Helm chart, pinned once: https://kubernetes.github.io/autoscaler,
-# chart cluster-autoscaler 9.52.1 (released 2025-10-20, kubernetes/autoscaler tag
-# cluster-autoscaler-chart-9.52.1). The image is set per Kubernetes minor below, because CA must
-# match the cluster's minor version (README "Releases": "we recommend the same minor version").
-CHART_REPO = "https://kubernetes.github.io/autoscaler"
-CHART_NAME = "cluster-autoscaler"
-CHART_VERSION = "9.52.1"
-IMAGE_REPOSITORY = "registry.k8s.io/autoscaling/cluster-autoscaler"
-# Kubernetes minor -> CA image tag. 1.29-1.32: the patch releases kops pins (kubernetes/kops PR
-# #17640, pkg/model/components/clusterautoscaler.go); 1.33-1.36: the releases of 2026-07-23
-# (https://github.com/kubernetes/autoscaler/releases/tag/cluster-autoscaler-1.33.6, -1.34.5,
-# -1.35.2, -1.36.1).
-IMAGE_TAGS: Mapping[str, str] = {
-    "1.29": "v1.29.5",
-    "1.30": "v1.30.6",
-    "1.31": "v1.31.4",
-    "1.32": "v1.32.3",
-    "1.33": "v1.33.6",
-    "1.34": "v1.34.5",
-    "1.35": "v1.35.2",
-    "1.36": "v1.36.1",
-}
+# The cluster-autoscaler chart and its image, one per Kubernetes minor because CA must match the
+# cluster's minor version (README "Releases": "we recommend the same minor version"): pins.csv
+# rows cluster-autoscaler and cluster-autoscaler-image.
+CHART = pin("cluster-autoscaler")
+CHART_REPO, CHART_NAME, CHART_VERSION = CHART.repo, CHART.chart, CHART.version
+_IMAGES = pins("cluster-autoscaler-image")
+(IMAGE_REPOSITORY,) = {p.repository for p in _IMAGES.values()}  # one repository, every minor
+# Kubernetes minor -> CA image tag.
+IMAGE_TAGS: Mapping[str, str] = {minor: p.version for minor, p in _IMAGES.items()}
 # Tags CA discovers node groups by (README "Auto-Discovery Setup": every listed key must exist).
 # EKS puts the first two on every managed node group of the cluster, other teams' included; the
 # stack tag narrows discovery (and the IAM condition) to this stack's groups.

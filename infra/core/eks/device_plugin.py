@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from infra.core.catalog.pins import pin
 from infra.core.config.base import SharingSpec
 from infra.core.pools import Taint
 from infra.core.sharing import (
@@ -25,11 +26,9 @@ from infra.core.sharing import (
     time_slicing_config,
 )
 
-# Pinned once: chart nvidia-device-plugin 0.18.2 from https://nvidia.github.io/k8s-device-plugin
-# (NVIDIA/k8s-device-plugin tag v0.18.2; image nvcr.io/nvidia/k8s-device-plugin:v0.18.2).
-CHART_REPO = "https://nvidia.github.io/k8s-device-plugin"
-CHART_NAME = "nvidia-device-plugin"
-CHART_VERSION = "0.18.2"
+# The NVIDIA device plugin chart: pins.csv row nvidia-device-plugin.
+_CHART = pin("nvidia-device-plugin")
+CHART_REPO, CHART_NAME, CHART_VERSION = _CHART.repo, _CHART.chart, _CHART.version
 NAMESPACE = "kube-system"
 # The chart's default tolerations (values.yaml), kept when more are added.
 DEFAULT_TOLERATIONS: tuple[Mapping[str, str], ...] = (
@@ -114,13 +113,15 @@ def plan_device_plugin(
 
 # AWS's EFA device plugin advertises vpc.amazonaws.com/efa, which pods of an hpc pool request to
 # use the EFA interfaces ("Run machine learning training on Amazon EKS with Elastic Fabric
-# Adapter", https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html). Pinned once: chart
-# aws-efa-k8s-device-plugin v0.5.30 from https://aws.github.io/eks-charts (aws/eks-charts
-# stable/aws-efa-k8s-device-plugin @ 5239609242f3430be50fb0b714a24d3ef2b47983). Its default
-# tolerations are empty, so the GPU taint and the pools' taints are added.
-EFA_CHART_REPO = "https://aws.github.io/eks-charts"
-EFA_CHART_NAME = "aws-efa-k8s-device-plugin"
-EFA_CHART_VERSION = "v0.5.30"
+# Adapter", https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html): pins.csv row
+# aws-efa-k8s-device-plugin. Its default tolerations are empty, so the GPU taint and the pools'
+# taints are added.
+_EFA_CHART = pin("aws-efa-k8s-device-plugin")
+EFA_CHART_REPO, EFA_CHART_NAME, EFA_CHART_VERSION = (
+    _EFA_CHART.repo,
+    _EFA_CHART.chart,
+    _EFA_CHART.version,
+)
 
 
 def plan_efa_device_plugin(

@@ -21,7 +21,6 @@ CONTROL_PLANE_AVOID_AZ_IDS = frozenset({"use1-az3", "usw1-az2", "cac1-az3"})
 # application/application-load-balancers.html#subnets-load-balancer).
 MIN_PUBLIC_SUBNETS = 2
 
-_SUBNET_ID = re.compile(r"^subnet-[0-9a-f]{8,17}$")
 _AZ_ID = re.compile(r"^([a-z]+[0-9]+)-az[0-9]+$")
 
 
@@ -231,19 +230,15 @@ def _given_network(
             f"{vpc.nat_gateways!r} applies to a VPC gpu-infra creates; the given VPC keeps its NAT",
         )
     ok = True
-    for az, subnet in vpc.private_subnets.items():
-        path = join_path("cluster.vpc.privateSubnets", az)
+    for az in vpc.private_subnets:
         if az not in region_azs:
             ok = False
             issues.add(
-                path,
+                join_path("cluster.vpc.privateSubnets", az),
                 f"{az!r} is not an AZ ID of {region} (AZ IDs there: "
                 f"{', '.join(sorted(region_azs))}; names like {region}a differ per account, IDs "
                 f"like {region_code}-az1 do not)",
             )
-        if not _SUBNET_ID.fullmatch(subnet):
-            ok = False
-            issues.add(path, f"{subnet!r} is not a subnet ID (subnet-0123abcd...)")
     by_subnet: dict[str, str] = {}
     for az, subnet in sorted(vpc.private_subnets.items()):
         if subnet in by_subnet:

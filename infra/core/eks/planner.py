@@ -298,8 +298,6 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
             "cluster.publicAccessCidrs", "set, but endpointPublicAccess is false (no public API)"
         )
     _check_pod_identity(cluster, issues)
-    if problem := go_duration_problem(cluster.autoscaler.scale_down_unneeded_time):
-        issues.add("cluster.autoscaler.scaleDownUnneededTime", problem)
     ca = None
     if uses_ca and ca_image_tag is not None:
         target = _AutoscalerTarget(
@@ -352,26 +350,6 @@ def _plan_groups(
         if pool.name == SYSTEM_GROUP and not cluster.existing:
             issues.add(join_path("gpuPools", i, "name"), "'system' is the CPU node group's name")
     return tuple(groups)
-
-
-# Go's time.Duration is an int64 of nanoseconds; time.ParseDuration refuses a larger value with
-# "time: invalid duration" (go/src/time/format.go), and cluster-autoscaler exits on a flag it
-# cannot parse.
-_GO_DURATION_MAX_NS = (1 << 63) - 1
-_UNIT_NS = {"s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
-
-
-def go_duration_problem(value: str) -> str | None:
-    """Why a ``<n>[smh]`` duration is not one Go (and so the autoscaler) accepts, or ``None``."""
-    n, unit = value[:-1], value[-1:]
-    if not n.isdigit() or unit not in _UNIT_NS:
-        return None  # the config schema's pattern reports it
-    if int(n) * _UNIT_NS[unit] > _GO_DURATION_MAX_NS:
-        return (
-            f"{value!r} exceeds Go's largest duration (about 2562047h); cluster-autoscaler "
-            "would exit with 'time: invalid duration'"
-        )
-    return None
 
 
 def _check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:

@@ -93,7 +93,6 @@ def plan_cluster(
     # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
     # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
     dcgm = cluster.dcgm_metrics and not operator_on
-    _check_node_service_account(cluster.node_service_account, issues)
     if cluster.node_service_account:
         notes.append(
             f"cluster.nodeServiceAccount: nodes run as {cluster.node_service_account}, which this "
@@ -289,31 +288,6 @@ def _cluster_plan(
         dataplane_v2=cluster.dataplane_v2,
         dcgm_metrics=dcgm,
         monitoring_components=monitoring_components(cluster.min_master_version, dcgm=dcgm),
-    )
-
-
-# A user-managed service account: ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com
-# (https://cloud.google.com/iam/docs/service-account-overview#user-managed). The Compute Engine
-# default account (PROJECT_NUMBER-compute@developer.gserviceaccount.com) holds Editor; GKE's
-# hardening guide says to run nodes as a least-privilege account instead
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
-_SA_EMAIL = re.compile(
-    r"[a-z][-a-z0-9]{4,28}[a-z0-9]@[a-z][-a-z0-9]{4,28}[a-z0-9](?:\.[a-z0-9][-a-z0-9.]*[a-z0-9])?"
-    r"\.iam\.gserviceaccount\.com",
-    re.ASCII,
-)
-
-
-def _check_node_service_account(email: str | None, issues: Issues) -> None:
-    if email is None or _SA_EMAIL.fullmatch(email):
-        return
-    why = (
-        "the Compute Engine default account holds Editor; run nodes as a least-privilege account"
-        if email.endswith("-compute@developer.gserviceaccount.com")
-        else "expected ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com"
-    )
-    issues.add(
-        "cluster.nodeServiceAccount", f"{email!r} is not a user-managed service account: {why}"
     )
 
 

@@ -11,15 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from dataclasses import dataclass
 
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, ReservationSpec
-from infra.core.gke.series import BUNDLED_FAMILIES
+from infra.core.gke.series import has_built_in_gpus
 
-# IAM CreateServiceAccountRequest.account_id: "unique within a project, must be 6-30 characters
-# long, and match the regular expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1).
-SA_ID = re.compile(r"[a-z][-a-z0-9]{4,28}[a-z0-9]")
 # Router and RouterNat names: RFC 1035, 1-63 characters (Compute API routers.insert, RouterNat.name).
 MAX_GCE_NAME = 63
 _HASH_CHARS = 6
@@ -63,7 +59,7 @@ def fallback_shape(fb: FallbackSpec) -> str:
     gpu = (fb.gpu or GkeGpuSpec()).model_dump(mode="json", exclude={"driver"})
     # Spelled-out defaults name the same pool: a built-in GPU's type and count follow from the
     # machine type (checked equal when given), an attached GPU's count defaults to 1.
-    if fb.machine_type.split("-", 1)[0] in BUNDLED_FAMILIES:
+    if has_built_in_gpus(fb.machine_type):
         gpu.update(type=None, count=None)
     elif gpu["type"] is not None:
         gpu["count"] = gpu["count"] or 1

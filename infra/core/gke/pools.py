@@ -36,7 +36,7 @@ from infra.core.gke.rules import (
     provisioning_mode,
     reservation_affinity,
 )
-from infra.core.gke.series import BUNDLED_FAMILIES, series_of
+from infra.core.gke.series import ATTACHED, family_of, gpu_families, has_built_in_gpus, series_of
 from infra.core.gke.versions import check_feature_version
 from infra.core.labels import (
     GKE_ACCELERATOR_LABEL,
@@ -510,10 +510,9 @@ def _gpu_shape(
     (https://cloud.google.com/compute/docs/gpus)."""
     if not _known_gpu_type(gpu, path, catalog, issues):
         return None
-    family = machine_type.split("-", 1)[0]
     machine = catalog.gcp_machine(machine_type)
     # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
-    if family in BUNDLED_FAMILIES or (machine is not None and machine.accelerator is not None):
+    if has_built_in_gpus(machine_type) or (machine is not None and machine.accelerator is not None):
         return _bundled_shape(machine_type, machine, gpu, path, issues)
     return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
 
@@ -572,7 +571,8 @@ def _attached_shape(
     if gpu.type is None:
         issues.add(
             join_path(gpu_path, "type"),
-            f"required for {machine_type!r}: only a2/a3/a4/a4x/g2/g4 machine types imply their GPU",
+            f"required for {machine_type!r}: only {'/'.join(gpu_families())} machine "
+            "types imply their GPU",
         )
         return None
     limits = catalog.gcp_attach_limits(gpu.type)
@@ -584,7 +584,7 @@ def _attached_shape(
             f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
         )
         return None
-    if machine_type.split("-", 1)[0] != "n1":
+    if family_of(machine_type) not in gpu_families(ATTACHED):
         issues.add(
             mt_path,
             f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "

@@ -6,7 +6,6 @@ Pure code; every problem goes to ``issues`` as ``<key path>: <reason>``.
 from __future__ import annotations
 
 import math
-import re
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
@@ -22,12 +21,6 @@ _RESERVATION = {
     "any": "ANY_RESERVATION",
     "specific": "SPECIFIC_RESERVATION",
 }
-# A reservation of this project (RFC 1035 name) or of another one, shared with this project
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/consuming-reservations#shared-reservations).
-_RFC1035 = r"[a-z]([-a-z0-9]{0,61}[a-z0-9])?"
-_RESERVATION_NAME = re.compile(
-    rf"^(?:projects/[a-z][-a-z0-9]{{4,28}}[a-z0-9]/reservations/)?{_RFC1035}$"
-)
 
 
 def check_driver(
@@ -117,12 +110,6 @@ def reservation_affinity(
         issues.add(join_path(rpath, "name"), "required when type is specific")
     if res.type != "specific" and res.name:
         issues.add(join_path(rpath, "name"), f"only used with type specific (type is {res.type})")
-    if res.name and not _RESERVATION_NAME.fullmatch(res.name):
-        issues.add(
-            join_path(rpath, "name"),
-            f"{res.name!r} is not a reservation name (NAME, or projects/PROJECT/reservations/NAME "
-            "for a reservation shared from another project)",
-        )
     # Spot VMs never consume reservations
     # (https://cloud.google.com/compute/docs/instances/reservations-consume).
     if spot and res.type != "none":

@@ -15,12 +15,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from infra.core.catalog.pins import pin
 from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL
 from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
 from infra.core.pools import PoolHints
 
-INSTALLER_COMMIT = "992db81257553607f1477945f1b3219632991829"
+INSTALLER_COMMIT = pin("gke-driver-installer").commit
 _BASE = (
     "https://github.com/GoogleCloudPlatform/container-engine-accelerators/blob/"
     f"{INSTALLER_COMMIT}/nvidia-driver-installer/cos/"
@@ -41,15 +42,11 @@ COS_DRIVER_MODES = tuple(INSTALLER_SOURCES)
 # gpu-operator-quota need not count the installer.
 INSTALLER_NAMESPACE = "kube-system"
 INSTALLER_PRIORITY_CLASS = "system-node-critical"
-# Preloaded on GKE COS GPU nodes (never pulled: imagePullPolicy Never), as both manifests pin it.
-COS_INSTALLER_IMAGE = "cos-nvidia-installer:fixed"
-PARTITION_GPUS_IMAGE = (
-    "gcr.io/gke-release/nvidia-partition-gpu"
-    "@sha256:de12f85ebfb4fb6c1893cd30c23aab662a72fa0448f97ef74fccb82d7522ef17"
-)
-PAUSE_IMAGE = (
-    "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
-)
+# The manifests' images (pins.csv); the installer is preloaded on GKE COS GPU nodes (never pulled:
+# imagePullPolicy Never).
+COS_INSTALLER_IMAGE = pin("cos-nvidia-installer").image
+PARTITION_GPUS_IMAGE = pin("gke-partition-gpus").image
+PAUSE_IMAGE = pin("gke-pause").image
 # Labels GKE sets on nodes it installs the driver on itself / on Confidential GKE Nodes; upstream
 # keeps the installer off both.
 GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"

@@ -6,16 +6,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.core.catalog.pins import pin
 from infra.core.config.base import PoolBase
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
 
-# Chart coordinates: the chart name is bare; "nvidia/gpu-operator"
+# Chart coordinates (pins.csv row gpu-operator): the chart name is bare; "nvidia/gpu-operator"
 # plus a repo URL fails with "chart not found" (NVIDIA/gpu-operator#538).
-NVIDIA_HELM_REPO = "https://helm.ngc.nvidia.com/nvidia"
-CHART = "gpu-operator"
+NVIDIA_HELM_REPO = pin("gpu-operator").repo
+CHART = pin("gpu-operator").chart
 RELEASE_NAME = "gpu-operator"
 
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Callable
 
 from infra.core.errors import RuleError, shown
 from infra.core.rules._common import _DNS1123_LABEL, _full, _matching
@@ -183,19 +184,25 @@ def check_iam_principal_arn(v: str) -> str:
     return v
 
 
-# Go durations (the cluster-autoscaler's --scale-down-unneeded-time flag): time.ParseDuration refuses
-# anything beyond int64 nanoseconds (golang/go src/time/format.go, "invalid duration").
-_GO_DURATION_UNITS = {"s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9}
+# EC2 resource IDs: the resource type's prefix, a hyphen, then 8 characters (IDs issued before
+# 2016) or 17 (every ID since mid-2018), lowercase hex ("Resource IDs",
+# https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/resource-ids.html); no other length exists.
+EC2_ID_LENGTHS = (8, 17)
 
 
-def check_go_duration(v: str) -> str:
-    """``<N>s|m|h`` within Go's int64-nanosecond ``time.Duration``."""
-    most = limit("go.duration")
-    if not (v[:-1].isdigit() and v[-1:] in _GO_DURATION_UNITS and len(v) <= 24):
-        raise ValueError(f"{shown(v)} is not a duration such as 10m (digits, then s, m or h)")
-    if int(v[:-1]) * _GO_DURATION_UNITS[v[-1]] > most:
-        raise ValueError(
-            f"{shown(v)} is beyond Go's longest duration (about 2562047h); the cluster-autoscaler "
-            "would refuse the flag"
-        )
-    return v
+def _ec2_id(name: str, prefix: str, what: str) -> Callable[[str], str]:
+    hex_ = "|".join(f"[0-9a-f]{{{n}}}" for n in EC2_ID_LENGTHS)
+    return _matching(
+        name,
+        _full(rf"{prefix}-(?:{hex_})"),
+        f"is not {what} ID: {prefix}- and 8 or 17 lowercase hex digits "
+        f"(e.g. {prefix}-0123456789abcdef0)",
+        doc=f"{what[0].upper()}{what[1:]} ID as EC2 issues them: ``{prefix}-`` and 8 or 17 hex.",
+    )
+
+
+check_vpc_id = _ec2_id("check_vpc_id", "vpc", "a VPC")
+check_subnet_id = _ec2_id("check_subnet_id", "subnet", "a subnet")
+check_capacity_reservation_id = _ec2_id(
+    "check_capacity_reservation_id", "cr", "a capacity reservation"
+)

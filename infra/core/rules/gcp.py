@@ -14,7 +14,8 @@ from infra.core.rules.limits import limit
 # Project IDs: 6-30 lowercase letters, digits, hyphens; start with a letter, not end with a hyphen
 # (https://cloud.google.com/resource-manager/docs/creating-managing-projects#before_you_begin);
 # legacy domain-scoped IDs are "example.com:my-project".
-_RE_GCP_PROJECT = re.compile(r"^(?:[a-z0-9][-a-z0-9.]*[a-z0-9]:)?[a-z][-a-z0-9]{4,28}[a-z0-9]$")
+_GCP_PROJECT_ID = r"[a-z][-a-z0-9]{4,28}[a-z0-9]"
+_RE_GCP_PROJECT = _full(rf"(?:[a-z0-9][-a-z0-9.]*[a-z0-9]:)?{_GCP_PROJECT_ID}")
 
 
 def check_gcp_project_id(v: Any) -> str:
@@ -146,9 +147,9 @@ check_pool_name = _matching(
 # (container v1 Cluster.network "the name of the Google Compute Engine network"; resource paths
 # projects/P/global/networks/N, projects/P/regions/R/subnetworks/N:
 # https://cloud.google.com/compute/docs/naming-resources).
-_RE_GCE_NETWORK_PATH = _full(r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/global/networks/([^/]+)")
+_RE_GCE_NETWORK_PATH = _full(rf"projects/{_GCP_PROJECT_ID}/global/networks/([^/]+)")
 _RE_GCE_SUBNETWORK_PATH = _full(
-    r"projects/[a-z][-a-z0-9]{4,28}[a-z0-9]/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/([^/]+)"
+    rf"projects/{_GCP_PROJECT_ID}/regions/[a-z]+-[a-z]+[0-9]+/subnetworks/([^/]+)"
 )
 
 
@@ -179,6 +180,32 @@ def check_gce_subnetwork(v: str) -> str:
     )
 
 
+# IAM CreateServiceAccountRequest.account_id: "must be 6-30 characters long, and match the regular
+# expression [a-z]([-a-z0-9]*[a-z0-9])" (IAM admin API v1). A user-managed account's email is
+# ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com
+# (https://cloud.google.com/iam/docs/service-account-overview#user-managed). The Compute Engine
+# default account (PROJECT_NUMBER-compute@developer.gserviceaccount.com) holds Editor; GKE's
+# hardening guide says to run nodes as a least-privilege account instead
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+GCP_SERVICE_ACCOUNT_ID = r"[a-z][-a-z0-9]{4,28}[a-z0-9]"
+_RE_GCP_SA_EMAIL = _full(
+    rf"{GCP_SERVICE_ACCOUNT_ID}@{_GCP_PROJECT_ID}(?:\.[a-z0-9][-a-z0-9.]*[a-z0-9])?"
+    r"\.iam\.gserviceaccount\.com"
+)
+
+
+def check_gcp_service_account_email(v: str) -> str:
+    """A user-managed service account's email (never the Compute Engine default account)."""
+    if _RE_GCP_SA_EMAIL.fullmatch(v):
+        return v
+    why = (
+        "the Compute Engine default account holds Editor; run nodes as a least-privilege account"
+        if v.endswith("-compute@developer.gserviceaccount.com")
+        else "expected ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com"
+    )
+    raise ValueError(f"{shown(v)} is not a user-managed service account: {why}")
+
+
 # Maintenance recurrence: an RFC 5545 RRULE (GKE MaintenanceWindow.recurringWindow.recurrence),
 # FREQ first, KEY=VALUE parts separated by ';', one line.
 _RE_RRULE = _full(r"FREQ=(?:DAILY|WEEKLY|MONTHLY)(?:;[A-Z]+=[A-Z0-9,+:-]+)*")
@@ -192,22 +219,6 @@ check_rrule = _matching(
     max_len=512,
     doc="A GKE maintenance recurrence such as ``FREQ=WEEKLY;BYDAY=SA,SU``.",
 )
-
-
-# Flex-start VMs run for at most seven days
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/dws: "for up to seven days").
-MAX_FLEX_RUN_SECONDS = limit("gke.flex_start_run_seconds")
-
-
-def check_max_run_duration(v: str) -> str:
-    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
-    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
-        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
-    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
-        raise ValueError(
-            f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
-        )
-    return v
 
 
 # --- GPU names as consoles write them -----------------------------------------------------------

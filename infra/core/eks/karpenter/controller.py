@@ -17,15 +17,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from infra.core.catalog.pins import pin
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks.karpenter.names import discovery_tag
 from infra.core.eks.names import fit
 from infra.core.rules.limits import limit
 
-# The chart the v1.14 guide installs (getting-started-with-karpenter/scripts/
-# step08-apply-helm-chart.sh: oci://public.ecr.aws/karpenter/karpenter --version 1.14.1).
-CHART = "oci://public.ecr.aws/karpenter/karpenter"
-CHART_VERSION = "1.14.1"
+# The chart the guide installs (getting-started-with-karpenter/scripts/step08-apply-helm-chart.sh)
+# at the version of pins.csv row karpenter, the one pin of chart, CRD chart and vendored CRDs.
+PIN = pin("karpenter")
+CHART = PIN.chart
+CHART_VERSION = PIN.version
 RELEASE = "karpenter"
 # The CRDs as their own release: Helm installs a chart's crds/ directory on the first install only
 # and never upgrades it, so a chart bump would leave the old CRDs behind; the karpenter-crd chart
@@ -33,7 +35,7 @@ RELEASE = "karpenter"
 # "we recommend using the independent karpenter-crd chart"; charts/karpenter-crd/templates). Same
 # version as the controller ("CRDs are coupled to the version of Karpenter"); the controller's
 # release then skips its own crds/.
-CRD_CHART = "oci://public.ecr.aws/karpenter/karpenter-crd"
+CRD_CHART = f"{PIN.repository}/karpenter-crd"
 CRD_RELEASE = "karpenter-crd"
 # "By default, Karpenter is installed into the kube-system namespace", whose FlowSchemas
 # (system-leader-election, kube-system-service-accounts) keep its API calls in the high-priority

@@ -18,9 +18,11 @@ from typing import Any
 
 from jsonschema import Draft7Validator
 
+from infra.core.catalog.pins import pin
+
 DATA = Path(__file__).resolve().parents[2] / "data" / "karpenter"
-# The karpenter and karpenter-crd chart release and the vendored CRDs (aws/karpenter-provider-aws).
-KARPENTER_VERSION = "v1.14.1"
+# The release tag of the vendored CRDs: the karpenter pin's, as the charts' (tests/unit/test_pins.py).
+KARPENTER_VERSION = "v" + pin("karpenter").version
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 _FILES = {"NodePool": "nodepools.schema.json", "EC2NodeClass": "ec2nodeclasses.schema.json"}

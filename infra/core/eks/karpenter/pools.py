@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.pins import pins
 from infra.core.config.eks import EksPoolSpec
 from infra.core.eks.bootstrap import node_user_data
 from infra.core.eks.karpenter.crds import NODECLASS_API, NODEPOOL_API, validate
@@ -90,8 +90,14 @@ BOTTLEROCKET_OS_VOLUME = "4Gi"
 
 
 def ami_aliases() -> dict[str, str]:
-    """AMI family -> pinned alias version (``data/karpenter/ami_aliases.csv``)."""
-    return {r["family"]: r["version"] for r in read_rows("karpenter/ami_aliases.csv")}
+    """AMI family -> pinned alias version (pins.csv rows karpenter-ami-alias).
+
+    Never ``latest``: a new release would drift every node. An alias is ``family@version``; AL2023
+    pins the amazon-eks-ami GitHub release tag, Bottlerocket its release version
+    (aws/karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/nodeclasses.md
+    "spec.amiSelectorTerms").
+    """
+    return {family: p.version for family, p in pins("karpenter-ami-alias").items()}
 
 
 def ami_family(ami_type: str) -> str | None:
