@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from infra.core.gke.observed import GkeClusterObserved
 from infra.core.pools import PoolHints, Taint
 
 # GKE adds this taint only when a non-GPU pool already exists, so creation order would decide it
@@ -247,6 +248,8 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
+    # An existing cluster as observed (offline: placeholders; planner.attached_cluster).
+    existing_cluster: GkeClusterObserved | None = None
 
     @property
     def node_identity_role(self) -> str:
