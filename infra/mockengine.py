@@ -387,6 +387,46 @@ def run(
         pulumi.RunError: the program rejected the config.
         UnmockedInvokeError: the program called a provider function with no mock answer.
     """
+    recording = Recording()
+
+    def body() -> None:
+        from infra import program
+
+        given = None if account is not None else observed or Observed.none()
+        outputs = program.run(plan_catalog, given)
+        recording.outputs = _sync_await(_resolve(outputs))
+
+    return run_body(config, stack, catalog, body, account, recording)
+
+
+def observe(
+    config: Mapping[str, Any], stack: str, account: LiveAccount, catalog: Catalog | None = None
+) -> Observed:
+    """The observe step of a stack's raw config (``infra.observe.observe``) against ``account``:
+    what ``pulumi up`` would read from it. ``--diff`` plans its new side over this, with the
+    account the old side's deploy leaves (``mocklive.after``).
+
+    Raises:
+        ObserveError: a read failed (the account's ``oidc_lookup_error``, say).
+    """
+    from infra.observe import observe as observe_step
+
+    found: list[Observed] = []
+    run_body(
+        config, stack, catalog, lambda: found.append(observe_step(parse(config, stack))), account
+    )
+    return found[0]
+
+
+def run_body(
+    config: Mapping[str, Any],
+    stack: str,
+    catalog: Catalog | None,
+    body: Callable[[], None],
+    account: LiveAccount | None = None,
+    recording: Recording | None = None,
+) -> Recording:
+    """``body()`` as the program of a mock-engine run of its own; returns what it recorded."""
     # Every event loop of the run is ours and closed before returning. Pulumi's mock monitor runs on
     # the loop's executor threads and gives each thread a loop of its own (_ensure_event_loop) that
     # nobody closes; their finalizers at interpreter exit, after the loops' self-pipe sockets were
@@ -401,16 +441,7 @@ def run(
     loop.set_default_executor(ThreadPoolExecutor(initializer=give_thread_a_loop))
     asyncio.set_event_loop(loop)
     try:
-        recording = Recording()
-
-        def body() -> None:
-            from infra import program
-
-            given = None if account is not None else observed or Observed.none()
-            outputs = program.run(plan_catalog, given)
-            recording.outputs = _sync_await(_resolve(outputs))
-
-        return _run(config, stack, catalog, recording, body, account)
+        return _run(config, stack, catalog, recording or Recording(), body, account)
     finally:
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -435,44 +466,6 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
     if pending:
         loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
     loop.close()
-
-
-def observe(
-    config: Mapping[str, Any], stack: str, account: LiveAccount, catalog: Catalog | None = None
-) -> Observed:
-    """The observe step of a stack's raw config (``infra.observe.observe``) against ``account``:
-    what ``pulumi up`` would read from it. ``--diff`` plans its new side over this, with the
-    account the old side's deploy leaves (``mocklive.after``).
-
-    Raises:
-        ObserveError: a read failed (the account's ``oidc_lookup_error``, say).
-    """
-    from infra.observe import observe as observe_step
-
-    found: list[Observed] = []
-
-    def body() -> None:
-        found.append(observe_step(parse(config, stack)))
-
-    run_body(config, stack, catalog, body, account)
-    return found[0]
-
-
-def run_body(
-    config: Mapping[str, Any],
-    stack: str,
-    catalog: Catalog | None,
-    body: Callable[[], None],
-    account: LiveAccount | None = None,
-) -> Recording:
-    """``body()`` inside a mock-engine run of its own (the event loops of ``run``)."""
-    loop = asyncio.new_event_loop()
-    asyncio.set_event_loop(loop)
-    try:
-        return _run(config, stack, catalog, Recording(), body, account)
-    finally:
-        asyncio.set_event_loop(None)
-        close_loop(loop)
 
 
 def _run(
