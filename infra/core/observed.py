@@ -11,11 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from infra.core.eks.observed import EksObserved
 from infra.core.errors import ConfigIssue
-from infra.core.gke.observed import GkeObserved
+
+if TYPE_CHECKING:  # a platform's types are imported only to read its JSON (start-up stays lean)
+    from infra.core.eks.observed import EksObserved
+    from infra.core.gke.observed import GkeObserved
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -49,6 +51,9 @@ class Observed:
         """
         if unknown := sorted(set(doc) - {"gke", "eks"}):
             raise ValueError(f"observed: unknown platform(s) {', '.join(unknown)}")
+        from infra.core.eks.observed import EksObserved
+        from infra.core.gke.observed import GkeObserved
+
         gke, eks = doc.get("gke"), doc.get("eks")
         return cls(
             gke=GkeObserved.from_json(gke) if gke is not None else None,

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-from infra.core.gke.observed import GkeClusterObserved
 from infra.core.pools import PoolHints, Taint
+
+if TYPE_CHECKING:
+    from infra.core.gke.observed import GkeClusterObserved
 
 # GKE adds this taint only when a non-GPU pool already exists, so creation order would decide it
 # and providers would see drift; declare it always
