@@ -401,6 +401,14 @@ def test_oidc_lookup_access_denied_stops_the_observe_step_not_read_as_missing():
         run_stack("eks-existing", account=account)
 
 
+def test_the_observe_step_reads_a_missing_pod_identity_agent_as_absent_and_the_plan_refuses():
+    cfg = raw("eks-existing")
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"identity": "pod-identity"}
+    account = LiveAccount(eks_clusters={"shared": ()}, pod_identity_agent=False)
+    with pytest.raises(Exception, match="has no eks-pod-identity-agent add-on; install it"):
+        run_stack(cfg, "eks-existing", account=account)
+
+
 def test_an_existing_cluster_the_account_lacks_is_an_error_naming_it():
     with pytest.raises(Exception, match=r"cluster\.name: 'shared': no EKS cluster of that name"):
         run_stack("eks-existing", account=LiveAccount())
