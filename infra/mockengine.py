@@ -1,20 +1,22 @@
 """Run the real Pulumi program in-process on Pulumi's mock engine, recording what it registers.
 
-Provider look-ups (invokes) are answered from the vendored catalog through ``INVOKES``; an invoke
-with no entry fails loudly instead of returning ``{}``. Resources get the outputs a real provider
-would compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable.
-Used by ``python -m infra.plan`` and by the stack-test harness.
+The program plans over an ``Observed`` it is given (``Observed.none()`` by default: nothing
+running), or, with ``account``, runs its own observe step against a fake ``LiveAccount``
+(``infra.mocklive``), per run: the engine holds no state between runs. Provider look-ups (invokes)
+are answered from the vendored catalog and that account through ``INVOKES``; an invoke with no
+entry fails loudly instead of returning ``{}``. Resources get the outputs a real provider would
+compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable. Used by
+``python -m infra.plan`` and by the stack-test harness.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -27,15 +29,20 @@ from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
+from infra import mocklive
+from infra.core import offline
 from infra.core.catalog.vendored import Catalog
-from infra.core.config.stack import PROJECT, encode_engine_config
+from infra.core.config.stack import PROJECT, encode_engine_config, parse
+from infra.core.observed import Observed
+from infra.mocklive import InvokeFailure, LiveAccount
 
 SECRET = "[secret]"
-# A documentation address (RFC 5737) and a placeholder CA so nothing looks like a real cluster.
-MOCK_ENDPOINT = "203.0.113.10"
-MOCK_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCm1vY2sKLS0tLS1FTkQgQ0VSVElGSUNBVEUtLS0tLQo="
+# Placeholders so nothing looks like a real cluster (one home: infra.core.offline).
+MOCK_ENDPOINT = offline.ENDPOINT
+MOCK_CA = offline.CERTIFICATE_AUTHORITY
+MOCK_ACCOUNT = offline.AWS_ACCOUNT
 
-InvokeFn = Callable[[dict[str, Any], Catalog], dict[str, Any]]
+InvokeFn = Callable[[dict[str, Any], Catalog, LiveAccount], dict[str, Any]]
 OutputsFn = Callable[[pulumi_mocks.MockResourceArgs], dict[str, Any]]
 
 
@@ -43,35 +50,14 @@ class UnmockedInvokeError(AssertionError):
     """The program called a provider function the mock engine has no answer for."""
 
 
-class InvokeFailure(Exception):
-    """A look-up the real provider would answer with an error (e.g. "not found").
-
-    Returned to the program as invoke failures, as a real provider's are, so a program that
-    catches a failed look-up behaves the same under mocks.
-    """
-
-
-def _gcp_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    return {
-        "name": args.get("name"),
-        "location": args.get("location"),
-        "project": args.get("project"),
-        "endpoint": MOCK_ENDPOINT,
-        "masterAuths": [{"clusterCaCertificate": MOCK_CA}],
-    }
-
-
-# A documentation account ID and a fixed OIDC issuer, so nothing looks like a real cluster.
-MOCK_ACCOUNT = "123456789012"
-
-
 def _mock_oidc_issuer() -> str:
     """An OIDC issuer in the stack's region (``aws:region``, required on every eks stack)."""
-    region = pulumi.Config("aws").require("region")
-    return f"oidc.eks.{region}.amazonaws.com/id/MOCK0000000000000000000000000000"
+    return offline.eks_oidc_issuer(pulumi.Config("aws").require("region"))
 
 
-def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
+def _aws_instance_type_offerings(
+    args: dict[str, Any], catalog: Catalog, _: LiveAccount
+) -> dict[str, Any]:
     """EC2 DescribeInstanceTypeOfferings by AZ ID, from the catalog's per-region AZ IDs."""
     if args.get("locationType") != "availability-zone-id" or not args.get("region"):
         raise UnmockedInvokeError(
@@ -96,152 +82,7 @@ def _aws_instance_type_offerings(args: dict[str, Any], catalog: Catalog) -> dict
     }
 
 
-@dataclass
-class LiveAws:
-    """What the mock AWS account holds before the run (tests set it; the plan CLI uses the
-    defaults: node groups none yet, an IAM OIDC provider and the Pod Identity agent present).
-
-    Attributes:
-        node_groups: EKS node group name -> its current desired size.
-        oidc_provider: whether the cluster's IAM OIDC provider exists.
-        oidc_provider_tags: its tags.
-        oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
-        pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
-        nat_gateways: NAT gateway ID -> its subnet ID, in the stack's VPC.
-        subnets: subnet ID -> its AZ ID.
-        clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
-    """
-
-    node_groups: dict[str, int] = field(default_factory=dict)
-    oidc_provider: bool = True
-    oidc_provider_tags: dict[str, str] = field(default_factory=dict)
-    oidc_lookup_error: str | None = None
-    pod_identity_agent: bool = True
-    nat_gateways: dict[str, str] = field(default_factory=dict)
-    subnets: dict[str, str] = field(default_factory=dict)
-    clusters: dict[str, list[str]] = field(default_factory=dict)
-
-
-LIVE = LiveAws()
-
-
-@contextlib.contextmanager
-def groups_of(recording: Recording) -> Iterator[None]:
-    """``LIVE`` holding the EKS node groups ``recording`` made (name -> desired size), its NAT
-    gateways, subnets and cluster, as a deploy over that stack finds them; restored afterwards."""
-    global LIVE
-    found = {
-        str(r.inputs["nodeGroupName"]): int(r.inputs.get("scalingConfig", {}).get("desiredSize", 0))
-        for r in recording.resources
-        if r.type == "aws:eks/nodeGroup:NodeGroup" and r.inputs.get("nodeGroupName")
-    }
-    subnets = {
-        str(r.id): str(r.inputs["availabilityZoneId"])
-        for r in recording.resources
-        if r.type == "aws:ec2/subnet:Subnet" and r.id
-    }
-    nats = {
-        str(r.id): str(r.inputs["subnetId"])
-        for r in recording.resources
-        if r.type == "aws:ec2/natGateway:NatGateway" and r.id
-    }
-    clusters = {
-        str(r.inputs["name"]): [str(i) for i in r.inputs.get("privateSubnetIds", [])]
-        for r in recording.resources
-        if r.type == "eks:index:Cluster" and r.inputs.get("name")
-    }
-    saved = LIVE
-    LIVE = replace(
-        saved,
-        node_groups={**saved.node_groups, **found},
-        nat_gateways={**saved.nat_gateways, **nats},
-        subnets={**saved.subnets, **subnets},
-        clusters={**saved.clusters, **clusters},
-    )
-    try:
-        yield
-    finally:
-        LIVE = saved
-
-
-def _aws_eks_get_cluster(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """An EKS cluster: placeholder endpoint, CA, OIDC issuer and cluster security group."""
-    return {
-        "id": args["name"],
-        "name": args["name"],
-        "endpoint": f"https://{MOCK_ENDPOINT}",
-        "certificateAuthorities": [{"data": MOCK_CA}],
-        "identities": [{"oidcs": [{"issuer": f"https://{_mock_oidc_issuer()}"}]}],
-        "vpcConfig": {
-            "clusterSecurityGroupId": "sg-0123456789abcdef0",
-            "vpcId": "vpc-0123456789abcdef0",
-            "subnetIds": list(LIVE.clusters.get(args["name"], [])),
-        },
-    }
-
-
-def _oidc_provider_arn(url: object) -> str:
-    """The IAM OIDC provider ARN for an issuer URL (``https://`` dropped, as IAM names it)."""
-    return f"arn:aws:iam::{MOCK_ACCOUNT}:oidc-provider/{str(url).removeprefix('https://')}"
-
-
-def _aws_get_oidc_provider(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    url = str(args.get("url", "")).removeprefix("https://")
-    if LIVE.oidc_lookup_error is not None:
-        raise InvokeFailure(LIVE.oidc_lookup_error)
-    if not LIVE.oidc_provider:
-        # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
-        raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
-    return {
-        "id": url,
-        "url": url,
-        "arn": _oidc_provider_arn(url),
-        "tags": dict(LIVE.oidc_provider_tags),
-    }
-
-
-def _aws_eks_get_node_groups(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    return {
-        "id": args["clusterName"],
-        "clusterName": args["clusterName"],
-        "names": sorted(LIVE.node_groups),
-    }
-
-
-def _aws_eks_get_node_group(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read by the program."""
-    desired = LIVE.node_groups[args["nodeGroupName"]]
-    return {
-        "id": f"{args['clusterName']}:{args['nodeGroupName']}",
-        "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
-    }
-
-
-def _aws_get_vpcs(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """The stack's VPC exists once it has a NAT gateway (a mock VPC ID)."""
-    return {"id": "vpcs", "ids": ["vpc-0123456789abcdef0"] if LIVE.nat_gateways else []}
-
-
-def _aws_get_nat_gateways(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    return {"id": "nat-gateways", "ids": sorted(LIVE.nat_gateways)}
-
-
-def _aws_get_nat_gateway(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeNatGateways: only ``subnetId`` is read."""
-    return {"id": args["id"], "subnetId": LIVE.nat_gateways[args["id"]]}
-
-
-def _aws_get_subnet(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """DescribeSubnets: only ``availabilityZoneId`` is read."""
-    return {"id": args["id"], "availabilityZoneId": LIVE.subnets[args["id"]]}
-
-
-def _aws_eks_get_clusters(_args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    """ListClusters: the clusters ``LIVE`` holds (none by default)."""
-    return {"id": "clusters", "names": sorted(LIVE.clusters)}
-
-
-def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
+def _aws_eks_get_addon_version(args: dict[str, Any], *_: Any) -> dict[str, Any]:
     """DescribeAddonVersions' default for a Kubernetes version (read only for an add-on the pinned
     table lacks): a placeholder saying so, as ``--diff`` shows it."""
     addon, k8s = args["addonName"], args["kubernetesVersion"]
@@ -249,14 +90,8 @@ def _aws_eks_get_addon_version(args: dict[str, Any], _: Catalog) -> dict[str, An
         "id": addon,
         "addonName": addon,
         "kubernetesVersion": k8s,
-        "version": f"(EKS default for {k8s} at deploy time)",
+        "version": offline.eks_addon_default(k8s),
     }
-
-
-def _aws_eks_get_addon(args: dict[str, Any], _: Catalog) -> dict[str, Any]:
-    if not LIVE.pod_identity_agent:
-        raise InvokeFailure(f"ResourceNotFoundException: No addon: {args['addonName']}")
-    return {"id": args["addonName"], "addonName": args["addonName"]}
 
 
 def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
@@ -276,7 +111,7 @@ def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
             }
         ),
         "oidcIssuer": issuer,
-        "oidcProviderArn": _oidc_provider_arn(issuer),
+        "oidcProviderArn": offline.oidc_provider_arn(issuer),
         "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
     }
 
@@ -289,27 +124,13 @@ def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
     }
 
 
-# Provider function token -> answer. Extend per platform; each entry says where its data comes from.
+# Provider function token -> answer. Each entry says where its data comes from: the catalog's
+# aws_gpu_instances.csv (offerings by AZ ID, a point-in-time AWS snapshot), a placeholder
+# (add-on defaults), or the run's account (every read of the observe step: infra.mocklive).
 INVOKES: dict[str, InvokeFn] = {
-    # Existing GKE cluster: a placeholder endpoint and CA (nothing else is read from it).
-    "gcp:container/getCluster:getCluster": _gcp_get_cluster,
-    # Offerings by AZ ID: the catalog's aws_gpu_instances.csv (a point-in-time AWS snapshot).
     "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
-    # Existing EKS cluster and its IAM OIDC provider: placeholders.
-    "aws:eks/getCluster:getCluster": _aws_eks_get_cluster,
-    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _aws_get_oidc_provider,
-    # Live node groups (desired sizes) and add-ons: ``LIVE`` (none / present by default).
-    "aws:eks/getNodeGroups:getNodeGroups": _aws_eks_get_node_groups,
-    "aws:eks/getNodeGroup:getNodeGroup": _aws_eks_get_node_group,
-    "aws:eks/getAddon:getAddon": _aws_eks_get_addon,
     "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
-    # The stack VPC's NAT gateways and their subnets' AZ IDs: ``LIVE`` (none by default).
-    "aws:ec2/getVpcs:getVpcs": _aws_get_vpcs,
-    "aws:ec2/getNatGateways:getNatGateways": _aws_get_nat_gateways,
-    "aws:ec2/getNatGateway:getNatGateway": _aws_get_nat_gateway,
-    "aws:ec2/getSubnet:getSubnet": _aws_get_subnet,
-    # The region's clusters and a created one's subnets: ``LIVE`` (none by default).
-    "aws:eks/getClusters:getClusters": _aws_eks_get_clusters,
+    **mocklive.INVOKES,
 }
 
 
@@ -337,7 +158,7 @@ OUTPUTS: dict[str, OutputsFn] = {
     "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1},
     "aws:ec2/placementGroup:PlacementGroup": lambda a: {"name": a.name},
     "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda a: {
-        "arn": _oidc_provider_arn(a.inputs.get("url", ""))
+        "arn": offline.oidc_provider_arn(str(a.inputs.get("url", "")))
     },
     "aws:iam/role:Role": lambda a: {
         "name": a.name,
@@ -419,9 +240,10 @@ class Recording:
 class CatalogMocks(pulumi.runtime.Mocks):
     """Answers invokes from ``INVOKES`` and computes outputs from ``OUTPUTS``."""
 
-    def __init__(self, catalog: Catalog, recording: Recording) -> None:
+    def __init__(self, catalog: Catalog, recording: Recording, account: LiveAccount) -> None:
         self.catalog = catalog
         self.recording = recording
+        self.account = account
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
         extra = OUTPUTS.get(args.typ)
@@ -438,7 +260,7 @@ class CatalogMocks(pulumi.runtime.Mocks):
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
         try:
-            return fn(plain, self.catalog)
+            return fn(plain, self.catalog, self.account)
         except InvokeFailure as e:
             return {}, [("", str(e))]  # type: ignore[return-value]  # (ret, failures) form
 
@@ -550,16 +372,61 @@ def run(
     stack: str,
     catalog: Catalog | None = None,
     plan_catalog: Catalog | None = None,
+    *,
+    observed: Observed | None = None,
+    account: LiveAccount | None = None,
 ) -> Recording:
     """Run ``infra.program.run()`` for a stack's raw config on the mock engine.
 
     ``catalog`` answers provider look-ups; ``plan_catalog`` is the catalog the program plans over
-    (default: the vendored one; ``--old-catalog`` passes an earlier one).
+    (default: the vendored one; ``--old-catalog`` passes an earlier one). The program plans over
+    ``observed`` (default ``Observed.none()``: an offline plan reads nothing), or with ``account``
+    runs its observe step, as ``pulumi up`` does, against that fake account.
 
     Raises:
         pulumi.RunError: the program rejected the config.
         UnmockedInvokeError: the program called a provider function with no mock answer.
     """
+    recording = Recording()
+
+    def body() -> None:
+        from infra import program
+
+        given = None if account is not None else observed or Observed.none()
+        outputs = program.run(plan_catalog, given)
+        recording.outputs = _sync_await(_resolve(outputs))
+
+    return run_body(config, stack, catalog, body, account, recording)
+
+
+def observe(
+    config: Mapping[str, Any], stack: str, account: LiveAccount, catalog: Catalog | None = None
+) -> Observed:
+    """The observe step of a stack's raw config (``infra.observe.observe``) against ``account``:
+    what ``pulumi up`` would read from it. ``--diff`` plans its new side over this, with the
+    account the old side's deploy leaves (``mocklive.after``).
+
+    Raises:
+        ObserveError: a read failed (the account's ``oidc_lookup_error``, say).
+    """
+    from infra.observe import observe as observe_step
+
+    found: list[Observed] = []
+    run_body(
+        config, stack, catalog, lambda: found.append(observe_step(parse(config, stack))), account
+    )
+    return found[0]
+
+
+def run_body(
+    config: Mapping[str, Any],
+    stack: str,
+    catalog: Catalog | None,
+    body: Callable[[], None],
+    account: LiveAccount | None = None,
+    recording: Recording | None = None,
+) -> Recording:
+    """``body()`` as the program of a mock-engine run of its own; returns what it recorded."""
     # Every event loop of the run is ours and closed before returning. Pulumi's mock monitor runs on
     # the loop's executor threads and gives each thread a loop of its own (_ensure_event_loop) that
     # nobody closes; their finalizers at interpreter exit, after the loops' self-pipe sockets were
@@ -574,7 +441,7 @@ def run(
     loop.set_default_executor(ThreadPoolExecutor(initializer=give_thread_a_loop))
     asyncio.set_event_loop(loop)
     try:
-        return _run(config, stack, catalog, plan_catalog)
+        return _run(config, stack, catalog, recording or Recording(), body, account)
     finally:
         try:
             loop.run_until_complete(loop.shutdown_asyncgens())
@@ -602,12 +469,14 @@ def close_loop(loop: asyncio.AbstractEventLoop) -> None:
 
 
 def _run(
-    config: Mapping[str, Any], stack: str, catalog: Catalog | None, plan_catalog: Catalog | None
+    config: Mapping[str, Any],
+    stack: str,
+    catalog: Catalog | None,
+    recording: Recording,
+    body: Callable[[], None],
+    account: LiveAccount | None,
 ) -> Recording:
-    from infra import program
-
-    recording = Recording()
-    mocks = CatalogMocks(catalog or Catalog.load(), recording)
+    mocks = CatalogMocks(catalog or Catalog.load(), recording, account or LiveAccount())
     # set_mocks makes a root Stack only when none is set (pulumi/runtime/mocks.py): without this,
     # every later run in the process (a fleet, the tests) parents its components to the first
     # run's stack URN.
@@ -625,11 +494,6 @@ def _run(
     # The same reset pulumi.runtime.test does; SETTINGS is a context proxy pyright cannot see through.
     SETTINGS.rpc_manager.clear()  # pyright: ignore[reportAttributeAccessIssue]
     SETTINGS.outputs.clear()  # pyright: ignore[reportAttributeAccessIssue]
-
-    def body() -> None:
-        outputs = program.run(plan_catalog) if plan_catalog is not None else program.run()
-        recording.outputs = _sync_await(_resolve(outputs))
-
     _sync_await(run_pulumi_func(body))
     return recording
 

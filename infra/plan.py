@@ -46,6 +46,7 @@ from infra.core.errors import ConfigErrors, ConfigIssue
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
+    from infra.core.observed import Observed
     from infra.core.plan import Plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_FAIL_ON = 0, 1, 2, 3
@@ -276,7 +277,8 @@ def _run(
 
     cost = estimate(plan)
     if args.json:
-        _write(json.dumps(plan_document(config, cost, recording), indent=2, allow_nan=False))
+        document = plan_document(config, cost, recording, plan.observed)
+        _write(json.dumps(document, indent=2, allow_nan=False))
         _write("\n")
     else:
         from infra.planview.table import print_table
@@ -294,11 +296,15 @@ def _run(
     return EXIT_OK
 
 
-def plan_document(config: StackConfig, cost: Any, recording: Any) -> dict[str, Any]:
-    """The ``--json`` object of one stack."""
+def plan_document(
+    config: StackConfig, cost: Any, recording: Any, observed: Observed | None = None
+) -> dict[str, Any]:
+    """The ``--json`` object of one stack; ``observed``: what it was planned over (offline:
+    nothing, ``{}``)."""
     return {
         "project": "gpu-infra",
         "stack": config.stack,
+        "observed": observed.to_json() if observed is not None else {},
         "cost": cost.to_json(),
         "resources": [r.to_json() for r in recording.resources],
         "outputs": recording.outputs,
@@ -317,6 +323,8 @@ def _diff(
     from infra import mockengine
     from infra.core.cost import estimate
     from infra.core.diff import diff
+    from infra.core.plan import build_plan
+    from infra.mocklive import after
     from infra.planview import notes as notes_view
     from infra.planview import review as rv
     from infra.planview.catalogs import widened_zones
@@ -341,10 +349,12 @@ def _diff(
         _refuse_mixed(old_label, old_config, new_label, config)
         old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog, old_catalog)
         old_cost = estimate(old_plan, old_prices)
-    # The new side's deploy-time reads find the old side's node groups, as `pulumi up` over the
-    # running old stack does: live names kept, live desired sizes clamped.
-    with mockengine.groups_of(old_rec):
-        new_rec = mockengine.run(raw, config.stack, plan.catalog)
+    # The new side is planned over what its observe step would read once the old side is
+    # deployed, as `pulumi up` over the running old stack is: live names kept, live desired sizes
+    # clamped, the NAT gateway and control-plane AZs where they run.
+    observed = mockengine.observe(raw, config.stack, after(old_plan, old_rec), plan.catalog)
+    plan = build_plan(config, None, observed)
+    new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)
     widened = widened_zones(old_plan, plan)  # what a catalog refresh would move
     notes_view.print_notes(widened, hidden)
     notes = [*notes, *widened]
@@ -358,7 +368,8 @@ def _diff(
     )
     rev = rv.review(old_res, new_res, changes, (old_cost, estimate(plan)), (old_label, new_label))
     if args.json:
-        _write(json.dumps(rv.review_json(rev), indent=2, allow_nan=False) + "\n")
+        document = {**rv.review_json(rev), "observed": observed.to_json()}
+        _write(json.dumps(document, indent=2, allow_nan=False) + "\n")
     else:
         lines: list[str] = []
         markdown = args.format == "markdown"

@@ -17,6 +17,7 @@ from infra.core.pools import GPU_RESOURCE, PoolHints
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
+    from infra.core.observed import Observed
 
 
 def engine_config() -> dict[str, Any]:
@@ -33,14 +34,31 @@ def load() -> StackConfig:
     return parse(engine_config(), pulumi.get_stack())
 
 
-def run(catalog: Catalog | None = None) -> dict[str, Any]:
-    """Entry point of the Pulumi program (``catalog``: the vendored one unless an offline plan
-    compares against an earlier catalog)."""
+def run(catalog: Catalog | None = None, observed: Observed | None = None) -> dict[str, Any]:
+    """Entry point of the Pulumi program: observe, plan, build.
+
+    ``catalog``: the vendored one unless an offline plan compares against an earlier catalog.
+    ``observed``: what an offline plan assumes is running (``Observed.none()``, or what the old
+    side of ``--diff`` left); ``None`` on ``pulumi up``, where the observe step of the stack's
+    platform reads it, before anything is planned.
+    """
     try:
-        plan = build_plan(load(), catalog)
+        config = load()
+        plan = build_plan(config, catalog, observed if observed is not None else _observe(config))
     except ConfigErrors as e:
         raise pulumi.RunError(f"invalid stack config:\n{e}") from None
     return build(plan)
+
+
+def _observe(config: StackConfig) -> Observed:
+    """The observe step of the stack's platform; a failed read ends the run (no traceback)."""
+    from infra.core.observed import ObserveError
+    from infra.observe import observe
+
+    try:
+        return observe(config)
+    except ObserveError as e:
+        raise pulumi.RunError(f"could not read the live platform:\n{e}") from None
 
 
 def pool_outputs(pool: PoolHints) -> dict[str, Any]:

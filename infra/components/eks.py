@@ -22,9 +22,7 @@ from infra.components.eks_nodes import (
     EksGpuNodeGroup,
     efa_security_group,
     first_asg_name,
-    instance_type_offerings,
     launch_template,
-    live_desired_size,
     tag_asg,
 )
 from infra.components.handles import ClusterHandle
@@ -36,6 +34,7 @@ from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.device_plugin import DevicePluginPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
+from infra.core.eks.observed import EksClusterObserved
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -56,8 +55,8 @@ _OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 class EksCluster(pulumi.ComponentResource):
     """The EKS cluster (pulumi-eks), its node role, and the small CPU system node group.
 
-    With ``existing`` the cluster is looked up instead; the node role is still made for the GPU
-    groups this stack adds, and a missing IAM OIDC provider is created (IRSA).
+    With ``existing`` the observed cluster is used instead; the node role is still made for the
+    GPU groups this stack adds, and the IAM OIDC provider the plan declares is created (IRSA).
     """
 
     name: pulumi.Output[str]
@@ -115,23 +114,10 @@ class EksCluster(pulumi.ComponentResource):
             for policy in _NODE_POLICIES
         ]
         self.node_dependencies: list[pulumi.Resource] = list(attachments)
-        if plan.existing:
-            self._attach(name, plan)
+        if plan.existing_cluster is not None:
+            self._attach(name, plan, plan.existing_cluster)
         else:
             self._create(name, plan, subnets)
-        # The cluster security group EKS made (EFA interfaces must name it explicitly).
-        described = aws.eks.get_cluster_output(
-            name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
-        )
-        self.security_group_id = described.vpc_config.apply(
-            lambda v: str(v.cluster_security_group_id or "")
-        )
-        # The cluster's VPC, also of an existing cluster attached without cluster.vpc.id.
-        self.vpc_id = described.vpc_config.apply(lambda v: str(v.vpc_id or ""))
-        # Node groups that already exist (their live desired size is kept on updates).
-        self.existing_groups = aws.eks.get_node_groups_output(
-            cluster_name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
-        ).names.apply(lambda n: sorted(n or []))
         if plan.system is not None:
             self._system_group(name, plan, subnets)
         self.register_outputs(
@@ -144,63 +130,42 @@ class EksCluster(pulumi.ComponentResource):
             }
         )
 
-    def _attach(self, name: str, plan: core.EksPlan) -> None:
-        found = aws.eks.get_cluster(
-            name=plan.cluster_name, region=plan.region, opts=pulumi.InvokeOptions(parent=self)
-        )
+    def _attach(self, name: str, plan: core.EksPlan, found: EksClusterObserved) -> None:
+        """The existing cluster as observed: its name, endpoint, OIDC issuer, security group and
+        VPC, and the IAM OIDC provider its IRSA roles trust (the one found, or one declared)."""
         self.name = pulumi.Output.from_input(found.name)
         self.endpoint = pulumi.Output.from_input(found.endpoint)
-        issuer = (found.identities[0].oidcs[0].issuer or "").removeprefix("https://")
-        self.oidc_issuer = pulumi.Output.from_input(issuer)
-        self.oidc_provider_arn = pulumi.Output.from_input("")
-        if plan.identity == "irsa":
-            self.oidc_provider_arn = self._oidc_provider(name, plan, issuer)
-        else:
-            try:  # Pod Identity needs the agent add-on, which this stack does not own here
-                aws.eks.get_addon(
-                    cluster_name=plan.cluster_name,
-                    addon_name="eks-pod-identity-agent",
-                    region=plan.region,
-                    opts=pulumi.InvokeOptions(parent=self),
-                )
-            except Exception as e:
-                raise pulumi.RunError(
-                    f"cluster.autoscaler.identity: pod-identity, but cluster {plan.cluster_name} "
-                    "has no eks-pod-identity-agent add-on; install it or use irsa"
-                ) from e
-        ca_data = found.certificate_authorities[0].data or ""
+        self.oidc_issuer = pulumi.Output.from_input(found.oidc_issuer)
+        # The cluster security group EKS made (EFA interfaces must name it explicitly) and the
+        # cluster's VPC, also where the stack gives no cluster.vpc.id.
+        self.security_group_id = pulumi.Output.from_input(found.security_group_id)
+        self.vpc_id = pulumi.Output.from_input(found.vpc_id)
+        self.oidc_provider_arn = pulumi.Output.from_input(plan.oidc_provider_arn)
+        if plan.declare_oidc_provider:
+            self.oidc_provider_arn = self._oidc_provider(name, plan, found.oidc_issuer)
         self.kubeconfig = pulumi.Output.secret(
-            core.kubeconfig(found.name, found.endpoint, ca_data, plan.region)
+            core.kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
         )
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
-        """The cluster's IAM OIDC provider: the one that exists, or one created (and kept)."""
-        owner = f"{plan.cluster_name}/{plan.stack}"
-        try:
-            found = aws.iam.get_open_id_connect_provider(
-                url=f"https://{issuer}", opts=pulumi.InvokeOptions(parent=self)
-            )
-        except Exception as e:  # not found: IRSA needs one (EKS "Create an IAM OIDC provider")
-            if problem := core.oidc_lookup_problem(str(e), plan.cluster_name):
-                raise pulumi.RunError(problem) from e
-            found = None
-        if found is not None:
-            # Found, ours or not: use it and declare nothing. IAM takes one provider per URL per
-            # account ("EntityAlreadyExists", CreateOpenIDConnectProvider), so declaring one again
-            # after a destroy (which kept ours) fails; a run after the one that created it drops
-            # it from the state only (retainOnDelete, recorded in the state:
-            # https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
-            return pulumi.Output.from_input(found.arn)
-        # Missing: create it.
+        """The cluster's IAM OIDC provider, created (and kept) because the account has none for
+        its issuer (EKS "Create an IAM OIDC provider").
+
+        One the account has, ours or not, is used and never declared (``live.apply_observed``):
+        IAM takes one provider per URL per account ("EntityAlreadyExists",
+        CreateOpenIDConnectProvider), so declaring one again after a destroy (which kept ours)
+        fails; a run after the one that created it drops it from the state only (retainOnDelete,
+        recorded in the state: https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
+        """
         provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             aws.iam.OpenIdConnectProviderArgs(
                 url=f"https://{issuer}",
                 client_id_lists=["sts.amazonaws.com"],
-                tags={OWNER_TAG: owner},
+                tags={OWNER_TAG: f"{plan.cluster_name}/{plan.stack}"},
             ),
             # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
-            # next run of this stack finds it by its tag again.
+            # next run of this stack finds it again.
             opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
         )
         return provider.arn
@@ -214,11 +179,8 @@ class EksCluster(pulumi.ComponentResource):
                 name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
                 version=plan.kubernetes_version,
                 vpc_id=self.network.vpc_id,
-                private_subnet_ids=(
-                    self._control_plane_subnets(plan, subnets)
-                    if net.create
-                    else [subnets[az] for az in net.control_plane_az_ids]
-                ),
+                # The control-plane AZs, or those the running cluster has (live.apply_observed).
+                private_subnet_ids=[subnets[az] for az in net.cluster_az_ids],
                 skip_default_node_group=True,  # GPU and system groups are explicit below
                 create_oidc_provider=plan.identity == "irsa",
                 # Add-ons are aws.eks.Addon resources after the system group (CoreDNS stays
@@ -261,46 +223,16 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_provider_arn = cluster.oidc_provider_arn.apply(lambda a: a or "")
         self.oidc_issuer = cluster.oidc_issuer.apply(lambda i: i or "")
         self.node_dependencies.append(cluster)
-
-    def _control_plane_subnets(
-        self, plan: core.EksPlan, subnets: dict[str, Any]
-    ) -> pulumi.Output[list[str]]:
-        """The created VPC's control-plane subnets: those of the running cluster's AZs, read live
-        (core.kept_control_plane_azs: EKS refuses new AZs), or every planned one."""
-        net = plan.network
-        assert net is not None
-        opts = pulumi.InvokeOutputOptions(parent=self)
-
-        def live_azs(found: list[str] | None) -> pulumi.Output[list[str]]:
-            if plan.cluster_name not in (found or []):
-                return pulumi.Output.from_input([])
-            described = aws.eks.get_cluster_output(
-                name=plan.cluster_name, region=plan.region, opts=opts
-            )
-            return described.vpc_config.subnet_ids.apply(
-                lambda ids: pulumi.Output.all(
-                    *[
-                        aws.ec2.get_subnet_output(
-                            id=i, region=plan.region, opts=opts
-                        ).availability_zone_id
-                        for i in ids or []
-                    ]
-                )
-            )
-
-        def pick(live: list[str]) -> pulumi.Output[list[str]]:
-            kept, added = core.kept_control_plane_azs(net.control_plane_az_ids, live)
-            if added:
-                pulumi.log.warn(
-                    f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
-                    f"with ({', '.join(kept)}); EKS cannot add {', '.join(added)}, which the "
-                    "catalog now offers, to a running cluster (its nodes may still run there)",
-                    resource=self,
-                )
-            return pulumi.Output.all(*[subnets[a] for a in kept])
-
-        names = aws.eks.get_clusters_output(region=plan.region, opts=opts).names
-        return names.apply(live_azs).apply(pick)
+        # The cluster security group EKS made (EFA interfaces must name it explicitly) and the
+        # VPC, read back from the cluster this stack just created: pulumi-eks exposes that group
+        # only on its aws.eks.Cluster child (``eksCluster.vpcConfig.clusterSecurityGroupId``).
+        described = aws.eks.get_cluster_output(
+            name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
+        )
+        self.security_group_id = described.vpc_config.apply(
+            lambda v: str(v.cluster_security_group_id or "")
+        )
+        self.vpc_id = described.vpc_config.apply(lambda v: str(v.vpc_id or ""))
 
     def _system_group(self, name: str, plan: core.EksPlan, subnets: dict[str, Any]) -> None:
         s = plan.system
@@ -312,22 +244,15 @@ class EksCluster(pulumi.ComponentResource):
             ami_type=s.ami_type,
             disk_gib=s.disk_size_gib,
         )
-        # The planned name and AZs, or a live group's that only the catalog's AZs changed.
-        kept = self.existing_groups.apply(
-            lambda names: core.live_name(s.node_group_name, s.az_ids, s.frozen, names)
-        )
-        ng_name = kept.apply(lambda k: k[0])
+        # Its planned name and AZs, or a live group's that only the catalog's AZs changed, and its
+        # live desired size (live.live_system).
         system = aws.eks.NodeGroup(
             f"{name}-system",
             aws.eks.NodeGroupArgs(
                 cluster_name=self.name,
-                node_group_name=ng_name,
+                node_group_name=s.node_group_name,
                 node_role_arn=self.node_role.arn,
-                subnet_ids=pulumi.Output.all(kept, *[subnets[az] for az in s.az_ids]).apply(
-                    lambda a: [
-                        sid for az, sid in zip(s.az_ids, a[1:], strict=True) if az in a[0][1]
-                    ]
-                ),
+                subnet_ids=[subnets[az] for az in s.az_ids],
                 instance_types=list(s.instance_types),
                 ami_type=s.ami_type,
                 capacity_type="ON_DEMAND",
@@ -338,21 +263,13 @@ class EksCluster(pulumi.ComponentResource):
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                     min_size=s.min_size,
                     max_size=s.max_size,
-                    desired_size=live_desired_size(
-                        self.name,
-                        self.existing_groups,
-                        ng_name,
-                        s.min_size,
-                        s.max_size,
-                        plan.region,
-                        self,
-                    ),
+                    desired_size=s.desired_size,
                 ),
                 labels=dict(s.labels),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(
                     max_unavailable=s.update_max_unavailable
                 ),
-                tags={"Name": ng_name, plan.stack_tag: ca.STACK_TAG_VALUE},
+                tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
             ),
             opts=with_lifecycle(
                 pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
@@ -414,25 +331,16 @@ class EksAddons(pulumi.ComponentResource):
                     ]
                 else:
                     extra["service_account_role_arn"] = role.arn
-            # The version pinned for the cluster's minor, else EKS's default for it
+            # The version pinned for the cluster's minor, else EKS's default for it as observed
             # (DescribeAddonVersions defaultVersion); either way a kubernetesVersion bump updates it.
             # Exact, not a minimum: EKS never updates an add-on by itself (user guide,
             # updating-an-add-on), so only a hand update leaves the pin (`up --refresh` reverts it).
-            version: pulumi.Input[str] = addon.version or (
-                aws.eks.get_addon_version_output(
-                    addon_name=addon.name,
-                    kubernetes_version=plan.kubernetes_version,
-                    most_recent=False,
-                    region=plan.region,
-                    opts=pulumi.InvokeOutputOptions(parent=self),
-                ).version
-            )
             self.by_name[addon.name] = aws.eks.Addon(
                 f"{name}-{addon.name}",
                 aws.eks.AddonArgs(
                     cluster_name=cluster.name,
                     addon_name=addon.name,
-                    addon_version=version,
+                    addon_version=addon.version,
                     # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
                     # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
                     resolve_conflicts_on_create="OVERWRITE",
@@ -662,12 +570,10 @@ def build_eks(plan: Plan) -> ClusterHandle:
 def _node_groups(
     p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[core.EksGroupPlan]
 ) -> dict[str, pulumi.Resource]:
-    """Every managed GPU node group, with one offerings read for all of them (each group picks
-    its own type/AZ pairs) and the EFA security group when a group has EFA interfaces."""
+    """Every managed GPU node group, and the EFA security group when a group has EFA interfaces."""
     if not node_groups:
         return {}
     name = p.cluster_name
-    offerings = instance_type_offerings(cluster, node_groups, p.region)
     efa_sg = (
         efa_security_group(cluster, f"{name}-efa", cluster.vpc_id, name)
         if p.efa_security_group
@@ -679,9 +585,6 @@ def _node_groups(
             f"{name}-{g.name}",
             g,
             cluster_name=cluster.name,
-            existing_groups=cluster.existing_groups,
-            offerings=offerings,
-            region=p.region,
             stack_tag=p.stack_tag,
             kubernetes_version=p.kubernetes_version,
             subnets=cluster.network.subnets,

@@ -13,29 +13,6 @@ import pulumi_aws as aws
 from infra.core.eks import planner as core
 
 
-def live_nat_az_ids(cluster_name: str, region: str, parent: pulumi.Resource) -> list[str]:
-    """AZ IDs of the NAT gateways (pending or available) in this stack's VPC (``Name``
-    ``<cluster>-vpc``), read before any resource is declared since they name resources; none
-    before the first deploy (aws_vpcs and aws_nat_gateways answer no match with empty ``ids``,
-    not an error: terraform-provider-aws internal/service/ec2/vpc_vpcs_data_source.go)."""
-    opts = pulumi.InvokeOptions(parent=parent)
-    vpcs = aws.ec2.get_vpcs(tags={"Name": f"{cluster_name}-vpc"}, region=region, opts=opts).ids
-    if len(vpcs) != 1:
-        return []
-    nats = aws.ec2.get_nat_gateways(
-        vpc_id=vpcs[0],
-        # DescribeNatGateways "state" filter: a deleted or failed gateway routes nothing.
-        filters=[aws.ec2.GetNatGatewaysFilterArgs(name="state", values=["pending", "available"])],
-        region=region,
-        opts=opts,
-    ).ids
-    subnets = [aws.ec2.get_nat_gateway(id=n, region=region, opts=opts).subnet_id for n in nats]
-    return sorted(
-        str(aws.ec2.get_subnet(id=s, region=region, opts=opts).availability_zone_id)
-        for s in subnets
-    )
-
-
 class EksNetwork(pulumi.ComponentResource):
     """A VPC with a private and a public subnet per AZ ID, NAT gateway(s) and an S3 endpoint,
     or the given subnets. Subnets are created by AZ *ID* (not name): the plan filtered by ID."""
@@ -55,11 +32,11 @@ class EksNetwork(pulumi.ComponentResource):
         self._private_tags = dict(private_tags or {})
         self.subnets = {}
         vpc_id: pulumi.Input[str] | None = plan.vpc_id
+        # What the plan keeps of the running network (live.apply_observed: the NAT gateway's AZ,
+        # the control plane's AZs), and how to move it.
+        for note in plan.notes:
+            pulumi.log.warn(note, resource=self)
         if plan.create:
-            # A refresh must not move a running NAT gateway (core.keep_live_nat).
-            plan, moved = core.keep_live_nat(plan, live_nat_az_ids(cluster_name, plan.region, self))
-            if moved:
-                pulumi.log.warn(moved, resource=self)
             vpc_id = self._create(name, plan, cluster_name)
         else:
             self.subnets = dict(plan.private_subnets)

@@ -1,10 +1,7 @@
 """EKS node groups: launch templates, managed node groups and their CA tags.
 
-Thin: every value comes from ``infra.core.eks.groups``. Two deploy-time reads: the AZ offering of
-every group's instance types, one call for the stack (a group fails if AWS withdrew one of its
-types from one of its planned AZs; never widens them),
-and the live desired size of an existing node group (so a scaling update keeps the autoscaler's
-value and stays inside the new [min, max]).
+Thin: every value comes from ``infra.core.eks.groups`` and, for what a running stack keeps
+(live names and AZs, the autoscaler's desired sizes, instance offerings), ``infra.core.eks.live``.
 """
 
 from __future__ import annotations
@@ -179,52 +176,11 @@ def efa_security_group(
     )
 
 
-def live_desired_size(
-    cluster_name: pulumi.Input[str],
-    existing: pulumi.Output[list[str]],
-    node_group_name: pulumi.Input[str],
-    min_size: int,
-    max_size: int,
-    region: str,
-    parent: pulumi.Resource,
-    *,
-    seed_from_predecessor: bool = True,
-) -> pulumi.Output[int]:
-    """The desired size to send: the group's live value clamped into [min, max]; for a
-    replacement, its predecessor's (``core.predecessor``) unless ``seed_from_predecessor`` is
-    off (then min, like a new group); else min."""
-
-    def pick(args: list[Any]) -> pulumi.Input[int]:
-        name, names, ng_name = str(args[0]), list(args[1] or []), str(args[2])
-        # A new group replacing an old one (a changed hash) starts from the old one's size.
-        if ng_name in names:
-            source: str | None = ng_name
-        elif seed_from_predecessor:
-            source = core.predecessor(ng_name, names)
-        else:
-            source = None
-        if source is None:  # a new group (DescribeNodegroup would fail)
-            return core.desired_size(None, min_size, max_size)
-        found = aws.eks.get_node_group_output(
-            cluster_name=name,
-            node_group_name=source,
-            region=region,
-            opts=pulumi.InvokeOutputOptions(parent=parent),
-        )
-        return found.scaling_configs.apply(
-            lambda sc: core.desired_size(sc[0].desired_size if sc else None, min_size, max_size)
-        )
-
-    return pulumi.Output.all(cluster_name, existing, node_group_name).apply(pick)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class _GroupContext:
     """What every node group of a pool is built with besides its plan."""
 
     cluster_name: pulumi.Input[str]
-    existing_groups: pulumi.Output[list[str]]
-    region: str
     stack_tag: str
     kubernetes_version: str
     node_role_arn: pulumi.Input[str]
@@ -246,9 +202,6 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         group: core.EksGroupPlan,
         *,
         cluster_name: pulumi.Input[str],
-        existing_groups: pulumi.Output[list[str]],
-        offerings: pulumi.Output[Any],
-        region: str,
         stack_tag: str,
         kubernetes_version: str,
         subnets: Mapping[str, pulumi.Input[str]],
@@ -280,7 +233,9 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             security_group_ids=security_group_ids,
             placement_group=pg.name if pg is not None else None,
         )
-        offered = _offered_subnets(group, region, subnets, offerings)
+        # The pool's subnets: every node group of the pool waits for all of them, and takes its
+        # own AZs' (its live ones: live.live_group).
+        pool_subnets = pulumi.Output.all(*[subnets[az] for az in group.az_ids])
         self.asg_names: list[pulumi.Output[str]] = []
         for ng in group.node_groups:
             self.asg_names.append(
@@ -288,12 +243,14 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
                     name,
                     group,
                     ng,
-                    offered,
+                    pool_subnets.apply(
+                        lambda ids, azs=ng.az_ids: [
+                            str(sid) for az, sid in zip(group.az_ids, ids, strict=True) if az in azs
+                        ]
+                    ),
                     lt,
                     _GroupContext(
                         cluster_name=cluster_name,
-                        existing_groups=existing_groups,
-                        region=region,
                         stack_tag=stack_tag,
                         kubernetes_version=kubernetes_version,
                         node_role_arn=node_role_arn,
@@ -308,39 +265,19 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
         name: str,
         group: core.EksGroupPlan,
         ng: core.EksNodeGroup,
-        offered: pulumi.Output[list[tuple[str, str]]],
+        subnet_ids: pulumi.Output[list[str]],
         lt: aws.ec2.LaunchTemplate,
         ctx: _GroupContext,
     ) -> pulumi.Output[str]:
         """One managed node group and the CA tags on its ASG; returns the ASG name."""
-        # The planned name and AZs, or a live group's that only the catalog's AZs changed.
-        kept = ctx.existing_groups.apply(
-            lambda names: core.live_name(ng.name, ng.az_ids, ng.frozen, names)
-        )
-        ng_name = kept.apply(lambda k: k[0])
-        ng_subnets = pulumi.Output.all(offered, kept).apply(
-            lambda a: _kept_subnets(self, group.name, ng.az_ids, a[0], a[1])
-        )
         key = ng.az_ids[0] if group.group_per_zone else "ng"
-        desired = live_desired_size(
-            ctx.cluster_name,
-            ctx.existing_groups,
-            ng_name,
-            ng.min_size,
-            ng.max_size,
-            ctx.region,
-            self,
-            seed_from_predecessor=group.seeds_from_predecessor,
-        )
         node_group = aws.eks.NodeGroup(
             f"{name}-{key}",
             _node_group_args(
                 group,
                 ng,
-                ng_name,
                 cluster_name=ctx.cluster_name,
-                subnet_ids=ng_subnets,
-                desired_size=desired,
+                subnet_ids=subnet_ids,
                 node_role_arn=ctx.node_role_arn,
                 launch_template=lt,
                 stack_tag=ctx.stack_tag,
@@ -366,37 +303,12 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
-def _kept_subnets(
-    parent: pulumi.Resource,
-    pool: str,
-    planned: tuple[str, ...],
-    offered: list[tuple[str, str]],
-    kept: tuple[str, tuple[str, ...]],
-) -> list[str]:
-    """The subnets of the AZs the group deploys to; says so when a live group kept fewer AZs
-    than the catalog now offers (the catalog does not move a running group: core.live_name)."""
-    name, azs = kept
-    more = [az for az in planned if az not in azs]
-    if more:
-        pulumi.log.warn(
-            f"EKS: gpuPools {pool}: node group {name} keeps the AZs it runs in "
-            f"({', '.join(azs)}); the catalog now also offers {', '.join(more)}: add "
-            f"{'them' if len(more) > 1 else 'it'} to gpuPools[].zones to use "
-            f"{'them' if len(more) > 1 else 'it'} (a new group is created before this one "
-            f"goes), or write zones: [{', '.join(azs)}] to keep it where it is",
-            resource=parent,
-        )
-    return [s for az, s in offered if az in azs]
-
-
 def _node_group_args(
     group: core.EksGroupPlan,
     ng: core.EksNodeGroup,
-    ng_name: pulumi.Input[str],
     *,
     cluster_name: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],
-    desired_size: pulumi.Input[int],
     node_role_arn: pulumi.Input[str],
     launch_template: aws.ec2.LaunchTemplate,
     stack_tag: str,
@@ -405,7 +317,7 @@ def _node_group_args(
     """One managed node group of ``group``: every value from the plan."""
     return aws.eks.NodeGroupArgs(
         cluster_name=cluster_name,
-        node_group_name=ng_name,
+        node_group_name=ng.name,
         # Nodes follow cluster.kubernetesVersion (UpdateNodegroupVersion, in place, after the
         # control plane: the group depends on the cluster); EKS picks the latest AMI release.
         version=kubernetes_version,
@@ -420,7 +332,7 @@ def _node_group_args(
         ami_type=group.ami_type,  # explicit: the GPU AMI is not chosen otherwise
         capacity_type=group.capacity_type,
         scaling_config=aws.eks.NodeGroupScalingConfigArgs(
-            min_size=ng.min_size, max_size=ng.max_size, desired_size=desired_size
+            min_size=ng.min_size, max_size=ng.max_size, desired_size=ng.desired_size
         ),
         labels=dict(group.labels),
         taints=[
@@ -438,7 +350,7 @@ def _node_group_args(
         # (https://docs.aws.amazon.com/eks/latest/userguide/node-repair.html).
         node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(enabled=group.node_repair),
         tags={
-            "Name": ng_name,
+            "Name": ng.name,
             **group.node_group_tags,
             stack_tag: ca.STACK_TAG_VALUE,
         },
@@ -479,56 +391,3 @@ def _tag_suffix(key: str) -> str:
     ``/`` to ``-`` would make ``label/example.com/x`` and ``label/example.com-x`` one URN.
     """
     return key.removeprefix(ca.TEMPLATE_PREFIX + "/")
-
-
-def instance_type_offerings(
-    parent: pulumi.Resource, groups: Sequence[core.EksGroupPlan], region: str
-) -> pulumi.Output[Any]:
-    """One DescribeInstanceTypeOfferings by AZ ID for every GPU pool of the stack.
-
-    One call, not one per pool: each pool picks its own (type, AZ ID) pairs from the answer, and
-    a stack of many pools stays within EC2's request-rate limits
-    (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html). The provider reads
-    every page of the answer (terraform-provider-aws internal/service/ec2/find.go,
-    findInstanceTypeOfferings).
-    """
-    return aws.ec2.get_instance_type_offerings_output(
-        location_type="availability-zone-id",
-        filters=[
-            aws.ec2.GetInstanceTypeOfferingsFilterArgs(
-                name="instance-type",
-                values=sorted({t for g in groups for t in g.instance_types}),
-            ),
-            aws.ec2.GetInstanceTypeOfferingsFilterArgs(
-                name="location", values=sorted({az for g in groups for az in g.az_ids})
-            ),
-        ],
-        region=region,
-        opts=pulumi.InvokeOutputOptions(parent=parent),
-    )
-
-
-def _offered_subnets(
-    group: core.EksGroupPlan,
-    region: str,
-    subnets: Mapping[str, pulumi.Input[str]],
-    offers: pulumi.Output[Any],
-) -> pulumi.Output[list[tuple[str, str]]]:
-    """(AZ ID, subnet) of the planned AZs that offer every instance type of the group now."""
-    planned = [(az, subnets[az]) for az in group.az_ids]
-
-    def pick(args: list[Any]) -> list[tuple[str, str]]:
-        result, ids = args[0], args[1:]
-        pairs = set(zip(result.instance_types, result.locations, strict=True))
-        lost = [az for az, _ in planned if not all((t, az) in pairs for t in group.instance_types)]
-        if lost:
-            # Fail rather than narrow: subnet_ids force a new node group under the same name
-            # (its hash covers the planned subnets), which EKS rejects as "already exists".
-            raise ValueError(
-                f"gpuPools {group.name}: {', '.join(lost)} of {region} no longer offers "
-                f"{', '.join(group.instance_types)} (AWS DescribeInstanceTypeOfferings); list "
-                "the AZs that still do in gpuPools[].zones"
-            )
-        return [(az, str(sid)) for (az, _), sid in zip(planned, ids, strict=True)]
-
-    return pulumi.Output.all(offers, *[sid for _, sid in planned]).apply(pick)

@@ -36,8 +36,8 @@ _Access = tuple[pulumi.Output[str], pulumi.Output[str], pulumi.Output[str]]
 class GkeCluster(pulumi.ComponentResource):
     """A GKE cluster with a small CPU system pool and a least-privilege node identity.
 
-    With ``existing`` the cluster is looked up instead of created; the node identity is still made
-    for the GPU pools this stack adds.
+    With ``existing`` the observed cluster is used instead of a created one; the node identity is
+    still made for the GPU pools this stack adds.
     """
 
     name: pulumi.Output[str]
@@ -88,16 +88,14 @@ class GkeCluster(pulumi.ComponentResource):
         )
 
     def _existing(self, plan: core.GkePlan) -> _Access:
-        """Look the cluster up: its name, endpoint and CA certificate."""
-        c = plan.cluster
-        found = gcp.container.get_cluster_output(
-            name=c.name,
-            location=c.location,
-            project=plan.project,
-            opts=pulumi.InvokeOutputOptions(parent=self),
+        """The observed cluster: its name, endpoint and CA certificate."""
+        found = plan.existing_cluster
+        assert found is not None  # planner.attached_cluster: observed, or an issue
+        return (
+            pulumi.Output.from_input(found.name),
+            pulumi.Output.from_input(found.endpoint),
+            pulumi.Output.from_input(found.certificate_authority),
         )
-        ca = found.master_auths.apply(lambda a: a[0].cluster_ca_certificate or "")
-        return found.name, found.endpoint, ca
 
     def _create(self, name: str, plan: core.GkePlan, child: pulumi.ResourceOptions) -> _Access:
         """Create the cluster (with its NAT when asked) and its system pool."""

@@ -14,6 +14,7 @@ from infra.core.catalog.shapes import user_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
+from infra.core.observed import Observed
 from infra.core.operator import OperatorPlan, plan_operator
 from infra.core.pools import PoolHints
 from infra.core.receivers import check_plan
@@ -40,6 +41,8 @@ class Plan:
     operator: OperatorPlan | None = None
     warm: WarmPlan | None = None  # placeholders of the pools with gpuPools[].warm > 0
     notes: tuple[str, ...] = ()  # what a person should know (e.g. facts declared by the stack)
+    # What the plan read from the live platform before deciding (Observed.none(): offline).
+    observed: Observed = field(default_factory=Observed.none)
     # The catalog the plan was decided with (vendored data plus the stack's declared shapes).
     catalog: Catalog | None = field(default=None, compare=False, repr=False)
 
@@ -55,8 +58,10 @@ class Plan:
         return ()
 
 
-def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
-    """Decide everything for ``config``.
+def build_plan(
+    config: StackConfig, catalog: Catalog | None = None, observed: Observed | None = None
+) -> Plan:
+    """Decide everything for ``config`` over what the observe step read (``None``: offline).
 
     Raises:
         ConfigErrors: every rule the stack breaks, each as ``<key path>: <reason>``.
@@ -65,17 +70,18 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
     catalog = catalog or Catalog.load()
     shapes, notes = user_shapes(config, catalog, issues)
     catalog = catalog.with_user_shapes(shapes)
+    observed = observed or Observed.none()
     gke = eks = kube = None
     if config.platform == "gke":
         from infra.core.gke.planner import plan_gke
 
-        gke = plan_gke(config, catalog, issues)
+        gke = plan_gke(config, catalog, issues, observed.gke)
         pools = tuple(p.hints for p in gke.pools)
         notes = [*notes, *gke.notes]
     elif config.platform == "eks":
         from infra.core.eks.planner import plan_eks
 
-        eks = plan_eks(config, catalog, issues)
+        eks = plan_eks(config, catalog, issues, observed.eks)
         pools = tuple(g.hints for g in eks.groups)
         notes = [*notes, *eks.notes]
     else:
@@ -96,6 +102,7 @@ def build_plan(config: StackConfig, catalog: Catalog | None = None) -> Plan:
         operator=operator,
         warm=warm,
         notes=tuple(notes),
+        observed=observed,
         catalog=catalog,
     )
     # The backstop: what the plan sends, checked as each receiver checks it (infra.core.receivers).

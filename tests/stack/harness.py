@@ -17,7 +17,9 @@ from typing import Any
 
 from infra import mockengine
 from infra.core.config.stack import load_stack_file
+from infra.core.observed import Observed
 from infra.mockengine import Recording
+from infra.mocklive import LiveAccount
 from infra.sdkschema import args_class, unknown_properties
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -55,16 +57,28 @@ def duplicate_urns(recording: Recording) -> list[str]:
     return list(dupes)
 
 
-def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Recording:
-    """Run the program for a stack (a name under stacks/, a file path, or a raw config mapping)."""
+def stack_source(source: str | Path | Mapping[str, Any], stack: str = "test") -> tuple[str, dict]:
+    """(stack name, raw config) of a sample name under stacks/, a file path or a raw mapping."""
     if isinstance(source, Mapping):
-        raw = dict(source)
-    else:
-        path = Path(source)
-        if not path.suffix:
-            path = ROOT / "stacks" / f"Pulumi.{source}.yaml"
-        stack, raw = load_stack_file(path)
-    recording = mockengine.run(raw, stack)
+        return stack, dict(source)
+    path = Path(source)
+    if not path.suffix:
+        path = ROOT / "stacks" / f"Pulumi.{source}.yaml"
+    return load_stack_file(path)
+
+
+def run_stack(
+    source: str | Path | Mapping[str, Any],
+    stack: str = "test",
+    *,
+    observed: Observed | None = None,
+    account: LiveAccount | None = None,
+) -> Recording:
+    """Run the program for a stack (a name under stacks/, a file path, or a raw config mapping)
+    over ``observed`` (default: nothing running), or observing ``account`` as ``pulumi up``
+    observes the live one."""
+    stack, raw = stack_source(source, stack)
+    recording = mockengine.run(raw, stack, observed=observed, account=account)
     problems = sdk_problems(recording)
     problems += [f"{urn}: registered more than once" for urn in duplicate_urns(recording)]
     missing = recording.components_without_outputs()
@@ -77,7 +91,6 @@ def run_stack(source: str | Path | Mapping[str, Any], stack: str = "test") -> Re
 # The mock engine's answers as imported, before any test patches them (see ``sample``).
 def _engine_state() -> tuple[Any, ...]:
     return (
-        mockengine.LIVE,
         dict(mockengine.INVOKES),
         dict(mockengine.OUTPUTS),
         mockengine.MOCK_ENDPOINT,

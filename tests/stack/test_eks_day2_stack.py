@@ -13,7 +13,11 @@ from typing import Any
 import pytest
 
 from infra import mockengine
+from infra.core import offline
 from infra.core.config.stack import load_stack_file
+from infra.core.eks.observed import EksClusterObserved, EksObserved
+from infra.core.observed import Observed
+from infra.mocklive import LiveAccount
 from tests.stack.harness import ROOT, run_stack, sample
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -29,6 +33,28 @@ PREFIX = "k8s.io/cluster-autoscaler/node-template/"
 def raw(stack: str) -> dict[str, Any]:
     _, cfg = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
     return copy.deepcopy(cfg)
+
+
+# eks-existing's cluster "shared" in us-west-2, as DescribeCluster shows it.
+SHARED = EksClusterObserved(
+    name="shared",
+    endpoint=f"https://{offline.ENDPOINT}",
+    certificate_authority=offline.CERTIFICATE_AUTHORITY,
+    oidc_issuer="oidc.eks.us-west-2.amazonaws.com/id/0123456789ABCDEF0123456789ABCDEF",
+    security_group_id="sg-0fedcba9876543210",
+    vpc_id="vpc-0fedcba9876543210",
+)
+SHARED_OIDC = f"arn:aws:iam::{offline.AWS_ACCOUNT}:oidc-provider/{SHARED.oidc_issuer}"
+
+
+def shared(**fields: Any) -> Observed:
+    """The live account of eks-existing: its cluster, plus ``fields`` of ``EksObserved``."""
+    return Observed(eks=EksObserved(cluster=SHARED, **fields))
+
+
+def running(node_groups: dict[str, int]) -> Observed:
+    """A created stack's account holding these node groups (name -> desired size)."""
+    return Observed(eks=EksObserved(node_groups=node_groups))
 
 
 @pytest.fixture(scope="module")
@@ -195,27 +221,40 @@ def test_device_plugin_stack_installs_the_pinned_chart_after_the_system_group():
     ]
 
 
-def test_existing_cluster_without_an_oidc_provider_gets_one(monkeypatch):
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_provider=False))
-    rec = run_stack("eks-existing")
+def test_existing_cluster_without_an_oidc_provider_gets_one():
+    rec = run_stack("eks-existing", observed=shared(oidc_provider_arn=None))
     (provider,) = rec.of_type(OIDC)
+    assert provider.inputs["url"] == f"https://{SHARED.oidc_issuer}"
     assert provider.inputs["clientIdLists"] == ["sts.amazonaws.com"]
     assert provider.inputs["tags"] == {"gpu-infra/stack": "shared/eks-existing"}
     role = rec.one("aws:iam/role:Role", "shared-ca-role")
     assert provider.urn in role.depends_on
 
 
-def test_an_oidc_provider_left_by_an_earlier_destroy_is_used_not_declared_again(monkeypatch):
+def test_an_oidc_provider_left_by_an_earlier_destroy_is_used_not_declared_again():
     # IAM refuses a second provider for the same URL (EntityAlreadyExists): the one this stack
-    # kept on destroy (owner tag ours) is used by ARN, nothing is declared.
-    live = mockengine.LiveAws(oidc_provider_tags={"gpu-infra/stack": "shared/eks-existing"})
-    monkeypatch.setattr(mockengine, "LIVE", live)
-    rec = run_stack("eks-existing")
+    # kept on destroy is found, used by ARN, and nothing is declared.
+    rec = run_stack("eks-existing", observed=shared(oidc_provider_arn=SHARED_OIDC))
     assert rec.of_type(OIDC) == []
     (stmt,) = json.loads(rec.one("aws:iam/role:Role", "shared-ca-role").inputs["assumeRolePolicy"])[
         "Statement"
     ]
-    assert stmt["Principal"]["Federated"].startswith("arn:aws:iam::123456789012:oidc-provider/")
+    assert stmt["Principal"]["Federated"] == SHARED_OIDC
+    assert f"{SHARED.oidc_issuer}:sub" in stmt["Condition"]["StringEquals"]
+
+
+def test_an_existing_cluster_is_reached_at_its_observed_endpoint_and_security_group():
+    cfg = raw("eks-existing")
+    cfg["gpu-infra:gpuPools"][0] |= {"machineType": "p5.48xlarge", "hpc": True, "maxNodes": 2}
+    rec = run_stack(cfg, "eks-existing", observed=shared(oidc_provider_arn=SHARED_OIDC))
+    assert rec.outputs["clusterEndpoint"] == SHARED.endpoint
+    (sg,) = rec.of_type("aws:ec2/securityGroup:SecurityGroup")  # the EFA group, in its VPC
+    assert sg.inputs["vpcId"] == SHARED.vpc_id
+    (lt,) = [r for r in rec.of_type(LT) if r.inputs.get("networkInterfaces")]
+    assert {g for n in lt.inputs["networkInterfaces"] for g in n["securityGroups"]} == {
+        SHARED.security_group_id,
+        sg.id,
+    }
 
 
 def test_existing_cluster_uses_an_oidc_provider_someone_else_made():
@@ -227,12 +266,11 @@ def test_existing_cluster_uses_an_oidc_provider_someone_else_made():
     assert stmt["Principal"]["Federated"].startswith("arn:aws:iam::123456789012:oidc-provider/")
 
 
-def test_existing_cluster_pod_identity_without_its_agent_is_an_error(monkeypatch):
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(pod_identity_agent=False))
+def test_existing_cluster_pod_identity_without_its_agent_is_an_error():
     cfg = raw("eks-existing")
     cfg["gpu-infra:cluster"]["autoscaler"] = {"identity": "pod-identity"}
-    with pytest.raises(Exception, match="eks-pod-identity-agent"):
-        run_stack(cfg, "eks-existing")
+    with pytest.raises(Exception, match=r"cluster\.autoscaler\.identity: .*eks-pod-identity-agent"):
+        run_stack(cfg, "eks-existing", observed=shared(pod_identity_agent=False))
 
 
 def test_existing_cluster_autoscaler_discovers_only_this_stacks_groups():
@@ -269,11 +307,10 @@ def test_capacity_block_upgrade_note_is_logged_as_a_warning(hpc):
     assert any(lvl == "warning" and "desired size 0" in msg for lvl, msg in hpc.logs)
 
 
-def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size(monkeypatch):
+def test_replacement_node_group_starts_at_its_predecessors_clamped_desired_size():
     # A changed hash (e.g. a new instance type) makes a new group; it starts where the old one
     # was (clamped into its [min, max]) instead of at minSize while the old one drains.
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={"gpu-t4-00000000": 7}))
-    rec = run_stack("eks-g4dn")
+    rec = run_stack("eks-g4dn", observed=running({"gpu-t4-00000000": 7}))
     ng = rec.one("aws:eks/nodeGroup:NodeGroup", "ml-gpu-t4-ng").inputs
     assert ng["nodeGroupName"] != "gpu-t4-00000000"
     assert ng["scalingConfig"]["desiredSize"] == 7
@@ -305,14 +342,10 @@ def test_on_demand_groups_and_the_system_group_keep_the_default_surge_update(g4d
     assert strategies <= {"DEFAULT", None} and "MINIMAL" not in strategies
 
 
-def test_replacement_of_a_minimal_group_starts_at_its_minimum_not_its_predecessors_size(
-    monkeypatch,
-):
+def test_replacement_of_a_minimal_group_starts_at_its_minimum_not_its_predecessors_size():
     # The predecessor still holds the reservation until it is deleted: seeding the replacement at
     # its size would ask for nodes the reservation cannot give.
-    live = mockengine.LiveAws(node_groups={"h200-odcr-00000000": 2})
-    monkeypatch.setattr(mockengine, "LIVE", live)
-    rec = run_stack("eks-hpc")
+    rec = run_stack("eks-hpc", observed=running({"h200-odcr-00000000": 2}))
     ng = rec.one(NODE_GROUP, "train-h200-odcr-ng").inputs
     assert ng["nodeGroupName"] != "h200-odcr-00000000"
     assert ng["scalingConfig"]["desiredSize"] == 0
@@ -350,21 +383,38 @@ def test_a_30_character_cluster_name_keeps_every_iam_name_within_64_and_tag_key_
     assert all(len(lt.name) + 8 <= 128 for lt in lts)
 
 
-def test_oidc_provider_this_stack_creates_is_retained_on_destroy(monkeypatch):
+def test_oidc_provider_this_stack_creates_is_retained_on_destroy():
     # Other stacks' IRSA roles on the shared cluster trust it; destroy must not delete it.
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_provider=False))
-    (provider,) = run_stack("eks-existing").of_type(OIDC)
+    (provider,) = run_stack("eks-existing", observed=shared()).of_type(OIDC)
     assert provider.options["retainOnDelete"]
 
 
-def test_oidc_lookup_access_denied_is_reported_not_read_as_missing(monkeypatch):
+def test_oidc_lookup_access_denied_stops_the_observe_step_not_read_as_missing():
+    # The observe step against an account whose OIDC lookup is denied: the run stops, naming
+    # the key and the error, instead of declaring a provider that may exist.
     denied = "reading IAM OIDC Provider: AccessDenied: not authorized to perform: iam:List..."
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(oidc_lookup_error=denied))
-    with pytest.raises(Exception, match=r"looking it up failed: .*AccessDenied"):
-        run_stack("eks-existing")
+    account = LiveAccount(eks_clusters={"shared": ()}, oidc_lookup_error=denied)
+    with pytest.raises(
+        Exception,
+        match=r"cluster.autoscaler.identity: irsa .* looking it up failed: .*AccessDenied",
+    ):
+        run_stack("eks-existing", account=account)
 
 
-def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(monkeypatch):
+def test_the_observe_step_reads_a_missing_pod_identity_agent_as_absent_and_the_plan_refuses():
+    cfg = raw("eks-existing")
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"identity": "pod-identity"}
+    account = LiveAccount(eks_clusters={"shared": ()}, pod_identity_agent=False)
+    with pytest.raises(Exception, match="has no eks-pod-identity-agent add-on; install it"):
+        run_stack(cfg, "eks-existing", account=account)
+
+
+def test_an_existing_cluster_the_account_lacks_is_an_error_naming_it():
+    with pytest.raises(Exception, match=r"cluster\.name: 'shared': no EKS cluster of that name"):
+        run_stack("eks-existing", account=LiveAccount())
+
+
+def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets():
     # The catalog now lists one more AZ for the pool than when the live group was made: the
     # deploy keeps the live group (name, AZs) instead of replacing it with a wider one.
     from infra.core.config.stack import parse
@@ -379,8 +429,7 @@ def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(
     old = node_group_name(
         "gpu-t4", None, {**ng.frozen.hash_base, **subnet_hash_inputs(narrower, {})}
     )
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={old: 3}))
-    rec = run_stack("eks-g4dn")
+    rec = run_stack("eks-g4dn", observed=running({old: 3}))
     sent = rec.one(NODE_GROUP, "ml-gpu-t4-ng").inputs
     assert sent["nodeGroupName"] == old and sent["tags"]["Name"] == old
     assert len(sent["subnetIds"]) == len(narrower) and sent["scalingConfig"]["desiredSize"] == 3

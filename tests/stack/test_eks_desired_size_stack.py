@@ -18,7 +18,10 @@ from infra import plan as plan_cli
 from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.diff import diff
+from infra.core.eks.observed import EksObserved
+from infra.core.observed import Observed
 from infra.core.plan import build_plan
+from infra.mocklive import after
 from tests.stack.harness import ROOT, run_stack
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -32,12 +35,9 @@ def _planned_names() -> list[str]:
 
 
 @pytest.mark.parametrize(("live", "sent"), [(9, 9), (35, 20)])  # eks-g4dn: maxNodes 20
-def test_live_node_group_gets_the_autoscalers_desired_size_clamped_not_ignore_changes(
-    monkeypatch, live, sent
-):
+def test_live_node_group_gets_the_autoscalers_desired_size_clamped_not_ignore_changes(live, sent):
     first = _planned_names()[0]
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups={first: live}))
-    rec = run_stack("eks-g4dn")
+    rec = run_stack("eks-g4dn", observed=Observed(eks=EksObserved(node_groups={first: live})))
     ng = next(
         r for r in rec.resources if r.type == NODE_GROUP and r.inputs["nodeGroupName"] == first
     )
@@ -89,8 +89,10 @@ def test_a_catalog_row_for_a_new_az_changes_no_node_group_in_a_diff_over_the_liv
     with monkeypatch.context() as m:  # the stack deployed before the refresh
         m.setattr(Catalog, "load", classmethod(lambda cls: Catalog(data)))
         old_rec = mockengine.run(raw, name, Catalog(data))
-    with mockengine.groups_of(old_rec):
-        new_rec = mockengine.run(raw, name, Catalog.load())
+        old_plan = build_plan(parse(raw, name))
+    # What the new side's observe step finds once the old side is deployed.
+    observed = mockengine.observe(raw, name, after(old_plan, old_rec))
+    new_rec = mockengine.run(raw, name, Catalog.load(), observed=observed)
     planned = build_plan(parse(raw, name)).eks
     assert planned is not None  # planned alone, the refreshed catalog's AZ would rename it
     assert {ng.name for g in planned.groups for ng in g.node_groups} != {

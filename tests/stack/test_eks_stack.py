@@ -13,9 +13,12 @@ import pytest
 from infra import mockengine
 from infra.components import eks_nodes
 from infra.core.catalog.vendored import Catalog
-from infra.core.config.stack import load_stack_file
+from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import planner as core
+from infra.core.eks.observed import EksObserved
 from infra.core.labels import POOL_LABEL
+from infra.core.observed import Observed
+from infra.mocklive import LiveAccount, before
 from tests.stack.harness import ROOT, duplicate_urns, run_stack, sample, sdk_problems
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
@@ -29,6 +32,12 @@ K8S_EFFECT = {v: k for k, v in core.EKS_TAINT_EFFECT.items()}
 @pytest.fixture(scope="module")
 def rec() -> mockengine.Recording:
     return sample("eks-g4dn")
+
+
+@pytest.fixture(scope="module")
+def observing() -> mockengine.Recording:
+    """eks-g4dn's first ``pulumi up``: the program observes an empty account, then plans."""
+    return run_stack("eks-g4dn", account=LiveAccount())
 
 
 def core_plan(raw: dict[str, Any]) -> core.EksPlan:
@@ -121,8 +130,9 @@ def test_group_subnets_are_only_in_azs_offering_the_type(rec, catalog: Catalog):
     assert "usw2-az4" in subnets.values()
 
 
-def test_offerings_are_read_once_by_az_id_for_every_pool_in_the_stack_region(rec):
+def test_offerings_are_read_once_by_az_id_for_every_pool_in_the_stack_region(observing):
     # One DescribeInstanceTypeOfferings per stack, not per pool: 100 pools make one call.
+    rec = observing
     calls = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
     assert len(calls) == 1 and len(gpu_groups(rec)) == 2
     (a,) = calls
@@ -134,11 +144,10 @@ def test_offerings_are_read_once_by_az_id_for_every_pool_in_the_stack_region(rec
 
 
 def test_one_offerings_read_gives_each_pool_the_subnets_of_its_own_types_and_zones():
-    rec = sample("eks-hpc")
+    rec = run_stack("eks-hpc", account=LiveAccount())
     (a,) = [a for tok, a in rec.invokes if tok.startswith("aws:ec2/getInstanceTypeOfferings")]
     filters = {f["name"]: set(f["values"]) for f in a["filters"]}
-    assert filters["instance-type"] == {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}
-    assert filters["location"] == {"usw2-az2", "usw2-az3", "usw2-az4"}
+    assert filters == {"instance-type": {"p5.48xlarge", "p5en.48xlarge", "p6-b200.48xlarge"}}
     az_of = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}
     got = {
         ng.name: {az_of[sid] for sid in ng.inputs["subnetIds"]}
@@ -157,8 +166,8 @@ def withdraw_offerings(monkeypatch: pytest.MonkeyPatch, gone: Callable[[str, str
     token = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
     real = mockengine.INVOKES[token]
 
-    def answer(args: dict[str, Any], catalog: Catalog) -> dict[str, Any]:
-        out = real(args, catalog)
+    def answer(args: dict[str, Any], catalog: Catalog, account: LiveAccount) -> dict[str, Any]:
+        out = real(args, catalog, account)
         pairs = zip(out["instanceTypes"], out["locations"], strict=True)
         keep = [i for i, (t, az) in enumerate(pairs) if not gone(t, az)]
         for k in ("instanceTypes", "locations", "locationTypes"):
@@ -172,8 +181,8 @@ def test_one_withdrawn_type_and_az_pair_fails_only_the_pool_that_plans_it(monkey
     # The shared answer is checked per pool: p5en.48xlarge gone from usw2-az3 fails h200-odcr,
     # not the pools planned on other types and AZ IDs of the same call.
     withdraw_offerings(monkeypatch, lambda t, az: (t, az) == ("p5en.48xlarge", "usw2-az3"))
-    with pytest.raises(Exception, match="gpuPools h200-odcr: usw2-az3 of us-west-2") as e:
-        run_stack("eks-hpc")
+    with pytest.raises(Exception, match=r"gpuPools\[1\]\.zones: usw2-az3 of us-west-2") as e:
+        run_stack("eks-hpc", account=LiveAccount())
     assert "h100-efa" not in str(e.value) and "b200-block" not in str(e.value)
 
 
@@ -182,7 +191,7 @@ def test_deploy_time_offering_withdrawn_from_a_planned_az_fails_instead_of_narro
     # (terraform-provider-aws eks node_group.go ForceNew): EKS would answer "already exists".
     withdraw_offerings(monkeypatch, lambda _, az: az == "usw2-az2")
     with pytest.raises(Exception, match="usw2-az2 of us-west-2 no longer offers"):
-        run_stack("eks-g4dn")
+        run_stack("eks-g4dn", account=LiveAccount())
 
 
 def test_launch_template_requires_imdsv2_and_encrypts_the_volume(rec):
@@ -196,7 +205,7 @@ def test_launch_template_requires_imdsv2_and_encrypts_the_volume(rec):
     assert "diskSize" not in ng.inputs  # EKS rejects diskSize together with a launch template
 
 
-def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_config(monkeypatch):
+def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_config():
     # terraform-aws-eks#3306: "Minimum capacity 8 can't be greater than desired size 4" when the
     # (ignored) desired size stays below a raised minimum. The live desired size is read and
     # clamped into [min, max], so the update EKS gets is valid.
@@ -207,8 +216,7 @@ def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_con
     gpu = plan.groups[0].node_groups[0].name
     assert plan.system is not None
     live = {gpu: 1, plan.system.node_group_name: 2, plan.groups[1].node_groups[0].name: 7}
-    monkeypatch.setattr(mockengine, "LIVE", mockengine.LiveAws(node_groups=live))
-    rec = run_stack(raw, "eks-g4dn")
+    rec = run_stack(raw, "eks-g4dn", observed=Observed(eks=EksObserved(node_groups=live)))
     scaling = {r.name: r.inputs["scalingConfig"] for r in rec.of_type(NODE_GROUP)}
     assert scaling["ml-gpu-t4-ng"] == {"minSize": 3, "maxSize": 20, "desiredSize": 3}
     assert scaling["ml-system"] == {"minSize": 3, "maxSize": 4, "desiredSize": 3}
@@ -338,7 +346,7 @@ def test_existing_cluster_is_attached_not_created():
         "vpc": {"privateSubnets": {"usw2-az1": "subnet-0aaaaaaa", "usw2-az4": "subnet-0bbbbbbb"}},
     }
     raw["gpu-infra:gpuOperator"] = {"clusterWide": True}
-    rec = run_stack(raw, "eks-existing")
+    rec = run_stack(raw, "eks-existing", account=before(parse(raw, "eks-existing")))
     assert rec.of_type("eks:index:Cluster") == [] and rec.of_type(SUBNET) == []
     assert sorted(r.name for r in rec.of_type(NODE_GROUP)) == ["ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"]
     for ng in rec.of_type(NODE_GROUP):

@@ -11,7 +11,10 @@ import pytest
 from infra import mockengine
 from infra.components.gke import _cluster_args
 from infra.core.config.stack import load_stack_file, parse
+from infra.core.gke.observed import GkeClusterObserved, GkeObserved
+from infra.core.observed import Observed
 from infra.core.plan import build_plan
+from infra.mocklive import LiveAccount
 from tests.conftest import gke_config
 from tests.stack.harness import run_stack, sample, sdk_problems
 
@@ -75,16 +78,35 @@ def test_pool_outputs_carry_scheduling_hints():
     } in hints["tolerations"]
 
 
-def test_existing_cluster_is_looked_up_not_created():
+def test_existing_cluster_is_looked_up_by_the_observe_step_not_created():
     raw = gke_config(
         cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
         gpuOperator={"clusterWide": True},
     )
-    rec = run_stack(raw)
+    rec = run_stack(raw, account=LiveAccount(gke_clusters=frozenset({"prod"})))
     assert rec.of_type("gcp:container/cluster:Cluster") == []
     assert [t for t, _ in rec.invokes] == ["gcp:container/getCluster:getCluster"]
     (pool,) = gpu_pools(rec)
     assert pool.inputs["cluster"] == "prod"
+
+
+def test_existing_cluster_is_reached_at_its_observed_endpoint():
+    raw = gke_config(
+        cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
+        gpuOperator={"clusterWide": True},
+    )
+    found = GkeClusterObserved(name="prod", endpoint="198.51.100.7", certificate_authority="Q0E=")
+    rec = run_stack(raw, observed=Observed(gke=GkeObserved(cluster=found)))
+    assert rec.invokes == [] and rec.outputs["clusterEndpoint"] == "https://198.51.100.7"
+
+
+def test_an_existing_cluster_the_project_lacks_is_an_error_naming_it():
+    raw = gke_config(
+        cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
+        gpuOperator={"clusterWide": True},
+    )
+    with pytest.raises(Exception, match=r"cluster\.name: 'prod': no GKE cluster of that name"):
+        run_stack(raw, account=LiveAccount())
 
 
 def test_spot_l4_stack_with_compute_class_fallback():
@@ -143,7 +165,7 @@ def test_harness_fails_loudly_on_an_unmocked_invoke(monkeypatch):
         gpuOperator={"clusterWide": True},
     )
     with pytest.raises(Exception, match="unmocked invoke gcp:container/getCluster"):
-        run_stack(raw)
+        run_stack(raw, account=LiveAccount(gke_clusters=frozenset({"prod"})))
 
 
 @functools.cache

@@ -109,7 +109,7 @@ class _TestModule(rpc.ResourceModule):
 def test_a_resource_reference_in_the_state_is_answered_as_the_sdk_would(monkeypatch):
     monkeypatch.setitem(rpc._RESOURCE_MODULES, "test:index", [_TestModule()])  # pyright: ignore[reportPrivateUsage]
 
-    def program() -> dict[str, Any]:
+    def program(*_: Any) -> dict[str, Any]:
         first = _First("first", {"size": 1})
         pulumi.CustomResource("test:index:Second", "second", {"ref": first})
         return {}
@@ -153,7 +153,7 @@ def test_a_registration_with_transforms_takes_the_sdks_own_path_and_is_still_rec
     def tag(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
         return pulumi.ResourceTransformResult(props={**args.props, "tagged": True}, opts=args.opts)
 
-    def program() -> dict[str, Any]:
+    def program(*_: Any) -> dict[str, Any]:
         parent = pulumi.ComponentResource("test:index:Group", "group")
         pulumi.CustomResource(
             "test:index:Leaf",

@@ -47,8 +47,9 @@ def test_old_catalog_diff_shows_the_widened_zones_of_a_pool_without_zones(tmp_pa
 def eks_refresh(tmp_path_factory) -> tuple[list[dict], str]:
     """``--old-catalog`` on eks-g4dn (``--json`` changes, stderr): before the refresh the catalog
     knew neither usw2-az1 (for any type) nor g4dn in usw2-az3. The old side is the stack as
-    deployed then; the new side's deploy finds its node groups and NAT gateway
-    (mockengine.groups_of), as `pulumi up` after the refresh does."""
+    deployed then; the new side is planned over what its observe step finds once the old side is
+    deployed (its node groups and NAT gateway: mocklive.after), as `pulumi up` after the refresh
+    is."""
     tmp = tmp_path_factory.mktemp("refresh")
     data = catalog_before_refresh(tmp, "aws_gpu_instances.csv", "g4dn.xlarge,", "usw2-az3")
     f = data / "aws_gpu_instances.csv"

@@ -24,8 +24,9 @@ def test_every_sample_stack_plans(stack, capsys):
 def test_json_output_has_the_contract_shape(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"project", "stack", "cost", "resources", "outputs"}
+    assert set(doc) == {"project", "stack", "observed", "cost", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpu-infra", "gke-t4")
+    assert doc["observed"] == {}  # an offline plan reads nothing live
     for r in doc["resources"]:
         assert set(r) == {
             "urn",

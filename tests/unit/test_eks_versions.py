@@ -7,6 +7,7 @@ import re
 
 import pytest
 
+from infra.core import offline
 from infra.core.catalog.eks_versions import (
     eks_addon_versions,
     eks_standard_support_ends,
@@ -61,9 +62,11 @@ def test_a_kubernetes_minor_bump_changes_every_pinned_addon_that_tracks_the_mino
 
 
 def test_an_addon_without_a_pinned_row_follows_eks_default_read_at_deploy_time():
+    # Offline the plan says so; on `pulumi up` it is the observed default (test_eks_live).
     got = _addons("1.35", autoscaler={"identity": "pod-identity"})
-    assert got["aws-ebs-csi-driver"] == got["eks-pod-identity-agent"] == ""
-    assert got["vpc-cni"] == ""  # the user guide's vpc-cni table stops at 1.34
+    at_deploy = offline.eks_addon_default("1.35")
+    assert got["aws-ebs-csi-driver"] == got["eks-pod-identity-agent"] == at_deploy
+    assert got["vpc-cni"] == at_deploy  # the user guide's vpc-cni table stops at 1.34
 
 
 def test_kube_proxy_pins_carry_their_own_kubernetes_minor():

@@ -1,12 +1,13 @@
 """infra.core's data flows one way: each module imports only from the layers below its own.
 
 From the top: the plan's views (cost, diff) -> the plan -> the operator -> the workload
-integrations -> the platform planners (gke, eks, kubernetes; none imports another) -> shared
-helpers (sharing, system_pool, kubeconfig) -> platform-neutral pool facts and labels (pools) -> the
-config schema -> catalog, field rules, the stack-file reader -> errors. Two modules of one layer
-never import each other (so there are no cycles), and a rule two platforms share lives in a shared
-module, never in one platform's package: from above, only a platform's plan types (``planner``,
-``model``) are imported.
+integrations -> what the platforms observed (observed) -> the platform planners (gke, eks,
+kubernetes; none imports another) -> shared helpers (sharing, system_pool, kubeconfig, offline) ->
+platform-neutral pool facts and labels (pools) -> the config schema -> catalog, field rules, the
+stack-file reader -> errors. Two modules of one layer never import each other (so there are no
+cycles), and a rule two platforms share lives in a shared module, never in one platform's package:
+from above, only a platform's plan and observation types (``planner``, ``model``, ``observed``)
+are imported.
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("catalog", "rules", "stackfile"),
     ("config",),
     ("pools", "labels"),
-    ("sharing", "system_pool", "kubeconfig"),
+    ("sharing", "system_pool", "kubeconfig", "offline"),
     ("gke", "eks", "kubernetes"),
+    ("observed",),
     ("integrations",),
     ("operator",),
     ("warm",),
@@ -34,8 +36,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))
-# What the layers above may import from a platform package: its plan types.
-PLATFORM_SURFACE = frozenset(("planner", "model"))
+# What the layers above may import from a platform package: its plan and observation types.
+PLATFORM_SURFACE = frozenset(("planner", "model", "observed"))
 # The only other reach into a platform package from above, each with its reason.
 # (The scheduling proof writes the autoscaler's tag prefixes out from upstream: it needs none.)
 ALLOWED_INSIDE: dict[tuple[str, str], str] = {}

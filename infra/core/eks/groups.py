@@ -122,8 +122,7 @@ class EksNodeGroup:
             property EKS cannot change in place, so such a change makes a new group (created
             before the old one is deleted) instead of a name clash.
         az_ids: the AZ IDs its subnets are in.
-        min_size: minimum nodes.
-        max_size: maximum nodes.
+        min_size / max_size: minimum and maximum nodes.
         frozen: for AZs the catalog chose (no ``zones``), what lets a deploy keep a live group
             named over fewer AZs instead of replacing it (``lifecycle.live_name``).
     """
@@ -133,6 +132,7 @@ class EksNodeGroup:
     min_size: int
     max_size: int
     frozen: FrozenAzs | None = None
+    desired_size: int = 0  # the size sent: a live group's own, clamped (live.live_desired_size)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

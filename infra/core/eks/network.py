@@ -44,6 +44,9 @@ class EksNetworkPlan:
         control_plane_az_ids: AZ IDs whose subnets the control plane may use.
         nat_zone_pinned: ``natZone`` chose the single NAT gateway's AZ (a deploy keeps it there,
             not where a live one runs).
+        cluster_az_ids: AZ IDs whose subnets the cluster gets: the control-plane ones, or those a
+            running cluster has (``kept_control_plane_azs``; set by ``live.apply_observed``).
+        notes: what a deploy over the running network keeps, and how to move it.
     """
 
     create: bool
@@ -58,6 +61,8 @@ class EksNetworkPlan:
     s3_gateway_endpoint: bool = False
     control_plane_az_ids: tuple[str, ...] = ()
     nat_zone_pinned: bool = False
+    cluster_az_ids: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
 
     def nat_for(self, az: str) -> str:
         """The AZ ID whose NAT gateway the private subnet of ``az`` routes through."""

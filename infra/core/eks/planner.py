@@ -48,6 +48,7 @@ from infra.core.eks.lifecycle import (
     predecessor,
     split_sizes,
 )
+from infra.core.eks.live import apply_observed
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.network import (
     CONTROL_PLANE_AVOID_AZ_IDS,
@@ -58,6 +59,7 @@ from infra.core.eks.network import (
     plan_network,
     subnet_cidrs,
 )
+from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.labels import POOL_LABEL
@@ -106,6 +108,7 @@ class EksSystemGroupPlan:
     update_max_unavailable: int = UPDATE_MAX_UNAVAILABLE
     # A created VPC's AZs come from the catalog: a refresh must not widen (replace) a live group.
     frozen: FrozenAzs | None = None
+    desired_size: int = 0  # the size sent (live.live_desired_size)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -164,6 +167,8 @@ class EksPlan:
         addons: managed add-ons, created after the system group (CoreDNS needs nodes).
         device_plugin: the NVIDIA device plugin chart when the GPU Operator is off.
         efa_device_plugin: AWS's EFA device plugin chart when a pool has EFA (hpc).
+        existing_cluster / declare_oidc_provider / oidc_provider_arn: an existing cluster as
+            observed, and its IAM OIDC provider: declared here, or the one found (``live``).
     """
 
     cluster_name: str = ""
@@ -185,6 +190,9 @@ class EksPlan:
     addons: tuple[EksAddonPlan, ...] = field(default_factory=tuple)
     device_plugin: DevicePluginPlan | None = None
     efa_device_plugin: DevicePluginPlan | None = None
+    existing_cluster: EksClusterObserved | None = None
+    declare_oidc_provider: bool = False
+    oidc_provider_arn: str = ""
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -235,7 +243,7 @@ def plan_addons(
     charts/eks-node-monitoring-agent/values.yaml ``tolerations: [{operator: Exists}]``);
     eks-pod-identity-agent serves Pod Identity associations.
     """
-    if existing:  # its add-ons are its owner's (Pod Identity's agent is checked at deploy time)
+    if existing:  # its add-ons are its owner's (Pod Identity's agent: live.attached_cluster)
         return ()
     addons = [
         EksAddonPlan(name="vpc-cni"),
@@ -255,8 +263,11 @@ def plan_addons(
     )
 
 
-def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
-    """Decide the EKS cluster and node groups; problems go to ``issues``."""
+def plan_eks(
+    config: StackConfig, catalog: Catalog, issues: Issues, observed: EksObserved | None = None
+) -> EksPlan:
+    """Decide the EKS cluster and node groups over what was observed (``None``: offline);
+    problems go to ``issues``."""
     cluster: EksClusterSpec = config.cluster
     region = config.region
     if region is None:  # config already reported cluster.location
@@ -305,7 +316,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         )
         ca = _plan_autoscaler(config, target, groups, system, issues)
     a = cluster.autoscaler
-    return EksPlan(
+    plan = EksPlan(
         cluster_name=cluster.name,
         stack=config.stack,
         region=region,
@@ -326,6 +337,7 @@ def plan_eks(config: StackConfig, catalog: Catalog, issues: Issues) -> EksPlan:
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
     )
+    return apply_observed(config, plan, observed, issues)
 
 
 def _plan_groups(
@@ -643,25 +655,6 @@ def workload_trust_policy(
             },
         }
     return {"Version": "2012-10-17", "Statement": [statement]}
-
-
-# What the provider's OIDC provider lookup by URL says when there is none: terraform-provider-aws
-# internal/service/iam/openid_connect_provider_data_source.go findOpenIDConnectProviderByURL
-# returns retry.NotFoundError ("couldn't find resource"); IAM's own error code is NoSuchEntity.
-OIDC_NOT_FOUND = ("couldn't find resource", "NoSuchEntity")
-
-
-def oidc_lookup_problem(error: str, cluster_name: str) -> str | None:
-    """``None`` when the IAM OIDC provider lookup failed because there is none (IRSA then creates
-    it); otherwise why the stack must stop: an unreadable provider is not a missing one."""
-    if any(marker in error for marker in OIDC_NOT_FOUND):
-        return None
-    return (
-        f"cluster.autoscaler.identity: irsa needs cluster {cluster_name}'s IAM OIDC provider, "
-        f"but looking it up failed: {error.splitlines()[0] if error else 'no reason given'} "
-        "(grant iam:ListOpenIDConnectProviders and iam:GetOpenIDConnectProvider, or use "
-        "pod-identity)"
-    )
 
 
 def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:

@@ -9,9 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from infra.core.pools import PoolHints, Taint
+
+if TYPE_CHECKING:
+    from infra.core.gke.observed import GkeClusterObserved
 
 # GKE adds this taint only when a non-GPU pool already exists, so creation order would decide it
 # and providers would see drift; declare it always
@@ -247,6 +250,8 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
+    # An existing cluster as observed (offline: placeholders; planner.attached_cluster).
+    existing_cluster: GkeClusterObserved | None = None
 
     @property
     def node_identity_role(self) -> str:

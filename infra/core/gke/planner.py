@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from infra.core import offline
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeClusterSpec
 from infra.core.config.stack import StackConfig, gcp_region_of
@@ -35,6 +36,7 @@ from infra.core.gke.model import (
     MaintenanceExclusionPlan,
 )
 from infra.core.gke.nap import NAP_DOC, cluster_nap_needed, resource_limits, system_shape
+from infra.core.gke.observed import GkeClusterObserved, GkeObserved
 from infra.core.gke.pools import PoolContext, plan_pools
 from infra.core.gke.versions import feature_versions
 from infra.core.kubeconfig import exec_kubeconfig
@@ -62,8 +64,11 @@ __all__ = [
 ]
 
 
-def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
-    """Validate and decide the GKE cluster and its GPU pools; problems go to ``issues``."""
+def plan_gke(
+    config: StackConfig, catalog: Catalog, issues: Issues, observed: GkeObserved | None = None
+) -> GkePlan:
+    """Validate and decide the GKE cluster and its GPU pools over what was observed (``None``:
+    offline); problems go to ``issues``."""
     cluster: GkeClusterSpec = config.cluster
     project = config.project or ""
     region = config.region or ""
@@ -109,7 +114,31 @@ def plan_gke(config: StackConfig, catalog: Catalog, issues: Issues) -> GkePlan:
         node_sa_roles=(*NODE_SA_ROLES, IMAGE_STREAMING_ROLE) if streaming else NODE_SA_ROLES,
         services=(IMAGE_STREAMING_SERVICE,) if streaming else (),
         notes=(*notes, *ctx.notes),
+        existing_cluster=attached_cluster(cluster, project, observed, issues),
     )
+
+
+def attached_cluster(
+    cluster: GkeClusterSpec, project: str, observed: GkeObserved | None, issues: Issues
+) -> GkeClusterObserved | None:
+    """An existing cluster as read (offline: placeholders, ``infra.core.offline``); a missing one
+    is a problem: the stack attaches its pools to what is there."""
+    if not cluster.existing:
+        return None
+    if observed is None:
+        return GkeClusterObserved(
+            name=cluster.name,
+            endpoint=offline.ENDPOINT,
+            certificate_authority=offline.CERTIFICATE_AUTHORITY,
+        )
+    if observed.cluster is None:
+        issues.add(
+            "cluster.name",
+            f"{cluster.name!r}: no GKE cluster of that name in {cluster.location} of project "
+            f"{project} (cluster.existing: true attaches to a running cluster); create it "
+            "first, or set existing: false",
+        )
+    return observed.cluster
 
 
 def _with_auto_provisioning(

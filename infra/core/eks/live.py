@@ -1,0 +1,198 @@
+"""Day 2 on EKS: the plan over what the observe step found running.
+
+Pure code. ``apply_observed`` is the last step of ``plan_eks``: every decision that depends on the
+live account (the node groups' names and desired sizes, the NAT gateway's AZ, the control plane's
+AZs, the IAM OIDC provider, the existing cluster's endpoint, add-on default versions, instance
+offerings) is made here from an ``EksObserved``, so the components only map the plan. ``None``
+(an offline plan) assumes a first deploy into an account holding only what the stack file names,
+and shows the placeholders of ``infra.core.offline`` for values only the account knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from infra.core import offline
+from infra.core.config.stack import StackConfig
+from infra.core.eks.lifecycle import desired_size, live_name, predecessor
+from infra.core.eks.network import EksNetworkPlan, keep_live_nat, kept_control_plane_azs
+from infra.core.eks.observed import EksClusterObserved, EksObserved
+from infra.core.errors import Issues, join_path
+
+if TYPE_CHECKING:
+    from infra.core.eks.groups import EksGroupPlan
+    from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
+
+
+def apply_observed(
+    config: StackConfig, plan: EksPlan, observed: EksObserved | None, issues: Issues
+) -> EksPlan:
+    """``plan`` over the live account (``None``: an offline plan); problems go to ``issues``."""
+    live = dict(observed.node_groups) if observed is not None else {}
+    attached = attached_cluster(plan, observed, issues)
+    if observed is not None and observed.offerings is not None:
+        offering_issues(config, plan, observed.offerings, issues)
+    return replace(
+        plan,
+        network=_network(plan, observed),
+        groups=tuple(live_group(g, live) for g in plan.groups),
+        system=live_system(plan.system, live) if plan.system is not None else None,
+        existing_cluster=attached,
+        declare_oidc_provider=attached is not None
+        and plan.identity == "irsa"
+        and _oidc_arn(attached, observed) is None,
+        oidc_provider_arn=(_oidc_arn(attached, observed) or "") if attached is not None else "",
+        addons=tuple(
+            replace(a, version=a.version or addon_default(a.name, plan, observed, issues))
+            for a in plan.addons
+        ),
+    )
+
+
+def live_desired_size(
+    name: str, live: Mapping[str, int], min_size: int, max_size: int, *, seed: bool = True
+) -> int:
+    """The desired size to send: the group's live value clamped into [min, max] (``desired_size``);
+    for a replacement, its predecessor's (``predecessor``) unless ``seed`` is off; else min."""
+    source = name if name in live else predecessor(name, list(live)) if seed else None
+    return desired_size(live.get(source) if source is not None else None, min_size, max_size)
+
+
+def live_group(group: EksGroupPlan, live: Mapping[str, int]) -> EksGroupPlan:
+    """A GPU pool's node groups under their live names and AZs (``live_name``) with their desired
+    sizes, and a note for each group the catalog would now widen."""
+    names = list(live)
+    node_groups, notes = [], []
+    for ng in group.node_groups:
+        name, azs = live_name(ng.name, ng.az_ids, ng.frozen, names)
+        if more := [az for az in ng.az_ids if az not in azs]:
+            them = "them" if len(more) > 1 else "it"
+            notes.append(
+                f"EKS: gpuPools {group.name}: node group {name} keeps the AZs it runs in "
+                f"({', '.join(azs)}); the catalog now also offers {', '.join(more)}: add {them} "
+                f"to gpuPools[].zones to use {them} (a new group is created before this one "
+                f"goes), or write zones: [{', '.join(azs)}] to keep it where it is"
+            )
+        size = live_desired_size(
+            name, live, ng.min_size, ng.max_size, seed=group.seeds_from_predecessor
+        )
+        node_groups.append(replace(ng, name=name, az_ids=azs, desired_size=size))
+    return replace(group, node_groups=tuple(node_groups), notes=(*group.notes, *notes))
+
+
+def live_system(system: EksSystemGroupPlan, live: Mapping[str, int]) -> EksSystemGroupPlan:
+    """The system group under its live name and AZs, with its desired size."""
+    name, azs = live_name(system.node_group_name, system.az_ids, system.frozen, list(live))
+    size = live_desired_size(name, live, system.min_size, system.max_size)
+    return replace(system, node_group_name=name, az_ids=azs, desired_size=size)
+
+
+def _network(plan: EksPlan, observed: EksObserved | None) -> EksNetworkPlan | None:
+    """The network with the running NAT gateway's AZ kept (``keep_live_nat``) and the cluster's
+    subnets in the AZs the running control plane has (``kept_control_plane_azs``)."""
+    net = plan.network
+    if net is None:
+        return None
+    notes: list[str] = []
+    if net.create:
+        net, moved = keep_live_nat(net, observed.nat_az_ids if observed is not None else ())
+        notes += [moved] if moved else []
+    cluster = observed.cluster if observed is not None else None
+    if net.create and cluster is not None and not plan.existing:
+        kept, added = kept_control_plane_azs(net.control_plane_az_ids, cluster.subnet_az_ids)
+        if added:
+            notes.append(
+                f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
+                f"with ({', '.join(kept)}); EKS cannot add {', '.join(added)}, which the "
+                "catalog now offers, to a running cluster (its nodes may still run there)"
+            )
+    else:
+        kept = net.control_plane_az_ids
+    return replace(net, cluster_az_ids=kept, notes=(*net.notes, *notes))
+
+
+def attached_cluster(
+    plan: EksPlan, observed: EksObserved | None, issues: Issues
+) -> EksClusterObserved | None:
+    """An existing cluster as read (offline: placeholders); a missing one, or Pod Identity without
+    its agent add-on, is a problem: the stack attaches to what is there and owns none of it."""
+    if not plan.existing:
+        return None
+    if observed is None:
+        return EksClusterObserved(
+            name=plan.cluster_name,
+            endpoint=f"https://{offline.ENDPOINT}",
+            certificate_authority=offline.CERTIFICATE_AUTHORITY,
+            oidc_issuer=offline.eks_oidc_issuer(plan.region),
+            security_group_id=offline.SECURITY_GROUP_ID,
+            vpc_id=offline.VPC_ID,
+        )
+    if observed.cluster is None:
+        issues.add(
+            "cluster.name",
+            f"{plan.cluster_name!r}: no EKS cluster of that name in {plan.region} "
+            "(cluster.existing: true attaches to a running cluster); create it first, or set "
+            "existing: false",
+        )
+        return None
+    if plan.identity == "pod-identity" and observed.pod_identity_agent is False:
+        issues.add(
+            "cluster.autoscaler.identity",
+            f"pod-identity, but cluster {plan.cluster_name} has no eks-pod-identity-agent "
+            "add-on; install it or use irsa",
+        )
+    return observed.cluster
+
+
+def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:
+    """The IAM OIDC provider an existing cluster's IRSA roles trust: the one read, ``None`` for
+    none (then the stack declares it); offline one is assumed."""
+    if cluster is None:
+        return None
+    if observed is None:
+        return offline.oidc_provider_arn(cluster.oidc_issuer)
+    return observed.oidc_provider_arn
+
+
+def addon_default(name: str, plan: EksPlan, observed: EksObserved | None, issues: Issues) -> str:
+    """EKS's default version of an add-on without a pin, as read (DescribeAddonVersions
+    ``defaultVersion``); offline a placeholder saying so."""
+    if observed is None or observed.addon_versions is None:
+        return offline.eks_addon_default(plan.kubernetes_version)
+    found = observed.addon_versions.get(name)
+    if found is None:
+        issues.add(
+            "cluster.kubernetesVersion",
+            f"{plan.kubernetes_version!r}: EKS lists no default version of the {name} add-on "
+            "for it (DescribeAddonVersions)",
+        )
+        return ""
+    return found
+
+
+def offering_issues(
+    config: StackConfig,
+    plan: EksPlan,
+    offerings: Mapping[str, tuple[str, ...]],
+    issues: Issues,
+) -> None:
+    """A node-group pool whose planned AZs no longer all offer its instance types fails, rather
+    than narrowing: subnet_ids force a new node group under the same hashed name
+    (terraform-provider-aws internal/service/eks/node_group.go: ForceNew), which EKS rejects as
+    "already exists"."""
+    index = {p.name: i for i, p in enumerate(config.pools)}
+    for g in plan.groups:
+        if g.karpenter is not None or not g.node_groups:
+            continue
+        lost = [
+            az for az in g.az_ids if not all(az in offerings.get(t, ()) for t in g.instance_types)
+        ]
+        if lost:
+            issues.add(
+                join_path("gpuPools", index.get(g.name), "zones"),
+                f"{', '.join(lost)} of {plan.region} no longer offers "
+                f"{', '.join(g.instance_types)} (AWS DescribeInstanceTypeOfferings); list the AZs "
+                "that still do in gpuPools[].zones",
+            )

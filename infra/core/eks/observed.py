@@ -1,0 +1,194 @@
+"""What the EKS observe step read before planning: frozen data, JSON both ways.
+
+Pure code. ``infra.observe.eks`` fills ``EksObserved`` from the live account; ``infra.core.eks.live``
+decides over it. A field is "read, found nothing" when empty and "not read" when ``None`` (only
+where the step reads it for some stacks only); ``observed`` ``None`` as a whole is an offline plan.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EksClusterObserved:
+    """The stack's cluster as DescribeCluster shows it (one this stack created, or an existing one).
+
+    Attributes:
+        endpoint: the API server URL (``https://...``).
+        certificate_authority: the cluster CA, base64 PEM.
+        oidc_issuer: the OIDC issuer without ``https://``.
+        security_group_id: the cluster security group EKS made (``vpcConfig.clusterSecurityGroupId``).
+        vpc_id: the cluster's VPC.
+        subnet_az_ids: AZ IDs of the cluster's subnets (read for a cluster this stack creates).
+    """
+
+    name: str
+    endpoint: str
+    certificate_authority: str
+    oidc_issuer: str
+    security_group_id: str
+    vpc_id: str
+    subnet_az_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EksObserved:
+    """Everything the EKS observe step read.
+
+    Attributes:
+        cluster: the cluster of ``cluster.name`` in the region; ``None``: there is none (yet).
+        node_groups: the cluster's node groups a pool of this stack may own (``node_groups_to_read``)
+            -> their desired size.
+        nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
+        oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
+            ``None``: there is none.
+        pod_identity_agent: an existing cluster with Pod Identity: whether its
+            eks-pod-identity-agent add-on is installed; ``None``: not read.
+        addon_versions: add-on -> EKS's default version for the cluster's Kubernetes version, for
+            every add-on without a pin; ``None``: not read.
+        offerings: instance type -> the region's AZ IDs offering it now, for the types of the
+            node-group pools; ``None``: not read.
+    """
+
+    cluster: EksClusterObserved | None = None
+    node_groups: Mapping[str, int] = field(default_factory=dict)
+    nat_az_ids: tuple[str, ...] = ()
+    oidc_provider_arn: str | None = None
+    pod_identity_agent: bool | None = None
+    addon_versions: Mapping[str, str] | None = None
+    offerings: Mapping[str, tuple[str, ...]] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase JSON, as ``--json`` shows it; ``from_json`` reads it back."""
+        c = self.cluster
+        return {
+            "cluster": None
+            if c is None
+            else {
+                "name": c.name,
+                "endpoint": c.endpoint,
+                "certificateAuthority": c.certificate_authority,
+                "oidcIssuer": c.oidc_issuer,
+                "securityGroupId": c.security_group_id,
+                "vpcId": c.vpc_id,
+                "subnetAzIds": list(c.subnet_az_ids),
+            },
+            "nodeGroups": dict(sorted(self.node_groups.items())),
+            "natAzIds": list(self.nat_az_ids),
+            "oidcProviderArn": self.oidc_provider_arn,
+            "podIdentityAgent": self.pod_identity_agent,
+            "addonVersions": None
+            if self.addon_versions is None
+            else dict(sorted(self.addon_versions.items())),
+            "offerings": None
+            if self.offerings is None
+            else {t: list(azs) for t, azs in sorted(self.offerings.items())},
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> EksObserved:
+        """The value ``to_json`` wrote (keys it does not write are refused: a typo is no default)."""
+        _known(doc, _KEYS, "eks")
+        c = doc.get("cluster")
+        if c is not None:
+            _known(c, _CLUSTER_KEYS, "eks.cluster")
+        offerings = doc.get("offerings")
+        versions = doc.get("addonVersions")
+        return cls(
+            cluster=None
+            if c is None
+            else EksClusterObserved(
+                name=str(c["name"]),
+                endpoint=str(c["endpoint"]),
+                certificate_authority=str(c["certificateAuthority"]),
+                oidc_issuer=str(c["oidcIssuer"]),
+                security_group_id=str(c["securityGroupId"]),
+                vpc_id=str(c["vpcId"]),
+                subnet_az_ids=tuple(c.get("subnetAzIds", ())),
+            ),
+            node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
+            nat_az_ids=tuple(doc.get("natAzIds") or ()),
+            oidc_provider_arn=doc.get("oidcProviderArn"),
+            pod_identity_agent=doc.get("podIdentityAgent"),
+            addon_versions=None
+            if versions is None
+            else {str(k): str(v) for k, v in versions.items()},
+            offerings=None
+            if offerings is None
+            else {str(t): tuple(azs) for t, azs in offerings.items()},
+        )
+
+
+_KEYS = frozenset(
+    (
+        "cluster",
+        "nodeGroups",
+        "natAzIds",
+        "oidcProviderArn",
+        "podIdentityAgent",
+        "addonVersions",
+        "offerings",
+    )
+)
+_CLUSTER_KEYS = frozenset(
+    (
+        "name",
+        "endpoint",
+        "certificateAuthority",
+        "oidcIssuer",
+        "securityGroupId",
+        "vpcId",
+        "subnetAzIds",
+    )
+)
+
+
+def _known(doc: Mapping[str, Any], keys: frozenset[str], where: str) -> None:
+    if unknown := sorted(set(doc) - keys):
+        raise ValueError(f"observed.{where}: unknown key(s) {', '.join(unknown)}")
+
+
+# A node group name: ``<pool>[-<az id>]-<8 hex>`` (lifecycle.node_group_name).
+_HASHED = re.compile(r"^(?P<stem>.+)-[0-9a-f]{8}$")
+
+
+def node_groups_to_read(names: Iterable[str], pools: Iterable[str]) -> list[str]:
+    """The live node groups whose desired size the plan may use: those named like a group of one
+    of ``pools``, ``<pool>[-<az id>]-<8 hex>``. A group is kept under a live name or seeded from a
+    predecessor only of its own pool (``lifecycle.live_name``, ``lifecycle.predecessor``), so the
+    other groups of a shared cluster are not read."""
+    stems = tuple(f"{p}-" for p in pools)
+    out = []
+    for n in sorted(set(names)):
+        m = _HASHED.match(n)
+        if m and (f"{m['stem']}-".startswith(stems)):
+            out.append(n)
+    return out
+
+
+# What the provider says when a read finds nothing: terraform-plugin-sdk helper/retry NotFoundError
+# ("couldn't find resource"), which terraform-provider-aws returns for IAM NoSuchEntity
+# (internal/service/iam/openid_connect_provider_data_source.go findOpenIDConnectProviderByURL) and
+# for EKS ResourceNotFoundException (internal/service/eks/addon.go findAddon).
+NOT_FOUND = ("couldn't find resource", "NoSuchEntity", "ResourceNotFoundException")
+
+
+def not_found(error: str) -> bool:
+    """Whether a failed read failed because there is nothing to read (anything else stops)."""
+    return any(marker in error for marker in NOT_FOUND)
+
+
+def oidc_lookup_problem(error: str, cluster_name: str) -> str | None:
+    """``None`` when the IAM OIDC provider lookup failed because there is none (IRSA then creates
+    it); otherwise why the stack must stop: an unreadable provider is not a missing one."""
+    if not_found(error):
+        return None
+    return (
+        f"irsa needs cluster {cluster_name}'s IAM OIDC provider, but looking it up failed: "
+        f"{error.splitlines()[0] if error else 'no reason given'} (grant "
+        "iam:ListOpenIDConnectProviders and iam:GetOpenIDConnectProvider, or use pod-identity)"
+    )

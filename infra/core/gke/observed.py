@@ -1,0 +1,76 @@
+"""What the GKE observe step read before planning: frozen data, JSON both ways.
+
+Pure code. ``infra.observe.gke`` reads an existing cluster (the only live read a GKE stack
+makes); ``planner.plan_gke`` decides over it. ``None`` as a whole is an offline plan.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GkeClusterObserved:
+    """An existing cluster as ``projects.locations.clusters.get`` shows it.
+
+    Attributes:
+        endpoint: the API server's IP address.
+        certificate_authority: ``masterAuth.clusterCaCertificate``, base64 PEM.
+    """
+
+    name: str
+    endpoint: str
+    certificate_authority: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GkeObserved:
+    """Everything the GKE observe step read.
+
+    Attributes:
+        cluster: the existing cluster of ``cluster.name`` (``cluster.existing``); ``None``: there
+            is none, or the stack creates its cluster (nothing is read then).
+    """
+
+    cluster: GkeClusterObserved | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """camelCase JSON, as ``--json`` shows it; ``from_json`` reads it back."""
+        c = self.cluster
+        return {
+            "cluster": None
+            if c is None
+            else {
+                "name": c.name,
+                "endpoint": c.endpoint,
+                "certificateAuthority": c.certificate_authority,
+            }
+        }
+
+    @classmethod
+    def from_json(cls, doc: Mapping[str, Any]) -> GkeObserved:
+        """The value ``to_json`` wrote (keys it does not write are refused)."""
+        if unknown := sorted(set(doc) - {"cluster"}):
+            raise ValueError(f"observed.gke: unknown key(s) {', '.join(unknown)}")
+        c = doc.get("cluster")
+        if c is None:
+            return cls()
+        if unknown := sorted(set(c) - {"name", "endpoint", "certificateAuthority"}):
+            raise ValueError(f"observed.gke.cluster: unknown key(s) {', '.join(unknown)}")
+        return cls(
+            cluster=GkeClusterObserved(
+                name=str(c["name"]),
+                endpoint=str(c["endpoint"]),
+                certificate_authority=str(c["certificateAuthority"]),
+            )
+        )
+
+
+def cluster_not_found(error: str, project: str, location: str, name: str) -> bool:
+    """Whether reading the cluster failed because there is none: the provider's data source says
+    ``<id> not found`` with the cluster's full name (terraform-provider-google
+    google/services/container/data_source_google_container_cluster.go, containerClusterFullName
+    ``projects/%s/locations/%s/clusters/%s``); any other failure stops the run."""
+    return f"projects/{project}/locations/{location}/clusters/{name} not found" in error

@@ -1,0 +1,220 @@
+"""A fake cloud account for the mock engine: what the observe step finds, per run.
+
+``LiveAccount`` is what the account holds before a run; ``mockengine.run(..., account=...)`` and
+``mockengine.observe`` answer the observe step's invokes from it (``INVOKES``), nothing else does.
+``before(config)`` is an account holding only what the stack file names (an existing cluster, its
+IAM OIDC provider and Pod Identity agent); ``after(plan, recording)`` adds what a deploy of that
+recording leaves running, which is what ``--diff`` plans its new side over.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from infra.core import offline
+
+if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
+    from infra.core.config.stack import StackConfig
+    from infra.core.plan import Plan
+    from infra.mockengine import Recording
+
+
+class InvokeFailure(Exception):
+    """A look-up the real provider would answer with an error (e.g. "not found").
+
+    Returned to the program as invoke failures, as a real provider's are, so a program that
+    catches a failed look-up behaves the same under mocks.
+    """
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LiveAccount:
+    """What the fake account holds before a run.
+
+    Attributes:
+        eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
+        node_groups: EKS node group name -> its current desired size.
+        vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
+        nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
+        subnets: subnet ID -> its AZ ID.
+        oidc_provider: whether the IAM OIDC provider of a cluster's issuer exists.
+        oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
+        pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
+        gke_clusters: existing GKE cluster names (any project and location).
+    """
+
+    eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    node_groups: Mapping[str, int] = field(default_factory=dict)
+    vpcs: tuple[str, ...] = ()
+    nat_gateways: Mapping[str, str] = field(default_factory=dict)
+    subnets: Mapping[str, str] = field(default_factory=dict)
+    oidc_provider: bool = True
+    oidc_lookup_error: str | None = None
+    pod_identity_agent: bool = True
+    gke_clusters: frozenset[str] = frozenset()
+
+
+def before(config: StackConfig) -> LiveAccount:
+    """An account holding only what ``config`` attaches to: its existing cluster (with its IAM
+    OIDC provider and Pod Identity agent), as an offline plan (``Observed.none()``) assumes."""
+    if not config.cluster.existing:
+        return LiveAccount()
+    if config.platform == "gke":
+        return LiveAccount(gke_clusters=frozenset({config.cluster.name}))
+    if config.platform == "eks":
+        subnets = tuple((config.cluster.vpc.private_subnets or {}).values())
+        return LiveAccount(eks_clusters={config.cluster.name: subnets})
+    return LiveAccount()  # a kubeconfig's cluster: nothing is read
+
+
+def after(plan: Plan, recording: Recording) -> LiveAccount:
+    """``before(plan.config)`` plus the EKS cluster, node groups (name -> desired size), VPC, NAT
+    gateways and subnets ``recording`` made, as a deploy over that stack finds them."""
+    found = before(plan.config)
+    of = recording.of_type
+    clusters = {
+        str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))
+        for r in of("eks:index:Cluster")
+        if r.inputs.get("name")
+    }
+    return replace(
+        found,
+        eks_clusters={**found.eks_clusters, **clusters},
+        node_groups={
+            str(r.inputs["nodeGroupName"]): int(
+                r.inputs.get("scalingConfig", {}).get("desiredSize", 0)
+            )
+            for r in of("aws:eks/nodeGroup:NodeGroup")
+            if r.inputs.get("nodeGroupName")
+        },
+        vpcs=tuple(
+            str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
+        ),
+        nat_gateways={
+            str(r.id): str(r.inputs["subnetId"])
+            for r in of("aws:ec2/natGateway:NatGateway")
+            if r.id
+        },
+        subnets={
+            str(r.id): str(r.inputs["availabilityZoneId"])
+            for r in of("aws:ec2/subnet:Subnet")
+            if r.id
+        },
+    )
+
+
+Answer = dict[str, Any]
+
+
+def _eks_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """DescribeCluster: placeholder endpoint, CA, OIDC issuer and cluster security group."""
+    name = args["name"]
+    region = args.get("region") or ""
+    return {
+        "id": name,
+        "name": name,
+        "endpoint": f"https://{offline.ENDPOINT}",
+        "certificateAuthorities": [{"data": offline.CERTIFICATE_AUTHORITY}],
+        "identities": [{"oidcs": [{"issuer": f"https://{offline.eks_oidc_issuer(region)}"}]}],
+        "vpcConfig": {
+            "clusterSecurityGroupId": offline.SECURITY_GROUP_ID,
+            "vpcId": offline.VPC_ID,
+            "subnetIds": list(live.eks_clusters.get(name, ())),
+        },
+    }
+
+
+def _eks_get_clusters(_args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    return {"id": "clusters", "names": sorted(live.eks_clusters)}
+
+
+def _get_oidc_provider(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    url = str(args.get("url", "")).removeprefix("https://")
+    if live.oidc_lookup_error is not None:
+        raise InvokeFailure(live.oidc_lookup_error)
+    if not live.oidc_provider:
+        # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
+        raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
+    return {"id": url, "url": url, "arn": offline.oidc_provider_arn(url)}
+
+
+def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    return {
+        "id": args["clusterName"],
+        "clusterName": args["clusterName"],
+        "names": sorted(live.node_groups),
+    }
+
+
+def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read."""
+    desired = live.node_groups[args["nodeGroupName"]]
+    return {
+        "id": f"{args['clusterName']}:{args['nodeGroupName']}",
+        "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+    }
+
+
+def _eks_get_addon(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    if not live.pod_identity_agent:
+        # terraform-provider-aws internal/service/eks/addon.go findAddon: retry.NotFoundError.
+        raise InvokeFailure(
+            f"reading EKS Add-On ({args['clusterName']}:{args['addonName']}): "
+            "couldn't find resource"
+        )
+    return {"id": args["addonName"], "addonName": args["addonName"]}
+
+
+def _get_vpcs(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """DescribeVpcs by ``Name`` tag."""
+    name = (args.get("tags") or {}).get("Name")
+    ids = [f"vpc-{i}" for i, n in enumerate(live.vpcs) if name is None or n == name]
+    return {"id": "vpcs", "ids": ids}
+
+
+def _get_nat_gateways(_args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    return {"id": "nat-gateways", "ids": sorted(live.nat_gateways)}
+
+
+def _get_nat_gateway(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """DescribeNatGateways: only ``subnetId`` is read."""
+    return {"id": args["id"], "subnetId": live.nat_gateways[args["id"]]}
+
+
+def _get_subnet(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """DescribeSubnets: only ``availabilityZoneId`` is read."""
+    return {"id": args["id"], "availabilityZoneId": live.subnets[args["id"]]}
+
+
+def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
+    """An existing GKE cluster: a placeholder endpoint and CA (nothing else is read)."""
+    name, location, project = args.get("name"), args.get("location"), args.get("project")
+    if name not in live.gke_clusters:
+        # terraform-provider-google data_source_google_container_cluster.go: "<id> not found".
+        raise InvokeFailure(f"projects/{project}/locations/{location}/clusters/{name} not found")
+    return {
+        "name": name,
+        "location": location,
+        "project": project,
+        "endpoint": offline.ENDPOINT,
+        "masterAuths": [{"clusterCaCertificate": offline.CERTIFICATE_AUTHORITY}],
+    }
+
+
+# Provider function token -> answer from the account (the observe step's reads).
+INVOKES = {
+    "gcp:container/getCluster:getCluster": _gcp_get_cluster,
+    "aws:eks/getCluster:getCluster": _eks_get_cluster,
+    "aws:eks/getClusters:getClusters": _eks_get_clusters,
+    "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,
+    "aws:eks/getNodeGroups:getNodeGroups": _eks_get_node_groups,
+    "aws:eks/getNodeGroup:getNodeGroup": _eks_get_node_group,
+    "aws:eks/getAddon:getAddon": _eks_get_addon,
+    "aws:ec2/getVpcs:getVpcs": _get_vpcs,
+    "aws:ec2/getNatGateways:getNatGateways": _get_nat_gateways,
+    "aws:ec2/getNatGateway:getNatGateway": _get_nat_gateway,
+    "aws:ec2/getSubnet:getSubnet": _get_subnet,
+}

@@ -1,0 +1,253 @@
+"""The EKS observe step: every live read an EKS plan decides over, before planning.
+
+Through pulumi-aws's synchronous invokes, so ``pulumi up`` reads with the stack's provider
+configuration (region, credentials, assumed role). What it reads, in order: the cluster of
+``cluster.name`` (ListClusters, then DescribeCluster and, for a cluster this stack creates, its
+subnets' AZ IDs), the node groups a pool of this stack may own and their desired sizes, the NAT
+gateways of the VPC it creates, for an existing cluster its IAM OIDC provider (IRSA) or Pod
+Identity agent, EKS's default version of each add-on without a pin, and the AZ offering of the
+node-group pools' instance types. Not found is an empty answer; any other failure stops the run
+(``ObserveError``): what could not be read is unknown, never absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import pulumi_aws as aws
+
+from infra.core.config.eks import EksClusterSpec
+from infra.core.config.stack import StackConfig
+from infra.core.eks import autoscaler
+from infra.core.eks.observed import (
+    EksClusterObserved,
+    EksObserved,
+    node_groups_to_read,
+    not_found,
+    oidc_lookup_problem,
+)
+from infra.core.eks.planner import SYSTEM_GROUP, plan_addons
+from infra.core.observed import ObserveError
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+T = TypeVar("T")
+POD_IDENTITY_AGENT = "eks-pod-identity-agent"
+
+
+def read(path: str, what: str, fn: Callable[[], T]) -> T:
+    """``fn()``, or ``ObserveError`` naming the config key, what was read and why it failed."""
+    try:
+        return fn()
+    except Exception as e:  # any provider failure: reported, never swallowed
+        raise ObserveError(path, f"could not read {what}: {_first_line(e)}") from e
+
+
+def _first_line(e: BaseException) -> str:
+    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+
+
+def observe_eks(config: StackConfig) -> EksObserved:
+    """Read the live account for ``config`` (an EKS stack)."""
+    c: EksClusterSpec = config.cluster
+    region = config.region or ""
+    names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
+    cluster = _cluster(c, region) if c.name in names else None
+    oidc, agent = _identity(c, region, cluster)
+    return EksObserved(
+        cluster=cluster,
+        node_groups=_node_groups(config, region) if cluster is not None else {},
+        nat_az_ids=_nat_az_ids(c, region),
+        oidc_provider_arn=oidc,
+        pod_identity_agent=agent,
+        addon_versions=_addon_versions(c, region),
+        offerings=_offerings(config, region),
+    )
+
+
+def _clusters(region: str) -> list[str]:
+    return list(aws.eks.get_clusters(region=region).names or [])
+
+
+def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
+    """DescribeCluster, and for a cluster this stack creates its subnets' AZ IDs (EKS keeps the
+    AZs a cluster was created with: ``kept_control_plane_azs``)."""
+    found = read(
+        "cluster.name",
+        f"EKS cluster {c.name}",
+        lambda: aws.eks.get_cluster(name=c.name, region=region),
+    )
+    vpc = found.vpc_config
+    subnets: Sequence[str] = () if c.existing else list(vpc.subnet_ids or [])
+    azs = {
+        str(
+            read(
+                "cluster.name",
+                f"subnet {s} of EKS cluster {c.name}",
+                lambda s=s: aws.ec2.get_subnet(id=s, region=region).availability_zone_id,
+            )
+        )
+        for s in subnets
+    }
+    return EksClusterObserved(
+        name=found.name,
+        endpoint=found.endpoint,
+        certificate_authority=found.certificate_authorities[0].data or "",
+        oidc_issuer=(found.identities[0].oidcs[0].issuer or "").removeprefix("https://"),
+        security_group_id=vpc.cluster_security_group_id or "",
+        vpc_id=vpc.vpc_id or "",
+        subnet_az_ids=tuple(sorted(azs)),
+    )
+
+
+def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
+    """The desired size of each live node group a pool of this stack may own."""
+    c: EksClusterSpec = config.cluster
+    pools = [p.name for p in config.pools] + ([] if c.existing else [SYSTEM_GROUP])
+    live = read(
+        "gpuPools",
+        f"the node groups of EKS cluster {c.name}",
+        lambda: aws.eks.get_node_groups(cluster_name=c.name, region=region).names or [],
+    )
+    return {
+        n: read(
+            "gpuPools",
+            f"node group {n} of EKS cluster {c.name}",
+            lambda n=n: _desired(c, n, region),
+        )
+        for n in node_groups_to_read(live, pools)
+    }
+
+
+def _desired(c: EksClusterSpec, name: str, region: str) -> int:
+    found = aws.eks.get_node_group(cluster_name=c.name, node_group_name=name, region=region)
+    scaling = found.scaling_configs
+    return int(scaling[0].desired_size) if scaling else 0
+
+
+def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
+    """AZ IDs of the NAT gateways (pending or available) in the VPC this stack creates (``Name``
+    ``<cluster>-vpc``); none before the first deploy (aws_vpcs and aws_nat_gateways answer no
+    match with empty ``ids``, not an error: terraform-provider-aws
+    internal/service/ec2/vpc_vpcs_data_source.go)."""
+    if c.existing or c.vpc.private_subnets is not None:
+        return ()
+    name = f"{c.name}-vpc"
+
+    def reads() -> tuple[str, ...]:
+        vpcs = aws.ec2.get_vpcs(tags={"Name": name}, region=region).ids
+        if len(vpcs) > 1:
+            raise ValueError(f"{len(vpcs)} VPCs are named {name}; one is this stack's")
+        if not vpcs:
+            return ()
+        nats = aws.ec2.get_nat_gateways(
+            vpc_id=vpcs[0],
+            # DescribeNatGateways "state" filter: a deleted or failed gateway routes nothing.
+            filters=[
+                aws.ec2.GetNatGatewaysFilterArgs(name="state", values=["pending", "available"])
+            ],
+            region=region,
+        ).ids
+        subnets = [aws.ec2.get_nat_gateway(id=n, region=region).subnet_id for n in nats]
+        return tuple(
+            sorted(
+                str(aws.ec2.get_subnet(id=s, region=region).availability_zone_id) for s in subnets
+            )
+        )
+
+    return read("cluster.vpc", f"the NAT gateways of VPC {name}", reads)
+
+
+def _identity(
+    c: EksClusterSpec, region: str, cluster: EksClusterObserved | None
+) -> tuple[str | None, bool | None]:
+    """An existing cluster's IAM OIDC provider ARN (IRSA; ``None``: there is none) or whether its
+    Pod Identity agent add-on is installed; neither is read for a cluster this stack creates."""
+    if not c.existing or cluster is None:
+        return None, None
+    key = "cluster.autoscaler.identity"
+    if c.autoscaler.identity == "irsa":
+        try:
+            url = f"https://{cluster.oidc_issuer}"
+            return aws.iam.get_open_id_connect_provider(url=url).arn, None
+        except Exception as e:  # classified: not found, or stop
+            if problem := oidc_lookup_problem(str(e).strip(), c.name):
+                raise ObserveError(key, problem) from e
+            return None, None
+    try:
+        aws.eks.get_addon(cluster_name=c.name, addon_name=POD_IDENTITY_AGENT, region=region)
+    except Exception as e:  # classified: not found, or stop
+        if not not_found(str(e)):
+            raise ObserveError(
+                key, f"could not read the {POD_IDENTITY_AGENT} add-on of {c.name}: {_first_line(e)}"
+            ) from e
+        return None, False
+    return None, True
+
+
+def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
+    """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
+    each add-on the plan installs without a pin for the cluster's Kubernetes version."""
+    unpinned = [
+        a.name
+        for a in plan_addons(
+            autoscaler.aws_partition(region),
+            c.existing,
+            c.autoscaler.identity,
+            c.kubernetes_version,
+        )
+        if not a.version
+    ]
+    return {
+        name: read(
+            "cluster.kubernetesVersion",
+            f"EKS's default {name} add-on version for Kubernetes {c.kubernetes_version}",
+            lambda name=name: (
+                aws.eks.get_addon_version(
+                    addon_name=name,
+                    kubernetes_version=c.kubernetes_version,
+                    most_recent=False,
+                    region=region,
+                ).version
+            ),
+        )
+        for name in unpinned
+    }
+
+
+def _offerings(config: StackConfig, region: str) -> dict[str, tuple[str, ...]] | None:
+    """One DescribeInstanceTypeOfferings by AZ ID for every node-group pool's instance types.
+
+    One call, not one per pool: each pool checks its own (type, AZ ID) pairs in the answer, and a
+    stack of many pools stays within EC2's request-rate limits
+    (https://docs.aws.amazon.com/ec2/latest/devguide/ec2-api-throttling.html). The provider reads
+    every page of the answer (terraform-provider-aws internal/service/ec2/find.go,
+    findInstanceTypeOfferings). Karpenter pools have no node group (Karpenter picks offerings).
+    """
+    c: EksClusterSpec = config.cluster
+    if c.autoscaler.kind == "karpenter":
+        return None
+    types = sorted({t for p in config.pools for t in _types(p.machine_type)})
+    if not types:
+        return None
+
+    def offerings() -> Any:
+        return aws.ec2.get_instance_type_offerings(
+            location_type="availability-zone-id",
+            filters=[
+                aws.ec2.GetInstanceTypeOfferingsFilterArgs(name="instance-type", values=types)
+            ],
+            region=region,
+        )
+
+    found = read("gpuPools", f"the AZ offerings of {', '.join(types)} in {region}", offerings)
+    by_type: dict[str, set[str]] = {t: set() for t in types}
+    for t, az in zip(found.instance_types, found.locations, strict=True):
+        by_type.setdefault(t, set()).add(az)
+    return {t: tuple(sorted(azs)) for t, azs in by_type.items()}
+
+
+def _types(machine_type: str | list[str]) -> list[str]:
+    return [machine_type] if isinstance(machine_type, str) else list(machine_type)

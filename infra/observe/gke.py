@@ -1,0 +1,38 @@
+"""The GKE observe step: an existing cluster's name, endpoint and CA, before planning.
+
+Through pulumi-gcp's synchronous ``container.get_cluster``, so ``pulumi up`` reads with the
+stack's provider configuration. A stack that creates its cluster reads nothing. Not found is an
+empty answer (the plan then says the cluster is missing); any other failure stops the run.
+"""
+
+from __future__ import annotations
+
+import pulumi_gcp as gcp
+
+from infra.core.config.gke import GkeClusterSpec
+from infra.core.config.stack import StackConfig
+from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
+from infra.core.observed import ObserveError
+
+
+def observe_gke(config: StackConfig) -> GkeObserved:
+    """Read the live project for ``config`` (a GKE stack)."""
+    c: GkeClusterSpec = config.cluster
+    if not c.existing:
+        return GkeObserved()
+    project = config.project or ""
+    try:
+        found = gcp.container.get_cluster(name=c.name, location=c.location, project=project)
+    except Exception as e:  # classified: not found, or stop
+        if cluster_not_found(str(e), project, c.location, c.name):
+            return GkeObserved()
+        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ObserveError("cluster.name", f"could not read GKE cluster {c.name}: {first}") from e
+    auths = found.master_auths
+    return GkeObserved(
+        cluster=GkeClusterObserved(
+            name=found.name or c.name,
+            endpoint=found.endpoint,
+            certificate_authority=(auths[0].cluster_ca_certificate or "") if auths else "",
+        )
+    )

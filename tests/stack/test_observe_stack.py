@@ -1,0 +1,99 @@
+"""Observe -> plan -> build on the mock engine: the program reads the live platform only in its
+observe step, before planning; the components make no live look-up.
+
+The one invoke a component still makes reads back a resource the stack itself just created: the
+security group EKS made for a cluster this stack creates (pulumi-eks exposes it only on its
+``aws.eks.Cluster`` child), keyed by that cluster's name output.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra import mockengine
+from infra.core.config.stack import StackConfig, parse
+from infra.core.observed import Observed
+from infra.core.plan import build_plan
+from infra.mocklive import after, before
+from infra.observe import observe
+from tests.stack.harness import ROOT, run_stack, sample, stack_source
+
+STACKS = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+OWN_CLUSTER_READ = "aws:eks/getCluster:getCluster"
+
+
+def config_of(stack: str) -> tuple[dict[str, Any], StackConfig]:
+    name, raw = stack_source(stack)
+    return raw, parse(raw, name)
+
+
+def by_urn(rec: mockengine.Recording) -> dict[str, dict[str, Any]]:
+    return {r.urn: r.to_json() for r in rec.resources}
+
+
+def own_reads(config: StackConfig) -> list[tuple[str, dict[str, Any]]]:
+    """The invokes a build makes besides the observe step: the created EKS cluster's read-back."""
+    if config.platform != "eks" or config.cluster.existing:
+        return []
+    return [(OWN_CLUSTER_READ, {"name": config.cluster.name, "region": config.region})]
+
+
+def observe_recorded(raw: dict[str, Any], stack: str, config: StackConfig) -> tuple[Observed, list]:
+    """The observe step alone against the account ``config`` attaches to, and its invokes."""
+    found: list[Observed] = []
+    rec = mockengine.run_body(
+        raw, stack, None, lambda: found.append(observe(config)), before(config)
+    )
+    return found[0], rec.invokes
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_an_offline_plan_of_every_sample_makes_no_live_read(stack):
+    _, config = config_of(stack)
+    assert sample(stack).invokes == own_reads(config)
+
+
+@pytest.mark.parametrize("stack", ["eks-g4dn", "eks-existing"])
+def test_a_first_deploy_reads_only_in_the_observe_step_and_builds_what_the_offline_plan_shows(
+    stack,
+):
+    raw, config = config_of(stack)
+    observed, reads = observe_recorded(raw, config.stack, config)
+    assert reads and all(
+        token != OWN_CLUSTER_READ or a.get("name") == config.cluster.name for token, a in reads
+    )
+    deployed = run_stack(stack, account=before(config))
+    # Every invoke of the run is the observe step's, then the build's read-back of its own cluster.
+    assert deployed.invokes == reads + own_reads(config)
+    # Registration order is concurrent (test_golden_plans normalises it too): compare by URN.
+    assert by_urn(deployed) == by_urn(sample(stack))
+    assert build_plan(config, None, observed).observed == observed
+
+
+def test_the_diff_side_is_planned_over_what_the_old_sides_deploy_leaves_running():
+    raw, config = config_of("eks-g4dn")
+    plan = build_plan(config)
+    observed = mockengine.observe(raw, config.stack, after(plan, sample("eks-g4dn")))
+    eks, planned = observed.eks, plan.eks
+    assert eks is not None and planned is not None and planned.network is not None
+    assert eks.node_groups == {
+        **{ng.name: ng.min_size for g in planned.groups for ng in g.node_groups},
+        planned.system.node_group_name: planned.system.min_size,  # type: ignore[union-attr]
+    }
+    assert eks.nat_az_ids == planned.network.nat_az_ids
+    assert (
+        eks.cluster is not None
+        and eks.cluster.subnet_az_ids == planned.network.control_plane_az_ids
+    )
+    # Planned over it, the same stack changes nothing: the JSON round trip is what a step
+    # directory would hold.
+    again = build_plan(config, None, Observed.from_json(observed.to_json()))
+    assert again.eks is not None
+    assert [ng.name for g in again.eks.groups for ng in g.node_groups] == [
+        ng.name for g in planned.groups for ng in g.node_groups
+    ]

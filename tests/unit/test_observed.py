@@ -1,0 +1,140 @@
+"""``Observed``: what a plan read live, as frozen data that round-trips through JSON, recorded in
+the Plan; GKE's existing-cluster decision over it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from infra.core import offline
+from infra.core.config.stack import parse
+from infra.core.eks.observed import EksClusterObserved, EksObserved
+from infra.core.errors import ConfigErrors
+from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
+from infra.core.observed import Observed, ObserveError
+from infra.core.plan import build_plan
+from tests.conftest import gke_config
+
+FULL_EKS = EksObserved(
+    cluster=EksClusterObserved(
+        name="ml",
+        endpoint="https://198.51.100.20",
+        certificate_authority="Q0E=",
+        oidc_issuer="oidc.eks.us-west-2.amazonaws.com/id/ABCDEF",
+        security_group_id="sg-0aaaaaaaaaaaaaaaa",
+        vpc_id="vpc-0aaaaaaaaaaaaaaaa",
+        subnet_az_ids=("usw2-az2", "usw2-az3"),
+    ),
+    node_groups={"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2},
+    nat_az_ids=("usw2-az2",),
+    oidc_provider_arn="arn:aws:iam::111122223333:oidc-provider/x",
+    pod_identity_agent=True,
+    addon_versions={"aws-ebs-csi-driver": "v1.50.0-eksbuild.1"},
+    offerings={"g4dn.xlarge": ("usw2-az1", "usw2-az2")},
+)
+GKE = GkeObserved(
+    cluster=GkeClusterObserved(name="prod", endpoint="198.51.100.7", certificate_authority="Q0E=")
+)
+
+
+@pytest.mark.parametrize(
+    "observed",
+    [
+        Observed.none(),
+        Observed(eks=FULL_EKS),
+        Observed(eks=EksObserved()),
+        Observed(gke=GKE),
+        Observed(gke=GkeObserved()),
+    ],
+)
+def test_observed_round_trips_through_json_text(observed):
+    text = json.dumps(observed.to_json(), sort_keys=True)
+    assert Observed.from_json(json.loads(text)) == observed
+
+
+def test_offline_is_the_empty_object_and_each_platform_shows_under_its_name():
+    assert Observed.none().to_json() == {}
+    doc = Observed(eks=FULL_EKS).to_json()
+    assert list(doc) == ["eks"]
+    assert doc["eks"]["nodeGroups"] == {"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2}
+    assert doc["eks"]["cluster"]["subnetAzIds"] == ["usw2-az2", "usw2-az3"]
+    assert Observed(eks=EksObserved()).to_json()["eks"]["offerings"] is None  # not read
+
+
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"ekss": {}},
+        {"eks": {"nodegroups": {}}},
+        {"eks": {"cluster": {"name": "x", "endpont": ""}}},
+        {"gke": {"clusters": None}},
+    ],
+)
+def test_a_key_to_json_never_writes_is_refused_not_defaulted(doc):
+    with pytest.raises(ValueError, match="unknown"):
+        Observed.from_json(doc)
+
+
+def test_observed_is_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        FULL_EKS.nat_az_ids = ()  # type: ignore[misc]
+
+
+def test_a_failed_read_names_its_key_path_and_reason():
+    e = ObserveError("cluster.vpc", "could not read the NAT gateways of VPC ml-vpc: throttled")
+    assert str(e) == "cluster.vpc: could not read the NAT gateways of VPC ml-vpc: throttled"
+
+
+def test_the_plan_records_what_it_was_planned_over():
+    cfg = parse(gke_config(), "test")
+    assert build_plan(cfg).observed == Observed.none()
+    assert build_plan(cfg, None, Observed(gke=GkeObserved())).observed == Observed(
+        gke=GkeObserved()
+    )
+
+
+# --- GKE: an existing cluster -------------------------------------------------------------------
+
+EXISTING = {"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5}
+
+
+def _existing(observed: GkeObserved | None) -> GkeClusterObserved | None:
+    raw = gke_config(cluster=EXISTING, gpuOperator={"clusterWide": True})
+    p = build_plan(parse(raw, "test"), None, Observed(gke=observed)).gke
+    assert p is not None
+    return p.existing_cluster
+
+
+def test_an_existing_gke_cluster_is_planned_with_what_was_read():
+    assert _existing(GKE) == GKE.cluster
+
+
+def test_offline_an_existing_gke_cluster_is_placeholders():
+    found = _existing(None)
+    assert found is not None and found.endpoint == offline.ENDPOINT and found.name == "prod"
+
+
+def test_an_existing_gke_cluster_the_project_lacks_is_a_config_error():
+    with pytest.raises(ConfigErrors, match=r"cluster\.name: 'prod': no GKE cluster of that name"):
+        _existing(GkeObserved())
+
+
+def test_a_created_gke_cluster_reads_and_records_no_existing_cluster():
+    p = build_plan(parse(gke_config(), "test"), None, Observed(gke=GkeObserved())).gke
+    assert p is not None and p.existing_cluster is None
+
+
+def test_gke_not_found_is_the_data_sources_full_name_not_found_only():
+    # terraform-provider-google data_source_google_container_cluster.go: "%s not found" of
+    # containerClusterFullName, projects/%s/locations/%s/clusters/%s.
+    assert cluster_not_found(
+        "error: projects/p/locations/us-central1/clusters/prod not found",
+        "p",
+        "us-central1",
+        "prod",
+    )
+    assert not cluster_not_found(
+        "googleapi: Error 403: Permission denied", "p", "us-central1", "prod"
+    )
