@@ -371,7 +371,7 @@ def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(
     from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
     from infra.core.plan import build_plan
 
-    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).eks
+    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).platform.plan
     assert eks is not None
     (ng,) = next(g for g in eks.groups if g.name == "gpu-t4").node_groups
     assert ng.frozen is not None and len(ng.az_ids) > 1

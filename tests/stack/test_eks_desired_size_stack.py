@@ -26,7 +26,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 def _planned_names() -> list[str]:
     name, raw = load_stack_file(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml")
-    eks = build_plan(parse(raw, name)).eks
+    eks = build_plan(parse(raw, name)).platform.plan
     assert eks is not None
     return [ng.name for g in eks.groups for ng in g.node_groups]
 
@@ -91,7 +91,7 @@ def test_a_catalog_row_for_a_new_az_changes_no_node_group_in_a_diff_over_the_liv
         old_rec = mockengine.run(raw, name, Catalog(data))
     with mockengine.groups_of(old_rec):
         new_rec = mockengine.run(raw, name, Catalog.load())
-    planned = build_plan(parse(raw, name)).eks
+    planned = build_plan(parse(raw, name)).platform.plan
     assert planned is not None  # planned alone, the refreshed catalog's AZ would rename it
     assert {ng.name for g in planned.groups for ng in g.node_groups} != {
         r.inputs["nodeGroupName"] for r in old_rec.resources if r.type == NODE_GROUP

@@ -35,7 +35,7 @@ def core_plan(raw: dict[str, Any]) -> core.EksPlan:
     from infra.core.config.stack import parse
     from infra.core.plan import build_plan
 
-    p = build_plan(parse(raw, "eks-g4dn")).eks
+    p = build_plan(parse(raw, "eks-g4dn")).platform.plan
     assert p is not None
     return p
 
