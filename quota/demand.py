@@ -302,7 +302,7 @@ def gcp_contributions(
 
     Raises:
         KeyError: a sizing's GPU type, machine family or disk type has no quota row
-            (``gke_sizings`` reports those as config issues first).
+            (``quota.sizing.vet_gcp`` reports those as config issues first).
     """
     out: list[Contribution] = []
     for s in sizings:

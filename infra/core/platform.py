@@ -253,7 +253,8 @@ class Platform(Protocol):
         ...
 
     def warm_note(self, pools: str) -> str | None:
-        """Why the warm placeholders of ``pools`` may warm no node here; ``None``: they do."""
+        """Why the warm placeholders of ``pools`` may warm no node where ``features.autoscaler``
+        is ``None`` (nothing gpu-infra runs adds a node for a Pending pod)."""
         ...
 
     # --- checks ----------------------------------------------------------------------------------

@@ -250,6 +250,9 @@ def deployment(
 
 
 def _notes(platform: Platform, targets: Sequence[WarmTarget]) -> list[str]:
-    """Why the placeholders may warm nothing where gpu-infra runs no autoscaler of the pools."""
+    """Why the placeholders may warm nothing where gpu-infra runs no autoscaler of the pools
+    (``Features.autoscaler``: the one answer to who scales them)."""
+    if platform.features.autoscaler is not None:
+        return []
     note = platform.warm_note(", ".join(t.pool for t in targets))
     return [note] if note is not None else []

@@ -181,3 +181,64 @@ def test_asking_the_platform_and_base_fields_pass():
         'resolve(integrations["kubernetes"])\n'
     )
     assert violations("infra/core/operator/objects.py", source) == []
+
+
+# --- the registry and what each platform answers ---------------------------------------------------
+
+STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+
+def test_the_registry_has_one_planner_per_platform_the_config_accepts():
+    from infra.core.config.stack import PLATFORMS as CONFIG_PLATFORMS
+
+    assert set(PLANNERS) == set(CONFIG_PLATFORMS) == set(COMPONENTS)
+
+
+def test_every_sample_plan_holds_its_platforms_implementation_by_the_protocol():
+    from infra.core.config.stack import parse_file
+    from infra.core.plan import build_plan
+
+    for path in STACKS:
+        plan = build_plan(parse_file(path))
+        assert plan.platform.name == plan.config.platform, path.name
+        assert plan.pools == plan.platform.pools and plan.catalog is plan.platform.catalog
+
+
+def test_a_plan_imports_no_other_platforms_planner_schema_or_implementation():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from infra.core.config.stack import parse_file\n"
+        "from infra.core.plan import build_plan\n"
+        "build_plan(parse_file('stacks/Pulumi.onprem-containerd.yaml'))\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[2:3] in (['gke'], ['eks'])"
+        " and not m.endswith('.model') or m in ('infra.core.config.gke', 'infra.core.config.eks')))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
+    )
+    # The operator reads one constant of gke.model (its driver-installer label); nothing else.
+    assert out.stdout.strip() == "['infra.core.gke']"
+
+
+def _cluster(platform: str, **autoscaler: object):
+    from tests.unit.operator_fixtures import stack
+
+    return stack(platform, cluster={"autoscaler": autoscaler} if autoscaler else None)
+
+
+def test_who_scales_the_gpu_pools_is_gke_the_eks_autoscaler_kind_or_nobody():
+    from infra.core.eks.platform import eks_features
+    from infra.core.gke.platform import FEATURES as GKE
+    from infra.core.kubernetes.platform import FEATURES as KUBERNETES
+
+    assert GKE.autoscaler == "gke" and KUBERNETES.autoscaler is None
+    cases = {
+        (): "cluster-autoscaler",  # cluster.autoscaler defaults: kind cluster-autoscaler, enabled
+        (("kind", "karpenter"),): "karpenter",
+        (("enabled", False),): None,
+    }
+    for given, scaler in cases.items():
+        assert eks_features(_cluster("eks", **dict(given)).cluster).autoscaler == scaler, given

@@ -6,7 +6,7 @@ platform's feature: ``Features.autoscaler``). ``plan`` is the registry's entry
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from infra.core.catalog.shapes import ShapeRules, user_shapes
@@ -91,7 +91,7 @@ class EksPlatform(PlatformDefaults):
 
     config: StackConfig
     plan: EksPlan
-    catalog: Catalog
+    catalog: Catalog = field(compare=False, repr=False)
     features: Features
     shape_notes: tuple[str, ...] = ()
 
@@ -153,8 +153,6 @@ class EksPlatform(PlatformDefaults):
         return {**h.labels}
 
     def warm_note(self, pools: str) -> str | None:
-        if self.cluster.autoscaler.enabled:
-            return None
         return (
             f"gpuPools warm ({pools}): cluster.autoscaler.enabled is false, so nothing adds a "
             "node for a Pending placeholder unless the cluster runs its own autoscaler; the "

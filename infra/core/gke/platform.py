@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, get_args
 
 from infra.core.catalog.shapes import ShapeRules, user_shapes
@@ -110,7 +110,7 @@ class GkePlatform(PlatformDefaults):
 
     config: StackConfig
     plan: GkePlan
-    catalog: Catalog
+    catalog: Catalog = field(compare=False, repr=False)
     shape_notes: tuple[str, ...] = ()
 
     @property

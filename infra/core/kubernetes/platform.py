@@ -5,7 +5,7 @@ runs, no price, no quota. ``plan`` is the registry's entry (``infra.core.platfor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import get_args
 
 from infra.core.catalog.shapes import refuse_shapes
@@ -51,7 +51,7 @@ class KubernetesPlatform(PlatformDefaults):
 
     config: StackConfig
     plan: KubernetesPlan
-    catalog: Catalog
+    catalog: Catalog = field(compare=False, repr=False)
 
     @property
     def name(self) -> str:
