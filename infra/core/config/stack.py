@@ -37,8 +37,8 @@ from infra.core.stackfile import as_pulumi_reads, read_project_config, read_stac
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-Platform = Literal["gke", "eks", "kubernetes"]
-PLATFORMS: tuple[Platform, ...] = ("gke", "eks", "kubernetes")
+PlatformName = Literal["gke", "eks", "kubernetes"]
+PLATFORMS: tuple[PlatformName, ...] = ("gke", "eks", "kubernetes")
 
 
 def _schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
@@ -89,7 +89,7 @@ class StackConfig:
     """
 
     stack: str
-    platform: Platform
+    platform: PlatformName
     region: str | None
     zone: str | None
     project: str | None
