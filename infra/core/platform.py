@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 # and ComputeClasses), the cluster-autoscaler gpu-infra installs on EKS, or Karpenter.
 Autoscaler = Literal["gke", "cluster-autoscaler", "karpenter"]
 Cloud = Literal["gcp", "aws"]
-# cluster-autoscaler's flag below whose value a pod never triggers a scale-up (kubernetes/autoscaler
-# cluster-autoscaler/config/flags/flags.go), as ``Platform.expendable_cutoff`` reads it back.
+# cluster-autoscaler's flag: a pod with a priority below it never triggers a scale-up
+# (kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go); ``Platform.expendable_cutoff``
+# reads it back from the plan.
 CUTOFF_FLAG = "expendable-pods-priority-cutoff"
 
 
