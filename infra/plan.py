@@ -346,7 +346,7 @@ def _diff(
             raise rv.in_file(old_label, e, old_path if old_label != str(old_path) else None) from e
         if args.old_catalog:
             old_label = f"{old_label} (catalog of {args.old_catalog})"
-        _refuse_mixed(old_label, old_config, new_label, config)
+        _refuse_mixed(old_label, old_config, new_label, plan)
         old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog, old_catalog)
         old_cost = estimate(old_plan, old_prices)
     # The new side is planned over what its observe step would read once the old side is
@@ -381,8 +381,9 @@ def _diff(
     return EXIT_FAIL_ON if refused else EXIT_OK
 
 
-def _refuse_mixed(old_label: str, old: StackConfig, new_label: str, new: StackConfig) -> None:
+def _refuse_mixed(old_label: str, old: StackConfig, new_label: str, plan: Plan) -> None:
     """A diff across platforms, or a change ``pulumi up`` would not make as written (exit 2)."""
+    new = plan.config
     if old.platform != new.platform:
         raise ConfigErrors(
             [
@@ -393,17 +394,11 @@ def _refuse_mixed(old_label: str, old: StackConfig, new_label: str, new: StackCo
                 )
             ]
         )
-    _refuse_transitions(old, new)
-
-
-def _refuse_transitions(old: StackConfig, new: StackConfig) -> None:
-    """Changes to a running stack that ``pulumi up`` would not make as written (exit 2)."""
+    # Changes to a running stack that `pulumi up` would not make as written (exit 2).
     from infra.core.errors import Issues
-    from infra.core.gke.cluster import transition_issues
 
     issues = Issues()
-    if new.platform == "gke":
-        transition_issues(old.cluster, new.cluster, issues)
+    plan.platform.transition_issues(old, issues)
     issues.raise_if_any()
 
 

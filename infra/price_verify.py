@@ -45,24 +45,21 @@ def stack_targets(stacks_dir: Path = STACKS_DIR) -> Targets:
     t = Targets()
     for path in sorted(stacks_dir.glob("Pulumi.*.yaml")):
         _, config, plan = load_path(path)
-        if plan.gke is not None:
-            for p in plan.gke.pools:
-                for zone in p.node_locations:
-                    region = zone.rsplit("-", 1)[0]
-                    t.gcp_machines.add((p.machine_type, region))
-                    if p.accelerator and p.accelerator_count:
-                        t.gcp_gpus.add((p.accelerator, p.accelerator_count, region))
-            c = plan.gke.cluster
-            region = c.location if c.location.count("-") < 2 else c.location.rsplit("-", 1)[0]
-            t.gcp_regions.add(region)
-            if not c.existing:
-                t.gcp_machines.add((c.system_machine_type, region))
-        if plan.eks is not None and config.region:
+        cloud = plan.platform.features.cloud
+        if cloud is None or not config.region:
+            continue
+        pools, system = plan.platform.priced_pools()
+        places = [x for p in (*pools, *((system,) if system else ())) for x in p.places]
+        if cloud == "gcp":
+            t.gcp_regions.add(config.region)
+            for x in places:
+                region = x.zone.rsplit("-", 1)[0]
+                t.gcp_machines.add((x.machine_type, region))
+                if x.accelerator and x.count:
+                    t.gcp_gpus.add((x.accelerator, x.count, region))
+        else:
             t.aws_regions.add(config.region)
-            types = {x for g in plan.eks.groups for x in g.instance_types}
-            if plan.eks.system is not None:
-                types |= set(plan.eks.system.instance_types)
-            t.aws_instances |= {(x, config.region) for x in types}
+            t.aws_instances |= {(x.machine_type, config.region) for x in places}
     return t
 
 

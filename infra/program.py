@@ -6,6 +6,7 @@ executes on the mock engine. Config errors end the program with ``pulumi.RunErro
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -13,9 +14,11 @@ import pulumi
 from infra.core.config.stack import StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
+from infra.core.platforms import COMPONENTS
 from infra.core.pools import GPU_RESOURCE, PoolHints
 
 if TYPE_CHECKING:
+    from infra.components.handles import ClusterHandle
     from infra.core.catalog.vendored import Catalog
     from infra.core.observed import Observed
 
@@ -82,36 +85,21 @@ def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
     if plan.operator is not None:
         for name, hints in plan.operator.scheduling.items():
             out[name] = {**out.get(name, {}), **hints}
-    if plan.gke is not None:
-        from infra.core.gke.planner import gke_pool_outputs
-
-        # Schedulable GPUs per node; pools bound to a ComputeClass share one class-only entry.
-        out = gke_pool_outputs(plan.gke, out)
-    return out
+    return plan.platform.pool_outputs(out)
 
 
 def build(plan: Plan) -> dict[str, Any]:
     """Create every resource of ``plan`` and export the stack outputs; returns the outputs."""
-    if plan.gke is not None:
-        from infra.components.gke import build_gke
-
-        cluster, _ = build_gke(plan)
-    elif plan.eks is not None:
-        from infra.components.eks import build_eks
-
-        cluster = build_eks(plan)
-    else:
-        from infra.components.kubernetes_cluster import build_kubernetes
-
-        cluster = build_kubernetes(plan)
+    # The platform's components (infra.core.platforms.COMPONENTS), imported for its stacks only.
+    module, builder = COMPONENTS[plan.platform.name]
+    cluster: ClusterHandle = getattr(importlib.import_module(module), builder)(plan)
     outputs: dict[str, Any] = {
         "clusterName": cluster.name,
         "clusterEndpoint": cluster.endpoint,
         "kubeconfig": cluster.kubeconfig,
         "gpuPools": gpu_pool_outputs(plan),
     }
-    if plan.gke is not None and plan.gke.notes:
-        outputs["gkeNotes"] = list(plan.gke.notes)
+    outputs.update(plan.platform.outputs)
     if plan.operator is not None:
         from infra.components.gpu_operator import build_operator
 

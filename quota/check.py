@@ -193,17 +193,20 @@ def _with_replacements(
     old: str, new_path: Path, demand: Any, catalog: Any, plan: Any, err: TextIO
 ) -> Any:
     """``demand`` with the deployed ``old`` stack's node groups that one ``pulumi up`` replaces or
-    deletes, running beside the new ones (``sizing.eks_replacements``)."""
+    deletes, running beside the new ones (``sizing.replacements``)."""
     from infra import mockengine
     from infra.core.diff import diff
     from infra.plan import load_path
     from quota.demand import aws_contributions, stack_sizings
-    from quota.sizing import EKS_NODE_GROUP_TYPE, eks_replacements, with_replacements
+    from quota.sizing import EKS_NODE_GROUP_TYPE, replacements, with_replacements
 
     old_path = Path(old) if Path(old).is_file() else stack_file(old)
     new_raw, new_config, _ = load_path(new_path)
     old_raw, old_config, old_plan = load_path(old_path, new_config.stack)
-    if plan.eks is None or old_plan.eks is None:
+    if not (
+        plan.platform.features.managed_node_groups
+        and old_plan.platform.features.managed_node_groups
+    ):
         print("--diff: node group replacement is counted for EKS stacks only", file=err)
         return demand
     # The same engine as `infra.plan --diff`: both programs on the mock engine, then the diff.
@@ -222,33 +225,31 @@ def _with_replacements(
         if c.type == EKS_NODE_GROUP_TYPE and c.op in ("replace", "delete")
         for i in [old_by[c.urn]]
     ]
-    replaced = eks_replacements(old_plan, gone)
+    replaced = replacements(old_plan, gone)
     new = list(dict.fromkeys(c.pool for c in demand.contributions))
     _, old_sizings = stack_sizings(old_config, catalog, old_plan)
     return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
 
 
 def _role_checks(cloud: str, service: Any, plan: Any) -> list[Any]:
-    """The EC2 Spot service-linked role when a Karpenter pool launches spot: this program does
-    not create it (creating it fails where it exists: "Service role name AWSServiceRoleForEC2Spot
-    has been taken in this account"), so a missing one is ``short`` with the command that makes it.
+    """Roles the platform needs but does not create (the EC2 Spot service-linked role of Karpenter
+    spot pools: creating it fails where it exists, "Service role name AWSServiceRoleForEC2Spot has
+    been taken in this account"), so a missing one is ``short`` with the command that makes it.
     ``service`` None (``--offline``): the row is ``unknown``, not read, with that command."""
-    from infra.core.eks.karpenter import pools
     from quota import report
 
-    if cloud != "aws" or plan.eks is None or not pools.needs_spot_role(plan.eks.groups):
-        return []
-    role = pools.SPOT_SERVICE_LINKED_ROLE
-    if service is None:
-        status, reason = "unknown", "offline: demand only, no cloud calls"
-    else:
-        status, reason = service.role_exists(role)
-    if status == "short" or service is None:
-        reason += (
-            f"; Karpenter's spot launches fail without it: run `aws iam create-service-linked-role "
-            f"--aws-service-name {pools.SPOT_SERVICE}` once per account"
-        )
-    return [report.role_check("aws", role, "Karpenter spot pools", (status, reason))]
+    out = []
+    for role in plan.platform.service_roles():
+        if role.cloud != cloud:
+            continue
+        if service is None:
+            status, reason = "unknown", "offline: demand only, no cloud calls"
+        else:
+            status, reason = service.role_exists(role.name)
+        if status == "short" or service is None:
+            reason += f"; {role.fix}"
+        out.append(report.role_check(role.cloud, role.name, role.why, (status, reason)))
+    return out
 
 
 def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:

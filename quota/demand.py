@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
-from infra.core.errors import Issues
 from infra.core.plan import Plan
+from infra.core.system_pool import gcp_vcpus_of
 from quota.arithmetic import Reading
 from quota.keys import (
     GPU_FAMILY_QUOTA_ID,
@@ -53,17 +53,10 @@ from quota.rules import (
     gcp_quota_name,
     gcp_vm_quotas,
 )
-from quota.sizing import (
-    GKE_DEFAULT_MAX_SURGE,
-    NodeGroupSizing,
-    eks_sizings,
-    gcp_vcpus_of,
-    gke_sizings,
-)
+from quota.sizing import NodeGroupSizing, plan_sizings
 
 __all__ = [
     "CPUS_ALL_REGIONS",
-    "GKE_DEFAULT_MAX_SURGE",
     "GPUS_ALL_REGIONS",
     "GPU_FAMILY_QUOTA_ID",
     "VM_FAMILY_QUOTA",
@@ -255,7 +248,7 @@ class Demand:
             a["base"] += per * nodes
             a["min"] += per * min(s.min_nodes, nodes)
             if per * s.surge:
-                a["rules"][KARPENTER_SURGE_RULE if s.karpenter else self.surge_rule] = None
+                a["rules"][s.surge_rule or self.surge_rule] = None
             if self.surge_all and per * s.surge:
                 a["surge"] = (
                     a["surge"][0] + per * s.surge,
@@ -301,16 +294,6 @@ EKS_SURGE_RULE = (
     "updates every group at once"
 )
 
-# A Karpenter NodePool replaces a drifted node by launching its replacement first ("Pre-spin any
-# replacement nodes needed ... and wait for them to become ready", aws/karpenter-provider-aws
-# v1.14.1 website/content/en/docs/concepts/disruption.md "Disruption Controller"), as many at once
-# as its Drifted budget allows (infra.core.eks.karpenter.pools.DRIFT_BUDGET_NODES); a pulumi up
-# that changes every EC2NodeClass drifts every NodePool at once.
-KARPENTER_SURGE_RULE = (
-    "Karpenter drift: each NodePool launches a replacement before draining a drifted node, "
-    "as many at once as its Drifted disruption budget allows"
-)
-
 
 def gcp_contributions(
     region: str, sizings: Iterable[NodeGroupSizing], force_preemptible: bool = False
@@ -319,7 +302,7 @@ def gcp_contributions(
 
     Raises:
         KeyError: a sizing's GPU type, machine family or disk type has no quota row
-            (``gke_sizings`` reports those as config issues first).
+            (``quota.sizing.vet_gcp`` reports those as config issues first).
     """
     out: list[Contribution] = []
     for s in sizings:
@@ -362,23 +345,12 @@ def aws_demand(region: str, sizings: Iterable[NodeGroupSizing]) -> list[DemandRo
 
 
 def stack_sizings(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[NodeGroupSizing]]:
-    """The cloud and the node groups of a planned stack.
+    """The cloud and the node groups of a planned stack (``quota.sizing.plan_sizings``).
 
     Raises:
         ConfigErrors: the stack cannot be sized (platform without cloud quotas, unknown types).
     """
-    issues = Issues()
-    if config.platform == "gke":
-        sizings = gke_sizings(config, plan, catalog, issues)
-        issues.raise_if_any()
-        return "gcp", sizings
-    if config.platform == "eks":
-        sizings = eks_sizings(config, plan, catalog, issues)
-        issues.raise_if_any()
-        return "aws", sizings
-    issues.add("platform", f"{config.platform!r} has no cloud quotas to check (gke and eks do)")
-    issues.raise_if_any()
-    raise AssertionError("unreachable")
+    return plan_sizings(config, plan, catalog)
 
 
 def stack_contributions(

@@ -96,13 +96,7 @@ def _row(lim: ServiceLimit, region: str, needed: int, why: list[str], at_min: in
 def eks_limits(plan: Any, region: str, sizings: Any = ()) -> LimitDemand:
     """Node groups per cluster and nodes per node group of a planned EKS stack (plus the
     deployed groups a replacement keeps beside their successors, ``sizing.with_replacements``)."""
-    eks = plan.eks
-    groups: list[tuple[str, str, int]] = []  # (pool, node group, max size)
-    for g in eks.groups:
-        for ng in g.node_groups or ():
-            groups.append((g.name, ng.name, ng.max_size))
-    if eks.system is not None and not eks.existing:
-        groups.append((eks.system.name, eks.system.name, eks.system.max_size))
+    groups = list(plan.platform.limit_groups())  # (pool, node group, max size)
     lims = service_limits()
     per_cluster = lims["managed-node-groups-per-cluster"]
     per_group = lims["nodes-per-managed-node-group"]
@@ -122,8 +116,12 @@ def eks_limits(plan: Any, region: str, sizings: Any = ()) -> LimitDemand:
         at_min = {s.name: s.min_nodes for s in sizings}.get(largest[0], 0)
         why_group = [f"{largest[1]}: maxSize {largest[2]} (the largest)"]
         rows.append(_row(per_group, region, largest[2], why_group, min(at_min, largest[2])))
+    platform = plan.platform
     return LimitDemand(
-        tuple(rows), bool(eks.existing), eks.cluster_name, frozenset(ng for _, ng, _ in groups)
+        tuple(rows),
+        bool(platform.existing),
+        platform.cluster_name,
+        frozenset(ng for _, ng, _ in groups),
     )
 
 
@@ -164,18 +162,18 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
             sum(s.min_nodes for s in own),
         ),
     )
-    cluster = plan.gke.cluster
+    platform = plan.platform
     # An existing cluster's other node pools count toward nodes per cluster too; reading them
     # needs the Container API client (google-cloud-container), which this tool does not depend
     # on. The row is judged on this stack's pools and says so, instead of failing every GKE
     # stack on an existing cluster as unknown.
-    notes = ((per_cluster.quota, GKE_OTHER_POOLS_NOT_COUNTED.format(cluster.name)),)
+    notes = ((per_cluster.quota, GKE_OTHER_POOLS_NOT_COUNTED.format(platform.cluster_name)),)
     return LimitDemand(
         rows,
-        bool(cluster.existing),
-        cluster.name,
+        bool(platform.existing),
+        platform.cluster_name,
         frozenset(s.name for s in own),
-        notes if cluster.existing else (),
+        notes if platform.existing else (),
     )
 
 

@@ -18,9 +18,9 @@ from typing import Literal
 
 from infra.core.catalog.vendored import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
+from infra.core.sizing import Provisioning
 from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
 
-Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
 # When a draw moves to its fallback: the preemptible quota was never granted (limit 0 or not
 # reported), or the region does not report the metric at all (E2_CPUS -> CPUS).

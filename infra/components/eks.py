@@ -35,6 +35,7 @@ from infra.core.eks import planner as core
 from infra.core.eks.device_plugin import DevicePluginPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.observed import EksClusterObserved
+from infra.core.eks.platform import eks_plan
 from infra.core.plan import Plan
 
 # Managed policies for EKS worker nodes (https://docs.aws.amazon.com/eks/latest/userguide/
@@ -509,8 +510,7 @@ class DevicePlugin(pulumi.ComponentResource):
 
 def build_eks(plan: Plan) -> ClusterHandle:
     """Build (or attach to) the EKS cluster, its GPU node groups, add-ons and releases."""
-    p = plan.eks
-    assert p is not None
+    p = eks_plan(plan.platform)
     name = p.cluster_name
     cluster = EksCluster(name, p)
     addons = EksAddons(f"{name}-addons", p, cluster)

@@ -15,6 +15,7 @@ from infra.components.handles import ClusterHandle
 from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.gke import planner as core
+from infra.core.gke.platform import gke_plan
 from infra.core.plan import Plan
 
 # GCP's taint enum spelling for each Kubernetes effect
@@ -613,10 +614,9 @@ def _reservation(
     )
 
 
-def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
-    """Build the GKE side of a stack; returns the handle the operator layer uses and the pools."""
-    assert plan.gke is not None
-    g = plan.gke
+def build_gke(plan: Plan) -> ClusterHandle:
+    """Build the GKE side of a stack; returns the handle the operator layer uses."""
+    g = gke_plan(plan.platform)
     cluster = GkeCluster(g.cluster.name, g)
     provider = k8s.Provider(
         f"{g.cluster.name}-k8s",
@@ -629,7 +629,7 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
         opts=pulumi.ResourceOptions(parent=cluster),
     )
     pools = GkeGpuNodePools(f"{g.cluster.name}-gpu", g, cluster, provider)
-    handle = ClusterHandle(
+    return ClusterHandle(
         name=cluster.name,
         # GKE reports a bare IP ("The IP address of this cluster's master endpoint",
         # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters);
@@ -644,4 +644,3 @@ def build_gke(plan: Plan) -> tuple[ClusterHandle, GkeGpuNodePools]:
         pools=dict(pools.pools),
         classes=dict(pools.classes),
     )
-    return handle, pools

@@ -11,6 +11,7 @@ import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
 from infra.core import lifecycle
+from infra.core.kubernetes.platform import kubernetes_plan
 from infra.core.plan import Plan
 
 
@@ -20,9 +21,7 @@ def build_kubernetes(plan: Plan) -> ClusterHandle:
     The handle's ``kubeconfig`` is the kubeconfig *path* (a secret output): the file holds
     credentials the user already has, so gpu-infra neither reads nor re-exports its contents.
     """
-    kp = plan.kubernetes
-    if kp is None:  # build_plan sets it for platform kubernetes
-        raise ValueError("plan has no kubernetes section")
+    kp = kubernetes_plan(plan.platform)
     provider = k8s.Provider(
         f"{kp.cluster_name}-k8s",
         # Explicit file and context (required by the planner) and a stable identity: a changed

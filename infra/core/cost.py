@@ -15,15 +15,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.pricing import Price, Prices
-from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line, eks_lines, gke_lines
-from infra.core.warm import idle_nodes, warm_of
+from infra.core.platform import NodePlace, PricedPool
+from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line
+from infra.core.pools import idle_nodes, warm_of
 
 __all__ = ["HOURS_PER_MONTH", "Cost", "PoolCost", "Prices", "estimate"]
 
-if TYPE_CHECKING:  # infra.core.plan imports the planners; cost needs only the type
-    from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
-    from infra.core.gke.planner import GkePlan
-    from infra.core.plan import Plan
+if TYPE_CHECKING:
+    from infra.core.planned import Plan
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,130 +235,82 @@ def node_price(prices: Iterable[Price], spot: bool) -> float | None:
 def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
     """Hourly cost of ``plan`` at minimum and maximum scale."""
     prices = prices or Prices.load()
-    lines: list[Line] = []
     warm = {k: v for k, v in warm_of(plan.config).items() if v}
-    if plan.gke is not None:
-        as_of, cloud = prices.as_of["gcp"], "gcp"
-        pools, system = _gke_nodes(plan, plan.gke, prices)
-        as_of = _oldest(_gke_dates(plan, plan.gke, prices)) or as_of
-        nodes = (system.min_nodes, system.max_nodes) if system is not None else (0, 0)
-        lines = gke_lines(plan.gke, nodes, warm)
-    elif plan.eks is not None:
-        as_of, cloud = prices.as_of["aws"], "aws"
-        pools, system = _eks_nodes(plan, plan.eks, prices)
-        as_of = _oldest(_eks_dates(plan, plan.eks, prices)) or as_of
-        lines = eks_lines(plan.eks, plan.config.region or "", warm)
-    else:
-        as_of, cloud, system = prices.as_of["gcp"], "", None
+    platform = plan.platform
+    cloud = platform.features.cloud
+    if platform.features.own_hardware:
         pools = [
             PoolCost(h.name, None, h.min_nodes, h.max_nodes, h.spot, "own hardware: no price")
             for h in plan.pools
         ]
+        system, as_of, lines = None, "", []
+    else:
+        priced, system_nodes = platform.priced_pools()
+        pools = [_priced(plan, p, prices) for p in priced]
+        system = _priced(plan, system_nodes, prices, system=True) if system_nodes else None
+        as_of = _oldest(_dates(plan, priced, system_nodes, prices))
+        lines = platform.cost_lines(warm)
+    # No cloud prices own hardware: the date shown is then that of the GCP tables.
+    as_of = as_of or prices.as_of[cloud or "gcp"]
     # Warm placeholders keep their nodes running: paid for at minimum.
     pools = [replace(p, warm=warm[p.name]) if p.name in warm else p for p in pools]
     return Cost(
         tuple(pools),
         system,
         as_of,
-        own_hardware=plan.gke is None and plan.eks is None,
+        own_hardware=platform.features.own_hardware,
         lines=tuple(lines),
-        usage_based=USAGE_BASED.get(cloud, ""),
-        cluster_limits=_nap_limits(plan),
+        usage_based=USAGE_BASED.get(cloud or "", ""),
+        cluster_limits=platform.cluster_limits,
     )
 
 
-def _nap_limits(plan: Plan) -> tuple[tuple[str, int], ...]:
-    limits = plan.gke.cluster.auto_provisioning_limits if plan.gke is not None else None
-    return tuple((lim.resource_type, lim.maximum) for lim in limits or ())
+def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> PoolCost:
+    """A pool's per-node price (the highest of its places) and range, with why it is unknown or
+    only a bound."""
+    shape_note = "" if system else _user_shape_note(plan, p.name)
+    per = None if shape_note else _highest((_place_price(prices, x) for x in p.places), p.spot)
+    note = shape_note or ("" if per is not None else f"no catalog price for {p.machine}")
+    if per is not None and p.bound:
+        note = p.bound
+    if p.extra:
+        note = (note + "; " if note else "") + p.extra
+    return PoolCost(
+        p.name,
+        per,
+        p.min_nodes,
+        p.max_nodes,
+        p.spot,
+        note,
+        max_enforced=p.max_enforced,
+        drift_nodes=p.drift_nodes,
+    )
 
 
-def _gke_nodes(plan: Plan, gke: GkePlan, prices: Prices) -> tuple[list[PoolCost], PoolCost | None]:
-    """Per GKE pool its node price and range; the system pool's."""
-    pools: list[PoolCost] = []
-    system: PoolCost | None = None
-    for p in gke.pools:
-        shape_note = _user_shape_note(plan, p.name)
-        per = (
-            None
-            if shape_note
-            else _highest(
-                (
-                    prices.gcp_node(p.machine_type, p.accelerator, p.accelerator_count, z)
-                    for z in p.node_locations
-                ),
-                p.spot,
-            )
-        )
-        note = shape_note or ("" if per is not None else f"no catalog price for {p.machine_type}")
-        if per is not None and (p.flex_start or p.queued_provisioning):
-            # DWS VMs have their own discounted price, which the catalog does not hold.
-            note = "priced at on-demand: an upper bound for DWS flex-start / queued capacity"
-        if p.nodes_at_min > p.total_min:
-            note = (note + "; " if note else "") + (
-                f"at minimum {p.nodes_at_min} nodes: initialNodeCount {p.initial_node_count} per "
-                f"zone x {len(p.node_locations)} zones outweighs totalMinNodeCount {p.total_min}"
-            )
-        pools.append(
-            PoolCost(
-                p.name,
-                per,
-                p.nodes_at_min,
-                p.total_max,
-                p.spot,
-                note,
-                max_enforced=not p.auto_create,
-            )
-        )
-    c = gke.cluster
-    if not c.existing:
-        zones = _gke_system_zones(gke)
-        per = _highest((prices.gcp_node(c.system_machine_type, None, 0, z) for z in zones), False)
-        note = "" if per is not None else f"no catalog price for {c.system_machine_type}"
-        # initialNodeCount=1 is per zone (infra/components/gke.py) and a regional cluster
-        # runs its pools in 3 zones by default
-        # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters), so
-        # pulumi up starts one node per zone even when totalMinNodeCount is lower.
-        started = GKE_REGIONAL_DEFAULT_ZONES if _gke_regional(gke) else 1
-        at_min = max(c.system_min, started)
-        if at_min > c.system_min:
-            note = (note + "; " if note else "") + (
-                f"at minimum {at_min} nodes: initialNodeCount 1 per zone x {started} zones "
-                f"outweighs totalMinNodeCount {c.system_min}"
-            )
-        system = PoolCost("system", per, at_min, max(c.system_max, at_min), False, note)
-    return pools, system
+def _place_price(prices: Prices, x: NodePlace) -> Price:
+    if x.cloud == "gcp":
+        return prices.gcp_node(x.machine_type, x.accelerator, x.count, x.zone)
+    return prices.aws_instance(x.machine_type, x.zone)
 
 
-def _eks_nodes(plan: Plan, eks: EksPlan, prices: Prices) -> tuple[list[PoolCost], PoolCost | None]:
-    """Per EKS node group its instance price and range; the system group's."""
-    pools: list[PoolCost] = []
-    for g in eks.groups:
-        spot = g.capacity_type == "SPOT"
-        shape_note = _user_shape_note(plan, g.name)
-        per = (
-            None
-            if shape_note
-            else _highest(
-                (prices.aws_instance(t, az) for t in g.instance_types for az in g.az_ids),
-                spot,
-            )
-        )
-        types = ", ".join(g.instance_types)
-        note = shape_note or ("" if per is not None else f"no catalog price for {types}")
-        if per is not None and g.capacity_type == "CAPACITY_BLOCK":
-            # Capacity Blocks are paid up front at the block's price, not per node-hour.
-            note = "priced at on-demand: a Capacity Block is paid up front at its own price"
-        # A Karpenter pool at its maximum: the nodes its NodePool limits admit (maxNodes and the
-        # drift replacement, which limits cannot tell from a scale-up).
-        hi = g.karpenter.limit_nodes if g.karpenter is not None else g.max_size
-        pools.append(PoolCost(g.name, per, g.min_size, hi, spot, note, drift_nodes=hi - g.max_size))
-    s = eks.system
-    if s is None:
-        return pools, None
-    azs = _eks_system_azs(eks, s)
-    per = _highest((prices.aws_instance(t, az) for t in s.instance_types for az in azs), False)
-    note = "" if per is not None else f"no catalog price for {', '.join(s.instance_types)}"
-    return pools, PoolCost(s.name, per, s.min_size, s.max_size, False, note)
+def _dates(
+    plan: Plan, pools: Iterable[PricedPool], system: PricedPool | None, prices: Prices
+) -> list[str]:
+    """The dates of the price rows the node prices are read from (machine and GPUs per place);
+    a pool planned from a declared shape is priced from none."""
+    used = [p for p in pools if not _user_shape_note(plan, p.name)]
+    if system is not None:
+        used.append(system)
+    return [d for p in used for x in p.places for d in _place_dates(prices, x, p.spot)]
+
+
+def _place_dates(prices: Prices, x: NodePlace, spot: bool) -> list[str]:
+    if x.cloud == "aws":
+        return [prices.aws_date(x.machine_type, x.zone, spot)]
+    dates = [prices.gcp_vm_date(x.machine_type, x.zone, spot)]
+    if x.accelerator and x.count:
+        dates.append(prices.gcp_gpu_date(x.accelerator, x.count, x.zone, spot))
+    return dates
 
 
 def _oldest(dates: Iterable[str]) -> str:
@@ -368,67 +319,9 @@ def _oldest(dates: Iterable[str]) -> str:
     return "unknown" if "unknown" in found else min(found, default="")
 
 
-def _gke_dates(plan: Plan, gke: GkePlan, prices: Prices) -> list[str]:
-    """The dates of the price rows the GKE node prices are read from (machine and GPUs per zone)."""
-    dates: list[str] = []
-    for p in gke.pools:
-        if _user_shape_note(plan, p.name):
-            continue
-        for z in p.node_locations:
-            dates.append(prices.gcp_vm_date(p.machine_type, z, p.spot))
-            if p.accelerator and p.accelerator_count:
-                dates.append(prices.gcp_gpu_date(p.accelerator, p.accelerator_count, z, p.spot))
-    if not gke.cluster.existing:
-        c = gke.cluster
-        dates += [
-            prices.gcp_vm_date(c.system_machine_type, z, False) for z in _gke_system_zones(gke)
-        ]
-    return dates
-
-
-def _eks_dates(plan: Plan, eks: EksPlan, prices: Prices) -> list[str]:
-    """The dates of the price rows the EKS node prices are read from (type and AZ)."""
-    dates: list[str] = []
-    for g in eks.groups:
-        if _user_shape_note(plan, g.name):
-            continue
-        spot = g.capacity_type == "SPOT"
-        dates += [prices.aws_date(t, az, spot) for t in g.instance_types for az in g.az_ids]
-    if eks.system is not None:
-        s = eks.system
-        azs = _eks_system_azs(eks, s)
-        dates += [prices.aws_date(t, az, False) for t in s.instance_types for az in azs]
-    return dates
-
-
-# A regional cluster's node pools run in three of its region's zones unless nodeLocations says
-# otherwise (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters).
-GKE_REGIONAL_DEFAULT_ZONES = 3
-
-
-def _gke_regional(gke: GkePlan) -> bool:
-    return gke.cluster.location.count("-") < 2  # us-central1-a: a zonal cluster
-
-
-def _gke_system_zones(gke: GkePlan) -> tuple[str, ...]:
-    """Zones the system pool runs in: the cluster's zone, or every catalog zone of its region."""
-    loc = gke.cluster.location
-    if not _gke_regional(gke):
-        return (loc,)
-    zones = {z for p in gke.pools for z in p.node_locations}
-    return tuple(sorted(zones)) or (f"{loc}-a",)
-
-
 def _user_shape_note(plan: Plan, pool: str) -> str:
     """A pool planned from a user-declared ``shape`` has no catalog price."""
     for spec in plan.config.pools:
-        if spec.name == pool and getattr(spec, "shape", None) is not None:
+        if spec.name == pool and spec.shape is not None:
             return "shape declared in the stack file: no catalog price"
     return ""
-
-
-def _eks_system_azs(eks: EksPlan, system: EksSystemGroupPlan) -> tuple[str, ...]:
-    """The AZs the system group's subnets are in (its own, not every network AZ)."""
-    if system.az_ids:
-        return tuple(system.az_ids)
-    return eks.network.az_ids if eks.network is not None else ()

@@ -27,5 +27,6 @@ GKE_NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
 # the device plugin instead of over-scaling and scales GPU nodes down by GPU utilisation.
 EKS_ACCELERATOR_LABEL = "k8s.amazonaws.com/accelerator"
 
-# The node label that names a pool's GPU model, per platform (on-prem pools carry their own).
-ACCELERATOR_LABELS = {"gke": GKE_ACCELERATOR_LABEL, "eks": EKS_ACCELERATOR_LABEL}
+# On-prem: the label gpu-infra patches onto listed nodes to name their accelerator (the value a
+# Flyte task selects with accelerator=; GKE and EKS nodes carry the two above).
+ONPREM_ACCELERATOR_LABEL = "gpu-infra/accelerator"

@@ -5,60 +5,50 @@ every live value the plan decides over, before planning; ``build_plan`` records 
 ``python -m infra.plan --json`` shows it as ``"observed"``. Offline nothing is read:
 ``Observed.none()``, or for ``--diff`` what a deploy of the old side leaves running. A read that
 finds nothing is an empty observation; one that fails is ``ObserveError``, never an empty one.
+
+The value itself is the platform's own type (``infra.core.<platform>.observed``); this container
+holds it under the platform's name without knowing which platforms there are (the registry,
+``infra.core.platforms``, reads one back from JSON).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol, TypeVar
 
 from infra.core.errors import ConfigIssue
 
-if TYPE_CHECKING:  # a platform's types are imported only to read its JSON (start-up stays lean)
-    from infra.core.eks.observed import EksObserved
-    from infra.core.gke.observed import GkeObserved
+T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+class Observation(Protocol):
+    """One platform's observed value."""
+
+    def to_json(self) -> dict[str, Any]:
+        """Its JSON form (``from_json`` of its type reads it back)."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
 class Observed:
-    """Per platform, what its observe step read; a platform that read nothing is ``None``
-    (the ``kubernetes`` platform reads nothing: its cluster is the kubeconfig's)."""
+    """What the observe step of ``platform`` read (``value``); ``Observed.none()``: nothing
+    (offline, or a platform that reads nothing: ``kubernetes``'s cluster is its kubeconfig's)."""
 
-    gke: GkeObserved | None = None
-    eks: EksObserved | None = None
+    platform: str = ""
+    value: Observation | None = None
 
     @classmethod
     def none(cls) -> Observed:
         """Nothing read: an offline plan."""
         return cls()
 
+    def part(self, kind: type[T]) -> T | None:
+        """The observed value if it is a ``kind`` (a platform's planner asks for its own type)."""
+        return self.value if isinstance(self.value, kind) else None
+
     def to_json(self) -> dict[str, Any]:
-        """``{platform: {...}}`` for each platform that read something; ``{}`` offline."""
-        out: dict[str, Any] = {}
-        if self.gke is not None:
-            out["gke"] = self.gke.to_json()
-        if self.eks is not None:
-            out["eks"] = self.eks.to_json()
-        return out
-
-    @classmethod
-    def from_json(cls, doc: Mapping[str, Any]) -> Observed:
-        """The value ``to_json`` wrote.
-
-        Raises:
-            ValueError: a key ``to_json`` never writes.
-        """
-        if unknown := sorted(set(doc) - {"gke", "eks"}):
-            raise ValueError(f"observed: unknown platform(s) {', '.join(unknown)}")
-        from infra.core.eks.observed import EksObserved
-        from infra.core.gke.observed import GkeObserved
-
-        gke, eks = doc.get("gke"), doc.get("eks")
-        return cls(
-            gke=GkeObserved.from_json(gke) if gke is not None else None,
-            eks=EksObserved.from_json(eks) if eks is not None else None,
-        )
+        """``{platform: {...}}`` when something was read; ``{}`` offline."""
+        return {self.platform: self.value.to_json()} if self.value is not None else {}
 
 
 class ObserveError(Exception):

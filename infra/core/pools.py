@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+from infra.core.config.base import PoolBase
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+
+if TYPE_CHECKING:
+    from infra.core.config.stack import StackConfig
 
 Effect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
@@ -41,7 +47,6 @@ class PoolHints:
 
     Attributes:
         name: pool / node-group name.
-        platform: ``gke`` | ``eks`` | ``kubernetes``.
         gpu_type: the cloud's accelerator name (``nvidia-tesla-t4``; on EKS the GPU model ``T4``).
         gpu_model: short model name for people (``T4``, ``L4``, ``A100-40GB``).
         gpus_per_node: GPUs per node.
@@ -58,11 +63,9 @@ class PoolHints:
         max_nodes: pool total maximum.
         mig_profiles: MIG profiles the GPU supports (empty: MIG not possible).
         gke_sharing: GKE's own sharing or partitioning is on (exclusive with the operator's).
-        karpenter: EKS nodes Karpenter launches from the pool's NodePool (no node group).
     """
 
     name: str
-    platform: Literal["gke", "eks", "kubernetes"]
     gpu_type: str
     gpu_model: str
     gpus_per_node: int
@@ -78,8 +81,29 @@ class PoolHints:
     max_nodes: int = 1
     mig_profiles: tuple[str, ...] = ()
     gke_sharing: bool = False
-    karpenter: bool = False
 
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations for every taint declared on the pool."""
         return [t.toleration() for t in self.taints]
+
+
+def warm_of(config: StackConfig) -> dict[str, int]:
+    """``warm`` per ``gpuPools`` entry (GKE fallback pools have none of their own)."""
+    return {p.name: p.warm for p in config.pools}
+
+
+def idle_nodes(min_nodes: int, warm: int) -> int:
+    """Nodes a pool runs with no user on it: the placeholders fill the minNodes first."""
+    return max(min_nodes, warm)
+
+
+# ``gpuPools`` entries by name: (index, spec).
+PoolSpecs = Mapping[str, tuple[int, PoolBase]]
+
+
+def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
+    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
+    own = specs.get(h.name)
+    # GKE binds a pool with `fallback` alternatives, and the pools planned from them, to a
+    # ComputeClass named after the pool (infra.core.gke.pools): they share that gpuPools entry.
+    return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]

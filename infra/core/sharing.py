@@ -15,7 +15,6 @@ from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.base import MigSpec, PoolBase, SharingSpec
-from infra.core.config.gke import GkePoolSpec
 from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.pools import GPU_RESOURCE, PoolHints
 
@@ -61,8 +60,9 @@ class MigGpu:
     balanced_counts: tuple[int, ...] = ()
 
 
-def operator_node_labels(pool: PoolBase) -> dict[str, str]:
-    """Node labels a pool needs for the operator (time-slicing and MIG config; GKE: gpu.present).
+def operator_node_labels(pool: PoolBase, *, gpu_present: bool = False) -> dict[str, str]:
+    """Node labels a pool needs for the operator (time-slicing and MIG config; with
+    ``gpu_present``, ``nvidia.com/gpu.present`` set up front: ``Features.gpu_present_label``).
 
     The GKE and EKS planners merge these into the pool's node labels (and ``PoolHints.labels``)
     when the operator is on; the kubernetes planner does so for pools whose ``nodes`` gpu-infra
@@ -72,7 +72,7 @@ def operator_node_labels(pool: PoolBase) -> dict[str, str]:
         pool: any platform's pool spec.
     """
     labels: dict[str, str] = {}
-    if isinstance(pool, GkePoolSpec):
+    if gpu_present:
         labels[GPU_PRESENT_LABEL] = "true"
     if pool.sharing is not None:
         labels[DEVICE_PLUGIN_CONFIG_LABEL] = sharing_config_key(pool.sharing)
@@ -232,12 +232,7 @@ def slots_per_node(h: PoolHints, pool: PoolBase) -> int:
     """How many one-slot workloads a node of the pool holds: GPUs x time-slicing replicas, or
     GPUs x MIG instances per GPU (a profile's instances are bounded by compute slices, 7 or 4 on an
     A30, and by memory: ``1g.10gb`` fits 4 times on a 40 GB A100; ``+me`` profiles exist once).
-    GKE's own partitioning / sharing: what GKE's device plugin advertises per node."""
-    if isinstance(pool, GkePoolSpec) and h.gke_sharing:
-        # GPUs x partitions x clients (https://cloud.google.com/kubernetes-engine/docs/how-to/timesharing-gpus#enable-gke).
-        gpu = pool.gpu
-        clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
-        return schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles)
+    A platform's own partitioning / sharing is the platform's to count (``Platform.native_sharing``)."""
     per_gpu = 1
     gpu = pool_mig_gpu(h)
     if (

@@ -24,7 +24,8 @@ from typing import Any
 from infra.core.catalog.pins import pin
 from infra.core.config.stack import StackConfig
 from infra.core.integrations.scheduling import gpu_request, workload_targets
-from infra.core.pools import PoolHints
+from infra.core.platform import Platform
+from infra.core.pools import PoolHints, warm_of
 from infra.core.rules.limits import limit
 
 Manifest = dict[str, Any]
@@ -95,11 +96,6 @@ class WarmPlan:
     notes: tuple[str, ...] = ()
 
 
-def warm_of(config: StackConfig) -> dict[str, int]:
-    """``warm`` per ``gpuPools`` entry (GKE fallback pools have none of their own)."""
-    return {p.name: p.warm for p in config.pools}
-
-
 def warm_names(stack: str) -> tuple[str, str]:
     """``(namespace, PriorityClass)`` of a stack's placeholders: ``gpu-warm-<stack>`` and
     ``gpu-infra-warm-<stack>``, the stack's name lowercased with other characters as ``-`` (a
@@ -124,19 +120,17 @@ def warm_names(stack: str) -> tuple[str, str]:
     )
 
 
-def idle_nodes(min_nodes: int, warm: int) -> int:
-    """Nodes a pool runs with no user on it: the placeholders fill the minNodes first."""
-    return max(min_nodes, warm)
-
-
 def plan_warm(
-    config: StackConfig, pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
+    config: StackConfig,
+    pools: Sequence[PoolHints],
+    platform: Platform,
+    scheduling: Mapping[str, Mapping[str, Any]],
 ) -> WarmPlan | None:
     """Placeholders for every pool with ``warm`` > 0; ``None`` when no pool asks for any."""
     warm = warm_of(config)
     namespace, klass = warm_names(config.stack)
     targets: list[WarmTarget] = []
-    for h, hints, members in workload_targets(pools, scheduling):
+    for h, hints, members in workload_targets(pools, scheduling, platform.features):
         n = warm.get(h.name, 0)
         if n == 0:
             continue
@@ -163,7 +157,7 @@ def plan_warm(
         },
         priority_class=priority_class(klass),
         targets=tuple(targets),
-        notes=tuple(_notes(config, targets)),
+        notes=tuple(_notes(platform, targets)),
     )
 
 
@@ -256,21 +250,10 @@ def deployment(
     }
 
 
-def _notes(config: StackConfig, targets: Sequence[WarmTarget]) -> list[str]:
-    out: list[str] = []
-    names = ", ".join(t.pool for t in targets)
-    if config.platform == "kubernetes":
-        out.append(
-            f"gpuPools warm ({names}): gpu-infra runs no autoscaler on platform kubernetes; the "
-            "placeholders warm nodes only if the cluster's own autoscaler adds nodes for Pending "
-            "pods, else they just hold GPUs that any other pod preempts, so the JupyterHub and "
-            "Kubeflow choices promise no warm node"
-        )
-    autoscaler = getattr(config.cluster, "autoscaler", None)
-    if config.platform == "eks" and autoscaler is not None and not autoscaler.enabled:
-        out.append(
-            f"gpuPools warm ({names}): cluster.autoscaler.enabled is false, so nothing adds a "
-            "node for a Pending placeholder unless the cluster runs its own autoscaler; the "
-            "JupyterHub and Kubeflow choices promise no warm node"
-        )
-    return out
+def _notes(platform: Platform, targets: Sequence[WarmTarget]) -> list[str]:
+    """Why the placeholders may warm nothing where gpu-infra runs no autoscaler of the pools
+    (``Features.autoscaler``: the one answer to who scales them)."""
+    if platform.features.autoscaler is not None:
+        return []
+    note = platform.warm_note(", ".join(t.pool for t in targets))
+    return [note] if note is not None else []

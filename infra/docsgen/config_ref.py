@@ -207,19 +207,19 @@ def _top_level() -> str:
 @functools.cache
 def render() -> str:
     """The whole generated part of ``docs/config-reference.md``."""
-    from infra.core.config import eks, gke, kubernetes, operator
+    from infra.core.config import operator
+    from infra.core.config.stack import PLATFORMS, TITLES, schemas
 
-    parts = [
-        _top_level(),
-        "## GKE (`platform: gke`)\n",
-        section("GKE `cluster`", gke.GkeClusterSpec, "cluster"),
-        section("GKE `gpuPools[]`", gke.GkePoolSpec, "gpuPools[]"),
-        "## EKS (`platform: eks`)\n",
-        section("EKS `cluster`", eks.EksClusterSpec, "cluster"),
-        section("EKS `gpuPools[]`", eks.EksPoolSpec, "gpuPools[]"),
-        "## Existing clusters (`platform: kubernetes`)\n",
-        section("Kubernetes `cluster`", kubernetes.KubernetesClusterSpec, "cluster"),
-        section("Kubernetes `gpuPools[]`", kubernetes.KubernetesPoolSpec, "gpuPools[]"),
+    parts = [_top_level()]
+    for name in PLATFORMS:
+        cluster, pool = schemas(name)
+        section_title, prefix = TITLES[name]
+        parts += [
+            f"## {section_title} (`platform: {name}`)\n",
+            section(f"{prefix} `cluster`", cluster, "cluster"),
+            section(f"{prefix} `gpuPools[]`", pool, "gpuPools[]"),
+        ]
+    parts += [
         "## Every platform\n",
         section("`gpuOperator`", operator.GpuOperatorSpec, "gpuOperator"),
         section("`gpuNamespaces[]`", operator.GpuNamespaceSpec, "gpuNamespaces[]"),

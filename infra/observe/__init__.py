@@ -9,8 +9,11 @@ package is the only place the program reads the live platform (the components ma
 
 from __future__ import annotations
 
+import importlib
+
 from infra.core.config.stack import StackConfig
 from infra.core.observed import Observed
+from infra.core.platforms import OBSERVERS
 
 
 def observe(config: StackConfig) -> Observed:
@@ -19,13 +22,8 @@ def observe(config: StackConfig) -> Observed:
     Raises:
         ObserveError: a read failed for another reason than "not found".
     """
-    # The one registry of observe steps; each imports only its own provider SDK.
-    if config.platform == "eks":
-        from infra.observe.eks import observe_eks
-
-        return Observed(eks=observe_eks(config))
-    if config.platform == "gke":
-        from infra.observe.gke import observe_gke
-
-        return Observed(gke=observe_gke(config))
-    return Observed.none()
+    step = OBSERVERS.get(config.platform)
+    if step is None:
+        return Observed.none()
+    module, function = step  # each imports only its own provider SDK
+    return Observed(config.platform, getattr(importlib.import_module(module), function)(config))

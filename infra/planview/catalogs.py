@@ -55,7 +55,8 @@ def widened_zones(old: Plan, new: Plan) -> list[str]:
     """Notes for pools that list no ``zones`` and resolve to zones the old side did not have."""
     from infra.planview.pin import resolved_zones
 
-    if new.config.platform == "eks" and _kind(new) != "karpenter":
+    moves = new.platform.zones_widen
+    if moves is None:
         return []  # a live node group keeps its AZs; the deploy says so (components/eks_nodes)
     before, after = resolved_zones(old), resolved_zones(new)
     old_index = {p.name: i for i, p in enumerate(old.config.pools)}
@@ -67,18 +68,8 @@ def widened_zones(old: Plan, new: Plan) -> list[str]:
         if was and added:
             notes.append(
                 f"{new.config.platform.upper()}: gpuPools[{i}] ({name}) lists no zones and the catalog now also offers "
-                f"{', '.join(added)}: {_what_moves(new)}; `zones: [{', '.join(was)}]` keeps it "
+                f"{', '.join(added)}: {moves}; `zones: [{', '.join(was)}]` keeps it "
                 "where it runs (`python -m infra.plan --pin-zones --old-catalog REF` writes "
                 "the old catalog's zones of every such pool into the stack file)"
             )
     return notes
-
-
-def _kind(plan: Plan) -> str:
-    return str(getattr(getattr(plan.config.cluster, "autoscaler", None), "kind", ""))
-
-
-def _what_moves(plan: Plan) -> str:
-    if plan.config.platform == "gke":
-        return "the node pool's nodeLocations gain it in place"
-    return "the Karpenter NodePool's zone requirement gains it in place"

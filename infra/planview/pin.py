@@ -21,16 +21,7 @@ if TYPE_CHECKING:
 def resolved_zones(plan: Plan) -> dict[int, tuple[str, ...]]:
     """``gpuPools`` index -> the zones (GKE) or AZ IDs (EKS) the plan chose for a pool that lists
     none (a pool the plan gave no zones, such as one on an existing on-prem cluster, is left)."""
-    chosen: dict[str, tuple[str, ...]] = {}
-    if plan.eks is not None:
-        chosen = {g.name: tuple(g.az_ids) for g in plan.eks.groups}
-    elif plan.gke is not None:
-        chosen = {p.name: tuple(p.node_locations) for p in plan.gke.pools}
-    return {
-        i: chosen[spec.name]
-        for i, spec in enumerate(plan.config.pools)
-        if getattr(spec, "zones", ()) is None and chosen.get(spec.name)
-    }
+    return plan.platform.unpinned_zones()
 
 
 def pin_zones(path: Path, plan: Plan, out: Callable[[str], object] = print) -> int:

@@ -8,13 +8,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from infra.core.cost import HOURS_PER_MONTH, Cost
-from infra.core.pools import PoolHints
+from infra.core.pools import PoolHints, idle_nodes
 from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
-from infra.core.warm import idle_nodes
 
 if TYPE_CHECKING:
-    from infra.core.gke.model import GkePoolPlan
+    from infra.core.config.base import PoolBase
     from infra.core.plan import Plan
+    from infra.core.platform import PoolView
 
 Out = Callable[[str], None]
 
@@ -48,78 +48,42 @@ def pool_rows(plan: Plan) -> list[PoolRow]:
     """One row per GPU pool of ``plan``, in plan order."""
     specs = {s.name: s for s in plan.config.pools}
     rows: list[PoolRow] = []
-    gke = {p.name: p for p in plan.gke.pools} if plan.gke is not None else {}
-    eks = {g.name: g for g in plan.eks.groups} if plan.eks is not None else {}
     for h in plan.pools:
         spec = specs.get(h.name)
-        sharing, factor = _sharing(h, spec, gke.get(h.name))
-        if h.name in gke:
-            p = gke[h.name]
-            zones = tuple(p.node_locations)
-            capacity = _gke_capacity(p)
-        elif h.name in eks:
-            g = eks[h.name]
-            zones = tuple(g.az_ids)
-            capacity = g.capacity_type.lower().replace("_", "-")
-            if g.capacity_reservation_id and capacity == "on-demand":
-                capacity = "on-demand (ODCR)"
-        else:
-            nodes = getattr(spec, "nodes", None) or ()
-            zones = tuple(nodes)
-            capacity = "own"
-        min_nodes = gke[h.name].nodes_at_min if h.name in gke else h.min_nodes
+        view = plan.platform.pool_view(h)
+        sharing, factor = _sharing(h, spec, view)
         alloc = None if factor is None else h.gpus_per_node * factor
-        if h.name in gke and gke[h.name].schedulable_gpus:
-            alloc = gke[h.name].schedulable_gpus  # what GKE's device plugin advertises
+        if view.alloc:
+            alloc = view.alloc  # what the platform's device plugin advertises
         rows.append(
             PoolRow(
                 h.name,
                 h.gpu_model,
                 h.gpus_per_node,
                 alloc,
-                zones,
-                capacity,
+                view.places,
+                view.capacity,
                 sharing,
-                min_nodes,
+                view.min_nodes,
                 h.max_nodes,
-                getattr(spec, "warm", 0),
+                spec.warm if spec is not None else 0,
             )
         )
     return rows
 
 
-def _gke_capacity(p: GkePoolPlan) -> str:
-    if p.spot:
-        return "spot"
-    if p.flex_start:
-        return "flex-start"
-    if p.queued_provisioning:
-        return "queued"
-    kind = p.reservation_type
-    if kind not in (None, "NO_RESERVATION"):
-        return f"reservation {p.reservation_name or kind.lower()}"
-    return "on-demand"
-
-
-def _sharing(h: PoolHints, spec: Any, gke_pool: GkePoolPlan | None) -> tuple[str, int | None]:
-    """(what the table says, allocatable units per physical GPU; None when layout-dependent)."""
-    parts: list[str] = []
-    factor: int | None = 1
-    if gke_pool is not None and gke_pool.partition_size:
-        per = mig_instances_per_gpu(gke_pool.partition_size, h.mig_profiles)
-        parts.append(f"GKE MIG {gke_pool.partition_size}" + (f" x{per}" if per else ""))
-        factor = per
-    if gke_pool is not None and gke_pool.sharing_strategy:
-        clients = gke_pool.max_shared_clients_per_gpu or 1
-        parts.append(f"GKE {gke_pool.sharing_strategy.lower().replace('_', '-')} x{clients}")
-        factor = None if factor is None else factor * clients
-    mig = getattr(spec, "mig", None)
+def _sharing(h: PoolHints, spec: PoolBase | None, view: PoolView) -> tuple[str, int | None]:
+    """(what the table says, allocatable units per physical GPU; None when layout-dependent):
+    the platform's own sharing first, then the operator's MIG and time-slicing."""
+    parts: list[str] = list(view.sharing)
+    factor = view.factor
+    mig = spec.mig if spec is not None else None
     if mig is not None:
         profile = mig.config.removeprefix("all-")
         per = mig_instances_per_gpu(profile, h.mig_profiles)
         parts.append(f"MIG {mig.strategy} {mig.config}" + (f" x{per}" if per else ""))
         factor = per
-    sharing = getattr(spec, "sharing", None)
+    sharing = spec.sharing if spec is not None else None
     if sharing is not None:
         parts.append(f"time-slicing x{sharing.replicas}")
         factor = None if factor is None else factor * sharing.replicas
@@ -149,8 +113,8 @@ def print_table(
     rows = pool_rows(plan)
     print_pools(plan, cost, rows, out)
     print_system_pool(plan, cost, out)
-    print_karpenter(plan, out)
-    print_auto_provisioning(plan, out)
+    for line in plan.platform.table_notes():  # its autoscaler, node auto-provisioning
+        out(line)
     print_totals(rows, out)
     print_cost(cost, out)
     print_pool_lines(plan, out)
@@ -167,7 +131,7 @@ def print_table(
 def print_pools(plan: Plan, cost: Cost, rows: Sequence[PoolRow], out: Out = print) -> None:
     """The GPU pool table: one row per pool."""
     prices = {p.name: p for p in cost.pools}
-    zone_head = {"gke": "ZONES", "eks": "AZ IDS"}.get(plan.config.platform, "HOSTS")
+    zone_head = plan.platform.features.places
     table(
         (
             "GPU POOL",
@@ -204,38 +168,15 @@ def print_system_pool(plan: Plan, cost: Cost, out: Out = print) -> None:
     """The system pool's machine, node range and price (or that the existing cluster's is used)."""
     if cost.system is not None:
         s = cost.system
-        machine = _system_machine(plan)
+        machine = plan.platform.system_machine
         nodes = f"{s.min_nodes}-{s.max_nodes}" if s.max_nodes != s.min_nodes else f"{s.min_nodes}"
-        fixed = plan.eks is not None and plan.eks.karpenter is not None
+        fixed = plan.platform.system_fixed
         out(
             f"\nsystem pool: {machine}, {nodes} nodes{' (fixed: nothing scales it)' if fixed else ''}, "
             f"{_price_cell(s)} per node-hour"
         )
-    elif (plan.gke is not None and plan.gke.cluster.existing) or (
-        plan.eks is not None and plan.eks.existing
-    ):
+    elif plan.platform.existing and not plan.platform.features.own_hardware:
         out("\nsystem pool: the existing cluster's (not created or priced here)")
-
-
-def print_auto_provisioning(plan: Plan, out: Out = print) -> None:
-    """With GKE cluster-level node auto-provisioning on: that it is, and its limits."""
-    limits = plan.gke.cluster.auto_provisioning_limits if plan.gke is not None else None
-    if limits:
-        caps = ", ".join(
-            f"{lim.resource_type} {lim.maximum}{' GB' if lim.resource_type == 'memory' else ''}"
-            for lim in limits
-        )
-        out(f"node auto-provisioning: on (cluster-wide resource limits {caps})")
-
-
-def print_karpenter(plan: Plan, out: Out = print) -> None:
-    """With ``autoscaler.kind: karpenter``: the controller in place of the cluster-autoscaler."""
-    k = plan.eks.karpenter if plan.eks is not None else None
-    if k is not None:
-        out(
-            f"autoscaler: Karpenter {k.version} in {k.namespace} on the system pool, interruption "
-            f"queue {k.queue_name} (no cluster-autoscaler)"
-        )
 
 
 def print_totals(rows: Sequence[PoolRow], out: Out = print) -> None:
@@ -326,25 +267,8 @@ def _range(a: float | None, b: float | None) -> str:
 def print_pool_lines(plan: Plan, out: Out = print) -> None:
     """Per pool its machine and node range (or instance types and AMI). The planner's notes go
     to stderr with the operator's (``infra.plan``), in every output mode."""
-    if plan.gke is not None:
-        for p in plan.gke.pools:
-            how = (
-                f"auto-created by ComputeClass {p.compute_class}, planned"
-                if p.auto_create
-                else "location policy ANY,"
-            )
-            out(f"  {p.name}: {p.machine_type} ({how} totals {p.total_min}-{p.total_max})")
-    elif plan.eks is not None:
-        for g in plan.eks.groups:
-            out(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
-            if g.karpenter is not None:
-                spec = g.karpenter.node_pool["spec"]
-                alias = g.karpenter.node_class["spec"]["amiSelectorTerms"][0]["alias"]
-                out(
-                    f"    Karpenter NodePool {g.karpenter.name} (weight {spec['weight']}, "
-                    f"limits {', '.join(f'{k}={v}' for k, v in spec['limits'].items())}), "
-                    f"EC2NodeClass {alias}"
-                )
+    for line in plan.platform.pool_lines():
+        out(line)
 
 
 def print_resources(recording: Any, out: Out = print) -> None:
@@ -361,14 +285,6 @@ def print_outputs(recording: Any, out: Out = print) -> None:
         out(f"  {key}:")
         for line in json.dumps(value, indent=2).splitlines():
             out(f"    {line}")
-
-
-def _system_machine(plan: Plan) -> str:
-    if plan.gke is not None:
-        return plan.gke.cluster.system_machine_type
-    if plan.eks is not None and plan.eks.system is not None:
-        return ", ".join(plan.eks.system.instance_types)
-    return "-"
 
 
 def _price_cell(p: Any) -> str:

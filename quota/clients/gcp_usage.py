@@ -9,11 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
+from infra.core.system_pool import gcp_vcpus_of
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error
 from quota.keys import QuotaKey
 from quota.rules import gcp_accelerator_quotas, gcp_cpu_rules, gcp_machine_family
-from quota.sizing import gcp_vcpus_of
 
 # Instance states that hold GPU quota; stopped, suspended and terminated VMs release it.
 # https://cloud.google.com/compute/docs/instances/instance-life-cycle

@@ -49,12 +49,12 @@ SHARED_OIDC = f"arn:aws:iam::{offline.AWS_ACCOUNT}:oidc-provider/{SHARED.oidc_is
 
 def shared(**fields: Any) -> Observed:
     """The live account of eks-existing: its cluster, plus ``fields`` of ``EksObserved``."""
-    return Observed(eks=EksObserved(cluster=SHARED, **fields))
+    return Observed("eks", EksObserved(cluster=SHARED, **fields))
 
 
 def running(node_groups: dict[str, int]) -> Observed:
     """A created stack's account holding these node groups (name -> desired size)."""
-    return Observed(eks=EksObserved(node_groups=node_groups))
+    return Observed("eks", EksObserved(node_groups=node_groups))
 
 
 @pytest.fixture(scope="module")
@@ -421,7 +421,7 @@ def test_a_live_group_named_before_a_catalog_refresh_keeps_its_name_and_subnets(
     from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
     from infra.core.plan import build_plan
 
-    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).eks
+    eks = build_plan(parse(raw("eks-g4dn"), "eks-g4dn")).platform.plan
     assert eks is not None
     (ng,) = next(g for g in eks.groups if g.name == "gpu-t4").node_groups
     assert ng.frozen is not None and len(ng.az_ids) > 1

@@ -29,7 +29,7 @@ NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 def _planned_names() -> list[str]:
     name, raw = load_stack_file(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml")
-    eks = build_plan(parse(raw, name)).eks
+    eks = build_plan(parse(raw, name)).platform.plan
     assert eks is not None
     return [ng.name for g in eks.groups for ng in g.node_groups]
 
@@ -37,7 +37,7 @@ def _planned_names() -> list[str]:
 @pytest.mark.parametrize(("live", "sent"), [(9, 9), (35, 20)])  # eks-g4dn: maxNodes 20
 def test_live_node_group_gets_the_autoscalers_desired_size_clamped_not_ignore_changes(live, sent):
     first = _planned_names()[0]
-    rec = run_stack("eks-g4dn", observed=Observed(eks=EksObserved(node_groups={first: live})))
+    rec = run_stack("eks-g4dn", observed=Observed("eks", EksObserved(node_groups={first: live})))
     ng = next(
         r for r in rec.resources if r.type == NODE_GROUP and r.inputs["nodeGroupName"] == first
     )
@@ -93,7 +93,7 @@ def test_a_catalog_row_for_a_new_az_changes_no_node_group_in_a_diff_over_the_liv
     # What the new side's observe step finds once the old side is deployed.
     observed = mockengine.observe(raw, name, after(old_plan, old_rec))
     new_rec = mockengine.run(raw, name, Catalog.load(), observed=observed)
-    planned = build_plan(parse(raw, name)).eks
+    planned = build_plan(parse(raw, name)).platform.plan
     assert planned is not None  # planned alone, the refreshed catalog's AZ would rename it
     assert {ng.name for g in planned.groups for ng in g.node_groups} != {
         r.inputs["nodeGroupName"] for r in old_rec.resources if r.type == NODE_GROUP

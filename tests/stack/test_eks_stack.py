@@ -44,7 +44,7 @@ def core_plan(raw: dict[str, Any]) -> core.EksPlan:
     from infra.core.config.stack import parse
     from infra.core.plan import build_plan
 
-    p = build_plan(parse(raw, "eks-g4dn")).eks
+    p = build_plan(parse(raw, "eks-g4dn")).platform.plan
     assert p is not None
     return p
 
@@ -216,7 +216,7 @@ def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_con
     gpu = plan.groups[0].node_groups[0].name
     assert plan.system is not None
     live = {gpu: 1, plan.system.node_group_name: 2, plan.groups[1].node_groups[0].name: 7}
-    rec = run_stack(raw, "eks-g4dn", observed=Observed(eks=EksObserved(node_groups=live)))
+    rec = run_stack(raw, "eks-g4dn", observed=Observed("eks", EksObserved(node_groups=live)))
     scaling = {r.name: r.inputs["scalingConfig"] for r in rec.of_type(NODE_GROUP)}
     assert scaling["ml-gpu-t4-ng"] == {"minSize": 3, "maxSize": 20, "desiredSize": 3}
     assert scaling["ml-system"] == {"minSize": 3, "maxSize": 4, "desiredSize": 3}

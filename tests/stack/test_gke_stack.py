@@ -96,7 +96,7 @@ def test_existing_cluster_is_reached_at_its_observed_endpoint():
         gpuOperator={"clusterWide": True},
     )
     found = GkeClusterObserved(name="prod", endpoint="198.51.100.7", certificate_authority="Q0E=")
-    rec = run_stack(raw, observed=Observed(gke=GkeObserved(cluster=found)))
+    rec = run_stack(raw, observed=Observed("gke", GkeObserved(cluster=found)))
     assert rec.invokes == [] and rec.outputs["clusterEndpoint"] == "https://198.51.100.7"
 
 
@@ -267,7 +267,7 @@ def test_no_sample_stack_sends_a_cluster_autoscaling_block(path):
     # (terraform-provider-google flattenClusterAutoscaling, hashicorp/terraform-provider-google
     # #25307): a block sent would be a permanent diff and nothing else.
     _, raw = load_stack_file(path)
-    g = build_plan(parse(raw, "s")).gke
+    g = build_plan(parse(raw, "s")).platform.plan
     assert g is not None
     assert (
         _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling is None
@@ -280,7 +280,7 @@ def test_below_the_gate_the_created_cluster_gets_nap_with_the_planned_limits_and
     # SA and the stack's scopes, read back with it on (flattenClusterAutoscaling).
     _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.gke-autocreate.yaml")
     raw["gpu-infra:cluster"]["minMasterVersion"] = "1.33.2-gke.1240000"
-    g = build_plan(parse(raw, "s")).gke
+    g = build_plan(parse(raw, "s")).platform.plan
     assert g is not None and g.cluster.auto_provisioning_limits is not None
     args = _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling
     assert args is not None and args.enabled is True

@@ -12,8 +12,9 @@ import pytest
 
 from infra import mockengine
 from infra.components.karpenter_pools import NODE_CLASS, NODE_POOL
-from infra.core import lifecycle, receivers
+from infra.core import lifecycle
 from infra.core.config.stack import load_stack_file, parse
+from infra.core.eks import sent as eks_sent
 from infra.core.eks.karpenter import controller as ctl
 from infra.core.eks.karpenter import crds
 from infra.core.plan import build_plan
@@ -148,9 +149,9 @@ def test_every_new_resource_type_has_a_lifecycle_row():
 
 def test_iam_role_names_the_receiver_check_derives_are_the_roles_registered():
     plan = build_plan(parse(load_stack_file(STACK)[1], "eks-karpenter"))
-    assert plan.eks is not None
+    assert plan.platform.name == "eks"
     registered = {r.name for r in rec_().of_type(ROLE) if "name" not in r.inputs}
-    assert registered == set(receivers.iam_role_names(plan.eks))
+    assert registered == set(eks_sent.iam_role_names(plan.platform.plan))
 
 
 def test_every_nodepool_and_nodeclass_waits_for_the_controller_release(rec):

@@ -14,8 +14,11 @@ import pytest
 
 from infra import mockengine
 from infra.core.config.stack import StackConfig, parse
+from infra.core.eks.observed import EksObserved
+from infra.core.eks.platform import eks_plan
 from infra.core.observed import Observed
 from infra.core.plan import build_plan
+from infra.core.platforms import observed_from_json
 from infra.mocklive import after, before
 from infra.observe import observe
 from tests.stack.harness import ROOT, run_stack, sample, stack_source
@@ -79,7 +82,7 @@ def test_the_diff_side_is_planned_over_what_the_old_sides_deploy_leaves_running(
     raw, config = config_of("eks-g4dn")
     plan = build_plan(config)
     observed = mockengine.observe(raw, config.stack, after(plan, sample("eks-g4dn")))
-    eks, planned = observed.eks, plan.eks
+    eks, planned = observed.part(EksObserved), eks_plan(plan.platform)
     assert eks is not None and planned is not None and planned.network is not None
     assert eks.node_groups == {
         **{ng.name: ng.min_size for g in planned.groups for ng in g.node_groups},
@@ -92,8 +95,7 @@ def test_the_diff_side_is_planned_over_what_the_old_sides_deploy_leaves_running(
     )
     # Planned over it, the same stack changes nothing: the JSON round trip is what a step
     # directory would hold.
-    again = build_plan(config, None, Observed.from_json(observed.to_json()))
-    assert again.eks is not None
-    assert [ng.name for g in again.eks.groups for ng in g.node_groups] == [
+    again = build_plan(config, None, observed_from_json(observed.to_json()))
+    assert [ng.name for g in eks_plan(again.platform).groups for ng in g.node_groups] == [
         ng.name for g in planned.groups for ng in g.node_groups
     ]

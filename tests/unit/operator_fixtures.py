@@ -10,9 +10,13 @@ from typing import Any
 
 import yaml
 
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig, parse
 from infra.core.errors import ConfigErrors, Issues
+from infra.core.observed import Observed
 from infra.core.operator import Manifest, OperatorPlan, operator_node_labels, plan_operator
+from infra.core.platform import Platform
+from infra.core.platforms import plan_platform
 from infra.core.pools import PoolHints, Taint
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
@@ -113,10 +117,9 @@ def hints_for(config: StackConfig, **overrides: Any) -> tuple[PoolHints, ...]:
             *base.get("taints", ()),
             *(Taint(t.key, t.value, t.effect) for t in p.taints),
         )
-        labels = {**p.labels, **operator_node_labels(p)}
+        labels = {**p.labels, **operator_node_labels(p, gpu_present=config.platform == "gke")}
         h = PoolHints(
             name=p.name,
-            platform=config.platform,
             gpus_per_node=1,
             labels=labels,
             min_nodes=p.min_nodes,
@@ -126,10 +129,17 @@ def hints_for(config: StackConfig, **overrides: Any) -> tuple[PoolHints, ...]:
     return tuple(out)
 
 
+def platform_of(config: StackConfig) -> Platform:
+    """The stack's platform as its planner plans it (its own problems left out: the operator
+    tests judge the operator's)."""
+    return plan_platform(config, Catalog.load(), Issues(), Observed.none())
+
+
 def plan(config: StackConfig, pools: tuple[PoolHints, ...] | None = None) -> OperatorPlan:
     """``plan_operator`` that raises ConfigErrors like ``build_plan`` does."""
     issues = Issues()
-    result = plan_operator(config, hints_for(config) if pools is None else pools, issues)
+    given = hints_for(config) if pools is None else pools
+    result = plan_operator(config, given, platform_of(config), issues)
     issues.raise_if_any()
     assert result is not None
     return result

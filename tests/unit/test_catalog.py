@@ -63,8 +63,8 @@ def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
     from infra.core.catalog.vendored import Catalog, UserShape
 
     cat = Catalog()  # nothing read yet: the copy must not share tables it then edits
-    gke = UserShape("gke", "x9-gpu-1", "nvidia-x9", 1, 8, 32.0, "us-central1", ("us-central1-a",))
-    eks = UserShape("eks", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
+    gke = UserShape("gcp", "x9-gpu-1", "nvidia-x9", 1, 8, 32.0, "us-central1", ("us-central1-a",))
+    eks = UserShape("aws", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
     new = cat.with_user_shapes([gke, eks])
     assert new.gcp_machine("x9-gpu-1") is not None and new.aws_instance("zz9.xlarge") is not None
     assert cat.gcp_machine("x9-gpu-1") is None and cat.aws_instance("zz9.xlarge") is None
@@ -74,6 +74,6 @@ def test_user_shapes_copy_of_an_unread_catalog_leaves_the_original_unchanged():
 def test_a_user_declared_aws_type_has_an_unknown_price_never_zero():
     from infra.core.catalog.vendored import Catalog, UserShape
 
-    eks = UserShape("eks", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
+    eks = UserShape("aws", "zz9.xlarge", "X9", 1, 4, 16.0, "us-west-2", ("usw2-az1",))
     inst = Catalog().with_user_shapes([eks]).aws_instance("zz9.xlarge")
     assert inst is not None and inst.price_per_hour is None

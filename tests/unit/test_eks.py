@@ -57,7 +57,7 @@ def aws(catalog: Catalog, name: str) -> AwsInstance:
 
 
 def plan_of(cfg: dict[str, Any]) -> eks.EksPlan:
-    p = build_plan(parse(cfg, "test")).eks
+    p = build_plan(parse(cfg, "test")).platform.plan
     assert p is not None
     return p
 
@@ -273,7 +273,7 @@ def test_same_shape_spot_types_plan_in_the_azs_offering_all_of_them(
     fake_catalog: Catalog, catalog: Catalog
 ):
     cfg = eks_config({"machineType": ["g4dn.xlarge", "g4x.xlarge"], "spot": True})
-    p = build_plan(parse(cfg, "test"), fake_catalog).eks
+    p = build_plan(parse(cfg, "test"), fake_catalog).platform.plan
     assert p is not None
     (g,) = p.groups
     assert g.instance_types == ("g4dn.xlarge", "g4x.xlarge") and g.capacity_type == "SPOT"
@@ -395,7 +395,7 @@ def test_label_keys_over_63_characters_prefix_included_are_rejected_by_the_eks_a
 def test_min_zero_and_hints_for_scale_from_zero():
     (g,) = plan_of(eks_config()).groups
     assert (g.min_size, g.max_size) == (0, 4)
-    assert g.hints.driver == "preinstalled" and g.hints.platform == "eks"
+    assert g.hints.driver == "preinstalled"
 
 
 def test_a100_groups_expose_mig_profiles_and_model():

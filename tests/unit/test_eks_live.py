@@ -40,14 +40,14 @@ ARN = "arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-west-2.amazonaws.com/
 
 
 def plan_over(cfg: dict[str, Any], observed: EksObserved | None) -> eks.EksPlan:
-    p = build_plan(parse(cfg, "test"), None, Observed(eks=observed)).eks
+    p = build_plan(parse(cfg, "test"), None, Observed("eks", observed)).platform.plan
     assert p is not None
     return p
 
 
 def errors_over(cfg: dict[str, Any], observed: EksObserved) -> dict[str, str]:
     with pytest.raises(ConfigErrors) as e:
-        build_plan(parse(cfg, "test"), None, Observed(eks=observed))
+        build_plan(parse(cfg, "test"), None, Observed("eks", observed))
     return {i.path: i.reason for i in e.value.issues}
 
 

@@ -362,7 +362,7 @@ def _catalog_without(tmp_path, itype: str, az: str) -> Catalog:
 
 
 def _groups(cfg, catalog: Catalog) -> list[EksNodeGroup]:
-    p = build_plan(parse(cfg, "test"), catalog).eks
+    p = build_plan(parse(cfg, "test"), catalog).platform.plan
     assert p is not None
     return [ng for g in p.groups for ng in g.node_groups]
 

@@ -18,8 +18,8 @@ from tests.conftest import gke_config
 
 def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
     p = build_plan(parse(gke_config(pool, **top), "s"))
-    assert p.gke is not None
-    return p.gke
+    assert p.platform.name == "gke"
+    return p.platform.plan
 
 
 def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:

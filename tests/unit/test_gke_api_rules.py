@@ -31,8 +31,8 @@ G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
 
 def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
     p = build_plan(parse(gke_config(pool, **top), "s"))
-    assert p.gke is not None
-    return p.gke
+    assert p.platform.name == "gke"
+    return p.platform.plan
 
 
 def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
@@ -550,7 +550,7 @@ def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catal
 
 
 def _names(stack: str, **top: Any) -> tuple[str, str, str]:
-    c = build_plan(parse(gke_config(**top), stack)).gke
+    c = build_plan(parse(gke_config(**top), stack)).platform.plan
     assert c is not None
     return c.cluster.node_sa_id, c.cluster.router_name, c.cluster.nat_name
 
@@ -649,8 +649,8 @@ def test_best_effort_cost_and_table_count_the_initial_nodes_of_every_zone_at_min
     # minNodes 3 over 2 zones: ceil(3 / 2) = 2 per zone, so GKE creates 4 nodes, not 3.
     pool = {"minNodes": 3, "maxNodes": 8, "bestEffort": {"minNodes": 1}, "zones": two}
     full = build_plan(parse(gke_config(pool), "s"))
-    assert full.gke is not None
-    (p,) = full.gke.pools
+    assert full.platform.name == "gke"
+    (p,) = full.platform.plan.pools
     assert (p.total_min, p.nodes_at_creation, p.nodes_at_min) == (3, 4, 4)
     cost = estimate(full)
     (pc,) = cost.pools

@@ -18,13 +18,13 @@ from infra.core.config.stack import parse
 from infra.core.cost import estimate
 from infra.core.diff import diff
 from infra.core.errors import ConfigErrors
+from infra.core.gke import nodes
 from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
 from infra.core.gke.nap import NodeShape, cluster_nap_needed, resource_limits, system_shape
 from infra.core.gke.planner import gke_pool_outputs
 from infra.core.gke.versions import version_at_least, version_surely_at_least
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.plan import Plan, build_plan
-from infra.core.scheduling import nodes
 from infra.core.scheduling.proof import plan_workloads, pool_nodes, prove
 from infra.planview.table import print_cost
 from quota import limits
@@ -72,7 +72,7 @@ def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
 
 
 def manifest() -> dict[str, Any]:
-    g = sample().gke
+    g = sample().platform.plan
     assert g is not None
     (cc,) = g.compute_classes
     return cc.manifest("nodes@demo-project.iam.gserviceaccount.com")
@@ -92,7 +92,7 @@ def test_auto_create_plans_a_compute_class_with_node_pool_auto_creation_in_fallb
 
 
 def test_every_auto_created_pool_is_in_the_plan_marked_auto_created():
-    g = sample().gke
+    g = sample().platform.plan
     assert g is not None
     assert [p.auto_create for p in g.pools] == [True, True]
     assert all(p.compute_class == "gpu-t4" for p in g.pools)
@@ -121,7 +121,7 @@ def test_auto_created_nodes_carry_the_pool_labels_and_user_taints_not_gke_own_ta
 
 
 def test_auto_created_pool_driver_version_is_gke_driver_mode():
-    g = build({"gpu": {"driver": "gke-latest"}}).gke
+    g = build({"gpu": {"driver": "gke-latest"}}).platform.plan
     assert g is not None
     assert g.compute_classes[0].manifest()["priorities"][0]["gpu"]["driverVersion"] == "latest"
 
@@ -148,7 +148,7 @@ def test_auto_creation_below_1_33_3_gke_1136000_on_an_existing_cluster_is_refuse
 def test_auto_creation_below_1_33_3_gke_1136000_on_a_created_cluster_enables_cluster_nap(version):
     # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
     # also enable cluster-level node auto-provisioning" (about-custom-compute-classes).
-    g = build(cluster={**ABOVE, "minMasterVersion": version}).gke
+    g = build(cluster={**ABOVE, "minMasterVersion": version}).platform.plan
     assert g is not None and g.cluster.auto_provisioning_limits is not None
 
 
@@ -156,18 +156,20 @@ def test_auto_creation_below_1_33_3_gke_1136000_on_a_created_cluster_enables_clu
 def test_cluster_nap_is_enabled_only_where_the_version_surely_requires_it(version):
     assert not cluster_nap_needed(version)
     if version is not None and version_surely_at_least(version, "1.33.3-gke.1136000"):
-        g = build(cluster={**ABOVE, "minMasterVersion": version}).gke
+        g = build(cluster={**ABOVE, "minMasterVersion": version}).platform.plan
         assert g is not None and g.cluster.auto_provisioning_limits is None
 
 
 def test_fixed_pools_below_the_gate_get_no_cluster_nap():
-    g = build({"autoCreate": False}, gpuOperator={"enabled": True}, cluster=BELOW_CLUSTER).gke
+    g = build(
+        {"autoCreate": False}, gpuOperator={"enabled": True}, cluster=BELOW_CLUSTER
+    ).platform.plan
     assert g is not None and g.cluster.auto_provisioning_limits is None
 
 
 @pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33.3-gke.1200000", "1.33.4", "1.34"])
 def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
-    assert build(cluster={**ABOVE, "minMasterVersion": version}).gke is not None
+    assert build(cluster={**ABOVE, "minMasterVersion": version}).platform.name == "gke"
 
 
 @pytest.mark.parametrize("version", [None, "latest", "-", "1.33", "1.33.3"])
@@ -183,20 +185,20 @@ def test_compute_class_auto_creation_version_that_may_name_an_older_release_is_r
 
 def test_auto_creation_gate_on_an_existing_cluster_says_the_declared_version_is_not_enforced():
     shared = {**ABOVE, "existing": True, "cpuNodes": 3}
-    g = build(cluster=shared).gke
+    g = build(cluster=shared).platform.plan
     assert g is not None
     (note,) = [n for n in g.notes if "version gate trusts" in n]
     assert "1.33.3-gke.1136000" in note and "does not enforce" in note
     reason = errors(cluster={**shared, "minMasterVersion": "1.33.2"})["gpuPools[0].autoCreate"]
     assert "upgrade the existing cluster" in reason and "set a full version" not in reason
-    own = build().gke  # the stack's own cluster runs the version it sets: no such note
+    own = build().platform.plan  # the stack's own cluster runs the version it sets: no such note
     assert own is not None and not any("version gate trusts" in n for n in own.notes)
 
 
 @pytest.mark.parametrize("channel", ["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
 def test_compute_class_auto_creation_needs_no_particular_release_channel(channel):
     # The version is the only gate without node auto-provisioning (about-custom-compute-classes).
-    assert build(cluster={**ABOVE, "releaseChannel": channel}).gke is not None
+    assert build(cluster={**ABOVE, "releaseChannel": channel}).platform.name == "gke"
 
 
 def test_other_feature_gates_keep_reading_an_alias_as_its_highest_release():
@@ -283,7 +285,7 @@ def test_specific_shared_reservation_becomes_a_specific_affinity_with_its_projec
         "zones": ["us-central1-a"],
         "reservation": {"type": "specific", "name": "projects/other-project/reservations/l4-res"},
     }
-    g = build(pool).gke
+    g = build(pool).platform.plan
     assert g is not None
     rule = g.compute_classes[0].manifest()["priorities"][0]
     assert rule["reservations"] == {
@@ -301,7 +303,7 @@ def test_specific_reservation_priority_has_no_location_zones_its_zones_go_on_the
         "zones": ["us-central1-a"],
         "reservation": {"type": "specific", "name": name},
     }
-    g = build(pool).gke
+    g = build(pool).platform.plan
     assert g is not None
     main, fallback = g.compute_classes[0].manifest()["priorities"]
     assert "location" not in main
@@ -310,7 +312,7 @@ def test_specific_reservation_priority_has_no_location_zones_its_zones_go_on_the
 
 
 def test_any_reservation_priority_keeps_location_zones():
-    g = build({"spot": False, "reservation": {"type": "any"}}).gke
+    g = build({"spot": False, "reservation": {"type": "any"}}).platform.plan
     assert g is not None
     rule = g.compute_classes[0].manifest()["priorities"][0]
     assert rule["reservations"] == {"affinity": "AnyBestEffort"} and "location" in rule
@@ -325,7 +327,7 @@ def test_fixed_pool_fallback_class_priorities_name_node_pools_only_even_with_a_r
         "zones": ["us-central1-a"],
         "reservation": {"type": "specific", "name": "r"},
     }
-    g = build(pool, gpuOperator={"enabled": True}).gke
+    g = build(pool, gpuOperator={"enabled": True}).platform.plan
     assert g is not None
     rules = g.compute_classes[0].manifest()["priorities"]
     assert all(set(r) == {"nodepools"} for r in rules)
@@ -336,7 +338,7 @@ def test_no_cluster_autoscaling_block_is_sent_the_compute_class_names_the_node_i
     # auto-provisioning on (hashicorp/terraform-provider-google#25307): sent with it off, a
     # permanent diff. nodePoolConfig.serviceAccount sets the identity instead.
     for cluster in (ABOVE, {**ABOVE, "existing": True, "cpuNodes": 3}):
-        g = build(cluster=cluster).gke
+        g = build(cluster=cluster).platform.plan
         assert g is not None
         assert any("nodePoolConfig.serviceAccount" in n for n in g.notes)
         assert any("maxNodes is what cost and quota plan for" in n for n in g.notes)
@@ -366,14 +368,14 @@ def test_removing_cluster_autoscaling_from_a_running_cluster_is_no_change_terraf
 
 
 def test_fixed_compute_class_manifest_has_no_node_pool_config_and_no_auto_creation():
-    fixed = build({"autoCreate": False}, gpuOperator={"enabled": True}).gke
+    fixed = build({"autoCreate": False}, gpuOperator={"enabled": True}).platform.plan
     assert fixed is not None
     spec = fixed.compute_classes[0].manifest("ignored@x.iam.gserviceaccount.com")
     assert spec["nodePoolAutoCreation"] == {"enabled": False} and "nodePoolConfig" not in spec
 
 
 def test_auto_created_node_is_modelled_without_a_stack_named_gke_nodepool_label():
-    g = sample().gke
+    g = sample().platform.plan
     assert g is not None
     node = nodes.gke_template_node(g.pools[0])
     assert nodes.GKE_NODEPOOL not in node.labels
@@ -389,7 +391,7 @@ def test_every_priority_node_fits_every_workload_and_breaking_one_fails_the_proo
     plan = sample()
     assert prove(plan) == []
     pools = pool_nodes(plan)
-    name = plan.gke.pools[1].name  # type: ignore[union-attr]
+    name = plan.platform.plan.pools[1].name  # type: ignore[union-attr]
     broken = pools[name].running
     labels = {k: v for k, v in broken.labels.items() if k != GKE_COMPUTE_CLASS_LABEL}
     pools[name] = replace(pools[name], running=replace(broken, labels=labels))
@@ -397,7 +399,7 @@ def test_every_priority_node_fits_every_workload_and_breaking_one_fails_the_proo
 
 
 def test_integrations_select_the_compute_class_only():
-    g = sample().gke
+    g = sample().platform.plan
     assert g is not None
     per_pool = {
         p.name: {
@@ -439,20 +441,15 @@ def test_cost_summary_says_an_auto_created_pool_maximum_is_not_a_cap_gke_enforce
 def test_with_node_auto_provisioning_on_the_cost_summary_prints_its_limits_as_the_cap():
     # "The cluster autoscaler does not create new nodes if doing so would exceed one of the
     # defined limits" (https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning#resource_limits).
-    from infra.planview.table import print_auto_provisioning
-
     plan = build(cluster={**ABOVE, "minMasterVersion": "1.32"})
     lines: list[str] = []
     print_cost(estimate(plan), lines.append)
     (line,) = [x for x in lines if "at maximum:" in x]
     assert "node auto-provisioning limits cap the cluster's totals:" in line
     assert "nvidia-tesla-t4 " in line and "not a cap GKE enforces" not in line
-    table: list[str] = []
-    print_auto_provisioning(plan, table.append)
+    table = plan.platform.table_notes()
     assert table and table[0].startswith("node auto-provisioning: on")
-    table.clear()
-    print_auto_provisioning(sample(), table.append)
-    assert table == []
+    assert sample().platform.table_notes() == []
 
 
 def quota_rows(plan: Plan) -> dict[str, int]:
@@ -497,7 +494,7 @@ def test_every_field_sent_is_a_compute_class_crd_field():
 
 
 def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds():
-    g = sample().gke
+    g = sample().platform.plan
     assert g is not None
     spec = manifest()
     for pool, rule in zip(g.pools, spec["priorities"], strict=True):
@@ -517,10 +514,13 @@ def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds(
 
 
 def limits_of(plan: Plan) -> dict[str, tuple[int, int]]:
-    assert plan.gke is not None and plan.gke.cluster.auto_provisioning_limits is not None
+    assert (
+        plan.platform.name == "gke"
+        and plan.platform.plan.cluster.auto_provisioning_limits is not None
+    )
     return {
         lim.resource_type: (lim.minimum, lim.maximum)
-        for lim in plan.gke.cluster.auto_provisioning_limits
+        for lim in plan.platform.plan.cluster.auto_provisioning_limits
     }
 
 
@@ -572,7 +572,7 @@ def test_nap_with_a_system_type_of_unknown_memory_is_refused_at_its_key():
 
 
 def test_nap_plan_note_names_the_limits_and_that_other_stacks_pools_count_against_them():
-    g = build(cluster=BELOW_CLUSTER).gke
+    g = build(cluster=BELOW_CLUSTER).platform.plan
     assert g is not None
     (note,) = [n for n in g.notes if "resource limits" in n]
     assert "cpu 76" in note and "nvidia-l4 4" in note and "another stack" in note
@@ -602,8 +602,8 @@ def test_an_auto_creating_pool_without_fallbacks_is_reached_through_its_class_ta
     # each workload aimed at the pool tolerates the taint.
     plan = build({"fallback": []})
     assert prove(plan) == []
-    assert plan.gke is not None
-    pool = plan.gke.pools[0].name
+    assert plan.platform.name == "gke"
+    pool = plan.platform.plan.pools[0].name
     aimed = [w for w in plan_workloads(plan) if pool in w.pools]
     assert aimed
     for w in aimed:

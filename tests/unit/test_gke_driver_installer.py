@@ -139,7 +139,10 @@ def test_operator_built_driver_pools_get_no_installer_and_no_gke_driver():
         }
     )
     assert daemonsets(p) == []
-    assert p.gke is not None and p.gke.pools[0].driver_version == "INSTALLATION_DISABLED"
+    assert (
+        p.platform.name == "gke"
+        and p.platform.plan.pools[0].driver_version == "INSTALLATION_DISABLED"
+    )
 
 
 @pytest.mark.parametrize(
@@ -158,7 +161,7 @@ def test_gke_installs_no_driver_iff_the_gpu_operator_is_on(driver, operator_on, 
 
 def test_operator_off_keeps_gke_installing_the_driver_with_no_installer():
     p = build(**{"gpu-infra:gpuOperator": {"enabled": False}})
-    assert p.gke is not None and p.gke.pools[0].driver_version == "DEFAULT"
+    assert p.platform.name == "gke" and p.platform.plan.pools[0].driver_version == "DEFAULT"
     assert p.operator is None or not [
         m for m in p.operator.before_release if m["kind"] == "DaemonSet"
     ]
@@ -166,7 +169,7 @@ def test_operator_off_keeps_gke_installing_the_driver_with_no_installer():
 
 def test_cos_pools_keep_secure_boot_with_googles_signed_driver():
     p = build()
-    assert p.gke is not None and p.gke.pools[0].secure_boot
+    assert p.platform.name == "gke" and p.platform.plan.pools[0].secure_boot
 
 
 def test_google_driver_preset_rejects_ubuntu_pools_it_has_no_installer_for():

@@ -56,7 +56,7 @@ def raw_g4dn(**autoscaler: Any) -> dict[str, Any]:
 
 @functools.cache
 def karpenter_plan() -> core.EksPlan:
-    eks = build_plan(parse(raw_g4dn(), "eks-g4dn")).eks
+    eks = build_plan(parse(raw_g4dn(), "eks-g4dn")).platform.plan
     assert eks is not None
     return eks
 
@@ -294,7 +294,7 @@ def test_karpenter_is_refused_on_kubernetes_outside_its_compatibility_matrix():
 
 
 def test_pod_identity_with_karpenter_has_no_cluster_autoscaler_sdk_gate():
-    eks = build_plan(parse(raw_g4dn(identity="pod-identity"), "eks-g4dn")).eks
+    eks = build_plan(parse(raw_g4dn(identity="pod-identity"), "eks-g4dn")).platform.plan
     assert eks is not None and eks.identity == "pod-identity" and eks.karpenter is not None
 
 
@@ -305,20 +305,14 @@ def test_diff_reads_tag_keys_that_hold_dots():
 
 
 def test_plan_table_says_karpenter_replaces_the_cluster_autoscaler():
-    from infra.planview.table import print_karpenter
-
-    lines: list[str] = []
     plan = build_plan(parse(raw_g4dn(), "eks-g4dn"))
-    print_karpenter(plan, lines.append)
-    assert lines == [
+    assert plan.platform.table_notes() == [
         "autoscaler: Karpenter 1.14.1 in kube-system on the system pool, interruption queue "
         "ml-eks-g4dn-karpenter (no cluster-autoscaler)"
     ]
-    lines.clear()
     raw = raw_g4dn()
     del raw["gpu-infra:cluster"]["autoscaler"]
-    print_karpenter(build_plan(parse(raw, "eks-g4dn")), lines.append)
-    assert lines == []
+    assert build_plan(parse(raw, "eks-g4dn")).platform.table_notes() == []
 
 
 def test_given_private_subnets_get_a_discovery_tag_resource_new_vpc_subnets_do_not():
@@ -327,7 +321,7 @@ def test_given_private_subnets_get_a_discovery_tag_resource_new_vpc_subnets_do_n
     raw = raw_g4dn()
     subnets = {"usw2-az1": "subnet-0a1b2c3d4e5f60001", "usw2-az2": "subnet-0a1b2c3d4e5f60002"}
     raw["gpu-infra:cluster"]["vpc"] = {"id": "vpc-0a1b2c3d4e5f60001", "privateSubnets": subnets}
-    eks = build_plan(parse(raw, "eks-g4dn")).eks
+    eks = build_plan(parse(raw, "eks-g4dn")).platform.plan
     assert eks is not None and eks.karpenter is not None
     assert eks.karpenter.tagged_subnets == subnets
 
@@ -365,7 +359,7 @@ def test_with_karpenter_the_system_group_is_fixed_at_min_nodes_nothing_scales_it
     # plan, cost and quota show the size the group keeps.
     eks = karpenter_plan()
     assert eks.system is not None and eks.system.max_size == eks.system.min_size == 2
-    ca = build_plan(parse(raw_g4dn(kind="cluster-autoscaler"), "eks-g4dn")).eks
+    ca = build_plan(parse(raw_g4dn(kind="cluster-autoscaler"), "eks-g4dn")).platform.plan
     assert ca is not None and ca.system is not None and ca.system.max_size == 3
 
 
@@ -377,7 +371,7 @@ def test_system_max_nodes_above_min_nodes_with_karpenter_is_refused_naming_min_n
         e.startswith("cluster.systemPool.maxNodes: 4 with") and "minNodes" in e for e in found
     )
     raw["gpu-infra:cluster"]["systemPool"] = {"minNodes": 3, "maxNodes": 3}
-    eks = build_plan(parse(raw, "eks-g4dn")).eks
+    eks = build_plan(parse(raw, "eks-g4dn")).platform.plan
     assert eks is not None and eks.system is not None and eks.system.max_size == 3
 
 
@@ -389,7 +383,7 @@ def test_cost_summary_explains_the_drift_replacement_node_each_karpenter_pool_ad
     lines: list[str] = []
     print_cost(estimate(plan), lines.append)
     (line,) = [x for x in lines if "drift-replacement" in x]
-    assert all(f"{g.name} {g.max_size}+1" in line for g in plan.eks.groups)  # type: ignore[union-attr]
+    assert all(f"{g.name} {g.max_size}+1" in line for g in plan.platform.plan.groups)  # type: ignore[union-attr]
     raw = raw_g4dn()
     del raw["gpu-infra:cluster"]["autoscaler"]
     lines.clear()

@@ -14,13 +14,12 @@ import pytest
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
 from infra.core.eks.groups import EksGroupPlan
-from infra.core.eks.karpenter import crds
+from infra.core.eks.karpenter import crds, nodes
 from infra.core.eks.karpenter import pools as kp
 from infra.core.eks.karpenter.names import discovery_tag
 from infra.core.errors import ConfigErrors
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.plan import Plan, build_plan
-from infra.core.scheduling import nodes
 from infra.core.scheduling.proof import pool_nodes, prove
 from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL
 
@@ -52,8 +51,8 @@ def plan(**pool: Any) -> Plan:
 
 
 def groups(p: Plan) -> tuple[EksGroupPlan, ...]:
-    assert p.eks is not None
-    return p.eks.groups
+    assert p.platform.name == "eks"
+    return p.platform.plan.groups
 
 
 def karp(g: EksGroupPlan) -> kp.KarpenterPoolPlan:
@@ -355,15 +354,16 @@ def test_karpenter_memory_is_less_vm_overhead_kube_reserved_and_eviction():
 
 
 def test_quota_demand_adds_the_drift_surge_of_each_nodepool():
+    from infra.core.eks.capacity import KARPENTER_SURGE_RULE
     from infra.core.errors import Issues
-    from quota.sizing import eks_sizings
 
     p = sample()
     assert p.catalog is not None
-    sizing = {s.name: s for s in eks_sizings(p.config, p, p.catalog, Issues())}
+    sizing = {s.name: s for s in p.platform.quota_sizings(p.catalog, Issues())}
     for g in groups(p):
         assert sizing[g.name].max_nodes == g.max_size
-        assert sizing[g.name].surge == kp.DRIFT_BUDGET_NODES and sizing[g.name].karpenter
+        assert sizing[g.name].surge == kp.DRIFT_BUDGET_NODES
+        assert sizing[g.name].surge_rule == KARPENTER_SURGE_RULE
 
 
 def test_nodes_within_limits_is_max_nodes_plus_drift_surge_and_cost_and_quota_count_it():

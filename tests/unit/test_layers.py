@@ -1,13 +1,17 @@
 """infra.core's data flows one way: each module imports only from the layers below its own.
 
-From the top: the plan's views (cost, diff) -> the plan -> the operator -> the workload
-integrations -> what the platforms observed (observed) -> the platform planners (gke, eks,
-kubernetes; none imports another) -> shared helpers (sharing, system_pool, kubeconfig, offline) ->
-platform-neutral pool facts and labels (pools) -> the config schema -> catalog, field rules, the
-stack-file reader -> errors. Two modules of one layer never import each other (so there are no
-cycles), and a rule two platforms share lives in a shared module, never in one platform's package:
-from above, only a platform's plan and observation types (``planner``, ``model``, ``observed``)
-are imported.
+From the top: the plan's views (cost, diff) -> the plan -> the scheduling proof -> the receiver
+check -> the decided ``Plan`` (planned) -> warm -> the operator -> the workload integrations -> the
+registry of platforms (platforms) -> the platform
+packages (gke, eks, kubernetes; none imports another) -> the platform seam (platform: the protocol
+and its features) -> the neutral values a platform answers with (nodes, sizing, platform_cost,
+sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the container of
+what a platform read) -> platform-neutral pool facts
+(pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file reader
+-> errors. Two modules of one layer never import each other (so there are no cycles), and a rule
+two platforms share lives in a shared module, never in one platform's package: from above, only a
+platform's plan and observation types (``planner``, ``model``, ``observed``) and its ``Platform``
+implementation (``platform``, for the registry) are imported.
 """
 
 from __future__ import annotations
@@ -22,24 +26,28 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors",),
     ("catalog", "rules", "stackfile"),
     ("config",),
-    ("pools", "labels"),
-    ("sharing", "system_pool", "kubeconfig", "offline"),
+    ("labels",),
+    ("pools",),
+    ("sharing", "system_pool", "kubeconfig", "offline", "observed"),
+    ("nodes", "sizing", "platform_cost", "sent"),
+    ("platform",),
     ("gke", "eks", "kubernetes"),
-    ("observed",),
+    ("platforms",),
     ("integrations",),
     ("operator",),
     ("warm",),
+    ("planned",),
     ("receivers",),
     ("scheduling",),
     ("plan",),
-    ("platform_cost", "lifecycle"),
+    ("lifecycle",),
     ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))
-# What the layers above may import from a platform package: its plan and observation types.
-PLATFORM_SURFACE = frozenset(("planner", "model", "observed"))
+# What the layers above may import from a platform package: its plan and observation types and,
+# for the registry, its Platform implementation.
+PLATFORM_SURFACE = frozenset(("planner", "model", "observed", "platform"))
 # The only other reach into a platform package from above, each with its reason.
-# (The scheduling proof writes the autoscaler's tag prefixes out from upstream: it needs none.)
 ALLOWED_INSIDE: dict[tuple[str, str], str] = {}
 
 

@@ -15,6 +15,7 @@ from infra.core.errors import ConfigErrors
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
 from infra.core.observed import Observed, ObserveError
 from infra.core.plan import build_plan
+from infra.core.platforms import observed_from_json
 from tests.conftest import gke_config
 
 FULL_EKS = EksObserved(
@@ -43,24 +44,24 @@ GKE = GkeObserved(
     "observed",
     [
         Observed.none(),
-        Observed(eks=FULL_EKS),
-        Observed(eks=EksObserved()),
-        Observed(gke=GKE),
-        Observed(gke=GkeObserved()),
+        Observed("eks", FULL_EKS),
+        Observed("eks", EksObserved()),
+        Observed("gke", GKE),
+        Observed("gke", GkeObserved()),
     ],
 )
 def test_observed_round_trips_through_json_text(observed):
     text = json.dumps(observed.to_json(), sort_keys=True)
-    assert Observed.from_json(json.loads(text)) == observed
+    assert observed_from_json(json.loads(text)) == observed
 
 
 def test_offline_is_the_empty_object_and_each_platform_shows_under_its_name():
     assert Observed.none().to_json() == {}
-    doc = Observed(eks=FULL_EKS).to_json()
+    doc = Observed("eks", FULL_EKS).to_json()
     assert list(doc) == ["eks"]
     assert doc["eks"]["nodeGroups"] == {"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2}
     assert doc["eks"]["cluster"]["subnetAzIds"] == ["usw2-az2", "usw2-az3"]
-    assert Observed(eks=EksObserved()).to_json()["eks"]["offerings"] is None  # not read
+    assert Observed("eks", EksObserved()).to_json()["eks"]["offerings"] is None  # not read
 
 
 @pytest.mark.parametrize(
@@ -74,7 +75,7 @@ def test_offline_is_the_empty_object_and_each_platform_shows_under_its_name():
 )
 def test_a_key_to_json_never_writes_is_refused_not_defaulted(doc):
     with pytest.raises(ValueError, match="unknown"):
-        Observed.from_json(doc)
+        observed_from_json(doc)
 
 
 def test_observed_is_frozen():
@@ -90,8 +91,8 @@ def test_a_failed_read_names_its_key_path_and_reason():
 def test_the_plan_records_what_it_was_planned_over():
     cfg = parse(gke_config(), "test")
     assert build_plan(cfg).observed == Observed.none()
-    assert build_plan(cfg, None, Observed(gke=GkeObserved())).observed == Observed(
-        gke=GkeObserved()
+    assert build_plan(cfg, None, Observed("gke", GkeObserved())).observed == Observed(
+        "gke", GkeObserved()
     )
 
 
@@ -102,7 +103,7 @@ EXISTING = {"name": "prod", "location": "us-central1", "existing": True, "cpuNod
 
 def _existing(observed: GkeObserved | None) -> GkeClusterObserved | None:
     raw = gke_config(cluster=EXISTING, gpuOperator={"clusterWide": True})
-    p = build_plan(parse(raw, "test"), None, Observed(gke=observed)).gke
+    p = build_plan(parse(raw, "test"), None, Observed("gke", observed)).platform.plan
     assert p is not None
     return p.existing_cluster
 
@@ -122,7 +123,7 @@ def test_an_existing_gke_cluster_the_project_lacks_is_a_config_error():
 
 
 def test_a_created_gke_cluster_reads_and_records_no_existing_cluster():
-    p = build_plan(parse(gke_config(), "test"), None, Observed(gke=GkeObserved())).gke
+    p = build_plan(parse(gke_config(), "test"), None, Observed("gke", GkeObserved())).platform.plan
     assert p is not None and p.existing_cluster is None
 
 

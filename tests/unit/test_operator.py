@@ -23,7 +23,14 @@ from infra.core.operator.helm_values import (
     unknown_paths,
     vendored_versions,
 )
-from tests.unit.operator_fixtures import assert_golden, errors, hints_for, plan, stack
+from tests.unit.operator_fixtures import (
+    assert_golden,
+    errors,
+    hints_for,
+    plan,
+    platform_of,
+    stack,
+)
 
 PRESETS: tuple[str, ...] = get_args(Preset)
 
@@ -88,7 +95,8 @@ def test_golden_values_per_preset(preset):
 def test_preset_values_use_only_keys_of_that_chart_version(preset, version):
     platform, _, _, _ = PRESET_CASES[preset]
     cfg = stack(platform, cluster={"minMasterVersion": "1.32"} if platform == "gke" else None)
-    values, _ = merge_settings(preset_settings(preset, version, cfg), version)
+    settings = preset_settings(preset, version, platform_of(cfg), hints_for(cfg))
+    values, _ = merge_settings(settings, version)
     assert unknown_paths(values, version) == []
 
 

@@ -32,6 +32,7 @@ from tests.unit.operator_fixtures import (
     hints_for,
     objects,
     plan,
+    platform_of,
     stack,
 )
 
@@ -162,7 +163,8 @@ def test_mig_single_labels_the_pool_and_reboots_on_clouds():
     assert op.release is not None
     assert "mig" not in op.release.values  # single is the chart default
     assert op.release.values["migManager"] == {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-    assert operator_node_labels(cfg.pools[0]) == {
+    gke = platform_of(cfg).features
+    assert operator_node_labels(cfg.pools[0], gpu_present=gke.gpu_present_label) == {
         MIG_CONFIG_LABEL: "all-1g.5gb",
         "nvidia.com/gpu.present": "true",  # GKE pools carry it for the operator's operands
         "gpu-infra/gpu-partition-size": "1g.5gb",  # Flyte's partition selector

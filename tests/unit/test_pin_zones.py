@@ -93,11 +93,15 @@ def test_pin_zones_writes_the_resolved_az_ids_and_the_pinned_file_plans_the_same
     f.write_bytes(original)
     assert main(["--config", str(f), "--pin-zones"]) == 0
     before, after = _plan(ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"), _plan(f)
-    assert before.eks is not None and after.eks is not None
+    assert before.platform.name == "eks" and after.platform.name == "eks"
     assert resolved_zones(after) == {}  # nothing left to pin: a second run changes nothing
-    assert [s.zones for s in after.config.pools] == [list(g.az_ids) for g in before.eks.groups]
-    groups = [[(ng.name, ng.az_ids) for ng in g.node_groups] for g in after.eks.groups]
-    assert groups == [[(ng.name, ng.az_ids) for ng in g.node_groups] for g in before.eks.groups]
+    assert [s.zones for s in after.config.pools] == [
+        list(g.az_ids) for g in before.platform.plan.groups
+    ]
+    groups = [[(ng.name, ng.az_ids) for ng in g.node_groups] for g in after.platform.plan.groups]
+    assert groups == [
+        [(ng.name, ng.az_ids) for ng in g.node_groups] for g in before.platform.plan.groups
+    ]
     assert (
         "gpuPools[1] (gpu-t4-spot): zones: [usw2-az1, usw2-az2, usw2-az3]"
         in capsys.readouterr().out
@@ -122,7 +126,7 @@ def test_a_catalog_refresh_adding_an_az_changes_nothing_for_a_pinned_pool(tmp_pa
     names = [
         [(ng.name, ng.az_ids) for ng in g.node_groups]
         for p in (_plan(f, old_catalog), _plan(f))
-        for g in (p.eks.groups if p.eks else ())
+        for g in (p.platform.plan.groups if p.platform.name == "eks" else ())
     ]
     assert names[:2] == names[2:]  # the refresh renamed and widened nothing
     assert all(azs == ("usw2-az1", "usw2-az2") for g in names for _, azs in g)

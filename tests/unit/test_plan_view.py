@@ -253,7 +253,7 @@ def test_a_declared_gke_shape_is_planned_with_a_note_that_the_facts_are_the_user
         {"machineType": "a5-highgpu-8g", "gpu": None, "shape": SHAPE, "zones": ["us-central1-b"]}
     )
     plan = _plan(raw)
-    (pool,) = plan.gke.pools
+    (pool,) = plan.platform.plan.pools
     assert (pool.accelerator, pool.accelerator_count, pool.vcpus) == ("nvidia-b300", 8, 224)
     assert pool.node_locations == ("us-central1-b",)
     assert "these facts are yours" in plan.notes[0]
@@ -285,7 +285,7 @@ def test_a_declared_eks_shape_is_planned_in_its_az_ids():
         ],
     }
     plan = _plan(raw)
-    (g,) = plan.eks.groups
+    (g,) = plan.platform.plan.groups
     assert (g.instance_types, g.az_ids) == (("g9.2xlarge",), ("usw2-az1", "usw2-az2"))
     assert "assumed x86_64" in plan.notes[0]
 
@@ -311,8 +311,12 @@ def test_eks_system_group_is_priced_over_its_own_azs_not_every_network_az():
     _, raw = load_stack_file(stack_file("eks-zonal-spot"))
     plan = build_plan(parse(raw, "eks-zonal-spot"))
     cost = estimate(plan)
-    assert plan.eks is not None and plan.eks.system is not None and plan.eks.network is not None
-    assert set(plan.eks.system.az_ids) < set(plan.eks.network.az_ids)
+    assert (
+        plan.platform.name == "eks"
+        and plan.platform.plan.system is not None
+        and plan.platform.plan.network is not None
+    )
+    assert set(plan.platform.plan.system.az_ids) < set(plan.platform.plan.network.az_ids)
     assert cost.system is not None and cost.system.per_node == pytest.approx(0.096)
     assert cost.at_min == pytest.approx(2 * 0.096)
 

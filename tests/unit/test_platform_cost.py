@@ -92,7 +92,8 @@ def test_own_hardware_has_no_total():
 def test_eks_control_plane_past_end_of_standard_support_is_billed_the_extended_rate():
     # "Billing for extended support starts at the beginning of the day that the version reaches
     # end of standard support" (EKS release calendar); 1.33 left standard support on 2026-07-29.
-    from infra.core.platform_cost import eks_standard_support_ends, price_of
+    from infra.core.catalog.eks_versions import eks_standard_support_ends
+    from infra.core.platform_cost import price_of
 
     fee = _line(_cost("eks-g4dn"), "control plane")  # kubernetesVersion 1.33
     assert eks_standard_support_ends()["1.33"] == "2026-07-29"
@@ -107,7 +108,7 @@ def test_eks_control_plane_in_standard_support_is_billed_10_cents():
 
 
 def test_eks_version_without_a_support_date_is_unpriced_not_guessed():
-    from infra.core.platform_cost import eks_control_plane
+    from infra.core.eks.cost import eks_control_plane
 
     fee = eks_control_plane("1.99", "us-east-1")
     assert fee.at_min is None and "1.99" in fee.missing

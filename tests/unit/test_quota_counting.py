@@ -10,10 +10,10 @@ import yaml
 
 from infra.core.catalog.vendored import Catalog, read_rows
 from infra.core.config.stack import parse, parse_file
+from infra.core.gke.capacity import gke_created
 from infra.core.plan import build_plan
 from quota import demand as d
 from quota.rules import PROVISIONING_RULES, draws_vcpu_quota, gcp_cpu_rules, gcp_machine_family
-from quota.sizing import gke_created
 
 
 def _catalog_families() -> list[str]:

@@ -8,12 +8,12 @@ import pytest
 
 from infra.core.catalog.vendored import Catalog, read_header
 from infra.core.config.stack import parse, parse_file
+from infra.core.eks.capacity import eks_surge
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from quota import demand as d
 from quota.arithmetic import Reading
 from quota.keys import QuotaKey
-from quota.sizing import eks_surge
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "quota"

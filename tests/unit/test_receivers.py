@@ -37,18 +37,20 @@ def test_receiver_check_finds_nothing_on_every_sample_stack(stack):
 def test_injected_bad_label_64_character_name_and_129_character_tag_key_are_each_reported_with_their_config_key(
     eks_plan,
 ):
-    assert eks_plan.eks is not None
-    group = eks_plan.eks.groups[0]
+    assert eks_plan.platform.name == "eks"
+    group = eks_plan.platform.plan.groups[0]
     long_name = "g" * 64
     bad = dataclasses.replace(
         group,
         labels={**group.labels, "team": "ml platform"},
         node_groups=(dataclasses.replace(group.node_groups[0], name=long_name),),
     )
-    eks = dataclasses.replace(eks_plan.eks, groups=(bad,), stack_tag="t" * 129)
+    eks = dataclasses.replace(eks_plan.platform.plan, groups=(bad,), stack_tag="t" * 129)
     found = {
         (i.path, i.reason.split(":")[0])
-        for i in receivers.check_plan(dataclasses.replace(eks_plan, eks=eks))
+        for i in receivers.check_plan(
+            dataclasses.replace(eks_plan, platform=dataclasses.replace(eks_plan.platform, plan=eks))
+        )
     }
     paths = {p for p, _ in found}
     assert "gpuPools[0].labels.team" in paths  # the label value with a space
@@ -58,10 +60,14 @@ def test_injected_bad_label_64_character_name_and_129_character_tag_key_are_each
 
 
 def test_duplicate_taints_with_one_key_and_effect_are_refused_as_the_api_server_does(eks_plan):
-    group = eks_plan.eks.groups[0]
+    group = eks_plan.platform.plan.groups[0]
     twice = (*group.taints, Taint("team", "a"), Taint("team", "b"))
-    eks = dataclasses.replace(eks_plan.eks, groups=(dataclasses.replace(group, taints=twice),))
-    (issue,) = receivers.check_plan(dataclasses.replace(eks_plan, eks=eks))
+    eks = dataclasses.replace(
+        eks_plan.platform.plan, groups=(dataclasses.replace(group, taints=twice),)
+    )
+    (issue,) = receivers.check_plan(
+        dataclasses.replace(eks_plan, platform=dataclasses.replace(eks_plan.platform, plan=eks))
+    )
     assert issue.path == "gpuPools[0].taints"
     assert "unique by key and effect" in issue.reason
 
@@ -149,7 +155,7 @@ def test_every_limit_row_is_read_by_some_rule_or_check():
     code = "\n".join(
         f.read_text(encoding="utf-8") for d in ("infra", "quota") for f in (ROOT / d).rglob("*.py")
     )
-    # limit("row"), or the row's name handed to a helper that calls limit (receivers._length)
+    # limit("row"), or the row's name handed to a helper that calls limit (sent.length_issues)
     named = {row for row in limits() if f'"{row}"' in code}
     assert set(limits()) - named == set()
     asked = set(re.findall(r'\blimit\(\s*"([^"]+)"\s*\)', code))
@@ -201,10 +207,14 @@ def test_check_go_duration_refuses_beyond_int64_nanoseconds(value, ok):
 
 
 def test_eks_node_group_with_51_taints_is_refused(eks_plan):
-    group = eks_plan.eks.groups[0]
+    group = eks_plan.platform.plan.groups[0]
     many = tuple(Taint(f"t{i}", "x") for i in range(limit("eks.taints_per_nodegroup") + 1))
-    eks = dataclasses.replace(eks_plan.eks, groups=(dataclasses.replace(group, taints=many),))
-    (issue,) = receivers.check_plan(dataclasses.replace(eks_plan, eks=eks))
+    eks = dataclasses.replace(
+        eks_plan.platform.plan, groups=(dataclasses.replace(group, taints=many),)
+    )
+    (issue,) = receivers.check_plan(
+        dataclasses.replace(eks_plan, platform=dataclasses.replace(eks_plan.platform, plan=eks))
+    )
     assert (issue.path, issue.reason) == ("gpuPools[0].taints", "51 taints; EKS takes at most 50")
 
 
@@ -261,16 +271,16 @@ def test_existing_eks_stack_with_a_40_character_name_plans_with_a_hashed_autosca
     a, b = "team-a-" + "x" * 33, "team-a-" + "x" * 32 + "y"  # 40 characters, one prefix
     plan_a, plan_b = _existing_eks(a), _existing_eks(b)
     assert receivers.check_plan(plan_a) == [] and receivers.check_plan(plan_b) == []
-    ca_a, ca_b = plan_a.eks.autoscaler, plan_b.eks.autoscaler
+    ca_a, ca_b = plan_a.platform.plan.autoscaler, plan_b.platform.plan.autoscaler
     assert len(ca_a.release) <= 53 and ca_a.release.startswith("cluster-autoscaler-team-a-")
-    assert ca_a.release == _existing_eks(a).eks.autoscaler.release  # deterministic
+    assert ca_a.release == _existing_eks(a).platform.plan.autoscaler.release  # deterministic
     assert ca_a.release != ca_b.release  # the hash keeps two long stacks apart
     assert ca_a.namespace == ca_a.release == ca_a.service_account
 
 
 def test_the_autoscalers_own_namespace_on_an_existing_eks_cluster_is_claimed_by_cluster_existing():
     plan = _existing_eks("ml")
-    ns = plan.eks.autoscaler.namespace
+    ns = plan.platform.plan.autoscaler.namespace
     assert ns == "cluster-autoscaler-ml"
     claims = [c for c in receivers.claims(plan) if c.scope == "Namespace" and c.name == ns]
     assert [c.key for c in claims] == ["cluster.existing"]

@@ -241,13 +241,13 @@ def test_eks_p4d_mixed_1g10gb_tags_the_mig_count_mig_parted_gives_and_no_gpu_lab
     plan = _eks(
         {"machineType": "p4d.24xlarge", "mig": {"strategy": "mixed", "config": "all-1g.10gb"}}
     )
-    assert plan.eks is not None
-    tags = plan.eks.groups[0].asg_tags
+    assert plan.platform.name == "eks"
+    tags = plan.platform.plan.groups[0].asg_tags
     prefix = "k8s.io/cluster-autoscaler/node-template"
     assert tags[f"{prefix}/resources/nvidia.com/mig-1g.10gb"] == "32"  # 8 GPUs x 4
     assert tags[f"{prefix}/resources/nvidia.com/gpu"] == "0"
     assert not any(k.endswith("/label/k8s.amazonaws.com/accelerator") for k in tags)
-    assert "k8s.amazonaws.com/accelerator" not in plan.eks.groups[0].labels
+    assert "k8s.amazonaws.com/accelerator" not in plan.platform.plan.groups[0].labels
 
 
 def test_eks_mig_single_template_counts_slices_like_the_running_node():
@@ -321,24 +321,29 @@ def test_emitted_label_and_tag_keys_equal_the_upstream_strings_the_proof_reads()
     # The proof writes the autoscaler's and GKE's strings out from upstream (nodes.py); the code
     # that emits them keeps its own constants, so a typo there shows here and in the proof.
     from infra.core import labels
+    from infra.core.eks import nodes as eks_nodes
     from infra.core.eks.autoscaler import TEMPLATE_PREFIX
-    from infra.core.scheduling import nodes
+    from infra.core.eks.platform import eks_features
+    from infra.core.gke import nodes as gke_nodes
+    from infra.core.gke.platform import FEATURES as GKE
 
-    assert f"{TEMPLATE_PREFIX}/label/" == nodes.CA_TEMPLATE_LABEL
-    assert f"{TEMPLATE_PREFIX}/taint/" == nodes.CA_TEMPLATE_TAINT
-    assert f"{TEMPLATE_PREFIX}/resources/" == nodes.CA_TEMPLATE_RESOURCES
-    assert labels.GKE_ACCELERATOR_LABEL == nodes.GCE_GPU_LABEL
-    assert labels.GKE_NODEPOOL_LABEL == nodes.GKE_NODEPOOL
-    assert labels.EKS_ACCELERATOR_LABEL == nodes.AWS_GPU_LABEL
-    assert labels.ACCELERATOR_LABELS == nodes.AUTOSCALER_GPU_LABELS
+    assert f"{TEMPLATE_PREFIX}/label/" == eks_nodes.CA_TEMPLATE_LABEL
+    assert f"{TEMPLATE_PREFIX}/taint/" == eks_nodes.CA_TEMPLATE_TAINT
+    assert f"{TEMPLATE_PREFIX}/resources/" == eks_nodes.CA_TEMPLATE_RESOURCES
+    assert labels.GKE_ACCELERATOR_LABEL == gke_nodes.GCE_GPU_LABEL == GKE.autoscaler_gpu_label
+    assert labels.GKE_NODEPOOL_LABEL == gke_nodes.GKE_NODEPOOL
+    eks = eks_features(
+        sample(next(p for p in STACKS if p.stem == "Pulumi.eks-g4dn")).config.cluster
+    )
+    assert labels.EKS_ACCELERATOR_LABEL == eks_nodes.AWS_GPU_LABEL == eks.autoscaler_gpu_label
 
 
 def test_flyte_says_a_karpenter_pools_labels_come_from_its_nodepool_template_which_carries_them():
     plan = sample(next(p for p in STACKS if p.stem == "Pulumi.eks-karpenter"))
-    assert plan.operator is not None and plan.eks is not None
+    assert plan.operator is not None and plan.platform.name == "eks"
     pools = plan.operator.integrations["flyte"]["pools"]
-    for g in plan.eks.groups:
-        assert g.karpenter is not None and g.hints.karpenter
+    for g in plan.platform.plan.groups:
+        assert g.karpenter is not None
         entry = pools[g.name]
         assert entry["labelledBy"] == "the Karpenter NodePool's template labels (gpu-infra)"
         template = g.karpenter.node_pool["spec"]["template"]["metadata"]["labels"]

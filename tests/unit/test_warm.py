@@ -18,6 +18,7 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import Cost, PoolCost, estimate
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
+from infra.core.pools import idle_nodes
 from infra.core.scheduling.predicates import pod_from_spec
 from infra.core.scheduling.priority import (
     BUILTIN_PRIORITIES,
@@ -31,7 +32,6 @@ from infra.core.warm import (
     EXPENDABLE_CUTOFF_DEFAULT,
     PAUSE_IMAGE,
     WARM_PRIORITY,
-    idle_nodes,
     warm_names,
 )
 from infra.planview.table import pool_rows, print_pools, print_totals
@@ -369,10 +369,11 @@ def test_placeholder_priority_is_not_below_the_autoscalers_expendable_cutoff():
     assert WARM_PRIORITY >= EXPENDABLE_CUTOFF_DEFAULT
     plan = warm_sample("eks-g4dn")
     assert expendable_cutoff(plan) == EXPENDABLE_CUTOFF_DEFAULT
-    eks = plan.eks
+    eks = plan.platform.plan
     assert eks is not None and eks.autoscaler is not None
     values = {**eks.autoscaler.values, "extraArgs": {"expendable-pods-priority-cutoff": "0"}}
-    raised = replace(plan, eks=replace(eks, autoscaler=replace(eks.autoscaler, values=values)))
+    raised_eks = replace(eks, autoscaler=replace(eks.autoscaler, values=values))
+    raised = replace(plan, platform=replace(plan.platform, plan=raised_eks))
     assert any("expendable-pods-priority-cutoff 0" in p for p in priority_problems(raised))
 
 

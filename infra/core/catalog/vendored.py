@@ -115,7 +115,7 @@ class UserShape:
     """A GPU machine / instance type declared in a stack file (``gpuPools[].shape``).
 
     Attributes:
-        platform: ``gke`` or ``eks``.
+        cloud: ``gcp`` (a GCE machine type) or ``aws`` (an EC2 instance type).
         name: the machine / instance type.
         gpu_model: GKE accelerator type, or the EKS GPU model.
         gpus: GPUs per node.
@@ -125,7 +125,7 @@ class UserShape:
         zones: zones (GKE) or AZ IDs (EKS) that offer the type, per the user.
     """
 
-    platform: str
+    cloud: str
     name: str
     gpu_model: str
     gpus: int
@@ -367,7 +367,7 @@ class Catalog:
         new._aws = dict(self._aws)
         new._aws_families = dict(self._aws_families)
         for s in shapes:
-            if s.platform == "gke":
+            if s.cloud == "gcp":
                 new._machines[s.name] = GcpMachine(
                     s.name, s.vcpus, s.memory_gib, s.gpu_model, s.gpus, frozenset(s.zones)
                 )

@@ -37,11 +37,17 @@ from infra.core.stackfile import as_pulumi_reads, read_project_config, read_stac
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-Platform = Literal["gke", "eks", "kubernetes"]
-PLATFORMS: tuple[Platform, ...] = ("gke", "eks", "kubernetes")
+PlatformName = Literal["gke", "eks", "kubernetes"]
+PLATFORMS: tuple[PlatformName, ...] = ("gke", "eks", "kubernetes")
+# What the config reference calls each platform: (its section, the prefix of its blocks' headings).
+TITLES: dict[PlatformName, tuple[str, str]] = {
+    "gke": ("GKE", "GKE"),
+    "eks": ("EKS", "EKS"),
+    "kubernetes": ("Existing clusters", "Kubernetes"),
+}
 
 
-def _schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
+def schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
     """The (cluster, pool) models of one platform, imported only for a stack of that platform.
 
     Each platform's models cost their import and pydantic schema build (EKS's ~30 ms); a GKE
@@ -89,7 +95,7 @@ class StackConfig:
     """
 
     stack: str
-    platform: Platform
+    platform: PlatformName
     region: str | None
     zone: str | None
     project: str | None
@@ -265,7 +271,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         issues.raise_if_any()
         raise AssertionError("unreachable")
 
-    cluster_model, pool_model = _schemas(platform)
+    cluster_model, pool_model = schemas(platform)
     cluster = (
         _validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
     )

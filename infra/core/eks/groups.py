@@ -787,7 +787,6 @@ def _hints(pool: EksPoolSpec, shape: _Shape, ami: str, node: _NodeLabels) -> Poo
     first, model = shape.first, node.model
     return PoolHints(
         name=pool.name,
-        platform="eks",
         gpu_type=first.gpu_model,
         # A fractional type (g6f: 1/8 L4) shows one logical GPU to the node; say which share.
         gpu_model=(

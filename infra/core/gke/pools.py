@@ -324,7 +324,7 @@ def _labels(spec: GkePoolSpec, operator_on: bool) -> dict[str, str]:
         # DaemonSet (COS) or the operator (Ubuntu), never from GKE (see driver_version).
         labels[NO_GKE_DEVICE_PLUGIN] = "true"
         # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
-        labels.update(operator_node_labels(spec))
+        labels.update(operator_node_labels(spec, gpu_present=True))
     return labels
 
 
@@ -338,7 +338,6 @@ def _hints(
     name, gpu = spec.name, spec.gpu
     return PoolHints(
         name=name,
-        platform="gke",
         gpu_type=shape.accelerator,
         gpu_model=model.model,
         gpus_per_node=shape.count,

@@ -21,18 +21,11 @@ from typing import Any
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.base import PoolBase
-from infra.core.labels import EKS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+from infra.core.platform import Features, Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
 
-# Node labels that carry the accelerator name per platform: GKE sets its own; gpu-infra puts
-# k8s.amazonaws.com/accelerator on EKS GPU node groups (infra.core.eks.groups) and, on-prem, labels the
-# listed nodes with its own key.
-DEVICE_LABEL = {
-    "gke": GKE_ACCELERATOR_LABEL,
-    "eks": EKS_ACCELERATOR_LABEL,
-    "kubernetes": "gpu-infra/accelerator",
-}
 # flytekit's NVIDIA accelerator constants (flyteorg/flytekit flytekit/extras/accelerators.py:
 # T4, L4, A10G, V100, A100, A100_80GB, H100, H200, ...): the device values tasks select.
 FLYTEKIT_ACCELERATORS = frozenset(
@@ -52,9 +45,6 @@ FLYTEKIT_ACCELERATORS = frozenset(
         "nvidia-h200",
     }
 )
-# GKE's own MIG partitioning labels nodes with this
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
-GKE_PARTITION_LABEL = "cloud.google.com/gke-gpu-partition-size"
 
 
 @functools.cache
@@ -63,23 +53,17 @@ def _accelerator_by_model() -> dict[str, str]:
     return {r["model"].lower(): r["accelerator"] for r in rows}
 
 
-def accelerator_name(h: PoolHints) -> str:
+def accelerator_name(h: PoolHints, features: Features) -> str:
     """The flytekit accelerator value for the pool's GPU (GKE's name for the model)."""
-    if h.platform == "gke" or h.gpu_type.startswith("nvidia-"):
+    if features.gpu_type_is_accelerator or h.gpu_type.startswith("nvidia-"):
         return h.gpu_type
     return _accelerator_by_model().get(h.gpu_model.lower(), f"nvidia-{h.gpu_model.lower()}")
 
 
-def _labelled_by(h: PoolHints, labelled: bool) -> str:
+def _labelled_by(features: Features, labelled: bool) -> str:
     if not labelled:
         return "nobody: the pool's nodes carry no accelerator label"
-    if h.platform == "gke":
-        return "GKE (accelerator, partition size) and the node pool's labels"
-    if h.karpenter:
-        return "the Karpenter NodePool's template labels (gpu-infra)"
-    if h.platform == "eks":
-        return "the node group's labels (gpu-infra)"
-    return "gpu-infra (node label patch) or the stack's declared labels"
+    return features.labelled_by
 
 
 def pod_template(
@@ -106,7 +90,7 @@ def pod_template(
 
 
 def flyte(
-    platform: str,
+    platform: Platform,
     targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
     specs: Mapping[str, tuple[int, PoolBase]],
     image: str,
@@ -136,21 +120,22 @@ def flyte(
         for tol in hints["tolerations"]:
             if tol not in tolerations and tol.get("key") != GKE_COMPUTE_CLASS_LABEL:
                 tolerations.append(dict(tol))
-    partition = _partition_label(platform, targets)
-    plugin = _plugin_k8s(platform, resource, tolerations, partition)
+    features = platform.features
+    partition = _partition_label(features, targets)
+    plugin = _plugin_k8s(features, resource, tolerations, partition)
     carried = {
-        t.name: carried_labels(t, specs[t.name][1], platform, (patched or {}).get(t.name, {}))
+        t.name: platform.carried_labels(t, specs[t.name][1], (patched or {}).get(t.name, {}))
         for t, hints, _ in targets
         if not hints.get("computeClass")
     }
-    per_pool, templates = _per_target(platform, targets, carried, image, partition, namespace)
+    per_pool, templates = _per_target(features, targets, carried, image, partition, namespace)
     # A task requests `resource`; selecting the accelerator of a pool that advertises another
     # name would leave it Pending (the note above says so), so such a pool offers none.
     other = {t.name for t, h, _ in targets if h["resourceName"] != resource}
     for name in other - {n for n, e in per_pool.items() if e.get("podTemplateName")}:
         per_pool[name] = {**per_pool[name], "accelerator": None, "partitionSize": None}
         per_pool[name]["nodeLabels"] = {}
-    notes += _accelerator_notes(platform, {n: e for n, e in per_pool.items() if n not in other})
+    notes += _accelerator_notes(features, {n: e for n, e in per_pool.items() if n not in other})
     if targets and all(h.get("computeClass") for _, h, _ in targets):
         notes.append(
             "every pool belongs to a ComputeClass, whose taint only its PodTemplate tolerates: "
@@ -170,14 +155,16 @@ def flyte(
 
 
 def _partition_label(
-    platform: str, targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]]
+    features: Features, targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]]
 ) -> str:
+    """The platform's own partition label (GKE's), unless a pool partitions by operator MIG."""
     operator_mig = any(FLYTE_PARTITION_LABEL in t.labels for t, _, _ in targets)
-    return GKE_PARTITION_LABEL if platform == "gke" and not operator_mig else FLYTE_PARTITION_LABEL
+    native = features.partition_label
+    return native if native is not None and not operator_mig else FLYTE_PARTITION_LABEL
 
 
 def _plugin_k8s(
-    platform: str, resource: str, tolerations: list[dict[str, str]], partition: str
+    features: Features, resource: str, tolerations: list[dict[str, str]], partition: str
 ) -> dict[str, Any]:
     unpartitioned = {"key": partition, "operator": "DoesNotExist"}
     return {
@@ -185,7 +172,7 @@ def _plugin_k8s(
         # Flyte's documented list-of-maps form ("Configuring access to GPUs": `resource-tolerations:
         # - nvidia.com/gpu: [...]`), which every Flyte 1 release's config loader reads.
         "resource-tolerations": [{resource: tolerations}],
-        "gpu-device-node-label": DEVICE_LABEL[platform],
+        "gpu-device-node-label": features.accelerator_label,
         "gpu-partition-size-node-label": partition,
         "gpu-unpartitioned-node-selector-requirement": dict(unpartitioned),
     }
@@ -214,7 +201,7 @@ def _flyte2_plugin_k8s(plugin: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _per_target(
-    platform: str,
+    features: Features,
     targets: Sequence[tuple[PoolHints, Mapping[str, Any], tuple[str, ...]]],
     carried: Mapping[str, Mapping[str, str]],
     image: str,
@@ -239,53 +226,32 @@ def _per_target(
             }
             continue
         have = carried[t.name]
-        labels = {k: have[k] for k in (DEVICE_LABEL[platform], partition) if k in have}
+        device = features.accelerator_label
+        labels = {k: have[k] for k in (device, partition) if k in have}
         per_pool[t.name] = {
-            "accelerator": labels.get(DEVICE_LABEL[platform]),
+            "accelerator": labels.get(device),
             "partitionSize": labels.get(partition),
             "nodeLabels": labels,
-            "labelledBy": _labelled_by(t, bool(labels)),
+            "labelledBy": _labelled_by(features, bool(labels)),
         }
     return per_pool, templates
 
 
-def carried_labels(
-    h: PoolHints, pool: PoolBase, platform: str, patched: Mapping[str, str]
-) -> dict[str, str]:
-    """The labels the pool's nodes really carry: GKE's own (accelerator, partition size) and
-    the pool's; EKS: the node group's; on-prem: the declared ones, the selector and gpu-infra's
-    patch of listed nodes."""
-    labels = {**h.labels}
-    if platform == "gke":
-        labels[GKE_ACCELERATOR_LABEL] = h.gpu_type
-        gke_partition = getattr(getattr(pool, "gpu", None), "partition_size", None)
-        if gke_partition:
-            labels[GKE_PARTITION_LABEL] = str(gke_partition)
-    elif platform == "kubernetes":
-        labels.update(h.node_selector)
-        labels.update(patched)
-    return labels
-
-
-def _accelerator_notes(platform: str, per_pool: Mapping[str, Any]) -> list[str]:
+def _accelerator_notes(features: Features, per_pool: Mapping[str, Any]) -> list[str]:
     notes: list[str] = []
     for name, entry in per_pool.items():
         if entry.get("podTemplateName"):
             continue
         acc = entry["accelerator"]
         if acc is None:
-            how = (
-                "list its nodes under nodes so gpu-infra labels them"
-                if platform == "kubernetes"
-                else "its nodes drop the label (MIG mixed or renamed time-slicing: no whole GPU)"
-            )
             notes.append(
-                f"{name}: its nodes carry no {DEVICE_LABEL[platform]} label, so tasks cannot "
-                f"select it with accelerator= ({how}); tasks without accelerator still land there"
+                f"{name}: its nodes carry no {features.accelerator_label} label, so tasks cannot "
+                f"select it with accelerator= ({features.unlabelled_fix}); tasks without "
+                "accelerator still land there"
             )
         elif acc not in FLYTEKIT_ACCELERATORS:
             notes.append(
-                f"{name}: nodes are labelled {DEVICE_LABEL[platform]}={acc}, which is no flytekit "
-                f"constant; use accelerator=GPUAccelerator({acc!r})"
+                f"{name}: nodes are labelled {features.accelerator_label}={acc}, which is no "
+                f"flytekit constant; use accelerator=GPUAccelerator({acc!r})"
             )
     return notes

@@ -15,28 +15,11 @@ from typing import Any
 
 from infra.core.config.operator import JupyterImageSpec
 from infra.core.integrations.scheduling import gpu_request, shares_gpu
+from infra.core.nodes import allocatable_mib
 from infra.core.pools import PoolHints
 
-# Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,
-# 10% of the next 8, 6% of the next 112, 2% above 128) plus the 100 MiB eviction threshold
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_reservations).
-# Used on every platform: EKS (255 MiB + 11 MiB per pod) and kubeadm defaults reserve less.
-_RESERVATION = ((4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"), 0.02))
-EVICTION_MIB = 100
 # DaemonSets on every GPU node (GPU Operator operands, NFD, CNI, logging) also take memory.
 DAEMONSET_MIB = 1024
-
-
-def allocatable_mib(memory_gib: float) -> int:
-    """The node's allocatable memory in MiB, by GKE's reservation formula."""
-    left, reserved = memory_gib, 0.0
-    for size, share in _RESERVATION:
-        part = min(left, size)
-        reserved += part * share
-        left -= part
-        if left <= 0:
-            break
-    return int((memory_gib - reserved) * 1024) - EVICTION_MIB
 
 
 def jupyterhub_profile(

@@ -7,25 +7,18 @@ from dataclasses import replace
 from typing import Any
 
 from infra.core.config.base import PoolBase
-from infra.core.config.gke import GkePoolSpec
-from infra.core.labels import EKS_ACCELERATOR_LABEL, GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+from infra.core.platform import Features, Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
 
 
 def scheduling_hints(
-    platform: str, h: PoolHints, pool: PoolBase, runtime_class: str | None = None
+    platform: Platform, h: PoolHints, pool: PoolBase, runtime_class: str | None = None
 ) -> dict[str, Any]:
     """What a workload needs to land on pool ``h``: node selector, tolerations, resource name(s),
     slots per node and, when the nvidia runtime is not containerd's default, the runtime class."""
-    selector = dict(h.node_selector)
-    # A pod selects a GKE ComputeClass by GKE_COMPUTE_CLASS_LABEL and GKE picks any of the class's
-    # priorities (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes);
-    # adding gke-accelerator would pin one pool's GPU and defeat the fallback.
-    if platform == "gke" and GKE_COMPUTE_CLASS_LABEL not in selector:
-        selector.setdefault(GKE_ACCELERATOR_LABEL, h.gpu_type)
-    elif platform == "eks" and EKS_ACCELERATOR_LABEL in h.labels:
-        selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
+    selector = platform.workload_selector(h)
     tolerations: list[dict[str, str]] = h.tolerations()
     if not any(t.key == GPU_RESOURCE for t in h.taints):
         # GKE taints GPU nodes nvidia.com/gpu=present when the cluster has CPU pools
@@ -34,7 +27,7 @@ def scheduling_hints(
     sharing = pool.sharing
     mig = pool.mig
     names = resource_names(h, pool)
-    gke = pool.gpu if isinstance(pool, GkePoolSpec) and h.gke_sharing else None
+    native = platform.native_sharing(h, pool)
     return {
         "nodeSelector": selector,
         "tolerations": tolerations,
@@ -45,15 +38,13 @@ def scheduling_hints(
         "timeSlicingReplicas": sharing.replicas if sharing is not None else None,
         "migStrategy": mig.strategy if mig is not None else None,
         "migConfig": mig.config if mig is not None else None,
-        "slotsPerNode": slots_per_node(h, pool),
+        "slotsPerNode": native.slots if native is not None else slots_per_node(h, pool),
         "runtimeClassName": runtime_class,
         "spot": h.spot,
-        # GKE's own partitioning / sharing (what one nvidia.com/gpu of the node is).
-        "gkePartitionSize": gke.partition_size if gke is not None else None,
-        "gkeSharingStrategy": gke.sharing.strategy if gke and gke.sharing else None,
-        "gkeSharedClientsPerGpu": (
-            gke.sharing.max_shared_clients_per_gpu if gke and gke.sharing else None
-        ),
+        # The platform's own partitioning / sharing (what one nvidia.com/gpu of the node is).
+        "gkePartitionSize": native.partition_size if native is not None else None,
+        "gkeSharingStrategy": native.strategy if native is not None else None,
+        "gkeSharedClientsPerGpu": native.clients_per_gpu if native is not None else None,
     }
 
 
@@ -80,10 +71,10 @@ def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
 
 
 def workload_targets(
-    pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
+    pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]], features: Features
 ) -> list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]]:
     """What workloads can target: ``(hints-like pool, scheduling hints, member pools)`` per pool,
-    and one per GKE ComputeClass for the pools bound to it.
+    and one per ComputeClass for the pools bound to it (``features.compute_classes``).
 
     A class entry selects the class only, tolerates every member's taints and promises what every
     member can give (the fewest GPUs, slots, vCPUs and the least memory), so a workload fits
@@ -92,7 +83,7 @@ def workload_targets(
     groups: dict[str, list[PoolHints]] = {}
     for h in pools:
         key = h.name
-        if h.platform == "gke":
+        if features.compute_classes:
             key = (
                 h.node_selector.get(GKE_COMPUTE_CLASS_LABEL)
                 or h.labels.get(GKE_COMPUTE_CLASS_LABEL)

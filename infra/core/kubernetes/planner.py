@@ -57,7 +57,6 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
         pools.append(
             PoolHints(
                 name=p.name,
-                platform="kubernetes",
                 gpu_type=p.gpu.model,
                 gpu_model=p.gpu.model,
                 gpus_per_node=p.gpu.count,

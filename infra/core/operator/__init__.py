@@ -1,12 +1,13 @@
 """GPU Operator planning: preset, Helm values with reasons, sharing/MIG, tolerations, GPU namespaces,
 smoke tests and the per-pool hints workloads need.
 
-Everything is decided here from the stack config and the platform plans' ``PoolHints``; the
+Everything is decided here from the stack config, the platform's ``PoolHints`` and what the
+platform answers (``infra.core.platform``: presets, features, selectors); the
 component (``infra.components.gpu_operator``) only maps the plan onto resources. Modules by concern:
 ``model`` (types, chart coordinates), ``presets``, ``toolkit``, ``gpu_sharing`` (operator side of
-time-slicing/MIG; the neutral facts are ``infra.core.sharing``), ``values``, ``objects``, ``planner``. May import: `config`, `integrations`, the cross-platform
-modules (`pools`, `labels`, `sharing`, `errors`) and the platforms' plan types (`gke.model`); no
-platform internals, Pulumi or a cloud SDK.
+time-slicing/MIG; the neutral facts are ``infra.core.sharing``), ``values``, ``objects``, ``planner``. May import: `config`, `integrations`, `platform`, the
+cross-platform modules (`pools`, `labels`, `sharing`, `errors`) and the platforms' plan types
+(`gke.model`); no platform internals, Pulumi or a cloud SDK.
 """
 
 from infra.core.operator.model import (

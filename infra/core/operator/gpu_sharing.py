@@ -12,9 +12,10 @@ from infra.core.config.base import PoolBase, SharingSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.operator.helm_values import Setting
-from infra.core.operator.model import MANAGED_BY, Manifest, PoolSpecs, spec_of
+from infra.core.operator.model import MANAGED_BY, Manifest
 from infra.core.operator.presets import NO_OPERATOR_DEVICE_PLUGIN, NO_OPERATOR_MIG_MANAGER
-from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.platform import Platform
+from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
     advertised_resources,
@@ -30,8 +31,9 @@ from infra.core.sharing import (
 
 
 def sharing_settings(
-    preset: str, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
+    preset: str, pools: Sequence[PoolHints], platform: Platform, specs: PoolSpecs, issues: Issues
 ) -> list[Setting]:
+    zero_gpu = platform.features.zero_gpu_rule
     shared = False
     for h in pools:
         i, pool = spec_of(specs, h)
@@ -56,11 +58,11 @@ def sharing_settings(
                 "time-slicing with MIG strategy 'mixed' needs per-profile resource names; use MIG "
                 "strategy 'single' or drop sharing",
             )
-        elif pool.sharing.rename_by_default and h.platform == "gke":
+        elif pool.sharing.rename_by_default and zero_gpu is not None:
             issues.add(
                 join_path(path, "renameByDefault"),
                 "true: GPUs advertised as nvidia.com/gpu.shared leave nvidia.com/gpu at 0 "
-                + GKE_ZERO_GPU_RULE
+                + zero_gpu
                 + "; keep renameByDefault false",
             )
         else:
@@ -114,7 +116,7 @@ def sharing_config_map(config: StackConfig, namespace: str) -> Manifest | None:
 
 
 def mig_settings(
-    config: StackConfig,
+    platform: Platform,
     preset: str,
     pools: Sequence[PoolHints],
     specs: PoolSpecs,
@@ -147,7 +149,7 @@ def mig_settings(
         problem = mig_config_problem(gpu, pool.mig, h.gpu_model)
         if problem is not None:
             issues.add(join_path("gpuPools", i, "mig", "config"), problem)
-        elif (why := gke_mixed_problem(h, pool)) is not None:
+        elif (why := zero_gpu_mixed_problem(h, pool, platform.features.zero_gpu_rule)) is not None:
             issues.add(join_path("gpuPools", i, "mig", "strategy"), why)
         if strategy is not None and pool.mig.strategy != strategy:
             issues.add(
@@ -159,7 +161,7 @@ def mig_settings(
     if strategy is None:
         return []
     out = [Setting("mig.strategy", strategy, "MIG strategy of the MIG pools (cluster-wide)")]
-    if config.platform in ("gke", "eks"):
+    if platform.features.mig_reboot:
         out.append(
             Setting(
                 "migManager.env[WITH_REBOOT]",
@@ -170,27 +172,16 @@ def mig_settings(
     return out
 
 
-# Why GKE refuses a shape that leaves a node's nvidia.com/gpu at 0, at any minNodes: running nodes
-# carry cloud.google.com/gke-accelerator (GPULabel in kubernetes/autoscaler cluster-autoscaler/
-# cloudprovider/gce/gce_cloud_provider.go), and cluster-autoscaler treats a node with its GPU label
-# and 0 allocatable nvidia.com/gpu as unready (processors/customresources/gpu_processor.go
-# FilterOutNodesWithUnreadyResources) and keeps scaling up for it; at minNodes 0 the scale-from-zero
-# template knows only nvidia.com/gpu too (cloudprovider/gce/templates.go BuildNodeFromTemplate).
-GKE_ZERO_GPU_RULE = (
-    "on running GKE nodes, which carry cloud.google.com/gke-accelerator: cluster-autoscaler "
-    "treats such a node as not ready and scales up for it again, and its scale-from-zero "
-    "template knows only nvidia.com/gpu"
-)
-
-
-def gke_mixed_problem(h: PoolHints, pool: PoolBase) -> str | None:
-    """Why operator MIG ``mixed`` is refused for this GKE pool (at any minNodes), or ``None``.
+def zero_gpu_mixed_problem(h: PoolHints, pool: PoolBase, rule: str | None) -> str | None:
+    """Why operator MIG ``mixed`` is refused for this pool (at any minNodes), or ``None``: where
+    the platform refuses a running node with 0 ``nvidia.com/gpu`` (``rule``, GKE's
+    ``Features.zero_gpu_rule``).
 
     Mixed advertises ``nvidia.com/mig-<profile>`` and 0 ``nvidia.com/gpu`` when every GPU is
-    partitioned (``advertised_resources``): ``GKE_ZERO_GPU_RULE``.
+    partitioned (``advertised_resources``).
     """
     gpu = pool_mig_gpu(h)
-    if h.platform != "gke" or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
+    if rule is None or pool.mig is None or pool.mig.strategy != "mixed" or gpu is None:
         return None
     devices = advertised_resources(h.gpus_per_node, None, pool.mig, gpu)
     if devices.get(GPU_RESOURCE, 0) > 0:
@@ -198,8 +189,7 @@ def gke_mixed_problem(h: PoolHints, pool: PoolBase) -> str | None:
     on = "" if h.name == pool.name else f" (and on its fallback pool {h.name!r})"
     return (
         f"'mixed' with {pool.mig.config!r}{on}: nvidia.com/mig-* devices leave nvidia.com/gpu at "
-        f"0 {GKE_ZERO_GPU_RULE}; use strategy 'single' or GKE's own partitioning "
-        "(gpu.partitionSize)"
+        f"0 {rule}; use strategy 'single' or GKE's own partitioning (gpu.partitionSize)"
     )
 
 

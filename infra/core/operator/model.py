@@ -7,9 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.catalog.pins import pin
-from infra.core.config.base import PoolBase
-from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
-from infra.core.pools import PoolHints
 
 Manifest = dict[str, Any]
 
@@ -54,9 +51,6 @@ OPERAND_DAEMONSETS = (
 SMOKE_TEST_NAMESPACE = "gpu-smoke-test"
 # Scale-from-zero, image pull and (operator-managed) driver build take minutes; fail after 30.
 SMOKE_TEST_DEADLINE_SECONDS = 1800
-
-
-PoolSpecs = Mapping[str, tuple[int, PoolBase]]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -127,11 +121,3 @@ class OperatorPlan:
     integrations: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     deleted_with_stack: frozenset[str] = frozenset()
-
-
-def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
-    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
-    own = specs.get(h.name)
-    # GKE binds a pool with `fallback` alternatives, and the pools planned from them, to a
-    # ComputeClass named after the pool (infra.core.gke.pools): they share that gpuPools entry.
-    return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]

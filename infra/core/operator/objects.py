@@ -8,7 +8,6 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.config.kubernetes import KubernetesPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.integrations import flyte as flyte_mod
@@ -31,10 +30,9 @@ from infra.core.operator.model import (
     Manifest,
     NodeLabels,
     OperatorPlan,
-    PoolSpecs,
-    spec_of,
 )
-from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.platform import Platform
+from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
 
 # --------------------------------------------------------------------------------------------------
@@ -63,17 +61,17 @@ def check_namespaces(config: StackConfig, issues: Issues) -> None:
 
 
 def check_pool_labels(
-    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
+    pools: Sequence[PoolHints], platform: Platform, specs: PoolSpecs, issues: Issues
 ) -> None:
     """Every pool's nodes must carry the labels that select its sharing/MIG config: cloud planners
     put them on the pool; on-prem, gpu-infra labels the listed ``nodes`` (or the user did)."""
     for h in pools:
         i, pool = spec_of(specs, h)
-        want = operator_node_labels(pool)
+        want = operator_node_labels(pool, gpu_present=platform.features.gpu_present_label)
         missing = ", ".join(f"{k}={v}" for k, v in sorted(want.items()) if h.labels.get(k) != v)
         if not missing:
             continue
-        if config.platform == "kubernetes":
+        if platform.features.listed_nodes:
             issues.add(
                 join_path("gpuPools", i, "nodes"),
                 f"list the pool's node names so gpu-infra can label them {missing} (or label the "
@@ -93,6 +91,7 @@ def check_pool_labels(
 def assemble(
     config: StackConfig,
     pools: Sequence[PoolHints],
+    platform: Platform,
     specs: PoolSpecs,
     release: HelmRelease | None,
     preset: str | None,
@@ -107,8 +106,8 @@ def assemble(
             "kind": "Namespace",
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
-        before = _before_release(config, pools, release, preset, namespace)
-    gap = isolation_gap(config, release)
+        before = _before_release(config, pools, platform, release, preset, namespace)
+    gap = isolation_gap(platform, release)
     after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
     if gap is not None and config.namespaces:
         notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
@@ -117,20 +116,21 @@ def assemble(
     node_labels: list[NodeLabels] = []
     for h in pools:
         pool = spec_of(specs, h)[1]
-        hints = scheduling_hints(config.platform, h, pool, runtime_class)
+        hints = scheduling_hints(platform, h, pool, runtime_class)
         scheduling[h.name] = hints
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
             after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
         labels = operator_node_labels(pool) if release is not None else {}
-        if isinstance(pool, KubernetesPoolSpec) and pool.nodes:
-            # On-prem nodes also get the accelerator label Flyte's device selector reads.
-            labels = {**labels, flyte_mod.DEVICE_LABEL["kubernetes"]: flyte_mod.accelerator_name(h)}
-            node_labels.append(NodeLabels(pool=h.name, nodes=tuple(pool.nodes), labels=labels))
+        if listed := platform.listed_nodes(h.name):
+            # Listed nodes also get the accelerator label Flyte's device selector reads.
+            accelerator = flyte_mod.accelerator_name(h, platform.features)
+            labels = {**labels, platform.features.accelerator_label: accelerator}
+            node_labels.append(NodeLabels(pool=h.name, nodes=listed, labels=labels))
     patched = {nl.pool: nl.labels for nl in node_labels}
     profiles, integrations = _integrations(
-        config, pools, specs, scheduling, kubeflow_profiles, patched
+        config, pools, platform, specs, scheduling, kubeflow_profiles, patched
     )
     return OperatorPlan(
         namespace=namespace,
@@ -151,6 +151,7 @@ def assemble(
 def _before_release(
     config: StackConfig,
     pools: Sequence[PoolHints],
+    platform: Platform,
     release: HelmRelease,
     preset: str | None,
     namespace: str,
@@ -160,8 +161,8 @@ def _before_release(
     if preset == "gke-google-driver":
         # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
         before.extend(installer_daemonsets(pools))
-    if config.platform == "gke":
-        pods, why = critical_pods(config, pools, release.values, release.version)
+    if platform.features.critical_pod_quota:
+        pods, why = critical_pods(platform, pools, release.values, release.version)
         before.append(_gke_critical_quota(namespace, pods, why))
     if (cm := sharing_config_map(config, namespace)) is not None and (
         "devicePlugin" in release.values
@@ -196,6 +197,7 @@ def _namespaces(
 def _integrations(
     config: StackConfig,
     pools: Sequence[PoolHints],
+    platform: Platform,
     specs: PoolSpecs,
     scheduling: Mapping[str, dict[str, Any]],
     kubeflow_profiles: Sequence[Manifest],
@@ -206,13 +208,13 @@ def _integrations(
     profiles: dict[str, dict[str, Any]] = {}
     workloads: dict[str, Any] = {}
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
-    targets = workload_targets(pools, scheduling)
+    targets = workload_targets(pools, scheduling, platform.features)
     target_hints = {t.name: hints for t, hints, _ in targets}
     # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry). Promised to
     # users only where gpu-infra runs an autoscaler that adds a node for a preempted placeholder:
     # on platform kubernetes or with the EKS autoscaler off, nothing may (infra.core.warm notes).
     warm = {name: spec.warm for name, (_, spec) in specs.items() if spec.warm}
-    if not _autoscaled(config):
+    if platform.features.autoscaler is None:
         warm = {}
     for t, hints, _ in targets:
         profiles[t.name] = jupyterhub_profile(t, hints, images, warm.get(t.name, 0))
@@ -221,7 +223,7 @@ def _integrations(
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
         "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles, warm),
         "flyte": flyte_mod.flyte(
-            config.platform,
+            platform,
             targets,
             specs,
             config.operator.smoke_test_image,
@@ -231,15 +233,6 @@ def _integrations(
         "kubernetes": workloads,
     }
     return profiles, integrations
-
-
-def _autoscaled(config: StackConfig) -> bool:
-    """Whether gpu-infra runs the autoscaler of the stack's GPU pools: GKE's, or on EKS the
-    cluster-autoscaler or Karpenter (``cluster.autoscaler.enabled``)."""
-    if config.platform == "gke":
-        return True
-    autoscaler = getattr(config.cluster, "autoscaler", None)
-    return config.platform == "eks" and autoscaler is not None and bool(autoscaler.enabled)
 
 
 def _runtime_class(release: HelmRelease | None) -> str | None:
@@ -254,7 +247,7 @@ def _runtime_class(release: HelmRelease | None) -> str | None:
 
 
 def critical_pods(
-    config: StackConfig, pools: Sequence[PoolHints], values: Mapping[str, Any], version: str
+    platform: Platform, pools: Sequence[PoolHints], values: Mapping[str, Any], version: str
 ) -> tuple[int, str]:
     """How many system-node-critical / system-cluster-critical pods the release runs at most, and
     how that number was reached (for the GKE critical-pod quota).
@@ -278,7 +271,7 @@ def critical_pods(
     nfd = on("nfd")
     per_gpu_node = len(operands) + 1 + int(nfd)  # + the operator validator DaemonSet
     gpu_nodes = sum(h.max_nodes for h in pools)
-    cpu_nodes = stated_cpu_nodes(config) or 0 if nfd else 0
+    cpu_nodes = platform.stated_cpu_nodes or 0 if nfd else 0
     cluster_wide = 1 + 2 * int(nfd)
     base = per_gpu_node * gpu_nodes + cpu_nodes + cluster_wide
     total = base + per_gpu_node + -(-base // 10)
@@ -290,25 +283,13 @@ def critical_pods(
     return total, why
 
 
-def stated_cpu_nodes(config: StackConfig) -> int | None:
-    """The cluster's CPU nodes at most: ``cluster.cpuNodes``, else (a cluster this stack creates)
-    its system pool's maximum; ``None`` for an existing cluster that states none."""
-    stated = getattr(config.cluster, "cpu_nodes", None)
-    if stated is not None:
-        return stated
-    system_pool = getattr(config.cluster, "system_pool", None)
-    if config.cluster.existing or system_pool is None:
-        return None
-    return system_pool.max_nodes
-
-
 def check_cpu_nodes(
-    config: StackConfig, values: Mapping[str, Any], version: str, issues: Issues
+    platform: Platform, values: Mapping[str, Any], version: str, issues: Issues
 ) -> None:
     """GKE sizes the critical-pod quota with one NFD worker per CPU node; an existing cluster's
     CPU nodes are not the system pool's, so they must be stated (a guess would fail closed only by
     luck: too small a quota blocks operand pods)."""
-    if config.platform != "gke" or stated_cpu_nodes(config) is not None:
+    if not platform.features.critical_pod_quota or platform.stated_cpu_nodes is not None:
         return
     nfd = values.get("nfd", {})
     on = (
@@ -351,7 +332,7 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
     }
 
 
-def isolation_gap(config: StackConfig, release: HelmRelease | None) -> str | None:
+def isolation_gap(platform: Platform, release: HelmRelease | None) -> str | None:
     """Why pods could use GPUs they did not request on this stack's nodes (so a namespace GPU
     quota would not bind them), or ``None`` when the node setup gpu-infra plans prevents it.
 
@@ -361,7 +342,7 @@ def isolation_gap(config: StackConfig, release: HelmRelease | None) -> str | Non
     that make it the default get the isolation env (infra.core.operator.toolkit).
     """
     if release is None:
-        if config.platform == "kubernetes":
+        if platform.features.own_hardware:
             return (
                 "the GPU Operator is off, so gpu-infra configures no container runtime on these "
                 "nodes; if nvidia is their default runtime and the toolkit accepts "

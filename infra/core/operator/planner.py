@@ -13,7 +13,7 @@ from infra.core.operator.helm_values import (
     unknown_paths,
     vendored_versions,
 )
-from infra.core.operator.model import HelmRelease, OperatorPlan, PoolSpecs
+from infra.core.operator.model import HelmRelease, OperatorPlan
 from infra.core.operator.objects import (
     assemble,
     check_cpu_nodes,
@@ -29,14 +29,15 @@ from infra.core.operator.presets import (
 )
 from infra.core.operator.toolkit import isolation_settings, toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
-from infra.core.pools import PoolHints
+from infra.core.platform import Platform
+from infra.core.pools import PoolHints, PoolSpecs
 
 # --------------------------------------------------------------------------------------------------
 # Entry point
 
 
 def plan_operator(
-    config: StackConfig, pools: Sequence[PoolHints], issues: Issues
+    config: StackConfig, pools: Sequence[PoolHints], platform: Platform, issues: Issues
 ) -> OperatorPlan | None:
     """Decide the GPU Operator install and the workload helpers around it.
 
@@ -48,6 +49,7 @@ def plan_operator(
     Args:
         config: the parsed stack.
         pools: the platform planner's ``PoolHints``, one per ``config.pools`` entry, same names.
+        platform: the stack's platform as planned, asked for what the operator needs of it.
         issues: collects config errors (key path, value, rule); nothing is raised here.
 
     Returns:
@@ -63,9 +65,9 @@ def plan_operator(
         reject_operator_features(pools, specs, issues)
         if not pools and not config.namespaces:
             return None
-        return assemble(config, pools, specs, None, None, "default")
+        return assemble(config, pools, platform, specs, None, None, "default")
 
-    if _refuse_shared_cluster(config, issues):
+    if _refuse_shared_cluster(config, platform, issues):
         return None
     if spec.version not in vendored_versions():
         issues.add(
@@ -74,16 +76,16 @@ def plan_operator(
             f"checked against them); known: {', '.join(vendored_versions())}",
         )
         return None
-    preset = choose_preset(config, pools, specs, issues)
+    preset = choose_preset(config, pools, platform, specs, issues)
     if preset is None:
         return None
-    _check_version_for_preset(config, preset, issues)
+    _check_version_for_preset(config, platform, preset, issues)
     notes: list[str] = preset_notes(preset, spec.version)
     settings = [
-        *preset_settings(preset, spec.version, config),
+        *preset_settings(preset, spec.version, platform, pools),
         *toolkit_settings(spec, preset, issues, notes),
-        *sharing_settings(preset, pools, specs, issues),
-        *mig_settings(config, preset, pools, specs, issues),
+        *sharing_settings(preset, pools, platform, specs, issues),
+        *mig_settings(platform, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
     settings += isolation_settings(spec.version, settings, preset)
@@ -103,16 +105,22 @@ def plan_operator(
         reasons=reasons,
         timeout=spec.timeout,
     )
-    check_cpu_nodes(config, values, spec.version, issues)
+    check_cpu_nodes(platform, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
-        check_pool_labels(config, pools, specs, issues)
-    return assemble(config, pools, specs, release, preset, spec.namespace, tuple(notes))
+        check_pool_labels(pools, platform, specs, issues)
+    return assemble(config, pools, platform, specs, release, preset, spec.namespace, tuple(notes))
 
 
-def _check_version_for_preset(config: StackConfig, preset: str, issues: Issues) -> None:
+def _check_version_for_preset(
+    config: StackConfig, platform: Platform, preset: str, issues: Issues
+) -> None:
     """Chart versions the chosen preset cannot run."""
     spec = config.operator
-    if preset.startswith("gke-") and not is_cdi_era(spec.version) and gke_needs_config_file(config):
+    if (
+        preset.startswith("gke-")
+        and not is_cdi_era(spec.version)
+        and gke_needs_config_file(platform.kubernetes_version)
+    ):
         issues.add(
             "gpuOperator.version",
             f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
@@ -131,20 +139,16 @@ def _check_version_for_preset(config: StackConfig, preset: str, issues: Issues) 
         )
 
 
-def _refuse_shared_cluster(config: StackConfig, issues: Issues) -> bool:
+def _refuse_shared_cluster(config: StackConfig, platform: Platform, issues: Issues) -> bool:
     """An existing GKE/EKS cluster may be shared: the operator's NFD labels every node and its
     operands run on every NVIDIA GPU node, with one ClusterPolicy per cluster (NVIDIA gpu-operator
     getting-started "Operator installs ... on all nodes with NVIDIA GPUs"), so it would take over
     other teams' GPU nodes unless the stack says it manages them all."""
-    if config.platform == "kubernetes" or not config.cluster.existing:
+    instead = platform.features.operator_off
+    if not instead or not config.cluster.existing:
         return False
     if config.operator.cluster_wide:
         return False
-    instead = (
-        "the NVIDIA device plugin chart then runs on this stack's node groups only"
-        if config.platform == "eks"
-        else "GKE's own driver and device plugin then serve this stack's pools"
-    )
     issues.add(
         "gpuOperator.clusterWide",
         "cluster.existing is true and the GPU Operator is cluster-wide: its NFD labels every node "

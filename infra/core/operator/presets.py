@@ -4,29 +4,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, get_args
+from typing import Any
 
-from infra.core.config.base import PoolBase
-from infra.core.config.kubernetes import Distribution
-from infra.core.config.operator import EksPreset, GkePreset
 from infra.core.config.stack import StackConfig
-from infra.core.errors import Issues, join_path
+from infra.core.errors import Issues
 from infra.core.operator.gke_driver import COS_DRIVER_MODES
 from infra.core.operator.helm_values import Setting, is_cdi_era
-from infra.core.operator.model import (
-    GKE_DRIVER_DIR,
-    GKE_RUNTIME_CONFIG_FILE_FROM,
-    PoolSpecs,
-    spec_of,
-)
-from infra.core.pools import PoolHints
+from infra.core.operator.model import GKE_DRIVER_DIR, GKE_RUNTIME_CONFIG_FILE_FROM
+from infra.core.platform import Platform
+from infra.core.pools import PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import DEVICE_LIST_STRATEGY
 
-PLATFORM_PRESETS: dict[str, tuple[str, ...]] = {
-    "gke": get_args(GkePreset),
-    "eks": get_args(EksPreset),
-    "kubernetes": get_args(Distribution),
-}
 # Presets whose device plugin / MIG manager is the node image's, not the operator's (Bottlerocket
 # NVIDIA variants: https://bottlerocket.dev/en/os/latest/concepts/variants/ ; EKS AL2023 NVIDIA AMI:
 # https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html).
@@ -41,10 +29,15 @@ RUNTIME_CLASS_PRESETS = ("k3s", "rke2")
 
 
 def choose_preset(
-    config: StackConfig, pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues
+    config: StackConfig,
+    pools: Sequence[PoolHints],
+    platform: Platform,
+    specs: PoolSpecs,
+    issues: Issues,
 ) -> str | None:
-    """The preset: ``gpuOperator.preset`` if given, else derived; checked against every pool."""
-    allowed = PLATFORM_PRESETS[config.platform]
+    """The preset: ``gpuOperator.preset`` if given, else the platform's; checked against every
+    pool."""
+    allowed = platform.presets
     given = config.operator.preset
     if given is not None and given not in allowed:
         issues.add(
@@ -53,7 +46,7 @@ def choose_preset(
             f"use one of: {', '.join(allowed)}",
         )
         return None
-    preset = given or _derive_preset(config, pools)
+    preset = given or platform.default_preset(pools)
     ok = True
     for h in pools:
         i, pool = spec_of(specs, h)
@@ -65,34 +58,22 @@ def choose_preset(
             issues.add("gpuOperator.preset", f"{given!r} {problem} (gpuPools[{i}] {h.name})")
         else:
             issues.add(
-                _driver_path(config.platform, i, pool),
+                platform.driver_key(i, pool),
                 f"{problem}; one operator install serves every pool, so pools must agree "
                 f"(preset {preset!r} chosen from gpuPools[0])",
             )
-    if config.platform == "kubernetes" and pools:
+    if platform.features.own_hardware and pools:
         first = pools[0].driver
         for h in pools[1:]:
             if h.driver != first:
                 ok = False
                 i, pool = spec_of(specs, h)
                 issues.add(
-                    _driver_path(config.platform, i, pool),
+                    platform.driver_key(i, pool),
                     f"{h.driver!r} differs from gpuPools[0]'s {first!r}; one operator install "
                     "either installs the driver on every GPU node or on none",
                 )
     return preset if ok else None
-
-
-def _derive_preset(config: StackConfig, pools: Sequence[PoolHints]) -> str:
-    first = pools[0] if pools else None
-    if config.platform == "gke":
-        return (
-            "gke-operator-driver" if first and first.driver == "operator" else "gke-google-driver"
-        )
-    if config.platform == "eks":
-        image = first.node_image.upper() if first else ""
-        return "eks-bottlerocket" if image.startswith("BOTTLEROCKET") else "eks-al2023"
-    return config.cluster.distribution
 
 
 def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
@@ -132,17 +113,6 @@ def _pool_contradicts(preset: str, h: PoolHints) -> str | None:
     return None
 
 
-def _driver_path(platform: str, i: int, pool: PoolBase) -> str:
-    """The key that decides where a pool's driver comes from."""
-    if platform == "gke":
-        return join_path("gpuPools", i, "gpu", "driver")
-    if platform == "kubernetes":
-        return join_path("gpuPools", i, "driver")
-    # EKS: the AMI type, given explicitly or derived from amiFamily.
-    key = "amiType" if getattr(pool, "ami_type", None) is not None else "amiFamily"
-    return join_path("gpuPools", i, key)
-
-
 def _eks_settings(preset: str) -> list[tuple[str, Any, str]]:
     out: list[tuple[str, Any, str]] = [
         ("driver.enabled", False, "the EKS NVIDIA AMI ships the driver (AWS ml-eks-optimized-ami)"),
@@ -164,7 +134,9 @@ def _eks_settings(preset: str) -> list[tuple[str, Any, str]]:
     return out
 
 
-def preset_settings(preset: str, version: str, config: StackConfig) -> list[Setting]:
+def preset_settings(
+    preset: str, version: str, platform: Platform, pools: Sequence[PoolHints]
+) -> list[Setting]:
     """The values a preset overrides for chart ``version`` (NVIDIA gpu-operator getting-started.html
     "Specifying Configuration Options for containerd", google-gke.html, amazon-eks.html)."""
     cdi = is_cdi_era(version)
@@ -180,8 +152,8 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
         add("cdi.enabled", True, "NVIDIA's GKE install command enables CDI")
         if not cdi:
             add("cdi.default", True, "NVIDIA's GKE install command (25.3 charts) sets it")
-    if preset in ("gke-google-driver", "gke-operator-driver") and gke_needs_config_file(config):
-        pinned = getattr(config.cluster, "min_master_version", None)
+    pinned = platform.kubernetes_version
+    if preset in ("gke-google-driver", "gke-operator-driver") and gke_needs_config_file(pinned):
         add(
             "toolkit.env[RUNTIME_CONFIG_SOURCE]",
             "file",
@@ -235,7 +207,7 @@ def preset_settings(preset: str, version: str, config: StackConfig) -> list[Sett
                 "true",
                 "NVIDIA's 25.3 MicroK8s instructions make nvidia the default runtime",
             )
-    if preset in PLATFORM_PRESETS["kubernetes"] and _all_preinstalled(config):
+    if platform.features.own_hardware and _all_preinstalled(pools):
         add("driver.enabled", False, "every pool's hosts have the driver preinstalled")
     return out
 
@@ -261,15 +233,13 @@ def preset_notes(preset: str, version: str) -> list[str]:
     return notes
 
 
-def gke_needs_config_file(config: StackConfig) -> bool:
-    """GKE >= 1.33, or an unpinned version (every release channel is >= 1.33 as of 2026-11)."""
-    version = getattr(config.cluster, "min_master_version", None)
+def gke_needs_config_file(version: str | None) -> bool:
+    """GKE ``version`` >= 1.33, or unpinned (every release channel is >= 1.33 as of 2026-11)."""
     if not version:
         return True
     m = re.match(r"^(\d+)\.(\d+)", str(version))
     return m is None or (int(m.group(1)), int(m.group(2))) >= GKE_RUNTIME_CONFIG_FILE_FROM
 
 
-def _all_preinstalled(config: StackConfig) -> bool:
-    drivers = [getattr(p, "driver", "operator") for p in config.pools]
-    return bool(drivers) and all(d == "preinstalled" for d in drivers)
+def _all_preinstalled(pools: Sequence[PoolHints]) -> bool:
+    return bool(pools) and all(h.driver == "preinstalled" for h in pools)

@@ -1,9 +1,10 @@
-"""The kube-scheduler's filters as pure predicates, and the nodes and pods they judge.
+"""The kube-scheduler's filters as pure predicates, and the pods they judge against a plan's nodes.
 
 ``predicates`` decides whether a pod fits a node (node selector and required node affinity,
-taints and tolerations, resources) or a namespace's ResourceQuota; ``nodes`` builds the node the
-cluster-autoscaler imagines at zero and the node as it runs, from a plan; ``workloads`` builds
-every pod the plan emits or describes. ``proof`` runs one over the other; ``build_plan`` runs it,
-so the plan is read through ``stack.Plan``, not imported. May import the operator, warm, integrations, the cross-platform modules and the platforms' plan types, plus
-``eks.autoscaler`` (the template tags, read as cluster-autoscaler reads them); no Pulumi, no SDK.
+taints and tolerations, resources) or a namespace's ResourceQuota; the nodes are the platform's
+(``Platform.pool_nodes``: the node as it runs, and the node the autoscaler imagines at zero);
+``workloads`` builds every pod the plan emits or describes; ``priority`` compares their priorities
+with the warm placeholders'. ``proof`` runs one over the other on the ``Plan``. May import the
+plan, the operator, warm, integrations and the cross-platform modules; never a platform's package,
+Pulumi or an SDK.
 """

@@ -14,26 +14,28 @@ Written from the documented semantics:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any
 
-Obj = Mapping[str, Any]
+from infra.core.nodes import Node, Obj, quantity
 
-
-@dataclass(frozen=True, slots=True)
-class Node:
-    """A node as the scheduler sees it: labels, taints (``{key, value, effect}``), allocatable."""
-
-    name: str
-    labels: Mapping[str, str]
-    taints: tuple[Obj, ...] = ()
-    allocatable: Mapping[str, Fraction] = field(default_factory=dict)
-    # Resources the node hands out as shared slots (time-sharing / MPS / time-slicing replicas):
-    # a container may request at most 1 of each.
-    shared: frozenset[str] = frozenset()
+__all__ = [
+    "Node",
+    "Obj",
+    "Pod",
+    "affinity_problem",
+    "fit_problems",
+    "pod_from_spec",
+    "quantity",
+    "quota_problem",
+    "requirement_matches",
+    "resource_problem",
+    "shared_request_problem",
+    "taint_problem",
+    "term_matches",
+    "tolerates",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,30 +50,6 @@ class Pod:
     requests: Mapping[str, Fraction]
     # Per container, its requests (the device plugin allocates per container).
     containers: tuple[Mapping[str, Fraction], ...] = ()
-
-
-_SUFFIX = {
-    "m": Fraction(1, 1000),
-    "": Fraction(1),
-    "k": Fraction(10**3),
-    "M": Fraction(10**6),
-    "G": Fraction(10**9),
-    "T": Fraction(10**12),
-    "Ki": Fraction(2**10),
-    "Mi": Fraction(2**20),
-    "Gi": Fraction(2**30),
-    "Ti": Fraction(2**40),
-}
-_QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?")
-
-
-def quantity(value: object) -> Fraction:
-    """A Kubernetes quantity (``"2"``, ``"500m"``, ``"16Gi"``) as an exact number
-    (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/)."""
-    m = _QUANTITY.fullmatch(str(value).strip())
-    if m is None:
-        raise ValueError(f"not a Kubernetes quantity: {value!r}")
-    return Fraction(m.group(1)) * _SUFFIX[m.group(2) or ""]
 
 
 def pod_from_spec(name: str, spec: Obj) -> Pod:

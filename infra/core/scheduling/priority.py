@@ -10,13 +10,12 @@ pod-priority-preemption/). gpu-infra creates no global default (its one class se
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infra.core.operator.helm_values import chart_defaults
+from infra.core.planned import Plan
+from infra.core.platform import CUTOFF_FLAG
 from infra.core.warm import EXPENDABLE_CUTOFF_DEFAULT
-
-if TYPE_CHECKING:
-    from infra.core.scheduling.stack import Plan
 
 # The built-in classes: SystemCriticalPriority = 2 * HighestUserDefinablePriority (1e9), and
 # system-node-critical 1000 above it (kubernetes/kubernetes pkg/apis/scheduling/types.go).
@@ -28,7 +27,6 @@ DEFAULT_PRIORITY = 0
 # Spellings of a pod's priority class: PodSpec and Helm charts, KubeSpawner's trait
 # (jupyterhub/kubespawner spawner.py priority_class_name).
 _CLASS_KEYS = ("priorityClassName", "priority_class_name")
-CUTOFF_FLAG = "expendable-pods-priority-cutoff"
 
 
 def _classes(node: Any, where: str) -> Iterator[tuple[str, str]]:
@@ -56,12 +54,8 @@ def _sources(plan: Plan) -> Iterator[tuple[str, Any]]:
             yield "gpu-operator values", op.release.values
         for name, doc in op.integrations.items():
             yield f"integration {name}", doc
-    if plan.eks is not None:
-        if plan.eks.autoscaler is not None:
-            yield "cluster-autoscaler values", plan.eks.autoscaler.values
-        for dp in (plan.eks.device_plugin, plan.eks.efa_device_plugin):
-            if dp is not None:
-                yield f"{dp.chart} values", dp.values
+    # The platform's own releases (an autoscaler, device plugins).
+    yield from plan.platform.pod_documents()
 
 
 def emitted_priorities(plan: Plan) -> list[tuple[str, int | None]]:
@@ -78,11 +72,8 @@ def emitted_priorities(plan: Plan) -> list[tuple[str, int | None]]:
 
 def expendable_cutoff(plan: Plan) -> int:
     """The cluster-autoscaler's --expendable-pods-priority-cutoff as this plan runs it."""
-    if plan.eks is not None and plan.eks.autoscaler is not None:
-        extra = plan.eks.autoscaler.values.get("extraArgs") or {}
-        if isinstance(extra, Mapping) and CUTOFF_FLAG in extra:
-            return int(str(extra[CUTOFF_FLAG]))
-    return EXPENDABLE_CUTOFF_DEFAULT
+    cutoff = plan.platform.expendable_cutoff
+    return EXPENDABLE_CUTOFF_DEFAULT if cutoff is None else cutoff
 
 
 def priority_problems(plan: Plan) -> list[str]:

@@ -8,72 +8,28 @@ the node the cluster-autoscaler imagines (a pool whose minimum is 0 on GKE or EK
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from infra.core.errors import ConfigIssue
 from infra.core.integrations.scheduling import workload_targets
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
-from infra.core.operator.model import PoolSpecs, spec_of
+from infra.core.nodes import PoolNodes
+from infra.core.planned import Plan
 from infra.core.pools import GPU_RESOURCE
-from infra.core.scheduling import nodes, workloads
-from infra.core.scheduling.predicates import Node, fit_problems, quota_problem
+from infra.core.scheduling import workloads
+from infra.core.scheduling.predicates import fit_problems, quota_problem
 from infra.core.scheduling.priority import priority_problems
 from infra.core.scheduling.workloads import Workload
 
-if TYPE_CHECKING:
-    from infra.core.scheduling.stack import Plan
-
-
-@dataclass(frozen=True, slots=True)
-class PoolNodes:
-    """The running node of a pool and, when the autoscaler must create the first one, its
-    template node."""
-
-    running: Node
-    template: Node | None
-    # A Karpenter pool: the node of each instance type its NodePool may launch (the pod must fit
-    # every one: Karpenter may pick any of them).
-    launchable: tuple[Node, ...] = ()
-
 
 def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
-    specs: PoolSpecs = {p.name: (i, p) for i, p in enumerate(plan.config.pools)}
+    """Per pool the nodes a pod must fit, as the plan's platform builds them."""
     operator = plan.operator is not None and plan.operator.release is not None
-    out: dict[str, PoolNodes] = {}
-    if plan.gke is not None:
-        for p in plan.gke.pools:
-            spec = spec_of(specs, p.hints)[1]
-            template = nodes.gke_template_node(p) if p.total_min == 0 else None
-            out[p.name] = PoolNodes(nodes.gke_running_node(p, spec, operator), template)
-    elif plan.eks is not None:
-        for g in plan.eks.groups:
-            running = nodes.eks_running_node(g, specs[g.hints.name][1])
-            if g.karpenter is not None:
-                memory = _memory_gib(plan, g.instance_types)
-                launchable = tuple(nodes.karpenter_nodes(g, memory))
-                out[g.hints.name] = PoolNodes(running, None, launchable)
-                continue
-            template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
-            out[g.hints.name] = PoolNodes(running, template)
-    elif plan.kubernetes is not None:
-        patched: dict[str, dict[str, str]] = {}
-        if plan.operator is not None:
-            for nl in plan.operator.node_labels:
-                patched.setdefault(nl.pool, {}).update(nl.labels)
-        for h in plan.kubernetes.pools:
-            node = nodes.onprem_running_node(h, specs[h.name][1], patched.get(h.name, {}))
-            out[h.name] = PoolNodes(node, None)
-    return out
-
-
-def _memory_gib(plan: Plan, types: Sequence[str]) -> dict[str, float]:
-    out: dict[str, float] = {}
-    for t in types:
-        inst = plan.catalog.aws_instance(t) if plan.catalog is not None else None
-        if inst is not None:
-            out[t] = inst.memory_gib
-    return out
+    patched: dict[str, dict[str, str]] = {}
+    if plan.operator is not None:
+        for nl in plan.operator.node_labels:
+            patched.setdefault(nl.pool, {}).update(nl.labels)
+    return plan.platform.pool_nodes(operator, patched)
 
 
 def plan_workloads(plan: Plan) -> list[Workload]:
@@ -84,13 +40,13 @@ def plan_workloads(plan: Plan) -> list[Workload]:
     classes: dict[str, list[str]] = {}
     for h in plan.pools:
         cls = h.labels.get(GKE_COMPUTE_CLASS_LABEL)
-        if h.platform == "gke" and cls:
+        if plan.platform.features.compute_classes and cls:
             classes.setdefault(cls, []).append(h.name)
 
     def resolve(target: str) -> tuple[str, ...]:
         return workloads.target_pools(target, classes)
 
-    targets = workload_targets(plan.pools, op.scheduling)
+    targets = workload_targets(plan.pools, op.scheduling, plan.platform.features)
     resources = {t.name: list(hints["resourceNames"]) for t, hints, _ in targets}
     integ: Mapping[str, Any] = op.integrations
     return [
@@ -142,10 +98,9 @@ def autoscaler_gpu_label_problems(plan: Plan, pools: Mapping[str, PoolNodes]) ->
     cloud.google.com/gke-accelerator, EKS: the AWS provider's k8s.amazonaws.com/accelerator) with
     0 allocatable ``nvidia.com/gpu`` as unready and keeps scaling up for it (cluster-autoscaler
     processors/customresources/gpu_processor.go FilterOutNodesWithUnreadyResources)."""
-    platform = "gke" if plan.gke is not None else "eks" if plan.eks is not None else None
-    if platform is None:
+    label = plan.platform.features.autoscaler_gpu_label
+    if label is None:
         return []
-    label = nodes.AUTOSCALER_GPU_LABELS[platform]
     out: list[str] = []
     for name, pn in pools.items():
         if label in pn.running.labels and pn.running.allocatable.get(GPU_RESOURCE, 0) == 0:

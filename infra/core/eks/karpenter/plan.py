@@ -28,5 +28,4 @@ def as_karpenter_pool(
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
-    hints = dataclasses.replace(group.hints, karpenter=True)
-    return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool, hints=hints)
+    return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

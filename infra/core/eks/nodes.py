@@ -1,0 +1,65 @@
+"""An EKS node group's nodes as the scheduling proof judges pods against them: the node as it runs,
+and the template node the AWS cloud provider of cluster-autoscaler builds at zero nodes.
+
+AWS templates follow kubernetes/autoscaler cluster-autoscaler/cloudprovider/aws/aws_manager.go
+buildNodeFromTemplate: capacity from the instance type (``nvidia.com/gpu`` = its GPUs), then the
+ASG's ``k8s.io/cluster-autoscaler/node-template/`` label, taint and resources tags
+(extractLabelsFromAsg, extractTaintsFromAsg, extractAllocatableResourcesFromAsg; a resources tag
+overrides the instance type's value).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from infra.core.config.base import PoolBase
+from infra.core.eks.groups import EksGroupPlan
+from infra.core.nodes import (
+    Node,
+    base_allocatable,
+    node_taints,
+    quantity,
+    running_allocatable,
+    shared_resources,
+)
+from infra.core.pools import GPU_RESOURCE
+
+# The strings the autoscaler reads, written out from upstream instead of imported from the code
+# that emits them (infra.core.eks.autoscaler), so a wrong key there fails the proof (a unit test
+# compares the two). ASG tags of a scale-from-zero template (kubernetes/autoscaler
+# cluster-autoscaler/cloudprovider/aws/aws_manager.go extractLabelsFromAsg, extractTaintsFromAsg,
+# extractAllocatableResourcesFromAsg; cloudprovider/aws/README.md "Auto-Discovery Setup").
+CA_TEMPLATE_LABEL = "k8s.io/cluster-autoscaler/node-template/label/"
+CA_TEMPLATE_TAINT = "k8s.io/cluster-autoscaler/node-template/taint/"
+CA_TEMPLATE_RESOURCES = "k8s.io/cluster-autoscaler/node-template/resources/"
+# GPULabel of its AWS provider (cloudprovider/aws/aws_cloud_provider.go).
+AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
+
+
+def eks_template_node(g: EksGroupPlan) -> Node:
+    """The AWS cloud provider's template node for a node group at zero, from its ASG tags."""
+    h = g.hints
+    alloc = base_allocatable(h)
+    alloc[GPU_RESOURCE] = Fraction(h.gpus_per_node)
+    labels: dict[str, str] = {}
+    taints: list[dict[str, str]] = []
+    for key, value in g.asg_tags.items():
+        if key.startswith(CA_TEMPLATE_LABEL):
+            labels[key.removeprefix(CA_TEMPLATE_LABEL)] = value
+        elif key.startswith(CA_TEMPLATE_TAINT):
+            v, _, effect = value.rpartition(":")
+            taints.append(
+                {"key": key.removeprefix(CA_TEMPLATE_TAINT), "value": v, "effect": effect}
+            )
+        elif key.startswith(CA_TEMPLATE_RESOURCES):
+            alloc[key.removeprefix(CA_TEMPLATE_RESOURCES)] = quantity(value)
+    return Node(f"template/{h.name}", labels, tuple(taints), alloc)
+
+
+def eks_running_node(g: EksGroupPlan, pool: PoolBase) -> Node:
+    """A running node of the group (``pool``: its gpuPools entry)."""
+    h = g.hints
+    alloc = running_allocatable(h, pool, None)
+    # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
+    alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
+    return Node(h.name, dict(g.labels), node_taints(h), alloc, shared_resources(h, pool))

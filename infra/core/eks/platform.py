@@ -1,0 +1,306 @@
+"""EKS as a ``Platform`` (``infra.core.platform``): the EKS plan and every answer shared code asks
+of it, node groups under the cluster-autoscaler or Karpenter NodePools alike (Karpenter is this
+platform's feature: ``Features.autoscaler``). ``plan`` is the registry's entry
+(``infra.core.platforms``)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, get_args
+
+from infra.core.catalog.shapes import ShapeRules, user_shapes
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.base import PoolBase
+from infra.core.config.eks import EksClusterSpec, EksPoolSpec
+from infra.core.config.operator import EksPreset
+from infra.core.config.stack import StackConfig
+from infra.core.eks import nodes, sent
+from infra.core.eks.karpenter import pools as karpenter_pools
+from infra.core.eks.karpenter.nodes import karpenter_nodes
+from infra.core.eks.observed import EksObserved
+from infra.core.eks.planner import EksPlan, plan_eks
+from infra.core.errors import ConfigIssue, Issues, join_path
+from infra.core.labels import EKS_ACCELERATOR_LABEL
+from infra.core.nodes import PoolNodes
+from infra.core.platform import (
+    CUTOFF_FLAG,
+    Autoscaler,
+    Features,
+    Platform,
+    PlatformDefaults,
+    PoolView,
+    PricedPool,
+    ServiceRole,
+)
+from infra.core.pools import PoolHints
+
+if TYPE_CHECKING:
+    from infra.core.platform_cost import Line
+    from infra.core.sent import Claim
+    from infra.core.sizing import NodeGroupSizing
+
+SHAPES = ShapeRules(
+    cloud="aws", places="AZ IDs (usw2-az1)", assumed="; assumed x86_64 on the EKS NVIDIA AMI"
+)
+
+
+def eks_features(cluster: EksClusterSpec) -> Features:
+    """EKS's features under the stack's ``cluster.autoscaler`` (kind and enabled)."""
+    a = cluster.autoscaler
+    karpenter = a.kind == "karpenter"
+    scaler: Autoscaler | None = None
+    if a.enabled:
+        scaler = "karpenter" if karpenter else "cluster-autoscaler"
+    return Features(
+        autoscaler=scaler,
+        autoscaler_gpu_label=nodes.AWS_GPU_LABEL,
+        # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.groups).
+        accelerator_label=EKS_ACCELERATOR_LABEL,
+        mig_reboot=True,
+        cloud="aws",
+        managed_node_groups=True,
+        places="AZ IDS",
+        labelled_by=(
+            "the Karpenter NodePool's template labels (gpu-infra)"
+            if karpenter
+            else "the node group's labels (gpu-infra)"
+        ),
+        unlabelled_fix="its nodes drop the label (MIG mixed or renamed time-slicing: no whole GPU)",
+        operator_off="the NVIDIA device plugin chart then runs on this stack's node groups only",
+    )
+
+
+def plan(
+    config: StackConfig, catalog: Catalog, issues: Issues, observed: EksObserved | None = None
+) -> EksPlatform:
+    """The EKS platform of ``config``: its declared shapes added to ``catalog``, then planned."""
+    shapes, notes = user_shapes(config, catalog, issues, SHAPES)
+    catalog = catalog.with_user_shapes(shapes)
+    eks = plan_eks(config, catalog, issues, observed)
+    return EksPlatform(config, eks, catalog, eks_features(config.cluster), tuple(notes))
+
+
+def eks_plan(platform: Platform) -> EksPlan:
+    """The EksPlan a stack's ``Plan.platform`` holds (for this platform's components)."""
+    if not isinstance(platform, EksPlatform):
+        raise TypeError(f"a {platform.name} plan, not a eks one")
+    return platform.plan
+
+
+@dataclass(frozen=True, slots=True)
+class EksPlatform(PlatformDefaults):
+    """A planned EKS stack (``shape_notes``: the notes of its declared shapes)."""
+
+    config: StackConfig
+    plan: EksPlan
+    catalog: Catalog = field(compare=False, repr=False)
+    features: Features
+    shape_notes: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return "eks"
+
+    @property
+    def pools(self) -> tuple[PoolHints, ...]:
+        return tuple(g.hints for g in self.plan.groups)
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return (*self.shape_notes, *self.plan.notes)
+
+    @property
+    def cluster(self) -> EksClusterSpec:
+        return self.config.cluster
+
+    @property
+    def cluster_name(self) -> str:
+        return self.plan.cluster_name
+
+    @property
+    def existing(self) -> bool:
+        return self.plan.existing
+
+    # --- the GPU Operator and the workloads ------------------------------------------------------
+    @property
+    def presets(self) -> tuple[str, ...]:
+        return get_args(EksPreset)
+
+    def default_preset(self, pools: Sequence[PoolHints]) -> str:
+        image = pools[0].node_image.upper() if pools else ""
+        return "eks-bottlerocket" if image.startswith("BOTTLEROCKET") else "eks-al2023"
+
+    def driver_key(self, index: int, pool: PoolBase) -> str:
+        # The AMI type, given explicitly or derived from amiFamily.
+        given = isinstance(pool, EksPoolSpec) and pool.ami_type is not None
+        return join_path("gpuPools", index, "amiType" if given else "amiFamily")
+
+    @property
+    def kubernetes_version(self) -> str | None:
+        return self.cluster.kubernetes_version
+
+    @property
+    def stated_cpu_nodes(self) -> int | None:
+        return None if self.cluster.existing else self.cluster.system_pool.max_nodes
+
+    def workload_selector(self, h: PoolHints) -> dict[str, str]:
+        selector = dict(h.node_selector)
+        if EKS_ACCELERATOR_LABEL in h.labels:
+            selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
+        return selector
+
+    def carried_labels(
+        self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
+    ) -> dict[str, str]:
+        return {**h.labels}
+
+    def warm_note(self, pools: str) -> str | None:
+        return (
+            f"gpuPools warm ({pools}): cluster.autoscaler.enabled is false, so nothing adds a "
+            "node for a Pending placeholder unless the cluster runs its own autoscaler; the "
+            "JupyterHub and Kubeflow choices promise no warm node"
+        )
+
+    # --- checks ----------------------------------------------------------------------------------
+    def receiver_issues(self) -> Iterator[ConfigIssue]:
+        return sent.receiver_issues(self.config, self.plan)
+
+    def namespace_claims(self) -> Iterator[Claim]:
+        return sent.namespace_claims(self.plan)
+
+    def claims(self) -> Iterator[Claim]:
+        return sent.claims(self.config, self.plan)
+
+    def pool_nodes(
+        self, operator: bool, patched: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, PoolNodes]:
+        specs = {p.name: p for p in self.config.pools}
+        out: dict[str, PoolNodes] = {}
+        for g in self.plan.groups:
+            running = nodes.eks_running_node(g, specs[g.hints.name])
+            if g.karpenter is not None:
+                memory = {
+                    t: inst.memory_gib
+                    for t in g.instance_types
+                    if (inst := self.catalog.aws_instance(t)) is not None
+                }
+                launchable = tuple(karpenter_nodes(g, memory))
+                out[g.hints.name] = PoolNodes(running, None, launchable)
+                continue
+            template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
+            out[g.hints.name] = PoolNodes(running, template)
+        return out
+
+    def pod_documents(self) -> Iterator[tuple[str, Any]]:
+        if self.plan.autoscaler is not None:
+            yield "cluster-autoscaler values", self.plan.autoscaler.values
+        for dp in (self.plan.device_plugin, self.plan.efa_device_plugin):
+            if dp is not None:
+                yield f"{dp.chart} values", dp.values
+
+    @property
+    def expendable_cutoff(self) -> int | None:
+        if self.plan.autoscaler is None:
+            return None
+        extra = self.plan.autoscaler.values.get("extraArgs") or {}
+        if isinstance(extra, Mapping) and CUTOFF_FLAG in extra:
+            return int(str(extra[CUTOFF_FLAG]))
+        return None
+
+    # --- outputs and views -----------------------------------------------------------------------
+    def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
+        from infra.core.eks.cost import priced_pools
+
+        return priced_pools(self.plan)
+
+    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+        from infra.core.eks.cost import eks_lines
+
+        return eks_lines(self.plan, self.config.region or "", warm)
+
+    def pool_view(self, h: PoolHints) -> PoolView:
+        g = next(g for g in self.plan.groups if g.name == h.name)
+        capacity = g.capacity_type.lower().replace("_", "-")
+        if g.capacity_reservation_id and capacity == "on-demand":
+            capacity = "on-demand (ODCR)"
+        return PoolView(places=tuple(g.az_ids), capacity=capacity, min_nodes=h.min_nodes)
+
+    @property
+    def system_machine(self) -> str:
+        system = self.plan.system
+        return ", ".join(system.instance_types) if system is not None else "-"
+
+    @property
+    def system_fixed(self) -> bool:
+        # With Karpenter nothing scales the system group (eks.planner._system_max).
+        return self.plan.karpenter is not None
+
+    def table_notes(self) -> list[str]:
+        """With ``autoscaler.kind: karpenter``: the controller in place of the cluster-autoscaler."""
+        k = self.plan.karpenter
+        if k is None:
+            return []
+        return [
+            f"autoscaler: Karpenter {k.version} in {k.namespace} on the system pool, interruption "
+            f"queue {k.queue_name} (no cluster-autoscaler)"
+        ]
+
+    def pool_lines(self) -> list[str]:
+        out = []
+        for g in self.plan.groups:
+            out.append(f"  {g.name}: {', '.join(g.instance_types)}, AMI {g.ami_type}")
+            if g.karpenter is not None:
+                spec = g.karpenter.node_pool["spec"]
+                alias = g.karpenter.node_class["spec"]["amiSelectorTerms"][0]["alias"]
+                out.append(
+                    f"    Karpenter NodePool {g.karpenter.name} (weight {spec['weight']}, "
+                    f"limits {', '.join(f'{k}={v}' for k, v in spec['limits'].items())}), "
+                    f"EC2NodeClass {alias}"
+                )
+        return out
+
+    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
+        chosen = {g.name: tuple(g.az_ids) for g in self.plan.groups}
+        return {
+            i: chosen[spec.name]
+            for i, spec in enumerate(self.config.pools)
+            if spec.zones is None and chosen.get(spec.name)
+        }
+
+    @property
+    def zones_widen(self) -> str | None:
+        # A live node group keeps its AZs (components/eks_nodes); a NodePool's requirement moves.
+        if self.cluster.autoscaler.kind != "karpenter":
+            return None
+        return "the Karpenter NodePool's zone requirement gains it in place"
+
+    # --- quotas ----------------------------------------------------------------------------------
+    def quota_sizings(self, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+        from infra.core.eks.capacity import eks_sizings
+
+        return eks_sizings(self.config, self.plan, catalog, issues)
+
+    def limit_groups(self) -> tuple[tuple[str, str, int], ...]:
+        eks = self.plan
+        groups = [(g.name, ng.name, ng.max_size) for g in eks.groups for ng in g.node_groups]
+        if eks.system is not None and not eks.existing:
+            groups.append((eks.system.name, eks.system.name, eks.system.max_size))
+        return tuple(groups)
+
+    def node_group_pools(self) -> dict[str, str]:
+        eks = self.plan
+        pool_of = {ng.name: g.name for g in eks.groups for ng in g.node_groups}
+        if eks.system is not None:
+            pool_of[eks.system.node_group_name] = eks.system.name
+        return pool_of
+
+    def service_roles(self) -> tuple[ServiceRole, ...]:
+        if not karpenter_pools.needs_spot_role(self.plan.groups):
+            return ()
+        fix = (
+            "Karpenter's spot launches fail without it: run `aws iam create-service-linked-role "
+            f"--aws-service-name {karpenter_pools.SPOT_SERVICE}` once per account"
+        )
+        role = karpenter_pools.SPOT_SERVICE_LINKED_ROLE
+        return (ServiceRole("aws", role, "Karpenter spot pools", fix),)

@@ -1,0 +1,148 @@
+"""An existing cluster (``platform: kubernetes``) as a ``Platform`` (``infra.core.platform``): the
+pools it already has and every answer shared code asks of it. No cloud: no autoscaler gpu-infra
+runs, no price, no quota. ``plan`` is the registry's entry (``infra.core.platforms``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import get_args
+
+from infra.core.catalog.shapes import refuse_shapes
+from infra.core.catalog.vendored import Catalog
+from infra.core.config.base import PoolBase
+from infra.core.config.kubernetes import Distribution, KubernetesClusterSpec, KubernetesPoolSpec
+from infra.core.config.stack import StackConfig
+from infra.core.errors import Issues, join_path
+from infra.core.kubernetes.planner import KubernetesPlan, plan_kubernetes
+from infra.core.labels import ONPREM_ACCELERATOR_LABEL
+from infra.core.nodes import Node, PoolNodes, node_taints, running_allocatable, shared_resources
+from infra.core.platform import Features, Platform, PlatformDefaults, PoolView
+from infra.core.pools import PoolHints
+
+FEATURES = Features(
+    autoscaler=None,
+    accelerator_label=ONPREM_ACCELERATOR_LABEL,
+    listed_nodes=True,
+    own_hardware=True,
+    places="HOSTS",
+    labelled_by="gpu-infra (node label patch) or the stack's declared labels",
+    unlabelled_fix="list its nodes under nodes so gpu-infra labels them",
+)
+
+
+def plan(config: StackConfig, catalog: Catalog, issues: Issues) -> KubernetesPlatform:
+    """The existing cluster of ``config`` and its pools (no declared shapes: its pools describe
+    their own nodes)."""
+    refuse_shapes(config, issues)
+    return KubernetesPlatform(config, plan_kubernetes(config, catalog, issues), catalog)
+
+
+def kubernetes_plan(platform: Platform) -> KubernetesPlan:
+    """The KubernetesPlan a stack's ``Plan.platform`` holds (for this platform's components)."""
+    if not isinstance(platform, KubernetesPlatform):
+        raise TypeError(f"a {platform.name} plan, not a kubernetes one")
+    return platform.plan
+
+
+@dataclass(frozen=True, slots=True)
+class KubernetesPlatform(PlatformDefaults):
+    """A planned stack on an existing cluster."""
+
+    config: StackConfig
+    plan: KubernetesPlan
+    catalog: Catalog = field(compare=False, repr=False)
+
+    @property
+    def name(self) -> str:
+        return "kubernetes"
+
+    @property
+    def features(self) -> Features:
+        return FEATURES
+
+    @property
+    def pools(self) -> tuple[PoolHints, ...]:
+        return self.plan.pools
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def cluster(self) -> KubernetesClusterSpec:
+        return self.config.cluster
+
+    @property
+    def cluster_name(self) -> str:
+        return self.plan.cluster_name
+
+    @property
+    def existing(self) -> bool:
+        return self.cluster.existing
+
+    # --- the GPU Operator and the workloads ------------------------------------------------------
+    @property
+    def presets(self) -> tuple[str, ...]:
+        return get_args(Distribution)
+
+    def default_preset(self, pools: Sequence[PoolHints]) -> str:
+        return self.cluster.distribution
+
+    def driver_key(self, index: int, pool: PoolBase) -> str:
+        return join_path("gpuPools", index, "driver")
+
+    @property
+    def stated_cpu_nodes(self) -> int | None:
+        return None
+
+    def listed_nodes(self, pool: str) -> tuple[str, ...]:
+        spec = self._spec(pool)
+        return tuple(spec.nodes) if spec is not None else ()
+
+    def workload_selector(self, h: PoolHints) -> dict[str, str]:
+        return dict(h.node_selector)
+
+    def carried_labels(
+        self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
+    ) -> dict[str, str]:
+        # The declared labels, the selector the nodes are chosen by, and gpu-infra's patch.
+        return {**h.labels, **h.node_selector, **patched}
+
+    def warm_note(self, pools: str) -> str | None:
+        return (
+            f"gpuPools warm ({pools}): gpu-infra runs no autoscaler on platform kubernetes; the "
+            "placeholders warm nodes only if the cluster's own autoscaler adds nodes for Pending "
+            "pods, else they just hold GPUs that any other pod preempts, so the JupyterHub and "
+            "Kubeflow choices promise no warm node"
+        )
+
+    # --- checks ----------------------------------------------------------------------------------
+    def pool_nodes(
+        self, operator: bool, patched: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, PoolNodes]:
+        specs = {p.name: p for p in self.config.pools}
+        return {
+            h.name: PoolNodes(_running_node(h, specs[h.name], patched.get(h.name, {})), None)
+            for h in self.plan.pools
+        }
+
+    # --- views -----------------------------------------------------------------------------------
+    def pool_view(self, h: PoolHints) -> PoolView:
+        spec = self._spec(h.name)
+        return PoolView(
+            places=tuple(spec.nodes) if spec is not None else (),
+            capacity="own",
+            min_nodes=h.min_nodes,
+        )
+
+    def _spec(self, pool: str) -> KubernetesPoolSpec | None:
+        return next((p for p in self.config.pools if p.name == pool), None)
+
+
+def _running_node(h: PoolHints, pool: PoolBase, patched: Mapping[str, str]) -> Node:
+    """An on-prem node: the labels the stack declares it carries, the selector it is chosen by,
+    and what gpu-infra patches onto listed nodes."""
+    labels = {**h.labels, **h.node_selector, **patched}
+    alloc = running_allocatable(h, pool, None)
+    return Node(h.name, labels, node_taints(h), alloc, shared_resources(h, pool))

@@ -1,0 +1,132 @@
+"""A node as the scheduler sees it, and the parts of a GPU node every platform builds alike.
+
+Each platform builds its pools' nodes for the scheduling proof (``Platform.pool_nodes``): the node as
+it runs and, where an autoscaler must create the first one, the node it imagines at zero. What they
+share lives here: the ``Node`` shape, Kubernetes quantities, the allocatable CPU and memory of a
+node, and what the NVIDIA device plugin advertises on it (``infra.core.sharing``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from infra.core.config.base import PoolBase
+from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.sharing import advertised_resources, pool_mig_gpu
+
+Obj = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """A node as the scheduler sees it: labels, taints (``{key, value, effect}``), allocatable."""
+
+    name: str
+    labels: Mapping[str, str]
+    taints: tuple[Obj, ...] = ()
+    allocatable: Mapping[str, Fraction] = field(default_factory=dict)
+    # Resources the node hands out as shared slots (time-sharing / MPS / time-slicing replicas):
+    # a container may request at most 1 of each.
+    shared: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class PoolNodes:
+    """The running node of a pool and, when the autoscaler must create the first one, its
+    template node."""
+
+    running: Node
+    template: Node | None
+    # A Karpenter pool: the node of each instance type its NodePool may launch (the pod must fit
+    # every one: Karpenter may pick any of them).
+    launchable: tuple[Node, ...] = ()
+
+
+_SUFFIX = {
+    "m": Fraction(1, 1000),
+    "": Fraction(1),
+    "k": Fraction(10**3),
+    "M": Fraction(10**6),
+    "G": Fraction(10**9),
+    "T": Fraction(10**12),
+    "Ki": Fraction(2**10),
+    "Mi": Fraction(2**20),
+    "Gi": Fraction(2**30),
+    "Ti": Fraction(2**40),
+}
+_QUANTITY = re.compile(r"([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?")
+
+
+def quantity(value: object) -> Fraction:
+    """A Kubernetes quantity (``"2"``, ``"500m"``, ``"16Gi"``) as an exact number
+    (https://kubernetes.io/docs/reference/kubernetes-api/common-definitions/quantity/)."""
+    m = _QUANTITY.fullmatch(str(value).strip())
+    if m is None:
+        raise ValueError(f"not a Kubernetes quantity: {value!r}")
+    return Fraction(m.group(1)) * _SUFFIX[m.group(2) or ""]
+
+
+# Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,
+# 10% of the next 8, 6% of the next 112, 2% above 128) plus the 100 MiB eviction threshold
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_reservations).
+# Used on every platform: EKS (255 MiB + 11 MiB per pod) and kubeadm defaults reserve less.
+_RESERVATION = ((4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"), 0.02))
+EVICTION_MIB = 100
+
+
+def allocatable_mib(memory_gib: float) -> int:
+    """The node's allocatable memory in MiB, by GKE's reservation formula."""
+    left, reserved = memory_gib, 0.0
+    for size, share in _RESERVATION:
+        part = min(left, size)
+        reserved += part * share
+        left -= part
+        if left <= 0:
+            break
+    return int((memory_gib - reserved) * 1024) - EVICTION_MIB
+
+
+def base_allocatable(h: PoolHints) -> dict[str, Fraction]:
+    """CPU: the machine's vCPUs, an upper bound of allocatable (no workload here requests CPU);
+    memory: allocatable by GKE's reservation formula, what JupyterHub's guarantee is cut from."""
+    return {
+        "cpu": Fraction(h.vcpus),
+        "memory": Fraction(allocatable_mib(h.memory_gib)) * 2**20,
+    }
+
+
+def running_allocatable(
+    h: PoolHints, pool: PoolBase, native_gpus: int | None = None
+) -> dict[str, Fraction]:
+    """What a running node of the pool advertises: its CPU and memory, and the GPU resources of
+    the device plugin's sharing / MIG config (``native_gpus``: what the platform's own sharing or
+    partitioning makes its device plugin advertise, when the pool uses it)."""
+    out = base_allocatable(h)
+    if native_gpus is not None and h.gke_sharing:
+        out[GPU_RESOURCE] = Fraction(native_gpus)
+        return out
+    for name, n in advertised_resources(
+        h.gpus_per_node, pool.sharing, pool.mig, pool_mig_gpu(h)
+    ).items():
+        out[name] = Fraction(n)
+    return out
+
+
+def shared_resources(h: PoolHints, pool: PoolBase) -> frozenset[str]:
+    """The resources a running node hands out as shared slots, at most 1 per container: every
+    resource operator time-slicing replicates (renamed or not, MIG ones included; the operator's
+    config sets failRequestsGreaterThanOne, infra.core.sharing.time_slicing_config). A platform's
+    own sharing is the platform's to say (GKE time-sharing / MPS)."""
+    if pool.sharing is None:
+        return frozenset()
+    advertised = advertised_resources(h.gpus_per_node, pool.sharing, pool.mig, pool_mig_gpu(h))
+    return frozenset(r for r, n in advertised.items() if n)
+
+
+def node_taints(h: PoolHints) -> tuple[dict[str, Any], ...]:
+    """The pool's declared taints in the API's spelling."""
+    return tuple({"key": t.key, "value": t.value, "effect": t.effect} for t in h.taints)

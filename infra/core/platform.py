@@ -1,0 +1,452 @@
+"""The platform seam: everything shared code asks of the platform a stack runs on.
+
+Modelled on aws/karpenter-provider-aws ``pkg/providers/amifamily/resolver.go``: one interface
+(``AMIFamily`` there, ``Platform`` here) with one implementation per kind, one switch that picks the
+implementation by name (``GetAMIFamily`` there, ``infra.core.platforms`` here), and a value of
+feature flags per implementation (``FeatureFlags``, here ``Features``) that shared code reads instead
+of asking which kind it has. A stack's ``Plan`` holds its platform's plan through ``Platform``; the
+implementations live in their packages (``infra.core.gke.platform``, ``infra.core.eks.platform``,
+``infra.core.kubernetes.platform``), and only they and their components know the concrete types.
+
+Every answer is a platform-neutral value: pool hints, nodes for the scheduling proof, priced nodes
+for the cost estimate, quota sizings, receiver issues and claims, plan-table rows. Shared code never
+tests a platform's name or reads a platform's config schema.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal, Protocol
+
+if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
+    from infra.core.config.base import PoolBase
+    from infra.core.config.stack import StackConfig
+    from infra.core.errors import ConfigIssue, Issues
+    from infra.core.nodes import PoolNodes
+    from infra.core.platform_cost import Line
+    from infra.core.pools import PoolHints
+    from infra.core.sent import Claim
+    from infra.core.sizing import NodeGroupSizing
+
+# Who adds and removes a GPU pool's nodes as pods need them: GKE's cluster autoscaler (node pools
+# and ComputeClasses), the cluster-autoscaler gpu-infra installs on EKS, or Karpenter.
+Autoscaler = Literal["gke", "cluster-autoscaler", "karpenter"]
+Cloud = Literal["gcp", "aws"]
+# cluster-autoscaler's flag: a pod with a priority below it never triggers a scale-up
+# (kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go); ``Platform.expendable_cutoff``
+# reads it back from the plan.
+CUTOFF_FLAG = "expendable-pods-priority-cutoff"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Features:
+    """What a platform does for the GPU pools it runs: one value per platform (per autoscaler kind
+    on EKS), read by shared code in place of the platform's name.
+
+    Attributes:
+        autoscaler: who scales the GPU pools; ``None``: nothing gpu-infra runs does (platform
+            kubernetes, or ``cluster.autoscaler.enabled: false``), so nothing adds a node for a
+            Pending pod.
+        autoscaler_gpu_label: the label cluster-autoscaler's cloud provider tells GPU nodes by
+            (its ``GPULabel``): a node carrying it with 0 ``nvidia.com/gpu`` is unready to it.
+        zero_gpu_rule: why a pool shape that leaves a running node's ``nvidia.com/gpu`` at 0 is
+            refused (the platform labels every GPU node with that label whatever its sharing);
+            ``None``: not refused.
+        accelerator_label: the node label whose value names a pool's accelerator (Flyte's
+            ``gpu-device-node-label``; gpu-infra patches it onto listed on-prem nodes).
+        gpu_type_is_accelerator: a pool's ``gpu_type`` already is that accelerator name.
+        partition_label: the label the platform's own GPU partitioning puts on nodes (the
+            partition size); ``None``: the platform partitions nothing itself.
+        compute_classes: pools may be bound to a ComputeClass, which workloads target as a whole.
+        gpu_present_label: gpu-infra labels the pools' nodes ``nvidia.com/gpu.present`` up front
+            when the operator runs (GKE), instead of leaving it to the operator's NFD.
+        mig_reboot: nodes are cloud VMs that reboot to apply a MIG geometry.
+        critical_pod_quota: the platform caps system-critical pods outside kube-system, so the
+            operator's namespace needs a ResourceQuota admitting them (GKE).
+        listed_nodes: pools list the existing nodes gpu-infra labels (on-prem), so a missing label
+            is fixed under ``nodes``, not ``labels``.
+        own_hardware: the nodes are the user's machines: no cloud bills them, and no cloud node
+            image sets up their container runtime.
+        cloud: the cloud whose quotas, prices and service limits apply; ``None``: none.
+        managed_node_groups: pools are managed node groups, which a replacement creates before it
+            deletes the old ones (the quota preflight's ``--diff`` counts both).
+        places: what the plan table calls where a pool's nodes run.
+        labelled_by: who puts the accelerator labels on the pools' nodes (Flyte ``labelledBy``).
+        unlabelled_fix: how a pool whose nodes carry no accelerator label gets one.
+        operator_off: on a cluster the stack does not create, what serves its pools with the GPU
+            Operator off (the operator is refused there unless it may manage every GPU node);
+            ``""``: never refused (the cluster is the user's own).
+    """
+
+    autoscaler: Autoscaler | None
+    autoscaler_gpu_label: str | None = None
+    zero_gpu_rule: str | None = None
+    accelerator_label: str
+    gpu_type_is_accelerator: bool = False
+    partition_label: str | None = None
+    compute_classes: bool = False
+    gpu_present_label: bool = False
+    mig_reboot: bool = False
+    critical_pod_quota: bool = False
+    listed_nodes: bool = False
+    own_hardware: bool = False
+    cloud: Cloud | None = None
+    managed_node_groups: bool = False
+    places: str
+    labelled_by: str
+    unlabelled_fix: str
+    operator_off: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class NativeSharing:
+    """A pool's GPUs shared or partitioned by the platform itself (GKE time-sharing, MPS, MIG
+    partitions), as its device plugin advertises them."""
+
+    partition_size: str | None
+    strategy: str | None
+    clients_per_gpu: int | None
+    # nvidia.com/gpu per node: GPUs x partitions x clients.
+    slots: int
+
+
+@dataclass(frozen=True, slots=True)
+class NodePlace:
+    """One place a pool's nodes may run, as a price row names it: a GCP machine type (with its
+    GPUs) in a zone, or an EC2 instance type in an AZ ID."""
+
+    cloud: Cloud
+    machine_type: str
+    zone: str
+    accelerator: str | None = None
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PricedPool:
+    """A pool's nodes as the cost estimate prices them (``infra.core.cost``): per node the highest
+    price over its places, and its node range.
+
+    Attributes:
+        machine: what is priced, for the note when no price is known.
+        bound: the note replacing it when a price is known but is only an upper bound.
+        extra: a note added either way (why the minimum differs from the stack's minNodes).
+        max_enforced: the provider caps the pool at ``max_nodes``.
+        drift_nodes: nodes ``max_nodes`` counts beyond the pool's maxNodes.
+    """
+
+    name: str
+    places: tuple[NodePlace, ...]
+    spot: bool
+    min_nodes: int
+    max_nodes: int
+    machine: str
+    bound: str = ""
+    extra: str = ""
+    max_enforced: bool = True
+    drift_nodes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PoolView:
+    """What the plan table shows of one pool beside its hints: where its nodes run, how they are
+    bought, its nodes at minimum and the platform's own sharing (parts of the SHARING/MIG cell and
+    the allocatable units per physical GPU they make; ``None``: layout-dependent)."""
+
+    places: tuple[str, ...]
+    capacity: str
+    min_nodes: int
+    sharing: tuple[str, ...] = ()
+    factor: int | None = 1
+    # What the platform's device plugin advertises per node, when it says (overrides the cell).
+    alloc: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ServiceRole:
+    """A role the cloud account must already have for the plan to work (the stack cannot create
+    it), with why and the one-off command that creates it."""
+
+    cloud: Cloud
+    name: str
+    why: str
+    fix: str
+
+
+class Platform(Protocol):
+    """One stack's platform as planned: its plan, and every answer shared code needs from it."""
+
+    # --- what it is ------------------------------------------------------------------------------
+    @property
+    def name(self) -> str:
+        """The registry's key (``platform`` in the stack file)."""
+        ...
+
+    @property
+    def features(self) -> Features: ...
+
+    @property
+    def pools(self) -> tuple[PoolHints, ...]:
+        """Platform-neutral hints of every GPU pool (GKE fallback pools included), in plan order."""
+        ...
+
+    @property
+    def notes(self) -> tuple[str, ...]:
+        """What a person should know before deploying (declared shapes, the planner's notes)."""
+        ...
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog the platform planned with: vendored data plus the stack's declared shapes."""
+        ...
+
+    @property
+    def cluster_name(self) -> str: ...
+
+    @property
+    def existing(self) -> bool:
+        """The stack attaches to a cluster it does not create."""
+        ...
+
+    # --- the GPU Operator and the workloads ------------------------------------------------------
+    @property
+    def presets(self) -> tuple[str, ...]:
+        """The GPU Operator presets that can serve this platform's nodes."""
+        ...
+
+    def default_preset(self, pools: Sequence[PoolHints]) -> str:
+        """The preset for ``pools`` when ``gpuOperator.preset`` names none."""
+        ...
+
+    def driver_key(self, index: int, pool: PoolBase) -> str:
+        """The config key that decides where ``gpuPools[index]``'s driver comes from."""
+        ...
+
+    @property
+    def kubernetes_version(self) -> str | None:
+        """The cluster's Kubernetes version as the stack pins it; ``None``: not pinned."""
+        ...
+
+    @property
+    def stated_cpu_nodes(self) -> int | None:
+        """The cluster's CPU nodes at most, as the stack states them or creates them."""
+        ...
+
+    def listed_nodes(self, pool: str) -> tuple[str, ...]:
+        """The existing nodes a pool lists for gpu-infra to label (on-prem); ``()`` elsewhere."""
+        ...
+
+    def workload_selector(self, h: PoolHints) -> dict[str, str]:
+        """The node selector a workload uses to land on pool ``h``."""
+        ...
+
+    def native_sharing(self, h: PoolHints, pool: PoolBase) -> NativeSharing | None:
+        """The platform's own sharing or partitioning of pool ``h`` (``pool``: its gpuPools entry)."""
+        ...
+
+    def carried_labels(
+        self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The labels pool ``h``'s nodes really carry (``patched``: what gpu-infra labels its
+        listed nodes with)."""
+        ...
+
+    def warm_note(self, pools: str) -> str | None:
+        """Why the warm placeholders of ``pools`` may warm no node where ``features.autoscaler``
+        is ``None`` (nothing gpu-infra runs adds a node for a Pending pod)."""
+        ...
+
+    # --- checks ----------------------------------------------------------------------------------
+    def receiver_issues(self) -> Iterator[ConfigIssue]:
+        """Every name, label, taint and tag of the platform's own objects its receiver refuses."""
+        ...
+
+    def namespace_claims(self) -> Iterator[Claim]:
+        """Namespaces the platform's plan creates (claimed before the stack's own)."""
+        ...
+
+    def claims(self) -> Iterator[Claim]:
+        """Cloud names and Helm releases the platform's plan creates."""
+        ...
+
+    def pool_nodes(
+        self, operator: bool, patched: Mapping[str, Mapping[str, str]]
+    ) -> dict[str, PoolNodes]:
+        """Per pool the node a pod must fit as it runs and where the autoscaler imagines one
+        (``operator``: the GPU Operator runs; ``patched``: labels gpu-infra puts on listed nodes)."""
+        ...
+
+    def pod_documents(self) -> Iterator[tuple[str, Any]]:
+        """Every document of the platform's plan that may name a pod's priority class."""
+        ...
+
+    @property
+    def expendable_cutoff(self) -> int | None:
+        """The autoscaler's ``--expendable-pods-priority-cutoff`` as planned; ``None``: its default."""
+        ...
+
+    def transition_issues(self, old: StackConfig, issues: Issues) -> None:
+        """Changes from the running ``old`` stack that ``pulumi up`` would not make as written."""
+        ...
+
+    # --- outputs and views -----------------------------------------------------------------------
+    def pool_outputs(self, per_pool: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        """The ``gpuPools`` stack output from the per-pool scheduling hints."""
+        ...
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        """Stack outputs of the platform's own."""
+        ...
+
+    def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
+        """The GPU pools and the system pool as the cost estimate prices them."""
+        ...
+
+    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+        """What the stack costs besides its nodes (``warm``: per pool its warm nodes)."""
+        ...
+
+    @property
+    def cluster_limits(self) -> tuple[tuple[str, int], ...]:
+        """Cluster-wide resource limits that cap auto-created pools, ``(resource, maximum)``."""
+        ...
+
+    def pool_view(self, h: PoolHints) -> PoolView: ...
+
+    @property
+    def system_machine(self) -> str:
+        """The system pool's machine or instance types (``-``: none)."""
+        ...
+
+    @property
+    def system_fixed(self) -> bool:
+        """Nothing scales the system pool."""
+        ...
+
+    def table_notes(self) -> list[str]:
+        """Plan-table lines after the system pool (the autoscaler, auto-provisioning)."""
+        ...
+
+    def pool_lines(self) -> list[str]:
+        """Plan-table lines per pool: its machine and node range, or types and AMI."""
+        ...
+
+    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
+        """``gpuPools`` index -> the zones the plan chose for a pool that lists none."""
+        ...
+
+    @property
+    def zones_widen(self) -> str | None:
+        """What a catalog refresh that offers a pool one more zone does to it, in place;
+        ``None``: nothing moves (a live node group keeps its AZs)."""
+        ...
+
+    # --- quotas ----------------------------------------------------------------------------------
+    def quota_sizings(self, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+        """Every node pool or group and what it can grow to (the system and bootstrap pools too)."""
+        ...
+
+    def limit_groups(self) -> tuple[tuple[str, str, int], ...]:
+        """``(pool, node group, max size)`` of every managed node group the stack creates."""
+        ...
+
+    def node_group_pools(self) -> dict[str, str]:
+        """Managed node group name -> the pool it belongs to."""
+        ...
+
+    def service_roles(self) -> tuple[ServiceRole, ...]:
+        """Roles the account must already have."""
+        ...
+
+
+class PlatformDefaults:
+    """The answers of a platform that has none of its own to give (no cloud objects of its own, no
+    autoscaler flags, no cost, no quotas), which each implementation overrides where it has: as
+    karpenter-provider-aws's ``DefaultFamily`` gives every AMI family its defaults."""
+
+    __slots__ = ()
+
+    @property
+    def kubernetes_version(self) -> str | None:
+        return None
+
+    def listed_nodes(self, pool: str) -> tuple[str, ...]:
+        return ()
+
+    def native_sharing(self, h: PoolHints, pool: PoolBase) -> NativeSharing | None:
+        return None
+
+    def warm_note(self, pools: str) -> str | None:
+        return None
+
+    def receiver_issues(self) -> Iterator[ConfigIssue]:
+        return iter(())
+
+    def namespace_claims(self) -> Iterator[Claim]:
+        return iter(())
+
+    def claims(self) -> Iterator[Claim]:
+        return iter(())
+
+    def pod_documents(self) -> Iterator[tuple[str, Any]]:
+        return iter(())
+
+    @property
+    def expendable_cutoff(self) -> int | None:
+        return None
+
+    def transition_issues(self, old: StackConfig, issues: Issues) -> None:
+        return None
+
+    def pool_outputs(self, per_pool: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {name: dict(v) for name, v in per_pool.items()}
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return {}
+
+    def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
+        return (), None
+
+    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+        return []
+
+    @property
+    def cluster_limits(self) -> tuple[tuple[str, int], ...]:
+        return ()
+
+    @property
+    def system_machine(self) -> str:
+        return "-"
+
+    @property
+    def system_fixed(self) -> bool:
+        return False
+
+    def table_notes(self) -> list[str]:
+        return []
+
+    def pool_lines(self) -> list[str]:
+        return []
+
+    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
+        return {}
+
+    @property
+    def zones_widen(self) -> str | None:
+        return None
+
+    def quota_sizings(self, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+        return []
+
+    def limit_groups(self) -> tuple[tuple[str, str, int], ...]:
+        return ()
+
+    def node_group_pools(self) -> dict[str, str]:
+        return {}
+
+    def service_roles(self) -> tuple[ServiceRole, ...]:
+        return ()
