@@ -25,6 +25,7 @@ from infra.core.operator import (
     NodeLabels,
     OperatorPlan,
 )
+from infra.core.operator.isolation import summary as isolation_summary
 from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 from infra.core.plan import Plan
 
@@ -239,6 +240,7 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     """Install the operator and workload helpers; returns extra stack outputs.
 
     Outputs: ``gpuOperator`` (release name, chart version, preset, namespace, notes),
+    ``gpuIsolation`` (per set of pools, what decides whether a pod sees a GPU it did not request),
     ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry), ``kubeflow`` (Jupyter
     web app ``spawnerFormDefaults`` and Profiles) and ``flyte`` (``plugins.k8s`` and node labels).
     The operator's per-pool scheduling hints go into the program's ``gpuPools`` output.
@@ -255,6 +257,7 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
         pools=cluster.pools,
     )
     outputs: dict[str, Any] = {
+        "gpuIsolation": isolation_summary(op.isolation),
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
         "kubeflow": op.integrations.get("kubeflow", {}),
         "flyte": op.integrations.get("flyte", {}),

@@ -107,6 +107,8 @@ class OperatorPlan:
         notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
         deleted_with_stack: team namespaces (and Kubeflow Profiles) whose ``gpuNamespaces`` entry
             sets ``deleteWithStack``: not retained on delete.
+        isolation: the isolation table's rows for this stack's pools
+            (``infra.core.operator.isolation.RuntimePath``).
     """
 
     namespace: str
@@ -121,3 +123,4 @@ class OperatorPlan:
     integrations: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     deleted_with_stack: frozenset[str] = frozenset()
+    isolation: tuple[Any, ...] = ()

@@ -18,6 +18,7 @@ from infra.core.integrations.scheduling import scheduling_hints, workload_target
 from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
+from infra.core.operator.isolation import RuntimePath, gap_text
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
@@ -97,6 +98,7 @@ def assemble(
     preset: str | None,
     namespace: str,
     notes: tuple[str, ...] = (),
+    paths: tuple[RuntimePath, ...] = (),
 ) -> OperatorPlan:
     ns_object: Manifest | None = None
     before: list[Manifest] = []
@@ -107,7 +109,7 @@ def assemble(
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
         before = _before_release(config, pools, platform, release, preset, namespace)
-    gap = isolation_gap(platform, release)
+    gap = gap_text(paths)
     after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
     if gap is not None and config.namespaces:
         notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
@@ -145,6 +147,7 @@ def assemble(
         integrations=integrations,
         notes=notes,
         deleted_with_stack=frozenset(n.name for n in config.namespaces if n.delete_with_stack),
+        isolation=paths,
     )
 
 
@@ -330,37 +333,6 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
             },
         },
     }
-
-
-def isolation_gap(platform: Platform, release: HelmRelease | None) -> str | None:
-    """Why pods could use GPUs they did not request on this stack's nodes (so a namespace GPU
-    quota would not bind them), or ``None`` when the node setup gpu-infra plans prevents it.
-
-    Prevented: GKE's device plugin mounts only allocated GPUs (runc stays the default runtime);
-    EKS AL2023 nodes refuse NVIDIA_VISIBLE_DEVICES from unprivileged containers
-    (infra.core.eks.bootstrap); CDI-era charts keep nvidia a non-default runtime; pre-CDI charts
-    that make it the default get the isolation env (infra.core.operator.toolkit).
-    """
-    if release is None:
-        if platform.features.own_hardware:
-            return (
-                "the GPU Operator is off, so gpu-infra configures no container runtime on these "
-                "nodes; if nvidia is their default runtime and the toolkit accepts "
-                "NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), any CUDA image "
-                "sees every GPU of its node"
-            )
-        return None
-    env = {e["name"]: e["value"] for e in release.values.get("toolkit", {}).get("env", [])}
-    if (
-        env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true"
-        and env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED") != "false"
-    ):
-        return (
-            "gpuOperator.toolkitEnv makes nvidia the default runtime without "
-            "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false, so any CUDA image sees "
-            "every GPU of its node"
-        )
-    return None
 
 
 ISOLATION_GAP = "gpu-infra/not-enforced"

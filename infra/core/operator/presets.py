@@ -179,11 +179,6 @@ def preset_settings(
             "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
             "k3s's generated containerd config (toolkit 1.17 edits it; k3s re-detects on restart)",
         )
-    if preset == "rke2" and not cdi:
-        why = "RKE2 docs (25.3): only device-plugin-allocated GPUs reach unprivileged pods"
-        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED]", "false", why)
-        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS]", "true", why)
-        add("devicePlugin.env[DEVICE_LIST_STRATEGY]", "volume-mounts", why)
     if preset == "microk8s":
         add(
             "toolkit.env[CONTAINERD_CONFIG]",
