@@ -27,12 +27,20 @@ class RuntimeFact:
     Attributes:
         value: the value as the source states it (``true``, ``nvidia``, ``NAME=value NAME=value``).
         env: the env variables that set it, in the order the receiver reads them ("" if none).
-        source: the receiver, version, commit and file it was read from.
+        receiver, version, commit, file: where it was read.
     """
 
     value: str
     env: str
-    source: str
+    receiver: str
+    version: str
+    commit: str
+    file: str
+
+    @property
+    def source(self) -> str:
+        """``receiver version@commit file``."""
+        return f"{self.receiver} {self.version}@{self.commit} {self.file}"
 
     @property
     def flag(self) -> bool:
@@ -47,7 +55,7 @@ class RuntimeFact:
 def _facts() -> dict[tuple[str, str, str], RuntimeFact]:
     return {
         (r["receiver"], r["version"], r["fact"]): RuntimeFact(
-            r["value"], r["env"], f"{r['receiver']} {r['version']}@{r['commit']} {r['source']}"
+            r["value"], r["env"], r["receiver"], r["version"], r["commit"], r["source"]
         )
         for r in read_rows(FILE)
     }
@@ -61,3 +69,8 @@ def runtime_fact(receiver: str, version: str, fact: str) -> RuntimeFact | None:
 def versions_of(receiver: str) -> tuple[str, ...]:
     """Every version of ``receiver`` the table has facts for."""
     return tuple(dict.fromkeys(v for r, v, _ in _facts() if r == receiver))
+
+
+def facts_of(receiver: str, version: str) -> tuple[RuntimeFact, ...]:
+    """Every fact of one receiver version."""
+    return tuple(f for (r, v, _), f in _facts().items() if r == receiver and v == version)

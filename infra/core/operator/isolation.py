@@ -428,7 +428,9 @@ def isolation_settings(
         return []
     tk = toolkit_version(values, version)
     env = container_env(values, version, "toolkit", reasons)
-    given = {n for n, _ in _env_list(values, version, "toolkit")}
+    # What the stack itself sets (a chart default item, such as v25.3.0's
+    # devicePlugin.env DEVICE_LIST_STRATEGY=envvar, is replaced, not kept).
+    given = {n for n, _ in _env_list(values, version, "toolkit") if f"toolkit.env[{n}]" in reasons}
     out: list[Setting] = []
     default = installer_flag(_flag(ACCEPT_ENVVAR), tk, env)
     if ACCEPT_ENVVAR not in given:
@@ -452,7 +454,11 @@ def isolation_settings(
     )
     if ACCEPT_MOUNTS not in given:
         out.append(Setting(f"toolkit.env[{ACCEPT_MOUNTS}]", "true", why))
-    plugin = {n for n, _ in _env_list(values, version, "devicePlugin")}
+    plugin = {
+        n
+        for n, _ in _env_list(values, version, "devicePlugin")
+        if f"devicePlugin.env[{n}]" in reasons
+    }
     if effective(values, version, "devicePlugin.enabled") and "DEVICE_LIST_STRATEGY" not in plugin:
         out.append(Setting("devicePlugin.env[DEVICE_LIST_STRATEGY]", DEVICE_LIST_STRATEGY, why))
     return out

@@ -32,6 +32,7 @@ from infra.core.operator.presets import (
 )
 from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
+from infra.core.operator.vgpu import check_vgpu, vgpu_settings
 from infra.core.platform import Platform
 from infra.core.pools import PoolHints, PoolSpecs
 
@@ -66,27 +67,23 @@ def plan_operator(
     check_namespaces(config, issues)
     if not spec.enabled:
         reject_operator_features(pools, specs, issues)
+        check_vgpu(config, pools, specs, issues)
         if not pools and not config.namespaces:
             return None
         paths = runtime_paths(pools, platform, None, None)
         return assemble(config, pools, platform, specs, None, None, "default", paths=paths)
 
-    if _refuse_shared_cluster(config, platform, issues):
-        return None
-    if spec.version not in vendored_versions():
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
-            f"checked against them); known: {', '.join(vendored_versions())}",
-        )
+    if _refuse_shared_cluster(config, platform, issues) or not _known_version(spec, issues):
         return None
     preset = choose_preset(config, pools, platform, specs, issues)
     if preset is None:
         return None
     _check_version_for_preset(config, platform, preset, issues)
+    check_vgpu(config, pools, specs, issues)
     notes: list[str] = preset_notes(preset, spec.version)
     settings = [
         *preset_settings(preset, spec.version, platform, pools),
+        *vgpu_settings(config),
         *toolkit_settings(spec, preset, issues, notes),
         *sharing_settings(preset, pools, platform, specs, issues),
         *mig_settings(platform, preset, pools, specs, issues),
@@ -117,6 +114,17 @@ def plan_operator(
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
     )
+
+
+def _known_version(spec: GpuOperatorSpec, issues: Issues) -> bool:
+    if spec.version in vendored_versions():
+        return True
+    issues.add(
+        "gpuOperator.version",
+        f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
+        f"checked against them); known: {', '.join(vendored_versions())}",
+    )
+    return False
 
 
 def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
