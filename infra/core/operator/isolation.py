@@ -389,15 +389,16 @@ def _verdict(
 def _delivers(
     strategy: Decided, runtime: Decided, envvar: Decided, mounts: Decided, cdi: bool
 ) -> bool:
-    """Whether allocated GPUs reach the pod along one of the device plugin's strategies."""
+    """Whether allocated GPUs may reach the pod along one of the device plugin's strategies;
+    false only when every one is known to be refused (an unknown is not gpu-infra's to refuse)."""
     if strategy.value is None:
-        return True  # unknown: not gpu-infra's to refuse
+        return True
     ways = set(str(strategy.value).split(","))
     nvidia = runtime.value is None or runtime.value in NVIDIA_DEFAULTS
     return bool(
         (cdi and ways & {"cdi-annotations", "cdi-cri"})
-        or ("volume-mounts" in ways and mounts.value and nvidia)
-        or ("envvar" in ways and envvar.value and nvidia)
+        or ("volume-mounts" in ways and mounts.value is not False and nvidia)
+        or ("envvar" in ways and envvar.value is not False and nvidia)
         or not ways & {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"}
     )
 

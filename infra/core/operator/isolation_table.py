@@ -184,10 +184,10 @@ def _operator_cases(label: str, v: str) -> list[Case]:
     for dist in ("containerd", "k3s", "rke2", "microk8s"):
         add(_ONPREM, dist, "operator", _ONPREM_POOL)
     add(_ONPREM, "containerd", "preinstalled", {**_ONPREM_POOL, "driver": "preinstalled"})
-    if is_cdi_era(v):
+    if is_cdi_era(v):  # pre-CDI charts are legacy already
         add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=legacy)
-        vgpu = {**op, "vgpu": _VGPU}
-        add(_ONPREM, "containerd", "vgpu", {**_ONPREM_POOL, "driver": "vgpu"}, operator=vgpu)
+    vgpu = {**op, "vgpu": _VGPU}
+    add(_ONPREM, "containerd", "vgpu", {**_ONPREM_POOL, "driver": "vgpu"}, operator=vgpu)
     # GKE below 1.33 for a 25.3 chart: its toolkit cannot read the config file newer GKE needs.
     gke = {} if is_cdi_era(v) else {"minMasterVersion": "1.32"}
     add(_GKE, "gke-google-driver", "gke-default", _T4, cluster=gke)
