@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pulumi
 
-from infra.core.config.stack import StackConfig, decode_engine_config, parse
+from infra.core.config.stack import PROJECT, StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
 from infra.core.platforms import COMPONENTS
@@ -28,7 +28,12 @@ def engine_config() -> dict[str, Any]:
     # pulumi.Config only answers for keys it is asked about; unknown-key checks need them all.
     from pulumi.runtime import config as runtime_config
 
+    from infra.core.config.secrets import masked
+
     raw = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    secret = set(runtime_config.get_config_secret_keys_env())
+    # A secret's plaintext never reaches the parser: the component reads it as a secret output.
+    raw = masked(raw, lambda k: k in secret or runtime_config.is_config_secret(k), PROJECT)
     return decode_engine_config(raw)
 
 

@@ -9,6 +9,8 @@ pools, so it installs while pools sit at zero nodes.
 
 from __future__ import annotations
 
+import base64
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -18,6 +20,7 @@ import pulumi_kubernetes as k8s
 from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.components.lifecycle import with_lifecycle
+from infra.core.config.stack import PROJECT
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIGMAP,
     SMOKE_TEST_DEADLINE_SECONDS,
@@ -25,7 +28,9 @@ from infra.core.operator import (
     NodeLabels,
     OperatorPlan,
 )
-from infra.core.operator.model import SMOKE_TEST_NAMESPACE
+from infra.core.operator.isolation import summary as isolation_summary
+from infra.core.operator.model import SMOKE_TEST_NAMESPACE, ConfigSecret, RegistryAuth
+from infra.core.operator.objects import LICENSE_CHECK_LABEL
 from infra.core.plan import Plan
 
 
@@ -66,8 +71,6 @@ class GpuOperator(pulumi.ComponentResource):
                 parent=self, provider=provider, depends_on=list(deps), custom_timeouts=timeouts
             )
 
-        # Pulumi waits for the test Job: its deadline plus 10 minutes to see the Job's final state.
-        job_timeouts = pulumi.CustomTimeouts(create=f"{SMOKE_TEST_DEADLINE_SECONDS // 60 + 10}m")
         after_deps: list[pulumi.Resource] = base
         if plan.release is not None and plan.namespace_object is not None:
             ns = self._object(name, plan.namespace_object, child(base))
@@ -99,23 +102,43 @@ class GpuOperator(pulumi.ComponentResource):
             )
             after_deps = [*base, self.release]
         labelled = [self._label_nodes(name, nl, child(base)) for nl in plan.node_labels]
-        created_ns: dict[str, pulumi.Resource] = {}
-        for m in plan.after_release:
-            own_ns = created_ns.get(m["metadata"].get("namespace", ""))
-            deps = [*base, *([own_ns] if own_ns is not None else [])]
-            if m["kind"] == "Job":
-                deps += self._job_deps(m, after_deps, labelled, pools or {})
-                self._object(name, m, child(deps, job_timeouts))
-            else:
-                res = self._object(name, m, child(deps))
-                if m["kind"] == "Namespace":
-                    created_ns[m["metadata"]["name"]] = res
+        self._after_release(name, plan, child, base, after_deps, labelled, pools or {})
         self.register_outputs(
             {
                 "release": self.release.name if self.release is not None else None,
                 "objects": sorted(self.objects),
             }
         )
+
+    def _after_release(
+        self,
+        name: str,
+        plan: OperatorPlan,
+        child: Any,
+        base: Sequence[pulumi.Resource],
+        after_deps: Sequence[pulumi.Resource],
+        labelled: Sequence[Sequence[pulumi.Resource]],
+        pools: Mapping[str, pulumi.Resource],
+    ) -> None:
+        """GPU namespaces and quotas, Kubeflow Profiles and the smoke-test Jobs."""
+        # Pulumi waits for the test Job: its deadline plus 10 minutes to see the Job's final state.
+        job_timeouts = pulumi.CustomTimeouts(create=f"{SMOKE_TEST_DEADLINE_SECONDS // 60 + 10}m")
+        created_ns: dict[str, pulumi.Resource] = {}
+        licensed: list[pulumi.Resource] = []  # smoke Jobs proving a licensed vGPU driver
+        for m in plan.after_release:
+            own_ns = created_ns.get(m["metadata"].get("namespace", ""))
+            deps = [*base, *([own_ns] if own_ns is not None else [])]
+            if m["kind"] == "Job":
+                deps += self._job_deps(m, after_deps, labelled, pools)
+                job = self._object(name, m, child(deps, job_timeouts))
+                if LICENSE_CHECK_LABEL in m["metadata"].get("labels", {}):
+                    licensed.append(job)
+            elif m["kind"] == "Profile":  # notebooks land there: after the licensed driver
+                self._object(name, m, child([*deps, *licensed]))
+            else:
+                res = self._object(name, m, child(deps))
+                if m["kind"] == "Namespace":
+                    created_ns[m["metadata"]["name"]] = res
 
     @staticmethod
     def _job_deps(
@@ -159,6 +182,11 @@ class GpuOperator(pulumi.ComponentResource):
             res = k8s.core.v1.ResourceQuota(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "ConfigMap":
             res = k8s.core.v1.ConfigMap(rname, metadata=metadata, data=m["data"], opts=opts)
+        elif kind == "Secret":  # the vGPU licensing and pull Secrets, values as secret outputs
+            data = {k: _secret_value(v) for k, v in m["stringData"].items()}
+            res = k8s.core.v1.Secret(
+                rname, metadata=metadata, type=m["type"], string_data=data, opts=opts
+            )
         elif kind == "DaemonSet":  # Google's GKE driver installer (kube-system)
             res = k8s.apps.v1.DaemonSet(rname, metadata=metadata, spec=m["spec"], opts=opts)
         elif kind == "Job":
@@ -214,6 +242,24 @@ class GpuOperator(pulumi.ComponentResource):
         ]
 
 
+def _secret_value(value: Any) -> pulumi.Output[str]:
+    """A Secret's value from the stack's Pulumi config secrets: always a secret output, so the
+    state keeps it encrypted and ``python -m infra.plan`` shows ``[secret]``."""
+    config = pulumi.Config(PROJECT)
+    if isinstance(value, ConfigSecret):
+        return config.require_secret(value.key)
+    if isinstance(value, RegistryAuth):
+        user, server = value.username, value.server
+
+        def docker_config(password: str) -> str:
+            auth = base64.b64encode(f"{user}:{password}".encode()).decode()
+            entry = {"username": user, "password": password, "auth": auth}
+            return json.dumps({"auths": {server: entry}}, sort_keys=True)
+
+        return config.require_secret(value.password_key).apply(docker_config)
+    raise TypeError(f"a Secret value the plan does not emit: {type(value).__name__}")
+
+
 PATCH_FORCE = "pulumi.com/patchForce"
 REPLACE_UNREADY = "pulumi.com/replaceUnready"
 # Type token prefix of each kind (``kubernetes:<apiVersion>:<Kind>``), for the lifecycle model.
@@ -221,6 +267,7 @@ _API = {
     "Namespace": "core/v1",
     "ResourceQuota": "core/v1",
     "ConfigMap": "core/v1",
+    "Secret": "core/v1",
     "DaemonSet": "apps/v1",
     "Job": "batch/v1",
     "Profile": "kubeflow.org/v1",
@@ -229,6 +276,7 @@ _SHORT = {
     "Namespace": "ns",
     "ResourceQuota": "quota",
     "ConfigMap": "cm",
+    "Secret": "secret",
     "DaemonSet": "ds",
     "Job": "job",
     "Profile": "kfprofile",
@@ -239,6 +287,7 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
     """Install the operator and workload helpers; returns extra stack outputs.
 
     Outputs: ``gpuOperator`` (release name, chart version, preset, namespace, notes),
+    ``gpuIsolation`` (per set of pools, what decides whether a pod sees a GPU it did not request),
     ``jupyterhubProfiles`` (per pool: a ``singleuser.profileList`` entry), ``kubeflow`` (Jupyter
     web app ``spawnerFormDefaults`` and Profiles) and ``flyte`` (``plugins.k8s`` and node labels).
     The operator's per-pool scheduling hints go into the program's ``gpuPools`` output.
@@ -255,6 +304,7 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
         pools=cluster.pools,
     )
     outputs: dict[str, Any] = {
+        "gpuIsolation": isolation_summary(op.isolation),
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
         "kubeflow": op.integrations.get("kubeflow", {}),
         "flyte": op.integrations.get("flyte", {}),

@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.lifecycle import replace_phrase
+from infra.core.operator.removal import is_operator_release, removal_effects
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 
@@ -539,8 +540,17 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
             f"{op} of a GPU pool{first}: its nodes are deleted and running jobs on them are killed"
         )
     if t == HELM_RELEASE:
+        name = inputs.get("name") or resource["name"]
+        effects = removal_effects(inputs) if is_operator_release(inputs) else []
+        if op == "delete" and effects:
+            return f"removal of Helm release {name} (helm uninstall): {'; '.join(effects)}"
+        if op == "delete":
+            return (
+                f"removal of Helm release {name} (helm uninstall): its objects and pods are deleted"
+            )
         # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
-        return f"{op} of Helm release {inputs.get('name') or resource['name']}{first}: uninstalled and installed again, its pods restart"
+        between = f"; the uninstall in between: {'; '.join(effects)}" if effects else ""
+        return f"{op} of Helm release {name}{first}: uninstalled and installed again, its pods restart{between}"
     if t.startswith("kubernetes:") and first.startswith(" (deleted before"):
         # Between the delete and the create, readers of the object (a ConfigMap's pods) miss it.
         name = value_at(inputs, "metadata.name") or resource["name"]

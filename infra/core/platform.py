@@ -164,6 +164,31 @@ class PoolView:
     alloc: int | None = None
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NodeRuntime:
+    """The container runtime a platform's GPU nodes bring when the GPU Operator does not install
+    the container toolkit on them: what decides whether a pod sees a GPU it did not request.
+
+    Attributes:
+        default_runtime: containerd's default runtime (``nvidia``, ``runc``, or ``the image's``
+            when the platform does not say: taken as possibly ``nvidia``).
+        nvidia_handler: containerd has an ``nvidia`` runtime handler a RuntimeClass can name.
+        accept_envvar: the toolkit honours ``NVIDIA_VISIBLE_DEVICES`` from unprivileged containers
+            (``None``: no toolkit on the node).
+        accept_mounts: the toolkit reads the device plugin's volume-mount device list.
+        device_list: the platform's own device plugin's strategy (``None``: the plugin is not the
+            platform's).
+        source: where each of these comes from.
+    """
+
+    default_runtime: str
+    nvidia_handler: bool
+    accept_envvar: bool | None
+    accept_mounts: bool | None
+    device_list: str | None
+    source: str
+
+
 @dataclass(frozen=True, slots=True)
 class ServiceRole:
     """A role the cloud account must already have for the plan to work (the stack cannot create
@@ -256,6 +281,11 @@ class Platform(Protocol):
     def warm_note(self, pools: str) -> str | None:
         """Why the warm placeholders of ``pools`` may warm no node where ``features.autoscaler``
         is ``None`` (nothing gpu-infra runs adds a node for a Pending pod)."""
+        ...
+
+    def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
+        """The container runtime pool ``h``'s nodes bring without the operator's toolkit;
+        ``None``: unknown (the user's own hosts)."""
         ...
 
     # --- checks ----------------------------------------------------------------------------------
@@ -380,6 +410,9 @@ class PlatformDefaults:
         return None
 
     def warm_note(self, pools: str) -> str | None:
+        return None
+
+    def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
         return None
 
     def receiver_issues(self) -> Iterator[ConfigIssue]:

@@ -37,8 +37,9 @@ class Taint:
 
 # Where the NVIDIA driver comes from on the pool's nodes:
 # gke-default/gke-latest: GKE installs it; operator: the GPU Operator installs it;
-# preinstalled: the node image ships it (EKS NVIDIA AMIs, Bottlerocket NVIDIA, on-prem hosts).
-DriverSource = Literal["gke-default", "gke-latest", "operator", "preinstalled"]
+# preinstalled: the node image ships it (EKS NVIDIA AMIs, Bottlerocket NVIDIA, on-prem hosts);
+# vgpu: the GPU Operator installs the vGPU guest driver image the user built (vSphere VMs).
+DriverSource = Literal["gke-default", "gke-latest", "operator", "preinstalled", "vgpu"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -21,6 +21,8 @@ from pydantic import AfterValidator, BaseModel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticUndefined
 
+from infra.core.config.secrets import SECRET_KEYS
+
 WIDTH = 100
 
 # Keys outside the models: (key, type, what it does). Read by infra.core.config.stack.parse.
@@ -41,6 +43,7 @@ TOP_LEVEL: tuple[tuple[str, str, str], ...] = (
         "GKE: required; the project the cluster lives in, a project ID (6-30 lowercase "
         "letters, digits, `-`), not its name or number.",
     ),
+    *((f"gpu-infra:{k}", "Pulumi secret", why) for k, why in SECRET_KEYS.items()),
     ("gcp:region", "string", "GKE: optional; must agree with `cluster.location`'s region."),
     ("gcp:zone", "string", "GKE: optional; a zone of that region."),
     ("aws:region", "string", "EKS: required; must equal `cluster.location`."),

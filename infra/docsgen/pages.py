@@ -16,7 +16,7 @@ PAGES: Mapping[str, tuple[str, ...]] = {
     "docs/architecture.md": ("code-layout",),
     "docs/lifecycle.md": ("lifecycle-table",),
     "docs/quota.md": ("quota-samples",),
-    "docs/gpu-operator.md": ("operator-quota",),
+    "docs/gpu-operator.md": ("operator-quota", "isolation-table"),
     "docs/workloads.md": ("pool-slots",),
     "docs/eks.md": ("node-templates",),
     "docs/review.md": ("plan-output", "platform-prices", "diff-example"),
@@ -29,12 +29,19 @@ def page_of(name: str) -> str:
 
 
 # The blocks made from the code and its data alone, without planning.
-SCHEMA_BLOCKS = ("config-reference", "code-layout", "lifecycle-table", "platform-prices")
+SCHEMA_BLOCKS = (
+    "config-reference",
+    "code-layout",
+    "lifecycle-table",
+    "platform-prices",
+    "isolation-table",
+)
 
 
 def schema_blocks() -> dict[str, str]:
     """The blocks made without planning: schema, docstrings, lifecycle model, price table."""
     from infra.core import lifecycle
+    from infra.core.operator import isolation_table
     from infra.docsgen import config_ref, layout, prices
 
     return {
@@ -42,6 +49,7 @@ def schema_blocks() -> dict[str, str]:
         "code-layout": layout.render(),
         "lifecycle-table": lifecycle.markdown_table(),
         "platform-prices": prices.render(),
+        "isolation-table": isolation_table.markdown_table(),
     }
 
 

@@ -36,6 +36,7 @@ from typing import Any
 import yaml
 
 from infra.core.diff import HELM_RELEASE
+from infra.planview.export_secrets import NOTE_FILE, holds_secret, secrets_note
 
 # "All resources, including Application and AppProject specs, have to be installed in the Argo CD
 # namespace (by default argocd)": https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/
@@ -530,6 +531,10 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
     path in the Git repository, for the Argo CD and Flux objects that point at it)."""
     files: dict[str, str] = {}
     raw = kubernetes_objects(recording.resources)
+    left_out = [m for m in raw if holds_secret(m)]  # Pulumi-secret values: never written out
+    raw = [m for m in raw if not holds_secret(m)]
+    if (note := secrets_note(left_out, plan)) is not None:
+        files[NOTE_FILE] = note
     unawaited = [gitops_object(m) for m in raw if not_awaited(m)]
     objects = [gitops_object(m) for m in raw if not not_awaited(m)]
     early = [m for m in objects if not needs_charts(m)]

@@ -100,6 +100,10 @@ def test_preset_values_use_only_keys_of_that_chart_version(preset, version):
     assert unknown_paths(values, version) == []
 
 
+# What gpu-infra adds to every toolkit the operator installs (infra.core.operator.isolation).
+ISOLATED = {"ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "false"}
+
+
 def test_values_hold_only_overrides_with_a_reason_each():
     op = preset_plan("gke-google-driver")
     assert op.release is not None
@@ -113,6 +117,7 @@ def test_values_hold_only_overrides_with_a_reason_each():
         "hostPaths.driverInstallDir",
         "toolkit.installDir",
         "toolkit.env[RUNTIME_CONFIG_SOURCE]",
+        "toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED]",
     }
     assert all(r and "\n" not in r for r in reasons.values())
 
@@ -160,13 +165,17 @@ def test_user_values_may_not_undo_a_preset_value():
     assert "preset gke-google-driver" in reason
 
 
-def test_user_values_may_not_replace_a_preset_env_list():
+def test_user_values_may_not_replace_an_env_list_gpu_infra_sets():
     env = [{"name": "X", "value": "1"}]
     cfg = stack(
         "kubernetes",
-        operator={"preset": "rke2", "version": "v25.3.4", "values": {"devicePlugin": {"env": env}}},
+        operator={
+            "preset": "microk8s",
+            "version": "v25.3.4",
+            "values": {"devicePlugin": {"env": env}},
+        },
     )
-    assert "preset rke2" in errors(cfg)["gpuOperator.values.devicePlugin.env"]
+    assert "GPU isolation" in errors(cfg)["gpuOperator.values.devicePlugin.env"]
 
 
 def test_user_values_may_not_fight_pool_derived_values():
@@ -204,6 +213,7 @@ def test_cdi_chart_never_makes_nvidia_the_default_runtime_and_says_why():
     assert env == {
         "CONTAINERD_CONFIG": "/etc/containerd/config.toml",
         "CONTAINERD_SOCKET": "/run/containerd/containerd.sock",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "false",
     }
     (note,) = op.notes
     assert note.startswith("gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT: not applied")
@@ -235,7 +245,7 @@ def test_toolkit_env_values_become_strings_and_pass_through():
     )
     assert op.release is not None
     # false is what a CDI-era operator sets anyway: nothing to add, nothing to note.
-    assert env_of(dict(op.release.values)) == {"X_N": "3"}
+    assert env_of(dict(op.release.values)) == {"X_N": "3", **ISOLATED}
     assert op.notes == ()
 
 
@@ -245,7 +255,7 @@ def test_toolkit_env_user_value_wins_over_preset_env():
     )
     op = plan(cfg)
     assert op.release is not None
-    assert env_of(dict(op.release.values)) == {"CONTAINERD_SOCKET": "/x.sock"}
+    assert env_of(dict(op.release.values)) == {"CONTAINERD_SOCKET": "/x.sock", **ISOLATED}
 
 
 @pytest.mark.parametrize(

@@ -523,15 +523,18 @@ def test_a_gpu_quota_the_node_setup_cannot_enforce_says_so_on_the_quota_and_in_t
     (quota,) = [m for m in off.after_release if m["kind"] == "ResourceQuota"]
     assert "any CUDA image" in quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
     assert any(n.startswith("gpuNamespaces: the GPU quotas do not bind") for n in off.notes)
-    forced = plan(
-        stack(
-            "kubernetes",
-            operator={"toolkitEnv": {"NVIDIA_RUNTIME_SET_AS_DEFAULT": "true"}},
-            namespaces=ns,
-        )
-    )
+    # The stack itself re-opening the env-var path: nvidia as default runtime and the toolkit told
+    # to honour NVIDIA_VISIBLE_DEVICES from unprivileged pods.
+    env = {
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT": "true",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED": "true",
+    }
+    forced = plan(stack("kubernetes", operator={"toolkitEnv": env}, namespaces=ns))
     (quota,) = [m for m in forced.after_release if m["kind"] == "ResourceQuota"]
-    assert "gpu-infra/not-enforced" in quota["metadata"]["annotations"]
+    gap = quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
+    assert gap.startswith("gpu: any pod (nvidia is, or may be, containerd's default runtime)")
+    assert "sees every GPU of its node" in gap
+    assert any(gap in n for n in forced.notes)
 
 
 def test_gpu_quotas_on_isolated_node_setups_carry_no_not_enforced_mark():

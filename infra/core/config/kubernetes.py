@@ -48,8 +48,8 @@ class KubernetesPoolSpec(PoolBase):
         node_selector: labels the nodes already carry that select exactly this pool.
         vcpus: vCPUs per node (for the JupyterHub profile's display name).
         memory_gib: memory per node in GiB.
-        driver: ``operator`` (the GPU Operator installs the driver) or ``preinstalled`` (the host
-            has one).
+        driver: ``operator`` (the GPU Operator installs the driver), ``preinstalled`` (the host
+            has one) or ``vgpu`` (the operator installs the vGPU guest driver the user built).
         nodes: node names; gpu-infra labels them for the operator's time-slicing/MIG config.
     """
 
@@ -78,11 +78,13 @@ class KubernetesPoolSpec(PoolBase):
         ),
     )
     memory_gib: float = Field(gt=0, le=65536, description="Memory per node, GiB.")
-    driver: Literal["operator", "preinstalled"] = Field(
+    driver: Literal["operator", "preinstalled", "vgpu"] = Field(
         default="operator",
         description=(
-            "`operator` (the GPU Operator installs the driver) or `preinstalled` (the host has "
-            "one); pools must agree, and `preinstalled` turns the operator's driver off."
+            "`operator` (the GPU Operator installs the driver), `preinstalled` (the host has "
+            "one) or `vgpu` (VMs with an NVIDIA vGPU: the operator installs the guest driver "
+            "image of `gpuOperator.vgpu`); pools must agree, and `preinstalled` turns the "
+            "operator's driver off."
         ),
     )
     nodes: list[rules.NodeName] = Field(

@@ -33,6 +33,112 @@ Preset = Literal[GkePreset, EksPreset, Distribution]
 _ENV_NAME = r"^[A-Za-z_][A-Za-z0-9_]*$"
 
 
+# A registry host as image references name it (distribution/reference domain: host[:port]).
+_REGISTRY = r"^(?:[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?$"
+
+
+class VgpuLicensingSpec(Model):
+    """Where the vGPU guest driver finds its licence (``driver.licensingConfig``).
+
+    Attributes:
+        existing_secret: a Secret already in the operator's namespace holding ``gridd.conf`` and
+            ``client_configuration_token.tok``; ``None``: gpu-infra creates one from the
+            ``vgpuLicenseConfig`` and ``vgpuLicenseToken`` Pulumi secrets.
+        nls: the NVIDIA License System (``driver.licensingConfig.nlsEnabled``): the token is
+            mounted only with it.
+    """
+
+    existing_secret: rules.Dns1123Subdomain | None = Field(
+        default=None,
+        description=(
+            "A Secret already in the operator's namespace with keys `gridd.conf` and "
+            "`client_configuration_token.tok`; unset: gpu-infra creates one from the "
+            "`vgpuLicenseConfig` and `vgpuLicenseToken` Pulumi secrets."
+        ),
+    )
+    nls: bool = Field(
+        default=True,
+        description=(
+            "Licence from the NVIDIA License System (`driver.licensingConfig.nlsEnabled`); the "
+            "client configuration token is needed and mounted only with it."
+        ),
+    )
+
+
+class VgpuPullSecretSpec(Model):
+    """The pull Secret of the private registry holding the guest driver image.
+
+    Attributes:
+        existing_secret: a ``kubernetes.io/dockerconfigjson`` Secret already in the operator's
+            namespace; ``None``: gpu-infra creates one for ``username`` and the
+            ``vgpuRegistryPassword`` Pulumi secret.
+        server: the registry host; default: the host of ``driverRepository``.
+        username: the registry user.
+    """
+
+    existing_secret: rules.Dns1123Subdomain | None = Field(
+        default=None,
+        description=(
+            "A `kubernetes.io/dockerconfigjson` Secret already in the operator's namespace; "
+            "unset: gpu-infra creates one for `username` and the `vgpuRegistryPassword` Pulumi "
+            "secret."
+        ),
+    )
+    server: str | None = Field(
+        default=None,
+        pattern=_REGISTRY,
+        max_length=253,
+        description="The registry host (`host[:port]`); default: the host of `driverRepository`.",
+    )
+    username: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=255,
+        description="The registry user the created pull Secret logs in as.",
+    )
+
+
+class VgpuSpec(Model):
+    """The vGPU driver mode (vSphere VMs with an NVIDIA vGPU): the guest driver image the user
+    builds, and its licensing and pull Secrets.
+
+    Attributes:
+        driver_repository: registry path of the image (``driver.repository``).
+        driver_image: the image name (``driver.image``); default: the chart's (``driver``).
+        driver_version: the tag before the OS suffix the operator appends (``driver.version``).
+        licensing: where the licence comes from.
+        pull_secret: the registry's pull Secret; ``None``: the nodes pull without one.
+    """
+
+    driver_repository: rules.ImageRepository = Field(
+        description=(
+            "Registry path of the vGPU guest driver image you build and push "
+            "(`driver.repository`), such as `registry.example.com/nvidia`."
+        ),
+    )
+    driver_image: rules.ImageReference | None = Field(
+        default=None,
+        description="The image's name (`driver.image`); default: the chart's, `driver`.",
+    )
+    driver_version: rules.ImageTag = Field(
+        description=(
+            "The image tag without its OS suffix (`driver.version`): the operator pulls "
+            "`<driverRepository>/<driverImage>:<driverVersion>-<os>`, e.g. `-ubuntu22.04`."
+        ),
+    )
+    licensing: VgpuLicensingSpec = Field(
+        default_factory=VgpuLicensingSpec,
+        description="Where the guest driver's licence comes from.",
+    )
+    pull_secret: VgpuPullSecretSpec | None = Field(
+        default=None,
+        description=(
+            "The private registry's pull Secret (`driver.imagePullSecrets`); unset: the nodes "
+            "pull the image without one."
+        ),
+    )
+
+
 class GpuOperatorSpec(Model):
     """The NVIDIA GPU Operator Helm release.
 
@@ -49,6 +155,7 @@ class GpuOperatorSpec(Model):
         smoke_test_image: image of the per-pool ``nvidia-smi`` Job (pools opt in with ``smokeTest``).
         cluster_wide: on an existing GKE/EKS cluster, accept that the operator manages every
             NVIDIA GPU node of the cluster, other stacks' and teams' included.
+        vgpu: the vGPU driver mode's image and Secrets (pools with ``driver: vgpu``).
     """
 
     enabled: bool = Field(
@@ -120,6 +227,14 @@ class GpuOperatorSpec(Model):
             "On an existing GKE/EKS cluster, accept that the operator manages every NVIDIA GPU "
             "node of the cluster, other stacks' included; without it the operator is refused "
             "there (on a shared cluster set `enabled: false` instead)."
+        ),
+    )
+
+    vgpu: VgpuSpec | None = Field(
+        default=None,
+        description=(
+            "vSphere vGPU: the guest driver image and its licensing and pull Secrets, for pools "
+            "with `driver: vgpu` (chart v25.10.0 or later)."
         ),
     )
 

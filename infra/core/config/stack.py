@@ -23,6 +23,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from infra.core import rules
 from infra.core.config.operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
+from infra.core.config.secrets import SECRET_KEYS, SecretRef, secret_refs
 from infra.core.errors import (
     ConfigIssue,
     Issues,
@@ -66,8 +67,16 @@ def schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
     return KubernetesClusterSpec, KubernetesPoolSpec
 
 
-# The keys this project reads under gpu-infra:.
-_PROJECT_KEYS = ("platform", "cluster", "gpuPools", "gpuOperator", "gpuNamespaces", "integrations")
+# The keys this project reads under gpu-infra: (the blocks, then the Pulumi secrets).
+_PROJECT_KEYS = (
+    "platform",
+    "cluster",
+    "gpuPools",
+    "gpuOperator",
+    "gpuNamespaces",
+    "integrations",
+    *SECRET_KEYS,
+)
 
 # Location shapes: GCP regions/zones and AWS regions (the provider keys that must agree with them).
 _GCP_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
@@ -92,6 +101,7 @@ class StackConfig:
         namespaces: GPU namespaces with quotas.
         integrations: settings of the generated workload integrations.
         provider_config: every non-``gpu-infra`` key, as given.
+        secrets: the Pulumi secrets given (``infra.core.config.secrets``), by key: names only.
     """
 
     stack: str
@@ -105,6 +115,7 @@ class StackConfig:
     namespaces: tuple[GpuNamespaceSpec, ...]
     integrations: IntegrationsSpec = field(default_factory=IntegrationsSpec)
     provider_config: Mapping[str, Any] = field(default_factory=dict)
+    secrets: Mapping[str, SecretRef] = field(default_factory=dict)
 
 
 def gcp_region_of(location: str) -> tuple[str, str | None] | None:
@@ -282,6 +293,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     )
 
     integrations = _validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
+    secrets = secret_refs({k: v for k, v in own.items() if k in SECRET_KEYS}, issues.add)
     region, zone, project = _location(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
@@ -304,6 +316,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         namespaces=tuple(namespaces or ()),
         integrations=integrations or IntegrationsSpec(),
         provider_config=providers,
+        secrets=secrets,
     )
 
 
@@ -488,7 +501,7 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         "gpuOperator",
         "enabled",
         False,
-        ("version", "preset", "namespace", "toolkitEnv", "values", "timeout"),
+        ("version", "preset", "namespace", "toolkitEnv", "values", "timeout", "vgpu"),
         "the GPU Operator is not installed",
     ),
     # gke.planner / eks.planner._plan_system: the system pool is planned for created clusters only.

@@ -22,6 +22,10 @@ no restart is needed.
 
 from __future__ import annotations
 
+from infra.core.catalog.runtime_facts import BOTTLEROCKET, EKS_AMI, runtime_fact
+from infra.core.platform import NodeRuntime
+from infra.core.sharing import DEVICE_LIST_STRATEGY
+
 # nvidia-container-toolkit config keys and the values that isolate GPUs (see the module docstring).
 TOOLKIT_ISOLATION: tuple[tuple[str, str], ...] = (
     ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false"),
@@ -33,6 +37,50 @@ _BOUNDARY = "GPUINFRA"
 def isolates_gpus(ami_type: str | None) -> bool:
     """Whether the AMI is an AL2023 NVIDIA image (nodeadm, nvidia as default runtime)."""
     return ami_type is not None and ami_type.startswith("AL2023") and "NVIDIA" in ami_type
+
+
+def node_runtime(ami_type: str | None) -> NodeRuntime | None:
+    """What an EKS GPU node's own runtime does with a pod's ``NVIDIA_VISIBLE_DEVICES``: AL2023
+    NVIDIA nodes as nodeadm configures them plus ``TOOLKIT_ISOLATION``; Bottlerocket NVIDIA nodes as
+    their shared defaults set the toolkit and device plugin (``data/gpu_runtime_facts.csv``);
+    ``None`` for any other image or a fact the table lacks."""
+    image = (ami_type or "").upper()
+    if isolates_gpus(ami_type):
+        default = runtime_fact(EKS_AMI, "al2023", "default-runtime")
+        if default is None:
+            return None
+        return NodeRuntime(
+            default_runtime=default.value,
+            nvidia_handler=True,
+            accept_envvar=False,
+            accept_mounts=True,
+            # With the operator off, gpu-infra's NVIDIA device plugin chart serves these nodes.
+            device_list=DEVICE_LIST_STRATEGY,
+            source=f"{default.source}; gpu-infra's node user data: nvidia-ctk config "
+            + " ".join(f"{k}={v}" for k, v in TOOLKIT_ISOLATION)
+            + "; NVIDIA device plugin chart deviceListStrategy (infra.core.eks.device_plugin)",
+        )
+    if image.startswith("BOTTLEROCKET") and "NVIDIA" in image:
+        envvar, mounts, strategy = (
+            runtime_fact(BOTTLEROCKET, "nvidia-k8s", f)
+            for f in (
+                "visible-devices-envvar-when-unprivileged",
+                "visible-devices-as-volume-mounts",
+                "device-list-strategy",
+            )
+        )
+        if envvar is None or mounts is None or strategy is None:
+            return None
+        # Whichever runtime containerd defaults to, every path through nvidia's honours this.
+        return NodeRuntime(
+            default_runtime="the image's",
+            nvidia_handler=True,
+            accept_envvar=envvar.flag,
+            accept_mounts=mounts.flag,
+            device_list=strategy.value,
+            source=f"{envvar.source}; {strategy.source}",
+        )
+    return None
 
 
 def toolkit_isolation_script() -> str:

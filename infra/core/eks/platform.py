@@ -15,7 +15,7 @@ from infra.core.config.base import PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.operator import EksPreset
 from infra.core.config.stack import StackConfig
-from infra.core.eks import nodes, sent
+from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_nodes
 from infra.core.eks.observed import EksObserved
@@ -27,6 +27,7 @@ from infra.core.platform import (
     CUTOFF_FLAG,
     Autoscaler,
     Features,
+    NodeRuntime,
     Platform,
     PlatformDefaults,
     PoolView,
@@ -149,6 +150,9 @@ class EksPlatform(PlatformDefaults):
         if EKS_ACCELERATOR_LABEL in h.labels:
             selector.setdefault(EKS_ACCELERATOR_LABEL, h.labels[EKS_ACCELERATOR_LABEL])
         return selector
+
+    def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
+        return bootstrap.node_runtime(h.node_image)
 
     def carried_labels(
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]

@@ -25,6 +25,7 @@ from infra.core.nodes import PoolNodes
 from infra.core.platform import (
     Features,
     NativeSharing,
+    NodeRuntime,
     Platform,
     PlatformDefaults,
     PoolView,
@@ -67,6 +68,22 @@ FEATURES = Features(
     labelled_by="GKE (accelerator, partition size) and the node pool's labels",
     unlabelled_fix="its nodes drop the label (MIG mixed or renamed time-slicing: no whole GPU)",
     operator_off="GKE's own driver and device plugin then serve this stack's pools",
+)
+
+# GKE's own GPU node setup (the operator off): containerd runs runc, and GKE's device plugin hands a
+# container the /dev/nvidiaN node of each GPU it was allocated and nothing else
+# (GoogleCloudPlatform/container-engine-accelerators pkg/gpu/nvidia/beta_plugin.go@0129f83e
+# Allocate: one DeviceSpec per requested device ID), so NVIDIA_VISIBLE_DEVICES opens nothing.
+GKE_NODE_RUNTIME = NodeRuntime(
+    default_runtime="runc",
+    nvidia_handler=False,
+    accept_envvar=None,
+    accept_mounts=None,
+    device_list="device nodes of the allocated GPUs",
+    source=(
+        "GoogleCloudPlatform/container-engine-accelerators pkg/gpu/nvidia/beta_plugin.go@0129f83e "
+        "Allocate (one DeviceSpec per allocated GPU; no nvidia runtime on GKE's containerd)"
+    ),
 )
 
 # GKE sends gpuModel as guestAccelerators[].type and selects nodes by the
@@ -189,6 +206,9 @@ class GkePlatform(PlatformDefaults):
             # timesharing-gpus#enable-gke).
             schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles),
         )
+
+    def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
+        return GKE_NODE_RUNTIME
 
     def carried_labels(
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]

@@ -196,6 +196,12 @@ def zero_gpu_mixed_problem(h: PoolHints, pool: PoolBase, rule: str | None) -> st
 def reject_operator_features(pools: Sequence[PoolHints], specs: PoolSpecs, issues: Issues) -> None:
     for h in pools:
         i, pool = spec_of(specs, h)
+        if h.driver == "vgpu":
+            issues.add(
+                join_path("gpuPools", i, "driver"),
+                "'vgpu' is the guest driver the GPU Operator installs, but gpuOperator.enabled is "
+                "false",
+            )
         for key in ("sharing", "mig"):
             if getattr(pool, key) is not None:
                 issues.add(

@@ -53,6 +53,24 @@ SMOKE_TEST_NAMESPACE = "gpu-smoke-test"
 SMOKE_TEST_DEADLINE_SECONDS = 1800
 
 
+@dataclass(frozen=True, slots=True)
+class ConfigSecret:
+    """A manifest value the component reads from a Pulumi config secret, as a secret output
+    (``infra.core.config.secrets``): the plan holds the key, never the text."""
+
+    key: str
+
+
+@dataclass(frozen=True, slots=True)
+class RegistryAuth:
+    """A ``.dockerconfigjson`` for one registry whose password is a Pulumi config secret
+    (https://kubernetes.io/docs/concepts/configuration/secret/#docker-config-secrets)."""
+
+    server: str
+    username: str
+    password_key: str
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class HelmRelease:
     """The ``gpu-operator`` Helm release.
@@ -97,7 +115,7 @@ class OperatorPlan:
         release: the Helm release, or ``None`` when the operator is disabled.
         namespace_object: the operator namespace manifest (privileged pod security).
         before_release: objects the operator's pods need at install (GKE driver installer
-            DaemonSets, critical-pod quota, device-plugin config).
+            DaemonSets, critical-pod quota, device-plugin config, the vGPU Secrets).
         after_release: objects that need the operator (GPU namespaces and quotas, smoke tests).
         node_labels: labels to patch onto existing nodes (platform kubernetes).
         scheduling: per pool, what a GPU workload needs to land there (stack output).
@@ -107,6 +125,8 @@ class OperatorPlan:
         notes: one line per config value gpu-infra did not apply, with why (printed, not errors).
         deleted_with_stack: team namespaces (and Kubeflow Profiles) whose ``gpuNamespaces`` entry
             sets ``deleteWithStack``: not retained on delete.
+        isolation: the isolation table's rows for this stack's pools
+            (``infra.core.operator.isolation.RuntimePath``).
     """
 
     namespace: str
@@ -121,3 +141,4 @@ class OperatorPlan:
     integrations: Mapping[str, Any] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
     deleted_with_stack: frozenset[str] = frozenset()
+    isolation: tuple[Any, ...] = ()

@@ -18,6 +18,7 @@ from infra.core.integrations.scheduling import scheduling_hints, workload_target
 from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
+from infra.core.operator.isolation import RuntimePath, gap_text
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
@@ -31,6 +32,7 @@ from infra.core.operator.model import (
     NodeLabels,
     OperatorPlan,
 )
+from infra.core.operator.vgpu import VGPU, vgpu_secrets
 from infra.core.platform import Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
@@ -97,6 +99,7 @@ def assemble(
     preset: str | None,
     namespace: str,
     notes: tuple[str, ...] = (),
+    paths: tuple[RuntimePath, ...] = (),
 ) -> OperatorPlan:
     ns_object: Manifest | None = None
     before: list[Manifest] = []
@@ -107,7 +110,7 @@ def assemble(
             "metadata": {"name": namespace, "labels": {**PRIVILEGED_PSA, **MANAGED_BY}},
         }
         before = _before_release(config, pools, platform, release, preset, namespace)
-    gap = isolation_gap(platform, release)
+    gap = gap_text(paths)
     after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
     if gap is not None and config.namespaces:
         notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
@@ -121,13 +124,15 @@ def assemble(
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
-            after.append(smoke_test_job(h, hints, config.operator.smoke_test_image))
+            job = smoke_test_job(h, hints, config.operator.smoke_test_image, h.driver == VGPU)
+            after.append(job)
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
             # Listed nodes also get the accelerator label Flyte's device selector reads.
             accelerator = flyte_mod.accelerator_name(h, platform.features)
             labels = {**labels, platform.features.accelerator_label: accelerator}
             node_labels.append(NodeLabels(pool=h.name, nodes=listed, labels=labels))
+    after = _profiles_after_licensed_jobs(after)
     patched = {nl.pool: nl.labels for nl in node_labels}
     profiles, integrations = _integrations(
         config, pools, platform, specs, scheduling, kubeflow_profiles, patched
@@ -145,6 +150,7 @@ def assemble(
         integrations=integrations,
         notes=notes,
         deleted_with_stack=frozenset(n.name for n in config.namespaces if n.delete_with_stack),
+        isolation=paths,
     )
 
 
@@ -168,6 +174,8 @@ def _before_release(
         "devicePlugin" in release.values
     ):
         before.append(cm)
+    # The driver pods pull and license with these from their first start.
+    before.extend(vgpu_secrets(config, namespace))
     return before
 
 
@@ -332,37 +340,6 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
     }
 
 
-def isolation_gap(platform: Platform, release: HelmRelease | None) -> str | None:
-    """Why pods could use GPUs they did not request on this stack's nodes (so a namespace GPU
-    quota would not bind them), or ``None`` when the node setup gpu-infra plans prevents it.
-
-    Prevented: GKE's device plugin mounts only allocated GPUs (runc stays the default runtime);
-    EKS AL2023 nodes refuse NVIDIA_VISIBLE_DEVICES from unprivileged containers
-    (infra.core.eks.bootstrap); CDI-era charts keep nvidia a non-default runtime; pre-CDI charts
-    that make it the default get the isolation env (infra.core.operator.toolkit).
-    """
-    if release is None:
-        if platform.features.own_hardware:
-            return (
-                "the GPU Operator is off, so gpu-infra configures no container runtime on these "
-                "nodes; if nvidia is their default runtime and the toolkit accepts "
-                "NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), any CUDA image "
-                "sees every GPU of its node"
-            )
-        return None
-    env = {e["name"]: e["value"] for e in release.values.get("toolkit", {}).get("env", [])}
-    if (
-        env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") == "true"
-        and env.get("ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED") != "false"
-    ):
-        return (
-            "gpuOperator.toolkitEnv makes nvidia the default runtime without "
-            "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false, so any CUDA image sees "
-            "every GPU of its node"
-        )
-    return None
-
-
 ISOLATION_GAP = "gpu-infra/not-enforced"
 
 
@@ -414,6 +391,31 @@ def _quota_meaning(gpus: int, resources: Sequence[str]) -> str:
     )
 
 
+# A vGPU guest driver serves unlicensed at reduced capability until nvidia-gridd obtains a licence;
+# `nvidia-smi -q` reports it as "License Status : Licensed (Expiry: ...)" (NVIDIA License System
+# User Guide, "Verifying the NVIDIA vGPU Software License Status of a Licensed Client"). The Job
+# polls for it for up to 10 minutes, well inside its deadline, then fails showing the status.
+LICENSED_SMI = (
+    "for i in $(seq 1 60); do "
+    "if nvidia-smi -q | grep -Eq 'License Status +: Licensed'; then nvidia-smi; exit 0; fi; "
+    "sleep 10; done; nvidia-smi -q | grep -E 'License Status'; exit 1"
+)
+# Marks the smoke Jobs that prove a licensed vGPU driver: the integrations' objects wait for them.
+LICENSE_CHECK_LABEL = "gpu-infra/license-check"
+
+
+def _profiles_after_licensed_jobs(after: list[Manifest]) -> list[Manifest]:
+    """Kubeflow Profiles (where notebooks land) after the Jobs that prove a licensed driver, so
+    the component can make them wait; unchanged when there is no such Job."""
+    licensed = [
+        m for m in after if m["kind"] == "Job" and LICENSE_CHECK_LABEL in m["metadata"]["labels"]
+    ]
+    if not licensed:
+        return after
+    rest = [m for m in after if m["kind"] != "Profile"]
+    return [*rest, *(m for m in after if m["kind"] == "Profile")]
+
+
 def smoke_test_namespace() -> Manifest:
     """The smoke-test Jobs' own namespace: no GPU quota of a team's namespace is spent on them,
     and the Jobs meet the restricted pod security standard, so it is enforced."""
@@ -425,8 +427,11 @@ def smoke_test_namespace() -> Manifest:
     }
 
 
-def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], image: str) -> Manifest:
-    """A Job running ``nvidia-smi`` on one GPU of pool ``h``.
+def smoke_test_job(
+    h: PoolHints, hints: Mapping[str, Any], image: str, licensed: bool = False
+) -> Manifest:
+    """A Job running ``nvidia-smi`` on one GPU of pool ``h``; on a vGPU pool (``licensed``) it
+    first waits for the guest driver's licence.
 
     It runs once per change of its inputs: the name carries a hash of the spec, so a changed image,
     resource or selector makes a new Job, and an unchanged one keeps its name. It has no
@@ -434,7 +439,20 @@ def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], image: str) -> Manife
     ``pulumi refresh`` and ``pulumi up`` would recreate it, scaling a GPU node up again.
     """
     labels = {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-infra/pool": h.name, **MANAGED_BY}
+    if licensed:
+        labels[LICENSE_CHECK_LABEL] = "true"
     resource = hints["resourceName"]
+    container: dict[str, Any] = {
+        "name": "nvidia-smi",
+        "image": image,
+        "command": ["sh", "-c", LICENSED_SMI] if licensed else ["nvidia-smi"],
+        "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
+        "resources": {"requests": {resource: "1"}, "limits": {resource: "1"}},
+        "securityContext": {
+            "allowPrivilegeEscalation": False,
+            "capabilities": {"drop": ["ALL"]},
+        },
+    }
     spec: dict[str, Any] = {
         "backoffLimit": 2,
         "activeDeadlineSeconds": SMOKE_TEST_DEADLINE_SECONDS,
@@ -449,19 +467,7 @@ def smoke_test_job(h: PoolHints, hints: Mapping[str, Any], image: str) -> Manife
                     "runAsUser": 65534,
                     "seccompProfile": {"type": "RuntimeDefault"},
                 },
-                "containers": [
-                    {
-                        "name": "nvidia-smi",
-                        "image": image,
-                        "command": ["nvidia-smi"],
-                        "env": [{"name": "NVIDIA_DRIVER_CAPABILITIES", "value": "utility"}],
-                        "resources": {"requests": {resource: "1"}, "limits": {resource: "1"}},
-                        "securityContext": {
-                            "allowPrivilegeEscalation": False,
-                            "capabilities": {"drop": ["ALL"]},
-                        },
-                    }
-                ],
+                "containers": [container],
             },
         },
     }

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from infra.core.config.operator import GpuOperatorSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
 from infra.core.operator.gpu_sharing import mig_settings, reject_operator_features, sharing_settings
 from infra.core.operator.helm_values import (
+    Setting,
     is_cdi_era,
     merge_settings,
     unknown_paths,
     vendored_versions,
 )
+from infra.core.operator.isolation import RuntimePath, isolation_settings, runtime_paths
 from infra.core.operator.model import HelmRelease, OperatorPlan
 from infra.core.operator.objects import (
     assemble,
@@ -27,8 +30,9 @@ from infra.core.operator.presets import (
     preset_notes,
     preset_settings,
 )
-from infra.core.operator.toolkit import isolation_settings, toolkit_settings
+from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
+from infra.core.operator.vgpu import check_vgpu, vgpu_settings
 from infra.core.platform import Platform
 from infra.core.pools import PoolHints, PoolSpecs
 
@@ -63,32 +67,29 @@ def plan_operator(
     check_namespaces(config, issues)
     if not spec.enabled:
         reject_operator_features(pools, specs, issues)
+        check_vgpu(config, pools, specs, issues)
         if not pools and not config.namespaces:
             return None
-        return assemble(config, pools, platform, specs, None, None, "default")
+        paths = runtime_paths(pools, platform, None, None)
+        return assemble(config, pools, platform, specs, None, None, "default", paths=paths)
 
-    if _refuse_shared_cluster(config, platform, issues):
-        return None
-    if spec.version not in vendored_versions():
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
-            f"checked against them); known: {', '.join(vendored_versions())}",
-        )
+    if _refuse_shared_cluster(config, platform, issues) or not _known_version(spec, issues):
         return None
     preset = choose_preset(config, pools, platform, specs, issues)
     if preset is None:
         return None
     _check_version_for_preset(config, platform, preset, issues)
+    check_vgpu(config, pools, specs, issues)
     notes: list[str] = preset_notes(preset, spec.version)
     settings = [
         *preset_settings(preset, spec.version, platform, pools),
+        *vgpu_settings(config),
         *toolkit_settings(spec, preset, issues, notes),
         *sharing_settings(preset, pools, platform, specs, issues),
         *mig_settings(platform, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
-    settings += isolation_settings(spec.version, settings, preset)
+    settings += _isolation(spec, settings)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
@@ -108,7 +109,45 @@ def plan_operator(
     check_cpu_nodes(platform, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(pools, platform, specs, issues)
-    return assemble(config, pools, platform, specs, release, preset, spec.namespace, tuple(notes))
+    paths = runtime_paths(pools, platform, release, preset)
+    _check_delivery(paths, issues)
+    return assemble(
+        config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
+    )
+
+
+def _known_version(spec: GpuOperatorSpec, issues: Issues) -> bool:
+    if spec.version in vendored_versions():
+        return True
+    issues.add(
+        "gpuOperator.version",
+        f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
+        f"checked against them); known: {', '.join(vendored_versions())}",
+    )
+    return False
+
+
+def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
+    """The isolation settings for the release as planned so far (the user's values included,
+    their problems left to ``user_settings``, which reports them once)."""
+    probe = user_settings(spec, settings, Issues())
+    values, reasons = merge_settings([*settings, *probe], spec.version)
+    return isolation_settings(values, spec.version, reasons)
+
+
+def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
+    """A release whose allocated GPUs could not reach their pods (the device plugin's strategy
+    is one the toolkit refuses) is an error, not a plan."""
+    for p in paths:
+        if p.delivers:
+            continue
+        issues.add(
+            "gpuOperator.values.devicePlugin.env",
+            f"DEVICE_LIST_STRATEGY {p.device_list.value} ({p.device_list.by}) hands GPUs over in "
+            f"a way the toolkit refuses here (NVIDIA_VISIBLE_DEVICES from unprivileged pods: "
+            f"{p.accept_envvar.value}; volume mounts: {p.accept_mounts.value}), so pods of "
+            f"{', '.join(p.pools)} would get no GPU; drop it",
+        )
 
 
 def _check_version_for_preset(

@@ -23,6 +23,9 @@ NO_OPERATOR_MIG_MANAGER = ("eks-bottlerocket",)
 NO_OPERATOR_TOOLKIT = ("eks-al2023", "eks-bottlerocket")
 # Distributions whose embedded containerd gets nvidia as a non-default runtime from toolkit 1.17.
 RUNTIME_CLASS_PRESETS = ("k3s", "rke2")
+# Where k3s's (and RKE2's, which runs k3s's agent) embedded containerd listens
+# (https://docs.k3s.io/advanced#configuring-containerd; NVIDIA getting-started.html, k3s/RKE2).
+K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 
 # --------------------------------------------------------------------------------------------------
 # Preset choice and preset values
@@ -170,7 +173,7 @@ def preset_settings(
     if preset in ("k3s", "rke2"):
         add(
             "toolkit.env[CONTAINERD_SOCKET]",
-            "/run/k3s/containerd/containerd.sock",
+            K3S_CONTAINERD_SOCKET,
             f"{preset}'s embedded containerd socket",
         )
     if preset == "k3s" and not cdi:
@@ -179,11 +182,6 @@ def preset_settings(
             "/var/lib/rancher/k3s/agent/etc/containerd/config.toml",
             "k3s's generated containerd config (toolkit 1.17 edits it; k3s re-detects on restart)",
         )
-    if preset == "rke2" and not cdi:
-        why = "RKE2 docs (25.3): only device-plugin-allocated GPUs reach unprivileged pods"
-        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED]", "false", why)
-        add("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS]", "true", why)
-        add("devicePlugin.env[DEVICE_LIST_STRATEGY]", "volume-mounts", why)
     if preset == "microk8s":
         add(
             "toolkit.env[CONTAINERD_CONFIG]",

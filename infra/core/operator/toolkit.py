@@ -92,38 +92,6 @@ def toolkit_settings(
     return out
 
 
-# Pre-CDI charts (< v25.10) with nvidia as containerd's default runtime: any container that sets
-# NVIDIA_VISIBLE_DEVICES=all (every CUDA base image) gets every GPU of its node unless the toolkit
-# ignores that env var for unprivileged pods and the device plugin hands GPUs over as volume mounts
-# (rancher/rke2-docs docs/add-ons/gpu_operators.md, v25.3 tab: "required to properly isolate GPU
-# resources"; NVIDIA "Preventing unprivileged access to GPUs in Kubernetes").
-ISOLATION_ENV = (
-    ("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED]", "false"),
-    ("toolkit.env[ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS]", "true"),
-    ("devicePlugin.env[DEVICE_LIST_STRATEGY]", "volume-mounts"),
-)
-
-
-def isolation_settings(version: str, settings: list[Setting], preset: str) -> list[Setting]:
-    """The GPU-isolation settings a pre-CDI chart needs once nvidia is the default runtime
-    (whoever set CONTAINERD_SET_AS_DEFAULT=true: a preset or ``gpuOperator.toolkitEnv``; on the
-    ``containerd`` preset also when unset, the installer's default)."""
-    if is_cdi_era(version):
-        return []
-    paths = {s.path: s.value for s in settings}
-    # Unset means the toolkit installer's default, true (nvidia-container-toolkit 1.17
-    # tools/container/toolkit: --set-as-default defaults to true), so unset needs isolation too.
-    unset = "true" if preset == "containerd" else None
-    if paths.get("toolkit.env[CONTAINERD_SET_AS_DEFAULT]", unset) != "true":
-        return []
-    why = (
-        "nvidia is containerd's default runtime on a pre-CDI chart (CONTAINERD_SET_AS_DEFAULT "
-        "true or unset: the installer's default): without it any CUDA image sees every GPU of its "
-        "node (rke2-docs gpu_operators.md v25.3: required to isolate GPU resources)"
-    )
-    return [Setting(path, value, why) for path, value in ISOLATION_ENV if path not in paths]
-
-
 def _env_string(raw: str | bool | int) -> str:
     # The ClusterPolicy CRD types env values as strings: True must become "true", not "True".
     if isinstance(raw, bool):

@@ -112,6 +112,8 @@ GoDuration = Annotated[str, _rule(check_go_duration)]
 NodePoolTerminationGracePeriod = Annotated[str, _rule(check_termination_grace_period)]
 AccessScopeNamespace = Annotated[str, _rule(check_access_scope_namespace)]
 ImageReference = Annotated[str, _rule(check_image_reference)]
+ImageRepository = Annotated[str, _rule(check_image_repository)]
+ImageTag = Annotated[str, _rule(check_image_tag)]
 HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]
 GceLabels = Annotated[dict[str, str], _rule(check_gce_labels)]
@@ -165,6 +167,8 @@ __all__ = [
     "HostPath",
     "IamPrincipalArn",
     "ImageReference",
+    "ImageRepository",
+    "ImageTag",
     "Ipv4Cidr",
     "KubeconfigPath",
     "Labels",

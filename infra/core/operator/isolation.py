@@ -1,0 +1,511 @@
+"""GPU isolation on every runtime path: can an unprivileged pod see a GPU it did not request?
+
+The receivers' rule (nvidia-container-toolkit, fact ``envvar-gate`` in
+``data/gpu_runtime_facts.csv``): a container that names GPUs in ``NVIDIA_VISIBLE_DEVICES`` (every
+CUDA base image sets ``all``) gets them only if it is privileged (``CAP_SYS_ADMIN`` in its bounding
+set) or the toolkit's ``accept-nvidia-visible-devices-envvar-when-unprivileged`` is true, and only
+when it runs under the nvidia runtime: containerd's default where the toolkit made it so, or any pod
+that names one of the RuntimeClasses the operator creates (fact ``runtimeClasses``; the Pod Security
+``restricted`` profile has no control on ``runtimeClassName``:
+https://kubernetes.io/docs/concepts/security/pod-security-standards/). GPUs the device plugin
+allocated arrive by CDI (``cdi-annotations``/``cdi-cri``: containerd injects them, no env var), by
+the volume-mount list (only where the toolkit accepts it) or by ``NVIDIA_VISIBLE_DEVICES`` (only
+where it accepts that). Not covered, as no runtime setting covers them: privileged pods, pods adding
+``CAP_SYS_ADMIN`` and ``hostPath`` mounts (Pod Security ``baseline`` refuses all three).
+
+Every value below is the chart's (vendored values), the operator's (what it sets in CDI mode, in
+the order it applies env), the toolkit installer's default at the version the chart ships, the
+device plugin's default, or the node image's (``Platform.node_runtime``); an unknown is reported as
+unknown, never as isolated.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from infra.core.catalog.runtime_facts import (
+    DEVICE_PLUGIN,
+    OPERATOR,
+    TOOLKIT,
+    RuntimeFact,
+    runtime_fact,
+)
+from infra.core.operator.helm_values import Setting, default_at
+from infra.core.operator.model import HelmRelease
+from infra.core.platform import NodeRuntime, Platform
+from infra.core.pools import PoolHints
+from infra.core.sharing import DEVICE_LIST_STRATEGY
+
+ACCEPT_ENVVAR = "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
+ACCEPT_MOUNTS = "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS"
+_FLAGS = {
+    "accept-nvidia-visible-devices-envvar-when-unprivileged": ACCEPT_ENVVAR,
+    "accept-nvidia-visible-devices-as-volume-mounts": ACCEPT_MOUNTS,
+}
+# Go strconv.ParseBool, which urfave/cli uses for a BoolFlag's env value.
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
+_FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
+NVIDIA_DEFAULTS = ("nvidia", "the image's")  # a default runtime that may be nvidia's
+
+
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """One thing that decides visibility: its value (``None``: unknown), who set it, the source."""
+
+    value: Any
+    by: str
+    source: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"value": self.value, "by": self.by, "source": self.source}
+
+
+_UNKNOWN = Decided(None, "unknown", "")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RuntimePath:
+    """One row of the isolation table: a set of pools and what decides GPU visibility on them.
+
+    Attributes:
+        pools: the pools this row holds for.
+        platform, preset, chart, driver: the combination (``preset`` ``-`` with the operator off).
+        mode: ``cdi`` or ``legacy`` (the operator's ``cdi.enabled``), ``nri`` (its NRI plugin),
+            ``-`` with the operator off.
+        default_runtime, runtime_classes, accept_envvar, accept_mounts, device_list: the deciders.
+        unrequested: which pod sees which GPUs it did not request; ``None``: none does.
+        unknown: why visibility cannot be told ("" when it can).
+        delivers: the GPUs the device plugin allocates reach the pod.
+    """
+
+    pools: tuple[str, ...]
+    platform: str
+    preset: str
+    chart: str
+    driver: str
+    mode: str
+    default_runtime: Decided
+    runtime_classes: Decided
+    accept_envvar: Decided
+    accept_mounts: Decided
+    device_list: Decided
+    unrequested: str | None
+    unknown: str = ""
+    delivers: bool = True
+
+    @property
+    def enforced(self) -> bool:
+        return not self.unknown and self.unrequested is None
+
+    @property
+    def gap(self) -> str | None:
+        """Why a GPU quota does not bind on these pools, or ``None``."""
+        if self.unknown:
+            return self.unknown
+        return self.unrequested
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "pools": list(self.pools),
+            "platform": self.platform,
+            "preset": self.preset,
+            "chart": self.chart,
+            "driver": self.driver,
+            "mode": self.mode,
+            "defaultRuntime": self.default_runtime.to_json(),
+            "runtimeClasses": self.runtime_classes.to_json(),
+            "acceptEnvvarWhenUnprivileged": self.accept_envvar.to_json(),
+            "acceptVolumeMounts": self.accept_mounts.to_json(),
+            "deviceListStrategy": self.device_list.to_json(),
+            "unrequestedGpus": self.gap or "none",
+            "enforced": self.enforced,
+        }
+
+
+def effective(values: Mapping[str, Any], version: str, path: str) -> Any:
+    """The value at dotted ``path``: the release's, else the chart's default."""
+    node: Any = values
+    for part in path.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            return default_at(version, path)
+        node = node[part]
+    return node
+
+
+def toolkit_version(values: Mapping[str, Any], version: str) -> str:
+    """The toolkit tag the release runs (``v1.17.5-ubuntu20.04`` is toolkit v1.17.5)."""
+    return str(effective(values, version, "toolkit.version")).split("-", 1)[0]
+
+
+def _env_list(values: Mapping[str, Any], version: str, component: str) -> list[tuple[str, str]]:
+    given = effective(values, version, f"{component}.env") or []
+    return [(str(e.get("name")), str(e.get("value"))) for e in given if isinstance(e, Mapping)]
+
+
+def container_env(
+    values: Mapping[str, Any],
+    version: str,
+    component: str,
+    reasons: Mapping[str, str],
+) -> dict[str, tuple[str, str, str]]:
+    """The env the operator gives the toolkit or device-plugin container: its CDI env and the
+    release's ``<component>.env``, applied in the operator's order (fact ``<c>.user-env-last``).
+
+    Returns:
+        name -> (value, who set it, source).
+    """
+    operator: list[tuple[str, str, str, str]] = []
+    if effective(values, version, "cdi.enabled"):
+        for f in _cdi_facts(values, version, component):
+            by = "the operator (CDI mode)"
+            if component == "devicePlugin":
+                operator.append(("DEVICE_LIST_STRATEGY", f.value, by, f.source))
+                continue
+            for pair in f.words:
+                key, _, val = pair.partition("=")
+                operator.append((key, val, by, f.source))
+    # Who set a variable: the head of its reason ("GPU isolation", "preset k3s", ...).
+    user = [
+        (n, v, _who(reasons.get(f"{component}.env[{n}]")), f"{component}.env {n}={v}")
+        for n, v in _env_list(values, version, component)
+    ]
+    last = runtime_fact(OPERATOR, version, f"{component}.user-env-last")
+    steps = [operator, user] if last is None or last.flag else [user, operator]
+    return {name: (value, by, src) for step in steps for name, value, by, src in step}
+
+
+def _who(reason: str | None) -> str:
+    if reason is None:
+        return "the chart's values"
+    head = reason.split(":", 1)[0]
+    return "gpu-infra (GPU isolation)" if head == "GPU isolation" else head
+
+
+def _cdi_facts(values: Mapping[str, Any], version: str, component: str) -> list[RuntimeFact]:
+    names = ["devicePlugin.cdi-strategy"] if component == "devicePlugin" else ["toolkit.cdi-env"]
+    if component == "toolkit" and effective(values, version, "cdi.default"):
+        names.append("toolkit.cdi-default-env")
+    return [f for n in names if (f := runtime_fact(OPERATOR, version, n)) is not None]
+
+
+def installer_flag(flag: str, tk: str, env: Mapping[str, tuple[str, str, str]]) -> Decided:
+    """A toolkit installer flag as the installer resolves it: the first of its env variables that
+    is set (urfave/cli reads them in order), else its default at toolkit ``tk``."""
+    f = runtime_fact(TOOLKIT, tk, flag)
+    if f is None:
+        return Decided(None, "unknown", f"no facts for nvidia-container-toolkit {tk}")
+    for name in f.env.split():
+        if name in env:
+            value, by, _ = env[name]
+            parsed = True if value in _TRUE else False if value in _FALSE else None
+            return Decided(parsed, by, f"{name}={value} ({f.source})")
+    return Decided(f.flag, f"toolkit {tk} default", f.source)
+
+
+def runtime_classes(values: Mapping[str, Any], version: str) -> Decided:
+    """The RuntimeClasses the operator creates for this release."""
+    names = runtime_fact(OPERATOR, version, "runtimeClasses")
+    cdi_only = runtime_fact(OPERATOR, version, "runtimeClasses.cdi-only")
+    nri = runtime_fact(OPERATOR, version, "runtimeClasses.none-with-nri")
+    if names is None or cdi_only is None or nri is None:
+        return Decided(None, "unknown", f"no facts for gpu-operator {version}")
+    if nri.flag and effective(values, version, "cdi.nriPluginEnabled"):
+        return Decided((), "the operator (NRI plugin)", nri.source)
+    cdi = bool(effective(values, version, "cdi.enabled"))
+    own = str(effective(values, version, "operator.runtimeClass") or "nvidia")
+    chosen = [
+        own if n == "operator.runtimeClass" else n
+        for n in names.words
+        if cdi or n not in cdi_only.words
+    ]
+    return Decided(tuple(chosen), "the operator", f"{names.source}; {cdi_only.source}")
+
+
+def device_list(
+    values: Mapping[str, Any],
+    version: str,
+    reasons: Mapping[str, str],
+    node: NodeRuntime | None,
+) -> Decided:
+    """How the device plugin hands allocated GPUs over: the operator's plugin (its env, else the
+    plugin's default at the version the chart ships) or the node image's own."""
+    if not effective(values, version, "devicePlugin.enabled"):
+        if node is None or node.device_list is None:
+            return _UNKNOWN
+        return Decided(node.device_list, "the node image's device plugin", node.source)
+    env = container_env(values, version, "devicePlugin", reasons)
+    if "DEVICE_LIST_STRATEGY" in env:
+        value, by, src = env["DEVICE_LIST_STRATEGY"]
+        return Decided(value, by, src)
+    plugin = str(effective(values, version, "devicePlugin.version"))
+    f = runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy")
+    if f is None:
+        return Decided(None, "unknown", f"no facts for k8s-device-plugin {plugin}")
+    return Decided(f.value, f"device plugin {plugin} default", f.source)
+
+
+@dataclass(frozen=True, slots=True)
+class Combination:
+    """What a row is for: pools, platform, preset, chart and the pools' driver source."""
+
+    pools: tuple[str, ...]
+    platform: str
+    preset: str
+    chart: str
+    driver: str
+
+
+def operator_path(
+    combo: Combination,
+    values: Mapping[str, Any],
+    reasons: Mapping[str, str],
+    node: NodeRuntime | None,
+) -> RuntimePath:
+    """The row for pools the operator serves with the release ``values`` of chart ``combo.chart``
+    (``node``: what the pools' nodes bring where the operator's toolkit is off)."""
+    version = combo.chart
+    nri = bool(effective(values, version, "cdi.nriPluginEnabled"))
+    cdi = bool(effective(values, version, "cdi.enabled"))
+    mode = "nri" if nri else "cdi" if cdi else "legacy"
+    classes = runtime_classes(values, version)
+    if effective(values, version, "toolkit.enabled"):
+        tk = toolkit_version(values, version)
+        env = container_env(values, version, "toolkit", reasons)
+        default = installer_flag("set-as-default", tk, env)
+        runtime = Decided(
+            "nvidia" if default.value else "runc" if default.value is False else None,
+            default.by,
+            default.source,
+        )
+        accept_envvar = installer_flag(_flag(ACCEPT_ENVVAR), tk, env)
+        accept_mounts = installer_flag(_flag(ACCEPT_MOUNTS), tk, env)
+        handler = True
+    elif node is not None:
+        runtime = Decided(node.default_runtime, "the node image", node.source)
+        accept_envvar = Decided(node.accept_envvar, "the node image", node.source)
+        accept_mounts = Decided(node.accept_mounts, "the node image", node.source)
+        handler = node.nvidia_handler
+    else:
+        runtime = accept_envvar = accept_mounts = _UNKNOWN
+        handler = True
+    strategy = device_list(values, version, reasons, node)
+    return _verdict(
+        combo, mode, runtime, classes, accept_envvar, accept_mounts, strategy, handler, cdi
+    )
+
+
+def node_path(combo: Combination, node: NodeRuntime | None, off_why: str) -> RuntimePath:
+    """The row for pools no GPU Operator serves: the node image's runtime, or unknown."""
+    if node is None:
+        return RuntimePath(
+            pools=combo.pools,
+            platform=combo.platform,
+            preset=combo.preset,
+            chart=combo.chart,
+            driver=combo.driver,
+            mode="-",
+            default_runtime=_UNKNOWN,
+            runtime_classes=Decided((), "no GPU Operator", ""),
+            accept_envvar=_UNKNOWN,
+            accept_mounts=_UNKNOWN,
+            device_list=_UNKNOWN,
+            unrequested=None,
+            unknown=off_why,
+        )
+    by = "the node image"
+    return _verdict(
+        combo,
+        "-",
+        Decided(node.default_runtime, by, node.source),
+        Decided((), "no GPU Operator", ""),
+        Decided(node.accept_envvar, by, node.source),
+        Decided(node.accept_mounts, by, node.source),
+        Decided(node.device_list, by, node.source),
+        node.nvidia_handler,
+        cdi=False,
+    )
+
+
+def _verdict(
+    combo: Combination,
+    mode: str,
+    runtime: Decided,
+    classes: Decided,
+    accept_envvar: Decided,
+    accept_mounts: Decided,
+    strategy: Decided,
+    handler: bool,
+    cdi: bool,
+) -> RuntimePath:
+    """Who reaches the nvidia runtime, whether it honours their env var, and whether allocated
+    GPUs still arrive (see the module docstring for the rule)."""
+    ways: list[str] = []
+    if runtime.value is None or runtime.value in NVIDIA_DEFAULTS:
+        ways.append("any pod (nvidia is, or may be, containerd's default runtime)")
+    named = tuple(classes.value or ()) if handler else ()
+    if named:
+        ways.append("a pod naming runtimeClassName " + " or ".join(named))
+    unknown = ""
+    if mode == "nri":
+        unknown = (
+            "the operator's NRI plugin injects the devices, and gpu-infra has no facts on how it "
+            "treats NVIDIA_VISIBLE_DEVICES"
+        )
+    elif classes.value is None:
+        unknown = f"no facts on the RuntimeClasses of gpu-operator {combo.chart}"
+    elif ways and accept_envvar.value is None:
+        where = accept_envvar.source or "the hosts are the user's own"
+        unknown = (
+            "nothing tells whether the nodes' toolkit honours NVIDIA_VISIBLE_DEVICES from "
+            f"unprivileged containers ({where}): a pod without a GPU request and with "
+            "NVIDIA_VISIBLE_DEVICES=all may see every GPU of its node"
+        )
+    unrequested = None
+    if ways and accept_envvar.value:
+        unrequested = (
+            f"{' or '.join(ways)}, without a GPU request and with NVIDIA_VISIBLE_DEVICES=all "
+            "(every CUDA base image), sees every GPU of its node"
+        )
+    return RuntimePath(
+        pools=combo.pools,
+        platform=combo.platform,
+        preset=combo.preset,
+        chart=combo.chart,
+        driver=combo.driver,
+        mode=mode,
+        default_runtime=runtime,
+        runtime_classes=classes,
+        accept_envvar=accept_envvar,
+        accept_mounts=accept_mounts,
+        device_list=strategy,
+        unrequested=unrequested,
+        unknown=unknown,
+        delivers=_delivers(strategy, runtime, accept_envvar, accept_mounts, cdi),
+    )
+
+
+def _delivers(
+    strategy: Decided, runtime: Decided, envvar: Decided, mounts: Decided, cdi: bool
+) -> bool:
+    """Whether allocated GPUs may reach the pod along one of the device plugin's strategies;
+    false only when every one is known to be refused (an unknown is not gpu-infra's to refuse)."""
+    if strategy.value is None:
+        return True
+    ways = set(str(strategy.value).split(","))
+    nvidia = runtime.value is None or runtime.value in NVIDIA_DEFAULTS
+    return bool(
+        (cdi and ways & {"cdi-annotations", "cdi-cri"})
+        or ("volume-mounts" in ways and mounts.value is not False and nvidia)
+        or ("envvar" in ways and envvar.value is not False and nvidia)
+        or not ways & {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"}
+    )
+
+
+def _flag(env: str) -> str:
+    return next(k for k, v in _FLAGS.items() if v == env)
+
+
+# --------------------------------------------------------------------------------------------------
+# What gpu-infra sends to close the path
+
+
+def isolation_settings(
+    values: Mapping[str, Any], version: str, reasons: Mapping[str, str]
+) -> list[Setting]:
+    """The settings that close the env-var path where the operator installs the toolkit.
+
+    ``values``/``reasons``: the release as planned so far. Always
+    ``ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`` (the installer's default is
+    true at every recorded toolkit version, and the operator's RuntimeClass reaches the runtime):
+    the operator's operands are privileged and keep their GPUs, allocated GPUs arrive by CDI. Where
+    nvidia is containerd's default runtime (no CDI), allocated GPUs must come another way: the
+    volume-mount list, accepted by the toolkit and sent by the device plugin (the RKE2 docs' v25.3
+    setup, rancher/rke2-docs docs/add-ons/gpu_operators.md: "required to properly isolate GPU
+    resources"). A variable the stack sets itself is left as it is (and judged by the table).
+    """
+    if not effective(values, version, "toolkit.enabled"):
+        return []
+    tk = toolkit_version(values, version)
+    env = container_env(values, version, "toolkit", reasons)
+    # What the stack itself sets (a chart default item, such as v25.3.0's
+    # devicePlugin.env DEVICE_LIST_STRATEGY=envvar, is replaced, not kept).
+    given = {n for n, _ in _env_list(values, version, "toolkit") if f"toolkit.env[{n}]" in reasons}
+    out: list[Setting] = []
+    default = installer_flag(_flag(ACCEPT_ENVVAR), tk, env)
+    if ACCEPT_ENVVAR not in given:
+        out.append(
+            Setting(
+                f"toolkit.env[{ACCEPT_ENVVAR}]",
+                "false",
+                f"GPU isolation: the installer's default is {str(default.value).lower()} "
+                f"({default.source}) and a pod naming the operator's RuntimeClass reaches the "
+                "nvidia runtime; the operator's pods are privileged, allocated GPUs arrive by CDI "
+                "or volume mounts",
+            )
+        )
+    nvidia = installer_flag("set-as-default", tk, env)
+    if nvidia.value is False:
+        return out
+    why = (
+        f"GPU isolation: nvidia is containerd's default runtime ({nvidia.source}), so allocated "
+        "GPUs come as the device plugin's volume-mount list (rke2-docs gpu_operators.md v25.3: "
+        "required to isolate GPU resources)"
+    )
+    if ACCEPT_MOUNTS not in given:
+        out.append(Setting(f"toolkit.env[{ACCEPT_MOUNTS}]", "true", why))
+    plugin = {
+        n
+        for n, _ in _env_list(values, version, "devicePlugin")
+        if f"devicePlugin.env[{n}]" in reasons
+    }
+    if effective(values, version, "devicePlugin.enabled") and "DEVICE_LIST_STRATEGY" not in plugin:
+        out.append(Setting("devicePlugin.env[DEVICE_LIST_STRATEGY]", DEVICE_LIST_STRATEGY, why))
+    return out
+
+
+# Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it.
+OFF_WHY = (
+    "the GPU Operator is off, so gpu-infra configures no container runtime on these nodes; if "
+    "nvidia is their default runtime and the toolkit accepts NVIDIA_VISIBLE_DEVICES from "
+    "unprivileged containers (its default), any CUDA image sees every GPU of its node"
+)
+
+
+def runtime_paths(
+    pools: Sequence[PoolHints],
+    platform: Platform,
+    release: HelmRelease | None,
+    preset: str | None,
+) -> tuple[RuntimePath, ...]:
+    """The isolation table of a stack: one row per set of pools that share a runtime path."""
+    rows: list[RuntimePath] = []
+    for h in pools:
+        node = platform.node_runtime(h)
+        if release is None:
+            combo = Combination((h.name,), platform.name, "-", "-", h.driver)
+            rows.append(node_path(combo, node, OFF_WHY))
+        else:
+            combo = Combination((h.name,), platform.name, preset or "-", release.version, h.driver)
+            rows.append(operator_path(combo, release.values, release.reasons, node))
+    if not pools and release is None and platform.features.own_hardware:
+        rows.append(node_path(Combination((), platform.name, "-", "-", "-"), None, OFF_WHY))
+    merged: dict[RuntimePath, tuple[str, ...]] = {}
+    for r in rows:
+        key = replace(r, pools=())
+        merged[key] = (*merged.get(key, ()), *r.pools)
+    return tuple(replace(k, pools=v) for k, v in merged.items())
+
+
+def summary(paths: Sequence[RuntimePath]) -> dict[str, Any]:
+    """The ``gpuIsolation`` stack output: every row, and whether all of them hold."""
+    return {"enforced": all(p.enforced for p in paths), "paths": [p.to_json() for p in paths]}
+
+
+def gap_text(paths: Sequence[RuntimePath]) -> str | None:
+    """One line naming, per row that does not hold, its pools and which pod gets what."""
+    gaps = [(p.pools, p.gap) for p in paths if p.gap]
+    if not gaps:
+        return None
+    return "; ".join(f"{', '.join(pools) or 'GPU nodes'}: {why}" for pools, why in gaps)

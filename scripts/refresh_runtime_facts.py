@@ -1,0 +1,399 @@
+"""Read the container-runtime facts GPU isolation rests on from the receivers' own source.
+
+For every vendored gpu-operator chart (``infra/core/data/gpu-operator/values-<tag>.yaml``) it reads,
+at the chart's tag, which RuntimeClasses the operator creates and which env it sets on the toolkit
+and device plugin in CDI mode; at the toolkit and device-plugin versions the chart ships (its
+``toolkit.version`` / ``devicePlugin.version``), the installer's defaults and env names and the
+runtime's gate on ``NVIDIA_VISIBLE_DEVICES``; and what the EKS AL2023 NVIDIA AMI's nodeadm and
+Bottlerocket's NVIDIA variants configure. Writes ``infra/core/data/gpu_runtime_facts.csv`` (facts
+only, each with the file it was read from and the commit).
+
+    .venv/bin/python scripts/refresh_runtime_facts.py --operator DIR --toolkit DIR \\
+        --device-plugin DIR --eks-ami DIR --bottlerocket DIR [--date YYYY-MM-DD]
+
+Each DIR is a clone or a bare git directory of NVIDIA/gpu-operator, NVIDIA/nvidia-container-toolkit,
+NVIDIA/k8s-device-plugin, awslabs/amazon-eks-ami and bottlerocket-os/bottlerocket. A chart or a
+toolkit this script cannot read a fact of is an error, not a guess.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime
+import io
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+OUT = ROOT / "infra" / "core" / "data" / "gpu_runtime_facts.csv"
+CHARTS = ROOT / "infra" / "core" / "data" / "gpu-operator"
+FIELDS = ("receiver", "version", "commit", "fact", "value", "env", "source")
+
+# Installer flags whose default and env names the isolation model reads.
+TOOLKIT_FLAGS = (
+    "accept-nvidia-visible-devices-envvar-when-unprivileged",
+    "accept-nvidia-visible-devices-as-volume-mounts",
+    "cdi-enabled",
+    "set-as-default",
+)
+# Where the installer defines them, before and after the 1.18 move to cmd/nvidia-ctk-installer.
+TOOLKIT_FILES = (
+    ("tools/container/toolkit/toolkit.go", "tools/container/runtime/runtime.go"),
+    (
+        "cmd/nvidia-ctk-installer/toolkit/toolkit.go",
+        "cmd/nvidia-ctk-installer/container/runtime/runtime.go",
+    ),
+)
+# The runtime's gate on env-var device requests: legacy hook, CDI modifier (1.17), image (1.18+).
+GATES = (
+    (
+        "cmd/nvidia-container-runtime-hook/container_config.go",
+        r"privileged \|\| hookConfig\.AcceptEnvvarUnprivileged",
+    ),
+    (
+        "internal/modifier/cdi.go",
+        r"cfg\.AcceptEnvvarUnprivileged \|\| image\.IsPrivileged\(rawSpec\)",
+    ),
+    ("internal/config/image/cuda_image.go", r"i\.isPrivileged \|\| i\.acceptEnvvarUnprivileged"),
+)
+OPERATOR = "gpu-operator"
+OPERATOR_GO = "controllers/object_controls.go"
+CDI_IF = "if config.CDI.IsEnabled() {"
+STATE_GO = "controllers/state_manager.go"
+
+
+def git(repo: str, *args: str) -> str:
+    return subprocess.run(
+        ["git", f"--git-dir={_git_dir(repo)}", *args], check=True, capture_output=True, text=True
+    ).stdout
+
+
+def _git_dir(repo: str) -> str:
+    p = Path(repo)
+    return str(p / ".git") if (p / ".git").exists() else str(p)
+
+
+def show(repo: str, tag: str, path: str) -> str | None:
+    try:
+        return git(repo, "show", f"{tag}:{path}")
+    except subprocess.CalledProcessError:
+        return None
+
+
+def commit_of(repo: str, tag: str) -> str:
+    return git(repo, "rev-parse", f"{tag}^{{commit}}").strip()[:8]
+
+
+def func_body(source: str, name: str) -> str:
+    """The text of Go function ``name`` (from its ``func`` line to the closing brace at column 0)."""
+    m = re.search(rf"^func {re.escape(name)}\(.*?^}}", source, re.MULTILINE | re.DOTALL)
+    if m is None:
+        raise SystemExit(f"no func {name}")
+    return m.group(0)
+
+
+def go_consts(source: str) -> dict[str, str]:
+    return dict(re.findall(r'^\s*([A-Z][A-Za-z0-9]*)\s*=\s*"([^"]*)"', source, re.MULTILINE))
+
+
+def bool_flag(source: str, name: str) -> tuple[str, str]:
+    """(default, env names) of urfave/cli flag ``name``: ``Value:`` (a bool or a const), else false."""
+    m = re.search(rf'Name:\s*"{re.escape(name)}",(.*?)\n\t\t}}', source, re.DOTALL)
+    if m is None:
+        raise SystemExit(f"no flag {name}")
+    block = m.group(1)
+    value = re.search(r"Value:\s*([A-Za-z0-9_]+)", block)
+    default = value.group(1) if value else "false"
+    if default not in ("true", "false"):
+        const = re.search(rf"\b{default}\s*=\s*(true|false)", source)
+        if const is None:
+            raise SystemExit(f"flag {name}: default {default} unresolved")
+        default = const.group(1)
+    envs = re.search(r"(?:EnvVars:\s*\[\]string\{|cli\.EnvVars\()([^})]*)", block)
+    names = re.findall(r'"([A-Z_]+)"', envs.group(1)) if envs else []
+    return default, " ".join(names)
+
+
+def block(body: str, header: str) -> str:
+    """The text between the braces of the first ``header`` (ending in ``{``) in ``body``; ""."""
+    start = body.find(header)
+    if start < 0:
+        return ""
+    depth, i = 0, start + len(header) - 1
+    for j in range(i, len(body)):
+        depth += {"{": 1, "}": -1}.get(body[j], 0)
+        if depth == 0:
+            return body[i + 1 : j]
+    raise SystemExit(f"unbalanced braces after {header!r}")
+
+
+def _without(text: str, *parts: str) -> str:
+    for part in parts:
+        if part:
+            text = text.replace(part, "")
+    return text
+
+
+def set_env(body: str, consts: dict[str, str]) -> list[str]:
+    """``NAME=value`` of every ``setContainerEnv(.., NAME, "value")`` in ``body``, in order."""
+    out = []
+    for const, value in re.findall(
+        r"setContainerEnv\([^,]+,\s*([A-Za-z0-9_]+),\s*\"([^\"]*)\"\)", body
+    ):
+        out.append(f"{consts.get(const, const)}={value}")
+    return out
+
+
+def toolkit_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
+    commit = commit_of(repo, version)
+    for toolkit_go, runtime_go in TOOLKIT_FILES:
+        text = show(repo, version, toolkit_go)
+        runtime = show(repo, version, runtime_go)
+        if text is None or runtime is None:
+            continue
+        for flag in TOOLKIT_FLAGS:
+            src, where = (runtime, runtime_go) if flag == "set-as-default" else (text, toolkit_go)
+            default, env = bool_flag(src, flag)
+            yield _row("nvidia-container-toolkit", version, commit, flag, default, env, where)
+        break
+    else:
+        raise SystemExit(f"toolkit {version}: no installer source found")
+    gates = [path for path, rx in GATES if re.search(rx, show(repo, version, path) or "")]
+    if not gates:
+        raise SystemExit(f"toolkit {version}: no NVIDIA_VISIBLE_DEVICES gate found")
+    yield _row(
+        "nvidia-container-toolkit",
+        version,
+        commit,
+        "envvar-gate",
+        "privileged-or-accept",
+        "",
+        " + ".join(gates),
+    )
+
+
+def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
+    commit = commit_of(repo, tag)
+    go = show(repo, tag, OPERATOR_GO) or ""
+    consts = go_consts(go)
+    toolkit = func_body(go, "TransformToolkit")
+    for_cdi = re.search(r"^func transformToolkitCtrForCDI\(", go, re.MULTILINE)
+    cdi = func_body(go, "transformToolkitCtrForCDI") if for_cdi else block(toolkit, CDI_IF)
+    default_only = block(cdi, "if config.CDI.IsDefault() {")
+    nri_only = block(cdi, "if nriPluginEnabled {")
+    always = set_env(_without(cdi, default_only, nri_only), consts)
+    yield _row(OPERATOR, tag, commit, "toolkit.cdi-env", " ".join(always), "", OPERATOR_GO)
+    only = " ".join(set_env(default_only, consts))
+    yield _row(OPERATOR, tag, commit, "toolkit.cdi-default-env", only, "", OPERATOR_GO)
+    last = _last(toolkit, "config.Toolkit.Env")
+    yield _row(OPERATOR, tag, commit, "toolkit.user-env-last", last, "", OPERATOR_GO)
+    plugin = func_body(go, "TransformDevicePlugin")
+    for_plugin = re.search(r"^func transformDevicePluginCtrForCDI\(", go, re.MULTILINE)
+    cdi_plugin = (
+        func_body(go, "transformDevicePluginCtrForCDI") if for_plugin else block(plugin, CDI_IF)
+    )
+    strategy = [e for e in set_env(cdi_plugin, consts) if e.startswith("DEVICE_LIST_STRATEGY=")]
+    if len(strategy) != 1:
+        raise SystemExit(f"operator {tag}: CDI device-list strategy not found")
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "devicePlugin.cdi-strategy",
+        strategy[0].split("=", 1)[1],
+        "DEVICE_LIST_STRATEGY",
+        OPERATOR_GO,
+    )
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "devicePlugin.user-env-last",
+        _last(plugin, "config.DevicePlugin.Env"),
+        "",
+        OPERATOR_GO,
+    )
+    yield from _runtime_class_rows(repo, tag, commit, go)
+
+
+def _last(body: str, user_env: str) -> str:
+    """Whether the user's env list is applied after the CDI block (so it overrides it)."""
+    user = body.find(f"range {user_env}")
+    cdi = body.find("config.CDI.IsEnabled()")
+    if user < 0 or cdi < 0:
+        raise SystemExit(f"order of {user_env} and the CDI block not found")
+    return "true" if user > cdi else "false"
+
+
+def _runtime_class_rows(repo: str, tag: str, commit: str, go: str) -> Iterator[dict[str, str]]:
+    assets = "assets/pre-requisites"
+    names = []
+    for path in git(repo, "ls-tree", "--name-only", f"{tag}:{assets}").split():
+        doc = yaml.safe_load(show(repo, tag, f"{assets}/{path}") or "") or {}
+        if doc.get("kind") == "RuntimeClass":
+            name = str(doc["metadata"]["name"])
+            names.append("operator.runtimeClass" if name == "FILLED_BY_OPERATOR" else name)
+    body = func_body(go, "RuntimeClasses")
+    cdi_only = re.findall(
+        r'obj\.Name == "([a-z-]+)"', body.split("CDI.IsEnabled()", 1)[-1].split("\n", 1)[0]
+    )
+    if not names or not cdi_only:
+        raise SystemExit(f"operator {tag}: runtime classes not found")
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "runtimeClasses",
+        " ".join(names),
+        "",
+        f"{assets}/*runtime_class*.yaml",
+    )
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "runtimeClasses.cdi-only",
+        " ".join(sorted(cdi_only)),
+        "",
+        f"{OPERATOR_GO} RuntimeClasses",
+    )
+    state = show(repo, tag, STATE_GO) or ""
+    nri = re.search(
+        r'case "pre-requisites":\s*return !clusterPolicySpec\.CDI\.IsNRIPluginEnabled\(\)', state
+    )
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "runtimeClasses.none-with-nri",
+        "true" if nri else "false",
+        "",
+        f"{STATE_GO} isStateEnabled",
+    )
+
+
+def device_plugin_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
+    commit = commit_of(repo, version)
+    main = show(repo, version, "cmd/nvidia-device-plugin/main.go") or ""
+    consts = go_consts(show(repo, version, "api/config/v1/consts.go") or "")
+    m = re.search(
+        r'Name:\s*"device-list-strategy",\s*Value:\s*cli\.NewStringSlice\(string\(spec\.([A-Za-z]+)\)\)',
+        main,
+    )
+    if m is None or m.group(1) not in consts:
+        raise SystemExit(f"device plugin {version}: default strategy not found")
+    yield _row(
+        "k8s-device-plugin",
+        version,
+        commit,
+        "device-list-strategy",
+        consts[m.group(1)],
+        "DEVICE_LIST_STRATEGY",
+        "cmd/nvidia-device-plugin/main.go + api/config/v1/consts.go",
+    )
+
+
+def eks_ami_rows(repo: str) -> Iterator[dict[str, str]]:
+    path = "nodeadm/internal/containerd/runtime_config_nvidia.go"
+    go = show(repo, "HEAD", path) or ""
+    name = re.search(r'nvidiaRuntimeName\s*=\s*"([^"]+)"', go)
+    binary = re.search(r'nvidiaRuntimeBinaryPath\s*=\s*"([^"]+)"', go)
+    if name is None or binary is None or "opts.RuntimeName = nvidiaRuntimeName" not in go:
+        raise SystemExit("amazon-eks-ami: nodeadm's NVIDIA runtime mixin not found")
+    commit = commit_of(repo, "HEAD")
+    yield _row(
+        "amazon-eks-ami",
+        "al2023",
+        commit,
+        "default-runtime",
+        name.group(1),
+        "",
+        f"{path} (when {binary.group(1)} exists)",
+    )
+
+
+def bottlerocket_rows(repo: str) -> Iterator[dict[str, str]]:
+    commit = commit_of(repo, "HEAD")
+    for path, key in (
+        (
+            "sources/shared-defaults/nvidia-k8s-container-toolkit.toml",
+            "visible-devices-envvar-when-unprivileged",
+        ),
+        (
+            "sources/shared-defaults/nvidia-k8s-container-toolkit.toml",
+            "visible-devices-as-volume-mounts",
+        ),
+        ("sources/shared-defaults/nvidia-k8s-device-plugin.toml", "device-list-strategy"),
+    ):
+        m = re.search(
+            rf'^{re.escape(key)}\s*=\s*"?([a-z-]+)"?', show(repo, "HEAD", path) or "", re.MULTILINE
+        )
+        if m is None:
+            raise SystemExit(f"bottlerocket: {key} not found in {path}")
+        yield _row("bottlerocket", "nvidia-k8s", commit, key, m.group(1), "", path)
+
+
+def _row(
+    receiver: str, version: str, commit: str, fact: str, value: str, env: str, source: str
+) -> dict[str, str]:
+    return dict(zip(FIELDS, (receiver, version, commit, fact, value, env, source), strict=True))
+
+
+def chart_versions() -> list[tuple[str, str, str]]:
+    """(chart tag, toolkit tag, device plugin tag) of every vendored chart."""
+    out = []
+    for p in sorted(CHARTS.glob("values-v*.yaml"), key=lambda p: _semver(p.stem)):
+        values = yaml.safe_load(p.read_text(encoding="utf-8"))
+        toolkit = str(values["toolkit"]["version"]).split("-", 1)[0]
+        out.append(
+            (p.stem.removeprefix("values-"), toolkit, str(values["devicePlugin"]["version"]))
+        )
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for name in ("operator", "toolkit", "device-plugin", "eks-ami", "bottlerocket"):
+        ap.add_argument(f"--{name}", required=True)
+    ap.add_argument("--date", default=datetime.date.today().isoformat())
+    a = ap.parse_args()
+    rows: list[dict[str, str]] = []
+    charts = chart_versions()
+    for tag, _, _ in charts:
+        rows += operator_rows(a.operator, tag)
+    for version in sorted({t for _, t, _ in charts}, key=_semver):
+        rows += toolkit_rows(a.toolkit, version)
+    for version in sorted({d for _, _, d in charts}, key=_semver):
+        rows += device_plugin_rows(a.device_plugin, version)
+    rows += eks_ami_rows(a.eks_ami)
+    rows += bottlerocket_rows(a.bottlerocket)
+    buf = io.StringIO()
+    buf.write(
+        "# Container-runtime facts GPU isolation rests on, per receiver version: which RuntimeClasses the\n"
+        "# GPU Operator creates and the env it sets in CDI mode (per chart tag), the toolkit installer's\n"
+        "# defaults and env names and the runtime's NVIDIA_VISIBLE_DEVICES gate (per toolkit tag a chart\n"
+        "# ships), the device plugin's default device-list strategy, what the EKS AL2023 NVIDIA AMI and\n"
+        "# Bottlerocket's NVIDIA variants configure.\n"
+        "# source: NVIDIA/gpu-operator, NVIDIA/nvidia-container-toolkit, NVIDIA/k8s-device-plugin,\n"
+        "# awslabs/amazon-eks-ami, bottlerocket-os/bottlerocket at the commit of each row, file in `source`;\n"
+        f"# read {a.date} by scripts/refresh_runtime_facts.py (facts only).\n"
+    )
+    w = csv.DictWriter(buf, FIELDS, lineterminator="\n")
+    w.writeheader()
+    w.writerows(rows)
+    OUT.write_text(buf.getvalue(), encoding="utf-8")
+    print(f"wrote {len(rows)} facts to {OUT.relative_to(ROOT)}")
+
+
+def _semver(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,259 @@
+"""GPU isolation on every runtime path: each row of the isolation table against the receivers'
+own facts (``infra/core/data/gpu_runtime_facts.csv``, read from their source by
+``scripts/refresh_runtime_facts.py``) and the vendored chart values, so a chart or toolkit bump
+that changes a default fails here instead of silently reopening a path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import yaml
+
+from infra.core.catalog.pins import pins
+from infra.core.catalog.runtime_facts import (
+    BOTTLEROCKET,
+    DEVICE_PLUGIN,
+    EKS_AMI,
+    OPERATOR,
+    TOOLKIT,
+    runtime_fact,
+    versions_of,
+)
+from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
+from infra.core.operator.helm_values import CHART_DATA_DIR, is_cdi_era, vendored_versions
+from infra.core.operator.isolation import ACCEPT_ENVVAR, ACCEPT_MOUNTS
+from infra.core.operator.isolation_table import _OPERATOR_FACTS, _TOOLKIT_FACTS, rows
+from tests.unit.operator_fixtures import errors, plan, stack
+
+NS = [{"name": "team-a", "gpus": 2}]
+
+
+def _chart(version: str) -> dict[str, Any]:
+    """The vendored chart values file itself (the receiver's artefact, not the model's view)."""
+    return yaml.safe_load((CHART_DATA_DIR / f"values-{version}.yaml").read_text(encoding="utf-8"))
+
+
+def _shipped(version: str) -> tuple[str, str]:
+    values = _chart(version)
+    return str(values["toolkit"]["version"]).split("-")[0], str(values["devicePlugin"]["version"])
+
+
+def env_of(values: Any, component: str = "toolkit") -> dict[str, str]:
+    return {e["name"]: e["value"] for e in values.get(component, {}).get("env", [])}
+
+
+def _plugin_env(values: Any) -> dict[str, str]:
+    return env_of(values, "devicePlugin")
+
+
+# --- the facts cover every chart gpu-infra accepts ------------------------------------------------
+
+
+@pytest.mark.parametrize("version", vendored_versions())
+def test_every_vendored_chart_has_the_operator_facts_the_table_reads(version):
+    missing = [f for f in _OPERATOR_FACTS if runtime_fact(OPERATOR, version, f) is None]
+    assert missing == [], f"run scripts/refresh_runtime_facts.py for gpu-operator {version}"
+
+
+@pytest.mark.parametrize("version", vendored_versions())
+def test_the_toolkit_and_device_plugin_each_chart_ships_have_their_defaults_recorded(version):
+    toolkit, plugin = _shipped(version)
+    assert [f for f in _TOOLKIT_FACTS if runtime_fact(TOOLKIT, toolkit, f) is None] == []
+    assert runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy") is not None
+
+
+def test_the_facts_were_read_at_the_commits_pins_csv_records_for_the_chart_tags():
+    recorded = {p.version: p.commit for p in pins("gpu-operator-values").values() if p.commit}
+    assert recorded  # v25.3.4, v25.10.1, v26.7.0 carry their commit
+    for version, commit in recorded.items():
+        fact = runtime_fact(OPERATOR, version, "runtimeClasses")
+        assert fact is not None and commit.startswith(fact.commit), version
+
+
+def test_every_recorded_toolkit_and_plugin_version_is_one_a_vendored_chart_ships():
+    shipped = {_shipped(v) for v in vendored_versions()}
+    assert set(versions_of(TOOLKIT)) == {t for t, _ in shipped}
+    assert set(versions_of(DEVICE_PLUGIN)) == {d for _, d in shipped}
+
+
+# --- the toolkit path (the operator installs the toolkit) -----------------------------------------
+
+
+@pytest.mark.parametrize("version", vendored_versions())
+def test_the_installer_honours_the_env_var_unprivileged_by_default_so_the_plan_sends_false(
+    version,
+):
+    toolkit, _ = _shipped(version)
+    default = runtime_fact(
+        TOOLKIT, toolkit, "accept-nvidia-visible-devices-envvar-when-unprivileged"
+    )
+    gate = runtime_fact(TOOLKIT, toolkit, "envvar-gate")
+    assert default is not None and gate is not None
+    assert (default.value, gate.value) == ("true", "privileged-or-accept")
+    assert ACCEPT_ENVVAR in default.env.split()
+    op = plan(stack("kubernetes", operator={"version": version}, namespaces=NS))
+    assert op.release is not None
+    assert env_of(dict(op.release.values))[ACCEPT_ENVVAR] == "false"
+    (row,) = op.isolation
+    assert row.enforced and toolkit in row.accept_envvar.source
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
+def test_cdi_operator_keeps_nvidia_non_default_but_creates_runtime_class_nvidia(version):
+    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env")
+    classes = runtime_fact(OPERATOR, version, "runtimeClasses")
+    assert cdi_env is not None and "NVIDIA_RUNTIME_SET_AS_DEFAULT=false" in cdi_env.words
+    assert classes is not None and "operator.runtimeClass" in classes.words
+    assert _chart(version)["cdi"]["enabled"] is True
+    op = plan(stack("kubernetes", operator={"version": version}, namespaces=NS))
+    (row,) = op.isolation
+    assert row.default_runtime.value == "runc"
+    assert "nvidia" in row.runtime_classes.value  # the path issue 1588's pods take
+    assert row.accept_envvar.value is False and row.enforced
+    plugin = runtime_fact(OPERATOR, version, "devicePlugin.cdi-strategy")
+    assert plugin is not None and row.device_list.value == plugin.value  # allocated GPUs by CDI
+    assert ACCEPT_MOUNTS not in env_of(dict(op.release.values))  # nothing else reopened
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if not is_cdi_era(v)])
+def test_pre_cdi_installer_makes_nvidia_the_default_so_gpus_come_as_volume_mounts(version):
+    toolkit, _ = _shipped(version)
+    default = runtime_fact(TOOLKIT, toolkit, "set-as-default")
+    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env")
+    assert default is not None and default.flag
+    assert cdi_env is not None and not any("SET_AS_DEFAULT" in w for w in cdi_env.words)
+    assert _chart(version)["cdi"]["enabled"] is False
+    op = plan(stack("kubernetes", operator={"version": version}, namespaces=NS))
+    assert op.release is not None
+    env, plugin = env_of(dict(op.release.values)), _plugin_env(op.release.values)
+    assert (env[ACCEPT_ENVVAR], env[ACCEPT_MOUNTS]) == ("false", "true")
+    assert plugin["DEVICE_LIST_STRATEGY"] == "volume-mounts"
+    (row,) = op.isolation
+    assert row.default_runtime.value == "nvidia" and row.enforced and row.delivers
+
+
+def test_a_chart_default_envvar_strategy_is_replaced_not_kept_v25_3_0():
+    # v25.3.0's values.yaml lists devicePlugin.env DEVICE_LIST_STRATEGY=envvar itself: with the
+    # env var refused, allocated GPUs would not arrive unless it is replaced.
+    chart_env = {e["name"]: e["value"] for e in _chart("v25.3.0")["devicePlugin"]["env"]}
+    assert chart_env["DEVICE_LIST_STRATEGY"] == "envvar"
+    op = plan(stack("kubernetes", operator={"version": "v25.3.0"}))
+    assert op.release is not None
+    assert _plugin_env(op.release.values)["DEVICE_LIST_STRATEGY"] == "volume-mounts"
+
+
+def test_legacy_mode_on_a_cdi_chart_gets_the_volume_mount_setup_too():
+    op = plan(stack("kubernetes", operator={"values": {"cdi": {"enabled": False}}}, namespaces=NS))
+    assert op.release is not None
+    env = env_of(dict(op.release.values))
+    assert (env[ACCEPT_ENVVAR], env[ACCEPT_MOUNTS]) == ("false", "true")
+    (row,) = op.isolation
+    assert (row.mode, row.default_runtime.value, row.runtime_classes.value) == (
+        "legacy",
+        "nvidia",
+        ("nvidia",),
+    )
+    assert row.enforced and row.delivers
+
+
+def test_up_to_v25_3_2_the_operator_applies_its_cdi_env_after_the_users():
+    for version, last in (("v25.3.2", False), ("v25.3.3", True), ("v26.7.0", True)):
+        fact = runtime_fact(OPERATOR, version, "devicePlugin.user-env-last")
+        assert fact is not None and fact.flag is last, version
+    # GKE's CDI setup on v25.3.2: the operator's envvar,cdi-annotations wins over volume-mounts;
+    # annotations still hand allocated GPUs over with the env var refused.
+    config = stack("gke", operator={"version": "v25.3.2"}, cluster={"minMasterVersion": "1.32"})
+    (row,) = plan(config).isolation
+    assert row.device_list.value == "envvar,cdi-annotations" and row.delivers and row.enforced
+
+
+def test_a_stack_that_tells_the_toolkit_to_honour_the_env_var_is_marked_and_says_who_gets_what():
+    env = {ACCEPT_ENVVAR: "true"}
+    op = plan(stack("kubernetes", operator={"toolkitEnv": env}, namespaces=NS))
+    (row,) = op.isolation
+    assert (
+        not row.enforced
+        and row.accept_envvar.by
+        == "gpuOperator.toolkitEnv ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED"
+    )
+    assert "a pod naming runtimeClassName nvidia or nvidia-legacy or nvidia-cdi" in (row.gap or "")
+    (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
+    assert quota["metadata"]["annotations"]["gpu-infra/not-enforced"].startswith(
+        "gpu: a pod naming"
+    )
+    assert any(n.startswith("gpuNamespaces: the GPU quotas do not bind") for n in op.notes)
+
+
+def test_a_toolkit_without_recorded_facts_is_unknown_never_isolated():
+    values = {"toolkit": {"version": "v9.9.9"}}
+    op = plan(stack("kubernetes", operator={"values": values}, namespaces=NS))
+    (row,) = op.isolation
+    assert not row.enforced and "v9.9.9" in row.accept_envvar.source
+    (quota,) = [m for m in op.after_release if m["kind"] == "ResourceQuota"]
+    assert "gpu-infra/not-enforced" in quota["metadata"]["annotations"]
+
+
+def test_a_device_list_strategy_the_toolkit_refuses_is_an_error_naming_it():
+    values = {"devicePlugin": {"env": [{"name": "DEVICE_LIST_STRATEGY", "value": "envvar"}]}}
+    problem = errors(stack("kubernetes", operator={"values": values}))
+    assert "would get no GPU" in problem["gpuOperator.values.devicePlugin.env"]
+
+
+# --- the node image's path (EKS: the AMI's toolkit) -----------------------------------------------
+
+
+def test_al2023_nodeadm_makes_nvidia_the_default_so_the_node_bootstrap_refuses_the_env_var():
+    fact = runtime_fact(EKS_AMI, "al2023", "default-runtime")
+    assert fact is not None and fact.value == "nvidia"
+    assert ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false") in TOOLKIT_ISOLATION
+    (row,) = plan(stack("eks", namespaces=NS)).isolation
+    assert row.default_runtime.value == "nvidia" and row.accept_envvar.value is False
+    assert row.device_list.value == "volume-mounts" and row.enforced and row.delivers
+
+
+def test_bottlerocket_defaults_refuse_the_env_var_and_hand_gpus_over_as_volume_mounts():
+    facts = {
+        f: runtime_fact(BOTTLEROCKET, "nvidia-k8s", f)
+        for f in (
+            "visible-devices-envvar-when-unprivileged",
+            "visible-devices-as-volume-mounts",
+            "device-list-strategy",
+        )
+    }
+    assert {k: f.value for k, f in facts.items() if f} == {
+        "visible-devices-envvar-when-unprivileged": "false",
+        "visible-devices-as-volume-mounts": "true",
+        "device-list-strategy": "volume-mounts",
+    }
+    row = next(r for r in rows() if r.case.preset == "eks-bottlerocket" and r.path)
+    assert (
+        row.path is not None
+        and row.path.enforced
+        and row.path.device_list.by == ("the node image's device plugin")
+    )
+
+
+# --- the whole table ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "row",
+    rows(),
+    ids=lambda r: (
+        f"{r.case.platform}-{r.case.preset}-{r.case.charts}-{r.case.driver}-{r.case.mode}"
+    ),
+)
+def test_every_row_is_closed_refused_or_marked_with_who_gets_what(row):
+    if row.path is None:
+        assert row.refused  # gpu-infra plans no such stack, and says why
+        return
+    if not row.path.enforced:
+        # Only the user's own hosts without gpu-infra's operator: nothing planned decides it.
+        assert (row.case.platform, row.case.chart) == ("kubernetes", None)
+        assert "sees every GPU of its node" in (row.path.gap or "")
+        return
+    assert row.path.delivers
+    if row.case.chart is not None and row.path.accept_envvar.by != "the node image":
+        toolkit, _ = _shipped(row.case.chart)
+        assert toolkit in row.path.accept_envvar.source  # the fact of the toolkit it runs
