@@ -329,11 +329,13 @@ class GcpQuotaService:
     def _zone_jobs(self, kind: str, zones: set[str]) -> dict[str, Callable[[], Any]]:
         """``instances.list`` or ``disks.list`` of every zone (all pages)."""
         p = self.s.project
-        client = self.instances if kind == "instances" else self.disks
-        return {
-            f"{kind}:{z}": lambda z=z: list(self._call(client().list, project=p, zone=z))
-            for z in sorted(zones)
-        }
+
+        def listing(zone: str) -> list[Any]:
+            if kind == "instances":
+                return list(self._call(self.instances().list, project=p, zone=zone))
+            return list(self._call(self.disks().list, project=p, zone=zone))
+
+        return {f"{kind}:{z}": lambda z=z: listing(z) for z in sorted(zones)}
 
     def _listed(self, results: dict[str, Any], regions: Sequence[str], kind: str) -> Any:
         """The regions' ``kind`` listings as ``(zones/<zone>, listing)`` pairs, or why unknown.
