@@ -335,3 +335,15 @@ def test_gcp_force_files_a_denied_preference_again(env: dict[str, Any]) -> None:
     assert req["action"] == "updated" and env["quotas"].calls["quotaPreferences.patch"] == 1
     assert env["quotas"].patched_etags == ["etag-old"]
     assert env["quotas"].prefs[pid]["reconciling"] is True  # under review again
+
+
+def test_h100_vms_pending_stop_or_deprovisioning_still_hold_family_quota(
+    env: dict[str, Any],
+) -> None:
+    # Instance.Status PENDING_STOP "gracefully shutting down", DEPROVISIONING "tear down tasks
+    # like ... releasing quota" (google-cloud-compute): both still hold it; STOPPED does not.
+    env["quotas"].set_family(P, [({**H100, "region": R}, 64)])
+    for status in ("PENDING_STOP", "DEPROVISIONING", "STOPPED"):
+        env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, status=status)
+    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert row(doc, "NVIDIA_H100_GPUS")["usage"] == 16

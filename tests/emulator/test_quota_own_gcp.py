@@ -215,3 +215,12 @@ def test_the_live_table_says_why_spot_demand_sits_on_the_standard_row(
     main(["--stack", "gke-l4-spot"], out=out, err=io.StringIO())
     text = " ".join(out.getvalue().split())
     assert "counted here: PREEMPTIBLE_NVIDIA_L4_GPUS not granted: Spot counts against" in text
+
+
+def test_where_counts_the_stacks_own_nodes_once_in_its_own_region(
+    gcp_env: dict[str, Any],
+) -> None:
+    deployed(gcp_env, t4_limit=21)
+    code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
+    (home,) = doc["where"][0]["regions"]
+    assert (home["region"], home["fits"], code) == (R, True, 0), home
