@@ -241,8 +241,8 @@ class Demand:
             key, note = pick(c.draw)
             a = acc.setdefault(key, _Acc())
             a.add(c, note, reserved, self.surge_all, self.surge_rule)
-            if isinstance(own, Mapping) and not c.pool.bootstrap:
-                a.own += (own.get(c.pool.name) or {}).get(key, 0.0)
+            if isinstance(own, Mapping) and not c.pool.bootstrap:  # by the draw, resolved as it
+                a.own += (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
         out = [a.row(key, self.surge_all, self.surge_rule, own) for key, a in acc.items()]
         order = {"region": 0, "global": 1}
         return sorted(out, key=lambda r: order[r.key.scope])

@@ -29,9 +29,9 @@ from quota.rules import (
     gcp_disk_metrics,
 )
 
-# Per pool (``NodeGroupSizing.name``), per quota key a draw of the pool names (every key of its
-# fallback chain: which one counts is resolved with the readings, as the demand is), the units its
-# running VMs hold.
+# Per pool (``NodeGroupSizing.name``), per draw of the pool (by its first key: which key of its
+# fallback chain counts is resolved with the readings, as the demand's is), the units its running
+# VMs hold.
 Own = dict[str, dict[QuotaKey, float]]
 
 
@@ -44,13 +44,12 @@ def pool_of(tags: Mapping[str, str], marks: Sequence[NodeMarks]) -> NodeMarks | 
 
 
 def _add(out: Own, pool: str, draws: Iterable[Draw], units_of: Any) -> None:
-    """Add ``units_of(draw)`` (``None``: none) to every key of every draw's chain."""
+    """Add ``units_of(draw)`` (0: none) to each of the pool's draws."""
     for draw in draws:
-        for d in draw.chain():
-            units = units_of(d)
-            if units:
-                acc = out.setdefault(pool, {})
-                acc[d.key] = acc.get(d.key, 0.0) + units
+        units = units_of(draw)
+        if units:
+            acc = out.setdefault(pool, {})
+            acc[draw.key] = acc.get(draw.key, 0.0) + units
 
 
 def _draws_of(contributions: Iterable[Any]) -> dict[str, list[Draw]]:

@@ -224,3 +224,40 @@ def test_where_counts_the_stacks_own_nodes_once_in_its_own_region(
     code, doc = run("--stack", "gke-t4", "--where", "--regions", R)
     (home,) = doc["where"][0]["regions"]
     assert (home["region"], home["fits"], code) == (R, True, 0), home
+
+
+@pytest.mark.parametrize(
+    ("preemptible", "row_of_own"),
+    [((0, 0), "NVIDIA_L4_GPUS"), ((16, 3), "PREEMPTIBLE_NVIDIA_L4_GPUS")],
+    ids=["not-granted", "granted"],
+)
+def test_a_spot_pools_running_nodes_count_on_the_row_its_demand_sits_on(
+    gcp_env: dict[str, Any], preemptible: tuple[int, int], row_of_own: str
+) -> None:
+    # create-use-spot: Spot VMs draw on standard quota until preemptible quota is granted
+    compute: g.FakeCompute = gcp_env["compute"]
+    for z in ZONES[:3]:
+        node(
+            compute,
+            z,
+            "l4-spot",
+            cluster="inference",
+            gpu="nvidia-l4",
+            machine="g2-standard-8",
+            model="SPOT",
+        )
+    compute.set_region(
+        P,
+        R,
+        NVIDIA_L4_GPUS=(32, 3 if preemptible == (0, 0) else 0),
+        PREEMPTIBLE_NVIDIA_L4_GPUS=preemptible,
+        NVIDIA_T4_GPUS=(8, 0),
+        CPUS=(400, 0),
+        E2_CPUS=(100, 0),
+        INSTANCES=(500, 3),
+        IN_USE_ADDRESSES=(100, 3),
+        SSD_TOTAL_GB=(10000, 300),
+    )
+    compute.set_project(P, GPUS_ALL_REGIONS=(64, 3), CPUS_ALL_REGIONS=(1000, 0))
+    _, doc = run("--stack", "gke-l4-spot")
+    assert row(doc, row_of_own)["ownUsage"] == 3
