@@ -96,6 +96,21 @@ def _asides_out(line: str) -> str:
     return out.strip()
 
 
+_SINGULAR = {"GPUs": "GPU", "vCPUs": "vCPU", "VMs": "VM", "addresses": "address"}
+
+
+def _pool_text(line: str, unit: str) -> str:
+    """``gpu-t4: 1 x 20 nodes`` (a pools line) as ``gpu-t4: 20 nodes x 1 GPU``."""
+    m = re.fullmatch(
+        r"(?P<pool>.+): (?P<per>\d+) x (?P<n>\d+) (?P<what>(?:bootstrap )?nodes)", line
+    )
+    if m is None:
+        return line
+    per = int(m["per"])
+    each = _SINGULAR.get(unit, unit) if per == 1 else unit
+    return f"{m['pool']}: {m['n']} {m['what']} x {per} {each}"
+
+
 def justification(
     stack: str, cluster: str, region: str, check: Any, want: int, no_surge: bool
 ) -> str:
@@ -104,15 +119,19 @@ def justification(
     row = check.demand
     key = row.key
     where = f"in {key.region}" if key.region else "across all regions"
-    lines = [_asides_out(p) for p in row.pools if not p.startswith(("surge:", "bootstrap"))]
+    lines = [
+        _pool_text(_asides_out(p), key.unit)
+        for p in row.pools
+        if not p.startswith(("surge:", "bootstrap"))
+    ]
     more = len(lines) - _MAX_POOL_LINES
     pools = "; ".join(lines[:_MAX_POOL_LINES]) + (f"; and {more} more" if more > 0 else "")
     surge = ""
     if row.surge:
         surge = (
-            f" (without the upgrade surge of {row.surge})"
+            f"; without the {row.surge} of the upgrade surge"
             if no_surge
-            else f", plus {row.surge} for surge nodes during node upgrades"
+            else f"; {row.surge} for surge nodes during node upgrades"
         )
     usage = check.usage or 0.0
     own = counted_own(row.needed, usage, row.own, 0 if no_surge else row.surge)
@@ -123,6 +142,6 @@ def justification(
     )
     return (
         f"gpu-infra stack {stack}, Kubernetes cluster {cluster} in {region}: its node pools need "
-        f"{row.needed - (row.surge if no_surge else 0)} {key.unit} of {key.quota} {where} at "
-        f"their maximum ({pools}){surge}.{running} Requested value {want}."
+        f"{row.needed - (row.surge if no_surge else 0)} {key.unit} of {key.quota} {where} "
+        f"({pools} at their maximum{surge}).{running} Requested value {want}."
     )

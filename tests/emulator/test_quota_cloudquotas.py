@@ -276,9 +276,9 @@ def test_the_default_justification_names_pools_nodes_units_surge_and_the_value(
     _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     text = env["quotas"].prefs[req["id"]]["justification"]
-    for part in ("gke-t4", "cluster ml", "us-central1", "gpu-t4: 1 x 20 nodes", "21 GPUs"):
+    for part in ("gke-t4", "cluster ml", "us-central1", "gpu-t4: 20 nodes x 1 GPU", "21 GPUs"):
         assert part in text, text
-    assert "plus 1 for surge nodes during node upgrades" in text and "Requested value 21" in text
+    assert "1 for surge nodes during node upgrades" in text and "Requested value 21" in text
 
 
 def test_no_surge_requests_the_pools_maximum_without_the_upgrade_surge(
@@ -291,7 +291,7 @@ def test_no_surge_requests_the_pools_maximum_without_the_upgrade_surge(
     assert code == 1 and t4["needed"] == 21 and t4["surge"] == 1  # the check still counts it
     assert (t4["request"]["desired"], t4["request"]["withoutSurge"]) == (20, 1)
     text = env["quotas"].prefs[t4["request"]["id"]]["justification"]
-    assert "without the upgrade surge of 1" in text
+    assert "without the 1 of the upgrade surge" in text and "need 20 GPUs" in text
 
 
 def test_no_surge_files_nothing_for_a_row_short_only_by_its_surge(env: dict[str, Any]) -> None:
