@@ -211,7 +211,7 @@ class AwsQuotaService:
             limit_f = {c: pool.submit(_capture, lambda c=c: self._limit(c)) for c in codes}
             usage = usage_f.result()
             limits = {c: f.result() for c, f in limit_f.items()}
-        if isinstance(usage, BaseException) and demand is not None:
+        if isinstance(usage, BaseException) and demand is not None and demand.marks:
             op = getattr(usage, "operation_name", None) or "DescribeInstances"
             self.own = describe_error(usage, op, self.s.max_attempts)
         readings: dict[QuotaKey, Reading] = {}
@@ -316,7 +316,7 @@ class AwsQuotaService:
             if n and (c := aws_quota_code(t, spot)) in codes
         ]
         vcpus = self._vcpus({t for t, _, _ in counted} | aws_types_to_size(mine, marks))
-        if demand is not None:
+        if demand is not None and marks:  # no marks: nothing of the stack's is told apart
             self.own = aws_own(mine, demand.contributions, marks, vcpus)
         out: dict[str, int] = defaultdict(int)
         for itype, code, n in counted:

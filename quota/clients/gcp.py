@@ -299,7 +299,7 @@ class GcpQuotaService:
     def _own(self, vms: Any, results: dict[str, Any], demand: Demand, region: str | None) -> Any:
         """What the stack's VMs hold (``quota.own.gcp_own``), or why that is unknown."""
         if region is None:  # the platform marks no VMs: nothing of the stack's is told apart
-            return {}
+            return None
         if isinstance(vms, BaseException):
             return describe_error(vms, "instances.list", self.s.project)
         mine = [
