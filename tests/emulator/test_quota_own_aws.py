@@ -112,7 +112,7 @@ def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
     return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
-def test_eks_g4dn_running_20_nodes_under_its_need_less_them_is_ok_and_requests_nothing(
+def test_eks_g4dn_running_20_nodes_is_ok_under_its_need_less_them_and_requests_what_it_adds(
     env: dict[str, Any],
 ) -> None:
     # 104 needed, 80 of them running (20 x 4 vCPUs): 24 more fit in 104 - 80
@@ -123,13 +123,7 @@ def test_eks_g4dn_running_20_nodes_under_its_need_less_them_is_ok_and_requests_n
     assert (g["usage"], g["ownUsage"], g["surge"], g["status"]) == (80, 80, 24, "ok")
     assert code == 0 and all(c["request"] is None for c in doc["checks"])
     assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
-
-
-def test_eks_g4dn_running_20_nodes_requests_what_the_stack_adds_not_usage_plus_peak(
-    env: dict[str, Any],
-) -> None:
-    # usage - own + needed = 80 - 80 + 104 = 104, not 184
-    launch(env["moto"], "g4dn.xlarge", 20, GPU_T4)
+    # under 60: usage - own + needed = 80 - 80 + 104 = 104, not usage + peak (184)
     env["sq"].applied[(R, G)] = 60.0
     code, doc = run("--stack", "eks-g4dn", "--request")
     g = row(doc, G)
