@@ -1,8 +1,15 @@
 """Quota arithmetic: verdicts and request sizes, in pure code.
 
-``ok`` needs a known limit and a known usage with ``needed <= limit - usage``; anything the reads
-could not establish is ``unknown`` (never ok). A missing usage can still prove ``short`` when the
-demand alone exceeds the limit.
+``ok`` needs a known limit and a known usage with ``needed - own <= limit - usage``; anything the
+reads could not establish is ``unknown`` (never ok). A missing usage can still prove ``short`` when
+the demand alone exceeds the limit.
+
+``own`` is what the stack's running VMs hold (``quota.own``): in the usage already and again in the
+demand, so it is counted once. It offsets the demand only down to the surge: an upgrade adds its
+surge nodes beside whatever runs ("the maximum number of nodes that can be created beyond the
+current size of the node pool during the upgrade", GKE NodePool.upgradeSettings.maxSurge; EKS
+"increments the Auto Scaling group's maximum size and desired size", managed-node-update-behavior),
+and never by more than the usage the cloud reports.
 """
 
 from __future__ import annotations
@@ -37,11 +44,23 @@ def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else f"{x:g}"
 
 
-def verdict(needed: int, reading: Reading) -> tuple[Status, str]:
-    """``(status, reason)`` for ``needed`` units against ``reading``.
+def counted_own(needed: int, usage: float, own: float | None, surge: int = 0) -> float:
+    """The part of ``own`` the demand already holds: at most the usage, and at most the demand
+    without its surge (``needed - surge``), never below 0."""
+    if own is None:
+        return 0.0
+    return max(0.0, min(own, usage, float(needed - surge)))
+
+
+def verdict(
+    needed: int, reading: Reading, own: float | None = None, surge: int = 0
+) -> tuple[Status, str]:
+    """``(status, reason)`` for ``needed`` units against ``reading``; ``own`` of them run already.
 
     >>> verdict(20, Reading(limit=24, usage=4))
     ('ok', '20 needed, 20 free (limit 24, usage 4)')
+    >>> verdict(21, Reading(limit=21, usage=20), own=20, surge=1)
+    ('ok', '21 needed, 20 already running in this stack: 1 more, 1 free (limit 21, usage 20)')
     """
     limit, usage = reading.limit, reading.usage
     if reading.error is not None:
@@ -60,12 +79,18 @@ def verdict(needed: int, reading: Reading) -> tuple[Status, str]:
             f"usage not available (limit {_fmt(limit)}); headroom cannot be confirmed"
         )
     free = limit - usage
-    text = f"{needed} needed, {_fmt(free)} free (limit {_fmt(limit)}, usage {_fmt(usage)})"
-    return ("ok" if needed <= free else "short"), text
+    held = counted_own(needed, usage, own, surge)
+    more = needed - held
+    ran = f", {_fmt(held)} already running in this stack: {_fmt(more)} more" if held else ""
+    text = f"{needed} needed{ran}, {_fmt(free)} free (limit {_fmt(limit)}, usage {_fmt(usage)})"
+    return ("ok" if more <= free else "short"), text
 
 
-def desired_value(needed: int, reading: Reading) -> int | None:
-    """The limit to request for a short row: ``ceil(usage + needed)``, only when above the limit.
+def desired_value(
+    needed: int, reading: Reading, own: float | None = None, surge: int = 0
+) -> int | None:
+    """The limit to request for a short row: ``ceil(usage - own + needed)``, only when above the
+    limit (``own`` as ``counted_own`` counts it: the stack's running VMs are in both).
 
     Returns ``None`` when no request should be filed: unknown limit, unknown usage (a request
     sized as if nothing ran could be granted and still be short), or a value that would not raise
@@ -73,5 +98,6 @@ def desired_value(needed: int, reading: Reading) -> int | None:
     """
     if reading.limit is None or reading.limit == UNLIMITED or reading.usage is None:
         return None
-    want = math.ceil(reading.usage + needed)
+    held = counted_own(needed, reading.usage, own, surge)
+    want = math.ceil(reading.usage - held + needed)
     return want if want > reading.limit else None

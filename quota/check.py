@@ -4,8 +4,8 @@ Usage (CONTRACT.md)::
 
     python -m quota.check (--stack NAME | --config PATH) [--json] [--offline]
                           [--request [--justification TEXT] [--email ADDR]
-                           [--preemptible-quota] [--force]]
-                          [--where [--regions R1,R2|all]]
+                           [--preemptible-quota] [--force] [--no-surge]]
+                          [--where [--regions R1,R2|all]] [--diff OLD_STACK_FILE]
 
 Exit codes: 0 all ok; 1 something short (requests filed or pending included); 2 invalid config or
 usage; 3 some quota could not be determined. Heavy imports (pydantic config, cloud SDKs) happen
@@ -18,6 +18,7 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -68,13 +69,20 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--force",
         action="store_true",
-        help="AWS: file a request even though one for this value was denied before",
+        help="file a request even though one for this value was denied or granted short before",
+    )
+    p.add_argument(
+        "--no-surge",
+        action="store_true",
+        help="with --request: ask for what the pools need at their maximum, without the nodes "
+        "an upgrade surges (each row's 'surge'); the check itself still counts them",
     )
     p.add_argument(
         "--diff",
         metavar="OLD_STACK_FILE",
         help="EKS: the stack file (or stack name) deployed now; node groups this change replaces "
-        "(created before the old ones are deleted) add their size to the demand",
+        "(created before the old ones are deleted) add what they may grow to beyond their "
+        "running nodes",
     )
     p.add_argument(
         "--where",
@@ -111,6 +119,9 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
     if args.diff and args.where:
         # --where judges the planned stack region by region; replacements are a live update's
         print("--diff: not with --where", file=err)
+        return EXIT_USAGE
+    if args.no_surge and not args.request:
+        print("--no-surge: only with --request", file=err)
         return EXIT_USAGE
     if args.request and (args.where or args.offline):
         # --where and --offline only look: a request is filed for a short row of a live check
@@ -175,18 +186,41 @@ def _run(
     keys = demand.keys_to_read()
     with _progress(args, err, f"Reading {len(keys)} quotas in {config.region} ({cloud})"):
         service = _service(cloud, config, catalog)
-        readings, notes = service.read(keys)
+        readings, limit_checks, role_checks = _read_all(
+            cloud, service, keys, demand, service_limits, plan, args.request
+        )
         reserved = reserved_nodes(sizings, getattr(service, "reservations", {}))
-        rows = demand.rows(reading_pick(readings), reserved)
+        rows = demand.rows(reading_pick(readings), reserved, service.own)
         checks = [report.Check.judged(r, reading_of(readings, r.key)) for r in rows]
-        checks += _limit_checks(cloud, service, service_limits)
+        checks += limit_checks
         checks += report.api_checks(cloud, getattr(service, "api_problems", []))
-        checks += _role_checks(cloud, service, plan)
-        notes += report.collapse_connection_failures(checks)
+        checks += role_checks
+        notes = report.collapse_connection_failures(checks)
         if args.request:
             notes += _file_requests(args, config, cloud, service, checks, readings)
     _emit(args, stack, cloud, checks, notes, out, offline=False)
     return report.exit_code(checks)
+
+
+def _read_all(
+    cloud: str,
+    service: Any,
+    keys: Any,
+    demand: Any,
+    service_limits: Any,
+    plan: Any,
+    requesting: bool,
+) -> tuple[Any, list[Any], list[Any]]:
+    """Quotas with usage and the stack's own nodes, service limits and required roles, all read
+    at once: one round trip (``scripts/bench_quota.py`` measures it)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        read_f = pool.submit(service.read, keys, demand, requesting)
+        limits_f = pool.submit(_limit_checks, cloud, service, service_limits)
+        roles_f = pool.submit(_role_checks, cloud, service, plan)
+        readings, _ = read_f.result()
+        return readings, limits_f.result(), roles_f.result()
 
 
 def _with_replacements(
@@ -198,7 +232,12 @@ def _with_replacements(
     from infra.core.diff import diff
     from infra.plan import load_path
     from quota.demand import aws_contributions, stack_sizings
-    from quota.sizing import EKS_NODE_GROUP_TYPE, replacements, with_replacements
+    from quota.sizing import (
+        EKS_NODE_GROUP_TYPE,
+        replaced_marks,
+        replacements,
+        with_replacements,
+    )
 
     old_path = Path(old) if Path(old).is_file() else stack_file(old)
     new_raw, new_config, _ = load_path(new_path)
@@ -228,7 +267,10 @@ def _with_replacements(
     replaced = replacements(old_plan, gone)
     new = list(dict.fromkeys(c.pool for c in demand.contributions))
     _, old_sizings = stack_sizings(old_config, catalog, old_plan)
-    return aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
+    out = aws_contributions(demand.region, with_replacements(new, old_sizings, replaced))
+    # Replaced groups first: a name both sides plan is the old group's while it runs.
+    marks = (*replaced_marks(old_plan.platform.node_marks(), replaced), *demand.marks)
+    return replace(out, marks=marks)
 
 
 def _role_checks(cloud: str, service: Any, plan: Any) -> list[Any]:
@@ -277,50 +319,29 @@ def _limit_checks(cloud: str, service: Any, demand: Any) -> list[Any]:
 def _file_requests(
     args: Any, config: Any, cloud: str, service: Any, checks: list[Any], readings: dict[Any, Any]
 ) -> list[str]:
-    """File increases for short rows, concurrently; returns notes for the report."""
-    from concurrent.futures import ThreadPoolExecutor
+    """File increases for short rows, concurrently (``quota.requests``); returns notes."""
+    from quota import requests
 
-    from quota.arithmetic import desired_value
-
-    justification = args.justification or (
-        f"gpu-infra stack {config.stack}: GPU node pools need this quota in {config.region}"
+    todo = requests.to_file(
+        checks,
+        readings,
+        preemptible_quota=args.preemptible_quota,
+        no_surge=args.no_surge,
+        limit_advice=lambda key: _limit_advice(key, config),
     )
-    todo: list[tuple[Any, int]] = []
-    for c in checks:
-        if c.status == "short" and c.demand.key.is_service_limit:
-            c.request = {"action": "skipped", "status": _limit_advice(c.demand.key, config)}
-            continue
-        if c.status != "short" or not c.demand.key.is_metric:
-            continue
-        spot_only = c.demand.models == {"spot"}  # flex-start/queued always use preemptible
-        if spot_only and _is_preemptible(c.demand.key) and not args.preemptible_quota:
-            c.request = {
-                "action": "skipped",
-                "status": "Spot demand counts here because preemptible quota is granted; "
-                "pass --preemptible-quota to request more of it",
-            }
-            continue
-        want = desired_value(c.demand.needed, readings[c.demand.key])
-        if want is None:  # short from the limit alone: usage unknown, so no size to ask for
-            c.request = {
-                "action": "skipped",
-                "status": "usage unknown: cannot size the request (limit "
-                f"{c.limit:g} < {c.demand.needed} needed); read the usage and request by hand",
-            }
-            continue
-        todo.append((c, want))
+    cluster = config.cluster.name
 
-    def file(item: tuple[Any, int]) -> dict[str, Any]:
-        c, want = item
+    def file(c: Any, want: int) -> dict[str, Any]:
         if cloud == "gcp":
-            return service.request(c.demand, want, args.email, justification)
+            why = args.justification or requests.justification(
+                config.stack, cluster, config.region, c, want, args.no_surge
+            )
+            return service.request(c.demand, want, args.email, why, force=args.force)
         return service.request(
             c.demand, want, readings[c.demand.key].limit or 0.0, force=args.force
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, len(todo))) as pool:
-        for (c, _), result in zip(todo, pool.map(file, todo), strict=True):
-            c.request = result
+    requests.file_all(todo, file, args.no_surge)
     if cloud == "aws" and args.justification:
         return ["AWS quota requests carry no justification; answer AWS Support if it asks."]
     return []
@@ -335,10 +356,6 @@ def _limit_advice(key: Any, config: Any) -> str:
             "or split the stack"
         )
     return "a GKE system limit: split the pool or the cluster (larger clusters need support)"
-
-
-def _is_preemptible(key: Any) -> bool:
-    return key.cloud == "gcp" and key.quota.startswith("PREEMPTIBLE_")
 
 
 def _service(cloud: str, config: Any, catalog: Any) -> Any:

@@ -21,11 +21,12 @@ them; without readings the first choice applies.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.plan import Plan
+from infra.core.platform import NodeMarks
 from infra.core.system_pool import gcp_vcpus_of
 from quota.arithmetic import Reading
 from quota.keys import (
@@ -99,6 +100,12 @@ class DemandRow:
         source: where a service limit's value is documented (``quota.limits``).
         at_min: units held at the stack's minimum scale: every pool's minNodes, or its warm
             placeholders' nodes where more (``gpuPools[].warm``), without surge.
+        surge: of ``needed``, the units an upgrade's surge nodes add (``Demand`` docstring).
+        own: units the stack's own running VMs hold of this quota (``quota.own``), already in
+            the cloud's usage; ``None``: not read (offline, or ``own_error``).
+        own_error: why ``own`` could not be read.
+        notes: why some pools' demand counts here and not where they would first draw (Spot on
+            standard quota while no preemptible quota is granted; E2 under CPUS).
     """
 
     key: QuotaKey
@@ -108,6 +115,10 @@ class DemandRow:
     models: frozenset[str] = frozenset()
     source: str = ""
     at_min: int = 0
+    surge: int = 0
+    own: float | None = None
+    own_error: str | None = None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,6 +208,9 @@ class Demand:
     # True: every pool's surge adds up (EKS: one ``pulumi up`` updates all node groups at once);
     # False: only the largest single pool's (GKE upgrades one node pool at a time).
     surge_all: bool = False
+    # How the cloud marks the VMs of the stack's node groups (``Platform.node_marks``): what
+    # the stack itself runs is counted apart (``quota.own``).
+    marks: tuple[NodeMarks, ...] = ()
 
     def keys_to_read(self) -> list[QuotaKey]:
         """Every key a draw or one of its fallbacks may count against, first-seen order (not the
@@ -209,79 +223,104 @@ class Demand:
         return list(keys)
 
     def rows(
-        self, pick: Pick = first_choice, reserved: Mapping[str, int | str] | None = None
+        self,
+        pick: Pick = first_choice,
+        reserved: Mapping[str, int | str] | None = None,
+        own: Mapping[str, Mapping[QuotaKey, float]] | str | None = None,
     ) -> list[DemandRow]:
         """Demand per resolved quota, regional rows first (stable order).
 
         ``reserved``: per pool that targets an EC2 Capacity Reservation, the instances it holds
         for the pool (a string: why it holds none, ``reserved_nodes``). The reservation's quota is usage
         already (``quota.clients.aws``), so such a pool adds demand only beyond its size.
+        ``own``: what the stack's running VMs hold per pool and key (``quota.own``); a string:
+        why it could not be read; ``None``: not read.
         """
-        acc: dict[QuotaKey, dict[str, Any]] = {}
+        acc: dict[QuotaKey, _Acc] = {}
         for c in self.contributions:
             key, note = pick(c.draw)
-            a = acc.setdefault(
-                key,
-                {
-                    "base": 0,
-                    "surge": (0, ""),
-                    "boot": 0,
-                    "why": [],
-                    "models": set(),
-                    "rules": {},
-                    "min": 0,
-                },
-            )
-            s, per = c.pool, c.draw.per_node
-            nodes, held = _beyond_reservation(s, reserved)
-            a["models"].add(s.model)
-            why = f"{s.name}: {per} x {_nodes_text(s) if held is None else held}"
-            if note:
-                why += f" [{note}]"
-            if s.warm:
-                n = s.min_nodes
-                why += f" (at minimum {n} node{'s' if n != 1 else ''}, {s.warm} of them warm)"
-            a["why"].append(why)
-            if s.bootstrap:
-                a["boot"] += per * s.max_nodes
-                continue
-            a["base"] += per * nodes
-            a["min"] += per * min(s.min_nodes, nodes)
-            if per * s.surge:
-                a["rules"][s.surge_rule or self.surge_rule] = None
-            if self.surge_all and per * s.surge:
-                a["surge"] = (
-                    a["surge"][0] + per * s.surge,
-                    ", ".join(filter(None, (a["surge"][1], s.name))),
-                )
-            elif per * s.surge > a["surge"][0]:
-                a["surge"] = (per * s.surge, s.name)
-        out: list[DemandRow] = []
-        for key, a in acc.items():
-            surge, surge_pool = a["surge"]
-            steady = a["base"] + surge
-            why = list(a["why"])
-            if surge:
-                which = "every group" if self.surge_all else "the largest single pool"
-                rules = "; ".join(a["rules"]) or self.surge_rule
-                why.append(f"surge: +{surge} ({surge_pool}, {which}; {rules})")
-            if a["boot"]:
-                why.append(
-                    f"bootstrap pool counted as max({a['boot']}, {steady}): it is deleted "
-                    "before the other pools exist"
-                )
-            out.append(
-                DemandRow(
-                    key=key,
-                    name=quota_name(key),
-                    needed=max(steady, a["boot"]),
-                    pools=tuple(why),
-                    models=frozenset(a["models"]),
-                    at_min=a["min"],
-                )
-            )
+            a = acc.setdefault(key, _Acc())
+            a.add(c, note, reserved, self.surge_all, self.surge_rule)
+            if isinstance(own, Mapping) and not c.pool.bootstrap:  # by the draw, resolved as it
+                a.own += (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
+        out = [a.row(key, self.surge_all, self.surge_rule, own) for key, a in acc.items()]
         order = {"region": 0, "global": 1}
         return sorted(out, key=lambda r: order[r.key.scope])
+
+
+@dataclass(slots=True)
+class _Acc:
+    """One quota's draws while ``Demand.rows`` sums them."""
+
+    base: int = 0
+    surge: int = 0
+    surge_pools: str = ""
+    boot: int = 0
+    at_min: int = 0
+    own: float = 0.0
+    why: list[str] = field(default_factory=list)
+    models: set[str] = field(default_factory=set)
+    rules: dict[str, None] = field(default_factory=dict)
+    notes: dict[str, None] = field(default_factory=dict)
+
+    def add(
+        self,
+        c: Contribution,
+        note: str | None,
+        reserved: Mapping[str, int | str] | None,
+        surge_all: bool,
+        surge_rule: str,
+    ) -> None:
+        s, per = c.pool, c.draw.per_node
+        nodes, held = _beyond_reservation(s, reserved)
+        self.models.add(s.model)
+        why = f"{s.name}: {per} x {_nodes_text(s) if held is None else held}"
+        if note:
+            why += f" [{note}]"
+            self.notes[f"{note} ({s.name})"] = None
+        if s.warm:
+            n = s.min_nodes
+            why += f" (at minimum {n} node{'s' if n != 1 else ''}, {s.warm} of them warm)"
+        self.why.append(why)
+        if s.bootstrap:
+            self.boot += per * s.max_nodes
+            return
+        self.base += per * nodes
+        self.at_min += per * min(s.min_nodes, nodes)
+        if per * s.surge:
+            self.rules[s.surge_rule or surge_rule] = None
+        if surge_all and per * s.surge:
+            self.surge += per * s.surge
+            self.surge_pools = ", ".join(filter(None, (self.surge_pools, s.name)))
+        elif per * s.surge > self.surge:
+            self.surge, self.surge_pools = per * s.surge, s.name
+
+    def row(self, key: QuotaKey, surge_all: bool, surge_rule: str, own: object) -> DemandRow:
+        steady = self.base + self.surge
+        why = list(self.why)
+        if self.surge:
+            which = "every group" if surge_all else "the largest single pool"
+            rules = "; ".join(self.rules) or surge_rule
+            why.append(f"surge: +{self.surge} ({self.surge_pools}, {which}; {rules})")
+        if self.boot:
+            why.append(
+                f"bootstrap pool counted as max({self.boot}, {steady}): it is deleted "
+                "before the other pools exist"
+            )
+        needed = max(steady, self.boot)
+        return DemandRow(
+            key=key,
+            name=quota_name(key),
+            needed=needed,
+            pools=tuple(why),
+            models=frozenset(self.models),
+            at_min=self.at_min,
+            # a bootstrap pool larger than the rest has no surge on top of it
+            surge=self.surge if steady >= self.boot else 0,
+            own=self.own if isinstance(own, Mapping) else None,
+            own_error=own if isinstance(own, str) else None,
+            notes=tuple(self.notes),
+        )
 
 
 GKE_SURGE_RULE = "GKE upgrades one node pool at a time"
@@ -356,11 +395,14 @@ def stack_sizings(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, lis
 def stack_contributions(
     config: Any, catalog: Catalog, plan: Plan, force_preemptible: bool = False
 ) -> Demand:
-    """Every draw of a planned stack in its region (``infra.core.plan.build_plan``)."""
+    """Every draw of a planned stack in its region (``infra.core.plan.build_plan``), with the
+    marks of its node groups."""
     cloud, sizings = stack_sizings(config, catalog, plan)
     if cloud == "gcp":
-        return gcp_contributions(config.region, sizings, force_preemptible)
-    return aws_contributions(config.region, sizings)
+        demand = gcp_contributions(config.region, sizings, force_preemptible)
+    else:
+        demand = aws_contributions(config.region, sizings)
+    return replace(demand, marks=plan.platform.node_marks())
 
 
 def stack_demand(config: Any, catalog: Catalog, plan: Plan) -> tuple[Cloud, list[DemandRow]]:

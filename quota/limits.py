@@ -82,7 +82,9 @@ class LimitDemand:
     notes: tuple[tuple[str, str], ...] = ()
 
 
-def _row(lim: ServiceLimit, region: str, needed: int, why: list[str], at_min: int = 0) -> DemandRow:
+def _row(
+    lim: ServiceLimit, region: str, needed: int, why: list[str], at_min: int = 0, surge: int = 0
+) -> DemandRow:
     return DemandRow(
         key=limit_key(lim, region),
         name=lim.name,
@@ -90,6 +92,7 @@ def _row(lim: ServiceLimit, region: str, needed: int, why: list[str], at_min: in
         pools=tuple(why),
         source=lim.source,
         at_min=at_min,
+        surge=surge,
     )
 
 
@@ -160,6 +163,7 @@ def gke_limits(plan: Any, region: str, sizings: Any) -> LimitDemand:
             total,
             [f"{s.name}: {s.max_nodes} nodes" for s in own] + [f"surge: +{surge}"] * bool(surge),
             sum(s.min_nodes for s in own),
+            surge,
         ),
     )
     platform = plan.platform

@@ -44,8 +44,10 @@ class Check:
 
     @classmethod
     def judged(cls, demand: DemandRow, reading: Reading) -> Check:
-        """A row whose status follows from ``reading``."""
-        status, reason = verdict(demand.needed, reading)
+        """A row whose status follows from ``reading`` and what the stack runs already."""
+        status, reason = verdict(demand.needed, reading, demand.own, demand.surge)
+        if demand.own_error and reading.usage is not None:
+            reason += f"; the stack's own nodes not read ({demand.own_error}): counted as others'"
         return cls(
             demand=demand, limit=reading.limit, usage=reading.usage, status=status, reason=reason
         )
@@ -68,7 +70,11 @@ class Check:
             "pools": list(self.demand.pools),
             # Extension: what the stack holds at minimum scale (minNodes and warm nodes).
             "neededAtMinimum": self.demand.at_min,
+            # Extension: of ``needed``, what an upgrade's surge nodes add.
+            "surge": self.demand.surge,
         }
+        if k.is_metric:  # what the stack's own running VMs hold, within ``usage`` (null: unread)
+            out["ownUsage"] = _whole(self.demand.own, math.floor)
         if k.gpu_family:
             out["gpuFamily"] = k.gpu_family
         if k.vm_family:
@@ -191,8 +197,12 @@ def _request_text(req: dict[str, Any] | None) -> str:
         text += f" ({req['status']})"
     if req.get("caseId"):
         text += f" case {req['caseId']}"
+    if req.get("withoutSurge"):
+        text += f" (without the upgrade surge of {req['withoutSurge']})"
     for c in req.get("context") or ():  # earlier requests that no longer stand in the way
         text += f"; {c}"
+    if req.get("hint"):
+        text += f"; {req['hint']}"
     return text
 
 
@@ -245,6 +255,8 @@ def _rows(checks: Sequence[Check], offline: bool, shared: str | None) -> list[_R
             below.append(c.reason)
         if offline and c.demand.pools:
             below.append("pools: " + "; ".join(c.demand.pools))
+        elif c.demand.notes:  # why some pools' demand sits on this row (Spot on standard quota)
+            below.append("counted here: " + "; ".join(c.demand.notes))
         if c.request:
             below.append("request: " + _request_text(c.request))
         rows.append(_Row(cells, tuple(below)))

@@ -87,6 +87,45 @@ PROVISIONING_RULES: dict[Provisioning, ProvisioningRule] = {
 }
 
 
+# How a running VM is bought, by its Scheduling (google-cloud-compute Scheduling.ProvisioningModel:
+# FLEX_START, RESERVATION_BOUND, SPOT, STANDARD; ``preemptible`` the legacy flag), as the model
+# whose quota class it draws on: flex-start VMs on preemptible quota always, Spot and preemptible
+# VMs on it once granted, the rest (a reservation's VMs too: the reservation holds their quota,
+# counted as it is) on standard quota.
+GCE_PROVISIONING_MODELS: dict[str, Provisioning] = {
+    "FLEX_START": "flex-start",
+    "SPOT": "spot",
+    "STANDARD": "standard",
+    "RESERVATION_BOUND": "standard",
+}
+
+
+def gce_vm_model(provisioning_model: str | None, preemptible: bool) -> Provisioning:
+    """The provisioning model a VM with this Scheduling draws quota as (unset: standard)."""
+    if preemptible:
+        return "spot"
+    return GCE_PROVISIONING_MODELS.get(provisioning_model or "STANDARD", "standard")
+
+
+# Instance states that hold quota (google-cloud-compute Instance.Status): from PROVISIONING
+# ("Resources are being allocated") until the VM is STOPPED, SUSPENDED or TERMINATED, which release
+# it; PENDING_STOP ("gracefully shutting down") and DEPROVISIONING ("tear down tasks like ...
+# releasing quota") still hold it. PENDING is a flex-start VM "waiting for available capacity",
+# holding nothing yet. https://cloud.google.com/compute/docs/instances/instance-life-cycle
+GCE_HOLDING_STATES = frozenset(
+    {
+        "PROVISIONING",
+        "STAGING",
+        "RUNNING",
+        "STOPPING",
+        "PENDING_STOP",
+        "SUSPENDING",
+        "REPAIRING",
+        "DEPROVISIONING",
+    }
+)
+
+
 @dataclass(frozen=True, slots=True)
 class Draw:
     """One quota one node draws on.

@@ -14,6 +14,7 @@ from typing import Any
 from infra.core.catalog.vendored import Catalog
 from infra.core.errors import Issues, join_path
 from infra.core.plan import Plan
+from infra.core.platform import NodeMarks
 from infra.core.sizing import NodeGroupSizing
 from quota.keys import Cloud
 from quota.rules import (
@@ -28,6 +29,8 @@ __all__ = [
     "EKS_NODE_GROUP_TYPE",
     "NodeGroupSizing",
     "plan_sizings",
+    "replaced_label",
+    "replaced_marks",
     "replacements",
     "vet_aws",
     "vet_gcp",
@@ -116,14 +119,30 @@ def with_replacements(
     for s in old:
         if s.name in replaced:
             nodes, names = replaced[s.name]
-            label = f"{s.name} replaced ({names}, deleted after the new groups are up)"
+            label = replaced_label(s.name, names)
             count = len(names.split(", "))
             out.append(replace(s, name=label, max_nodes=nodes, surge=0, replaced_groups=count))
     return out
 
 
-# Pulumi's type token of an EKS managed node group (pulumi-aws resource schema).
-EKS_NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
+def replaced_label(pool: str, names: str) -> str:
+    """The name of the sizing that stands for a pool's replaced node groups (``names``)."""
+    return f"{pool} replaced ({names}, deleted after the new groups are up)"
+
+
+def replaced_marks(
+    marks: Iterable[NodeMarks], replaced: dict[str, tuple[int, str]]
+) -> list[NodeMarks]:
+    """The deployed stack's node-group marks of the groups a ``pulumi up`` replaces or deletes,
+    under their ``replaced_label`` sizing: their running instances are the stack's own, so such
+    a group adds only what it may grow to beyond them."""
+    out = []
+    for m in marks:
+        if m.pool in replaced:
+            names = replaced[m.pool][1]
+            if m.group in names.split(", "):
+                out.append(NodeMarks(replaced_label(m.pool, names), m.group, m.marks))
+    return out
 
 
 # Pulumi's type token of an EKS managed node group (pulumi-aws resource schema).

@@ -158,21 +158,24 @@ def _concurrency() -> int:
 
 def _read_gcp(
     config: Any, catalog: Catalog, demands: Sequence[Demand]
-) -> tuple[dict[QuotaKey, Reading], list[tuple[str, str]]]:
-    """Readings of every region's keys, and (API, reason) for required APIs not enabled."""
+) -> tuple[dict[QuotaKey, Reading], list[tuple[str, str]], Any]:
+    """Readings of every region's keys, (API, reason) for required APIs not enabled, and what the
+    stack's own nodes hold in its region (``quota.own``)."""
     from quota.clients.gcp import GcpQuotaService, GcpSettings
 
     service = GcpQuotaService(GcpSettings.from_env(config.project), catalog, _concurrency())
     keys = list(dict.fromkeys(k for d in demands for k in d.keys_to_read()))
-    readings, _ = service.read(keys)
-    return readings, service.api_problems
+    home = next((d for d in demands if d.marks), None)
+    readings, _ = service.read(keys, home)
+    return readings, service.api_problems, service.own
 
 
 def _read_aws(
     catalog: Catalog, demands: Sequence[Demand], limit_of: dict[str, LimitDemand]
-) -> tuple[dict[QuotaKey, Reading], dict[str, dict[str, Any]]]:
-    """Readings of every region's quota keys and service limits, and each region's Capacity
-    Reservations (``AwsQuotaService.reservations``)."""
+) -> tuple[dict[QuotaKey, Reading], dict[str, dict[str, Any]], Any]:
+    """Readings of every region's quota keys and service limits, each region's Capacity
+    Reservations (``AwsQuotaService.reservations``), and what the stack's own nodes hold in its
+    region (the demand that carries the marks)."""
     import boto3.session
 
     from quota.clients.aws import AwsQuotaService, AwsSettings
@@ -184,23 +187,28 @@ def _read_aws(
         (d, AwsQuotaService(AwsSettings.from_env(d.region), catalog, session)) for d in demands
     ]
 
-    def read(ds: tuple[Demand, Any]) -> tuple[dict[QuotaKey, Reading], str, dict[str, Any]]:
+    def read(ds: tuple[Demand, Any]) -> tuple[dict[QuotaKey, Reading], str, dict[str, Any], Any]:
         d, svc = ds
-        part = dict(svc.read(d.keys_to_read())[0])
         ld = limit_of[d.region]
         cluster = ld.cluster if ld.existing_cluster else None
         codes = [r.key.quota for r in ld.rows]
-        values, others = svc.read_service_limits(codes, cluster, ld.own_groups)
+        with ThreadPoolExecutor(max_workers=2) as both:  # quotas and limits in one round trip
+            quotas_f = both.submit(svc.read, d.keys_to_read(), d if d.marks else None)
+            limits_f = both.submit(svc.read_service_limits, codes, cluster, ld.own_groups)
+            part = dict(quotas_f.result()[0])
+            values, others = limits_f.result()
         part.update(limits.limit_readings(ld, values, others))
-        return part, d.region, svc.reservations
+        return part, d.region, svc.reservations, svc.own
 
     out: dict[QuotaKey, Reading] = {}
     reservations: dict[str, dict[str, Any]] = {}
+    own: Any = None
     with ThreadPoolExecutor(max_workers=min(_concurrency(), max(1, len(demands)))) as pool:
-        for part, region, held in pool.map(read, services):
+        for part, region, held, mine in pool.map(read, services):
             out.update(part)
             reservations[region] = held
-    return out, reservations
+            own = mine if mine is not None else own
+    return out, reservations, own
 
 
 def _judge(
@@ -215,7 +223,7 @@ def _judge(
     for r in rows:
         if r.key.scope != scope:
             continue
-        status, why = verdict(r.needed, reading_of(readings, r.key))
+        status, why = verdict(r.needed, reading_of(readings, r.key), r.own, r.surge)
         if status == "short":
             short.append(f"{r.key.quota}: {why}")
         elif status == "unknown":
@@ -280,6 +288,9 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
             else aws_contributions(r, sizings)
             for r in regions
         }
+        if config.region in demands:  # the stack runs here: its own nodes are told apart
+            home = demands[config.region]
+            demands[config.region] = replace(home, marks=plan.platform.node_marks())
         # Service limits (node groups per cluster, nodes per group or pool zone) are walls like
         # quotas: judged in every region with its quota rows. An existing cluster is the home
         # region's only: elsewhere the stack would create its own.
@@ -288,19 +299,24 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
         }
         apis: list[tuple[str, str]] = []
         reserved: dict[str, Any] = {}
+        own: Any = None
         if cloud == "gcp":
-            readings, apis = _read_gcp(config, catalog, list(demands.values()))
+            readings, apis, own = _read_gcp(config, catalog, list(demands.values()))
             for ld in limit_of.values():
                 readings.update(limits.limit_readings(ld))
         else:
-            readings, held = _read_aws(catalog, list(demands.values()), limit_of)
+            readings, held, own = _read_aws(catalog, list(demands.values()), limit_of)
             # the stack's reservations are the home region's (a pool names one by id)
             reserved = reserved_nodes(sizings, held.get(config.region, {}))
         # Global quotas (GPUS_ALL_REGIONS, CPUS_ALL_REGIONS) and required APIs are the project's,
         # the same wherever the stack goes: judged once, folded into every region's fit.
         rows_of = {
             r: [
-                *demands[r].rows(reading_pick(readings), reserved if r == config.region else None),
+                *demands[r].rows(
+                    reading_pick(readings),
+                    reserved if r == config.region else None,
+                    own if r == config.region else None,
+                ),
                 *limit_of[r].rows,
             ]
             for r in regions
@@ -315,20 +331,7 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
                 fit_of[r] = (False, fit_of[r][1], f"not offered there: {', '.join(missing)}")
         for s in pools:
             for f in fits[s.name]:
-                f.fits, short, f.reason = fit_of[f.region]
-                f.short = list(short)
-                rows = rows_of[f.region]
-                row = _pool_key(s, rows)
-                if row is not None:
-                    f.gpu_quota = row.key.quota
-                    rd = readings.get(row.key)
-                    if (
-                        rd is not None
-                        and rd.error is None
-                        and rd.limit is not None
-                        and rd.usage is not None
-                    ):
-                        f.headroom = int(rd.limit - rd.usage)
+                _fill(f, s, fit_of[f.region], rows_of[f.region], readings)
     order = {True: 0, None: 1, False: 2}
     for s in pools:
         fits[s.name].sort(key=lambda f: (order[f.fits], f.price is None, f.price or 0.0, f.region))
@@ -337,6 +340,24 @@ def run(args: Any, config: Any, catalog: Catalog, plan: Any, out: TextIO, err: T
     if args.offline or any(x is True for x in every):
         return 0
     return 1 if any(x is False for x in every) else 3
+
+
+def _fill(
+    f: RegionFit,
+    s: NodeGroupSizing,
+    fit: tuple[bool | None, list[str], str],
+    rows: Sequence[DemandRow],
+    readings: dict[QuotaKey, Reading],
+) -> None:
+    """A pool's fit in one region: the region's verdict, and its GPU (vCPU) quota's headroom."""
+    f.fits, short, f.reason = fit
+    f.short = list(short)
+    row = _pool_key(s, rows)
+    if row is not None:
+        f.gpu_quota = row.key.quota
+        rd = readings.get(row.key)
+        if rd is not None and rd.error is None and rd.limit is not None and rd.usage is not None:
+            f.headroom = int(rd.limit - rd.usage)
 
 
 def _emit(

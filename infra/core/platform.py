@@ -190,6 +190,23 @@ class NodeRuntime:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeMarks:
+    """How the cloud marks every VM of one of the stack's node groups: the EC2 tags or GCE labels it
+    puts on them, by which the quota preflight tells what the stack itself runs from the rest of
+    the account's usage (``Platform.node_marks``).
+
+    Attributes:
+        pool: the quota sizing the VMs belong to (``NodeGroupSizing.name``).
+        group: the EKS node group, Karpenter NodePool or GKE node pool the marks name.
+        marks: every ``(key, value)`` a VM carries (all of them must match).
+    """
+
+    pool: str
+    group: str
+    marks: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ServiceRole:
     """A role the cloud account must already have for the plan to work (the stack cannot create
     it), with why and the one-off command that creates it."""
@@ -387,6 +404,10 @@ class Platform(Protocol):
         """Managed node group name -> the pool it belongs to."""
         ...
 
+    def node_marks(self) -> tuple[NodeMarks, ...]:
+        """The tags or labels the cloud puts on the VMs of each node group the stack plans."""
+        ...
+
     def service_roles(self) -> tuple[ServiceRole, ...]:
         """Roles the account must already have."""
         ...
@@ -480,6 +501,9 @@ class PlatformDefaults:
 
     def node_group_pools(self) -> dict[str, str]:
         return {}
+
+    def node_marks(self) -> tuple[NodeMarks, ...]:
+        return ()
 
     def service_roles(self) -> tuple[ServiceRole, ...]:
         return ()

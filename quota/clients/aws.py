@@ -7,9 +7,9 @@ the standard ``AWS_ENDPOINT_URL`` / ``AWS_ENDPOINT_URL_<SERVICE>`` variables (bo
 from __future__ import annotations
 
 import dataclasses
-import functools
 import os
 import re
+import threading
 from collections import defaultdict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -23,16 +23,11 @@ from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionEr
 
 from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading, Status
-from quota.demand import DemandRow, QuotaKey
+from quota.demand import Demand, DemandRow, QuotaKey
+from quota.own import Ec2Instance, Own, aws_own, aws_types_to_size, pool_of
 from quota.rules import aws_quota_code
 
 SERVICE_CODE = "ec2"
-# Requests AWS still works on; a new one for the same quota fails with ResourceAlreadyExists.
-OPEN_STATUSES = frozenset({"PENDING", "CASE_OPENED"})
-# Refusals: "can't be approved by Service Quotas" (RequestedServiceQuotaChange.Status,
-# https://docs.aws.amazon.com/servicequotas/2019-06-24/apireference/API_RequestedServiceQuotaChange.html).
-# CASE_CLOSED means "check the support case" and INVALID_REQUEST a bad ContextId ARN: neither is one.
-REFUSED_STATUSES = frozenset({"DENIED", "NOT_APPROVED"})
 # IAM action per operation, named in "permission denied" reasons.
 _ACTION = {
     "GetServiceQuota": "servicequotas:GetServiceQuota",
@@ -164,19 +159,34 @@ class AwsQuotaService:
         self.sq = session.client("service-quotas", region_name=settings.region, config=config)
         self.ec2 = session.client("ec2", region_name=settings.region, config=config)
         self._session, self._config = session, config
+        # Clients made on first use from several threads: a boto3 session is not thread-safe.
+        self._lock = threading.Lock()
+        self._clients: dict[str, Any] = {}
         self.reservations: dict[str, CapacityReservation] = {}  # filled by read()
+        # What the stack's own instances hold per pool and key (``quota.own``), or why unread:
+        # filled by read() when given the demand.
+        self.own: Own | str | None = None
         # (reservation id, node group) -> instances running in it, filled by _instance_counts
         self._in_reservation: defaultdict[tuple[str, str], int] = defaultdict(int)
 
-    @functools.cached_property
+    def _client(self, name: str) -> Any:
+        """The ``name`` client, made once."""
+        with self._lock:
+            client = self._clients.get(name)
+            if client is None:
+                client = self._session.client(name, region_name=self.s.region, config=self._config)
+                self._clients[name] = client
+            return client
+
+    @property
     def eks(self) -> Any:
         """EKS client (only an existing cluster's node groups are listed)."""
-        return self._session.client("eks", region_name=self.s.region, config=self._config)
+        return self._client("eks")
 
     def role_exists(self, role: str) -> tuple[Status, str]:
         """``(status, reason)``: ``ok`` when IAM GetRole finds ``role``, ``short`` when it answers
         NoSuchEntity, ``unknown`` on any other failure (never ok)."""
-        iam = self._session.client("iam", region_name=self.s.region, config=self._config)
+        iam = self._client("iam")
         try:
             iam.get_role(RoleName=role)
         except ClientError as exc:
@@ -188,14 +198,22 @@ class AwsQuotaService:
         return "ok", f"{role} exists"
 
     # --- reads ---------------------------------------------------------------------------------
-    def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
-        """Limit (applied, else default) and vCPU usage of every key, concurrently."""
+    def read(
+        self, keys: Sequence[QuotaKey], demand: Demand | None = None, requesting: bool = False
+    ) -> tuple[dict[QuotaKey, Reading], list[str]]:
+        """Limit (applied, else default) and vCPU usage of every key, all at once; with
+        ``demand``, what its node groups' own instances hold (``own``) from the same listing.
+        (``requesting``: as the GCP client takes it; nothing more is read here for requests.)"""
+        del requesting
         codes = list(dict.fromkeys(k.quota for k in keys))
         with ThreadPoolExecutor(max_workers=len(codes) + 1) as pool:
-            usage_f = pool.submit(_capture, lambda: self._usage(set(codes)))
+            usage_f = pool.submit(_capture, lambda: self._usage(set(codes), demand))
             limit_f = {c: pool.submit(_capture, lambda c=c: self._limit(c)) for c in codes}
             usage = usage_f.result()
             limits = {c: f.result() for c, f in limit_f.items()}
+        if isinstance(usage, BaseException) and demand is not None and demand.marks:
+            op = getattr(usage, "operation_name", None) or "DescribeInstances"
+            self.own = describe_error(usage, op, self.s.max_attempts)
         readings: dict[QuotaKey, Reading] = {}
         for k in keys:
             lim = limits[k.quota]
@@ -216,20 +234,23 @@ class AwsQuotaService:
         return readings, []
 
     def _limit(self, code: str, service: str = SERVICE_CODE) -> float | str:
-        """Applied value, falling back to the AWS default; a string says why neither exists."""
-        try:
-            q = self.sq.get_service_quota(ServiceCode=service, QuotaCode=code)
-        except ClientError as e:
-            if e.response.get("Error", {}).get("Code") != "NoSuchResourceException":
-                raise
-            # No applied value (never changed): the default applies. aws/aws-cli#6629
-            try:
-                q = self.sq.get_aws_default_service_quota(ServiceCode=service, QuotaCode=code)
-            except ClientError as e2:
-                if e2.response.get("Error", {}).get("Code") != "NoSuchResourceException":
-                    raise
-                return f"quota missing: {code} not found for {service} in {self.s.region}"
-        return float(q["Quota"]["Value"])
+        """Applied value, else the AWS default; a string says why neither exists.
+
+        Both are asked at once (one round trip): a quota never changed has no applied value
+        (GetServiceQuota answers NoSuchResourceException, aws/aws-cli#6629) and the default
+        applies.
+        """
+        kw = {"ServiceCode": service, "QuotaCode": code}
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            applied_f = pool.submit(_capture, lambda: self.sq.get_service_quota(**kw))
+            default_f = pool.submit(_capture, lambda: self.sq.get_aws_default_service_quota(**kw))
+            applied, default = applied_f.result(), default_f.result()
+        for got in (applied, default):
+            if not isinstance(got, BaseException):
+                return float(got["Quota"]["Value"])
+            if not _no_such_resource(got):
+                raise got
+        return f"quota missing: {code} not found for {service} in {self.s.region}"
 
     def read_service_limits(
         self, codes: Sequence[str], cluster: str | None, own: frozenset[str]
@@ -271,15 +292,17 @@ class AwsQuotaService:
             values = dict(zip(codes, pool.map(limit, codes), strict=True))
             return values, other_f.result()
 
-    def _usage(self, codes: set[str]) -> dict[str, int]:
+    def _usage(self, codes: set[str], demand: Demand | None = None) -> dict[str, int]:
         """vCPUs per quota code: pending and running instances (spot by InstanceLifecycle), open
-        Spot requests and the unused part of Capacity Reservations, read concurrently."""
+        Spot requests and the unused part of Capacity Reservations, read concurrently; with
+        ``demand``, what its own instances hold is set on ``own``."""
+        marks = demand.marks if demand is not None else ()
         with ThreadPoolExecutor(max_workers=4) as pool:
-            inst_f = pool.submit(self._instance_counts)
+            inst_f = pool.submit(self._instance_counts, marks)
             spot_f = pool.submit(self._open_spot_counts)
             res_f = pool.submit(self._reservations)
             acct_f = pool.submit(_capture, self._account)
-            counts = inst_f.result()
+            counts, mine = inst_f.result()
             for k, n in spot_f.result().items():
                 counts[k] += n
             self.reservations = self._attributed(res_f.result(), acct_f.result())
@@ -292,14 +315,21 @@ class AwsQuotaService:
             for (t, spot), n in counts.items()
             if n and (c := aws_quota_code(t, spot)) in codes
         ]
-        vcpus = self._vcpus({t for t, _, _ in counted})
+        vcpus = self._vcpus({t for t, _, _ in counted} | aws_types_to_size(mine, marks))
+        if demand is not None and marks:  # no marks: nothing of the stack's is told apart
+            self.own = aws_own(mine, demand.contributions, marks, vcpus)
         out: dict[str, int] = defaultdict(int)
         for itype, code, n in counted:
             out[code] += n * vcpus[itype]
         return dict(out)
 
-    def _instance_counts(self) -> defaultdict[tuple[str, bool], int]:
+    def _instance_counts(
+        self, marks: Sequence[Any] = ()
+    ) -> tuple[defaultdict[tuple[str, bool], int], list[Ec2Instance]]:
+        """Pending and running instances per (type, Spot), and those carrying one of ``marks``
+        (the stack's node groups' tags)."""
         counts: defaultdict[tuple[str, bool], int] = defaultdict(int)
+        mine: list[Ec2Instance] = []
         self._in_reservation.clear()
         pages = self.ec2.get_paginator("describe_instances").paginate(
             Filters=[{"Name": "instance-state-name", "Values": ["pending", "running"]}]
@@ -309,15 +339,17 @@ class AwsQuotaService:
                 for inst in res.get("Instances", []):
                     spot = inst.get("InstanceLifecycle") == "spot"
                     counts[(inst["InstanceType"], spot)] += 1
-                    if rid := inst.get("CapacityReservationId"):
-                        tags = {t.get("Key"): t.get("Value") for t in inst.get("Tags", [])}
+                    tags = {t.get("Key"): t.get("Value") for t in inst.get("Tags", [])}
+                    rid = inst.get("CapacityReservationId") or ""
+                    if rid:
                         self._in_reservation[(rid, tags.get("eks:nodegroup-name") or "")] += 1
-        return counts
+                    if marks and pool_of(tags, marks) is not None:
+                        mine.append(Ec2Instance(inst["InstanceType"], spot, tags, rid))
+        return counts, mine
 
     def _account(self) -> str:
         """This account's id (STS GetCallerIdentity needs no permission)."""
-        sts = self._session.client("sts", region_name=self.s.region, config=self._config)
-        return str(sts.get_caller_identity()["Account"])
+        return str(self._client("sts").get_caller_identity()["Account"])
 
     def _attributed(
         self, found: dict[str, CapacityReservation], account: str | BaseException
@@ -397,138 +429,19 @@ class AwsQuotaService:
     def request(
         self, row: DemandRow, desired: int, current: float, force: bool = False
     ) -> dict[str, Any]:
-        """File an increase to ``desired`` unless an open or equal-or-larger request exists.
+        """File an increase to ``desired`` (``aws_requests.file_request``)."""
+        from quota.clients.aws_requests import file_request
 
-        A refusal (DENIED / NOT_APPROVED) of a request for at most ``desired`` is reported with its
-        case id instead of asking again for as much or more; a larger refused request does not
-        block a smaller one, and a refusal at or below the applied value or older than a later
-        approval no longer blocks anything (listed under ``context``). An approved request for at least ``desired`` that left the limit below it
-        is a partial grant. ``force`` files anew.
-        """
-        code = row.key.quota
-        follow = (
-            f"aws service-quotas list-requested-service-quota-change-history-by-quota "
-            f"--service-code ec2 --quota-code {code} --region {self.s.region}"
+        return file_request(
+            self.sq, self.s.region, self.s.max_attempts, row, desired, current, force
         )
-        base: dict[str, Any] = {"desired": desired, "follow": follow}
-        try:
-            history = self._history(code)
-        except (ClientError, BotoCoreError) as e:
-            op = "ListRequestedServiceQuotaChangeHistoryByQuota"
-            return {
-                **base,
-                "action": "failed",
-                "status": describe_error(e, op, self.s.max_attempts),
-            }
-        open_ = [h for h in history if h.get("Status") in OPEN_STATUSES]
-        if open_:
-            h = open_[0]
-            return {**base, **_req_state(h), "action": "pending"}
-        if not force:
-            refused, moot = _refusals(history, desired, current)
-            if moot:  # shown as context: they no longer stand in the way
-                base["context"] = [
-                    f"{h.get('Status')} {_value(h)} (case {h.get('CaseId', '-')}): {why}"
-                    for h, why in moot
-                ]
-            if refused:
-                h = refused[0]
-                return {**base, **_req_state(h), "action": "denied", "current": int(current)}
-            partial = [
-                h
-                for h in history
-                if h.get("Status") == "APPROVED" and float(h.get("DesiredValue", 0)) >= desired
-            ]
-            if partial:
-                h = partial[0]
-                state = {**_req_state(h), "current": int(current)}
-                return {**base, **state, "action": "partially-granted"}
-        try:
-            resp = self.sq.request_service_quota_increase(
-                ServiceCode=SERVICE_CODE, QuotaCode=code, DesiredValue=float(desired)
-            )
-        except ClientError as e:
-            err = e.response.get("Error", {}).get("Code")
-            if err == "ResourceAlreadyExistsException":
-                return {**base, "action": "pending", "status": "an open request already exists"}
-            if err == "QuotaExceededException":
-                return {
-                    **base,
-                    "action": "failed",
-                    "status": "too many open quota requests in the account",
-                }
-            return {
-                **base,
-                "action": "failed",
-                "status": describe_error(e, "RequestServiceQuotaIncrease", self.s.max_attempts),
-            }
-        except BotoCoreError as e:
-            return {
-                **base,
-                "action": "failed",
-                "status": describe_error(e, "RequestServiceQuotaIncrease", self.s.max_attempts),
-            }
-        return {**base, **_req_state(resp["RequestedQuota"]), "action": "created"}
-
-    def _history(self, code: str) -> list[dict[str, Any]]:
-        """Requests for ``code`` in this region, newest first."""
-        out: list[dict[str, Any]] = []
-        kw: dict[str, Any] = {"ServiceCode": SERVICE_CODE, "QuotaCode": code}
-        while True:
-            resp = self.sq.list_requested_service_quota_change_history_by_quota(**kw)
-            out.extend(resp.get("RequestedQuotas", []))
-            if not resp.get("NextToken"):
-                break
-            kw["NextToken"] = resp["NextToken"]
-        return sorted(out, key=_created, reverse=True)
 
 
-def _created(h: dict[str, Any]) -> float:
-    """A history entry's creation time as epoch seconds (boto3 parses ``Created`` to datetime)."""
-    c = h.get("Created")
-    if c is None:
-        return 0.0
-    return c.timestamp() if hasattr(c, "timestamp") else float(c)
-
-
-def _value(h: dict[str, Any]) -> int:
-    return int(float(h.get("DesiredValue", 0)))
-
-
-def _refusals(
-    history: list[dict[str, Any]], desired: int, current: float
-) -> tuple[list[dict[str, Any]], list[tuple[dict[str, Any], str]]]:
-    """(refusals that still block asking for ``desired``, refusals that no longer matter + why).
-
-    A refusal blocks only a request for at least as much as was refused. It no longer matters
-    when the applied value has since reached what was refused (the limit moved past it), or when
-    a later request was approved (AWS reviewed the quota again after it).
-    """
-    approved = [_created(h) for h in history if h.get("Status") == "APPROVED"]
-    latest_approval = max(approved, default=None)
-    blocking: list[dict[str, Any]] = []
-    moot: list[tuple[dict[str, Any], str]] = []
-    for h in history:
-        if h.get("Status") not in REFUSED_STATUSES or _value(h) > desired:
-            continue
-        if _value(h) <= current:
-            moot.append((h, f"at or below the applied value {current:g}"))
-        elif latest_approval is not None and _created(h) < latest_approval:
-            moot.append((h, "older than a later approved request"))
-        else:
-            blocking.append(h)
-    return blocking, moot
-
-
-def _req_state(h: dict[str, Any]) -> dict[str, Any]:
-    out: dict[str, Any] = {"status": h.get("Status"), "id": h.get("Id")}
-    if h.get("CaseId"):
-        out["caseId"] = h["CaseId"]
-    if h.get("Created"):
-        out["since"] = str(h["Created"])
-    if "DesiredValue" in h:
-        out["requested"] = int(float(h["DesiredValue"]))
-    return out
+def _no_such_resource(exc: BaseException) -> bool:
+    return (
+        isinstance(exc, ClientError)
+        and exc.response.get("Error", {}).get("Code") == "NoSuchResourceException"
+    )
 
 
 def _capture(fn: Callable[[], Any]) -> Any:

@@ -1,27 +1,27 @@
 """Thin GCP side of the quota check: read limits and usage, file QuotaPreferences.
 
-Google SDKs are imported here and in ``gcp_errors`` (error reasons) / ``gcp_usage`` (readings),
-which only this module uses, and this module only when a GKE stack is checked. Every call runs
-with a bounded retry (429 and 5xx included) and a per-call timeout; errors become readable
-reasons (permission named, API disabled, throttled), never a silent "ok".
+Google SDKs are imported here and in ``gcp_errors`` (error reasons), ``gcp_usage`` (readings) and
+``gcp_requests`` (QuotaPreferences), which only this module uses, and this module only when a GKE
+stack is checked. Every call runs with a bounded retry (429 and 5xx included) and a per-call
+timeout; errors become readable reasons (permission named, API disabled, throttled, the quota
+project missing), never a silent "ok".
 """
 
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any
 
-from google.api_core import exceptions as gexc
 from google.api_core import retry as gretry
 from google.api_core.client_options import ClientOptions
 from google.auth.credentials import AnonymousCredentials
 from google.cloud.cloudquotas_v1.services.cloud_quotas import CloudQuotasClient
-from google.cloud.cloudquotas_v1.types import cloudquotas as cq_req
-from google.cloud.cloudquotas_v1.types import resources as cq
+from google.cloud.compute_v1.services.disks import DisksClient
 from google.cloud.compute_v1.services.instances import InstancesClient
 from google.cloud.compute_v1.services.projects import ProjectsClient
 from google.cloud.compute_v1.services.regions import RegionsClient
@@ -31,6 +31,8 @@ from google.cloud.service_usage_v1.services.service_usage import ServiceUsageCli
 from infra.core.catalog.vendored import Catalog
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error, transient
+from quota.clients.gcp_global import global_gpus_fallback
+from quota.clients.gcp_requests import COMPUTE, dimensions_of, file_preference, preference_id_of
 from quota.clients.gcp_usage import (
     catalog_zones,
     compute_reading,
@@ -38,13 +40,15 @@ from quota.clients.gcp_usage import (
     with_family_usage,
     with_reserved_usage,
 )
-from quota.demand import DemandRow
+from quota.demand import Demand, DemandRow
 from quota.keys import QuotaKey, quota_id_of
-from quota.rules import GPUS_ALL_REGIONS
+from quota.own import Own, gcp_own
 
 __all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
 
-COMPUTE = "compute.googleapis.com"
+CLOUDQUOTAS = "cloudquotas.googleapis.com"
+# The scope every Google client here asks for (their transports' AUTH_SCOPES).
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
 # APIs a GKE stack needs, each with why: a disabled one fails `pulumi up` or this check.
 REQUIRED_SERVICES = {
     # nodes, disks, addresses and their quotas
@@ -57,8 +61,9 @@ REQUIRED_SERVICES = {
     # project IAM policy bindings for the node service account
     "cloudresourcemanager.googleapis.com": "https://cloud.google.com/resource-manager/reference/"
     "rest/v1/projects/setIamPolicy",
-    # family quotas and quota increase requests
-    "cloudquotas.googleapis.com": "https://cloud.google.com/docs/quotas/api-overview",
+    # family quotas and quota increase requests: needed only by a row that reads a family quota
+    # (or GPUS_ALL_REGIONS where projects.get lacks it) and by --request (_api_problems)
+    CLOUDQUOTAS: "https://cloud.google.com/docs/quotas/api-overview",
     # this very check of the others
     "serviceusage.googleapis.com": "https://cloud.google.com/service-usage/docs/reference/rest",
 }
@@ -66,12 +71,14 @@ REQUIRED_SERVICES = {
 
 @dataclass(frozen=True, slots=True)
 class GcpSettings:
-    """Endpoints and retry bounds.
+    """Endpoints, the quota project and retry bounds.
 
     Attributes:
         project: the stack's ``gcp:project``.
         compute_endpoint / quotas_endpoint / usage_endpoint: ``scheme://host:port`` or ``None`` for
             Google's; ``http://`` means a local emulator (anonymous credentials).
+        quota_project: the project Google bills and rate-limits the calls to
+            (``GOOGLE_CLOUD_QUOTA_PROJECT``, else the stack's project).
         retry_initial: first backoff, seconds.
         retry_deadline: total retry budget per call, seconds.
         call_timeout: per-attempt timeout, seconds.
@@ -81,46 +88,27 @@ class GcpSettings:
     compute_endpoint: str | None = None
     quotas_endpoint: str | None = None
     usage_endpoint: str | None = None
+    quota_project: str = ""
     retry_initial: float = 0.5
     retry_deadline: float = 30.0
     call_timeout: float = 20.0
 
     @classmethod
     def from_env(cls, project: str) -> GcpSettings:
-        """Settings from the contract's ``QUOTA_ENDPOINT_*`` and the ``QUOTA_RETRY_*`` variables."""
+        """Settings from the contract's ``QUOTA_ENDPOINT_*``, ``GOOGLE_CLOUD_QUOTA_PROJECT`` (the
+        variable google-auth reads, google.auth.environment_vars) and the ``QUOTA_RETRY_*``
+        variables."""
         env = os.environ
         return cls(
             project=project,
             compute_endpoint=env.get("QUOTA_ENDPOINT_COMPUTE") or None,
             quotas_endpoint=env.get("QUOTA_ENDPOINT_CLOUDQUOTAS") or None,
             usage_endpoint=env.get("QUOTA_ENDPOINT_SERVICEUSAGE") or None,
+            quota_project=env.get("GOOGLE_CLOUD_QUOTA_PROJECT") or project,
             retry_initial=float(env.get("QUOTA_RETRY_INITIAL", 0.5)),
             retry_deadline=float(env.get("QUOTA_RETRY_DEADLINE", 30.0)),
             call_timeout=float(env.get("QUOTA_CALL_TIMEOUT", 20.0)),
         )
-
-
-def preference_id_of(key: QuotaKey) -> str:
-    """Deterministic QuotaPreference id: one preference per quota and dimensions, reused forever."""
-    parts = ["gpu-infra", quota_id_of(key)]
-    for fam in (key.gpu_family, key.vm_family):
-        if fam:
-            parts.append(fam.replace("_", "-"))
-    if key.region:
-        parts.append(key.region)
-    return "-".join(parts).lower()
-
-
-def dimensions_of(key: QuotaKey) -> dict[str, str]:
-    """QuotaPreference dimensions (empty for global quotas)."""
-    dims: dict[str, str] = {}
-    if key.region:
-        dims["region"] = key.region
-    if key.gpu_family:
-        dims["gpu_family"] = key.gpu_family
-    if key.vm_family:
-        dims["vm_family"] = key.vm_family
-    return dims
 
 
 class GcpQuotaService:
@@ -134,6 +122,11 @@ class GcpQuotaService:
         self.catalog = catalog or Catalog.load()
         # (API, reason) for every required API that is not enabled or could not be read.
         self.api_problems: list[tuple[str, str]] = []
+        # What the stack's own VMs hold per pool and key (``quota.own``), or why unread: filled
+        # by read() when given the demand.
+        self.own: Own | str | None = None
+        self._lock = threading.Lock()
+        self._adc: Any = None
         self._retry = gretry.Retry(
             predicate=transient,
             initial=settings.retry_initial,
@@ -144,12 +137,34 @@ class GcpQuotaService:
 
     # --- clients -----------------------------------------------------------------------------
     def _kwargs(self, endpoint: str | None) -> dict[str, Any]:
-        kw: dict[str, Any] = {"transport": "rest"}
-        if endpoint:
-            kw["client_options"] = ClientOptions(api_endpoint=endpoint)
-            if endpoint.startswith("http://"):
-                kw["credentials"] = AnonymousCredentials()
+        """Client arguments: REST, the endpoint, and credentials that name the quota project.
+
+        User credentials (``gcloud auth application-default login``) carry no quota project, and
+        APIs such as Cloud Quotas then refuse the call ("... requires a quota project, which is
+        not set by default", https://cloud.google.com/docs/authentication/adc-troubleshooting/
+        user-creds). ``ClientOptions.quota_project_id`` alone does not reach the REST transport
+        (google-cloud-quotas 0.6.3 / google-cloud-compute 1.57.0 ``transports/rest.py``:
+        ``__init__`` takes ``quota_project_id`` and does not pass it to the base transport), so
+        the credentials are made here with it: every call then sends ``x-goog-user-project``.
+        """
+        opts = ClientOptions(api_endpoint=endpoint, quota_project_id=self.s.quota_project or None)
+        kw: dict[str, Any] = {"transport": "rest", "client_options": opts}
+        if endpoint and endpoint.startswith("http://"):
+            kw["credentials"] = AnonymousCredentials()
+        else:
+            kw["credentials"] = self._credentials()
         return kw
+
+    def _credentials(self) -> Any:
+        """Application Default Credentials with the quota project, made once."""
+        with self._lock:
+            if self._adc is None:
+                import google.auth
+
+                self._adc, _ = google.auth.default(
+                    scopes=[CLOUD_PLATFORM], quota_project_id=self.s.quota_project or None
+                )
+            return self._adc
 
     def _once(self, name: str, make: Callable[[], Any]) -> Any:
         client = self.__dict__.get(name)
@@ -170,10 +185,14 @@ class GcpQuotaService:
         )
 
     def instances(self) -> InstancesClient:
-        """Compute instances client (GPU family usage)."""
+        """Compute instances client (family usage, the stack's own VMs)."""
         return self._once(
             "_instances", lambda: InstancesClient(**self._kwargs(self.s.compute_endpoint))
         )
+
+    def disks(self) -> DisksClient:
+        """Compute disks client (the boot disks of the stack's own VMs)."""
+        return self._once("_disks", lambda: DisksClient(**self._kwargs(self.s.compute_endpoint)))
 
     def reservations(self) -> ReservationsClient:
         """Compute reservations client (reserved GPUs / vCPUs are family usage)."""
@@ -197,82 +216,104 @@ class GcpQuotaService:
         return fn(retry=self._retry, timeout=self.s.call_timeout, **kw)
 
     # --- reads ---------------------------------------------------------------------------------
-    def read(self, keys: Sequence[QuotaKey]) -> tuple[dict[QuotaKey, Reading], list[str]]:
+    def read(
+        self, keys: Sequence[QuotaKey], demand: Demand | None = None, requesting: bool = False
+    ) -> tuple[dict[QuotaKey, Reading], list[str]]:
         """Limit and usage of every key, all calls concurrent (one round trip when nothing fails).
 
-        The required APIs are read in the same round trip; ``api_problems`` holds the result.
+        The required APIs are read in the same round trip (``api_problems``); with ``demand``, the
+        VMs and disks of its region too, for what its node pools run (``own``). ``requesting``:
+        quota preferences will be filed, so the Cloud Quotas API must be enabled.
 
         Returns:
             readings per quota key, and notes.
         """
         p = self.s.project
-        # Family keys read their region too: whether preemptible quota is granted there decides
-        # if running Spot VMs count as family usage (with_family_usage).
-        regions = sorted(
-            {
-                k.region
-                for k in keys
-                if (k.source == "compute-region" or k.family_quota_id) and k.region
-            }
-        )
-        want_project = any(k.source == "compute-project" for k in keys)
+        own_region = demand.region if demand is not None and demand.marks else None
         family_ids = sorted({q for k in keys if (q := k.family_quota_id)})
+        # Family keys read their region too: whether preemptible quota is granted there decides
+        # if running Spot VMs count as family usage (with_family_usage); so does the own region
+        # (its zones).
+        family_regions = {k.region for k in keys if k.family_quota_id and k.region}
+        listed = sorted(family_regions | ({own_region} if own_region else set()))
+        regions = {k.region for k in keys if k.source == "compute-region" and k.region}
+        jobs = self._read_jobs(sorted(regions | set(listed)), keys, family_ids)
+        # VMs zone by zone, every zone at once (an aggregated list pages serially)
+        jobs.update(self._zone_jobs("instances", self._zones(listed)))
+        if own_region:
+            jobs.update(self._zone_jobs("disks", self._zones([own_region])))
+        results = self._run(jobs)
+        vms = self._listed(results, listed, "instances") if listed else None
+        if own_region:
+            self._listed(results, [own_region], "disks")
+        readings = {k: self._reading(k, results, vms) for k in keys}
+        fallback = global_gpus_fallback(self, readings)
+        if demand is not None:
+            self.own = self._own(vms, results, demand, own_region)
+        usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
+        quotas_needed = bool(family_ids) or requesting or fallback
+        self.api_problems = _api_problems(results["services"], p, usage_endpoint, quotas_needed)
+        return readings, []
+
+    def _read_jobs(
+        self, regions: Sequence[str], keys: Sequence[QuotaKey], family_ids: Sequence[str]
+    ) -> dict[str, Callable[[], Any]]:
+        """The first round's calls: required APIs, regions, the project, family quota infos and
+        (for family usage) the reservations."""
+        p = self.s.project
         jobs: dict[str, Callable[[], Any]] = {"services": self._services}
         for region in regions:
             jobs[f"region:{region}"] = lambda region=region: self._call(
                 self.regions().get, project=p, region=region
             )
-        if want_project:
+        if any(k.source == "compute-project" for k in keys):
             jobs["project"] = lambda: self._call(self.projects().get, project=p)
         for qid in family_ids:
             name = f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{qid}"
             jobs[f"family:{qid}"] = lambda name=name: self._call(
                 self.quotas().get_quota_info, name=name
             )
-        family_regions = sorted({k.region for k in keys if k.family_quota_id and k.region})
         if family_ids:  # Cloud Quotas has no usage: count the family's VMs and reservations
-            # VMs zone by zone, every zone at once (an aggregated list pages serially)
-            zones = {z for r in family_regions for z in catalog_zones(self.catalog, r)}
-            jobs.update(self._zone_jobs(zones))
             jobs["reservations"] = lambda: list(
                 self._call(self.reservations().aggregated_list, project=p)
             )
-        results = self._run(jobs)
-        if family_ids:
-            results["instances"] = self._vms_by_zone(results, family_regions)
+        return jobs
 
-        readings: dict[QuotaKey, Reading] = {}
-        for k in keys:
-            if k.family_quota_id:
-                job, call = f"family:{k.family_quota_id}", "quotaInfos.get"
-            elif k.source == "compute-project":
-                job, call = "project", "projects.get"
-            else:
-                job, call = f"region:{k.region}", "regions.get"
-            res = results[job]
-            if isinstance(res, BaseException):
-                readings[k] = Reading(error=describe_error(res, call, p, self._endpoint(job)))
-            elif k.family_quota_id:
-                readings[k] = with_reserved_usage(
-                    with_family_usage(
-                        family_reading(res, k),
-                        k,
-                        results["instances"],
-                        p,
-                        self.catalog,
-                        results.get(f"region:{k.region}"),
-                    ),
-                    k,
-                    results["reservations"],
-                    p,
-                    self.catalog,
-                )
-            else:
-                readings[k] = compute_reading(res, k)
-        self._global_gpus_fallback(readings)
-        usage_endpoint = self.s.usage_endpoint or "serviceusage.googleapis.com"
-        self.api_problems = _api_problems(results["services"], p, usage_endpoint)
-        return readings, []
+    def _reading(self, k: QuotaKey, results: dict[str, Any], vms: Any) -> Reading:
+        p = self.s.project
+        if k.family_quota_id:
+            job, call = f"family:{k.family_quota_id}", "quotaInfos.get"
+        elif k.source == "compute-project":
+            job, call = "project", "projects.get"
+        else:
+            job, call = f"region:{k.region}", "regions.get"
+        res = results[job]
+        if isinstance(res, BaseException):
+            return Reading(error=describe_error(res, call, p, self._endpoint(job)))
+        if not k.family_quota_id:
+            return compute_reading(res, k)
+        region = results.get(f"region:{k.region}")
+        used = with_family_usage(family_reading(res, k), k, vms, p, self.catalog, region)
+        return with_reserved_usage(used, k, results["reservations"], p, self.catalog)
+
+    def _own(self, vms: Any, results: dict[str, Any], demand: Demand, region: str | None) -> Any:
+        """What the stack's VMs hold (``quota.own.gcp_own``), or why that is unknown."""
+        if region is None:  # the platform marks no VMs: nothing of the stack's is told apart
+            return None
+        if isinstance(vms, BaseException):
+            return describe_error(vms, "instances.list", self.s.project)
+        mine = [
+            inst
+            for scope, scoped in vms
+            if scope.rsplit("/", 1)[-1].rsplit("-", 1)[0] == region
+            for inst in scoped.instances
+        ]
+        disks: dict[str, tuple[str, int]] = {}
+        for job, got in results.items():
+            if job.startswith("disks:") and not isinstance(got, BaseException):
+                for d in got:  # a zone unread: its boot disks are not counted as the stack's
+                    disks[d.self_link] = (d.type_.rsplit("/", 1)[-1], int(d.size_gb))
+        return gcp_own(mine, disks, demand.contributions, demand.marks, self.catalog)
 
     def _run(self, jobs: dict[str, Callable[[], Any]]) -> dict[str, Any]:
         """Every job at once (bounded by ``max_workers``); a result or the exception it raised."""
@@ -282,75 +323,46 @@ class GcpQuotaService:
             futures = {k: pool.submit(_capture, fn) for k, fn in jobs.items()}
             return {k: f.result() for k, f in futures.items()}
 
-    def _zone_jobs(self, zones: set[str]) -> dict[str, Callable[[], Any]]:
-        p = self.s.project
-        return {
-            f"instances:{z}": lambda z=z: list(self._call(self.instances().list, project=p, zone=z))
-            for z in sorted(zones)
-        }
+    def _zones(self, regions: Sequence[str]) -> set[str]:
+        return {z for r in regions for z in catalog_zones(self.catalog, r)}
 
-    def _vms_by_zone(self, results: dict[str, Any], regions: Sequence[str]) -> Any:
-        """The family regions' VMs as ``(zones/<zone>, listing)`` pairs, or why they are unknown.
+    def _zone_jobs(self, kind: str, zones: set[str]) -> dict[str, Callable[[], Any]]:
+        """``instances.list`` or ``disks.list`` of every zone (all pages)."""
+        p = self.s.project
+
+        def listing(zone: str) -> list[Any]:
+            if kind == "instances":
+                return list(self._call(self.instances().list, project=p, zone=zone))
+            return list(self._call(self.disks().list, project=p, zone=zone))
+
+        return {f"{kind}:{z}": lambda z=z: listing(z) for z in sorted(zones)}
+
+    def _listed(self, results: dict[str, Any], regions: Sequence[str], kind: str) -> Any:
+        """The regions' ``kind`` listings as ``(zones/<zone>, listing)`` pairs, or why unknown.
 
         Zones come from the catalog, listed in the first round trip; a zone ``regions.get``
         reports that the catalog lacks is listed after it. A region whose zones could not be
         read leaves the usage unknown, never zero.
         """
-        listed = {k.removeprefix("instances:") for k in results if k.startswith("instances:")}
+        listed = {k.split(":", 1)[1] for k in results if k.startswith(f"{kind}:")}
         reported: set[str] = set()
         for r in regions:
             region = results.get(f"region:{r}")
             if isinstance(region, BaseException) or region is None:
                 return RuntimeError(f"zones of region {r} unknown (regions.get failed)")
             reported |= {z.rsplit("/", 1)[-1] for z in region.zones}
-        results.update(self._run(self._zone_jobs(reported - listed)))
+        results.update(self._run(self._zone_jobs(kind, reported - listed)))
         out: list[tuple[str, Any]] = []
         for zone in sorted(listed | reported):
-            got = results[f"instances:{zone}"]
+            got = results[f"{kind}:{zone}"]
             if isinstance(got, BaseException):
                 return got
             out.append((f"zones/{zone}", SimpleNamespace(instances=got)))
         return out
 
-    def _global_gpus_fallback(self, readings: dict[QuotaKey, Reading]) -> None:
-        """GPUS_ALL_REGIONS missing from projects.get (new projects): read its Cloud Quotas value.
-
-        Quota id per the public quota error ("metric name = compute.googleapis.com/
-        gpus_all_regions, limit name = GPUS-ALL-REGIONS-per-project, dimensions = global: global").
-        Cloud Quotas has no usage, so the row can be short from the limit alone, never ok.
-        """
-        key = next(
-            (
-                k
-                for k, r in readings.items()
-                if k.quota == GPUS_ALL_REGIONS
-                and k.source == "compute-project"
-                and (r.error or "").startswith("quota missing")
-            ),
-            None,
-        )
-        if key is None:
-            return
-        p = self.s.project
-        qid = "GPUS-ALL-REGIONS-per-project"
-        name = f"projects/{p}/locations/global/services/{COMPUTE}/quotaInfos/{qid}"
-        info = _capture(lambda: self._call(self.quotas().get_quota_info, name=name))
-        if isinstance(info, BaseException):
-            err = describe_error(info, "quotaInfos.get", p, self._endpoint("family"))
-            readings[key] = Reading(error=f"{readings[key].error}; fallback {qid}: {err}")
-            return
-        for d in info.dimensions_infos:
-            if not dict(d.dimensions):  # the project-wide value
-                readings[key] = Reading(
-                    limit=float(d.details.value),
-                    usage=None,
-                    error=f"usage not available: {GPUS_ALL_REGIONS} read from Cloud Quotas {qid}",
-                )
-                return
-
     def _endpoint(self, job: str) -> str:
         if job.startswith("family"):
-            return self.s.quotas_endpoint or "cloudquotas.googleapis.com"
+            return self.s.quotas_endpoint or CLOUDQUOTAS
         return self.s.compute_endpoint or "compute.googleapis.com"
 
     def _services(self) -> Any:
@@ -363,163 +375,34 @@ class GcpQuotaService:
 
     # --- requests ------------------------------------------------------------------------------
     def request(
-        self, row: DemandRow, desired: int, email: str, justification: str
+        self, row: DemandRow, desired: int, email: str, justification: str, force: bool = False
     ) -> dict[str, Any]:
-        """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
-
-        A preference for the same quota id and dimensions may exist under any id (the console
-        makes its own): that one is reused, updated with its etag, never duplicated. One that
-        already asks for at least ``desired`` (pending or settled) is reported, not re-filed; one
-        that asks for less is raised, even while it is pending (``reconciling``): left alone it
-        would be granted short. A partial grant is reported with its granted value.
-        https://cloud.google.com/docs/quotas/reference/rest/v1/projects.locations.quotaPreferences
-        """
-        p = self.s.project
-        key = row.key
-        qid, dims = quota_id_of(key), dimensions_of(key)
-        parent = f"projects/{p}/locations/global"
-        base: dict[str, Any] = {"quotaId": qid, "desired": desired}
-        info_name = f"{parent}/services/{COMPUTE}/quotaInfos/{qid}"
-        with ThreadPoolExecutor(max_workers=2) as pool:
-            info_f = pool.submit(
-                _capture, lambda: self._call(self.quotas().get_quota_info, name=info_name)
-            )
-            list_f = pool.submit(_capture, lambda: self._preferences(parent))
-            info, prefs = info_f.result(), list_f.result()
-        if isinstance(info, BaseException):
-            return {**base, "action": "failed", "status": describe_error(info, "quotaInfos.get", p)}
-        blocked = _ineligible(info)
-        if blocked:
-            return {**base, "action": "ineligible", "status": blocked}
-        if isinstance(prefs, BaseException):
-            err = describe_error(prefs, "quotaPreferences.list", p)
-            return {**base, "action": "failed", "status": err}
-        existing = _same_quota(prefs, qid, dims, preference_id_of(key))
-        pid = existing.name.rsplit("/", 1)[-1] if existing else preference_id_of(key)
-        base = {
-            "id": pid,
-            **base,
-            "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
-        }
-        # A pending preference asking for less than the need is raised (with its etag) rather
-        # than left to be granted short; one asking for at least as much is left to reconcile.
-        if existing is not None and int(existing.quota_config.preferred_value) >= desired:
-            return {
-                **base,
-                **_preference_state(existing),
-                "action": _held_action(existing, desired),
-            }
-        pref = cq.QuotaPreference(
-            name=f"{parent}/quotaPreferences/{pid}",
-            service=COMPUTE,
-            quota_id=qid,
-            dimensions=dims,
-            quota_config=cq.QuotaConfig(preferred_value=desired),
-            justification=justification,
-            contact_email=email,
-            etag=existing.etag if existing is not None else "",
-        )
-        try:
-            return {**base, **self._write(pref, parent, pid, existing)}
-        except Exception as e:  # noqa: BLE001  # reported per row, the run goes on
-            call = "quotaPreferences.create" if existing is None else "quotaPreferences.update"
-            if existing is not None and existing.reconciling:  # still pending, for too little
-                state = {**_preference_state(existing), "status": describe_error(e, call, p)}
-                return {**base, **state, "action": "pending"}
-            return {**base, "action": "failed", "status": describe_error(e, call, p)}
-
-    def _write(self, pref: Any, parent: str, pid: str, existing: Any) -> dict[str, Any]:
-        """Create the preference, or update ``existing`` over its etag; the new state."""
-        if existing is None:
-            try:
-                out = self._call(
-                    self.quotas().create_quota_preference,
-                    parent=parent,
-                    quota_preference=pref,
-                    quota_preference_id=pid,
-                )
-                return {**_preference_state(out), "action": "created"}
-            except gexc.Conflict:
-                pref.etag = ""  # created concurrently: fall through to the upsert
-        upd = cq_req.UpdateQuotaPreferenceRequest(
-            quota_preference=pref, allow_missing=existing is None
-        )
-        out = self._call(self.quotas().update_quota_preference, request=upd)
-        raised = {"was": int(existing.quota_config.preferred_value)} if existing else {}
-        return {**_preference_state(out), **raised, "action": "updated"}
-
-    def _preferences(self, parent: str) -> list[Any]:
-        """Every QuotaPreference of the project (all pages).
-
-        No server-side filter: the documented filters cover state, type and time only, and the
-        quota id and dimensions are matched here.
-        """
-        req = cq_req.ListQuotaPreferencesRequest(parent=parent)
-        return list(self._call(self.quotas().list_quota_preferences, request=req))
+        """Create or raise the row's QuotaPreference (``gcp_requests.file_preference``)."""
+        return file_preference(self, row, desired, email, justification, force)
 
 
-def _same_quota(prefs: Sequence[Any], qid: str, dims: dict[str, str], own: str) -> Any:
-    """The preference for ``qid`` with exactly ``dims``: ours if it exists, else the newest."""
-    same = [
-        x
-        for x in prefs
-        if x.quota_id == qid and x.service in ("", COMPUTE) and dict(x.dimensions) == dims
-    ]
-    for x in same:
-        if x.name.rsplit("/", 1)[-1] == own:
-            return x
-    return max(same, key=lambda x: str(x.update_time or x.create_time), default=None)
-
-
-def _capture(fn: Callable[[], Any]) -> Any:
+def _capture(fn: Callable[..., Any]) -> Any:
     try:
         return fn()
     except Exception as e:  # noqa: BLE001  # turned into an 'unknown' reason by the caller
         return e
 
 
-def _ineligible(info: Any) -> str | None:
-    """Why Cloud Quotas will not take an increase for this quota (``None``: it will)."""
-    if info.is_fixed:
-        return f"{info.quota_id} is fixed and cannot be changed"
-    elig = info.quota_increase_eligibility
-    # An unset eligibility message reads as not eligible; only an explicit False blocks.
-    if "quota_increase_eligibility" in info and not elig.is_eligible:
-        reason = getattr(elig.ineligibility_reason, "name", str(elig.ineligibility_reason))
-        return f"not eligible for an increase: {reason}"
-    return None
+def _api_problems(
+    res: Any, project: str, endpoint: str, quotas_needed: bool = True
+) -> list[tuple[str, str]]:
+    """(API, reason) for each required API that is not enabled; one row if none could be read.
 
-
-def _preference_state(pref: Any) -> dict[str, Any]:
-    qc = pref.quota_config
-    out: dict[str, Any] = {
-        "status": "pending" if pref.reconciling else (qc.state_detail or "settled"),
-        "preferred": int(qc.preferred_value),
-        "granted": None if qc.granted_value is None else int(qc.granted_value),
-    }
-    if qc.trace_id:
-        out["traceId"] = qc.trace_id
-    return out
-
-
-def _held_action(pref: Any, desired: int) -> str:
-    """What an existing preference asking for >= desired means: pending, partial, or granted."""
-    if pref.reconciling:
-        return "pending"
-    granted = pref.quota_config.granted_value
-    if granted is not None and int(granted) < desired:
-        return "partially-granted"
-    return "already-requested"
-
-
-def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]]:
-    """(API, reason) for each required API that is not enabled; one row if none could be read."""
+    The Cloud Quotas API counts only when ``quotas_needed``: no row of a stack without family
+    quotas reads it, and nothing is requested.
+    """
     if isinstance(res, BaseException):
         err = describe_error(res, "services.batchGet", project, endpoint)
         return [("serviceusage.googleapis.com", err)]
     out: list[tuple[str, str]] = []
+    required = [a for a in REQUIRED_SERVICES if quotas_needed or a != CLOUDQUOTAS]
     answered = {svc.name.rsplit("/", 1)[-1] for svc in res.services}
-    for api in REQUIRED_SERVICES:
+    for api in required:
         if api not in answered:  # never fail open: an API the answer leaves out is not enabled
             out.append(
                 (
@@ -530,8 +413,8 @@ def _api_problems(res: Any, project: str, endpoint: str) -> list[tuple[str, str]
             )
     for svc in res.services:
         state = getattr(svc.state, "name", str(svc.state))
-        if state != "ENABLED":
-            short = svc.name.rsplit("/", 1)[-1]
+        short = svc.name.rsplit("/", 1)[-1]
+        if state != "ENABLED" and short in required:
             out.append(
                 (
                     short,

@@ -11,15 +11,18 @@ from google.api_core import exceptions as gexc
 
 # IAM permission each call needs, named in "permission denied" reasons when the server does not.
 # Source: the "IAM Permissions" section of each method's REST reference,
-# https://cloud.google.com/compute/docs/reference/rest/v1 (regions, projects, instances),
-# https://cloud.google.com/docs/quotas/reference/rest (quotaInfos, quotaPreferences) and
-# https://cloud.google.com/service-usage/docs/reference/rest/v1/services/batchGet.
-_PERMISSION = {
+# https://cloud.google.com/compute/docs/reference/rest/v1 (regions, projects, instances, disks,
+# reservations), https://cloud.google.com/docs/quotas/reference/rest (quotaInfos,
+# quotaPreferences) and https://cloud.google.com/service-usage/docs/reference/rest/v1/services/
+# batchGet. The one home of the call -> permission map (docs/operations.md lists them, tested).
+PERMISSION = {
     "regions.get": "compute.regions.get",
+    "regions.list": "compute.regions.list",
     "projects.get": "compute.projects.get",
     "quotaInfos.get": "cloudquotas.quotas.get",
     "instances.aggregatedList": "compute.instances.list",
     "instances.list": "compute.instances.list",
+    "disks.list": "compute.disks.list",
     "reservations.aggregatedList": "compute.reservations.list",
     "services.batchGet": "serviceusage.services.get",
     "quotaPreferences.get": "cloudquotas.quotas.get",
@@ -27,6 +30,16 @@ _PERMISSION = {
     "quotaPreferences.create": "cloudquotas.quotas.update",
     "quotaPreferences.update": "cloudquotas.quotas.update",
 }
+
+
+# Using a quota project takes serviceusage.services.use on it ("To use a project as a quota
+# project, the user needs the roles/serviceusage.serviceUsageConsumer IAM role, which contains the
+# serviceusage.services.use permission, on that project", https://cloud.google.com/docs/quotas/
+# set-quota-project): every call of this check sends one.
+QUOTA_PROJECT_PERMISSION = "serviceusage.services.use"
+# The project of gcloud's own OAuth client: the consumer Google names when user credentials
+# carry no quota project (terraform-provider-google#18337: "consumer": "projects/764086051850").
+GCLOUD_CLIENT_PROJECT = "projects/764086051850"
 
 
 def transient(exc: BaseException) -> bool:
@@ -73,6 +86,19 @@ def describe_error(exc: BaseException, call: str, project: str, endpoint: str = 
     if isinstance(exc, gexc.GoogleAPICallError):
         reason = getattr(exc, "reason", None)
         meta = getattr(exc, "metadata", None) or {}
+        if quota_project_missing(exc):
+            svc = meta.get("service") or "the API"
+            return (
+                f"{call}: {svc} needs a quota project and the credentials carry none "
+                "(application-default user credentials): run `gcloud auth application-default "
+                f"set-quota-project {project}` or set GOOGLE_CLOUD_QUOTA_PROJECT={project}"
+            )
+        if reason == "USER_PROJECT_DENIED":
+            return (
+                f"{call}: permission denied: {QUOTA_PROJECT_PERMISSION} on the quota project "
+                "(roles/serviceusage.serviceUsageConsumer; GOOGLE_CLOUD_QUOTA_PROJECT names "
+                f"another one), project {project}"
+            )
         if reason == "SERVICE_DISABLED":
             svc = meta.get("service") or "the API"
             return (
@@ -81,7 +107,7 @@ def describe_error(exc: BaseException, call: str, project: str, endpoint: str = 
             )
         if isinstance(exc, gexc.Forbidden | gexc.Unauthorized):
             perm = (
-                meta.get("permission") or _permission_in(exc.message) or _PERMISSION.get(call, call)
+                meta.get("permission") or _permission_in(exc.message) or PERMISSION.get(call, call)
             )
             return f"{call}: permission denied: {perm} on project {project}"
         if isinstance(exc, gexc.TooManyRequests):
@@ -91,6 +117,25 @@ def describe_error(exc: BaseException, call: str, project: str, endpoint: str = 
     if "Timeout" in text or "timed out" in str(exc):
         return f"{call}: timed out"
     return f"{call}: {text}: {exc}"
+
+
+def quota_project_missing(exc: BaseException) -> bool:
+    """Whether ``exc`` is Google's answer to a call whose credentials carry no quota project.
+
+    It comes as reason SERVICE_DISABLED for gcloud's own project, not the stack's: "Your
+    application is authenticating by using local Application Default Credentials. The
+    cloudquotas.googleapis.com API requires a quota project, which is not set by default"
+    (googleapis/google-auth-library-python#1459, GoogleCloudPlatform/cloud-foundation-fabric#2622;
+    consumer projects/764086051850, hashicorp/terraform-provider-google#18337, #24500).
+    """
+    if not isinstance(exc, gexc.GoogleAPICallError):
+        return False
+    meta = getattr(exc, "metadata", None) or {}
+    if getattr(exc, "reason", None) != "SERVICE_DISABLED":
+        return False
+    return "requires a quota project" in (exc.message or "") or (
+        meta.get("consumer") == GCLOUD_CLIENT_PROJECT
+    )
 
 
 def _permission_in(message: str | None) -> str | None:

@@ -13,11 +13,14 @@ from infra.core.system_pool import gcp_vcpus_of
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error
 from quota.keys import QuotaKey
-from quota.rules import gcp_accelerator_quotas, gcp_cpu_rules, gcp_machine_family
-
-# Instance states that hold GPU quota; stopped, suspended and terminated VMs release it.
-# https://cloud.google.com/compute/docs/instances/instance-life-cycle
-_HOLDING = frozenset({"PROVISIONING", "STAGING", "RUNNING", "STOPPING", "SUSPENDING", "REPAIRING"})
+from quota.rules import (
+    GCE_HOLDING_STATES,
+    PROVISIONING_RULES,
+    gce_vm_model,
+    gcp_accelerator_quotas,
+    gcp_cpu_rules,
+    gcp_machine_family,
+)
 
 
 def catalog_zones(catalog: Catalog, region: str) -> set[str]:
@@ -39,7 +42,15 @@ def compute_reading(container: Any, key: QuotaKey) -> Reading:
 
 
 def family_reading(info: Any, key: QuotaKey) -> Reading:
-    """Effective family limit for (region, family): the most specific dimensions row wins."""
+    """Effective family limit for (region, family): the most specific dimensions row that applies.
+
+    A row applies to the region its ``region`` dimension names; a row without one applies only to
+    the locations its ``applicable_locations`` lists ("the list of locations this dimension info
+    is applicable to", google-cloud-quotas DimensionsInfo; a default row ``{"dimensions": {},
+    ... "applicableLocations": ["us-west1", "us-east1"]}``, https://cloud.google.com/docs/quotas/
+    view-ongoing-rollouts), so a grant for another region never reads as this one's. A row that
+    names neither applies nowhere that can be confirmed.
+    """
     dim, fam = ("gpu_family", key.gpu_family) if key.gpu_family else ("vm_family", key.vm_family)
     assert fam is not None
     best: tuple[int, int] | None = None
@@ -47,9 +58,10 @@ def family_reading(info: Any, key: QuotaKey) -> Reading:
         dims = dict(d.dimensions)
         if str(dims.get(dim, fam)).upper() != fam.upper():
             continue
-        if dims.get("region", key.region) != key.region:
-            continue
-        if not dims and d.applicable_locations and key.region not in d.applicable_locations:
+        if "region" in dims:
+            if dims["region"] != key.region:
+                continue
+        elif key.region not in d.applicable_locations:
             continue
         rank = len(dims)
         if best is None or rank > best[0]:
@@ -92,10 +104,12 @@ def with_family_usage(
 ) -> Reading:
     """Add the family's usage in the region (GPUs or vCPUs), counted from instances.
 
-    Spot VMs count too while their preemptible quota is not granted: "To prevent Spot VMs from
-    consuming your quotas for standard VMs' CPUs, GPUs, and disks, consider requesting
-    preemptible quota" (https://cloud.google.com/compute/docs/instances/create-use-spot). If
-    that cannot be read, usage is unknown.
+    Each VM counts as its provisioning model draws (``rules.gce_vm_model``): flex-start VMs never
+    (they consume preemptible quota, ``rules.PROVISIONING_RULES``); Spot VMs while their
+    preemptible quota is not granted: "To prevent Spot VMs from consuming your quotas for standard
+    VMs' CPUs, GPUs, and disks, consider requesting preemptible quota"
+    (https://cloud.google.com/compute/docs/instances/create-use-spot). If that cannot be read,
+    usage is unknown.
     """
     if reading.error is not None:
         return reading
@@ -110,10 +124,13 @@ def with_family_usage(
             continue
         for inst in scoped.instances:
             sched = inst.scheduling
-            spot = sched.provisioning_model == "SPOT" or bool(sched.preemptible)
-            if inst.status not in _HOLDING:
+            model = gce_vm_model(sched.provisioning_model, bool(sched.preemptible))
+            if inst.status not in GCE_HOLDING_STATES:
                 continue
-            if spot:
+            drawn = PROVISIONING_RULES[model].quota_class
+            if drawn == "preemptible":
+                continue  # flex-start: preemptible quota, never the family's standard one
+            if drawn == "preemptible-if-granted":
                 accs = [a.accelerator_type.rsplit("/", 1)[-1] for a in inst.guest_accelerators]
                 acc = next((a for a in accs if a in types), None)
                 if key.gpu_family and acc is None:

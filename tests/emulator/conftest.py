@@ -36,3 +36,71 @@ def moto_url() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+# --- GCP fakes for the quota modules that are not test_quota_gcp (which keeps its own) ----------
+
+GCP_PROJECT = "demo-project"
+
+
+@pytest.fixture(scope="module")
+def gcp_fakes() -> Iterator[dict[str, object]]:
+    """Compute, Cloud Quotas and Service Usage fakes, one set per module."""
+    from tests.fakes import gcp as g
+
+    compute, quotas, usage = g.FakeCompute(), g.FakeCloudQuotas(), g.FakeServiceUsage()
+    for f in (compute, quotas, usage):
+        f.start()
+    yield {"compute": compute, "quotas": quotas, "usage": usage}
+    for f in (compute, quotas, usage):
+        f.stop()
+
+
+@pytest.fixture
+def gcp_env(gcp_fakes: dict[str, object], monkeypatch: pytest.MonkeyPatch) -> dict[str, object]:
+    """The fakes emptied, the QUOTA_ENDPOINT_* variables pointing at them, short retries; a
+    granted QuotaPreference raises the fake's limit."""
+    from tests.fakes import gcp as g
+
+    compute, quotas, usage = gcp_fakes["compute"], gcp_fakes["quotas"], gcp_fakes["usage"]
+    assert isinstance(compute, g.FakeCompute) and isinstance(quotas, g.FakeCloudQuotas)
+    assert isinstance(usage, g.FakeServiceUsage)
+    for f in (compute, quotas, usage):
+        f.reset()
+    for table in (
+        compute.regions,
+        compute.projects,
+        compute.quota_warning,
+        compute.instances,
+        compute.disks,
+        compute.reservations,
+        compute.zones,
+        quotas.prefs,
+        quotas.infos,
+    ):
+        table.clear()
+    quotas.patched_etags.clear()
+    quotas.absent.clear()
+    quotas.policy = "pending"
+    quotas.require_quota_project = True
+    usage.enabled = set(g.ALL_REQUIRED_APIS)
+    usage.omitted = set()
+
+    def grant(pref: dict[str, object], value: int) -> None:
+        qid = str(pref["quotaId"])
+        dims = pref.get("dimensions") or {}
+        region = dims.get("region") if isinstance(dims, dict) else None
+        metric = (
+            qid.removesuffix("-per-project-region").removesuffix("-per-project").replace("-", "_")
+        )
+        compute.set_limit(GCP_PROJECT, region, metric, value)
+
+    quotas.on_grant = grant
+    monkeypatch.setenv("QUOTA_ENDPOINT_COMPUTE", compute.url)
+    monkeypatch.setenv("QUOTA_ENDPOINT_CLOUDQUOTAS", quotas.url)
+    monkeypatch.setenv("QUOTA_ENDPOINT_SERVICEUSAGE", usage.url)
+    monkeypatch.setenv("QUOTA_RETRY_INITIAL", "0.01")
+    monkeypatch.setenv("QUOTA_RETRY_DEADLINE", "0.3")
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
+    monkeypatch.delenv("GOOGLE_CLOUD_QUOTA_PROJECT", raising=False)
+    return {"compute": compute, "quotas": quotas, "usage": usage}

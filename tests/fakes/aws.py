@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.fakes.base import FakeService, Request, Response
 
@@ -142,7 +143,48 @@ class FakeServiceQuotas(FakeService):
 _EC2_NS = "http://ec2.amazonaws.com/doc/2016-11-15/"
 
 
-class Ec2WithReservations(FakeService):
+class Relay(FakeService):
+    """Any AWS endpoint in front of moto: relays every request unchanged (with this fake's latency
+    and faults), so the real boto3 client sees one endpoint per service."""
+
+    def __init__(self, moto_url: str, latency: float = 0.0) -> None:
+        super().__init__(latency)
+        self.moto_url = moto_url
+        for method in ("GET", "POST", "PUT", "DELETE", "PATCH"):
+            self.route(method, r"/.*", "relay", self._handle)
+
+    def op_name(self, op: str, req: Request) -> str:
+        from urllib.parse import parse_qs
+
+        if req.method == "POST" and b"Action=" in req.body:
+            return (parse_qs(req.body.decode()).get("Action") or [op])[0]
+        return req.headers.get("X-Amz-Target") or f"{req.method} {req.path}"
+
+    def _handle(self, req: Request) -> Response:
+        return self._relay(req)
+
+    def _relay(self, req: Request) -> Response:
+        import urllib.error
+        import urllib.request
+
+        skip = {"host", "content-length", "connection"}
+        headers = {k: v for k, v in req.headers.items() if k.lower() not in skip}
+        query = f"?{urlencode(req.query, doseq=True)}" if req.query else ""
+        out = urllib.request.Request(
+            self.moto_url + req.path + query,
+            data=req.body if req.method != "GET" else None,
+            headers=headers,
+            method=req.method,
+        )
+        try:
+            with urllib.request.urlopen(out, timeout=30) as resp:
+                kind = resp.headers.get("Content-Type") or "application/json"
+                return resp.status, resp.read(), {"Content-Type": kind}
+        except urllib.error.HTTPError as e:
+            return e.code, e.read(), {"Content-Type": e.headers.get("Content-Type", "text/xml")}
+
+
+class Ec2WithReservations(Relay):
     """EC2 in front of moto: answers DescribeCapacityReservations itself (moto 5.2 lacks it) and
     relays every other action to moto unchanged, so the real boto3 client sees one EC2 endpoint.
 
@@ -151,16 +193,9 @@ class Ec2WithReservations(FakeService):
     ``availableInstanceCount``, ``state``, ``reservationType``), per region.
     """
 
-    def __init__(self, moto_url: str) -> None:
-        super().__init__()
-        self.moto_url = moto_url
+    def __init__(self, moto_url: str, latency: float = 0.0) -> None:
+        super().__init__(moto_url, latency)
         self.reservations: dict[str, list[dict[str, Any]]] = {}
-        self.route("POST", r"/", "query", self._handle)
-
-    def op_name(self, op: str, req: Request) -> str:
-        from urllib.parse import parse_qs
-
-        return (parse_qs(req.body.decode()).get("Action") or [op])[0]
 
     def _handle(self, req: Request) -> Response:
         if self.op_name("", req) == "DescribeCapacityReservations":
@@ -191,18 +226,3 @@ class Ec2WithReservations(FakeService):
             "</capacityReservationSet></DescribeCapacityReservationsResponse>"
         )
         return 200, body.encode(), {"Content-Type": "text/xml;charset=UTF-8"}
-
-    def _relay(self, req: Request) -> Response:
-        import urllib.error
-        import urllib.request
-
-        skip = {"host", "content-length", "connection"}
-        headers = {k: v for k, v in req.headers.items() if k.lower() not in skip}
-        out = urllib.request.Request(
-            self.moto_url + req.path, data=req.body, headers=headers, method=req.method
-        )
-        try:
-            with urllib.request.urlopen(out, timeout=30) as resp:
-                return resp.status, resp.read(), {"Content-Type": resp.headers["Content-Type"]}
-        except urllib.error.HTTPError as e:
-            return e.code, e.read(), {"Content-Type": e.headers.get("Content-Type", "text/xml")}

@@ -61,6 +61,8 @@ class FakeService:
         self.faults: list[Fault] = []
         self.lock = threading.RLock()
         self.routes: list[tuple[str, re.Pattern[str], str, Handler]] = []
+        # The quota project each request named (Google's x-goog-user-project header; None: none).
+        self.user_projects: list[str | None] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -69,9 +71,11 @@ class FakeService:
         """Register ``handler`` for ``method`` on paths matching ``pattern`` (full match)."""
         self.routes.append((method, re.compile(pattern), op, handler))
 
-    def start(self) -> str:
-        """Start serving; returns ``http://127.0.0.1:PORT``."""
+    def start(self, tls: Any = None) -> str:
+        """Start serving; returns ``http://127.0.0.1:PORT`` (``https://`` with ``tls``, an
+        ``ssl.SSLContext`` for the server side: a client then takes it for a real endpoint)."""
         service = self
+        self._tls = tls
 
         class _H(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
@@ -94,6 +98,8 @@ class FakeService:
             request_queue_size = 128
 
         self._server = _Server(("127.0.0.1", 0), _H)
+        if tls is not None:
+            self._server.socket = tls.wrap_socket(self._server.socket, server_side=True)
         self._server.daemon_threads = True
         # stop() waits for the loop to notice the shutdown: poll often (the default is 0.5 s)
         self._thread = threading.Thread(
@@ -106,7 +112,7 @@ class FakeService:
     def url(self) -> str:
         assert self._server is not None
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return f"{'https' if getattr(self, '_tls', None) else 'http'}://{host}:{port}"
 
     def stop(self) -> None:
         """Stop serving."""
@@ -132,6 +138,7 @@ class FakeService:
         with self.lock:
             self.faults.clear()
             self.calls.clear()
+            self.user_projects.clear()
 
     def _fault_for(self, op: str) -> Fault | None:
         with self.lock:
@@ -158,8 +165,13 @@ class FakeService:
             op = self.op_name(op, req)
             with self.lock:
                 self.calls[op] += 1
+                self.user_projects.append(h.headers.get("x-goog-user-project"))
             if self.latency:
                 time.sleep(self.latency)
+            refused = self.guard(op, req)
+            if refused is not None:
+                self._send(h, refused)
+                return
             fault = self._fault_for(op)
             if fault is not None and fault.delay:
                 time.sleep(fault.delay)
@@ -171,6 +183,11 @@ class FakeService:
             self._send(h, resp)
             return
         self._send(h, self.not_found(h.command, parts.path))
+
+    def guard(self, op: str, req: Request) -> Response | None:
+        """Hook: an answer the service gives before any handler (a refused caller); None: go on."""
+        del op, req
+        return None
 
     def op_name(self, op: str, req: Request) -> str:
         """Hook: the op name of a request (AWS JSON routes by header)."""

@@ -58,6 +58,23 @@ def service_disabled(service: str, project: str = "demo-project") -> Response:
     )
 
 
+def quota_project_required(service: str) -> Response:
+    """The 403 Google answers a call made with user credentials that carry no quota project
+    (GoogleCloudPlatform/cloud-foundation-fabric#2622; consumer: gcloud's own project,
+    hashicorp/terraform-provider-google#18337)."""
+    return google_error(
+        403,
+        "PERMISSION_DENIED",
+        "Your application is authenticating by using local Application Default Credentials. "
+        f"The {service} API requires a quota project, which is not set by default. To learn how "
+        "to set your quota project, see https://cloud.google.com/docs/authentication/"
+        "adc-troubleshooting/user-creds .",
+        "SERVICE_DISABLED",
+        service=service,
+        consumer="projects/764086051850",
+    )
+
+
 THROTTLED = google_error(
     429,
     "RESOURCE_EXHAUSTED",
@@ -80,12 +97,15 @@ class FakeCompute(FakeService):
         self.accelerator_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.machine_types: dict[str, list[dict[str, Any]]] = {}  # zone -> items
         self.instances: dict[str, list[dict[str, Any]]] = {}  # zone -> Instance JSON
+        self.disks: dict[str, list[dict[str, Any]]] = {}  # zone -> Disk JSON
         self.reservations: dict[str, list[dict[str, Any]]] = {}  # zone -> Reservation JSON
         self.zones: dict[str, list[str]] = {}  # region -> zones regions.get reports
         self.route("GET", _PROJECT + r"/regions/(?P<r>[^/]+)", "regions.get", self._region)
+        self.route("GET", _PROJECT + r"/regions", "regions.list", self._region_list)
         self.route(
             "GET", _PROJECT + r"/zones/(?P<z>[^/]+)/instances", "instances.list", self._zone_list
         )
+        self.route("GET", _PROJECT + r"/zones/(?P<z>[^/]+)/disks", "disks.list", self._zone_disks)
         self.route("GET", _PROJECT, "projects.get", self._project)
         self.route(
             "GET",
@@ -135,8 +155,18 @@ class FakeCompute(FakeService):
         status: str = "RUNNING",
         spot: bool = False,
         machine_type: str = "a3-highgpu-8g",
-    ) -> None:
-        """A VM of ``machine_type`` with ``count`` GPUs of type ``accelerator`` in ``zone``."""
+        *,
+        model: str | None = None,
+        labels: dict[str, str] | None = None,
+        external_ip: bool = False,
+        boot_disk: tuple[str, int] | None = None,
+        local_ssds: int = 0,
+    ) -> dict[str, Any]:
+        """A VM of ``machine_type`` with ``count`` GPUs of type ``accelerator`` in ``zone``.
+
+        ``model``: its Scheduling.provisioningModel (default SPOT with ``spot``, else STANDARD);
+        ``boot_disk``: (disk type, GB) of a boot disk listed by ``disks.list`` too.
+        """
         items = self.instances.setdefault(zone, [])
         accs = (
             [
@@ -148,15 +178,36 @@ class FakeCompute(FakeService):
             if accelerator
             else []
         )
-        items.append(
-            {
-                "name": f"vm-{len(items)}",
-                "machineType": f"projects/p/zones/{zone}/machineTypes/{machine_type}",
-                "status": status,
-                "scheduling": {"provisioningModel": "SPOT" if spot else "STANDARD"},
-                "guestAccelerators": accs,
-            }
-        )
+        name = f"vm-{zone}-{len(items)}"
+        disks: list[dict[str, Any]] = []
+        if boot_disk is not None:
+            link = f"https://www.googleapis.com/compute/v1/projects/p/zones/{zone}/disks/{name}"
+            self.disks.setdefault(zone, []).append(
+                {
+                    "name": name,
+                    "selfLink": link,
+                    "sizeGb": str(boot_disk[1]),
+                    "type": f"https://www.googleapis.com/compute/v1/projects/p/zones/{zone}/"
+                    f"diskTypes/{boot_disk[0]}",
+                }
+            )
+            disks.append({"boot": True, "type": "PERSISTENT", "source": link})
+        disks += [{"type": "SCRATCH", "diskSizeGb": "375"} for _ in range(local_ssds)]
+        nic: dict[str, Any] = {"name": "nic0"}
+        if external_ip:
+            nic["accessConfigs"] = [{"name": "external-nat", "natIP": "203.0.113.7"}]
+        vm = {
+            "name": name,
+            "machineType": f"projects/p/zones/{zone}/machineTypes/{machine_type}",
+            "status": status,
+            "scheduling": {"provisioningModel": model or ("SPOT" if spot else "STANDARD")},
+            "guestAccelerators": accs,
+            "labels": dict(labels or {}),
+            "disks": disks,
+            "networkInterfaces": [nic],
+        }
+        items.append(vm)
+        return vm
 
     def add_reservation(
         self,
@@ -217,6 +268,20 @@ class FakeCompute(FakeService):
             }
         return 200, body, {}
 
+    def _region_list(self, req: Request) -> Response:
+        """regions.list: every region of the project set here, quotas included."""
+        p = req.match["p"]
+        items = [
+            {"kind": "compute#region", "name": r, "status": "UP", "quotas": self._quotas(q)}
+            for (pp, r), q in sorted(self.regions.items())
+            if pp == p
+        ]
+        return 200, {"kind": "compute#regionList", "items": items}, {}
+
+    def _zone_disks(self, req: Request) -> Response:
+        """disks.list of one zone."""
+        return 200, {"kind": "compute#diskList", "items": self.disks.get(req.match["z"], [])}, {}
+
     def _zone_list(self, req: Request) -> Response:
         """instances.list of one zone, in pages of two (clients must follow nextPageToken)."""
         items = self.instances.get(req.match["z"], [])
@@ -263,6 +328,8 @@ class FakeCloudQuotas(FakeService):
         self.prefs: dict[str, dict[str, Any]] = {}  # preference id -> QuotaPreference JSON
         self.absent: set[str] = set()  # quota ids with no QuotaInfo at all
         self.policy: Any = "pending"
+        # As Google does: a caller with a token (user credentials) must name a quota project.
+        self.require_quota_project = True
         self.on_grant: Any = None  # callable(pref JSON, granted value)
         self.patched_etags: list[str | None] = []  # the etag each PATCH carried
         self._trace = itertools.count(1)
@@ -285,13 +352,21 @@ class FakeCloudQuotas(FakeService):
             self._patch,
         )
 
+    def guard(self, op: str, req: Request) -> Response | None:
+        headers = {k.lower(): v for k, v in req.headers.items()}
+        token = headers.get("authorization", "").startswith("Bearer ")
+        if self.require_quota_project and token and not headers.get("x-goog-user-project"):
+            return quota_project_required("cloudquotas.googleapis.com")
+        return None
+
     def set_family(
         self,
         project: str,
-        rows: list[tuple[dict[str, str], int]],
+        rows: list[tuple[dict[str, str], int]] | list[tuple[dict[str, str], int, list[str]]],
         qid: str = "GPUS-PER-GPU-FAMILY-per-project-region",
     ) -> None:
-        """QuotaInfo of a family quota: ``[({"region": r, "gpu_family": f}, value), ...]``."""
+        """QuotaInfo of a family quota: ``[({"region": r, "gpu_family": f}, value), ...]``; a
+        third item lists the row's ``applicableLocations`` (default: its region)."""
         dim = "vm_family" if "VM-FAMILY" in qid else "gpu_family"
         self.infos[qid] = {
             "name": f"projects/{project}/locations/global/services/compute.googleapis.com/quotaInfos/{qid}",
@@ -301,11 +376,11 @@ class FakeCloudQuotas(FakeService):
             "dimensions": ["region", dim],
             "dimensionsInfos": [
                 {
-                    "dimensions": dims,
-                    "details": {"value": str(v)},
-                    "applicableLocations": [dims.get("region", "")],
+                    "dimensions": r[0],
+                    "details": {"value": str(r[1])},
+                    "applicableLocations": list(r[2]) if len(r) > 2 else [r[0].get("region", "")],
                 }
-                for dims, v in rows
+                for r in rows
             ],
         }
 
@@ -397,6 +472,19 @@ ALL_REQUIRED_APIS = (
     "cloudquotas.googleapis.com",
     "serviceusage.googleapis.com",
 )
+
+
+class FakeOAuth(FakeService):
+    """Google's OAuth token endpoint for user credentials (a refresh token in, an access token
+    out), so Application Default Credentials work against the fakes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.route("POST", r"/token", "token", self._token)
+
+    def _token(self, req: Request) -> Response:
+        del req
+        return 200, {"access_token": "fake-token", "expires_in": 3600, "token_type": "Bearer"}, {}
 
 
 class FakeServiceUsage(FakeService):

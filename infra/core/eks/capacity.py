@@ -8,9 +8,23 @@ from infra.core.config.stack import StackConfig
 from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.planner import EksPlan
 from infra.core.errors import Issues, join_path
+from infra.core.platform import NodeMarks
 from infra.core.pools import idle_nodes, warm_of
 from infra.core.sizing import NodeGroupSizing
 from infra.core.system_pool import aws_vcpus_from_name
+
+# EKS tags every instance of a managed node group with its cluster and node group: the tags it
+# adds to the group's Auto Scaling group and propagates at launch ("Managed node groups" resource
+# tagging, https://docs.aws.amazon.com/eks/latest/userguide/managed-node-groups.html; on the
+# instances: "eks:cluster-name: <cluster_name>, eks:nodegroup-name: <worker_name>",
+# eksctl-io/eksctl#2607; cluster-autoscaler reads the same keys, cloudprovider/aws/aws_manager.go).
+EKS_CLUSTER_TAG = "eks:cluster-name"
+EKS_NODEGROUP_TAG = "eks:nodegroup-name"
+# Karpenter tags every instance it launches kubernetes.io/cluster/<cluster>=owned and
+# karpenter.sh/nodepool=<NodePool> (aws/karpenter-provider-aws pkg/utils/utils.go GetTags,
+# staticTags, @1d927085d).
+KARPENTER_CLUSTER_TAG = "kubernetes.io/cluster/{}"
+KARPENTER_NODEPOOL_TAG = "karpenter.sh/nodepool"
 
 # A Karpenter NodePool replaces a drifted node by launching its replacement first ("Pre-spin any
 # replacement nodes needed ... and wait for them to become ready", aws/karpenter-provider-aws
@@ -87,6 +101,25 @@ def eks_sizings(
             )
         )
     return out
+
+
+def eks_node_marks(eks: EksPlan) -> tuple[NodeMarks, ...]:
+    """The tags on the instances of every node group and Karpenter NodePool the stack plans."""
+    cluster = eks.cluster_name
+    out: list[NodeMarks] = []
+    for g in eks.groups:
+        if g.karpenter is not None:
+            owned = (KARPENTER_CLUSTER_TAG.format(cluster), "owned")
+            tags = (owned, (KARPENTER_NODEPOOL_TAG, g.karpenter.name))
+            out.append(NodeMarks(g.name, g.karpenter.name, tags))
+        for ng in g.node_groups:
+            tags = ((EKS_CLUSTER_TAG, cluster), (EKS_NODEGROUP_TAG, ng.name))
+            out.append(NodeMarks(g.name, ng.name, tags))
+    system = eks.system
+    if system is not None:
+        tags = ((EKS_CLUSTER_TAG, cluster), (EKS_NODEGROUP_TAG, system.node_group_name))
+        out.append(NodeMarks(system.name, system.node_group_name, tags))
+    return tuple(out)
 
 
 def _surge(g: EksGroupPlan) -> int:

@@ -27,6 +27,7 @@ from infra.core.platform import (
     CUTOFF_FLAG,
     Autoscaler,
     Features,
+    NodeMarks,
     NodeRuntime,
     Platform,
     PlatformDefaults,
@@ -298,6 +299,11 @@ class EksPlatform(PlatformDefaults):
         if eks.system is not None:
             pool_of[eks.system.node_group_name] = eks.system.name
         return pool_of
+
+    def node_marks(self) -> tuple[NodeMarks, ...]:
+        from infra.core.eks.capacity import eks_node_marks
+
+        return eks_node_marks(self.plan)
 
     def service_roles(self) -> tuple[ServiceRole, ...]:
         if not karpenter_pools.needs_spot_role(self.plan.groups):

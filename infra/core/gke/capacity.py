@@ -9,6 +9,7 @@ from infra.core.errors import Issues, join_path
 from infra.core.gke.cost import GKE_REGIONAL_DEFAULT_ZONES
 from infra.core.gke.model import GkePlan, GkePoolPlan
 from infra.core.gke.names import fallback_pool_name
+from infra.core.platform import NodeMarks
 from infra.core.pools import idle_nodes, warm_of
 from infra.core.sizing import NodeGroupSizing, Provisioning
 from infra.core.system_pool import gcp_vcpus_of
@@ -25,6 +26,15 @@ GKE_DEFAULT_MAX_SURGE = 1
 # (--machine-type default e2-medium).
 GKE_BOOTSTRAP_MACHINE_TYPE = "e2-medium"
 GKE_BOOTSTRAP_VCPUS = 2
+# The system pool's name (infra/components/gke.py).
+GKE_SYSTEM_POOL = "system"
+# GKE labels every node VM with its cluster, the cluster's location (a region or a zone) and its
+# node pool: "goog-k8s-cluster-location: Filter GKE resources by location. goog-k8s-cluster-name:
+# Filter GKE resources by cluster. goog-k8s-node-pool-name: Filter cluster resources by node pool"
+# (https://cloud.google.com/billing/docs/how-to/cost-table).
+GKE_CLUSTER_LABEL = "goog-k8s-cluster-name"
+GKE_LOCATION_LABEL = "goog-k8s-cluster-location"
+GKE_POOL_LABEL = "goog-k8s-node-pool-name"
 
 
 def _gke_model(gp: GkePoolPlan) -> Provisioning:
@@ -86,7 +96,7 @@ def gke_sizings(
             out.append(
                 NodeGroupSizing(
                     path="cluster.systemPool",
-                    name="system",
+                    name=GKE_SYSTEM_POOL,
                     machine_types=(cluster.system_machine_type,),
                     gpu_type=None,
                     gpus_per_node=0,
@@ -118,6 +128,17 @@ def gke_sizings(
             )
         )
     return out
+
+
+def gke_node_marks(gke: GkePlan) -> tuple[NodeMarks, ...]:
+    """The labels on the VMs of every node pool the stack plans (an auto-created pool has a name
+    GKE picks, so none: its VMs stay in the usage of others)."""
+    c = gke.cluster
+    pools = [gp.name for gp in gke.pools if not gp.auto_create]
+    if not c.existing:
+        pools.append(GKE_SYSTEM_POOL)
+    cluster = ((GKE_CLUSTER_LABEL, c.name), (GKE_LOCATION_LABEL, c.location))
+    return tuple(NodeMarks(p, p, (*cluster, (GKE_POOL_LABEL, p))) for p in pools)
 
 
 def gke_created(total_max: int, initial_per_zone: int, zones: int) -> int:

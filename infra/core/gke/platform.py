@@ -25,6 +25,7 @@ from infra.core.nodes import PoolNodes
 from infra.core.platform import (
     Features,
     NativeSharing,
+    NodeMarks,
     NodeRuntime,
     Platform,
     PlatformDefaults,
@@ -328,6 +329,11 @@ class GkePlatform(PlatformDefaults):
         from infra.core.gke.capacity import gke_sizings
 
         return gke_sizings(self.config, self.plan, catalog, issues)
+
+    def node_marks(self) -> tuple[NodeMarks, ...]:
+        from infra.core.gke.capacity import gke_node_marks
+
+        return gke_node_marks(self.plan)
 
 
 def _capacity(p: GkePoolPlan) -> str:
