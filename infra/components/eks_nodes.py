@@ -19,8 +19,8 @@ from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
 from infra.core.eks.bootstrap import node_user_data
-from infra.core.eks.groups import data_volume_device
 from infra.core.eks.names import LAUNCH_TEMPLATE_NAME_MAX, fit_autonamed
+from infra.core.eks.storage import data_volume_device
 
 
 def launch_template(
@@ -106,7 +106,7 @@ def _group_extras(
     extra: dict[str, Any] = {}
     if group.network_interfaces:
         assert security_group_ids
-        # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
+        # The layout is decided in core (infra.core.eks.efa.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
         # security group itself, so they are named here: the cluster security group (node and
         # control-plane traffic, "Amazon EKS security group requirements",

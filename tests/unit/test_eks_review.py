@@ -13,7 +13,8 @@ from infra.core.config.stack import parse
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as eks
 from infra.core.eks.device_plugin import plan_efa_device_plugin
-from infra.core.eks.groups import EksNodeGroup, NetworkInterface, efa_interfaces
+from infra.core.eks.efa import NetworkInterface, efa_interfaces
+from infra.core.eks.groups import EksNodeGroup
 from infra.core.eks.lifecycle import live_name as core_live_name
 from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs

@@ -16,26 +16,18 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler, versions
+from infra.core.eks.ami import AL2_LAST_MINOR, choose_ami_type, kubernetes_minor
 from infra.core.eks.device_plugin import (
     DevicePluginPlan,
     plan_device_plugin,
     plan_efa_device_plugin,
 )
 from infra.core.eks.groups import (
-    AL2_LAST_MINOR,
     EKS_TAINT_EFFECT,
-    GPU_TAINT,
-    RESERVED_LABELS,
     UPDATE_MAX_UNAVAILABLE,
     EksGroupPlan,
     EksNodeGroup,
-    choose_ami_type,
-    ephemeral_storage_gi,
-    gpu_labels,
-    kubernetes_minor,
-    offered_az_ids,
     plan_group,
-    region_az_ids,
 )
 from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
@@ -60,6 +52,9 @@ from infra.core.eks.network import (
     subnet_cidrs,
 )
 from infra.core.eks.observed import EksClusterObserved, EksObserved
+from infra.core.eks.placement import offered_az_ids, region_az_ids
+from infra.core.eks.storage import ephemeral_storage_gi
+from infra.core.eks.template import GPU_TAINT, RESERVED_LABELS, gpu_labels
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.labels import POOL_LABEL

@@ -55,7 +55,7 @@ def eks_features(cluster: EksClusterSpec) -> Features:
     return Features(
         autoscaler=scaler,
         autoscaler_gpu_label=nodes.AWS_GPU_LABEL,
-        # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.groups).
+        # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.template).
         accelerator_label=EKS_ACCELERATOR_LABEL,
         mig_reboot=True,
         cloud="aws",
