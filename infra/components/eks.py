@@ -32,7 +32,9 @@ from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
+from infra.core.eks.access import kubeconfig, managed_policy_arn, workload_trust_policy
 from infra.core.eks.device_plugin import DevicePluginPlan
+from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.observed import EksClusterObserved
 from infra.core.eks.platform import eks_plan
@@ -108,7 +110,7 @@ class EksCluster(pulumi.ComponentResource):
                 f"{name}-nodes-{policy}",
                 aws.iam.RolePolicyAttachmentArgs(
                     role=self.node_role.name,
-                    policy_arn=core.managed_policy_arn(plan.partition, policy),
+                    policy_arn=managed_policy_arn(plan.partition, policy),
                 ),
                 opts=child,
             )
@@ -145,7 +147,7 @@ class EksCluster(pulumi.ComponentResource):
         if plan.declare_oidc_provider:
             self.oidc_provider_arn = self._oidc_provider(name, plan, found.oidc_issuer)
         self.kubeconfig = pulumi.Output.secret(
-            core.kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
+            kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
         )
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
@@ -369,17 +371,17 @@ def workload_role(
 ) -> tuple[aws.iam.Role, aws.eks.PodIdentityAssociation | None]:
     """An IAM role a Kubernetes service account assumes: IRSA or EKS Pod Identity.
 
-    Trusted per ``core.workload_trust_policy``; with Pod Identity also an association
+    Trusted per ``infra.core.eks.access.workload_trust_policy``; with Pod Identity also an association
     (``associate``; an add-on brings its own through ``podIdentityAssociations``).
     """
     if plan.identity == "pod-identity":
         trust: pulumi.Input[str] = json.dumps(
-            core.workload_trust_policy(plan.identity, namespace, service_account)
+            workload_trust_policy(plan.identity, namespace, service_account)
         )
     else:
         trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
             lambda a: json.dumps(
-                core.workload_trust_policy(plan.identity, namespace, service_account, a[0], a[1])
+                workload_trust_policy(plan.identity, namespace, service_account, a[0], a[1])
             )
         )
     role = aws.iam.Role(
@@ -568,7 +570,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
 
 
 def _node_groups(
-    p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[core.EksGroupPlan]
+    p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[EksGroupPlan]
 ) -> dict[str, pulumi.Resource]:
     """Every managed GPU node group, and the EFA security group when a group has EFA interfaces."""
     if not node_groups:

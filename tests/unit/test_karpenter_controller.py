@@ -10,6 +10,7 @@ import pytest
 
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.diff import value_at
+from infra.core.eks import autoscaler
 from infra.core.eks import planner as core
 from infra.core.eks.karpenter import controller as ctl
 from infra.core.eks.karpenter.names import discovery_tag
@@ -32,7 +33,7 @@ def controller(
         cluster_name=cluster,
         stack=stack,
         region=region,
-        partition=core.autoscaler.aws_partition(region),
+        partition=autoscaler.aws_partition(region),
         system_labels={POOL_LABEL: "system"},
         system_min_nodes=min_nodes,
     )

@@ -491,7 +491,7 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
         ("version", "preset", "namespace", "toolkitEnv", "values", "timeout"),
         "the GPU Operator is not installed",
     ),
-    # gke.planner / eks.planner._plan_system: the system pool is planned for created clusters only.
+    # gke.planner / eks.system.plan_system: the system pool is planned for created clusters only.
     (
         ("gke", "eks"),
         "cluster",

@@ -233,7 +233,7 @@ class EksPlatform(PlatformDefaults):
 
     @property
     def system_fixed(self) -> bool:
-        # With Karpenter nothing scales the system group (eks.planner._system_max).
+        # With Karpenter nothing scales the system group (eks.system._system_max).
         return self.plan.karpenter is not None
 
     def table_notes(self) -> list[str]:
