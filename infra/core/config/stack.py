@@ -32,7 +32,8 @@ from infra.core.errors import (
     join_path,
     shown,
 )
-from infra.core.stackfile import as_pulumi_reads, read_project_config, read_stack_file
+from infra.core.stackfile.project import read_project_config
+from infra.core.stackfile.reader import as_pulumi_reads, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
@@ -125,7 +126,7 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
 
     The one reader both CLIs use (``infra.plan`` and ``quota.check``), so they report the same
     problems for the same file. Bytes, YAML, limits and root keys are checked by
-    ``infra.core.stackfile.read_stack_file``.
+    ``infra.core.stackfile.reader.read_stack_file``.
 
     Raises:
         ConfigErrors: the file is missing, not UTF-8, not YAML, over a limit, or not a stack file.
@@ -153,7 +154,7 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
 
 def with_project_config(path: Path, stack: Mapping[str, Any]) -> dict[str, Any]:
     """The stack file's config with Pulumi.yaml's project-level config merged under it, as
-    Pulumi merges them (``stackfile.read_project_config``): a key the stack sets keeps the
+    Pulumi merges them (``stackfile.project.read_project_config``): a key the stack sets keeps the
     stack's value whole; a project key with no value anywhere is an error.
 
     Raises:
@@ -230,7 +231,7 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
     """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program
-    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.as_pulumi_reads``)."""
+    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.reader.as_pulumi_reads``)."""
     out: dict[str, str] = {}
     for k, v in config.items():
         given = as_pulumi_reads(v)
