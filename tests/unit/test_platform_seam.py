@@ -193,7 +193,7 @@ STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
 def test_the_registry_has_one_planner_per_platform_the_config_accepts():
-    from infra.core.config.stack import PLATFORMS as CONFIG_PLATFORMS
+    from infra.core.config.base import PLATFORMS as CONFIG_PLATFORMS
 
     assert set(PLANNERS) == set(CONFIG_PLATFORMS) == set(COMPONENTS)
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 
 from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
-from infra.core.config.stack import gcp_region_of
+from infra.core.config.location import gcp_region_of
 from infra.core.errors import Issues, join_path
 from infra.core.gke.autocreate import (
     auto_class,
