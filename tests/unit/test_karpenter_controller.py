@@ -337,7 +337,7 @@ OCI_REL = {
 
 
 def test_oci_chart_exports_as_argo_cds_oci_source_and_a_flux_oci_helm_repository():
-    from infra.planview.export import argocd_application, chart_source, flux_documents
+    from infra.planview.gitops import argocd_application, chart_source, flux_documents
 
     assert chart_source(OCI_REL) == ("oci://public.ecr.aws/karpenter", "karpenter", True)
     source = argocd_application(OCI_REL)["spec"]["source"]
