@@ -29,6 +29,7 @@ PLATFORMS = frozenset(PLANNERS)
 OWN = (
     *(f"infra/core/{p}/" for p in PLATFORMS),
     "infra/components/gke.py",
+    "infra/components/gke_pools.py",
     "infra/components/eks.py",
     "infra/components/eks_nodes.py",
     "infra/components/eks_network.py",
