@@ -31,6 +31,7 @@ OWN = (
     "infra/components/gke.py",
     "infra/components/gke_pools.py",
     "infra/components/eks.py",
+    "infra/components/eks_addons.py",
     "infra/components/eks_nodes.py",
     "infra/components/eks_network.py",
     "infra/components/karpenter.py",
