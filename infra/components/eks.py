@@ -2,7 +2,8 @@
 
 Thin by design: every value comes from ``infra.core.eks.planner`` (and ``network`` /
 ``groups`` / ``autoscaler`` / ``device_plugin``); nothing here decides. Node groups and their
-launch templates are in ``infra.components.eks_nodes``.
+launch templates are in ``infra.components.eks_nodes``, add-ons and releases in
+``infra.components.eks_addons``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pulumi_aws as aws
 import pulumi_eks as eks
 import pulumi_kubernetes as k8s
 
+from infra.components.eks_addons import ClusterAutoscaler, DevicePlugin, EksAddons
 from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
@@ -26,13 +28,13 @@ from infra.components.eks_nodes import (
     tag_asg,
 )
 from infra.components.handles import ClusterHandle
-from infra.components.helm import helm_release
 from infra.components.karpenter_pools import KarpenterGpuPool
 from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
-from infra.core.eks.device_plugin import DevicePluginPlan
+from infra.core.eks.access import kubeconfig, managed_policy_arn
+from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.observed import EksClusterObserved
 from infra.core.eks.platform import eks_plan
@@ -49,7 +51,6 @@ _NODE_POLICIES = (
 # later run tells its own object from one someone else made.
 OWNER_TAG = "gpu-infra/stack"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 _OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 
 
@@ -108,7 +109,7 @@ class EksCluster(pulumi.ComponentResource):
                 f"{name}-nodes-{policy}",
                 aws.iam.RolePolicyAttachmentArgs(
                     role=self.node_role.name,
-                    policy_arn=core.managed_policy_arn(plan.partition, policy),
+                    policy_arn=managed_policy_arn(plan.partition, policy),
                 ),
                 opts=child,
             )
@@ -145,7 +146,7 @@ class EksCluster(pulumi.ComponentResource):
         if plan.declare_oidc_provider:
             self.oidc_provider_arn = self._oidc_provider(name, plan, found.oidc_issuer)
         self.kubeconfig = pulumi.Output.secret(
-            core.kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
+            kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
         )
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
@@ -289,225 +290,6 @@ class EksCluster(pulumi.ComponentResource):
         self.ready.append(system)
 
 
-class EksAddons(pulumi.ComponentResource):
-    """EKS managed add-ons, after the system group; the EBS CSI driver gets its own role."""
-
-    def __init__(
-        self,
-        name: str,
-        plan: core.EksPlan,
-        cluster: EksCluster,
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("gpu-infra:aws:Addons", name, None, opts)
-        self.ready: list[pulumi.Resource] = []
-        self.by_name: dict[str, pulumi.Resource] = {}
-        for addon in plan.addons:
-            extra: dict[str, Any] = {}
-            deps: list[pulumi.Resource] = list(cluster.ready)
-            if addon.service_account is not None and addon.policy_arn is not None:
-                role, _ = workload_role(
-                    self,
-                    f"{name}-{addon.name}",
-                    plan,
-                    cluster,
-                    "kube-system",
-                    addon.service_account,
-                    f"{addon.name} add-on",
-                    # With Pod Identity the add-on's podIdentityAssociations creates the
-                    # association; a second one fails "ResourceInUseException: Association already
-                    # exists" (eksctl-io/eksctl#7753), so the role comes alone.
-                    associate=False,
-                )
-                aws.iam.RolePolicyAttachment(
-                    f"{name}-{addon.name}",
-                    aws.iam.RolePolicyAttachmentArgs(role=role.name, policy_arn=addon.policy_arn),
-                    opts=pulumi.ResourceOptions(parent=self),
-                )
-                if plan.identity == "pod-identity":
-                    extra["pod_identity_associations"] = [
-                        aws.eks.AddonPodIdentityAssociationArgs(
-                            role_arn=role.arn, service_account=addon.service_account
-                        )
-                    ]
-                else:
-                    extra["service_account_role_arn"] = role.arn
-            # The version pinned for the cluster's minor, else EKS's default for it as observed
-            # (DescribeAddonVersions defaultVersion); either way a kubernetesVersion bump updates it.
-            # Exact, not a minimum: EKS never updates an add-on by itself (user guide,
-            # updating-an-add-on), so only a hand update leaves the pin (`up --refresh` reverts it).
-            self.by_name[addon.name] = aws.eks.Addon(
-                f"{name}-{addon.name}",
-                aws.eks.AddonArgs(
-                    cluster_name=cluster.name,
-                    addon_name=addon.name,
-                    addon_version=addon.version,
-                    # Adopt the self-managed copies EKS bootstrapped (aws-node, kube-proxy,
-                    # CoreDNS) instead of failing on them (CreateAddon resolveConflicts).
-                    resolve_conflicts_on_create="OVERWRITE",
-                    resolve_conflicts_on_update="PRESERVE",
-                    **extra,
-                ),
-                opts=with_lifecycle(
-                    pulumi.ResourceOptions(parent=self, depends_on=deps), "aws:eks/addon:Addon"
-                ),
-            )
-            self.ready.append(self.by_name[addon.name])
-        self.register_outputs({"addons": [a.name for a in plan.addons]})
-
-
-def workload_role(
-    parent: pulumi.Resource,
-    name: str,
-    plan: core.EksPlan,
-    cluster: EksCluster,
-    namespace: str,
-    service_account: str,
-    what: str,
-    *,
-    associate: bool = True,
-) -> tuple[aws.iam.Role, aws.eks.PodIdentityAssociation | None]:
-    """An IAM role a Kubernetes service account assumes: IRSA or EKS Pod Identity.
-
-    Trusted per ``core.workload_trust_policy``; with Pod Identity also an association
-    (``associate``; an add-on brings its own through ``podIdentityAssociations``).
-    """
-    if plan.identity == "pod-identity":
-        trust: pulumi.Input[str] = json.dumps(
-            core.workload_trust_policy(plan.identity, namespace, service_account)
-        )
-    else:
-        trust = pulumi.Output.all(cluster.oidc_provider_arn, cluster.oidc_issuer).apply(
-            lambda a: json.dumps(
-                core.workload_trust_policy(plan.identity, namespace, service_account, a[0], a[1])
-            )
-        )
-    role = aws.iam.Role(
-        fit_autonamed(f"{name}-role", IAM_ROLE_NAME_MAX),
-        aws.iam.RoleArgs(description=f"{what} ({plan.identity})", assume_role_policy=trust),
-        opts=pulumi.ResourceOptions(parent=parent),
-    )
-    assoc = None
-    if plan.identity == "pod-identity" and associate:
-        assoc = aws.eks.PodIdentityAssociation(
-            f"{name}-pod-identity",
-            aws.eks.PodIdentityAssociationArgs(
-                cluster_name=cluster.name,
-                namespace=namespace,
-                service_account=service_account,
-                role_arn=role.arn,
-            ),
-            opts=pulumi.ResourceOptions(parent=parent),
-        )
-    return role, assoc
-
-
-class ClusterAutoscaler(pulumi.ComponentResource):
-    """cluster-autoscaler by Helm, with an IAM role limited to this stack's ASGs."""
-
-    def __init__(
-        self,
-        name: str,
-        plan: core.EksPlan,
-        cluster: EksCluster,
-        *,
-        provider: k8s.Provider,
-        depends_on: Sequence[pulumi.Resource],
-        opts: pulumi.ResourceOptions | None = None,
-    ) -> None:
-        super().__init__("gpu-infra:aws:ClusterAutoscaler", name, None, opts)
-        a = plan.autoscaler
-        assert a is not None
-        for note in a.notes:
-            pulumi.log.warn(note, resource=self)
-        role, assoc = workload_role(
-            self, name, plan, cluster, a.namespace, a.service_account, "cluster-autoscaler"
-        )
-        policy = aws.iam.RolePolicy(
-            f"{name}-policy",
-            aws.iam.RolePolicyArgs(role=role.id, policy=json.dumps(a.iam_policy)),
-            opts=pulumi.ResourceOptions(parent=self),
-        )
-        values = dict(a.values)
-        if plan.identity == "irsa":
-            values["rbac"] = {
-                "serviceAccount": {
-                    **a.values["rbac"]["serviceAccount"],
-                    "annotations": {"eks.amazonaws.com/role-arn": role.arn},
-                }
-            }
-        self.release = helm_release(
-            f"{name}-release",
-            release=a.release,
-            chart=a.chart,
-            version=a.version,
-            repo=a.repo,
-            namespace=a.namespace,
-            values=values,
-            atomic=True,
-            opts=with_lifecycle(
-                pulumi.ResourceOptions(
-                    parent=self,
-                    provider=provider,
-                    # Pod Identity injects credentials only into pods created after the association
-                    # exists (https://docs.aws.amazon.com/eks/latest/userguide/pod-id-association.html).
-                    depends_on=[role, policy, *([assoc] if assoc else []), *depends_on],
-                ),
-                HELM_RELEASE,
-                cluster=cluster.created,
-            ),
-            create_namespace=a.create_namespace,
-        )
-        if a.create_namespace:
-            # Helm creates the namespace bare; its Pod Security labels are patched on (server-side
-            # apply: https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/
-            # managing-resources-with-server-side-apply/), which works on a namespace an earlier
-            # run of this stack already made, where creating it would fail "already exists".
-            k8s.core.v1.NamespacePatch(
-                f"{name}-namespace",
-                metadata=k8s.meta.v1.ObjectMetaPatchArgs(
-                    name=a.namespace, labels=dict(a.namespace_labels)
-                ),
-                opts=pulumi.ResourceOptions(
-                    parent=self, provider=provider, depends_on=[self.release]
-                ),
-            )
-        self.register_outputs({"roleArn": role.arn, "release": self.release.name})
-
-
-class DevicePlugin(pulumi.ComponentResource):
-    """A device plugin chart: NVIDIA's (nvidia.com/gpu without the GPU Operator) or AWS's EFA
-    plugin (vpc.amazonaws.com/efa on hpc pools)."""
-
-    def __init__(
-        self,
-        name: str,
-        plan: DevicePluginPlan,
-        *,
-        provider: k8s.Provider,
-        depends_on: Sequence[pulumi.Resource],
-        opts: pulumi.ResourceOptions | None = None,
-        owner: pulumi.Resource | None = None,
-    ) -> None:
-        super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
-        self.release = helm_release(
-            f"{name}-device-plugin",
-            release=plan.chart,
-            chart=plan.chart,
-            version=plan.version,
-            repo=plan.repo,
-            namespace=plan.namespace,
-            values=plan.values,
-            atomic=True,
-            opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, provider=provider, depends_on=list(depends_on)),
-                HELM_RELEASE,
-                cluster=owner,
-            ),
-        )
-        self.register_outputs({"release": self.release.name})
-
-
 def build_eks(plan: Plan) -> ClusterHandle:
     """Build (or attach to) the EKS cluster, its GPU node groups, add-ons and releases."""
     p = eks_plan(plan.platform)
@@ -532,7 +314,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
     # still running to terminate the nodes it launched.
     controller: list[pulumi.Resource] = []
     if p.karpenter is not None:
-        from infra.components.karpenter import KarpenterController  # imports this module
+        from infra.components.karpenter import KarpenterController  # Karpenter stacks only
 
         k = KarpenterController(
             f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
@@ -568,7 +350,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
 
 
 def _node_groups(
-    p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[core.EksGroupPlan]
+    p: core.EksPlan, cluster: EksCluster, node_groups: Sequence[EksGroupPlan]
 ) -> dict[str, pulumi.Resource]:
     """Every managed GPU node group, and the EFA security group when a group has EFA interfaces."""
     if not node_groups:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
-from infra.core.eks import planner as core
+from infra.core.eks.network import EksNetworkPlan
 
 
 class EksNetwork(pulumi.ComponentResource):
@@ -22,7 +22,7 @@ class EksNetwork(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        plan: core.EksNetworkPlan,
+        plan: EksNetworkPlan,
         cluster_name: str,
         opts: pulumi.ResourceOptions | None = None,
         *,
@@ -43,9 +43,7 @@ class EksNetwork(pulumi.ComponentResource):
         self.vpc_id = vpc_id
         self.register_outputs({"vpcId": vpc_id, "subnets": self.subnets})
 
-    def _create(
-        self, name: str, plan: core.EksNetworkPlan, cluster_name: str
-    ) -> pulumi.Output[str]:
+    def _create(self, name: str, plan: EksNetworkPlan, cluster_name: str) -> pulumi.Output[str]:
         """The VPC, its public side (IGW, NAT), private route tables, S3 endpoint, private subnets."""
         assert plan.cidr is not None
         child = pulumi.ResourceOptions(parent=self)
@@ -108,7 +106,7 @@ class EksNetwork(pulumi.ComponentResource):
     def _public(
         self,
         name: str,
-        plan: core.EksNetworkPlan,
+        plan: EksNetworkPlan,
         cluster_name: str,
         vpc_id: pulumi.Output[str],
         owned: dict[str, str],

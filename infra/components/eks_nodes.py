@@ -17,10 +17,10 @@ import pulumi_aws as aws
 from infra.components.lifecycle import with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
-from infra.core.eks import planner as core
 from infra.core.eks.bootstrap import node_user_data
-from infra.core.eks.groups import data_volume_device
+from infra.core.eks.groups import EksGroupPlan, EksNodeGroup
 from infra.core.eks.names import LAUNCH_TEMPLATE_NAME_MAX, fit_autonamed
+from infra.core.eks.storage import data_volume_device
 
 
 def launch_template(
@@ -30,7 +30,7 @@ def launch_template(
     *,
     ami_type: str,
     disk_gib: int,
-    group: core.EksGroupPlan | None = None,
+    group: EksGroupPlan | None = None,
     security_group_ids: Sequence[pulumi.Input[str]] = (),
     placement_group: pulumi.Input[str] | None = None,
 ) -> aws.ec2.LaunchTemplate:
@@ -99,14 +99,14 @@ def _volumes(ami_type: str, disk_gib: int) -> list[aws.ec2.LaunchTemplateBlockDe
 
 
 def _group_extras(
-    group: core.EksGroupPlan, security_group_ids: Sequence[pulumi.Input[str]]
+    group: EksGroupPlan, security_group_ids: Sequence[pulumi.Input[str]]
 ) -> dict[str, Any]:
     """Launch-template arguments a GPU group adds: EFA interfaces, its capacity reservation or
     Capacity Block (the user data is the node bootstrap's, for every group)."""
     extra: dict[str, Any] = {}
     if group.network_interfaces:
         assert security_group_ids
-        # The layout is decided in core (infra.core.eks.groups.efa_interfaces: card 0 device 0 primary,
+        # The layout is decided in core (infra.core.eks.efa.efa_interfaces: card 0 device 0 primary,
         # efa-only on the other EFA cards). With interfaces in the template EKS adds no
         # security group itself, so they are named here: the cluster security group (node and
         # control-plane traffic, "Amazon EKS security group requirements",
@@ -199,7 +199,7 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        group: core.EksGroupPlan,
+        group: EksGroupPlan,
         *,
         cluster_name: pulumi.Input[str],
         stack_tag: str,
@@ -263,8 +263,8 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
     def _node_group(
         self,
         name: str,
-        group: core.EksGroupPlan,
-        ng: core.EksNodeGroup,
+        group: EksGroupPlan,
+        ng: EksNodeGroup,
         subnet_ids: pulumi.Output[list[str]],
         lt: aws.ec2.LaunchTemplate,
         ctx: _GroupContext,
@@ -304,8 +304,8 @@ _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 
 
 def _node_group_args(
-    group: core.EksGroupPlan,
-    ng: core.EksNodeGroup,
+    group: EksGroupPlan,
+    ng: EksNodeGroup,
     *,
     cluster_name: pulumi.Input[str],
     subnet_ids: pulumi.Input[list[str]],

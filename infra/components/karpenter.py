@@ -8,16 +8,20 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra.components.eks import HELM_RELEASE, EksCluster, workload_role
+from infra.components.eks_addons import HELM_RELEASE, workload_role
 from infra.components.helm import helm_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.eks import planner as core
 from infra.core.eks.karpenter import controller as ctl
+
+if TYPE_CHECKING:
+    from infra.components.eks import EksCluster
 
 QUEUE = "aws:sqs/queue:Queue"
 QUEUE_POLICY = "aws:sqs/queuePolicy:QueuePolicy"

@@ -198,7 +198,7 @@ def section(title: str, model: type[BaseModel], path: str) -> str:
 
 
 def _top_level() -> str:
-    from infra.core.config.stack import PLATFORMS
+    from infra.core.config.base import PLATFORMS
 
     lines = ["### Top-level keys", ""]
     for key, kind, what in TOP_LEVEL:
@@ -211,7 +211,8 @@ def _top_level() -> str:
 def render() -> str:
     """The whole generated part of ``docs/config-reference.md``."""
     from infra.core.config import operator
-    from infra.core.config.stack import PLATFORMS, TITLES, schemas
+    from infra.core.config.base import PLATFORMS
+    from infra.core.config.stack import TITLES, schemas
 
     parts = [_top_level()]
     for name in PLATFORMS:

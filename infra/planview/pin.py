@@ -28,9 +28,9 @@ def pin_zones(path: Path, plan: Plan, out: Callable[[str], object] = print) -> i
     """Write ``zones`` for every pool of ``plan`` that has none into ``path``; say what was pinned.
 
     Raises:
-        ConfigErrors: the file cannot take the keys (see ``stackfile.with_pool_keys``).
+        ConfigErrors: the file cannot take the keys (see ``stackfile.edit.with_pool_keys``).
     """
-    from infra.core.stackfile import with_pool_keys
+    from infra.core.stackfile.edit import with_pool_keys
 
     zones = resolved_zones(plan)
     if not zones:

@@ -15,6 +15,7 @@ from infra.components import eks_nodes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import planner as core
+from infra.core.eks.groups import EKS_TAINT_EFFECT
 from infra.core.eks.observed import EksObserved
 from infra.core.labels import POOL_LABEL
 from infra.core.observed import Observed
@@ -26,7 +27,7 @@ TAG = "aws:autoscaling/tag:Tag"
 SUBNET = "aws:ec2/subnet:Subnet"
 RELEASE = "kubernetes:helm.sh/v3:Release"
 PREFIX = "k8s.io/cluster-autoscaler/node-template/"
-K8S_EFFECT = {v: k for k, v in core.EKS_TAINT_EFFECT.items()}
+K8S_EFFECT = {v: k for k, v in EKS_TAINT_EFFECT.items()}
 
 
 @pytest.fixture(scope="module")

@@ -96,7 +96,7 @@ def test_every_exported_file_holding_an_autonamed_resources_logical_name_has_a_h
 ):
     import re
 
-    from infra.planview.export import autonamed
+    from infra.planview.placeholders import autonamed
 
     plan, recording = planned(stack)
     names = autonamed(recording.resources)

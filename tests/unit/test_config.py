@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from infra.core.config.location import gcp_region_of
 from infra.core.config.stack import (
     decode_engine_config,
     encode_engine_config,
-    gcp_region_of,
     parse,
     parse_file,
 )
@@ -146,11 +146,11 @@ def test_mig_layout_must_be_chosen_not_assumed():
 
 
 def test_region_zone_and_dns_label_rules_refuse_a_trailing_newline():
-    from infra.core.config import stack as cfg
+    from infra.core.config import location
     from infra.core.rules import check_pool_name
 
-    assert cfg.gcp_region_of("us-central1\n") is None
-    assert cfg._AWS_REGION.fullmatch("us-west-2\n") is None
+    assert location.gcp_region_of("us-central1\n") is None
+    assert location._AWS_REGION.fullmatch("us-west-2\n") is None
     with pytest.raises(ValueError):
         check_pool_name("ml\n")
 

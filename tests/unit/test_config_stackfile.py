@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from infra.core import stackfile
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.errors import ConfigErrors
+from infra.core.stackfile.goyaml import go_yaml_tag
+from infra.core.stackfile.loader import MAX_DEPTH, MAX_NODES
+from infra.core.stackfile.reader import MAX_BYTES, read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -73,7 +75,7 @@ def test_alias_bomb_is_refused_before_expansion(tmp_path):
     levels = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     levels += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
     (line,) = problems(tmp_path, "\n".join(levels) + "\n")
-    assert f"expands to more than {stackfile.MAX_NODES} values" in line
+    assert f"expands to more than {MAX_NODES} values" in line
 
 
 def test_recursive_alias_is_refused(tmp_path):
@@ -83,7 +85,7 @@ def test_recursive_alias_is_refused(tmp_path):
 
 def test_nesting_depth_is_bounded(tmp_path):
     (line,) = problems(tmp_path, "config: " + "[" * 100 + "]" * 100 + "\n")
-    assert line.startswith(f"<file>:1:{9 + stackfile.MAX_DEPTH - 1}: nested deeper than")
+    assert line.startswith(f"<file>:1:{9 + MAX_DEPTH - 1}: nested deeper than")
 
 
 def test_nesting_5000_deep_is_a_clean_error_not_a_recursion_error(tmp_path):
@@ -92,8 +94,8 @@ def test_nesting_5000_deep_is_a_clean_error_not_a_recursion_error(tmp_path):
 
 
 def test_file_size_is_bounded(tmp_path):
-    (line,) = problems(tmp_path, "# " + "x" * stackfile.MAX_BYTES + "\n")
-    assert line.startswith(f"<file>: larger than {stackfile.MAX_BYTES // 1024} KiB")
+    (line,) = problems(tmp_path, "# " + "x" * MAX_BYTES + "\n")
+    assert line.startswith(f"<file>: larger than {MAX_BYTES // 1024} KiB")
 
 
 def test_multi_document_file_is_explained(tmp_path):
@@ -288,7 +290,7 @@ def test_integer_at_int64_bounds_is_read(tmp_path):
     f.write_text(
         "config:\n  a:b: [9223372036854775807, -9223372036854775808, 0x7fffffffffffffff]\n"
     )
-    assert stackfile.read_stack_file(f)["config"]["a:b"] == [2**63 - 1, -(2**63), 2**63 - 1]
+    assert read_stack_file(f)["config"]["a:b"] == [2**63 - 1, -(2**63), 2**63 - 1]
 
 
 @pytest.mark.parametrize(
@@ -373,7 +375,7 @@ def _read(tmp_path: Path, text: str) -> dict:
     ],
 )
 def test_plain_scalars_resolve_as_yaml_v3_resolve_go_does(text, tag):
-    assert stackfile.go_yaml_tag(text) == f"tag:yaml.org,2002:{tag}"
+    assert go_yaml_tag(text) == f"tag:yaml.org,2002:{tag}"
 
 
 def test_yes_no_on_off_values_reach_the_program_as_strings(tmp_path):
@@ -488,7 +490,7 @@ def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack,
     """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
     from infra.core.config.stack import encode_engine_config
 
-    handed = encode_engine_config(stackfile.read_stack_file(stack)["config"])
+    handed = encode_engine_config(read_stack_file(stack)["config"])
     assert all(isinstance(v, str) for v in handed.values())
     assert load_stack_file(stack)[1] == _through_the_engine(monkeypatch, handed)
 
@@ -563,13 +565,13 @@ def test_a_one_key_secure_mapping_inside_a_value_is_refused_as_pulumi_reads_it_a
 def test_a_secure_key_that_is_not_a_pulumi_secret_reads_as_a_plain_mapping(tmp_path, value):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text(f"config:\n  gpu-infra:labels: {value}\n  secure: text\n")
-    assert "secure" in stackfile.read_stack_file(f)["config"]["gpu-infra:labels"]
+    assert "secure" in read_stack_file(f)["config"]["gpu-infra:labels"]
 
 
 def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  aws:secretKey: {secure: AAABADx}\n")
-    assert stackfile.read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
+    assert read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
 
 
 def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):

@@ -14,6 +14,10 @@ from infra.core.catalog.vendored import DATA_DIR, AwsInstance, Catalog
 from infra.core.config.stack import parse
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as eks
+from infra.core.eks.access import kubeconfig
+from infra.core.eks.ami import choose_ami_type
+from infra.core.eks.placement import offered_az_ids, region_az_ids
+from infra.core.eks.system import SYSTEM_AMI_TYPES
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.plan import build_plan
 
@@ -75,11 +79,11 @@ def errors_of(cfg: dict[str, Any], catalog: Catalog | None = None) -> dict[str, 
 
 
 def test_default_ami_is_al2023_nvidia_for_x86():
-    assert eks.choose_ami_type("x86_64", "al2023", None, "1.33") == ("AL2023_x86_64_NVIDIA", None)
+    assert choose_ami_type("x86_64", "al2023", None, "1.33") == ("AL2023_x86_64_NVIDIA", None)
 
 
 def test_bottlerocket_on_request_is_the_nvidia_variant():
-    assert eks.choose_ami_type("x86_64", "bottlerocket", None, "1.33")[0] == (
+    assert choose_ami_type("x86_64", "bottlerocket", None, "1.33")[0] == (
         "BOTTLEROCKET_x86_64_NVIDIA"
     )
 
@@ -91,22 +95,22 @@ def test_bottlerocket_on_request_is_the_nvidia_variant():
 def test_arm_families_get_the_arm_nvidia_variant(family, ami, catalog: Catalog):
     g5g = catalog.aws_family("g5g")
     assert g5g is not None and g5g.architecture == "arm64"
-    assert eks.choose_ami_type("arm64", family, None, "1.33") == (ami, None)
+    assert choose_ami_type("arm64", family, None, "1.33") == (ami, None)
 
 
 def test_x86_ami_on_arm_instances_is_rejected_naming_the_arm_variant():
-    ami, why = eks.choose_ami_type("arm64", "al2023", "AL2023_x86_64_NVIDIA", "1.33")
+    ami, why = choose_ami_type("arm64", "al2023", "AL2023_x86_64_NVIDIA", "1.33")
     assert ami is None and "AL2023_ARM_64_NVIDIA" in (why or "")
 
 
 @pytest.mark.parametrize("version", ["1.33", "1.34"])
 def test_al2_gpu_ami_is_rejected_from_kubernetes_1_33(version):
-    ami, why = eks.choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", version)
+    ami, why = choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", version)
     assert ami is None and "1.32" in (why or "")
 
 
 def test_al2_gpu_ami_is_still_allowed_on_1_32_when_asked_for():
-    assert eks.choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", "1.32")[0] == "AL2_x86_64_GPU"
+    assert choose_ami_type("x86_64", "al2023", "AL2_x86_64_GPU", "1.32")[0] == "AL2_x86_64_GPU"
 
 
 def test_plan_sets_the_ami_type_explicitly_on_every_group():
@@ -137,7 +141,7 @@ def test_group_subnets_only_in_azs_offering_every_type(catalog: Catalog):
 
 def test_offered_az_ids_is_the_intersection_over_types(catalog: Catalog):
     a, b = aws(catalog, "g4dn.xlarge"), aws(catalog, "p4d.24xlarge")
-    both = eks.offered_az_ids([a, b], "us-west-2")
+    both = offered_az_ids([a, b], "us-west-2")
     assert both == set(a.az_ids["us-west-2"]) & set(b.az_ids["us-west-2"])
 
 
@@ -152,7 +156,7 @@ def test_a_zone_listed_twice_is_an_error_at_the_second():
 
 def test_region_without_any_gpu_az_in_the_catalog_is_an_error_at_location(catalog: Catalog):
     region = "mx-central-1"  # a real region the vendored GPU snapshot does not list
-    assert not eks.region_az_ids(catalog, region)
+    assert not region_az_ids(catalog, region)
     cfg = eks_config(region=region)
     assert "no GPU instance type in region 'mx-central-1'" in errors_of(cfg)["cluster.location"]
 
@@ -501,7 +505,7 @@ def test_gpu_system_pool_is_rejected():
 
 
 def test_kubeconfig_uses_aws_eks_get_token():
-    cfg = json.loads(eks.kubeconfig("ml", "https://x", "Q0E=", "us-west-2"))
+    cfg = json.loads(kubeconfig("ml", "https://x", "Q0E=", "us-west-2"))
     assert cfg["users"][0]["user"]["exec"]["args"] == [
         "eks",
         "get-token",
@@ -548,11 +552,11 @@ def test_every_ami_type_the_planner_emits_is_in_the_eks_api_enum():
     model = botocore.session.get_session().get_service_model("eks")
     api = set(model.shape_for("AMITypes").enum)
     emitted = {
-        eks.choose_ami_type(a, f, None, "1.33")[0]
+        choose_ami_type(a, f, None, "1.33")[0]
         for a in ("x86_64", "arm64")
         for f in ("al2023", "bottlerocket")
     }
-    assert emitted | set(eks.SYSTEM_AMI_TYPES.values()) <= api
+    assert emitted | set(SYSTEM_AMI_TYPES.values()) <= api
 
 
 def test_time_sliced_group_labels_its_config_and_tags_the_shared_gpu_count():

@@ -16,7 +16,7 @@ import moto
 import pytest
 
 from infra.core.catalog.vendored import AwsInstance, Catalog
-from infra.core.eks import planner as eks
+from infra.core.eks.placement import offered_az_ids
 
 MOTO_EC2 = Path(moto.__file__).parent / "ec2" / "resources"
 
@@ -102,7 +102,7 @@ def test_seed_types_match_moto_exactly_including_the_az_they_lack(
 
 def test_planned_group_azs_are_offered_per_moto(catalog: Catalog):
     inst = aws(catalog, "g4dn.xlarge")
-    planned = eks.offered_az_ids([inst], "us-west-2")
+    planned = offered_az_ids([inst], "us-west-2")
     assert planned <= moto_offerings("us-west-2")["g4dn.xlarge"]
 
 

@@ -10,8 +10,10 @@ import pytest
 import yaml
 
 from infra.core.config.base import SharingSpec
-from infra.core.eks import planner as eks
+from infra.core.eks.access import managed_policy_arn, workload_trust_policy
+from infra.core.eks.addons import plan_addons
 from infra.core.eks.device_plugin import plan_device_plugin
+from infra.core.eks.lifecycle import desired_size
 from infra.core.labels import EKS_ACCELERATOR_LABEL
 from infra.core.pools import Taint
 from tests.unit.test_eks import eks_config, errors_of, plan_of
@@ -43,7 +45,7 @@ def pools(*specs: dict[str, Any], region: str = "us-west-2", **cluster: Any) -> 
     ],
 )
 def test_desired_size_sent_is_the_live_value_clamped_into_min_max(current, lo, hi, sent):
-    assert eks.desired_size(current, lo, hi) == sent
+    assert desired_size(current, lo, hi) == sent
 
 
 def test_gpu_groups_have_no_fixed_node_group_name():
@@ -443,7 +445,7 @@ def test_split_sizes_keeps_pool_totals_and_differs_by_at_most_one_first_azs_firs
 
 
 def test_irsa_trust_is_scoped_to_exactly_one_service_account_and_the_sts_audience():
-    policy = eks.workload_trust_policy(
+    policy = workload_trust_policy(
         "irsa", "kube-system", "cluster-autoscaler", "arn:aws:iam::1:oidc-provider/x", "oidc/x"
     )
     (st,) = policy["Statement"]
@@ -455,14 +457,14 @@ def test_irsa_trust_is_scoped_to_exactly_one_service_account_and_the_sts_audienc
 
 
 def test_pod_identity_trust_allows_assume_role_and_tag_session_for_the_eks_pods_service():
-    (st,) = eks.workload_trust_policy("pod-identity", "kube-system", "ca")["Statement"]
+    (st,) = workload_trust_policy("pod-identity", "kube-system", "ca")["Statement"]
     assert st["Principal"] == {"Service": "pods.eks.amazonaws.com"}
     assert st["Action"] == ["sts:AssumeRole", "sts:TagSession"] and "Condition" not in st
 
 
 def test_managed_policy_arns_carry_the_regions_partition():
-    assert eks.managed_policy_arn("aws-cn", "AmazonEKS_CNI_Policy") == (
+    assert managed_policy_arn("aws-cn", "AmazonEKS_CNI_Policy") == (
         "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy"
     )
-    ebs = {a.name: a for a in eks.plan_addons("aws-us-gov", False, "irsa")}["aws-ebs-csi-driver"]
+    ebs = {a.name: a for a in plan_addons("aws-us-gov", False, "irsa")}["aws-ebs-csi-driver"]
     assert ebs.policy_arn == "arn:aws-us-gov:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra.core.config.stack import load_stack_file, parse
-from infra.core.eks.groups import allocatable_ephemeral_gib, ephemeral_storage_gi
+from infra.core.eks.storage import allocatable_ephemeral_gib, ephemeral_storage_gi
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling.predicates import Pod, fit_problems
 from infra.core.scheduling.proof import pool_nodes

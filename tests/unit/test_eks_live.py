@@ -14,6 +14,8 @@ import pytest
 from infra.core import offline
 from infra.core.config.stack import parse
 from infra.core.eks import planner as eks
+from infra.core.eks.addons import plan_addons
+from infra.core.eks.groups import EksNodeGroup
 from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
 from infra.core.eks.observed import (
     EksClusterObserved,
@@ -51,7 +53,7 @@ def errors_over(cfg: dict[str, Any], observed: EksObserved) -> dict[str, str]:
     return {i.path: i.reason for i in e.value.issues}
 
 
-def only_group(p: eks.EksPlan) -> eks.EksNodeGroup:
+def only_group(p: eks.EksPlan) -> EksNodeGroup:
     (g,) = [g for g in p.groups if g.name == "gpu-t4"]
     (ng,) = g.node_groups
     return ng
@@ -193,7 +195,7 @@ def test_a_created_cluster_declares_no_oidc_provider_of_its_own():
 
 def test_an_addon_without_a_pin_takes_the_observed_eks_default():
     cfg = eks_config(cluster={"kubernetesVersion": "1.35"})
-    unpinned = {a.name for a in eks.plan_addons("aws", False, "irsa", "1.35") if not a.version}
+    unpinned = {a.name for a in plan_addons("aws", False, "irsa", "1.35") if not a.version}
     assert "aws-ebs-csi-driver" in unpinned
     seen = {n: f"v1.0.0-{n}" for n in unpinned}
     got = {a.name: a.version for a in plan_over(cfg, EksObserved(addon_versions=seen)).addons}

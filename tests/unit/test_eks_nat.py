@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.core.eks import planner as eks
+from infra.core.eks.network import keep_live_nat, kept_control_plane_azs
 from tests.unit.test_eks import eks_config, errors_of, plan_of
 
 PER_AZ = {"vpc": {"natGateways": "perAz"}}
@@ -47,7 +47,7 @@ def test_a_refresh_adding_an_az_that_sorts_first_leaves_the_nat_where_it_runs():
     # Deployed before usw2-az1 offered a GPU type: the one NAT gateway runs in usw2-az2.
     net = plan_of(eks_config(region=USW2)).network
     assert net is not None and net.nat_az_ids == ("usw2-az1",)
-    kept, warning = eks.keep_live_nat(net, ["usw2-az2"])
+    kept, warning = keep_live_nat(net, ["usw2-az2"])
     assert kept.nat_az_ids == ("usw2-az2",)
     assert kept.nat_for("usw2-az1") == "usw2-az2"  # the new AZ routes through the running one
     assert kept.subnet_cidrs == net.subnet_cidrs and kept.public_cidrs == net.public_cidrs
@@ -58,26 +58,26 @@ def test_a_refresh_adding_an_az_that_sorts_first_leaves_the_nat_where_it_runs():
 def test_a_first_deploy_plans_the_nat_in_the_first_control_plane_az():
     net = plan_of(eks_config(region=USW2)).network
     assert net is not None
-    assert eks.keep_live_nat(net, []) == (net, "")
-    assert eks.keep_live_nat(net, ["usw2-az1"]) == (net, "")  # already where it runs
+    assert keep_live_nat(net, []) == (net, "")
+    assert keep_live_nat(net, ["usw2-az1"]) == (net, "")  # already where it runs
 
 
 def test_a_live_nat_in_an_az_the_vpc_no_longer_has_is_not_kept():
     net = plan_of(eks_config(region=USW2)).network
     assert net is not None
-    assert eks.keep_live_nat(net, ["usw2-az9"]) == (net, "")
+    assert keep_live_nat(net, ["usw2-az9"]) == (net, "")
 
 
 def test_per_az_nats_are_never_narrowed_to_the_live_ones():
     net = plan_of(eks_config(cluster=PER_AZ, region=USW2)).network
     assert net is not None and len(net.nat_az_ids) > 1
-    assert eks.keep_live_nat(net, ["usw2-az2"]) == (net, "")
+    assert keep_live_nat(net, ["usw2-az2"]) == (net, "")
 
 
 def test_a_pinned_nat_zone_plans_the_nat_there_and_a_deploy_moves_a_live_one_to_it():
     net = plan_of(eks_config(cluster={"vpc": {"natZone": "usw2-az3"}}, region=USW2)).network
     assert net is not None and net.nat_az_ids == ("usw2-az3",) and net.nat_zone_pinned
-    assert eks.keep_live_nat(net, ["usw2-az2"]) == (net, "")
+    assert keep_live_nat(net, ["usw2-az2"]) == (net, "")
 
 
 def test_nat_zone_outside_the_new_vpcs_azs_is_an_error_naming_them():
@@ -109,7 +109,7 @@ def test_a_running_control_plane_keeps_the_azs_it_was_created_with():
     # EKS refuses a subnet update spanning other AZs than at creation (aws/containers-roadmap#170).
     planned = ("usw2-az1", "usw2-az2", "usw2-az3", "usw2-az4")
     live = ["usw2-az4", "usw2-az2", "usw2-az3"]
-    assert eks.kept_control_plane_azs(planned, live) == (
+    assert kept_control_plane_azs(planned, live) == (
         ("usw2-az2", "usw2-az3", "usw2-az4"),
         ("usw2-az1",),
     )
@@ -117,5 +117,5 @@ def test_a_running_control_plane_keeps_the_azs_it_was_created_with():
 
 def test_a_new_cluster_gets_every_planned_control_plane_az():
     planned = ("usw2-az1", "usw2-az2")
-    assert eks.kept_control_plane_azs(planned, []) == (planned, ())
-    assert eks.kept_control_plane_azs(planned, ["usw2-az9"]) == (planned, ())
+    assert kept_control_plane_azs(planned, []) == (planned, ())
+    assert kept_control_plane_azs(planned, ["usw2-az9"]) == (planned, ())

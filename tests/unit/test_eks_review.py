@@ -11,10 +11,11 @@ from infra.core.catalog.build import aws_type_info, format_cards
 from infra.core.catalog.vendored import DATA_DIR, Catalog, parse_cards
 from infra.core.config.stack import parse
 from infra.core.eks import autoscaler as ca
-from infra.core.eks import planner as eks
 from infra.core.eks.device_plugin import plan_efa_device_plugin
-from infra.core.eks.groups import EksNodeGroup, NetworkInterface, efa_interfaces
+from infra.core.eks.efa import NetworkInterface, efa_interfaces
+from infra.core.eks.groups import EksNodeGroup
 from infra.core.eks.lifecycle import live_name as core_live_name
+from infra.core.eks.lifecycle import predecessor
 from infra.core.eks.names import AUTONAME_SUFFIX, HELM_RELEASE_MAX, TAG_KEY_MAX, fit, fit_autonamed
 from infra.core.eks.network import subnet_cidrs
 from infra.core.labels import POOL_LABEL
@@ -244,10 +245,10 @@ def test_efa_device_plugin_selects_hpc_pools_by_supported_instance_labels_not_af
 
 def test_replacement_node_group_finds_its_single_predecessor_by_name_stem():
     names = ["gpu-t4-0a1b2c3d", "gpu-t4-usw2-az1-11112222", "other-33334444", "gpu-t4-x-55556666"]
-    assert eks.predecessor("gpu-t4-9f8e7d6c", names) == "gpu-t4-0a1b2c3d"
-    assert eks.predecessor("gpu-t4-usw2-az1-aaaabbbb", names) == "gpu-t4-usw2-az1-11112222"
-    assert eks.predecessor("gpu-t4-9f8e7d6c", [*names, "gpu-t4-deadbeef"]) is None  # ambiguous
-    assert eks.predecessor("gpu-a10g-12345678", names) is None
+    assert predecessor("gpu-t4-9f8e7d6c", names) == "gpu-t4-0a1b2c3d"
+    assert predecessor("gpu-t4-usw2-az1-aaaabbbb", names) == "gpu-t4-usw2-az1-11112222"
+    assert predecessor("gpu-t4-9f8e7d6c", [*names, "gpu-t4-deadbeef"]) is None  # ambiguous
+    assert predecessor("gpu-a10g-12345678", names) is None
 
 
 # --- 12. priority expander catch-all --------------------------------------------------------------

@@ -9,15 +9,14 @@ import pytest
 import yaml
 
 from infra.core.errors import ConfigErrors
-from infra.planview.export import (
-    OWNER_FILE,
+from infra.planview.export import OWNER_FILE, export
+from infra.planview.gitops import (
     argocd_application,
-    export,
     flux_documents,
     flux_kustomizations,
     gitops_object,
-    placeholder_header,
 )
+from infra.planview.placeholders import placeholder_header
 
 REL = {
     "name": "gpu-operator",
@@ -223,7 +222,7 @@ def test_waves_act_under_a_parent_application_of_the_argocd_directory(tmp_path):
 
 
 def test_karpenter_objects_apply_after_the_chart_that_installs_their_crds():
-    from infra.planview.export import needs_charts
+    from infra.planview.gitops import needs_charts
 
     assert needs_charts({"apiVersion": "karpenter.sh/v1", "kind": "NodePool", "spec": {}})
     assert needs_charts({"apiVersion": "karpenter.k8s.aws/v1", "kind": "EC2NodeClass", "spec": {}})

@@ -10,6 +10,7 @@ import pytest
 
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.diff import value_at
+from infra.core.eks import autoscaler
 from infra.core.eks import planner as core
 from infra.core.eks.karpenter import controller as ctl
 from infra.core.eks.karpenter.names import discovery_tag
@@ -32,7 +33,7 @@ def controller(
         cluster_name=cluster,
         stack=stack,
         region=region,
-        partition=core.autoscaler.aws_partition(region),
+        partition=autoscaler.aws_partition(region),
         system_labels={POOL_LABEL: "system"},
         system_min_nodes=min_nodes,
     )
@@ -336,7 +337,7 @@ OCI_REL = {
 
 
 def test_oci_chart_exports_as_argo_cds_oci_source_and_a_flux_oci_helm_repository():
-    from infra.planview.export import argocd_application, chart_source, flux_documents
+    from infra.planview.gitops import argocd_application, chart_source, flux_documents
 
     assert chart_source(OCI_REL) == ("oci://public.ecr.aws/karpenter", "karpenter", True)
     source = argocd_application(OCI_REL)["spec"]["source"]

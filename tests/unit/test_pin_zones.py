@@ -11,7 +11,7 @@ from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
-from infra.core.stackfile import with_pool_keys
+from infra.core.stackfile.edit import with_pool_keys
 from infra.plan import main
 from infra.planview.pin import resolved_zones
 from tests.unit.test_old_catalog import catalog_before_refresh

@@ -29,7 +29,9 @@ PLATFORMS = frozenset(PLANNERS)
 OWN = (
     *(f"infra/core/{p}/" for p in PLATFORMS),
     "infra/components/gke.py",
+    "infra/components/gke_pools.py",
     "infra/components/eks.py",
+    "infra/components/eks_addons.py",
     "infra/components/eks_nodes.py",
     "infra/components/eks_network.py",
     "infra/components/karpenter.py",
@@ -193,7 +195,7 @@ STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
 def test_the_registry_has_one_planner_per_platform_the_config_accepts():
-    from infra.core.config.stack import PLATFORMS as CONFIG_PLATFORMS
+    from infra.core.config.base import PLATFORMS as CONFIG_PLATFORMS
 
     assert set(PLANNERS) == set(CONFIG_PLATFORMS) == set(COMPONENTS)
 

@@ -106,7 +106,7 @@ def test_stack_file_outside_the_projects_stack_config_dir_gets_no_project_config
 
 
 def test_repository_project_file_holds_the_sample_stacks():
-    from infra.core.stackfile import read_project_config
+    from infra.core.stackfile.project import read_project_config
 
     root = Path(__file__).resolve().parents[2]
     found = read_project_config(root / "stacks" / "Pulumi.gke-t4.yaml")
@@ -144,7 +144,7 @@ def test_older_config_folder_spelling_locates_the_stacks_like_stack_config_dir(t
     f = project(tmp_path, "config: stacks\n", STACK.replace("  gcp:project: ml-prod-123\n", ""))
     text = (tmp_path / "Pulumi.yaml").read_text().replace("stackConfigDir: stacks\n", "")
     (tmp_path / "Pulumi.yaml").write_text(text)
-    from infra.core.stackfile import read_project_config
+    from infra.core.stackfile.project import read_project_config
 
     found = read_project_config(f)
     assert found is not None and found.values == {} and found.required == ()

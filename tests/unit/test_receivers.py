@@ -14,7 +14,7 @@ from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from infra.core.pools import Taint
 from infra.core.rules.limits import LIMITS_CSV, limit, limits
-from infra.core.stackfile import read_stack_file
+from infra.core.stackfile.reader import read_stack_file
 
 ROOT = Path(__file__).resolve().parents[2]
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))

@@ -34,6 +34,10 @@ class Model(BaseModel):
     )
 
 
+# The platforms a stack may name in ``gpu-infra:platform``.
+PlatformName = Literal["gke", "eks", "kubernetes"]
+PLATFORMS: tuple[PlatformName, ...] = ("gke", "eks", "kubernetes")
+
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 

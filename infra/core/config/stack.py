@@ -2,44 +2,42 @@
 
 The same function serves ``pulumi up`` (config from the engine), ``python -m infra.plan`` and
 ``python -m quota.check`` (config from the stack file), so all three agree on what a stack means.
-Every problem is reported at once as ``<key path>: <reason>``.
+Every problem is reported at once as ``<key path>: <reason>``: each block validated against its
+schema (``validate``), the location derived and checked (``location``), keys that would not apply
+refused (``inert``).
 """
 
 from __future__ import annotations
 
 import copy
-import functools
 import json
-import re
-import types
-import typing
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, get_args, get_origin
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel
 
-from infra.core import rules
+from infra.core.config.base import PLATFORMS, PlatformName
+from infra.core.config.inert import check_inert
+from infra.core.config.location import locate
 from infra.core.config.operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.config.secrets import SECRET_KEYS, SecretRef, secret_refs
+from infra.core.config.validate import validate
 from infra.core.errors import (
-    ConfigIssue,
     Issues,
-    RuleError,
     closest,
     did_you_mean,
     join_path,
     shown,
 )
-from infra.core.stackfile import as_pulumi_reads, read_project_config, read_stack_file
+from infra.core.stackfile.project import read_project_config
+from infra.core.stackfile.reader import as_pulumi_reads, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-PlatformName = Literal["gke", "eks", "kubernetes"]
-PLATFORMS: tuple[PlatformName, ...] = ("gke", "eks", "kubernetes")
 # What the config reference calls each platform: (its section, the prefix of its blocks' headings).
 TITLES: dict[PlatformName, tuple[str, str]] = {
     "gke": ("GKE", "GKE"),
@@ -78,11 +76,6 @@ _PROJECT_KEYS = (
     *SECRET_KEYS,
 )
 
-# Location shapes: GCP regions/zones and AWS regions (the provider keys that must agree with them).
-_GCP_REGION = re.compile(r"^[a-z]+-[a-z]+[0-9]+$")
-_GCP_ZONE = re.compile(r"^([a-z]+-[a-z]+[0-9]+)-[a-z]$")
-_AWS_REGION = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$")
-
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class StackConfig:
@@ -118,25 +111,12 @@ class StackConfig:
     secrets: Mapping[str, SecretRef] = field(default_factory=dict)
 
 
-def gcp_region_of(location: str) -> tuple[str, str | None] | None:
-    """Split a GCP location into (region, zone-or-None); ``None`` if it is neither.
-
-    >>> gcp_region_of("us-central1-a")
-    ('us-central1', 'us-central1-a')
-    """
-    if m := _GCP_ZONE.fullmatch(location):
-        return m.group(1), location
-    if _GCP_REGION.fullmatch(location):
-        return location, None
-    return None
-
-
 def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     """Read a stack file; returns (stack name, its ``config:`` mapping).
 
     The one reader both CLIs use (``infra.plan`` and ``quota.check``), so they report the same
     problems for the same file. Bytes, YAML, limits and root keys are checked by
-    ``infra.core.stackfile.read_stack_file``.
+    ``infra.core.stackfile.reader.read_stack_file``.
 
     Raises:
         ConfigErrors: the file is missing, not UTF-8, not YAML, over a limit, or not a stack file.
@@ -164,7 +144,7 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
 
 def with_project_config(path: Path, stack: Mapping[str, Any]) -> dict[str, Any]:
     """The stack file's config with Pulumi.yaml's project-level config merged under it, as
-    Pulumi merges them (``stackfile.read_project_config``): a key the stack sets keeps the
+    Pulumi merges them (``stackfile.project.read_project_config``): a key the stack sets keeps the
     stack's value whole; a project key with no value anywhere is an error.
 
     Raises:
@@ -241,7 +221,7 @@ def decode_engine_config(raw: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
     """The inverse of ``decode_engine_config``: what ``pulumi config`` would hand the program
-    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.as_pulumi_reads``)."""
+    (Pulumi's config ``object.go``: scalars as text, objects as JSON; ``stackfile.reader.as_pulumi_reads``)."""
     out: dict[str, str] = {}
     for k, v in config.items():
         given = as_pulumi_reads(v)
@@ -284,17 +264,17 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
 
     cluster_model, pool_model = schemas(platform)
     cluster = (
-        _validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
+        validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
     )
-    pools = _validate(list[pool_model], own.get("gpuPools", []), "gpuPools", issues)
-    operator = _validate(GpuOperatorSpec, own.get("gpuOperator", {}), "gpuOperator", issues)
-    namespaces = _validate(
+    pools = validate(list[pool_model], own.get("gpuPools", []), "gpuPools", issues)
+    operator = validate(GpuOperatorSpec, own.get("gpuOperator", {}), "gpuOperator", issues)
+    namespaces = validate(
         list[GpuNamespaceSpec], own.get("gpuNamespaces", []), "gpuNamespaces", issues
     )
 
-    integrations = _validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
+    integrations = validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
     secrets = secret_refs({k: v for k, v in own.items() if k in SECRET_KEYS}, issues.add)
-    region, zone, project = _location(platform, cluster, providers, issues)
+    region, zone, project = locate(platform, cluster, providers, issues)
     if pools is not None:
         _check_pools_common(pools, issues)
     if cluster is not None:
@@ -302,7 +282,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     if not issues:
-        _check_inert(platform, own, issues)
+        check_inert(platform, own, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
@@ -366,95 +346,6 @@ def _foreign_key(key: str, value: Any) -> str | None:
     return None
 
 
-def _location(
-    platform: str, cluster: Any, providers: Mapping[str, Any], issues: Issues
-) -> tuple[str | None, str | None, str | None]:
-    """Derive (region, zone, project) from ``cluster.location`` and check provider keys agree."""
-    if cluster is None:
-        return None, None, None
-    loc: str = cluster.location
-    if platform == "gke":
-        project = providers.get("gcp:project")
-        if project is None or project == "":
-            hint = did_you_mean("gcp:project", [str(k) for k in providers], cutoff=0.8)
-            issues.add(
-                "gcp:project", f"required on gke stacks (the project the cluster lives in){hint}"
-            )
-        else:
-            try:
-                rules.check_gcp_project_id(project)
-            except ValueError as e:
-                issues.add("gcp:project", str(e))
-                project = None
-        split = gcp_region_of(loc)
-        if split is None:
-            issues.add(
-                "cluster.location",
-                f"{loc!r} is neither a GCP region (us-central1) nor a zone (us-central1-a)",
-            )
-            return None, None, project if isinstance(project, str) else None
-        region, zone = split
-        if not cluster.existing:  # an existing cluster is wherever it is
-            _check_gcp_location(region, zone, issues)
-        given = providers.get("gcp:region")
-        if given is not None and given != region:
-            issues.add(
-                "gcp:region",
-                f"{given!r} disagrees with cluster.location {loc!r} (region {region}); "
-                "quotas and pools must live in one region",
-            )
-        gzone = providers.get("gcp:zone")
-        if gzone is not None and (not isinstance(gzone, str) or not gzone.startswith(region + "-")):
-            issues.add("gcp:zone", f"{gzone!r} is not a zone of region {region}")
-        return region, zone, project if isinstance(project, str) else None
-    if platform == "eks":
-        if not _AWS_REGION.fullmatch(loc):
-            issues.add("cluster.location", f"{loc!r} is not an AWS region such as us-west-2")
-            return None, None, None
-        given = providers.get("aws:region")
-        if given is None:
-            hint = did_you_mean("aws:region", [str(k) for k in providers], cutoff=0.8)
-            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}{hint}")
-        elif given != loc:
-            issues.add(
-                "aws:region",
-                f"{given!r} disagrees with cluster.location {loc!r}; "
-                "quotas and node groups must live in one region",
-            )
-        return loc, None, None
-    return None, None, None
-
-
-@functools.cache
-def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
-    """Region -> zones with any GPU, from the catalog (zones and regions that exist for us)."""
-    from infra.core.catalog.vendored import Catalog  # the catalog only when a GKE stack needs it
-
-    catalog = Catalog.load()
-    out: dict[str, set[str]] = {}
-    for acc in catalog.gcp_accelerators():
-        for region in catalog.gcp_regions_offering(acc):
-            out.setdefault(region, set()).update(catalog.gcp_zones_offering(acc, region))
-    return {r: tuple(sorted(z)) for r, z in sorted(out.items())}
-
-
-def _check_gcp_location(region: str, zone: str | None, issues: Issues) -> None:
-    """The region (and zone) must be one the catalog lists with GPUs (gcp_accelerators.csv)."""
-    zones = _gcp_gpu_zones()
-    if region not in zones:
-        hint = did_you_mean(region, list(zones), cutoff=0.8)
-        issues.add(
-            "cluster.location",
-            f"{shown(region)} is not a GCP region with GPUs in the catalog{hint}",
-        )
-    elif zone is not None and zone not in zones[region]:
-        offered = ", ".join(zones[region])
-        issues.add(
-            "cluster.location",
-            f"{shown(zone)} is not a zone of {region} with GPUs in the catalog (those: {offered})",
-        )
-
-
 def _check_pools_common(pools: list[Any], issues: Issues) -> None:
     _check_unique([p.name for p in pools], "gpuPools", issues)
     for i, p in enumerate(pools):
@@ -491,103 +382,6 @@ def _check_cluster_common(cluster: Any, issues: Issues) -> None:
         )
 
 
-# Keys that would not apply under another key's value: (platforms, block, condition key, value
-# that makes them inert ("*" = any value given), the inert keys, why). Each row is what the planner
-# named does: it never reads those keys in that case.
-_INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] = (
-    # infra.core.operator.planner.plan_operator returns before reading them.
-    (
-        PLATFORMS,
-        "gpuOperator",
-        "enabled",
-        False,
-        ("version", "preset", "namespace", "toolkitEnv", "values", "timeout", "vgpu"),
-        "the GPU Operator is not installed",
-    ),
-    # gke.planner / eks.planner._plan_system: the system pool is planned for created clusters only.
-    (
-        ("gke", "eks"),
-        "cluster",
-        "existing",
-        True,
-        ("systemPool",),
-        "an existing cluster keeps its own system nodes",
-    ),
-    # infra/components/gke.py _create/_cluster_args: gcp.container.Cluster arguments only. Not
-    # releaseChannel: gke.rules.auto_upgrade reads it for pools added to an existing cluster.
-    (
-        ("gke",),
-        "cluster",
-        "existing",
-        True,
-        ("deletionProtection", "dataplaneV2", "dcgmMetrics", "maintenance"),
-        "they are settings of a cluster this stack creates",
-    ),
-    # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
-    (
-        ("eks",),
-        "cluster",
-        "existing",
-        True,
-        ("endpointPublicAccess", "publicAccessCidrs", "accessEntries"),
-        "they are settings of a cluster this stack creates",
-    ),
-    # eks.network.plan_network: with a given VPC its subnets are used, the CIDR never read.
-    (("eks",), "cluster.vpc", "id", "*", ("cidr",), "the given VPC keeps its own address range"),
-    # eks.planner: the autoscaler's values are built only when it is enabled.
-    (
-        ("eks",),
-        "cluster.autoscaler",
-        "enabled",
-        False,
-        ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
-        "no cluster-autoscaler is installed",
-    ),
-    # eks.planner: with karpenter no cluster-autoscaler is planned; these are its flags
-    # (--expander, --scale-down-gpu-utilization-threshold). scaleDownUnneededTime stays: it is
-    # each NodePool's disruption.consolidateAfter (eks.karpenter.plan).
-    (
-        ("eks",),
-        "cluster.autoscaler",
-        "kind",
-        "karpenter",
-        ("expander", "scaleDownGpuUtilizationThreshold"),
-        "they are cluster-autoscaler flags (Karpenter scales down by its NodePools' disruption "
-        "settings)",
-    ),
-    # eks.karpenter.pools: terminationGracePeriod is a NodePool field; node groups have none.
-    (
-        ("eks",),
-        "cluster.autoscaler",
-        "kind",
-        "cluster-autoscaler",
-        ("terminationGracePeriod",),
-        "it is a Karpenter NodePool setting",
-    ),
-)
-
-
-def _check_inert(platform: str, own: Mapping[str, Any], issues: Issues) -> None:
-    """A key that would not apply with the other keys as given is an error naming both."""
-    for platforms, block, when, value, keys, why in _INERT:
-        if platform not in platforms:
-            continue
-        node: Any = own
-        for part in block.split("."):
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if not isinstance(node, Mapping) or when not in node:
-            continue
-        if value != "*" and node[when] != value:
-            continue
-        for key in keys:
-            if key in node:
-                shown_when = "given" if value == "*" else f"{json.dumps(node[when])}"
-                issues.add(
-                    join_path(block, key),
-                    f"would not apply: {block}.{when} is {shown_when} and {why}; remove it",
-                )
-
-
 def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
     """``(index, value)`` of each value an earlier entry already has."""
     seen: set[str] = set()
@@ -605,163 +399,3 @@ def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
 def _check_unique(names: list[str], path: str, issues: Issues) -> None:
     for i, n in _repeats(names):
         issues.add(join_path(path, i, "name"), f"{n!r} is used by an earlier entry")
-
-
-@functools.cache
-def _adapter(schema: Any) -> TypeAdapter[Any]:
-    # Building a validator is the expensive part; each schema is built once per process.
-    return TypeAdapter(schema)
-
-
-def _validate(schema: Any, value: Any, root: str, issues: Issues) -> Any:
-    """Validate ``value`` against ``schema``; on failure record every error under ``root``."""
-    try:
-        # Keys are camelCase in the stack file; a snake_case field name is an unknown key there.
-        return _adapter(schema).validate_python(value, by_name=False)
-    except ValidationError as e:
-        issues.extend(_issues_from(e, schema, root))
-        return None
-
-
-def _issues_from(error: ValidationError, schema: Any, root: str) -> list[ConfigIssue]:
-    """One ``<key path>: <reason>`` per problem; a union's per-member type errors become one."""
-    by_path: dict[str, list[str]] = {}
-    type_errors: dict[str, tuple[list[str], Any]] = {}
-    for err in error.errors(include_url=False):
-        raw_loc = list(err["loc"])
-        loc = [p for p in raw_loc if not _is_union_tag(p)]
-        ctx = err.get("ctx") or {}
-        cause = ctx.get("error")
-        if isinstance(cause, RuleError):
-            loc += list(cause.at)
-        path = join_path(root, *loc)
-        kind = err["type"]
-        value = err.get("input")
-        if kind == "extra_forbidden":
-            allowed = _allowed_keys(schema, loc[:-1])
-            hint = did_you_mean(loc[-1], allowed) if allowed else ""
-            listed = f"; allowed: {', '.join(allowed)}" if allowed else ""
-            reason = f"unknown key{hint}{listed}"
-        elif kind == "missing":
-            if isinstance(value, dict) and _snake(str(loc[-1])) in value:
-                continue  # the snake_case spelling is reported as an unknown key with its fix
-            reason = "required"
-        elif kind == "literal_error":
-            expected = str(ctx.get("expected", ""))
-            choices = re.findall(r"'([^']*)'", expected)
-            hint = did_you_mean(value, choices) if choices else ""
-            reason = f"{shown(value)} is not allowed; expected {expected}{hint}"
-        elif (hint := _pulumi_string_hint(kind, value)) is not None:
-            reason = hint
-        elif kind in ("value_error", "assertion_error"):
-            reason = str(cause) if cause is not None else str(err["msg"])
-            reason = reason.removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        else:
-            msg = str(err["msg"])
-            if len(raw_loc) != len(loc) and msg.startswith("Input should be "):
-                if (hint := _pulumi_string_hint(kind, value)) is not None:
-                    by_path.setdefault(path, []).append(hint)
-                    continue
-                # a union member's type error: merged below into one line per path
-                type_errors.setdefault(path, ([], value))[0].append(
-                    msg.removeprefix("Input should be ")
-                )
-                continue
-            reason = f"{msg[0].lower()}{msg[1:]} (got {shown(value)})"
-        by_path.setdefault(path, []).append(reason)
-    for path, (wants, value) in type_errors.items():
-        if path in by_path:
-            continue  # a member got further than a type error: its message is the useful one
-        alts = list(dict.fromkeys(wants))
-        joined = alts[0] if len(alts) == 1 else f"{', '.join(alts[:-1])} or {alts[-1]}"
-        by_path[path] = [f"input should be {joined} (got {shown(value)})"]
-    return [ConfigIssue(path, r) for path, reasons in by_path.items() for r in reasons]
-
-
-# YAML 1.1 booleans that Pulumi's reader (yaml.v3, YAML 1.2 core schema: resolve.go resolveMapList
-# holds true/True/TRUE/false/False/FALSE only) hands the program as strings.
-_YAML11_TRUE = frozenset(w for b in ("yes", "on", "y") for w in (b, b.title(), b.upper()))
-_YAML11_FALSE = frozenset(w for b in ("no", "off", "n") for w in (b, b.title(), b.upper()))
-
-
-def _pulumi_string_hint(kind: str, value: Any) -> str | None:
-    """A boolean key given ``yes``/``off``: say Pulumi reads a string (not a type error)."""
-    if kind != "bool_type" or not isinstance(value, str):
-        return None
-    if value in _YAML11_TRUE or value in _YAML11_FALSE:
-        meant = "true" if value in _YAML11_TRUE else "false"
-        return (
-            f"{shown(value)} is a string to Pulumi, not a boolean: its YAML 1.2 reader takes only "
-            f"true and false as booleans (yes/no/on/off stay strings); write {meant}"
-        )
-    return None
-
-
-def _snake(camel: str) -> str:
-    return re.sub(r"(?<!^)(?=[A-Z])", "_", camel).lower()
-
-
-def _is_union_tag(part: Any) -> bool:
-    """pydantic puts a union member's name into ``loc`` (``str``, ``list[str]``, a model's class
-    name, ``function-after[...]``) and ``[key]`` for a dict key's own error; user keys are kept."""
-    if not isinstance(part, str):
-        return False
-    return (
-        part in ("str", "int", "bool", "float", "list[str]", "dict[str,str]", "[key]")
-        or part.startswith(("function-", "list[", "dict[", "json-or-python["))
-        or part in _model_names()
-    )
-
-
-@functools.cache
-def _model_names() -> frozenset[str]:
-    seen: set[str] = set()
-    todo: list[type] = [BaseModel]
-    while todo:
-        cls = todo.pop()
-        for sub in cls.__subclasses__():
-            if sub.__name__ not in seen:
-                seen.add(sub.__name__)
-                todo.append(sub)
-    return frozenset(seen)
-
-
-def _allowed_keys(schema: Any, loc: list[Any]) -> list[str]:
-    """The camelCase keys the model at ``loc`` accepts (for 'unknown key' hints)."""
-    current: Any = schema
-    for part in [*loc, None]:
-        current = _unwrap(current)
-        if part is None:
-            break
-        if isinstance(part, int):
-            continue
-        if isinstance(current, type) and issubclass(current, BaseModel):
-            fields = current.model_fields
-            match = next((f for n, f in fields.items() if (f.alias or n) == part), None)
-            if match is None:
-                return []
-            current = match.annotation
-        else:
-            return []
-    if isinstance(current, type) and issubclass(current, BaseModel):
-        return [f.alias or n for n, f in current.model_fields.items()]
-    return []
-
-
-def _unwrap(tp: Any) -> Any:
-    """Strip Optional/list/Annotated wrappers down to a model class when there is exactly one."""
-    while True:
-        origin = get_origin(tp)
-        if origin is typing.Annotated or origin in (list, tuple):
-            tp = get_args(tp)[0]
-        elif origin in (typing.Union, types.UnionType):
-            models = [
-                a
-                for a in get_args(tp)
-                if isinstance(_unwrap(a), type) and issubclass(_unwrap(a), BaseModel)
-            ]
-            if len(models) != 1:
-                return tp
-            tp = models[0]
-        else:
-            return tp

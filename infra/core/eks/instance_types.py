@@ -1,16 +1,19 @@
 """EKS instance types and purchase options: which types a GPU group may use, and how it buys them.
 
 Pure code, used by ``infra.core.eks.groups``: every type known, an NVIDIA type with an EKS NVIDIA
-AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reservation rules.
+AMI, spot lists of one shape; ON_DEMAND / SPOT / CAPACITY_BLOCK with their reservation rules;
+``plan_shape``, the first step of a group's plan (types, gpu block, AMI and capacity type).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Literal
 
-from infra.core.catalog.vendored import AwsInstance, Catalog
-from infra.core.config.eks import EksPoolSpec
+from infra.core.catalog.vendored import AwsGpuFamily, AwsInstance, Catalog
+from infra.core.config.eks import EksClusterSpec, EksPoolSpec
+from infra.core.eks.ami import choose_ami_type
 from infra.core.errors import Issues, join_path
 
 
@@ -171,3 +174,62 @@ def choose_capacity_type(
 # ML", supported instance types: https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/
 # ec2-capacity-blocks.html).
 CAPACITY_BLOCK_FAMILIES = ("p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300", "trn1", "trn2")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GroupShape:
+    """Step 1 (instance types and capacity): what every node of the pool is."""
+
+    names: tuple[str, ...]
+    instances: tuple[AwsInstance, ...]
+    family: AwsGpuFamily
+    ami: str | None
+    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None
+
+    @property
+    def first(self) -> AwsInstance:
+        """The type CA sizes the node template from."""
+        return self.instances[0]
+
+
+def plan_shape(
+    i: int, pool: EksPoolSpec, cluster: EksClusterSpec, catalog: Catalog, issues: Issues
+) -> GroupShape | None:
+    """Instance types (checked against the catalog), the gpu block, AMI type and capacity type."""
+    checked = check_types(
+        i, pool, catalog, issues, karpenter=cluster.autoscaler.kind == "karpenter"
+    )
+    if checked is None:
+        return None
+    names, instances = checked
+    first = instances[0]
+    fam = catalog.aws_family(first.family)
+    assert fam is not None  # checked above
+    if pool.gpu is not None:
+        if pool.gpu.type is not None and pool.gpu.type not in (
+            first.gpu_model,
+            fam.accelerator_label,
+        ):
+            issues.add(
+                join_path("gpuPools", i, "gpu", "type"),
+                f"{pool.gpu.type!r} does not match {first.name} ({first.gpu_model}, "
+                f"{fam.accelerator_label}); gpu is optional on EKS",
+            )
+        if pool.gpu.count is not None and pool.gpu.count != first.gpus:
+            issues.add(
+                join_path("gpuPools", i, "gpu", "count"),
+                f"{pool.gpu.count} but {first.name} has {first.gpus} GPU(s)",
+            )
+    ami, why = choose_ami_type(
+        fam.architecture, pool.ami_family, pool.ami_type, cluster.kubernetes_version
+    )
+    if why is not None:
+        issues.add(join_path("gpuPools", i, "amiType"), why)
+    capacity_type = choose_capacity_type(i, pool, first, issues)
+    return GroupShape(
+        names=tuple(names),
+        instances=tuple(instances),
+        family=fam,
+        ami=ami,
+        capacity_type=capacity_type,
+    )

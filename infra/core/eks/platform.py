@@ -57,7 +57,7 @@ def eks_features(cluster: EksClusterSpec) -> Features:
     return Features(
         autoscaler=scaler,
         autoscaler_gpu_label=nodes.AWS_GPU_LABEL,
-        # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.groups).
+        # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.template).
         accelerator_label=EKS_ACCELERATOR_LABEL,
         mig_reboot=True,
         cloud="aws",
@@ -238,7 +238,7 @@ class EksPlatform(PlatformDefaults):
 
     @property
     def system_fixed(self) -> bool:
-        # With Karpenter nothing scales the system group (eks.planner._system_max).
+        # With Karpenter nothing scales the system group (eks.system._system_max).
         return self.plan.karpenter is not None
 
     def table_notes(self) -> list[str]:

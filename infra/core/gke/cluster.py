@@ -10,7 +10,7 @@ import ipaddress
 import re
 
 from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
-from infra.core.config.stack import gcp_region_of
+from infra.core.config.location import gcp_region_of
 from infra.core.errors import Issues, join_path
 from infra.core.gke.model import (
     IMAGE_STREAMING_ROLE,

@@ -17,7 +17,8 @@ from typing import Any
 from infra.core import offline
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeClusterSpec
-from infra.core.config.stack import StackConfig, gcp_region_of
+from infra.core.config.location import gcp_region_of
+from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.gke.cluster import plan_cluster
 from infra.core.gke.model import (

@@ -1,15 +1,16 @@
-"""GKE GPU node pools: machine/GPU shape, zones, capacity, disks and ComputeClass fallback.
+"""GKE GPU node pools: each ``gpuPools`` entry decided, and the ComputeClasses chaining fallbacks.
 
-Pure code. ``plan_pools`` turns ``gpuPools`` into ``GkePoolPlan``s and ``ComputeClassPlan``s.
+Pure code. ``plan_pools`` turns ``gpuPools`` into ``GkePoolPlan``s and ``ComputeClassPlan``s; one
+pool's machine and GPU shape come from ``shape``, its zones from ``zones`` and its per-pool rules
+(capacity, disks, placement, version gates) from ``rules``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from infra.core.catalog.vendored import Catalog, GcpMachine, GpuModel
+from infra.core.catalog.vendored import Catalog, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
-from infra.core.config.stack import gcp_region_of
 from infra.core.errors import Issues, join_path
 from infra.core.gke.autocreate import (
     auto_class,
@@ -29,15 +30,20 @@ from infra.core.gke.rules import (
     auto_upgrade,
     best_effort,
     boot_disk,
+    check_compact,
     check_driver,
     check_dws,
     check_provisioning,
     check_sharing,
+    check_versions,
+    gvnic_of,
     provisioning_mode,
+    refuse_unmodelled,
     reservation_affinity,
 )
-from infra.core.gke.series import ATTACHED, family_of, gpu_families, has_built_in_gpus, series_of
-from infra.core.gke.versions import check_feature_version
+from infra.core.gke.series import series_of
+from infra.core.gke.shape import GpuShape, gpu_shape
+from infra.core.gke.zones import pool_zones
 from infra.core.labels import (
     GKE_ACCELERATOR_LABEL,
     GKE_COMPUTE_CLASS_LABEL,
@@ -45,7 +51,6 @@ from infra.core.labels import (
     POOL_LABEL,
 )
 from infra.core.pools import PoolHints, Taint
-from infra.core.rules import gpu_type_hint
 from infra.core.sharing import operator_node_labels, schedulable_gpus
 
 _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
@@ -61,11 +66,6 @@ def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
     installer DaemonSet for COS (infra.core.operator.gke_driver) or lets the operator build it
     (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)."""
     return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
-
-
-# Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
-# (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
-_FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
 
 
 @dataclass
@@ -221,15 +221,6 @@ def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
 
 
 @dataclass(frozen=True, slots=True)
-class GpuShape:
-    """What a pool's machine carries: the machine, its accelerator type and GPUs per node."""
-
-    machine: GcpMachine
-    accelerator: str
-    count: int
-
-
-@dataclass(frozen=True, slots=True)
 class PoolDecisions:
     """The per-pool rule outcomes ``_assemble`` turns into a ``GkePoolPlan``."""
 
@@ -246,7 +237,7 @@ class PoolDecisions:
 def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | None:
     """Decide one pool; ``None`` (with issues recorded) when it cannot be built."""
     before = ctx.issues.count()
-    shape = _gpu_shape(spec.machine_type, spec.gpu, path, ctx.catalog, ctx.issues)
+    shape = gpu_shape(spec.machine_type, spec.gpu, path, ctx.catalog, ctx.issues)
     if shape is None:
         return None
     decided = _decide(spec, shape, path, ctx)
@@ -261,21 +252,21 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
     """Run every per-pool rule (each records its own issues) and keep what the plan needs."""
     issues, gpu, spot = ctx.issues, spec.gpu, spec.spot
     machine = shape.machine
-    zones = _zones(spec, machine, shape.accelerator, shape.count, path, ctx)
+    zones = pool_zones(spec, machine, shape.accelerator, shape.count, path, ctx)
     check_driver(gpu, spec, path, ctx.operator_on, issues)
     check_sharing(gpu, spec, shape.accelerator, path, ctx.operator_on, ctx.catalog, issues)
     rtype, rname = reservation_affinity(spec, spot, path, issues)
     check_dws(spec, spot, rtype, path, issues)
-    _refuse_unmodelled(machine.name, path, issues)
+    refuse_unmodelled(machine.name, path, issues)
     series = series_of(machine.name)
     check_provisioning(provisioning_mode(spec, spot, rtype), machine.name, series, path, issues)
     disk_type = boot_disk(spec.disk_type, machine.name, series, path, issues)
     upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
     initial = best_effort(spec, len(zones), path, issues)
     if spec.compact_placement:
-        _check_compact(spec, machine.name, zones, path, issues)
-    _check_versions(spec, ctx.min_master_version, path, issues)
-    gvnic = _gvnic(spec, path, issues)
+        check_compact(spec, machine.name, zones, path, issues)
+    check_versions(spec, ctx.min_master_version, path, issues)
+    gvnic = gvnic_of(spec, path, issues)
     # "You must use the Container-Optimized OS with containerd node image"
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
     if spec.image_streaming and spec.image_type != "COS_CONTAINERD":
@@ -295,25 +286,6 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
         initial_node_count=initial,
         gvnic=gvnic,
     )
-
-
-# A4X (GB200 NVL72) nodes need what this stack does not model: "You must use the reservation-bound
-# provisioning model" and a workload policy (AI Hypercomputer, "Create an AI-optimized MIG with
-# A4X", https://cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x), and GPUDirect
-# RDMA over GKE multi-networking (gvnic-1, rdma-0..rdma-3 Network/GKENetworkParamSet pairs,
-# https://docs.nvidia.com/aicr/integrator-guide/gke-a-4-x-max-networking.md).
-_UNMODELLED = {
-    "a4x-": "A4X needs the reservation-bound provisioning model, a workload policy "
-    "(HIGH_THROUGHPUT, accelerator topology) and RDMA networks over multi-networking, none of "
-    "which this stack creates; create A4X node pools with Cluster Toolkit or the AI Hypercomputer "
-    "A4X guide"
-}
-
-
-def _refuse_unmodelled(machine_type: str, path: str, issues: Issues) -> None:
-    for prefix, why in _UNMODELLED.items():
-        if machine_type.startswith(prefix):
-            issues.add(join_path(path, "machineType"), f"{machine_type!r}: {why}")
 
 
 def _labels(spec: GkePoolSpec, operator_on: bool) -> dict[str, str]:
@@ -422,266 +394,6 @@ def _assemble(
         secure_boot=gpu.driver != "operator",
         hints=_hints(spec, shape, labels, taints, model),
     )
-
-
-def _check_compact(
-    spec: GkePoolSpec, machine_type: str, zones: list[str], path: str, issues: Issues
-) -> None:
-    """COMPACT placement: one zone; never with queued provisioning; with flex-start only on A3
-    Ultra, A4 and H4D."""
-    cpath = join_path(path, "compactPlacement")
-    # "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
-    # (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf @ 01a7a3ed)
-    if spec.queued_provisioning:
-        issues.add(
-            cpath,
-            "compact placement cannot be combined with queued provisioning; drop "
-            "compactPlacement or queuedProvisioning",
-        )
-    elif spec.flex_start is not None and not machine_type.startswith(_FLEX_COMPACT_PREFIXES):
-        issues.add(
-            cpath,
-            f"compact placement with flex-start is supported only on A3 Ultra, A4 and H4D "
-            f"machine types, not {machine_type}; drop compactPlacement or flexStart",
-        )
-    elif len(zones) != 1:
-        issues.add(
-            cpath,
-            f"a compact placement policy keeps nodes in one zone; the pool spans "
-            f"{len(zones)} ({', '.join(zones)}); set zones to one zone",
-        )
-
-
-def _check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues: Issues) -> None:
-    """Features of the pool against the GKE version gates (gke_feature_versions.csv)."""
-    if spec.flex_start is not None:
-        check_feature_version(
-            "flex-start", "flex-start GPU pools", min_master, join_path(path, "flexStart"), issues
-        )
-    if spec.gpu.sharing is not None:
-        mps = spec.gpu.sharing.strategy == "mps"
-        check_feature_version(
-            "mps" if mps else "time-sharing",
-            "GPU sharing with NVIDIA MPS" if mps else "GPU time-sharing",
-            min_master,
-            join_path(path, "gpu", "sharing"),
-            issues,
-        )
-    if spec.queued_provisioning:
-        check_feature_version(
-            "queued-provisioning",
-            "queued provisioning (ProvisioningRequest)",
-            min_master,
-            join_path(path, "queuedProvisioning"),
-            issues,
-        )
-    if spec.fallback:
-        check_feature_version(
-            "compute-class",
-            "ComputeClass fallbacks",
-            min_master,
-            join_path(path, "fallback"),
-            issues,
-        )
-
-
-def _gvnic(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
-    """gVNIC: "GKE nodes must use a Container-Optimized OS node image"
-    (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic#requirements)."""
-    cos = spec.image_type == "COS_CONTAINERD"
-    if spec.gvnic and not cos:
-        issues.add(
-            join_path(path, "gvnic"),
-            f"gVNIC needs imageType COS_CONTAINERD (imageType is {spec.image_type}); "
-            "omit gvnic or set it false",
-        )
-    return cos if spec.gvnic is None else spec.gvnic and cos
-
-
-def _gpu_shape(
-    machine_type: str,
-    gpu: GkeGpuSpec,
-    path: str,
-    catalog: Catalog,
-    issues: Issues,
-) -> GpuShape | None:
-    """Resolve the machine's GPU shape, or record why the machine cannot carry the GPU
-    (https://cloud.google.com/compute/docs/gpus)."""
-    if not _known_gpu_type(gpu, path, catalog, issues):
-        return None
-    machine = catalog.gcp_machine(machine_type)
-    # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
-    if has_built_in_gpus(machine_type) or (machine is not None and machine.accelerator is not None):
-        return _bundled_shape(machine_type, machine, gpu, path, issues)
-    return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
-
-
-def _known_gpu_type(gpu: GkeGpuSpec, path: str, catalog: Catalog, issues: Issues) -> bool:
-    if gpu.type is None or gpu.type in catalog.gcp_accelerators():
-        return True
-    issues.add(
-        join_path(path, "gpu", "type"),
-        f"{gpu.type!r} is not a known GPU type"
-        f"{gpu_type_hint(gpu.type, catalog.gcp_accelerators())}; "
-        f"known: {', '.join(catalog.gcp_accelerators())}",
-    )
-    return False
-
-
-def _bundled_shape(
-    machine_type: str, machine: GcpMachine | None, gpu: GkeGpuSpec, path: str, issues: Issues
-) -> GpuShape | None:
-    """A machine type with built-in GPUs: type and count come from the machine."""
-    gpu_path = join_path(path, "gpu")
-    if machine is None or machine.accelerator is None:
-        family = machine_type.split("-", 1)[0]
-        issues.add(
-            join_path(path, "machineType"),
-            f"{machine_type!r} is not a known GPU machine type of the {family} family in the "
-            "catalog; if it is new, declare it with gpuPools[].shape ({gpuModel, gpus, vcpus, "
-            "memoryGb}, gpuModel the GKE accelerator type such as nvidia-b200) and zones",
-        )
-        return None
-    acc, cnt = machine.accelerator, machine.accelerator_count or 1
-    if gpu.type is not None and gpu.type != acc:
-        issues.add(
-            join_path(gpu_path, "type"),
-            f"{machine_type} comes with {acc}, not {gpu.type}; omit gpu.type or use {acc}",
-        )
-    if gpu.count is not None and gpu.count != cnt:
-        issues.add(
-            join_path(gpu_path, "count"),
-            f"{machine_type} comes with {cnt}x {acc}; the count is fixed by the machine "
-            f"type (got {gpu.count})",
-        )
-    return GpuShape(machine, acc, cnt)
-
-
-def _attached_shape(
-    machine_type: str,
-    machine: GcpMachine | None,
-    gpu: GkeGpuSpec,
-    path: str,
-    catalog: Catalog,
-    issues: Issues,
-) -> GpuShape | None:
-    """An N1 machine type with attached GPUs: the type is required, the count within limits."""
-    mt_path, gpu_path = join_path(path, "machineType"), join_path(path, "gpu")
-    if gpu.type is None:
-        issues.add(
-            join_path(gpu_path, "type"),
-            f"required for {machine_type!r}: only {'/'.join(gpu_families())} machine "
-            "types imply their GPU",
-        )
-        return None
-    limits = catalog.gcp_attach_limits(gpu.type)
-    if not limits:
-        hosts = sorted({m.name.rsplit("-", 1)[0] for m in catalog.gcp_machines_with(gpu.type)})
-        issues.add(
-            join_path(gpu_path, "type"),
-            f"{gpu.type} cannot be attached to {machine_type}; it comes only built into "
-            f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
-        )
-        return None
-    if family_of(machine_type) not in gpu_families(ATTACHED):
-        issues.add(
-            mt_path,
-            f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "
-            "machine type (n1-standard-*, n1-highmem-*, n1-highcpu-*)",
-        )
-        return None
-    if machine is None:
-        issues.add(mt_path, f"{machine_type!r} is not a known N1 machine type")
-        return None
-    count = gpu.count or 1
-    if count not in limits:
-        issues.add(
-            join_path(gpu_path, "count"),
-            f"{count} is not an allowed count of {gpu.type} on N1; allowed: "
-            f"{', '.join(str(c) for c in sorted(limits))}",
-        )
-        return None
-    lim = limits[count]
-    if machine.vcpus > lim.max_vcpus or machine.memory_gib > lim.max_memory_gb:
-        issues.add(
-            mt_path,
-            f"{machine_type} ({machine.vcpus} vCPUs, {machine.memory_gib:g} GB) is "
-            f"too large for {count}x {gpu.type}: at most {lim.max_vcpus} vCPUs and "
-            f"{lim.max_memory_gb} GB",
-        )
-        return None
-    return GpuShape(machine, gpu.type, count)
-
-
-def _zones(
-    spec: GkePoolSpec,
-    machine: GcpMachine,
-    accelerator: str,
-    count: int,
-    path: str,
-    ctx: PoolContext,
-) -> list[str]:
-    """The pool's node locations: the given zones, each checked; else the zonal cluster's zone, or
-    every zone of the region that can host the pool. A zonal cluster's pools default to its zone
-    (https://cloud.google.com/kubernetes-engine/docs/concepts/types-of-clusters#zonal_clusters)."""
-    issues, region = ctx.issues, ctx.region
-    offered = [
-        z
-        for z in ctx.catalog.gcp_zones_offering(accelerator, region, count)
-        if machine.zones is None or z in machine.zones
-    ]
-    what = (
-        f"{machine.name} with {count}x {accelerator}"
-        if machine.accelerator is None
-        else machine.name
-    )
-    short = ", ".join(_short(offered))
-    if spec.zones is None:
-        if ctx.cluster_zone is not None:
-            if ctx.cluster_zone in offered:
-                return [ctx.cluster_zone]
-            issues.add(
-                join_path(path, "zones"),
-                f"required: the zonal cluster's zone {ctx.cluster_zone} does not offer {what} "
-                f"(offered: {short or 'none'}); name zones to place the pool there",
-            )
-            return []
-        if not offered:
-            elsewhere = ctx.catalog.gcp_regions_offering(accelerator)
-            issues.add(
-                join_path(path, "machineType"),
-                f"no zone of {region} offers {what}; regions offering {accelerator}: "
-                f"{', '.join(elsewhere) or 'none'}",
-            )
-        return offered
-    if not spec.zones:
-        issues.add(
-            join_path(path, "zones"),
-            "must not be empty; omit it to use every zone offering the GPU",
-        )
-    for k, zone in enumerate(spec.zones):
-        split = gcp_region_of(zone)
-        zpath = join_path(path, "zones", k)
-        if split is None or split[1] is None:
-            issues.add(zpath, f"{zone!r} is not a GCP zone such as {region}-a")
-        elif split[0] != region:
-            issues.add(zpath, f"{zone} is not in region {region} (cluster.location)")
-        elif zone not in offered:
-            issues.add(zpath, f"{zone} does not offer {what} (offered: {short or 'none'})")
-    if len(set(spec.zones)) != len(spec.zones):
-        issues.add(join_path(path, "zones"), "lists a zone twice")
-    chosen = [z for z in spec.zones if z in offered]
-    if ctx.cluster_zone is not None and chosen != [ctx.cluster_zone]:
-        ctx.notes.append(
-            f"{path}.zones: pool {spec.name} spans {', '.join(chosen)}, beyond the zonal "
-            f"cluster's zone {ctx.cluster_zone}"
-        )
-    return chosen
-
-
-def _short(zones: list[str]) -> list[str]:
-    """``us-central1-a, -b, -c`` style, as in the contract's example message."""
-    return [z if i == 0 else "-" + z.rsplit("-", 1)[1] for i, z in enumerate(zones)]
 
 
 def _check_unique_names(pools: list[GkePoolPlan], issues: Issues) -> None:

@@ -1,5 +1,9 @@
 """Per-pool GKE rules: each function checks one concern and cites where GKE states it.
 
+Driver and sharing, reservations and DWS, provisioning and boot disks, auto-upgrade and
+best-effort provisioning, compact placement, gVNIC, feature version gates and the machine types
+this stack does not model.
+
 Pure code; every problem goes to ``issues`` as ``<key path>: <reason>``.
 """
 
@@ -11,6 +15,7 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke.series import MachineSeries
+from infra.core.gke.versions import check_feature_version
 
 # Boot-disk types GKE node pools accept
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).
@@ -252,3 +257,101 @@ def best_effort(spec: GkePoolSpec, zones: int, path: str, issues: Issues) -> int
             f"{spec.max_nodes}; name at most {spec.max_nodes // per_zone} zone(s) or raise maxNodes",
         )
     return per_zone
+
+
+# Compact placement with DWS flex-start: "only supported for A3 Ultra, A4, and H4D machine types"
+# (GoogleCloudPlatform/cluster-toolkit#5737, modules/compute/gke-node-pool/main.tf precondition).
+_FLEX_COMPACT_PREFIXES = ("a3-ultragpu-", "a4-", "h4d-")
+
+
+# A4X (GB200 NVL72) nodes need what this stack does not model: "You must use the reservation-bound
+# provisioning model" and a workload policy (AI Hypercomputer, "Create an AI-optimized MIG with
+# A4X", https://cloud.google.com/ai-hypercomputer/docs/create/create-mig-with-a4x), and GPUDirect
+# RDMA over GKE multi-networking (gvnic-1, rdma-0..rdma-3 Network/GKENetworkParamSet pairs,
+# https://docs.nvidia.com/aicr/integrator-guide/gke-a-4-x-max-networking.md).
+_UNMODELLED = {
+    "a4x-": "A4X needs the reservation-bound provisioning model, a workload policy "
+    "(HIGH_THROUGHPUT, accelerator topology) and RDMA networks over multi-networking, none of "
+    "which this stack creates; create A4X node pools with Cluster Toolkit or the AI Hypercomputer "
+    "A4X guide"
+}
+
+
+def refuse_unmodelled(machine_type: str, path: str, issues: Issues) -> None:
+    for prefix, why in _UNMODELLED.items():
+        if machine_type.startswith(prefix):
+            issues.add(join_path(path, "machineType"), f"{machine_type!r}: {why}")
+
+
+def check_compact(
+    spec: GkePoolSpec, machine_type: str, zones: list[str], path: str, issues: Issues
+) -> None:
+    """COMPACT placement: one zone; never with queued provisioning; with flex-start only on A3
+    Ultra, A4 and H4D."""
+    cpath = join_path(path, "compactPlacement")
+    # "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
+    # (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf @ 01a7a3ed)
+    if spec.queued_provisioning:
+        issues.add(
+            cpath,
+            "compact placement cannot be combined with queued provisioning; drop "
+            "compactPlacement or queuedProvisioning",
+        )
+    elif spec.flex_start is not None and not machine_type.startswith(_FLEX_COMPACT_PREFIXES):
+        issues.add(
+            cpath,
+            f"compact placement with flex-start is supported only on A3 Ultra, A4 and H4D "
+            f"machine types, not {machine_type}; drop compactPlacement or flexStart",
+        )
+    elif len(zones) != 1:
+        issues.add(
+            cpath,
+            f"a compact placement policy keeps nodes in one zone; the pool spans "
+            f"{len(zones)} ({', '.join(zones)}); set zones to one zone",
+        )
+
+
+def check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues: Issues) -> None:
+    """Features of the pool against the GKE version gates (gke_feature_versions.csv)."""
+    if spec.flex_start is not None:
+        check_feature_version(
+            "flex-start", "flex-start GPU pools", min_master, join_path(path, "flexStart"), issues
+        )
+    if spec.gpu.sharing is not None:
+        mps = spec.gpu.sharing.strategy == "mps"
+        check_feature_version(
+            "mps" if mps else "time-sharing",
+            "GPU sharing with NVIDIA MPS" if mps else "GPU time-sharing",
+            min_master,
+            join_path(path, "gpu", "sharing"),
+            issues,
+        )
+    if spec.queued_provisioning:
+        check_feature_version(
+            "queued-provisioning",
+            "queued provisioning (ProvisioningRequest)",
+            min_master,
+            join_path(path, "queuedProvisioning"),
+            issues,
+        )
+    if spec.fallback:
+        check_feature_version(
+            "compute-class",
+            "ComputeClass fallbacks",
+            min_master,
+            join_path(path, "fallback"),
+            issues,
+        )
+
+
+def gvnic_of(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
+    """gVNIC: "GKE nodes must use a Container-Optimized OS node image"
+    (https://cloud.google.com/kubernetes-engine/docs/how-to/using-gvnic#requirements)."""
+    cos = spec.image_type == "COS_CONTAINERD"
+    if spec.gvnic and not cos:
+        issues.add(
+            join_path(path, "gvnic"),
+            f"gVNIC needs imageType COS_CONTAINERD (imageType is {spec.image_type}); "
+            "omit gvnic or set it false",
+        )
+    return cos if spec.gvnic is None else spec.gvnic and cos

@@ -1,0 +1,76 @@
+"""Warning headers for exported files that hold values only a real deploy knows.
+
+Values the offline plan's mock engine made up (account IDs, endpoints), logical names of resources
+Pulumi autonames (the real name has a random suffix), and the Git repository URL to replace.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from infra.planview.gitops import GIT_REPO_PLACEHOLDER
+
+# Kinds whose physical name Pulumi derives from the logical name plus a random suffix when the
+# name input is absent ("Pulumi auto-names most resources by default, using the logical name and a
+# random suffix", https://www.pulumi.com/docs/iac/concepts/resources/names/#autonaming): token ->
+# the inputs that name it explicitly.
+AUTONAMED_KINDS: dict[str, tuple[str, ...]] = {
+    "aws:iam/role:Role": ("name", "namePrefix"),
+    "aws:iam/policy:Policy": ("name", "namePrefix"),
+    "aws:iam/instanceProfile:InstanceProfile": ("name", "namePrefix"),
+    "aws:ec2/launchTemplate:LaunchTemplate": ("name", "namePrefix"),
+    "aws:ec2/securityGroup:SecurityGroup": ("name", "namePrefix"),
+    "aws:ec2/placementGroup:PlacementGroup": ("name",),
+    "aws:sqs/queue:Queue": ("name", "namePrefix"),
+    "aws:cloudwatch/eventRule:EventRule": ("name", "namePrefix"),
+    "aws:eks/nodeGroup:NodeGroup": ("nodeGroupName", "nodeGroupNamePrefix"),
+}
+
+
+def autonamed(resources: list[Any]) -> dict[str, str]:
+    """Logical name -> kind of every resource registered without a name input of an autonamed
+    kind: the real name is that logical name plus ``-`` and 7 random characters."""
+    found: dict[str, str] = {}
+    for r in resources:
+        keys = AUTONAMED_KINDS.get(r.type)
+        name = getattr(r, "name", None)
+        if keys is not None and name and not any(r.inputs.get(k) for k in keys):
+            found[name] = r.type.rsplit(":", 1)[-1]
+    return found
+
+
+def autonamed_in(text: str, names: Mapping[str, str]) -> list[str]:
+    """The autonamed logical names ``text`` holds as a whole value (not inside a longer name)."""
+    return sorted(
+        n for n in names if re.search(r"(?<![\w.-])" + re.escape(n) + r"(?![\w.-])", text)
+    )
+
+
+def placeholder_header(text: str, names: Mapping[str, str] | None = None) -> str:
+    """A warning header when ``text`` holds values only the mock engine made up (ARNs, endpoints)
+    or the logical name of a resource Pulumi autonames (``names``: logical name -> kind)."""
+    from infra.mockengine import MOCK_ACCOUNT, MOCK_ENDPOINT
+
+    found = [m for m in (MOCK_ACCOUNT, MOCK_ENDPOINT, "MOCK000") if m in text]
+    head = ""
+    if found:
+        head = (
+            "# PLACEHOLDERS: this file holds values the offline plan's mock engine made up ("
+            + ", ".join(found)
+            + "); take the real ones from `pulumi stack output` / the cloud before committing "
+            "it.\n"
+        )
+    for n in autonamed_in(text, names or {}):
+        head += (
+            f"# PLACEHOLDERS: {n} is the logical name of a {(names or {})[n]} Pulumi autonames: "
+            "Pulumi adds a random 7-character suffix; take the real name from the stack "
+            "(`pulumi stack export`) or the console.\n"
+        )
+    if GIT_REPO_PLACEHOLDER in text:
+        head += (
+            f"# PLACEHOLDERS: set {GIT_REPO_PLACEHOLDER} to the URL of the Git repository this "
+            "directory is committed to, and the path to the directory's path in it.\n"
+        )
+    return head
