@@ -5,14 +5,13 @@ running), or, with ``account``, runs its own observe step against a fake ``LiveA
 (``infra.mocklive``), per run: the engine holds no state between runs. Provider look-ups (invokes)
 are answered from the vendored catalog and that account through ``INVOKES``; an invoke with no
 entry fails loudly instead of returning ``{}``. Resources get the outputs a real provider would
-compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable. Used by
-``python -m infra.plan`` and by the stack-test harness.
+compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable; both tables
+are in ``infra.mockanswers``. Used by ``python -m infra.plan`` and by the stack-test harness.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
@@ -29,143 +28,13 @@ from pulumi.runtime.settings import ROOT, SETTINGS
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from infra import mocklive
-from infra.core import offline
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import PROJECT, encode_engine_config, parse
 from infra.core.observed import Observed
+from infra.mockanswers import CHILDREN, INVOKES, OUTPUTS, UnmockedInvokeError
 from infra.mocklive import InvokeFailure, LiveAccount
 
 SECRET = "[secret]"
-# Placeholders so nothing looks like a real cluster (one home: infra.core.offline).
-MOCK_ENDPOINT = offline.ENDPOINT
-MOCK_CA = offline.CERTIFICATE_AUTHORITY
-MOCK_ACCOUNT = offline.AWS_ACCOUNT
-
-InvokeFn = Callable[[dict[str, Any], Catalog, LiveAccount], dict[str, Any]]
-OutputsFn = Callable[[pulumi_mocks.MockResourceArgs], dict[str, Any]]
-
-
-class UnmockedInvokeError(AssertionError):
-    """The program called a provider function the mock engine has no answer for."""
-
-
-def _mock_oidc_issuer() -> str:
-    """An OIDC issuer in the stack's region (``aws:region``, required on every eks stack)."""
-    return offline.eks_oidc_issuer(pulumi.Config("aws").require("region"))
-
-
-def _aws_instance_type_offerings(
-    args: dict[str, Any], catalog: Catalog, _: LiveAccount
-) -> dict[str, Any]:
-    """EC2 DescribeInstanceTypeOfferings by AZ ID, from the catalog's per-region AZ IDs."""
-    if args.get("locationType") != "availability-zone-id" or not args.get("region"):
-        raise UnmockedInvokeError(
-            "getInstanceTypeOfferings is mocked for locationType "
-            "availability-zone-id with an explicit region only"
-        )
-    filters = {f["name"]: set(f["values"]) for f in args.get("filters") or []}
-    pairs = []
-    for t in sorted(filters.get("instance-type", set(catalog.aws_instances()))):
-        inst = catalog.aws_instance(t)
-        for az in sorted(inst.az_ids.get(args["region"], ())) if inst else ():
-            if "location" not in filters or az in filters["location"]:
-                pairs.append((t, az))
-    return {
-        "id": args["region"],
-        "region": args["region"],
-        "filters": args.get("filters"),
-        "locationType": "availability-zone-id",
-        "instanceTypes": [t for t, _ in pairs],
-        "locations": [a for _, a in pairs],
-        "locationTypes": ["availability-zone-id"] * len(pairs),
-    }
-
-
-def _aws_eks_get_addon_version(args: dict[str, Any], *_: Any) -> dict[str, Any]:
-    """DescribeAddonVersions' default for a Kubernetes version (read only for an add-on the pinned
-    table lacks): a placeholder saying so, as ``--diff`` shows it."""
-    addon, k8s = args["addonName"], args["kubernetesVersion"]
-    return {
-        "id": addon,
-        "addonName": addon,
-        "kubernetesVersion": k8s,
-        "version": offline.eks_addon_default(k8s),
-    }
-
-
-def _eks_cluster_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
-    """pulumi-eks Cluster (a remote component: its children are not seen under mocks)."""
-    issuer = _mock_oidc_issuer()
-    return {
-        "kubeconfigJson": json.dumps(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [
-                    {
-                        "name": a.inputs.get("name"),
-                        "cluster": {"server": f"https://{MOCK_ENDPOINT}"},
-                    }
-                ],
-            }
-        ),
-        "oidcIssuer": issuer,
-        "oidcProviderArn": offline.oidc_provider_arn(issuer),
-        "core": {"endpoint": f"https://{MOCK_ENDPOINT}"},
-    }
-
-
-def _eks_node_group_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
-    """EKS names a managed node group's ASG eks-<nodegroup>-<uuid>; one ASG per group."""
-    ng = a.inputs.get("nodeGroupName") or a.name
-    return {
-        "resources": [{"autoscalingGroups": [{"name": f"eks-{ng}-00000000-0000-0000-0000-mock"}]}],
-    }
-
-
-# Provider function token -> answer. Each entry says where its data comes from: the catalog's
-# aws_gpu_instances.csv (offerings by AZ ID, a point-in-time AWS snapshot), a placeholder
-# (add-on defaults), or the run's account (every read of the observe step: infra.mocklive).
-INVOKES: dict[str, InvokeFn] = {
-    "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings": _aws_instance_type_offerings,
-    "aws:eks/getAddonVersion:getAddonVersion": _aws_eks_get_addon_version,
-    **mocklive.INVOKES,
-}
-
-
-def _sqs_queue_outputs(a: pulumi_mocks.MockResourceArgs) -> dict[str, Any]:
-    """The queue's ARN and URL as SQS forms them (CreateQueue returns the URL, the id)."""
-    region = pulumi.Config("aws").require("region")
-    name = a.inputs.get("name", a.name)
-    return {
-        "arn": f"arn:aws:sqs:{region}:{MOCK_ACCOUNT}:{name}",
-        "url": f"https://sqs.{region}.amazonaws.com/{MOCK_ACCOUNT}/{name}",
-    }
-
-
-# Resource type token -> outputs a real provider computes (camelCase, merged over the inputs).
-OUTPUTS: dict[str, OutputsFn] = {
-    "gcp:container/cluster:Cluster": lambda _: {
-        "endpoint": MOCK_ENDPOINT,
-        "masterAuth": {"clusterCaCertificate": MOCK_CA},
-    },
-    "gcp:serviceaccount/account:Account": lambda a: {
-        "email": f"{a.inputs.get('accountId')}@{a.inputs.get('project')}.iam.gserviceaccount.com"
-    },
-    "eks:index:Cluster": _eks_cluster_outputs,
-    "aws:eks/nodeGroup:NodeGroup": _eks_node_group_outputs,
-    "aws:ec2/launchTemplate:LaunchTemplate": lambda _: {"latestVersion": 1},
-    "aws:ec2/placementGroup:PlacementGroup": lambda a: {"name": a.name},
-    "aws:iam/openIdConnectProvider:OpenIdConnectProvider": lambda a: {
-        "arn": offline.oidc_provider_arn(str(a.inputs.get("url", "")))
-    },
-    "aws:iam/role:Role": lambda a: {
-        "name": a.name,
-        "arn": f"arn:aws:iam::{MOCK_ACCOUNT}:role/{a.name}",
-    },
-    "aws:sqs/queue:Queue": _sqs_queue_outputs,
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,10 +113,25 @@ class CatalogMocks(pulumi.runtime.Mocks):
         self.catalog = catalog
         self.recording = recording
         self.account = account
+        # Children of remote components made so far (``CHILDREN``): URN -> (id, state).
+        self.children: dict[str, tuple[str, dict[str, Any]]] = {}
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str | None, dict]:
         extra = OUTPUTS.get(args.typ)
         state = {**args.inputs, **(extra(args) if extra else {})}
+        children = CHILDREN.get(args.typ)
+        for output, (typ, name, child_state) in (children(args) if children else {}).items():
+            # Named as MockMonitor.make_urn names a child: its parent's own type, then its own.
+            urn = "urn:pulumi:" + "::".join(
+                [pulumi.get_stack(), pulumi.get_project(), f"{args.typ}${typ}", name]
+            )
+            self.children[urn] = (f"{name}_id", child_state)
+            # A resource reference (pulumi.runtime.rpc): the resource signature, URN and ID.
+            state[output] = {
+                rpc._special_sig_key: rpc._special_resource_sig,  # pyright: ignore[reportPrivateUsage]
+                "urn": urn,
+                "id": f"{name}_id",
+            }
         return (f"{args.name}_id" if args.custom else None), state
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> dict:  # type: ignore[override]
@@ -255,7 +139,7 @@ class CatalogMocks(pulumi.runtime.Mocks):
         if fn is None:
             raise UnmockedInvokeError(
                 f"unmocked invoke {args.token}; add it to "
-                "infra.mockengine.INVOKES with its data source"
+                "infra.mockanswers.INVOKES with its data source"
             )
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
@@ -288,16 +172,15 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         # Resource references in the inputs deserialize into resources, which needs a loop.
         _ensure_event_loop()
         inputs = rpc.deserialize_properties(request.object)
-        id_, state = self.catalog_mocks.new_resource(
-            pulumi_mocks.MockResourceArgs(
-                typ=request.type,
-                name=request.name,
-                inputs=inputs,
-                provider=request.provider,
-                resource_id=request.importId,
-                custom=bool(request.custom),
-            )
+        args = pulumi_mocks.MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=inputs,
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=bool(request.custom),
         )
+        id_, state = self.catalog_mocks.new_resource(args)
         # As the SDK keeps it (None for a component); getResource and ReadResource read it.
         self.resources[urn] = pulumi_mocks.MockMonitor.ResourceRegistration(
             urn,
@@ -313,7 +196,14 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         )
 
     def _record(self, request: Any, response: Any, inputs: Any = None) -> Any:
-        """Append the registration to the recording (not the Stack); returns ``response``."""
+        """Append the registration to the recording (not the Stack); returns ``response``.
+
+        Children a remote component's outputs refer to are kept for getResource, which
+        rehydrates them (``CHILDREN``); the recording, as a plan, shows the component alone.
+        """
+        while self.catalog_mocks.children:
+            child, (id_, state) = self.catalog_mocks.children.popitem()
+            self.resources[child] = pulumi_mocks.MockMonitor.ResourceRegistration(child, id_, state)
         if request.type == "pulumi:pulumi:Stack":
             return response
         if inputs is None:

@@ -226,15 +226,14 @@ class EksCluster(pulumi.ComponentResource):
         self.oidc_issuer = cluster.oidc_issuer.apply(lambda i: i or "")
         self.node_dependencies.append(cluster)
         # The cluster security group EKS made (EFA interfaces must name it explicitly) and the
-        # VPC, read back from the cluster this stack just created: pulumi-eks exposes that group
-        # only on its aws.eks.Cluster child (``eksCluster.vpcConfig.clusterSecurityGroupId``).
-        described = aws.eks.get_cluster_output(
-            name=self.name, region=plan.region, opts=pulumi.InvokeOutputOptions(parent=self)
-        )
-        self.security_group_id = described.vpc_config.apply(
-            lambda v: str(v.cluster_security_group_id or "")
-        )
-        self.vpc_id = described.vpc_config.apply(lambda v: str(v.vpc_id or ""))
+        # VPC, from the aws.eks.Cluster pulumi-eks creates (its ``eksCluster`` output): the
+        # component's own ``clusterSecurityGroupId`` is the group pulumi-eks makes itself, EKS's
+        # only where skipDefaultSecurityGroups is set (pulumi/pulumi-eks nodejs/eks/cluster/
+        # cluster.ts: ``core.clusterSecurityGroup?.id ?? core.cluster.vpcConfig
+        # .clusterSecurityGroupId``).
+        vpc = cluster.eks_cluster.apply(lambda c: c.vpc_config)
+        self.security_group_id = vpc.apply(lambda v: str(v.cluster_security_group_id or ""))
+        self.vpc_id = vpc.apply(lambda v: str(v.vpc_id or ""))
 
     def _system_group(self, name: str, plan: core.EksPlan, subnets: dict[str, Any]) -> None:
         s = plan.system

@@ -51,7 +51,7 @@ def autonamed_in(text: str, names: Mapping[str, str]) -> list[str]:
 def placeholder_header(text: str, names: Mapping[str, str] | None = None) -> str:
     """A warning header when ``text`` holds values only the mock engine made up (ARNs, endpoints)
     or the logical name of a resource Pulumi autonames (``names``: logical name -> kind)."""
-    from infra.mockengine import MOCK_ACCOUNT, MOCK_ENDPOINT
+    from infra.mockanswers import MOCK_ACCOUNT, MOCK_ENDPOINT
 
     found = [m for m in (MOCK_ACCOUNT, MOCK_ENDPOINT, "MOCK000") if m in text]
     head = ""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra.core.config.stack import load_stack_file
 from infra.core.observed import Observed
 from infra.mockengine import Recording
@@ -91,11 +91,12 @@ def run_stack(
 # The mock engine's answers as imported, before any test patches them (see ``sample``).
 def _engine_state() -> tuple[Any, ...]:
     return (
-        dict(mockengine.INVOKES),
-        dict(mockengine.OUTPUTS),
-        mockengine.MOCK_ENDPOINT,
-        mockengine.MOCK_CA,
-        mockengine.MOCK_ACCOUNT,
+        dict(mockanswers.INVOKES),
+        dict(mockanswers.OUTPUTS),
+        dict(mockanswers.CHILDREN),
+        mockanswers.MOCK_ENDPOINT,
+        mockanswers.MOCK_CA,
+        mockanswers.MOCK_ACCOUNT,
         mockengine.RecordingMonitor.RegisterResource,
     )
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra.components import eks_nodes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import load_stack_file, parse
@@ -62,7 +62,7 @@ def gpu_groups(rec: mockengine.Recording) -> list[mockengine.Registered]:
 def asg_name_of(node_group: mockengine.Registered) -> str:
     """The ASG name the engine reported for ``node_group`` (its ``resources`` output)."""
     fake = SimpleNamespace(name=node_group.name, inputs=node_group.inputs)
-    outputs = mockengine.OUTPUTS[NODE_GROUP](fake)  # type: ignore[arg-type]
+    outputs = mockanswers.OUTPUTS[NODE_GROUP](fake)  # type: ignore[arg-type]
     return outputs["resources"][0]["autoscalingGroups"][0]["name"]
 
 
@@ -165,7 +165,7 @@ def test_one_offerings_read_gives_each_pool_the_subnets_of_its_own_types_and_zon
 def withdraw_offerings(monkeypatch: pytest.MonkeyPatch, gone: Callable[[str, str], bool]) -> None:
     """DescribeInstanceTypeOfferings answers without the (type, AZ ID) pairs ``gone`` names."""
     token = "aws:ec2/getInstanceTypeOfferings:getInstanceTypeOfferings"
-    real = mockengine.INVOKES[token]
+    real = mockanswers.INVOKES[token]
 
     def answer(args: dict[str, Any], catalog: Catalog, account: LiveAccount) -> dict[str, Any]:
         out = real(args, catalog, account)
@@ -175,7 +175,7 @@ def withdraw_offerings(monkeypatch: pytest.MonkeyPatch, gone: Callable[[str, str
             out[k] = [out[k][i] for i in keep]
         return out
 
-    monkeypatch.setitem(mockengine.INVOKES, token, answer)
+    monkeypatch.setitem(mockanswers.INVOKES, token, answer)
 
 
 def test_one_withdrawn_type_and_az_pair_fails_only_the_pool_that_plans_it(monkeypatch):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra.components.gke import _cluster_args
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved
@@ -159,7 +159,7 @@ def test_harness_fails_on_an_unknown_input_property():
 
 
 def test_harness_fails_loudly_on_an_unmocked_invoke(monkeypatch):
-    monkeypatch.delitem(mockengine.INVOKES, "gcp:container/getCluster:getCluster")
+    monkeypatch.delitem(mockanswers.INVOKES, "gcp:container/getCluster:getCluster")
     raw = gke_config(
         cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
         gpuOperator={"clusterWide": True},

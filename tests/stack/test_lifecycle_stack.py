@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from infra import mockengine
+from infra import mockanswers
 from infra import plan as plan_cli
 from infra.core import lifecycle
 from infra.core.config.stack import load_stack_file
@@ -100,8 +100,8 @@ def test_onprem_without_context_is_a_config_error_naming_the_key(tmp_path, capsy
 
 def test_rotated_endpoint_and_ca_keep_the_providers_identity_inputs(monkeypatch):
     before = {p.name: p.inputs for p in sample("gke-t4").of_type(PROVIDER)}
-    monkeypatch.setattr(mockengine, "MOCK_ENDPOINT", "203.0.113.99")
-    monkeypatch.setattr(mockengine, "MOCK_CA", "cm90YXRlZA==")
+    monkeypatch.setattr(mockanswers, "MOCK_ENDPOINT", "203.0.113.99")
+    monkeypatch.setattr(mockanswers, "MOCK_CA", "cm90YXRlZA==")
     after_rec = run_stack("gke-t4")
     assert after_rec.one("gcp:container/cluster:Cluster").inputs  # the run used the new values
     after = {p.name: p.inputs for p in after_rec.of_type(PROVIDER)}

@@ -1,9 +1,7 @@
 """Observe -> plan -> build on the mock engine: the program reads the live platform only in its
-observe step, before planning; the components make no live look-up.
-
-The one invoke a component still makes reads back a resource the stack itself just created: the
-security group EKS made for a cluster this stack creates (pulumi-eks exposes it only on its
-``aws.eks.Cluster`` child), keyed by that cluster's name output.
+observe step, before planning; the components call no provider function at all (what they need
+of a resource the stack creates, such as the security group EKS made for its cluster, comes from
+that resource's outputs).
 """
 
 from __future__ import annotations
@@ -27,7 +25,6 @@ STACKS = sorted(
     p.name.removeprefix("Pulumi.").removesuffix(".yaml")
     for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
 )
-OWN_CLUSTER_READ = "aws:eks/getCluster:getCluster"
 
 
 def config_of(stack: str) -> tuple[dict[str, Any], StackConfig]:
@@ -37,13 +34,6 @@ def config_of(stack: str) -> tuple[dict[str, Any], StackConfig]:
 
 def by_urn(rec: mockengine.Recording) -> dict[str, dict[str, Any]]:
     return {r.urn: r.to_json() for r in rec.resources}
-
-
-def own_reads(config: StackConfig) -> list[tuple[str, dict[str, Any]]]:
-    """The invokes a build makes besides the observe step: the created EKS cluster's read-back."""
-    if config.platform != "eks" or config.cluster.existing:
-        return []
-    return [(OWN_CLUSTER_READ, {"name": config.cluster.name, "region": config.region})]
 
 
 def observe_recorded(raw: dict[str, Any], stack: str, config: StackConfig) -> tuple[Observed, list]:
@@ -57,8 +47,7 @@ def observe_recorded(raw: dict[str, Any], stack: str, config: StackConfig) -> tu
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_an_offline_plan_of_every_sample_makes_no_live_read(stack):
-    _, config = config_of(stack)
-    assert sample(stack).invokes == own_reads(config)
+    assert sample(stack).invokes == []
 
 
 @pytest.mark.parametrize("stack", ["eks-g4dn", "eks-existing"])
@@ -67,12 +56,10 @@ def test_a_first_deploy_reads_only_in_the_observe_step_and_builds_what_the_offli
 ):
     raw, config = config_of(stack)
     observed, reads = observe_recorded(raw, config.stack, config)
-    assert reads and all(
-        token != OWN_CLUSTER_READ or a.get("name") == config.cluster.name for token, a in reads
-    )
+    assert reads
     deployed = run_stack(stack, account=before(config))
-    # Every invoke of the run is the observe step's, then the build's read-back of its own cluster.
-    assert deployed.invokes == reads + own_reads(config)
+    # Every invoke of the run is the observe step's: the build makes none.
+    assert deployed.invokes == reads
     # Registration order is concurrent (test_golden_plans normalises it too): compare by URN.
     assert by_urn(deployed) == by_urn(sample(stack))
     assert build_plan(config, None, observed).observed == observed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import yaml
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra import plan as plan_cli
 
 
@@ -28,7 +28,7 @@ def test_helm_values_of_a_stack_without_the_operator_say_so(capsys):
 
 def test_engine_failure_exits_1_with_one_line(monkeypatch, capsys):
     def broken(*_: object, **__: object) -> None:
-        raise mockengine.UnmockedInvokeError("unmocked invoke x:y/z:z; add it\nsecond line")
+        raise mockanswers.UnmockedInvokeError("unmocked invoke x:y/z:z; add it\nsecond line")
 
     monkeypatch.setattr(mockengine, "run", broken)
     assert plan_cli.main(["--stack", "gke-t4"]) == 1

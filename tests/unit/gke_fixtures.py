@@ -1,0 +1,33 @@
+"""Builders shared by the GKE rule tests: stack configs, their plans and their errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from infra.core.config.stack import parse
+from infra.core.errors import ConfigErrors
+from infra.core.gke.planner import GkePlan
+from infra.core.plan import build_plan
+from tests.conftest import gke_config
+
+CHANNEL_CLUSTER = {"name": "ml", "location": "us-central1", "releaseChannel": "REGULAR"}
+NO_CHANNEL = {"name": "ml", "location": "us-central1", "releaseChannel": "UNSPECIFIED"}
+G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
+
+
+def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
+    p = build_plan(parse(gke_config(pool, **top), "s"))
+    assert p.platform.name == "gke"
+    return p.platform.plan
+
+
+def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(gke_config(pool, **top), "s"))
+    return {i.path: i.reason for i in e.value.issues}
+
+
+def cluster(**extra: Any) -> dict[str, Any]:
+    return {"name": "ml", "location": "us-central1", **extra}
