@@ -3,8 +3,9 @@
 ``LiveAccount`` is what the account holds before a run; ``mockengine.run(..., account=...)`` and
 ``mockengine.observe`` answer the observe step's invokes from it (``INVOKES``), nothing else does.
 ``before(config)`` is an account holding only what the stack file names (an existing cluster, its
-IAM OIDC provider and Pod Identity agent); ``after(plan, recording)`` adds what a deploy of that
-recording leaves running, which is what ``--diff`` plans its new side over.
+IAM OIDC provider and Pod Identity agent); ``after(plan, recording, new)`` adds what a deploy of
+that recording leaves running and what the new side's stack file attaches to, which is what
+``--diff`` plans its new side over.
 """
 
 from __future__ import annotations
@@ -70,10 +71,23 @@ def before(config: StackConfig) -> LiveAccount:
     return LiveAccount()  # a kubeconfig's cluster: nothing is read
 
 
-def after(plan: Plan, recording: Recording) -> LiveAccount:
+def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
+    """The account holding the clusters of both ``a`` and ``b`` (``before`` fills nothing else)."""
+    return replace(
+        a,
+        eks_clusters={**b.eks_clusters, **a.eks_clusters},
+        gke_clusters=a.gke_clusters | b.gke_clusters,
+    )
+
+
+def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> LiveAccount:
     """``before(plan.config)`` plus the EKS cluster, node groups (name -> desired size), VPC, NAT
-    gateways and subnets ``recording`` made, as a deploy over that stack finds them."""
+    gateways and subnets ``recording`` made, as a deploy over that stack finds them, and what the
+    new side's ``new`` attaches to: re-pointing an existing-cluster stack at another running
+    cluster is a change over a live account that holds both."""
     found = before(plan.config)
+    if new is not None:
+        found = _holding(found, before(new))
     of = recording.of_type
     clusters = {
         str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))

@@ -352,7 +352,7 @@ def _diff(
     # The new side is planned over what its observe step would read once the old side is
     # deployed, as `pulumi up` over the running old stack is: live names kept, live desired sizes
     # clamped, the NAT gateway and control-plane AZs where they run.
-    observed = mockengine.observe(raw, config.stack, after(old_plan, old_rec), plan.catalog)
+    observed = mockengine.observe(raw, config.stack, after(old_plan, old_rec, config), plan.catalog)
     plan = build_plan(config, None, observed)
     new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)
     widened = widened_zones(old_plan, plan)  # what a catalog refresh would move

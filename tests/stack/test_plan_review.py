@@ -200,3 +200,42 @@ def test_diff_against_a_stack_that_does_not_exist_names_diff_and_the_stacks(caps
     assert plan_cli.main(["--stack", "gke-t4", "--diff", "nope"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("--diff: no stack 'nope'") and "gke-t4" in err
+
+
+def _attached(directory: Path, stack: str, old: str, new: str) -> Path:
+    """Sample ``stack`` (same file name, so the same stack) with ``old`` -> ``new``."""
+    text = (ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()
+    assert old in text
+    directory.mkdir()
+    f = directory / f"Pulumi.{stack}.yaml"
+    f.write_text(text.replace(old, new))
+    return f
+
+
+# gke-t4 attached to a running cluster (its operator then cluster-wide) under the name ``{}``.
+GKE_ATTACHED = (
+    "    name: {}\n    location: us-central1\n    existing: true\n    cpuNodes: 3\n",
+    "    enabled: true\n    clusterWide: true\n",
+)
+
+
+@pytest.mark.parametrize("stack", ["eks-existing", "gke-t4"])
+def test_diff_re_pointing_an_existing_cluster_stack_plans_over_the_cluster_it_names(
+    stack, tmp_path, capsys
+):
+    # Day 2: the account runs both clusters, and the new side attaches to the one it names, as
+    # `pulumi up` over the running stack would: not "no cluster of that name".
+    if stack == "eks-existing":
+        old = ROOT / "stacks" / "Pulumi.eks-existing.yaml"
+        new = _attached(tmp_path / "new", stack, "    name: shared\n", "    name: shared-b\n")
+    else:
+        cluster, operator = GKE_ATTACHED
+        here = "    name: ml\n    location: us-central1\n"
+        old = _attached(tmp_path / "old", stack, here, cluster.format("ml-a"))
+        old.write_text(old.read_text().replace("    enabled: true\n", operator))
+        new = _attached(tmp_path / "new", stack, here, cluster.format("ml-b"))
+        new.write_text(new.read_text().replace("    enabled: true\n", operator))
+    assert plan_cli.main(["--stack", str(new), "--diff", str(old)]) == 0
+    out, err = capsys.readouterr()
+    assert "cluster of that name" not in err
+    assert " - delete " in out and " + create " in out
