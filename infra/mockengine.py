@@ -144,9 +144,11 @@ class CatalogMocks(pulumi.runtime.Mocks):
         plain = _plain(args.args)
         self.recording.invokes.append((args.token, plain))
         try:
+            if (reason := self.account.failures.get(args.token)) is not None:
+                raise InvokeFailure(reason)
             return fn(plain, self.catalog, self.account)
         except InvokeFailure as e:
-            return {}, [("", str(e))]  # type: ignore[return-value]  # (ret, failures) form
+            raise e.rpc_error(args.token) from None  # as the engine fails a bridged read
 
 
 class RecordingMonitor(pulumi_mocks.MockMonitor):

@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+import grpc
+
 from infra.core import offline
 
 if TYPE_CHECKING:
@@ -24,11 +26,42 @@ if TYPE_CHECKING:
 
 
 class InvokeFailure(Exception):
-    """A look-up the real provider would answer with an error (e.g. "not found").
+    """A look-up the real provider would answer with an error (e.g. "not found"), its reason the
+    provider's own diagnostic.
 
-    Returned to the program as invoke failures, as a real provider's are, so a program that
-    catches a failed look-up behaves the same under mocks.
+    Raised to the program as the engine raises a bridged provider's failed read (``rpc_error``),
+    so a program that catches or reports a failed look-up sees the text it will see live.
     """
+
+    def rpc_error(self, token: str) -> grpc.RpcError:
+        """The resource monitor's error for this failure of ``token``, as the Python SDK turns it
+        into "invoke of <tok> failed: <details>" (``grpc_error_to_exception``)."""
+        return _MonitorError(invoke_error_text(token, str(self)))
+
+
+def invoke_error_text(token: str, reason: str) -> str:
+    """What the engine answers a failed invoke of a bridged provider with: its own wrapper
+    (pulumi/pulumi pkg/resource/deploy/source_eval.go ResourceMonitor.Invoke), the bridge's
+    (pulumi-terraform-bridge pkg/tfbridge/provider.go Invoke) and go-multierror's list of the
+    provider's diagnostics (pkg/tfshim/sdk-v2/diagnostics.go; hashicorp/go-multierror format.go)."""
+    return (
+        f"invocation of {token} returned an error: invoking {token}: "
+        f"1 error occurred:\n\t* {reason}\n\n"
+    )
+
+
+class _MonitorError(grpc.RpcError):
+    """A gRPC error from the resource monitor: what ``code()`` and ``details()`` the SDK reads."""
+
+    def __init__(self, details: str) -> None:
+        super().__init__(details)
+        self._details = details
+
+    def code(self) -> grpc.StatusCode:
+        return grpc.StatusCode.UNKNOWN
+
+    def details(self) -> str:
+        return self._details
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,6 +78,8 @@ class LiveAccount:
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
+        failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
+            throttling): every read of that function fails so.
     """
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -56,6 +91,7 @@ class LiveAccount:
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
+    failures: Mapping[str, str] = field(default_factory=dict)
 
 
 def before(config: StackConfig) -> LiveAccount:

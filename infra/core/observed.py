@@ -13,6 +13,7 @@ holds it under the platform's name without knowing which platforms there are (th
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -58,3 +59,26 @@ class ObserveError(Exception):
     def __init__(self, path: str, reason: str) -> None:
         self.issue = ConfigIssue(path, reason)
         super().__init__(str(self.issue))
+
+
+# The wrappers around a bridged provider's failed read, outermost first: the Python SDK's
+# "invoke of <tok> failed: <error>" (pulumi/pulumi sdk/python/lib/pulumi/runtime/invoke.py), the
+# engine's "invocation of <tok> returned an error: <err>" (pkg/resource/deploy/source_eval.go
+# ResourceMonitor.Invoke), the bridge's "invoking <tok>: <err>" (pulumi/pulumi-terraform-bridge
+# pkg/tfbridge/provider.go Invoke). Inside them the provider's diagnostics, joined by go-multierror
+# (pkg/tfshim/sdk-v2/diagnostics.go ``errors``): "1 error occurred:\n\t* <reason>\n\n", or
+# "<n> errors occurred:\n\t* <a>\n\t* <b>\n\n" (hashicorp/go-multierror format.go ListFormatFunc).
+_WRAPPERS = re.compile(
+    r"^(?:invoke of \S+ failed: |invocation of \S+ returned an error: |invoking \S+: )+"
+)
+_BULLET = "\t* "
+
+
+def failure_reason(error: str) -> str:
+    """The provider's own reason(s) for a failed read, in one line: every go-multierror bullet
+    (joined by ``; ``), else the first line without the SDK's, engine's and bridge's wrappers."""
+    bullets = [ln[len(_BULLET) :].strip() for ln in error.splitlines() if ln.startswith(_BULLET)]
+    if bullets:
+        return "; ".join(b for b in bullets if b) or "no reason given"
+    first = _WRAPPERS.sub("", (error.strip().splitlines() or [""])[0]).removesuffix(" ()")
+    return first.strip() or "no reason given"

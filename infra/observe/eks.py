@@ -28,7 +28,7 @@ from infra.core.eks.observed import (
     oidc_lookup_problem,
 )
 from infra.core.eks.planner import SYSTEM_GROUP, plan_addons
-from infra.core.observed import ObserveError
+from infra.core.observed import ObserveError, failure_reason
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -42,11 +42,7 @@ def read(path: str, what: str, fn: Callable[[], T]) -> T:
     try:
         return fn()
     except Exception as e:  # any provider failure: reported, never swallowed
-        raise ObserveError(path, f"could not read {what}: {_first_line(e)}") from e
-
-
-def _first_line(e: BaseException) -> str:
-    return (str(e).strip().splitlines() or [type(e).__name__])[0]
+        raise ObserveError(path, f"could not read {what}: {failure_reason(str(e))}") from e
 
 
 def observe_eks(config: StackConfig) -> EksObserved:
@@ -181,7 +177,9 @@ def _identity(
     except Exception as e:  # classified: not found, or stop
         if not not_found(str(e)):
             raise ObserveError(
-                key, f"could not read the {POD_IDENTITY_AGENT} add-on of {c.name}: {_first_line(e)}"
+                key,
+                f"could not read the {POD_IDENTITY_AGENT} add-on of {c.name}: "
+                f"{failure_reason(str(e))}",
             ) from e
         return None, False
     return None, True

@@ -12,7 +12,7 @@ import pulumi_gcp as gcp
 from infra.core.config.gke import GkeClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
-from infra.core.observed import ObserveError
+from infra.core.observed import ObserveError, failure_reason
 
 
 def observe_gke(config: StackConfig) -> GkeObserved:
@@ -26,8 +26,8 @@ def observe_gke(config: StackConfig) -> GkeObserved:
     except Exception as e:  # classified: not found, or stop
         if cluster_not_found(str(e), project, c.location, c.name):
             return GkeObserved()
-        first = (str(e).strip().splitlines() or [type(e).__name__])[0]
-        raise ObserveError("cluster.name", f"could not read GKE cluster {c.name}: {first}") from e
+        reason = failure_reason(str(e))
+        raise ObserveError("cluster.name", f"could not read GKE cluster {c.name}: {reason}") from e
     auths = found.master_auths
     return GkeObserved(
         cluster=GkeClusterObserved(

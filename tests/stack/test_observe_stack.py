@@ -14,10 +14,10 @@ from infra import mockengine
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.platform import eks_plan
-from infra.core.observed import Observed
+from infra.core.observed import Observed, ObserveError
 from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
-from infra.mocklive import after, before
+from infra.mocklive import LiveAccount, after, before
 from infra.observe import observe
 from tests.stack.harness import ROOT, run_stack, sample, stack_source
 
@@ -86,3 +86,19 @@ def test_the_diff_side_is_planned_over_what_the_old_sides_deploy_leaves_running(
     assert [ng.name for g in eks_plan(again.platform).groups for ng in g.node_groups] == [
         ng.name for g in planned.groups for ng in g.node_groups
     ]
+
+
+def test_a_failed_read_stops_the_observe_step_with_the_providers_innermost_reason():
+    # The mock engine fails a read as the engine fails a bridged one (mocklive.invoke_error_text):
+    # the step names the key and the provider's own line, none of the wrappers around it.
+    raw, config = config_of("eks-existing")
+    reason = (
+        "reading EKS Cluster (shared): operation error EKS: DescribeCluster, https response "
+        "error StatusCode: 403, api error AccessDeniedException: not authorized"
+    )
+    account = LiveAccount(
+        eks_clusters={"shared": ()}, failures={"aws:eks/getCluster:getCluster": reason}
+    )
+    with pytest.raises(ObserveError) as e:
+        mockengine.observe(raw, config.stack, account)
+    assert str(e.value) == f"cluster.name: could not read EKS cluster shared: {reason}"

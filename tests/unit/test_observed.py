@@ -13,7 +13,7 @@ from infra.core.config.stack import parse
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.errors import ConfigErrors
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
-from infra.core.observed import Observed, ObserveError
+from infra.core.observed import Observed, ObserveError, failure_reason
 from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
 from tests.conftest import gke_config
@@ -86,6 +86,40 @@ def test_observed_is_frozen():
 def test_a_failed_read_names_its_key_path_and_reason():
     e = ObserveError("cluster.vpc", "could not read the NAT gateways of VPC ml-vpc: throttled")
     assert str(e) == "cluster.vpc: could not read the NAT gateways of VPC ml-vpc: throttled"
+
+
+# A bridged provider's failed read as the program receives it: the Python SDK's "invoke of %s
+# failed: %s" (pulumi sdk/python/lib/pulumi/runtime/invoke.py) around the engine's "invocation of
+# %v returned an error: %w" (pkg/resource/deploy/source_eval.go) around the bridge's "invoking %s"
+# (pulumi-terraform-bridge pkg/tfbridge/provider.go) around go-multierror's ListFormatFunc
+# (hashicorp/go-multierror format.go), with a DescribeCluster AccessDenied as the AWS SDK for Go
+# v2 words it.
+TOK = "aws:eks/getCluster:getCluster"
+DENIED = (
+    "reading EKS Cluster (ml): operation error EKS: DescribeCluster, https response error "
+    "StatusCode: 403, RequestID: 1f0c, api error AccessDeniedException: User: "
+    "arn:aws:iam::111122223333:user/ci is not authorized to perform: eks:DescribeCluster"
+)
+BRIDGED = (
+    f"invoke of {TOK} failed: invocation of {TOK} returned an error: invoking {TOK}: "
+    f"1 error occurred:\n\t* {DENIED}\n\n"
+)
+
+
+def test_a_failed_read_reports_the_providers_innermost_reason_of_a_bridged_invoke_error():
+    assert failure_reason(BRIDGED) == DENIED
+
+
+def test_a_failed_read_with_several_diagnostics_reports_each_of_them():
+    # ListFormatFunc: "%d errors occurred:\n\t%s\n\n", the points joined by "\n\t".
+    two = f"invoke of {TOK} failed: invoking {TOK}: 2 errors occurred:\n\t* a: x\n\t* b: y\n\n"
+    assert failure_reason(two) == "a: x; b: y"
+
+
+def test_a_failed_check_of_an_invoke_reports_its_reason_without_the_wrapper():
+    # invoke.py's failures path: "invoke of {tok} failed: {reason} ({property})".
+    assert failure_reason(f"invoke of {TOK} failed: name is required ()") == "name is required"
+    assert failure_reason("") == "no reason given"
 
 
 def test_the_plan_records_what_it_was_planned_over():

@@ -12,6 +12,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.core.observed import failure_reason
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EksClusterObserved:
@@ -189,6 +191,6 @@ def oidc_lookup_problem(error: str, cluster_name: str) -> str | None:
         return None
     return (
         f"irsa needs cluster {cluster_name}'s IAM OIDC provider, but looking it up failed: "
-        f"{error.splitlines()[0] if error else 'no reason given'} (grant "
+        f"{failure_reason(error)} (grant "
         "iam:ListOpenIDConnectProviders and iam:GetOpenIDConnectProvider, or use pod-identity)"
     )
