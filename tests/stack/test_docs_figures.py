@@ -53,3 +53,9 @@ def test_a_changed_quota_demand_makes_its_block_stale(samples):
     quota["checks"] = [{**c, "needed": c["needed"] + 1} for c in quota["checks"]]
     changed = {**samples, stack: dataclasses.replace(samples[stack], quota=quota)}
     assert figures.quota_rows(changed) != pages.committed("quota-samples")
+
+
+def test_the_readme_names_every_output_a_sample_stack_exports(samples):
+    readme = (ROOT / "README.md").read_text()
+    exported = {k for s in samples.values() for k in s.recording.outputs}
+    assert exported and not {k for k in exported if f"`{k}`" not in readme}
