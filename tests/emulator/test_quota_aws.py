@@ -18,6 +18,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from quota.check import main
+from tests.emulator.quota_cli import row
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -131,10 +132,6 @@ def run(*args: str) -> tuple[int, dict[str, Any]]:
     out = io.StringIO()
     code = main(["--stack", "eks-g4dn", *args, "--json"], out=out, err=io.StringIO())
     return code, json.loads(out.getvalue())
-
-
-def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
-    return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
 def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:

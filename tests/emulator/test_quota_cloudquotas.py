@@ -4,13 +4,13 @@ accepts: the real google-cloud-* REST clients against the fakes."""
 from __future__ import annotations
 
 import io
-import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from quota.check import main
+from tests.emulator.quota_cli import row, run
 from tests.fakes import gcp as g
 
 pytestmark = pytest.mark.emulator
@@ -28,16 +28,6 @@ AMPLE: dict[str, tuple[float, float]] = {
     "SSD_TOTAL_GB": (10000, 0),
     "LOCAL_SSD_TOTAL_GB": (30000, 0),
 }
-
-
-def run(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main([*args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
-
-
-def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
-    return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
 @pytest.fixture

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from quota.check import main
+from tests.emulator.quota_cli import row, run
 from tests.fakes import gcp as g
 
 pytestmark = pytest.mark.emulator
@@ -88,16 +89,6 @@ AMPLE: dict[str, tuple[float, float]] = {
     "SSD_TOTAL_GB": (10000, 500),
     "LOCAL_SSD_TOTAL_GB": (30000, 0),  # a3-highgpu-8g bundles 16 x 375 GB
 }
-
-
-def run(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main([*args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
-
-
-def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
-    return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
 def quota_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:

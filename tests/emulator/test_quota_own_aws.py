@@ -6,8 +6,6 @@ eks-g4dn: gpu-t4 is g4dn.xlarge (4 vCPUs), max 20 in 3 AZs, update surge 6: 104 
 
 from __future__ import annotations
 
-import io
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from quota.check import main
+from tests.emulator.quota_cli import row, run
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -100,16 +98,6 @@ def launch(moto: str, itype: str, count: int, tags: dict[str, str], spot: bool =
         spec = [{"Key": k, "Value": v} for k, v in tags.items()]
         kw["TagSpecifications"] = [{"ResourceType": "instance", "Tags": spec}]
     ec2.run_instances(ImageId=ami, InstanceType=itype, MinCount=count, MaxCount=count, **kw)
-
-
-def run(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main([*args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
-
-
-def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
-    return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
 def test_eks_g4dn_running_20_nodes_is_ok_under_its_need_less_them_and_requests_what_it_adds(

@@ -9,12 +9,12 @@ address.
 from __future__ import annotations
 
 import io
-import json
 from typing import Any
 
 import pytest
 
 from quota.check import main
+from tests.emulator.quota_cli import row, run
 from tests.fakes import gcp as g
 
 pytestmark = pytest.mark.emulator
@@ -29,16 +29,6 @@ CLUSTER, LOCATION, POOL = (
     "goog-k8s-cluster-location",
     "goog-k8s-node-pool-name",
 )
-
-
-def run(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main([*args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
-
-
-def row(doc: dict[str, Any], quota: str) -> dict[str, Any]:
-    return next(c for c in doc["checks"] if c["quota"] == quota)
 
 
 def node(compute: g.FakeCompute, zone: str, pool: str = "gpu-t4", **kw: Any) -> None:
