@@ -38,7 +38,7 @@ def moto_url() -> Iterator[str]:
     server.stop()
 
 
-# --- GCP fakes for the quota modules that are not test_quota_gcp (which keeps its own) ----------
+# --- GCP fakes for the quota modules -----------------------------------------------------------
 
 GCP_PROJECT = "demo-project"
 

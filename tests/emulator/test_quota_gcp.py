@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import io
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -26,57 +25,16 @@ P = "demo-project"
 R = "us-central1"
 
 
-@pytest.fixture(scope="module")
-def fakes() -> Iterator[dict[str, Any]]:
-    compute, quotas, usage = g.FakeCompute(), g.FakeCloudQuotas(), g.FakeServiceUsage()
-    for f in (compute, quotas, usage):
-        f.start()
-    yield {"compute": compute, "quotas": quotas, "usage": usage}
-    for f in (compute, quotas, usage):
-        f.stop()
-
-
 @pytest.fixture
-def env(fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    compute, quotas, usage = fakes["compute"], fakes["quotas"], fakes["usage"]
-    for f in (compute, quotas, usage):
-        f.reset()
-    compute.regions.clear()
-    compute.projects.clear()
-    compute.quota_warning.clear()
-    compute.instances.clear()
-    compute.reservations.clear()
-    compute.zones.clear()
-    quotas.prefs.clear()
-    quotas.patched_etags.clear()
-    quotas.infos.clear()
-    quotas.absent.clear()
-    quotas.policy = "pending"
-    usage.enabled = set(g.ALL_REQUIRED_APIS)
-    usage.omitted = set()
-
-    def grant(pref: dict[str, Any], value: int) -> None:
-        qid = pref["quotaId"]
-        region = pref.get("dimensions", {}).get("region")
-        metric = (
-            qid.removesuffix("-per-project-region").removesuffix("-per-project").replace("-", "_")
-        )
-        compute.set_limit(P, region, metric, value)
-
-    quotas.on_grant = grant
-    monkeypatch.setenv("QUOTA_ENDPOINT_COMPUTE", compute.url)
-    monkeypatch.setenv("QUOTA_ENDPOINT_CLOUDQUOTAS", quotas.url)
-    monkeypatch.setenv("QUOTA_ENDPOINT_SERVICEUSAGE", usage.url)
-    monkeypatch.setenv("QUOTA_RETRY_INITIAL", "0.01")
-    monkeypatch.setenv("QUOTA_RETRY_DEADLINE", "0.3")
-    # generous per call: a busy box must not turn a slow answer into 'unknown' (the timeout test
-    # lowers it)
-    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
+def env(gcp_env: dict[str, Any]) -> dict[str, Any]:
+    """The shared GCP fakes (tests/emulator/conftest.py), with gke-t4's region well stocked."""
+    compute = gcp_env["compute"]
+    assert isinstance(compute, g.FakeCompute)
     # gke-t4 peak: 21 T4 GPUs, 168 CPUS (n1 pool), 16 E2_CPUS (system pool), 24 VMs with external
     # IPs and 100 GB pd-balanced each; globally 21 GPUs and 180 vCPUs.
     compute.set_region(P, R, **AMPLE)
     compute.set_project(P, GPUS_ALL_REGIONS=(32, 0), CPUS_ALL_REGIONS=(1000, 10))
-    return {"compute": compute, "quotas": quotas, "usage": usage}
+    return gcp_env
 
 
 AMPLE: dict[str, tuple[float, float]] = {
