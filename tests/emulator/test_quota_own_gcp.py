@@ -46,6 +46,15 @@ def node(compute: g.FakeCompute, zone: str, pool: str = "gpu-t4", **kw: Any) -> 
     )
 
 
+def in_use(compute: g.FakeCompute, gpus: int, vms: int, ssd_gb: int) -> None:
+    """The region's and project's usage: ``gpus`` T4 nodes of 8 vCPUs, ``vms`` VMs holding
+    disks, under limits that never bind."""
+    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, gpus), CPUS=(400, 8 * gpus), E2_CPUS=(100, 0))
+    compute.set_region(P, R, INSTANCES=(500, vms), IN_USE_ADDRESSES=(100, gpus))
+    compute.set_region(P, R, SSD_TOTAL_GB=(10000, ssd_gb))
+    compute.set_project(P, GPUS_ALL_REGIONS=(32, gpus), CPUS_ALL_REGIONS=(1000, 8 * gpus))
+
+
 def deployed(env: dict[str, Any], t4_limit: int, gpus: int = 20) -> None:
     """gke-t4 running ``gpus`` gpu-t4 nodes and its 3 system nodes; the region's usage is theirs
     (plus 10 vCPUs of something else)."""
@@ -121,10 +130,7 @@ def test_a_node_of_another_shape_than_its_pool_now_plans_is_not_the_stacks_own(
     compute: g.FakeCompute = gcp_env["compute"]
     node(compute, ZONES[0], machine="n1-standard-8")
     node(compute, ZONES[1])
-    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, 2), CPUS=(400, 16), E2_CPUS=(100, 0))
-    compute.set_region(P, R, INSTANCES=(500, 2), IN_USE_ADDRESSES=(100, 2))
-    compute.set_region(P, R, SSD_TOTAL_GB=(10000, 200))
-    compute.set_project(P, GPUS_ALL_REGIONS=(32, 2), CPUS_ALL_REGIONS=(1000, 16))
+    in_use(compute, gpus=2, vms=2, ssd_gb=200)
     _, doc = run("--stack", "gke-t4")
     assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 1
 
@@ -136,10 +142,7 @@ def test_a_boot_disk_of_another_type_or_size_counts_the_node_but_not_its_disk(
     node(compute, ZONES[0], disk=("pd-standard", 100))  # DISKS_TOTAL_GB, not SSD_TOTAL_GB
     node(compute, ZONES[1], disk=("pd-balanced", 200))
     node(compute, ZONES[2])
-    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, 3), CPUS=(400, 24), E2_CPUS=(100, 0))
-    compute.set_region(P, R, INSTANCES=(500, 3), IN_USE_ADDRESSES=(100, 3))
-    compute.set_region(P, R, SSD_TOTAL_GB=(10000, 300))
-    compute.set_project(P, GPUS_ALL_REGIONS=(32, 3), CPUS_ALL_REGIONS=(1000, 24))
+    in_use(compute, gpus=3, vms=3, ssd_gb=300)
     _, doc = run("--stack", "gke-t4")
     assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 3
     assert row(doc, "SSD_TOTAL_GB")["ownUsage"] == 100  # the one disk listed as planned
@@ -153,10 +156,7 @@ def test_stopped_vms_hold_no_quota_but_pending_stop_and_deprovisioning_still_do(
     compute: g.FakeCompute = gcp_env["compute"]
     for status in ("PENDING_STOP", "DEPROVISIONING", "TERMINATED", "STOPPED", "RUNNING"):
         node(compute, ZONES[0], status=status)
-    compute.set_region(P, R, NVIDIA_T4_GPUS=(32, 3), CPUS=(400, 24), E2_CPUS=(100, 0))
-    compute.set_region(P, R, INSTANCES=(500, 5), IN_USE_ADDRESSES=(100, 3))
-    compute.set_region(P, R, SSD_TOTAL_GB=(10000, 500))
-    compute.set_project(P, GPUS_ALL_REGIONS=(32, 3), CPUS_ALL_REGIONS=(1000, 24))
+    in_use(compute, gpus=3, vms=5, ssd_gb=500)
     _, doc = run("--stack", "gke-t4")
     assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 3
 
