@@ -8,24 +8,9 @@ from typing import Any
 import pytest
 
 from infra.core.config.gke import FallbackSpec
-from infra.core.config.stack import parse
-from infra.core.errors import ConfigErrors
 from infra.core.gke.names import fallback_pool_name
-from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, GkePlan, kubeconfig
-from infra.core.plan import build_plan
-from tests.conftest import gke_config
-
-
-def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
-    p = build_plan(parse(gke_config(pool, **top), "s"))
-    assert p.platform.name == "gke"
-    return p.platform.plan
-
-
-def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
-    with pytest.raises(ConfigErrors) as e:
-        build_plan(parse(gke_config(pool, **top), "s"))
-    return {i.path: i.reason for i in e.value.issues}
+from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, kubeconfig
+from tests.unit.gke_fixtures import errors, plan
 
 
 def test_seed_pool_spans_given_zones_with_totals_and_gpu_taint():
