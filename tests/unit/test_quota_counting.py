@@ -14,6 +14,7 @@ from infra.core.gke.capacity import gke_created
 from infra.core.plan import build_plan
 from quota import demand as d
 from quota.rules import PROVISIONING_RULES, draws_vcpu_quota, gcp_cpu_rules, gcp_machine_family
+from tests.conftest import gke_config
 
 
 def _catalog_families() -> list[str]:
@@ -85,22 +86,17 @@ def test_group_per_zone_surges_per_node_group() -> None:
 
 
 def test_gke_creation_counts_initial_nodes_per_zone_times_zones() -> None:
-    raw = {
-        "gcp:project": "demo-project",
-        "gpu-infra:platform": "gke",
-        "gpu-infra:cluster": {"name": "ml", "location": "us-central1"},
-        "gpu-infra:gpuPools": [
-            {
-                "name": "t4",
-                "machineType": "n1-standard-8",
-                "gpu": {"type": "nvidia-tesla-t4", "count": 1},
-                "minNodes": 5,
-                "maxNodes": 8,  # zones x initial nodes per zone <= maxNodes (a best-effort rule)
-                "bestEffort": {"minNodes": 5},
-                "zones": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
-            }
-        ],
-    }
+    raw = gke_config(
+        {
+            "name": "t4",
+            "machineType": "n1-standard-8",
+            "minNodes": 5,
+            "maxNodes": 8,  # zones x initial nodes per zone <= maxNodes (a best-effort rule)
+            "bestEffort": {"minNodes": 5},
+            "zones": ["us-central1-a", "us-central1-b", "us-central1-c", "us-central1-f"],
+        },
+        **{"gcp:region": None},
+    )
     config = parse(raw, "x")
     rows = {r.key.quota: r for r in d.stack_demand(config, Catalog.load(), build_plan(config))[1]}
     # initialNodeCount ceil(5 / 4) = 2 per zone x 4 zones = 8 nodes at creation (not 5), + 1 surge;
