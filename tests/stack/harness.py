@@ -24,6 +24,13 @@ from infra.sdkschema import args_class, unknown_properties
 
 ROOT = Path(__file__).resolve().parents[2]
 
+
+def sample_stacks(pattern: str = "*") -> list[str]:
+    """The sample stacks' names (``stacks/Pulumi.<name>.yaml``) matching ``pattern``, sorted."""
+    files = (ROOT / "stacks").glob(f"Pulumi.{pattern}.yaml")
+    return sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in files)
+
+
 # Kubernetes custom resources (kubernetes:<group>/<version>:<Kind> outside the SDK) carry the CRD's
 # schema, not the SDK's; infra tests validate those objects separately.
 _SCHEMALESS_PREFIX = "kubernetes:"

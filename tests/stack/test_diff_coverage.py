@@ -5,13 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from infra.core.diff import forcing_rules
-from tests.stack.harness import sample
+from tests.stack.harness import sample, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 # Types the table deliberately leaves out: a change there is reported "unknown", never "update".
 # pulumi-kubernetes' provider replaces itself when its kubeconfig targets another cluster, which a
 # plan cannot tell from a secret kubeconfig; its dependents are marked through propagation.

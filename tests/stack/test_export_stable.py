@@ -12,12 +12,10 @@ import pytest
 from infra import mockengine
 from infra.plan import load_path
 from infra.planview.export import export_files
+from tests.stack.harness import sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 def _reversed_keys(doc: Any) -> Any:

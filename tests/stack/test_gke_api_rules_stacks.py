@@ -18,13 +18,10 @@ from infra import mockengine
 from infra.core.config.stack import load_stack_file
 from infra.core.gke.series import series_of
 from tests.conftest import gke_config
-from tests.stack.harness import run_stack, sample
+from tests.stack.harness import run_stack, sample, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-GKE_STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.gke-*.yaml")
-)
+GKE_STACKS = sample_stacks("gke-*")
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 

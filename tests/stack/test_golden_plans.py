@@ -19,13 +19,10 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import estimate
 from infra.core.plan import build_plan
 from infra.plan import plan_document
-from tests.stack.harness import ROOT, sample
+from tests.stack.harness import ROOT, sample, sample_stacks
 
 GOLDEN = ROOT / "tests" / "golden" / "plans"
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 def normalized(document: dict[str, Any]) -> dict[str, Any]:

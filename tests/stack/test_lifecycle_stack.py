@@ -15,13 +15,10 @@ from infra import plan as plan_cli
 from infra.core import lifecycle
 from infra.core.config.stack import load_stack_file
 from infra.mockengine import Recording, Registered
-from tests.stack.harness import run_stack, sample
+from tests.stack.harness import run_stack, sample, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 PROVIDER = "pulumi:providers:kubernetes"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 RELEASE = "kubernetes:helm.sh/v3:Release"

@@ -19,12 +19,9 @@ from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
 from infra.mocklive import LiveAccount, after, before
 from infra.observe import observe
-from tests.stack.harness import ROOT, run_stack, sample, stack_source
+from tests.stack.harness import run_stack, sample, sample_stacks, stack_source
 
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 def config_of(stack: str) -> tuple[dict[str, Any], StackConfig]:

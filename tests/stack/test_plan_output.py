@@ -8,12 +8,10 @@ from pathlib import Path
 import pytest
 
 from infra import plan as plan_cli
+from tests.stack.harness import sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 @pytest.mark.parametrize("stack", STACKS)

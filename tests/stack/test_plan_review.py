@@ -12,14 +12,11 @@ import pytest
 
 from infra import plan as plan_cli
 from infra.planview.notes import note_id
-from tests.stack.harness import gke_t4_variant
+from tests.stack.harness import gke_t4_variant, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 T4 = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 @pytest.fixture(scope="module")

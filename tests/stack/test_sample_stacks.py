@@ -6,13 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.stack.harness import sample
+from tests.stack.harness import sample, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
-STACKS = sorted(
-    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
-    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
-)
+STACKS = sample_stacks()
 
 
 @pytest.mark.parametrize("stack", STACKS)
