@@ -14,6 +14,7 @@ import pytest
 
 from infra import catalog_refresh
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, read_rows
+from tests.emulator.quota_cli import aws_test_credentials
 
 pytestmark = pytest.mark.emulator
 
@@ -35,15 +36,7 @@ def refreshed(moto_url: str, tmp_path_factory: pytest.TempPathFactory) -> tuple[
         shutil.copy(f, data / f.name)
     (data / "aws_gpu_instances.csv").write_text(PREVIOUS, encoding="utf-8")
     mp = pytest.MonkeyPatch()
-    for k, v in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_CONFIG_FILE": "/dev/null",
-        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_ENDPOINT_URL_EC2": moto_url,
-    }.items():
-        mp.setenv(k, v)
-    mp.delenv("AWS_PROFILE", raising=False)
+    aws_test_credentials(mp, EC2=moto_url)
     try:
         _, _, added = catalog_refresh.refresh_aws(REGIONS, data, dt.date(2026, 12, 1))
     finally:

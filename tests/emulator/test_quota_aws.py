@@ -18,7 +18,7 @@ import pytest
 from botocore.retries.standard import ExponentialBackoff
 
 from quota.check import main
-from tests.emulator.quota_cli import row
+from tests.emulator.quota_cli import aws_test_credentials, row
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -62,21 +62,11 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
         )
         warm_ec2(servers["moto"])
         assert not _launched(servers["probe"])
-    for k, v in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_CONFIG_FILE": "/dev/null",
-        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_ENDPOINT_URL_EC2": ec2.url,
-        "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
-        "AWS_ENDPOINT_URL_STS": servers["moto"],
-        "QUOTA_AWS_MAX_ATTEMPTS": "2",
-        # generous per call: a shared box must not turn a slow answer into 'unknown'; the
-        # timeout test lowers it
-        "QUOTA_CALL_TIMEOUT": "5",
-    }.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    aws_test_credentials(monkeypatch, EC2=ec2.url, SERVICE_QUOTAS=sq.url, STS=servers["moto"])
+    monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "2")
+    # generous per call: a shared box must not turn a slow answer into 'unknown'; the timeout
+    # test lowers it
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
     # botocore waits up to 1 s before retrying a throttled call; keep the storm test short.
     monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     ample(sq)

@@ -13,7 +13,7 @@ from typing import Any
 import boto3
 import pytest
 
-from tests.emulator.quota_cli import row, run
+from tests.emulator.quota_cli import aws_test_credentials, row, run
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -49,20 +49,12 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[di
     sq.applied.update({(R, G): 120.0, (R, G_SPOT): 120.0, (R, STD): 64.0})
     servers["ec2"].reset()
     servers["ec2"].reservations.clear()
-    for k, v in {
-        "AWS_ACCESS_KEY_ID": "testing",
-        "AWS_SECRET_ACCESS_KEY": "testing",
-        "AWS_CONFIG_FILE": "/dev/null",
-        "AWS_SHARED_CREDENTIALS_FILE": "/dev/null",
-        "AWS_ENDPOINT_URL_EC2": servers["ec2"].url,
-        "AWS_ENDPOINT_URL_SERVICE_QUOTAS": sq.url,
-        "AWS_ENDPOINT_URL_STS": servers["moto"],
-        "AWS_ENDPOINT_URL_IAM": servers["moto"],
-        "QUOTA_AWS_MAX_ATTEMPTS": "2",
-        "QUOTA_CALL_TIMEOUT": "5",
-    }.items():
-        monkeypatch.setenv(k, v)
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    moto = servers["moto"]
+    aws_test_credentials(
+        monkeypatch, EC2=servers["ec2"].url, SERVICE_QUOTAS=sq.url, STS=moto, IAM=moto
+    )
+    monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "2")
+    monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
     ec2 = _ec2(servers["moto"])
     ec2.describe_instances()  # moto builds the region's backend (untimed)
     yield {"sq": sq, "moto": servers["moto"], "ec2": servers["ec2"]}
