@@ -232,20 +232,7 @@ def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> 
             if shape is not None and not isinstance(skus, str)
             else SourcePrice(None, reason=f"the catalog has no vCPU/memory shape for {mt}")
         )
-        checks.append(
-            Check(
-                "gcp",
-                found[0],
-                mt,
-                region,
-                "per_hour",
-                found[1],
-                source,
-                prices.GCP_SOURCE,
-                region,
-                key,
-            )
-        )
+        checks.append(_gcp_hourly(found, mt, region, source, key))
     for acc, count, region in sorted(t.gcp_gpus):
         key = {"accelerator": acc, "count": str(count), "region": region}
         found = _catalog_prices(data_dir, ("gcp_accelerators.csv",), key)
@@ -260,22 +247,21 @@ def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> 
                 f"{count} x {one.usd:g} ({one.quote})" if one.usd is not None else "",
                 one.reason,
             )
-        item = f"{acc} x{count}"
-        checks.append(
-            Check(
-                "gcp",
-                found[0],
-                item,
-                region,
-                "per_hour",
-                found[1],
-                source,
-                prices.GCP_SOURCE,
-                region,
-                key,
-            )
-        )
+        checks.append(_gcp_hourly(found, f"{acc} x{count}", region, source, key))
     return checks
+
+
+def _gcp_hourly(
+    found: tuple[str, float | None],
+    item: str,
+    region: str,
+    source: SourcePrice,
+    key: dict[str, str],
+) -> Check:
+    """A per-hour GCP price check of ``item``: the catalog's (file, price) against the SKU's."""
+    return Check(
+        "gcp", found[0], item, region, "per_hour", found[1], source, prices.GCP_SOURCE, region, key
+    )
 
 
 # --- report and write ---------------------------------------------------------------------------
