@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any
+from typing import Any, TypeVar
 
 from google.api_core import retry as gretry
 from google.api_core.client_options import ClientOptions
@@ -43,6 +43,8 @@ from quota.clients.gcp_usage import (
 from quota.demand import Demand, DemandRow
 from quota.keys import QuotaKey, quota_id_of
 from quota.own import Own, gcp_own
+
+C = TypeVar("C")
 
 __all__ = ["GcpQuotaService", "GcpSettings", "dimensions_of", "preference_id_of", "quota_id_of"]
 
@@ -166,51 +168,40 @@ class GcpQuotaService:
                 )
             return self._adc
 
-    def _once(self, name: str, make: Callable[[], Any]) -> Any:
-        client = self.__dict__.get(name)
+    def _client(self, cls: type[C], endpoint: str | None) -> C:
+        """One client of ``cls`` per run (its channel reused), made on first use."""
+        client = self.__dict__.get(cls.__name__)
         if client is None:
-            client = self.__dict__[name] = make()
+            client = self.__dict__[cls.__name__] = cls(**self._kwargs(endpoint))
         return client
 
     def regions(self) -> RegionsClient:
         """Compute regions client."""
-        return self._once(
-            "_regions", lambda: RegionsClient(**self._kwargs(self.s.compute_endpoint))
-        )
+        return self._client(RegionsClient, self.s.compute_endpoint)
 
     def projects(self) -> ProjectsClient:
         """Compute projects client."""
-        return self._once(
-            "_projects", lambda: ProjectsClient(**self._kwargs(self.s.compute_endpoint))
-        )
+        return self._client(ProjectsClient, self.s.compute_endpoint)
 
     def instances(self) -> InstancesClient:
         """Compute instances client (family usage, the stack's own VMs)."""
-        return self._once(
-            "_instances", lambda: InstancesClient(**self._kwargs(self.s.compute_endpoint))
-        )
+        return self._client(InstancesClient, self.s.compute_endpoint)
 
     def disks(self) -> DisksClient:
         """Compute disks client (the boot disks of the stack's own VMs)."""
-        return self._once("_disks", lambda: DisksClient(**self._kwargs(self.s.compute_endpoint)))
+        return self._client(DisksClient, self.s.compute_endpoint)
 
     def reservations(self) -> ReservationsClient:
         """Compute reservations client (reserved GPUs / vCPUs are family usage)."""
-        return self._once(
-            "_reservations", lambda: ReservationsClient(**self._kwargs(self.s.compute_endpoint))
-        )
+        return self._client(ReservationsClient, self.s.compute_endpoint)
 
     def quotas(self) -> CloudQuotasClient:
         """Cloud Quotas client."""
-        return self._once(
-            "_quotas", lambda: CloudQuotasClient(**self._kwargs(self.s.quotas_endpoint))
-        )
+        return self._client(CloudQuotasClient, self.s.quotas_endpoint)
 
     def usage(self) -> ServiceUsageClient:
         """Service Usage client."""
-        return self._once(
-            "_usage", lambda: ServiceUsageClient(**self._kwargs(self.s.usage_endpoint))
-        )
+        return self._client(ServiceUsageClient, self.s.usage_endpoint)
 
     def _call(self, fn: Callable[..., Any], **kw: Any) -> Any:
         return fn(retry=self._retry, timeout=self.s.call_timeout, **kw)
