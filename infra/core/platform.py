@@ -50,7 +50,8 @@ class Features:
             kubernetes, or ``cluster.autoscaler.enabled: false``), so nothing adds a node for a
             Pending pod.
         autoscaler_gpu_label: the label cluster-autoscaler's cloud provider tells GPU nodes by
-            (its ``GPULabel``): a node carrying it with 0 ``nvidia.com/gpu`` is unready to it.
+            (its ``GPULabel``): a node carrying it with 0 ``nvidia.com/gpu`` is unready to it;
+            ``None``: no cluster-autoscaler scales the pools.
         zero_gpu_rule: why a pool shape that leaves a running node's ``nvidia.com/gpu`` at 0 is
             refused (the platform labels every GPU node with that label whatever its sharing);
             ``None``: not refused.

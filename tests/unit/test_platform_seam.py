@@ -365,6 +365,17 @@ def _cluster(platform: str, **autoscaler: object):
     return stack(platform, cluster={"autoscaler": autoscaler} if autoscaler else None)
 
 
+def test_only_cluster_autoscaler_on_eks_reads_its_gpu_label():
+    # cluster-autoscaler's AWS provider (GPULabel, aws_cloud_provider.go) treats a node with the
+    # label and 0 nvidia.com/gpu as unready; Karpenter has no such rule, and no autoscaler none.
+    from infra.core.eks.nodes import AWS_GPU_LABEL
+    from infra.core.eks.platform import eks_features
+
+    cases = {(): AWS_GPU_LABEL, (("kind", "karpenter"),): None, (("enabled", False),): None}
+    for given, label in cases.items():
+        assert eks_features(_cluster("eks", **dict(given)).cluster).autoscaler_gpu_label == label
+
+
 def test_who_scales_the_gpu_pools_is_gke_the_eks_autoscaler_kind_or_nobody():
     from infra.core.eks.platform import eks_features
     from infra.core.gke.platform import FEATURES as GKE

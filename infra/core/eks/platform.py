@@ -57,7 +57,9 @@ def eks_features(cluster: EksClusterSpec) -> Features:
         scaler = "karpenter" if karpenter else "cluster-autoscaler"
     return Features(
         autoscaler=scaler,
-        autoscaler_gpu_label=nodes.AWS_GPU_LABEL,
+        # Only cluster-autoscaler reads it (its AWS provider's GPULabel); Karpenter, or no
+        # autoscaler, leaves a 0-GPU node carrying it alone.
+        autoscaler_gpu_label=nodes.AWS_GPU_LABEL if scaler == "cluster-autoscaler" else None,
         # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.template).
         accelerator_label=EKS_ACCELERATOR_LABEL,
         mig_reboot=True,
