@@ -15,7 +15,6 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
-from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
 from infra.core.operator.isolation import RuntimePath, gap_text
@@ -33,7 +32,7 @@ from infra.core.operator.model import (
     OperatorPlan,
 )
 from infra.core.operator.vgpu import VGPU, vgpu_secrets
-from infra.core.platform import Platform
+from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
 
@@ -96,7 +95,7 @@ def assemble(
     platform: Platform,
     specs: PoolSpecs,
     release: HelmRelease | None,
-    preset: str | None,
+    preset: Preset | None,
     namespace: str,
     notes: tuple[str, ...] = (),
     paths: tuple[RuntimePath, ...] = (),
@@ -139,7 +138,7 @@ def assemble(
     )
     return OperatorPlan(
         namespace=namespace,
-        preset=preset,
+        preset=preset.name if preset is not None else None,
         release=release,
         namespace_object=ns_object,
         before_release=tuple(before),
@@ -159,14 +158,13 @@ def _before_release(
     pools: Sequence[PoolHints],
     platform: Platform,
     release: HelmRelease,
-    preset: str | None,
+    preset: Preset | None,
     namespace: str,
 ) -> list[Manifest]:
     """Objects the release needs in place before it installs."""
     before: list[Manifest] = []
-    if preset == "gke-google-driver":
-        # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
-        before.extend(installer_daemonsets(pools))
+    if preset is not None:
+        before.extend(preset.before_release(pools))
     if platform.features.critical_pod_quota:
         pods, why = critical_pods(platform, pools, release.values, release.version)
         before.append(_gke_critical_quota(namespace, pods, why))

@@ -23,17 +23,11 @@ from infra.core.operator.objects import (
     check_namespaces,
     check_pool_labels,
 )
-from infra.core.operator.presets import (
-    RUNTIME_CLASS_PRESETS,
-    choose_preset,
-    gke_needs_config_file,
-    preset_notes,
-    preset_settings,
-)
+from infra.core.operator.presets import choose_preset, preset_notes, preset_settings
 from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.operator.vgpu import check_vgpu, vgpu_settings
-from infra.core.platform import Platform
+from infra.core.platform import Platform, Preset
 from infra.core.pools import PoolHints, PoolSpecs
 
 # --------------------------------------------------------------------------------------------------
@@ -96,7 +90,7 @@ def plan_operator(
     for path in unknown_paths(values, spec.version):
         issues.add(
             "gpuOperator.preset",
-            f"preset {preset!r} sets {path!r}, which is not a key of the gpu-operator "
+            f"preset {preset.name!r} sets {path!r}, which is not a key of the gpu-operator "
             f"{spec.version} chart values; pick another gpuOperator.version",
         )
     release = HelmRelease(
@@ -109,7 +103,7 @@ def plan_operator(
     check_cpu_nodes(platform, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(pools, platform, specs, issues)
-    paths = runtime_paths(pools, platform, release, preset)
+    paths = runtime_paths(pools, platform, release, preset.name)
     _check_delivery(paths, issues)
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
@@ -151,31 +145,13 @@ def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
 
 
 def _check_version_for_preset(
-    config: StackConfig, platform: Platform, preset: str, issues: Issues
+    config: StackConfig, platform: Platform, preset: Preset, issues: Issues
 ) -> None:
     """Chart versions the chosen preset cannot run."""
-    spec = config.operator
-    if (
-        preset.startswith("gke-")
-        and not is_cdi_era(spec.version)
-        and gke_needs_config_file(platform.kubernetes_version)
-    ):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
-            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
-            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
-            "below 1.33",
-        )
-    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
-            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
-            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
-            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
-            "plugin injects GPUs without a runtime class)",
-        )
+    version = config.operator.version
+    problem = preset.version_problem(version, is_cdi_era(version), platform.kubernetes_version)
+    if problem is not None:
+        issues.add("gpuOperator.version", problem)
 
 
 def _refuse_shared_cluster(config: StackConfig, platform: Platform, issues: Issues) -> bool:
