@@ -168,6 +168,109 @@ def test_up_to_v25_3_2_the_operator_applies_its_cdi_env_after_the_users():
     assert row.device_list.value == "envvar,cdi-annotations" and row.delivers and row.enforced
 
 
+# --- which handover the nvidia runtime reads, in the mode it runs -------------------------------
+
+
+def _fact(receiver: str, version: str, name: str) -> str:
+    f = runtime_fact(receiver, version, name)
+    assert f is not None, f"no fact {receiver} {version} {name}"
+    return f.value
+
+
+@pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])
+def test_gke_v25_3_cdi_default_runs_the_runtime_in_cdi_mode_so_the_operator_strategy_is_kept(
+    version,
+):
+    # The operator sends NVIDIA_CONTAINER_RUNTIME_MODE=cdi with cdi.default and applies
+    # devicePlugin.env after its own CDI env from v25.3.3; toolkit 1.17 in CDI mode reads only
+    # cdi/... mounts, so a volume-mount strategy would hand over device IDs nothing reads.
+    toolkit, _ = _shipped(version)
+    assert "NVIDIA_CONTAINER_RUNTIME_MODE=cdi" in _fact(
+        OPERATOR, version, "toolkit.cdi-default-env"
+    )
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "true"
+    assert _fact(TOOLKIT, toolkit, "cdi-mount-forms") == "cdi"
+    strategy = _fact(OPERATOR, version, "devicePlugin.cdi-strategy")
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
+    assert "cdi-annotations" in strategy.split(",") and prefix == "nvidia.cdi.k8s.io/"
+    config = stack("gke", operator={"version": version}, cluster={"minMasterVersion": "1.32"})
+    op = plan(config)
+    assert op.release is not None
+    assert "DEVICE_LIST_STRATEGY" not in _plugin_env(op.release.values)
+    assert ACCEPT_MOUNTS not in env_of(dict(op.release.values))
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("cdi", strategy)
+    assert row.delivers and row.enforced
+
+
+def test_toolkit_1_17_in_cdi_mode_drops_plain_id_mounts_so_a_volume_mount_strategy_is_refused():
+    toolkit, _ = _shipped("v25.3.4")
+    assert _fact(TOOLKIT, toolkit, "cdi-mount-forms") == "cdi"
+    values = {"devicePlugin": {"env": [{"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}]}}
+    config = stack(
+        "gke",
+        operator={"version": "v25.3.4", "values": values, "toolkitEnv": {ACCEPT_MOUNTS: "true"}},
+        cluster={"minMasterVersion": "1.32"},
+    )
+    problem = errors(config)["gpuOperator.values.devicePlugin.env"]
+    assert "would get no GPU" in problem and "cdi/<vendor>/<class>/<device>" in problem
+
+
+@pytest.mark.parametrize("version", ["v25.3.0", "v25.3.1", "v25.3.2"])
+def test_v25_3_cdi_without_default_leaves_toolkit_1_17_in_auto_legacy_mode_and_is_refused(version):
+    # No NVIDIA_CONTAINER_RUNTIME_MODE without cdi.default; 1.17's auto mode resolves device IDs
+    # to legacy, which never reads annotations; the operator's envvar,cdi-annotations wins over
+    # devicePlugin.env up to v25.3.2; and the env var is refused.
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "legacy"
+    assert "NVIDIA_CONTAINER_RUNTIME_MODE=cdi" not in _fact(OPERATOR, version, "toolkit.cdi-env")
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "false"
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"enabled": True}}}
+    )
+    problem = errors(config)["gpuOperator.values.cdi"]
+    assert "would get no GPU" in problem and "set cdi.default: true" in problem
+    assert "v25.3.3 or later" in problem
+
+
+@pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])
+def test_v25_3_3_cdi_without_default_gets_volume_mounts_the_legacy_runtime_reads(version):
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "legacy"
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "true"
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"enabled": True}}}
+    )
+    op = plan(config)
+    assert op.release is not None
+    assert _plugin_env(op.release.values)["DEVICE_LIST_STRATEGY"] == "volume-mounts"
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("legacy", "volume-mounts")
+    assert row.delivers and row.enforced
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
+def test_toolkit_1_18_auto_mode_is_jit_cdi_reading_plain_mounts_so_legacy_charts_get_mounts(
+    version,
+):
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "jit-cdi"
+    assert "plain" in _fact(TOOLKIT, toolkit, "cdi-mount-forms").split()
+    op = plan(
+        stack("kubernetes", operator={"version": version, "values": {"cdi": {"enabled": False}}})
+    )
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("jit-cdi", "volume-mounts")
+    assert row.delivers
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
+def test_cdi_era_annotations_use_containerd_prefix_so_they_arrive_with_runc_default(version):
+    assert _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix") == "cdi.k8s.io/"
+    (row,) = plan(stack("kubernetes", operator={"version": version})).isolation
+    assert row.default_runtime.value == "runc" and row.delivers
+
+
 def test_a_stack_that_tells_the_toolkit_to_honour_the_env_var_is_marked_and_says_who_gets_what():
     env = {ACCEPT_ENVVAR: "true"}
     op = plan(stack("kubernetes", operator={"toolkitEnv": env}, namespaces=NS))
