@@ -21,8 +21,9 @@ from infra.core.catalog.runtime_facts import (
     versions_of,
 )
 from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
+from infra.core.errors import ConfigErrors
 from infra.core.operator.helm_values import CHART_DATA_DIR, is_cdi_era, vendored_versions
-from infra.core.operator.isolation import ACCEPT_ENVVAR, ACCEPT_MOUNTS
+from infra.core.operator.isolation import ACCEPT_ENVVAR, ACCEPT_MOUNTS, summary
 from infra.core.operator.isolation_table import _OPERATOR_FACTS, _TOOLKIT_FACTS, rows
 from tests.unit.operator_fixtures import errors, plan, stack
 
@@ -360,3 +361,41 @@ def test_every_row_is_closed_refused_or_marked_with_who_gets_what(row):
     if row.case.chart is not None and row.path.accept_envvar.by != "the node image":
         toolkit, _ = _shipped(row.case.chart)
         assert toolkit in row.path.accept_envvar.source  # the fact of the toolkit it runs
+
+
+# --- Pod Security on team namespaces: the pods no runtime setting stops ---------------------------
+
+
+def test_team_namespaces_enforce_pod_security_baseline_so_privileged_and_hostpath_pods_are_refused():
+    # Privileged and CAP_SYS_ADMIN pods get NVIDIA_VISIBLE_DEVICES honoured whatever the toolkit's
+    # gate (fact envvar-gate: privileged-or-accept); a hostPath /dev/null at
+    # /var/run/nvidia-container-devices/all is a mount request for every GPU. Baseline refuses all.
+    toolkit, _ = _shipped("v26.7.0")
+    assert _fact(TOOLKIT, toolkit, "envvar-gate") == "privileged-or-accept"
+    op = plan(stack("kubernetes", namespaces=NS))
+    (ns,) = [m for m in op.after_release if m["kind"] == "Namespace"]
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    out = summary(op.isolation, op.pod_security)
+    assert out["enforced"] is True
+    assert out["namespaces"] == [
+        {"name": "team-a", "podSecurityEnforce": "baseline", "by": "gpu-infra"}
+    ]
+
+
+def test_a_team_namespace_cannot_lower_its_pod_security_level():
+    labels = {"pod-security.kubernetes.io/enforce": "privileged"}
+    with pytest.raises(ConfigErrors) as e:
+        stack("kubernetes", namespaces=[{"name": "team-a", "gpus": 2, "labels": labels}])
+    (issue,) = e.value.issues
+    assert issue.path.startswith("gpuNamespaces[0].labels") and "baseline" in issue.reason
+
+
+def test_a_kubeflow_profile_namespace_is_not_vouched_for_so_isolation_is_not_enforced():
+    profile = [{"name": "team-kf", "gpus": 1, "kubeflowProfile": {"owner": "a@example.com"}}]
+    op = plan(stack("kubernetes", namespaces=profile))
+    (row,) = op.isolation
+    assert row.enforced  # the runtime path holds; the namespace's Pod Security is Kubeflow's
+    out = summary(op.isolation, op.pod_security)
+    assert out["enforced"] is False
+    assert out["namespaces"][0]["podSecurityEnforce"] is None
+    assert any("team-kf: the Kubeflow profile controller" in n for n in op.notes)

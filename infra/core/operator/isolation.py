@@ -32,6 +32,7 @@ from infra.core.catalog.runtime_facts import (
     RuntimeFact,
     runtime_fact,
 )
+from infra.core.config.stack import StackConfig
 from infra.core.operator.delivery import UNKNOWN as _UNKNOWN
 from infra.core.operator.delivery import Decided, Handover, refusals
 from infra.core.operator.helm_values import Setting, default_at
@@ -540,9 +541,65 @@ def runtime_paths(
     return tuple(replace(k, pools=v) for k, v in merged.items())
 
 
-def summary(paths: Sequence[RuntimePath]) -> dict[str, Any]:
-    """The ``gpuIsolation`` stack output: every row, and whether all of them hold."""
-    return {"enforced": all(p.enforced for p in paths), "paths": [p.to_json() for p in paths]}
+# Pod Security "baseline" refuses privileged containers, capabilities beyond its list (CAP_SYS_ADMIN,
+# which the toolkit takes as privileged) and hostPath volumes (a /dev/null hostPath mounted at
+# /var/run/nvidia-container-devices/all is a volume-mount request for every GPU: toolkit
+# cuda_image.go requestsFromMounts): https://kubernetes.io/docs/concepts/security/pod-security-standards/#baseline
+TEAM_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "baseline"}
+HOLDING_LEVELS = ("baseline", "restricted")
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceGuard:
+    """The Pod Security level enforced on one team namespace (``None``: not gpu-infra's)."""
+
+    name: str
+    level: str | None
+    by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "podSecurityEnforce": self.level, "by": self.by}
+
+
+KUBEFLOW_PSS = (
+    "the Kubeflow profile controller labels this namespace, not gpu-infra (kubeflow/manifests "
+    "applications/profiles/pss enforces baseline)"
+)
+
+
+def namespace_guards(config: StackConfig) -> tuple[NamespaceGuard, ...]:
+    """Per ``gpuNamespaces`` entry, the Pod Security level that keeps privileged, CAP_SYS_ADMIN
+    and hostPath pods out (users cannot set ``pod-security.kubernetes.io/*`` there:
+    ``rules.kubernetes.check_gpu_namespace_labels``)."""
+    return tuple(
+        NamespaceGuard(ns.name, None, KUBEFLOW_PSS)
+        if ns.kubeflow_profile is not None
+        else NamespaceGuard(ns.name, TEAM_POD_SECURITY[_ENFORCE], "gpu-infra")
+        for ns in config.namespaces
+    )
+
+
+_ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+def guard_gaps(guards: Sequence[NamespaceGuard]) -> list[str]:
+    """One line per team namespace whose Pod Security gpu-infra cannot vouch for."""
+    return [
+        f"{g.name}: {g.by}; without at least baseline a privileged pod there sees every GPU of "
+        "its node"
+        for g in guards
+        if g.level not in HOLDING_LEVELS
+    ]
+
+
+def summary(paths: Sequence[RuntimePath], guards: Sequence[NamespaceGuard] = ()) -> dict[str, Any]:
+    """The ``gpuIsolation`` stack output: every row and team namespace, and whether all hold."""
+    held = all(p.enforced for p in paths) and not guard_gaps(guards)
+    return {
+        "enforced": held,
+        "paths": [p.to_json() for p in paths],
+        "namespaces": [g.to_json() for g in guards],
+    }
 
 
 def gap_text(paths: Sequence[RuntimePath]) -> str | None:

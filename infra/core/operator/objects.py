@@ -18,7 +18,13 @@ from infra.core.integrations.scheduling import scheduling_hints, workload_target
 from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
-from infra.core.operator.isolation import RuntimePath, gap_text
+from infra.core.operator.isolation import (
+    TEAM_POD_SECURITY,
+    RuntimePath,
+    gap_text,
+    guard_gaps,
+    namespace_guards,
+)
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
@@ -114,6 +120,11 @@ def assemble(
     after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
     if gap is not None and config.namespaces:
         notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
+    guards = namespace_guards(config)
+    notes = (
+        *notes,
+        *(f"gpuNamespaces: the GPU quota may not bind in {g}" for g in guard_gaps(guards)),
+    )
     runtime_class = _runtime_class(release)
     scheduling: dict[str, dict[str, Any]] = {}
     node_labels: list[NodeLabels] = []
@@ -151,6 +162,7 @@ def assemble(
         notes=notes,
         deleted_with_stack=frozenset(n.name for n in config.namespaces if n.delete_with_stack),
         isolation=paths,
+        pod_security=guards,
     )
 
 
@@ -357,7 +369,9 @@ def _gpu_namespace(
         {
             "apiVersion": "v1",
             "kind": "Namespace",
-            "metadata": {"name": name, "labels": {**labels, **MANAGED_BY}},
+            # Baseline keeps out the pods no runtime setting stops (privileged, CAP_SYS_ADMIN,
+            # hostPath); users cannot override it (rules.kubernetes.check_gpu_namespace_labels).
+            "metadata": {"name": name, "labels": {**labels, **TEAM_POD_SECURITY, **MANAGED_BY}},
         },
         {
             "apiVersion": "v1",
