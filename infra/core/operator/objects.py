@@ -135,7 +135,10 @@ def assemble(
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
-            job = smoke_test_job(h, hints, config.operator.smoke_test_image, h.driver == VGPU)
+            licensed = h.driver == VGPU
+            # A licence is per VM: every node the pool always has is checked, not one.
+            nodes = (len(platform.listed_nodes(h.name)) or h.min_nodes) if licensed else 1
+            job = smoke_test_job(h, hints, config.operator.smoke_test_image, licensed, nodes)
             after.append(job)
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
@@ -441,11 +444,35 @@ def smoke_test_namespace() -> Manifest:
     }
 
 
+SMOKE_RUN_LABEL = "gpu-infra/smoke-run"
+
+
+def _one_pod_per_node(spec: dict[str, Any], digest: str) -> None:
+    """Required anti-affinity among this Job's own pods (a label carrying the spec's digest, so
+    earlier Jobs' pods do not count): https://kubernetes.io/docs/concepts/scheduling-eviction/
+    assign-pod-node/#inter-pod-affinity-and-anti-affinity."""
+    template = spec["template"]
+    template["metadata"]["labels"] = {**template["metadata"]["labels"], SMOKE_RUN_LABEL: digest}
+    template["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {SMOKE_RUN_LABEL: digest}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+
+
 def smoke_test_job(
-    h: PoolHints, hints: Mapping[str, Any], image: str, licensed: bool = False
+    h: PoolHints, hints: Mapping[str, Any], image: str, licensed: bool = False, nodes: int = 1
 ) -> Manifest:
     """A Job running ``nvidia-smi`` on one GPU of pool ``h``; on a vGPU pool (``licensed``) it
-    first waits for the guest driver's licence.
+    first waits for the guest driver's licence, on each of ``nodes`` nodes: one pod per node
+    (``parallelism``/``completions``, required pod anti-affinity on ``kubernetes.io/hostname``
+    among this Job's pods), so a node whose driver never licenses fails the Job. Fewer schedulable
+    nodes than ``nodes`` leave a pod Pending until the deadline: the Job fails, never passes.
 
     It runs once per change of its inputs: the name carries a hash of the spec, so a changed image,
     resource or selector makes a new Job, and an unchanged one keeps its name. It has no
@@ -485,7 +512,11 @@ def smoke_test_job(
             },
         },
     }
+    if nodes > 1:
+        spec["parallelism"] = spec["completions"] = nodes
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+    if nodes > 1:
+        _one_pod_per_node(spec, digest)
     # <= 63 characters: the Job controller copies the name into the pods' job-name label.
     return {
         "apiVersion": "batch/v1",
