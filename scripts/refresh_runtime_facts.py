@@ -86,6 +86,16 @@ MOUNT_FORMS = (
         "cdi plain",
     ),
 )
+# Which pods the toolkit's NRI plugin injects annotated CDI devices into (parseCDIDevices): 1.19
+# only pods in its own namespace (NRI_NAMESPACE); 1.20 any pod, management devices excepted.
+NRI_PLUGIN = "cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go"
+NRI_SCOPES = (
+    (r"if p\.namespace != pod\.Namespace \{", "nri-namespace"),
+    (
+        r"management\.nvidia\.com/gpu.*?slices\.Contains\(p\.namespaces, pod\.Namespace\)",
+        "any-but-management",
+    ),
+)
 OPERATOR = "gpu-operator"
 OPERATOR_GO = "controllers/object_controls.go"
 CDI_IF = "if config.CDI.IsEnabled() {"
@@ -220,6 +230,15 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
     yield _row("nvidia-container-toolkit", version, commit, "auto-mode", auto, "", where)
     forms, where = _first_match(repo, version, MOUNT_FORMS)
     yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
+    plugin = show(repo, version, NRI_PLUGIN)
+    if plugin is None:
+        scope = "no-plugin"
+    else:
+        body = func_body(plugin, "(p *Plugin) parseCDIDevices")
+        scope = next((v for rx, v in NRI_SCOPES if re.search(rx, body, re.DOTALL)), "any")
+    yield _row(
+        "nvidia-container-toolkit", version, commit, "nri-annotation-scope", scope, "", NRI_PLUGIN
+    )
 
 
 def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:

@@ -399,3 +399,44 @@ def test_a_kubeflow_profile_namespace_is_not_vouched_for_so_isolation_is_not_enf
     assert out["enforced"] is False
     assert out["namespaces"][0]["podSecurityEnforce"] is None
     assert any("team-kf: the Kubeflow profile controller" in n for n in op.notes)
+
+
+# --- the NRI plugin's annotation path ---------------------------------------------------------
+
+
+def _nri_charts(scope: str) -> list[str]:
+    return [
+        v
+        for v in vendored_versions()
+        if "nriPluginEnabled" in _chart(v).get("cdi", {})
+        and _fact(TOOLKIT, _shipped(v)[0], "nri-annotation-scope") == scope
+    ]
+
+
+@pytest.mark.parametrize("version", _nri_charts("nri-namespace"))
+def test_toolkit_1_19_nri_plugin_serves_only_its_own_namespace_so_nri_mode_holds(version):
+    # parseCDIDevices skips pods outside NRI_NAMESPACE, which the operator sets to the toolkit
+    # pod's namespace; the operator creates no RuntimeClass with NRI (state_manager.go).
+    assert _fact(OPERATOR, version, "runtimeClasses.none-with-nri") == "true"
+    config = stack(
+        "kubernetes",
+        operator={"version": version, "values": {"cdi": {"nriPluginEnabled": True}}},
+        namespaces=NS,
+    )
+    (row,) = plan(config).isolation
+    assert (row.mode, row.runtime_classes.value, row.default_runtime.value) == ("nri", (), "runc")
+    assert row.enforced and row.delivers
+
+
+@pytest.mark.parametrize("version", _nri_charts("any-but-management"))
+def test_toolkit_1_20_nri_plugin_serves_every_namespace_so_nri_mode_is_refused(version):
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"nriPluginEnabled": True}}}
+    )
+    problem = errors(config)["gpuOperator.values.cdi.nriPluginEnabled"]
+    assert "nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all" in problem
+    assert _shipped(version)[0] in problem  # the fact of the toolkit it runs
+
+
+def test_both_nri_scopes_are_covered_by_a_vendored_chart():
+    assert _nri_charts("nri-namespace") and _nri_charts("any-but-management")

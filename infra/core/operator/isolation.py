@@ -13,6 +13,14 @@ the volume-mount list (only where the toolkit accepts it) or by ``NVIDIA_VISIBLE
 where it accepts that). Not covered, as no runtime setting covers them: privileged pods, pods adding
 ``CAP_SYS_ADMIN`` and ``hostPath`` mounts (Pod Security ``baseline`` refuses all three).
 
+Pod annotations never reach the nvidia runtime without the NRI plugin: the toolkit lists only
+``container_annotations`` (set by the kubelet from the device plugin's response) on its containerd
+handlers, never ``pod_annotations`` (toolkit ``pkg/config/engine/containerd/config.go``
+``AddRuntime``). With the operator's NRI plugin (``cdi.nriPluginEnabled``) the toolkit injects the
+CDI devices a pod's ``nvidia.cdi.k8s.io/container.<name>`` annotation names: toolkit 1.19 only for
+pods in its own namespace, 1.20 for any pod (only ``management.nvidia.com/gpu`` kept to listed
+namespaces), fact ``nri-annotation-scope``; gpu-infra refuses the latter.
+
 Every value below is the chart's (vendored values), the operator's (what it sets in CDI mode, in
 the order it applies env), the toolkit installer's default at the version the chart ships, the
 device plugin's default, or the node image's (``Platform.node_runtime``); an unknown is reported as
@@ -283,6 +291,7 @@ class _Toolkit:
     mode: Decided
     mount_forms: Decided
     handler: bool  # containerd has a handler a RuntimeClass may name
+    nri_scope: Decided = _UNKNOWN  # which pods the toolkit's NRI plugin injects devices into
 
 
 def _operator_toolkit(
@@ -304,6 +313,7 @@ def _operator_toolkit(
             runtime_mode(tk, env),
             _fact(TOOLKIT, tk, "cdi-mount-forms"),
             True,
+            _fact(TOOLKIT, tk, "nri-annotation-scope"),
         )
     if node is not None:
         by = "the node image"
@@ -387,11 +397,9 @@ def _verdict(
     if named:
         ways.append("a pod naming runtimeClassName " + " or ".join(named))
     unknown = ""
-    if mode == "nri":
-        unknown = (
-            "the operator's NRI plugin injects the devices, and gpu-infra has no facts on how it "
-            "treats NVIDIA_VISIBLE_DEVICES"
-        )
+    annotated = _nri_open(tk.nri_scope) if mode == "nri" else None
+    if mode == "nri" and tk.nri_scope.value is None:
+        unknown = f"no facts on which pods the toolkit's NRI plugin serves ({tk.nri_scope.source})"
     elif classes.value is None:
         unknown = f"no facts on the RuntimeClasses of gpu-operator {combo.chart}"
     elif ways and tk.accept_envvar.value is None:
@@ -401,11 +409,16 @@ def _verdict(
             f"unprivileged containers ({where}): a pod without a GPU request and with "
             "NVIDIA_VISIBLE_DEVICES=all may see every GPU of its node"
         )
-    unrequested = None
+    unrequested = annotated
     if ways and tk.accept_envvar.value:
-        unrequested = (
-            f"{' or '.join(ways)}, without a GPU request and with NVIDIA_VISIBLE_DEVICES=all "
-            "(every CUDA base image), sees every GPU of its node"
+        unrequested = "; ".join(
+            x
+            for x in (
+                f"{' or '.join(ways)}, without a GPU request and with NVIDIA_VISIBLE_DEVICES=all "
+                "(every CUDA base image), sees every GPU of its node",
+                annotated,
+            )
+            if x
         )
     return RuntimePath(
         pools=combo.pools,
@@ -423,6 +436,23 @@ def _verdict(
         unrequested=unrequested,
         unknown=unknown,
         undelivered=tuple(refusals(handover)),
+    )
+
+
+# Toolkit nri/plugin.go parseCDIDevices: 1.19 serves only pods in NRI_NAMESPACE (the operator
+# sets it to the toolkit pod's own namespace: assets/state-container-toolkit/0500_daemonset.yaml).
+NRI_OWN_NAMESPACE = "nri-namespace"
+
+
+def _nri_open(scope: Decided) -> str | None:
+    """Who gets what through the NRI plugin's annotation, or ``None`` when only the operator's
+    namespace (privileged, no team workloads) is served."""
+    if scope.value is None or scope.value == NRI_OWN_NAMESPACE:
+        return None
+    return (
+        "a pod in any namespace annotated nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all "
+        "(no GPU request, no privilege; Pod Security does not restrict annotations) gets every GPU "
+        f"of its node: the toolkit's NRI plugin injects the CDI devices it names ({scope.source})"
     )
 
 

@@ -52,6 +52,7 @@ _TOOLKIT_FACTS = (
     "envvar-gate",
     "auto-mode",
     "cdi-mount-forms",
+    "nri-annotation-scope",
 )
 
 
@@ -179,7 +180,8 @@ def _operator_cases(label: str, v: str) -> list[Case]:
     legacy = {"version": v, "values": {"cdi": {"enabled": False}}}
     # v25.3's CDI without cdi.default: the toolkit's runtime stays in auto mode.
     cdi_only = {"version": v, "values": {"cdi": {"enabled": True}}}
-    labels = {id(legacy): "legacy", id(cdi_only): "cdi, not default"}
+    nri = {"version": v, "values": {"cdi": {"nriPluginEnabled": True}}}
+    labels = {id(legacy): "legacy", id(cdi_only): "cdi, not default", id(nri): "NRI plugin"}
 
     def add(p: _Platform, preset: str, driver: str, pool: Mapping[str, Any], **kw: Any) -> None:
         operator = kw.get("operator", op)
@@ -194,6 +196,8 @@ def _operator_cases(label: str, v: str) -> list[Case]:
         add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=legacy)
     else:
         add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=cdi_only)
+    if "nriPluginEnabled" in chart_defaults(v).get("cdi", {}):
+        add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=nri)
     vgpu = {**op, "vgpu": _VGPU}
     add(_ONPREM, "containerd", "vgpu", {**_ONPREM_POOL, "driver": "vgpu"}, operator=vgpu)
     # GKE below 1.33 for a 25.3 chart: its toolkit cannot read the config file newer GKE needs.

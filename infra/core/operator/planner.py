@@ -112,6 +112,7 @@ def plan_operator(
         check_pool_labels(pools, platform, specs, issues)
     paths = runtime_paths(pools, platform, release, preset)
     _check_delivery(paths, issues)
+    _check_nri(paths, issues)
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
     )
@@ -134,6 +135,21 @@ def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
     probe = user_settings(spec, settings, Issues())
     values, reasons = merge_settings([*settings, *probe], spec.version)
     return isolation_settings(values, spec.version, reasons)
+
+
+def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
+    """The NRI plugin's annotation path is refused where the plugin serves every namespace: an
+    admission policy on pod annotations would be a cluster-wide object outside the release that a
+    second stack on the cluster collides with and whose removal reopens the path silently, while
+    CDI without NRI (containerd injects the device plugin's CRI CDI devices) already delivers."""
+    for p in paths:
+        if p.mode == "nri" and p.unrequested:
+            issues.add(
+                "gpuOperator.values.cdi.nriPluginEnabled",
+                f"true opens a way past the GPU quotas: {p.unrequested}; leave it false (CDI "
+                "without NRI injects allocated GPUs through containerd) or use a chart whose "
+                "toolkit's NRI plugin serves only its own namespace",
+            )
 
 
 def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
