@@ -123,6 +123,8 @@ class OperatorPlan:
             sets ``deleteWithStack``: not retained on delete.
         isolation: the isolation table's rows for this stack's pools
             (``infra.core.operator.isolation.RuntimePath``).
+        pod_security: per team namespace, the Pod Security level enforced there
+            (``infra.core.operator.isolation.NamespaceGuard``).
     """
 
     namespace: str
@@ -138,3 +140,4 @@ class OperatorPlan:
     notes: tuple[str, ...] = ()
     deleted_with_stack: frozenset[str] = frozenset()
     isolation: tuple[Any, ...] = ()
+    pod_security: tuple[Any, ...] = ()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from infra.core.catalog.runtime_facts import OPERATOR, runtime_fact
 from infra.core.config.operator import GpuOperatorSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
@@ -105,6 +106,7 @@ def plan_operator(
         check_pool_labels(pools, platform, specs, issues)
     paths = runtime_paths(pools, platform, release, preset.name)
     _check_delivery(paths, issues)
+    _check_nri(paths, issues)
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
     )
@@ -129,18 +131,50 @@ def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
     return isolation_settings(values, spec.version, reasons)
 
 
+def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
+    """The NRI plugin's annotation path is refused where the plugin serves every namespace: an
+    admission policy on pod annotations would be a cluster-wide object outside the release that a
+    second stack on the cluster collides with and whose removal reopens the path silently, while
+    CDI without NRI (containerd injects the device plugin's CRI CDI devices) already delivers."""
+    for p in paths:
+        if p.mode == "nri" and p.unrequested:
+            issues.add(
+                "gpuOperator.values.cdi.nriPluginEnabled",
+                f"true opens a way past the GPU quotas: {p.unrequested}; leave it false (CDI "
+                "without NRI injects allocated GPUs through containerd) or use a chart whose "
+                "toolkit's NRI plugin serves only its own namespace",
+            )
+
+
 def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
-    """A release whose allocated GPUs could not reach their pods (the device plugin's strategy
-    is one the toolkit refuses) is an error, not a plan."""
+    """A release whose allocated GPUs could not reach their pods (every way the device plugin
+    hands them over is one the runtime refuses or does not read) is an error, not a plan."""
     for p in paths:
         if p.delivers:
             continue
+        why = "; ".join(p.undelivered)
+        pools = ", ".join(p.pools)
+        if p.device_list.by.startswith("the operator"):
+            # v25.3.0-2 apply their CDI env after devicePlugin.env (fact user-env-last), so a
+            # volume-mount strategy cannot replace theirs.
+            later = [
+                v
+                for v in vendored_versions()
+                if (f := runtime_fact(OPERATOR, v, "devicePlugin.user-env-last")) and f.flag
+            ]
+            issues.add(
+                "gpuOperator.values.cdi",
+                f"with cdi.enabled true and cdi.default false the operator's device-list strategy "
+                f"{p.device_list.value} ({p.device_list.source}) wins, and pods of {pools} would "
+                f"get no GPU: {why}; set cdi.default: true (the runtime then reads the CDI "
+                "annotations) or cdi.enabled: false"
+                + (f", or use gpuOperator.version {later[0]} or later" if later else ""),
+            )
+            continue
         issues.add(
             "gpuOperator.values.devicePlugin.env",
-            f"DEVICE_LIST_STRATEGY {p.device_list.value} ({p.device_list.by}) hands GPUs over in "
-            f"a way the toolkit refuses here (NVIDIA_VISIBLE_DEVICES from unprivileged pods: "
-            f"{p.accept_envvar.value}; volume mounts: {p.accept_mounts.value}), so pods of "
-            f"{', '.join(p.pools)} would get no GPU; drop it",
+            f"DEVICE_LIST_STRATEGY {p.device_list.value} ({p.device_list.by}): pods of {pools} "
+            f"would get no GPU: {why}; drop it",
         )
 
 
