@@ -62,6 +62,40 @@ GATES = (
     ),
     ("internal/config/image/cuda_image.go", r"i\.isPrivileged \|\| i\.acceptEnvvarUnprivileged"),
 )
+# How the runtime resolves mode "auto" (the installer's NVIDIA_CONTAINER_RUNTIME_MODE is unset) for
+# a request that is not only fully-qualified CDI names, as the device plugin's device IDs are:
+# 1.17 returns "legacy" on an NVML host; 1.18+ returns the resolver's default, jit-cdi, which the
+# runtime does not override (only the legacy hook passes WithDefaultMode).
+AUTO_MODES = (
+    (
+        "internal/info/auto.go",
+        r'case info\.PlatformNVML, info\.PlatformWSL:\s*return "legacy"',
+        "legacy",
+    ),
+    ("internal/info/auto.go", r"defaultMode:\s*JitCDIRuntimeMode", "jit-cdi"),
+)
+RUNTIME_FACTORY = "internal/runtime/runtime_factory.go"
+# The volume-mount device names the runtime reads in CDI mode: 1.17's CDI modifier reads only
+# cdi/<vendor>/<class>/<device> mounts (CDIDevicesFromMounts); 1.18+'s image reads plain device IDs
+# too (visibleDevicesFromMounts' default case).
+MOUNT_FORMS = (
+    ("internal/modifier/cdi.go", r"container\.CDIDevicesFromMounts\(\)", "cdi"),
+    (
+        "internal/config/image/cuda_image.go",
+        r"func \(i CUDA\) visibleDevicesFromMounts\(\).*?default:\s*devices = append\(devices, device\)",
+        "cdi plain",
+    ),
+)
+# Which pods the toolkit's NRI plugin injects annotated CDI devices into (parseCDIDevices): 1.19
+# only pods in its own namespace (NRI_NAMESPACE); 1.20 any pod, management devices excepted.
+NRI_PLUGIN = "cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go"
+NRI_SCOPES = (
+    (r"if p\.namespace != pod\.Namespace \{", "nri-namespace"),
+    (
+        r"management\.nvidia\.com/gpu.*?slices\.Contains\(p\.namespaces, pod\.Namespace\)",
+        "any-but-management",
+    ),
+)
 OPERATOR = "gpu-operator"
 OPERATOR_GO = "controllers/object_controls.go"
 CDI_IF = "if config.CDI.IsEnabled() {"
@@ -164,6 +198,7 @@ def toolkit_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
         break
     else:
         raise SystemExit(f"toolkit {version}: no installer source found")
+    yield from _mode_rows(repo, version, commit)
     gates = [path for path, rx in GATES if re.search(rx, show(repo, version, path) or "")]
     if not gates:
         raise SystemExit(f"toolkit {version}: no NVIDIA_VISIBLE_DEVICES gate found")
@@ -175,6 +210,34 @@ def toolkit_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
         "privileged-or-accept",
         "",
         " + ".join(gates),
+    )
+
+
+def _first_match(
+    repo: str, version: str, candidates: tuple[tuple[str, str, str], ...]
+) -> tuple[str, str]:
+    """(value, file) of the first candidate whose pattern the file at ``version`` contains."""
+    for path, rx, value in candidates:
+        if re.search(rx, show(repo, version, path) or "", re.DOTALL):
+            return value, path
+    raise SystemExit(f"toolkit {version}: none of {[c[0] for c in candidates]} matched")
+
+
+def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
+    auto, where = _first_match(repo, version, AUTO_MODES)
+    if auto == "jit-cdi" and "WithDefaultMode" in (show(repo, version, RUNTIME_FACTORY) or ""):
+        raise SystemExit(f"toolkit {version}: the runtime sets its own auto-mode default")
+    yield _row("nvidia-container-toolkit", version, commit, "auto-mode", auto, "", where)
+    forms, where = _first_match(repo, version, MOUNT_FORMS)
+    yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
+    plugin = show(repo, version, NRI_PLUGIN)
+    if plugin is None:
+        scope = "no-plugin"
+    else:
+        body = func_body(plugin, "(p *Plugin) parseCDIDevices")
+        scope = next((v for rx, v in NRI_SCOPES if re.search(rx, body, re.DOTALL)), "any")
+    yield _row(
+        "nvidia-container-toolkit", version, commit, "nri-annotation-scope", scope, "", NRI_PLUGIN
     )
 
 
@@ -210,6 +273,16 @@ def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
         "DEVICE_LIST_STRATEGY",
         OPERATOR_GO,
     )
+    prefix = [e for e in set_env(cdi_plugin, consts) if e.startswith("CDI_ANNOTATION_PREFIX=")]
+    yield _row(
+        "gpu-operator",
+        tag,
+        commit,
+        "devicePlugin.cdi-annotation-prefix",
+        _one(prefix, f"operator {tag}: CDI annotation prefix"),
+        "CDI_ANNOTATION_PREFIX",
+        OPERATOR_GO,
+    )
     yield _row(
         "gpu-operator",
         tag,
@@ -220,6 +293,12 @@ def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
         OPERATOR_GO,
     )
     yield from _runtime_class_rows(repo, tag, commit, go)
+
+
+def _one(found: list[str], what: str) -> str:
+    if len(found) != 1:
+        raise SystemExit(f"{what} not found")
+    return found[0].split("=", 1)[1]
 
 
 def _last(body: str, user_env: str) -> str:
@@ -382,13 +461,19 @@ def main() -> None:
         "# Bottlerocket's NVIDIA variants configure.\n"
         "# source: NVIDIA/gpu-operator, NVIDIA/nvidia-container-toolkit, NVIDIA/k8s-device-plugin,\n"
         "# awslabs/amazon-eks-ami, bottlerocket-os/bottlerocket at the commit of each row, file in `source`;\n"
-        f"# read {a.date} by scripts/refresh_runtime_facts.py (facts only).\n"
+        f"# read {a.date} by scripts/refresh_runtime_facts.py (facts only); the node images at their\n"
+        f"# HEAD: {_dated(a.eks_ami, 'amazon-eks-ami')}, {_dated(a.bottlerocket, 'bottlerocket')}.\n"
     )
     w = csv.DictWriter(buf, FIELDS, lineterminator="\n")
     w.writeheader()
     w.writerows(rows)
     OUT.write_text(buf.getvalue(), encoding="utf-8")
     print(f"wrote {len(rows)} facts to {OUT.relative_to(ROOT)}")
+
+
+def _dated(repo: str, name: str) -> str:
+    """``name <commit> committed <date>``: how old a HEAD-read receiver's facts are."""
+    return f"{name} {commit_of(repo, 'HEAD')} committed {git(repo, 'log', '-1', '--format=%cs', 'HEAD').strip()}"
 
 
 def _semver(v: str) -> tuple[int, ...]:

@@ -304,7 +304,7 @@ def build_operator(plan: Plan, cluster: ClusterHandle) -> dict[str, Any]:
         pools=cluster.pools,
     )
     outputs: dict[str, Any] = {
-        "gpuIsolation": isolation_summary(op.isolation),
+        "gpuIsolation": isolation_summary(op.isolation, op.pod_security),
         "jupyterhubProfiles": {k: dict(v) for k, v in op.jupyterhub_profiles.items()},
         "kubeflow": op.integrations.get("kubeflow", {}),
         "flyte": op.integrations.get("flyte", {}),

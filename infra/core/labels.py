@@ -1,10 +1,13 @@
 """Node labels more than one part of the plan reads: platform planners set them, the operator, the
 integrations and the scheduling proof select on them. One home, so a workload never selects a
-label a pool does not carry. Pure constants; imports nothing.
+label a pool does not carry. Pure constants; imports nothing. Also the label gpu-infra marks its own objects with.
 """
 
 from __future__ import annotations
 
+# What gpu-infra marks every object it creates in the cluster with (Kubernetes recommended labels,
+# https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/).
+MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 # gpu-infra's own pool label, the same key on every platform so workloads select a pool alike.
 POOL_LABEL = "gpu-infra/pool"
 # The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator

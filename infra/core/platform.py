@@ -50,7 +50,8 @@ class Features:
             kubernetes, or ``cluster.autoscaler.enabled: false``), so nothing adds a node for a
             Pending pod.
         autoscaler_gpu_label: the label cluster-autoscaler's cloud provider tells GPU nodes by
-            (its ``GPULabel``): a node carrying it with 0 ``nvidia.com/gpu`` is unready to it.
+            (its ``GPULabel``): a node carrying it with 0 ``nvidia.com/gpu`` is unready to it;
+            ``None``: no cluster-autoscaler scales the pools.
         zero_gpu_rule: why a pool shape that leaves a running node's ``nvidia.com/gpu`` at 0 is
             refused (the platform labels every GPU node with that label whatever its sharing);
             ``None``: not refused.
@@ -164,6 +165,57 @@ class PoolView:
     alloc: int | None = None
 
 
+# One Helm value a preset sets: (path, value, why); the operator planner prefixes the preset's name.
+PresetSetting = tuple[str, Any, str]
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    """A GPU Operator preset (``gpuOperator.preset``): how the chart is set up for one kind of node
+    a platform runs. Each platform answers its own (``Platform.presets``); a subclass overrides
+    what its nodes need, this base says "nothing of its own".
+
+    Attributes:
+        name: the preset's name in the stack file.
+        device_plugin: the operator runs the device plugin (``False``: the node image's does).
+        mig_manager: the operator runs the MIG manager (``False``: the node image's does).
+        toolkit: the operator installs the container toolkit (``False``: the node image ships it).
+        device_plugin_config: where the node image's own device plugin is configured (for the
+            message when the operator's is off).
+    """
+
+    name: str
+    device_plugin: bool = True
+    mig_manager: bool = True
+    toolkit: bool = True
+    device_plugin_config: str = ""
+
+    def problem(self, h: PoolHints) -> str | None:
+        """Why this preset cannot serve pool ``h``, or ``None``."""
+        return None
+
+    def settings(
+        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+    ) -> list[PresetSetting]:
+        """The chart values this preset overrides for chart ``version`` (``cdi``: CDI on by
+        default there) on a cluster of ``kubernetes_version`` running ``pools``."""
+        return []
+
+    def notes(self, version: str, cdi: bool) -> list[str]:
+        """Where the preset departs from NVIDIA's or the distribution's documented setup."""
+        return []
+
+    def version_problem(
+        self, version: str, cdi: bool, kubernetes_version: str | None
+    ) -> str | None:
+        """Why chart ``version`` cannot run under this preset, or ``None``."""
+        return None
+
+    def before_release(self, pools: Sequence[PoolHints]) -> tuple[dict[str, Any], ...]:
+        """Objects the preset's nodes need before the release installs (a driver installer)."""
+        return ()
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NodeRuntime:
     """The container runtime a platform's GPU nodes bring when the GPU Operator does not install
@@ -253,9 +305,8 @@ class Platform(Protocol):
         ...
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
-    @property
-    def presets(self) -> tuple[str, ...]:
-        """The GPU Operator presets that can serve this platform's nodes."""
+    def presets(self) -> Mapping[str, Preset]:
+        """The GPU Operator presets that can serve this platform's nodes, by name."""
         ...
 
     def default_preset(self, pools: Sequence[PoolHints]) -> str:

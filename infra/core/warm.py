@@ -24,6 +24,7 @@ from typing import Any
 from infra.core.catalog.pins import pin
 from infra.core.config.stack import StackConfig
 from infra.core.integrations.scheduling import gpu_request, workload_targets
+from infra.core.labels import MANAGED_BY
 from infra.core.platform import Platform
 from infra.core.pools import PoolHints, warm_of
 from infra.core.rules.limits import limit
@@ -53,7 +54,6 @@ PAUSE_IMAGE = pin("warm-placeholder").image
 CPU_REQUEST = "10m"
 MEMORY_REQUEST = "16Mi"
 APP_LABEL = {"app.kubernetes.io/name": "gpu-warm"}
-MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 POOL_LABEL = "gpu-infra/pool"
 SKIP_AWAIT = "pulumi.com/skipAwait"
 # One placeholder per node (https://kubernetes.io/docs/concepts/scheduling-eviction/

@@ -10,17 +10,17 @@ import pytest
 
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
-from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
-from infra.core.gke.pools import driver_version
-from infra.core.operator.gke_driver import (
+from infra.core.gke.driver_installer import (
     COS_INSTALLER_IMAGE,
+    GKE_DRIVER_DIR,
     INSTALLER_COMMIT,
     INSTALLER_NAMESPACE,
     INSTALLER_SOURCES,
     installer_daemonset,
     needs_installer,
 )
-from infra.core.operator.model import GKE_DRIVER_DIR
+from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
+from infra.core.gke.pools import driver_version
 from infra.core.plan import Plan, build_plan
 from tests.conftest import gke_config
 

@@ -21,8 +21,9 @@ from infra.core.catalog.runtime_facts import (
     versions_of,
 )
 from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
+from infra.core.errors import ConfigErrors
 from infra.core.operator.helm_values import CHART_DATA_DIR, is_cdi_era, vendored_versions
-from infra.core.operator.isolation import ACCEPT_ENVVAR, ACCEPT_MOUNTS
+from infra.core.operator.isolation import ACCEPT_ENVVAR, ACCEPT_MOUNTS, summary
 from infra.core.operator.isolation_table import _OPERATOR_FACTS, _TOOLKIT_FACTS, rows
 from tests.unit.operator_fixtures import errors, plan, stack
 
@@ -168,6 +169,109 @@ def test_up_to_v25_3_2_the_operator_applies_its_cdi_env_after_the_users():
     assert row.device_list.value == "envvar,cdi-annotations" and row.delivers and row.enforced
 
 
+# --- which handover the nvidia runtime reads, in the mode it runs -------------------------------
+
+
+def _fact(receiver: str, version: str, name: str) -> str:
+    f = runtime_fact(receiver, version, name)
+    assert f is not None, f"no fact {receiver} {version} {name}"
+    return f.value
+
+
+@pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])
+def test_gke_v25_3_cdi_default_runs_the_runtime_in_cdi_mode_so_the_operator_strategy_is_kept(
+    version,
+):
+    # The operator sends NVIDIA_CONTAINER_RUNTIME_MODE=cdi with cdi.default and applies
+    # devicePlugin.env after its own CDI env from v25.3.3; toolkit 1.17 in CDI mode reads only
+    # cdi/... mounts, so a volume-mount strategy would hand over device IDs nothing reads.
+    toolkit, _ = _shipped(version)
+    assert "NVIDIA_CONTAINER_RUNTIME_MODE=cdi" in _fact(
+        OPERATOR, version, "toolkit.cdi-default-env"
+    )
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "true"
+    assert _fact(TOOLKIT, toolkit, "cdi-mount-forms") == "cdi"
+    strategy = _fact(OPERATOR, version, "devicePlugin.cdi-strategy")
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
+    assert "cdi-annotations" in strategy.split(",") and prefix == "nvidia.cdi.k8s.io/"
+    config = stack("gke", operator={"version": version}, cluster={"minMasterVersion": "1.32"})
+    op = plan(config)
+    assert op.release is not None
+    assert "DEVICE_LIST_STRATEGY" not in _plugin_env(op.release.values)
+    assert ACCEPT_MOUNTS not in env_of(dict(op.release.values))
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("cdi", strategy)
+    assert row.delivers and row.enforced
+
+
+def test_toolkit_1_17_in_cdi_mode_drops_plain_id_mounts_so_a_volume_mount_strategy_is_refused():
+    toolkit, _ = _shipped("v25.3.4")
+    assert _fact(TOOLKIT, toolkit, "cdi-mount-forms") == "cdi"
+    values = {"devicePlugin": {"env": [{"name": "DEVICE_LIST_STRATEGY", "value": "volume-mounts"}]}}
+    config = stack(
+        "gke",
+        operator={"version": "v25.3.4", "values": values, "toolkitEnv": {ACCEPT_MOUNTS: "true"}},
+        cluster={"minMasterVersion": "1.32"},
+    )
+    problem = errors(config)["gpuOperator.values.devicePlugin.env"]
+    assert "would get no GPU" in problem and "cdi/<vendor>/<class>/<device>" in problem
+
+
+@pytest.mark.parametrize("version", ["v25.3.0", "v25.3.1", "v25.3.2"])
+def test_v25_3_cdi_without_default_leaves_toolkit_1_17_in_auto_legacy_mode_and_is_refused(version):
+    # No NVIDIA_CONTAINER_RUNTIME_MODE without cdi.default; 1.17's auto mode resolves device IDs
+    # to legacy, which never reads annotations; the operator's envvar,cdi-annotations wins over
+    # devicePlugin.env up to v25.3.2; and the env var is refused.
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "legacy"
+    assert "NVIDIA_CONTAINER_RUNTIME_MODE=cdi" not in _fact(OPERATOR, version, "toolkit.cdi-env")
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "false"
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"enabled": True}}}
+    )
+    problem = errors(config)["gpuOperator.values.cdi"]
+    assert "would get no GPU" in problem and "set cdi.default: true" in problem
+    assert "v25.3.3 or later" in problem
+
+
+@pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])
+def test_v25_3_3_cdi_without_default_gets_volume_mounts_the_legacy_runtime_reads(version):
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "legacy"
+    assert _fact(OPERATOR, version, "devicePlugin.user-env-last") == "true"
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"enabled": True}}}
+    )
+    op = plan(config)
+    assert op.release is not None
+    assert _plugin_env(op.release.values)["DEVICE_LIST_STRATEGY"] == "volume-mounts"
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("legacy", "volume-mounts")
+    assert row.delivers and row.enforced
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
+def test_toolkit_1_18_auto_mode_is_jit_cdi_reading_plain_mounts_so_legacy_charts_get_mounts(
+    version,
+):
+    toolkit, _ = _shipped(version)
+    assert _fact(TOOLKIT, toolkit, "auto-mode") == "jit-cdi"
+    assert "plain" in _fact(TOOLKIT, toolkit, "cdi-mount-forms").split()
+    op = plan(
+        stack("kubernetes", operator={"version": version, "values": {"cdi": {"enabled": False}}})
+    )
+    (row,) = op.isolation
+    assert (row.runtime_mode.value, row.device_list.value) == ("jit-cdi", "volume-mounts")
+    assert row.delivers
+
+
+@pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
+def test_cdi_era_annotations_use_containerd_prefix_so_they_arrive_with_runc_default(version):
+    assert _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix") == "cdi.k8s.io/"
+    (row,) = plan(stack("kubernetes", operator={"version": version})).isolation
+    assert row.default_runtime.value == "runc" and row.delivers
+
+
 def test_a_stack_that_tells_the_toolkit_to_honour_the_env_var_is_marked_and_says_who_gets_what():
     env = {ACCEPT_ENVVAR: "true"}
     op = plan(stack("kubernetes", operator={"toolkitEnv": env}, namespaces=NS))
@@ -257,3 +361,82 @@ def test_every_row_is_closed_refused_or_marked_with_who_gets_what(row):
     if row.case.chart is not None and row.path.accept_envvar.by != "the node image":
         toolkit, _ = _shipped(row.case.chart)
         assert toolkit in row.path.accept_envvar.source  # the fact of the toolkit it runs
+
+
+# --- Pod Security on team namespaces: the pods no runtime setting stops ---------------------------
+
+
+def test_team_namespaces_enforce_pod_security_baseline_so_privileged_and_hostpath_pods_are_refused():
+    # Privileged and CAP_SYS_ADMIN pods get NVIDIA_VISIBLE_DEVICES honoured whatever the toolkit's
+    # gate (fact envvar-gate: privileged-or-accept); a hostPath /dev/null at
+    # /var/run/nvidia-container-devices/all is a mount request for every GPU. Baseline refuses all.
+    toolkit, _ = _shipped("v26.7.0")
+    assert _fact(TOOLKIT, toolkit, "envvar-gate") == "privileged-or-accept"
+    op = plan(stack("kubernetes", namespaces=NS))
+    (ns,) = [m for m in op.after_release if m["kind"] == "Namespace"]
+    assert ns["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
+    out = summary(op.isolation, op.pod_security)
+    assert out["enforced"] is True
+    assert out["namespaces"] == [
+        {"name": "team-a", "podSecurityEnforce": "baseline", "by": "gpu-infra"}
+    ]
+
+
+def test_a_team_namespace_cannot_lower_its_pod_security_level():
+    labels = {"pod-security.kubernetes.io/enforce": "privileged"}
+    with pytest.raises(ConfigErrors) as e:
+        stack("kubernetes", namespaces=[{"name": "team-a", "gpus": 2, "labels": labels}])
+    (issue,) = e.value.issues
+    assert issue.path.startswith("gpuNamespaces[0].labels") and "baseline" in issue.reason
+
+
+def test_a_kubeflow_profile_namespace_is_not_vouched_for_so_isolation_is_not_enforced():
+    profile = [{"name": "team-kf", "gpus": 1, "kubeflowProfile": {"owner": "a@example.com"}}]
+    op = plan(stack("kubernetes", namespaces=profile))
+    (row,) = op.isolation
+    assert row.enforced  # the runtime path holds; the namespace's Pod Security is Kubeflow's
+    out = summary(op.isolation, op.pod_security)
+    assert out["enforced"] is False
+    assert out["namespaces"][0]["podSecurityEnforce"] is None
+    assert any("team-kf: the Kubeflow profile controller" in n for n in op.notes)
+
+
+# --- the NRI plugin's annotation path ---------------------------------------------------------
+
+
+def _nri_charts(scope: str) -> list[str]:
+    return [
+        v
+        for v in vendored_versions()
+        if "nriPluginEnabled" in _chart(v).get("cdi", {})
+        and _fact(TOOLKIT, _shipped(v)[0], "nri-annotation-scope") == scope
+    ]
+
+
+@pytest.mark.parametrize("version", _nri_charts("nri-namespace"))
+def test_toolkit_1_19_nri_plugin_serves_only_its_own_namespace_so_nri_mode_holds(version):
+    # parseCDIDevices skips pods outside NRI_NAMESPACE, which the operator sets to the toolkit
+    # pod's namespace; the operator creates no RuntimeClass with NRI (state_manager.go).
+    assert _fact(OPERATOR, version, "runtimeClasses.none-with-nri") == "true"
+    config = stack(
+        "kubernetes",
+        operator={"version": version, "values": {"cdi": {"nriPluginEnabled": True}}},
+        namespaces=NS,
+    )
+    (row,) = plan(config).isolation
+    assert (row.mode, row.runtime_classes.value, row.default_runtime.value) == ("nri", (), "runc")
+    assert row.enforced and row.delivers
+
+
+@pytest.mark.parametrize("version", _nri_charts("any-but-management"))
+def test_toolkit_1_20_nri_plugin_serves_every_namespace_so_nri_mode_is_refused(version):
+    config = stack(
+        "kubernetes", operator={"version": version, "values": {"cdi": {"nriPluginEnabled": True}}}
+    )
+    problem = errors(config)["gpuOperator.values.cdi.nriPluginEnabled"]
+    assert "nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all" in problem
+    assert _shipped(version)[0] in problem  # the fact of the toolkit it runs
+
+
+def test_both_nri_scopes_are_covered_by_a_vendored_chart():
+    assert _nri_charts("nri-namespace") and _nri_charts("any-but-management")

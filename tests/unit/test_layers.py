@@ -9,9 +9,9 @@ sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: th
 what a platform read) -> platform-neutral pool facts
 (pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file reader
 -> errors. Two modules of one layer never import each other (so there are no cycles), and a rule
-two platforms share lives in a shared module, never in one platform's package: from above, only a
-platform's plan and observation types (``planner``, ``model``, ``observed``) and its ``Platform``
-implementation (``platform``, for the registry) are imported.
+two platforms share lives in a shared module, never in one platform's package. From above, only
+the registry (``platforms``) imports a platform package; every other layer asks the ``Platform``
+it is handed.
 """
 
 from __future__ import annotations
@@ -44,11 +44,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))
-# What the layers above may import from a platform package: its plan and observation types and,
-# for the registry, its Platform implementation.
-PLATFORM_SURFACE = frozenset(("planner", "model", "observed", "platform"))
-# The only other reach into a platform package from above, each with its reason.
-ALLOWED_INSIDE: dict[tuple[str, str], str] = {}
+# The one layer above the platform packages that imports them: the registry.
+REGISTRY = "platforms"
 
 
 def layer_of(top: str) -> int | None:
@@ -85,12 +82,8 @@ def violations(module: str, source: str) -> list[str]:
             found.append(f"{top} imports {target}: not in the layer table")
         elif theirs >= mine:
             found.append(f"{top} imports {target}, a layer not below its own")
-        elif (
-            target in PLATFORMS
-            and (len(path) < 2 or path[1] not in PLATFORM_SURFACE)
-            and (top, ".".join(path[:2])) not in ALLOWED_INSIDE
-        ):
-            found.append(f"{top} imports {'.'.join(path[:2])}, inside a platform package")
+        elif target in PLATFORMS and top != REGISTRY:
+            found.append(f"{top} imports {'.'.join(path[:2])}, a platform package")
     return found
 
 
@@ -127,7 +120,14 @@ def test_upward_same_layer_cross_platform_and_inside_platform_imports_are_report
         "catalog imports rules, a layer not below its own"
     ]
     assert violations("infra.core.integrations.flyte", "from infra.core.eks import groups\n") == [
-        "integrations imports eks.groups, inside a platform package"
+        "integrations imports eks.groups, a platform package"
+    ]
+    # Not even a platform's plan types or constants: shared layers ask the Platform.
+    assert violations("infra.core.operator.objects", "from infra.core.gke.model import X\n") == [
+        "operator imports gke.model, a platform package"
+    ]
+    assert violations("infra.core.plan", "from infra.core.eks.planner import EksPlan\n") == [
+        "plan imports eks.planner, a platform package"
     ]
     assert violations("infra.core.pools", "from infra.core import nowhere\n") == [
         "pools imports nowhere: not in the layer table"
@@ -139,7 +139,7 @@ def test_imports_down_the_layers_and_within_a_package_pass():
         "from infra.core import errors\nfrom infra.core.gke import model\nfrom . import rules\n"
     )
     assert violations("infra.core.gke.pools", source) == []
-    assert violations("infra.core.plan", "from infra.core.eks.planner import EksPlan\n") == []
+    assert violations("infra.core.platforms", "from infra.core.eks.platform import plan\n") == []
 
 
 def test_every_package_says_what_it_decides_and_may_import():

@@ -95,7 +95,8 @@ def test_golden_values_per_preset(preset):
 def test_preset_values_use_only_keys_of_that_chart_version(preset, version):
     platform, _, _, _ = PRESET_CASES[preset]
     cfg = stack(platform, cluster={"minMasterVersion": "1.32"} if platform == "gke" else None)
-    settings = preset_settings(preset, version, platform_of(cfg), hints_for(cfg))
+    platform = platform_of(cfg)
+    settings = preset_settings(platform.presets()[preset], version, platform, hints_for(cfg))
     values, _ = merge_settings(settings, version)
     assert unknown_paths(values, version) == []
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET
 from infra.core.diff import HELM_RELEASE, diff
 from infra.core.operator.helm_values import chart_defaults
-from infra.core.operator.presets import K3S_CONTAINERD_SOCKET
 from infra.core.operator.removal import removal_effects
 
 

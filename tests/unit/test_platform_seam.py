@@ -3,17 +3,20 @@
 An AST scan of every module of ``infra/`` and ``quota/`` outside the platforms' own code (their
 packages under ``infra/core``, their components under ``infra/components``), the one registry
 (``infra/core/platforms.py``) and the config layer (``infra/core/config``, whose schema is the union
-of the platforms' blocks by ``platform``): no comparison with a platform's name, no
-``plan.gke`` / ``plan.eks`` / ``plan.kubernetes``, no ``.karpenter`` (Karpenter is the EKS
-platform's feature), no ``getattr`` into a platform's config schema or ``config.cluster`` field of
-one platform, no import of a platform's config schema, and outside ``infra/core`` no import of a
-platform package at all.
+of the platforms' blocks by ``platform``): no comparison with a platform's name (``==``, ``in``,
+``match``/``case``, ``.startswith``), nor with a name that stands for one (an operator preset, a
+cloud), no lookup by a platform's name (``[...]``, ``.get(...)``, a dict key, ``dict(gke=...)``), no
+``isinstance`` against a platform's classes, no ``plan.gke`` / ``plan.eks`` / ``plan.kubernetes``,
+no ``.karpenter`` (Karpenter is the EKS platform's feature), no ``getattr`` into a platform's config
+schema or ``config.cluster`` field of one platform, no import of a platform's config schema, and no
+import of a platform package at all (only the registry and the platforms' components import them).
 """
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
+from typing import get_args
 
 from pydantic import BaseModel
 
@@ -21,6 +24,8 @@ from infra.core.config.base import ClusterBase, PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
+from infra.core.config.operator import Preset
+from infra.core.platform import Cloud
 from infra.core.platforms import COMPONENTS, PLANNERS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -49,6 +54,39 @@ NOT_PLATFORMS = ("infra/sdkschema.py",)
 PLAN_FIELDS = PLATFORMS  # Plan.gke / Plan.eks / Plan.kubernetes
 # Keys that name a platform only ("kubernetes" is also the plain Kubernetes integration's name).
 PLATFORM_KEYS = frozenset(("gke", "eks"))
+# Names that stand for a platform: its operator presets, its cloud, and the prefixes they share.
+STAND_INS = frozenset(get_args(Preset)) | frozenset(get_args(Cloud))
+PREFIXES = tuple(f"{p}-" for p in PLATFORM_KEYS)
+# Where a cloud's name is the key of the data itself: the catalog (one table per cloud) and the
+# scripts that refresh and verify it.
+CLOUD_KEYED = ("infra/core/catalog/", "infra/catalog_refresh.py", "infra/price_verify.py")
+# Cloud dispatch by name still left, per module, until it asks a per-cloud entry instead (the
+# quota preflight; the cost estimate's price lookup): the scan fails when a module does it more
+# often, or another module starts.
+CLOUD_TESTS_LEFT: dict[str, int] = {
+    "infra/core/cost.py": 2,
+    "quota/check.py": 6,
+    "quota/demand.py": 2,
+    "quota/keys.py": 1,
+    "quota/limits.py": 2,
+    "quota/report.py": 2,
+    "quota/requests.py": 1,
+    "quota/sizing.py": 1,
+    "quota/where.py": 4,
+}
+
+
+def _platform_classes() -> frozenset[str]:
+    """Every class a platform package defines (its Platform, its plan types, its presets)."""
+    names: set[str] = set()
+    for p in PLATFORMS:
+        for path in (ROOT / "infra" / "core" / p).rglob("*.py"):
+            tree = ast.parse(path.read_text())
+            names.update(n.name for n in ast.walk(tree) if isinstance(n, ast.ClassDef))
+    return frozenset(names)
+
+
+PLATFORM_CLASSES = _platform_classes()
 
 
 def _own_fields(*models: type[BaseModel]) -> frozenset[str]:
@@ -65,12 +103,61 @@ SCHEMA_FIELDS = CLUSTER_FIELDS | (
 SCHEMA_MODULES = frozenset(f"infra.core.config.{p}" for p in PLATFORMS)
 
 
-def _names_a_platform(node: ast.expr) -> bool:
+def _names_a_platform(node: ast.expr | None) -> bool:
     if isinstance(node, ast.Constant):
-        return node.value in PLATFORMS
+        v = node.value
+        return isinstance(v, str) and (v in PLATFORMS or v in STAND_INS or v.startswith(PREFIXES))
     if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_names_a_platform(e) for e in node.elts)
     return False
+
+
+def _cloud_test(node: ast.AST) -> bool:
+    """A comparison whose constant side is a cloud's name only (counted, not yet refused, in the
+    quota preflight: ``CLOUD_TESTS_LEFT``)."""
+    if not isinstance(node, ast.Compare):
+        return False
+    sides = [node.left, *node.comparators]
+    consts = [c for x in sides for c in _constants(x)]
+    return bool(consts) and all(c in get_args(Cloud) for c in consts)
+
+
+def _constants(node: ast.expr) -> list[object]:
+    if isinstance(node, ast.Constant):
+        return [node.value]
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return [c for e in node.elts for c in _constants(e)]
+    return []
+
+
+def _classes_named(node: ast.expr) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id in PLATFORM_CLASSES
+    if isinstance(node, ast.Attribute):
+        return node.attr in PLATFORM_CLASSES
+    if isinstance(node, ast.Tuple):
+        return any(_classes_named(e) for e in node.elts)
+    return False
+
+
+def _call_problems(node: ast.Call) -> list[str]:
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+    if (
+        name in ("isinstance", "issubclass")
+        and len(node.args) == 2
+        and _classes_named(node.args[1])
+    ):
+        return ["tests for a platform's class"]
+    if name in ("startswith", "endswith", "removeprefix") and any(
+        _names_a_platform(a) for a in node.args
+    ):
+        return ["tests a platform's name"]
+    if name in ("get", "pop", "setdefault") and node.args and _names_a_platform(node.args[0]):
+        return ["looks a platform's name up"]
+    if any(k.arg in PLATFORM_KEYS for k in node.keywords):
+        return ["looks a platform's name up"]
+    return []
 
 
 def _is_plan(node: ast.expr) -> bool:
@@ -78,7 +165,7 @@ def _is_plan(node: ast.expr) -> bool:
     return name == "p" or name.endswith("plan")
 
 
-def _import_problems(node: ast.AST, outside_core: bool) -> list[str]:
+def _import_problems(node: ast.AST) -> list[str]:
     modules: list[str] = []
     if isinstance(node, ast.ImportFrom) and node.module:
         modules = [node.module, *(f"{node.module}.{a.name}" for a in node.names)]
@@ -88,16 +175,24 @@ def _import_problems(node: ast.AST, outside_core: bool) -> list[str]:
     for m in modules:
         if m in SCHEMA_MODULES:
             found.append(f"imports {m}, a platform's config schema")
-        elif outside_core and m.split(".")[:3] in (["infra", "core", p] for p in PLATFORMS):
+        elif m.split(".")[:3] in (["infra", "core", p] for p in PLATFORMS):
             found.append(f"imports {m}, inside a platform package")
-    return found
+    return found[:1]
 
 
 def _node_problems(node: ast.AST) -> list[str]:
+    if _cloud_test(node):
+        return ["tests a cloud's name"]
     if isinstance(node, ast.Compare) and any(
         _names_a_platform(x) for x in (node.left, *node.comparators)
     ):
         return ["tests a platform's name"]
+    if isinstance(node, ast.MatchValue) and _names_a_platform(node.value):
+        return ["tests a platform's name"]
+    if isinstance(node, ast.MatchClass) and _classes_named(node.cls):
+        return ["tests for a platform's class"]
+    if isinstance(node, ast.Call) and (problems := _call_problems(node)):
+        return problems
     keys = node.keys if isinstance(node, ast.Dict) else []
     if isinstance(node, ast.Subscript):
         keys = [node.slice]
@@ -126,12 +221,18 @@ def _node_problems(node: ast.AST) -> list[str]:
 
 def violations(path: str, source: str) -> list[str]:
     """Why ``source`` (the module at ``path``, relative to the repository) asks for a platform by
-    name or schema instead of asking the platform, if it does."""
-    outside_core = not path.startswith("infra/core/")
-    found = []
+    name or schema instead of asking the platform, if it does (cloud tests beyond the module's
+    ``CLOUD_TESTS_LEFT``)."""
+    found, clouds = [], []
     for node in ast.walk(ast.parse(source)):
-        problems = _node_problems(node) + _import_problems(node, outside_core)
-        found += [f"{path}:{getattr(node, 'lineno', 0)}: {p}" for p in problems]
+        problems = _node_problems(node) + _import_problems(node)
+        where = f"{path}:{getattr(node, 'lineno', 0)}: "
+        if problems == ["tests a cloud's name"]:
+            clouds.append(where + problems[0])
+        else:
+            found += [where + p for p in problems]
+    if not path.startswith(CLOUD_KEYED) and len(clouds) > CLOUD_TESTS_LEFT.get(path, 0):
+        found += clouds
     return found
 
 
@@ -171,6 +272,19 @@ def test_each_planted_violation_is_reported():
         'nodes = getattr(spec, "nodes", ())\n': "getattr(..., 'nodes') reaches",
         "on = config.cluster.autoscaler.enabled\n": "reads cluster.autoscaler",
         "from infra.core.config.gke import GkePoolSpec\n": "a platform's config schema",
+        # The forms a first scan missed.
+        'match config.platform:\n    case "gke":\n        pass\n': "tests a platform's name",
+        'x = table.get("gke")\n': "looks a platform's name up",
+        'x = {"eks": 1}[p]\n': "looks a platform's name up",
+        "x = dict(gke=1, eks=2)[p]\n": "looks a platform's name up",
+        "ok = isinstance(plan.platform, GkePlatform)\n": "tests for a platform's class",
+        "match plan.platform:\n    case EksPlatform():\n        pass\n": "a platform's class",
+        "from infra.core.gke.platform import GkePlatform\n": "inside a platform package",
+        "from infra.core.gke import model\n": "inside a platform package",
+        'if preset.startswith("gke-"):\n    pass\n': "tests a platform's name",
+        'if preset == "eks-bottlerocket":\n    pass\n': "tests a platform's name",
+        'on = preset in ("k3s", "rke2")\n': "tests a platform's name",
+        'if features.cloud == "gcp":\n    pass\n': "tests a cloud's name",
     }
     for source, why in planted.items():
         (found,) = violations("infra/core/operator/objects.py", source)
@@ -179,12 +293,28 @@ def test_each_planted_violation_is_reported():
     assert outside and "inside a platform package" in outside[0]
 
 
+def test_cloud_tests_are_refused_beyond_what_a_module_has_left():
+    one = 'ok = cloud == "aws"\n'
+    assert violations("quota/keys.py", one) == []  # its one left
+    assert len(violations("quota/keys.py", one * 2)) == 2
+    assert violations("infra/core/catalog/vendored.py", one * 3) == []  # cloud-keyed data
+
+
+def test_every_cloud_test_left_is_still_there():
+    # A module that stopped testing a cloud's name drops its entry (the budget only shrinks).
+    for path, left in CLOUD_TESTS_LEFT.items():
+        tree = ast.parse((ROOT / path).read_text())
+        assert sum(_cloud_test(n) for n in ast.walk(tree)) == left, path
+
+
 def test_asking_the_platform_and_base_fields_pass():
     source = (
         "if plan.platform.features.autoscaler is None:\n    pass\n"
         "existing = config.cluster.existing\n"
         'warm = getattr(spec, "warm", 0)\n'
         'resolve(integrations["kubernetes"])\n'
+        "preset = platform.presets()[name]\n"
+        'ok = isinstance(plan.platform, Platform) and name.startswith("nvidia.com/")\n'
     )
     assert violations("infra/core/operator/objects.py", source) == []
 
@@ -210,7 +340,7 @@ def test_every_sample_plan_holds_its_platforms_implementation_by_the_protocol():
         assert plan.pools == plan.platform.pools and plan.catalog is plan.platform.catalog
 
 
-def test_a_plan_imports_no_other_platforms_planner_schema_or_implementation():
+def test_an_on_prem_plan_imports_no_module_of_another_platform():
     import subprocess
     import sys
 
@@ -220,19 +350,30 @@ def test_a_plan_imports_no_other_platforms_planner_schema_or_implementation():
         "from infra.core.plan import build_plan\n"
         "build_plan(parse_file('stacks/Pulumi.onprem-containerd.yaml'))\n"
         "print(sorted(m for m in sys.modules if m.split('.')[2:3] in (['gke'], ['eks'])"
-        " and not m.endswith('.model') or m in ('infra.core.config.gke', 'infra.core.config.eks')))\n"
+        " or m in ('infra.core.config.gke', 'infra.core.config.eks')))\n"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
     )
-    # The operator reads one constant of gke.model (its driver-installer label); nothing else.
-    assert out.stdout.strip() == "['infra.core.gke']"
+    # Not even a constant: each platform's presets (and GKE's driver installer) live in its package.
+    assert out.stdout.strip() == "[]"
 
 
 def _cluster(platform: str, **autoscaler: object):
     from tests.unit.operator_fixtures import stack
 
     return stack(platform, cluster={"autoscaler": autoscaler} if autoscaler else None)
+
+
+def test_only_cluster_autoscaler_on_eks_reads_its_gpu_label():
+    # cluster-autoscaler's AWS provider (GPULabel, aws_cloud_provider.go) treats a node with the
+    # label and 0 nvidia.com/gpu as unready; Karpenter has no such rule, and no autoscaler none.
+    from infra.core.eks.nodes import AWS_GPU_LABEL
+    from infra.core.eks.platform import eks_features
+
+    cases = {(): AWS_GPU_LABEL, (("kind", "karpenter"),): None, (("enabled", False),): None}
+    for given, label in cases.items():
+        assert eks_features(_cluster("eks", **dict(given)).cluster).autoscaler_gpu_label == label
 
 
 def test_who_scales_the_gpu_pools_is_gke_the_eks_autoscaler_kind_or_nobody():

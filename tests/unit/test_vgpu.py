@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from infra.core.config.secrets import FROM_ENGINE, masked, secret_refs
+from infra.core.config.stack import parse
 from infra.core.operator.helm_values import chart_defaults, default_at, vendored_versions
 from infra.core.operator.model import ConfigSecret, RegistryAuth
 from infra.core.operator.objects import LICENSE_CHECK_LABEL, LICENSED_SMI
@@ -184,6 +185,46 @@ def test_the_smoke_test_passes_only_once_the_driver_reports_a_licence():
     assert job["metadata"]["labels"][LICENSE_CHECK_LABEL] == "true"
     # 60 polls of 10 s end well inside the Job's deadline.
     assert job["spec"]["activeDeadlineSeconds"] > 60 * 10
+
+
+def _licence_job(config: Any) -> dict[str, Any]:
+    (job,) = [m for m in plan(config, _hints(config)).after_release if m["kind"] == "Job"]
+    return job
+
+
+def test_a_licence_is_per_vm_so_the_check_runs_one_pod_on_each_node_the_pool_always_has():
+    # nvidia-gridd licenses each guest separately (NVIDIA License System User Guide, one licence
+    # per client VM): one pod per node, kept apart by required anti-affinity on the hostname.
+    raw = {**_raw(), "gpu-infra:gpuOperator": {"vgpu": VGPU}, **SECRETS}
+    raw["gpu-infra:gpuPools"] = [{**raw["gpu-infra:gpuPools"][0], "minNodes": 3, "maxNodes": 3}]
+    config = parse(raw, "vgpu")
+    job = _licence_job(config)
+    assert (job["spec"]["parallelism"], job["spec"]["completions"]) == (3, 3)
+    template = job["spec"]["template"]
+    (term,) = template["spec"]["affinity"]["podAntiAffinity"][
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    ]
+    assert term["topologyKey"] == "kubernetes.io/hostname"
+    # Only this Job's pods repel each other: the selector is a label no earlier Job carries.
+    ((key, value),) = term["labelSelector"]["matchLabels"].items()
+    assert template["metadata"]["labels"][key] == value and value in job["metadata"]["name"]
+    assert key not in job["metadata"]["labels"]
+
+
+def test_listed_vgpu_nodes_are_each_checked_for_a_licence():
+    raw = {**_raw(), "gpu-infra:gpuOperator": {"vgpu": VGPU}, **SECRETS}
+    pool = {**raw["gpu-infra:gpuPools"][0], "nodes": ["vm-a", "vm-b"]}
+    raw["gpu-infra:gpuPools"] = [pool]
+    job = _licence_job(parse(raw, "vgpu"))
+    assert job["spec"]["completions"] == 2
+
+
+def test_a_passthrough_smoke_test_stays_one_pod():
+    from tests.unit.operator_fixtures import stack
+
+    config = stack("kubernetes", pools=[{"minNodes": 3, "maxNodes": 3, "smokeTest": True}])
+    (job,) = [m for m in plan(config).after_release if m["kind"] == "Job"]
+    assert "completions" not in job["spec"] and "affinity" not in job["spec"]["template"]["spec"]
 
 
 def test_kubeflow_profiles_come_after_the_licence_checking_jobs():

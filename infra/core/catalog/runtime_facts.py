@@ -18,6 +18,9 @@ from infra.core.catalog.vendored import read_rows
 FILE = "gpu_runtime_facts.csv"
 OPERATOR, TOOLKIT, DEVICE_PLUGIN = "gpu-operator", "nvidia-container-toolkit", "k8s-device-plugin"
 EKS_AMI, BOTTLEROCKET = "amazon-eks-ami", "bottlerocket"
+# Where k3s's (and RKE2's, which runs k3s's agent) embedded containerd listens
+# (https://docs.k3s.io/advanced#configuring-containerd; NVIDIA getting-started.html, k3s/RKE2).
+K3S_CONTAINERD_SOCKET = "/run/k3s/containerd/containerd.sock"
 
 
 @dataclass(frozen=True, slots=True)

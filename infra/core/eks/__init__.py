@@ -8,7 +8,7 @@ NVMe), `device_plugin` the NVIDIA device plugin chart when the GPU Operator is o
 device plugin for hpc groups. `platform` is EKS's ``Platform`` (``infra.core.platform``; Karpenter is
 one of its features), answering from the plan with `nodes` (the scheduling proof's nodes; Karpenter's
 in `karpenter.nodes`), `sent` (receiver checks and claims), `cost` (priced nodes and lines) and
-`capacity` (quota sizings). May import: `infra.core.config`, the cross-platform modules (`pools`,
+`capacity` (quota sizings) and `presets` (its GPU Operator presets, one per NVIDIA AMI). May import: `infra.core.config`, the cross-platform modules (`pools`,
 `labels`, `sharing`, `system_pool`, `kubeconfig`, `errors`), the neutral values a platform answers
 with (`platform`, `nodes`, `sent`, `sizing`, `platform_cost`), `catalog` and `rules`; never another
 platform's package, Pulumi or a cloud SDK.

@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.shapes import ShapeRules, user_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
-from infra.core.config.operator import EksPreset
 from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_nodes
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
+from infra.core.eks.presets import PRESETS
 from infra.core.errors import ConfigIssue, Issues, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL
 from infra.core.nodes import PoolNodes
@@ -32,6 +32,7 @@ from infra.core.platform import (
     Platform,
     PlatformDefaults,
     PoolView,
+    Preset,
     PricedPool,
     ServiceRole,
 )
@@ -56,7 +57,9 @@ def eks_features(cluster: EksClusterSpec) -> Features:
         scaler = "karpenter" if karpenter else "cluster-autoscaler"
     return Features(
         autoscaler=scaler,
-        autoscaler_gpu_label=nodes.AWS_GPU_LABEL,
+        # Only cluster-autoscaler reads it (its AWS provider's GPULabel); Karpenter, or no
+        # autoscaler, leaves a 0-GPU node carrying it alone.
+        autoscaler_gpu_label=nodes.AWS_GPU_LABEL if scaler == "cluster-autoscaler" else None,
         # gpu-infra puts it on EKS GPU node groups and NodePools (infra.core.eks.template).
         accelerator_label=EKS_ACCELERATOR_LABEL,
         mig_reboot=True,
@@ -125,9 +128,8 @@ class EksPlatform(PlatformDefaults):
         return self.plan.existing
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
-    @property
-    def presets(self) -> tuple[str, ...]:
-        return get_args(EksPreset)
+    def presets(self) -> Mapping[str, Preset]:
+        return PRESETS
 
     def default_preset(self, pools: Sequence[PoolHints]) -> str:
         image = pools[0].node_image.upper() if pools else ""

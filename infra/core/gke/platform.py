@@ -6,13 +6,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, get_args
+from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.shapes import ShapeRules, user_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
 from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
-from infra.core.config.operator import GkePreset
 from infra.core.config.stack import StackConfig
 from infra.core.errors import ConfigIssue, Issues, join_path
 from infra.core.gke import nodes, sent
@@ -20,6 +19,7 @@ from infra.core.gke.cluster import transition_issues
 from infra.core.gke.model import GkePlan, GkePoolPlan
 from infra.core.gke.observed import GkeObserved
 from infra.core.gke.planner import gke_pool_outputs, plan_gke
+from infra.core.gke.presets import PRESETS
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
 from infra.core.nodes import PoolNodes
 from infra.core.platform import (
@@ -30,6 +30,7 @@ from infra.core.platform import (
     Platform,
     PlatformDefaults,
     PoolView,
+    Preset,
     PricedPool,
 )
 from infra.core.pools import PoolHints, spec_of
@@ -163,9 +164,8 @@ class GkePlatform(PlatformDefaults):
         return self.plan.cluster.existing
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
-    @property
-    def presets(self) -> tuple[str, ...]:
-        return get_args(GkePreset)
+    def presets(self) -> Mapping[str, Preset]:
+        return PRESETS
 
     def default_preset(self, pools: Sequence[PoolHints]) -> str:
         first = pools[0] if pools else None

@@ -6,18 +6,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import get_args
 
 from infra.core.catalog.shapes import refuse_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
-from infra.core.config.kubernetes import Distribution, KubernetesClusterSpec, KubernetesPoolSpec
+from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.kubernetes.planner import KubernetesPlan, plan_kubernetes
+from infra.core.kubernetes.presets import PRESETS
 from infra.core.labels import ONPREM_ACCELERATOR_LABEL
 from infra.core.nodes import Node, PoolNodes, node_taints, running_allocatable, shared_resources
-from infra.core.platform import Features, Platform, PlatformDefaults, PoolView
+from infra.core.platform import Features, Platform, PlatformDefaults, PoolView, Preset
 from infra.core.pools import PoolHints
 
 FEATURES = Features(
@@ -82,9 +82,8 @@ class KubernetesPlatform(PlatformDefaults):
         return self.cluster.existing
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
-    @property
-    def presets(self) -> tuple[str, ...]:
-        return get_args(Distribution)
+    def presets(self) -> Mapping[str, Preset]:
+        return PRESETS
 
     def default_preset(self, pools: Sequence[PoolHints]) -> str:
         return self.cluster.distribution

@@ -13,8 +13,7 @@ from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.operator.helm_values import Setting
 from infra.core.operator.model import MANAGED_BY, Manifest
-from infra.core.operator.presets import NO_OPERATOR_DEVICE_PLUGIN, NO_OPERATOR_MIG_MANAGER
-from infra.core.platform import Platform
+from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import (
     DEVICE_PLUGIN_CONFIGMAP,
@@ -31,7 +30,7 @@ from infra.core.sharing import (
 
 
 def sharing_settings(
-    preset: str, pools: Sequence[PoolHints], platform: Platform, specs: PoolSpecs, issues: Issues
+    preset: Preset, pools: Sequence[PoolHints], platform: Platform, specs: PoolSpecs, issues: Issues
 ) -> list[Setting]:
     zero_gpu = platform.features.zero_gpu_rule
     shared = False
@@ -46,11 +45,11 @@ def sharing_settings(
                 "GKE's own GPU sharing or partitioning (gpu.sharing / gpu.partitionSize) is on for "
                 "this pool; use one of the two, not both",
             )
-        elif preset in NO_OPERATOR_DEVICE_PLUGIN:
+        elif not preset.device_plugin:
             issues.add(
                 path,
-                f"preset {preset!r} leaves the device plugin to the node image; configure "
-                "time-slicing there (Bottlerocket settings.kubelet-device-plugins.nvidia)",
+                f"preset {preset.name!r} leaves the device plugin to the node image; configure "
+                f"time-slicing there ({preset.device_plugin_config})",
             )
         elif pool.mig is not None and pool.mig.strategy == "mixed":
             issues.add(
@@ -117,7 +116,7 @@ def sharing_config_map(config: StackConfig, namespace: str) -> Manifest | None:
 
 def mig_settings(
     platform: Platform,
-    preset: str,
+    preset: Preset,
     pools: Sequence[PoolHints],
     specs: PoolSpecs,
     issues: Issues,
@@ -143,8 +142,8 @@ def mig_settings(
                 "pool; use one of the two, not both",
             )
             continue
-        if preset in NO_OPERATOR_MIG_MANAGER:
-            issues.add(path, f"preset {preset!r} leaves MIG to the node image's MIG manager")
+        if not preset.mig_manager:
+            issues.add(path, f"preset {preset.name!r} leaves MIG to the node image's MIG manager")
             continue
         problem = mig_config_problem(gpu, pool.mig, h.gpu_model)
         if problem is not None:

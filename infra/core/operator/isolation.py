@@ -13,6 +13,14 @@ the volume-mount list (only where the toolkit accepts it) or by ``NVIDIA_VISIBLE
 where it accepts that). Not covered, as no runtime setting covers them: privileged pods, pods adding
 ``CAP_SYS_ADMIN`` and ``hostPath`` mounts (Pod Security ``baseline`` refuses all three).
 
+Pod annotations never reach the nvidia runtime without the NRI plugin: the toolkit lists only
+``container_annotations`` (set by the kubelet from the device plugin's response) on its containerd
+handlers, never ``pod_annotations`` (toolkit ``pkg/config/engine/containerd/config.go``
+``AddRuntime``). With the operator's NRI plugin (``cdi.nriPluginEnabled``) the toolkit injects the
+CDI devices a pod's ``nvidia.cdi.k8s.io/container.<name>`` annotation names: toolkit 1.19 only for
+pods in its own namespace, 1.20 for any pod (only ``management.nvidia.com/gpu`` kept to listed
+namespaces), fact ``nri-annotation-scope``; gpu-infra refuses the latter.
+
 Every value below is the chart's (vendored values), the operator's (what it sets in CDI mode, in
 the order it applies env), the toolkit installer's default at the version the chart ships, the
 device plugin's default, or the node image's (``Platform.node_runtime``); an unknown is reported as
@@ -32,6 +40,9 @@ from infra.core.catalog.runtime_facts import (
     RuntimeFact,
     runtime_fact,
 )
+from infra.core.config.stack import StackConfig
+from infra.core.operator.delivery import UNKNOWN as _UNKNOWN
+from infra.core.operator.delivery import Decided, Handover, refusals
 from infra.core.operator.helm_values import Setting, default_at
 from infra.core.operator.model import HelmRelease
 from infra.core.platform import NodeRuntime, Platform
@@ -50,21 +61,6 @@ _FALSE = frozenset({"0", "f", "F", "FALSE", "false", "False"})
 NVIDIA_DEFAULTS = ("nvidia", "the image's")  # a default runtime that may be nvidia's
 
 
-@dataclass(frozen=True, slots=True)
-class Decided:
-    """One thing that decides visibility: its value (``None``: unknown), who set it, the source."""
-
-    value: Any
-    by: str
-    source: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"value": self.value, "by": self.by, "source": self.source}
-
-
-_UNKNOWN = Decided(None, "unknown", "")
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RuntimePath:
     """One row of the isolation table: a set of pools and what decides GPU visibility on them.
@@ -75,9 +71,11 @@ class RuntimePath:
         mode: ``cdi`` or ``legacy`` (the operator's ``cdi.enabled``), ``nri`` (its NRI plugin),
             ``-`` with the operator off.
         default_runtime, runtime_classes, accept_envvar, accept_mounts, device_list: the deciders.
+        runtime_mode: the mode the nvidia runtime runs for the device plugin's requests.
         unrequested: which pod sees which GPUs it did not request; ``None``: none does.
         unknown: why visibility cannot be told ("" when it can).
-        delivers: the GPUs the device plugin allocates reach the pod.
+        undelivered: why each of the device plugin's ways to hand allocated GPUs over fails
+            (empty: they reach the pod, see ``infra.core.operator.delivery``).
     """
 
     pools: tuple[str, ...]
@@ -92,8 +90,13 @@ class RuntimePath:
     accept_mounts: Decided
     device_list: Decided
     unrequested: str | None
+    runtime_mode: Decided = _UNKNOWN
     unknown: str = ""
-    delivers: bool = True
+    undelivered: tuple[str, ...] = ()
+
+    @property
+    def delivers(self) -> bool:
+        return not self.undelivered
 
     @property
     def enforced(self) -> bool:
@@ -119,6 +122,7 @@ class RuntimePath:
             "acceptEnvvarWhenUnprivileged": self.accept_envvar.to_json(),
             "acceptVolumeMounts": self.accept_mounts.to_json(),
             "deviceListStrategy": self.device_list.to_json(),
+            "nvidiaRuntimeMode": self.runtime_mode.to_json(),
             "unrequestedGpus": self.gap or "none",
             "enforced": self.enforced,
         }
@@ -257,6 +261,73 @@ class Combination:
     driver: str
 
 
+def runtime_mode(tk: str, env: Mapping[str, tuple[str, str, str]]) -> Decided:
+    """The mode the nvidia runtime runs for device-plugin requests: the installer's
+    ``NVIDIA_CONTAINER_RUNTIME_MODE`` where set, else what toolkit ``tk`` resolves ``auto`` to for
+    device IDs (fact ``auto-mode``)."""
+    if "NVIDIA_CONTAINER_RUNTIME_MODE" in env:
+        value, by, src = env["NVIDIA_CONTAINER_RUNTIME_MODE"]
+        return Decided(value, by, src)
+    f = runtime_fact(TOOLKIT, tk, "auto-mode")
+    if f is None:
+        return Decided(None, "unknown", f"no facts for nvidia-container-toolkit {tk}")
+    return Decided(f.value, f"toolkit {tk} auto mode", f.source)
+
+
+def _fact(receiver: str, version: str, name: str) -> Decided:
+    f = runtime_fact(receiver, version, name)
+    if f is None:
+        return Decided(None, "unknown", f"no facts for {receiver} {version}")
+    return Decided(f.value, receiver, f.source)
+
+
+@dataclass(frozen=True, slots=True)
+class _Toolkit:
+    """What the nvidia runtime of the pools' nodes does: default, gates, mode, mount forms."""
+
+    runtime: Decided
+    accept_envvar: Decided
+    accept_mounts: Decided
+    mode: Decided
+    mount_forms: Decided
+    handler: bool  # containerd has a handler a RuntimeClass may name
+    nri_scope: Decided = _UNKNOWN  # which pods the toolkit's NRI plugin injects devices into
+
+
+def _operator_toolkit(
+    values: Mapping[str, Any], version: str, reasons: Mapping[str, str], node: NodeRuntime | None
+) -> _Toolkit:
+    if effective(values, version, "toolkit.enabled"):
+        tk = toolkit_version(values, version)
+        env = container_env(values, version, "toolkit", reasons)
+        default = installer_flag("set-as-default", tk, env)
+        runtime = Decided(
+            "nvidia" if default.value else "runc" if default.value is False else None,
+            default.by,
+            default.source,
+        )
+        return _Toolkit(
+            runtime,
+            installer_flag(_flag(ACCEPT_ENVVAR), tk, env),
+            installer_flag(_flag(ACCEPT_MOUNTS), tk, env),
+            runtime_mode(tk, env),
+            _fact(TOOLKIT, tk, "cdi-mount-forms"),
+            True,
+            _fact(TOOLKIT, tk, "nri-annotation-scope"),
+        )
+    if node is not None:
+        by = "the node image"
+        return _Toolkit(
+            Decided(node.default_runtime, by, node.source),
+            Decided(node.accept_envvar, by, node.source),
+            Decided(node.accept_mounts, by, node.source),
+            _UNKNOWN,
+            _UNKNOWN,
+            node.nvidia_handler,
+        )
+    return _Toolkit(_UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, True)
+
+
 def operator_path(
     combo: Combination,
     values: Mapping[str, Any],
@@ -269,30 +340,24 @@ def operator_path(
     nri = bool(effective(values, version, "cdi.nriPluginEnabled"))
     cdi = bool(effective(values, version, "cdi.enabled"))
     mode = "nri" if nri else "cdi" if cdi else "legacy"
-    classes = runtime_classes(values, version)
-    if effective(values, version, "toolkit.enabled"):
-        tk = toolkit_version(values, version)
-        env = container_env(values, version, "toolkit", reasons)
-        default = installer_flag("set-as-default", tk, env)
-        runtime = Decided(
-            "nvidia" if default.value else "runc" if default.value is False else None,
-            default.by,
-            default.source,
-        )
-        accept_envvar = installer_flag(_flag(ACCEPT_ENVVAR), tk, env)
-        accept_mounts = installer_flag(_flag(ACCEPT_MOUNTS), tk, env)
-        handler = True
-    elif node is not None:
-        runtime = Decided(node.default_runtime, "the node image", node.source)
-        accept_envvar = Decided(node.accept_envvar, "the node image", node.source)
-        accept_mounts = Decided(node.accept_mounts, "the node image", node.source)
-        handler = node.nvidia_handler
-    else:
-        runtime = accept_envvar = accept_mounts = _UNKNOWN
-        handler = True
+    tk = _operator_toolkit(values, version, reasons, node)
     strategy = device_list(values, version, reasons, node)
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
     return _verdict(
-        combo, mode, runtime, classes, accept_envvar, accept_mounts, strategy, handler, cdi
+        combo, mode, runtime_classes(values, version), tk, _handover(tk, strategy, prefix, cdi)
+    )
+
+
+def _handover(tk: _Toolkit, strategy: Decided, prefix: Decided, cdi: bool) -> Handover:
+    return Handover(
+        strategy=strategy,
+        mode=tk.mode,
+        mount_forms=tk.mount_forms,
+        prefix=prefix,
+        accept_envvar=tk.accept_envvar,
+        accept_mounts=tk.accept_mounts,
+        nvidia=tk.runtime.value is None or tk.runtime.value in NVIDIA_DEFAULTS,
+        containerd_cdi=cdi,
     )
 
 
@@ -314,59 +379,46 @@ def node_path(combo: Combination, node: NodeRuntime | None, off_why: str) -> Run
             unrequested=None,
             unknown=off_why,
         )
-    by = "the node image"
-    return _verdict(
-        combo,
-        "-",
-        Decided(node.default_runtime, by, node.source),
-        Decided((), "no GPU Operator", ""),
-        Decided(node.accept_envvar, by, node.source),
-        Decided(node.accept_mounts, by, node.source),
-        Decided(node.device_list, by, node.source),
-        node.nvidia_handler,
-        cdi=False,
-    )
+    tk = _operator_toolkit({"toolkit": {"enabled": False}}, "", {}, node)
+    strategy = Decided(node.device_list, "the node image", node.source)
+    none = Decided((), "no GPU Operator", "")
+    return _verdict(combo, "-", none, tk, _handover(tk, strategy, _UNKNOWN, cdi=False))
 
 
 def _verdict(
-    combo: Combination,
-    mode: str,
-    runtime: Decided,
-    classes: Decided,
-    accept_envvar: Decided,
-    accept_mounts: Decided,
-    strategy: Decided,
-    handler: bool,
-    cdi: bool,
+    combo: Combination, mode: str, classes: Decided, tk: _Toolkit, handover: Handover
 ) -> RuntimePath:
     """Who reaches the nvidia runtime, whether it honours their env var, and whether allocated
     GPUs still arrive (see the module docstring for the rule)."""
     ways: list[str] = []
-    if runtime.value is None or runtime.value in NVIDIA_DEFAULTS:
+    if tk.runtime.value is None or tk.runtime.value in NVIDIA_DEFAULTS:
         ways.append("any pod (nvidia is, or may be, containerd's default runtime)")
-    named = tuple(classes.value or ()) if handler else ()
+    named = tuple(classes.value or ()) if tk.handler else ()
     if named:
         ways.append("a pod naming runtimeClassName " + " or ".join(named))
     unknown = ""
-    if mode == "nri":
-        unknown = (
-            "the operator's NRI plugin injects the devices, and gpu-infra has no facts on how it "
-            "treats NVIDIA_VISIBLE_DEVICES"
-        )
+    annotated = _nri_open(tk.nri_scope) if mode == "nri" else None
+    if mode == "nri" and tk.nri_scope.value is None:
+        unknown = f"no facts on which pods the toolkit's NRI plugin serves ({tk.nri_scope.source})"
     elif classes.value is None:
         unknown = f"no facts on the RuntimeClasses of gpu-operator {combo.chart}"
-    elif ways and accept_envvar.value is None:
-        where = accept_envvar.source or "the hosts are the user's own"
+    elif ways and tk.accept_envvar.value is None:
+        where = tk.accept_envvar.source or "the hosts are the user's own"
         unknown = (
             "nothing tells whether the nodes' toolkit honours NVIDIA_VISIBLE_DEVICES from "
             f"unprivileged containers ({where}): a pod without a GPU request and with "
             "NVIDIA_VISIBLE_DEVICES=all may see every GPU of its node"
         )
-    unrequested = None
-    if ways and accept_envvar.value:
-        unrequested = (
-            f"{' or '.join(ways)}, without a GPU request and with NVIDIA_VISIBLE_DEVICES=all "
-            "(every CUDA base image), sees every GPU of its node"
+    unrequested = annotated
+    if ways and tk.accept_envvar.value:
+        unrequested = "; ".join(
+            x
+            for x in (
+                f"{' or '.join(ways)}, without a GPU request and with NVIDIA_VISIBLE_DEVICES=all "
+                "(every CUDA base image), sees every GPU of its node",
+                annotated,
+            )
+            if x
         )
     return RuntimePath(
         pools=combo.pools,
@@ -375,31 +427,32 @@ def _verdict(
         chart=combo.chart,
         driver=combo.driver,
         mode=mode,
-        default_runtime=runtime,
+        default_runtime=tk.runtime,
         runtime_classes=classes,
-        accept_envvar=accept_envvar,
-        accept_mounts=accept_mounts,
-        device_list=strategy,
+        accept_envvar=tk.accept_envvar,
+        accept_mounts=tk.accept_mounts,
+        device_list=handover.strategy,
+        runtime_mode=tk.mode,
         unrequested=unrequested,
         unknown=unknown,
-        delivers=_delivers(strategy, runtime, accept_envvar, accept_mounts, cdi),
+        undelivered=tuple(refusals(handover)),
     )
 
 
-def _delivers(
-    strategy: Decided, runtime: Decided, envvar: Decided, mounts: Decided, cdi: bool
-) -> bool:
-    """Whether allocated GPUs may reach the pod along one of the device plugin's strategies;
-    false only when every one is known to be refused (an unknown is not gpu-infra's to refuse)."""
-    if strategy.value is None:
-        return True
-    ways = set(str(strategy.value).split(","))
-    nvidia = runtime.value is None or runtime.value in NVIDIA_DEFAULTS
-    return bool(
-        (cdi and ways & {"cdi-annotations", "cdi-cri"})
-        or ("volume-mounts" in ways and mounts.value is not False and nvidia)
-        or ("envvar" in ways and envvar.value is not False and nvidia)
-        or not ways & {"envvar", "volume-mounts", "cdi-annotations", "cdi-cri"}
+# Toolkit nri/plugin.go parseCDIDevices: 1.19 serves only pods in NRI_NAMESPACE (the operator
+# sets it to the toolkit pod's own namespace: assets/state-container-toolkit/0500_daemonset.yaml).
+NRI_OWN_NAMESPACE = "nri-namespace"
+
+
+def _nri_open(scope: Decided) -> str | None:
+    """Who gets what through the NRI plugin's annotation, or ``None`` when only the operator's
+    namespace (privileged, no team workloads) is served."""
+    if scope.value is None or scope.value == NRI_OWN_NAMESPACE:
+        return None
+    return (
+        "a pod in any namespace annotated nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all "
+        "(no GPU request, no privilege; Pod Security does not restrict annotations) gets every GPU "
+        f"of its node: the toolkit's NRI plugin injects the CDI devices it names ({scope.source})"
     )
 
 
@@ -419,11 +472,15 @@ def isolation_settings(
     ``values``/``reasons``: the release as planned so far. Always
     ``ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`` (the installer's default is
     true at every recorded toolkit version, and the operator's RuntimeClass reaches the runtime):
-    the operator's operands are privileged and keep their GPUs, allocated GPUs arrive by CDI. Where
-    nvidia is containerd's default runtime (no CDI), allocated GPUs must come another way: the
-    volume-mount list, accepted by the toolkit and sent by the device plugin (the RKE2 docs' v25.3
-    setup, rancher/rke2-docs docs/add-ons/gpu_operators.md: "required to properly isolate GPU
-    resources"). A variable the stack sets itself is left as it is (and judged by the table).
+    the operator's operands are privileged and keep their GPUs. Then, only where the device
+    plugin's strategy as planned would no longer deliver with the env var refused (nvidia is
+    containerd's default and its runtime mode reads neither the plugin's annotations nor CRI CDI
+    devices: ``infra.core.operator.delivery``), allocated GPUs come as the volume-mount list,
+    accepted by the toolkit and sent by the device plugin (the RKE2 docs' v25.3 setup,
+    rancher/rke2-docs docs/add-ons/gpu_operators.md: "required to properly isolate GPU
+    resources"). Where the runtime runs CDI mode (GKE's v25.3 ``cdi.default``), the operator's own
+    CDI strategy is kept: toolkit 1.17 in CDI mode drops plain-ID mounts. A variable the stack
+    sets itself is left as it is (and judged by the table).
     """
     if not effective(values, version, "toolkit.enabled"):
         return []
@@ -446,12 +503,12 @@ def isolation_settings(
             )
         )
     nvidia = installer_flag("set-as-default", tk, env)
-    if nvidia.value is False:
+    if nvidia.value is False or not _needs_mounts(values, version, reasons):
         return out
     why = (
-        f"GPU isolation: nvidia is containerd's default runtime ({nvidia.source}), so allocated "
-        "GPUs come as the device plugin's volume-mount list (rke2-docs gpu_operators.md v25.3: "
-        "required to isolate GPU resources)"
+        f"GPU isolation: nvidia is containerd's default runtime ({nvidia.source}) and runs "
+        f"{runtime_mode(tk, env).value} mode, so allocated GPUs come as the device plugin's "
+        "volume-mount list (rke2-docs gpu_operators.md v25.3: required to isolate GPU resources)"
     )
     if ACCEPT_MOUNTS not in given:
         out.append(Setting(f"toolkit.env[{ACCEPT_MOUNTS}]", "true", why))
@@ -463,6 +520,22 @@ def isolation_settings(
     if effective(values, version, "devicePlugin.enabled") and "DEVICE_LIST_STRATEGY" not in plugin:
         out.append(Setting("devicePlugin.env[DEVICE_LIST_STRATEGY]", DEVICE_LIST_STRATEGY, why))
     return out
+
+
+def _needs_mounts(values: Mapping[str, Any], version: str, reasons: Mapping[str, str]) -> bool:
+    """Whether the plugin's strategy as planned would hand nothing over once the env var is
+    refused (and volume mounts would)."""
+    tk = _operator_toolkit(values, version, reasons, None)
+    refused = Decided(False, "GPU isolation", "")
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
+    cdi = bool(effective(values, version, "cdi.enabled"))
+    strategy = device_list(values, version, reasons, None)
+    plain = replace(tk, accept_envvar=refused)
+    if not refusals(_handover(plain, strategy, prefix, cdi)):
+        return False
+    mounts = replace(plain, accept_mounts=Decided(True, "GPU isolation", ""))
+    volume = Decided(DEVICE_LIST_STRATEGY, "GPU isolation", "")
+    return not refusals(_handover(mounts, volume, prefix, cdi))
 
 
 # Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it.
@@ -498,9 +571,65 @@ def runtime_paths(
     return tuple(replace(k, pools=v) for k, v in merged.items())
 
 
-def summary(paths: Sequence[RuntimePath]) -> dict[str, Any]:
-    """The ``gpuIsolation`` stack output: every row, and whether all of them hold."""
-    return {"enforced": all(p.enforced for p in paths), "paths": [p.to_json() for p in paths]}
+# Pod Security "baseline" refuses privileged containers, capabilities beyond its list (CAP_SYS_ADMIN,
+# which the toolkit takes as privileged) and hostPath volumes (a /dev/null hostPath mounted at
+# /var/run/nvidia-container-devices/all is a volume-mount request for every GPU: toolkit
+# cuda_image.go requestsFromMounts): https://kubernetes.io/docs/concepts/security/pod-security-standards/#baseline
+TEAM_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "baseline"}
+HOLDING_LEVELS = ("baseline", "restricted")
+
+
+@dataclass(frozen=True, slots=True)
+class NamespaceGuard:
+    """The Pod Security level enforced on one team namespace (``None``: not gpu-infra's)."""
+
+    name: str
+    level: str | None
+    by: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "podSecurityEnforce": self.level, "by": self.by}
+
+
+KUBEFLOW_PSS = (
+    "the Kubeflow profile controller labels this namespace, not gpu-infra (kubeflow/manifests "
+    "applications/profiles/pss enforces baseline)"
+)
+
+
+def namespace_guards(config: StackConfig) -> tuple[NamespaceGuard, ...]:
+    """Per ``gpuNamespaces`` entry, the Pod Security level that keeps privileged, CAP_SYS_ADMIN
+    and hostPath pods out (users cannot set ``pod-security.kubernetes.io/*`` there:
+    ``rules.kubernetes.check_gpu_namespace_labels``)."""
+    return tuple(
+        NamespaceGuard(ns.name, None, KUBEFLOW_PSS)
+        if ns.kubeflow_profile is not None
+        else NamespaceGuard(ns.name, TEAM_POD_SECURITY[_ENFORCE], "gpu-infra")
+        for ns in config.namespaces
+    )
+
+
+_ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+def guard_gaps(guards: Sequence[NamespaceGuard]) -> list[str]:
+    """One line per team namespace whose Pod Security gpu-infra cannot vouch for."""
+    return [
+        f"{g.name}: {g.by}; without at least baseline a privileged pod there sees every GPU of "
+        "its node"
+        for g in guards
+        if g.level not in HOLDING_LEVELS
+    ]
+
+
+def summary(paths: Sequence[RuntimePath], guards: Sequence[NamespaceGuard] = ()) -> dict[str, Any]:
+    """The ``gpuIsolation`` stack output: every row and team namespace, and whether all hold."""
+    held = all(p.enforced for p in paths) and not guard_gaps(guards)
+    return {
+        "enforced": held,
+        "paths": [p.to_json() for p in paths],
+        "namespaces": [g.to_json() for g in guards],
+    }
 
 
 def gap_text(paths: Sequence[RuntimePath]) -> str | None:

@@ -39,6 +39,7 @@ _OPERATOR_FACTS = (
     "toolkit.cdi-default-env",
     "toolkit.user-env-last",
     "devicePlugin.cdi-strategy",
+    "devicePlugin.cdi-annotation-prefix",
     "devicePlugin.user-env-last",
     "runtimeClasses",
     "runtimeClasses.cdi-only",
@@ -49,6 +50,9 @@ _TOOLKIT_FACTS = (
     "accept-nvidia-visible-devices-as-volume-mounts",
     "set-as-default",
     "envvar-gate",
+    "auto-mode",
+    "cdi-mount-forms",
+    "nri-annotation-scope",
 )
 
 
@@ -174,10 +178,14 @@ def _operator_cases(label: str, v: str) -> list[Case]:
     out: list[Case] = []
     op = {"version": v}
     legacy = {"version": v, "values": {"cdi": {"enabled": False}}}
+    # v25.3's CDI without cdi.default: the toolkit's runtime stays in auto mode.
+    cdi_only = {"version": v, "values": {"cdi": {"enabled": True}}}
+    nri = {"version": v, "values": {"cdi": {"nriPluginEnabled": True}}}
+    labels = {id(legacy): "legacy", id(cdi_only): "cdi, not default", id(nri): "NRI plugin"}
 
     def add(p: _Platform, preset: str, driver: str, pool: Mapping[str, Any], **kw: Any) -> None:
         operator = kw.get("operator", op)
-        mode = "legacy" if operator is legacy else "chart default"
+        mode = labels.get(id(operator), "chart default")
         raw = _stack(p, pool, {**operator, "preset": preset}, kw.get("cluster", {}))
         out.append(Case(p.name, preset, label, v, driver, mode, raw))
 
@@ -186,6 +194,10 @@ def _operator_cases(label: str, v: str) -> list[Case]:
     add(_ONPREM, "containerd", "preinstalled", {**_ONPREM_POOL, "driver": "preinstalled"})
     if is_cdi_era(v):  # pre-CDI charts are legacy already
         add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=legacy)
+    else:
+        add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=cdi_only)
+    if "nriPluginEnabled" in chart_defaults(v).get("cdi", {}):
+        add(_ONPREM, "containerd", "operator", _ONPREM_POOL, operator=nri)
     vgpu = {**op, "vgpu": _VGPU}
     add(_ONPREM, "containerd", "vgpu", {**_ONPREM_POOL, "driver": "vgpu"}, operator=vgpu)
     # GKE below 1.33 for a 25.3 chart: its toolkit cannot read the config file newer GKE needs.
@@ -258,6 +270,7 @@ _COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("chart", lambda r: r.case.charts),
     ("driver", lambda r: r.case.driver),
     ("runtime", lambda r: r.path.mode if r.path else "-"),
+    ("nvidia runtime mode", lambda r: _mode_cell(r)),
     ("default runtime", lambda r: _cell(r.path.default_runtime.value) if r.path else ""),
     ("RuntimeClasses", lambda r: _cell(r.path.runtime_classes.value) if r.path else ""),
     (
@@ -267,6 +280,14 @@ _COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("device list", lambda r: _cell(r.path.device_list.value) if r.path else ""),
     ("unrequested GPUs", lambda r: _verdict(r)),
 )
+
+
+def _mode_cell(r: Row) -> str:
+    if r.path is None:
+        return ""
+    if r.path.runtime_mode.value is None and r.path.default_runtime.by.startswith("the node"):
+        return "the image's"
+    return _cell(r.path.runtime_mode.value)
 
 
 def _verdict(r: Row) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.catalog.pins import pin
+from infra.core.labels import MANAGED_BY as MANAGED_BY  # re-exported; its home is labels
 
 Manifest = dict[str, Any]
 
@@ -16,7 +17,6 @@ NVIDIA_HELM_REPO = pin("gpu-operator").repo
 CHART = pin("gpu-operator").chart
 RELEASE_NAME = "gpu-operator"
 
-MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 # NFD worker pods (hostPath mounts) come straight from the chart, before the operator could relabel
 # the namespace (psa.enabled), so the namespace is created privileged up front (NVIDIA
 # gpu-operator getting-started.html "Pod Security Admission").
@@ -30,10 +30,6 @@ PRIVILEGED_PSA = {
 # NVIDIA cloud-native-docs google-gke-gpu-operator-quota.yaml).
 GKE_CRITICAL_QUOTA = "gpu-operator-quota"
 GKE_CRITICAL_CLASSES = ("system-node-critical", "system-cluster-critical")
-# GKE: the toolkit's `containerd config dump` rewrites GKE >= 1.33's CNI bin_dir; read the file
-# instead (NVIDIA/nvidia-container-toolkit#1222, NVIDIA/gpu-operator#1577).
-GKE_RUNTIME_CONFIG_FILE_FROM = (1, 33)
-GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 
 
 # Operand DaemonSets (chart value keys) that run one system-node-critical pod per GPU node when
@@ -127,6 +123,8 @@ class OperatorPlan:
             sets ``deleteWithStack``: not retained on delete.
         isolation: the isolation table's rows for this stack's pools
             (``infra.core.operator.isolation.RuntimePath``).
+        pod_security: per team namespace, the Pod Security level enforced there
+            (``infra.core.operator.isolation.NamespaceGuard``).
     """
 
     namespace: str
@@ -142,3 +140,4 @@ class OperatorPlan:
     notes: tuple[str, ...] = ()
     deleted_with_stack: frozenset[str] = frozenset()
     isolation: tuple[Any, ...] = ()
+    pod_security: tuple[Any, ...] = ()

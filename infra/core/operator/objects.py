@@ -15,10 +15,15 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
-from infra.core.operator.gke_driver import installer_daemonsets
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
-from infra.core.operator.isolation import RuntimePath, gap_text
+from infra.core.operator.isolation import (
+    TEAM_POD_SECURITY,
+    RuntimePath,
+    gap_text,
+    guard_gaps,
+    namespace_guards,
+)
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
@@ -33,7 +38,7 @@ from infra.core.operator.model import (
     OperatorPlan,
 )
 from infra.core.operator.vgpu import VGPU, vgpu_secrets
-from infra.core.platform import Platform
+from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
 
@@ -96,7 +101,7 @@ def assemble(
     platform: Platform,
     specs: PoolSpecs,
     release: HelmRelease | None,
-    preset: str | None,
+    preset: Preset | None,
     namespace: str,
     notes: tuple[str, ...] = (),
     paths: tuple[RuntimePath, ...] = (),
@@ -114,6 +119,11 @@ def assemble(
     after, kubeflow_profiles = _namespaces(config, pools, specs, gap)
     if gap is not None and config.namespaces:
         notes = (*notes, f"gpuNamespaces: the GPU quotas do not bind GPU use here: {gap}")
+    guards = namespace_guards(config)
+    notes = (
+        *notes,
+        *(f"gpuNamespaces: the GPU quota may not bind in {g}" for g in guard_gaps(guards)),
+    )
     runtime_class = _runtime_class(release)
     scheduling: dict[str, dict[str, Any]] = {}
     node_labels: list[NodeLabels] = []
@@ -124,7 +134,10 @@ def assemble(
         # A GKE fallback pool shares its main pool's ComputeClass selector, so the main pool's
         # Job already tests the class; one Job per class, not per alternative.
         if pool.smoke_test and h.name in specs:
-            job = smoke_test_job(h, hints, config.operator.smoke_test_image, h.driver == VGPU)
+            licensed = h.driver == VGPU
+            # A licence is per VM: every node the pool always has is checked, not one.
+            nodes = (len(platform.listed_nodes(h.name)) or h.min_nodes) if licensed else 1
+            job = smoke_test_job(h, hints, config.operator.smoke_test_image, licensed, nodes)
             after.append(job)
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
@@ -139,7 +152,7 @@ def assemble(
     )
     return OperatorPlan(
         namespace=namespace,
-        preset=preset,
+        preset=preset.name if preset is not None else None,
         release=release,
         namespace_object=ns_object,
         before_release=tuple(before),
@@ -151,6 +164,7 @@ def assemble(
         notes=notes,
         deleted_with_stack=frozenset(n.name for n in config.namespaces if n.delete_with_stack),
         isolation=paths,
+        pod_security=guards,
     )
 
 
@@ -159,14 +173,13 @@ def _before_release(
     pools: Sequence[PoolHints],
     platform: Platform,
     release: HelmRelease,
-    preset: str | None,
+    preset: Preset | None,
     namespace: str,
 ) -> list[Manifest]:
     """Objects the release needs in place before it installs."""
     before: list[Manifest] = []
-    if preset == "gke-google-driver":
-        # Pools send INSTALLATION_DISABLED; Google's installer puts the driver on COS nodes.
-        before.extend(installer_daemonsets(pools))
+    if preset is not None:
+        before.extend(preset.before_release(pools))
     if platform.features.critical_pod_quota:
         pods, why = critical_pods(platform, pools, release.values, release.version)
         before.append(_gke_critical_quota(namespace, pods, why))
@@ -357,7 +370,9 @@ def _gpu_namespace(
         {
             "apiVersion": "v1",
             "kind": "Namespace",
-            "metadata": {"name": name, "labels": {**labels, **MANAGED_BY}},
+            # Baseline keeps out the pods no runtime setting stops (privileged, CAP_SYS_ADMIN,
+            # hostPath); users cannot override it (rules.kubernetes.check_gpu_namespace_labels).
+            "metadata": {"name": name, "labels": {**labels, **TEAM_POD_SECURITY, **MANAGED_BY}},
         },
         {
             "apiVersion": "v1",
@@ -427,11 +442,35 @@ def smoke_test_namespace() -> Manifest:
     }
 
 
+SMOKE_RUN_LABEL = "gpu-infra/smoke-run"
+
+
+def _one_pod_per_node(spec: dict[str, Any], digest: str) -> None:
+    """Required anti-affinity among this Job's own pods (a label carrying the spec's digest, so
+    earlier Jobs' pods do not count): https://kubernetes.io/docs/concepts/scheduling-eviction/
+    assign-pod-node/#inter-pod-affinity-and-anti-affinity."""
+    template = spec["template"]
+    template["metadata"]["labels"] = {**template["metadata"]["labels"], SMOKE_RUN_LABEL: digest}
+    template["spec"]["affinity"] = {
+        "podAntiAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "labelSelector": {"matchLabels": {SMOKE_RUN_LABEL: digest}},
+                    "topologyKey": "kubernetes.io/hostname",
+                }
+            ]
+        }
+    }
+
+
 def smoke_test_job(
-    h: PoolHints, hints: Mapping[str, Any], image: str, licensed: bool = False
+    h: PoolHints, hints: Mapping[str, Any], image: str, licensed: bool = False, nodes: int = 1
 ) -> Manifest:
     """A Job running ``nvidia-smi`` on one GPU of pool ``h``; on a vGPU pool (``licensed``) it
-    first waits for the guest driver's licence.
+    first waits for the guest driver's licence, on each of ``nodes`` nodes: one pod per node
+    (``parallelism``/``completions``, required pod anti-affinity on ``kubernetes.io/hostname``
+    among this Job's pods), so a node whose driver never licenses fails the Job. Fewer schedulable
+    nodes than ``nodes`` leave a pod Pending until the deadline: the Job fails, never passes.
 
     It runs once per change of its inputs: the name carries a hash of the spec, so a changed image,
     resource or selector makes a new Job, and an unchanged one keeps its name. It has no
@@ -471,7 +510,11 @@ def smoke_test_job(
             },
         },
     }
+    if nodes > 1:
+        spec["parallelism"] = spec["completions"] = nodes
     digest = hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:8]
+    if nodes > 1:
+        _one_pod_per_node(spec, digest)
     # <= 63 characters: the Job controller copies the name into the pods' job-name label.
     return {
         "apiVersion": "batch/v1",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from infra.core.catalog.runtime_facts import OPERATOR, runtime_fact
 from infra.core.config.operator import GpuOperatorSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
@@ -23,17 +24,11 @@ from infra.core.operator.objects import (
     check_namespaces,
     check_pool_labels,
 )
-from infra.core.operator.presets import (
-    RUNTIME_CLASS_PRESETS,
-    choose_preset,
-    gke_needs_config_file,
-    preset_notes,
-    preset_settings,
-)
+from infra.core.operator.presets import choose_preset, preset_notes, preset_settings
 from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.operator.vgpu import check_vgpu, vgpu_settings
-from infra.core.platform import Platform
+from infra.core.platform import Platform, Preset
 from infra.core.pools import PoolHints, PoolSpecs
 
 # --------------------------------------------------------------------------------------------------
@@ -96,7 +91,7 @@ def plan_operator(
     for path in unknown_paths(values, spec.version):
         issues.add(
             "gpuOperator.preset",
-            f"preset {preset!r} sets {path!r}, which is not a key of the gpu-operator "
+            f"preset {preset.name!r} sets {path!r}, which is not a key of the gpu-operator "
             f"{spec.version} chart values; pick another gpuOperator.version",
         )
     release = HelmRelease(
@@ -109,8 +104,9 @@ def plan_operator(
     check_cpu_nodes(platform, values, spec.version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(pools, platform, specs, issues)
-    paths = runtime_paths(pools, platform, release, preset)
+    paths = runtime_paths(pools, platform, release, preset.name)
     _check_delivery(paths, issues)
+    _check_nri(paths, issues)
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
     )
@@ -135,47 +131,61 @@ def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
     return isolation_settings(values, spec.version, reasons)
 
 
+def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
+    """The NRI plugin's annotation path is refused where the plugin serves every namespace: an
+    admission policy on pod annotations would be a cluster-wide object outside the release that a
+    second stack on the cluster collides with and whose removal reopens the path silently, while
+    CDI without NRI (containerd injects the device plugin's CRI CDI devices) already delivers."""
+    for p in paths:
+        if p.mode == "nri" and p.unrequested:
+            issues.add(
+                "gpuOperator.values.cdi.nriPluginEnabled",
+                f"true opens a way past the GPU quotas: {p.unrequested}; leave it false (CDI "
+                "without NRI injects allocated GPUs through containerd) or use a chart whose "
+                "toolkit's NRI plugin serves only its own namespace",
+            )
+
+
 def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
-    """A release whose allocated GPUs could not reach their pods (the device plugin's strategy
-    is one the toolkit refuses) is an error, not a plan."""
+    """A release whose allocated GPUs could not reach their pods (every way the device plugin
+    hands them over is one the runtime refuses or does not read) is an error, not a plan."""
     for p in paths:
         if p.delivers:
             continue
+        why = "; ".join(p.undelivered)
+        pools = ", ".join(p.pools)
+        if p.device_list.by.startswith("the operator"):
+            # v25.3.0-2 apply their CDI env after devicePlugin.env (fact user-env-last), so a
+            # volume-mount strategy cannot replace theirs.
+            later = [
+                v
+                for v in vendored_versions()
+                if (f := runtime_fact(OPERATOR, v, "devicePlugin.user-env-last")) and f.flag
+            ]
+            issues.add(
+                "gpuOperator.values.cdi",
+                f"with cdi.enabled true and cdi.default false the operator's device-list strategy "
+                f"{p.device_list.value} ({p.device_list.source}) wins, and pods of {pools} would "
+                f"get no GPU: {why}; set cdi.default: true (the runtime then reads the CDI "
+                "annotations) or cdi.enabled: false"
+                + (f", or use gpuOperator.version {later[0]} or later" if later else ""),
+            )
+            continue
         issues.add(
             "gpuOperator.values.devicePlugin.env",
-            f"DEVICE_LIST_STRATEGY {p.device_list.value} ({p.device_list.by}) hands GPUs over in "
-            f"a way the toolkit refuses here (NVIDIA_VISIBLE_DEVICES from unprivileged pods: "
-            f"{p.accept_envvar.value}; volume mounts: {p.accept_mounts.value}), so pods of "
-            f"{', '.join(p.pools)} would get no GPU; drop it",
+            f"DEVICE_LIST_STRATEGY {p.device_list.value} ({p.device_list.by}): pods of {pools} "
+            f"would get no GPU: {why}; drop it",
         )
 
 
 def _check_version_for_preset(
-    config: StackConfig, platform: Platform, preset: str, issues: Issues
+    config: StackConfig, platform: Platform, preset: Preset, issues: Issues
 ) -> None:
     """Chart versions the chosen preset cannot run."""
-    spec = config.operator
-    if (
-        preset.startswith("gke-")
-        and not is_cdi_era(spec.version)
-        and gke_needs_config_file(platform.kubernetes_version)
-    ):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} ships container toolkit 1.17, whose `containerd config dump` breaks "
-            "GKE >= 1.33 nodes (nvidia-container-toolkit#1222) and which cannot read "
-            "RUNTIME_CONFIG_SOURCE=file; use v25.10.0 or later, or pin cluster.minMasterVersion "
-            "below 1.33",
-        )
-    if preset in RUNTIME_CLASS_PRESETS and not is_cdi_era(spec.version):
-        issues.add(
-            "gpuOperator.version",
-            f"{spec.version} on {preset} leaves nvidia a non-default containerd runtime, so every "
-            "GPU pod would need runtimeClassName: nvidia, which JupyterHub, Kubeflow and Flyte "
-            "workloads do not set (https://docs.k3s.io/advanced#nvidia-container-runtime-support, "
-            "https://docs.rke2.io/add-ons/gpu_operators); use v25.10.0 or later (CDI: the device "
-            "plugin injects GPUs without a runtime class)",
-        )
+    version = config.operator.version
+    problem = preset.version_problem(version, is_cdi_era(version), platform.kubernetes_version)
+    if problem is not None:
+        issues.add("gpuOperator.version", problem)
 
 
 def _refuse_shared_cluster(config: StackConfig, platform: Platform, issues: Issues) -> bool:

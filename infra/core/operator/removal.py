@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET
 from infra.core.operator.helm_values import default_at, vendored_versions
 from infra.core.operator.model import CHART
-from infra.core.operator.presets import K3S_CONTAINERD_SOCKET
 
 
 def is_operator_release(inputs: Mapping[str, Any]) -> bool:

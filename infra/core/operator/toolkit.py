@@ -6,7 +6,7 @@ from __future__ import annotations
 from infra.core.config.operator import GpuOperatorSpec
 from infra.core.errors import Issues
 from infra.core.operator.helm_values import Setting, is_cdi_era
-from infra.core.operator.presets import NO_OPERATOR_TOOLKIT
+from infra.core.platform import Preset
 
 # Why CONTAINERD_SET_AS_DEFAULT is not carried into a CDI-era chart. From v25.10 the operator
 # enables CDI and keeps nvidia a non-default runtime on purpose (NVIDIA gpu-operator release notes
@@ -25,15 +25,15 @@ SET_AS_DEFAULT_DROPPED = (
 
 
 def toolkit_settings(
-    spec: GpuOperatorSpec, preset: str, issues: Issues, notes: list[str]
+    spec: GpuOperatorSpec, preset: Preset, issues: Issues, notes: list[str]
 ) -> list[Setting]:
     """``gpuOperator.toolkitEnv`` as settings; ``notes`` gets one line per variable dropped."""
     if not spec.toolkit_env:
         return []
-    if preset in NO_OPERATOR_TOOLKIT:
+    if not preset.toolkit:
         issues.add(
             "gpuOperator.toolkitEnv",
-            f"preset {preset!r} disables the operator's container toolkit (the node image ships "
+            f"preset {preset.name!r} disables the operator's container toolkit (the node image ships "
             "it), so toolkit env would have no effect; remove it",
         )
         return []

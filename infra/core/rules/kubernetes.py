@@ -178,7 +178,7 @@ def check_gpu_namespace_labels(v: Mapping[str, str]) -> Mapping[str, str]:
     for key in v:
         if key.startswith(POD_SECURITY_PREFIX):
             raise RuleError(
-                f"{shown(key)}: GPU namespaces keep the cluster's pod security level; "
+                f"{shown(key)}: gpu-infra enforces Pod Security baseline on GPU namespaces; "
                 f"labels under {POD_SECURITY_PREFIX} are not accepted here (a workload namespace "
                 "must not make itself privileged)",
                 at=(key,),

@@ -14,12 +14,16 @@ Pools whose driver the operator builds (``driver: operator``, Ubuntu) get no ins
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from infra.core.catalog.pins import pin
 from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
-from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL
-from infra.core.operator.model import GKE_DRIVER_DIR, MANAGED_BY, Manifest
+from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL, MANAGED_BY
 from infra.core.pools import PoolHints
+
+Manifest = dict[str, Any]
+# Where Google's installer puts the driver on COS nodes (the manifests' NVIDIA_INSTALL_DIR_HOST).
+GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 
 INSTALLER_COMMIT = pin("gke-driver-installer").commit
 _BASE = (
