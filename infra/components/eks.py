@@ -146,7 +146,13 @@ class EksCluster(pulumi.ComponentResource):
         if plan.declare_oidc_provider:
             self.oidc_provider_arn = self._oidc_provider(name, plan, found.oidc_issuer)
         self.kubeconfig = pulumi.Output.secret(
-            kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
+            kubeconfig(
+                found.name,
+                found.endpoint,
+                found.certificate_authority,
+                plan.region,
+                plan.credentials,
+            )
         )
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
@@ -214,6 +220,13 @@ class EksCluster(pulumi.ComponentResource):
                 # EKS refuses DeleteCluster while set (pulumi-eks ClusterArgs.deletion_protection);
                 # the engine's protect (lifecycle.csv) stops a destroy before it deletes anything.
                 deletion_protection=True,
+                # The kubeconfig signs as the AWS provider does (pulumi-eks reads aws:profile
+                # itself, never aws:assumeRoles: nodejs/eks/cluster/cluster.ts createCluster).
+                provider_credential_opts=eks.KubeconfigOptionsArgs(
+                    profile_name=plan.credentials.profile, role_arn=plan.credentials.role_arn
+                )
+                if plan.credentials.profile or plan.credentials.role_arn
+                else None,
             ),
             opts=with_lifecycle(pulumi.ResourceOptions(parent=self), "eks:index:Cluster"),
         )

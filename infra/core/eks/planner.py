@@ -17,7 +17,12 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler, versions
-from infra.core.eks.access import EksAccessEntryPlan, plan_access
+from infra.core.eks.access import (
+    AwsCredentials,
+    EksAccessEntryPlan,
+    plan_access,
+    provider_credentials,
+)
 from infra.core.eks.addons import EksAddonPlan, plan_addons
 from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.autoscaler_plan import (
@@ -59,6 +64,8 @@ class EksPlan:
         efa_device_plugin: AWS's EFA device plugin chart when a pool has EFA (hpc).
         existing_cluster / declare_oidc_provider / oidc_provider_arn: an existing cluster as
             observed, and its IAM OIDC provider: declared here, or the one found (``live``).
+        credentials: the AWS provider's profile and assumed role, which the kubeconfig signs
+            its EKS tokens with (``access.provider_credentials``).
     """
 
     cluster_name: str = ""
@@ -83,6 +90,7 @@ class EksPlan:
     existing_cluster: EksClusterObserved | None = None
     declare_oidc_provider: bool = False
     oidc_provider_arn: str = ""
+    credentials: AwsCredentials = field(default_factory=AwsCredentials)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -187,6 +195,7 @@ def plan_eks(
         addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
+        credentials=provider_credentials(config.provider_config, issues),
     )
     return apply_observed(config, plan, observed, issues)
 
