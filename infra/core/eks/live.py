@@ -17,7 +17,12 @@ from typing import TYPE_CHECKING
 from infra.core import offline
 from infra.core.config.stack import StackConfig
 from infra.core.eks.lifecycle import desired_size, live_name, predecessor
-from infra.core.eks.network import EksNetworkPlan, keep_live_nat, kept_control_plane_azs
+from infra.core.eks.network import (
+    EksNetworkPlan,
+    keep_live_nat,
+    keep_subnets,
+    kept_control_plane_azs,
+)
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.errors import Issues, join_path
 
@@ -101,12 +106,21 @@ def _network(plan: EksPlan, observed: EksObserved | None) -> EksNetworkPlan | No
         notes += [moved] if moved else []
     cluster = observed.cluster if observed is not None else None
     if net.create and cluster is not None and not plan.existing:
-        kept, added = kept_control_plane_azs(net.control_plane_az_ids, cluster.subnet_az_ids)
+        kept, added, unplanned = kept_control_plane_azs(
+            net.control_plane_az_ids, cluster.subnet_az_ids
+        )
+        net = keep_subnets(net, unplanned)
         if added:
             notes.append(
                 f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
                 f"with ({', '.join(kept)}); EKS cannot add {', '.join(added)}, which the "
                 "catalog now offers, to a running cluster (its nodes may still run there)"
+            )
+        if unplanned:
+            notes.append(
+                f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
+                f"with ({', '.join(kept)}), and their subnets: EKS cannot drop "
+                f"{', '.join(unplanned)}, which the plan no longer lists, from a running cluster"
             )
     else:
         kept = net.control_plane_az_ids
