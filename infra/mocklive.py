@@ -71,6 +71,8 @@ class LiveAccount:
     Attributes:
         eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
         node_groups: EKS node group name -> its current desired size.
+        node_group_limits: EKS node group name -> its (min size, max size); absent: (0, at
+            least its desired size).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
@@ -84,6 +86,7 @@ class LiveAccount:
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
@@ -125,6 +128,11 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     if new is not None:
         found = _holding(found, before(new))
     of = recording.of_type
+    groups = {
+        str(r.inputs["nodeGroupName"]): r.inputs.get("scalingConfig", {})
+        for r in of("aws:eks/nodeGroup:NodeGroup")
+        if r.inputs.get("nodeGroupName")
+    }
     clusters = {
         str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))
         for r in of("eks:index:Cluster")
@@ -133,12 +141,11 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     return replace(
         found,
         eks_clusters={**found.eks_clusters, **clusters},
-        node_groups={
-            str(r.inputs["nodeGroupName"]): int(
-                r.inputs.get("scalingConfig", {}).get("desiredSize", 0)
-            )
-            for r in of("aws:eks/nodeGroup:NodeGroup")
-            if r.inputs.get("nodeGroupName")
+        # The sizes the recording sent: the autoscaler has not acted since (what --diff plans
+        # over; a live account's desired size is whatever the autoscaler last set).
+        node_groups={n: int(sc.get("desiredSize", 0)) for n, sc in groups.items()},
+        node_group_limits={
+            n: (int(sc.get("minSize", 0)), int(sc.get("maxSize", 0))) for n, sc in groups.items()
         },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
@@ -200,11 +207,13 @@ def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read."""
-    desired = live.node_groups[args["nodeGroupName"]]
+    """DescribeNodegroup: only ``scalingConfig`` is read."""
+    name = args["nodeGroupName"]
+    desired = live.node_groups[name]
+    lo, hi = live.node_group_limits.get(name, (0, max(desired, 1)))
     return {
-        "id": f"{args['clusterName']}:{args['nodeGroupName']}",
-        "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+        "id": f"{args['clusterName']}:{name}",
+        "scalingConfigs": [{"desiredSize": desired, "minSize": lo, "maxSize": hi}],
     }
 
 

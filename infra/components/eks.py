@@ -22,6 +22,7 @@ from infra.components.eks_addons import ClusterAutoscaler, DevicePlugin, EksAddo
 from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
+    desired_size_ignored,
     efa_security_group,
     first_asg_name,
     launch_template,
@@ -286,7 +287,11 @@ class EksCluster(pulumi.ComponentResource):
                 tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
             ),
             opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_dependencies,
+                    ignore_changes=desired_size_ignored(s.send_desired),
+                ),
                 NODE_GROUP,
                 timeout_minutes=lifecycle.rolling_timeout_minutes(
                     NODE_GROUP, s.max_size, s.update_max_unavailable

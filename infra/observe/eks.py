@@ -3,7 +3,7 @@
 Through pulumi-aws's synchronous invokes, so ``pulumi up`` reads with the stack's provider
 configuration (region, credentials, assumed role). What it reads, in order: the cluster of
 ``cluster.name`` (ListClusters, then DescribeCluster and, for a cluster this stack creates, its
-subnets' AZ IDs), the node groups a pool of this stack may own and their desired sizes, the NAT
+subnets' AZ IDs), the node groups a pool of this stack may own and their sizes, the NAT
 gateways of the VPC it creates, for an existing cluster its IAM OIDC provider (IRSA) or Pod
 Identity agent, EKS's default version of each add-on without a pin, and the AZ offering of the
 node-group pools' instance types. Not found is an empty answer; any other failure stops the run
@@ -52,9 +52,11 @@ def observe_eks(config: StackConfig) -> EksObserved:
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
     oidc, agent = _identity(c, region, cluster)
+    scaling = _node_groups(config, region) if cluster is not None else {}
     return EksObserved(
         cluster=cluster,
-        node_groups=_node_groups(config, region) if cluster is not None else {},
+        node_groups={n: desired for n, (desired, _, _) in scaling.items()},
+        node_group_limits={n: (lo, hi) for n, (_, lo, hi) in scaling.items()},
         nat_az_ids=_nat_az_ids(c, region),
         oidc_provider_arn=oidc,
         pod_identity_agent=agent,
@@ -98,8 +100,8 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     )
 
 
-def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
-    """The desired size of each live node group a pool of this stack may own."""
+def _node_groups(config: StackConfig, region: str) -> dict[str, tuple[int, int, int]]:
+    """(desired, min, max) of each live node group a pool of this stack may own."""
     c: EksClusterSpec = config.cluster
     pools = [p.name for p in config.pools] + ([] if c.existing else [SYSTEM_GROUP])
     live = read(
@@ -111,16 +113,22 @@ def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
         n: read(
             "gpuPools",
             f"node group {n} of EKS cluster {c.name}",
-            lambda n=n: _desired(c, n, region),
+            lambda n=n: _scaling(c, n, region),
         )
         for n in node_groups_to_read(live, pools)
     }
 
 
-def _desired(c: EksClusterSpec, name: str, region: str) -> int:
+def _scaling(c: EksClusterSpec, name: str, region: str) -> tuple[int, int, int]:
+    """DescribeNodegroup ``scalingConfig`` (desiredSize, minSize, maxSize); every managed node
+    group has one (CreateNodegroup defaults it), so a group without one is an unread answer,
+    never size 0."""
     found = aws.eks.get_node_group(cluster_name=c.name, node_group_name=name, region=region)
     scaling = found.scaling_configs
-    return int(scaling[0].desired_size) if scaling else 0
+    if not scaling:
+        raise ValueError("DescribeNodegroup returned no scalingConfig")
+    s = scaling[0]
+    return int(s.desired_size), int(s.min_size), int(s.max_size)
 
 
 def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:

@@ -4,6 +4,7 @@ sample leaves (``mocklive.after``), changed as a running account changes."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 from typing import Any
 
@@ -53,3 +54,38 @@ def test_a_running_control_plane_keeps_exactly_its_azs_when_the_catalog_drops_on
     assert subnets["ml-net-usw2-az5"]["availabilityZoneId"] == "usw2-az5"
     assert subnets["ml-net-usw2-az5"]["cidrBlock"].endswith(f".{16 * 4}.0/20")
     assert any("EKS cannot drop usw2-az5" in n for n in notes), notes
+
+
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def _group(rec: mockengine.Recording, name: str) -> mockengine.Registered:
+    return next(r for r in rec.of_type(NODE_GROUP) if r.inputs["nodeGroupName"] == name)
+
+
+@pytest.fixture(scope="module")
+def scaled() -> tuple[dict[str, Any], LiveAccount, str]:
+    """eks-g4dn deployed, then the autoscaler scaled its first GPU group to 9 nodes."""
+    raw, _, account = deployed("eks-g4dn")
+    first = next(iter(sorted(n for n in account.node_groups if n.startswith("gpu-t4-"))))
+    return raw, replace(account, node_groups={**account.node_groups, first: 9}), first
+
+
+def test_a_running_group_whose_min_and_max_stay_leaves_its_desired_size_to_the_autoscaler(scaled):
+    # terraform-provider-aws documents ignore_changes on scaling_config[0].desired_size for an
+    # autoscaled aws_eks_node_group; a value read before the run would undo the autoscaler.
+    raw, account, first = scaled
+    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
+    assert ng.ignore_changes == ("scalingConfig.desiredSize",)
+
+
+def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds(scaled):
+    # The provider sends desired_size with every scaling_config change (node_group.go
+    # resourceNodeGroupUpdate); EKS refuses a desired size above maxSize.
+    raw, account, first = scaled
+    raw = copy.deepcopy(raw)
+    pool = next(p for p in raw["gpu-infra:gpuPools"] if first.startswith(f"{p['name']}-"))
+    pool["maxNodes"] = 5
+    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
+    assert ng.inputs["scalingConfig"] == {"minSize": 0, "maxSize": 5, "desiredSize": 5}
+    assert ng.ignore_changes == ()

@@ -29,6 +29,7 @@ FULL_EKS = EksObserved(
         subnet_az_ids=("usw2-az2", "usw2-az3"),
     ),
     node_groups={"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2},
+    node_group_limits={"gpu-t4-1a2b3c4d": (0, 20), "system-00ff00ff": (2, 3)},
     nat_az_ids=("usw2-az2",),
     oidc_provider_arn="arn:aws:iam::111122223333:oidc-provider/x",
     pod_identity_agent=True,

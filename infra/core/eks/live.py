@@ -36,14 +36,15 @@ def apply_observed(
 ) -> EksPlan:
     """``plan`` over the live account (``None``: an offline plan); problems go to ``issues``."""
     live = dict(observed.node_groups) if observed is not None else {}
+    limits = dict(observed.node_group_limits) if observed is not None else {}
     attached = attached_cluster(plan, observed, issues)
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
     return replace(
         plan,
         network=_network(plan, observed),
-        groups=tuple(live_group(g, live) for g in plan.groups),
-        system=live_system(plan.system, live) if plan.system is not None else None,
+        groups=tuple(live_group(g, live, limits) for g in plan.groups),
+        system=live_system(plan.system, live, limits) if plan.system is not None else None,
         existing_cluster=attached,
         declare_oidc_provider=attached is not None
         and plan.identity == "irsa"
@@ -65,9 +66,29 @@ def live_desired_size(
     return desired_size(live.get(source) if source is not None else None, min_size, max_size)
 
 
-def live_group(group: EksGroupPlan, live: Mapping[str, int]) -> EksGroupPlan:
+def sends_desired_size(
+    name: str, limits: Mapping[str, tuple[int, int]], min_size: int, max_size: int
+) -> bool:
+    """Whether the plan sends a node group's desired size: unless it runs with these min and max.
+
+    The autoscaler owns a running group's desired size; a value read at observe time and sent
+    minutes later would undo what it did since, and every preview after it acted would show
+    ``~scalingConfig.desiredSize``. Hence ``ignoreChanges`` on it (as terraform-provider-aws
+    documents for aws_eks_node_group: ``lifecycle { ignore_changes =
+    [scaling_config[0].desired_size] }``). Once min or max change it is sent, clamped
+    (``desired_size``): the provider sends desired_size with every scaling_config change
+    (internal/service/eks/node_group.go resourceNodeGroupUpdate, expandNodegroupScalingConfig),
+    and with ignoreChanges that would be the state's value, which EKS refuses outside the new
+    bounds. A group that does not run yet, or whose limits were not read, is sent."""
+    return limits.get(name) != (min_size, max_size)
+
+
+def live_group(
+    group: EksGroupPlan, live: Mapping[str, int], limits: Mapping[str, tuple[int, int]]
+) -> EksGroupPlan:
     """A GPU pool's node groups under their live names and AZs (``live_name``) with their desired
-    sizes, and a note for each group the catalog would now widen."""
+    sizes (sent only on a resize: ``sends_desired_size``), and a note for each group the catalog
+    would now widen."""
     names = list(live)
     node_groups, notes = [], []
     for ng in group.node_groups:
@@ -83,15 +104,19 @@ def live_group(group: EksGroupPlan, live: Mapping[str, int]) -> EksGroupPlan:
         size = live_desired_size(
             name, live, ng.min_size, ng.max_size, seed=group.seeds_from_predecessor
         )
-        node_groups.append(replace(ng, name=name, az_ids=azs, desired_size=size))
+        send = name not in live or sends_desired_size(name, limits, ng.min_size, ng.max_size)
+        node_groups.append(replace(ng, name=name, az_ids=azs, desired_size=size, send_desired=send))
     return replace(group, node_groups=tuple(node_groups), notes=(*group.notes, *notes))
 
 
-def live_system(system: EksSystemGroupPlan, live: Mapping[str, int]) -> EksSystemGroupPlan:
-    """The system group under its live name and AZs, with its desired size."""
+def live_system(
+    system: EksSystemGroupPlan, live: Mapping[str, int], limits: Mapping[str, tuple[int, int]]
+) -> EksSystemGroupPlan:
+    """The system group under its live name and AZs, with its desired size (``live_group``)."""
     name, azs = live_name(system.node_group_name, system.az_ids, system.frozen, list(live))
     size = live_desired_size(name, live, system.min_size, system.max_size)
-    return replace(system, node_group_name=name, az_ids=azs, desired_size=size)
+    send = name not in live or sends_desired_size(name, limits, system.min_size, system.max_size)
+    return replace(system, node_group_name=name, az_ids=azs, desired_size=size, send_desired=send)
 
 
 def _network(plan: EksPlan, observed: EksObserved | None) -> EksNetworkPlan | None:

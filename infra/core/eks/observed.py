@@ -45,6 +45,8 @@ class EksObserved:
         cluster: the cluster of ``cluster.name`` in the region; ``None``: there is none (yet).
         node_groups: the cluster's node groups a pool of this stack may own (``node_groups_to_read``)
             -> their desired size.
+        node_group_limits: the same groups -> their live (min size, max size); a group without
+            an entry (a value written before they were read) counts as resized.
         nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
         oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
             ``None``: there is none.
@@ -58,6 +60,7 @@ class EksObserved:
 
     cluster: EksClusterObserved | None = None
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     nat_az_ids: tuple[str, ...] = ()
     oidc_provider_arn: str | None = None
     pod_identity_agent: bool | None = None
@@ -80,6 +83,7 @@ class EksObserved:
                 "subnetAzIds": list(c.subnet_az_ids),
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
+            "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
             "natAzIds": list(self.nat_az_ids),
             "oidcProviderArn": self.oidc_provider_arn,
             "podIdentityAgent": self.pod_identity_agent,
@@ -113,6 +117,10 @@ class EksObserved:
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
+            node_group_limits={
+                str(k): (int(v[0]), int(v[1]))
+                for k, v in (doc.get("nodeGroupLimits") or {}).items()
+            },
             nat_az_ids=tuple(doc.get("natAzIds") or ()),
             oidc_provider_arn=doc.get("oidcProviderArn"),
             pod_identity_agent=doc.get("podIdentityAgent"),
@@ -129,6 +137,7 @@ _KEYS = frozenset(
     (
         "cluster",
         "nodeGroups",
+        "nodeGroupLimits",
         "natAzIds",
         "oidcProviderArn",
         "podIdentityAgent",
