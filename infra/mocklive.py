@@ -70,6 +70,9 @@ class LiveAccount:
 
     Attributes:
         eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
+        eks_versions: EKS cluster name -> its Kubernetes version (absent: ``1.33``).
+        eks_statuses: EKS cluster name -> its status (absent: ``ACTIVE``).
+        addons: add-on name -> the version a created cluster runs (DescribeAddon).
         node_groups: EKS node group name -> its current desired size.
         node_group_limits: EKS node group name -> its (min size, max size); absent: (0, at
             least its desired size).
@@ -80,11 +83,15 @@ class LiveAccount:
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
+        gke_without_workload_identity: those of them without Workload Identity.
         failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
             throttling): every read of that function fails so.
     """
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    eks_versions: Mapping[str, str] = field(default_factory=dict)
+    eks_statuses: Mapping[str, str] = field(default_factory=dict)
+    addons: Mapping[str, str] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
     node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
@@ -94,6 +101,7 @@ class LiveAccount:
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
+    gke_without_workload_identity: frozenset[str] = frozenset()
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -106,7 +114,11 @@ def before(config: StackConfig) -> LiveAccount:
         return LiveAccount(gke_clusters=frozenset({config.cluster.name}))
     if config.platform == "eks":
         subnets = tuple((config.cluster.vpc.private_subnets or {}).values())
-        return LiveAccount(eks_clusters={config.cluster.name: subnets})
+        name = config.cluster.name
+        return LiveAccount(
+            eks_clusters={name: subnets},
+            eks_versions={name: config.cluster.kubernetes_version},
+        )
     return LiveAccount()  # a kubeconfig's cluster: nothing is read
 
 
@@ -115,6 +127,7 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
     return replace(
         a,
         eks_clusters={**b.eks_clusters, **a.eks_clusters},
+        eks_versions={**b.eks_versions, **a.eks_versions},
         gke_clusters=a.gke_clusters | b.gke_clusters,
     )
 
@@ -138,9 +151,20 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         for r in of("eks:index:Cluster")
         if r.inputs.get("name")
     }
+    versions = {
+        str(r.inputs["name"]): str(r.inputs.get("version", ""))
+        for r in of("eks:index:Cluster")
+        if r.inputs.get("name")
+    }
     return replace(
         found,
         eks_clusters={**found.eks_clusters, **clusters},
+        eks_versions={**found.eks_versions, **versions},
+        addons={
+            str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
+            for r in of("aws:eks/addon:Addon")
+            if r.inputs.get("addonName") and r.inputs.get("addonVersion")
+        },
         # The sizes the recording sent: the autoscaler has not acted since (what --diff plans
         # over; a live account's desired size is whatever the autoscaler last set).
         node_groups={n: int(sc.get("desiredSize", 0)) for n, sc in groups.items()},
@@ -173,6 +197,8 @@ def _eks_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     return {
         "id": name,
         "name": name,
+        "version": live.eks_versions.get(name) or "1.33",
+        "status": live.eks_statuses.get(name, "ACTIVE"),
         "endpoint": f"https://{offline.ENDPOINT}",
         "certificateAuthorities": [{"data": offline.CERTIFICATE_AUTHORITY}],
         "identities": [{"oidcs": [{"issuer": f"https://{offline.eks_oidc_issuer(region)}"}]}],
@@ -218,7 +244,12 @@ def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _eks_get_addon(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    if not live.pod_identity_agent:
+    """DescribeAddon: a created cluster's add-on (``addons``), or an existing cluster's Pod
+    Identity agent (``pod_identity_agent``)."""
+    name = args["addonName"]
+    if name in live.addons:
+        return {"id": name, "addonName": name, "addonVersion": live.addons[name]}
+    if name != "eks-pod-identity-agent" or not live.pod_identity_agent:
         # terraform-provider-aws internal/service/eks/addon.go findAddon: retry.NotFoundError.
         raise InvokeFailure(
             f"reading EKS Add-On ({args['clusterName']}:{args['addonName']}): "
@@ -249,7 +280,7 @@ def _get_subnet(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """An existing GKE cluster: a placeholder endpoint and CA (nothing else is read)."""
+    """An existing GKE cluster: a placeholder endpoint and CA, and its workload pool."""
     name, location, project = args.get("name"), args.get("location"), args.get("project")
     if name not in live.gke_clusters:
         # terraform-provider-google data_source_google_container_cluster.go: "<id> not found".
@@ -260,6 +291,9 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
         "project": project,
         "endpoint": offline.ENDPOINT,
         "masterAuths": [{"clusterCaCertificate": offline.CERTIFICATE_AUTHORITY}],
+        "workloadIdentityConfigs": []
+        if name in live.gke_without_workload_identity
+        else [{"workloadPool": f"{project}.svc.id.goog"}],
     }
 
 

@@ -5,7 +5,8 @@ configuration (region, credentials, assumed role). What it reads, in order: the 
 ``cluster.name`` (ListClusters, then DescribeCluster and, for a cluster this stack creates, its
 subnets' AZ IDs), the node groups a pool of this stack may own and their sizes, the NAT
 gateways of the VPC it creates, for an existing cluster its IAM OIDC provider (IRSA) or Pod
-Identity agent, EKS's default version of each add-on without a pin, and the AZ offering of the
+Identity agent, EKS's default version of each add-on without a pin and, on a running cluster it
+created, the version each of those runs, and the AZ offering of the
 node-group pools' instance types. Not found is an empty answer; any other failure stops the run
 (``ObserveError``): what could not be read is unknown, never absent.
 """
@@ -61,6 +62,7 @@ def observe_eks(config: StackConfig) -> EksObserved:
         oidc_provider_arn=oidc,
         pod_identity_agent=agent,
         addon_versions=_addon_versions(c, region),
+        installed_addons=_installed_addons(c, region) if cluster is not None else None,
         offerings=_offerings(config, region),
     )
 
@@ -71,7 +73,10 @@ def _clusters(region: str) -> list[str]:
 
 def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     """DescribeCluster, and for a cluster this stack creates its subnets' AZ IDs (EKS keeps the
-    AZs a cluster was created with: ``kept_control_plane_azs``)."""
+    AZs a cluster was created with: ``kept_control_plane_azs``). A cluster still CREATING has no
+    CA or OIDC issuer yet (DescribeCluster: ``certificateAuthority``, ``identity`` appear once it
+    is ACTIVE): they read as empty, and ``live.attached_cluster`` refuses an existing cluster
+    that is not ACTIVE."""
     found = read(
         "cluster.name",
         f"EKS cluster {c.name}",
@@ -80,24 +85,34 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     vpc = found.vpc_config
     subnets: Sequence[str] = () if c.existing else list(vpc.subnet_ids or [])
     azs = {
-        str(
-            read(
-                "cluster.name",
-                f"subnet {s} of EKS cluster {c.name}",
-                lambda s=s: aws.ec2.get_subnet(id=s, region=region).availability_zone_id,
-            )
+        read(
+            "cluster.name",
+            f"subnet {s} of EKS cluster {c.name}",
+            lambda s=s: _az_id(s, region),
         )
         for s in subnets
     }
+    cas = found.certificate_authorities or []
+    oidcs = [o for i in found.identities or [] for o in i.oidcs or []]
     return EksClusterObserved(
         name=found.name,
-        endpoint=found.endpoint,
-        certificate_authority=found.certificate_authorities[0].data or "",
-        oidc_issuer=(found.identities[0].oidcs[0].issuer or "").removeprefix("https://"),
+        endpoint=found.endpoint or "",
+        certificate_authority=(cas[0].data or "") if cas else "",
+        oidc_issuer=((oidcs[0].issuer or "") if oidcs else "").removeprefix("https://"),
         security_group_id=vpc.cluster_security_group_id or "",
         vpc_id=vpc.vpc_id or "",
         subnet_az_ids=tuple(sorted(azs)),
+        version=found.version or "",
+        status=found.status or "",
     )
+
+
+def _az_id(subnet: str, region: str) -> str:
+    """DescribeSubnets ``availabilityZoneId``; a subnet without one is an unread answer."""
+    az = aws.ec2.get_subnet(id=subnet, region=region).availability_zone_id
+    if not az:
+        raise ValueError("DescribeSubnets returned no availabilityZoneId")
+    return az
 
 
 def _node_groups(config: StackConfig, region: str) -> dict[str, tuple[int, int, int]]:
@@ -155,11 +170,7 @@ def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
             region=region,
         ).ids
         subnets = [aws.ec2.get_nat_gateway(id=n, region=region).subnet_id for n in nats]
-        return tuple(
-            sorted(
-                str(aws.ec2.get_subnet(id=s, region=region).availability_zone_id) for s in subnets
-            )
-        )
+        return tuple(sorted(_az_id(s, region) for s in subnets))
 
     return read("cluster.vpc", f"the NAT gateways of VPC {name}", reads)
 
@@ -193,10 +204,9 @@ def _identity(
     return None, True
 
 
-def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
-    """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
-    each add-on the plan installs without a pin for the cluster's Kubernetes version."""
-    unpinned = [
+def _unpinned_addons(c: EksClusterSpec, region: str) -> list[str]:
+    """The add-ons the plan installs without a pin for the cluster's Kubernetes version."""
+    return [
         a.name
         for a in plan_addons(
             autoscaler.aws_partition(region),
@@ -206,6 +216,11 @@ def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
         )
         if not a.version
     ]
+
+
+def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
+    """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
+    each add-on the plan installs without a pin for the cluster's Kubernetes version."""
     return {
         name: read(
             "cluster.kubernetesVersion",
@@ -219,8 +234,30 @@ def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
                 ).version
             ),
         )
-        for name in unpinned
+        for name in _unpinned_addons(c, region)
     }
+
+
+def _installed_addons(c: EksClusterSpec, region: str) -> dict[str, str] | None:
+    """The version each unpinned add-on of a cluster this stack created runs (DescribeAddon
+    ``addonVersion``), which the plan keeps until ``kubernetesVersion`` changes
+    (``live.addon_version_kept``); one not installed (not found) has no entry."""
+    if c.existing:
+        return None
+    out: dict[str, str] = {}
+    for name in _unpinned_addons(c, region):
+        try:
+            found = aws.eks.get_addon(cluster_name=c.name, addon_name=name, region=region)
+        except Exception as e:  # classified: not found, or stop
+            if not not_found(str(e)):
+                raise ObserveError(
+                    "cluster.kubernetesVersion",
+                    f"could not read the {name} add-on of {c.name}: {failure_reason(str(e))}",
+                ) from e
+            continue
+        if found.addon_version:
+            out[name] = found.addon_version
+    return out
 
 
 def _offerings(config: StackConfig, region: str) -> dict[str, tuple[str, ...]] | None:

@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 
 from infra import mockengine
+from infra.core import offline
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.platform import eks_plan
+from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
-from infra.mocklive import LiveAccount, after
+from infra.mocklive import LiveAccount, after, before
 from tests.stack.harness import run_stack, sample, stack_source
 
 
@@ -89,3 +91,71 @@ def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds
     ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
     assert ng.inputs["scalingConfig"] == {"minSize": 0, "maxSize": 5, "desiredSize": 5}
     assert ng.ignore_changes == ()
+
+
+ADDON = "aws:eks/addon:Addon"
+EBS_CSI = "aws-ebs-csi-driver"  # no per-minor table in the user guide: unpinned
+
+
+def _addon_version(rec: mockengine.Recording, name: str) -> str:
+    return next(r for r in rec.of_type(ADDON) if r.inputs["addonName"] == name).inputs[
+        "addonVersion"
+    ]
+
+
+@pytest.fixture(scope="module")
+def installed() -> tuple[dict[str, Any], LiveAccount]:
+    """eks-g4dn deployed; its EBS CSI driver runs a build older than EKS's default now."""
+    raw, _, account = deployed("eks-g4dn")
+    return raw, replace(account, addons={**account.addons, EBS_CSI: "v1.40.0-eksbuild.1"})
+
+
+def test_a_running_addon_without_a_pin_keeps_its_version_not_eks_default(installed):
+    # DescribeAddonVersions defaultVersion moves when AWS publishes a build; following it would
+    # update the add-on on an up nobody asked for.
+    raw, account = installed
+    assert _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI) == (
+        "v1.40.0-eksbuild.1"
+    )
+
+
+def test_an_unpinned_addon_takes_eks_default_when_kubernetes_version_changes(installed):
+    raw, account = installed
+    raw = copy.deepcopy(raw)
+    raw["gpu-infra:cluster"]["kubernetesVersion"] = "1.34"  # the control plane runs 1.33
+    version = _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI)
+    assert version == offline.eks_addon_default("1.34")  # the fake account's default answer
+
+
+def errors_over(raw: dict[str, Any], stack: str, account: LiveAccount) -> dict[str, str]:
+    config = parse(raw, stack)
+    observed = mockengine.observe(raw, config.stack, account)
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(config, None, observed)
+    return {i.path: i.reason for i in e.value.issues}
+
+
+def test_a_node_group_version_ahead_of_an_existing_control_plane_is_refused():
+    # EKS CreateNodegroup: "You can only create a node group for your cluster that is equal to
+    # the current Kubernetes version for the cluster."
+    name, raw = stack_source("eks-existing")
+    config = parse(raw, name)
+    account = replace(before(config), eks_versions={config.cluster.name: "1.32"})
+    reason = errors_over(raw, name, account)["cluster.kubernetesVersion"]
+    assert reason.startswith("'1.33' is ahead of cluster shared's control plane (1.32)")
+
+
+def test_a_node_group_version_behind_an_existing_control_plane_is_refused_for_a_new_group():
+    name, raw = stack_source("eks-existing")
+    config = parse(raw, name)
+    account = replace(before(config), eks_versions={config.cluster.name: "1.34"})
+    reason = errors_over(raw, name, account)["cluster.kubernetesVersion"]
+    assert "is behind cluster shared's control plane (1.34)" in reason
+
+
+def test_an_existing_cluster_that_is_not_active_is_refused_not_read_half():
+    # DescribeCluster: a CREATING cluster has no certificateAuthority or OIDC issuer yet.
+    name, raw = stack_source("eks-existing")
+    config = parse(raw, name)
+    account = replace(before(config), eks_statuses={config.cluster.name: "CREATING"})
+    assert "is CREATING" in errors_over(raw, name, account)["cluster.name"]

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from infra.core import offline
 from infra.core.config.stack import StackConfig
+from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.lifecycle import desired_size, live_name, predecessor
 from infra.core.eks.network import (
     EksNetworkPlan,
@@ -40,10 +41,15 @@ def apply_observed(
     attached = attached_cluster(plan, observed, issues)
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
+    groups = tuple(live_group(g, live, limits) for g in plan.groups)
+    if attached is not None and (
+        problem := control_plane_problem(plan, attached, groups, live_names=live)
+    ):
+        issues.add(*problem)
     return replace(
         plan,
         network=_network(plan, observed),
-        groups=tuple(live_group(g, live, limits) for g in plan.groups),
+        groups=groups,
         system=live_system(plan.system, live, limits) if plan.system is not None else None,
         existing_cluster=attached,
         declare_oidc_provider=attached is not None
@@ -51,7 +57,12 @@ def apply_observed(
         and _oidc_arn(attached, observed) is None,
         oidc_provider_arn=(_oidc_arn(attached, observed) or "") if attached is not None else "",
         addons=tuple(
-            replace(a, version=a.version or addon_default(a.name, plan, observed, issues))
+            replace(
+                a,
+                version=a.version
+                or addon_version_kept(a.name, plan, observed)
+                or addon_default(a.name, plan, observed, issues),
+            )
             for a in plan.addons
         ),
     )
@@ -185,6 +196,50 @@ def attached_cluster(
     return observed.cluster
 
 
+def control_plane_problem(
+    plan: EksPlan,
+    cluster: EksClusterObserved,
+    groups: tuple[EksGroupPlan, ...],
+    *,
+    live_names: Mapping[str, int],
+) -> tuple[str, str] | None:
+    """Why the stack's node groups cannot attach to a running existing cluster, or ``None``.
+
+    Its control plane must be ACTIVE (a CREATING cluster has no CA or OIDC issuer yet, and EKS
+    refuses node groups on it). A node group follows ``cluster.kubernetesVersion``, but "You can
+    only create a node group for your cluster that is equal to the current Kubernetes version for
+    the cluster" (EKS API CreateNodegroup), and UpdateNodegroupVersion updates at most to the
+    cluster's version: a version ahead of the control plane fails every group; one behind it
+    fails each group the plan would create.
+    """
+    where = "cluster.kubernetesVersion"
+    if cluster.status and cluster.status != "ACTIVE":
+        return (
+            "cluster.name",
+            f"{plan.cluster_name!r} is {cluster.status} (DescribeCluster status): node groups "
+            "attach to an ACTIVE cluster only; run again once it is ACTIVE",
+        )
+    live, planned = cluster.version, plan.kubernetes_version
+    if not live or live == planned:
+        return None
+    if kubernetes_minor(planned) > kubernetes_minor(live):
+        return (
+            where,
+            f"{planned!r} is ahead of cluster {plan.cluster_name}'s control plane ({live}): EKS "
+            "creates and updates node groups only up to the cluster's version; upgrade the "
+            f"control plane first, or set {live}",
+        )
+    new = [ng.name for g in groups for ng in g.node_groups if ng.name not in live_names]
+    if new:
+        return (
+            where,
+            f"{planned!r} is behind cluster {plan.cluster_name}'s control plane ({live}): EKS "
+            f"creates a node group only at the cluster's version ({', '.join(new)} would be "
+            f"new); set {live}",
+        )
+    return None
+
+
 def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:
     """The IAM OIDC provider an existing cluster's IRSA roles trust: the one read, ``None`` for
     none (then the stack declares it); offline one is assumed."""
@@ -193,6 +248,20 @@ def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) 
     if observed is None:
         return offline.oidc_provider_arn(cluster.oidc_issuer)
     return observed.oidc_provider_arn
+
+
+def addon_version_kept(name: str, plan: EksPlan, observed: EksObserved | None) -> str:
+    """The version a running add-on without a pin keeps, or ``""`` (then EKS's default).
+
+    EKS's default version for a Kubernetes minor (DescribeAddonVersions ``defaultVersion``)
+    moves when AWS publishes a build; following it would update the add-on on a ``pulumi up``
+    nobody asked for. So an installed add-on keeps its version while the control plane runs the
+    planned ``kubernetesVersion``; a version change takes EKS's default for the new one."""
+    if observed is None or observed.installed_addons is None or observed.cluster is None:
+        return ""
+    if observed.cluster.version != plan.kubernetes_version:
+        return ""
+    return observed.installed_addons.get(name, "")
 
 
 def addon_default(name: str, plan: EksPlan, observed: EksObserved | None, issues: Issues) -> str:

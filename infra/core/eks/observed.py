@@ -26,6 +26,9 @@ class EksClusterObserved:
         security_group_id: the cluster security group EKS made (``vpcConfig.clusterSecurityGroupId``).
         vpc_id: the cluster's VPC.
         subnet_az_ids: AZ IDs of the cluster's subnets (read for a cluster this stack creates).
+        version: the control plane's Kubernetes version (``1.33``); ``""``: not read.
+        status: DescribeCluster ``status`` (``ACTIVE``, ``CREATING``, ``UPDATING`` ...);
+            ``""``: not read.
     """
 
     name: str
@@ -35,6 +38,8 @@ class EksClusterObserved:
     security_group_id: str
     vpc_id: str
     subnet_az_ids: tuple[str, ...] = ()
+    version: str = ""
+    status: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,6 +59,8 @@ class EksObserved:
             eks-pod-identity-agent add-on is installed; ``None``: not read.
         addon_versions: add-on -> EKS's default version for the cluster's Kubernetes version, for
             every add-on without a pin; ``None``: not read.
+        installed_addons: a cluster this stack created: add-on without a pin -> the version it
+            runs (DescribeAddon; an add-on not installed has no entry); ``None``: not read.
         offerings: instance type -> the region's AZ IDs offering it now, for the types of the
             node-group pools; ``None``: not read.
     """
@@ -65,6 +72,7 @@ class EksObserved:
     oidc_provider_arn: str | None = None
     pod_identity_agent: bool | None = None
     addon_versions: Mapping[str, str] | None = None
+    installed_addons: Mapping[str, str] | None = None
     offerings: Mapping[str, tuple[str, ...]] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -81,6 +89,8 @@ class EksObserved:
                 "securityGroupId": c.security_group_id,
                 "vpcId": c.vpc_id,
                 "subnetAzIds": list(c.subnet_az_ids),
+                "version": c.version,
+                "status": c.status,
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
             "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
@@ -90,6 +100,9 @@ class EksObserved:
             "addonVersions": None
             if self.addon_versions is None
             else dict(sorted(self.addon_versions.items())),
+            "installedAddons": None
+            if self.installed_addons is None
+            else dict(sorted(self.installed_addons.items())),
             "offerings": None
             if self.offerings is None
             else {t: list(azs) for t, azs in sorted(self.offerings.items())},
@@ -104,6 +117,7 @@ class EksObserved:
             _known(c, _CLUSTER_KEYS, "eks.cluster")
         offerings = doc.get("offerings")
         versions = doc.get("addonVersions")
+        installed = doc.get("installedAddons")
         return cls(
             cluster=None
             if c is None
@@ -115,6 +129,8 @@ class EksObserved:
                 security_group_id=str(c["securityGroupId"]),
                 vpc_id=str(c["vpcId"]),
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
+                version=str(c.get("version", "")),
+                status=str(c.get("status", "")),
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
             node_group_limits={
@@ -127,6 +143,9 @@ class EksObserved:
             addon_versions=None
             if versions is None
             else {str(k): str(v) for k, v in versions.items()},
+            installed_addons=None
+            if installed is None
+            else {str(k): str(v) for k, v in installed.items()},
             offerings=None
             if offerings is None
             else {str(t): tuple(azs) for t, azs in offerings.items()},
@@ -142,6 +161,7 @@ _KEYS = frozenset(
         "oidcProviderArn",
         "podIdentityAgent",
         "addonVersions",
+        "installedAddons",
         "offerings",
     )
 )
@@ -154,6 +174,8 @@ _CLUSTER_KEYS = frozenset(
         "securityGroupId",
         "vpcId",
         "subnetAzIds",
+        "version",
+        "status",
     )
 )
 

@@ -132,6 +132,7 @@ def attached_cluster(
             name=cluster.name,
             endpoint=offline.ENDPOINT,
             certificate_authority=offline.CERTIFICATE_AUTHORITY,
+            workload_pool=f"{project}.svc.id.goog",
         )
     if observed.cluster is None:
         issues.add(
@@ -139,6 +140,17 @@ def attached_cluster(
             f"{cluster.name!r}: no GKE cluster of that name in {cluster.location} of project "
             f"{project} (cluster.existing: true attaches to a running cluster); create it "
             "first, or set existing: false",
+        )
+    elif observed.cluster.workload_pool == "":
+        # The pools run the GKE metadata server (workloadMetadataConfig GKE_METADATA), which
+        # "can only be enabled if workload identity is enabled at the cluster level"
+        # (terraform-provider-google container_cluster workload_metadata_config.mode).
+        issues.add(
+            "cluster.name",
+            f"{cluster.name!r} has no Workload Identity (workloadIdentityConfig.workloadPool "
+            "is empty): the GPU pools run the GKE metadata server, which needs it; enable it "
+            f"with `gcloud container clusters update {cluster.name} "
+            f"--workload-pool={project}.svc.id.goog`",
         )
     return observed.cluster
 
