@@ -80,6 +80,7 @@ class LiveAccount:
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
         oidc_provider: whether the IAM OIDC provider of a cluster's issuer exists.
+        oidc_provider_tags: its tags (untagged: someone else's).
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
@@ -98,6 +99,7 @@ class LiveAccount:
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
     oidc_provider: bool = True
+    oidc_provider_tags: Mapping[str, str] = field(default_factory=dict)
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
@@ -151,6 +153,11 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         for r in of("eks:index:Cluster")
         if r.inputs.get("name")
     }
+    oidc = of("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    if oidc:  # declared by the recording: it exists now, with the tags it was given
+        found = replace(
+            found, oidc_provider=True, oidc_provider_tags=oidc[0].inputs.get("tags", {})
+        )
     versions = {
         str(r.inputs["name"]): str(r.inputs.get("version", ""))
         for r in of("eks:index:Cluster")
@@ -221,7 +228,8 @@ def _get_oidc_provider(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     if not live.oidc_provider:
         # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
         raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
-    return {"id": url, "url": url, "arn": offline.oidc_provider_arn(url)}
+    arn = offline.oidc_provider_arn(url)
+    return {"id": arn, "url": url, "arn": arn, "tags": dict(live.oidc_provider_tags)}
 
 
 def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:

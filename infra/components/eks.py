@@ -34,7 +34,7 @@ from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
-from infra.core.eks.access import kubeconfig, managed_policy_arn
+from infra.core.eks.access import OWNER_TAG, kubeconfig, managed_policy_arn, owner_tag_value
 from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.observed import EksClusterObserved
@@ -48,9 +48,6 @@ _NODE_POLICIES = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEKS_CNI_Policy",
 )
-# Tag on IAM objects gpu-infra creates in an existing cluster's account (OIDC provider), so a
-# later run tells its own object from one someone else made.
-OWNER_TAG = "gpu-infra/stack"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 _OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 
@@ -158,24 +155,26 @@ class EksCluster(pulumi.ComponentResource):
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
         """The cluster's IAM OIDC provider, created (and kept) because the account has none for
-        its issuer (EKS "Create an IAM OIDC provider").
-
-        One the account has, ours or not, is used and never declared (``live.apply_observed``):
-        IAM takes one provider per URL per account ("EntityAlreadyExists",
-        CreateOpenIDConnectProvider), so declaring one again after a destroy (which kept ours)
-        fails; a run after the one that created it drops it from the state only (retainOnDelete,
-        recorded in the state: https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
+        its issuer (EKS "Create an IAM OIDC provider"), or the one this stack created before (its
+        owner tag), imported by ARN (``live.apply_observed``): IAM takes one provider per URL per
+        account ("EntityAlreadyExists", CreateOpenIDConnectProvider), so declaring it again
+        after a destroy (which kept it) would fail. Someone else's is used, never declared.
         """
         provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             aws.iam.OpenIdConnectProviderArgs(
                 url=f"https://{issuer}",
                 client_id_lists=["sts.amazonaws.com"],
-                tags={OWNER_TAG: f"{plan.cluster_name}/{plan.stack}"},
+                tags={OWNER_TAG: owner_tag_value(plan.cluster_name, plan.stack)},
             ),
             # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
-            # next run of this stack finds it again.
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+            # next run of this stack finds it again: its own (by the tag) is imported, which is
+            # a no-op while it is in the state (live.apply_observed oidc_provider_import).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                retain_on_delete=True,
+                import_=plan.oidc_provider_import or None,
+            ),
         )
         return provider.arn
 

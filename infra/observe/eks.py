@@ -21,6 +21,7 @@ import pulumi_aws as aws
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler
+from infra.core.eks.access import OWNER_TAG
 from infra.core.eks.observed import (
     EksClusterObserved,
     EksObserved,
@@ -52,7 +53,7 @@ def observe_eks(config: StackConfig) -> EksObserved:
     region = config.region or ""
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
-    oidc, agent = _identity(c, region, cluster)
+    (oidc, owner), agent = _identity(c, region, cluster)
     scaling = _node_groups(config, region) if cluster is not None else {}
     return EksObserved(
         cluster=cluster,
@@ -60,6 +61,7 @@ def observe_eks(config: StackConfig) -> EksObserved:
         node_group_limits={n: (lo, hi) for n, (_, lo, hi) in scaling.items()},
         nat_az_ids=_nat_az_ids(c, region),
         oidc_provider_arn=oidc,
+        oidc_provider_owner=owner,
         pod_identity_agent=agent,
         addon_versions=_addon_versions(c, region),
         installed_addons=_installed_addons(c, region) if cluster is not None else None,
@@ -177,20 +179,22 @@ def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
 
 def _identity(
     c: EksClusterSpec, region: str, cluster: EksClusterObserved | None
-) -> tuple[str | None, bool | None]:
-    """An existing cluster's IAM OIDC provider ARN (IRSA; ``None``: there is none) or whether its
-    Pod Identity agent add-on is installed; neither is read for a cluster this stack creates."""
+) -> tuple[tuple[str | None, str], bool | None]:
+    """An existing cluster's IAM OIDC provider ARN (IRSA; ``None``: there is none) and its owner
+    tag (GetOpenIDConnectProvider ``Tags``), or whether its Pod Identity agent add-on is
+    installed; neither is read for a cluster this stack creates."""
     if not c.existing or cluster is None:
-        return None, None
+        return (None, ""), None
     key = "cluster.autoscaler.identity"
     if c.autoscaler.identity == "irsa":
         try:
             url = f"https://{cluster.oidc_issuer}"
-            return aws.iam.get_open_id_connect_provider(url=url).arn, None
+            found = aws.iam.get_open_id_connect_provider(url=url)
         except Exception as e:  # classified: not found, or stop
             if problem := oidc_lookup_problem(str(e).strip(), c.name):
                 raise ObserveError(key, problem) from e
-            return None, None
+            return (None, ""), None
+        return (found.arn, (found.tags or {}).get(OWNER_TAG, "")), None
     try:
         aws.eks.get_addon(cluster_name=c.name, addon_name=POD_IDENTITY_AGENT, region=region)
     except Exception as e:  # classified: not found, or stop
@@ -200,8 +204,8 @@ def _identity(
                 f"could not read the {POD_IDENTITY_AGENT} add-on of {c.name}: "
                 f"{failure_reason(str(e))}",
             ) from e
-        return None, False
-    return None, True
+        return (None, ""), False
+    return (None, ""), True
 
 
 def _unpinned_addons(c: EksClusterSpec, region: str) -> list[str]:

@@ -159,3 +159,28 @@ def test_an_existing_cluster_that_is_not_active_is_refused_not_read_half():
     config = parse(raw, name)
     account = replace(before(config), eks_statuses={config.cluster.name: "CREATING"})
     assert "is CREATING" in errors_over(raw, name, account)["cluster.name"]
+
+
+OIDC = "aws:iam/openIdConnectProvider:OpenIdConnectProvider"
+
+
+def test_a_second_run_keeps_declaring_the_oidc_provider_this_stack_created():
+    # First run: the account has none, the stack declares one (owner tag <cluster>/<stack>).
+    # Second run over what it left: its own provider stays declared (imported by ARN, a no-op
+    # while in the state), so the preview shows no delete.
+    name, raw = stack_source("eks-existing")
+    config = parse(raw, name)
+    empty = replace(before(config), oidc_provider=False)
+    first = run_stack(raw, name, account=empty)
+    (created,) = first.of_type(OIDC)
+    assert created.inputs["tags"] == {"gpu-infra/stack": f"shared/{name}"}
+    second = run_stack(raw, name, account=after(build_plan(config), first))
+    (kept,) = second.of_type(OIDC)
+    assert kept.urn == created.urn and kept.import_id.startswith("arn:aws:iam::")
+
+
+def test_an_oidc_provider_someone_else_made_is_referenced_by_arn_not_declared():
+    name, raw = stack_source("eks-existing")
+    config = parse(raw, name)
+    other = replace(before(config), oidc_provider_tags={"gpu-infra/stack": "shared/team-b"})
+    assert run_stack(raw, name, account=other).of_type(OIDC) == []

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from infra.core import offline
 from infra.core.config.stack import StackConfig
+from infra.core.eks.access import owner_tag_value
 from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.lifecycle import desired_size, live_name, predecessor
 from infra.core.eks.network import (
@@ -42,6 +43,7 @@ def apply_observed(
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
     groups = tuple(live_group(g, live, limits) for g in plan.groups)
+    own_oidc = owns_oidc_provider(plan, observed)
     if attached is not None and (
         problem := control_plane_problem(plan, attached, groups, live_names=live)
     ):
@@ -54,8 +56,9 @@ def apply_observed(
         existing_cluster=attached,
         declare_oidc_provider=attached is not None
         and plan.identity == "irsa"
-        and _oidc_arn(attached, observed) is None,
+        and (_oidc_arn(attached, observed) is None or own_oidc),
         oidc_provider_arn=(_oidc_arn(attached, observed) or "") if attached is not None else "",
+        oidc_provider_import=(_oidc_arn(attached, observed) or "") if own_oidc else "",
         addons=tuple(
             replace(
                 a,
@@ -238,6 +241,20 @@ def control_plane_problem(
             f"new); set {live}",
         )
     return None
+
+
+def owns_oidc_provider(plan: EksPlan, observed: EksObserved | None) -> bool:
+    """Whether the IAM OIDC provider found is the one this stack created (its owner tag): it
+    stays declared (imported by ARN, a no-op while in the state: pulumi/pulumi
+    docs/architecture/deployment-execution/import.md "importing a resource that already exists in
+    state is a no-op"), so a second run does not drop it from the state; anyone else's is only
+    referenced by ARN."""
+    return (
+        observed is not None
+        and observed.oidc_provider_arn is not None
+        and plan.identity == "irsa"
+        and observed.oidc_provider_owner == owner_tag_value(plan.cluster_name, plan.stack)
+    )
 
 
 def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:

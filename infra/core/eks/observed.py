@@ -55,6 +55,8 @@ class EksObserved:
         nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
         oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
             ``None``: there is none.
+        oidc_provider_owner: that provider's ``gpu-infra/stack`` tag (``access.OWNER_TAG``);
+            ``""``: untagged (someone else's).
         pod_identity_agent: an existing cluster with Pod Identity: whether its
             eks-pod-identity-agent add-on is installed; ``None``: not read.
         addon_versions: add-on -> EKS's default version for the cluster's Kubernetes version, for
@@ -70,6 +72,7 @@ class EksObserved:
     node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     nat_az_ids: tuple[str, ...] = ()
     oidc_provider_arn: str | None = None
+    oidc_provider_owner: str = ""
     pod_identity_agent: bool | None = None
     addon_versions: Mapping[str, str] | None = None
     installed_addons: Mapping[str, str] | None = None
@@ -96,6 +99,7 @@ class EksObserved:
             "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
             "natAzIds": list(self.nat_az_ids),
             "oidcProviderArn": self.oidc_provider_arn,
+            "oidcProviderOwner": self.oidc_provider_owner,
             "podIdentityAgent": self.pod_identity_agent,
             "addonVersions": None
             if self.addon_versions is None
@@ -139,6 +143,7 @@ class EksObserved:
             },
             nat_az_ids=tuple(doc.get("natAzIds") or ()),
             oidc_provider_arn=doc.get("oidcProviderArn"),
+            oidc_provider_owner=str(doc.get("oidcProviderOwner") or ""),
             pod_identity_agent=doc.get("podIdentityAgent"),
             addon_versions=None
             if versions is None
@@ -159,6 +164,7 @@ _KEYS = frozenset(
         "nodeGroupLimits",
         "natAzIds",
         "oidcProviderArn",
+        "oidcProviderOwner",
         "podIdentityAgent",
         "addonVersions",
         "installedAddons",

@@ -63,7 +63,9 @@ class EksPlan:
         device_plugin: the NVIDIA device plugin chart when the GPU Operator is off.
         efa_device_plugin: AWS's EFA device plugin chart when a pool has EFA (hpc).
         existing_cluster / declare_oidc_provider / oidc_provider_arn: an existing cluster as
-            observed, and its IAM OIDC provider: declared here, or the one found (``live``).
+            observed, and its IAM OIDC provider: declared here, or the one found (``live``);
+            ``oidc_provider_import``: the ARN of this stack's own provider, declared again and
+            imported.
         credentials: the AWS provider's profile and assumed role, which the kubeconfig signs
             its EKS tokens with (``access.provider_credentials``).
     """
@@ -90,6 +92,7 @@ class EksPlan:
     existing_cluster: EksClusterObserved | None = None
     declare_oidc_provider: bool = False
     oidc_provider_arn: str = ""
+    oidc_provider_import: str = ""
     credentials: AwsCredentials = field(default_factory=AwsCredentials)
 
     @property
