@@ -51,6 +51,7 @@ class Registered:
     inputs: dict[str, Any]
     depends_on: tuple[str, ...]
     ignore_changes: tuple[str, ...] = ()  # the ignoreChanges option: paths the engine never diffs
+    import_id: str = ""  # the import option: the ID of an existing resource the engine adopts
     # The resource options the engine received (``options_of``): protect, deleteBeforeReplace, ...
     options: dict[str, Any] = field(default_factory=dict)
 
@@ -225,6 +226,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 inputs=_plain(inputs),
                 depends_on=tuple(sorted(deps)),
                 ignore_changes=tuple(request.ignoreChanges),
+                import_id=request.importId or "",
                 options=options_of(request),
             )
         )

@@ -70,27 +70,40 @@ class LiveAccount:
 
     Attributes:
         eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
+        eks_versions: EKS cluster name -> its Kubernetes version (absent: ``1.33``).
+        eks_statuses: EKS cluster name -> its status (absent: ``ACTIVE``).
+        addons: add-on name -> the version a created cluster runs (DescribeAddon).
         node_groups: EKS node group name -> its current desired size.
+        node_group_limits: EKS node group name -> its (min size, max size); absent: (0, at
+            least its desired size).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
         oidc_provider: whether the IAM OIDC provider of a cluster's issuer exists.
+        oidc_provider_tags: its tags (untagged: someone else's).
         oidc_lookup_error: an error other than not-found the OIDC provider lookup fails with.
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
+        gke_without_workload_identity: those of them without Workload Identity.
         failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
             throttling): every read of that function fails so.
     """
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    eks_versions: Mapping[str, str] = field(default_factory=dict)
+    eks_statuses: Mapping[str, str] = field(default_factory=dict)
+    addons: Mapping[str, str] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
     oidc_provider: bool = True
+    oidc_provider_tags: Mapping[str, str] = field(default_factory=dict)
     oidc_lookup_error: str | None = None
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
+    gke_without_workload_identity: frozenset[str] = frozenset()
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -103,7 +116,11 @@ def before(config: StackConfig) -> LiveAccount:
         return LiveAccount(gke_clusters=frozenset({config.cluster.name}))
     if config.platform == "eks":
         subnets = tuple((config.cluster.vpc.private_subnets or {}).values())
-        return LiveAccount(eks_clusters={config.cluster.name: subnets})
+        name = config.cluster.name
+        return LiveAccount(
+            eks_clusters={name: subnets},
+            eks_versions={name: config.cluster.kubernetes_version},
+        )
     return LiveAccount()  # a kubeconfig's cluster: nothing is read
 
 
@@ -112,6 +129,7 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
     return replace(
         a,
         eks_clusters={**b.eks_clusters, **a.eks_clusters},
+        eks_versions={**b.eks_versions, **a.eks_versions},
         gke_clusters=a.gke_clusters | b.gke_clusters,
     )
 
@@ -125,20 +143,40 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     if new is not None:
         found = _holding(found, before(new))
     of = recording.of_type
+    groups = {
+        str(r.inputs["nodeGroupName"]): r.inputs.get("scalingConfig", {})
+        for r in of("aws:eks/nodeGroup:NodeGroup")
+        if r.inputs.get("nodeGroupName")
+    }
     clusters = {
         str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))
+        for r in of("eks:index:Cluster")
+        if r.inputs.get("name")
+    }
+    oidc = of("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
+    if oidc:  # declared by the recording: it exists now, with the tags it was given
+        found = replace(
+            found, oidc_provider=True, oidc_provider_tags=oidc[0].inputs.get("tags", {})
+        )
+    versions = {
+        str(r.inputs["name"]): str(r.inputs.get("version", ""))
         for r in of("eks:index:Cluster")
         if r.inputs.get("name")
     }
     return replace(
         found,
         eks_clusters={**found.eks_clusters, **clusters},
-        node_groups={
-            str(r.inputs["nodeGroupName"]): int(
-                r.inputs.get("scalingConfig", {}).get("desiredSize", 0)
-            )
-            for r in of("aws:eks/nodeGroup:NodeGroup")
-            if r.inputs.get("nodeGroupName")
+        eks_versions={**found.eks_versions, **versions},
+        addons={
+            str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
+            for r in of("aws:eks/addon:Addon")
+            if r.inputs.get("addonName") and r.inputs.get("addonVersion")
+        },
+        # The sizes the recording sent: the autoscaler has not acted since (what --diff plans
+        # over; a live account's desired size is whatever the autoscaler last set).
+        node_groups={n: int(sc.get("desiredSize", 0)) for n, sc in groups.items()},
+        node_group_limits={
+            n: (int(sc.get("minSize", 0)), int(sc.get("maxSize", 0))) for n, sc in groups.items()
         },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
@@ -166,6 +204,8 @@ def _eks_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     return {
         "id": name,
         "name": name,
+        "version": live.eks_versions.get(name) or "1.33",
+        "status": live.eks_statuses.get(name, "ACTIVE"),
         "endpoint": f"https://{offline.ENDPOINT}",
         "certificateAuthorities": [{"data": offline.CERTIFICATE_AUTHORITY}],
         "identities": [{"oidcs": [{"issuer": f"https://{offline.eks_oidc_issuer(region)}"}]}],
@@ -188,7 +228,8 @@ def _get_oidc_provider(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     if not live.oidc_provider:
         # terraform-provider-aws findOpenIDConnectProviderByURL: retry.NotFoundError.
         raise InvokeFailure(f"reading IAM OIDC Provider (https://{url}): couldn't find resource")
-    return {"id": url, "url": url, "arn": offline.oidc_provider_arn(url)}
+    arn = offline.oidc_provider_arn(url)
+    return {"id": arn, "url": url, "arn": arn, "tags": dict(live.oidc_provider_tags)}
 
 
 def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
@@ -200,16 +241,23 @@ def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read."""
-    desired = live.node_groups[args["nodeGroupName"]]
+    """DescribeNodegroup: only ``scalingConfig`` is read."""
+    name = args["nodeGroupName"]
+    desired = live.node_groups[name]
+    lo, hi = live.node_group_limits.get(name, (0, max(desired, 1)))
     return {
-        "id": f"{args['clusterName']}:{args['nodeGroupName']}",
-        "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+        "id": f"{args['clusterName']}:{name}",
+        "scalingConfigs": [{"desiredSize": desired, "minSize": lo, "maxSize": hi}],
     }
 
 
 def _eks_get_addon(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    if not live.pod_identity_agent:
+    """DescribeAddon: a created cluster's add-on (``addons``), or an existing cluster's Pod
+    Identity agent (``pod_identity_agent``)."""
+    name = args["addonName"]
+    if name in live.addons:
+        return {"id": name, "addonName": name, "addonVersion": live.addons[name]}
+    if name != "eks-pod-identity-agent" or not live.pod_identity_agent:
         # terraform-provider-aws internal/service/eks/addon.go findAddon: retry.NotFoundError.
         raise InvokeFailure(
             f"reading EKS Add-On ({args['clusterName']}:{args['addonName']}): "
@@ -240,7 +288,7 @@ def _get_subnet(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """An existing GKE cluster: a placeholder endpoint and CA (nothing else is read)."""
+    """An existing GKE cluster: a placeholder endpoint and CA, and its workload pool."""
     name, location, project = args.get("name"), args.get("location"), args.get("project")
     if name not in live.gke_clusters:
         # terraform-provider-google data_source_google_container_cluster.go: "<id> not found".
@@ -251,6 +299,9 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
         "project": project,
         "endpoint": offline.ENDPOINT,
         "masterAuths": [{"clusterCaCertificate": offline.CERTIFICATE_AUTHORITY}],
+        "workloadIdentityConfigs": []
+        if name in live.gke_without_workload_identity
+        else [{"workloadPool": f"{project}.svc.id.goog"}],
     }
 
 

@@ -22,6 +22,7 @@ from infra.components.eks_addons import ClusterAutoscaler, DevicePlugin, EksAddo
 from infra.components.eks_network import EksNetwork
 from infra.components.eks_nodes import (
     EksGpuNodeGroup,
+    desired_size_ignored,
     efa_security_group,
     first_asg_name,
     launch_template,
@@ -33,7 +34,7 @@ from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
-from infra.core.eks.access import kubeconfig, managed_policy_arn
+from infra.core.eks.access import OWNER_TAG, kubeconfig, managed_policy_arn, owner_tag_value
 from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
 from infra.core.eks.observed import EksClusterObserved
@@ -47,9 +48,6 @@ _NODE_POLICIES = (
     "AmazonEC2ContainerRegistryPullOnly",
     "AmazonEKS_CNI_Policy",
 )
-# Tag on IAM objects gpu-infra creates in an existing cluster's account (OIDC provider), so a
-# later run tells its own object from one someone else made.
-OWNER_TAG = "gpu-infra/stack"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 _OLD_DEVICE_PLUGIN = "gpu-infra:aws:NvidiaDevicePlugin"
 
@@ -146,29 +144,37 @@ class EksCluster(pulumi.ComponentResource):
         if plan.declare_oidc_provider:
             self.oidc_provider_arn = self._oidc_provider(name, plan, found.oidc_issuer)
         self.kubeconfig = pulumi.Output.secret(
-            kubeconfig(found.name, found.endpoint, found.certificate_authority, plan.region)
+            kubeconfig(
+                found.name,
+                found.endpoint,
+                found.certificate_authority,
+                plan.region,
+                plan.credentials,
+            )
         )
 
     def _oidc_provider(self, name: str, plan: core.EksPlan, issuer: str) -> pulumi.Output[str]:
         """The cluster's IAM OIDC provider, created (and kept) because the account has none for
-        its issuer (EKS "Create an IAM OIDC provider").
-
-        One the account has, ours or not, is used and never declared (``live.apply_observed``):
-        IAM takes one provider per URL per account ("EntityAlreadyExists",
-        CreateOpenIDConnectProvider), so declaring one again after a destroy (which kept ours)
-        fails; a run after the one that created it drops it from the state only (retainOnDelete,
-        recorded in the state: https://www.pulumi.com/docs/iac/concepts/options/retainondelete/).
+        its issuer (EKS "Create an IAM OIDC provider"), or the one this stack created before (its
+        owner tag), imported by ARN (``live.apply_observed``): IAM takes one provider per URL per
+        account ("EntityAlreadyExists", CreateOpenIDConnectProvider), so declaring it again
+        after a destroy (which kept it) would fail. Someone else's is used, never declared.
         """
         provider = aws.iam.OpenIdConnectProvider(
             f"{name}-oidc",
             aws.iam.OpenIdConnectProviderArgs(
                 url=f"https://{issuer}",
                 client_id_lists=["sts.amazonaws.com"],
-                tags={OWNER_TAG: f"{plan.cluster_name}/{plan.stack}"},
+                tags={OWNER_TAG: owner_tag_value(plan.cluster_name, plan.stack)},
             ),
             # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
-            # next run of this stack finds it again.
-            opts=pulumi.ResourceOptions(parent=self, retain_on_delete=True),
+            # next run of this stack finds it again: its own (by the tag) is imported, which is
+            # a no-op while it is in the state (live.apply_observed oidc_provider_import).
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                retain_on_delete=True,
+                import_=plan.oidc_provider_import or None,
+            ),
         )
         return provider.arn
 
@@ -214,6 +220,13 @@ class EksCluster(pulumi.ComponentResource):
                 # EKS refuses DeleteCluster while set (pulumi-eks ClusterArgs.deletion_protection);
                 # the engine's protect (lifecycle.csv) stops a destroy before it deletes anything.
                 deletion_protection=True,
+                # The kubeconfig signs as the AWS provider does (pulumi-eks reads aws:profile
+                # itself, never aws:assumeRoles: nodejs/eks/cluster/cluster.ts createCluster).
+                provider_credential_opts=eks.KubeconfigOptionsArgs(
+                    profile_name=plan.credentials.profile, role_arn=plan.credentials.role_arn
+                )
+                if plan.credentials.profile or plan.credentials.role_arn
+                else None,
             ),
             opts=with_lifecycle(pulumi.ResourceOptions(parent=self), "eks:index:Cluster"),
         )
@@ -273,7 +286,11 @@ class EksCluster(pulumi.ComponentResource):
                 tags={"Name": s.node_group_name, plan.stack_tag: ca.STACK_TAG_VALUE},
             ),
             opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, depends_on=self.node_dependencies),
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=self.node_dependencies,
+                    ignore_changes=desired_size_ignored(s.send_desired),
+                ),
                 NODE_GROUP,
                 timeout_minutes=lifecycle.rolling_timeout_minutes(
                     NODE_GROUP, s.max_size, s.update_max_unavailable

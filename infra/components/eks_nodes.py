@@ -286,7 +286,11 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
             # Create-first although the bridge would delete first (lifecycle.csv): the name
             # hashes what forces a new group, so old and new never share one.
             opts=with_lifecycle(
-                pulumi.ResourceOptions(parent=self, depends_on=list(ctx.depends_on)),
+                pulumi.ResourceOptions(
+                    parent=self,
+                    depends_on=list(ctx.depends_on),
+                    ignore_changes=desired_size_ignored(ng.send_desired),
+                ),
                 _NODE_GROUP,
                 timeout_minutes=lifecycle.rolling_timeout_minutes(
                     _NODE_GROUP, ng.max_size, group.update_max_unavailable
@@ -301,6 +305,12 @@ class EksGpuNodeGroup(pulumi.ComponentResource):
 
 
 _NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def desired_size_ignored(send: bool) -> list[str] | None:
+    """``ignoreChanges`` of a node group whose desired size the autoscaler owns (the plan sends
+    it only on a resize: ``live.sends_desired_size``)."""
+    return None if send else ["scalingConfig.desiredSize"]
 
 
 def _node_group_args(

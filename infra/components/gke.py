@@ -61,7 +61,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.endpoint = endpoint
         self.kubeconfig = pulumi.Output.secret(
             pulumi.Output.all(cluster_name, endpoint, ca).apply(
-                lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]))
+                lambda a: core.kubeconfig(str(a[0]), str(a[1]), str(a[2]), plan.kubeconfig_env)
             )
         )
         # Project services the pools need; left enabled on destroy (other stacks may use them).

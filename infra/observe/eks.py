@@ -3,9 +3,10 @@
 Through pulumi-aws's synchronous invokes, so ``pulumi up`` reads with the stack's provider
 configuration (region, credentials, assumed role). What it reads, in order: the cluster of
 ``cluster.name`` (ListClusters, then DescribeCluster and, for a cluster this stack creates, its
-subnets' AZ IDs), the node groups a pool of this stack may own and their desired sizes, the NAT
+subnets' AZ IDs), the node groups a pool of this stack may own and their sizes, the NAT
 gateways of the VPC it creates, for an existing cluster its IAM OIDC provider (IRSA) or Pod
-Identity agent, EKS's default version of each add-on without a pin, and the AZ offering of the
+Identity agent, EKS's default version of each add-on without a pin and, on a running cluster it
+created, the version each of those runs, and the AZ offering of the
 node-group pools' instance types. Not found is an empty answer; any other failure stops the run
 (``ObserveError``): what could not be read is unknown, never absent.
 """
@@ -20,6 +21,7 @@ import pulumi_aws as aws
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler
+from infra.core.eks.access import OWNER_TAG
 from infra.core.eks.observed import (
     EksClusterObserved,
     EksObserved,
@@ -51,14 +53,18 @@ def observe_eks(config: StackConfig) -> EksObserved:
     region = config.region or ""
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
-    oidc, agent = _identity(c, region, cluster)
+    (oidc, owner), agent = _identity(c, region, cluster)
+    scaling = _node_groups(config, region) if cluster is not None else {}
     return EksObserved(
         cluster=cluster,
-        node_groups=_node_groups(config, region) if cluster is not None else {},
+        node_groups={n: desired for n, (desired, _, _) in scaling.items()},
+        node_group_limits={n: (lo, hi) for n, (_, lo, hi) in scaling.items()},
         nat_az_ids=_nat_az_ids(c, region),
         oidc_provider_arn=oidc,
+        oidc_provider_owner=owner,
         pod_identity_agent=agent,
         addon_versions=_addon_versions(c, region),
+        installed_addons=_installed_addons(c, region) if cluster is not None else None,
         offerings=_offerings(config, region),
     )
 
@@ -69,7 +75,10 @@ def _clusters(region: str) -> list[str]:
 
 def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     """DescribeCluster, and for a cluster this stack creates its subnets' AZ IDs (EKS keeps the
-    AZs a cluster was created with: ``kept_control_plane_azs``)."""
+    AZs a cluster was created with: ``kept_control_plane_azs``). A cluster still CREATING has no
+    CA or OIDC issuer yet (DescribeCluster: ``certificateAuthority``, ``identity`` appear once it
+    is ACTIVE): they read as empty, and ``live.attached_cluster`` refuses an existing cluster
+    that is not ACTIVE."""
     found = read(
         "cluster.name",
         f"EKS cluster {c.name}",
@@ -78,28 +87,38 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     vpc = found.vpc_config
     subnets: Sequence[str] = () if c.existing else list(vpc.subnet_ids or [])
     azs = {
-        str(
-            read(
-                "cluster.name",
-                f"subnet {s} of EKS cluster {c.name}",
-                lambda s=s: aws.ec2.get_subnet(id=s, region=region).availability_zone_id,
-            )
+        read(
+            "cluster.name",
+            f"subnet {s} of EKS cluster {c.name}",
+            lambda s=s: _az_id(s, region),
         )
         for s in subnets
     }
+    cas = found.certificate_authorities or []
+    oidcs = [o for i in found.identities or [] for o in i.oidcs or []]
     return EksClusterObserved(
         name=found.name,
-        endpoint=found.endpoint,
-        certificate_authority=found.certificate_authorities[0].data or "",
-        oidc_issuer=(found.identities[0].oidcs[0].issuer or "").removeprefix("https://"),
+        endpoint=found.endpoint or "",
+        certificate_authority=(cas[0].data or "") if cas else "",
+        oidc_issuer=((oidcs[0].issuer or "") if oidcs else "").removeprefix("https://"),
         security_group_id=vpc.cluster_security_group_id or "",
         vpc_id=vpc.vpc_id or "",
         subnet_az_ids=tuple(sorted(azs)),
+        version=found.version or "",
+        status=found.status or "",
     )
 
 
-def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
-    """The desired size of each live node group a pool of this stack may own."""
+def _az_id(subnet: str, region: str) -> str:
+    """DescribeSubnets ``availabilityZoneId``; a subnet without one is an unread answer."""
+    az = aws.ec2.get_subnet(id=subnet, region=region).availability_zone_id
+    if not az:
+        raise ValueError("DescribeSubnets returned no availabilityZoneId")
+    return az
+
+
+def _node_groups(config: StackConfig, region: str) -> dict[str, tuple[int, int, int]]:
+    """(desired, min, max) of each live node group a pool of this stack may own."""
     c: EksClusterSpec = config.cluster
     pools = [p.name for p in config.pools] + ([] if c.existing else [SYSTEM_GROUP])
     live = read(
@@ -111,16 +130,22 @@ def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
         n: read(
             "gpuPools",
             f"node group {n} of EKS cluster {c.name}",
-            lambda n=n: _desired(c, n, region),
+            lambda n=n: _scaling(c, n, region),
         )
         for n in node_groups_to_read(live, pools)
     }
 
 
-def _desired(c: EksClusterSpec, name: str, region: str) -> int:
+def _scaling(c: EksClusterSpec, name: str, region: str) -> tuple[int, int, int]:
+    """DescribeNodegroup ``scalingConfig`` (desiredSize, minSize, maxSize); every managed node
+    group has one (CreateNodegroup defaults it), so a group without one is an unread answer,
+    never size 0."""
     found = aws.eks.get_node_group(cluster_name=c.name, node_group_name=name, region=region)
     scaling = found.scaling_configs
-    return int(scaling[0].desired_size) if scaling else 0
+    if not scaling:
+        raise ValueError("DescribeNodegroup returned no scalingConfig")
+    s = scaling[0]
+    return int(s.desired_size), int(s.min_size), int(s.max_size)
 
 
 def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
@@ -147,31 +172,29 @@ def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
             region=region,
         ).ids
         subnets = [aws.ec2.get_nat_gateway(id=n, region=region).subnet_id for n in nats]
-        return tuple(
-            sorted(
-                str(aws.ec2.get_subnet(id=s, region=region).availability_zone_id) for s in subnets
-            )
-        )
+        return tuple(sorted(_az_id(s, region) for s in subnets))
 
     return read("cluster.vpc", f"the NAT gateways of VPC {name}", reads)
 
 
 def _identity(
     c: EksClusterSpec, region: str, cluster: EksClusterObserved | None
-) -> tuple[str | None, bool | None]:
-    """An existing cluster's IAM OIDC provider ARN (IRSA; ``None``: there is none) or whether its
-    Pod Identity agent add-on is installed; neither is read for a cluster this stack creates."""
+) -> tuple[tuple[str | None, str], bool | None]:
+    """An existing cluster's IAM OIDC provider ARN (IRSA; ``None``: there is none) and its owner
+    tag (GetOpenIDConnectProvider ``Tags``), or whether its Pod Identity agent add-on is
+    installed; neither is read for a cluster this stack creates."""
     if not c.existing or cluster is None:
-        return None, None
+        return (None, ""), None
     key = "cluster.autoscaler.identity"
     if c.autoscaler.identity == "irsa":
         try:
             url = f"https://{cluster.oidc_issuer}"
-            return aws.iam.get_open_id_connect_provider(url=url).arn, None
+            found = aws.iam.get_open_id_connect_provider(url=url)
         except Exception as e:  # classified: not found, or stop
             if problem := oidc_lookup_problem(str(e).strip(), c.name):
                 raise ObserveError(key, problem) from e
-            return None, None
+            return (None, ""), None
+        return (found.arn, (found.tags or {}).get(OWNER_TAG, "")), None
     try:
         aws.eks.get_addon(cluster_name=c.name, addon_name=POD_IDENTITY_AGENT, region=region)
     except Exception as e:  # classified: not found, or stop
@@ -181,14 +204,13 @@ def _identity(
                 f"could not read the {POD_IDENTITY_AGENT} add-on of {c.name}: "
                 f"{failure_reason(str(e))}",
             ) from e
-        return None, False
-    return None, True
+        return (None, ""), False
+    return (None, ""), True
 
 
-def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
-    """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
-    each add-on the plan installs without a pin for the cluster's Kubernetes version."""
-    unpinned = [
+def _unpinned_addons(c: EksClusterSpec, region: str) -> list[str]:
+    """The add-ons the plan installs without a pin for the cluster's Kubernetes version."""
+    return [
         a.name
         for a in plan_addons(
             autoscaler.aws_partition(region),
@@ -198,6 +220,11 @@ def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
         )
         if not a.version
     ]
+
+
+def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
+    """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
+    each add-on the plan installs without a pin for the cluster's Kubernetes version."""
     return {
         name: read(
             "cluster.kubernetesVersion",
@@ -211,8 +238,30 @@ def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
                 ).version
             ),
         )
-        for name in unpinned
+        for name in _unpinned_addons(c, region)
     }
+
+
+def _installed_addons(c: EksClusterSpec, region: str) -> dict[str, str] | None:
+    """The version each unpinned add-on of a cluster this stack created runs (DescribeAddon
+    ``addonVersion``), which the plan keeps until ``kubernetesVersion`` changes
+    (``live.addon_version_kept``); one not installed (not found) has no entry."""
+    if c.existing:
+        return None
+    out: dict[str, str] = {}
+    for name in _unpinned_addons(c, region):
+        try:
+            found = aws.eks.get_addon(cluster_name=c.name, addon_name=name, region=region)
+        except Exception as e:  # classified: not found, or stop
+            if not not_found(str(e)):
+                raise ObserveError(
+                    "cluster.kubernetesVersion",
+                    f"could not read the {name} add-on of {c.name}: {failure_reason(str(e))}",
+                ) from e
+            continue
+        if found.addon_version:
+            out[name] = found.addon_version
+    return out
 
 
 def _offerings(config: StackConfig, region: str) -> dict[str, tuple[str, ...]] | None:

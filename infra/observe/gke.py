@@ -1,4 +1,4 @@
-"""The GKE observe step: an existing cluster's name, endpoint and CA, before planning.
+"""The GKE observe step: an existing cluster's name, endpoint, CA and workload pool, before planning.
 
 Through pulumi-gcp's synchronous ``container.get_cluster``, so ``pulumi up`` reads with the
 stack's provider configuration. A stack that creates its cluster reads nothing. Not found is an
@@ -29,10 +29,12 @@ def observe_gke(config: StackConfig) -> GkeObserved:
         reason = failure_reason(str(e))
         raise ObserveError("cluster.name", f"could not read GKE cluster {c.name}: {reason}") from e
     auths = found.master_auths
+    identity = found.workload_identity_configs
     return GkeObserved(
         cluster=GkeClusterObserved(
             name=found.name or c.name,
             endpoint=found.endpoint,
             certificate_authority=(auths[0].cluster_ca_certificate or "") if auths else "",
+            workload_pool=(identity[0].workload_pool or "") if identity else "",
         )
     )

@@ -1,7 +1,9 @@
-"""A managed node group's desired size on a running stack: the autoscaler's live value, clamped,
-never ``ignoreChanges``. With ignoreChanges Pulumi sends the value stored in the state ("Skipping
-the refresh step leaves stale values in the state, and Pulumi will continue to send those stale
-values", https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/), and the provider sends
+"""A managed node group's desired size on a running stack when it is sent: the autoscaler's live
+value, clamped. It is sent only on a resize (or when the live limits were not read:
+``live.sends_desired_size``; the unchanged case is ``test_eks_observed_stack``): with
+ignoreChanges Pulumi sends the value stored in the state ("Skipping the refresh step leaves stale
+values in the state, and Pulumi will continue to send those stale values",
+https://www.pulumi.com/docs/iac/concepts/options/ignorechanges/), and the provider sends
 desired_size with every scaling_config change (hashicorp/terraform-provider-aws
 internal/service/eks/node_group.go expandNodegroupScalingConfig), so raising minNodes would reset
 what the autoscaler scaled to the size of the last ``pulumi up``."""
@@ -35,7 +37,7 @@ def _planned_names() -> list[str]:
 
 
 @pytest.mark.parametrize(("live", "sent"), [(9, 9), (35, 20)])  # eks-g4dn: maxNodes 20
-def test_live_node_group_gets_the_autoscalers_desired_size_clamped_not_ignore_changes(live, sent):
+def test_a_live_group_of_unread_limits_gets_the_autoscalers_desired_size_clamped(live, sent):
     first = _planned_names()[0]
     rec = run_stack("eks-g4dn", observed=Observed("eks", EksObserved(node_groups={first: live})))
     ng = next(

@@ -11,6 +11,7 @@ import pytest
 from infra import mockanswers, mockengine
 from infra.components.gke import _cluster_args
 from infra.core.config.stack import load_stack_file, parse
+from infra.core.errors import ConfigErrors
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved
 from infra.core.observed import Observed
 from infra.core.plan import build_plan
@@ -293,3 +294,21 @@ def test_below_the_gate_the_created_cluster_gets_nap_with_the_planned_limits_and
     assert defaults is not None
     assert defaults.service_account == "nodes@demo-project.iam.gserviceaccount.com"
     assert defaults.oauth_scopes == ["https://www.googleapis.com/auth/cloud-platform"]
+
+
+def test_an_existing_cluster_without_workload_identity_is_refused_at_cluster_name():
+    # The pools run the GKE metadata server (GKE_METADATA), which "can only be enabled if
+    # workload identity is enabled at the cluster level" (terraform-provider-google
+    # container_cluster workload_metadata_config.mode).
+    raw = gke_config(
+        cluster={"name": "prod", "location": "us-central1", "existing": True, "cpuNodes": 5},
+        gpuOperator={"clusterWide": True},
+    )
+    account = LiveAccount(
+        gke_clusters=frozenset({"prod"}), gke_without_workload_identity=frozenset({"prod"})
+    )
+    config = parse(raw, "test")
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(config, None, mockengine.observe(raw, "test", account))
+    (issue,) = e.value.issues
+    assert issue.path == "cluster.name" and "has no Workload Identity" in issue.reason

@@ -17,6 +17,7 @@ from infra.core.eks import planner as eks
 from infra.core.eks.addons import plan_addons
 from infra.core.eks.groups import EksNodeGroup
 from infra.core.eks.lifecycle import node_group_name, subnet_hash_inputs
+from infra.core.eks.live import sends_desired_size
 from infra.core.eks.observed import (
     EksClusterObserved,
     EksObserved,
@@ -244,3 +245,13 @@ def test_not_found_is_told_apart_from_a_read_that_failed():
         problem is not None
         and "looking it up failed: reading IAM OIDC Provider: AccessDenied" in problem
     )
+
+
+def test_a_running_group_sends_its_desired_size_only_when_its_min_or_max_change():
+    # terraform-provider-aws: ignore_changes on scaling_config[0].desired_size for autoscaled
+    # groups; the provider sends desired_size with any scaling_config change (node_group.go).
+    limits = {"gpu-t4-1a2b3c4d": (0, 20)}
+    assert not sends_desired_size("gpu-t4-1a2b3c4d", limits, 0, 20)
+    assert sends_desired_size("gpu-t4-1a2b3c4d", limits, 1, 20)
+    assert sends_desired_size("gpu-t4-1a2b3c4d", limits, 0, 5)
+    assert sends_desired_size("gpu-t4-1a2b3c4d", {}, 0, 20)  # limits not read: sent

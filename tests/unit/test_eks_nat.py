@@ -112,10 +112,20 @@ def test_a_running_control_plane_keeps_the_azs_it_was_created_with():
     assert kept_control_plane_azs(planned, live) == (
         ("usw2-az2", "usw2-az3", "usw2-az4"),
         ("usw2-az1",),
+        (),
+    )
+
+
+def test_a_running_control_plane_keeps_an_az_the_plan_no_longer_lists():
+    # The same rule the other way: a strict subset of the creation AZs is refused too.
+    planned = ("usw2-az1", "usw2-az2")
+    assert kept_control_plane_azs(planned, ["usw2-az2", "usw2-az1", "usw2-az5"]) == (
+        ("usw2-az1", "usw2-az2", "usw2-az5"),
+        (),
+        ("usw2-az5",),
     )
 
 
 def test_a_new_cluster_gets_every_planned_control_plane_az():
     planned = ("usw2-az1", "usw2-az2")
-    assert kept_control_plane_azs(planned, []) == (planned, ())
-    assert kept_control_plane_azs(planned, ["usw2-az9"]) == (planned, ())
+    assert kept_control_plane_azs(planned, []) == (planned, (), ())

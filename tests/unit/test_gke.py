@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
 import pytest
 
 from infra.core.config.gke import FallbackSpec
+from infra.core.config.stack import parse
 from infra.core.gke.names import fallback_pool_name
 from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, kubeconfig
+from infra.core.gke.platform import gke_plan
+from infra.core.plan import build_plan
+from tests.conftest import gke_config
 from tests.unit.gke_fixtures import errors, plan
 
 
@@ -379,6 +384,42 @@ def test_kubeconfig_uses_the_auth_plugin_not_static_credentials():
     text = kubeconfig("ml", "203.0.113.10", "Q0E=")
     assert "gke-gcloud-auth-plugin" in text and "https://203.0.113.10" in text
     assert "token" not in text and "password" not in text
+
+
+def exec_of(text: str) -> dict[str, Any]:
+    return json.loads(text)["users"][0]["user"]["exec"]
+
+
+def test_the_kubeconfig_reads_application_default_credentials_as_the_provider_does():
+    # The provider's default is ADC (terraform-provider-google transport/config.go
+    # GetCredentials); the plugin reads ADC only with this flag, else gcloud's active account.
+    g = plan()
+    found = exec_of(kubeconfig("ml", "203.0.113.10", "Q0E=", g.kubeconfig_env))
+    assert found["args"] == ["--use_application_default_credentials"]
+    assert "env" not in found
+
+
+def test_a_provider_key_file_path_is_the_plugins_google_application_credentials():
+    raw = {**gke_config(), "gcp:credentials": "/secrets/deployer.json"}
+    g = gke_plan(build_plan(parse(raw, "s")).platform)
+    assert g is not None
+    found = exec_of(kubeconfig("ml", "203.0.113.10", "Q0E=", g.kubeconfig_env))
+    assert found["env"] == [
+        {"name": "GOOGLE_APPLICATION_CREDENTIALS", "value": "/secrets/deployer.json"}
+    ]
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("gcp:credentials", '{"type": "service_account"}'),
+        ("gcp:credentials", {"secure": "AAABAF"}),
+        ("gcp:accessToken", "ya29.x"),
+        ("gcp:impersonateServiceAccount", "deployer@demo-project.iam.gserviceaccount.com"),
+    ],
+)
+def test_provider_credentials_the_plugin_cannot_read_are_refused_at_their_key(key, value):
+    assert "Application Default Credentials" in errors(**{key: value})[key]
 
 
 def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():

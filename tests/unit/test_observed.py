@@ -27,16 +27,25 @@ FULL_EKS = EksObserved(
         security_group_id="sg-0aaaaaaaaaaaaaaaa",
         vpc_id="vpc-0aaaaaaaaaaaaaaaa",
         subnet_az_ids=("usw2-az2", "usw2-az3"),
+        version="1.33",
+        status="ACTIVE",
     ),
     node_groups={"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2},
+    node_group_limits={"gpu-t4-1a2b3c4d": (0, 20), "system-00ff00ff": (2, 3)},
     nat_az_ids=("usw2-az2",),
     oidc_provider_arn="arn:aws:iam::111122223333:oidc-provider/x",
     pod_identity_agent=True,
     addon_versions={"aws-ebs-csi-driver": "v1.50.0-eksbuild.1"},
+    installed_addons={"aws-ebs-csi-driver": "v1.40.0-eksbuild.1"},
     offerings={"g4dn.xlarge": ("usw2-az1", "usw2-az2")},
 )
 GKE = GkeObserved(
-    cluster=GkeClusterObserved(name="prod", endpoint="198.51.100.7", certificate_authority="Q0E=")
+    cluster=GkeClusterObserved(
+        name="prod",
+        endpoint="198.51.100.7",
+        certificate_authority="Q0E=",
+        workload_pool="demo-project.svc.id.goog",
+    )
 )
 
 

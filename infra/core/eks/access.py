@@ -2,17 +2,29 @@
 
 Pure code: EKS access entries with their access policies (one per principal, in the region's
 partition), managed policy ARNs, the trust policy of a role a service account assumes (IRSA or
-Pod Identity), and a kubeconfig that gets tokens from ``aws eks get-token``.
+Pod Identity), the AWS credentials the stack's provider uses, and a kubeconfig that gets tokens
+from ``aws eks get-token`` with those credentials.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from infra.core.config.eks import EksClusterSpec
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
+
+# Tag on IAM objects gpu-infra creates in an existing cluster's account (the IAM OIDC provider),
+# valued ``<cluster>/<stack>``, so a later run tells its own object from one someone else made.
+OWNER_TAG = "gpu-infra/stack"
+
+
+def owner_tag_value(cluster_name: str, stack: str) -> str:
+    """The ``OWNER_TAG`` value of the objects this stack creates on ``cluster_name``."""
+    return f"{cluster_name}/{stack}"
+
 
 # Access policies (https://docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
 _ACCESS_POLICY = {
@@ -102,14 +114,87 @@ def workload_trust_policy(
     return {"Version": "2012-10-17", "Statement": [statement]}
 
 
-def kubeconfig(cluster_name: str, endpoint: str, ca_data: str, region: str) -> str:
-    """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token``."""
-    return exec_kubeconfig(
-        cluster_name,
-        endpoint,
-        ca_data,
-        {
-            "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster_name, "--region", region],
-        },
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AwsCredentials:
+    """The credentials the stack's AWS provider signs with, as ``aws eks get-token`` takes them.
+
+    Attributes:
+        profile: ``aws:profile`` (the CLI's ``--profile``).
+        role_arn: the role of ``aws:assumeRoles`` (the CLI's ``--role-arn``).
+    """
+
+    profile: str | None = None
+    role_arn: str | None = None
+
+
+# The provider's assumed-role keys the CLI cannot take as arguments: get-token has only
+# --role-arn (https://docs.aws.amazon.com/cli/latest/reference/eks/get-token.html), while an AWS
+# CLI profile can hold each of them (role_arn + source_profile chains, external_id,
+# web_identity_token_file: https://docs.aws.amazon.com/cli/latest/userguide/cli-configure-role.html).
+_CLI_PROFILE_HINT = (
+    "; put the role in an AWS CLI profile (role_arn with source_profile, external_id, "
+    "web_identity_token_file in ~/.aws/config) and name it in aws:profile instead"
+)
+
+
+def provider_credentials(provider_config: Mapping[str, Any], issues: Issues) -> AwsCredentials:
+    """The AWS provider's credentials of the stack, for the kubeconfig its Kubernetes provider
+    uses: the same identity must sign the EKS token that created the cluster or holds its access
+    entry (pulumi-aws provider config ``aws:profile``, ``aws:assumeRoles``: a list of roles, the
+    last one signing; pulumi-eks ``providerCredentialOpts`` takes ``profileName`` and ``roleArn``,
+    nodejs/eks/cluster/cluster.ts generateKubeconfig). Environment variables (AWS_PROFILE, keys)
+    reach the kubeconfig's ``aws`` command as they reach the provider: it inherits them."""
+    profile = provider_config.get("aws:profile")
+    roles = provider_config.get("aws:assumeRoles")
+    if isinstance(roles, Mapping):
+        roles = [roles]
+    role_arn = None
+    if isinstance(roles, list) and roles:
+        if len(roles) > 1:
+            issues.add(
+                "aws:assumeRoles",
+                f"a chain of {len(roles)} roles: the kubeconfig's `aws eks get-token "
+                f"--role-arn` assumes one role from the base credentials{_CLI_PROFILE_HINT}",
+            )
+        last = roles[-1] if isinstance(roles[-1], Mapping) else {}
+        if unsupported := sorted(k for k in last if k in _ROLE_KEYS_CLI_LACKS):
+            issues.add(
+                join_path("aws:assumeRoles", len(roles) - 1, unsupported[0]),
+                f"aws eks get-token has no option for {', '.join(unsupported)}: the kubeconfig "
+                f"would sign as another identity than the provider{_CLI_PROFILE_HINT}",
+            )
+        arn = last.get("roleArn")
+        role_arn = arn if isinstance(arn, str) and arn else None
+    if provider_config.get("aws:assumeRoleWithWebIdentity"):
+        issues.add(
+            "aws:assumeRoleWithWebIdentity",
+            "aws eks get-token cannot assume a role with a web identity token given to the "
+            f"provider{_CLI_PROFILE_HINT}",
+        )
+    return AwsCredentials(
+        profile=profile if isinstance(profile, str) and profile else None, role_arn=role_arn
     )
+
+
+# AssumeRole inputs that change who signs or whether AssumeRole succeeds (pulumi-aws config
+# AssumeRoles: externalId, sourceIdentity); session name, duration, policies and tags narrow the
+# session only and do not decide its access entry.
+_ROLE_KEYS_CLI_LACKS = ("externalId", "sourceIdentity")
+
+
+def kubeconfig(
+    cluster_name: str,
+    endpoint: str,
+    ca_data: str,
+    region: str,
+    credentials: AwsCredentials = AwsCredentials(),
+) -> str:
+    """A kubeconfig (JSON) for an EKS cluster that gets tokens from ``aws eks get-token`` as the
+    stack's AWS provider's identity (``--role-arn``, ``--profile``: rather than AWS_PROFILE,
+    which ambient credentials override, as pulumi-eks generateKubeconfig notes)."""
+    args = ["eks", "get-token", "--cluster-name", cluster_name, "--region", region]
+    if credentials.role_arn:
+        args += ["--role-arn", credentials.role_arn]
+    if credentials.profile:
+        args += ["--profile", credentials.profile]
+    return exec_kubeconfig(cluster_name, endpoint, ca_data, {"command": "aws", "args": args})

@@ -77,6 +77,9 @@ class EksNodeGroup:
     max_size: int
     frozen: FrozenAzs | None = None
     desired_size: int = 0  # the size sent: a live group's own, clamped (live.live_desired_size)
+    # False: a live group whose min and max stay: its desired size is the autoscaler's, never
+    # sent (ignoreChanges; live.sends_desired_size).
+    send_desired: bool = True
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

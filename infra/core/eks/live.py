@@ -16,8 +16,15 @@ from typing import TYPE_CHECKING
 
 from infra.core import offline
 from infra.core.config.stack import StackConfig
+from infra.core.eks.access import owner_tag_value
+from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.lifecycle import desired_size, live_name, predecessor
-from infra.core.eks.network import EksNetworkPlan, keep_live_nat, kept_control_plane_azs
+from infra.core.eks.network import (
+    EksNetworkPlan,
+    keep_live_nat,
+    keep_subnets,
+    kept_control_plane_azs,
+)
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.errors import Issues, join_path
 
@@ -31,21 +38,34 @@ def apply_observed(
 ) -> EksPlan:
     """``plan`` over the live account (``None``: an offline plan); problems go to ``issues``."""
     live = dict(observed.node_groups) if observed is not None else {}
+    limits = dict(observed.node_group_limits) if observed is not None else {}
     attached = attached_cluster(plan, observed, issues)
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
+    groups = tuple(live_group(g, live, limits) for g in plan.groups)
+    own_oidc = owns_oidc_provider(plan, observed)
+    if attached is not None and (
+        problem := control_plane_problem(plan, attached, groups, live_names=live)
+    ):
+        issues.add(*problem)
     return replace(
         plan,
         network=_network(plan, observed),
-        groups=tuple(live_group(g, live) for g in plan.groups),
-        system=live_system(plan.system, live) if plan.system is not None else None,
+        groups=groups,
+        system=live_system(plan.system, live, limits) if plan.system is not None else None,
         existing_cluster=attached,
         declare_oidc_provider=attached is not None
         and plan.identity == "irsa"
-        and _oidc_arn(attached, observed) is None,
+        and (_oidc_arn(attached, observed) is None or own_oidc),
         oidc_provider_arn=(_oidc_arn(attached, observed) or "") if attached is not None else "",
+        oidc_provider_import=(_oidc_arn(attached, observed) or "") if own_oidc else "",
         addons=tuple(
-            replace(a, version=a.version or addon_default(a.name, plan, observed, issues))
+            replace(
+                a,
+                version=a.version
+                or addon_version_kept(a.name, plan, observed)
+                or addon_default(a.name, plan, observed, issues),
+            )
             for a in plan.addons
         ),
     )
@@ -60,9 +80,29 @@ def live_desired_size(
     return desired_size(live.get(source) if source is not None else None, min_size, max_size)
 
 
-def live_group(group: EksGroupPlan, live: Mapping[str, int]) -> EksGroupPlan:
+def sends_desired_size(
+    name: str, limits: Mapping[str, tuple[int, int]], min_size: int, max_size: int
+) -> bool:
+    """Whether the plan sends a node group's desired size: unless it runs with these min and max.
+
+    The autoscaler owns a running group's desired size; a value read at observe time and sent
+    minutes later would undo what it did since, and every preview after it acted would show
+    ``~scalingConfig.desiredSize``. Hence ``ignoreChanges`` on it (as terraform-provider-aws
+    documents for aws_eks_node_group: ``lifecycle { ignore_changes =
+    [scaling_config[0].desired_size] }``). Once min or max change it is sent, clamped
+    (``desired_size``): the provider sends desired_size with every scaling_config change
+    (internal/service/eks/node_group.go resourceNodeGroupUpdate, expandNodegroupScalingConfig),
+    and with ignoreChanges that would be the state's value, which EKS refuses outside the new
+    bounds. A group that does not run yet, or whose limits were not read, is sent."""
+    return limits.get(name) != (min_size, max_size)
+
+
+def live_group(
+    group: EksGroupPlan, live: Mapping[str, int], limits: Mapping[str, tuple[int, int]]
+) -> EksGroupPlan:
     """A GPU pool's node groups under their live names and AZs (``live_name``) with their desired
-    sizes, and a note for each group the catalog would now widen."""
+    sizes (sent only on a resize: ``sends_desired_size``), and a note for each group the catalog
+    would now widen."""
     names = list(live)
     node_groups, notes = [], []
     for ng in group.node_groups:
@@ -78,15 +118,19 @@ def live_group(group: EksGroupPlan, live: Mapping[str, int]) -> EksGroupPlan:
         size = live_desired_size(
             name, live, ng.min_size, ng.max_size, seed=group.seeds_from_predecessor
         )
-        node_groups.append(replace(ng, name=name, az_ids=azs, desired_size=size))
+        send = name not in live or sends_desired_size(name, limits, ng.min_size, ng.max_size)
+        node_groups.append(replace(ng, name=name, az_ids=azs, desired_size=size, send_desired=send))
     return replace(group, node_groups=tuple(node_groups), notes=(*group.notes, *notes))
 
 
-def live_system(system: EksSystemGroupPlan, live: Mapping[str, int]) -> EksSystemGroupPlan:
-    """The system group under its live name and AZs, with its desired size."""
+def live_system(
+    system: EksSystemGroupPlan, live: Mapping[str, int], limits: Mapping[str, tuple[int, int]]
+) -> EksSystemGroupPlan:
+    """The system group under its live name and AZs, with its desired size (``live_group``)."""
     name, azs = live_name(system.node_group_name, system.az_ids, system.frozen, list(live))
     size = live_desired_size(name, live, system.min_size, system.max_size)
-    return replace(system, node_group_name=name, az_ids=azs, desired_size=size)
+    send = name not in live or sends_desired_size(name, limits, system.min_size, system.max_size)
+    return replace(system, node_group_name=name, az_ids=azs, desired_size=size, send_desired=send)
 
 
 def _network(plan: EksPlan, observed: EksObserved | None) -> EksNetworkPlan | None:
@@ -101,12 +145,21 @@ def _network(plan: EksPlan, observed: EksObserved | None) -> EksNetworkPlan | No
         notes += [moved] if moved else []
     cluster = observed.cluster if observed is not None else None
     if net.create and cluster is not None and not plan.existing:
-        kept, added = kept_control_plane_azs(net.control_plane_az_ids, cluster.subnet_az_ids)
+        kept, added, unplanned = kept_control_plane_azs(
+            net.control_plane_az_ids, cluster.subnet_az_ids
+        )
+        net = keep_subnets(net, unplanned)
         if added:
             notes.append(
                 f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
                 f"with ({', '.join(kept)}); EKS cannot add {', '.join(added)}, which the "
                 "catalog now offers, to a running cluster (its nodes may still run there)"
+            )
+        if unplanned:
+            notes.append(
+                f"EKS: the control plane of {plan.cluster_name} keeps the AZs it was created "
+                f"with ({', '.join(kept)}), and their subnets: EKS cannot drop "
+                f"{', '.join(unplanned)}, which the plan no longer lists, from a running cluster"
             )
     else:
         kept = net.control_plane_az_ids
@@ -146,6 +199,64 @@ def attached_cluster(
     return observed.cluster
 
 
+def control_plane_problem(
+    plan: EksPlan,
+    cluster: EksClusterObserved,
+    groups: tuple[EksGroupPlan, ...],
+    *,
+    live_names: Mapping[str, int],
+) -> tuple[str, str] | None:
+    """Why the stack's node groups cannot attach to a running existing cluster, or ``None``.
+
+    Its control plane must be ACTIVE (a CREATING cluster has no CA or OIDC issuer yet, and EKS
+    refuses node groups on it). A node group follows ``cluster.kubernetesVersion``, but "You can
+    only create a node group for your cluster that is equal to the current Kubernetes version for
+    the cluster" (EKS API CreateNodegroup), and UpdateNodegroupVersion updates at most to the
+    cluster's version: a version ahead of the control plane fails every group; one behind it
+    fails each group the plan would create.
+    """
+    where = "cluster.kubernetesVersion"
+    if cluster.status and cluster.status != "ACTIVE":
+        return (
+            "cluster.name",
+            f"{plan.cluster_name!r} is {cluster.status} (DescribeCluster status): node groups "
+            "attach to an ACTIVE cluster only; run again once it is ACTIVE",
+        )
+    live, planned = cluster.version, plan.kubernetes_version
+    if not live or live == planned:
+        return None
+    if kubernetes_minor(planned) > kubernetes_minor(live):
+        return (
+            where,
+            f"{planned!r} is ahead of cluster {plan.cluster_name}'s control plane ({live}): EKS "
+            "creates and updates node groups only up to the cluster's version; upgrade the "
+            f"control plane first, or set {live}",
+        )
+    new = [ng.name for g in groups for ng in g.node_groups if ng.name not in live_names]
+    if new:
+        return (
+            where,
+            f"{planned!r} is behind cluster {plan.cluster_name}'s control plane ({live}): EKS "
+            f"creates a node group only at the cluster's version ({', '.join(new)} would be "
+            f"new); set {live}",
+        )
+    return None
+
+
+def owns_oidc_provider(plan: EksPlan, observed: EksObserved | None) -> bool:
+    """Whether the IAM OIDC provider found is the one this stack created (its owner tag): it
+    stays declared (imported by ARN, a no-op while in the state: pulumi/pulumi
+    docs/architecture/deployment-execution/import.md "importing a resource that already exists in
+    state is a no-op"), so a second run does not drop it from the state; anyone else's is only
+    referenced by ARN."""
+    return (
+        observed is not None
+        and observed.oidc_provider_arn is not None
+        and plan.identity == "irsa"
+        and observed.oidc_provider_owner == owner_tag_value(plan.cluster_name, plan.stack)
+    )
+
+
 def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:
     """The IAM OIDC provider an existing cluster's IRSA roles trust: the one read, ``None`` for
     none (then the stack declares it); offline one is assumed."""
@@ -154,6 +265,20 @@ def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) 
     if observed is None:
         return offline.oidc_provider_arn(cluster.oidc_issuer)
     return observed.oidc_provider_arn
+
+
+def addon_version_kept(name: str, plan: EksPlan, observed: EksObserved | None) -> str:
+    """The version a running add-on without a pin keeps, or ``""`` (then EKS's default).
+
+    EKS's default version for a Kubernetes minor (DescribeAddonVersions ``defaultVersion``)
+    moves when AWS publishes a build; following it would update the add-on on a ``pulumi up``
+    nobody asked for. So an installed add-on keeps its version while the control plane runs the
+    planned ``kubernetesVersion``; a version change takes EKS's default for the new one."""
+    if observed is None or observed.installed_addons is None or observed.cluster is None:
+        return ""
+    if observed.cluster.version != plan.kubernetes_version:
+        return ""
+    return observed.installed_addons.get(name, "")
 
 
 def addon_default(name: str, plan: EksPlan, observed: EksObserved | None, issues: Issues) -> str:

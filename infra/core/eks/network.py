@@ -199,19 +199,45 @@ def keep_live_nat(net: EksNetworkPlan, live_az_ids: Sequence[str]) -> tuple[EksN
 
 def kept_control_plane_azs(
     planned: tuple[str, ...], live: Sequence[str]
-) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The control-plane AZs to send for a created VPC, and the planned ones left out.
+) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """The control-plane AZs to send for a created VPC, the planned ones left out, and the live
+    ones the plan no longer has.
 
     EKS updates a cluster's subnets in place, but "The subnets passed as an update must contain
     the same set of AZs as originally passed when creating the cluster" (aws/containers-roadmap
-    #170, the EKS UpdateClusterConfig note): a catalog refresh adding a control-plane AZ to the
-    VPC would fail ``pulumi up``. A running cluster (``live``: the AZ IDs of its subnets) keeps its
-    AZs; ``live`` empty (no cluster yet) or sharing none of them: the planned ones.
+    #170, the EKS UpdateClusterConfig note): neither a catalog refresh adding an AZ nor one
+    dropping an AZ may change the set. A running cluster (``live``: the AZ IDs of its subnets)
+    keeps exactly its AZs, and the VPC keeps their subnets (``keep_subnets``); ``live`` empty (no
+    cluster yet): the planned ones.
     """
-    kept = tuple(a for a in planned if a in live)
-    if not kept:
-        return planned, ()
-    return kept, tuple(a for a in planned if a not in kept)
+    if not live:
+        return planned, (), ()
+    kept = tuple(sorted(set(live)))
+    return (
+        kept,
+        tuple(a for a in planned if a not in kept),
+        tuple(a for a in kept if a not in planned),
+    )
+
+
+def keep_subnets(net: EksNetworkPlan, az_ids: Sequence[str]) -> EksNetworkPlan:
+    """``net`` (a VPC this stack creates) with the private and public subnets of ``az_ids`` it
+    no longer plans kept, at the CIDRs they were created with (``subnet_cidrs`` is keyed on the
+    AZ number, so the same AZ always gets the same CIDRs)."""
+    missing = [
+        a
+        for a in az_ids
+        if a not in net.az_ids and _AZ_ID.fullmatch(a) and az_number(a) <= MAX_AZ_NUMBER
+    ]
+    if not missing or net.cidr is None:
+        return net
+    private, public = subnet_cidrs(net.cidr, missing)
+    return replace(
+        net,
+        az_ids=tuple(sorted((*net.az_ids, *missing))),
+        subnet_cidrs={**net.subnet_cidrs, **private},
+        public_cidrs={**net.public_cidrs, **public},
+    )
 
 
 def _given_network(

@@ -26,6 +26,9 @@ class EksClusterObserved:
         security_group_id: the cluster security group EKS made (``vpcConfig.clusterSecurityGroupId``).
         vpc_id: the cluster's VPC.
         subnet_az_ids: AZ IDs of the cluster's subnets (read for a cluster this stack creates).
+        version: the control plane's Kubernetes version (``1.33``); ``""``: not read.
+        status: DescribeCluster ``status`` (``ACTIVE``, ``CREATING``, ``UPDATING`` ...);
+            ``""``: not read.
     """
 
     name: str
@@ -35,6 +38,8 @@ class EksClusterObserved:
     security_group_id: str
     vpc_id: str
     subnet_az_ids: tuple[str, ...] = ()
+    version: str = ""
+    status: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,23 +50,32 @@ class EksObserved:
         cluster: the cluster of ``cluster.name`` in the region; ``None``: there is none (yet).
         node_groups: the cluster's node groups a pool of this stack may own (``node_groups_to_read``)
             -> their desired size.
+        node_group_limits: the same groups -> their live (min size, max size); a group without
+            an entry (a value written before they were read) counts as resized.
         nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
         oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
             ``None``: there is none.
+        oidc_provider_owner: that provider's ``gpu-infra/stack`` tag (``access.OWNER_TAG``);
+            ``""``: untagged (someone else's).
         pod_identity_agent: an existing cluster with Pod Identity: whether its
             eks-pod-identity-agent add-on is installed; ``None``: not read.
         addon_versions: add-on -> EKS's default version for the cluster's Kubernetes version, for
             every add-on without a pin; ``None``: not read.
+        installed_addons: a cluster this stack created: add-on without a pin -> the version it
+            runs (DescribeAddon; an add-on not installed has no entry); ``None``: not read.
         offerings: instance type -> the region's AZ IDs offering it now, for the types of the
             node-group pools; ``None``: not read.
     """
 
     cluster: EksClusterObserved | None = None
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     nat_az_ids: tuple[str, ...] = ()
     oidc_provider_arn: str | None = None
+    oidc_provider_owner: str = ""
     pod_identity_agent: bool | None = None
     addon_versions: Mapping[str, str] | None = None
+    installed_addons: Mapping[str, str] | None = None
     offerings: Mapping[str, tuple[str, ...]] | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -78,14 +92,21 @@ class EksObserved:
                 "securityGroupId": c.security_group_id,
                 "vpcId": c.vpc_id,
                 "subnetAzIds": list(c.subnet_az_ids),
+                "version": c.version,
+                "status": c.status,
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
+            "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
             "natAzIds": list(self.nat_az_ids),
             "oidcProviderArn": self.oidc_provider_arn,
+            "oidcProviderOwner": self.oidc_provider_owner,
             "podIdentityAgent": self.pod_identity_agent,
             "addonVersions": None
             if self.addon_versions is None
             else dict(sorted(self.addon_versions.items())),
+            "installedAddons": None
+            if self.installed_addons is None
+            else dict(sorted(self.installed_addons.items())),
             "offerings": None
             if self.offerings is None
             else {t: list(azs) for t, azs in sorted(self.offerings.items())},
@@ -100,6 +121,7 @@ class EksObserved:
             _known(c, _CLUSTER_KEYS, "eks.cluster")
         offerings = doc.get("offerings")
         versions = doc.get("addonVersions")
+        installed = doc.get("installedAddons")
         return cls(
             cluster=None
             if c is None
@@ -111,14 +133,24 @@ class EksObserved:
                 security_group_id=str(c["securityGroupId"]),
                 vpc_id=str(c["vpcId"]),
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
+                version=str(c.get("version", "")),
+                status=str(c.get("status", "")),
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
+            node_group_limits={
+                str(k): (int(v[0]), int(v[1]))
+                for k, v in (doc.get("nodeGroupLimits") or {}).items()
+            },
             nat_az_ids=tuple(doc.get("natAzIds") or ()),
             oidc_provider_arn=doc.get("oidcProviderArn"),
+            oidc_provider_owner=str(doc.get("oidcProviderOwner") or ""),
             pod_identity_agent=doc.get("podIdentityAgent"),
             addon_versions=None
             if versions is None
             else {str(k): str(v) for k, v in versions.items()},
+            installed_addons=None
+            if installed is None
+            else {str(k): str(v) for k, v in installed.items()},
             offerings=None
             if offerings is None
             else {str(t): tuple(azs) for t, azs in offerings.items()},
@@ -129,10 +161,13 @@ _KEYS = frozenset(
     (
         "cluster",
         "nodeGroups",
+        "nodeGroupLimits",
         "natAzIds",
         "oidcProviderArn",
+        "oidcProviderOwner",
         "podIdentityAgent",
         "addonVersions",
+        "installedAddons",
         "offerings",
     )
 )
@@ -145,6 +180,8 @@ _CLUSTER_KEYS = frozenset(
         "securityGroupId",
         "vpcId",
         "subnetAzIds",
+        "version",
+        "status",
     )
 )
 

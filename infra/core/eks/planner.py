@@ -17,7 +17,12 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler, versions
-from infra.core.eks.access import EksAccessEntryPlan, plan_access
+from infra.core.eks.access import (
+    AwsCredentials,
+    EksAccessEntryPlan,
+    plan_access,
+    provider_credentials,
+)
 from infra.core.eks.addons import EksAddonPlan, plan_addons
 from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.autoscaler_plan import (
@@ -58,7 +63,11 @@ class EksPlan:
         device_plugin: the NVIDIA device plugin chart when the GPU Operator is off.
         efa_device_plugin: AWS's EFA device plugin chart when a pool has EFA (hpc).
         existing_cluster / declare_oidc_provider / oidc_provider_arn: an existing cluster as
-            observed, and its IAM OIDC provider: declared here, or the one found (``live``).
+            observed, and its IAM OIDC provider: declared here, or the one found (``live``);
+            ``oidc_provider_import``: the ARN of this stack's own provider, declared again and
+            imported.
+        credentials: the AWS provider's profile and assumed role, which the kubeconfig signs
+            its EKS tokens with (``access.provider_credentials``).
     """
 
     cluster_name: str = ""
@@ -83,6 +92,8 @@ class EksPlan:
     existing_cluster: EksClusterObserved | None = None
     declare_oidc_provider: bool = False
     oidc_provider_arn: str = ""
+    oidc_provider_import: str = ""
+    credentials: AwsCredentials = field(default_factory=AwsCredentials)
 
     @property
     def notes(self) -> tuple[str, ...]:
@@ -187,6 +198,7 @@ def plan_eks(
         addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
+        credentials=provider_credentials(config.provider_config, issues),
     )
     return apply_observed(config, plan, observed, issues)
 

@@ -45,6 +45,7 @@ class EksSystemGroupPlan:
     # A created VPC's AZs come from the catalog: a refresh must not widen (replace) a live group.
     frozen: FrozenAzs | None = None
     desired_size: int = 0  # the size sent (live.live_desired_size)
+    send_desired: bool = True  # False: left to the autoscaler (live.sends_desired_size)
 
 
 def plan_system(

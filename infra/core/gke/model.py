@@ -252,6 +252,8 @@ class GkePlan:
     notes: tuple[str, ...] = ()
     # An existing cluster as observed (offline: placeholders; planner.attached_cluster).
     existing_cluster: GkeClusterObserved | None = None
+    # Environment of the kubeconfig's auth plugin, so it signs as the provider (planner.adc_env).
+    kubeconfig_env: tuple[tuple[str, str], ...] = ()
 
     @property
     def node_identity_role(self) -> str:

@@ -18,11 +18,14 @@ class GkeClusterObserved:
     Attributes:
         endpoint: the API server's IP address.
         certificate_authority: ``masterAuth.clusterCaCertificate``, base64 PEM.
+        workload_pool: ``workloadIdentityConfig.workloadPool`` (``<project>.svc.id.goog``);
+            ``""``: Workload Identity is off; ``None``: not read.
     """
 
     name: str
     endpoint: str
     certificate_authority: str
+    workload_pool: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,6 +49,7 @@ class GkeObserved:
                 "name": c.name,
                 "endpoint": c.endpoint,
                 "certificateAuthority": c.certificate_authority,
+                "workloadPool": c.workload_pool,
             }
         }
 
@@ -57,13 +61,14 @@ class GkeObserved:
         c = doc.get("cluster")
         if c is None:
             return cls()
-        if unknown := sorted(set(c) - {"name", "endpoint", "certificateAuthority"}):
+        if unknown := sorted(set(c) - {"name", "endpoint", "certificateAuthority", "workloadPool"}):
             raise ValueError(f"observed.gke.cluster: unknown key(s) {', '.join(unknown)}")
         return cls(
             cluster=GkeClusterObserved(
                 name=str(c["name"]),
                 endpoint=str(c["endpoint"]),
                 certificate_authority=str(c["certificateAuthority"]),
+                workload_pool=c.get("workloadPool"),
             )
         )
 

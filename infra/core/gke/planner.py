@@ -116,6 +116,7 @@ def plan_gke(
         services=(IMAGE_STREAMING_SERVICE,) if streaming else (),
         notes=(*notes, *ctx.notes),
         existing_cluster=attached_cluster(cluster, project, observed, issues),
+        kubeconfig_env=adc_env(config.provider_config, issues),
     )
 
 
@@ -131,6 +132,7 @@ def attached_cluster(
             name=cluster.name,
             endpoint=offline.ENDPOINT,
             certificate_authority=offline.CERTIFICATE_AUTHORITY,
+            workload_pool=f"{project}.svc.id.goog",
         )
     if observed.cluster is None:
         issues.add(
@@ -138,6 +140,17 @@ def attached_cluster(
             f"{cluster.name!r}: no GKE cluster of that name in {cluster.location} of project "
             f"{project} (cluster.existing: true attaches to a running cluster); create it "
             "first, or set existing: false",
+        )
+    elif observed.cluster.workload_pool == "":
+        # The pools run the GKE metadata server (workloadMetadataConfig GKE_METADATA), which
+        # "can only be enabled if workload identity is enabled at the cluster level"
+        # (terraform-provider-google container_cluster workload_metadata_config.mode).
+        issues.add(
+            "cluster.name",
+            f"{cluster.name!r} has no Workload Identity (workloadIdentityConfig.workloadPool "
+            "is empty): the GPU pools run the GKE metadata server, which needs it; enable it "
+            f"with `gcloud container clusters update {cluster.name} "
+            f"--workload-pool={project}.svc.id.goog`",
         )
     return observed.cluster
 
@@ -248,15 +261,51 @@ def gke_pool_outputs(
     return out
 
 
-def kubeconfig(cluster_name: str, endpoint: str, ca_certificate: str) -> str:
-    """A kubeconfig that authenticates with ``gke-gcloud-auth-plugin`` (no static credentials)."""
-    return exec_kubeconfig(
-        cluster_name,
-        f"https://{endpoint}",
-        ca_certificate,
-        {
-            "command": "gke-gcloud-auth-plugin",
-            "installHint": "Install gke-gcloud-auth-plugin: https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
-            "provideClusterInfo": True,
-        },
+def adc_env(provider_config: Mapping[str, Any], issues: Issues) -> tuple[tuple[str, str], ...]:
+    """The environment under which the kubeconfig's plugin reads the provider's credentials.
+
+    The provider signs with ``gcp:accessToken``, else ``gcp:credentials`` (a key file's path or
+    its contents), else Application Default Credentials (terraform-provider-google
+    google/transport/config.go ``GetCredentials``); the plugin with
+    ``--use_application_default_credentials`` reads ADC, whose first source is the file named by
+    GOOGLE_APPLICATION_CREDENTIALS (https://cloud.google.com/docs/authentication/application-default-credentials).
+    A key path is passed so; what the plugin cannot be given (a token, key contents, a secret,
+    impersonation) is refused rather than signing as gcloud's active account.
+    """
+    hint = (
+        "the kubeconfig's gke-gcloud-auth-plugin reads Application Default Credentials only: "
+        "give the key file's path, or drop the key and set GOOGLE_APPLICATION_CREDENTIALS "
+        "(`gcloud auth application-default login --impersonate-service-account` for "
+        "impersonation)"
     )
+    for key in ("gcp:accessToken", "gcp:impersonateServiceAccount"):
+        if provider_config.get(key):
+            issues.add(key, f"the provider signs with it, but {hint}")
+    given = provider_config.get("gcp:credentials")
+    if not given:
+        return ()
+    if not isinstance(given, str) or given.lstrip().startswith("{"):
+        issues.add("gcp:credentials", f"key contents or a secret, but {hint}")
+        return ()
+    return (("GOOGLE_APPLICATION_CREDENTIALS", given),)
+
+
+def kubeconfig(
+    cluster_name: str,
+    endpoint: str,
+    ca_certificate: str,
+    env: tuple[tuple[str, str], ...] = (),
+) -> str:
+    """A kubeconfig that authenticates with ``gke-gcloud-auth-plugin`` (no static credentials)
+    as the provider does: from Application Default Credentials (``adc_env``), not gcloud's
+    active account (the plugin's flag: kubernetes/cloud-provider-gcp
+    cmd/gke-gcloud-auth-plugin ``use_application_default_credentials``)."""
+    exec_block: dict[str, Any] = {
+        "command": "gke-gcloud-auth-plugin",
+        "args": ["--use_application_default_credentials"],
+        "installHint": "Install gke-gcloud-auth-plugin: https://cloud.google.com/kubernetes-engine/docs/how-to/cluster-access-for-kubectl",
+        "provideClusterInfo": True,
+    }
+    if env:
+        exec_block["env"] = [{"name": k, "value": v} for k, v in env]
+    return exec_kubeconfig(cluster_name, f"https://{endpoint}", ca_certificate, exec_block)
