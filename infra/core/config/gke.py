@@ -103,7 +103,8 @@ class FlexStartSpec(Model):
     max_run_duration: rules.MaxRunDuration = Field(
         default="604800s",
         description=(
-            "How long a flex-start node may run: whole seconds (`Ns`), at most 7 days "
+            "How long a flex-start node may run: a protobuf Duration in seconds (`86400s`, "
+            "`3.5s`), positive, at most 7 days "
             "(https://cloud.google.com/kubernetes-engine/docs/concepts/dws)."
         ),
     )
