@@ -281,7 +281,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     if not issues:
-        check_inert(platform, own, issues)
+        models = {"cluster": cluster, "gpuOperator": operator}
+        check_inert(platform, own, {k: m for k, m in models.items() if m is not None}, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
