@@ -21,7 +21,7 @@ from infra.core.gke.model import (
 )
 from infra.core.gke.names import ProjectNames, project_names
 from infra.core.gke.series import series_of
-from infra.core.gke.versions import gke_version, version_at_least
+from infra.core.gke.versions import gke_version, support_problem, version_at_least
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
 # "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only
@@ -238,6 +238,8 @@ def _check_version_and_channel(cluster: GkeClusterSpec, issues: Issues, notes: l
             "cluster.minMasterVersion",
             f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
+    elif problem := support_problem(mmv, cluster.release_channel):
+        issues.add("cluster.minMasterVersion", problem)
     if cluster.release_channel == "UNSPECIFIED" and not cluster.existing:
         notes.append(
             "cluster.releaseChannel: UNSPECIFIED (No channel) is deprecated, allowed only for "
