@@ -12,6 +12,7 @@ import re
 from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.config.location import gcp_region_of
 from infra.core.errors import Issues, join_path
+from infra.core.gke.maintenance import min_hours_per_32_days
 from infra.core.gke.model import (
     IMAGE_STREAMING_ROLE,
     NODE_SA_ROLES,
@@ -61,10 +62,6 @@ DEFAULT_MONITORING: tuple[tuple[str, str], ...] = (
 # https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels#no_channel: "No channel"
 # is deprecated, allowed only for existing customers, and removed on June 14, 2027.
 NO_CHANNEL_REMOVAL = "June 14, 2027"
-
-_WEEKLY = re.compile(
-    r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$"
-)
 
 
 def plan_cluster(
@@ -340,22 +337,19 @@ def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
     if (problem := rrule_problem(w.recurrence)) is not None:
         issues.add(join_path(path, "recurrence"), problem)
         return
-    if w.recurrence == "FREQ=DAILY":
-        per_32 = 32 * min(hours, 24)
-    elif (match := _WEEKLY.fullmatch(w.recurrence)) is not None:
-        # Any 32 days hold at least 4 of each weekday.
-        per_32 = 4 * len(set(match.group(1).split(","))) * min(hours, 24)
-    else:
+    per_32 = min_hours_per_32_days(start, end, w.recurrence)
+    if per_32 is None:
         notes.append(
             f"cluster.maintenance.window.recurrence {w.recurrence!r}: not checked against GKE's "
-            f"{MIN_HOURS_PER_32_DAYS} h per 32 days (only FREQ=DAILY and FREQ=WEEKLY;BYDAY= are)"
+            f"{MIN_HOURS_PER_32_DAYS} h per 32 days (rule parts beyond FREQ, INTERVAL, BYDAY, "
+            "BYMONTHDAY, BYMONTH, WKST, COUNT and UNTIL are not expanded)"
         )
         return
     if per_32 < MIN_HOURS_PER_32_DAYS:
         issues.add(
             join_path(path, "recurrence"),
-            f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h per 32 days; GKE needs "
-            f"at least {MIN_HOURS_PER_32_DAYS} h",
+            f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h in some 32 days; GKE "
+            f"needs at least {MIN_HOURS_PER_32_DAYS} h in every 32-day rolling window",
         )
 
 
