@@ -31,7 +31,10 @@ _EXPANDED = frozenset(
 def min_hours_per_32_days(start: dt.datetime, end: dt.datetime, rule: str) -> float | None:
     """The fewest maintenance hours any 32 days from ``start`` on hold, or ``None`` for a rule
     this expansion does not model. ``rule`` already passed ``cluster.rrule_problem``."""
-    parts = dict(p.partition("=")[::2] for p in rule.split(";"))
+    parts: dict[str, str] = {}
+    for part in rule.split(";"):
+        name, _, value = part.partition("=")
+        parts[name] = value
     if set(parts) - _EXPANDED or parts.get("FREQ") not in ("DAILY", "WEEKLY", "MONTHLY"):
         return None
     length = end - start
