@@ -84,6 +84,7 @@ def plan_cluster(
             "plane from one of these CIDRs, or the Kubernetes objects of this stack fail to apply"
         )
     _check_subnetwork_region(cluster, issues)
+    _check_subnetwork_project(cluster, project, issues)
     _check_system_pool_zones(cluster, issues)
     _check_version_and_channel(cluster, issues, notes)
     # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
@@ -205,6 +206,27 @@ def _check_subnetwork_region(cluster: GkeClusterSpec, issues: Issues) -> None:
         issues.add(
             "cluster.subnetwork",
             f"{sub} is in region {m.group(1)}; the cluster is in {split[0]} (cluster.location)",
+        )
+
+
+def _check_subnetwork_project(cluster: GkeClusterSpec, project: str, issues: Issues) -> None:
+    """A subnetwork lives in its network's project: a Shared VPC cluster names the host
+    project's network and subnetwork (https://cloud.google.com/kubernetes-engine/docs/how-to/
+    cluster-shared-vpc: ``--network projects/HOST/global/networks/N --subnetwork
+    projects/HOST/regions/R/subnetworks/S``); a bare name is in the cluster's project."""
+    if cluster.subnetwork is None:
+        return
+    net = cluster.network or "default"
+    net_project = m.group(1) if (m := re.match(r"projects/([^/]+)/", net)) else project
+    sub_project = (
+        m.group(1) if (m := re.match(r"projects/([^/]+)/", cluster.subnetwork)) else project
+    )
+    if net_project != sub_project:
+        issues.add(
+            "cluster.subnetwork",
+            f"{cluster.subnetwork} is in project {sub_project}, but cluster.network {net} is in "
+            f"{net_project}: a subnetwork belongs to its network's project (Shared VPC: both in "
+            "the host project)",
         )
 
 
