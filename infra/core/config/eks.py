@@ -269,9 +269,22 @@ class EksAccessEntrySpec(Model):
         default=None,
         description=(
             "Scope the policy to these namespaces (DNS-1123 labels, optionally ending in `*`); "
-            "omitted: the whole cluster."
+            "omitted: the whole cluster; an empty list is an error, not a cluster-wide grant."
         ),
     )
+
+    @model_validator(mode="after")
+    def _namespaces_name_some(self) -> Self:
+        # EKS AccessScope: "namespaces ... A value is required if you specified namespace for
+        # Type" (https://docs.aws.amazon.com/eks/latest/APIReference/API_AccessScope.html); an
+        # empty list would be sent as a cluster scope, the widest grant, for a narrow intent.
+        if self.namespaces is not None and not self.namespaces:
+            raise RuleError(
+                "[]: a namespace scope needs at least one namespace (EKS AccessScope); omit "
+                "namespaces for the whole cluster, or list the namespaces",
+                at=("namespaces",),
+            )
+        return self
 
 
 class EksAutoscalerSpec(Model):
