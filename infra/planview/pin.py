@@ -31,15 +31,17 @@ def pin_zones(path: Path, plan: Plan, out: Callable[[str], object] = print) -> i
         ConfigErrors: the file cannot take the keys (see ``stackfile.edit.with_pool_keys``).
     """
     from infra.core.stackfile.edit import with_pool_keys
+    from infra.core.stackfile.reader import encoding_of
 
     zones = resolved_zones(plan)
     if not zones:
         out(f"{path}: every pool already lists its zones; nothing to pin")
         return 0
     values = {i: f"[{', '.join(z)}]" for i, z in zones.items()}
-    data = path.read_bytes().decode("utf-8-sig")
-    bom = "\ufeff" if path.read_bytes().startswith(b"\xef\xbb\xbf") else ""
-    path.write_text(bom + with_pool_keys(data, "zones", values), encoding="utf-8", newline="")
+    raw = path.read_bytes()
+    bom, codec = encoding_of(raw)  # written back as read: BOM and encoding kept
+    text = with_pool_keys(raw[len(bom) :].decode(codec), "zones", values)
+    path.write_bytes(bom + text.encode(codec))
     names = [s.name for s in plan.config.pools]
     for i, v in values.items():
         out(f"{path}: gpuPools[{i}] ({names[i]}): zones: {v}")

@@ -215,7 +215,7 @@ def shared_autocreate() -> mockengine.Recording:
                 "location": "us-central1",
                 "existing": True,
                 "cpuNodes": 5,
-                "minMasterVersion": "1.34",
+                "minMasterVersion": "1.35",
             },
             gpuOperator={"enabled": False},
         )
@@ -280,7 +280,9 @@ def test_below_the_gate_the_created_cluster_gets_nap_with_the_planned_limits_and
     # auto-provisioning (about-custom-compute-classes); its defaults name the least-privilege node
     # SA and the stack's scopes, read back with it on (flattenClusterAutoscaling).
     _, raw = load_stack_file(ROOT / "stacks" / "Pulumi.gke-autocreate.yaml")
+    # 1.33 is past standard support on the suite's day: the Extended channel still runs it.
     raw["gpu-infra:cluster"]["minMasterVersion"] = "1.33.2-gke.1240000"
+    raw["gpu-infra:cluster"]["releaseChannel"] = "EXTENDED"
     g = build_plan(parse(raw, "s")).platform.plan
     assert g is not None and g.cluster.auto_provisioning_limits is not None
     args = _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling

@@ -19,7 +19,7 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import estimate
 from infra.core.plan import build_plan
 from infra.plan import plan_document
-from tests.stack.harness import ROOT, sample, sample_stacks
+from tests.stack.harness import ROOT, run_stack, sample, sample_stacks
 
 GOLDEN = ROOT / "tests" / "golden" / "plans"
 STACKS = sample_stacks()
@@ -33,10 +33,12 @@ def normalized(document: dict[str, Any]) -> dict[str, Any]:
     return {**document, "resources": resources}
 
 
-def golden_text(stack: str) -> str:
-    name, raw = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
+def golden_text(stack: str, path: Path | None = None) -> str:
+    """The normalised plan of sample ``stack``, or of the stack file at ``path`` named like it."""
+    name, raw = load_stack_file(path or ROOT / "stacks" / f"Pulumi.{stack}.yaml")
     config = parse(raw, name)
-    document = plan_document(config, estimate(build_plan(config)), sample(stack))
+    recording = sample(stack) if path is None else run_stack(path)
+    document = plan_document(config, estimate(build_plan(config)), recording)
     # A round trip through JSON: the shared recording is never touched, only its copy.
     copy = json.loads(json.dumps(document, allow_nan=False))
     return json.dumps(normalized(copy), indent=1, sort_keys=True) + "\n"
@@ -57,3 +59,13 @@ def test_golden_plan_of_the_sample_stack_is_unchanged(stack: str, request: pytes
     assert text == path.read_text(), (
         f"{stack}'s plan changed: review it, then run with --update-golden"
     )
+
+
+def test_a_bare_key_stack_file_plans_as_its_namespaced_twin(tmp_path: Path):
+    """pulumi/pulumi sdk/go/common/workspace/loaders.go stackConfigNamespacedWithProject: a bare
+    ``platform:`` is ``gpu-infra:platform``, so the bare-key file's plan is the sample's."""
+    twin = tmp_path / "Pulumi.gke-t4.yaml"
+    text = (ROOT / "stacks" / twin.name).read_text().replace("  gpu-infra:", "  ")
+    twin.write_text(text)
+    assert "gpu-infra:" not in text
+    assert golden_text("gke-t4", twin) == (GOLDEN / "gke-t4.json").read_text()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -139,3 +140,64 @@ def test_autoscaler_identity_applies_without_the_autoscaler_it_picks_the_add_on_
     # infra/components/eks.py: plan.identity also decides the EBS CSI add-on's role (IRSA or Pod
     # Identity) and whether the OIDC provider is created, autoscaler or not.
     parse(_with(EKS, "cluster", autoscaler={"enabled": False, "identity": "pod-identity"}), "t")
+
+
+def _defaulted_rows() -> list[tuple[str, str, str, Any, str]]:
+    """(platform, block, condition key, value, inert key) of every inert rule whose condition
+    value is the condition key's default: the cases a rule read off the written keys missed."""
+    from infra.core.config import inert
+    from infra.core.config.operator import GpuOperatorSpec
+    from infra.core.config.stack import schemas
+
+    out = []
+    for platforms, block, when, value, keys, _ in inert._INERT:
+        for platform in platforms:
+            first, *rest = block.split(".")
+            model: Any = schemas(platform)[0] if first == "cluster" else GpuOperatorSpec
+            for part in rest:
+                model = next(
+                    f.annotation for n, f in model.model_fields.items() if (f.alias or n) == part
+                )
+            default = next(
+                f.default for n, f in model.model_fields.items() if (f.alias or n) == when
+            )
+            if value != "*" and default == value:
+                out.extend((platform, block, when, value, k) for k in keys)
+    return out
+
+
+DEFAULTED = _defaulted_rows()
+
+
+def test_some_inert_rule_has_its_condition_at_a_default():
+    assert (
+        "eks",
+        "cluster.autoscaler",
+        "kind",
+        "cluster-autoscaler",
+        "terminationGracePeriod",
+    ) in DEFAULTED
+
+
+@pytest.mark.parametrize(("platform", "block", "when", "value", "key"), DEFAULTED)
+def test_inert_key_is_refused_when_its_condition_key_is_left_at_its_default(
+    platform, block, when, value, key
+):
+    """The inert check reads the validated model: an omitted condition key is its default."""
+    samples = {"terminationGracePeriod": "1h"}  # a valid value of each such key
+    raw: dict[str, Any] = {**(GKE if platform == "gke" else EKS)}
+    first, *rest = block.split(".")
+    cluster = {**raw["gpu-infra:cluster"], "existing": False, "vpc": {}}
+    raw["gpu-infra:cluster"] = cluster
+    node: dict[str, Any] = (
+        cluster if first == "cluster" else raw.setdefault("gpu-infra:gpuOperator", {})
+    )
+    for part in rest:
+        node = node.setdefault(part, {})
+    node[key] = samples[key]
+    assert when not in node
+    lines = _lines(raw)
+    assert (
+        f"{block}.{key}: would not apply: {block}.{when} is {json.dumps(value)} (its default)"
+        in " ".join(lines)
+    ), lines

@@ -36,9 +36,25 @@ def test_utf8_bom_is_tolerated_and_offsets_count_it(tmp_path):
     assert "byte offset 16" in line
 
 
-def test_utf16_file_is_named_as_utf16(tmp_path):
-    (line,) = problems(tmp_path, "config: {}\n".encode("utf-16"))
-    assert "(the file is UTF-16)" in line
+@pytest.mark.parametrize(("bom", "codec"), [(b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be")])
+def test_utf16_with_a_bom_reads_as_yaml_v3_reads_it(tmp_path, bom, codec):
+    """go-yaml/yaml v3 readerc.go yaml_parser_determine_encoding: a UTF-16 BOM picks UTF-16."""
+    sample = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
+    f = tmp_path / "Pulumi.gke-t4.yaml"
+    f.write_bytes(bom + sample.read_text(encoding="utf-8").encode(codec))
+    assert load_stack_file(f) == load_stack_file(sample)
+
+
+def test_utf16_without_a_bom_is_read_as_utf8_as_yaml_v3_reads_it(tmp_path):
+    (line,) = problems(tmp_path, "config: {}\n".encode("utf-16-le"))
+    assert (
+        line == "<file>:1:2: character U+0000 is not allowed in YAML (control characters are not)"
+    )
+
+
+def test_utf16_lone_surrogate_is_named_with_its_offset(tmp_path):
+    (line,) = problems(tmp_path, b"\xff\xfe" + "config:\n".encode("utf-16-le") + b"\x00\xd8a\x00")
+    assert line.startswith("<file>:2:1: not UTF-16LE: ") and "byte offset 18" in line
 
 
 def test_control_character_is_refused_with_its_position(tmp_path):
@@ -68,7 +84,7 @@ def test_duplicate_top_level_config_key_is_refused(tmp_path):
 def test_a_merge_key_is_overridden_by_the_mappings_own_keys(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  x: &a {k: 1}\n  y: {<<: *a, k: 2}\n")
-    assert load_stack_file(f)[1]["y"] == {"k": 2}
+    assert load_stack_file(f)[1]["gpu-infra:y"] == {"k": 2}
 
 
 def test_alias_bomb_is_refused_before_expansion(tmp_path):
@@ -152,7 +168,7 @@ def test_misspelt_project_namespace_gets_did_you_mean():
 
 def test_block_under_project_like_key_is_not_silently_ignored():
     with pytest.raises(ConfigErrors) as e:
-        parse({"gpu_infra": {"platform": "gke", "cluster": {}}}, "s")
+        parse({"gpu-infra:gpu_infra": {"platform": "gke", "cluster": {}}}, "s")
     assert "did you mean 'gpu-infra:platform', 'gpu-infra:cluster'?" in str(e.value)
 
 
@@ -259,20 +275,82 @@ def test_mutated_sample_stacks_end_in_a_plan_or_config_errors(tmp_path):
             assert all(len(str(i)) <= 400 and "\n" not in str(i) for i in e.issues)
 
 
-@pytest.mark.parametrize(("key", "meant"), [("platform", "platform"), ("gpupool", "gpuPools")])
-def test_project_key_missing_its_namespace_gets_did_you_mean(key, meant):
+def parse_problems(tmp_path: Path, text: str) -> list[str]:
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text(text)
     with pytest.raises(ConfigErrors) as e:
-        parse({key: "gke"}, "s")
+        parse(load_stack_file(f)[1], "t")
+    return [str(i) for i in e.value.issues]
+
+
+def _bare_twin(sample: Path, into: Path) -> Path:
+    """``sample`` with every ``gpu-infra:`` key written bare, under the same file name."""
+    into.mkdir()
+    twin = into / sample.name
+    twin.write_text(sample.read_text(encoding="utf-8").replace("  gpu-infra:", "  "))
+    return twin
+
+
+@pytest.mark.parametrize(
+    "sample", sorted((ROOT / "stacks").glob("Pulumi.*.yaml")), ids=lambda p: p.stem
+)
+def test_bare_keys_are_the_projects_as_pulumis_loader_namespaces_them(tmp_path, sample):
+    """pulumi/pulumi sdk/go/common/workspace/loaders.go stackConfigNamespacedWithProject: a key
+    without ':' is '<project name>:<key>', so a bare-key file is its namespaced twin."""
+    twin = _bare_twin(sample, tmp_path / "bare")
     assert (
-        f"{key}: config keys are namespaced; did you mean 'gpu-infra:{meant}'?"
-        in str(e.value).splitlines()
+        "gpu-infra:" not in twin.read_text().split("config:", 1)[1].split("\n  gpuOperator")[0][:40]
+    )
+    assert load_stack_file(twin) == load_stack_file(sample)
+
+
+def test_bare_key_beside_its_namespaced_twin_is_refused_naming_both(tmp_path):
+    (line,) = problems(tmp_path, "config:\n  platform: gke\n  gpu-infra:platform: eks\n")
+    assert line.startswith(
+        "platform: given twice: as 'platform' and as 'gpu-infra:platform'; Pulumi reads the bare key"
     )
 
 
-def test_provider_key_missing_its_colon_gets_did_you_mean():
+@pytest.mark.parametrize(("key", "meant"), [("gpupool", "gpuPools"), ("gpuPool", "gpuPools")])
+def test_bare_unknown_key_is_the_projects_and_gets_did_you_mean(tmp_path, key, meant):
+    (line, *_) = parse_problems(tmp_path, f"config:\n  {key}: gke\n")
+    assert line == f"{key}: unknown key; did you mean '{meant}'?"
+
+
+def test_bare_provider_key_names_the_key_pulumi_reads_and_the_providers(tmp_path):
+    lines = parse_problems(tmp_path, "config:\n  project: demo-project\n")
+    assert (
+        "project: unknown key: Pulumi reads a key without a namespace as 'gpu-infra:project'; "
+        "the provider's key is 'gcp:project'"
+    ) in lines
+
+
+@pytest.mark.parametrize("key", ["gcp:gpuPools", "aws:cluster", "kubernetes:gpuOperator"])
+def test_project_key_under_a_provider_namespace_is_refused_naming_it(key):
     with pytest.raises(ConfigErrors) as e:
-        parse({"gcp-project": "demo-project"}, "s")
-    assert "gcp-project: config keys are namespaced; did you mean 'gcp:project'?" in str(e.value)
+        parse({key: []}, "s")
+    assert any(str(i).startswith(f"{key}: '") and "ignores it" in str(i) for i in e.value.issues)
+
+
+def test_provider_key_sharing_a_name_with_ours_is_the_providers():
+    """The Kubernetes provider has its own `cluster` key (its provider inputs)."""
+    with pytest.raises(ConfigErrors) as e:
+        parse({"kubernetes:cluster": "ml"}, "s")
+    assert not any(str(i).startswith("kubernetes:cluster") for i in e.value.issues)
+
+
+@pytest.mark.parametrize(("head", "where"), [("%YAML 1.2\n", "1:1"), ("# c\n%YAML 1.3\n", "2:1")])
+def test_yaml_version_other_than_1_1_is_refused_as_yaml_v3_refuses_it(tmp_path, head, where):
+    """go-yaml/yaml v3 parserc.go yaml_parser_process_directives: "found incompatible YAML
+    document" unless major and minor are 1.1 (libyaml takes 1.2)."""
+    (line,) = problems(tmp_path, head + "---\nconfig: {}\n")
+    assert line.startswith(f"<file>:{where}: found incompatible YAML document")
+
+
+def test_yaml_1_1_directive_is_read(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text("%YAML 1.1\n---\nconfig:\n  a:b: c\n")
+    assert load_stack_file(f)[1] == {"a:b": "c"}
 
 
 # PyYAML's int() on more than 4300 digits raises ValueError; the APIs take int64.
@@ -290,7 +368,7 @@ def test_integer_at_int64_bounds_is_read(tmp_path):
     f.write_text(
         "config:\n  a:b: [9223372036854775807, -9223372036854775808, 0x7fffffffffffffff]\n"
     )
-    assert read_stack_file(f)["config"]["a:b"] == [2**63 - 1, -(2**63), 2**63 - 1]
+    assert read_stack_file(f, "gpu-infra")["config"]["a:b"] == [2**63 - 1, -(2**63), 2**63 - 1]
 
 
 @pytest.mark.parametrize(
@@ -490,7 +568,7 @@ def test_every_sample_stack_reads_the_same_offline_and_through_the_engine(stack,
     """What the plan reads equals what ``pulumi up`` hands the program (object values as JSON)."""
     from infra.core.config.stack import encode_engine_config
 
-    handed = encode_engine_config(read_stack_file(stack)["config"])
+    handed = encode_engine_config(read_stack_file(stack, "gpu-infra")["config"])
     assert all(isinstance(v, str) for v in handed.values())
     assert load_stack_file(stack)[1] == _through_the_engine(monkeypatch, handed)
 
@@ -565,13 +643,13 @@ def test_a_one_key_secure_mapping_inside_a_value_is_refused_as_pulumi_reads_it_a
 def test_a_secure_key_that_is_not_a_pulumi_secret_reads_as_a_plain_mapping(tmp_path, value):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text(f"config:\n  gpu-infra:labels: {value}\n  secure: text\n")
-    assert "secure" in read_stack_file(f)["config"]["gpu-infra:labels"]
+    assert "secure" in read_stack_file(f, "gpu-infra")["config"]["gpu-infra:labels"]
 
 
 def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text("config:\n  aws:secretKey: {secure: AAABADx}\n")
-    assert read_stack_file(f)["config"]["aws:secretKey"] == {"secure": "AAABADx"}
+    assert read_stack_file(f, "gpu-infra")["config"]["aws:secretKey"] == {"secure": "AAABADx"}
 
 
 def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):

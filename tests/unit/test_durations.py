@@ -154,6 +154,37 @@ TERMINATION_GRACE_PERIOD = [
 ]
 
 
+# --- receiver: GKE maxRunDuration (google.protobuf.Duration JSON, at most the flex-start 7 days) -
+MAX_RUN_DURATION = [
+    ("86400s", True),
+    ("604800s", True),
+    ("3.5s", True),  # protobuf's own example
+    ("1.000000001s", True),  # nine fractional digits
+    ("604800.000000000s", True),
+    ("604800.000000001s", False),  # beyond seven days by a nanosecond
+    ("1.0000000001s", False),  # ten fractional digits
+    ("1.s", True),  # protojson parseDuration's own examples: 1.s, .1s, +1s
+    (".5s", True),
+    ("+60s", True),
+    ("01s", False),  # a leading 0 is the whole integer part
+    ("s", False),
+    ("0s", False),
+    ("-1s", False),
+    ("24h", False),  # a Go duration, not a protobuf one
+    ("86400", False),
+]
+
+
+@pytest.mark.parametrize(("value", "ok"), MAX_RUN_DURATION)
+def test_max_run_duration_takes_what_a_protobuf_duration_parses_up_to_seven_days(value, ok):
+    try:
+        rules.check_max_run_duration(value)
+    except ValueError as e:
+        assert not ok, e
+    else:
+        assert ok
+
+
 SCALE_DOWN = "cluster.autoscaler.scaleDownUnneededTime"
 
 

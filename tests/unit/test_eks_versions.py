@@ -188,3 +188,26 @@ def test_support_rule_never_judges_before_the_table_was_read(monkeypatch):
 def test_a_today_override_that_is_not_a_date_is_named_in_the_error(monkeypatch):
     monkeypatch.setenv("GPU_INFRA_TODAY", "tomorrow")
     assert versions.support_problem("1.34") == "GPU_INFRA_TODAY='tomorrow': not a YYYY-MM-DD date"
+
+
+@pytest.mark.parametrize("built", ["20250231", "20251301", "20250000", "19990229"])
+def test_an_amazon_linux_release_whose_build_date_cannot_exist_is_refused(built):
+    """awslabs/amazon-eks-ami CHANGELOG.md: releases are ``<kubernetes version>-<YYYYMMDD>``,
+    named after the day they were built; a day that does not exist names no release."""
+    problem = errors_of(_pool_release(f"1.33.5-{built}"))["gpuPools[0].releaseVersion"]
+    assert f"{built} is not a date" in problem
+
+
+def test_a_leap_day_build_is_a_release_version():
+    (g,) = plan_of(_pool_release("1.33.5-20240229")).groups
+    assert g.release_version == "1.33.5-20240229"
+
+
+def test_release_version_shape_follows_ami_type_not_ami_family():
+    """amiType wins over amiFamily for the AMI (botocore AMITypes), so the release's shape is
+    the Bottlerocket one even though amiFamily is left at al2023."""
+    cfg = _pool_release("1.50.0-5d9ac849", "1.34", amiType="BOTTLEROCKET_x86_64_NVIDIA")
+    (g,) = plan_of(cfg).groups
+    assert g.release_version == "1.50.0-5d9ac849"
+    cfg = _pool_release("1.50.0-build1", "1.34", amiType="BOTTLEROCKET_x86_64_NVIDIA")
+    assert "8 hex commit" in errors_of(cfg)["gpuPools[0].releaseVersion"]

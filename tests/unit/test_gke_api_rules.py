@@ -19,6 +19,15 @@ from infra.core.plan import build_plan
 from tests.conftest import gke_config
 from tests.unit.gke_fixtures import CHANNEL_CLUSTER, NO_CHANNEL, cluster, errors, plan
 
+
+@pytest.fixture(autouse=True)
+def _version_gates_judged_while_their_minors_were_supported(monkeypatch):
+    """The version gates tested here name 1.32-1.34 releases; they are judged on the day GKE's
+    schedule was read (gke_standard_support.csv as_of), when those minors were supported, so the
+    support rule (test_gke_versions.py) does not mask them."""
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-02-19")
+
+
 # --- release channel and node auto-upgrade ---------------------------------------------------
 # "Auto_upgrade cannot be false when release_channel REGULAR is set., badRequest"
 # (nkoson/gke-tutorial#8; https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels)
@@ -199,7 +208,10 @@ def test_min_master_version_is_a_gke_version():
 
 
 def test_monitoring_components_follow_the_clusters_minimum_version():
-    older = plan(gpuOperator={"enabled": False}, cluster=cluster(minMasterVersion="1.31"))
+    older = plan(
+        gpuOperator={"enabled": False},
+        cluster=cluster(minMasterVersion="1.31", releaseChannel="EXTENDED"),
+    )
     assert "JOBSET" not in older.cluster.monitoring_components
     assert "KUBELET" in older.cluster.monitoring_components
 

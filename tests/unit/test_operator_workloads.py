@@ -476,7 +476,15 @@ def test_schema_validation_catches_a_broken_object():
 def test_onprem_pools_must_agree_on_the_driver_source():
     cfg = stack(
         "kubernetes",
-        [{"name": "a"}, {"name": "b", "nodes": ["node-2"], "driver": "preinstalled"}],
+        [
+            {"name": "a"},
+            {
+                "name": "b",
+                "nodes": ["node-2"],
+                "driver": "preinstalled",
+                "nodeSelector": {"gpu-infra/pool": "b"},
+            },
+        ],
     )
     with pytest.raises(ConfigErrors) as e:
         build_plan(cfg)
@@ -484,7 +492,8 @@ def test_onprem_pools_must_agree_on_the_driver_source():
 
 
 def test_onprem_node_in_two_pools_is_rejected_at_its_second_listing():
-    cfg = stack("kubernetes", [{"name": "a"}, {"name": "b", "nodes": ["node-2", "node-1"]}])
+    b = {"name": "b", "nodes": ["node-2", "node-1"], "nodeSelector": {"gpu-infra/pool": "b"}}
+    cfg = stack("kubernetes", [{"name": "a"}, b])
     with pytest.raises(ConfigErrors) as e:
         build_plan(cfg)
     assert [(i.path, i.reason.split(";")[0]) for i in e.value.issues] == [

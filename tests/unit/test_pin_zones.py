@@ -139,3 +139,15 @@ def test_pin_zones_with_old_catalog_pins_the_zones_the_stack_was_deployed_with(t
     assert main(["--config", str(f), "--pin-zones", "--old-catalog", str(data)]) == 0
     assert f.read_text().count("      zones: [usw2-az1, usw2-az2]\n") == 2  # not today's az3
     assert "usw2-az3" not in capsys.readouterr().out
+
+
+def test_pinning_a_bare_key_utf16_stack_keeps_its_encoding_and_pins_its_pools(tmp_path):
+    """A bare ``gpuPools:`` is ``gpu-infra:gpuPools`` (Pulumi's loader) and a UTF-16 file with a
+    BOM is read by yaml.v3: the pinned file stays UTF-16 and plans with the zones."""
+    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text().replace("  gpu-infra:", "  ")
+    f = tmp_path / "Pulumi.eks-g4dn.yaml"
+    f.write_bytes(b"\xff\xfe" + text.encode("utf-16-le"))
+    assert main(["--config", str(f), "--pin-zones"]) == 0
+    assert f.read_bytes().startswith(b"\xff\xfe")
+    assert resolved_zones(_plan(f)) == {}
+    assert _without_added_lines(text, f.read_bytes()[2:].decode("utf-16-le")) == text

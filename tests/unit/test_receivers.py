@@ -96,7 +96,7 @@ def _plan_errors(tmp_path: Path, text: str) -> list[str]:
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text(text)
     with pytest.raises(ConfigErrors) as e:
-        build_plan(parse(read_stack_file(f)["config"], "t"))
+        build_plan(parse(read_stack_file(f, "gpu-infra")["config"], "t"))
     return str(e.value).splitlines()
 
 
@@ -237,7 +237,7 @@ def test_unknown_chart_value_key_gets_did_you_mean_from_its_chart_siblings(tmp_p
 def _plans(tmp_path: Path, text: str):
     f = tmp_path / "Pulumi.t.yaml"
     f.write_text(text)
-    return build_plan(parse(read_stack_file(f)["config"], "t"))
+    return build_plan(parse(read_stack_file(f, "gpu-infra")["config"], "t"))
 
 
 @pytest.mark.parametrize(

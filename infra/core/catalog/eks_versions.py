@@ -44,11 +44,18 @@ def support_judged_on(today: str | None = None, data_dir: Path = DATA_DIR) -> st
 
     Raises ValueError naming the variable when it is not a YYYY-MM-DD date.
     """
-    if today is None:
-        today = os.environ.get(TODAY_ENV) or datetime.now(UTC).date().isoformat()
-        if not _ISO_DAY.fullmatch(today):
-            raise ValueError(f"{TODAY_ENV}={today!r}: not a YYYY-MM-DD date")
-    return max(eks_support_as_of(data_dir), today)
+    return max(eks_support_as_of(data_dir), today or today_or_override())
+
+
+def today_or_override() -> str:
+    """$GPU_INFRA_TODAY, else the clock's UTC day: the "today" of every support calendar.
+
+    Raises ValueError naming the variable when it is not a YYYY-MM-DD date.
+    """
+    today = os.environ.get(TODAY_ENV) or datetime.now(UTC).date().isoformat()
+    if not _ISO_DAY.fullmatch(today):
+        raise ValueError(f"{TODAY_ENV}={today!r}: not a YYYY-MM-DD date")
+    return today
 
 
 def extended_support_ends(standard_end: str) -> str:

@@ -73,28 +73,26 @@ class EksCapacityReservationSpec(Model):
     )
 
 
-class EksTaintSpec(TaintSpec):
-    """A node-group taint as the EKS API takes it (key at most 63 characters, no kubernetes.io/)."""
-
-    key: rules.EksTaintKey = Field(  # type: ignore[assignment]
-        description="Taint key: at most 63 characters in all, no `kubernetes.io/` (EKS `Taint`)."
-    )
-
-
 class EksPoolSpec(PoolBase):
-    """One EKS managed GPU node group."""
+    """One EKS managed GPU node group, or with Karpenter one NodePool."""
 
-    labels: rules.EksNodeLabels = Field(  # type: ignore[assignment]
+    # Kubernetes' and the kubelet's rules here; each receiver's own on top (node groups:
+    # eks.template.node_group_problems; NodePools: eks.karpenter.pools.karpenter_problems).
+    labels: rules.NodeLabels = Field(  # type: ignore[assignment]
         default_factory=dict,
         description=(
-            "Extra node labels as EKS takes them: key (prefix included) and value 1-63 "
-            "characters, no empty value, no key containing `kubernetes.io/`, `k8s.io/` or "
-            "`eks.amazonaws.com/`."
+            "Extra node labels. A node group (the cluster-autoscaler) takes what EKS takes: key "
+            "(prefix included) and value 1-63 characters, no empty value, no key containing "
+            "`kubernetes.io/`, `k8s.io/` or `eks.amazonaws.com/`; a Karpenter NodePool takes "
+            "an empty value, and no key in the `karpenter.sh` or `karpenter.k8s.aws` domains."
         ),
     )
-    taints: list[EksTaintSpec] = Field(  # type: ignore[assignment]
+    taints: list[TaintSpec] = Field(
         default_factory=list,
-        description="Extra node taints, at most 49 (EKS's 50 per node group, one the GPU taint).",
+        description=(
+            "Extra node taints, at most 49 (EKS's 50 per node group, one the GPU taint); a node "
+            "group's keys are at most 63 characters in all, none with `kubernetes.io/`."
+        ),
     )
 
     # A list only for spot: same-shape types (GPU model, GPU count, vCPUs, CPU architecture) the
@@ -271,9 +269,22 @@ class EksAccessEntrySpec(Model):
         default=None,
         description=(
             "Scope the policy to these namespaces (DNS-1123 labels, optionally ending in `*`); "
-            "omitted: the whole cluster."
+            "omitted: the whole cluster; an empty list is an error, not a cluster-wide grant."
         ),
     )
+
+    @model_validator(mode="after")
+    def _namespaces_name_some(self) -> Self:
+        # EKS AccessScope: "namespaces ... A value is required if you specified namespace for
+        # Type" (https://docs.aws.amazon.com/eks/latest/APIReference/API_AccessScope.html); an
+        # empty list would be sent as a cluster scope, the widest grant, for a narrow intent.
+        if self.namespaces is not None and not self.namespaces:
+            raise RuleError(
+                "[]: a namespace scope needs at least one namespace (EKS AccessScope); omit "
+                "namespaces for the whole cluster, or list the namespaces",
+                at=("namespaces",),
+            )
+        return self
 
 
 class EksAutoscalerSpec(Model):

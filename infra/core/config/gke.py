@@ -103,7 +103,8 @@ class FlexStartSpec(Model):
     max_run_duration: rules.MaxRunDuration = Field(
         default="604800s",
         description=(
-            "How long a flex-start node may run: whole seconds (`Ns`), at most 7 days "
+            "How long a flex-start node may run: a protobuf Duration in seconds (`86400s`, "
+            "`3.5s`), positive, at most 7 days "
             "(https://cloud.google.com/kubernetes-engine/docs/concepts/dws)."
         ),
     )
@@ -305,8 +306,10 @@ class MaintenanceWindowSpec(Model):
         default="FREQ=WEEKLY;BYDAY=SA,SU",
         description=(
             "RFC 5545 RRULE (known rule parts, each once, `UNTIL` xor `COUNT`, `BYDAY` weekdays). "
-            "The windows must give at least 48 hours per 32 days, counting only windows of 4 or "
-            "more contiguous hours."
+            "The windows must give at least 48 hours in every 32-day rolling window, counting "
+            "only windows of 4 or more contiguous hours: computed for `DAILY`, `WEEKLY` and "
+            "`MONTHLY` rules with `INTERVAL`, `BYDAY` (`1SA`, `-1SU`), `BYMONTHDAY`, `BYMONTH`, "
+            "`COUNT` and `UNTIL`."
         ),
     )
 

@@ -9,6 +9,8 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from pydantic import BaseModel
+
 from infra.core.config.base import PLATFORMS
 from infra.core.errors import Issues, join_path
 
@@ -88,22 +90,50 @@ _INERT: tuple[tuple[tuple[str, ...], str, str, Any, tuple[str, ...], str], ...] 
 )
 
 
-def check_inert(platform: str, own: Mapping[str, Any], issues: Issues) -> None:
-    """A key that would not apply with the other keys as given is an error naming both."""
+def check_inert(
+    platform: str, own: Mapping[str, Any], models: Mapping[str, BaseModel], issues: Issues
+) -> None:
+    """A key that would not apply with the other keys as given is an error naming both.
+
+    The condition is read on the validated model (``models``: block -> its model), so a
+    condition key left at its default counts as its default value: ``terminationGracePeriod``
+    without ``kind`` is a cluster-autoscaler setting. The inert keys are the ones written.
+    """
     for platforms, block, when, value, keys, why in _INERT:
         if platform not in platforms:
             continue
-        node: Any = own
+        written: Any = own
         for part in block.split("."):
-            node = node.get(part) if isinstance(node, Mapping) else None
-        if not isinstance(node, Mapping) or when not in node:
+            written = written.get(part) if isinstance(written, Mapping) else None
+        given = [k for k in keys if isinstance(written, Mapping) and k in written]
+        model = _model_at(models, block)
+        if not given or model is None:
             continue
-        if value != "*" and node[when] != value:
+        actual = _by_alias(model, when)
+        if (actual is None) if value == "*" else actual != value:
             continue
-        for key in keys:
-            if key in node:
-                shown_when = "given" if value == "*" else f"{json.dumps(node[when])}"
-                issues.add(
-                    join_path(block, key),
-                    f"would not apply: {block}.{when} is {shown_when} and {why}; remove it",
-                )
+        defaulted = not (isinstance(written, Mapping) and when in written)
+        shown_when = "given" if value == "*" else json.dumps(actual)
+        if defaulted:
+            shown_when += " (its default)"
+        for key in given:
+            issues.add(
+                join_path(block, key),
+                f"would not apply: {block}.{when} is {shown_when} and {why}; remove it",
+            )
+
+
+def _model_at(models: Mapping[str, BaseModel], block: str) -> BaseModel | None:
+    first, *rest = block.split(".")
+    node: Any = models.get(first)
+    for part in rest:
+        node = _by_alias(node, part) if isinstance(node, BaseModel) else None
+    return node if isinstance(node, BaseModel) else None
+
+
+def _by_alias(model: BaseModel, alias: str) -> Any:
+    """The value of the field spelt ``alias`` in the stack file (its camelCase name)."""
+    for name, f in type(model).model_fields.items():
+        if (f.alias or name) == alias:
+            return getattr(model, name)
+    raise KeyError(f"{type(model).__name__} has no field {alias!r}")

@@ -123,7 +123,7 @@ def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
     """
     p = Path(path)
     name = p.name.removeprefix("Pulumi.").removesuffix(".yaml").removesuffix(".yml")
-    doc = read_stack_file(p)
+    doc = read_stack_file(p, PROJECT)
     issues = Issues()
     if doc.get("environment"):
         # ESC environments are opened by Pulumi Cloud when `pulumi up` starts
@@ -244,9 +244,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
             if name in _PROJECT_KEYS:
                 own[name] = value
             else:
-                hint = did_you_mean(name, _PROJECT_KEYS) or f"; allowed: {', '.join(_PROJECT_KEYS)}"
-                issues.add(shown(name)[1:-1], f"unknown key{hint}")
-        elif (problem := _foreign_key(str(key), value)) is not None:
+                issues.add(shown(name)[1:-1], _unknown_own_key(name, value))
+        elif (problem := _foreign_key(str(key))) is not None:
             issues.add(shown(str(key))[1:-1], problem)
         else:
             providers[str(key)] = value
@@ -282,7 +281,8 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     if namespaces is not None:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     if not issues:
-        check_inert(platform, own, issues)
+        models = {"cluster": cluster, "gpuOperator": operator}
+        check_inert(platform, own, {k: m for k, m in models.items() if m is not None}, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
@@ -313,28 +313,50 @@ _PROVIDER_KEYS = ("gcp:project", "gcp:region", "gcp:zone", "aws:region")
 _PROVIDER_NAMESPACES = ("gcp", "aws", "kubernetes", "eks", "pulumi", "random", "tls", "command")
 
 
-def _foreign_key(key: str, value: Any) -> str | None:
+# Keys of a provider's own config that share a name with one of ours: the Kubernetes provider's
+# `cluster` (https://www.pulumi.com/registry/packages/kubernetes/api-docs/provider/#inputs).
+_PROVIDER_OWN_KEYS = {"kubernetes": ("cluster",)}
+
+
+def _unknown_own_key(name: str, value: Any) -> str:
+    """Why ``gpu-infra:<name>`` is not read. A bare key in the stack file arrives here too: Pulumi
+    names it ``gpu-infra:<key>`` (``stackfile.reader.namespaced``)."""
+    if closest(name, [PROJECT], cutoff=0.75) is not None and isinstance(value, dict):
+        inner = [f"'{PROJECT}:{k}'" for k in value if k in _PROJECT_KEYS][:3]
+        example = ", ".join(inner) or f"'{PROJECT}:platform'"
+        return (
+            "unknown key: a block of keys is not read, Pulumi config keys are flat "
+            f"'namespace:key'; did you mean {example}?"
+        )
+    if hint := did_you_mean(name, _PROJECT_KEYS):
+        return f"unknown key{hint}"
+    provider = next((k for k in _PROVIDER_KEYS if k.split(":")[1] == name.lower()), None)
+    if provider is not None:
+        return (
+            f"unknown key: Pulumi reads a key without a namespace as '{PROJECT}:{name}'; the "
+            f"provider's key is '{provider}'"
+        )
+    return f"unknown key; allowed: {', '.join(_PROJECT_KEYS)}"
+
+
+def _foreign_key(key: str) -> str | None:
     """Why a config key outside ``gpu-infra:`` would be silently ignored, or ``None`` if it is fine.
 
     Pulumi config keys are flat ``namespace:key`` (https://www.pulumi.com/docs/iac/concepts/config/);
-    a block of keys, a misspelt namespace or another project's namespace reaches nobody.
+    a misspelt namespace, another project's namespace, or one of our keys under a provider's
+    namespace (``gcp:gpuPools``) reaches nobody. A key without a namespace cannot come from a
+    stack file (Pulumi names it ``gpu-infra:<key>``) nor from the engine.
     """
     ns, sep, name = key.partition(":")
     own_like = closest(ns, [PROJECT], cutoff=0.75) is not None
     if not sep:
-        if own_like and isinstance(value, dict):
-            inner = [f"'{PROJECT}:{k}'" for k in value if k in _PROJECT_KEYS][:3]
-            example = ", ".join(inner) or f"'{PROJECT}:platform'"
-            return (
-                "a block of keys is not read: Pulumi config keys are flat 'namespace:key'; "
-                f"did you mean {example}?"
-            )
-        if guess := closest(key, _PROJECT_KEYS):
-            return f"config keys are namespaced; did you mean '{PROJECT}:{guess}'?"
-        if hint := did_you_mean(key.replace("-", ":", 1), _PROVIDER_KEYS, cutoff=0.8):
-            return f"config keys are namespaced{hint}"
-        return f"config keys are namespaced ('{PROJECT}:<key>', 'gcp:<key>', 'aws:<key>')"
+        return f"a config key has a namespace ('{PROJECT}:{key}' as Pulumi reads a bare key)"
     if ns in _PROVIDER_NAMESPACES:
+        if name in _PROJECT_KEYS and name not in _PROVIDER_OWN_KEYS.get(ns, ()):
+            return (
+                f"'{name}' is a key of this project, not of the {ns} provider, which ignores it: "
+                f"write '{PROJECT}:{name}' (or the bare '{name}')"
+            )
         return None
     if own_like:
         return f"namespace '{ns}' is not this project's; did you mean '{PROJECT}:{name}'?"

@@ -7,6 +7,7 @@ cluster's Kubernetes version.
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Mapping
 
@@ -86,6 +87,14 @@ def release_version_problem(
         )
     if family != "al":
         return None
+    built = release.rsplit("-", 1)[1]
+    try:  # the build date of an AMI EKS published: a day that exists
+        datetime.date(int(built[:4]), int(built[4:6]), int(built[6:]))
+    except ValueError:
+        return (
+            f"{release!r}: {built} is not a date (YYYYMMDD), so no {ami_type} release has this "
+            "version; leave releaseVersion unset for EKS's latest"
+        )
     minor = ".".join(release.split(".")[:2])
     if minor == cluster.kubernetes_version:
         return None

@@ -46,6 +46,7 @@ from infra.core.eks.network import EksNetworkPlan, nats_where_nodes_run, plan_ne
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.eks.placement import region_az_ids
 from infra.core.eks.system import SYSTEM_GROUP, EksSystemGroupPlan, plan_system
+from infra.core.eks.template import node_group_problems
 from infra.core.errors import Issues, join_path
 from infra.core.labels import POOL_LABEL
 
@@ -217,6 +218,8 @@ def _plan_groups(
     for i, pool in enumerate(config.pools):
         if karpenter:
             karpenter_problems(i, pool, issues)
+        else:
+            node_group_problems(i, pool, issues)
         g = plan_group(i, pool, cluster, region, network, catalog, issues)
         if g is not None and karpenter:
             g = as_karpenter_pool(i, g, config, catalog, issues)

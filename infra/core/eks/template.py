@@ -10,13 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from infra.core import rules
 from infra.core.catalog.vendored import Catalog, GpuModel
 from infra.core.config.eks import EksPoolSpec
 from infra.core.eks import autoscaler
 from infra.core.eks.efa import EFA_HUGEPAGES_2MI, EFA_RESOURCE, EfaLayout
 from infra.core.eks.instance_types import GroupShape
 from infra.core.eks.storage import ephemeral_storage_gi
-from infra.core.errors import Issues, join_path
+from infra.core.errors import Issues, RuleError, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.pools import Taint
 from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
@@ -61,6 +62,21 @@ class NodeTemplate:
     tags: Mapping[str, str]
     local_nvme: bool
     nodefs_gib: float
+
+
+def node_group_problems(i: int, pool: EksPoolSpec, issues: Issues) -> None:
+    """The EKS node-group API's own label and taint rules (rules.check_eks_node_labels,
+    rules.check_eks_taint_key): stricter than a NodePool's, so checked for node groups only."""
+    at = join_path("gpuPools", i)
+    try:
+        rules.check_eks_node_labels(pool.labels)
+    except RuleError as e:
+        issues.add(join_path(at, "labels", *e.at), str(e))
+    for k, t in enumerate(pool.taints):
+        try:
+            rules.check_eks_taint_key(t.key)
+        except ValueError as e:
+            issues.add(join_path(at, "taints", k, "key"), str(e))
 
 
 def plan_labels(

@@ -12,6 +12,7 @@ import re
 from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.config.location import gcp_region_of
 from infra.core.errors import Issues, join_path
+from infra.core.gke.maintenance import min_hours_per_32_days
 from infra.core.gke.model import (
     IMAGE_STREAMING_ROLE,
     NODE_SA_ROLES,
@@ -21,7 +22,7 @@ from infra.core.gke.model import (
 )
 from infra.core.gke.names import ProjectNames, project_names
 from infra.core.gke.series import series_of
-from infra.core.gke.versions import gke_version, version_at_least
+from infra.core.gke.versions import gke_version, support_problem, version_at_least
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
 # "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only
@@ -62,10 +63,6 @@ DEFAULT_MONITORING: tuple[tuple[str, str], ...] = (
 # is deprecated, allowed only for existing customers, and removed on June 14, 2027.
 NO_CHANNEL_REMOVAL = "June 14, 2027"
 
-_WEEKLY = re.compile(
-    r"^FREQ=WEEKLY;BYDAY=((?:MO|TU|WE|TH|FR|SA|SU)(?:,(?:MO|TU|WE|TH|FR|SA|SU))*)$"
-)
-
 
 def plan_cluster(
     cluster: GkeClusterSpec, project: str, issues: Issues, *, operator_on: bool, stack: str
@@ -87,6 +84,7 @@ def plan_cluster(
             "plane from one of these CIDRs, or the Kubernetes objects of this stack fail to apply"
         )
     _check_subnetwork_region(cluster, issues)
+    _check_subnetwork_project(cluster, project, issues)
     _check_system_pool_zones(cluster, issues)
     _check_version_and_channel(cluster, issues, notes)
     # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
@@ -211,6 +209,27 @@ def _check_subnetwork_region(cluster: GkeClusterSpec, issues: Issues) -> None:
         )
 
 
+def _check_subnetwork_project(cluster: GkeClusterSpec, project: str, issues: Issues) -> None:
+    """A subnetwork lives in its network's project: a Shared VPC cluster names the host
+    project's network and subnetwork (https://cloud.google.com/kubernetes-engine/docs/how-to/
+    cluster-shared-vpc: ``--network projects/HOST/global/networks/N --subnetwork
+    projects/HOST/regions/R/subnetworks/S``); a bare name is in the cluster's project."""
+    if cluster.subnetwork is None:
+        return
+    net = cluster.network or "default"
+    net_project = m.group(1) if (m := re.match(r"projects/([^/]+)/", net)) else project
+    sub_project = (
+        m.group(1) if (m := re.match(r"projects/([^/]+)/", cluster.subnetwork)) else project
+    )
+    if net_project != sub_project:
+        issues.add(
+            "cluster.subnetwork",
+            f"{cluster.subnetwork} is in project {sub_project}, but cluster.network {net} is in "
+            f"{net_project}: a subnetwork belongs to its network's project (Shared VPC: both in "
+            "the host project)",
+        )
+
+
 # "By default, GKE replicates each node pool across three zones of the control plane's region"
 # (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters); the system pool is
 # created with initialNodeCount 1, which is per zone.
@@ -238,6 +257,8 @@ def _check_version_and_channel(cluster: GkeClusterSpec, issues: Issues, notes: l
             "cluster.minMasterVersion",
             f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
+    elif problem := support_problem(mmv, cluster.release_channel):
+        issues.add("cluster.minMasterVersion", problem)
     if cluster.release_channel == "UNSPECIFIED" and not cluster.existing:
         notes.append(
             "cluster.releaseChannel: UNSPECIFIED (No channel) is deprecated, allowed only for "
@@ -338,22 +359,19 @@ def _check_window(m: MaintenanceSpec, issues: Issues, notes: list[str]) -> None:
     if (problem := rrule_problem(w.recurrence)) is not None:
         issues.add(join_path(path, "recurrence"), problem)
         return
-    if w.recurrence == "FREQ=DAILY":
-        per_32 = 32 * min(hours, 24)
-    elif (match := _WEEKLY.fullmatch(w.recurrence)) is not None:
-        # Any 32 days hold at least 4 of each weekday.
-        per_32 = 4 * len(set(match.group(1).split(","))) * min(hours, 24)
-    else:
+    per_32 = min_hours_per_32_days(start, end, w.recurrence)
+    if per_32 is None:
         notes.append(
             f"cluster.maintenance.window.recurrence {w.recurrence!r}: not checked against GKE's "
-            f"{MIN_HOURS_PER_32_DAYS} h per 32 days (only FREQ=DAILY and FREQ=WEEKLY;BYDAY= are)"
+            f"{MIN_HOURS_PER_32_DAYS} h per 32 days (rule parts beyond FREQ, INTERVAL, BYDAY, "
+            "BYMONTHDAY, BYMONTH, WKST, COUNT and UNTIL are not expanded)"
         )
         return
     if per_32 < MIN_HOURS_PER_32_DAYS:
         issues.add(
             join_path(path, "recurrence"),
-            f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h per 32 days; GKE needs "
-            f"at least {MIN_HOURS_PER_32_DAYS} h",
+            f"{w.recurrence} with a {hours:g} h window allows {per_32:g} h in some 32 days; GKE "
+            f"needs at least {MIN_HOURS_PER_32_DAYS} h in every 32-day rolling window",
         )
 
 

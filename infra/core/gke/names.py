@@ -78,3 +78,30 @@ def fallback_pool_name(pool: str, fb: FallbackSpec) -> str:
     so an unchanged pool is never replaced; a changed shape is a new pool (created first)."""
     digest = hashlib.sha256(fallback_shape(fb).encode()).hexdigest()[:_HASH_CHARS]
     return f"{pool}-{digest}"
+
+
+# ComputeClass names GKE owns (about-custom-compute-classes, https://cloud.google.com/kubernetes-
+# engine/docs/concepts/about-custom-compute-classes): the built-in classes `autopilot` and
+# `autopilot-spot`; names starting with `gke` or `autopilot` are reserved for GKE's own; a class
+# named `default` is the cluster's default class, applied to every Pod that selects none
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/default-compute-classes).
+COMPUTE_CLASS_RESERVED_PREFIXES = ("gke", "autopilot")
+COMPUTE_CLASS_CLUSTER_DEFAULT = "default"
+
+
+def compute_class_name_problem(name: str) -> str | None:
+    """Why a pool's ComputeClass (named after the pool) may not be called ``name``, or ``None``."""
+    if name == COMPUTE_CLASS_CLUSTER_DEFAULT:
+        return (
+            f"{name!r} would name the pool's ComputeClass 'default', which GKE applies to every "
+            "Pod of the cluster that selects no class; rename the pool"
+        )
+    prefix = next((p for p in COMPUTE_CLASS_RESERVED_PREFIXES if name.startswith(p)), None)
+    if prefix is not None:
+        builtin = " (a built-in class)" if name in ("autopilot", "autopilot-spot") else ""
+        return (
+            f"{name!r} would name the pool's ComputeClass{builtin}: GKE reserves ComputeClass "
+            f"names starting with {' or '.join(repr(p) for p in COMPUTE_CLASS_RESERVED_PREFIXES)}; "
+            "rename the pool"
+        )
+    return None

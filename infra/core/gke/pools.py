@@ -25,7 +25,7 @@ from infra.core.gke.model import (
     GkePoolPlan,
     GpuDriverVersion,
 )
-from infra.core.gke.names import fallback_pool_name, fallback_shape
+from infra.core.gke.names import compute_class_name_problem, fallback_pool_name, fallback_shape
 from infra.core.gke.rules import (
     auto_upgrade,
     best_effort,
@@ -118,6 +118,9 @@ def plan_pools(
         # Cross-GPU fallback: one pool per alternative, all bound to one ComputeClass; fixed
         # pools it names, or priorities GKE auto-creates pools from.
         cc = spec.name
+        if (problem := compute_class_name_problem(cc)) is not None:
+            ctx.issues.add(join_path(path, "name"), problem)
+            continue
         group = [main]
         if not _check_distinct_fallbacks(spec, path, ctx.issues):
             continue
@@ -243,9 +246,23 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
     decided = _decide(spec, shape, path, ctx)
     if ctx.issues.count() > before or not decided.zones:
         return None
+    for key in spec.labels:
+        if key in OWNED_LABELS:
+            ctx.issues.add(join_path(path, "labels", key), OWNED_LABELS[key])
     labels = _labels(spec, ctx.operator_on)
     taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
     return _assemble(spec, shape, decided, labels, taints, ctx)
+
+
+# Node labels GKE or gpu-infra set on every node of a pool: a pool's own value would be
+# overwritten without a word (GKE: "Each node in the pool has a Kubernetes node label,
+# cloud.google.com/gke-nodepool", node-pools concept; the accelerator label, gpus how-to).
+OWNED_LABELS = {
+    GKE_NODEPOOL_LABEL: "GKE sets it on every node to the node pool's name",
+    GKE_ACCELERATOR_LABEL: "GKE sets it on every GPU node to the GPU type",
+    GKE_COMPUTE_CLASS_LABEL: "set by gpu-infra on a pool of a ComputeClass, to the class's name",
+    POOL_LABEL: "set by gpu-infra on every GPU pool, to the pool's name",
+}
 
 
 def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> PoolDecisions:

@@ -119,11 +119,15 @@ def reservation_affinity(
     # (https://cloud.google.com/compute/docs/instances/reservations-consume).
     if spot and res.type != "none":
         issues.add(rpath, "spot VMs do not consume reservations; use type none or spot: false")
-    if res.type == "specific" and spec.zones is None:
+    # A reservation is a zonal resource (Compute API reservations.insert takes a zone; "Reservations
+    # are zonal", https://cloud.google.com/compute/docs/instances/reservations-overview): nodes
+    # that consume a specific one start only in its zone.
+    if res.type == "specific" and (spec.zones is None or len(spec.zones) != 1):
+        given = "none" if spec.zones is None else ", ".join(spec.zones)
         issues.add(
             join_path(path, "zones"),
-            "required with a specific reservation: name the "
-            "zones where the reservation has capacity",
+            f"a specific reservation is in one zone, and a pool consuming it needs exactly that "
+            f"zone (zones: {given}); for reservations in several zones, one pool per zone",
         )
     return _RESERVATION[res.type], res.name
 

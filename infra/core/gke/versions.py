@@ -9,6 +9,11 @@ from __future__ import annotations
 import functools
 import re
 
+from infra.core.catalog.gke_versions import (
+    extended_support_ends,
+    gke_support,
+    gke_support_judged_on,
+)
 from infra.core.catalog.vendored import read_rows
 from infra.core.errors import Issues
 
@@ -84,3 +89,44 @@ def check_feature_version(
             path,
             f"{what} need GKE {floor} or later; cluster.minMasterVersion is {min_master}",
         )
+
+
+def support_problem(min_master: str | None, channel: str) -> str | None:
+    """Why GKE no longer runs the minor ``cluster.minMasterVersion`` names, or ``None``.
+
+    Past its end of standard support a minor is upgraded away by GKE and no new cluster or
+    control plane gets it, except on the Extended channel, which keeps it until its extended
+    support ends (``catalog.gke_versions``; GKE versioning and support,
+    https://cloud.google.com/kubernetes-engine/versioning). ``latest``, ``-`` or unset is the
+    channel's default, always a supported one; a minor newer than the table is let through (the
+    schedule lags a release); one older than every row is long gone.
+    """
+    have = gke_version(min_master) if min_master not in (None, "latest", "-") else None
+    if have is None:
+        return None
+    try:
+        today = gke_support_judged_on()
+    except ValueError as e:
+        return str(e)
+    table = gke_support()
+    minor = f"{have[0]}.{have[1]}"
+    extended = channel == "EXTENDED"
+
+    def ends(v: str) -> str:
+        regular, standard = table[v]
+        return extended_support_ends(regular) if extended else standard
+
+    supported = [v for v in table if ends(v) > today]
+    newest = max(table, key=lambda v: int(v.split(".")[1]))
+    if minor in table:
+        if ends(minor) > today:
+            return None
+        what = "extended support (the Extended channel)" if extended else "standard support"
+        ended = f"GKE {what} for {minor} ended {ends(minor)}"
+    elif have[1] > int(newest.split(".")[1]):
+        return None
+    else:
+        ended = f"GKE {minor} is older than every supported minor"
+    later = f"{', '.join(supported)} or later" if supported else f"a minor after {newest}"
+    hint = "" if extended else "; the Extended channel keeps a minor up to 24 months"
+    return f"{min_master!r}: {ended}; supported as of {today}: {later}{hint}"

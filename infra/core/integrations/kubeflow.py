@@ -17,6 +17,9 @@ from typing import Any
 from infra.core.pools import GPU_RESOURCE
 
 PROFILE_API_VERSION = "kubeflow.org/v1"
+# Kubeflow's own namespace: its platform components run there (kubeflow/manifests
+# common/kubeflow-namespace/base/namespace.yaml, Namespace "kubeflow"); a Profile is a user's.
+KUBEFLOW_NAMESPACE = "kubeflow"
 
 
 def _ui_name(resource: str) -> str:

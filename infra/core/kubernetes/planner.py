@@ -6,11 +6,13 @@ so the GPU Operator plan, the workload hints and the smoke tests can target them
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from infra.core.catalog.vendored import Catalog
+from infra.core.config.kubernetes import KubernetesPoolSpec
 from infra.core.config.stack import StackConfig
-from infra.core.errors import Issues, join_path
+from infra.core.errors import Issues, join_path, shown
 from infra.core.pools import PoolHints, Taint
 from infra.core.sharing import nvidia_mig_profiles, operator_node_labels
 
@@ -51,6 +53,7 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
                     f"{node} is already in pool {owner[node]}; a node belongs to one pool",
                 )
             owner.setdefault(node, p.name)
+        _check_selector_apart(i, p, config.pools[:i], issues)
         labels = {**p.labels, **p.node_selector}
         if p.nodes:
             labels.update(operator_node_labels(p))
@@ -91,3 +94,23 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
         distribution=cluster.distribution,
         pools=tuple(pools),
     )
+
+
+def _check_selector_apart(
+    i: int, pool: KubernetesPoolSpec, earlier: Sequence[KubernetesPoolSpec], issues: Issues
+) -> None:
+    """A pool's nodeSelector selects exactly its nodes: one that is another pool's, or that the
+    other's contains, also selects that pool's nodes (a node matches a selector when it carries
+    every label of it: https://kubernetes.io/docs/concepts/scheduling-eviction/assign-pod-node/
+    #nodeselector), so one node would be described two ways."""
+    mine = set(pool.node_selector.items())
+    for j, other in enumerate(earlier):
+        theirs = set(other.node_selector.items())
+        if mine <= theirs or theirs <= mine:
+            how = "is the same as" if mine == theirs else "overlaps"
+            issues.add(
+                join_path("gpuPools", i, "nodeSelector"),
+                f"{shown(dict(pool.node_selector))} {how} gpuPools[{j}] ({other.name})'s "
+                f"{shown(dict(other.node_selector))}: a node carrying the larger one matches both "
+                "pools; give each pool a label only its nodes carry",
+            )

@@ -201,7 +201,8 @@ def _operator_cases(label: str, v: str) -> list[Case]:
     vgpu = {**op, "vgpu": _VGPU}
     add(_ONPREM, "containerd", "vgpu", {**_ONPREM_POOL, "driver": "vgpu"}, operator=vgpu)
     # GKE below 1.33 for a 25.3 chart: its toolkit cannot read the config file newer GKE needs.
-    gke = {} if is_cdi_era(v) else {"minMasterVersion": "1.32"}
+    # 1.32 is past standard support now: the Extended channel runs it (gke.versions).
+    gke = {} if is_cdi_era(v) else {"minMasterVersion": "1.32", "releaseChannel": "EXTENDED"}
     add(_GKE, "gke-google-driver", "gke-default", _T4, cluster=gke)
     ubuntu = {**_T4, "gpu": {**_T4["gpu"], "driver": "operator"}, "imageType": "UBUNTU_CONTAINERD"}
     add(_GKE, "gke-operator-driver", "operator", ubuntu, cluster=gke)

@@ -59,6 +59,12 @@ def check_namespaces(config: StackConfig, issues: Issues) -> None:
                 join_path("gpuNamespaces", i, "name"),
                 f"{ns.name!r} is reserved for Kubernetes system namespaces",
             )
+        if ns.kubeflow_profile is not None and ns.name == kf.KUBEFLOW_NAMESPACE:
+            issues.add(
+                join_path("gpuNamespaces", i, "name"),
+                f"{ns.name!r} is Kubeflow's own namespace, where its platform runs; a "
+                "kubeflowProfile is a user's namespace: name it after the team",
+            )
         if ns.kubeflow_profile is not None and ns.labels:
             issues.add(
                 join_path("gpuNamespaces", i, "labels"),

@@ -204,11 +204,25 @@ def check_consolidate_after(v: str) -> str:
 MAX_FLEX_RUN_SECONDS = limit("gke.flex_start_run_seconds")
 
 
+# google.protobuf.Duration in JSON: "seconds with up to nine fractional digits, ending with 's'"
+# (https://protobuf.dev/reference/protobuf/google.protobuf/#duration); protocolbuffers/protobuf-go
+# encoding/protojson well_known_types.go parseDuration: an optional sign, 0 or [1-9][0-9]* (or
+# nothing before a '.'), an optional '.' with 0-9 digits, then 's' ("1s, 0.1s, 1.s, .1s, +1s").
+_PROTO_DURATION = re.compile(r"([-+]?)(0|[1-9][0-9]*)?(?:\.([0-9]{0,9}))?s", re.ASCII)
+
+
 def check_max_run_duration(v: str) -> str:
-    """``maxRunDuration``: whole seconds with an ``s`` suffix, at most 7 days (604800s)."""
-    if not (len(v) <= 12 and re.fullmatch(r"[1-9][0-9]*s", v, re.ASCII)):
-        raise ValueError(f"{shown(v)} is not a duration in seconds such as 86400s")
-    if int(v[:-1]) > MAX_FLEX_RUN_SECONDS:
+    """``maxRunDuration``: a protobuf Duration (``86400s``, ``3.5s``), positive, at most 7 days."""
+    m = _PROTO_DURATION.fullmatch(v) if len(v) <= 24 else None
+    if m is None or not (m[2] or m[3] is not None):
+        raise ValueError(
+            f"{shown(v)} is not a duration in seconds such as 86400s or 3.5s (a protobuf "
+            "Duration: digits, up to nine fractional digits, then s)"
+        )
+    nanos = int(m[2] or 0) * 10**9 + int((m[3] or "").ljust(9, "0"))
+    if m[1] == "-" or nanos == 0:
+        raise ValueError(f"{v} is not a positive duration; flex-start nodes need a run time")
+    if nanos > MAX_FLEX_RUN_SECONDS * 10**9:
         raise ValueError(
             f"{v} is longer than 7 days; flex-start VMs run for at most {MAX_FLEX_RUN_SECONDS}s"
         )

@@ -127,6 +127,10 @@ def _findings(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[tuple[str, str
             continue
         gpu = [r for r in w.pod.requests if r.startswith("nvidia.com/")]
         for ns, hard in quotas.items():
+            # gpus: 0 keeps a namespace off GPUs (a valid ResourceQuota): no GPU pod is meant
+            # to run there, so none has to fit its quota.
+            if all(hard.get(f"requests.{r}") == "0" for r in gpu):
+                continue
             if (p := quota_problem(w.pod, hard, gpu)) is not None:
                 out.append((key, f"{w.consumer} {w.pod.name} in namespace {ns}: {p}"))
     return out

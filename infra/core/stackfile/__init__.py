@@ -14,8 +14,13 @@ values to the program as JSON. PyYAML's parser is the base here, with:
   (Go's ``encoding/json`` writes an integral float64 without a fraction; Python's ``json`` reads an int);
 - values whose reading differs between YAML readers (YAML 1.1 boolean keys, base-60 numbers,
   unquoted timestamps, numbers beyond 64 bits) refused with what Pulumi would read;
-- the limits a config file needs and YAML does not have: UTF-8 bytes (a bad byte is named by its
-  offset), one document, a mapping at the root with the keys Pulumi's stack settings file defines,
+- Pulumi's loader (pulumi/pulumi ``sdk/go/common/workspace/loaders.go``): a bare ``config:`` key
+  is the project's (``platform`` is ``gpu-infra:platform``; beside its namespaced twin it is an
+  error, as Pulumi would keep one at random);
+- yaml.v3's reader: UTF-8, or UTF-16 after its byte-order mark (``readerc.go``), and only
+  ``%YAML 1.1`` documents (``parserc.go``: "found incompatible YAML document");
+- the limits a config file needs and YAML does not have: a bad byte named by its offset, one
+  document, a mapping at the root with the keys Pulumi's stack settings file defines,
   nesting depth and the size after alias expansion bounded *while composing*, before any value is
   expanded (a "billion laughs" file is refused in milliseconds);
 - every YAML error is ``<file>:<line>:<column>: <problem>``.

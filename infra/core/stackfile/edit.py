@@ -56,10 +56,11 @@ def with_pool_keys(text: str, key: str, values: dict[int, str]) -> str:
 def _pools_node(root: Node | None) -> list[Node] | None:
     """The items of ``config: {gpu-infra:gpuPools: [...]}`` as composed nodes, if written."""
     node: Node | None = root
-    for name in ("config", "gpu-infra:gpuPools"):
+    # The bare key is the same one (Pulumi namespaces it: stackfile.reader.namespaced).
+    for names in (("config",), ("gpu-infra:gpuPools", "gpuPools")):
         if not isinstance(node, MappingNode):
             return None
-        node = next((v for k, v in node.value if getattr(k, "value", None) == name), None)
+        node = next((v for k, v in node.value if getattr(k, "value", None) in names), None)
     return list(node.value) if isinstance(node, SequenceNode) else None
 
 

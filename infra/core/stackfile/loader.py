@@ -15,7 +15,7 @@ from typing import Any
 import yaml
 from yaml.composer import Composer
 from yaml.constructor import SafeConstructor
-from yaml.events import AliasEvent, StreamEndEvent
+from yaml.events import AliasEvent, DocumentStartEvent, StreamEndEvent
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from yaml.parser import Parser
 from yaml.reader import Reader
@@ -260,6 +260,22 @@ def _check_explicit_tag(node: ScalarNode, where: str) -> None:
     )
 
 
+def _check_version(loader: _Loader) -> None:
+    """yaml.v3 reads ``%YAML 1.1`` documents only (or none named): go-yaml/yaml v3 parserc.go
+    ``yaml_parser_process_directives`` fails "found incompatible YAML document" on any other
+    version, where libyaml takes 1.2 too."""
+    if not loader.check_event(DocumentStartEvent):
+        return
+    event = loader.peek_event()
+    version = getattr(event, "version", None)
+    if version is not None and tuple(version) != (1, 1):
+        raise _Refused(
+            f"found incompatible YAML document: %YAML {'.'.join(map(str, version))}; Pulumi's "
+            "YAML reader (yaml.v3) reads only '%YAML 1.1' documents: remove the directive",
+            event.start_mark,
+        )
+
+
 def _node(node: Node | None) -> Node:
     assert node is not None  # compose_node returns None only at the end of the stream
     return node
@@ -298,6 +314,7 @@ def load_yaml(p: Path, text: str, issues: Issues) -> Any:
             raise yaml.reader.ReaderError(str(p), pos, ord(bad.group()), "unicode", "")
         loader = _Loader(text)
         loader.get_event()  # stream start
+        _check_version(loader)
         node = None if loader.check_event(StreamEndEvent) else loader.compose_document()
         if not loader.check_event(StreamEndEvent):
             mark = loader.peek_event().start_mark

@@ -24,8 +24,9 @@ MAX_BYTES = 256 * 1024
 STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
 
 
-def read_stack_file(path: str | Path) -> dict[str, Any]:
-    """The stack file's root mapping, checked as described in the module docstring.
+def read_stack_file(path: str | Path, project: str) -> dict[str, Any]:
+    """The stack file's root mapping, checked as described in the module docstring, its
+    ``config:`` keys namespaced as Pulumi namespaces them (``namespaced``) for ``project``.
 
     Raises:
         ConfigErrors: one line per problem, ``<file>[:<line>:<column>]: <problem>``.
@@ -45,8 +46,32 @@ def read_stack_file(path: str | Path) -> dict[str, Any]:
     _check_root_keys(doc, issues)
     issues.raise_if_any()
     if isinstance(doc.get("config"), dict):
-        doc["config"] = {go_key(k): as_pulumi_reads(v) for k, v in doc["config"].items()}
+        config = {go_key(k): as_pulumi_reads(v) for k, v in doc["config"].items()}
+        doc["config"] = namespaced(config, project, issues)
+        issues.raise_if_any()
     return doc
+
+
+def namespaced(config: dict[str, Any], project: str, issues: Issues) -> dict[str, Any]:
+    """``config`` with each bare key named ``<project>:<key>``, as Pulumi (>= 3.44) reads it.
+
+    pulumi/pulumi sdk/go/common/workspace/loaders.go ``stackConfigNamespacedWithProject``: a key
+    without ``:`` is rewritten to ``{project.Name}:{key}``; a key with one is kept. Both land in
+    one Go map, so a bare key and its namespaced twin collide, and which of the two survives
+    depends on Go's random map order: refused here, naming both.
+    """
+    out: dict[str, Any] = {}
+    for key, value in config.items():
+        full = key if ":" in key else f"{project}:{key}"
+        if full != key and full in config:
+            issues.add(
+                shown(key)[1:-1],
+                f"given twice: as {shown(key)} and as {shown(full)}; Pulumi reads the bare key "
+                f"as {shown(full)} too and keeps one of the two at random: remove one",
+            )
+            continue
+        out[full] = value
+    return out
 
 
 def as_pulumi_reads(value: Any) -> Any:
@@ -92,19 +117,34 @@ def read_bytes(p: Path, issues: Issues) -> bytes:
     return data
 
 
+# Byte-order marks yaml.v3 reads (readerc.go yaml_parser_determine_encoding: UTF-16LE, UTF-16BE,
+# UTF-8; no BOM means UTF-8), with the codec that reads what follows each.
+_BOMS = (
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
+
+
+def encoding_of(data: bytes) -> tuple[bytes, str]:
+    """(the file's byte-order mark, the codec of the bytes after it), as yaml.v3 decides them."""
+    return next(((bom, c) for bom, c in _BOMS if data.startswith(bom)), (b"", "utf-8"))
+
+
 def decode(p: Path, data: bytes, issues: Issues) -> str:
-    """UTF-8 (a BOM is tolerated); a bad byte is named with its offset, line and column."""
-    bom = len(codecs.BOM_UTF8) if data.startswith(codecs.BOM_UTF8) else 0
+    """The text as yaml.v3 reads it: UTF-8, or UTF-16 after its BOM; a bad byte is named with
+    its offset, line and column."""
+    bom, codec = encoding_of(data)
     try:
-        return data[bom:].decode("utf-8")
+        return data[len(bom) :].decode(codec)
     except UnicodeDecodeError as e:
-        good = data[bom : bom + e.start].decode("utf-8")
+        good = data[len(bom) : len(bom) + e.start].decode(codec)
         line, col = good.count("\n") + 1, len(good) - (good.rfind("\n") + 1) + 1
-        bad = data[bom + e.start : bom + e.end].hex(" ")
-        hint = " (the file is UTF-16)" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else ""
+        bad = data[len(bom) + e.start : len(bom) + e.end].hex(" ")
+        name = "UTF-8" if codec == "utf-8" else codec.upper().replace("UTF-16-", "UTF-16")
         issues.add(
             f"{p}:{line}:{col}",
-            f"not UTF-8{hint}: byte 0x{bad} at byte offset {bom + e.start} ({e.reason}); "
+            f"not {name}: byte 0x{bad} at byte offset {len(bom) + e.start} ({e.reason}); "
             "save the stack file as UTF-8",
         )
         issues.raise_if_any()

@@ -320,8 +320,15 @@ def node_pool(
                         "name": group.name,
                     },
                     "requirements": _requirements(group, ctx.architecture),
+                    # An empty value is left out: the CRD's pattern for taints[].value refuses
+                    # "" (it needs one character), and a taint without a value is what it means.
                     "taints": [
-                        {"key": t.key, "value": t.value, "effect": t.effect} for t in group.taints
+                        {
+                            "key": t.key,
+                            **({"value": t.value} if t.value else {}),
+                            "effect": t.effect,
+                        }
+                        for t in group.taints
                     ],
                     "expireAfter": EXPIRE_AFTER,
                     # Without it a drain waits for PDBs and do-not-disrupt pods indefinitely
@@ -373,8 +380,41 @@ def plan_karpenter_pool(
     )
     for manifest in (plan.node_class, plan.node_pool):
         for error in validate(manifest):
-            issues.add(join_path("gpuPools", i), f"{manifest['kind']} {group.name}: {error}")
+            crd_path, _, why = error.partition(": ")
+            issues.add(
+                config_key_of(i, manifest["kind"], crd_path),
+                f"the {manifest['kind']} {group.name} would be refused at {crd_path}: {why}",
+            )
     return plan
+
+
+# The config key each manifest field comes from (node_class, node_pool above); a field no key
+# sets (gpu-infra's own) is named by its pool.
+_CONFIG_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("NodePool", "spec.template.spec.terminationGracePeriod", "cluster.autoscaler.terminationGracePeriod"),
+    ("NodePool", "spec.disruption.consolidateAfter", "cluster.autoscaler.scaleDownUnneededTime"),
+    ("NodePool", "spec.template.spec.requirements", "{pool}.machineType"),
+    ("NodePool", "spec.limits", "{pool}.maxNodes"),
+    ("EC2NodeClass", "spec.amiSelectorTerms", "{pool}.amiFamily"),
+    ("EC2NodeClass", "spec.subnetSelectorTerms", "cluster.vpc"),
+)  # fmt: skip
+
+
+def config_key_of(i: int, kind: str, crd_path: str) -> str:
+    """The stack-file key behind ``crd_path`` of the pool's ``kind`` manifest."""
+    pool = join_path("gpuPools", i)
+    parts = crd_path.split(".")
+    if kind == "NodePool" and parts[:4] == ["spec", "template", "spec", "taints"]:
+        # taints[0] is gpu-infra's GPU taint (eks.template.plan_labels); the pool's follow it
+        if len(parts) > 4 and parts[4].isdigit() and int(parts[4]) > 0:
+            return join_path(pool, "taints", int(parts[4]) - 1)
+        return pool
+    if kind == "NodePool" and parts[:4] == ["spec", "template", "metadata", "labels"]:
+        return join_path(pool, "labels", ".".join(parts[4:])) if len(parts) > 4 else pool
+    for k, prefix, key in _CONFIG_KEYS:
+        if k == kind and crd_path.startswith(prefix):
+            return key.format(pool=pool)
+    return pool
 
 
 def needs_spot_role(groups: Sequence[EksGroupPlan]) -> bool:
