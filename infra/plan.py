@@ -124,7 +124,43 @@ def _parser() -> argparse.ArgumentParser:
         help="with --diff: text (default) or markdown for a pull-request comment",
     )
     _modes(parser)
+    _export_flags(parser)
     return parser
+
+
+def _export_flags(parser: argparse.ArgumentParser) -> None:
+    export = parser.add_argument_group("with --export")
+    export.add_argument(
+        "--stack-outputs",
+        metavar="FILE",
+        help="the deployed stack's `pulumi stack output --json`: its real names, ARNs and "
+        "endpoint replace the values the offline plan makes up",
+    )
+    export.add_argument(
+        "--repo-url",
+        metavar="URL",
+        help="the Git repository the export is committed to (Argo CD Applications' repoURL)",
+    )
+    export.add_argument(
+        "--revision", metavar="REV", help="its branch, tag or commit (default: HEAD)"
+    )
+    export.add_argument(
+        "--destination",
+        metavar="SERVER|NAME",
+        help="the cluster Argo CD deploys to: an https:// API server URL or a cluster name "
+        "registered in Argo CD (default: the cluster Argo CD runs in)",
+    )
+    export.add_argument(
+        "--flux-kubeconfig-secret",
+        metavar="NAME",
+        help="a Secret in flux-system holding the kubeconfig of the cluster Flux deploys to "
+        "(default: the cluster Flux runs in)",
+    )
+    export.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace exported files edited since the last export (refused without it)",
+    )
 
 
 def _modes(parser: argparse.ArgumentParser) -> None:
@@ -180,6 +216,12 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
         errors.append("--format markdown and --json: choose one")
+    export_only = ("stack_outputs", "repo_url", "revision", "destination", "overwrite")
+    given = [f"--{k.replace('_', '-')}" for k in (*export_only, "flux_kubeconfig_secret")]
+    used = [g for g, k in zip(given, (*export_only, "flux_kubeconfig_secret"), strict=True)
+            if getattr(args, k)]  # fmt: skip
+    if used and not args.export:
+        errors.append(f"{', '.join(used)}: only with --export")
     return errors
 
 
@@ -292,9 +334,11 @@ def _run(
     recording = mockengine.run(raw, config.stack, catalog)
     notes_view.print_logs(recording.logs, notes, hidden)
     if args.export:
-        from infra.planview.export import export
+        from infra.planview.export import export, options_from_args
 
-        _write("".join(f"{line}\n" for line in export(plan, recording, Path(args.export))))
+        options = options_from_args(args, config.stack)
+        lines = export(plan, recording, Path(args.export), options)
+        _write("".join(f"{line}\n" for line in lines))
         return EXIT_OK
     from infra.core.cost import estimate
 

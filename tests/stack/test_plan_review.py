@@ -274,3 +274,16 @@ def test_diff_re_pointing_an_existing_cluster_stack_plans_over_the_cluster_it_na
     out, err = capsys.readouterr()
     assert "cluster of that name" not in err
     assert " - delete " in out and " + create " in out
+
+
+def test_export_flags_without_export_are_a_usage_error_and_bad_stack_outputs_exit_2(
+    tmp_path, capsys
+):
+    with pytest.raises(SystemExit) as e:
+        plan_cli.main(["--stack", "gke-t4", "--repo-url", "https://git.example.org/x.git"])
+    assert e.value.code == 2 and "--repo-url: only with --export" in capsys.readouterr().err
+    bad = tmp_path / "outputs.json"
+    bad.write_text("[]")
+    argv = ["--stack", "gke-t4", "--export", str(tmp_path / "out"), "--stack-outputs", str(bad)]
+    assert plan_cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith("--stack-outputs: ")
