@@ -83,11 +83,13 @@ class EksPlan:
     existing_cluster: EksClusterObserved | None = None
     declare_oidc_provider: bool = False
     oidc_provider_arn: str = ""
+    version_notes: tuple[str, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What a person should know before deploying (the Spot service-linked role)."""
-        return spot_role_notes(self.groups)
+        """What a person should know before deploying (the Spot service-linked role, a defaulted
+        version or a new cluster in extended support)."""
+        return (*self.version_notes, *spot_role_notes(self.groups))
 
     @property
     def iam_role_names(self) -> tuple[str, ...]:
@@ -187,6 +189,11 @@ def plan_eks(
         addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
+        version_notes=tuple(
+            versions.support_notes(
+                version, "kubernetes_version" in cluster.model_fields_set, not cluster.existing
+            )
+        ),
     )
     return apply_observed(config, plan, observed, issues)
 
