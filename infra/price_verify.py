@@ -300,7 +300,8 @@ def gcp_disk_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str
     """Persistent Disk and Local SSD prices in every GPU region (and the samples')."""
     checks = []
     for r in _platform_rows(data_dir, "gcp", t.gcp_gpu_regions):
-        if r["item"] not in prices.GCP_DISK_SKUS or r["region"] == "*":
+        wanted = t.gcp_regions | t.gcp_gpu_regions
+        if r["item"] not in prices.GCP_DISK_SKUS or r["region"] not in wanted:
             continue
         source = (
             SourcePrice(None, reason=skus)
