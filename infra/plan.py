@@ -1,6 +1,7 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | --all) [--json]
+usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH
+                             | --all [--stacks-dir DIR]) [--json]
                             [--resources] [--outputs] [--hide-note ID ...]
                             [--helm-values | --export DIR | --integration NAME
                              | --diff OLD [--old-catalog REF|DIR] [--fail-on replace|disruptive|any]
@@ -22,7 +23,8 @@ examples:
   python -m infra.plan --stack gke-t4 --export gitops/    # manifests, Helm values, Argo CD, Flux
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
   python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
-  python -m infra.plan --all                              # every sample stack: one fleet table
+  python -m infra.plan --all                              # every stack under ./stacks: one table
+  python -m infra.plan --all --stacks-dir ops/stacks      # your stacks only
   python -m infra.plan --stack eks-g4dn --pin-zones       # write resolved zones into the file
   python -m infra.plan --stack eks-g4dn --old-catalog HEAD~1   # what a catalog refresh changes
 
@@ -37,15 +39,17 @@ import json
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.cli import short_lived, stack_file
+from infra.cli import short_lived, stack_file, stack_path
 from infra.core.errors import ConfigErrors, ConfigIssue
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
+    from infra.core.cost import Cost
     from infra.core.observed import Observed
     from infra.core.plan import Plan
 
@@ -91,7 +95,16 @@ def _parser() -> argparse.ArgumentParser:
         "repeat it to plan several stacks in one fleet table",
     )
     src.add_argument("--config", help="path of a stack file")
-    src.add_argument("--all", action="store_true", help="plan every stack under stacks/")
+    src.add_argument(
+        "--all",
+        action="store_true",
+        help="plan every stack file of --stacks-dir (default: stacks/ of the working directory)",
+    )
+    parser.add_argument(
+        "--stacks-dir",
+        metavar="DIR",
+        help="with --all: the directory of the stack files to plan (Pulumi.<stack>.yaml)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--resources", action="store_true", help="list every resource too")
     parser.add_argument("--outputs", action="store_true", help="print the stack outputs too")
@@ -122,7 +135,43 @@ def _parser() -> argparse.ArgumentParser:
         help="with --diff: text (default) or markdown for a pull-request comment",
     )
     _modes(parser)
+    _export_flags(parser)
     return parser
+
+
+def _export_flags(parser: argparse.ArgumentParser) -> None:
+    export = parser.add_argument_group("with --export")
+    export.add_argument(
+        "--stack-outputs",
+        metavar="FILE",
+        help="the deployed stack's `pulumi stack output --json`: its real names, ARNs and "
+        "endpoint replace the values the offline plan makes up",
+    )
+    export.add_argument(
+        "--repo-url",
+        metavar="URL",
+        help="the Git repository the export is committed to (Argo CD Applications' repoURL)",
+    )
+    export.add_argument(
+        "--revision", metavar="REV", help="its branch, tag or commit (default: HEAD)"
+    )
+    export.add_argument(
+        "--destination",
+        metavar="SERVER|NAME",
+        help="the cluster Argo CD deploys to: an https:// API server URL or a cluster name "
+        "registered in Argo CD (default: the cluster Argo CD runs in)",
+    )
+    export.add_argument(
+        "--flux-kubeconfig-secret",
+        metavar="NAME",
+        help="a Secret in flux-system holding the kubeconfig of the cluster Flux deploys to "
+        "(default: the cluster Flux runs in)",
+    )
+    export.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace exported files edited since the last export (refused without it)",
+    )
 
 
 def _modes(parser: argparse.ArgumentParser) -> None:
@@ -174,10 +223,18 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         errors.append("--old-catalog goes with --diff or --pin-zones (or alone, for one stack)")
     if not (args.diff or args.old_catalog) and (args.fail_on or args.format != "text"):
         errors.append("--fail-on and --format markdown go with --diff")
+    if args.stacks_dir and not args.all:
+        errors.append("--stacks-dir goes with --all")
     if args.pin_zones and args.json:
         errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
         errors.append("--format markdown and --json: choose one")
+    export_only = ("stack_outputs", "repo_url", "revision", "destination", "overwrite")
+    given = [f"--{k.replace('_', '-')}" for k in (*export_only, "flux_kubeconfig_secret")]
+    used = [g for g, k in zip(given, (*export_only, "flux_kubeconfig_secret"), strict=True)
+            if getattr(args, k)]  # fmt: skip
+    if used and not args.export:
+        errors.append(f"{', '.join(used)}: only with --export")
     return errors
 
 
@@ -201,7 +258,10 @@ def _main(args: argparse.Namespace) -> int:
     if args.all or len(args.stack or ()) > 1:
         from infra.planview.fleet import run_fleet
 
-        return _guarded(lambda: run_fleet(args.stack or [], as_json=args.json, hidden=hidden))
+        stacks_dir = Path(args.stacks_dir) if args.stacks_dir else None
+        return _guarded(lambda: run_fleet(args.stack or [], args.json, hidden, stacks_dir))
+    if args.diff and _new_file_gone(args):
+        return _guarded(lambda: _diff_deleted(args, hidden))
     try:
         raw, config, plan = load(args)
     except ConfigErrors as e:
@@ -217,6 +277,25 @@ def _main(args: argparse.Namespace) -> int:
     if args.pin_zones:
         return _guarded(lambda: _pin_zones(args, plan))
     return _guarded(lambda: _run(args, raw, config, plan, notes, hidden))
+
+
+def _new_file_gone(args: argparse.Namespace) -> bool:
+    """``--diff`` of a stack whose file the change deletes: ``--stack``/``--config`` names a file
+    that does not exist (or ``/dev/null``)."""
+    from infra.planview.review import NO_FILE
+
+    given = args.config or args.stack[0]
+    return given == NO_FILE or not stack_path(given).exists()
+
+
+def _diff_deleted(args: argparse.Namespace, hidden: frozenset[str]) -> int:
+    """``--diff OLD`` where the new side has no stack file: every resource of OLD is deleted.
+    The stack's name is the one ``--stack`` gives (or the old file's)."""
+    from infra.planview.review import NO_FILE
+
+    given = args.config or args.stack[0]
+    name = Path(given).name.removeprefix("Pulumi.").removesuffix(".yaml")
+    return _diff(args, None, None if given == NO_FILE else name, [], hidden)
 
 
 def _pin_zones(args: argparse.Namespace, plan: Plan) -> int:
@@ -264,14 +343,16 @@ def _run(
     from infra.planview import notes as notes_view
 
     if args.diff or args.old_catalog:
-        return _diff(args, raw, config, plan, notes, hidden)
+        return _diff(args, (raw, config, plan), config.stack, notes, hidden)
     catalog = plan.catalog  # with the stack's declared shapes, as build_plan used it
     recording = mockengine.run(raw, config.stack, catalog)
     notes_view.print_logs(recording.logs, notes, hidden)
     if args.export:
-        from infra.planview.export import export
+        from infra.planview.export import export, options_from_args
 
-        _write("".join(f"{line}\n" for line in export(plan, recording, Path(args.export))))
+        options = options_from_args(args, config.stack)
+        lines = export(plan, recording, Path(args.export), options)
+        _write("".join(f"{line}\n" for line in lines))
         return EXIT_OK
     from infra.core.cost import estimate
 
@@ -311,65 +392,58 @@ def plan_document(
     }
 
 
+@dataclass(frozen=True, slots=True)
+class _OldSide:
+    """The old side of ``--diff``: its label, plan, resources and cost (plan and cost ``None``:
+    no stack file there)."""
+
+    label: str
+    plan: Plan | None = None
+    recording: Any = None
+    cost: Cost | None = None
+    resources: tuple[dict[str, Any], ...] = ()
+
+
 def _diff(
     args: argparse.Namespace,
-    raw: dict[str, Any],
-    config: StackConfig,
-    plan: Plan,
+    new: tuple[dict[str, Any], StackConfig, Plan] | None,
+    stack: str | None,
     notes: list[str],
     hidden: frozenset[str],
 ) -> int:
-    """``--diff OLD``: plan both, review the changes, print them, apply ``--fail-on``."""
-    from infra import mockengine
+    """``--diff OLD``: plan both, review the changes, print them, apply ``--fail-on``.
+
+    A side without a stack file (``new`` None: the new file is gone; or OLD is
+    ``/dev/null`` or a ``REF:path`` missing in REF) is an empty stack: every resource of the
+    other side is created (or deleted), with its cost; the exit codes stay those of a diff."""
     from infra.core.cost import estimate
     from infra.core.diff import diff
-    from infra.core.plan import build_plan
-    from infra.mocklive import after
-    from infra.planview import notes as notes_view
     from infra.planview import review as rv
-    from infra.planview.catalogs import widened_zones
 
-    new_label = args.config or rv.display_path(stack_file(args.stack[0]))
+    new_label = args.config or rv.display_path(stack_path(args.stack[0]))
     with ExitStack() as scope:
-        old_catalog, old_prices = None, None
-        if args.old_catalog:
-            from infra.core.catalog.vendored import Catalog
-            from infra.planview.catalogs import old_catalog_dir
-
-            data = scope.enter_context(old_catalog_dir(args.old_catalog))
-            old_catalog = Catalog(data)
-            old_prices = old_catalog.prices
-        old_label, old_path = scope.enter_context(rv.old_stack_file(args.diff or new_label))
-        try:
-            old_raw, old_config, old_plan = load_path(old_path, config.stack, old_catalog)
-        except ConfigErrors as e:
-            raise rv.in_file(old_label, e, old_path if old_label != str(old_path) else None) from e
-        if args.old_catalog:
-            old_label = f"{old_label} (catalog of {args.old_catalog})"
-        _refuse_mixed(old_label, old_config, new_label, plan)
-        old_rec = mockengine.run(old_raw, config.stack, old_plan.catalog, old_catalog)
-        old_cost = estimate(old_plan, old_prices)
-    # The new side is planned over what its observe step would read once the old side is
-    # deployed, as `pulumi up` over the running old stack is: live names kept, live desired sizes
-    # clamped, the NAT gateway and control-plane AZs where they run.
-    observed = mockengine.observe(raw, config.stack, after(old_plan, old_rec, config), plan.catalog)
-    plan = build_plan(config, None, observed)
-    new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)
-    widened = widened_zones(old_plan, plan)  # what a catalog refresh would move
-    notes_view.print_notes(widened, hidden)
-    notes = [*notes, *widened]
-    notes_view.print_logs(new_rec.logs, notes, hidden)
-    old_res = [r.to_json() for r in old_rec.resources]
-    new_res = [r.to_json() for r in new_rec.resources]
-    changes = diff(
-        old_res,
-        new_res,
-        ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
-    )
-    rev = rv.review(old_res, new_res, changes, (old_cost, estimate(plan)), (old_label, new_label))
+        old = _old_side(args, scope, stack, new[2] if new else None, new_label)
+    new_res: list[dict[str, Any]] = []
+    new_cost: Cost | None = None
+    ignored: dict[str, Any] = {}
+    plan = None
+    if new is not None:
+        plan, new_rec = _new_side(*new, old, notes, hidden)
+        new_res = [r.to_json() for r in new_rec.resources]
+        new_cost = estimate(plan)
+        ignored = {r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes}
+    else:
+        new_label = f"{new_label} {rv.ABSENT}"
+    priced = old.cost or new_cost
+    if priced is None:
+        raise ConfigErrors([ConfigIssue("--diff", "no stack file on either side: nothing to diff")])
+    changes = diff(list(old.resources), new_res, ignored=ignored)
+    costs = (old.cost or rv.empty_cost(priced), new_cost or rv.empty_cost(priced))
+    absent = "old" if old.plan is None else "new" if plan is None else ""
+    rev = rv.review(list(old.resources), new_res, changes, costs, (old.label, new_label), absent)
     if args.json:
-        document = {**rv.review_json(rev), "observed": observed.to_json()}
-        _write(json.dumps(document, indent=2, allow_nan=False) + "\n")
+        observed = plan.observed.to_json() if plan is not None else {}
+        _write(json.dumps({**rv.review_json(rev), "observed": observed}, indent=2) + "\n")
     else:
         lines: list[str] = []
         markdown = args.format == "markdown"
@@ -379,6 +453,71 @@ def _diff(
     for line in refused:
         print(f"--fail-on {args.fail_on}: {line}", file=sys.stderr)
     return EXIT_FAIL_ON if refused else EXIT_OK
+
+
+def _old_side(
+    args: argparse.Namespace,
+    scope: ExitStack,
+    stack: str | None,
+    plan: Plan | None,
+    new_label: str,
+) -> _OldSide:
+    """Plan ``--diff``'s old side as stack ``stack`` (``None``: the old file's name), over
+    ``--old-catalog``'s catalog when given."""
+    from infra import mockengine
+    from infra.core.cost import estimate
+    from infra.planview import review as rv
+
+    old_catalog, old_prices = None, None
+    if args.old_catalog:
+        from infra.core.catalog.vendored import Catalog
+        from infra.planview.catalogs import old_catalog_dir
+
+        data = scope.enter_context(old_catalog_dir(args.old_catalog))
+        old_catalog = Catalog(data)
+        old_prices = old_catalog.prices
+    old_label, old_path = scope.enter_context(rv.old_stack_file(args.diff or new_label))
+    if old_path is None:
+        return _OldSide(old_label)
+    try:
+        old_raw, old_config, old_plan = load_path(old_path, stack, old_catalog)
+    except ConfigErrors as e:
+        raise rv.in_file(old_label, e, old_path if old_label != str(old_path) else None) from e
+    if args.old_catalog:
+        old_label = f"{old_label} (catalog of {args.old_catalog})"
+    if plan is not None:
+        _refuse_mixed(old_label, old_config, new_label, plan)
+    old_rec = mockengine.run(old_raw, old_config.stack, old_plan.catalog, old_catalog)
+    resources = tuple(r.to_json() for r in old_rec.resources)
+    return _OldSide(old_label, old_plan, old_rec, estimate(old_plan, old_prices), resources)
+
+
+def _new_side(
+    raw: dict[str, Any],
+    config: StackConfig,
+    plan: Plan,
+    old: _OldSide,
+    notes: list[str],
+    hidden: frozenset[str],
+) -> tuple[Plan, Any]:
+    """The new side planned over what its observe step would read once the old side is
+    deployed, as `pulumi up` over the running old stack is: live names kept, live desired sizes
+    clamped, the NAT gateway and control-plane AZs where they run (a new stack: over the
+    account as it is before any deploy)."""
+    from infra import mockengine
+    from infra.core.plan import build_plan
+    from infra.mocklive import after, before
+    from infra.planview import notes as notes_view
+    from infra.planview.catalogs import widened_zones
+
+    live = before(config) if old.plan is None else after(old.plan, old.recording, config)
+    observed = mockengine.observe(raw, config.stack, live, plan.catalog)
+    plan = build_plan(config, None, observed)
+    new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)
+    widened = widened_zones(old.plan, plan) if old.plan is not None else []
+    notes_view.print_notes(widened, hidden)
+    notes_view.print_logs(new_rec.logs, [*notes, *widened], hidden)
+    return plan, new_rec
 
 
 def _refuse_mixed(old_label: str, old: StackConfig, new_label: str, plan: Plan) -> None:

@@ -7,6 +7,7 @@ executes on the mock engine. Config errors end the program with ``pulumi.RunErro
 from __future__ import annotations
 
 import importlib
+import re
 from typing import TYPE_CHECKING, Any
 
 import pulumi
@@ -93,10 +94,33 @@ def gpu_pool_outputs(plan: Plan) -> dict[str, dict[str, Any]]:
     return plan.platform.pool_outputs(out)
 
 
+def _collect_autonamed() -> dict[str, pulumi.Resource]:
+    """Logical name -> resource of every resource registered from now on whose physical name
+    Pulumi makes up (a random suffix: ``infra.planview.placeholders.AUTONAMED_KINDS``). The stack
+    exports their real names and ARNs (``deployedNames``), so ``infra.plan --export
+    --stack-outputs`` can fill in what the offline export can only name by logical name."""
+    from infra.planview.placeholders import AUTONAMED_KINDS
+
+    found: dict[str, pulumi.Resource] = {}
+
+    def collect(args: pulumi.ResourceTransformationArgs) -> None:
+        keys = AUTONAMED_KINDS.get(args.type_)
+        # The SDK hands the inputs over under their Python names (nodeGroupName: node_group_name).
+        snake = [re.sub(r"(?<!^)(?=[A-Z])", "_", k).lower() for k in keys or ()]
+        if keys is not None and not any(args.props.get(k) is not None for k in snake):
+            found[args.name] = args.resource
+
+    # A stack transformation sees every resource with its object (the stack's root resource is
+    # fresh each run, so nothing carries over between mock-engine runs).
+    pulumi.runtime.register_stack_transformation(collect)
+    return found
+
+
 def build(plan: Plan) -> dict[str, Any]:
     """Create every resource of ``plan`` and export the stack outputs; returns the outputs."""
     # The platform's components (infra.core.platforms.COMPONENTS), imported for its stacks only.
     module, builder = COMPONENTS[plan.platform.name]
+    autonamed = _collect_autonamed()
     cluster: ClusterHandle = getattr(importlib.import_module(module), builder)(plan)
     outputs: dict[str, Any] = {
         "clusterName": cluster.name,
@@ -113,6 +137,15 @@ def build(plan: Plan) -> dict[str, Any]:
         from infra.components.warm import build_warm
 
         outputs.update(build_warm(plan, cluster))
+    if autonamed:
+        # The physical name is the output of the kind's name input (name, nodeGroupName).
+        outputs["deployedNames"] = {
+            name: {
+                "name": getattr(r, "node_group_name", None) or getattr(r, "name", None),
+                "arn": getattr(r, "arn", None),
+            }
+            for name, r in autonamed.items()
+        }
     for key, value in outputs.items():
         pulumi.export(key, value)
     return outputs

@@ -30,6 +30,7 @@ EXIT_UNKNOWN = 3
 
 _EPILOG = """examples:
   python -m quota.check --stack gke-t4 --offline      # the demand only, no cloud calls
+  python -m quota.check --stack gke-t4 --offline --diff origin/main:stacks/Pulumi.gke-t4.yaml
   python -m quota.check --stack gke-t4                # ok / short / unknown per quota
   python -m quota.check --stack gke-t4 --request --email me@example.com --justification "ML"
 
@@ -80,9 +81,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--diff",
         metavar="OLD_STACK_FILE",
-        help="EKS: the stack file (or stack name) deployed now; node groups this change replaces "
-        "(created before the old ones are deleted) add what they may grow to beyond their "
-        "running nodes",
+        help="the stack file deployed now: a stack name, a file, REF:path (git show), or "
+        "/dev/null (a new stack); with --offline, print each quota's demand old -> new; on EKS, "
+        "node groups this change replaces (created before the old ones are deleted) add what "
+        "they may grow to beyond their running nodes",
     )
     p.add_argument(
         "--where",
@@ -133,8 +135,9 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         catalog = Catalog.load()
         plan = build_plan(config, catalog)
         demand = stack_contributions(config, catalog, plan, args.preemptible_quota)
-        if args.diff:
-            demand = _with_replacements(args.diff, path, demand, catalog, plan, err)
+        old = _old_stack(args.diff, config.stack) if args.diff else None
+        if old is not None and old[1] is not None:
+            demand = _with_replacements(old[1], path, demand, catalog, plan, err)
     except ConfigErrors as e:
         print(str(e), file=err)
         return EXIT_USAGE
@@ -158,7 +161,7 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
                 )
                 return EXIT_USAGE
             return where.run(args, config, catalog, plan, out, err)
-        return _run(args, config, demand, catalog, out, err, plan)
+        return _run(args, config, demand, catalog, out, err, plan, old)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): handled by the entry point, not a quota error
     except Exception as e:  # one line, not a traceback: nothing was judged ok
@@ -168,8 +171,44 @@ def _main(args: argparse.Namespace, out: TextIO, err: TextIO) -> int:
         return EXIT_UNKNOWN
 
 
+def _old_stack(spec: str, stack: str) -> tuple[str, tuple[Any, Any, Any] | None]:
+    """``--diff SPEC``'s label and its (raw, config, plan) as stack ``stack``: a stack name, a
+    file, ``REF:path`` (git), or nothing (``/dev/null``, or a path missing in REF: a new stack),
+    read as ``python -m infra.plan --diff`` reads it.
+
+    Raises:
+        ConfigErrors: no such stack or file, a bad ref, or an invalid old file (named).
+    """
+    from infra.core.errors import ConfigErrors
+    from infra.plan import load_path
+    from infra.planview.review import in_file, old_stack_file
+
+    with old_stack_file(spec) as (label, path):
+        if path is None:
+            return label, None
+        try:
+            return label, load_path(path, stack)
+        except ConfigErrors as e:
+            raise in_file(label, e, path if label != str(path) else None) from e
+
+
+def _demand_rows(demand: Any, plan: Any, region: str) -> list[Any]:
+    """Every demand row the offline check prints: quotas, then service limits."""
+    from quota import limits
+
+    sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
+    return [*demand.rows(), *limits.stack_limits(demand.cloud, plan, region, sizings).rows]
+
+
 def _run(
-    args: Any, config: Any, demand: Any, catalog: Any, out: TextIO, err: TextIO, plan: Any
+    args: Any,
+    config: Any,
+    demand: Any,
+    catalog: Any,
+    out: TextIO,
+    err: TextIO,
+    plan: Any,
+    old: tuple[str, tuple[Any, Any, Any] | None] | None = None,
 ) -> int:
     from quota import limits, report
     from quota.demand import reading_of, reading_pick, reserved_nodes
@@ -178,9 +217,10 @@ def _run(
     sizings = list(dict.fromkeys(c.pool for c in demand.contributions))
     service_limits = limits.stack_limits(cloud, plan, config.region, sizings)
     if args.offline:
-        checks = report.offline_checks([*demand.rows(), *service_limits.rows])
+        new_rows = [*demand.rows(), *service_limits.rows]
+        checks = report.offline_checks(new_rows)
         checks += _role_checks(cloud, None, plan)
-        _emit(args, stack, cloud, checks, [], out, offline=True)
+        _emit(args, stack, cloud, checks, [], out, offline=True, delta=_delta(args, old, new_rows))
         return report.exit_code(checks, offline=True)
 
     keys = demand.keys_to_read()
@@ -223,8 +263,28 @@ def _read_all(
         return readings, limits_f.result(), roles_f.result()
 
 
+def _delta(
+    args: Any, old: tuple[str, tuple[Any, Any, Any] | None] | None, new_rows: list[Any]
+) -> tuple[str, list[Any]] | None:
+    """``--offline --diff``: the old side's label and its demand's change per quota."""
+    from quota.delta import deltas
+    from quota.demand import stack_contributions
+
+    if old is None:
+        return None
+    label, loaded = old
+    old_rows: list[Any] = []
+    if loaded is not None:
+        _, old_config, old_plan = loaded
+        old_demand = stack_contributions(
+            old_config, old_plan.catalog, old_plan, args.preemptible_quota
+        )
+        old_rows = _demand_rows(old_demand, old_plan, old_config.region)
+    return label, deltas(old_rows, new_rows)
+
+
 def _with_replacements(
-    old: str, new_path: Path, demand: Any, catalog: Any, plan: Any, err: TextIO
+    old: tuple[Any, Any, Any], new_path: Path, demand: Any, catalog: Any, plan: Any, err: TextIO
 ) -> Any:
     """``demand`` with the deployed ``old`` stack's node groups that one ``pulumi up`` replaces or
     deletes, running beside the new ones (``sizing.replacements``)."""
@@ -239,9 +299,8 @@ def _with_replacements(
         with_replacements,
     )
 
-    old_path = Path(old) if Path(old).is_file() else stack_file(old)
     new_raw, new_config, _ = load_path(new_path)
-    old_raw, old_config, old_plan = load_path(old_path, new_config.stack)
+    old_raw, old_config, old_plan = old
     if not (
         plan.platform.features.managed_node_groups
         and old_plan.platform.features.managed_node_groups
@@ -394,14 +453,21 @@ def _emit(
     out: TextIO,
     *,
     offline: bool,
+    delta: tuple[str, list[Any]] | None = None,
 ) -> None:
+    from quota import delta as dl
     from quota import report
 
     if args.json:
-        json.dump(report.document(stack, cloud, checks, notes), out, indent=2)
+        doc = report.document(stack, cloud, checks, notes)
+        if delta is not None:
+            doc["diff"] = dl.to_json(delta[1], delta[0])
+        json.dump(doc, out, indent=2)
         out.write("\n")
     else:
         report.render(stack, cloud, checks, out, offline=offline, notes=notes)
+        if delta is not None:
+            dl.render(delta[1], delta[0], out)
         for c in checks:
             if c.request and c.request.get("follow"):
                 print(

@@ -51,6 +51,11 @@ ROLLING_UPDATES = {
         "networkConfig.networkPerformanceConfig",
         "networkConfig.enablePrivateNodes",
     ),
+    # An EKS managed node group's Kubernetes version or AMI release update is a new launch template
+    # version: new nodes scale up, then the upgrade phase drains and terminates every old node
+    # ("Understand each phase of node updates",
+    # https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
+    "aws:eks/nodeGroup:NodeGroup": ("version", "releaseVersion"),
 }
 
 

@@ -27,6 +27,13 @@ def main(argv: list[str] | None = None) -> int:
         "--schema-only", action="store_true", help="only the blocks made without planning"
     )
     args = parser.parse_args(argv)
+    import os
+
+    from infra.core.catalog.eks_versions import TODAY_ENV, eks_support_as_of
+
+    # The figures are the samples' as of the catalog's date, not of the day the docs are built:
+    # the EKS default version and extended-support fee are judged on max(today, that date).
+    os.environ.setdefault(TODAY_ENV, eks_support_as_of())
     from infra.docsgen import pages
 
     bodies = pages.schema_blocks()

@@ -27,8 +27,10 @@ Cloud resources (clusters, node pools, IAM) stay with Pulumi; only in-cluster ob
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +47,7 @@ from infra.planview.gitops import (
     WAVE_UNAWAITED,
     WAVE_WORKLOADS,
     WORKLOADS_APP,
+    Target,
     argocd_application,
     chart_source,
     flux_documents,
@@ -56,7 +59,22 @@ from infra.planview.gitops import (
     root_application,
     slug,
 )
-from infra.planview.placeholders import autonamed, placeholder_header
+from infra.planview.placeholders import autonamed, filled, fills, placeholder_header
+
+
+@dataclass(frozen=True, slots=True)
+class ExportOptions:
+    """How ``--export`` fills what only the user or the deploy knows.
+
+    ``target``: names per stack, Git repository and revision, destination (``gitops.Target``).
+    ``stack_outputs``: the deployed stack's ``pulumi stack output --json``, whose values replace
+    the offline run's made-up ones (``placeholders.fills``). ``overwrite``: replace files edited
+    since the last export (else refused).
+    """
+
+    target: Target = field(default_factory=Target)
+    stack_outputs: Mapping[str, Any] | None = None
+    overwrite: bool = False
 
 
 class _Dumper(yaml.SafeDumper):
@@ -105,6 +123,54 @@ def kubernetes_objects(resources: list[Any]) -> list[dict[str, Any]]:
     return out
 
 
+def options_from_args(args: Any, stack: str) -> ExportOptions:
+    """``python -m infra.plan --export``'s names (per stack), Git source, destination and fills from the flags.
+
+    Raises:
+        ConfigErrors: ``--stack-outputs`` cannot be read or is not a JSON object, or a flag's
+            value is not usable.
+    """
+    from infra.core.errors import ConfigErrors, ConfigIssue
+    from infra.planview.gitops import GIT_REPO_PLACEHOLDER, IN_CLUSTER
+
+    outputs = None
+    if args.stack_outputs:
+        try:
+            outputs = json.loads(Path(args.stack_outputs).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            reason = f"{args.stack_outputs}: cannot read it as JSON ({e})"
+            raise ConfigErrors([ConfigIssue("--stack-outputs", reason)]) from e
+        if not isinstance(outputs, dict):
+            reason = f"{args.stack_outputs}: not the object `pulumi stack output --json` prints"
+            raise ConfigErrors([ConfigIssue("--stack-outputs", reason)])
+    for flag, value in (("--repo-url", args.repo_url), ("--destination", args.destination)):
+        if value is not None and (not value.strip() or any(c.isspace() for c in value)):
+            raise ConfigErrors([ConfigIssue(flag, f"{value!r}: empty or holds whitespace")])
+    target = Target(
+        stack,
+        args.repo_url or GIT_REPO_PLACEHOLDER,
+        args.revision or "HEAD",
+        args.destination or IN_CLUSTER,
+        args.flux_kubeconfig_secret,
+    )
+    return ExportOptions(target, outputs, args.overwrite)
+
+
+def _identity(manifest: Mapping[str, Any]) -> tuple[str, str, str]:
+    meta = manifest.get("metadata") or {}
+    return str(manifest.get("kind")), str(meta.get("namespace") or ""), str(meta.get("name"))
+
+
+def retained_objects(resources: list[Any]) -> set[tuple[str, str, str]]:
+    """(kind, namespace, name) of every Kubernetes object Pulumi keeps when it leaves the stack
+    (the ``retainOnDelete`` option: team namespaces, Kubeflow Profiles)."""
+    return {
+        _identity(r.inputs)
+        for r in resources
+        if (getattr(r, "options", None) or {}).get("retainOnDelete") and "kind" in r.inputs
+    }
+
+
 def helm_releases(resources: list[Any]) -> list[dict[str, Any]]:
     """The inputs of every Helm release in a recording."""
     return [dict(r.inputs) for r in resources if r.type == HELM_RELEASE]
@@ -147,17 +213,22 @@ def _manifest_dir(files: dict[str, str], directory: str, objects: list[dict[str,
     files[f"{directory}/kustomization.yaml"] = dump(kustomization)
 
 
-def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
+def export_files(
+    plan: Any, recording: Any, repo_path: str, options: ExportOptions | None = None
+) -> dict[str, str]:
     """Every file of the export: path under the directory -> text (``repo_path``: the directory's
     path in the Git repository, for the Argo CD and Flux objects that point at it)."""
+    options = options or ExportOptions()
+    target = options.target
     files: dict[str, str] = {}
     raw = kubernetes_objects(recording.resources)
     left_out = [m for m in raw if holds_secret(m)]  # Pulumi-secret values: never written out
     raw = [m for m in raw if not holds_secret(m)]
     if (note := secrets_note(left_out, plan)) is not None:
         files[NOTE_FILE] = note
-    unawaited = [gitops_object(m) for m in raw if not_awaited(m)]
-    objects = [gitops_object(m) for m in raw if not not_awaited(m)]
+    kept = retained_objects(recording.resources)
+    unawaited = [gitops_object(m, _identity(m) in kept) for m in raw if not_awaited(m)]
+    objects = [gitops_object(m, _identity(m) in kept) for m in raw if not not_awaited(m)]
     early = [m for m in objects if not needs_charts(m)]
     late = [m for m in objects if needs_charts(m)]
     dirs = {"manifests": early, "workloads": late, "unawaited": unawaited}
@@ -170,7 +241,7 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
         if found:
             _manifest_dir(files, directory, found)
             name, wave = apps[directory]
-            app = manifests_application(f"{repo_path}/{directory}", name, wave)
+            app = manifests_application(f"{repo_path}/{directory}", name, wave, target)
             files[f"argocd/{name}.yaml"] = dump(app)
     namespaces = {
         (m.get("metadata") or {}).get("name"): (m.get("metadata") or {}).get("labels") or {}
@@ -181,27 +252,50 @@ def export_files(plan: Any, recording: Any, repo_path: str) -> dict[str, str]:
     for rel in releases:
         name, ns = rel["name"], rel["namespace"]
         files[f"helm/{name}.values.yaml"] = _values_file(plan, rel)
-        app = argocd_application(rel, namespaces.get(ns), namespace_exported=ns in namespaces)
+        exported = ns in namespaces
+        app = argocd_application(rel, namespaces.get(ns), exported, target)
         files[f"argocd/{name}.yaml"] = dump(app)
         crds = (
             [r["name"] for r in releases if r["name"] in CRD_RELEASES]
             if rel.get("skipCrds")
             else []
         )
-        flux = flux_documents(rel, namespace_exported=ns in namespaces, depends_on=crds)
+        flux = flux_documents(rel, exported, crds, target)
         files[f"flux/releases/{name}.yaml"] = "---\n".join(dump(d) for d in flux)
     if any(f.startswith("argocd/") for f in files):
-        files[f"argocd-root/{ROOT_APP}.yaml"] = dump(root_application(f"{repo_path}/argocd"))
+        root = dump(root_application(f"{repo_path}/argocd", target))
+        files[f"argocd-root/{ROOT_APP}.yaml"] = _argo_minimum(releases) + root
     flux = flux_kustomizations(
         f"./{repo_path}/manifests" if early else None,
         f"./{repo_path}/flux/releases" if releases else None,
         f"./{repo_path}/workloads" if late else None,
         f"./{repo_path}/unawaited" if unawaited else None,
+        target,
     )
     if flux:
-        files["flux/gpu-infra.yaml"] = "---\n".join(dump(d) for d in flux)
+        files["flux/gpu-infra.yaml"] = FLUX_MINIMUM + "---\n".join(dump(d) for d in flux)
+    pairs = fills(recording.outputs, options.stack_outputs) if options.stack_outputs else []
+    files = {path: filled(text, pairs) for path, text in files.items()}
     names = autonamed(recording.resources)
     return {path: placeholder_header(text, names) + text for path, text in files.items()}
+
+
+# Argo CD reads a chart from an OCI registry as a native OCI source from v3.1.0 (docs/user-guide/
+# oci.md, added in argoproj/argo-cd 18c4d9d, first tagged v3.1.0), inline Helm values
+# (spec.source.helm.valuesObject) from v2.8.0 (pkg/apis/application/v1alpha1/types.go, first
+# tagged v2.8.0). Flux: kustomize.toolkit.fluxcd.io/v1 from kustomize-controller v1.0.0 (Flux
+# v2.0.0, CHANGELOG "1.0.0"), helm.toolkit.fluxcd.io/v2 and source.toolkit.fluxcd.io/v1
+# HelmRepository (OCI included) from Flux v2.3.0 (https://fluxcd.io/blog/2024/05/flux-v2.3.0/).
+ARGOCD_MIN_OCI, ARGOCD_MIN = "3.1", "2.8"
+FLUX_MIN = "2.3"
+FLUX_MINIMUM = f"# Needs Flux {FLUX_MIN} or later (HelmRelease v2, HelmRepository v1).\n"
+
+
+def _argo_minimum(releases: list[dict[str, Any]]) -> str:
+    """The header naming the oldest Argo CD that syncs these Applications."""
+    if any(chart_source(r)[2] for r in releases):
+        return f"# Needs Argo CD {ARGOCD_MIN_OCI} or later (charts from OCI registries).\n"
+    return f"# Needs Argo CD {ARGOCD_MIN} or later (inline Helm values, valuesObject).\n"
 
 
 def _values_file(plan: Any, rel: Mapping[str, Any]) -> str:
@@ -233,8 +327,9 @@ def repo_path_of(out_dir: Path) -> str:
     return text if not out_dir.is_absolute() and text not in ("", ".") else out_dir.name or "."
 
 
-def _owned(out_dir: Path) -> list[str]:
-    """The files the last export into ``out_dir`` wrote.
+def _owned(out_dir: Path) -> tuple[list[str], dict[str, str]]:
+    """The files the last export into ``out_dir`` wrote, and the SHA-256 of each as written (none
+    for an export manifest from before hashes were recorded).
 
     Raises:
         ConfigErrors: ``out_dir`` holds files and no export manifest (not ours to replace).
@@ -246,7 +341,9 @@ def _owned(out_dir: Path) -> list[str]:
         doc = json.loads(owner.read_text(encoding="utf-8"))
         files = [f for f in doc.get("files", []) if isinstance(f, str)]
         # Only paths inside the directory: a hand-edited list never deletes outside it.
-        return [f for f in files if not Path(f).is_absolute() and ".." not in Path(f).parts]
+        inside = [f for f in files if not Path(f).is_absolute() and ".." not in Path(f).parts]
+        hashes = doc.get("sha256") if isinstance(doc.get("sha256"), dict) else {}
+        return inside, {k: str(v) for k, v in hashes.items() if k in inside}
     if any(out_dir.iterdir()):
         raise ConfigErrors(
             [
@@ -257,18 +354,60 @@ def _owned(out_dir: Path) -> list[str]:
                 )
             ]
         )
-    return []
+    return [], {}
 
 
-def export(plan: Any, recording: Any, out_dir: Path) -> list[str]:
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _refuse_edited(
+    out_dir: Path, hashes: Mapping[str, str], files: Mapping[str, str], overwrite: bool
+) -> None:
+    """Refuse (before touching anything) to replace or delete a file changed since the export
+    wrote it, unless the new export writes exactly what it holds now.
+
+    Raises:
+        ConfigErrors: one line per edited file.
+    """
+    from infra.core.errors import ConfigErrors, ConfigIssue
+
+    if overwrite:
+        return
+    edited = []
+    for rel, digest in hashes.items():
+        path = out_dir / rel
+        if not path.is_file():
+            continue
+        now = path.read_text(encoding="utf-8")
+        if _sha256(now) != digest and files.get(rel) != now:
+            edited.append(rel)
+    if edited:
+        raise ConfigErrors(
+            ConfigIssue(
+                "--export",
+                f"{out_dir / rel}: edited since the last export (a placeholder filled by hand?); "
+                "the export would overwrite it: fill values with --stack-outputs FILE, --repo-url "
+                "and --revision instead, or pass --overwrite to replace it",
+            )
+            for rel in edited
+        )
+
+
+def export(
+    plan: Any, recording: Any, out_dir: Path, options: ExportOptions | None = None
+) -> list[str]:
     """Write the export under ``out_dir``; returns one line per file written or removed.
 
     Raises:
-        ConfigErrors: ``out_dir`` is not empty and was not written by an export.
+        ConfigErrors: ``out_dir`` is not empty and was not written by an export, or a file it
+            wrote was edited since (``_refuse_edited``).
     """
+    options = options or ExportOptions()
     out_dir.mkdir(parents=True, exist_ok=True)
-    previous = _owned(out_dir)
-    files = export_files(plan, recording, repo_path_of(out_dir))
+    previous, hashes = _owned(out_dir)
+    files = export_files(plan, recording, repo_path_of(out_dir), options)
+    _refuse_edited(out_dir, hashes, files, options.overwrite)
     lines: list[str] = []
     for rel in previous:
         path = out_dir / rel
@@ -282,10 +421,17 @@ def export(plan: Any, recording: Any, out_dir: Path) -> list[str]:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
         lines.append(f"wrote {path}")
-    owner = {"writtenBy": "python -m infra.plan --export", "files": sorted(files)}
+    owner = {
+        "writtenBy": "python -m infra.plan --export",
+        "files": sorted(files),
+        "sha256": {rel: _sha256(files[rel]) for rel in sorted(files)},
+    }
     (out_dir / OWNER_FILE).write_text(json.dumps(owner, indent=2) + "\n", encoding="utf-8")
     if not files:
         lines.insert(0, f"nothing to export: the stack creates no Kubernetes objects ({out_dir})")
+    left = sorted(p for p, t in files.items() if t.startswith("# PLACEHOLDERS"))
+    if options.stack_outputs is not None and left:
+        lines.append("still holding placeholders (see each file's header): " + ", ".join(left))
     return lines
 
 

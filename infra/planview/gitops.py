@@ -9,8 +9,10 @@ them.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 # "All resources, including Application and AppProject specs, have to be installed in the Argo CD
@@ -74,11 +76,66 @@ GIT_REPO_PLACEHOLDER = "https://git.example.com/REPLACE-ME.git"
 FLUX_GIT_SOURCE = "flux-system"
 
 
-MANIFESTS_APP = "gpu-infra-manifests"
+MANIFESTS_APP = "gpu-infra-manifests"  # file names under argocd/ (the objects: Target.name)
 WORKLOADS_APP = "gpu-infra-workloads"
 RELEASES_KUSTOMIZATION = "gpu-infra-releases"
 UNAWAITED_APP = "gpu-infra-unawaited"
 ROOT_APP = "gpu-infra"
+# Objects Pulumi keeps when they leave the stack (retainOnDelete: team namespaces, Kubeflow
+# Profiles): GitOps must not delete them either when their file leaves Git or their Application is
+# deleted. Argo CD and Flux read these annotations from the live object, so once synced with them
+# a later export without the object leaves it in place (same sources as NEVER_PRUNED below).
+RETAINED_SYNC_OPTIONS = "Prune=false,Delete=false"
+# Object names are DNS labels of at most 63 characters where Flux and Argo CD use them as label
+# values (Argo CD's app.kubernetes.io/instance tracking label; Flux's kustomize.toolkit.fluxcd.io/
+# name): https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names
+NAME_LIMIT = 63
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where an export's Argo CD and Flux objects point and what they are called.
+
+    ``stack`` names every Application, Kustomization, HelmRelease and HelmRepository
+    (``gpu-infra-<stack>-<part>``), so the exports of several stacks live in one Argo CD or Flux
+    without overwriting each other. ``repo_url`` / ``revision``: the Git repository (and branch,
+    tag or commit) the export is committed to. ``destination``: the cluster the Applications
+    deploy to, an ``https://`` API server URL (``spec.destination.server``) or a cluster name
+    registered in Argo CD (``spec.destination.name``,
+    https://argo-cd.readthedocs.io/en/stable/user-guide/application-specification/).
+    ``flux_kubeconfig``: a Secret in flux-system holding the target cluster's kubeconfig, for a
+    Flux that reconciles a remote cluster (``spec.kubeConfig.secretRef``,
+    https://fluxcd.io/flux/components/kustomize/kustomizations/#kubeconfig-remote-clusters).
+    """
+
+    stack: str = ""
+    repo_url: str = GIT_REPO_PLACEHOLDER
+    revision: str = "HEAD"
+    destination: str = IN_CLUSTER
+    flux_kubeconfig: str | None = None
+
+    def name(self, part: str = "") -> str:
+        """``gpu-infra-<stack>-<part>``, cut to 63 characters with a hash of the whole when
+        longer, so two long names stay apart."""
+        full = slug("-".join(x for x in ("gpu-infra", self.stack, part) if x))
+        if len(full) <= NAME_LIMIT:
+            return full
+        digest = hashlib.sha256(full.encode()).hexdigest()[:8]
+        return f"{full[: NAME_LIMIT - 9].rstrip('-.')}-{digest}"
+
+    def argo_destination(self, namespace: str | None = None) -> dict[str, Any]:
+        """``spec.destination``: the server URL or the cluster name, and the namespace."""
+        key = "server" if self.destination.startswith("https://") else "name"
+        return {key: self.destination, **({"namespace": namespace} if namespace else {})}
+
+    def flux_remote(self) -> dict[str, Any]:
+        """``spec.kubeConfig`` of a Kustomization or HelmRelease for a remote cluster, or nothing."""
+        if not self.flux_kubeconfig:
+            return {}
+        return {"kubeConfig": {"secretRef": {"name": self.flux_kubeconfig}}}
+
+
+LOCAL = Target()
 
 
 # API groups whose CRDs a chart installs: Karpenter's NodePool and EC2NodeClass exist only once the
@@ -118,9 +175,10 @@ def not_awaited(manifest: Mapping[str, Any]) -> bool:
     return str(notes.get(SKIP_AWAIT, "")).lower() == "true"
 
 
-def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
+def gitops_object(manifest: Mapping[str, Any], retained: bool = False) -> dict[str, Any]:
     """A manifest as a GitOps tool should apply it: Pulumi-only annotations removed, sync wave set,
-    Node patches never pruned."""
+    Node patches never pruned, and an object Pulumi retains (``retained``) never pruned or
+    deleted either."""
     m = dict(manifest)
     meta = dict(m.get("metadata") or {})
     notes = {k: v for k, v in (meta.get("annotations") or {}).items() if k not in PULUMI_ONLY}
@@ -129,6 +187,9 @@ def gitops_object(manifest: Mapping[str, Any]) -> dict[str, Any]:
     if m.get("kind") in NEVER_PRUNED:
         # Delete=false: deleting the Application leaves the Node (and its labels) in place too.
         notes[ARGO_SYNC_OPTIONS] = "Prune=false,Delete=false,ServerSideApply=true"
+        notes[FLUX_PRUNE] = "disabled"
+    elif retained:
+        notes[ARGO_SYNC_OPTIONS] = RETAINED_SYNC_OPTIONS
         notes[FLUX_PRUNE] = "disabled"
     if notes:
         meta["annotations"] = notes
@@ -142,8 +203,10 @@ def argocd_application(
     rel: Mapping[str, Any],
     namespace_labels: Mapping[str, str] | None = None,
     namespace_exported: bool = False,
+    target: Target = LOCAL,
 ) -> dict[str, Any]:
-    """An Argo CD Application installing ``rel`` (a Helm release's inputs), chart version pinned.
+    """An Argo CD Application installing ``rel`` (a Helm release's inputs), chart version pinned,
+    named for ``target``'s stack and deploying to its destination.
 
     ``namespace_exported``: the release namespace is one of the exported manifests, whose
     Application owns it (labels included): this one then neither creates nor labels it, so one
@@ -164,7 +227,7 @@ def argocd_application(
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
         "metadata": {
-            "name": rel["name"],
+            "name": target.name(rel["name"]),
             "namespace": ARGOCD_NAMESPACE,
             "annotations": {
                 SYNC_WAVE: WAVE_MANIFESTS if rel["name"] in CRD_RELEASES else WAVE_CHARTS
@@ -173,7 +236,7 @@ def argocd_application(
         "spec": {
             "project": "default",
             "source": _argo_source(rel),
-            "destination": {"server": IN_CLUSTER, "namespace": rel["namespace"]},
+            "destination": target.argo_destination(rel["namespace"]),
             # Sync on every Git change; create the release namespace; server-side apply, as Pulumi
             # and Helm 3 charts with large CRDs need (kubectl's last-applied annotation caps at
             # 256 KiB). https://argo-cd.readthedocs.io/en/stable/user-guide/auto_sync/ and
@@ -184,19 +247,23 @@ def argocd_application(
 
 
 def manifests_application(
-    path: str, name: str = MANIFESTS_APP, wave: str = WAVE_MANIFESTS
+    path: str, name: str = MANIFESTS_APP, wave: str = WAVE_MANIFESTS, target: Target = LOCAL
 ) -> dict[str, Any]:
     """The Argo CD Application of a directory of manifests (``path`` in the Git repository):
     ``manifests/`` a wave before the charts, ``workloads/`` a wave after them; pruning on, except
-    for objects annotated ``Prune=false``."""
+    for objects annotated ``Prune=false``. ``name``: the part after ``gpu-infra-<stack>-``."""
     return {
         "apiVersion": "argoproj.io/v1alpha1",
         "kind": "Application",
-        "metadata": {"name": name, "namespace": ARGOCD_NAMESPACE, "annotations": {SYNC_WAVE: wave}},
+        "metadata": {
+            "name": target.name(name.removeprefix("gpu-infra").strip("-")),
+            "namespace": ARGOCD_NAMESPACE,
+            "annotations": {SYNC_WAVE: wave},
+        },
         "spec": {
             "project": "default",
-            "source": {"repoURL": GIT_REPO_PLACEHOLDER, "targetRevision": "HEAD", "path": path},
-            "destination": {"server": IN_CLUSTER},
+            "source": {"repoURL": target.repo_url, "targetRevision": target.revision, "path": path},
+            "destination": target.argo_destination(),
             "syncPolicy": {
                 "automated": {"prune": True, "selfHeal": True},
                 "syncOptions": ["ServerSideApply=true"],
@@ -205,11 +272,14 @@ def manifests_application(
     }
 
 
-def root_application(path: str) -> dict[str, Any]:
+def root_application(path: str, target: Target = LOCAL) -> dict[str, Any]:
     """The parent Application of ``argocd/`` (app of apps): under it the children's sync waves
-    order them (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-waves/)."""
-    app = manifests_application(path, ROOT_APP)
+    order them (https://argo-cd.readthedocs.io/en/stable/user-guide/sync-waves/). It applies the
+    child Applications where Argo CD runs (they live in its namespace), whatever the children's
+    destination."""
+    app = manifests_application(path, ROOT_APP, target=target)
     del app["metadata"]["annotations"]
+    app["spec"]["destination"] = {"server": IN_CLUSTER, "namespace": ARGOCD_NAMESPACE}
     return app
 
 
@@ -218,6 +288,7 @@ def flux_kustomizations(
     releases: str | None,
     workloads: str | None = None,
     unawaited: str | None = None,
+    target: Target = LOCAL,
 ) -> list[dict[str, Any]]:
     """Flux Kustomizations for ``manifests/``, the releases and ``workloads/``, each after the one
     before (``dependsOn``); paths in the Git repository of the ``flux-system`` source. Each waits
@@ -239,11 +310,12 @@ def flux_kustomizations(
             "prune": True,
             "sourceRef": {"kind": "GitRepository", "name": FLUX_GIT_SOURCE},
             "wait": True,
+            **target.flux_remote(),
         }
         if previous:
             spec["dependsOn"] = [{"name": previous}]
-        previous = name
-        docs.append(_kustomization(name, spec))
+        previous = _part_name(target, name)
+        docs.append(_kustomization(previous, spec))
     if unawaited is not None:
         # After the charts (or manifests), beside the workloads; never waited for.
         after = RELEASES_KUSTOMIZATION if releases else MANIFESTS_APP if manifests else None
@@ -253,10 +325,16 @@ def flux_kustomizations(
             "prune": True,
             "sourceRef": {"kind": "GitRepository", "name": FLUX_GIT_SOURCE},
             "wait": False,
-            **({"dependsOn": [{"name": after}]} if after else {}),
+            **target.flux_remote(),
+            **({"dependsOn": [{"name": _part_name(target, after)}]} if after else {}),
         }
-        docs.append(_kustomization(UNAWAITED_APP, spec))
+        docs.append(_kustomization(_part_name(target, UNAWAITED_APP), spec))
     return docs
+
+
+def _part_name(target: Target, constant: str) -> str:
+    """``gpu-infra-<stack>-manifests`` for ``MANIFESTS_APP`` (``gpu-infra-manifests``)."""
+    return target.name(constant.removeprefix("gpu-infra").strip("-"))
 
 
 def _kustomization(name: str, spec: dict[str, Any]) -> dict[str, Any]:
@@ -299,13 +377,16 @@ def _argo_source(rel: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def flux_documents(
-    rel: Mapping[str, Any], namespace_exported: bool = False, depends_on: Sequence[str] = ()
+    rel: Mapping[str, Any],
+    namespace_exported: bool = False,
+    depends_on: Sequence[str] = (),
+    target: Target = LOCAL,
 ) -> list[dict[str, Any]]:
     """A Flux HelmRepository and HelmRelease installing ``rel``, chart version pinned (creating
-    the release namespace unless the exported manifests own it), after the HelmReleases named in
-    ``depends_on``."""
+    the release namespace unless the exported manifests own it), after the releases named in
+    ``depends_on``; both named for ``target``'s stack."""
     repo, chart, oci = chart_source(rel)
-    repo_name = slug(repo.split("://", 1)[-1])[:63].strip("-.")
+    repo_name = target.name(slug(repo.split("://", 1)[-1]))
     # An OCI registry is a HelmRepository of type oci
     # (https://fluxcd.io/flux/components/source/helmrepositories/#helm-oci-repository).
     source = {"url": repo, "interval": "1h", **({"type": "oci"} if oci else {})}
@@ -319,10 +400,11 @@ def flux_documents(
         {
             "apiVersion": "helm.toolkit.fluxcd.io/v2",
             "kind": "HelmRelease",
-            "metadata": {"name": rel["name"], "namespace": FLUX_NAMESPACE},
+            "metadata": {"name": target.name(rel["name"]), "namespace": FLUX_NAMESPACE},
             "spec": {
                 "interval": "10m",
                 "releaseName": rel["name"],
+                **target.flux_remote(),
                 "targetNamespace": rel["namespace"],
                 # Helm's release record defaults to the HelmRelease's own namespace (flux-system),
                 # not targetNamespace: keep it beside the release as `helm install -n` does
@@ -347,7 +429,11 @@ def flux_documents(
                     }
                 },
                 "values": rel.get("values") or {},
-                **({"dependsOn": [{"name": n} for n in depends_on]} if depends_on else {}),
+                **(
+                    {"dependsOn": [{"name": target.name(n)} for n in depends_on]}
+                    if depends_on
+                    else {}
+                ),
             },
         },
     ]

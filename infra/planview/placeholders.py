@@ -74,3 +74,47 @@ def placeholder_header(text: str, names: Mapping[str, str] | None = None) -> str
             "directory is committed to, and the path to the directory's path in it.\n"
         )
     return head
+
+
+def fills(
+    mock_outputs: Mapping[str, Any], stack_outputs: Mapping[str, Any]
+) -> list[tuple[str, str]]:
+    """``(made-up value, real value)`` pairs: what the offline run's stack outputs hold where
+    ``pulumi stack output --json`` of the deployed stack holds the real value.
+
+    ``deployedNames`` (``infra.program``) gives per autonamed resource its real name and ARN;
+    ``clusterEndpoint`` the API server (the cluster's name is the stack file's, never made up);
+    the AWS account of the real ARNs replaces the mock account
+    wherever it is left. ARNs come before names: an ARN holds the name.
+    """
+    from infra.mockanswers import MOCK_ACCOUNT, MOCK_ENDPOINT
+
+    pairs: list[tuple[str, str]] = []
+    mock_names = mock_outputs.get("deployedNames") or {}
+    real_names = stack_outputs.get("deployedNames") or {}
+    for attr in ("arn", "name"):
+        for logical, mock in mock_names.items():
+            real = real_names.get(logical) or {}
+            if isinstance(mock, Mapping) and mock.get(attr) and real.get(attr):
+                pairs.append((str(mock[attr]), str(real[attr])))
+    if mock_outputs.get("clusterEndpoint") and stack_outputs.get("clusterEndpoint"):
+        pairs.append((str(mock_outputs["clusterEndpoint"]), str(stack_outputs["clusterEndpoint"])))
+    endpoint = str(stack_outputs.get("clusterEndpoint") or "")
+    if endpoint.startswith("https://"):  # the bare host where the export holds no scheme
+        pairs.append((MOCK_ENDPOINT, endpoint.removeprefix("https://").split("/", 1)[0]))
+    accounts = {
+        arn.split(":")[4]
+        for _, arn in pairs
+        if arn.startswith("arn:aws") and len(arn.split(":")) > 5 and arn.split(":")[4]
+    }
+    if len(accounts) == 1:
+        pairs.append((MOCK_ACCOUNT, accounts.pop()))
+    return pairs
+
+
+def filled(text: str, pairs: list[tuple[str, str]]) -> str:
+    """``text`` with every made-up value of ``pairs`` replaced where it stands as a whole value
+    (a name inside a longer name is left alone)."""
+    for mock, real in pairs:
+        text = re.sub(r"(?<![\w.-])" + re.escape(mock) + r"(?![\w-])", lambda _m, r=real: r, text)
+    return text

@@ -10,6 +10,8 @@ renderings.
 from __future__ import annotations
 
 import json
+import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -33,24 +35,40 @@ MAX_VALUE = 120  # characters of one value shown in text; JSON carries it whole
 # --- where the old stack file comes from -------------------------------------------------------
 
 
+NO_FILE = "/dev/null"  # `--diff /dev/null`: the stack is new (git's name for "no file")
+
+
+class AbsentInRef(ConfigErrors):
+    """``git show REF:path``: the ref exists, the path does not exist in it."""
+
+
 @contextmanager
-def old_stack_file(spec: str) -> Iterator[tuple[str, Path]]:
+def old_stack_file(spec: str) -> Iterator[tuple[str, Path | None]]:
     """``(label, path)`` of ``--diff SPEC``: a stack name, a file path, or ``REF:path`` (git).
 
     ``REF:path`` is read with ``git show REF:path`` into a temporary file that lives as long as
-    the context; its label stays ``REF:path``, so errors name what the user typed.
+    the context; its label stays ``REF:path``, so errors name what the user typed. ``path`` is
+    ``None`` when the old side has no stack file: ``/dev/null``, or a ``REF:path`` whose ref
+    exists without that path (a stack the change adds).
 
     Raises:
-        ConfigErrors: no such stack or file, or git cannot show ``REF:path``.
+        ConfigErrors: no such stack or file, or git cannot show ``REF:path`` (a bad ref).
     """
     from infra.cli import stack_file, stack_path
 
+    if spec == NO_FILE:
+        yield spec, None
+        return
     if Path(spec).exists() or ("/" in spec and ":" not in spec):
         yield spec, Path(spec)
         return
     if ":" in spec and not Path(spec).exists():
         ref, _, rel = spec.partition(":")
-        text = git_show(spec, ref, rel)
+        try:
+            text = git_show(spec, ref, rel)
+        except AbsentInRef:
+            yield f"{spec} {ABSENT}", None
+            return
         with tempfile.TemporaryDirectory(prefix="infra-plan-diff-") as tmp:
             path = Path(tmp) / Path(rel).name
             path.write_text(text, encoding="utf-8")
@@ -88,12 +106,17 @@ def git_show(spec: str, ref: str, rel: str, flag: str = "--diff", cwd: Path | No
             text=True,
             check=False,
             cwd=cwd,
+            env={**os.environ, "LC_ALL": "C"},  # git's own words, matched below
         )
     except OSError as e:
         raise ConfigErrors([ConfigIssue(flag, f"{spec}: cannot run git: {e}")]) from e
     if proc.returncode != 0:
         why = (proc.stderr.strip().splitlines() or ["git show failed"])[-1]
-        raise ConfigErrors([ConfigIssue(flag, f"{spec}: {why}")])
+        # A ref without the path: "path '%s' does not exist in '%.*s'" / "path '%s' exists on
+        # disk, but not in '%.*s'" (git object-name.c, diagnose_invalid_oid_path); a bad ref is
+        # "invalid object name" and stays an error.
+        absent = "does not exist in '" in why or "exists on disk, but not in '" in why
+        raise (AbsentInRef if absent else ConfigErrors)([ConfigIssue(flag, f"{spec}: {why}")])
     return proc.stdout
 
 
@@ -132,6 +155,7 @@ class Review:
     new_cost: Cost
     old_label: str
     new_label: str
+    absent: str = ""  # "old": the stack is new (all create); "new": it is deleted (all delete)
 
     def counts(self) -> dict[str, int]:
         """Resources per op, with ``unchanged``; ops that do not occur are 0 (``unknown`` left
@@ -213,6 +237,7 @@ def review(
     changes: Sequence[Change],
     costs: tuple[Cost, Cost],
     labels: tuple[str, str],
+    absent: str = "",
 ) -> Review:
     """The review of ``changes`` between two plans' resource dicts (the ``--json`` shape)."""
     old_by = {r["urn"]: r for r in old_resources}
@@ -228,7 +253,21 @@ def review(
     marked = tuple(replace(c, disruptive=disruption(c, values[c.urn])) for c in changes)
     changed = {c.urn for c in changes}
     unchanged = sum(1 for u in new_by if u in old_by and u not in changed)
-    return Review(marked, values, notes, unchanged, costs[0], costs[1], *labels)
+    return Review(marked, values, notes, unchanged, costs[0], costs[1], *labels, absent)
+
+
+def empty_cost(like: Cost) -> Cost:
+    """The cost of a side without a stack file: nothing runs, so every total is 0 (or, for own
+    hardware, not priced, as ``like`` is), dated as ``like``."""
+    return Cost((), None, like.prices_as_of, own_hardware=like.own_hardware)
+
+
+_URN = re.compile(r"urn:pulumi:[^\s,;]*::([^\s,;:]+)")
+
+
+def short_names(text: str) -> str:
+    """``text`` with every URN shown as its resource's name (the part after the last ``::``)."""
+    return _URN.sub(lambda m: m.group(1), text)
 
 
 def failures(rev: Review, fail_on: str | None) -> list[str]:
@@ -316,6 +355,8 @@ _SYMBOL = {"create": "+", "update": "~", "replace": "+-", "delete": "-", "unknow
 def print_review(rev: Review, out: Out = print) -> None:
     """The text rendering: one block per changed resource, then the summary and cost lines."""
     out(f"diff: {rev.old_label} => {rev.new_label}")
+    if rev.absent:
+        out(ABSENT_SIDE[rev.absent].replace("`", ""))
     if not rev.changes:
         out("no changes: pulumi up would leave every resource as it is")
     for c in rev.changes:
@@ -328,9 +369,10 @@ def print_review(rev: Review, out: Out = print) -> None:
         for p, source in c.replace_because:
             out(f"      why {p}: {source}")
         if c.disruptive:
-            out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
+            kind = "DISRUPTIVE" if c.op != "update" else "NOTE"
+            out(f"      {kind}: {short_names(c.disruptive)}")
         if c.because:
-            out(f"      {'unknown — ' if c.op == 'unknown' else ''}{c.because}")
+            out(f"      {'unknown — ' if c.op == 'unknown' else ''}{short_names(c.because)}")
         for n in rev.notes.get(c.urn, ()):
             out(f"      NOTE: {n}")
     out("")
@@ -343,41 +385,74 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
+ABSENT_SIDE = {
+    "old": "A new stack: no stack file on the old side, so every resource is created.",
+    "new": "The stack file is removed: every resource below is what `pulumi destroy` of the "
+    "stack deletes (removing the file alone deletes nothing).",
+}
+
+
+def _unpriced(rev: Review) -> list[str]:
+    """What the new side's totals leave out (and the old side's, when only it has a file)."""
+    cost = rev.old_cost if rev.absent == "new" else rev.new_cost
+    lo, hi = cost.total("min"), cost.total("max")
+    return list(dict.fromkeys((*lo.unpriced, *hi.unpriced)))
+
+
 def print_markdown(rev: Review, out: Out = print) -> None:
-    """A pull-request comment: summary, cost table, one table row per changed property."""
+    """A pull-request comment: summary, cost table (partial marked, unpriced items listed), one
+    table row per changed property with its resource type and a disruptive marker per row."""
     out(f"### `{rev.old_label}` → `{rev.new_label}`")
     out("")
+    if rev.absent:
+        out(ABSENT_SIDE[rev.absent])
+        out("")
     out(f"**{rev.summary()}**")
     out("")
     out("| cost | before | after | change |")
     out("|---|---|---|---|")
     for label, scale in (("at minimum", "min"), ("at maximum", "max")):
-        old, new, _ = _totals(rev, scale)
-        out(f"| {label}, per hour | {_money(old)} | {_money(new)} | {_delta(old, new)} |")
+        old, new, partial = _totals(rev, scale)
+        mark = " (partial)" if partial else ""
+        out(f"| {label}, per hour | {_money(old)} | {_money(new)}{mark} | {_delta(old, new)} |")
         o, n = _month(old), _month(new)
-        out(f"| {label}, per month | {_money(o)} | {_money(n)} | {_delta(o, n)} |")
+        out(f"| {label}, per month | {_money(o)} | {_money(n)}{mark} | {_delta(o, n)} |")
+    unpriced = _unpriced(rev)
+    if unpriced:
+        out("")
+        out("(partial): not in the totals: " + "; ".join(_cell(u) for u in unpriced))
     if not rev.changes:
         out("")
         out("No changes: `pulumi up` would leave every resource as it is.")
         return
     out("")
-    out("| op | resource | property | old | new | note |")
-    out("|---|---|---|---|---|---|")
+    out("| op | type | resource | property | old | new | disruptive | note |")
+    out("|---|---|---|---|---|---|---|---|")
     for c in rev.changes:
-        forced = dict(c.replace_because)
-        note = "; ".join(x for x in (c.disruptive or c.because, *rev.notes.get(c.urn, ())) if x)
-        vals = rev.values.get(c.urn) or (Value("", "", ""),)
-        for i, v in enumerate(vals):
-            first = i == 0
-            why = "; ".join(
-                x for x in ("forces replacement" if v.path in forced else "", note * first) if x
-            )
-            old, new = show_pair(v.old, v.new, 60)
-            path = f"`{v.path}`" if v.path else ""
-            out(
-                f"| {c.op if first else ''} | {f'`{c.name}`' if first else ''} | {path} "
-                f"| {_cell(old)} | {_cell(new)} | {_cell(why)} |"
-            )
+        _markdown_rows(rev, c, out)
+
+
+def _markdown_rows(rev: Review, c: Change, out: Out) -> None:
+    """One row per changed property of ``c`` (one row if none), its op, type and name on the
+    first; every row of a disruptive change is marked, the reason on the first."""
+    forced = dict(c.replace_because)
+    note = "; ".join(x for x in ("" if c.disruptive else c.because, *rev.notes.get(c.urn, ())) if x)
+    vals = rev.values.get(c.urn) or (Value("", "", ""),)
+    for i, v in enumerate(vals):
+        first = i == 0
+        why = "; ".join(
+            x for x in ("forces replacement" if v.path in forced else "", note * first) if x
+        )
+        marker = ""
+        if c.disruptive:
+            marker = "⚠️ " + (short_names(c.disruptive) if first else "(same change)")
+        old, new = show_pair(v.old, v.new, 60)
+        path = f"`{v.path}`" if v.path else ""
+        head = f"| {c.op} | `{c.type}` | `{c.name}` " if first else "| | | "
+        out(
+            f"{head}| {path} | {_cell(old)} | {_cell(new)} | {_cell(marker)} "
+            f"| {_cell(short_names(why))} |"
+        )
 
 
 def review_json(rev: Review) -> dict[str, Any]:

@@ -48,3 +48,19 @@ def test_a_pinned_release_version_reaches_the_node_group_and_no_other(tmp_path, 
         if r["type"] == "aws:eks/nodeGroup:NodeGroup"
     }
     assert sent == {"ml-system": None, "ml-gpu-t4-ng": "1.33.5-20251120", "ml-gpu-t4-spot-ng": None}
+
+
+def test_eks_g4dn_without_kubernetes_version_plans_a_version_in_standard_support(tmp_path, capsys):
+    # The EKS calendar (eks_standard_support.csv): on 2026-11-27 (tests' day) 1.34 and 1.35 are in
+    # standard support, 1.33 is not (ended 2026-07-29).
+    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
+    new = tmp_path / "Pulumi.eks-g4dn.yaml"
+    new.write_text("".join(x for x in text.splitlines(True) if "kubernetesVersion" not in x))
+    assert plan_cli.main(["--stack", str(new), "--json"]) == 0
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    (cluster,) = [r for r in doc["resources"] if r["type"] == "eks:index:Cluster"]
+    assert cluster["inputs"]["version"] == "1.35"
+    (fee,) = [i for i in doc["cost"]["items"] if i["item"].startswith("control plane")]
+    assert "in standard support" in fee["item"] and fee["atMinPerHour"] == 0.1
+    assert "kubernetesVersion is not set: 1.35" in err

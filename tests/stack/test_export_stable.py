@@ -8,6 +8,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import yaml
 
 from infra import mockengine
 from infra.plan import load_path
@@ -45,9 +46,11 @@ def test_two_exports_of_every_sample_stack_are_byte_identical(stack):
                 name=r.name,
                 custom=r.custom,
                 inputs=_reversed_keys(dict(r.inputs)),
+                options=r.options,
             )
             for r in recording.resources
-        ]
+        ],
+        outputs=recording.outputs,
     )
     assert export_files(plan, shuffled, "gitops") == first
 
@@ -116,3 +119,71 @@ def test_karpenter_node_role_and_controller_role_are_flagged_as_autonamed_in_the
         assert files[p].startswith("# PLACEHOLDERS: karp-nodes is the logical name of a Role"), p
     for p in ("helm/karpenter.values.yaml", "argocd/karpenter.yaml"):
         assert "# PLACEHOLDERS: karp-karpenter-role is the logical name of a Role" in files[p]
+
+
+def _real_outputs(recording: mockengine.Recording) -> dict[str, Any]:
+    """What `pulumi stack output --json` of the deployed stack would print: real names carry
+    Pulumi's random suffix, ARNs another account."""
+    names = {
+        logical: {
+            "name": f"{v['name']}-a1b2c3d" if v.get("name") else None,
+            "arn": v["arn"].replace("123456789012", "111122223333") + "-a1b2c3d"
+            if v.get("arn")
+            else None,
+        }
+        for logical, v in recording.outputs["deployedNames"].items()
+    }
+    return {
+        "clusterEndpoint": "https://A1B2.gr7.us-west-2.eks.amazonaws.com",
+        "deployedNames": names,
+    }
+
+
+def test_stack_outputs_and_the_repo_url_fill_every_placeholder_of_the_karpenter_export():
+    from infra.planview.export import ExportOptions
+    from infra.planview.gitops import Target
+
+    plan, recording = planned("eks-karpenter")
+    before = export_files(plan, recording, "gitops")
+    assert any(t.startswith("# PLACEHOLDERS") for t in before.values())
+    target = Target("eks-karpenter", "https://git.example.org/ops.git")
+    options = ExportOptions(target, _real_outputs(recording))
+    files = export_files(plan, recording, "gitops", options)
+    assert [p for p, t in files.items() if "PLACEHOLDERS" in t] == []
+    assert "role: karp-nodes-a1b2c3d" in files["workloads/ec2nodeclass-l4.yaml"]
+    assert (
+        "arn:aws:iam::111122223333:role/karp-karpenter-role-a1b2c3d"
+        in files["argocd/karpenter.yaml"]
+    )
+
+
+def test_two_sample_stacks_exports_have_no_application_name_in_common():
+    from infra.planview.export import ExportOptions
+    from infra.planview.gitops import Target
+
+    names = []
+    for stack in ("eks-karpenter", "eks-g4dn"):
+        plan, recording = planned(stack)
+        files = export_files(plan, recording, stack, ExportOptions(Target(stack)))
+        names.append(
+            {
+                doc["metadata"]["name"]
+                for p, text in files.items()
+                if p.startswith(("argocd", "flux"))
+                for doc in yaml.safe_load_all(text)
+                if doc
+            }
+        )
+    assert names[0] and names[1] and not names[0] & names[1]
+
+
+def test_team_namespaces_pulumi_retains_are_exported_not_prunable():
+    plan, recording = planned("onprem-containerd")
+    files = export_files(plan, recording, "gitops")
+    # stacks/Pulumi.onprem-containerd.yaml: gpuNamespaces [{name: ml-team, gpus: 2}]
+    teams = [files["manifests/namespace-ml-team.yaml"]]
+    assert teams
+    for text in teams:
+        notes = yaml.safe_load(text)["metadata"]["annotations"]
+        assert notes["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+        assert notes["kustomize.toolkit.fluxcd.io/prune"] == "disabled"

@@ -75,8 +75,40 @@ def test_diff_reads_the_old_file_from_a_git_ref(capsys, monkeypatch):
 
 def test_a_git_ref_that_does_not_exist_exits_2_naming_it(capsys, monkeypatch):
     monkeypatch.chdir(ROOT)
-    assert plan_cli.main(["--stack", "gke-t4", "--diff", "HEAD:stacks/Pulumi.none.yaml"]) == 2
-    assert "HEAD:stacks/Pulumi.none.yaml" in capsys.readouterr().err
+    spec = "no-such-ref-x:stacks/Pulumi.gke-t4.yaml"
+    assert plan_cli.main(["--stack", "gke-t4", "--diff", spec]) == 2
+    assert spec in capsys.readouterr().err
+
+
+def test_diff_from_dev_null_is_an_all_create_review_with_the_new_cost(capsys):
+    assert plan_cli.main(["--stack", "gke-t4", "--diff", "/dev/null", "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert {c["op"] for c in doc["changes"]} == {"create"}
+    assert doc["summary"]["create"] == 14 and doc["summary"]["unchanged"] == 0
+    assert doc["cost"]["atMaxPerHour"]["old"] == 0
+    assert doc["cost"]["atMaxPerHour"]["change"] == doc["cost"]["atMaxPerHour"]["new"] > 0
+
+
+def test_diff_of_a_deleted_stack_file_is_an_all_delete_review_and_fail_on_still_exits_3(
+    tmp_path, capsys
+):
+    gone = tmp_path / "Pulumi.gke-t4.yaml"  # not there: the change deletes the file
+    argv = ["--stack", str(gone), "--diff", str(T4), "--format", "markdown"]
+    assert plan_cli.main(argv) == 0
+    out = capsys.readouterr().out
+    assert "0 to create, 0 to update, 0 to replace, 14 to delete, 0 unchanged" in out
+    assert plan_cli.main([*argv, "--fail-on", "disruptive"]) == 3
+    assert "--fail-on disruptive: delete gcp:container/cluster:Cluster" in capsys.readouterr().err
+
+
+def test_a_path_missing_in_an_existing_ref_is_a_new_stack_but_a_bad_file_stays_exit_2(
+    tmp_path, capsys, monkeypatch
+):
+    monkeypatch.chdir(ROOT)
+    assert plan_cli.main(["--stack", "gke-t4", "--diff", "HEAD:stacks/Pulumi.none.yaml"]) == 0
+    assert "(absent)" in capsys.readouterr().out
+    bad = gke_t4_variant(tmp_path, "maxNodes: 20", "maxNodes: -1")
+    assert plan_cli.main(["--stack", str(bad), "--diff", "/dev/null"]) == 2
 
 
 def test_diff_across_platforms_is_refused_with_exit_2(capsys):
@@ -98,7 +130,10 @@ def test_markdown_diff_has_the_summary_cost_table_and_a_row_per_property(max40, 
     out = capsys.readouterr().out
     assert "**0 to create, 2 to update" in out
     assert "| at maximum, per month | $12,699.32 |" in out  # incl. 23 node addresses
-    assert "| update | `ml-gpu-gpu-t4` | `autoscaling.totalMaxNodeCount` | 20 | 40 |" in out
+    assert (
+        "| update | `gcp:container/nodePool:NodePool` | `ml-gpu-gpu-t4` "
+        "| `autoscaling.totalMaxNodeCount` | 20 | 40 |"
+    ) in out
 
 
 def test_fail_on_without_diff_is_a_usage_error(capsys):
@@ -236,3 +271,38 @@ def test_diff_re_pointing_an_existing_cluster_stack_plans_over_the_cluster_it_na
     out, err = capsys.readouterr()
     assert "cluster of that name" not in err
     assert " - delete " in out and " + create " in out
+
+
+def test_export_flags_without_export_are_a_usage_error_and_bad_stack_outputs_exit_2(
+    tmp_path, capsys
+):
+    with pytest.raises(SystemExit) as e:
+        plan_cli.main(["--stack", "gke-t4", "--repo-url", "https://git.example.org/x.git"])
+    assert e.value.code == 2 and "--repo-url: only with --export" in capsys.readouterr().err
+    bad = tmp_path / "outputs.json"
+    bad.write_text("[]")
+    argv = ["--stack", "gke-t4", "--export", str(tmp_path / "out"), "--stack-outputs", str(bad)]
+    assert plan_cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith("--stack-outputs: ")
+
+
+def test_all_plans_only_the_stacks_of_stacks_dir(tmp_path, capsys):
+    mine = tmp_path / "ops"
+    mine.mkdir()
+    (mine / "Pulumi.my-gpus.yaml").write_text(T4.read_text())
+    assert plan_cli.main(["--all", "--stacks-dir", str(mine), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(doc["stacks"]) == ["my-gpus"] and doc["totals"]["stacks"] == 1
+
+
+def test_all_defaults_to_the_stacks_of_the_working_directory_not_the_samples(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.my-gpus.yaml").write_text(T4.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert plan_cli.main(["--all", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["stacks"]) == ["my-gpus"]
+    (tmp_path / "stacks" / "Pulumi.my-gpus.yaml").unlink()
+    assert plan_cli.main(["--all"]) == 2
+    assert "--stacks-dir: " in capsys.readouterr().err

@@ -324,3 +324,20 @@ def test_karpenter_resolved_fields_may_drift_only_nodes_that_no_longer_match():
     assert "may drift the nodes that no longer match it" in ami.disruptive
     # Neither hashed nor resolved: no drift.
     assert _one(nc(ipPrefixCount=1), nc(ipPrefixCount=2)).disruptive == ""
+
+
+def test_an_eks_node_group_version_update_drains_every_node_per_the_managed_node_update_phases():
+    # docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html: a version or
+    # AMI release update launches new nodes, then drains and terminates every old one.
+    from infra.core.diff import diff as run_diff
+
+    def group(version: str) -> dict:
+        return {
+            "urn": "urn:ng",
+            "type": "aws:eks/nodeGroup:NodeGroup",
+            "name": "ml-gpu",
+            "inputs": {"version": version, "releaseVersion": "1.33.0-20260101"},
+        }
+
+    (change,) = run_diff([group("1.33")], [group("1.34")])
+    assert change.op == "update" and "re-creates every node" in change.disruptive

@@ -211,3 +211,44 @@ def test_release_version_shape_follows_ami_type_not_ami_family():
     assert g.release_version == "1.50.0-5d9ac849"
     cfg = _pool_release("1.50.0-build1", "1.34", amiType="BOTTLEROCKET_x86_64_NVIDIA")
     assert "8 hex commit" in errors_of(cfg)["gpuPools[0].releaseVersion"]
+
+
+# --- the default version and the extended-support fee, judged on max(today, table date) --------
+# Dates from the EKS release calendar (eks_standard_support.csv's source): standard support of
+# 1.33 ends 2026-07-29, of 1.34 2026-12-02, of 1.35 2027-03-27; the table was read 2026-11-27.
+
+
+def test_a_stack_without_kubernetes_version_gets_the_newest_in_standard_support_and_a_note():
+    p = plan_of(eks_config(cluster={"kubernetesVersion": None}))
+    assert p.kubernetes_version == "1.35"  # 1.34 and 1.35 are standard on 2026-11-27
+    (note,) = [n for n in p.notes if "kubernetesVersion is not set" in n]
+    assert "1.35, the newest version in EKS standard support on 2026-11-27" in note
+
+
+def test_when_the_calendar_lists_no_standard_version_the_default_is_the_newest_listed(monkeypatch):
+    from infra.core.catalog.eks_versions import default_eks_version
+
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2027-03-27")  # 1.35's standard support ends that day
+    assert default_eks_version() == "1.35"
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-12-02")  # 1.34 gone from standard: still 1.35
+    assert default_eks_version() == "1.35"
+
+
+def test_a_new_cluster_on_a_version_past_standard_support_is_warned_an_existing_one_is_not():
+    created = plan_of(eks_config(cluster={"kubernetesVersion": "1.33"}))
+    (warning,) = [n for n in created.notes if "starts in extended support" in n]
+    assert "standard support ended 2026-07-29" in warning and "1.35 is in standard" in warning
+    assert not [n for n in plan_of(eks_config(cluster={"kubernetesVersion": "1.34"})).notes
+                if "extended support" in n]  # fmt: skip
+
+
+def test_the_control_plane_fee_is_judged_on_today_when_later_than_the_price_date(monkeypatch):
+    # https://aws.amazon.com/eks/pricing/: $0.10/h standard, $0.60/h extended support; 1.34 leaves
+    # standard support on 2026-12-02 ("Billing for extended support starts at the beginning of the
+    # day that the version reaches end of standard support").
+    from infra.core.eks.cost import eks_control_plane
+
+    assert eks_control_plane("1.34", "us-west-2").at_min == pytest.approx(0.10)
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-12-04")
+    line = eks_control_plane("1.34", "us-west-2")
+    assert line.at_min == pytest.approx(0.60) and "extended support since 2026-12-02" in line.item

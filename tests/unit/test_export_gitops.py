@@ -264,8 +264,176 @@ def test_karpenter_crd_release_syncs_before_the_karpenter_release_wave_and_depen
     _, karpenter = yaml.safe_load_all(
         (tmp_path / "flux" / "releases" / "karpenter.yaml").read_text()
     )
-    assert karpenter["spec"]["dependsOn"] == [{"name": "karpenter-crd"}]
+    assert karpenter["spec"]["dependsOn"] == [{"name": "gpu-infra-karpenter-crd"}]
     _, crds = yaml.safe_load_all(
         (tmp_path / "flux" / "releases" / "karpenter-crd.yaml").read_text()
     )
     assert "dependsOn" not in crds["spec"]
+
+
+# --- objects Pulumi retains, names per stack, edits kept, placeholders filled ------------------
+
+
+def _retained(m):
+    return SimpleNamespace(
+        type="kubernetes:core/v1:" + m["kind"],
+        custom=True,
+        inputs=m,
+        options={"retainOnDelete": True},
+    )
+
+
+def test_a_namespace_pulumi_retains_is_never_pruned_or_deleted_by_argo_cd_or_flux(tmp_path):
+    # Argo CD sync-options.md "No Prune Resources" / "No Resource Deletion"; Flux
+    # kustomizations.md "#prune": the live object's annotation keeps it when its file leaves Git.
+    rec = SimpleNamespace(
+        resources=[_retained(_ns("team-a")), *_rec(_ns("gpu-operator")).resources]
+    )
+    export(NO_OP, rec, tmp_path)
+    team = yaml.safe_load((tmp_path / "manifests" / "namespace-team-a.yaml").read_text())
+    notes = team["metadata"]["annotations"]
+    assert notes["argocd.argoproj.io/sync-options"] == "Prune=false,Delete=false"
+    assert notes["kustomize.toolkit.fluxcd.io/prune"] == "disabled"
+    other = yaml.safe_load((tmp_path / "manifests" / "namespace-gpu-operator.yaml").read_text())
+    assert "argocd.argoproj.io/sync-options" not in other["metadata"]["annotations"]
+
+
+def test_two_stacks_exports_share_no_application_kustomization_or_release_name(tmp_path):
+    from infra.planview.export import ExportOptions
+    from infra.planview.gitops import Target
+
+    rel = SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=REL)
+    names = []
+    for stack in ("prod", "dev"):
+        out = tmp_path / stack
+        export(
+            NO_OP,
+            SimpleNamespace(resources=[*_rec(_ns("a")).resources, rel]),
+            out,
+            ExportOptions(Target(stack)),
+        )
+        found = set()
+        for path in out.rglob("*.yaml"):
+            for doc in yaml.safe_load_all(path.read_text()):
+                if doc and doc.get("kind") in (
+                    "Application",
+                    "Kustomization",
+                    "HelmRelease",
+                    "HelmRepository",
+                ):
+                    if doc["apiVersion"].startswith("kustomize.config"):
+                        continue  # kustomization.yaml lists files, it has no name
+                    found.add((doc["kind"], doc["metadata"]["name"]))
+        assert found and all(stack in name for _, name in found)
+        names.append(found)
+    assert not names[0] & names[1]
+
+
+def test_a_destination_by_name_or_server_and_the_repo_and_revision_reach_every_application(
+    tmp_path,
+):
+    from infra.planview.export import ExportOptions
+    from infra.planview.gitops import Target
+
+    target = Target("prod", "https://git.example.org/ops.git", "v1.2", "gpu-east")
+    rel = SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=REL)
+    export(
+        NO_OP,
+        SimpleNamespace(resources=[*_rec(_ns("a")).resources, rel]),
+        tmp_path,
+        ExportOptions(target),
+    )
+    manifests = yaml.safe_load((tmp_path / "argocd" / "gpu-infra-manifests.yaml").read_text())
+    assert manifests["spec"]["destination"] == {"name": "gpu-east"}
+    assert manifests["spec"]["source"]["repoURL"] == "https://git.example.org/ops.git"
+    assert manifests["spec"]["source"]["targetRevision"] == "v1.2"
+    chart = yaml.safe_load((tmp_path / "argocd" / "gpu-operator.yaml").read_text())
+    assert chart["spec"]["destination"] == {"name": "gpu-east", "namespace": "gpu-operator"}
+    root = yaml.safe_load(
+        (tmp_path / "argocd-root" / "gpu-infra.yaml").read_text().split("\n", 1)[1]
+    )
+    assert root["spec"]["destination"]["server"] == "https://kubernetes.default.svc"  # Argo's own
+    assert "PLACEHOLDERS" not in (tmp_path / "argocd-root" / "gpu-infra.yaml").read_text()
+
+
+def test_a_re_export_refuses_to_overwrite_a_file_the_user_edited_and_touches_nothing(tmp_path):
+    from infra.planview.export import ExportOptions
+
+    export(NO_OP, _rec(_ns("a"), _ns("b")), tmp_path)
+    app = tmp_path / "argocd" / "gpu-infra-manifests.yaml"
+    edited = app.read_text().replace(
+        "https://git.example.com/REPLACE-ME.git", "https://git.example.org/x.git"
+    )
+    app.write_text(edited)
+    with pytest.raises(ConfigErrors) as e:
+        export(NO_OP, _rec(_ns("a")), tmp_path)
+    assert "gpu-infra-manifests.yaml: edited since the last export" in str(e.value)
+    assert app.read_text() == edited and (tmp_path / "manifests" / "namespace-b.yaml").exists()
+    export(NO_OP, _rec(_ns("a")), tmp_path, ExportOptions(overwrite=True))
+    assert "REPLACE-ME" in app.read_text()
+
+
+def test_an_edit_the_new_export_writes_the_same_way_is_not_refused(tmp_path):
+    from infra.planview.export import ExportOptions
+    from infra.planview.gitops import Target
+
+    export(NO_OP, _rec(_ns("a")), tmp_path)
+    app = tmp_path / "argocd" / "gpu-infra-manifests.yaml"
+    url = "https://git.example.org/x.git"
+    options = ExportOptions(Target(repo_url=url))
+    expected = export_files_text(options, tmp_path)
+    app.write_text(expected)  # the user filled in what --repo-url now fills
+    export(NO_OP, _rec(_ns("a")), tmp_path, options)
+    assert app.read_text() == expected
+
+
+def export_files_text(options, out):
+    from infra.planview.export import export_files, repo_path_of
+
+    files = export_files(NO_OP, _rec(_ns("a")), repo_path_of(out), options)
+    return files["argocd/gpu-infra-manifests.yaml"]
+
+
+def test_stack_outputs_replace_the_made_up_arn_name_and_endpoint_as_whole_values():
+    from infra.planview.placeholders import filled, fills
+
+    mock = {
+        "clusterEndpoint": "https://203.0.113.10",
+        "deployedNames": {
+            "ml-nodes": {"name": "ml-nodes", "arn": "arn:aws:iam::123456789012:role/ml-nodes"}
+        },
+    }
+    real = {
+        "clusterEndpoint": "https://A1.gr7.us-west-2.eks.amazonaws.com",
+        "deployedNames": {
+            "ml-nodes": {
+                "name": "ml-nodes-abc1234",
+                "arn": "arn:aws:iam::111122223333:role/ml-nodes-abc1234",
+            }
+        },
+    }
+    text = (
+        "role: ml-nodes\nother: ml-nodes-extra\narn: arn:aws:iam::123456789012:role/ml-nodes\n"
+        "queue: arn:aws:sqs:us-west-2:123456789012:q\nendpoint: https://203.0.113.10\n"
+    )
+    out = filled(text, fills(mock, real))
+    assert "role: ml-nodes-abc1234\n" in out and "other: ml-nodes-extra\n" in out
+    assert "arn: arn:aws:iam::111122223333:role/ml-nodes-abc1234\n" in out
+    assert "arn:aws:sqs:us-west-2:111122223333:q" in out  # the account, wherever it is left
+    assert "endpoint: https://A1.gr7.us-west-2.eks.amazonaws.com" in out
+    assert placeholder_header(out) == ""
+
+
+def test_the_export_states_the_oldest_argo_cd_and_flux_it_needs():
+    from infra.planview.export import export_files
+
+    oci = {**REL, "chart": "oci://public.ecr.aws/karpenter/karpenter", "repositoryOpts": {}}
+    for rel, argo in ((REL, "2.8"), (oci, "3.1")):
+        rec = SimpleNamespace(
+            resources=[
+                SimpleNamespace(type="kubernetes:helm.sh/v3:Release", custom=True, inputs=rel)
+            ]
+        )
+        files = export_files(NO_OP, rec, "gitops")
+        assert f"# Needs Argo CD {argo} or later" in files["argocd-root/gpu-infra.yaml"]
+        assert files["flux/gpu-infra.yaml"].startswith("# Needs Flux 2.3 or later")

@@ -129,3 +129,42 @@ def test_hide_note_with_an_id_no_note_has_is_reported(capsys):
     assert notes.unknown_ids([note_id(text), "nope-0000", "all"]) == ["nope-0000"]
     notes.warn_unknown(["nope-0000"])
     assert "--hide-note nope-0000: no note has this id" in capsys.readouterr().err
+
+
+def test_markdown_rows_carry_the_type_a_disruptive_marker_on_every_row_and_short_names():
+    urn = "urn:pulumi:s::gpu-infra::gpu-infra:gcp:Cluster$gcp:container/cluster:Cluster::ml"
+    pool = Change(
+        "u1",
+        NP,
+        "ml-gpu",
+        "replace",
+        ("nodeConfig.machineType", "nodeConfig.diskSizeGb"),
+        disruptive="replace of a GPU pool: its nodes are deleted",
+    )
+    dependent = Change("u2", "x:y:Z", "dep", "unknown", because=f"may be replaced: {urn} is")
+    values = {
+        "u1": (
+            rv.Value("nodeConfig.machineType", "a", "b"),
+            rv.Value("nodeConfig.diskSizeGb", 1, 2),
+        )
+    }
+    rev = rv.Review((pool, dependent), values, {}, 0, NO_COST, NO_COST, "old", "new")
+    lines: list[str] = []
+    rv.print_markdown(rev, lines.append)
+    rows = [r for r in lines if r.startswith("| replace") or r.startswith("| | |")]
+    assert rows[0].startswith(f"| replace | `{NP}` | `ml-gpu` | `nodeConfig.machineType` |")
+    assert "⚠️ replace of a GPU pool: its nodes are deleted" in rows[0]
+    assert "⚠️ (same change)" in rows[1]
+    (unknown,) = [r for r in lines if r.startswith("| unknown")]
+    assert "may be replaced: ml is" in unknown and "urn:pulumi" not in unknown
+
+
+def test_markdown_marks_a_partial_total_and_lists_what_it_leaves_out():
+    from infra.core.platform_cost import Line
+
+    partial = Cost((), None, "2026-11-26", lines=(Line("NAT", 0.0, 0.0, None, "NAT gateway"),))
+    rev = rv.Review((), {}, {}, 3, NO_COST, partial, "old", "new")
+    lines: list[str] = []
+    rv.print_markdown(rev, lines.append)
+    assert "| at minimum, per hour | $0.00 | $0.00 (partial) | +$0.00 |" in lines
+    assert "(partial): not in the totals: NAT gateway" in lines

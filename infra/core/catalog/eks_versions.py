@@ -58,6 +58,32 @@ def today_or_override() -> str:
     return today
 
 
+def judged_day(data_dir: Path = DATA_DIR) -> str:
+    """``support_judged_on()``, or the table's date when $GPU_INFRA_TODAY is not a date (the
+    config check reports that, ``infra.core.eks.versions.support_problem``)."""
+    try:
+        return support_judged_on(None, data_dir)
+    except ValueError:
+        return eks_support_as_of(data_dir)
+
+
+def in_standard_support(version: str, day: str, data_dir: Path = DATA_DIR) -> bool | None:
+    """Whether ``version`` is in EKS standard support on ``day`` (``None``: not in the table)."""
+    end = eks_standard_support_ends(data_dir).get(version)
+    return None if end is None else day < end
+
+
+def default_eks_version(data_dir: Path = DATA_DIR) -> str:
+    """The newest Kubernetes minor in EKS standard support on ``judged_day()``: what a new
+    cluster is created with when the stack names none; the newest listed one when the calendar
+    lists none in standard support any more (it lags a release)."""
+    ends = eks_standard_support_ends(data_dir)
+    day = judged_day(data_dir)
+    by_minor = sorted(ends, key=lambda v: int(v.split(".")[1]))
+    standard = [v for v in by_minor if day < ends[v]]
+    return (standard or by_minor)[-1]
+
+
 def extended_support_ends(standard_end: str) -> str:
     """The day extended support ends: the end of standard support plus 12 months (ISO date)."""
     year, month, day = (int(x) for x in standard_end.split("-"))

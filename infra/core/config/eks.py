@@ -11,6 +11,7 @@ from typing import Literal, Self
 from pydantic import Field, model_validator
 
 from infra.core import rules
+from infra.core.catalog.eks_versions import default_eks_version
 from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
 from infra.core.errors import RuleError
 
@@ -384,12 +385,15 @@ class EksClusterSpec(ClusterBase):
     )
 
     kubernetes_version: rules.EksVersion = Field(
-        default="1.33",
+        default_factory=default_eks_version,
         description=(
             "`1.NN`, one EKS still runs (standard support plus 12 months, "
             "`infra/core/data/eks_standard_support.csv`); with the cluster-autoscaler one with a "
             "pinned autoscaler image (1.29-1.36), with Karpenter 1.30-1.36. Every node group "
-            "(`version`) and managed add-on follows it."
+            "(`version`) and managed add-on follows it. Default: the newest version in standard "
+            "support on the later of today and the calendar's date (a note says so: set it, so "
+            "that a calendar refresh does not upgrade a running cluster); a new cluster on a "
+            "version in extended support is warned about."
         ),
     )
     vpc: EksVpcSpec = Field(

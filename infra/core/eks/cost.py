@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from infra.core.catalog.eks_versions import eks_standard_support_ends
+from infra.core.catalog.eks_versions import eks_standard_support_ends, judged_day
 from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
 from infra.core.platform import NodePlace, PricedPool
 from infra.core.platform_cost import Line, line_of, price_of, sum_lines
@@ -58,16 +58,18 @@ def _system_azs(eks: EksPlan, system: EksSystemGroupPlan) -> tuple[str, ...]:
 
 
 def eks_control_plane(version: str, region: str) -> Line:
-    """The EKS control-plane fee for a cluster on ``version``, priced on the date the prices were
-    read: the extended-support rate from the day the version leaves standard support ("Billing for
+    """The EKS control-plane fee for a cluster on ``version``, judged on the later of today and the
+    day the prices and the calendar were read (as the version rule is, ``judged_day``): the
+    extended-support rate from the day the version leaves standard support ("Billing for
     extended support starts at the beginning of the day that the version reaches end of standard
-    support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html)."""
+    support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html), so a
+    price file read before that day does not price a version standard after it."""
     standard = price_of("aws", "eks-cluster-fee", region)
     end = eks_standard_support_ends().get(version)
     if standard is None or end is None:
         why = "no price" if standard is None else f"no end-of-standard-support date for {version}"
         return Line("control plane (EKS fee)", None, None, None, f"EKS control plane: {why}")
-    if standard.as_of < end:
+    if max(standard.as_of, judged_day()) < end:
         return Line(f"control plane (EKS fee, {version} in standard support)", standard.usd,
                     standard.usd, standard)  # fmt: skip
     item = f"control plane (EKS fee, {version} in extended support since {end})"

@@ -95,11 +95,13 @@ class EksPlan:
     oidc_provider_arn: str = ""
     oidc_provider_import: str = ""
     credentials: AwsCredentials = field(default_factory=AwsCredentials)
+    version_notes: tuple[str, ...] = ()
 
     @property
     def notes(self) -> tuple[str, ...]:
-        """What a person should know before deploying (the Spot service-linked role)."""
-        return spot_role_notes(self.groups)
+        """What a person should know before deploying (the Spot service-linked role, a defaulted
+        version or a new cluster in extended support)."""
+        return (*self.version_notes, *spot_role_notes(self.groups))
 
     @property
     def iam_role_names(self) -> tuple[str, ...]:
@@ -200,6 +202,11 @@ def plan_eks(
         device_plugin=_plan_device_plugin(config, groups),
         efa_device_plugin=_plan_efa_device_plugin(groups),
         credentials=provider_credentials(config.provider_config, issues),
+        version_notes=tuple(
+            versions.support_notes(
+                version, "kubernetes_version" in cluster.model_fields_set, not cluster.existing
+            )
+        ),
     )
     return apply_observed(config, plan, observed, issues)
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from infra.core.catalog.eks_versions import (
+    default_eks_version,
     eks_addon_versions,
     eks_standard_support_ends,
     extended_support_ends,
+    judged_day,
     support_judged_on,
 )
 
@@ -44,6 +46,31 @@ def support_problem(version: str) -> str | None:
         f"{version!r}: Amazon EKS no longer supports this Kubernetes version{ended}; "
         f"supported as of {today}: {', '.join(supported)}"
     )
+
+
+def support_notes(version: str, given: bool, creates: bool) -> list[str]:
+    """What a reviewer should know about the cluster's version: that it was defaulted (the newest
+    in standard support, which a refreshed calendar moves: pin it), and that a cluster this stack
+    creates on it starts in extended support, billed at the extended rate from day one ("Billing
+    for extended support starts at the beginning of the day that the version reaches end of
+    standard support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html).
+    """
+    day = judged_day()
+    notes = []
+    if not given:
+        notes.append(
+            f"EKS: cluster.kubernetesVersion is not set: {version}, the newest version in EKS "
+            f"standard support on {day}; set it in the stack file so that a later calendar "
+            "refresh does not upgrade the running cluster"
+        )
+    end = eks_standard_support_ends().get(version)
+    if creates and end is not None and day >= end:
+        notes.append(
+            f"EKS: a new cluster on {version} starts in extended support (standard support ended "
+            f"{end}) and pays the extended-support control-plane rate from its first hour; "
+            f"{default_eks_version()} is in standard support"
+        )
+    return notes
 
 
 def addon_version(addon: str, kubernetes_version: str) -> str:

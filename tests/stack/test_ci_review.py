@@ -1,0 +1,92 @@
+"""The CI review (``python -m infra.ci_review``, docs/ci/gpu-infra-review.yml) in a scratch git
+repository, one pull request at a time: a stack added, a stack deleted, an EKS version bumped."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from infra import ci_review
+
+ROOT = Path(__file__).resolve().parents[2]
+
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+
+
+def _git(repo: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(repo), *args], check=True, capture_output=True)
+
+
+@pytest.fixture
+def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A repository whose main branch holds Pulumi.yaml and the eks-g4dn stack."""
+    for key, value in {
+        "GIT_CONFIG_GLOBAL": "/dev/null",
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "ci",
+        "GIT_AUTHOR_EMAIL": "ci@example.com",
+        "GIT_COMMITTER_NAME": "ci",
+        "GIT_COMMITTER_EMAIL": "ci@example.com",
+    }.items():
+        monkeypatch.setenv(key, value)
+    (tmp_path / "stacks").mkdir()
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    shutil.copy(ROOT / "stacks/Pulumi.eks-g4dn.yaml", tmp_path / "stacks/Pulumi.eks-g4dn.yaml")
+    _git(tmp_path, "init", "-q", "-b", "main")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "base")
+    _git(tmp_path, "checkout", "-q", "-b", "pr")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def _pr(repo: Path) -> tuple[int, str]:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "pr")
+    out = repo / "review.md"
+    code = ci_review.main(["--base", "main", "--output", str(out)])
+    return code, out.read_text(encoding="utf-8")
+
+
+def test_a_pull_request_adding_a_stack_is_an_all_create_review_with_its_cost_exit_0(repo):
+    shutil.copy(ROOT / "stacks/Pulumi.gke-t4.yaml", repo / "stacks/Pulumi.gke-t4.yaml")
+    code, text = _pr(repo)
+    assert code == 0, text
+    assert text.startswith(ci_review.MARKER + "\n")
+    assert "A new stack" in text and ", 0 to update, 0 to replace, 0 to delete, 0 unchanged" in text
+    # gke-t4 at minimum: its system pool, control plane and disks (test_plan_view's figures)
+    assert "| at minimum, per hour | $0.00 | $" in text and "| create | `gcp:container" in text
+    assert "eks-g4dn" not in text  # only the files the pull request changes
+    assert "Change from " in text and "NVIDIA_T4_GPUS" in text  # the quota delta, 0 -> new
+
+
+def test_a_pull_request_deleting_a_stack_is_an_all_delete_review(repo):
+    (repo / "stacks/Pulumi.eks-g4dn.yaml").unlink()
+    code, text = _pr(repo)
+    assert "0 to create, 0 to update, 0 to replace, 69 to delete, 0 unchanged" in text
+    assert "`pulumi destroy`" in text
+    assert "| delete | `eks:index:Cluster` | `ml-eks` |" in text
+    assert code == 3  # deleting the cluster is disruptive: --fail-on disruptive (the default)
+
+
+def test_a_pull_request_bumping_the_eks_version_exits_3_with_the_reason_in_the_markdown(repo):
+    path = repo / "stacks/Pulumi.eks-g4dn.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert 'kubernetesVersion: "1.33"' in text
+    path.write_text(text.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"'))
+    code, text = _pr(repo)
+    assert code == 3
+    row = next(r for r in text.splitlines() if r.startswith("| update | `aws:eks/nodeGroup"))
+    assert "| `version` | 1.33 | 1.34 | ⚠️ update in place, but version re-creates every node" in row
+    assert "**Blocked by `--fail-on disruptive`:**" in text
+
+
+def test_a_broken_stack_file_in_a_pull_request_exits_2_and_says_why(repo):
+    path = repo / "stacks/Pulumi.eks-g4dn.yaml"
+    path.write_text(path.read_text(encoding="utf-8").replace("minNodes: 0", "minNodes: -1", 1))
+    code, text = _pr(repo)
+    assert code == 2
+    assert "The review failed (exit 2)" in text and "minNodes" in text
