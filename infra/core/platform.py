@@ -295,6 +295,12 @@ class Platform(Protocol):
         listed nodes with)."""
         ...
 
+    def node_memory_mib(self, h: PoolHints) -> int:
+        """The least allocatable memory (MiB) a node of pool ``h`` has, by the receiver's own
+        model: the autoscaler's template, the running node, every instance type Karpenter may
+        launch. JupyterHub's whole-node guarantee is cut from it."""
+        ...
+
     def warm_note(self, pools: str) -> str | None:
         """Why the warm placeholders of ``pools`` may warm no node where ``features.autoscaler``
         is ``None`` (nothing gpu-infra runs adds a node for a Pending pod)."""

@@ -319,9 +319,10 @@ def test_compute_class_promises_what_its_smallest_pool_gives():
 
 
 def plan_jupyter_allocatable(memory_gib: float) -> int:
-    from infra.core.integrations.jupyterhub import DAEMONSET_MIB, allocatable_mib
+    from infra.core.gke.node_model import template_allocatable_mib
+    from infra.core.integrations.jupyterhub import DAEMONSET_MIB
 
-    return allocatable_mib(memory_gib) - DAEMONSET_MIB
+    return template_allocatable_mib(memory_gib, "COS_CONTAINERD") - DAEMONSET_MIB
 
 
 def test_flyte_compute_class_is_a_pod_template_without_accelerator():

@@ -211,6 +211,9 @@ class GkePlatform(PlatformDefaults):
     def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
         return GKE_NODE_RUNTIME
 
+    def node_memory_mib(self, h: PoolHints) -> int:
+        return nodes.gke_node_memory_mib(h)
+
     def carried_labels(
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
     ) -> dict[str, str]:

@@ -224,8 +224,10 @@ def _integrations(
     warm = {name: spec.warm for name, (_, spec) in specs.items() if spec.warm}
     if platform.features.autoscaler is None:
         warm = {}
-    for t, hints, _ in targets:
-        profiles[t.name] = jupyterhub_profile(t, hints, images, warm.get(t.name, 0))
+    by_name = {h.name: h for h in pools}
+    for t, hints, members in targets:
+        memory = min(platform.node_memory_mib(by_name[m]) for m in members)
+        profiles[t.name] = jupyterhub_profile(t, hints, memory, images, warm.get(t.name, 0))
         workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
