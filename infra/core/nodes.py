@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from infra.core.catalog.vendored import table
 from infra.core.config.base import PoolBase
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import advertised_resources, pool_mig_gpu
@@ -68,6 +69,30 @@ def quantity(value: object) -> Fraction:
     if m is None:
         raise ValueError(f"not a Kubernetes quantity: {value!r}")
     return Fraction(m.group(1)) * _SUFFIX[m.group(2) or ""]
+
+
+def less_daemonsets(pn: PoolNodes, mib: int) -> PoolNodes:
+    """``pn`` with ``mib`` of every node's allocatable memory taken by its DaemonSets."""
+
+    def less(node: Node) -> Node:
+        alloc = dict(node.allocatable)
+        if "memory" in alloc:
+            alloc["memory"] -= Fraction(mib) * 2**20
+        return replace(node, allocatable=alloc)
+
+    template = less(pn.template) if pn.template is not None else None
+    return PoolNodes(less(pn.running), template, tuple(less(n) for n in pn.launchable))
+
+
+def daemonset_memory_mib(receiver: str) -> int:
+    """Memory (MiB) the DaemonSets of ``receiver`` request on every GPU node
+    (``daemonset_memory.csv``: a platform's system DaemonSets, or ``nfd-worker``)."""
+    rows = [
+        int(r["memory_mib"]) for r in table("daemonset_memory.csv") if r["receiver"] == receiver
+    ]
+    if not rows:
+        raise KeyError(f"daemonset_memory.csv: no row for {receiver}")
+    return sum(rows)
 
 
 def base_allocatable(h: PoolHints, memory_mib: int) -> dict[str, Fraction]:

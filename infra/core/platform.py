@@ -295,6 +295,12 @@ class Platform(Protocol):
         listed nodes with)."""
         ...
 
+    @property
+    def system_daemonset_mib(self) -> int:
+        """Memory (MiB) the platform's own DaemonSets request on every GPU node (CNI, kube-proxy,
+        CSI, logging, metrics, its device plugin), as published for it."""
+        ...
+
     def node_memory_mib(self, h: PoolHints) -> int:
         """The least allocatable memory (MiB) a node of pool ``h`` has, by the receiver's own
         model: the autoscaler's template, the running node, every instance type Karpenter may

@@ -3,15 +3,23 @@ published measurements of real nodes, never values computed by the function unde
 
 from __future__ import annotations
 
+import functools
 import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import node_model as eks
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib
 from infra.core.gke import node_model as gke
 from infra.core.kubernetes.platform import declared_memory_mib
+from infra.core.operator.daemonsets import daemonset_budget_mib
+from infra.core.plan import build_plan
+from infra.core.planned import Plan
 from infra.core.pools import PoolHints
+from infra.core.scheduling.proof import pool_nodes, prove
 
 MIB, GIB = 2**20, 2**30
 
@@ -132,3 +140,78 @@ def test_onprem_declared_node_keeps_only_the_kubelet_default_eviction_threshold(
         node_selector={},
     )
     assert declared_memory_mib(h) == 64 * 1024 - 100
+
+
+# --- whole-node guarantees on the modelled nodes, DaemonSets included ------------------------
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def _plan(name: str, **edits: Any) -> Plan:
+    _, config = load_stack_file(ROOT / "stacks" / f"Pulumi.{name}.yaml")
+    pool = config["gpu-infra:gpuPools"][-1]
+    for key, value in edits.items():
+        if value is None:
+            pool.pop(key, None)
+        else:
+            pool[key] = value
+    return build_plan(parse(config, name))
+
+
+def _guarantees(plan: Plan) -> dict[str, int]:
+    assert plan.operator is not None
+    return {
+        slug: int(p["kubespawner_override"]["mem_guarantee"].removesuffix("M"))
+        for slug, p in plan.operator.jupyterhub_profiles.items()
+    }
+
+
+@pytest.mark.parametrize(
+    ("stack", "edits"),
+    [
+        ("gke-t4", ()),
+        ("gke-l4-spot", ()),
+        ("gke-autocreate", ()),
+        ("gke-a100-mig", (("gpu", None),)),
+        ("eks-karpenter", (("machineType", "g5.12xlarge"),)),
+        ("eks-karpenter", (("machineType", "p4d.24xlarge"),)),
+        ("eks-karpenter", (("machineType", "p5.48xlarge"),)),
+        ("eks-g4dn", ()),
+    ],
+)
+def test_whole_node_notebook_fits_every_modelled_node_of_its_target_with_the_daemonset_budget(
+    stack, edits
+):
+    plan = _plan(stack, **dict(edits))
+    assert prove(plan) == []
+    assert plan.operator is not None
+    budget = daemonset_budget_mib(plan.platform, plan.operator.release)
+    assert budget >= plan.platform.system_daemonset_mib > 0
+    nodes = pool_nodes(plan)
+    for slug, mib in _guarantees(plan).items():
+        members = [h.name for h in plan.pools if h.name == slug or slug in h.labels.values()]
+        assert members, slug
+        for m in members:
+            pn = nodes[m]
+            for node in (pn.running, pn.template, *pn.launchable):
+                if node is not None:
+                    assert mib * 2**20 <= node.allocatable["memory"], (slug, node.name)
+
+
+def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():
+    # gpu-operator chart values leave every operand's resources empty; the NFD subchart's worker
+    # requests 64Mi (node-feature-discovery chart 0.19.0 values.yaml worker.resources).
+    from infra.core.operator.daemonsets import operand_memory_mib
+    from infra.core.operator.model import HelmRelease
+
+    def release(values: dict[str, Any]) -> HelmRelease:
+        return HelmRelease(
+            version="v26.7.0", values=values, namespace="gpu-operator", reasons={}, timeout=600
+        )
+
+    assert operand_memory_mib(release({})) == 64
+    override = {"devicePlugin": {"resources": {"requests": {"memory": "200Mi"}}}}
+    assert operand_memory_mib(release(override)) == 264
+    assert operand_memory_mib(release({"nfd": {"enabled": False}})) == 0
+    assert operand_memory_mib(None) == 0

@@ -387,8 +387,8 @@ def test_jupyterhub_profile_matches_seed_000_shape():
     ).jupyterhub_profiles["gpu"]
     # The GPUs, the memory guarantee and the CPUs it gets: nodeadm's node of 192 GiB (196608 MiB
     # - ceil(7.5 %) 14746 - kube-reserved for g4dn.xlarge's 29 ENI pods 574 - eviction 100) less
-    # the DaemonSets' 1024 MiB = 180164 MiB = 175.9 GiB.
-    assert profile["display_name"] == "4x NVIDIA T4, 175.9 GiB RAM, 48 vCPUs - gpu"
+    # EKS's DaemonSets' 250 MiB and the operator's NFD worker's 64 MiB = 180874 MiB = 176.6 GiB.
+    assert profile["display_name"] == "4x NVIDIA T4, 176.6 GiB RAM, 48 vCPUs - gpu"
     k = profile["kubespawner_override"]
     assert k["environment"] == {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
     assert k["extra_resource_limits"] == {"nvidia.com/gpu": "4"}

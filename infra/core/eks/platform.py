@@ -23,7 +23,7 @@ from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.errors import ConfigIssue, Issues, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL
-from infra.core.nodes import PoolNodes
+from infra.core.nodes import PoolNodes, daemonset_memory_mib
 from infra.core.platform import (
     CUTOFF_FLAG,
     Autoscaler,
@@ -160,6 +160,10 @@ class EksPlatform(PlatformDefaults):
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
     ) -> dict[str, str]:
         return {**h.labels}
+
+    @property
+    def system_daemonset_mib(self) -> int:
+        return daemonset_memory_mib("eks")
 
     def node_memory_mib(self, h: PoolHints) -> int:
         g = next((g for g in self.plan.groups if g.hints.name == h.name), None)

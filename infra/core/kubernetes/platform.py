@@ -16,7 +16,14 @@ from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.kubernetes.planner import KubernetesPlan, plan_kubernetes
 from infra.core.labels import ONPREM_ACCELERATOR_LABEL
-from infra.core.nodes import Node, PoolNodes, node_taints, running_allocatable, shared_resources
+from infra.core.nodes import (
+    Node,
+    PoolNodes,
+    daemonset_memory_mib,
+    node_taints,
+    running_allocatable,
+    shared_resources,
+)
 from infra.core.platform import Features, Platform, PlatformDefaults, PoolView
 from infra.core.pools import PoolHints
 
@@ -116,6 +123,10 @@ class KubernetesPlatform(PlatformDefaults):
             "pods, else they just hold GPUs that any other pod preempts, so the JupyterHub and "
             "Kubeflow choices promise no warm node"
         )
+
+    @property
+    def system_daemonset_mib(self) -> int:
+        return daemonset_memory_mib("kubernetes")
 
     def node_memory_mib(self, h: PoolHints) -> int:
         return declared_memory_mib(h)
