@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Any
 
+from infra.core.catalog.vendored import table
 from infra.core.config.base import PoolBase
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import advertised_resources, pool_mig_gpu
@@ -70,42 +71,45 @@ def quantity(value: object) -> Fraction:
     return Fraction(m.group(1)) * _SUFFIX[m.group(2) or ""]
 
 
-# Memory the node keeps for itself: GKE's reservation (25% of the first 4 GiB, 20% of the next 4,
-# 10% of the next 8, 6% of the next 112, 2% above 128) plus the 100 MiB eviction threshold
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/plan-node-sizes#memory_reservations).
-# Used on every platform: EKS (255 MiB + 11 MiB per pod) and kubeadm defaults reserve less.
-_RESERVATION = ((4, 0.25), (4, 0.20), (8, 0.10), (112, 0.06), (float("inf"), 0.02))
-EVICTION_MIB = 100
+def less_daemonsets(pn: PoolNodes, mib: int) -> PoolNodes:
+    """``pn`` with ``mib`` of every node's allocatable memory taken by its DaemonSets."""
+
+    def less(node: Node) -> Node:
+        alloc = dict(node.allocatable)
+        if "memory" in alloc:
+            alloc["memory"] -= Fraction(mib) * 2**20
+        return replace(node, allocatable=alloc)
+
+    template = less(pn.template) if pn.template is not None else None
+    return PoolNodes(less(pn.running), template, tuple(less(n) for n in pn.launchable))
 
 
-def allocatable_mib(memory_gib: float) -> int:
-    """The node's allocatable memory in MiB, by GKE's reservation formula."""
-    left, reserved = memory_gib, 0.0
-    for size, share in _RESERVATION:
-        part = min(left, size)
-        reserved += part * share
-        left -= part
-        if left <= 0:
-            break
-    return int((memory_gib - reserved) * 1024) - EVICTION_MIB
+def daemonset_memory_mib(receiver: str) -> int:
+    """Memory (MiB) the DaemonSets of ``receiver`` request on every GPU node
+    (``daemonset_memory.csv``: a platform's system DaemonSets, or ``nfd-worker``)."""
+    rows = [
+        int(r["memory_mib"]) for r in table("daemonset_memory.csv") if r["receiver"] == receiver
+    ]
+    if not rows:
+        raise KeyError(f"daemonset_memory.csv: no row for {receiver}")
+    return sum(rows)
 
 
-def base_allocatable(h: PoolHints) -> dict[str, Fraction]:
+def base_allocatable(h: PoolHints, memory_mib: int) -> dict[str, Fraction]:
     """CPU: the machine's vCPUs, an upper bound of allocatable (no workload here requests CPU);
-    memory: allocatable by GKE's reservation formula, what JupyterHub's guarantee is cut from."""
-    return {
-        "cpu": Fraction(h.vcpus),
-        "memory": Fraction(allocatable_mib(h.memory_gib)) * 2**20,
-    }
+    memory: ``memory_mib``, the allocatable memory the platform's receiver model gives the node
+    (``Platform.node_memory_mib``), what JupyterHub's guarantee is cut from."""
+    return {"cpu": Fraction(h.vcpus), "memory": Fraction(memory_mib) * 2**20}
 
 
 def running_allocatable(
-    h: PoolHints, pool: PoolBase, native_gpus: int | None = None
+    h: PoolHints, pool: PoolBase, memory_mib: int, native_gpus: int | None = None
 ) -> dict[str, Fraction]:
-    """What a running node of the pool advertises: its CPU and memory, and the GPU resources of
-    the device plugin's sharing / MIG config (``native_gpus``: what the platform's own sharing or
-    partitioning makes its device plugin advertise, when the pool uses it)."""
-    out = base_allocatable(h)
+    """What a running node of the pool advertises: its CPU and memory (``memory_mib``), and the
+    GPU resources of the device plugin's sharing / MIG config (``native_gpus``: what the
+    platform's own sharing or partitioning makes its device plugin advertise, when the pool uses
+    it)."""
+    out = base_allocatable(h, memory_mib)
     if native_gpus is not None and h.gke_sharing:
         out[GPU_RESOURCE] = Fraction(native_gpus)
         return out

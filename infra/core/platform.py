@@ -346,6 +346,18 @@ class Platform(Protocol):
         listed nodes with)."""
         ...
 
+    @property
+    def system_daemonset_mib(self) -> int:
+        """Memory (MiB) the platform's own DaemonSets request on every GPU node (CNI, kube-proxy,
+        CSI, logging, metrics, its device plugin), as published for it."""
+        ...
+
+    def node_memory_mib(self, h: PoolHints) -> int:
+        """The least allocatable memory (MiB) a node of pool ``h`` has, by the receiver's own
+        model: the autoscaler's template, the running node, every instance type Karpenter may
+        launch. JupyterHub's whole-node guarantee is cut from it."""
+        ...
+
     def warm_note(self, pools: str) -> str | None:
         """Why the warm placeholders of ``pools`` may warm no node where ``features.autoscaler``
         is ``None`` (nothing gpu-infra runs adds a node for a Pending pod)."""

@@ -318,10 +318,13 @@ def test_compute_class_promises_what_its_smallest_pool_gives():
     assert "L4 or T4" in profile["display_name"]
 
 
-def plan_jupyter_allocatable(memory_gib: float) -> int:
-    from infra.core.integrations.jupyterhub import DAEMONSET_MIB, allocatable_mib
+def plan_jupyter_allocatable(memory_gib: float, operator: bool = True) -> int:
+    """The GCE template's allocatable less GKE's DaemonSets and, with the operator, NFD's 64 MiB."""
+    from infra.core.gke.node_model import template_allocatable_mib
+    from infra.core.nodes import daemonset_memory_mib
 
-    return allocatable_mib(memory_gib) - DAEMONSET_MIB
+    budget = daemonset_memory_mib("gke") + (daemonset_memory_mib("nfd-worker") if operator else 0)
+    return template_allocatable_mib(memory_gib, "COS_CONTAINERD") - budget
 
 
 def test_flyte_compute_class_is_a_pod_template_without_accelerator():
@@ -367,7 +370,7 @@ def test_gke_partitioned_pool_slots_are_what_gke_advertises_per_node():
     assert "one GKE-shared GPU slot (14 per node)" in profile["description"]
     o = profile["kubespawner_override"]
     assert o["extra_resource_limits"] == {"nvidia.com/gpu": "1"}
-    assert int(o["mem_guarantee"][:-1]) * 14 <= plan_jupyter_allocatable(85.0)
+    assert int(o["mem_guarantee"][:-1]) * 14 <= plan_jupyter_allocatable(85.0, operator=False)
 
 
 def test_flyte_pod_templates_go_to_the_configured_flytepropeller_namespace():

@@ -348,9 +348,9 @@ def test_proof_fails_when_the_nodepool_loses_the_pool_label():
     assert any(POOL_LABEL in f for f in prove(sample(), pn))
 
 
-def test_karpenter_memory_is_less_vm_overhead_kube_reserved_and_eviction():
-    # 32 GiB: 32768 - ceil(7.5%) 2458 - (11 x 110 + 255) 1465 - 100 = 28745 MiB
-    assert nodes.karpenter_memory_mib(32) == 28745
+def test_karpenter_memory_is_less_vm_overhead_eni_kube_reserved_and_eviction():
+    # g6.2xlarge, 32 GiB: 32768 - ceil(7.5%) 2458 - (11 x (4 x 14 + 2) + 255) 893 - 100 = 29317
+    assert nodes.karpenter_memory_mib("g6.2xlarge", 32) == 29317
 
 
 def test_quota_demand_adds_the_drift_surge_of_each_nodepool():

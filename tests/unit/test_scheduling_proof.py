@@ -354,3 +354,13 @@ def test_flyte_says_a_karpenter_pools_labels_come_from_its_nodepool_template_whi
         e["labelledBy"] == "the node group's labels (gpu-infra)"
         for e in plain.operator.integrations["flyte"]["pools"].values()
     )
+
+
+def test_jupyterhub_memory_guarantee_is_read_as_kubespawner_reads_it_in_powers_of_1024():
+    # jupyterhub/traitlets.py ByteSpecification: "K", "M", "G", "T" multiply by 1024**n, so
+    # "47249M" asks the pod for 47249 MiB, not 47249 MB.
+    from infra.core.scheduling.workloads import byte_specification
+
+    assert byte_specification("47249M") == 47249 * 2**20
+    assert byte_specification("1.5G") == int(1.5 * 2**30)
+    assert byte_specification(1000) == 1000

@@ -14,6 +14,11 @@ from fractions import Fraction
 
 from infra.core.config.base import PoolBase
 from infra.core.eks.groups import EksGroupPlan
+from infra.core.eks.node_model import (
+    arm64,
+    autoscaler_template_memory_mib,
+    nodeadm_allocatable_mib,
+)
 from infra.core.nodes import (
     Node,
     base_allocatable,
@@ -39,7 +44,7 @@ AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 def eks_template_node(g: EksGroupPlan) -> Node:
     """The AWS cloud provider's template node for a node group at zero, from its ASG tags."""
     h = g.hints
-    alloc = base_allocatable(h)
+    alloc = base_allocatable(h, autoscaler_template_memory_mib(h.memory_gib))
     alloc[GPU_RESOURCE] = Fraction(h.gpus_per_node)
     labels: dict[str, str] = {}
     taints: list[dict[str, str]] = []
@@ -56,10 +61,20 @@ def eks_template_node(g: EksGroupPlan) -> Node:
     return Node(f"template/{h.name}", labels, tuple(taints), alloc)
 
 
+def running_memory_mib(g: EksGroupPlan, memory_gib: float | None = None) -> int:
+    """Allocatable memory (MiB) of a running node of the group: nodeadm's, the least over the
+    group's instance types (they share one shape, ``memory_gib``: the group's by default)."""
+    memory = g.hints.memory_gib if memory_gib is None else memory_gib
+    return min(
+        nodeadm_allocatable_mib(t, memory, arm64(g.ami_type))
+        for t in g.instance_types or (g.hints.name,)
+    )
+
+
 def eks_running_node(g: EksGroupPlan, pool: PoolBase) -> Node:
     """A running node of the group (``pool``: its gpuPools entry)."""
     h = g.hints
-    alloc = running_allocatable(h, pool, None)
+    alloc = running_allocatable(h, pool, running_memory_mib(g))
     # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
     alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
     return Node(h.name, dict(g.labels), node_taints(h), alloc, shared_resources(h, pool))

@@ -16,13 +16,14 @@ from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
-from infra.core.eks.karpenter.nodes import karpenter_nodes
+from infra.core.eks.karpenter.nodes import karpenter_memory_mib, karpenter_nodes
+from infra.core.eks.node_model import arm64, nodeadm_allocatable_mib
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.eks.presets import PRESETS
 from infra.core.errors import ConfigIssue, Issues, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL
-from infra.core.nodes import PoolNodes
+from infra.core.nodes import PoolNodes, daemonset_memory_mib
 from infra.core.platform import (
     CUTOFF_FLAG,
     Autoscaler,
@@ -162,6 +163,25 @@ class EksPlatform(PlatformDefaults):
     ) -> dict[str, str]:
         return {**h.labels}
 
+    @property
+    def system_daemonset_mib(self) -> int:
+        return daemonset_memory_mib("eks")
+
+    def node_memory_mib(self, h: PoolHints) -> int:
+        g = next((g for g in self.plan.groups if g.hints.name == h.name), None)
+        if g is None:  # not a planned pool: its type is unknown, so the most reserve
+            return nodeadm_allocatable_mib("", h.memory_gib)
+        if g.karpenter is None:
+            return nodes.running_memory_mib(g, h.memory_gib)
+        return min(
+            karpenter_memory_mib(t, self._memory_gib(t, h), arm64(g.ami_type))
+            for t in g.instance_types
+        )
+
+    def _memory_gib(self, instance_type: str, h: PoolHints) -> float:
+        inst = self.catalog.aws_instance(instance_type)
+        return inst.memory_gib if inst is not None else h.memory_gib
+
     def warm_note(self, pools: str) -> str | None:
         return (
             f"gpuPools warm ({pools}): cluster.autoscaler.enabled is false, so nothing adds a "
@@ -187,11 +207,7 @@ class EksPlatform(PlatformDefaults):
         for g in self.plan.groups:
             running = nodes.eks_running_node(g, specs[g.hints.name])
             if g.karpenter is not None:
-                memory = {
-                    t: inst.memory_gib
-                    for t in g.instance_types
-                    if (inst := self.catalog.aws_instance(t)) is not None
-                }
+                memory = {t: self._memory_gib(t, g.hints) for t in g.instance_types}
                 launchable = tuple(karpenter_nodes(g, memory))
                 out[g.hints.name] = PoolNodes(running, None, launchable)
                 continue

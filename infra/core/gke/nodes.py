@@ -13,6 +13,7 @@ from fractions import Fraction
 
 from infra.core.config.gke import GkePoolSpec
 from infra.core.gke.model import GkePoolPlan
+from infra.core.gke.node_model import template_allocatable_mib
 from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.nodes import (
     Node,
@@ -21,7 +22,7 @@ from infra.core.nodes import (
     running_allocatable,
     shared_resources,
 )
-from infra.core.pools import GPU_RESOURCE
+from infra.core.pools import GPU_RESOURCE, PoolHints
 
 # The strings the autoscaler and GKE read, written out from upstream instead of imported from the
 # code that emits them, so a wrong key there fails the proof (a unit test compares the two).
@@ -50,10 +51,16 @@ def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     return labels
 
 
+def gke_node_memory_mib(h: PoolHints) -> int:
+    """Allocatable memory (MiB) of the pool's nodes: the GCE template's (``infra.core.gke.
+    node_model``); a running node has a little more, so this bounds both."""
+    return template_allocatable_mib(h.memory_gib, h.node_image)
+
+
 def gke_template_node(p: GkePoolPlan) -> Node:
     """The GCE cloud provider's template node for a GKE pool at zero nodes."""
     h = p.hints
-    alloc = base_allocatable(h)
+    alloc = base_allocatable(h, gke_node_memory_mib(h))
     # GKE's sharing/partitioning is node pool config the GKE autoscaler reads; the operator's
     # sharing and MIG happen on the node, so the template has the instance's accelerators only.
     alloc[GPU_RESOURCE] = Fraction(p.schedulable_gpus if h.gke_sharing else p.accelerator_count)
@@ -69,7 +76,7 @@ def gke_running_node(p: GkePoolPlan, pool: GkePoolSpec, operator: bool) -> Node:
     labels = {**p.labels, **gke_cloud_labels(p)}
     if operator:
         labels[GPU_PRESENT_LABEL] = "true"  # NFD/GFD, or the pool label we set up front
-    alloc = running_allocatable(h, pool, p.schedulable_gpus)
+    alloc = running_allocatable(h, pool, gke_node_memory_mib(h), p.schedulable_gpus)
     if h.gke_sharing:
         shared = frozenset({GPU_RESOURCE}) if pool.gpu.sharing is not None else frozenset()
     else:

@@ -21,7 +21,7 @@ from infra.core.gke.observed import GkeObserved
 from infra.core.gke.planner import gke_pool_outputs, plan_gke
 from infra.core.gke.presets import PRESETS
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL
-from infra.core.nodes import PoolNodes
+from infra.core.nodes import PoolNodes, daemonset_memory_mib
 from infra.core.platform import (
     Features,
     NativeSharing,
@@ -210,6 +210,13 @@ class GkePlatform(PlatformDefaults):
 
     def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
         return GKE_NODE_RUNTIME
+
+    @property
+    def system_daemonset_mib(self) -> int:
+        return daemonset_memory_mib("gke")
+
+    def node_memory_mib(self, h: PoolHints) -> int:
+        return nodes.gke_node_memory_mib(h)
 
     def carried_labels(
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]

@@ -15,29 +15,28 @@ from typing import Any
 
 from infra.core.config.operator import JupyterImageSpec
 from infra.core.integrations.scheduling import gpu_request, shares_gpu
-from infra.core.nodes import allocatable_mib
 from infra.core.pools import PoolHints
-
-# DaemonSets on every GPU node (GPU Operator operands, NFD, CNI, logging) also take memory.
-DAEMONSET_MIB = 1024
 
 
 def jupyterhub_profile(
     h: PoolHints,
     hints: Mapping[str, Any],
+    node_memory_mib: int,
+    daemonset_mib: int,
     images: Sequence[JupyterImageSpec] = (),
     warm: int = 0,
 ) -> dict[str, Any]:
     """A ``singleuser.profileList`` entry for pool ``h``.
 
     One notebook gets a whole node (plain GPUs) or one slot (a time-sliced replica or a MIG
-    instance). ``mem_guarantee`` is that share of the node's allocatable memory, so the scheduler
-    never packs more notebooks than the node can hold; ``mem_limit`` is null (a notebook may use
-    what the node has free).
+    instance). ``mem_guarantee`` is that share of ``node_memory_mib`` (the least allocatable
+    memory of the nodes the target may bring up, by the platform's receiver model) less
+    ``daemonset_mib`` (what the node's DaemonSets request), so the scheduler never packs more notebooks than the node can hold;
+    ``mem_limit`` is null (a notebook may use what the node has free).
     """
     share = notebook_share(h, hints)
     count = gpu_request(h, hints)
-    mem = max(int((allocatable_mib(h.memory_gib) - DAEMONSET_MIB) * share.fraction), 256)
+    mem = max(int((node_memory_mib - daemonset_mib) * share.fraction), 256)
     override: dict[str, Any] = {
         # compute,utility is the toolkit's default only while the image sets nothing; an image's
         # own value (utility alone) would leave out the CUDA libraries

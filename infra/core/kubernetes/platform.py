@@ -16,7 +16,14 @@ from infra.core.errors import Issues, join_path
 from infra.core.kubernetes.planner import KubernetesPlan, plan_kubernetes
 from infra.core.kubernetes.presets import PRESETS
 from infra.core.labels import ONPREM_ACCELERATOR_LABEL
-from infra.core.nodes import Node, PoolNodes, node_taints, running_allocatable, shared_resources
+from infra.core.nodes import (
+    Node,
+    PoolNodes,
+    daemonset_memory_mib,
+    node_taints,
+    running_allocatable,
+    shared_resources,
+)
 from infra.core.platform import Features, Platform, PlatformDefaults, PoolView, Preset
 from infra.core.pools import PoolHints
 
@@ -116,6 +123,13 @@ class KubernetesPlatform(PlatformDefaults):
             "Kubeflow choices promise no warm node"
         )
 
+    @property
+    def system_daemonset_mib(self) -> int:
+        return daemonset_memory_mib("kubernetes")
+
+    def node_memory_mib(self, h: PoolHints) -> int:
+        return declared_memory_mib(h)
+
     # --- checks ----------------------------------------------------------------------------------
     def pool_nodes(
         self, operator: bool, patched: Mapping[str, Mapping[str, str]]
@@ -139,9 +153,23 @@ class KubernetesPlatform(PlatformDefaults):
         return next((p for p in self.config.pools if p.name == pool), None)
 
 
+# The kubelet's default hard eviction threshold memory.available 100Mi, and no kube-reserved or
+# system-reserved by default (https://kubernetes.io/docs/reference/config-api/
+# kubelet-config.v1beta1/ KubeletConfiguration evictionHard, kubeReserved); k3s and RKE2 keep
+# the defaults. The user's own nodes reserve what their kubelet config says: declare
+# gpuPools[].memoryGb as the memory the node reports (kubectl get node: capacity).
+KUBELET_EVICTION_HARD_MIB = 100
+
+
+def declared_memory_mib(h: PoolHints) -> int:
+    """Allocatable memory (MiB) of a listed or selected on-prem node: the declared memory less
+    the kubelet's default hard eviction threshold."""
+    return int(h.memory_gib * 1024) - KUBELET_EVICTION_HARD_MIB
+
+
 def _running_node(h: PoolHints, pool: PoolBase, patched: Mapping[str, str]) -> Node:
     """An on-prem node: the labels the stack declares it carries, the selector it is chosen by,
     and what gpu-infra patches onto listed nodes."""
     labels = {**h.labels, **h.node_selector, **patched}
-    alloc = running_allocatable(h, pool, None)
+    alloc = running_allocatable(h, pool, declared_memory_mib(h))
     return Node(h.name, labels, node_taints(h), alloc, shared_resources(h, pool))

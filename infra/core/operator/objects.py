@@ -15,6 +15,7 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
+from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
 from infra.core.operator.isolation import (
@@ -154,7 +155,7 @@ def assemble(
     after = _profiles_after_licensed_jobs(after)
     patched = {nl.pool: nl.labels for nl in node_labels}
     profiles, integrations = _integrations(
-        config, pools, platform, specs, scheduling, kubeflow_profiles, patched
+        config, pools, platform, specs, scheduling, kubeflow_profiles, patched, release
     )
     return OperatorPlan(
         namespace=namespace,
@@ -229,6 +230,7 @@ def _integrations(
     scheduling: Mapping[str, dict[str, Any]],
     kubeflow_profiles: Sequence[Manifest],
     patched: Mapping[str, Mapping[str, str]],
+    release: HelmRelease | None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """JupyterHub profiles and the integration documents, one entry per workload target."""
     images = config.integrations.jupyterhub.images
@@ -243,8 +245,11 @@ def _integrations(
     warm = {name: spec.warm for name, (_, spec) in specs.items() if spec.warm}
     if platform.features.autoscaler is None:
         warm = {}
-    for t, hints, _ in targets:
-        profiles[t.name] = jupyterhub_profile(t, hints, images, warm.get(t.name, 0))
+    by_name = {h.name: h for h in pools}
+    budget = daemonset_budget_mib(platform, release)
+    for t, hints, members in targets:
+        memory = min(platform.node_memory_mib(by_name[m]) for m in members)
+        profiles[t.name] = jupyterhub_profile(t, hints, memory, budget, images, warm.get(t.name, 0))
         workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},

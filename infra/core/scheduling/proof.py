@@ -13,7 +13,8 @@ from typing import Any
 from infra.core.errors import ConfigIssue
 from infra.core.integrations.scheduling import workload_targets
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
-from infra.core.nodes import PoolNodes
+from infra.core.nodes import PoolNodes, less_daemonsets
+from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.planned import Plan
 from infra.core.pools import GPU_RESOURCE
 from infra.core.scheduling import workloads
@@ -23,13 +24,16 @@ from infra.core.scheduling.workloads import Workload
 
 
 def pool_nodes(plan: Plan) -> dict[str, PoolNodes]:
-    """Per pool the nodes a pod must fit, as the plan's platform builds them."""
-    operator = plan.operator is not None and plan.operator.release is not None
+    """Per pool the nodes a pod must fit, as the plan's platform builds them, less the memory the
+    DaemonSets on them request."""
+    release = plan.operator.release if plan.operator is not None else None
     patched: dict[str, dict[str, str]] = {}
     if plan.operator is not None:
         for nl in plan.operator.node_labels:
             patched.setdefault(nl.pool, {}).update(nl.labels)
-    return plan.platform.pool_nodes(operator, patched)
+    budget = daemonset_budget_mib(plan.platform, release)
+    built = plan.platform.pool_nodes(release is not None, patched)
+    return {name: less_daemonsets(pn, budget) for name, pn in built.items()}
 
 
 def plan_workloads(plan: Plan) -> list[Workload]:

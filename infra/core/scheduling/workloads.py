@@ -46,14 +46,28 @@ def target_pools(name: str, classes: Mapping[str, Sequence[str]]) -> tuple[str, 
     return (name,)
 
 
+# JupyterHub's ByteSpecification (jupyterhub/traitlets.py, the type of KubeSpawner's
+# mem_guarantee): K, M, G, T are powers of 1024, and KubeSpawner sends the pod the byte count.
+_BYTE_UNITS = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def byte_specification(value: object) -> int:
+    """A KubeSpawner memory value (``"47249M"``, ``"1.5G"``, a number of bytes) in bytes."""
+    text = str(value).strip()
+    if text[-1:] in _BYTE_UNITS:
+        return int(float(text[:-1]) * _BYTE_UNITS[text[-1]])
+    return int(float(text))
+
+
 def jupyterhub(profiles: Sequence[Obj], resolve: Any) -> list[Workload]:
     out: list[Workload] = []
     for p in profiles:
         o = p["kubespawner_override"]
+        guarantee = o.get("mem_guarantee")
         container = {
             "resources": {
                 "limits": dict(o.get("extra_resource_limits") or {}),
-                "requests": {"memory": o["mem_guarantee"]} if o.get("mem_guarantee") else {},
+                "requests": {"memory": str(byte_specification(guarantee))} if guarantee else {},
             }
         }
         spec = {

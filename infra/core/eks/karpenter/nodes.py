@@ -6,25 +6,31 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from infra.core.eks.groups import EksGroupPlan
+from infra.core.eks.node_model import (
+    EVICTION_HARD_MIB,
+    arm64,
+    eni_limited_pods,
+    kube_reserved_mib,
+    vm_memory_mib,
+)
 from infra.core.nodes import Node, base_allocatable
 from infra.core.pools import GPU_RESOURCE
 
-# Karpenter's view of a node it may launch (aws/karpenter-provider-aws v1.14.1
-# pkg/providers/instancetype/types.go): memory less the VM overhead estimate
-# (--vm-memory-overhead-percent, default 0.075, pkg/operator/options/options.go), less
-# kubeReserved memory 11 MiB x pods + 255 MiB (kubeReservedResources) and the 100Mi hard eviction
-# threshold (evictionThreshold). Pods: ENI-limited on AL2023/Bottlerocket, not in the catalog;
-# 110 (its count without ENI data, pods()) stands in.
-KARPENTER_VM_OVERHEAD = Fraction(75, 1000)
-KARPENTER_PODS = 110
-KARPENTER_EVICTION_MIB = 100
 
-
-def karpenter_memory_mib(memory_gib: float) -> int:
-    """Allocatable memory (MiB) Karpenter's scheduling simulation gives an instance type."""
-    mib = int(memory_gib * 1024)
-    overhead = -(-mib * KARPENTER_VM_OVERHEAD.numerator // KARPENTER_VM_OVERHEAD.denominator)
-    return mib - overhead - (11 * KARPENTER_PODS + 255) - KARPENTER_EVICTION_MIB
+def karpenter_memory_mib(
+    instance_type: str, memory_gib: float, arm64: bool = False, efa_only_enis: int = 0
+) -> int:
+    """Allocatable memory (MiB) Karpenter's scheduling simulation gives an instance type
+    (aws/karpenter-provider-aws @ 1d927085 pkg/providers/instancetype/types.go NewInstanceType):
+    memory() (less 7.5 % VM overhead), less kubeReservedResources for the ENI-limited pods (AL2023:
+    amifamily/resolver.go DefaultFamily UsesENILimitedMemoryOverhead, whatever maxPods says;
+    Bottlerocket: pods(), ENI-limited as SupportsENILimitedPodDensity while the EC2NodeClass sets
+    no maxPods, which gpu-infra never does), less the 100Mi evictionThreshold. nodeadm on the
+    AL2023 node reserves the same (its withDefaultReservedResources sizes kube-reserved from its
+    ENI-limited maxPods), so Karpenter's node is the one that runs, without a kubeReserved of ours.
+    """
+    pods = eni_limited_pods(instance_type, efa_only_enis)
+    return vm_memory_mib(memory_gib, arm64) - kube_reserved_mib(pods) - EVICTION_HARD_MIB
 
 
 def karpenter_nodes(g: EksGroupPlan, memory_gib: Mapping[str, float]) -> list[Node]:
@@ -39,9 +45,8 @@ def karpenter_nodes(g: EksGroupPlan, memory_gib: Mapping[str, float]) -> list[No
             labels[r["key"]] = r["values"][0]
     out = []
     for t in g.instance_types:
-        alloc = base_allocatable(g.hints)
-        alloc["memory"] = Fraction(karpenter_memory_mib(memory_gib.get(t, g.hints.memory_gib)))
-        alloc["memory"] *= 2**20
+        mib = karpenter_memory_mib(t, memory_gib.get(t, g.hints.memory_gib), arm64(g.ami_type))
+        alloc = base_allocatable(g.hints, mib)
         alloc[GPU_RESOURCE] = Fraction(g.hints.gpus_per_node)
         node_labels = {**labels, "node.kubernetes.io/instance-type": t}
         out.append(
