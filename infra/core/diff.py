@@ -6,7 +6,9 @@ when a changed property is in the sourced table of replace-forcing properties
 (``data/replace_forcing_properties.csv``, from the providers' schemas). A changed resource whose
 type has no row in that table is ``unknown`` (check ``pulumi preview``), never a guessed update.
 Replacing or deleting a cluster or a system pool is disruptive; replacing a GPU pool drops the jobs
-running on it. A replacement propagates: resources that depend on a replaced one (``dependsOn``, an
+running on it. An update that the receiver turns into node rolls, drift or GPU reconfiguration is
+judged by the disruption table (``data/node_disruption.csv``, ``infra.core.disruption``).
+A replacement propagates: resources that depend on a replaced one (``dependsOn``, an
 input equal to its id, or, for Kubernetes objects, their provider) are marked as possibly replaced.
 """
 
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.disruption import rule_for, update_disruption
+from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
 from infra.core.lifecycle import replace_phrase
 from infra.core.operator.removal import is_operator_release, removal_effects
 
@@ -30,28 +34,6 @@ CLUSTER_TYPES = frozenset(
 )
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
-# In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
-# nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
-# specified" machine type / disk type / disk size / image
-# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools/update);
-# the rest are GKE's "changes that recreate the nodes using the node upgrade strategy" (gVNIC, image
-# streaming, node system config, GKE metadata server, network performance, private nodes):
-# https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters#manual-changes-strategy
-ROLLING_UPDATES = {
-    "gcp:container/nodePool:NodePool": (
-        "nodeConfig.machineType",
-        "nodeConfig.diskType",
-        "nodeConfig.diskSizeGb",
-        "nodeConfig.imageType",
-        "nodeConfig.gvnic",
-        "nodeConfig.gcfsConfig",
-        "nodeConfig.kubeletConfig",
-        "nodeConfig.linuxNodeConfig",
-        "nodeConfig.workloadMetadataConfig",
-        "networkConfig.networkPerformanceConfig",
-        "networkConfig.enablePrivateNodes",
-    ),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,87 +106,6 @@ def _rules_for(type_token: str, rules: Iterable[ForcingRule]) -> list[ForcingRul
     return [r for r in rules if r.type == type_token or r.type == f"{package}:*"]
 
 
-def _covers(rule_path: str, changed: str) -> bool:
-    """``nodeConfig.guestAccelerators`` covers ``nodeConfig.guestAccelerators[0].count``."""
-    bare = _strip_indexes(changed)
-    return bare == rule_path or bare.startswith(rule_path + ".")
-
-
-def _forces(rule_path: str, changed: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """A change at or below ``rule_path``, or of a whole block (added, removed, a list item added)
-    that sets ``rule_path`` on either side. A block whose ForceNew children are all unset is
-    updated in place: the provider diffs children, not the block (terraform-plugin-sdk
-    helper/schema: ForceNew is per attribute; e.g. privateClusterConfig.enablePrivateNodes is
-    updatable while its masterIpv4CidrBlock is ForceNew)."""
-    block = _strip_indexes(changed)
-    if rule_path.endswith(".#"):  # the block itself is ForceNew: adding or removing it replaces
-        return block == rule_path[:-2]
-    if _covers(rule_path, changed):
-        return True
-    if not rule_path.startswith(block + "."):
-        return False
-    rest = rule_path[len(block) + 1 :].split(".")
-    return any(_sets(_value_at(side, changed), rest) for side in (old, new))
-
-
-def _value_at(inputs: Any, path: str) -> Any:
-    """The value at a changed path (dotted, with ``[i]`` list indexes); None when absent."""
-    node = inputs
-    for part in path.split("."):
-        key, _, tail = part.partition("[")
-        node = node.get(key) if isinstance(node, Mapping) else None
-        for idx in tail.split("[") if tail else ():
-            i = int(idx.rstrip("]"))
-            node = node[i] if isinstance(node, list) and i < len(node) else None
-    return node
-
-
-def _sets(value: Any, rest: Sequence[str]) -> bool:
-    """Whether ``value`` (a block, a list of blocks, or a leaf) holds a non-null value at ``rest``.
-    A non-null value of another shape where a block is expected counts as set (never fail open)."""
-    if isinstance(value, list):
-        return any(_sets(v, rest) for v in value)
-    if not rest or value is None:
-        return value is not None
-    return _sets(value.get(rest[0]), rest[1:]) if isinstance(value, Mapping) else True
-
-
-def _strip_indexes(path: str) -> str:
-    out, depth = [], 0
-    for ch in path:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
-def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Leaf paths where ``old`` and ``new`` differ (a key only on one side counts as changed)."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new)):
-            p = f"{prefix}.{k}" if prefix else str(k)
-            if k not in old or k not in new:
-                out.append(p)
-            else:
-                out.extend(changed_paths(old[k], new[k], p))
-        return out
-    if (
-        isinstance(old, list)
-        and isinstance(new, list)
-        and len(old) == len(new)
-        and all(isinstance(x, Mapping | list) for x in (*old, *new))
-    ):
-        out = []
-        for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            out.extend(changed_paths(a, b, f"{prefix}[{i}]"))
-        return out
-    return [] if old == new else [prefix]
-
-
 def diff(
     old: Sequence[Mapping[str, Any]],
     new: Sequence[Mapping[str, Any]],
@@ -241,7 +142,7 @@ def diff(
         paths = [
             p
             for p in changed_paths(old_in, new_in)
-            if not any(_covers(i, p) for i in skip) and not _kept(applicable, old_in, new_in, p)
+            if not any(covers(i, p) for i in skip) and not _kept(applicable, old_in, new_in, p)
         ]
         if not paths:
             continue
@@ -261,11 +162,7 @@ def diff(
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if (
-                    rule.property
-                    and not rule.in_place
-                    and _forces(rule.property, p, old_in, new_in)
-                ):
+                if rule.property and not rule.in_place and forces(rule.property, p, old_in, new_in):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(
@@ -297,7 +194,7 @@ def _kept(
     if path in kept:
         return True
     leaves = changed_paths(value_at(old, path), {}, path)
-    return bool(leaves) and all(_strip_indexes(leaf) in kept for leaf in leaves)
+    return bool(leaves) and all(strip_indexes(leaf) in kept for leaf in leaves)
 
 
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:
@@ -312,8 +209,9 @@ def _removed(inputs: Mapping[str, Any], path: str) -> bool:
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 # A node group's launchTemplate.version is the template's latest_version: any template update
-# writes a new version and EKS rolls every node onto it (UpdateNodegroupVersion,
-# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html).
+# writes a new version, a change of the group's launchTemplate.version (a disruption-table row,
+# UpdateNodegroupVersion) that the plan cannot see, since the version is an output.
+LT_VERSION = "launchTemplate.version"
 LT_ROLL = (
     "launch template {name} gets a new version: launchTemplate.version follows its latest_version, "
     "so EKS rolls every node of the group onto it (UpdateNodegroupVersion)"
@@ -383,7 +281,7 @@ def _propagate(
         rolling = ""
         if u in cause:
             because = f"may be replaced or updated because {cause[u]} is replaced"
-        if r["type"] in NODE_POOL_TYPES:
+        if rule_for(r["type"], LT_VERSION, {}, {}) is not None:
             lt = next((d for d in sorted(deps.get(u, ())) if d in lt_updated), None)
             if lt is not None:
                 rolling = LT_ROLL.format(name=lt_updated[lt])
@@ -438,83 +336,12 @@ def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return ""
 
 
-KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-# Karpenter drift (aws/karpenter-provider-aws website/content/en/v1.14/concepts/disruption.md
-# "Drift"): a NodeClaim drifts when its NodePool's spec.template or its EC2NodeClass's spec no
-# longer matches it (a hash of each); spec.weight, spec.limits, spec.disruption.* are "Behavioral
-# Fields ... not considered for Drift". With terminationGracePeriod set, a drifted node is
-# disrupted "even if there are pods with blocking PDBs or the karpenter.sh/do-not-disrupt
-# annotation", and they are deleted once it elapses.
-_DRIFT_PREFIXES = {KARPENTER_NODE_POOL: "spec.template", KARPENTER_NODE_CLASS: "spec"}
-# Fields left out of the hash (`hash:"ignore"`: kubernetes-sigs/karpenter v1.14.1
-# pkg/apis/v1/nodepool.go; aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go) but
-# checked against what each node resolved to (disruption.md "Special Cases on Drift";
-# pkg/cloudprovider/drift.go AMIDrift, SubnetDrift, SecurityGroupDrift, CapacityReservationDrift):
-# only nodes whose value no longer matches drift.
-_RESOLVED = {
-    KARPENTER_NODE_POOL: ("spec.template.spec.requirements",),
-    KARPENTER_NODE_CLASS: (
-        "spec.amiSelectorTerms",
-        "spec.amiFamily",
-        "spec.subnetSelectorTerms",
-        "spec.securityGroupSelectorTerms",
-        "spec.capacityReservationSelectorTerms",
-    ),
-}
-# Left out of the hash and of every resolved check: no drift.
-_NO_DRIFT = {KARPENTER_NODE_CLASS: ("spec.ipPrefixCount",)}
-_DRIFT = (
-    "update in place, but {what} ({paths}) {verb} of {whose} (replaced one at a time by the "
-    "Drifted budget; pods with PDBs or karpenter.sh/do-not-disrupt are deleted after "
-    "terminationGracePeriod)"
-)
-
-
-def karpenter_drift(
-    type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
-) -> str:
-    """Why this NodePool/EC2NodeClass update replaces the pool's nodes (Karpenter drift); "" if not."""
-    prefix = _DRIFT_PREFIXES.get(type_token)
-    if prefix is None:
-        return ""
-    drifting = [
-        p
-        for p in paths
-        if _forces(prefix, p, old, new)
-        and not any(_covers(q, p) for q in _NO_DRIFT.get(type_token, ()))
-    ]
-    if not drifting:
-        return ""
-    every = [p for p in drifting if not any(_covers(q, p) for q in _RESOLVED[type_token])]
-    name = value_at(new, "metadata.name") or "?"
-    pool = type_token == KARPENTER_NODE_POOL
-    return _DRIFT.format(
-        what=f"the NodePool {name} template" if pool else f"the EC2NodeClass {name}",
-        paths=", ".join(drifting),
-        verb="drifts every node" if every else "may drift the nodes that no longer match it",
-        whose=f"pool {name}" if pool else f"every NodePool using node class {name}",
-    )
-
-
 def _rolling(
     type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> str:
     if type_token == "aws:eks/addon:Addon":
         return vpc_cni_step(old, new)
-    if type_token in _DRIFT_PREFIXES:
-        return karpenter_drift(type_token, paths, old, new)
-    rolled = [
-        p
-        for p in paths
-        if any(_forces(r, p, old, new) for r in ROLLING_UPDATES.get(type_token, ()))
-    ]
-    if not rolled:
-        return ""
-    return (
-        f"update in place, but {', '.join(rolled)} re-creates every node of the pool a surge at "
-        "a time: pods are drained and rescheduled"
-    )
+    return update_disruption(type_token, paths, old, new)
 
 
 def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | None = None) -> str:
@@ -556,29 +383,3 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
         name = value_at(inputs, "metadata.name") or resource["name"]
         return f"{op} of {t.rsplit(':', 1)[1]} {name}{first}: absent until it is created again"
     return ""
-
-
-def value_at(inputs: Any, path: str, absent: Any = None) -> Any:
-    """The value at a path of ``changed_paths`` (``a.b[0].c``) in ``inputs``; ``absent`` if unset.
-
-    A key may hold dots itself (tag and label keys such as ``karpenter.sh/discovery``): where a
-    part is no key, it is joined with the next parts until one is.
-    """
-    node: Any = inputs
-    parts = [p for p in path.replace("[", ".[").split(".") if p]
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        if part.startswith("["):
-            n = int(part[1:-1])
-            if not isinstance(node, list) or n >= len(node):
-                return absent
-            node, i = node[n], i + 1
-            continue
-        if not isinstance(node, Mapping):
-            return absent
-        j = next((j for j in range(i + 1, len(parts) + 1) if ".".join(parts[i:j]) in node), None)
-        if j is None:
-            return absent
-        node, i = node[".".join(parts[i:j])], j
-    return node
