@@ -321,8 +321,8 @@ def _diff(
 ) -> int:
     """``--diff OLD``: plan both, review the changes, print them, apply ``--fail-on``."""
     from infra import mockengine
+    from infra.core import diff as diff_mod
     from infra.core.cost import estimate
-    from infra.core.diff import diff
     from infra.core.plan import build_plan
     from infra.mocklive import after
     from infra.planview import notes as notes_view
@@ -361,11 +361,13 @@ def _diff(
     notes_view.print_logs(new_rec.logs, notes, hidden)
     old_res = [r.to_json() for r in old_rec.resources]
     new_res = [r.to_json() for r in new_rec.resources]
-    changes = diff(
+    changes = diff_mod.diff(
         old_res,
         new_res,
         ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
     )
+    if half := diff_mod.half_applied(changes, old_res, new_res):  # pulumi up would stop half-way
+        raise ConfigErrors(rv.half_applied_issues(half, old_raw, raw))
     rev = rv.review(old_res, new_res, changes, (old_cost, estimate(plan)), (old_label, new_label))
     if args.json:
         document = {**rv.review_json(rev), "observed": observed.to_json()}

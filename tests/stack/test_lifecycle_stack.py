@@ -306,7 +306,7 @@ def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(
     changes = diff_against_sample("gke-t4", cfg, tmp_path, capsys)
     cluster = [c for c in changes if "gcp:container/cluster:Cluster" in c["urn"]]
     assert cluster and all(
-        "refused while the cluster is protected" in c["disruptive"] for c in cluster
+        "refused while it is protected on both sides" in c["disruptive"] for c in cluster
     )
 
 
