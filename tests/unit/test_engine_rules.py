@@ -162,3 +162,13 @@ def test_a_replace_refused_by_protect_is_not_half_applied():
 def test_a_replace_of_an_unguarded_cluster_is_not_half_applied():
     old, new = [_guarded("a", False)], [_guarded("b", False)]
     assert half_applied(diff(old, new), old, new) == []
+
+
+def test_access_entries_are_keyed_by_principal_so_removing_one_leaves_the_others():
+    # pulumi-eks names each entry's resources <cluster>-<key> (authenticationMode.ts
+    # createAccessEntries); a URN cannot hold "::" (an IAM ARN has one after "iam").
+    from infra.core.eks.access import access_entry_key
+
+    a, b = "arn:aws:iam::111122223333:role/ml-admins", "arn:aws:iam::444455556666:role/ml-admins"
+    assert access_entry_key(a) == access_entry_key(a) != access_entry_key(b)
+    assert access_entry_key(a).startswith("ml-admins-") and "::" not in access_entry_key(a)
