@@ -50,6 +50,9 @@ class Registered:
     remote: bool
     inputs: dict[str, Any]
     depends_on: tuple[str, ...]
+    # Input key -> the URNs its value came from (the engine's PropertyDependencies): the edges a
+    # replacement propagates along, unlike an explicit dependsOn (``infra.core.diff``).
+    property_dependencies: dict[str, tuple[str, ...]] = field(default_factory=dict)
     ignore_changes: tuple[str, ...] = ()  # the ignoreChanges option: paths the engine never diffs
     import_id: str = ""  # the import option: the ID of an existing resource the engine adopts
     # The resource options the engine received (``options_of``): protect, deleteBeforeReplace, ...
@@ -66,6 +69,7 @@ class Registered:
             "custom": self.custom,
             "inputs": self.inputs,
             "dependsOn": list(self.depends_on),
+            "propertyDependencies": {k: list(v) for k, v in self.property_dependencies.items()},
             "options": self.options,
         }
 
@@ -212,8 +216,11 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
         if inputs is None:
             inputs = rpc.deserialize_properties(request.object)
         deps = set(request.dependencies)
-        for pdeps in request.propertyDependencies.values():
+        by_key: dict[str, tuple[str, ...]] = {}
+        for key, pdeps in request.propertyDependencies.items():
             deps.update(pdeps.urns)
+            if pdeps.urns:
+                by_key[str(key)] = tuple(sorted(set(pdeps.urns)))
         self.recording.resources.append(
             Registered(
                 urn=response.urn,
@@ -225,6 +232,7 @@ class RecordingMonitor(pulumi_mocks.MockMonitor):
                 remote=bool(request.remote),
                 inputs=_plain(inputs),
                 depends_on=tuple(sorted(deps)),
+                property_dependencies=dict(sorted(by_key.items())),
                 ignore_changes=tuple(request.ignoreChanges),
                 import_id=request.importId or "",
                 options=options_of(request),

@@ -37,9 +37,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import ExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -402,6 +402,7 @@ class _OldSide:
     recording: Any = None
     cost: Cost | None = None
     resources: tuple[dict[str, Any], ...] = ()
+    raw: Mapping[str, Any] = field(default_factory=dict)
 
 
 def _diff(
@@ -417,7 +418,7 @@ def _diff(
     ``/dev/null`` or a ``REF:path`` missing in REF) is an empty stack: every resource of the
     other side is created (or deleted), with its cost; the exit codes stay those of a diff."""
     from infra.core.cost import estimate
-    from infra.core.diff import diff
+    from infra.core.diff import diff, half_applied
     from infra.planview import review as rv
 
     new_label = args.config or rv.display_path(stack_path(args.stack[0]))
@@ -438,6 +439,8 @@ def _diff(
     if priced is None:
         raise ConfigErrors([ConfigIssue("--diff", "no stack file on either side: nothing to diff")])
     changes = diff(list(old.resources), new_res, ignored=ignored)
+    if half := half_applied(changes, list(old.resources), new_res):  # up would stop half-way
+        raise ConfigErrors(rv.half_applied_issues(half, old.raw, new[0] if new else {}))
     costs = (old.cost or rv.empty_cost(priced), new_cost or rv.empty_cost(priced))
     absent = "old" if old.plan is None else "new" if plan is None else ""
     rev = rv.review(list(old.resources), new_res, changes, costs, (old.label, new_label), absent)
@@ -489,7 +492,8 @@ def _old_side(
         _refuse_mixed(old_label, old_config, new_label, plan)
     old_rec = mockengine.run(old_raw, old_config.stack, old_plan.catalog, old_catalog)
     resources = tuple(r.to_json() for r in old_rec.resources)
-    return _OldSide(old_label, old_plan, old_rec, estimate(old_plan, old_prices), resources)
+    cost = estimate(old_plan, old_prices)
+    return _OldSide(old_label, old_plan, old_rec, cost, resources, old_raw)
 
 
 def _new_side(

@@ -198,7 +198,7 @@ class EksCluster(pulumi.ComponentResource):
                 use_default_vpc_cni=True,
                 authentication_mode=eks.AuthenticationMode.API,
                 access_entries={
-                    f"entry{j}": eks.AccessEntryArgs(
+                    e.key: eks.AccessEntryArgs(
                         principal_arn=e.principal_arn,
                         access_policies={
                             "policy": eks.AccessPolicyAssociationArgs(
@@ -210,7 +210,7 @@ class EksCluster(pulumi.ComponentResource):
                             )
                         },
                     )
-                    for j, e in enumerate(plan.access_entries)
+                    for e in plan.access_entries
                 }
                 or None,
                 endpoint_private_access=True,
@@ -228,9 +228,13 @@ class EksCluster(pulumi.ComponentResource):
                 if plan.credentials.profile or plan.credentials.role_arn
                 else None,
             ),
-            opts=with_lifecycle(pulumi.ResourceOptions(parent=self), "eks:index:Cluster"),
+            opts=with_lifecycle(
+                pulumi.ResourceOptions(parent=self, transforms=[_eks_children(name, plan)]),
+                "eks:index:Cluster",
+            ),
         )
-        self.created = deletion_owner(cluster, "eks:index:Cluster")  # protected: None
+        # Protected through its aws.eks.Cluster child (lifecycle.PROTECTED_CHILD): None.
+        self.created = deletion_owner(cluster, "aws:eks/cluster:Cluster")
         # Known only once the cluster exists, so look-ups by name wait for it.
         self.name = cluster.core.apply(lambda _: plan.cluster_name)
         self.endpoint = cluster.core.apply(lambda c: str(c.endpoint))
@@ -304,6 +308,34 @@ class EksCluster(pulumi.ComponentResource):
             {plan.stack_tag: ca.STACK_TAG_VALUE},
         )
         self.ready.append(system)
+
+
+def _eks_children(name: str, plan: core.EksPlan) -> pulumi.ResourceTransform:
+    """The options pulumi-eks's children get: ``protect`` on its aws.eks.Cluster only, not on the
+    access entries, IAM roles and OIDC provider an ordinary edit replaces or removes (a component's
+    ``protect`` would reach them all: lifecycle.PROTECTED_CHILD); and, for access entries keyed by
+    list position before (``entry<j>``), an alias from that name to the principal's key, so a
+    stack made then keeps its entries (EKS refuses a second entry for a principal)."""
+    component = f"{name}-eks"
+    child = lifecycle.PROTECTED_CHILD["eks:index:Cluster"]
+    row = lifecycle.lookup(child)
+    renames: dict[str, str] = {}
+    for j, e in enumerate(plan.access_entries):
+        renames[f"{component}-{e.key}"] = f"{component}-entry{j}"
+        renames[f"{component}-{e.key}-policy"] = f"{component}-entry{j}-policy"
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if args.type_ == child:
+            extra = pulumi.ResourceOptions(protect=bool(row and row.protect))
+        elif args.name in renames:
+            extra = pulumi.ResourceOptions(aliases=[pulumi.Alias(name=renames[args.name])])
+        else:
+            return None
+        return pulumi.ResourceTransformResult(
+            args.props, pulumi.ResourceOptions.merge(args.opts, extra)
+        )
+
+    return transform
 
 
 def build_eks(plan: Plan) -> ClusterHandle:

@@ -6,7 +6,9 @@ when a changed property is in the sourced table of replace-forcing properties
 (``data/replace_forcing_properties.csv``, from the providers' schemas). A changed resource whose
 type has no row in that table is ``unknown`` (check ``pulumi preview``), never a guessed update.
 Replacing or deleting a cluster or a system pool is disruptive; replacing a GPU pool drops the jobs
-running on it. A replacement propagates: resources that depend on a replaced one (``dependsOn``, an
+running on it. An update that the receiver turns into node rolls, drift or GPU reconfiguration is
+judged by the disruption table (``data/node_disruption.csv``, ``infra.core.disruption``).
+A replacement propagates: resources that depend on a replaced one (``dependsOn``, an
 input equal to its id, or, for Kubernetes objects, their provider) are marked as possibly replaced.
 """
 
@@ -14,12 +16,14 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
-from infra.core.lifecycle import replace_phrase
+from infra.core.disruption import rule_for, update_disruption
+from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
+from infra.core.lifecycle import protect_refusal, provider_replaced, replace_phrase
 from infra.core.operator.removal import is_operator_release, removal_effects
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
@@ -30,33 +34,6 @@ CLUSTER_TYPES = frozenset(
 )
 HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
-# In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
-# nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
-# specified" machine type / disk type / disk size / image
-# (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools/update);
-# the rest are GKE's "changes that recreate the nodes using the node upgrade strategy" (gVNIC, image
-# streaming, node system config, GKE metadata server, network performance, private nodes):
-# https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters#manual-changes-strategy
-ROLLING_UPDATES = {
-    "gcp:container/nodePool:NodePool": (
-        "nodeConfig.machineType",
-        "nodeConfig.diskType",
-        "nodeConfig.diskSizeGb",
-        "nodeConfig.imageType",
-        "nodeConfig.gvnic",
-        "nodeConfig.gcfsConfig",
-        "nodeConfig.kubeletConfig",
-        "nodeConfig.linuxNodeConfig",
-        "nodeConfig.workloadMetadataConfig",
-        "networkConfig.networkPerformanceConfig",
-        "networkConfig.enablePrivateNodes",
-    ),
-    # An EKS managed node group's Kubernetes version or AMI release update is a new launch template
-    # version: new nodes scale up, then the upgrade phase drains and terminates every old node
-    # ("Understand each phase of node updates",
-    # https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
-    "aws:eks/nodeGroup:NodeGroup": ("version", "releaseVersion"),
-}
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +63,7 @@ class Change:
         disruptive: why this change interrupts the cluster or running jobs ("" if it does not).
         because: why this resource changes although its own inputs may not (a replaced dependency),
             or why its op is unknown.
+        retained: a delete the engine makes without a Delete call (``retainOnDelete``).
     """
 
     urn: str
@@ -96,6 +74,7 @@ class Change:
     replace_because: tuple[tuple[str, str], ...] = ()
     disruptive: str = ""
     because: str = ""
+    retained: bool = False
 
     def to_json(self) -> dict[str, Any]:
         """One entry of ``{"changes": [...]}``."""
@@ -106,6 +85,7 @@ class Change:
             "replaceBecause": [{"property": p, "source": s} for p, s in self.replace_because],
             "disruptive": self.disruptive or None,
             "because": self.because or None,
+            "retained": self.retained,
         }
 
 
@@ -129,87 +109,6 @@ def _rules_for(type_token: str, rules: Iterable[ForcingRule]) -> list[ForcingRul
     return [r for r in rules if r.type == type_token or r.type == f"{package}:*"]
 
 
-def _covers(rule_path: str, changed: str) -> bool:
-    """``nodeConfig.guestAccelerators`` covers ``nodeConfig.guestAccelerators[0].count``."""
-    bare = _strip_indexes(changed)
-    return bare == rule_path or bare.startswith(rule_path + ".")
-
-
-def _forces(rule_path: str, changed: str, old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
-    """A change at or below ``rule_path``, or of a whole block (added, removed, a list item added)
-    that sets ``rule_path`` on either side. A block whose ForceNew children are all unset is
-    updated in place: the provider diffs children, not the block (terraform-plugin-sdk
-    helper/schema: ForceNew is per attribute; e.g. privateClusterConfig.enablePrivateNodes is
-    updatable while its masterIpv4CidrBlock is ForceNew)."""
-    block = _strip_indexes(changed)
-    if rule_path.endswith(".#"):  # the block itself is ForceNew: adding or removing it replaces
-        return block == rule_path[:-2]
-    if _covers(rule_path, changed):
-        return True
-    if not rule_path.startswith(block + "."):
-        return False
-    rest = rule_path[len(block) + 1 :].split(".")
-    return any(_sets(_value_at(side, changed), rest) for side in (old, new))
-
-
-def _value_at(inputs: Any, path: str) -> Any:
-    """The value at a changed path (dotted, with ``[i]`` list indexes); None when absent."""
-    node = inputs
-    for part in path.split("."):
-        key, _, tail = part.partition("[")
-        node = node.get(key) if isinstance(node, Mapping) else None
-        for idx in tail.split("[") if tail else ():
-            i = int(idx.rstrip("]"))
-            node = node[i] if isinstance(node, list) and i < len(node) else None
-    return node
-
-
-def _sets(value: Any, rest: Sequence[str]) -> bool:
-    """Whether ``value`` (a block, a list of blocks, or a leaf) holds a non-null value at ``rest``.
-    A non-null value of another shape where a block is expected counts as set (never fail open)."""
-    if isinstance(value, list):
-        return any(_sets(v, rest) for v in value)
-    if not rest or value is None:
-        return value is not None
-    return _sets(value.get(rest[0]), rest[1:]) if isinstance(value, Mapping) else True
-
-
-def _strip_indexes(path: str) -> str:
-    out, depth = [], 0
-    for ch in path:
-        if ch == "[":
-            depth += 1
-        elif ch == "]":
-            depth -= 1
-        elif depth == 0:
-            out.append(ch)
-    return "".join(out)
-
-
-def changed_paths(old: Any, new: Any, prefix: str = "") -> list[str]:
-    """Leaf paths where ``old`` and ``new`` differ (a key only on one side counts as changed)."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        out: list[str] = []
-        for k in sorted(set(old) | set(new)):
-            p = f"{prefix}.{k}" if prefix else str(k)
-            if k not in old or k not in new:
-                out.append(p)
-            else:
-                out.extend(changed_paths(old[k], new[k], p))
-        return out
-    if (
-        isinstance(old, list)
-        and isinstance(new, list)
-        and len(old) == len(new)
-        and all(isinstance(x, Mapping | list) for x in (*old, *new))
-    ):
-        out = []
-        for i, (a, b) in enumerate(zip(old, new, strict=True)):
-            out.extend(changed_paths(a, b, f"{prefix}[{i}]"))
-        return out
-    return [] if old == new else [prefix]
-
-
 def diff(
     old: Sequence[Mapping[str, Any]],
     new: Sequence[Mapping[str, Any]],
@@ -230,11 +129,7 @@ def diff(
     changes: list[Change] = []
     for r in old:
         if r["urn"] not in new_by:
-            changes.append(
-                Change(
-                    r["urn"], r["type"], r["name"], "delete", disruptive=_disruption(r, "delete")
-                )
-            )
+            changes.append(_deletion(r))
     for r in new:
         before = old_by.get(r["urn"])
         if before is None:
@@ -246,9 +141,13 @@ def diff(
         paths = [
             p
             for p in changed_paths(old_in, new_in)
-            if not any(_covers(i, p) for i in skip) and not _kept(applicable, old_in, new_in, p)
+            if not any(covers(i, p) for i in skip) and not _kept(applicable, old_in, new_in, p)
         ]
         if not paths:
+            continue
+        if r["type"] == K8S_PROVIDER:  # pulumi-kubernetes DiffConfig (lifecycle)
+            op_: Op = "replace" if provider_replaced(old_in, new_in) else "update"
+            changes.append(Change(r["urn"], r["type"], r["name"], op_, tuple(paths)))
             continue
         if not applicable and r.get("custom", True):
             changes.append(
@@ -266,11 +165,7 @@ def diff(
         forced: dict[str, str] = {}
         for p in paths:
             for rule in applicable:
-                if (
-                    rule.property
-                    and not rule.in_place
-                    and _forces(rule.property, p, old_in, new_in)
-                ):
+                if rule.property and not rule.in_place and forces(rule.property, p, old_in, new_in):
                     forced.setdefault(p, rule.source)
         op: Op = "replace" if forced else "update"
         changes.append(
@@ -291,6 +186,23 @@ def diff(
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
 
 
+# A retained resource removed from the stack is forgotten, never deleted: "Deleting a "drop on
+# delete" is a no-op as the user has explicitly asked us to not delete the resource" (pulumi/pulumi
+# pkg/resource/deploy/step.go DeleteStep.Apply), after the protect check, which still refuses.
+RETAINED = "dropped from the stack, kept in the cluster (retainOnDelete: the engine forgets it)"
+
+
+def _deletion(r: Mapping[str, Any]) -> Change:
+    """The delete of ``r`` (an old resource): what it takes down, or that it is only forgotten."""
+    refused = protect_refusal("delete", r, None)
+    if (r.get("options") or {}).get("retainOnDelete") and not refused:
+        return Change(r["urn"], r["type"], r["name"], "delete", because=RETAINED, retained=True)
+    disruptive = _disruption(r, "delete")
+    if refused and r["type"] not in CLUSTER_TYPES:
+        disruptive = "; ".join(x for x in (disruptive, refused) if x)
+    return Change(r["urn"], r["type"], r["name"], "delete", disruptive=disruptive)
+
+
 def _kept(
     rules: Iterable[ForcingRule], old: Mapping[str, Any], new: Mapping[str, Any], path: str
 ) -> bool:
@@ -302,7 +214,7 @@ def _kept(
     if path in kept:
         return True
     leaves = changed_paths(value_at(old, path), {}, path)
-    return bool(leaves) and all(_strip_indexes(leaf) in kept for leaf in leaves)
+    return bool(leaves) and all(strip_indexes(leaf) in kept for leaf in leaves)
 
 
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:
@@ -317,8 +229,9 @@ def _removed(inputs: Mapping[str, Any], path: str) -> bool:
 
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 # A node group's launchTemplate.version is the template's latest_version: any template update
-# writes a new version and EKS rolls every node onto it (UpdateNodegroupVersion,
-# https://docs.aws.amazon.com/eks/latest/APIReference/API_UpdateNodegroupVersion.html).
+# writes a new version, a change of the group's launchTemplate.version (a disruption-table row,
+# UpdateNodegroupVersion) that the plan cannot see, since the version is an output.
+LT_VERSION = "launchTemplate.version"
 LT_ROLL = (
     "launch template {name} gets a new version: launchTemplate.version follows its latest_version, "
     "so EKS rolls every node of the group onto it (UpdateNodegroupVersion)"
@@ -336,44 +249,66 @@ def _leaves(value: Any) -> Iterable[Any]:
         yield value
 
 
-def _dependencies(resources: Sequence[Mapping[str, Any]]) -> dict[str, set[str]]:
-    """URN -> URNs it depends on: ``dependsOn``, inputs equal to another resource's id, and a
-    Kubernetes object's provider (its ``pulumi:providers:kubernetes``)."""
-    by_id = {r["id"]: r["urn"] for r in resources if r.get("id")}
-    k8s_providers = {r["urn"] for r in resources if r["type"] == "pulumi:providers:kubernetes"}
-    deps: dict[str, set[str]] = {}
-    for r in resources:
-        d: set[str] = set(r.get("dependsOn") or ())
-        d |= {by_id[v] for v in _leaves(r.get("inputs") or {}) if isinstance(v, str) and v in by_id}
-        if r["type"].startswith("kubernetes:"):
-            d |= k8s_providers
-        d.discard(r["urn"])
-        deps[r["urn"]] = d
-    return deps
+K8S_PROVIDER = "pulumi:providers:kubernetes"
+Edge = tuple[str, str, str]  # (URN depended on, "deleted-with" | "provider" | "input", input key)
+
+
+def _edges(r: Mapping[str, Any], by_id: Mapping[str, str], providers: Iterable[str]) -> list[Edge]:
+    """What ``r`` (as the old state holds it) hangs on, along the edges a replacement follows:
+    its ``deletedWith``, a Kubernetes object's provider, and each input key's property
+    dependencies (or an input equal to another resource's id). Never ``dependsOn``."""
+    out: list[Edge] = []
+    if target := (r.get("options") or {}).get("deletedWith"):
+        out.append((str(target), "deleted-with", ""))
+    if r["type"].startswith("kubernetes:"):
+        out += [(p, "provider", "") for p in providers]
+    for key, urns in (r.get("propertyDependencies") or {}).items():
+        out += [(u, "input", key) for u in urns]
+    for key, value in (r.get("inputs") or {}).items():
+        out += [
+            (by_id[v], "input", key) for v in _leaves(value) if isinstance(v, str) and v in by_id
+        ]
+    return [e for e in out if e[0] != r["urn"]]
 
 
 def _propagate(
     changes: list[Change], old_by: Mapping[str, Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
 ) -> list[Change]:
-    """Mark what depends on a replaced resource, and EKS node groups whose template is updated.
+    """What a replacement does to the resources that hang on it, as the engine decides it, and
+    EKS node groups whose launch template is updated.
 
-    The simple, honest version: a dependent "may be replaced or updated" (the engine decides from
-    the new outputs, which a plan does not have); its own op stays if it had one.
+    pulumi/pulumi pkg/resource/deploy/step_generator.go ``calculateDependentReplacements``, over
+    the old state's dependency graph: a resource deleted with a replaced one, or whose provider is
+    replaced, is replaced; one whose input comes from a replaced resource is replaced when the
+    provider's Diff says that input forces it (the replace-forcing table), else updated with the
+    new value; an edge that is only ``dependsOn`` changes nothing ("the edge from B to A may be a
+    simple `dependsOn` edge such that a change to B does not actually influence any of B's input
+    properties").
     """
+    rules = forcing_rules()
     by_urn = {c.urn: c for c in changes}
-    deps = _dependencies(new)
-    replaced = {c.urn for c in changes if c.op == "replace"}
-    cause: dict[str, str] = {}  # dependent URN -> the replaced URN it hangs on
+    olds = list(old_by.values())
+    by_id = {r["id"]: r["urn"] for r in olds if r.get("id")}
+    providers = [r["urn"] for r in olds if r["type"] == K8S_PROVIDER]
+    new_by = {r["urn"]: r for r in new}
+    derived: dict[str, tuple[Op, str]] = {}  # URN -> (op, because) from what it hangs on
     grew = True
     while grew:
         grew = False
-        for r in new:
-            u = r["urn"]
-            if u in replaced or u in cause or u not in old_by:
+        replaced = {u for u, c in by_urn.items() if c.op == "replace"}
+        replaced |= {u for u, (op, _) in derived.items() if op == "replace"}
+        kept = {  # providers kept while the cluster they point at is replaced
+            u
+            for u, (op, _) in derived.items()
+            if op == "update" and new_by[u]["type"] == K8S_PROVIDER
+        }
+        for u, r in new_by.items():
+            old = old_by.get(u)
+            if old is None or u in replaced:
                 continue
-            hit = next((d for d in sorted(deps.get(u, ())) if d in replaced or d in cause), None)
-            if hit is not None:
-                cause[u] = cause.get(hit, hit)
+            found = _dependent(old, r, _edges(old, by_id, providers), replaced | kept, rules, kept)
+            if found is not None and derived.get(u) != found:
+                derived[u] = found
                 grew = True
     lt_updated = {
         c.urn: c.name
@@ -383,32 +318,127 @@ def _propagate(
     extra: list[Change] = []
     for r in new:
         u = r["urn"]
-        c = by_urn.get(u)
-        because = ""
+        op, because = derived.get(u, (None, ""))
         rolling = ""
-        if u in cause:
-            because = f"may be replaced or updated because {cause[u]} is replaced"
-        if r["type"] in NODE_POOL_TYPES:
-            lt = next((d for d in sorted(deps.get(u, ())) if d in lt_updated), None)
+        if u in old_by and rule_for(r["type"], LT_VERSION, {}, {}) is not None:
+            lt = next((e[0] for e in _edges(old_by[u], by_id, ()) if e[0] in lt_updated), None)
             if lt is not None:
                 rolling = LT_ROLL.format(name=lt_updated[lt])
-        if not because and not rolling:
+        if op is None and not rolling:
             continue
+        c = by_urn.get(u)
+        hurt = _disruption(r, "replace", old_by[u]) if op == "replace" else ""
         if c is None:
-            op: Op = "update" if rolling and not because else "unknown"
-            extra.append(Change(u, r["type"], r["name"], op, disruptive=rolling, because=because))
-        else:
-            by_urn[u] = Change(
-                c.urn,
-                c.type,
-                c.name,
-                c.op,
-                c.properties,
-                c.replace_because,
-                c.disruptive or rolling,
-                "; ".join(x for x in (c.because, because) if x),
+            base: Op = "update" if op is None else op
+            extra.append(
+                Change(u, r["type"], r["name"], base, disruptive=hurt or rolling, because=because)
             )
+            continue
+        stronger = op is not None and _RANK[op] > _RANK[c.op]
+        by_urn[u] = replace(
+            c,
+            op=op if stronger and op is not None else c.op,
+            disruptive=c.disruptive or (hurt if stronger else "") or rolling,
+            because="; ".join(x for x in (c.because, because) if x),
+        )
     return [by_urn[c.urn] for c in changes] + extra
+
+
+_RANK: Mapping[str, int] = {"update": 0, "unknown": 1, "replace": 2}
+
+
+def _dependent(
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    edges: Sequence[Edge],
+    replaced: set[str],
+    rules: Sequence[ForcingRule],
+    kept: set[str],
+) -> tuple[Op, str] | None:
+    """The op and the reason a resource gets from the replaced resources it hangs on
+    (``kept``: Kubernetes providers updated in place while their cluster is replaced)."""
+    hit = [e for e in edges if e[0] in replaced]
+    if not hit:
+        return None
+    for target, kind, _ in hit:
+        if kind == "deleted-with":
+            return "replace", f"replaced: deleted with {target}, which is replaced"
+        if kind == "provider" and target not in kept:
+            return "replace", f"replaced: its provider {target} is replaced"
+    hit = [e for e in hit if e[1] != "provider"]
+    if not hit:
+        # The engine keeps it (its provider is not replaced), but it lived in the old cluster.
+        return "unknown", (
+            "its cluster is replaced while its provider is kept (clusterIdentifier unchanged): "
+            "the engine keeps it in the state, but it goes with the old cluster; run `pulumi "
+            "refresh` after the update, then `pulumi up` creates it again"
+        )
+    applicable = _rules_for(new["type"], rules)
+    old_in, new_in = old.get("inputs") or {}, new.get("inputs") or {}
+    for target, _, key in hit:
+        if any(
+            r.property and not r.in_place and forces(r.property, key, old_in, new_in)
+            for r in applicable
+        ):
+            return "replace", f"replaced: its input {key} comes from {target}, which is replaced"
+    target, _, key = hit[0]
+    if new["type"] == K8S_PROVIDER:
+        if provider_replaced(old_in, new_in):
+            return "replace", f"replaced: {key} follows {target} and its clusterIdentifier changes"
+        return "update", (
+            f"{key} takes the new value of {target}, which is replaced; the provider is kept "
+            "(clusterIdentifier unchanged)"
+        )
+    if not applicable and new.get("custom", True):
+        return (
+            "unknown",
+            f"input {key} comes from {target}, which is replaced; no replace-forcing table for {new['type']}",
+        )
+    return "update", f"input {key} takes the new value of {target}, which is replaced"
+
+
+# Provider-side deletion guards: an input that makes the provider's Delete refuse, read from the
+# state. "Cannot destroy cluster because deletion_protection is set to true. Set it to false to
+# proceed with cluster deletion." (hashicorp/terraform-provider-google @ e03b7622
+# google/services/container/resource_container_cluster.go resourceContainerClusterDelete).
+DELETION_GUARDS = {"gcp:container/cluster:Cluster": "deletionProtection"}
+
+
+@dataclass(frozen=True, slots=True)
+class HalfApplied:
+    """A replace the engine starts but the provider cannot finish: the guard is on in the state."""
+
+    change: Change
+    guard: str  # the guard input, on in the old state
+    turned_off: bool  # the edit also turns the guard off (so protect no longer stops it)
+
+
+def half_applied(
+    changes: Sequence[Change], old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[HalfApplied]:
+    """Replacements that ``pulumi up`` would begin and fail in the middle of.
+
+    The engine allows a replace once ``protect`` is off on the new side (``protect_refusal``);
+    the delete of a replacement then runs against the old state, whose guard is still on, so
+    the provider refuses it after the resources deleted before it (delete-first dependents) are
+    gone. The guard must be turned off by an ``up`` of its own first.
+    """
+    old_by = {r["urn"]: r for r in old}
+    new_by = {r["urn"]: r for r in new}
+    out = []
+    for c in changes:
+        guard = DELETION_GUARDS.get(c.type)
+        before, after = old_by.get(c.urn) or {}, new_by.get(c.urn) or {}
+        if (
+            c.op != "replace"
+            or guard is None
+            or (before.get("inputs") or {}).get(guard) is not True
+        ):
+            continue
+        if protect_refusal("replace", before, after):
+            continue  # both sides protected: the engine refuses before it deletes anything
+        out.append(HalfApplied(c, guard, guard in c.properties))
+    return out
 
 
 # EKS updates the vpc-cni add-on one minor at a time: "InvalidParameterException: Updating VPC-CNI
@@ -443,83 +473,12 @@ def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return ""
 
 
-KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-# Karpenter drift (aws/karpenter-provider-aws website/content/en/v1.14/concepts/disruption.md
-# "Drift"): a NodeClaim drifts when its NodePool's spec.template or its EC2NodeClass's spec no
-# longer matches it (a hash of each); spec.weight, spec.limits, spec.disruption.* are "Behavioral
-# Fields ... not considered for Drift". With terminationGracePeriod set, a drifted node is
-# disrupted "even if there are pods with blocking PDBs or the karpenter.sh/do-not-disrupt
-# annotation", and they are deleted once it elapses.
-_DRIFT_PREFIXES = {KARPENTER_NODE_POOL: "spec.template", KARPENTER_NODE_CLASS: "spec"}
-# Fields left out of the hash (`hash:"ignore"`: kubernetes-sigs/karpenter v1.14.1
-# pkg/apis/v1/nodepool.go; aws/karpenter-provider-aws v1.14.1 pkg/apis/v1/ec2nodeclass.go) but
-# checked against what each node resolved to (disruption.md "Special Cases on Drift";
-# pkg/cloudprovider/drift.go AMIDrift, SubnetDrift, SecurityGroupDrift, CapacityReservationDrift):
-# only nodes whose value no longer matches drift.
-_RESOLVED = {
-    KARPENTER_NODE_POOL: ("spec.template.spec.requirements",),
-    KARPENTER_NODE_CLASS: (
-        "spec.amiSelectorTerms",
-        "spec.amiFamily",
-        "spec.subnetSelectorTerms",
-        "spec.securityGroupSelectorTerms",
-        "spec.capacityReservationSelectorTerms",
-    ),
-}
-# Left out of the hash and of every resolved check: no drift.
-_NO_DRIFT = {KARPENTER_NODE_CLASS: ("spec.ipPrefixCount",)}
-_DRIFT = (
-    "update in place, but {what} ({paths}) {verb} of {whose} (replaced one at a time by the "
-    "Drifted budget; pods with PDBs or karpenter.sh/do-not-disrupt are deleted after "
-    "terminationGracePeriod)"
-)
-
-
-def karpenter_drift(
-    type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
-) -> str:
-    """Why this NodePool/EC2NodeClass update replaces the pool's nodes (Karpenter drift); "" if not."""
-    prefix = _DRIFT_PREFIXES.get(type_token)
-    if prefix is None:
-        return ""
-    drifting = [
-        p
-        for p in paths
-        if _forces(prefix, p, old, new)
-        and not any(_covers(q, p) for q in _NO_DRIFT.get(type_token, ()))
-    ]
-    if not drifting:
-        return ""
-    every = [p for p in drifting if not any(_covers(q, p) for q in _RESOLVED[type_token])]
-    name = value_at(new, "metadata.name") or "?"
-    pool = type_token == KARPENTER_NODE_POOL
-    return _DRIFT.format(
-        what=f"the NodePool {name} template" if pool else f"the EC2NodeClass {name}",
-        paths=", ".join(drifting),
-        verb="drifts every node" if every else "may drift the nodes that no longer match it",
-        whose=f"pool {name}" if pool else f"every NodePool using node class {name}",
-    )
-
-
 def _rolling(
     type_token: str, paths: Sequence[str], old: Mapping[str, Any], new: Mapping[str, Any]
 ) -> str:
     if type_token == "aws:eks/addon:Addon":
         return vpc_cni_step(old, new)
-    if type_token in _DRIFT_PREFIXES:
-        return karpenter_drift(type_token, paths, old, new)
-    rolled = [
-        p
-        for p in paths
-        if any(_forces(r, p, old, new) for r in ROLLING_UPDATES.get(type_token, ()))
-    ]
-    if not rolled:
-        return ""
-    return (
-        f"update in place, but {', '.join(rolled)} re-creates every node of the pool a surge at "
-        "a time: pods are drained and rescheduled"
-    )
+    return update_disruption(type_token, paths, old, new)
 
 
 def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | None = None) -> str:
@@ -528,13 +487,11 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
     # The order the engine replaces in, from the lifecycle model (infra/core/lifecycle.py).
     first = replace_phrase(old, resource) if op == "replace" else ""
     if t in CLUSTER_TYPES:
-        # The engine refuses to replace or delete a protected resource (pulumi/pulumi
-        # pkg/resource/deploy/step_generator.go: "as it is currently marked for protection").
-        held = (resource.get("options") or {}).get("protect") or (old or {}).get("options", {}).get(
-            "protect"
+        # The engine's protect rule (lifecycle.protect_refusal): old and new for a replace.
+        refused = protect_refusal(op, old if op == "replace" else resource, resource)
+        return f"{op} of the cluster: every workload and node goes with it" + (
+            f"; {refused}" if refused else ""
         )
-        refused = "; refused while the cluster is protected (`pulumi state unprotect` first)"
-        return f"{op} of the cluster: every workload and node goes with it{refused if held else ''}"
     if t in NODE_POOL_TYPES:
         name = inputs.get("name") or inputs.get("nodeGroupName") or resource["name"]
         if str(name) == "system" or str(resource["name"]).endswith("-system"):
@@ -561,29 +518,3 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
         name = value_at(inputs, "metadata.name") or resource["name"]
         return f"{op} of {t.rsplit(':', 1)[1]} {name}{first}: absent until it is created again"
     return ""
-
-
-def value_at(inputs: Any, path: str, absent: Any = None) -> Any:
-    """The value at a path of ``changed_paths`` (``a.b[0].c``) in ``inputs``; ``absent`` if unset.
-
-    A key may hold dots itself (tag and label keys such as ``karpenter.sh/discovery``): where a
-    part is no key, it is joined with the next parts until one is.
-    """
-    node: Any = inputs
-    parts = [p for p in path.replace("[", ".[").split(".") if p]
-    i = 0
-    while i < len(parts):
-        part = parts[i]
-        if part.startswith("["):
-            n = int(part[1:-1])
-            if not isinstance(node, list) or n >= len(node):
-                return absent
-            node, i = node[n], i + 1
-            continue
-        if not isinstance(node, Mapping):
-            return absent
-        j = next((j for j in range(i + 1, len(parts) + 1) if ".".join(parts[i:j]) in node), None)
-        if j is None:
-            return absent
-        node, i = node[".".join(parts[i:j])], j
-    return node

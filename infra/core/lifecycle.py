@@ -129,10 +129,46 @@ def deleted_with_allowed(cluster_protected: bool) -> bool:
     return not cluster_protected
 
 
+# Remote components whose own ``protect`` every child would inherit (pulumi/pulumi
+# sdk/nodejs/resource.ts: ``if (opts.protect === undefined) opts.protect = parent.__protect``),
+# so a routine change of an access entry or the OIDC provider would fail ``pulumi up``:
+# gpu-infra protects only the child that needs it, by a transform on the component ("Transforms
+# support modifying child resources of packaged components (such as those in awsx and eks)",
+# https://www.pulumi.com/docs/iac/concepts/resources/options/transformations/).
+PROTECTED_CHILD = {"eks:index:Cluster": "aws:eks/cluster:Cluster"}
+
+
 def lookup(type_token: str, role: str = "") -> Lifecycle | None:
     """The row for a type in a role (falling back to the type's own row), or ``None``."""
     rows = table()
     return rows.get((type_token, role)) or rows.get((type_token, ""))
+
+
+def protected(resource: Mapping[str, Any] | None) -> bool:
+    """Whether the engine holds ``resource`` (the plan's ``--json`` shape) as protected: its
+    ``protect`` option, or the protected child a remote component stands for."""
+    if resource is None:
+        return False
+    if (resource.get("options") or {}).get("protect"):
+        return True
+    child = PROTECTED_CHILD.get(str(resource.get("type")))
+    row = lookup(child) if child else None
+    return bool(row and row.protect)
+
+
+def protect_refusal(op: str, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> str:
+    """Why the engine refuses this step for ``protect``; "" when it goes ahead.
+
+    pulumi/pulumi pkg/resource/deploy/step_generator.go: a replace is refused only when the old
+    and the new resource are both protected ("we do allow unprotecting and replacing to happen in
+    a single update cycle, we don't look at old.Protect here" / ``new.Protect && old.Protect``);
+    step.go ``DeleteStep.Apply``: a delete is refused when the old one is (``deleteProtectedError``).
+    """
+    if op == "replace" and protected(old) and protected(new):
+        return "refused while it is protected on both sides (unprotect it in one `pulumi up` first)"
+    if op == "delete" and protected(old):
+        return "refused while it is protected (`pulumi state unprotect` or drop `protect` first)"
+    return ""
 
 
 def _value(inputs: Mapping[str, Any], dotted: str) -> Any:

@@ -15,6 +15,7 @@ PAGES: Mapping[str, tuple[str, ...]] = {
     "docs/config-reference.md": ("config-reference",),
     "docs/architecture.md": ("code-layout",),
     "docs/lifecycle.md": ("lifecycle-table",),
+    "docs/day2.md": ("disruption-table",),
     "docs/quota.md": ("quota-samples",),
     "docs/gpu-operator.md": ("operator-quota", "isolation-table"),
     "docs/workloads.md": ("pool-slots",),
@@ -33,6 +34,7 @@ SCHEMA_BLOCKS = (
     "config-reference",
     "code-layout",
     "lifecycle-table",
+    "disruption-table",
     "platform-prices",
     "isolation-table",
 )
@@ -40,7 +42,7 @@ SCHEMA_BLOCKS = (
 
 def schema_blocks() -> dict[str, str]:
     """The blocks made without planning: schema, docstrings, lifecycle model, price table."""
-    from infra.core import lifecycle
+    from infra.core import disruption, lifecycle
     from infra.core.operator import isolation_table
     from infra.docsgen import config_ref, layout, prices
 
@@ -48,6 +50,7 @@ def schema_blocks() -> dict[str, str]:
         "config-reference": config_ref.render(),
         "code-layout": layout.render(),
         "lifecycle-table": lifecycle.markdown_table(),
+        "disruption-table": disruption.markdown_table(),
         "platform-prices": prices.render(),
         "isolation-table": isolation_table.markdown_table(),
     }

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.cost import HOURS_PER_MONTH, Cost
-from infra.core.diff import Change, value_at
+from infra.core.diff import Change, HalfApplied, changed_paths, value_at
 from infra.core.errors import ConfigErrors, ConfigIssue
 
 Out = Callable[[str], None]
@@ -131,6 +131,44 @@ def in_file(label: str, errors: ConfigErrors, tmp_path: Path | None = None) -> C
     return ConfigErrors(issues)
 
 
+def half_applied_issues(
+    found: Sequence[HalfApplied], old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]
+) -> list[ConfigIssue]:
+    """One ``<key>: <reason>`` line per replace that ``pulumi up`` would begin and fail in the
+    middle of (``infra.core.diff.half_applied``), naming the stack keys of the guard and of the
+    change that forces the replace, and the two-step fix."""
+    keys = [_config_key(p) for p in changed_paths(dict(old_raw), dict(new_raw))]
+    issues = []
+    for h in found:
+        c = h.change
+        forced = [p for p, _ in c.replace_because]
+        guard_key = next((k for k in keys if k.endswith(h.guard)), h.guard)
+        causes = [k for k in keys if k.rsplit(".", 1)[-1] in {f.split(".")[0] for f in forced}]
+        cause = ", ".join(causes or forced)
+        two_steps = f"two steps: {guard_key}: false alone first, then {cause}"
+        if h.turned_off:
+            why = (
+                f"false with {cause} (replaces {c.name}) in one `pulumi up`: the replace starts "
+                f'once protect is off, then the provider refuses the delete ("Cannot destroy '
+                f'cluster because deletion_protection is set to true" in the state); apply it in '
+                f"{two_steps}"
+            )
+        else:
+            why = (
+                f"true in the state while {cause} replaces {c.name}: the provider refuses its "
+                f"delete half-way; apply it in {two_steps}"
+            )
+        issues.append(ConfigIssue(guard_key, why))
+    return issues
+
+
+def _config_key(path: str) -> str:
+    """``gpu-infra:cluster.network`` -> ``cluster.network`` (a stack key as errors name it)."""
+    head, _, rest = path.partition(".")
+    bare = head.split(":", 1)[-1]
+    return f"{bare}.{rest}" if rest else bare
+
+
 # --- the review --------------------------------------------------------------------------------
 
 
@@ -196,7 +234,7 @@ def disruption(c: Change, values: Sequence[Value]) -> str:
     (its nodes there are removed, see ``change_notes``), else a deleted or replaced Namespace
     ("When you delete a namespace, it deletes all resources in that namespace",
     https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace)."""
-    if c.disruptive:
+    if c.disruptive or c.retained:
         return c.disruptive
     zones = dropped_zones(c, values)
     if zones:

@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import functools
 import json
+from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+import pulumi
 import pytest
 
 from infra import mockanswers
 from infra import plan as plan_cli
 from infra.core import lifecycle
-from infra.core.config.stack import load_stack_file
+from infra.core.config.stack import load_stack_file, parse
+from infra.core.plan import build_plan
 from infra.mockengine import Recording, Registered
 from tests.stack.harness import run_stack, sample, sample_stacks
 
@@ -111,8 +115,40 @@ def test_rotated_endpoint_and_ca_keep_the_providers_identity_inputs(monkeypatch)
 def test_gke_and_eks_clusters_are_protected_and_eks_has_deletion_protection():
     assert sample("gke-t4").one("gcp:container/cluster:Cluster").options["protect"] is True
     eks = sample("eks-g4dn").one("eks:index:Cluster")
-    assert eks.options["protect"] is True
+    # The component is not protected (its children would inherit it: sdk/nodejs resource.ts);
+    # its aws.eks.Cluster child is, by the component's transform.
+    assert eks.options["protect"] is False
+    assert lifecycle.protected(eks.to_json())
     assert eks.inputs["deletionProtection"] is True
+
+
+def _child(
+    transform: pulumi.ResourceTransform, type_: str, name: str
+) -> pulumi.ResourceOptions | None:
+    """The options ``transform`` gives a pulumi-eks child (None: left as it is)."""
+    args = pulumi.ResourceTransformArgs(True, type_, name, {}, pulumi.ResourceOptions())
+    result = transform(args)
+    assert not isinstance(result, Awaitable)
+    return None if result is None else result.opts
+
+
+def test_pulumi_eks_protects_its_control_plane_child_and_none_of_the_others():
+    from infra.components.eks import _eks_children  # pyright: ignore[reportPrivateUsage]
+    from infra.core.eks.access import EksAccessEntryPlan
+    from infra.core.eks.platform import eks_plan
+
+    plan = build_plan(parse(raw("eks-g4dn"), "eks-g4dn"))
+    entry = EksAccessEntryPlan(principal_arn="arn:aws:iam::111122223333:role/ml", policy_arn="p")
+    core_plan = dataclasses.replace(eks_plan(plan.platform), access_entries=(entry,))
+    transform = _eks_children("ml", core_plan)
+    control = _child(transform, "aws:eks/cluster:Cluster", "ml-eks-eksCluster")
+    assert control is not None and control.protect is True
+    for t, n in (("aws:iam/role:Role", "ml-eks-eksRole"), ("aws:eks/accessEntry:AccessEntry", "x")):
+        assert _child(transform, t, n) is None  # no protect: inherited from nothing
+    # An entry keyed by principal keeps the resources it had under its list position.
+    moved = _child(transform, "aws:eks/accessEntry:AccessEntry", f"ml-eks-{entry.key}")
+    aliases = [a for a in (moved.aliases if moved else None) or () if isinstance(a, pulumi.Alias)]
+    assert [a.name for a in aliases] == ["ml-eks-entry0"]
 
 
 def test_gke_deletion_protection_false_also_drops_the_engines_protect():
@@ -303,7 +339,7 @@ def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(
     changes = diff_against_sample("gke-t4", cfg, tmp_path, capsys)
     cluster = [c for c in changes if "gcp:container/cluster:Cluster" in c["urn"]]
     assert cluster and all(
-        "refused while the cluster is protected" in c["disruptive"] for c in cluster
+        "refused while it is protected on both sides" in c["disruptive"] for c in cluster
     )
 
 

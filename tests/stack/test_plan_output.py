@@ -35,6 +35,7 @@ def test_json_output_has_the_contract_shape(capsys):
             "custom",
             "inputs",
             "dependsOn",
+            "propertyDependencies",
             "options",
         }
     assert doc["outputs"]["kubeconfig"] == "[secret]"

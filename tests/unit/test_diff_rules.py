@@ -108,27 +108,6 @@ def test_removing_an_optional_computed_datapath_provider_keeps_the_live_value_no
     assert _one(old, changed).op == "replace"
 
 
-def test_cluster_replacement_propagates_to_node_pools_and_kubernetes_objects():
-    cl = "gcp:container/cluster:Cluster"
-    cluster_old = _res({"name": "ml", "network": "a"}, cl, "ml")
-    cluster_new = _res({"name": "ml", "network": "b"}, cl, "ml")
-    pool = _res({"cluster": "ml_id"}, NP, "ml-gpu")
-    prov = _res(
-        {"kubeconfig": "[secret]"},
-        "pulumi:providers:kubernetes",
-        "k8s",
-        depends_on=[cluster_new["urn"]],
-    )
-    ns = _res({"metadata": {"name": "gpu-operator"}}, "kubernetes:core/v1:Namespace", "ns")
-    changes = {
-        c.name: c for c in diff([cluster_old, pool, prov, ns], [cluster_new, pool, prov, ns])
-    }
-    assert changes["ml"].op == "replace"
-    for name in ("ml-gpu", "k8s", "ns"):
-        assert f"because {cluster_new['urn']} is replaced" in changes[name].because
-    assert changes["ns"].to_json()["because"]
-
-
 def test_launch_template_update_rolls_the_node_group_update_nodegroup_version():
     lt_old = _res({"description": "a"}, LT, "ml-gpu-lt")
     lt_new = _res({"description": "b"}, LT, "ml-gpu-lt")

@@ -40,7 +40,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("receivers",),
     ("scheduling",),
     ("plan",),
-    ("lifecycle",),
+    ("lifecycle", "inputs"),
+    ("disruption",),
     ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))

@@ -129,3 +129,12 @@ def test_no_module_spells_a_pinned_version_itself():
         if any(s in text for s in spelled)
     ]
     assert found == []
+
+
+def test_an_old_catalog_directory_brings_its_own_pins_or_todays(tmp_path):
+    # --old-catalog REF plans the old side with REF's pins.csv (a moved AMI alias shows in
+    # --diff); a directory without the file is planned with today's, as its other files are.
+    assert all_pins(tmp_path) == all_pins()
+    text = (DATA_DIR / "pins.csv").read_text(encoding="utf-8")
+    (tmp_path / "pins.csv").write_text(text.replace(",v20260714,", ",v20260601,"), "utf-8")
+    assert pins("karpenter-ami-alias", tmp_path)["al2023"].version == "v20260601"

@@ -11,9 +11,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal
 
-from infra.core.catalog.vendored import table
+from infra.core.catalog.vendored import DATA_DIR, table
 
 PINS_FILE = "pins.csv"
 Kind = Literal["chart", "image", "alias", "manifest", "values"]
@@ -77,12 +78,19 @@ def _problem(p: Pin) -> str | None:
     return None
 
 
+def all_pins(data_dir: Path = DATA_DIR) -> tuple[Pin, ...]:
+    """Every pin, in file order; a malformed row or a repeated (pin, key) raises ValueError.
+
+    ``data_dir``: a catalog directory (``--old-catalog``) whose ``pins.csv`` the old side of a
+    diff is planned with; one without the file falls back to today's."""
+    return _all_pins(data_dir if (data_dir / PINS_FILE).exists() else DATA_DIR)
+
+
 @functools.cache
-def all_pins() -> tuple[Pin, ...]:
-    """Every pin, in file order; a malformed row or a repeated (pin, key) raises ValueError."""
+def _all_pins(data_dir: Path) -> tuple[Pin, ...]:
     out: list[Pin] = []
     seen: set[tuple[str, str]] = set()
-    for r in table(PINS_FILE):
+    for r in table(PINS_FILE, data_dir):
         p = Pin(**{f: r[f] for f in Pin.__dataclass_fields__})  # type: ignore[arg-type]
         if (problem := _problem(p)) or (p.pin, p.key) in seen:
             raise ValueError(f"{PINS_FILE}: {p.pin} {p.key}: {problem or 'listed twice'}".strip())
@@ -91,9 +99,9 @@ def all_pins() -> tuple[Pin, ...]:
     return tuple(out)
 
 
-def pins(name: str) -> dict[str, Pin]:
+def pins(name: str, data_dir: Path = DATA_DIR) -> dict[str, Pin]:
     """The rows of pin ``name`` by key, in file order (KeyError if there are none)."""
-    found = {p.key: p for p in all_pins() if p.pin == name}
+    found = {p.key: p for p in all_pins(data_dir) if p.pin == name}
     if not found:
         raise KeyError(f"{PINS_FILE} has no pin {name!r}")
     return found

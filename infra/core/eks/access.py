@@ -8,6 +8,8 @@ from ``aws eks get-token`` with those credentials.
 
 from __future__ import annotations
 
+import hashlib
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +44,21 @@ class EksAccessEntryPlan:
     principal_arn: str
     policy_arn: str
     namespaces: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        """The entry's key in pulumi-eks ``accessEntries``, which names its child resources
+        (``<cluster>-<key>``, pulumi/pulumi-eks nodejs/eks/cluster/authenticationMode.ts
+        createAccessEntries): one per principal (EKS allows one entry per principal), so removing
+        or reordering entries leaves every other entry's resources as they are."""
+        return access_entry_key(self.principal_arn)
+
+
+def access_entry_key(principal_arn: str) -> str:
+    """``<last ARN segment>-<8 hex of the ARN>``: readable, unique per principal, and free of the
+    ``::`` a URN cannot hold (an ARN has one after ``iam``)."""
+    tail = re.sub(r"[^A-Za-z0-9_.-]", "-", re.split(r"[:/]", principal_arn)[-1]) or "entry"
+    return f"{tail}-{hashlib.sha256(principal_arn.encode()).hexdigest()[:8]}"
 
 
 def managed_policy_arn(partition: str, name: str) -> str:

@@ -109,3 +109,24 @@ def release_version_problem(
 def kubernetes_minor(version: str) -> int:
     """The minor of a ``1.<minor>`` Kubernetes version."""
     return int(version.split(".")[1])
+
+
+# Written on each EC2NodeClass: the SSM parameter its alias resolves through (the row
+# metadata.annotations.gpu-infra/ami-parameter of data/node_disruption.csv).
+AMI_PARAMETER_ANNOTATION = "gpu-infra/ami-parameter"
+
+
+def karpenter_ami_parameter(family: str, alias_version: str, kubernetes: str, arch: str) -> str:
+    """The SSM parameter an EC2NodeClass alias ``family@alias_version`` resolves the NVIDIA AMI
+    through, for the cluster's Kubernetes minor and the pool's CPU architecture.
+
+    As Karpenter builds it (aws/karpenter-provider-aws @ 1d927085
+    pkg/providers/amifamily/al2023.go ``resolvePath``; bottlerocket.go ``DescribeImageQuery``,
+    which drops the release's leading ``v``): the minor is part of the name, so one pinned alias
+    is another AMI on every Kubernetes minor, and every node launched before drifts
+    (pkg/cloudprovider/drift.go ``isAMIDrifted``).
+    """
+    if family == "bottlerocket":
+        return f"/aws/service/bottlerocket/aws-k8s-{kubernetes}-nvidia/{arch}/{alias_version.lstrip('v')}/image_id"
+    name = f"amazon-eks-node-al2023-{arch}-nvidia-{kubernetes}-{alias_version}"
+    return f"/aws/service/eks/optimized-ami/{kubernetes}/amazon-linux-2023/{arch}/nvidia/{name}/image_id"

@@ -26,6 +26,8 @@ def as_karpenter_pool(
         # A node counts as unneeded after the same time the cluster-autoscaler would wait.
         consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
+        kubernetes_version=config.cluster.kubernetes_version,
+        pins_dir=catalog.data_dir,
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
     return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

@@ -12,10 +12,13 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.pins import pins
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.eks import EksPoolSpec
+from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
 from infra.core.eks.bootstrap import node_user_data
 from infra.core.eks.karpenter.crds import NODECLASS_API, NODEPOOL_API, validate
 from infra.core.eks.karpenter.names import discovery_tag
@@ -89,7 +92,7 @@ SPOT_SERVICE = "spot.amazonaws.com"
 BOTTLEROCKET_OS_VOLUME = "4Gi"
 
 
-def ami_aliases() -> dict[str, str]:
+def ami_aliases(data_dir: Path = DATA_DIR) -> dict[str, str]:
     """AMI family -> pinned alias version (pins.csv rows karpenter-ami-alias).
 
     Never ``latest``: a new release would drift every node. An alias is ``family@version``; AL2023
@@ -97,7 +100,7 @@ def ami_aliases() -> dict[str, str]:
     (aws/karpenter-provider-aws v1.14.1 website/content/en/docs/concepts/nodeclasses.md
     "spec.amiSelectorTerms").
     """
-    return {family: p.version for family, p in pins("karpenter-ami-alias").items()}
+    return {family: p.version for family, p in pins("karpenter-ami-alias", data_dir).items()}
 
 
 def ami_family(ami_type: str) -> str | None:
@@ -271,13 +274,20 @@ def _block_devices(family: str, disk_gib: int) -> list[dict[str, Any]]:
     ]
 
 
-def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) -> dict[str, Any]:
+def node_class(group: EksGroupPlan, ctx: PoolContext, tags: Mapping[str, str]) -> dict[str, Any]:
     """The pool's EC2NodeClass: pinned AMI alias, discovery-tag subnets and security groups,
-    encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups."""
+    encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups.
+
+    Annotated with the SSM parameter the alias resolves through for the cluster's minor
+    (``AMI_PARAMETER_ANNOTATION``): Karpenter reads neither, but the plan records what it
+    resolved, so a Kubernetes minor or a moved alias pin shows as a change of the EC2NodeClass
+    that drifts every node (``data/node_disruption.csv``)."""
     family = ami_family(group.ami_type) or "al2023"
-    key, value = discovery_tag(cluster_name)
+    version = ami_aliases(ctx.pins_dir)[family]
+    parameter = karpenter_ami_parameter(family, version, ctx.kubernetes_version, ctx.architecture)
+    key, value = discovery_tag(ctx.cluster_name)
     spec: dict[str, Any] = {
-        "amiSelectorTerms": [{"alias": f"{family}@{ami_aliases()[family]}"}],
+        "amiSelectorTerms": [{"alias": f"{family}@{version}"}],
         "role": NODE_ROLE_PLACEHOLDER,
         "subnetSelectorTerms": [{"tags": {key: value}}],
         "securityGroupSelectorTerms": [{"tags": {key: value}}],
@@ -296,7 +306,11 @@ def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) 
     return {
         "apiVersion": NODECLASS_API,
         "kind": "EC2NodeClass",
-        "metadata": {"name": group.name, "labels": {POOL_LABEL: group.name}},
+        "metadata": {
+            "name": group.name,
+            "labels": {POOL_LABEL: group.name},
+            "annotations": {AMI_PARAMETER_ANNOTATION: parameter},
+        },
         "spec": spec,
     }
 
@@ -358,6 +372,8 @@ class PoolContext:
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
     termination_grace_period: str = "48h"
+    kubernetes_version: str = ""  # the cluster's minor: the AMI alias resolves per minor
+    pins_dir: Path = DATA_DIR  # whose pins.csv the AMI alias comes from (``--old-catalog``)
 
 
 def plan_karpenter_pool(
@@ -373,7 +389,7 @@ def plan_karpenter_pool(
     tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
     plan = KarpenterPoolPlan(
         name=group.name,
-        node_class=node_class(group, ctx.cluster_name, tags),
+        node_class=node_class(group, ctx, tags),
         node_pool=node_pool(group, ctx, pool_limits),
         max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,

@@ -1,0 +1,150 @@
+"""What an in-place update does to running nodes and GPU pods, from the receivers' rules as data.
+
+``data/node_disruption.csv`` holds one sourced row per resource type and property: GKE node pool
+properties whose update re-creates every node, EKS node group properties that start
+``UpdateNodegroupVersion``, Karpenter NodePool / EC2NodeClass fields that drift nodes (and the
+``hash:"ignore"`` ones that drift only nodes that no longer match), the MIG layout label on each
+platform's nodes and the chart's MIG strategy. ``--diff`` reads only this table for updates; a
+replace or delete is judged by its op (``infra.core.diff``). The longest row that covers a changed
+path decides for it, so a narrower row (``spec.amiSelectorTerms``) overrides a wider one
+(``spec``).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.inputs import forces, value_at
+
+FILE = "node_disruption.csv"
+Effect = Literal[
+    "rolls", "drifts", "drifts-matching", "no-drift", "reconfigures-gpus", "readvertises"
+]
+EFFECTS: tuple[Effect, ...] = (
+    "rolls",
+    "drifts",
+    "drifts-matching",
+    "no-drift",
+    "reconfigures-gpus",
+    "readvertises",
+)
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+@dataclass(frozen=True, slots=True)
+class DisruptionRule:
+    """One row: what changing ``property`` of a ``type`` does to the nodes, and the source."""
+
+    type: str
+    property: str
+    effect: Effect
+    when: str  # "" any change; "was-set": only a change of a value the old side already set
+    source: str
+
+
+@functools.cache
+def disruption_rules(data_dir: Path = DATA_DIR) -> tuple[DisruptionRule, ...]:
+    """Every row of the table; an unknown effect or ``when`` raises ValueError."""
+    out = []
+    for r in read_rows(FILE, data_dir):
+        if r["effect"] not in EFFECTS or r["when"] not in ("", "was-set") or not r["source"]:
+            raise ValueError(f"{FILE}: {r['type']} {r['property']}: bad effect, when or source")
+        out.append(DisruptionRule(r["type"], r["property"], r["effect"], r["when"], r["source"]))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+def rule_for(
+    type_token: str,
+    path: str,
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    rules: Iterable[DisruptionRule] | None = None,
+) -> DisruptionRule | None:
+    """The most specific row covering a changed ``path`` of ``type_token`` (None: no effect)."""
+    hits = [
+        r
+        for r in (rules if rules is not None else disruption_rules())
+        if r.type == type_token and forces(r.property, path, old, new)
+    ]
+    if not hits:
+        return None
+    best = max(hits, key=lambda r: len(r.property))
+    if best.when == "was-set" and value_at(old, path) is None:
+        return None  # first recorded: nothing resolved differently yet
+    return best
+
+
+def update_disruption(
+    type_token: str,
+    paths: Sequence[str],
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    rules: Iterable[DisruptionRule] | None = None,
+) -> str:
+    """Why an in-place update of this resource takes down nodes or GPU pods; "" if it does not."""
+    rules = tuple(rules if rules is not None else disruption_rules())
+    by_effect: dict[Effect, list[str]] = {}
+    for p in paths:
+        row = rule_for(type_token, p, old, new, rules)
+        if row is not None and row.effect != "no-drift":
+            by_effect.setdefault(row.effect, []).append(p)
+    parts = []
+    drifting = by_effect.get("drifts", []) + by_effect.get("drifts-matching", [])
+    if drifting:
+        parts.append(_drift(type_token, drifting, bool(by_effect.get("drifts")), new))
+    if rolled := by_effect.get("rolls"):
+        parts.append(
+            f"update in place, but {', '.join(rolled)} re-creates every node of the pool a batch "
+            "at a time: pods are drained and rescheduled"
+        )
+    for p in by_effect.get("reconfigures-gpus", []):
+        parts.append(
+            f"update in place, but {p} ({_pair(old, new, p)}) changes the MIG layout: the MIG "
+            "manager repartitions the GPUs of every node of the pool, terminating their GPU pods "
+            "(and rebooting each node with WITH_REBOOT)"
+        )
+    for p in by_effect.get("readvertises", []):
+        parts.append(
+            f"update in place, but {p} ({_pair(old, new, p)}) changes the resources the device "
+            "plugin advertises on every MIG node (nvidia.com/gpu or nvidia.com/mig-<profile>): "
+            "pods asking for the old names stop scheduling"
+        )
+    return "; ".join(parts)
+
+
+def _pair(old: Mapping[str, Any], new: Mapping[str, Any], path: str) -> str:
+    return f"{value_at(old, path, '(absent)')} -> {value_at(new, path, '(absent)')}"
+
+
+_DRIFT = (
+    "update in place, but {what} ({paths}) {verb} of {whose} (replaced one at a time by the "
+    "Drifted budget; pods with PDBs or karpenter.sh/do-not-disrupt are deleted after "
+    "terminationGracePeriod)"
+)
+
+
+def _drift(type_token: str, paths: Sequence[str], every: bool, new: Mapping[str, Any]) -> str:
+    """Karpenter drift (disruption.md "Drift"): with terminationGracePeriod set, a drifted node
+    is disrupted even past blocking PDBs and karpenter.sh/do-not-disrupt once it elapses."""
+    name = value_at(new, "metadata.name") or "?"
+    pool = type_token == KARPENTER_NODE_POOL
+    return _DRIFT.format(
+        what=f"the NodePool {name} template" if pool else f"the EC2NodeClass {name}",
+        paths=", ".join(paths),
+        verb="drifts every node" if every else "may drift the nodes that no longer match it",
+        whose=f"pool {name}" if pool else f"every NodePool using node class {name}",
+    )
+
+
+def markdown_table() -> str:
+    """The table of docs/day2.md: every row's type, property and effect."""
+    lines = ["| resource type | property | effect |", "|---|---|---|"]
+    for r in disruption_rules():
+        when = " (a change of a recorded value)" if r.when == "was-set" else ""
+        lines.append(f"| `{r.type}` | `{r.property}` | {r.effect}{when} |")
+    return "\n".join(lines) + "\n"

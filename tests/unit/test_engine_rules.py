@@ -1,0 +1,174 @@
+"""The engine's own rules in --diff: protect (old and new), retainOnDelete, and what a replacement
+does to the resources that hang on it. Expected answers from pulumi/pulumi @ 1b594989
+pkg/resource/deploy/step_generator.go and step.go, cited per test."""
+
+from __future__ import annotations
+
+from infra.core.cost import Cost
+from infra.core.diff import RETAINED, diff, half_applied
+from infra.core.lifecycle import protect_refusal
+from infra.planview.review import failures, review
+
+CL = "gcp:container/cluster:Cluster"
+NP = "gcp:container/nodePool:NodePool"
+PROV = "pulumi:providers:kubernetes"
+NS = "kubernetes:core/v1:Namespace"
+
+
+def _res(inputs, type_, name, *, deps=None, options=None, depends_on=()):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "id": f"{name}_id",
+        "type": type_,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "dependsOn": list(depends_on),
+        "propertyDependencies": deps or {},
+        "options": options or {},
+    }
+
+
+def _cluster(network, protect=False):
+    return _res({"name": "ml", "network": network}, CL, "ml", options={"protect": protect})
+
+
+CLUSTER_URN = _cluster("a")["urn"]
+
+
+def _changes(old, new):
+    return {c.name: c for c in diff(old, new)}
+
+
+def test_a_pool_whose_replace_forcing_input_comes_from_a_replaced_cluster_is_replaced():
+    # calculateDependentReplacements: the input is unknown, the provider's Diff says replace
+    # (nodePool.cluster is ForceNew).
+    pool = _res({"cluster": "ml"}, NP, "ml-gpu", deps={"cluster": [CLUSTER_URN]})
+    changes = _changes([_cluster("a"), pool], [_cluster("b"), pool])
+    assert changes["ml-gpu"].op == "replace"
+    assert "input cluster comes from" in changes["ml-gpu"].because
+
+
+def test_a_resource_tied_only_by_depends_on_is_left_alone():
+    # "the edge from B to A may be a simple `dependsOn` edge such that a change to B does not
+    # actually influence any of B's input properties"
+    pool = _res({"cluster": "ml"}, NP, "ml-gpu", depends_on=[CLUSTER_URN])
+    assert "ml-gpu" not in _changes([_cluster("a"), pool], [_cluster("b"), pool])
+
+
+def test_a_resource_deleted_with_a_replaced_cluster_is_replaced():
+    # "A resource deleted with a replaced resource is destroyed by that delete, so it must be
+    # replaced regardless of property diffs."
+    ns = _res({"metadata": {"name": "t"}}, NS, "ns", options={"deletedWith": CLUSTER_URN})
+    changes = _changes([_cluster("a"), ns], [_cluster("b"), ns])
+    assert changes["ns"].op == "replace" and "deleted with" in changes["ns"].because
+
+
+def _provider(identifier):
+    inputs = {"kubeconfig": "k", "clusterIdentifier": identifier}
+    return _res(inputs, PROV, "k8s", deps={"kubeconfig": [CLUSTER_URN]})
+
+
+def test_a_provider_with_the_same_identifier_is_updated_and_its_objects_flagged():
+    # pulumi-kubernetes DiffConfig: an unchanged clusterIdentifier never replaces the provider,
+    # so the engine keeps the objects although they went with the old cluster.
+    ns = _res({"metadata": {"name": "t"}}, NS, "ns")
+    changes = _changes(
+        [_cluster("a"), _provider("gke_ml"), ns], [_cluster("b"), _provider("gke_ml"), ns]
+    )
+    assert changes["k8s"].op == "update"
+    assert changes["ns"].op == "unknown" and "pulumi refresh" in changes["ns"].because
+
+
+def test_objects_of_a_replaced_provider_are_replaced():
+    # "If the resource's provider is in the replace set, we must replace this resource."
+    ns = _res({"metadata": {"name": "t"}}, NS, "ns")
+    changes = _changes([_provider("gke_a"), ns], [_provider("gke_b"), ns])
+    assert changes["k8s"].op == "replace" and changes["ns"].op == "replace"
+
+
+def test_an_input_that_does_not_force_replacement_is_updated():
+    pool = _res(
+        {"cluster": "ml", "autoscaling": {"totalMaxNodeCount": 3}},
+        NP,
+        "ml-gpu",
+        deps={"autoscaling": [CLUSTER_URN]},
+    )
+    changes = _changes([_cluster("a"), pool], [_cluster("b"), pool])
+    assert changes["ml-gpu"].op == "update"
+
+
+def test_protect_refuses_a_replace_only_when_old_and_new_are_protected():
+    # step_generator.go: `new.Protect && old.Protect` ("we do allow unprotecting and replacing to
+    # happen in a single update cycle").
+    on, off = _cluster("a", True), _cluster("b", False)
+    assert protect_refusal("replace", on, _cluster("b", True))
+    assert not protect_refusal("replace", on, off)
+    assert not protect_refusal("replace", off, on)
+
+
+def test_protect_refuses_a_delete_of_a_resource_protected_in_the_state():
+    # step.go DeleteStep.Apply: `!s.replacing && s.old.Protect` -> deleteProtectedError.
+    assert protect_refusal("delete", _cluster("a", True), None)
+    assert not protect_refusal("delete", _cluster("a", False), None)
+
+
+def test_a_replace_of_a_cluster_unprotected_in_the_same_edit_is_not_called_refused():
+    (c,) = [c for c in diff([_cluster("a", True)], [_cluster("b", False)]) if c.name == "ml"]
+    assert c.op == "replace" and "refused" not in c.disruptive
+
+
+def _review(old, new):
+    none = Cost(pools=(), system=None, prices_as_of="")
+    return review(old, new, diff(old, new), (none, none), ("old", "new"))
+
+
+def test_a_retained_namespace_removed_from_the_stack_is_forgotten_not_deleted():
+    # step.go DeleteStep.Apply: "Deleting a "drop on delete" is a no-op".
+    ns = _res({"metadata": {"name": "team-a"}}, NS, "team-a", options={"retainOnDelete": True})
+    (c,) = diff([ns], [])
+    assert c.op == "delete" and c.retained and c.because == RETAINED and not c.disruptive
+    assert failures(_review([ns], []), "disruptive") == []  # --fail-on disruptive: exit 0
+    plain = _res({"metadata": {"name": "team-a"}}, NS, "team-a")
+    assert failures(_review([plain], []), "disruptive")  # a real delete empties the namespace
+
+
+def test_a_protected_retained_resource_is_still_refused():
+    # The protect check comes before the retainOnDelete no-op in DeleteStep.Apply.
+    ns = _res({}, NS, "team-a", options={"retainOnDelete": True, "protect": True})
+    (c,) = diff([ns], [])
+    assert not c.retained and "refused" in c.disruptive
+
+
+def _guarded(network, on):
+    inputs = {"name": "ml", "network": network, "deletionProtection": on}
+    return _res(inputs, CL, "ml", options={"protect": on})
+
+
+def test_unprotect_and_replace_in_one_edit_is_a_half_applied_up():
+    # The engine lets the replace start (new side unprotected); the provider's Delete reads the
+    # old state: "Cannot destroy cluster because deletion_protection is set to true"
+    # (terraform-provider-google resource_container_cluster.go resourceContainerClusterDelete).
+    old, new = [_guarded("a", True)], [_guarded("b", False)]
+    (h,) = half_applied(diff(old, new), old, new)
+    assert h.guard == "deletionProtection" and h.turned_off
+
+
+def test_a_replace_refused_by_protect_is_not_half_applied():
+    old, new = [_guarded("a", True)], [_guarded("b", True)]
+    assert half_applied(diff(old, new), old, new) == []
+
+
+def test_a_replace_of_an_unguarded_cluster_is_not_half_applied():
+    old, new = [_guarded("a", False)], [_guarded("b", False)]
+    assert half_applied(diff(old, new), old, new) == []
+
+
+def test_access_entries_are_keyed_by_principal_so_removing_one_leaves_the_others():
+    # pulumi-eks names each entry's resources <cluster>-<key> (authenticationMode.ts
+    # createAccessEntries); a URN cannot hold "::" (an IAM ARN has one after "iam").
+    from infra.core.eks.access import access_entry_key
+
+    a, b = "arn:aws:iam::111122223333:role/ml-admins", "arn:aws:iam::444455556666:role/ml-admins"
+    assert access_entry_key(a) == access_entry_key(a) != access_entry_key(b)
+    assert access_entry_key(a).startswith("ml-admins-") and "::" not in access_entry_key(a)

@@ -1,0 +1,130 @@
+"""The disruption table (data/node_disruption.csv): what an in-place update does to nodes, per
+receiver. Expected answers come from the receivers' code and docs named in each test."""
+
+from __future__ import annotations
+
+import pytest
+
+from infra.core.diff import diff
+from infra.core.disruption import EFFECTS, disruption_rules, update_disruption
+from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
+
+NP = "gcp:container/nodePool:NodePool"
+NG = "aws:eks/nodeGroup:NodeGroup"
+PATCH = "kubernetes:core/v1:NodePatch"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
+MIG = "nvidia.com/mig.config"
+
+
+def _res(inputs, type_, name):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "id": f"{name}_id",
+        "type": type_,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+    }
+
+
+def _change(type_, old, new):
+    (c,) = diff([_res(old, type_, "x")], [_res(new, type_, "x")])
+    return c
+
+
+def test_every_row_has_a_known_effect_and_a_source():
+    rows = disruption_rules()
+    assert rows and all(r.effect in EFFECTS and r.source for r in rows)
+    assert len({(r.type, r.property) for r in rows}) == len(rows)  # one row per property
+
+
+@pytest.mark.parametrize("prop", ["version", "releaseVersion"])
+def test_node_group_version_and_release_version_roll_every_node_update_nodegroup_version(prop):
+    # terraform-provider-aws node_group.go resourceNodeGroupUpdate: a change of version or
+    # release_version is sent by UpdateNodegroupVersion, which replaces every node of the group.
+    old = {"version": "1.33", "releaseVersion": "1.33.5-20251120", "scalingConfig": {"maxSize": 2}}
+    new = {**old, prop: "1.34" if prop == "version" else "1.33.5-20260714"}
+    c = _change(NG, old, new)
+    assert c.op == "update" and "re-creates every node" in c.disruptive
+
+
+def test_node_group_scaling_and_taints_go_by_update_nodegroup_config_without_a_roll():
+    # resourceNodeGroupUpdate: labels, scaling_config, taint go by UpdateNodegroupConfig.
+    old = {"version": "1.33", "scalingConfig": {"maxSize": 2}, "labels": {"a": "1"}}
+    new = {"version": "1.33", "scalingConfig": {"maxSize": 5}, "labels": {"a": "2"}}
+    c = _change(NG, old, new)
+    assert c.op == "update" and c.disruptive == ""
+
+
+@pytest.mark.parametrize(
+    ("type_", "where"),
+    [(NP, ("nodeConfig", "labels")), (NG, ("labels",)), (PATCH, ("metadata", "labels"))],
+)
+def test_a_mig_layout_label_change_reconfigures_the_gpus_on_every_platform(type_, where):
+    # gpu-operator-mig.html: the MIG manager applies the layout of the node's nvidia.com/mig.config.
+    def inputs(layout):
+        labels = {MIG: layout, "gpu-infra/pool": "a100"}
+        return {where[0]: {where[1]: labels}} if len(where) == 2 else {where[0]: labels}
+
+    c = _change(type_, inputs("all-1g.5gb"), inputs("all-2g.10gb"))
+    assert c.op == "update"
+    assert "changes the MIG layout" in c.disruptive
+    assert "all-1g.5gb -> all-2g.10gb" in c.disruptive
+
+
+def test_another_label_on_the_same_nodes_is_no_mig_change():
+    old = {"labels": {MIG: "all-1g.5gb", "team": "a"}}
+    new = {"labels": {MIG: "all-1g.5gb", "team": "b"}}
+    assert _change(NG, old, new).disruptive == ""
+
+
+def test_the_charts_mig_strategy_changes_what_the_device_plugin_advertises():
+    # gpu-operator-mig.html "MIG strategies": single -> nvidia.com/gpu, mixed -> nvidia.com/mig-*.
+    old = {"name": "gpu-operator", "values": {"mig": {"strategy": "single"}}}
+    new = {"name": "gpu-operator", "values": {"mig": {"strategy": "mixed"}}}
+    assert "nvidia.com/mig-<profile>" in _change(RELEASE, old, new).disruptive
+
+
+def test_the_alias_parameter_is_karpenters_resolve_path_per_kubernetes_minor():
+    # al2023.go resolvePath: /aws/service/eks/optimized-ami/%s/amazon-linux-2023/%s/%s/%s/image_id
+    # with name amazon-eks-node-al2023-<arch>-<variant>-<k8s>-<amiVersion>; bottlerocket.go trims
+    # the leading v: /aws/service/bottlerocket/aws-k8s-%s-nvidia/x86_64/%s/image_id.
+    assert karpenter_ami_parameter("al2023", "v20260714", "1.36", "x86_64") == (
+        "/aws/service/eks/optimized-ami/1.36/amazon-linux-2023/x86_64/nvidia/"
+        "amazon-eks-node-al2023-x86_64-nvidia-1.36-v20260714/image_id"
+    )
+    assert karpenter_ami_parameter("bottlerocket", "v1.46.0", "1.35", "arm64") == (
+        "/aws/service/bottlerocket/aws-k8s-1.35-nvidia/arm64/1.46.0/image_id"
+    )
+
+
+def _node_class(parameter):
+    meta: dict[str, object] = {"name": "l4"}
+    if parameter is not None:
+        meta["annotations"] = {AMI_PARAMETER_ANNOTATION: parameter}
+    return {"metadata": meta, "spec": {"amiSelectorTerms": [{"alias": "al2023@v20260714"}]}}
+
+
+def test_a_newly_resolved_ami_parameter_drifts_every_node_of_the_node_class():
+    # drift.go isAMIDrifted: nodes launched from the AMI of the old parameter are AMIDrift.
+    c = _change(NODE_CLASS, _node_class("/a/1.35/image_id"), _node_class("/a/1.36/image_id"))
+    assert "drifts every node of every NodePool using node class l4" in c.disruptive
+
+
+def test_recording_the_ami_parameter_for_the_first_time_drifts_nothing():
+    # Karpenter reads neither the annotation nor its absence: the same alias, the same AMI.
+    c = _change(NODE_CLASS, _node_class(None), _node_class("/a/1.35/image_id"))
+    assert c.op == "update" and c.disruptive == ""
+
+
+def test_the_annotation_row_is_the_one_eks_writes():
+    key = f"metadata.annotations.{AMI_PARAMETER_ANNOTATION}"
+    rows = [r for r in disruption_rules() if r.type == NODE_CLASS and r.property == key]
+    assert [(r.effect, r.when) for r in rows] == [("drifts", "was-set")]
+
+
+def test_the_answer_comes_from_the_table_alone():
+    old, new = {"version": "1.33"}, {"version": "1.34"}
+    assert update_disruption(NG, ["version"], old, new)
+    assert update_disruption(NG, ["version"], old, new, rules=()) == ""
