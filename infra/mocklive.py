@@ -71,6 +71,8 @@ class LiveAccount:
     Attributes:
         eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
         node_groups: EKS node group name -> its current desired size.
+        node_group_tags: EKS node group name -> its tags (none: a group no stack tagged).
+        node_group_clusters: EKS node group name -> its cluster (none: every cluster lists it).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
@@ -84,6 +86,8 @@ class LiveAccount:
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    node_group_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    node_group_clusters: Mapping[str, str] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
@@ -140,6 +144,16 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
             for r in of("aws:eks/nodeGroup:NodeGroup")
             if r.inputs.get("nodeGroupName")
         },
+        node_group_tags={
+            str(r.inputs["nodeGroupName"]): dict(r.inputs.get("tags") or {})
+            for r in of("aws:eks/nodeGroup:NodeGroup")
+            if r.inputs.get("nodeGroupName")
+        },
+        node_group_clusters={
+            str(r.inputs["nodeGroupName"]): str(r.inputs["clusterName"])
+            for r in of("aws:eks/nodeGroup:NodeGroup")
+            if r.inputs.get("nodeGroupName") and isinstance(r.inputs.get("clusterName"), str)
+        },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
         ),
@@ -195,16 +209,21 @@ def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     return {
         "id": args["clusterName"],
         "clusterName": args["clusterName"],
-        "names": sorted(live.node_groups),
+        "names": sorted(
+            n
+            for n in live.node_groups
+            if live.node_group_clusters.get(n, args["clusterName"]) == args["clusterName"]
+        ),
     }
 
 
 def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeNodegroup: only ``scalingConfig.desiredSize`` is read."""
+    """DescribeNodegroup: ``scalingConfig.desiredSize`` and ``tags`` are read."""
     desired = live.node_groups[args["nodeGroupName"]]
     return {
         "id": f"{args['clusterName']}:{args['nodeGroupName']}",
         "scalingConfigs": [{"desiredSize": desired, "minSize": 0, "maxSize": max(desired, 1)}],
+        "tags": dict(live.node_group_tags.get(args["nodeGroupName"], {})),
     }
 
 

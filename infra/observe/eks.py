@@ -26,6 +26,7 @@ from infra.core.eks.observed import (
     node_groups_to_read,
     not_found,
     oidc_lookup_problem,
+    owned_by,
 )
 from infra.core.eks.planner import SYSTEM_GROUP, plan_addons
 from infra.core.observed import ObserveError, failure_reason
@@ -52,9 +53,11 @@ def observe_eks(config: StackConfig) -> EksObserved:
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
     oidc, agent = _identity(c, region, cluster)
+    owned, foreign = _node_groups(config, region) if cluster is not None else ({}, ())
     return EksObserved(
         cluster=cluster,
-        node_groups=_node_groups(config, region) if cluster is not None else {},
+        node_groups=owned,
+        foreign_node_groups=foreign,
         nat_az_ids=_nat_az_ids(c, region),
         oidc_provider_arn=oidc,
         pod_identity_agent=agent,
@@ -98,8 +101,10 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
     )
 
 
-def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
-    """The desired size of each live node group a pool of this stack may own."""
+def _node_groups(config: StackConfig, region: str) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The desired size of each live node group a pool of this stack may own and that carries
+    its tag (``owned_by``), and the names of those that do not: on a shared cluster another
+    stack's group of a same-named pool is never read as this stack's."""
     c: EksClusterSpec = config.cluster
     pools = [p.name for p in config.pools] + ([] if c.existing else [SYSTEM_GROUP])
     live = read(
@@ -107,18 +112,25 @@ def _node_groups(config: StackConfig, region: str) -> dict[str, int]:
         f"the node groups of EKS cluster {c.name}",
         lambda: aws.eks.get_node_groups(cluster_name=c.name, region=region).names or [],
     )
-    return {
-        n: read(
+    tag = autoscaler.stack_tag(c.name, config.stack)
+    owned: dict[str, int] = {}
+    foreign: list[str] = []
+    for n in node_groups_to_read(live, pools):
+        found = read(
             "gpuPools",
             f"node group {n} of EKS cluster {c.name}",
-            lambda n=n: _desired(c, n, region),
+            lambda n=n: aws.eks.get_node_group(
+                cluster_name=c.name, node_group_name=n, region=region
+            ),
         )
-        for n in node_groups_to_read(live, pools)
-    }
+        if owned_by(found.tags, tag):
+            owned[n] = _desired(found)
+        else:
+            foreign.append(n)
+    return owned, tuple(foreign)
 
 
-def _desired(c: EksClusterSpec, name: str, region: str) -> int:
-    found = aws.eks.get_node_group(cluster_name=c.name, node_group_name=name, region=region)
+def _desired(found: Any) -> int:
     scaling = found.scaling_configs
     return int(scaling[0].desired_size) if scaling else 0
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.core.eks.autoscaler import STACK_TAG_VALUE
 from infra.core.observed import failure_reason
 
 
@@ -44,7 +45,9 @@ class EksObserved:
     Attributes:
         cluster: the cluster of ``cluster.name`` in the region; ``None``: there is none (yet).
         node_groups: the cluster's node groups a pool of this stack may own (``node_groups_to_read``)
-            -> their desired size.
+            and that carry this stack's tag (``owned_by``) -> their desired size.
+        foreign_node_groups: node groups named like one of this stack's pools but without its
+            tag: another stack's or a person's, never adopted.
         nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
         oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
             ``None``: there is none.
@@ -58,6 +61,7 @@ class EksObserved:
 
     cluster: EksClusterObserved | None = None
     node_groups: Mapping[str, int] = field(default_factory=dict)
+    foreign_node_groups: tuple[str, ...] = ()
     nat_az_ids: tuple[str, ...] = ()
     oidc_provider_arn: str | None = None
     pod_identity_agent: bool | None = None
@@ -80,6 +84,7 @@ class EksObserved:
                 "subnetAzIds": list(c.subnet_az_ids),
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
+            "foreignNodeGroups": sorted(self.foreign_node_groups),
             "natAzIds": list(self.nat_az_ids),
             "oidcProviderArn": self.oidc_provider_arn,
             "podIdentityAgent": self.pod_identity_agent,
@@ -113,6 +118,7 @@ class EksObserved:
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
+            foreign_node_groups=tuple(str(n) for n in doc.get("foreignNodeGroups") or ()),
             nat_az_ids=tuple(doc.get("natAzIds") or ()),
             oidc_provider_arn=doc.get("oidcProviderArn"),
             pod_identity_agent=doc.get("podIdentityAgent"),
@@ -129,6 +135,7 @@ _KEYS = frozenset(
     (
         "cluster",
         "nodeGroups",
+        "foreignNodeGroups",
         "natAzIds",
         "oidcProviderArn",
         "podIdentityAgent",
@@ -170,6 +177,12 @@ def node_groups_to_read(names: Iterable[str], pools: Iterable[str]) -> list[str]
         if m and (f"{m['stem']}-".startswith(stems)):
             out.append(n)
     return out
+
+
+def owned_by(tags: Mapping[str, str] | None, stack_tag: str) -> bool:
+    """Whether a node group's tags mark it as this stack's: ``<stack_tag>=owned``, the tag every
+    node group the stack creates carries (``autoscaler.stack_tag``; the system group too)."""
+    return (tags or {}).get(stack_tag) == STACK_TAG_VALUE
 
 
 # What the provider says when a read finds nothing: terraform-plugin-sdk helper/retry NotFoundError

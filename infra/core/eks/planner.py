@@ -10,6 +10,7 @@ operator-less stacks (``device_plugin``), and what the observe step read (``live
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -26,7 +27,9 @@ from infra.core.eks.autoscaler_plan import (
     check_pod_identity,
     plan_autoscaler,
 )
+from infra.core.eks.device_plugin import CHART_NAME as DEVICE_PLUGIN_CHART
 from infra.core.eks.device_plugin import (
+    EFA_CHART_NAME,
     DevicePluginPlan,
     plan_device_plugin,
     plan_efa_device_plugin,
@@ -35,8 +38,9 @@ from infra.core.eks.groups import EksGroupPlan, plan_group
 from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
 from infra.core.eks.karpenter.pools import karpenter_problems, spot_role_notes
+from infra.core.eks.lifecycle import owned_name
 from infra.core.eks.live import apply_observed
-from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
+from infra.core.eks.names import HELM_RELEASE_MAX, IAM_ROLE_NAME_MAX, fit_autonamed, stack_scoped
 from infra.core.eks.network import EksNetworkPlan, nats_where_nodes_run, plan_network
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.eks.placement import region_az_ids
@@ -146,6 +150,8 @@ def plan_eks(
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     groups = _plan_groups(config, region, network, catalog, issues)
+    if cluster.existing:
+        groups = tuple(_owned_by_stack(g, config.stack) for g in groups)
     system = plan_system(cluster, network, catalog, issues)
     if network is not None:
         used = {az for g in groups for az in g.az_ids} | set(system.az_ids if system else ())
@@ -186,7 +192,7 @@ def plan_eks(
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
-        efa_device_plugin=_plan_efa_device_plugin(groups),
+        efa_device_plugin=_plan_efa_device_plugin(config, groups),
     )
     return apply_observed(config, plan, observed, issues)
 
@@ -213,6 +219,23 @@ def _plan_groups(
         if pool.name == SYSTEM_GROUP and not cluster.existing:
             issues.add(join_path("gpuPools", i, "name"), "'system' is the CPU node group's name")
     return tuple(groups)
+
+
+def _owned_by_stack(group: EksGroupPlan, stack: str) -> EksGroupPlan:
+    """A pool's node groups on a cluster the stack does not own, named with the stack in the hash
+    (``lifecycle.owned_name``); each keeps the earlier name for a running group (``live``)."""
+    return dataclasses.replace(
+        group,
+        node_groups=tuple(
+            dataclasses.replace(
+                ng,
+                name=owned_name(ng.name, stack),
+                legacy_name=ng.name,
+                frozen=dataclasses.replace(ng.frozen, stack=stack) if ng.frozen else None,
+            )
+            for ng in group.node_groups
+        ),
+    )
 
 
 KARPENTER_DISABLED_REASON = (
@@ -272,11 +295,26 @@ def _plan_device_plugin(
         [g.name for g in al2023],
         [t for g in al2023 for t in g.taints],
         [p.sharing for p in config.pools if p.sharing is not None],
+        release=_release_name(config, DEVICE_PLUGIN_CHART),
     )
 
 
-def _plan_efa_device_plugin(groups: tuple[EksGroupPlan, ...]) -> DevicePluginPlan | None:
+def _plan_efa_device_plugin(
+    config: StackConfig, groups: tuple[EksGroupPlan, ...]
+) -> DevicePluginPlan | None:
     efa = [g for g in groups if g.efa_interfaces]
     return plan_efa_device_plugin(
-        POOL_LABEL, [g.name for g in efa], [t for g in efa for t in g.taints]
+        POOL_LABEL,
+        [g.name for g in efa],
+        [t for g in efa for t in g.taints],
+        release=_release_name(config, EFA_CHART_NAME),
     )
+
+
+def _release_name(config: StackConfig, chart: str) -> str:
+    """A chart's release name: the chart's on a cluster the stack creates (a running stack keeps
+    its release: renaming one is a delete and a create), the stack's own on an existing one,
+    within Helm's 53 characters (``names.HELM_RELEASE_MAX``)."""
+    if not config.cluster.existing:
+        return chart
+    return stack_scoped(chart, config.stack, HELM_RELEASE_MAX)
