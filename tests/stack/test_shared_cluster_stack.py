@@ -136,3 +136,19 @@ def test_a_running_existing_cluster_stack_keeps_the_group_named_before_the_stack
     plan = build_plan(config, None, mockengine.observe(raw, name, account))
     (kept,) = eks_plan(plan.platform).groups[0].node_groups
     assert (kept.name, kept.desired_size) == (ng.legacy_name, 3)
+
+
+def test_karpenter_on_given_subnets_tags_no_subnet_and_selects_them_by_id():
+    # EC2 CreateTags overwrites: a karpenter.sh/discovery tag written on a given subnet would
+    # take it from another cluster's Karpenter that selects on it.
+    _, raw = stack_source("eks-karpenter")
+    raw = copy.deepcopy(raw)
+    subnets = {"usw2-az1": "subnet-0a1b2c3d4e5f60001", "usw2-az2": "subnet-0a1b2c3d4e5f60002"}
+    raw["gpu-infra:cluster"]["vpc"] = {"id": "vpc-0a1b2c3d4e5f60001", "privateSubnets": subnets}
+    rec = run_stack(raw, "eks-karpenter")
+    tagged = {str(r.inputs["resourceId"]) for r in rec.of_type("aws:ec2/tag:Tag")}
+    assert tagged and not tagged & set(subnets.values())
+    classes = rec.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass")
+    assert classes
+    for c in classes:
+        assert c.inputs["spec"]["subnetSelectorTerms"] == [{"id": s} for s in subnets.values()]

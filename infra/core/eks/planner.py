@@ -187,7 +187,7 @@ def plan_eks(
         system=system,
         groups=groups,
         autoscaler=ca,
-        karpenter=_plan_karpenter(config, region, partition, system, network, issues),
+        karpenter=_plan_karpenter(config, region, partition, system, issues),
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version),
@@ -251,7 +251,6 @@ def _plan_karpenter(
     region: str,
     partition: str,
     system: EksSystemGroupPlan | None,
-    network: EksNetworkPlan | None,
     issues: Issues,
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
@@ -271,7 +270,6 @@ def _plan_karpenter(
         partition=partition,
         system_labels=system.labels if system is not None else {},
         system_min_nodes=system.min_size if system is not None else None,
-        given_subnets=network.private_subnets if network and not network.create else None,
     )
     found = karpenter_ctl.problems(
         existing=cluster.existing,

@@ -26,6 +26,8 @@ def as_karpenter_pool(
         # A node counts as unneeded after the same time the cluster-autoscaler would wait.
         consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
+        # Given subnets, in AZ ID order, are selected by ID (pools.node_class).
+        subnet_ids=tuple(s for _, s in sorted((config.cluster.vpc.private_subnets or {}).items())),
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
     return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

@@ -271,15 +271,31 @@ def _block_devices(family: str, disk_gib: int) -> list[dict[str, Any]]:
     ]
 
 
-def node_class(group: EksGroupPlan, cluster_name: str, tags: Mapping[str, str]) -> dict[str, Any]:
-    """The pool's EC2NodeClass: pinned AMI alias, discovery-tag subnets and security groups,
-    encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups."""
+def node_class(
+    group: EksGroupPlan,
+    cluster_name: str,
+    tags: Mapping[str, str],
+    subnet_ids: Sequence[str] = (),
+) -> dict[str, Any]:
+    """The pool's EC2NodeClass: pinned AMI alias, its subnets, discovery-tag security groups,
+    encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups.
+
+    Subnets by ID where they are given (``subnet_ids``), else by the discovery tag the subnets of
+    the VPC the stack creates carry from their creation. Given subnets are not the stack's to tag:
+    another cluster's Karpenter may select them by ``karpenter.sh/discovery`` with its own value,
+    and EC2 CreateTags overwrites a key's value ("If you specify a tag key that is already
+    associated with the resource, the new tag value you specify overwrites the previous value",
+    EC2 API reference CreateTags). "Karpenter discovers subnets through the EC2NodeClass using ids or
+    tags", one ``id`` per term, terms ORed (aws/karpenter-provider-aws website/content/en/v1.14/
+    concepts/nodeclasses.md ``spec.subnetSelectorTerms``).
+    """
     family = ami_family(group.ami_type) or "al2023"
     key, value = discovery_tag(cluster_name)
+    subnets = [{"id": s} for s in subnet_ids] or [{"tags": {key: value}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": f"{family}@{ami_aliases()[family]}"}],
         "role": NODE_ROLE_PLACEHOLDER,
-        "subnetSelectorTerms": [{"tags": {key: value}}],
+        "subnetSelectorTerms": subnets,
         "securityGroupSelectorTerms": [{"tags": {key: value}}],
         "blockDeviceMappings": _block_devices(family, group.disk_size_gib),
         "metadataOptions": dict(METADATA_OPTIONS),
@@ -351,6 +367,7 @@ class PoolContext:
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
     termination_grace_period: str = "48h"
+    subnet_ids: tuple[str, ...] = ()  # given private subnets (none: the stack's own VPC)
 
 
 def plan_karpenter_pool(
@@ -366,7 +383,7 @@ def plan_karpenter_pool(
     tags = {POOL_LABEL: group.name, "gpu-infra/stack": ctx.stack}
     plan = KarpenterPoolPlan(
         name=group.name,
-        node_class=node_class(group, ctx.cluster_name, tags),
+        node_class=node_class(group, ctx.cluster_name, tags, ctx.subnet_ids),
         node_pool=node_pool(group, ctx, pool_limits),
         max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,
