@@ -76,6 +76,8 @@ class LiveAccount:
         node_groups: EKS node group name -> its current desired size.
         node_group_limits: EKS node group name -> its (min size, max size); absent: (0, at
             least its desired size).
+        node_group_tags: EKS node group name -> its tags (none: a group no stack tagged).
+        node_group_clusters: EKS node group name -> its cluster (none: every cluster lists it).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
@@ -95,6 +97,8 @@ class LiveAccount:
     addons: Mapping[str, str] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
     node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    node_group_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    node_group_clusters: Mapping[str, str] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
@@ -178,6 +182,16 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         node_group_limits={
             n: (int(sc.get("minSize", 0)), int(sc.get("maxSize", 0))) for n, sc in groups.items()
         },
+        node_group_tags={
+            str(r.inputs["nodeGroupName"]): dict(r.inputs.get("tags") or {})
+            for r in of("aws:eks/nodeGroup:NodeGroup")
+            if r.inputs.get("nodeGroupName")
+        },
+        node_group_clusters={
+            str(r.inputs["nodeGroupName"]): str(r.inputs["clusterName"])
+            for r in of("aws:eks/nodeGroup:NodeGroup")
+            if r.inputs.get("nodeGroupName") and isinstance(r.inputs.get("clusterName"), str)
+        },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
         ),
@@ -236,18 +250,23 @@ def _eks_get_node_groups(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     return {
         "id": args["clusterName"],
         "clusterName": args["clusterName"],
-        "names": sorted(live.node_groups),
+        "names": sorted(
+            n
+            for n in live.node_groups
+            if live.node_group_clusters.get(n, args["clusterName"]) == args["clusterName"]
+        ),
     }
 
 
 def _eks_get_node_group(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeNodegroup: only ``scalingConfig`` is read."""
+    """DescribeNodegroup: ``scalingConfig`` and ``tags`` are read."""
     name = args["nodeGroupName"]
     desired = live.node_groups[name]
     lo, hi = live.node_group_limits.get(name, (0, max(desired, 1)))
     return {
         "id": f"{args['clusterName']}:{name}",
         "scalingConfigs": [{"desiredSize": desired, "minSize": lo, "maxSize": hi}],
+        "tags": dict(live.node_group_tags.get(name, {})),
     }
 
 

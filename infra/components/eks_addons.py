@@ -231,7 +231,7 @@ class DevicePlugin(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
         self.release = helm_release(
             f"{name}-device-plugin",
-            release=plan.chart,
+            release=plan.release,
             chart=plan.chart,
             version=plan.version,
             repo=plan.repo,

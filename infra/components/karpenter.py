@@ -173,12 +173,12 @@ class KarpenterController(pulumi.ComponentResource):
     def _discovery_tags(
         self, name: str, cluster: EksCluster, k: ctl.KarpenterControllerPlan
     ) -> list[aws.ec2.Tag]:
-        """``karpenter.sh/discovery`` on the cluster security group EKS made and on given private
-        subnets (subnets of a VPC this stack creates get it at creation: ``EksNetwork``)."""
+        """``karpenter.sh/discovery`` on the cluster security group EKS made for this stack's
+        cluster; subnets of a VPC this stack creates get it at creation (``EksNetwork``), given
+        ones are selected by ID and never tagged (``pools.node_class``)."""
         key, value = k.discovery_tag
         child = with_lifecycle(pulumi.ResourceOptions(parent=self), EC2_TAG)
         targets: dict[str, pulumi.Input[str]] = {"cluster-sg": cluster.security_group_id}
-        targets |= {f"subnet-{az}": s for az, s in k.tagged_subnets.items()}
         return [
             aws.ec2.Tag(
                 f"{name}-discovery-{suffix}",

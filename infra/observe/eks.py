@@ -13,7 +13,7 @@ node-group pools' instance types. Not found is an empty answer; any other failur
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import pulumi_aws as aws
@@ -28,6 +28,7 @@ from infra.core.eks.observed import (
     node_groups_to_read,
     not_found,
     oidc_lookup_problem,
+    owned_by,
 )
 from infra.core.eks.planner import SYSTEM_GROUP, plan_addons
 from infra.core.observed import ObserveError, failure_reason
@@ -54,11 +55,12 @@ def observe_eks(config: StackConfig) -> EksObserved:
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
     (oidc, owner), agent = _identity(c, region, cluster)
-    scaling = _node_groups(config, region) if cluster is not None else {}
+    scaling, foreign = _node_groups(config, region) if cluster is not None else ({}, ())
     return EksObserved(
         cluster=cluster,
         node_groups={n: desired for n, (desired, _, _) in scaling.items()},
         node_group_limits={n: (lo, hi) for n, (_, lo, hi) in scaling.items()},
+        foreign_node_groups=foreign,
         nat_az_ids=_nat_az_ids(c, region),
         oidc_provider_arn=oidc,
         oidc_provider_owner=owner,
@@ -117,8 +119,12 @@ def _az_id(subnet: str, region: str) -> str:
     return az
 
 
-def _node_groups(config: StackConfig, region: str) -> dict[str, tuple[int, int, int]]:
-    """(desired, min, max) of each live node group a pool of this stack may own."""
+def _node_groups(
+    config: StackConfig, region: str
+) -> tuple[dict[str, tuple[int, int, int]], tuple[str, ...]]:
+    """(desired, min, max) of each live node group a pool of this stack may own and that carries
+    its tag (``owned_by``), and the names of those that do not: on a shared cluster another
+    stack's group of a same-named pool is never read as this stack's."""
     c: EksClusterSpec = config.cluster
     pools = [p.name for p in config.pools] + ([] if c.existing else [SYSTEM_GROUP])
     live = read(
@@ -126,26 +132,35 @@ def _node_groups(config: StackConfig, region: str) -> dict[str, tuple[int, int, 
         f"the node groups of EKS cluster {c.name}",
         lambda: aws.eks.get_node_groups(cluster_name=c.name, region=region).names or [],
     )
-    return {
-        n: read(
+    tag = autoscaler.stack_tag(c.name, config.stack)
+    owned: dict[str, tuple[int, int, int]] = {}
+    foreign: list[str] = []
+    for n in node_groups_to_read(live, pools):
+        found = read(
             "gpuPools",
             f"node group {n} of EKS cluster {c.name}",
-            lambda n=n: _scaling(c, n, region),
+            lambda n=n: _node_group(c, n, region),
         )
-        for n in node_groups_to_read(live, pools)
-    }
+        tags, scaling = found
+        if owned_by(tags, tag):
+            owned[n] = scaling
+        else:
+            foreign.append(n)
+    return owned, tuple(foreign)
 
 
-def _scaling(c: EksClusterSpec, name: str, region: str) -> tuple[int, int, int]:
-    """DescribeNodegroup ``scalingConfig`` (desiredSize, minSize, maxSize); every managed node
-    group has one (CreateNodegroup defaults it), so a group without one is an unread answer,
-    never size 0."""
+def _node_group(
+    c: EksClusterSpec, name: str, region: str
+) -> tuple[Mapping[str, str], tuple[int, int, int]]:
+    """DescribeNodegroup ``tags`` and ``scalingConfig`` (desiredSize, minSize, maxSize); every
+    managed node group has a scaling config (CreateNodegroup defaults it), so a group without one
+    is an unread answer, never size 0."""
     found = aws.eks.get_node_group(cluster_name=c.name, node_group_name=name, region=region)
     scaling = found.scaling_configs
     if not scaling:
         raise ValueError("DescribeNodegroup returned no scalingConfig")
     s = scaling[0]
-    return int(s.desired_size), int(s.min_size), int(s.max_size)
+    return dict(found.tags or {}), (int(s.desired_size), int(s.min_size), int(s.max_size))
 
 
 def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:

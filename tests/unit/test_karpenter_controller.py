@@ -316,15 +316,25 @@ def test_plan_table_says_karpenter_replaces_the_cluster_autoscaler():
     assert build_plan(parse(raw, "eks-g4dn")).platform.table_notes() == []
 
 
-def test_given_private_subnets_get_a_discovery_tag_resource_new_vpc_subnets_do_not():
-    new_vpc = karpenter_plan().karpenter
-    assert new_vpc is not None and new_vpc.tagged_subnets == {}  # tagged at creation instead
+def test_given_private_subnets_are_selected_by_id_and_never_tagged_new_vpc_subnets_by_tag():
+    # EC2 CreateTags overwrites a key's value: tagging a given subnet karpenter.sh/discovery would
+    # take it from another cluster's Karpenter selecting on it (pools.node_class).
+    pool = karpenter_plan().groups[0]
+    assert pool.karpenter is not None
+    assert pool.karpenter.node_class["spec"]["subnetSelectorTerms"] == [
+        {"tags": {"karpenter.sh/discovery": "ml"}}
+    ]
     raw = raw_g4dn()
-    subnets = {"usw2-az1": "subnet-0a1b2c3d4e5f60001", "usw2-az2": "subnet-0a1b2c3d4e5f60002"}
+    subnets = {"usw2-az2": "subnet-0a1b2c3d4e5f60002", "usw2-az1": "subnet-0a1b2c3d4e5f60001"}
     raw["gpu-infra:cluster"]["vpc"] = {"id": "vpc-0a1b2c3d4e5f60001", "privateSubnets": subnets}
     eks = build_plan(parse(raw, "eks-g4dn")).platform.plan
     assert eks is not None and eks.karpenter is not None
-    assert eks.karpenter.tagged_subnets == subnets
+    given = eks.groups[0]
+    assert given.karpenter is not None
+    assert given.karpenter.node_class["spec"]["subnetSelectorTerms"] == [
+        {"id": "subnet-0a1b2c3d4e5f60001"},
+        {"id": "subnet-0a1b2c3d4e5f60002"},
+    ]
 
 
 OCI_REL = {

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from infra.core.catalog.pins import pin, pins
 from infra.core.catalog.vendored import DATA_DIR, read_rows
-from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit
+from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit, stack_scoped
 from infra.core.labels import POOL_LABEL
 from infra.core.pools import GPU_RESOURCE, Taint
 
@@ -168,9 +168,8 @@ def stack_release_name(stack: str) -> str:
     lease; its own namespace moves the lease (same name, which the chart's RBAC grants) and the
     priority-expander ConfigMap, fullnameOverride the cluster-wide RBAC.
     """
-    slug = "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
     # Helm's 53 (also under the 63 of the namespace and service account named the same).
-    return fit(f"{CHART_NAME}-{slug}", HELM_RELEASE_MAX)
+    return stack_scoped(CHART_NAME, stack, HELM_RELEASE_MAX)
 
 
 def taint_tag_value(taint: Taint) -> str:

@@ -40,8 +40,16 @@ DEFAULT_CONFIG = "default"
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class DevicePluginPlan:
-    """The device plugin release: chart pin, namespace and values."""
+    """The device plugin release: its name, chart pin, namespace and values.
 
+    ``release``: the chart's name on a cluster the stack creates; on an existing cluster the
+    stack's own (``names.stack_scoped``), since a release name is unique per namespace and a
+    second stack installing ``nvidia-device-plugin`` into kube-system fails "cannot re-use a name
+    that is still in use" (helm/helm pkg/action/install.go availableName). The chart names its
+    DaemonSet, ConfigMap and RBAC after the release (templates/_helpers.tpl fullname).
+    """
+
+    release: str
     chart: str
     version: str
     repo: str
@@ -54,6 +62,8 @@ def plan_device_plugin(
     pools: Sequence[str],
     taints: Sequence[Taint],
     sharing: Sequence[SharingSpec],
+    *,
+    release: str = CHART_NAME,
 ) -> DevicePluginPlan | None:
     """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none.
 
@@ -63,6 +73,7 @@ def plan_device_plugin(
         taints: every taint on those pools (each tolerated, beside the chart's defaults).
         sharing: the pools' time-slicing setups; each becomes a named config that nodes pick by
             ``nvidia.com/device-plugin.config`` (same keys and files as the GPU Operator's).
+        release: the Helm release name (``DevicePluginPlan.release``).
     """
     if not pools:
         return None
@@ -103,6 +114,7 @@ def plan_device_plugin(
         # nodes get the default (chart values.yaml "config").
         values["config"] = {"map": configs, "default": DEFAULT_CONFIG}
     return DevicePluginPlan(
+        release=release,
         chart=CHART_NAME,
         version=CHART_VERSION,
         repo=CHART_REPO,
@@ -125,7 +137,11 @@ EFA_CHART_REPO, EFA_CHART_NAME, EFA_CHART_VERSION = (
 
 
 def plan_efa_device_plugin(
-    pool_label: str, pools: Sequence[str], taints: Sequence[Taint]
+    pool_label: str,
+    pools: Sequence[str],
+    taints: Sequence[Taint],
+    *,
+    release: str = EFA_CHART_NAME,
 ) -> DevicePluginPlan | None:
     """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none."""
     if not pools:
@@ -136,6 +152,7 @@ def plan_efa_device_plugin(
         if tol not in tolerations:
             tolerations.append(tol)
     return DevicePluginPlan(
+        release=release,
         chart=EFA_CHART_NAME,
         version=EFA_CHART_VERSION,
         repo=EFA_CHART_REPO,

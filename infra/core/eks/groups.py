@@ -69,6 +69,8 @@ class EksNodeGroup:
         min_size / max_size: minimum and maximum nodes.
         frozen: for AZs the catalog chose (no ``zones``), what lets a deploy keep a live group
             named over fewer AZs instead of replacing it (``lifecycle.live_name``).
+        legacy_name: on a cluster the stack does not own, the name without the stack in its
+            hash (``lifecycle.owned_name``), which a running group of this stack keeps.
     """
 
     name: str
@@ -76,6 +78,7 @@ class EksNodeGroup:
     min_size: int
     max_size: int
     frozen: FrozenAzs | None = None
+    legacy_name: str | None = None
     desired_size: int = 0  # the size sent: a live group's own, clamped (live.live_desired_size)
     # False: a live group whose min and max stay: its desired size is the autoscaler's, never
     # sent (ignoreChanges; live.sends_desired_size).

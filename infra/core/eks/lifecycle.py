@@ -30,6 +30,22 @@ def node_group_name(pool: str, zone: str | None, immutable: Mapping[str, object]
     return "-".join(p for p in (pool, zone, digest) if p)
 
 
+def owned_name(name: str, stack: str | None) -> str:
+    """``name`` with the stack in its hash: a node group on a cluster the stack does not own.
+
+    EKS node group names are unique per cluster (CreateNodegroup: ResourceInUseException), and the
+    hash of ``node_group_name`` covers only the group's properties, so two stacks with the same
+    pool on one shared cluster would name the same group: the second stack's deploy fails, or
+    reads the first's as its own. Same stem and length; ``stack`` ``None`` leaves it as it is
+    (a cluster the stack creates holds only its own groups, whose names stay).
+    """
+    if stack is None:
+        return name
+    stem = name.rsplit("-", 1)[0]
+    key = json.dumps({"group": name, "stack": stack}, sort_keys=True).encode()
+    return f"{stem}-{hashlib.sha256(key).hexdigest()[:8]}"
+
+
 def desired_size(current: int | None, min_size: int, max_size: int) -> int:
     """The desired size to send with a scaling update: the live one, clamped into [min, max].
 
@@ -96,6 +112,7 @@ class FrozenAzs:
         candidates: every AZ ID the group could use now.
         max_azs: how many AZs it uses (one for hpc).
         given_subnets: AZ ID -> given subnet ID.
+        stack: the stack in the name's hash (``owned_name``), on a cluster it does not own.
     """
 
     pool: str
@@ -103,6 +120,7 @@ class FrozenAzs:
     candidates: tuple[str, ...]
     max_azs: int
     given_subnets: Mapping[str, str] = field(default_factory=dict)
+    stack: str | None = None
 
 
 # AZ sets tried at most (2^8: every subset of a region's AZs; us-east-1 has 6).
@@ -126,7 +144,9 @@ def live_name(
     for k in range(min(frozen.max_azs, len(frozen.candidates)), 0, -1):
         for azs in combinations(frozen.candidates, k):
             inputs = {**frozen.hash_base, **subnet_hash_inputs(azs, frozen.given_subnets)}
-            candidate = node_group_name(frozen.pool, None, inputs)
-            if candidate in live:
-                return candidate, azs
+            legacy = node_group_name(frozen.pool, None, inputs)
+            # A running group named before the stack entered the hash keeps that name too.
+            for candidate in (owned_name(legacy, frozen.stack), legacy):
+                if candidate in live:
+                    return candidate, azs
     return name, az_ids

@@ -43,6 +43,9 @@ def apply_observed(
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
     groups = tuple(live_group(g, live, limits) for g in plan.groups)
+    system = live_system(plan.system, live, limits) if plan.system is not None else None
+    if observed is not None and observed.foreign_node_groups:
+        foreign_group_issues(config, plan, groups, system, observed.foreign_node_groups, issues)
     own_oidc = owns_oidc_provider(plan, observed)
     if attached is not None and (
         problem := control_plane_problem(plan, attached, groups, live_names=live)
@@ -52,7 +55,7 @@ def apply_observed(
         plan,
         network=_network(plan, observed),
         groups=groups,
-        system=live_system(plan.system, live, limits) if plan.system is not None else None,
+        system=system,
         existing_cluster=attached,
         declare_oidc_provider=attached is not None
         and plan.identity == "irsa"
@@ -69,6 +72,37 @@ def apply_observed(
             for a in plan.addons
         ),
     )
+
+
+def foreign_group_issues(
+    config: StackConfig,
+    plan: EksPlan,
+    groups: tuple[EksGroupPlan, ...],
+    system: EksSystemGroupPlan | None,
+    foreign: tuple[str, ...],
+    issues: Issues,
+) -> None:
+    """A planned node group whose name a live group without this stack's tag holds: the deploy
+    would fail ("ResourceInUseException: NodeGroup already exists", CreateNodegroup) or, worse,
+    a later run would read and resize another stack's group; the pool must be renamed."""
+    index = {p.name: i for i, p in enumerate(config.pools)}
+    taken = set(foreign)
+    for g in groups:
+        for ng in g.node_groups:
+            if ng.name in taken:
+                issues.add(
+                    join_path("gpuPools", index.get(g.name), "name"),
+                    f"{g.name!r}: cluster {plan.cluster_name} already has a node group "
+                    f"{ng.name} that is not this stack's (it lacks the tag {plan.stack_tag}="
+                    "owned): another stack or a person made it; give this pool another name",
+                )
+    if system is not None and system.node_group_name in taken:
+        issues.add(
+            "cluster.name",
+            f"{plan.cluster_name!r}: the cluster already has a node group "
+            f"{system.node_group_name} that is not this stack's (it lacks the tag "
+            f"{plan.stack_tag}=owned)",
+        )
 
 
 def live_desired_size(
@@ -106,7 +140,11 @@ def live_group(
     names = list(live)
     node_groups, notes = [], []
     for ng in group.node_groups:
-        name, azs = live_name(ng.name, ng.az_ids, ng.frozen, names)
+        if ng.legacy_name is not None and ng.legacy_name in live and ng.name not in live:
+            # This stack's running group, named before the stack entered the hash: kept.
+            name, azs = ng.legacy_name, ng.az_ids
+        else:
+            name, azs = live_name(ng.name, ng.az_ids, ng.frozen, names)
         if more := [az for az in ng.az_ids if az not in azs]:
             them = "them" if len(more) > 1 else "it"
             notes.append(

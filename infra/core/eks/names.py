@@ -45,3 +45,14 @@ def fit(name: str, limit: int) -> str:
 def fit_autonamed(name: str, limit: int) -> str:
     """A logical name whose Pulumi auto-name (``name`` + 8) has at most ``limit`` characters."""
     return fit(name, limit - AUTONAME_SUFFIX)
+
+
+def stack_slug(stack: str) -> str:
+    """The stack name as DNS-label characters (lowercase alphanumerics and ``-``)."""
+    return "".join(c if c.isalnum() else "-" for c in stack.lower()).strip("-")
+
+
+def stack_scoped(base: str, stack: str, limit: int) -> str:
+    """``<base>-<stack>`` fitted to ``limit``: the name of an object this stack adds to a cluster
+    it does not own, where another stack (or the cluster's owner) may hold ``base`` already."""
+    return fit(f"{base}-{stack_slug(stack)}", limit)

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from infra.core.eks.autoscaler import STACK_TAG_VALUE
 from infra.core.observed import failure_reason
 
 
@@ -49,9 +50,11 @@ class EksObserved:
     Attributes:
         cluster: the cluster of ``cluster.name`` in the region; ``None``: there is none (yet).
         node_groups: the cluster's node groups a pool of this stack may own (``node_groups_to_read``)
-            -> their desired size.
+            and that carry this stack's tag (``owned_by``) -> their desired size.
         node_group_limits: the same groups -> their live (min size, max size); a group without
             an entry (a value written before they were read) counts as resized.
+        foreign_node_groups: node groups named like one of this stack's pools but without its
+            tag: another stack's or a person's, never adopted.
         nat_az_ids: AZ IDs of the pending or available NAT gateways in the VPC this stack creates.
         oidc_provider_arn: an existing cluster with IRSA: the IAM OIDC provider of its issuer;
             ``None``: there is none.
@@ -70,6 +73,7 @@ class EksObserved:
     cluster: EksClusterObserved | None = None
     node_groups: Mapping[str, int] = field(default_factory=dict)
     node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    foreign_node_groups: tuple[str, ...] = ()
     nat_az_ids: tuple[str, ...] = ()
     oidc_provider_arn: str | None = None
     oidc_provider_owner: str = ""
@@ -97,6 +101,7 @@ class EksObserved:
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
             "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
+            "foreignNodeGroups": sorted(self.foreign_node_groups),
             "natAzIds": list(self.nat_az_ids),
             "oidcProviderArn": self.oidc_provider_arn,
             "oidcProviderOwner": self.oidc_provider_owner,
@@ -141,6 +146,7 @@ class EksObserved:
                 str(k): (int(v[0]), int(v[1]))
                 for k, v in (doc.get("nodeGroupLimits") or {}).items()
             },
+            foreign_node_groups=tuple(str(n) for n in doc.get("foreignNodeGroups") or ()),
             nat_az_ids=tuple(doc.get("natAzIds") or ()),
             oidc_provider_arn=doc.get("oidcProviderArn"),
             oidc_provider_owner=str(doc.get("oidcProviderOwner") or ""),
@@ -162,6 +168,7 @@ _KEYS = frozenset(
         "cluster",
         "nodeGroups",
         "nodeGroupLimits",
+        "foreignNodeGroups",
         "natAzIds",
         "oidcProviderArn",
         "oidcProviderOwner",
@@ -207,6 +214,12 @@ def node_groups_to_read(names: Iterable[str], pools: Iterable[str]) -> list[str]
         if m and (f"{m['stem']}-".startswith(stems)):
             out.append(n)
     return out
+
+
+def owned_by(tags: Mapping[str, str] | None, stack_tag: str) -> bool:
+    """Whether a node group's tags mark it as this stack's: ``<stack_tag>=owned``, the tag every
+    node group the stack creates carries (``autoscaler.stack_tag``; the system group too)."""
+    return (tags or {}).get(stack_tag) == STACK_TAG_VALUE
 
 
 # What the provider says when a read finds nothing: terraform-plugin-sdk helper/retry NotFoundError

@@ -10,6 +10,7 @@ operator-less stacks (``device_plugin``), and what the observe step read (``live
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -31,7 +32,9 @@ from infra.core.eks.autoscaler_plan import (
     check_pod_identity,
     plan_autoscaler,
 )
+from infra.core.eks.device_plugin import CHART_NAME as DEVICE_PLUGIN_CHART
 from infra.core.eks.device_plugin import (
+    EFA_CHART_NAME,
     DevicePluginPlan,
     plan_device_plugin,
     plan_efa_device_plugin,
@@ -40,8 +43,9 @@ from infra.core.eks.groups import EksGroupPlan, plan_group
 from infra.core.eks.karpenter import controller as karpenter_ctl
 from infra.core.eks.karpenter.plan import as_karpenter_pool
 from infra.core.eks.karpenter.pools import karpenter_problems, spot_role_notes
+from infra.core.eks.lifecycle import owned_name
 from infra.core.eks.live import apply_observed
-from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
+from infra.core.eks.names import HELM_RELEASE_MAX, IAM_ROLE_NAME_MAX, fit_autonamed, stack_scoped
 from infra.core.eks.network import EksNetworkPlan, nats_where_nodes_run, plan_network
 from infra.core.eks.observed import EksClusterObserved, EksObserved
 from infra.core.eks.placement import region_az_ids
@@ -160,6 +164,8 @@ def plan_eks(
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     groups = _plan_groups(config, region, network, catalog, issues)
+    if cluster.existing:
+        groups = tuple(_owned_by_stack(g, config.stack) for g in groups)
     system = plan_system(cluster, network, catalog, issues)
     if network is not None:
         used = {az for g in groups for az in g.az_ids} | set(system.az_ids if system else ())
@@ -195,12 +201,12 @@ def plan_eks(
         system=system,
         groups=groups,
         autoscaler=ca,
-        karpenter=_plan_karpenter(config, region, partition, system, network, issues),
+        karpenter=_plan_karpenter(config, region, partition, system, issues),
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version),
         device_plugin=_plan_device_plugin(config, groups),
-        efa_device_plugin=_plan_efa_device_plugin(groups),
+        efa_device_plugin=_plan_efa_device_plugin(config, groups),
         credentials=provider_credentials(config.provider_config, issues),
         version_notes=tuple(
             versions.support_notes(
@@ -237,6 +243,23 @@ def _plan_groups(
     return tuple(groups)
 
 
+def _owned_by_stack(group: EksGroupPlan, stack: str) -> EksGroupPlan:
+    """A pool's node groups on a cluster the stack does not own, named with the stack in the hash
+    (``lifecycle.owned_name``); each keeps the earlier name for a running group (``live``)."""
+    return dataclasses.replace(
+        group,
+        node_groups=tuple(
+            dataclasses.replace(
+                ng,
+                name=owned_name(ng.name, stack),
+                legacy_name=ng.name,
+                frozen=dataclasses.replace(ng.frozen, stack=stack) if ng.frozen else None,
+            )
+            for ng in group.node_groups
+        ),
+    )
+
+
 KARPENTER_DISABLED_REASON = (
     "false with cluster.autoscaler.kind: karpenter: Karpenter's GPU pools (NodePools) need the "
     "Karpenter controller and its CRDs, which enabled: false would not install, and nothing else "
@@ -250,7 +273,6 @@ def _plan_karpenter(
     region: str,
     partition: str,
     system: EksSystemGroupPlan | None,
-    network: EksNetworkPlan | None,
     issues: Issues,
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
@@ -270,7 +292,6 @@ def _plan_karpenter(
         partition=partition,
         system_labels=system.labels if system is not None else {},
         system_min_nodes=system.min_size if system is not None else None,
-        given_subnets=network.private_subnets if network and not network.create else None,
     )
     found = karpenter_ctl.problems(
         existing=cluster.existing,
@@ -294,11 +315,26 @@ def _plan_device_plugin(
         [g.name for g in al2023],
         [t for g in al2023 for t in g.taints],
         [p.sharing for p in config.pools if p.sharing is not None],
+        release=_release_name(config, DEVICE_PLUGIN_CHART),
     )
 
 
-def _plan_efa_device_plugin(groups: tuple[EksGroupPlan, ...]) -> DevicePluginPlan | None:
+def _plan_efa_device_plugin(
+    config: StackConfig, groups: tuple[EksGroupPlan, ...]
+) -> DevicePluginPlan | None:
     efa = [g for g in groups if g.efa_interfaces]
     return plan_efa_device_plugin(
-        POOL_LABEL, [g.name for g in efa], [t for g in efa for t in g.taints]
+        POOL_LABEL,
+        [g.name for g in efa],
+        [t for g in efa for t in g.taints],
+        release=_release_name(config, EFA_CHART_NAME),
     )
+
+
+def _release_name(config: StackConfig, chart: str) -> str:
+    """A chart's release name: the chart's on a cluster the stack creates (a running stack keeps
+    its release: renaming one is a delete and a create), the stack's own on an existing one,
+    within Helm's 53 characters (``names.HELM_RELEASE_MAX``)."""
+    if not config.cluster.existing:
+        return chart
+    return stack_scoped(chart, config.stack, HELM_RELEASE_MAX)

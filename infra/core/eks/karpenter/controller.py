@@ -104,9 +104,9 @@ class KarpenterControllerPlan:
     Attributes:
         values: Helm values without the IRSA role annotation (the component adds the role's ARN).
         queue_name: the SQS queue, also ``values['settings']['interruptionQueue']``.
-        discovery_tag: ``(key, value)`` on the private subnets and the cluster security group.
-        tagged_subnets: AZ ID -> given private subnet that gets ``discovery_tag`` by a tag
-            resource (subnets of a VPC the stack creates carry it from their creation).
+        discovery_tag: ``(key, value)`` on the cluster security group and the private subnets of
+            a VPC the stack creates (from their creation); given subnets are selected by ID and
+            never tagged (``pools.node_class``).
     """
 
     cluster_name: str
@@ -123,7 +123,6 @@ class KarpenterControllerPlan:
     queue_name: str = ""
     rules: tuple[EventRulePlan, ...] = ()
     discovery_tag: tuple[str, str] = ("", "")
-    tagged_subnets: Mapping[str, str] = field(default_factory=dict)
 
 
 def _slug(text: str) -> str:
@@ -456,12 +455,8 @@ def plan_controller(
     partition: str,
     system_labels: Mapping[str, str],
     system_min_nodes: int | None,
-    given_subnets: Mapping[str, str] | None = None,
 ) -> KarpenterControllerPlan:
-    """The Karpenter release and its interruption queue for one stack's cluster.
-
-    ``given_subnets``: AZ ID -> private subnet of a VPC the stack does not create.
-    """
+    """The Karpenter release and its interruption queue for one stack's cluster."""
     queue = queue_name(cluster_name, stack)
     return KarpenterControllerPlan(
         cluster_name=cluster_name,
@@ -476,7 +471,6 @@ def plan_controller(
         queue_name=queue,
         rules=event_rules(cluster_name, stack),
         discovery_tag=discovery_tag(cluster_name),
-        tagged_subnets=dict(given_subnets or {}),
     )
 
 

@@ -28,6 +28,8 @@ def as_karpenter_pool(
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
         kubernetes_version=config.cluster.kubernetes_version,
         pins_dir=catalog.data_dir,
+        # Given subnets, in AZ ID order, are selected by ID (pools.node_class).
+        subnet_ids=tuple(s for _, s in sorted((config.cluster.vpc.private_subnets or {}).items())),
     )
     pool = plan_karpenter_pool(i, group, ctx, issues)
     return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

@@ -275,21 +275,32 @@ def _block_devices(family: str, disk_gib: int) -> list[dict[str, Any]]:
 
 
 def node_class(group: EksGroupPlan, ctx: PoolContext, tags: Mapping[str, str]) -> dict[str, Any]:
-    """The pool's EC2NodeClass: pinned AMI alias, discovery-tag subnets and security groups,
+    """The pool's EC2NodeClass: pinned AMI alias, its subnets, discovery-tag security groups,
     encrypted gp3, IMDSv2, the GPU-isolation user data of the node groups.
 
     Annotated with the SSM parameter the alias resolves through for the cluster's minor
     (``AMI_PARAMETER_ANNOTATION``): Karpenter reads neither, but the plan records what it
     resolved, so a Kubernetes minor or a moved alias pin shows as a change of the EC2NodeClass
-    that drifts every node (``data/node_disruption.csv``)."""
+    that drifts every node (``data/node_disruption.csv``).
+
+    Subnets by ID where they are given (``ctx.subnet_ids``), else by the discovery tag the subnets
+    of the VPC the stack creates carry from their creation. Given subnets are not the stack's to
+    tag: another cluster's Karpenter may select them by ``karpenter.sh/discovery`` with its own
+    value, and EC2 CreateTags overwrites a key's value ("If you specify a tag key that is already
+    associated with the resource, the new tag value you specify overwrites the previous value",
+    EC2 API reference CreateTags). "Karpenter discovers subnets through the EC2NodeClass using ids
+    or tags", one ``id`` per term, terms ORed (aws/karpenter-provider-aws website/content/en/v1.14/
+    concepts/nodeclasses.md ``spec.subnetSelectorTerms``).
+    """
     family = ami_family(group.ami_type) or "al2023"
     version = ami_aliases(ctx.pins_dir)[family]
     parameter = karpenter_ami_parameter(family, version, ctx.kubernetes_version, ctx.architecture)
     key, value = discovery_tag(ctx.cluster_name)
+    subnets = [{"id": s} for s in ctx.subnet_ids] or [{"tags": {key: value}}]
     spec: dict[str, Any] = {
         "amiSelectorTerms": [{"alias": f"{family}@{version}"}],
         "role": NODE_ROLE_PLACEHOLDER,
-        "subnetSelectorTerms": [{"tags": {key: value}}],
+        "subnetSelectorTerms": subnets,
         "securityGroupSelectorTerms": [{"tags": {key: value}}],
         "blockDeviceMappings": _block_devices(family, group.disk_size_gib),
         "metadataOptions": dict(METADATA_OPTIONS),
@@ -374,6 +385,7 @@ class PoolContext:
     termination_grace_period: str = "48h"
     kubernetes_version: str = ""  # the cluster's minor: the AMI alias resolves per minor
     pins_dir: Path = DATA_DIR  # whose pins.csv the AMI alias comes from (``--old-catalog``)
+    subnet_ids: tuple[str, ...] = ()  # given private subnets (none: the stack's own VPC)
 
 
 def plan_karpenter_pool(
