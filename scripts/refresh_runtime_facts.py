@@ -96,6 +96,13 @@ NRI_SCOPES = (
         "any-but-management",
     ),
 )
+# The installer's containerd defaults: the config it edits and reverts, and how it restarts.
+CONTAINERD_GO = (
+    "tools/container/runtime/containerd/containerd.go",
+    "cmd/nvidia-ctk-installer/container/runtime/containerd/containerd.go",
+)
+CHART_DIR = "deployments/gpu-operator"
+NFD_POST_DELETE = f"{CHART_DIR}/charts/node-feature-discovery/templates/post-delete-job.yaml"
 OPERATOR = "gpu-operator"
 OPERATOR_GO = "controllers/object_controls.go"
 CDI_IF = "if config.CDI.IsEnabled() {"
@@ -230,6 +237,7 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
     yield _row("nvidia-container-toolkit", version, commit, "auto-mode", auto, "", where)
     forms, where = _first_match(repo, version, MOUNT_FORMS)
     yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
+    yield from _containerd_rows(repo, version, commit)
     plugin = show(repo, version, NRI_PLUGIN)
     if plugin is None:
         scope = "no-plugin"
@@ -238,6 +246,46 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
         scope = next((v for rx, v in NRI_SCOPES if re.search(rx, body, re.DOTALL)), "any")
     yield _row(
         "nvidia-container-toolkit", version, commit, "nri-annotation-scope", scope, "", NRI_PLUGIN
+    )
+
+
+def _containerd_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
+    for path in CONTAINERD_GO:
+        consts = go_consts(show(repo, version, path) or "")
+        if "DefaultRestartMode" in consts and "DefaultConfig" in consts:
+            break
+    else:
+        raise SystemExit(f"toolkit {version}: containerd defaults not found")
+    for fact, const in (
+        ("containerd-restart-mode", "DefaultRestartMode"),
+        ("containerd-config", "DefaultConfig"),
+    ):
+        yield _row("nvidia-container-toolkit", version, commit, fact, consts[const], "", path)
+    # From 1.18 the installer writes its runtimes to a drop-in file ("" before).
+    drop_in = consts.get("DefaultDropInConfig", "")
+    yield _row("nvidia-container-toolkit", version, commit, "containerd-drop-in", drop_in, "", path)
+
+
+def chart_hook_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]]:
+    """What ``helm uninstall`` runs besides deleting the release's objects: NFD's post-delete
+    prune Job (and the value gating it, "" when it is not gated) and the chart's pre-delete hooks
+    (``file:gate``, gate ``-`` when unconditional)."""
+    nfd = show(repo, tag, NFD_POST_DELETE)
+    if nfd is None or '"helm.sh/hook": post-delete' not in nfd:
+        raise SystemExit(f"operator {tag}: NFD post-delete job not found")
+    gate = re.match(r"\{\{-? if \.Values\.([A-Za-z.]+) \}\}", nfd)
+    value = gate.group(1) if gate else ""
+    yield _row(OPERATOR, tag, commit, "nfd.post-delete-gate", value, "", NFD_POST_DELETE)
+    hooks = []
+    templates = f"{CHART_DIR}/templates"
+    for name in git(repo, "ls-tree", "--name-only", f"{tag}:{templates}").split():
+        text = show(repo, tag, f"{templates}/{name}") or ""
+        if '"helm.sh/hook": pre-delete' not in text:
+            continue
+        m = re.match(r"\{\{-? if \.Values\.([A-Za-z.]+) \}\}", text)
+        hooks.append(f"{name}:{m.group(1) if m else '-'}")
+    yield _row(
+        OPERATOR, tag, commit, "pre-delete-hooks", " ".join(hooks), "", f"{templates}/*.yaml"
     )
 
 
@@ -293,6 +341,7 @@ def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
         OPERATOR_GO,
     )
     yield from _runtime_class_rows(repo, tag, commit, go)
+    yield from chart_hook_rows(repo, tag, commit)
 
 
 def _one(found: list[str], what: str) -> str:
