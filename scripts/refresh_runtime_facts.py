@@ -101,6 +101,11 @@ CONTAINERD_GO = (
     "tools/container/runtime/containerd/containerd.go",
     "cmd/nvidia-ctk-installer/container/runtime/containerd/containerd.go",
 )
+# Where the runtime's config.toml schema (the Config struct's TOML keys) lives, before and after
+# its move to api/config/v1.
+CONFIG_GO = ("internal/config/config.go", "api/config/v1/config.go")
+# The licensing Secret keys the operator mounts into the vGPU driver container.
+VGPU_CONSTS = "internal/consts/consts.go"
 CHART_DIR = "deployments/gpu-operator"
 NFD_POST_DELETE = f"{CHART_DIR}/charts/node-feature-discovery/templates/post-delete-job.yaml"
 OPERATOR = "gpu-operator"
@@ -238,6 +243,7 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
     forms, where = _first_match(repo, version, MOUNT_FORMS)
     yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
     yield from _containerd_rows(repo, version, commit)
+    yield from _config_key_rows(repo, version, commit)
     plugin = show(repo, version, NRI_PLUGIN)
     if plugin is None:
         scope = "no-plugin"
@@ -266,6 +272,40 @@ def _containerd_rows(repo: str, version: str, commit: str) -> Iterator[dict[str,
     yield _row("nvidia-container-toolkit", version, commit, "containerd-drop-in", drop_in, "", path)
 
 
+def _config_key_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
+    """The top-level keys of the runtime's config.toml (what ``nvidia-ctk config --set`` writes
+    and the runtime reads), as the Config struct's TOML tags name them."""
+    for path in CONFIG_GO:
+        text = show(repo, version, path)
+        if text and re.search(r"^type Config struct", text, re.MULTILINE):
+            body = func_like(text, "type Config struct")
+            keys = [k.split(",", 1)[0] for k in re.findall(r'toml:"([^"]+)"', body)]
+            yield _row(
+                "nvidia-container-toolkit", version, commit, "config-keys", " ".join(keys), "", path
+            )
+            return
+    raise SystemExit(f"toolkit {version}: Config struct not found")
+
+
+def func_like(source: str, header: str) -> str:
+    """The text from ``header`` at column 0 to the next closing brace at column 0."""
+    m = re.search(rf"^{re.escape(header)}.*?^}}", source, re.MULTILINE | re.DOTALL)
+    if m is None:
+        raise SystemExit(f"no {header}")
+    return m.group(0)
+
+
+def vgpu_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]]:
+    consts = go_consts(show(repo, tag, VGPU_CONSTS) or "")
+    for fact, const in (
+        ("vgpu.licensing-file", "VGPULicensingFileName"),
+        ("vgpu.nls-token-file", "NLSClientTokenFileName"),
+    ):
+        if const not in consts:
+            raise SystemExit(f"operator {tag}: {const} not found")
+        yield _row(OPERATOR, tag, commit, fact, consts[const], "", VGPU_CONSTS)
+
+
 def chart_hook_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]]:
     """What ``helm uninstall`` runs besides deleting the release's objects: NFD's post-delete
     prune Job (and the value gating it, "" when it is not gated) and the chart's pre-delete hooks
@@ -276,6 +316,13 @@ def chart_hook_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]
     gate = re.match(r"\{\{-? if \.Values\.([A-Za-z.]+) \}\}", nfd)
     value = gate.group(1) if gate else ""
     yield _row(OPERATOR, tag, commit, "nfd.post-delete-gate", value, "", NFD_POST_DELETE)
+    nfd_values = f"{CHART_DIR}/charts/node-feature-discovery/values.yaml"
+    default = (yaml.safe_load(show(repo, tag, nfd_values) or "") or {}).get(value) if value else ""
+    if value and not isinstance(default, bool):
+        raise SystemExit(f"operator {tag}: NFD {value} default not found")
+    yield _row(
+        OPERATOR, tag, commit, "nfd.post-delete-default", str(default).lower(), "", nfd_values
+    )
     hooks = []
     templates = f"{CHART_DIR}/templates"
     for name in git(repo, "ls-tree", "--name-only", f"{tag}:{templates}").split():
@@ -342,6 +389,7 @@ def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
     )
     yield from _runtime_class_rows(repo, tag, commit, go)
     yield from chart_hook_rows(repo, tag, commit)
+    yield from vgpu_rows(repo, tag, commit)
 
 
 def _one(found: list[str], what: str) -> str:

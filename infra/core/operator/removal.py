@@ -10,7 +10,7 @@ operator's own node labels (``nvidia.com/gpu.deploy.*``, ``nvidia.com/gpu.presen
 ``nvidia.com/mig.config``: ``controllers/state_manager.go``, ``nodelabeling_controller.go``) stay
 on the nodes. NFD's post-delete Job runs ``nfd-master -prune`` and removes NFD's labels (fact
 ``nfd.post-delete-gate``: ungated in the v25.3 charts' NFD subchart, gated on
-``postDeleteCleanup``, default true, from v25.10). Operator-installed drivers unload the kernel
+``postDeleteCleanup`` from v25.10, its default fact ``nfd.post-delete-default``). Operator-installed drivers unload the kernel
 modules as their containers stop (NVIDIA gpu-driver-container ``nvidia-driver``
 ``_unload_driver``). Each toolkit pod, on SIGTERM, reverts the runtime config it edited (fact
 ``containerd-config`` unless ``CONTAINERD_CONFIG`` names another) and restarts containerd (fact
@@ -108,8 +108,10 @@ def _nfd_prune(values: Mapping[str, Any], version: str) -> str:
         return f"{prune} (unless node-feature-discovery.postDeleteCleanup is false)"
     if not fact.value:
         return f"{prune} (not gated in chart {version})"
+    default = runtime_fact(OPERATOR, version, "nfd.post-delete-default")
+    on = default is None or default.flag  # the NFD subchart's own default
     nfd = values.get("node-feature-discovery")
-    gate = nfd.get(fact.value, True) if isinstance(nfd, Mapping) else True
+    gate = nfd.get(fact.value, on) if isinstance(nfd, Mapping) else on
     return prune if gate else ""
 
 
