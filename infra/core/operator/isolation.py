@@ -472,7 +472,10 @@ def isolation_settings(
     ``values``/``reasons``: the release as planned so far. Always
     ``ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`` (the installer's default is
     true at every recorded toolkit version, and the operator's RuntimeClass reaches the runtime):
-    the operator's operands are privileged and keep their GPUs. Then, only where the device
+    the operator's operands are privileged and keep their GPUs; its device-plugin validator is not
+    privileged but requests the GPU resource (gpu-operator
+    ``validator/manifests/plugin-workload-validation.yaml``), so it gets its GPU the way workloads
+    do and checks exactly that path. Then, only where the device
     plugin's strategy as planned would no longer deliver with the env var refused (nvidia is
     containerd's default and its runtime mode reads neither the plugin's annotations nor CRI CDI
     devices: ``infra.core.operator.delivery``), allocated GPUs come as the volume-mount list,
@@ -498,8 +501,9 @@ def isolation_settings(
                 "false",
                 f"GPU isolation: the installer's default is {str(default.value).lower()} "
                 f"({default.source}) and a pod naming the operator's RuntimeClass reaches the "
-                "nvidia runtime; the operator's pods are privileged, allocated GPUs arrive by CDI "
-                "or volume mounts",
+                "nvidia runtime; the operator's operands are privileged, and its device-plugin "
+                "validator requests its GPU like any workload; allocated GPUs arrive by CDI or "
+                "volume mounts",
             )
         )
     nvidia = installer_flag("set-as-default", tk, env)
@@ -538,11 +542,17 @@ def _needs_mounts(values: Mapping[str, Any], version: str, reasons: Mapping[str,
     return not refusals(_handover(mounts, volume, prefix, cdi))
 
 
-# Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it.
+# Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it. k3s
+# registers the nvidia runtimes itself when it finds nvidia-container-runtime on PATH or under
+# /usr/local/nvidia/toolkit (k3s pkg/agent/containerd/nvidia.go findNvidiaContainerRuntimes) and
+# ships RuntimeClass nvidia (k3s manifests/runtimes.yaml), so there the host toolkit is reachable
+# even where nvidia is not the default runtime.
 OFF_WHY = (
     "the GPU Operator is off, so gpu-infra configures no container runtime on these nodes; if "
-    "nvidia is their default runtime and the toolkit accepts NVIDIA_VISIBLE_DEVICES from "
-    "unprivileged containers (its default), any CUDA image sees every GPU of its node"
+    "nvidia is their default runtime, or a pod names a RuntimeClass that reaches it (k3s ships "
+    "RuntimeClass nvidia and registers the host's nvidia-container-runtime itself), and the "
+    "toolkit accepts NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), a CUDA "
+    "image there sees every GPU of its node"
 )
 
 

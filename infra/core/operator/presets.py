@@ -21,7 +21,10 @@ from infra.core.sharing import DEVICE_LIST_STRATEGY
 NO_OPERATOR_DEVICE_PLUGIN = ("eks-bottlerocket",)
 NO_OPERATOR_MIG_MANAGER = ("eks-bottlerocket",)
 NO_OPERATOR_TOOLKIT = ("eks-al2023", "eks-bottlerocket")
-# Distributions whose embedded containerd gets nvidia as a non-default runtime from toolkit 1.17.
+# Distributions whose embedded containerd keeps runc its default runtime: k3s renders its containerd
+# config from its own template, which defines only runtimes.runc and sets default_runtime_name only
+# with `--default-runtime` (k3s pkg/agent/templates; https://docs.k3s.io/cli/agent), so nvidia is a
+# non-default runtime there whatever toolkit 1.17 writes.
 RUNTIME_CLASS_PRESETS = ("k3s", "rke2")
 # Where k3s's (and RKE2's, which runs k3s's agent) embedded containerd listens
 # (https://docs.k3s.io/advanced#configuring-containerd; NVIDIA getting-started.html, k3s/RKE2).
