@@ -244,6 +244,10 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
     yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
     yield from _containerd_rows(repo, version, commit)
     yield from _config_key_rows(repo, version, commit)
+    yield from _nri_rows(repo, version, commit)
+
+
+def _nri_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
     plugin = show(repo, version, NRI_PLUGIN)
     if plugin is None:
         scope = "no-plugin"

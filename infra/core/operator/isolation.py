@@ -8,10 +8,10 @@ when it runs under the nvidia runtime: containerd's default where the toolkit ma
 that names one of the RuntimeClasses the operator creates (fact ``runtimeClasses``; the Pod Security
 ``restricted`` profile has no control on ``runtimeClassName``:
 https://kubernetes.io/docs/concepts/security/pod-security-standards/). GPUs the device plugin
-allocated arrive by CDI (``cdi-annotations``/``cdi-cri``: containerd injects them, no env var), by
-the volume-mount list (only where the toolkit accepts it) or by ``NVIDIA_VISIBLE_DEVICES`` (only
-where it accepts that). Not covered, as no runtime setting covers them: privileged pods, pods adding
-``CAP_SYS_ADMIN`` and ``hostPath`` mounts (Pod Security ``baseline`` refuses all three).
+allocated arrive by CDI, the volume-mount list or ``NVIDIA_VISIBLE_DEVICES``, each read only where
+the runtime's mode and gates read it (``infra.core.operator.delivery``). Not covered, as no runtime setting covers them: privileged pods, pods adding
+``CAP_SYS_ADMIN`` and ``hostPath`` mounts; Pod Security ``baseline`` refuses all three, and
+gpu-infra enforces it on every team namespace it labels (``TEAM_POD_SECURITY``).
 
 Pod annotations never reach the nvidia runtime without the NRI plugin: the toolkit lists only
 ``container_annotations`` (set by the kubelet from the device plugin's response) on its containerd
