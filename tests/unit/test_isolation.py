@@ -233,6 +233,10 @@ def test_v25_3_cdi_without_default_leaves_toolkit_1_17_in_auto_legacy_mode_and_i
     problem = errors(config)["gpuOperator.values.cdi"]
     assert "would get no GPU" in problem and "set cdi.default: true" in problem
     assert "v25.3.3 or later" in problem
+    # The fix it names plans: with cdi.default the runtime runs CDI mode and reads the annotations.
+    fixed = {"cdi": {"enabled": True, "default": True}}
+    (row,) = plan(stack("kubernetes", operator={"version": version, "values": fixed})).isolation
+    assert (row.runtime_mode.value, row.delivers, row.enforced) == ("cdi", True, True)
 
 
 @pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])

@@ -135,8 +135,9 @@ def _toolkit_cleanup(values: Mapping[str, Any], version: str) -> str:
         "child process, so k3s itself restarts there, its kubelet with it, and on a server node "
         "its API server and etcd (a single-server cluster loses its API server mid-uninstall: "
         "run the update again if the uninstall or NFD's prune fails); the toolkit keeps "
-        "/usr/local/nvidia/toolkit, where k3s finds the nvidia runtime again on restart, so pods "
-        "naming k3s's RuntimeClass nvidia still run under it until that directory is removed"
+        "/usr/local/nvidia/toolkit, where k3s (RKE2 runs k3s's agent) finds the nvidia runtime "
+        "again on restart, so pods naming a RuntimeClass nvidia (k3s ships one) still run under "
+        "it until that directory is removed"
     )
 
 
