@@ -40,11 +40,11 @@ from infra.core.catalog.runtime_facts import (
     RuntimeFact,
     runtime_fact,
 )
-from infra.core.config.stack import StackConfig
 from infra.core.operator.delivery import UNKNOWN as _UNKNOWN
-from infra.core.operator.delivery import Decided, Handover, refusals
+from infra.core.operator.delivery import Decided, Handover, nri_open, refusals
 from infra.core.operator.helm_values import Setting, default_at
 from infra.core.operator.model import HelmRelease
+from infra.core.operator.pod_security import NamespaceGuard, guard_gaps
 from infra.core.platform import NodeRuntime, Platform
 from infra.core.pools import PoolHints
 from infra.core.sharing import DEVICE_LIST_STRATEGY
@@ -316,16 +316,21 @@ def _operator_toolkit(
             _fact(TOOLKIT, tk, "nri-annotation-scope"),
         )
     if node is not None:
-        by = "the node image"
-        return _Toolkit(
-            Decided(node.default_runtime, by, node.source),
-            Decided(node.accept_envvar, by, node.source),
-            Decided(node.accept_mounts, by, node.source),
-            _UNKNOWN,
-            _UNKNOWN,
-            node.nvidia_handler,
-        )
+        return _node_toolkit(node)
     return _Toolkit(_UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, True)
+
+
+def _node_toolkit(node: NodeRuntime) -> _Toolkit:
+    """The node image's own toolkit: its gates as the image sets them, its mode unknown."""
+    by = "the node image"
+    return _Toolkit(
+        Decided(node.default_runtime, by, node.source),
+        Decided(node.accept_envvar, by, node.source),
+        Decided(node.accept_mounts, by, node.source),
+        _UNKNOWN,
+        _UNKNOWN,
+        node.nvidia_handler,
+    )
 
 
 def operator_path(
@@ -379,7 +384,7 @@ def node_path(combo: Combination, node: NodeRuntime | None, off_why: str) -> Run
             unrequested=None,
             unknown=off_why,
         )
-    tk = _operator_toolkit({"toolkit": {"enabled": False}}, "", {}, node)
+    tk = _node_toolkit(node)
     strategy = Decided(node.device_list, "the node image", node.source)
     none = Decided((), "no GPU Operator", "")
     return _verdict(combo, "-", none, tk, _handover(tk, strategy, _UNKNOWN, cdi=False))
@@ -397,7 +402,7 @@ def _verdict(
     if named:
         ways.append("a pod naming runtimeClassName " + " or ".join(named))
     unknown = ""
-    annotated = _nri_open(tk.nri_scope) if mode == "nri" else None
+    annotated = nri_open(tk.nri_scope) if mode == "nri" else None
     if mode == "nri" and tk.nri_scope.value is None:
         unknown = f"no facts on which pods the toolkit's NRI plugin serves ({tk.nri_scope.source})"
     elif classes.value is None:
@@ -436,23 +441,6 @@ def _verdict(
         unrequested=unrequested,
         unknown=unknown,
         undelivered=tuple(refusals(handover)),
-    )
-
-
-# Toolkit nri/plugin.go parseCDIDevices: 1.19 serves only pods in NRI_NAMESPACE (the operator
-# sets it to the toolkit pod's own namespace: assets/state-container-toolkit/0500_daemonset.yaml).
-NRI_OWN_NAMESPACE = "nri-namespace"
-
-
-def _nri_open(scope: Decided) -> str | None:
-    """Who gets what through the NRI plugin's annotation, or ``None`` when only the operator's
-    namespace (privileged, no team workloads) is served."""
-    if scope.value is None or scope.value == NRI_OWN_NAMESPACE:
-        return None
-    return (
-        "a pod in any namespace annotated nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all "
-        "(no GPU request, no privilege; Pod Security does not restrict annotations) gets every GPU "
-        f"of its node: the toolkit's NRI plugin injects the CDI devices it names ({scope.source})"
     )
 
 
@@ -579,57 +567,6 @@ def runtime_paths(
         key = replace(r, pools=())
         merged[key] = (*merged.get(key, ()), *r.pools)
     return tuple(replace(k, pools=v) for k, v in merged.items())
-
-
-# Pod Security "baseline" refuses privileged containers, capabilities beyond its list (CAP_SYS_ADMIN,
-# which the toolkit takes as privileged) and hostPath volumes (a /dev/null hostPath mounted at
-# /var/run/nvidia-container-devices/all is a volume-mount request for every GPU: toolkit
-# cuda_image.go requestsFromMounts): https://kubernetes.io/docs/concepts/security/pod-security-standards/#baseline
-TEAM_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "baseline"}
-HOLDING_LEVELS = ("baseline", "restricted")
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceGuard:
-    """The Pod Security level enforced on one team namespace (``None``: not gpu-infra's)."""
-
-    name: str
-    level: str | None
-    by: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "podSecurityEnforce": self.level, "by": self.by}
-
-
-KUBEFLOW_PSS = (
-    "the Kubeflow profile controller labels this namespace, not gpu-infra (kubeflow/manifests "
-    "applications/profiles/pss enforces baseline)"
-)
-
-
-def namespace_guards(config: StackConfig) -> tuple[NamespaceGuard, ...]:
-    """Per ``gpuNamespaces`` entry, the Pod Security level that keeps privileged, CAP_SYS_ADMIN
-    and hostPath pods out (users cannot set ``pod-security.kubernetes.io/*`` there:
-    ``rules.kubernetes.check_gpu_namespace_labels``)."""
-    return tuple(
-        NamespaceGuard(ns.name, None, KUBEFLOW_PSS)
-        if ns.kubeflow_profile is not None
-        else NamespaceGuard(ns.name, TEAM_POD_SECURITY[_ENFORCE], "gpu-infra")
-        for ns in config.namespaces
-    )
-
-
-_ENFORCE = "pod-security.kubernetes.io/enforce"
-
-
-def guard_gaps(guards: Sequence[NamespaceGuard]) -> list[str]:
-    """One line per team namespace whose Pod Security gpu-infra cannot vouch for."""
-    return [
-        f"{g.name}: {g.by}; without at least baseline a privileged pod there sees every GPU of "
-        "its node"
-        for g in guards
-        if g.level not in HOLDING_LEVELS
-    ]
 
 
 def summary(paths: Sequence[RuntimePath], guards: Sequence[NamespaceGuard] = ()) -> dict[str, Any]:
