@@ -96,6 +96,18 @@ NRI_SCOPES = (
         "any-but-management",
     ),
 )
+# The installer's containerd defaults: the config it edits and reverts, and how it restarts.
+CONTAINERD_GO = (
+    "tools/container/runtime/containerd/containerd.go",
+    "cmd/nvidia-ctk-installer/container/runtime/containerd/containerd.go",
+)
+# Where the runtime's config.toml schema (the Config struct's TOML keys) lives, before and after
+# its move to api/config/v1.
+CONFIG_GO = ("internal/config/config.go", "api/config/v1/config.go")
+# The licensing Secret keys the operator mounts into the vGPU driver container.
+VGPU_CONSTS = "internal/consts/consts.go"
+CHART_DIR = "deployments/gpu-operator"
+NFD_POST_DELETE = f"{CHART_DIR}/charts/node-feature-discovery/templates/post-delete-job.yaml"
 OPERATOR = "gpu-operator"
 OPERATOR_GO = "controllers/object_controls.go"
 CDI_IF = "if config.CDI.IsEnabled() {"
@@ -230,6 +242,12 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
     yield _row("nvidia-container-toolkit", version, commit, "auto-mode", auto, "", where)
     forms, where = _first_match(repo, version, MOUNT_FORMS)
     yield _row("nvidia-container-toolkit", version, commit, "cdi-mount-forms", forms, "", where)
+    yield from _containerd_rows(repo, version, commit)
+    yield from _config_key_rows(repo, version, commit)
+    yield from _nri_rows(repo, version, commit)
+
+
+def _nri_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
     plugin = show(repo, version, NRI_PLUGIN)
     if plugin is None:
         scope = "no-plugin"
@@ -238,6 +256,87 @@ def _mode_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]
         scope = next((v for rx, v in NRI_SCOPES if re.search(rx, body, re.DOTALL)), "any")
     yield _row(
         "nvidia-container-toolkit", version, commit, "nri-annotation-scope", scope, "", NRI_PLUGIN
+    )
+
+
+def _containerd_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
+    for path in CONTAINERD_GO:
+        consts = go_consts(show(repo, version, path) or "")
+        if "DefaultRestartMode" in consts and "DefaultConfig" in consts:
+            break
+    else:
+        raise SystemExit(f"toolkit {version}: containerd defaults not found")
+    for fact, const in (
+        ("containerd-restart-mode", "DefaultRestartMode"),
+        ("containerd-config", "DefaultConfig"),
+    ):
+        yield _row("nvidia-container-toolkit", version, commit, fact, consts[const], "", path)
+    # From 1.18 the installer writes its runtimes to a drop-in file ("" before).
+    drop_in = consts.get("DefaultDropInConfig", "")
+    yield _row("nvidia-container-toolkit", version, commit, "containerd-drop-in", drop_in, "", path)
+
+
+def _config_key_rows(repo: str, version: str, commit: str) -> Iterator[dict[str, str]]:
+    """The top-level keys of the runtime's config.toml (what ``nvidia-ctk config --set`` writes
+    and the runtime reads), as the Config struct's TOML tags name them."""
+    for path in CONFIG_GO:
+        text = show(repo, version, path)
+        if text and re.search(r"^type Config struct", text, re.MULTILINE):
+            body = func_like(text, "type Config struct")
+            keys = [k.split(",", 1)[0] for k in re.findall(r'toml:"([^"]+)"', body)]
+            yield _row(
+                "nvidia-container-toolkit", version, commit, "config-keys", " ".join(keys), "", path
+            )
+            return
+    raise SystemExit(f"toolkit {version}: Config struct not found")
+
+
+def func_like(source: str, header: str) -> str:
+    """The text from ``header`` at column 0 to the next closing brace at column 0."""
+    m = re.search(rf"^{re.escape(header)}.*?^}}", source, re.MULTILINE | re.DOTALL)
+    if m is None:
+        raise SystemExit(f"no {header}")
+    return m.group(0)
+
+
+def vgpu_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]]:
+    consts = go_consts(show(repo, tag, VGPU_CONSTS) or "")
+    for fact, const in (
+        ("vgpu.licensing-file", "VGPULicensingFileName"),
+        ("vgpu.nls-token-file", "NLSClientTokenFileName"),
+    ):
+        if const not in consts:
+            raise SystemExit(f"operator {tag}: {const} not found")
+        yield _row(OPERATOR, tag, commit, fact, consts[const], "", VGPU_CONSTS)
+
+
+def chart_hook_rows(repo: str, tag: str, commit: str) -> Iterator[dict[str, str]]:
+    """What ``helm uninstall`` runs besides deleting the release's objects: NFD's post-delete
+    prune Job (and the value gating it, "" when it is not gated) and the chart's pre-delete hooks
+    (``file:gate``, gate ``-`` when unconditional)."""
+    nfd = show(repo, tag, NFD_POST_DELETE)
+    if nfd is None or '"helm.sh/hook": post-delete' not in nfd:
+        raise SystemExit(f"operator {tag}: NFD post-delete job not found")
+    gate = re.match(r"\{\{-? if \.Values\.([A-Za-z.]+) \}\}", nfd)
+    value = gate.group(1) if gate else ""
+    yield _row(OPERATOR, tag, commit, "nfd.post-delete-gate", value, "", NFD_POST_DELETE)
+    nfd_values = f"{CHART_DIR}/charts/node-feature-discovery/values.yaml"
+    default = (yaml.safe_load(show(repo, tag, nfd_values) or "") or {}).get(value) if value else ""
+    if value and not isinstance(default, bool):
+        raise SystemExit(f"operator {tag}: NFD {value} default not found")
+    yield _row(
+        OPERATOR, tag, commit, "nfd.post-delete-default", str(default).lower(), "", nfd_values
+    )
+    hooks = []
+    templates = f"{CHART_DIR}/templates"
+    for name in git(repo, "ls-tree", "--name-only", f"{tag}:{templates}").split():
+        text = show(repo, tag, f"{templates}/{name}") or ""
+        if '"helm.sh/hook": pre-delete' not in text:
+            continue
+        m = re.match(r"\{\{-? if \.Values\.([A-Za-z.]+) \}\}", text)
+        hooks.append(f"{name}:{m.group(1) if m else '-'}")
+    yield _row(
+        OPERATOR, tag, commit, "pre-delete-hooks", " ".join(hooks), "", f"{templates}/*.yaml"
     )
 
 
@@ -293,6 +392,8 @@ def operator_rows(repo: str, tag: str) -> Iterator[dict[str, str]]:
         OPERATOR_GO,
     )
     yield from _runtime_class_rows(repo, tag, commit, go)
+    yield from chart_hook_rows(repo, tag, commit)
+    yield from vgpu_rows(repo, tag, commit)
 
 
 def _one(found: list[str], what: str) -> str:

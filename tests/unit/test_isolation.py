@@ -28,6 +28,7 @@ from infra.core.operator.isolation_table import _OPERATOR_FACTS, _TOOLKIT_FACTS,
 from tests.unit.operator_fixtures import errors, plan, stack
 
 NS = [{"name": "team-a", "gpus": 2}]
+ACCEPT_MOUNTS_FLAG = "accept-nvidia-visible-devices-as-volume-mounts"
 
 
 def _chart(version: str) -> dict[str, Any]:
@@ -232,6 +233,10 @@ def test_v25_3_cdi_without_default_leaves_toolkit_1_17_in_auto_legacy_mode_and_i
     problem = errors(config)["gpuOperator.values.cdi"]
     assert "would get no GPU" in problem and "set cdi.default: true" in problem
     assert "v25.3.3 or later" in problem
+    # The fix it names plans: with cdi.default the runtime runs CDI mode and reads the annotations.
+    fixed = {"cdi": {"enabled": True, "default": True}}
+    (row,) = plan(stack("kubernetes", operator={"version": version, "values": fixed})).isolation
+    assert (row.runtime_mode.value, row.delivers, row.enforced) == ("cdi", True, True)
 
 
 @pytest.mark.parametrize("version", ["v25.3.3", "v25.3.4"])
@@ -305,6 +310,16 @@ def test_a_device_list_strategy_the_toolkit_refuses_is_an_error_naming_it():
 
 
 # --- the node image's path (EKS: the AMI's toolkit) -----------------------------------------------
+
+
+@pytest.mark.parametrize("toolkit", versions_of(TOOLKIT))
+def test_the_node_bootstrap_sets_keys_the_toolkit_runtime_reads_from_its_config(toolkit):
+    # TOOLKIT_ISOLATION is written with `nvidia-ctk config --set`: each key must be one of the
+    # runtime's config.toml keys (the Config struct's TOML tags) at every recorded toolkit version.
+    keys = _fact(TOOLKIT, toolkit, "config-keys").split()
+    assert {k for k, _ in TOOLKIT_ISOLATION} <= set(keys)
+    flags = {"accept-nvidia-visible-devices-envvar-when-unprivileged", ACCEPT_MOUNTS_FLAG}
+    assert flags <= set(keys)
 
 
 def test_al2023_nodeadm_makes_nvidia_the_default_so_the_node_bootstrap_refuses_the_env_var():

@@ -1,17 +1,20 @@
-"""``--diff`` of removing the GPU Operator says what the uninstall does, read from the release:
-operands deleted, NFD labels pruned, containerd (on k3s/RKE2: k3s) restarted on every GPU node."""
+"""``--diff`` of removing the GPU Operator says what the uninstall does, read from the release and
+the receivers' facts (``gpu_runtime_facts.csv``): the chart's hooks, operands and RuntimeClasses
+deleted, NFD labels pruned where the chart prunes them, containerd (on k3s/RKE2: k3s) restarted."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET
+from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET, OPERATOR, TOOLKIT, runtime_fact
 from infra.core.diff import HELM_RELEASE, diff
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.operator.removal import removal_effects
 
 
-def _release(values: dict[str, Any], chart: str = "gpu-operator") -> dict[str, Any]:
+def _release(
+    values: dict[str, Any], chart: str = "gpu-operator", version: str = "v26.7.0"
+) -> dict[str, Any]:
     return {
         "urn": f"urn:pulumi:s::p::{HELM_RELEASE}::gpu-operator-release",
         "id": "gpu-operator-release_id",
@@ -22,15 +25,15 @@ def _release(values: dict[str, Any], chart: str = "gpu-operator") -> dict[str, A
             "name": "gpu-operator",
             "namespace": "gpu-operator",
             "chart": chart,
-            "version": "v26.7.0",
+            "version": version,
             "values": values,
         },
         "dependsOn": [],
     }
 
 
-def _removal(values: dict[str, Any], chart: str = "gpu-operator") -> str:
-    (c,) = diff([_release(values, chart)], [])
+def _removal(values: dict[str, Any], chart: str = "gpu-operator", version: str = "v26.7.0") -> str:
+    (c,) = diff([_release(values, chart, version)], [])
     assert c.op == "delete"
     return c.disruptive
 
@@ -38,26 +41,73 @@ def _removal(values: dict[str, Any], chart: str = "gpu-operator") -> str:
 K3S = {"toolkit": {"env": [{"name": "CONTAINERD_SOCKET", "value": K3S_CONTAINERD_SOCKET}]}}
 
 
-def test_removing_the_operator_on_k3s_names_the_containerd_and_k3s_restart():
+def _fact(receiver: str, version: str, name: str) -> str:
+    f = runtime_fact(receiver, version, name)
+    assert f is not None, (receiver, version, name)
+    return f.value
+
+
+def _toolkit(version: str) -> str:
+    return str(chart_defaults(version)["toolkit"]["version"]).split("-", 1)[0]
+
+
+def test_k3s_removal_reverts_a_config_k3s_never_reads_and_restarts_k3s_with_its_api_server():
+    # The CDI-era k3s preset sends only the socket, so the toolkit reverts its default config;
+    # its default restart (signal) ends k3s's containerd child, and k3s exits with it.
+    tk = _toolkit("v26.7.0")
+    config, mode = (
+        _fact(TOOLKIT, tk, "containerd-config"),
+        _fact(TOOLKIT, tk, "containerd-restart-mode"),
+    )
+    assert mode == "signal"
     text = _removal(K3S)
     assert text.startswith("removal of Helm release gpu-operator (helm uninstall)")
-    assert "un-configures containerd and restarts it on every GPU node" in text
-    assert "k3s itself restarts there" in text
-    assert "prunes NFD's labels from every node" in text
-    assert "every operand with it" in text
+    assert f"reverts {config}" in text and "which k3s's containerd does not read" in text
+    assert "k3s itself restarts there" in text and "API server and etcd" in text
+    # The installer removes its directory only on install, and k3s registers what it finds there.
+    assert "keeps /usr/local/nvidia/toolkit" in text
     assert "installed again" not in text  # a removal, not the replace text
+
+
+def test_the_operands_and_runtime_classes_go_with_the_clusterpolicy_but_operator_labels_stay():
+    text = _removal({})
+    assert "MIG manager" in text and "RuntimeClasses" in text
+    assert "nvidia.com/gpu.deploy.*" in text and "stay" in text
+
+
+def test_v26_7_runs_its_unconditional_pre_delete_job_first():
+    hooks = _fact(OPERATOR, "v26.7.0", "pre-delete-hooks").split()
+    assert "cleanup_gpucluster.yaml:-" in hooks
+    assert "pre-delete Job (cleanup_gpucluster.yaml) runs first" in _removal({})
+    assert all(
+        not h.endswith(":-") for h in _fact(OPERATOR, "v25.10.1", "pre-delete-hooks").split()
+    )
+    assert "pre-delete" not in _removal({}, version="v25.10.1")
+
+
+def test_v25_3_nfd_prune_is_not_gated_so_post_delete_cleanup_false_still_prunes():
+    off = {"node-feature-discovery": {"postDeleteCleanup": False}}
+    assert _fact(OPERATOR, "v25.3.4", "nfd.post-delete-gate") == ""
+    assert "prunes NFD's labels" in _removal(off, version="v25.3.4")
+    assert _fact(OPERATOR, "v26.7.0", "nfd.post-delete-gate") == "postDeleteCleanup"
+    assert "NFD" not in _removal(off)
+    assert "prunes NFD's labels from every node" in _removal({})
 
 
 def test_stock_containerd_restarts_without_k3s_and_the_chart_defaults_are_read():
     defaults = chart_defaults("v26.7.0")
     assert defaults["toolkit"]["enabled"] is True and defaults["nfd"]["enabled"] is True
+    drop_in = _fact(TOOLKIT, _toolkit("v26.7.0"), "containerd-drop-in")
     text = _removal({})
-    assert "restarts it on every GPU node" in text and "k3s" not in text
+    assert "restarts containerd on every GPU node" in text and "k3s" not in text
+    assert f"removes {drop_in}" in text
+    assert "unload the NVIDIA kernel modules" in text
 
 
 def test_with_the_amis_toolkit_nothing_is_restarted_and_without_nfd_nothing_is_pruned():
-    text = _removal({"toolkit": {"enabled": False}, "nfd": {"enabled": False}})
-    assert "containerd" not in text and "NFD" not in text
+    off = {"toolkit": {"enabled": False}, "nfd": {"enabled": False}, "driver": {"enabled": False}}
+    text = _removal(off)
+    assert "containerd" not in text and "NFD" not in text and "kernel modules" not in text
     assert "every operand with it" in text
 
 

@@ -532,7 +532,10 @@ def test_a_gpu_quota_the_node_setup_cannot_enforce_says_so_on_the_quota_and_in_t
     ns = [{"name": "team-a", "gpus": 2}]
     off = plan(stack("kubernetes", operator={"enabled": False}, namespaces=ns))
     (quota,) = [m for m in off.after_release if m["kind"] == "ResourceQuota"]
-    assert "any CUDA image" in quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
+    assert (
+        "a CUDA image there sees every GPU"
+        in quota["metadata"]["annotations"]["gpu-infra/not-enforced"]
+    )
     assert any(n.startswith("gpuNamespaces: the GPU quotas do not bind") for n in off.notes)
     # The stack itself re-opening the env-var path: nvidia as default runtime and the toolkit told
     # to honour NVIDIA_VISIBLE_DEVICES from unprivileged pods.

@@ -82,3 +82,86 @@ def test_the_operators_env_is_read_with_its_consts_resolved_and_a_nested_block_a
         "NVIDIA_RUNTIME_SET_AS_DEFAULT=false",
     ]
     assert facts.set_env(nri, consts) == ["CDI_ENABLE_NRI_PLUGIN=true"]
+
+
+def _repo(tmp_path: Path, tags: dict[str, dict[str, str]]) -> str:
+    """A git repository whose tag ``t`` holds the files ``tags[t]`` (path -> text)."""
+    import subprocess
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *args], check=True, capture_output=True)
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    for tag, files in tags.items():
+        git("rm", "-rqf", "--ignore-unmatch", ".")  # each tag holds only its own files
+        for path, text in files.items():
+            f = tmp_path / path
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text)
+        git("add", "-A")
+        git("commit", "-qm", tag, "--allow-empty")
+        git("tag", tag)
+    return str(tmp_path)
+
+
+_V117 = {
+    "internal/info/auto.go": 'switch p {\n\tcase info.PlatformNVML, info.PlatformWSL:\n\t\treturn "legacy"\n\t}\n',
+    "internal/modifier/cdi.go": "mountDevices := container.CDIDevicesFromMounts()\n",
+    "tools/container/runtime/containerd/containerd.go": (
+        'const (\n\tDefaultConfig = "/etc/containerd/config.toml"\n\tDefaultRestartMode = "signal"\n)\n'
+    ),
+    "internal/config/config.go": (
+        'type Config struct {\n\tA bool `toml:"accept-nvidia-visible-devices-envvar-when-unprivileged"`\n'
+        '\tF *F `toml:"features,omitempty"`\n}\n'
+    ),
+}
+_V120 = {
+    "internal/info/auto.go": "r := &modeResolver{\n\t\tdefaultMode: JitCDIRuntimeMode,\n\t}\n",
+    "internal/modifier/cdi.go": "",
+    "internal/config/image/cuda_image.go": (
+        "func (i CUDA) visibleDevicesFromMounts() []string {\n\tswitch {\n\tdefault:\n"
+        "\t\tdevices = append(devices, device)\n\t}\n}\n"
+    ),
+    "cmd/nvidia-ctk-installer/container/runtime/containerd/containerd.go": (
+        'const (\n\tDefaultConfig = "/etc/containerd/config.toml"\n'
+        '\tDefaultDropInConfig = "/etc/containerd/conf.d/99-nvidia.toml"\n'
+        '\tDefaultRestartMode = "signal"\n)\n'
+    ),
+    "api/config/v1/config.go": 'type Config struct {\n\tD bool `toml:"disable-require"`\n}\n',
+    "cmd/nvidia-ctk-installer/container/runtime/nri/plugin.go": (
+        "func (p *Plugin) parseCDIDevices(pod *api.PodSandbox) []string {\n"
+        '\tif strings.Contains(names, "management.nvidia.com/gpu") {\n'
+        "\t\tif !slices.Contains(p.namespaces, pod.Namespace) {\n\t\t\treturn nil\n\t\t}\n\t}\n}\n"
+    ),
+}
+
+
+def _rows(repo: str, version: str) -> dict[str, str]:
+    out = {}
+    readers = (facts._mode_rows, facts._containerd_rows, facts._config_key_rows, facts._nri_rows)
+    for reader in readers:
+        out |= {r["fact"]: r["value"] for r in reader(repo, version, "c0ffee")}
+    return out
+
+
+def test_the_toolkit_readers_record_auto_mode_mount_forms_and_containerd_defaults(tmp_path):
+    repo = _repo(tmp_path, {"v1.17.8": _V117, "v1.20.0": _V120})
+    old, new = _rows(repo, "v1.17.8"), _rows(repo, "v1.20.0")
+    assert (old["auto-mode"], old["cdi-mount-forms"]) == ("legacy", "cdi")
+    assert (new["auto-mode"], new["cdi-mount-forms"]) == ("jit-cdi", "cdi plain")
+    assert (old["containerd-restart-mode"], old["containerd-drop-in"]) == ("signal", "")
+    assert new["containerd-drop-in"] == "/etc/containerd/conf.d/99-nvidia.toml"
+    assert old["config-keys"] == "accept-nvidia-visible-devices-envvar-when-unprivileged features"
+    assert new["config-keys"] == "disable-require"  # read from the struct's new home
+    assert (old["nri-annotation-scope"], new["nri-annotation-scope"]) == (
+        "no-plugin",
+        "any-but-management",
+    )
+
+
+def test_a_toolkit_whose_mode_resolution_is_not_recognised_stops_the_refresh(tmp_path):
+    repo = _repo(tmp_path, {"v9.0.0": {**_V117, "internal/info/auto.go": "return mode\n"}})
+    with pytest.raises(SystemExit, match="none of"):
+        list(facts._mode_rows(repo, "v9.0.0", "c0ffee"))

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.runtime_facts import OPERATOR, runtime_fact
 from infra.core.config.secrets import FROM_ENGINE, masked, secret_refs
 from infra.core.config.stack import parse
 from infra.core.operator.helm_values import chart_defaults, default_at, vendored_versions
@@ -91,6 +92,26 @@ def test_the_chart_keys_the_vgpu_mode_sets_are_the_vendored_values_keys(version)
     secret_name = "secretName" in driver["licensingConfig"]
     assert secret_name is (tuple(int(x) for x in version[1:].split(".")) >= SECRET_LICENSING_FROM)
     assert default_at(version, "driver.image") == "driver"  # the image name NVIDIA's build uses
+
+
+@pytest.mark.parametrize(
+    "version",
+    [
+        v
+        for v in vendored_versions()
+        if tuple(int(x) for x in v[1:].split(".")) >= SECRET_LICENSING_FROM
+    ],
+)
+def test_the_licensing_secret_keys_are_the_file_names_the_operator_mounts(version):
+    # gpu-operator internal/consts/consts.go VGPULicensingFileName, NLSClientTokenFileName.
+    facts = {
+        f: runtime_fact(OPERATOR, version, f)
+        for f in ("vgpu.licensing-file", "vgpu.nls-token-file")
+    }
+    assert {k: f.value for k, f in facts.items() if f} == {
+        "vgpu.licensing-file": GRIDD_CONF,
+        "vgpu.nls-token-file": CLIENT_TOKEN,
+    }
 
 
 def test_secrets_are_created_before_the_release_and_the_chart_points_at_them():

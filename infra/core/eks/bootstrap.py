@@ -78,7 +78,10 @@ def node_runtime(ami_type: str | None) -> NodeRuntime | None:
             accept_envvar=envvar.flag,
             accept_mounts=mounts.flag,
             device_list=strategy.value,
-            source=f"{envvar.source}; {strategy.source}",
+            # Defaults only: a node's user data may set settings.nvidia-container-runtime and
+            # settings.kubelet-device-plugins.nvidia otherwise; gpu-infra sets neither.
+            source=f"{envvar.source}; {strategy.source} (Bottlerocket defaults; gpu-infra sets no "
+            "settings.nvidia-container-runtime or settings.kubelet-device-plugins.nvidia)",
         )
     return None
 

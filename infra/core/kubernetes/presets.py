@@ -30,8 +30,11 @@ class DistributionPreset(Preset):
 
 @dataclass(frozen=True, slots=True)
 class RancherPreset(DistributionPreset):
-    """k3s, and RKE2 (which runs k3s's agent): an embedded containerd that gets nvidia as a
-    non-default runtime from toolkit 1.17.
+    """k3s, and RKE2 (which runs k3s's agent): an embedded containerd that keeps runc its default
+    runtime. k3s renders its containerd config from its own template, which defines only
+    runtimes.runc and sets default_runtime_name only with ``--default-runtime`` (k3s
+    pkg/agent/templates; https://docs.k3s.io/cli/agent), so nvidia is a non-default runtime there
+    whatever toolkit 1.17 writes.
 
     Attributes:
         legacy_config: the containerd config toolkit 1.17 (pre-CDI charts) edits, when the

@@ -112,3 +112,20 @@ def _refused(way: str, h: Handover) -> str:
     if h.accept_envvar.value is False:
         return f"envvar: refused from unprivileged containers ({h.accept_envvar.source})"
     return ""
+
+
+# Toolkit nri/plugin.go parseCDIDevices: 1.19 serves only pods in NRI_NAMESPACE (the operator
+# sets it to the toolkit pod's own namespace: assets/state-container-toolkit/0500_daemonset.yaml).
+NRI_OWN_NAMESPACE = "nri-namespace"
+
+
+def nri_open(scope: Decided) -> str | None:
+    """Who gets what through the NRI plugin's annotation, or ``None`` when only the operator's
+    namespace (privileged, no team workloads) is served."""
+    if scope.value is None or scope.value == NRI_OWN_NAMESPACE:
+        return None
+    return (
+        "a pod in any namespace annotated nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all "
+        "(no GPU request, no privilege; Pod Security does not restrict annotations) gets every GPU "
+        f"of its node: the toolkit's NRI plugin injects the CDI devices it names ({scope.source})"
+    )

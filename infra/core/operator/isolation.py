@@ -8,10 +8,10 @@ when it runs under the nvidia runtime: containerd's default where the toolkit ma
 that names one of the RuntimeClasses the operator creates (fact ``runtimeClasses``; the Pod Security
 ``restricted`` profile has no control on ``runtimeClassName``:
 https://kubernetes.io/docs/concepts/security/pod-security-standards/). GPUs the device plugin
-allocated arrive by CDI (``cdi-annotations``/``cdi-cri``: containerd injects them, no env var), by
-the volume-mount list (only where the toolkit accepts it) or by ``NVIDIA_VISIBLE_DEVICES`` (only
-where it accepts that). Not covered, as no runtime setting covers them: privileged pods, pods adding
-``CAP_SYS_ADMIN`` and ``hostPath`` mounts (Pod Security ``baseline`` refuses all three).
+allocated arrive by CDI, the volume-mount list or ``NVIDIA_VISIBLE_DEVICES``, each read only where
+the runtime's mode and gates read it (``infra.core.operator.delivery``). Not covered, as no runtime setting covers them: privileged pods, pods adding
+``CAP_SYS_ADMIN`` and ``hostPath`` mounts; Pod Security ``baseline`` refuses all three, and
+gpu-infra enforces it on every team namespace it labels (``TEAM_POD_SECURITY``).
 
 Pod annotations never reach the nvidia runtime without the NRI plugin: the toolkit lists only
 ``container_annotations`` (set by the kubelet from the device plugin's response) on its containerd
@@ -40,11 +40,11 @@ from infra.core.catalog.runtime_facts import (
     RuntimeFact,
     runtime_fact,
 )
-from infra.core.config.stack import StackConfig
 from infra.core.operator.delivery import UNKNOWN as _UNKNOWN
-from infra.core.operator.delivery import Decided, Handover, refusals
+from infra.core.operator.delivery import Decided, Handover, nri_open, refusals
 from infra.core.operator.helm_values import Setting, default_at
 from infra.core.operator.model import HelmRelease
+from infra.core.operator.pod_security import NamespaceGuard, guard_gaps
 from infra.core.platform import NodeRuntime, Platform
 from infra.core.pools import PoolHints
 from infra.core.sharing import DEVICE_LIST_STRATEGY
@@ -316,16 +316,21 @@ def _operator_toolkit(
             _fact(TOOLKIT, tk, "nri-annotation-scope"),
         )
     if node is not None:
-        by = "the node image"
-        return _Toolkit(
-            Decided(node.default_runtime, by, node.source),
-            Decided(node.accept_envvar, by, node.source),
-            Decided(node.accept_mounts, by, node.source),
-            _UNKNOWN,
-            _UNKNOWN,
-            node.nvidia_handler,
-        )
+        return _node_toolkit(node)
     return _Toolkit(_UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, _UNKNOWN, True)
+
+
+def _node_toolkit(node: NodeRuntime) -> _Toolkit:
+    """The node image's own toolkit: its gates as the image sets them, its mode unknown."""
+    by = "the node image"
+    return _Toolkit(
+        Decided(node.default_runtime, by, node.source),
+        Decided(node.accept_envvar, by, node.source),
+        Decided(node.accept_mounts, by, node.source),
+        _UNKNOWN,
+        _UNKNOWN,
+        node.nvidia_handler,
+    )
 
 
 def operator_path(
@@ -379,7 +384,7 @@ def node_path(combo: Combination, node: NodeRuntime | None, off_why: str) -> Run
             unrequested=None,
             unknown=off_why,
         )
-    tk = _operator_toolkit({"toolkit": {"enabled": False}}, "", {}, node)
+    tk = _node_toolkit(node)
     strategy = Decided(node.device_list, "the node image", node.source)
     none = Decided((), "no GPU Operator", "")
     return _verdict(combo, "-", none, tk, _handover(tk, strategy, _UNKNOWN, cdi=False))
@@ -397,7 +402,7 @@ def _verdict(
     if named:
         ways.append("a pod naming runtimeClassName " + " or ".join(named))
     unknown = ""
-    annotated = _nri_open(tk.nri_scope) if mode == "nri" else None
+    annotated = nri_open(tk.nri_scope) if mode == "nri" else None
     if mode == "nri" and tk.nri_scope.value is None:
         unknown = f"no facts on which pods the toolkit's NRI plugin serves ({tk.nri_scope.source})"
     elif classes.value is None:
@@ -439,23 +444,6 @@ def _verdict(
     )
 
 
-# Toolkit nri/plugin.go parseCDIDevices: 1.19 serves only pods in NRI_NAMESPACE (the operator
-# sets it to the toolkit pod's own namespace: assets/state-container-toolkit/0500_daemonset.yaml).
-NRI_OWN_NAMESPACE = "nri-namespace"
-
-
-def _nri_open(scope: Decided) -> str | None:
-    """Who gets what through the NRI plugin's annotation, or ``None`` when only the operator's
-    namespace (privileged, no team workloads) is served."""
-    if scope.value is None or scope.value == NRI_OWN_NAMESPACE:
-        return None
-    return (
-        "a pod in any namespace annotated nvidia.cdi.k8s.io/container.<name>: nvidia.com/gpu=all "
-        "(no GPU request, no privilege; Pod Security does not restrict annotations) gets every GPU "
-        f"of its node: the toolkit's NRI plugin injects the CDI devices it names ({scope.source})"
-    )
-
-
 def _flag(env: str) -> str:
     return next(k for k, v in _FLAGS.items() if v == env)
 
@@ -472,7 +460,10 @@ def isolation_settings(
     ``values``/``reasons``: the release as planned so far. Always
     ``ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED=false`` (the installer's default is
     true at every recorded toolkit version, and the operator's RuntimeClass reaches the runtime):
-    the operator's operands are privileged and keep their GPUs. Then, only where the device
+    the operator's operands are privileged and keep their GPUs; its device-plugin validator is not
+    privileged but requests the GPU resource (gpu-operator
+    ``validator/manifests/plugin-workload-validation.yaml``), so it gets its GPU the way workloads
+    do and checks exactly that path. Then, only where the device
     plugin's strategy as planned would no longer deliver with the env var refused (nvidia is
     containerd's default and its runtime mode reads neither the plugin's annotations nor CRI CDI
     devices: ``infra.core.operator.delivery``), allocated GPUs come as the volume-mount list,
@@ -498,8 +489,9 @@ def isolation_settings(
                 "false",
                 f"GPU isolation: the installer's default is {str(default.value).lower()} "
                 f"({default.source}) and a pod naming the operator's RuntimeClass reaches the "
-                "nvidia runtime; the operator's pods are privileged, allocated GPUs arrive by CDI "
-                "or volume mounts",
+                "nvidia runtime; the operator's operands are privileged, and its device-plugin "
+                "validator requests its GPU like any workload; allocated GPUs arrive by CDI or "
+                "volume mounts",
             )
         )
     nvidia = installer_flag("set-as-default", tk, env)
@@ -538,11 +530,17 @@ def _needs_mounts(values: Mapping[str, Any], version: str, reasons: Mapping[str,
     return not refusals(_handover(mounts, volume, prefix, cdi))
 
 
-# Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it.
+# Nodes of the user's own hosts that no operator serves: nothing gpu-infra plans decides it. k3s
+# registers the nvidia runtimes itself when it finds nvidia-container-runtime on PATH or under
+# /usr/local/nvidia/toolkit (k3s pkg/agent/containerd/nvidia.go findNvidiaContainerRuntimes) and
+# ships RuntimeClass nvidia (k3s manifests/runtimes.yaml), so there the host toolkit is reachable
+# even where nvidia is not the default runtime.
 OFF_WHY = (
     "the GPU Operator is off, so gpu-infra configures no container runtime on these nodes; if "
-    "nvidia is their default runtime and the toolkit accepts NVIDIA_VISIBLE_DEVICES from "
-    "unprivileged containers (its default), any CUDA image sees every GPU of its node"
+    "nvidia is their default runtime, or a pod names a RuntimeClass that reaches it (k3s ships "
+    "RuntimeClass nvidia and registers the host's nvidia-container-runtime itself), and the "
+    "toolkit accepts NVIDIA_VISIBLE_DEVICES from unprivileged containers (its default), a CUDA "
+    "image there sees every GPU of its node"
 )
 
 
@@ -569,57 +567,6 @@ def runtime_paths(
         key = replace(r, pools=())
         merged[key] = (*merged.get(key, ()), *r.pools)
     return tuple(replace(k, pools=v) for k, v in merged.items())
-
-
-# Pod Security "baseline" refuses privileged containers, capabilities beyond its list (CAP_SYS_ADMIN,
-# which the toolkit takes as privileged) and hostPath volumes (a /dev/null hostPath mounted at
-# /var/run/nvidia-container-devices/all is a volume-mount request for every GPU: toolkit
-# cuda_image.go requestsFromMounts): https://kubernetes.io/docs/concepts/security/pod-security-standards/#baseline
-TEAM_POD_SECURITY = {"pod-security.kubernetes.io/enforce": "baseline"}
-HOLDING_LEVELS = ("baseline", "restricted")
-
-
-@dataclass(frozen=True, slots=True)
-class NamespaceGuard:
-    """The Pod Security level enforced on one team namespace (``None``: not gpu-infra's)."""
-
-    name: str
-    level: str | None
-    by: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "podSecurityEnforce": self.level, "by": self.by}
-
-
-KUBEFLOW_PSS = (
-    "the Kubeflow profile controller labels this namespace, not gpu-infra (kubeflow/manifests "
-    "applications/profiles/pss enforces baseline)"
-)
-
-
-def namespace_guards(config: StackConfig) -> tuple[NamespaceGuard, ...]:
-    """Per ``gpuNamespaces`` entry, the Pod Security level that keeps privileged, CAP_SYS_ADMIN
-    and hostPath pods out (users cannot set ``pod-security.kubernetes.io/*`` there:
-    ``rules.kubernetes.check_gpu_namespace_labels``)."""
-    return tuple(
-        NamespaceGuard(ns.name, None, KUBEFLOW_PSS)
-        if ns.kubeflow_profile is not None
-        else NamespaceGuard(ns.name, TEAM_POD_SECURITY[_ENFORCE], "gpu-infra")
-        for ns in config.namespaces
-    )
-
-
-_ENFORCE = "pod-security.kubernetes.io/enforce"
-
-
-def guard_gaps(guards: Sequence[NamespaceGuard]) -> list[str]:
-    """One line per team namespace whose Pod Security gpu-infra cannot vouch for."""
-    return [
-        f"{g.name}: {g.by}; without at least baseline a privileged pod there sees every GPU of "
-        "its node"
-        for g in guards
-        if g.level not in HOLDING_LEVELS
-    ]
 
 
 def summary(paths: Sequence[RuntimePath], guards: Sequence[NamespaceGuard] = ()) -> dict[str, Any]:

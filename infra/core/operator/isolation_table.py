@@ -270,7 +270,8 @@ _COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("preset", lambda r: r.case.preset),
     ("chart", lambda r: r.case.charts),
     ("driver", lambda r: r.case.driver),
-    ("runtime", lambda r: r.path.mode if r.path else "-"),
+    # A refused row has no path: it shows what the case asked for instead.
+    ("runtime", lambda r: r.path.mode if r.path else _asked(r)),
     ("nvidia runtime mode", lambda r: _mode_cell(r)),
     ("default runtime", lambda r: _cell(r.path.default_runtime.value) if r.path else ""),
     ("RuntimeClasses", lambda r: _cell(r.path.runtime_classes.value) if r.path else ""),
@@ -281,6 +282,10 @@ _COLUMNS: tuple[tuple[str, Callable[[Row], str]], ...] = (
     ("device list", lambda r: _cell(r.path.device_list.value) if r.path else ""),
     ("unrequested GPUs", lambda r: _verdict(r)),
 )
+
+
+def _asked(r: Row) -> str:
+    return "-" if r.case.mode in ("-", "chart default") else f"({r.case.mode})"
 
 
 def _mode_cell(r: Row) -> str:

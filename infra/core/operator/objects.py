@@ -18,13 +18,7 @@ from infra.core.integrations.scheduling import scheduling_hints, workload_target
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
-from infra.core.operator.isolation import (
-    TEAM_POD_SECURITY,
-    RuntimePath,
-    gap_text,
-    guard_gaps,
-    namespace_guards,
-)
+from infra.core.operator.isolation import RuntimePath, gap_text
 from infra.core.operator.model import (
     GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
@@ -38,6 +32,7 @@ from infra.core.operator.model import (
     NodeLabels,
     OperatorPlan,
 )
+from infra.core.operator.pod_security import TEAM_POD_SECURITY, guard_gaps, namespace_guards
 from infra.core.operator.vgpu import VGPU, vgpu_secrets
 from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
