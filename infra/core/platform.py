@@ -60,7 +60,6 @@ class Features:
         gpu_type_is_accelerator: a pool's ``gpu_type`` already is that accelerator name.
         partition_label: the label the platform's own GPU partitioning puts on nodes (the
             partition size); ``None``: the platform partitions nothing itself.
-        compute_classes: pools may be bound to a ComputeClass, which workloads target as a whole.
         gpu_present_label: gpu-infra labels the pools' nodes ``nvidia.com/gpu.present`` up front
             when the operator runs (GKE), instead of leaving it to the operator's NFD.
         mig_reboot: nodes are cloud VMs that reboot to apply a MIG geometry.
@@ -87,7 +86,6 @@ class Features:
     accelerator_label: str
     gpu_type_is_accelerator: bool = False
     partition_label: str | None = None
-    compute_classes: bool = False
     gpu_present_label: bool = False
     mig_reboot: bool = False
     critical_pod_quota: bool = False
@@ -111,6 +109,8 @@ class NativeSharing:
     clients_per_gpu: int | None
     # nvidia.com/gpu per node: GPUs x partitions x clients.
     slots: int
+    # What it is called, with the config keys that turn it on (for messages).
+    what: str = "the platform's own GPU sharing"
 
 
 @dataclass(frozen=True, slots=True)

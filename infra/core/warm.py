@@ -130,13 +130,13 @@ def plan_warm(
     warm = warm_of(config)
     namespace, klass = warm_names(config.stack)
     targets: list[WarmTarget] = []
-    for h, hints, members in workload_targets(pools, scheduling, platform.features):
+    for h, hints, members in workload_targets(pools, scheduling):
         n = warm.get(h.name, 0)
         if n == 0:
             continue
         # One slot still keeps the node: one placeholder per node (anti-affinity), users take
         # its other slots beside it.
-        resource, count = str(hints["resourceName"]), gpu_request(h, hints)
+        resource, count = str(hints["resourceName"]), gpu_request(hints)
         targets.append(
             WarmTarget(
                 pool=h.name,

@@ -214,7 +214,7 @@ def _integrations(
     profiles: dict[str, dict[str, Any]] = {}
     workloads: dict[str, Any] = {}
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
-    targets = workload_targets(pools, scheduling, platform.features)
+    targets = workload_targets(pools, scheduling)
     target_hints = {t.name: hints for t, hints, _ in targets}
     # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry). Promised to
     # users only where gpu-infra runs an autoscaler that adds a node for a preempted placeholder:
