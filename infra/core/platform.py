@@ -38,6 +38,10 @@ Cloud = Literal["gcp", "aws"]
 # (kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go); ``Platform.expendable_cutoff``
 # reads it back from the plan.
 CUTOFF_FLAG = "expendable-pods-priority-cutoff"
+# Pods below the cutoff (default -10) never trigger a scale-up: IsExpendablePod is
+# `priority < cutoff` (kubernetes/autoscaler cluster-autoscaler/core/utils/expendable.go; the
+# default in cluster-autoscaler/config/flags/flags.go).
+EXPENDABLE_CUTOFF_DEFAULT = -10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

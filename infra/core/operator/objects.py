@@ -15,11 +15,11 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
+from infra.core.labels import POOL_LABEL
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
 from infra.core.operator.isolation import RuntimePath, gap_text
 from infra.core.operator.model import (
-    GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
     MANAGED_BY,
     OPERAND_DAEMONSETS,
@@ -34,6 +34,7 @@ from infra.core.operator.model import (
 from infra.core.operator.vgpu import VGPU, vgpu_secrets
 from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
+from infra.core.rules.kubernetes import SYSTEM_PRIORITY_CLASSES
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
 
 # --------------------------------------------------------------------------------------------------
@@ -330,7 +331,7 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
                     {
                         "operator": "In",
                         "scopeName": "PriorityClass",
-                        "values": list(GKE_CRITICAL_CLASSES),
+                        "values": list(SYSTEM_PRIORITY_CLASSES),
                     }
                 ]
             },
@@ -436,7 +437,7 @@ def smoke_test_job(
     ``ttlSecondsAfterFinished``: a Job the TTL controller deleted would be gone at the next
     ``pulumi refresh`` and ``pulumi up`` would recreate it, scaling a GPU node up again.
     """
-    labels = {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-infra/pool": h.name, **MANAGED_BY}
+    labels = {"app.kubernetes.io/name": "gpu-smoke-test", POOL_LABEL: h.name, **MANAGED_BY}
     if licensed:
         labels[LICENSE_CHECK_LABEL] = "true"
     resource = hints["resourceName"]
