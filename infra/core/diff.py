@@ -21,15 +21,22 @@ from typing import Any, Literal
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.lifecycle import replace_phrase
 from infra.core.operator.removal import is_operator_release, removal_effects
+from infra.core.tokens import (
+    AWS_EKS_CLUSTER,
+    EKS_CLUSTER,
+    EKS_NODE_GROUP,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+    HELM_RELEASE,
+    KARPENTER_NODE_CLASS,
+    KARPENTER_NODE_POOL,
+)
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 
 # Types whose replacement or deletion takes the whole cluster down.
-CLUSTER_TYPES = frozenset(
-    {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"}
-)
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
+CLUSTER_TYPES = frozenset({GKE_CLUSTER, EKS_CLUSTER, AWS_EKS_CLUSTER})
+NODE_POOL_TYPES = frozenset({GKE_NODE_POOL, EKS_NODE_GROUP})
 # In-place updates that still re-create every node of a GKE pool, a surge at a time (pods drained):
 # nodePools.update "initiates an upgrade operation that migrates the nodes in the node pool to the
 # specified" machine type / disk type / disk size / image
@@ -38,7 +45,7 @@ NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGro
 # streaming, node system config, GKE metadata server, network performance, private nodes):
 # https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters#manual-changes-strategy
 ROLLING_UPDATES = {
-    "gcp:container/nodePool:NodePool": (
+    GKE_NODE_POOL: (
         "nodeConfig.machineType",
         "nodeConfig.diskType",
         "nodeConfig.diskSizeGb",
@@ -438,8 +445,6 @@ def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
     return ""
 
 
-KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
-KARPENTER_NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 # Karpenter drift (aws/karpenter-provider-aws website/content/en/v1.14/concepts/disruption.md
 # "Drift"): a NodeClaim drifts when its NodePool's spec.template or its EC2NodeClass's spec no
 # longer matches it (a hash of each); spec.weight, spec.limits, spec.disruption.* are "Behavioral
