@@ -290,14 +290,10 @@ def _with_replacements(
     deletes, running beside the new ones (``sizing.replacements``)."""
     from infra import mockengine
     from infra.core.diff import diff
+    from infra.core.tokens import EKS_NODE_GROUP
     from infra.plan import load_path
     from quota.demand import aws_contributions, stack_sizings
-    from quota.sizing import (
-        EKS_NODE_GROUP_TYPE,
-        replaced_marks,
-        replacements,
-        with_replacements,
-    )
+    from quota.sizing import replaced_marks, replacements, with_replacements
 
     new_raw, new_config, _ = load_path(new_path)
     old_raw, old_config, old_plan = old
@@ -320,7 +316,7 @@ def _with_replacements(
     gone = [
         (str(i.get("nodeGroupName", "")), int((i.get("scalingConfig") or {}).get("maxSize", 0)))
         for c in changes
-        if c.type == EKS_NODE_GROUP_TYPE and c.op in ("replace", "delete")
+        if c.type == EKS_NODE_GROUP and c.op in ("replace", "delete")
         for i in [old_by[c.urn]]
     ]
     replaced = replacements(old_plan, gone)

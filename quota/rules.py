@@ -18,6 +18,7 @@ from typing import Literal
 
 from infra.core.catalog.vendored import read_rows
 from infra.core.errors import ConfigErrors, ConfigIssue
+from infra.core.rules.gcp import LOCAL_SSD_GB
 from infra.core.sizing import Provisioning
 from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
 
@@ -30,7 +31,6 @@ GPUS_ALL_REGIONS = "GPUS_ALL_REGIONS"
 CPUS_ALL_REGIONS = "CPUS_ALL_REGIONS"
 INSTANCES = "INSTANCES"
 IN_USE_ADDRESSES = "IN_USE_ADDRESSES"
-LOCAL_SSD_GB_PER_DISK = 375  # https://cloud.google.com/compute/docs/disks/local-ssd (375 GB each)
 # Spot/preemptible Local SSD once granted (google-cloud-compute Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB;
 # create-use-spot: preemptible quota keeps Spot VMs off the standard "CPUs, GPUs, and disks").
 PREEMPTIBLE_LOCAL_SSD_GB = "PREEMPTIBLE_LOCAL_SSD_GB"
@@ -403,7 +403,7 @@ def gcp_vm_quotas(
         elif (cpu := _cpu_draws(region, family, vcpus)) is not None:
             pairs.append(cpu)
         if local_ssds:
-            gb, metric = local_ssds * LOCAL_SSD_GB_PER_DISK, gcp_disk_metrics()["local-ssd"]
+            gb, metric = local_ssds * LOCAL_SSD_GB, gcp_disk_metrics()["local-ssd"]
             src = "gcp_disk_quota_metrics.csv local-ssd (375 GB per disk)"
             std = Draw(QuotaKey("gcp", "region", region, metric, "GB", "compute-region"), gb, src)
             pre_key = QuotaKey(

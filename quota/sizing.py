@@ -26,7 +26,6 @@ from quota.rules import (
 )
 
 __all__ = [
-    "EKS_NODE_GROUP_TYPE",
     "NodeGroupSizing",
     "plan_sizings",
     "replaced_label",
@@ -143,10 +142,6 @@ def replaced_marks(
             if m.group in names.split(", "):
                 out.append(NodeMarks(replaced_label(m.pool, names), m.group, m.marks))
     return out
-
-
-# Pulumi's type token of an EKS managed node group (pulumi-aws resource schema).
-EKS_NODE_GROUP_TYPE = "aws:eks/nodeGroup:NodeGroup"
 
 
 def replacements(old_plan: Plan, gone: Iterable[tuple[str, int]]) -> dict[str, tuple[int, str]]:

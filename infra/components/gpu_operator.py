@@ -21,6 +21,7 @@ from infra.components.handles import ClusterHandle
 from infra.components.helm import helm_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.config.stack import PROJECT
+from infra.core.labels import POOL_LABEL
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIGMAP,
     SMOKE_TEST_DEADLINE_SECONDS,
@@ -150,7 +151,7 @@ class GpuOperator(pulumi.ComponentResource):
         """The test Job needs the operator, scales its GPU pool up and, on operator drivers,
         waits for the build; on-prem it also needs the node labels that select its sharing/MIG
         config. Namespaces and quotas wait for none of these."""
-        pool = pools.get(m["metadata"].get("labels", {}).get("gpu-infra/pool", ""))
+        pool = pools.get(m["metadata"].get("labels", {}).get(POOL_LABEL, ""))
         labels = [p for group in labelled for p in group]
         return [*after_deps, *([pool] if pool is not None else []), *labels]
 

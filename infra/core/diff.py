@@ -25,15 +25,20 @@ from infra.core.disruption import rule_for, update_disruption
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
 from infra.core.lifecycle import protect_refusal, provider_replaced, replace_phrase
 from infra.core.operator.removal import is_operator_release, removal_effects
+from infra.core.tokens import (
+    AWS_EKS_CLUSTER,
+    EKS_CLUSTER,
+    EKS_NODE_GROUP,
+    GKE_CLUSTER,
+    GKE_NODE_POOL,
+    HELM_RELEASE,
+)
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
 
 # Types whose replacement or deletion takes the whole cluster down.
-CLUSTER_TYPES = frozenset(
-    {"gcp:container/cluster:Cluster", "eks:index:Cluster", "aws:eks/cluster:Cluster"}
-)
-HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
-NODE_POOL_TYPES = frozenset({"gcp:container/nodePool:NodePool", "aws:eks/nodeGroup:NodeGroup"})
+CLUSTER_TYPES = frozenset({GKE_CLUSTER, EKS_CLUSTER, AWS_EKS_CLUSTER})
+NODE_POOL_TYPES = frozenset({GKE_NODE_POOL, EKS_NODE_GROUP})
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,6 +1,7 @@
 """Node labels more than one part of the plan reads: platform planners set them, the operator, the
 integrations and the scheduling proof select on them. One home, so a workload never selects a
-label a pool does not carry. Pure constants; imports nothing. Also the label gpu-infra marks its own objects with.
+label a pool does not carry; with them the label and annotation gpu-infra puts on its own objects.
+Pure constants; imports nothing.
 """
 
 from __future__ import annotations
@@ -8,6 +9,10 @@ from __future__ import annotations
 # What gpu-infra marks every object it creates in the cluster with (Kubernetes recommended labels,
 # https://kubernetes.io/docs/concepts/overview/working-with-objects/common-labels/).
 MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
+# The annotation that tells Pulumi's Kubernetes provider not to wait for a resource to be ready
+# (https://www.pulumi.com/registry/packages/kubernetes/installation-configuration/#await-behavior);
+# Argo CD and Flux ignore it.
+SKIP_AWAIT = "pulumi.com/skipAwait"
 # gpu-infra's own pool label, the same key on every platform so workloads select a pool alike.
 POOL_LABEL = "gpu-infra/pool"
 # The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator

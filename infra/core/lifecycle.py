@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.tokens import EKS_NODE_GROUP, GKE_NODE_POOL
 
 Order = Literal["create-first", "delete-first"]
 FILE = "lifecycle.csv"
@@ -29,19 +30,13 @@ FILE = "lifecycle.csv"
 # hashicorp/terraform-provider-google google/services/container/resource_container_node_pool.go
 # (Timeouts: Create/Update/Delete 30m); hashicorp/terraform-provider-aws
 # internal/service/eks/node_group.go @ 012e0a32 (Timeouts: Create/Update/Delete 60m).
-PROVIDER_DEFAULT_MINUTES = {
-    "gcp:container/nodePool:NodePool": 30,
-    "aws:eks/nodeGroup:NodeGroup": 60,
-}
+PROVIDER_DEFAULT_MINUTES = {GKE_NODE_POOL: 30, EKS_NODE_GROUP: 60}
 # The longest a rolling update waits on one batch of nodes to drain before it moves on or fails:
 # GKE respects PodDisruptionBudgets "for up to one hour" per node
 # (https://cloud.google.com/kubernetes-engine/docs/concepts/node-pool-upgrade-strategies);
 # EKS fails the update if pods do not leave a node "within 15 minutes" unless forced
 # (https://docs.aws.amazon.com/eks/latest/userguide/managed-node-update-behavior.html).
-DRAIN_MINUTES = {
-    "gcp:container/nodePool:NodePool": 60,
-    "aws:eks/nodeGroup:NodeGroup": 15,
-}
+DRAIN_MINUTES = {GKE_NODE_POOL: 60, EKS_NODE_GROUP: 15}
 
 # The EKS add-ons an in-cluster release waits for: pod networking (vpc-cni, kube-proxy) and DNS
 # (coredns), "the networking add-ons" (https://docs.aws.amazon.com/eks/latest/userguide/

@@ -110,7 +110,7 @@ def running_allocatable(
     platform's own sharing or partitioning makes its device plugin advertise, when the pool uses
     it)."""
     out = base_allocatable(h, memory_mib)
-    if native_gpus is not None and h.gke_sharing:
+    if native_gpus is not None:
         out[GPU_RESOURCE] = Fraction(native_gpus)
         return out
     for name, n in advertised_resources(

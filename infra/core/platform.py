@@ -38,6 +38,10 @@ Cloud = Literal["gcp", "aws"]
 # (kubernetes/autoscaler cluster-autoscaler/config/flags/flags.go); ``Platform.expendable_cutoff``
 # reads it back from the plan.
 CUTOFF_FLAG = "expendable-pods-priority-cutoff"
+# Pods below the cutoff (default -10) never trigger a scale-up: IsExpendablePod is
+# `priority < cutoff` (kubernetes/autoscaler cluster-autoscaler/core/utils/expendable.go; the
+# default in cluster-autoscaler/config/flags/flags.go).
+EXPENDABLE_CUTOFF_DEFAULT = -10
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +64,6 @@ class Features:
         gpu_type_is_accelerator: a pool's ``gpu_type`` already is that accelerator name.
         partition_label: the label the platform's own GPU partitioning puts on nodes (the
             partition size); ``None``: the platform partitions nothing itself.
-        compute_classes: pools may be bound to a ComputeClass, which workloads target as a whole.
         gpu_present_label: gpu-infra labels the pools' nodes ``nvidia.com/gpu.present`` up front
             when the operator runs (GKE), instead of leaving it to the operator's NFD.
         mig_reboot: nodes are cloud VMs that reboot to apply a MIG geometry.
@@ -87,7 +90,6 @@ class Features:
     accelerator_label: str
     gpu_type_is_accelerator: bool = False
     partition_label: str | None = None
-    compute_classes: bool = False
     gpu_present_label: bool = False
     mig_reboot: bool = False
     critical_pod_quota: bool = False
@@ -111,6 +113,8 @@ class NativeSharing:
     clients_per_gpu: int | None
     # nvidia.com/gpu per node: GPUs x partitions x clients.
     slots: int
+    # What it is called, with the config keys that turn it on (for messages).
+    what: str = "the platform's own GPU sharing"
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 from infra.core.config.base import PoolBase
-from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 
 if TYPE_CHECKING:
     from infra.core.config.stack import StackConfig
@@ -33,6 +32,22 @@ class Taint:
     def toleration(self) -> dict[str, str]:
         """The Kubernetes toleration that admits pods onto nodes with this taint."""
         return {"key": self.key, "operator": "Equal", "value": self.value, "effect": self.effect}
+
+
+@dataclass(frozen=True, slots=True)
+class PoolGroup:
+    """Pools a workload reaches as one, the platform picking the member (a GKE ComputeClass and
+    the node pools bound to it).
+
+    Attributes:
+        name: the group's name (a workload target of its own).
+        selector: the node selector a pod reaches the group by.
+        taint: the taint every member carries that only the group's workloads tolerate.
+    """
+
+    name: str
+    selector: Mapping[str, str]
+    taint: Taint | None = None
 
 
 # Where the NVIDIA driver comes from on the pool's nodes:
@@ -63,7 +78,10 @@ class PoolHints:
         min_nodes: pool total minimum.
         max_nodes: pool total maximum.
         mig_profiles: MIG profiles the GPU supports (empty: MIG not possible).
-        gke_sharing: GKE's own sharing or partitioning is on (exclusive with the operator's).
+        spec: the ``gpuPools`` entry the pool is planned from when it is not its own name (a GKE
+            fallback pool's main pool); ``None``: its own.
+        group: the group workloads reach the pool through (its ComputeClass); ``None``: the pool
+            alone.
     """
 
     name: str
@@ -81,7 +99,8 @@ class PoolHints:
     min_nodes: int = 0
     max_nodes: int = 1
     mig_profiles: tuple[str, ...] = ()
-    gke_sharing: bool = False
+    spec: str | None = None
+    group: PoolGroup | None = None
 
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations for every taint declared on the pool."""
@@ -103,8 +122,6 @@ PoolSpecs = Mapping[str, tuple[int, PoolBase]]
 
 
 def spec_of(specs: PoolSpecs, h: PoolHints) -> tuple[int, PoolBase]:
-    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or a GKE fallback pool's main."""
-    own = specs.get(h.name)
-    # GKE binds a pool with `fallback` alternatives, and the pools planned from them, to a
-    # ComputeClass named after the pool (infra.core.gke.pools): they share that gpuPools entry.
-    return own if own is not None else specs[h.labels[GKE_COMPUTE_CLASS_LABEL]]
+    """The ``gpuPools`` entry (index, spec) behind ``h``: its own, or the one it is planned from
+    (``PoolHints.spec``: a GKE fallback pool's main)."""
+    return specs[h.spec or h.name]

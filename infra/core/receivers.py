@@ -17,18 +17,13 @@ from typing import Any
 from infra.core import rules
 from infra.core.config.stack import StackConfig
 from infra.core.errors import ConfigIssue, join_path
+from infra.core.labels import POOL_LABEL
 from infra.core.operator.model import OperatorPlan
 from infra.core.planned import Plan
 from infra.core.rules.limits import limit
 from infra.core.sent import Claim, helm_release_issues, label_issues, labels_issues, pool_key
 from infra.core.warm import WarmPlan
 
-# Namespaces every cluster has before gpu-infra runs
-# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces).
-CLUSTER_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-# PriorityClasses Kubernetes creates; other names with this prefix are refused
-# (k8s.io/kubernetes pkg/apis/scheduling/validation ValidatePriorityClass).
-SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 # Kinds whose names are DNS-1123 labels (Namespace: ValidateNamespaceName; a Job's name becomes
 # its pods' job-name label value, k8s.io/kubernetes pkg/apis/batch/validation).
 _LABEL_NAMED_KINDS = ("Namespace", "Job")
@@ -56,7 +51,8 @@ def claims(plan: Plan) -> list[Claim]:
     """Every namespace, object, release and cloud name the plan creates, with its config key;
     the cluster's own namespaces first (claimed by Kubernetes)."""
     config = plan.config
-    out = [Claim("Namespace", n, "") for n in CLUSTER_NAMESPACES]
+    # Namespaces every cluster has before gpu-infra runs.
+    out = [Claim("Namespace", n, "") for n in rules.SHARED_NAMESPACES]
     op = plan.operator
     if op is not None and op.release is not None:
         out.append(Claim("Namespace", op.namespace, "gpuOperator.namespace"))
@@ -161,7 +157,7 @@ def _manifests(config: StackConfig, op: OperatorPlan) -> Iterator[tuple[Mapping[
         meta = m.get("metadata", {})
         ns = meta.get("namespace") or meta.get("name")
         if m.get("kind") == "Job":
-            yield m, pool_key(config, meta.get("labels", {}).get("gpu-infra/pool"), "smokeTest")
+            yield m, pool_key(config, meta.get("labels", {}).get(POOL_LABEL), "smokeTest")
         elif m == smoke_test_namespace() or ns not in by_ns:
             yield m, smoke
         else:
@@ -225,11 +221,11 @@ def _priority_class(key: str, name: str) -> Iterator[ConfigIssue]:
     except ValueError as e:
         yield ConfigIssue(key, f"PriorityClass name: {e}")
         return
-    if name.startswith("system-") and name not in SYSTEM_PRIORITY_CLASSES:
+    if name.startswith("system-") and name not in rules.SYSTEM_PRIORITY_CLASSES:
         yield ConfigIssue(
             key,
             f"PriorityClass {name!r}: names starting with system- are reserved for "
-            f"{' and '.join(SYSTEM_PRIORITY_CLASSES)}",
+            f"{' and '.join(rules.SYSTEM_PRIORITY_CLASSES)}",
         )
 
 

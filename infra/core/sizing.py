@@ -12,8 +12,11 @@ from typing import Literal
 # How a VM is bought, for the quota it draws on (quota.rules.PROVISIONING_RULES).
 Provisioning = Literal["standard", "spot", "flex-start", "queued", "reservation"]
 
-# Boot disk of GCE nodes whose pool sets none (the system pool, the bootstrap pool): 100 GB
-# pd-balanced. https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks
+# Boot disk of GKE nodes whose pool sets none (the system pool, the bootstrap pool): "If
+# unspecified, the default disk size is 100GB" (NodeConfig,
+# https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig), pd-balanced
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks). The GKE planner,
+# its cost and the quota sizings read them here.
 GKE_DEFAULT_DISK_TYPE = "pd-balanced"
 GKE_DEFAULT_DISK_GB = 100
 

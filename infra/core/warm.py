@@ -24,8 +24,8 @@ from typing import Any
 from infra.core.catalog.pins import pin
 from infra.core.config.stack import StackConfig
 from infra.core.integrations.scheduling import gpu_request, workload_targets
-from infra.core.labels import MANAGED_BY
-from infra.core.platform import Platform
+from infra.core.labels import MANAGED_BY, POOL_LABEL, SKIP_AWAIT
+from infra.core.platform import EXPENDABLE_CUTOFF_DEFAULT, Platform
 from infra.core.pools import PoolHints, warm_of
 from infra.core.rules.limits import limit
 
@@ -39,14 +39,10 @@ Manifest = dict[str, Any]
 WARM_NAMESPACE = "gpu-warm"
 PRIORITY_CLASS = "gpu-infra-warm"
 _HASH = 8
-# Pods below --expendable-pods-priority-cutoff (default -10) never trigger a scale-up:
-# IsExpendablePod is `priority < cutoff` (kubernetes/autoscaler
-# cluster-autoscaler/core/utils/expendable.go; the flag in cluster-autoscaler/config/flags/flags.go).
-# -10 is the lowest value that still scales up, the value of GKE's guide
-# (https://cloud.google.com/kubernetes-engine/docs/how-to/capacity-provisioning) and of z2jh's
-# userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
-EXPENDABLE_CUTOFF_DEFAULT = -10
-WARM_PRIORITY = -10
+# The cutoff's default (EXPENDABLE_CUTOFF_DEFAULT) is the lowest priority that still scales up,
+# the value of GKE's guide (https://cloud.google.com/kubernetes-engine/docs/how-to/capacity-provisioning)
+# and of z2jh's userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
+WARM_PRIORITY = EXPENDABLE_CUTOFF_DEFAULT
 # z2jh's scheduling.userPlaceholder.image: pins.csv row warm-placeholder.
 PAUSE_IMAGE = pin("warm-placeholder").image
 # The pause binary only sleeps (kubernetes/kubernetes build/pause/linux/pause.c); what a placeholder
@@ -54,8 +50,6 @@ PAUSE_IMAGE = pin("warm-placeholder").image
 CPU_REQUEST = "10m"
 MEMORY_REQUEST = "16Mi"
 APP_LABEL = {"app.kubernetes.io/name": "gpu-warm"}
-POOL_LABEL = "gpu-infra/pool"
-SKIP_AWAIT = "pulumi.com/skipAwait"
 # One placeholder per node (https://kubernetes.io/docs/concepts/scheduling-eviction/
 # assign-pod-node/#inter-pod-affinity-and-anti-affinity): a node is warm or it is not.
 HOSTNAME_TOPOLOGY = "kubernetes.io/hostname"
@@ -130,13 +124,13 @@ def plan_warm(
     warm = warm_of(config)
     namespace, klass = warm_names(config.stack)
     targets: list[WarmTarget] = []
-    for h, hints, members in workload_targets(pools, scheduling, platform.features):
+    for h, hints, members in workload_targets(pools, scheduling):
         n = warm.get(h.name, 0)
         if n == 0:
             continue
         # One slot still keeps the node: one placeholder per node (anti-affinity), users take
         # its other slots beside it.
-        resource, count = str(hints["resourceName"]), gpu_request(h, hints)
+        resource, count = str(hints["resourceName"]), gpu_request(hints)
         targets.append(
             WarmTarget(
                 pool=h.name,

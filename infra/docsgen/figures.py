@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.labels import POOL_LABEL
+from infra.core.tokens import EKS_NODE_GROUP
 from infra.planview.fleet import FleetRow
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -177,7 +178,7 @@ def node_templates(samples: Mapping[str, Sample]) -> str:
         sample = samples[stack]
         (group,) = [
             g
-            for g in _resources(sample, "aws:eks/nodeGroup:NodeGroup")
+            for g in _resources(sample, EKS_NODE_GROUP)
             if g["inputs"]["labels"].get(POOL_LABEL) == pool
         ]
         tags = sorted(

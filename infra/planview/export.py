@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from infra.core.diff import HELM_RELEASE
+from infra.core.tokens import HELM_RELEASE
 from infra.planview.export_secrets import NOTE_FILE, holds_secret, secrets_note
 from infra.planview.gitops import (
     CRD_RELEASES,

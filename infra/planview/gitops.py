@@ -15,6 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from infra.core.labels import SKIP_AWAIT
+
 # "All resources, including Application and AppProject specs, have to be installed in the Argo CD
 # namespace (by default argocd)": https://argo-cd.readthedocs.io/en/stable/operator-manual/declarative-setup/
 ARGOCD_NAMESPACE = "argocd"
@@ -49,7 +51,6 @@ WAVE_FIRST, WAVE_MANIFESTS, WAVE_CHARTS, WAVE_WORKLOADS = "-1", "0", "1", "2"
 # their own Flux Kustomization with wait false and no healthChecks: Ready once applied
 # (https://fluxcd.io/flux/components/kustomize/kustomizations/#wait, #health-checks).
 WAVE_UNAWAITED = "3"
-SKIP_AWAIT = "pulumi.com/skipAwait"
 FIRST_KINDS = ("Namespace", "ConfigMap")
 # Workloads that request a resource only the charts bring (nvidia.com/gpu, advertised by the device
 # plugin the GPU Operator installs) stay Pending until the charts are up: they go in workloads/, a
@@ -67,7 +68,7 @@ ARGO_SYNC_OPTIONS = "argocd.argoproj.io/sync-options"
 FLUX_PRUNE = "kustomize.toolkit.fluxcd.io/prune"
 NEVER_PRUNED = ("Node",)
 # Annotations only Pulumi reads (pulumi-kubernetes' Patch resources): meaningless to GitOps tools.
-PULUMI_ONLY = ("pulumi.com/patchForce", "pulumi.com/skipAwait", "pulumi.com/timeoutSeconds")
+PULUMI_ONLY = ("pulumi.com/patchForce", SKIP_AWAIT, "pulumi.com/timeoutSeconds")
 # The Git repository the export is committed to is the user's: a reserved example domain
 # (RFC 2606) marks the value to replace.
 GIT_REPO_PLACEHOLDER = "https://git.example.com/REPLACE-ME.git"

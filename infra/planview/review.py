@@ -23,6 +23,7 @@ from typing import Any
 from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.diff import Change, HalfApplied, changed_paths, value_at
 from infra.core.errors import ConfigErrors, ConfigIssue
+from infra.core.tokens import EKS_NODE_GROUP, GKE_NODE_POOL, NAMESPACE
 
 Out = Callable[[str], None]
 
@@ -211,11 +212,6 @@ class Review:
         return ", ".join(
             f"{n} {op}" if op == "unchanged" else f"{n} to {op}" for op, n in self.counts().items()
         )
-
-
-EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
-NAMESPACE = "kubernetes:core/v1:Namespace"
 
 
 def dropped_zones(c: Change, values: Sequence[Value]) -> list[str]:

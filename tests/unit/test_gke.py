@@ -189,7 +189,7 @@ def test_gke_time_sharing_and_mig_partition_map_to_api_enums():
         "MPS",
         4,
     )
-    assert pool.hints.gke_sharing
+    assert pool.gke_sharing
 
 
 def test_mig_profile_must_belong_to_the_gpu():

@@ -43,6 +43,25 @@ def test_compute_class_hints_select_the_class_only_so_pods_fall_back():
     assert out["gpu-t4"]["pools"] == ["gpu-t4", "gpu-t4-0a12e4", "gpu-t4-a31395"]
 
 
+def test_every_pool_of_a_class_names_its_gpupools_entry_and_is_reached_through_the_class():
+    # A pod selects the class by its label and GKE picks the priority; the class taint keeps other
+    # pods off (https://cloud.google.com/kubernetes-engine/docs/how-to/use-node-pools-compute-class).
+    g = plan(FALLBACK)
+    for p in g.pools:
+        assert p.hints.spec == "gpu-t4"
+        assert p.hints.group is not None and p.hints.group.name == "gpu-t4"
+        assert p.hints.group.selector == {"cloud.google.com/compute-class": "gpu-t4"}
+        taint = p.hints.group.taint
+        assert taint is not None and taint in p.hints.taints
+        assert (taint.key, taint.value, taint.effect) == (
+            "cloud.google.com/compute-class",
+            "gpu-t4",
+            "NoSchedule",
+        )
+    (alone,) = plan(G2).pools
+    assert alone.hints.spec is None and alone.hints.group is None
+
+
 def test_compute_class_active_migration_is_off_unless_asked_as_it_evicts_running_gpu_pods():
     # about-custom-compute-classes#active-migration: GKE moves running pods to a higher priority;
     # a Spot-first GPU class would evict Jobs and notebooks whenever Spot returns.

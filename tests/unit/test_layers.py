@@ -8,7 +8,7 @@ and its features) -> the neutral values a platform answers with (nodes, sizing, 
 sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the container of
 what a platform read) -> platform-neutral pool facts
 (pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file reader
--> errors. Two modules of one layer never import each other (so there are no cycles), and a rule
+-> errors and the Pulumi type tokens (tokens). Two modules of one layer never import each other (so there are no cycles), and a rule
 two platforms share lives in a shared module, never in one platform's package. From above, only
 the registry (``platforms``) imports a platform package; every other layer asks the ``Platform``
 it is handed.
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "infra" / "core"
 # Lowest first; a module's layer is that of its first name under infra.core.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors",),
+    ("errors", "tokens"),
     ("catalog", "rules", "stackfile"),
     ("config",),
     ("labels",),

@@ -24,7 +24,7 @@ from infra.core.operator import (
 )
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
-from infra.core.pools import Taint
+from infra.core.pools import PoolGroup, Taint
 from tests.conftest import gke_config
 from tests.unit.operator_fixtures import (
     assert_golden,
@@ -103,9 +103,15 @@ def test_pools_with_different_replicas_get_one_configmap_key_each():
     assert labels["b"]["nvidia.com/device-plugin.config"] == "time-slicing-8"
 
 
+GKE_TIME_SHARING = {
+    "type": "nvidia-tesla-t4",
+    "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
+}
+
+
 def test_gke_sharing_and_operator_sharing_are_never_both_on():
-    cfg = stack("gke", [{"sharing": {"replicas": 2}}])
-    errs = errors(cfg, hints_for(cfg, gke_sharing=True))
+    cfg = stack("gke", [{"sharing": {"replicas": 2}, "gpu": GKE_TIME_SHARING}])
+    errs = errors(cfg, hints_for(cfg))
     assert "not both" in errs["gpuPools[0].sharing"]
 
 
@@ -153,8 +159,11 @@ def test_mig_on_bottlerocket_is_rejected():
 
 
 def test_mig_together_with_gke_sharing_is_rejected():
-    cfg = stack("gke", [{"mig": {"config": "all-1g.5gb"}}])
-    assert "not both" in errors(cfg, hints_for(cfg, **A100, gke_sharing=True))["gpuPools[0].mig"]
+    gpu = {"type": "nvidia-tesla-a100", "partitionSize": "1g.5gb"}
+    cfg = stack(
+        "gke", [{"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}, "gpu": gpu}]
+    )
+    assert "not both" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig"]
 
 
 def test_mig_single_labels_the_pool_and_reboots_on_clouds():
@@ -328,8 +337,13 @@ def test_gpu_namespace_may_not_be_the_operator_namespace():
 
 def test_gke_fallback_pools_follow_their_main_pool_entry():
     cfg = stack("gke", [{"sharing": {"replicas": 2}, "smokeTest": True}])
-    (main,) = hints_for(cfg)
-    fb = replace(main, name="gpu-0a12e4", labels={**main.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"})
+    (own,) = hints_for(cfg)
+    # As GKE binds them (infra.core.gke.pools): one ComputeClass named after the gpuPools entry.
+    taint = Taint(GKE_COMPUTE_CLASS_LABEL, "gpu")
+    group = PoolGroup("gpu", {GKE_COMPUTE_CLASS_LABEL: "gpu"}, taint)
+    labels = {**own.labels, GKE_COMPUTE_CLASS_LABEL: "gpu"}
+    main = replace(own, labels=labels, taints=(*own.taints, taint), spec="gpu", group=group)
+    fb = replace(main, name="gpu-0a12e4")
     op = plan(cfg, (main, fb))
     assert op.scheduling["gpu-0a12e4"]["timeSlicingReplicas"] == 2
     jobs = [

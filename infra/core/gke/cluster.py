@@ -23,6 +23,7 @@ from infra.core.gke.model import (
 from infra.core.gke.names import ProjectNames, project_names
 from infra.core.gke.series import series_of
 from infra.core.gke.versions import gke_version, support_problem, version_at_least
+from infra.core.sizing import GKE_DEFAULT_DISK_TYPE
 
 # https://cloud.google.com/kubernetes-engine/docs/how-to/maintenance-windows-and-exclusions:
 # "You must allow at least 48 hours of maintenance availability in a 32-day rolling window. Only
@@ -296,7 +297,7 @@ def _cluster_plan(
         nat_name=names.nat,
         nat_subnetwork=nat_subnetwork(cluster, project),
         system_machine_type=system,
-        system_disk_type=series.default_disk_type if series else "pd-balanced",
+        system_disk_type=series.default_disk_type if series else GKE_DEFAULT_DISK_TYPE,
         system_min=cluster.system_pool.min_nodes,
         system_max=cluster.system_pool.max_nodes,
         maintenance_start=window.start,

@@ -10,12 +10,9 @@ from infra.core.gke.model import GkePlan
 from infra.core.platform import NodePlace, PricedPool
 from infra.core.platform_cost import Line, line_of, price_of, sum_lines
 from infra.core.pools import idle_nodes
+from infra.core.rules.gcp import LOCAL_SSD_GB
+from infra.core.sizing import GKE_DEFAULT_DISK_GB
 
-# GKE's boot disk when nodeConfig.diskSizeGb is unset: "If unspecified, the default disk size is
-# 100GB" (NodeConfig, https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig).
-GKE_DEFAULT_DISK_GB = 100
-# "Each Local SSD disk is 375 GiB" (https://cloud.google.com/compute/docs/disks/local-ssd).
-LOCAL_SSD_GB = 375
 # Cloud NAT bills per VM up to 32, then a flat rate (https://cloud.google.com/nat/pricing).
 CLOUD_NAT_VM_CAP = 32
 # A regional cluster's node pools run in three of its region's zones unless nodeLocations says

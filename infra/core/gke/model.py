@@ -101,6 +101,11 @@ class GkePoolPlan:
     hints: PoolHints
 
     @property
+    def gke_sharing(self) -> bool:
+        """GKE's own time-sharing, MPS or MIG partitioning is on (exclusive with the operator's)."""
+        return self.sharing_strategy is not None or self.partition_size is not None
+
+    @property
     def nodes_at_creation(self) -> int:
         """Nodes GKE creates the pool with: ``initialNodeCount`` is per zone ("In regional or
         multi-zonal clusters, this is the number of nodes per zone", terraform-provider-google

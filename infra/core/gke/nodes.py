@@ -63,7 +63,7 @@ def gke_template_node(p: GkePoolPlan) -> Node:
     alloc = base_allocatable(h, gke_node_memory_mib(h))
     # GKE's sharing/partitioning is node pool config the GKE autoscaler reads; the operator's
     # sharing and MIG happen on the node, so the template has the instance's accelerators only.
-    alloc[GPU_RESOURCE] = Fraction(p.schedulable_gpus if h.gke_sharing else p.accelerator_count)
+    alloc[GPU_RESOURCE] = Fraction(p.schedulable_gpus if p.gke_sharing else p.accelerator_count)
     labels = {**p.labels, **gke_cloud_labels(p)}
     return Node(f"template/{p.name}", labels, node_taints(h), alloc)
 
@@ -76,8 +76,10 @@ def gke_running_node(p: GkePoolPlan, pool: GkePoolSpec, operator: bool) -> Node:
     labels = {**p.labels, **gke_cloud_labels(p)}
     if operator:
         labels[GPU_PRESENT_LABEL] = "true"  # NFD/GFD, or the pool label we set up front
-    alloc = running_allocatable(h, pool, gke_node_memory_mib(h), p.schedulable_gpus)
-    if h.gke_sharing:
+    alloc = running_allocatable(
+        h, pool, gke_node_memory_mib(h), p.schedulable_gpus if p.gke_sharing else None
+    )
+    if p.gke_sharing:
         shared = frozenset({GPU_RESOURCE}) if pool.gpu.sharing is not None else frozenset()
     else:
         shared = shared_resources(h, pool)

@@ -61,7 +61,6 @@ FEATURES = Features(
     accelerator_label=GKE_ACCELERATOR_LABEL,
     gpu_type_is_accelerator=True,
     partition_label=nodes.GKE_PARTITION_LABEL,
-    compute_classes=True,
     gpu_present_label=True,
     mig_reboot=True,
     critical_pod_quota=True,
@@ -195,17 +194,31 @@ class GkePlatform(PlatformDefaults):
         return selector
 
     def native_sharing(self, h: PoolHints, pool: PoolBase) -> NativeSharing | None:
-        if not h.gke_sharing or not isinstance(pool, GkePoolSpec):
+        # The pool's own node pool decides (a fallback alternative has its own gpu block); a pool
+        # the planner refused has only its gpuPools entry.
+        own = next((p for p in self.plan.pools if p.name == h.name), None)
+        if own is not None:
+            partition, clients = own.partition_size, own.max_shared_clients_per_gpu
+            # The config's spelling (gpu.sharing.strategy) of GPUSharingConfig's strategy.
+            s = own.sharing_strategy
+            strategy = s.lower().replace("_", "-") if s else None
+        elif isinstance(pool, GkePoolSpec) and pool.name == h.name:
+            sharing = pool.gpu.sharing
+            partition = pool.gpu.partition_size
+            clients = sharing.max_shared_clients_per_gpu if sharing else None
+            strategy = sharing.strategy if sharing else None
+        else:
             return None
-        gpu = pool.gpu
-        clients = gpu.sharing.max_shared_clients_per_gpu if gpu.sharing else None
+        if partition is None and strategy is None:
+            return None
         return NativeSharing(
-            gpu.partition_size,
-            gpu.sharing.strategy if gpu.sharing else None,
+            partition,
+            strategy,
             clients,
             # GPUs x partitions x clients (https://cloud.google.com/kubernetes-engine/docs/how-to/
             # timesharing-gpus#enable-gke).
-            schedulable_gpus(h.gpus_per_node, gpu.partition_size, clients, h.mig_profiles),
+            schedulable_gpus(h.gpus_per_node, partition, clients, h.mig_profiles),
+            what="GKE's own GPU sharing or partitioning (gpu.sharing / gpu.partitionSize)",
         )
 
     def node_runtime(self, h: PoolHints) -> NodeRuntime | None:

@@ -50,7 +50,7 @@ from infra.core.labels import (
     GKE_NODEPOOL_LABEL,
     POOL_LABEL,
 )
-from infra.core.pools import PoolHints, Taint
+from infra.core.pools import PoolGroup, PoolHints, Taint
 from infra.core.sharing import operator_node_labels, schedulable_gpus
 
 _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
@@ -211,12 +211,16 @@ def _bind(pool: GkePoolPlan, compute_class: str) -> GkePoolPlan:
     (https://cloud.google.com/kubernetes-engine/docs/how-to/use-node-pools-compute-class)."""
     taint = Taint(GKE_COMPUTE_CLASS_LABEL, compute_class, "NoSchedule")
     labels = {**pool.labels, GKE_COMPUTE_CLASS_LABEL: compute_class}
+    selector = {GKE_COMPUTE_CLASS_LABEL: compute_class}
     hints = replace(
         pool.hints,
         labels=labels,
         taints=(*pool.hints.taints, taint),
         # The class only: pinning one pool's accelerator would defeat the fallback.
-        node_selector={GKE_COMPUTE_CLASS_LABEL: compute_class},
+        node_selector=selector,
+        # The class is named after the gpuPools entry its pools are planned from.
+        spec=compute_class,
+        group=PoolGroup(compute_class, selector, taint),
     )
     return replace(
         pool, labels=labels, taints=(*pool.taints, taint), compute_class=compute_class, hints=hints
@@ -341,7 +345,6 @@ def _hints(
         min_nodes=spec.min_nodes,
         max_nodes=spec.max_nodes,
         mig_profiles=model.mig_profiles,
-        gke_sharing=gpu.sharing is not None or gpu.partition_size is not None,
     )
 
 

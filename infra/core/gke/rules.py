@@ -16,6 +16,7 @@ from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
 from infra.core.gke.series import MachineSeries
 from infra.core.gke.versions import check_feature_version
+from infra.core.sizing import GKE_DEFAULT_DISK_TYPE
 
 # Boot-disk types GKE node pools accept
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/custom-boot-disks).
@@ -203,7 +204,7 @@ def boot_disk(
     """The boot disk type: the series' default when omitted, else checked against the series."""
     allowed = series.boot_disk_types if series else GKE_BOOT_DISK_TYPES
     if disk_type is None:
-        return allowed[0] if series else "pd-balanced"
+        return allowed[0] if series else GKE_DEFAULT_DISK_TYPE
     if disk_type not in allowed:
         what = f"{series.series} ({machine_type})" if series else machine_type
         issues.add(

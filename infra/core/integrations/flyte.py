@@ -21,7 +21,6 @@ from typing import Any
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.base import PoolBase
-from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.platform import Features, Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
@@ -115,10 +114,11 @@ def flyte(
             )
     # Tolerations Flyte adds to every GPU task; a class's taint belongs to its PodTemplate only,
     # or every GPU task would also be admitted onto the class's nodes.
+    own = {t.group.taint.key for t, _, _ in targets if t.group is not None and t.group.taint}
     tolerations: list[dict[str, str]] = []
     for _, hints, _ in targets:
         for tol in hints["tolerations"]:
-            if tol not in tolerations and tol.get("key") != GKE_COMPUTE_CLASS_LABEL:
+            if tol not in tolerations and tol.get("key") not in own:
                 tolerations.append(dict(tol))
     features = platform.features
     partition = _partition_label(features, targets)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from infra.core.config.operator import JupyterImageSpec
-from infra.core.integrations.scheduling import gpu_request, shares_gpu
+from infra.core.integrations.scheduling import gpu_request, native_shared, shares_gpu
 from infra.core.pools import PoolHints
 
 
@@ -35,7 +35,7 @@ def jupyterhub_profile(
     ``mem_limit`` is null (a notebook may use what the node has free).
     """
     share = notebook_share(h, hints)
-    count = gpu_request(h, hints)
+    count = gpu_request(hints)
     mem = max(int((node_memory_mib - daemonset_mib) * share.fraction), 256)
     override: dict[str, Any] = {
         # compute,utility is the toolkit's default only while the image sets nothing; an image's
@@ -87,11 +87,11 @@ class NotebookShare:
 def notebook_share(h: PoolHints, hints: Mapping[str, Any]) -> NotebookShare:
     """One notebook's share of a node of pool ``h``: the whole node (plain GPUs) or one slot."""
     slots, model = int(hints["slotsPerNode"]), f"NVIDIA {h.gpu_model}"
-    if not shares_gpu(h, hints):
-        n = gpu_request(h, hints)
+    if not shares_gpu(hints):
+        n = gpu_request(hints)
         what = f"a dedicated node with {n} GPU" + ("s" if n > 1 else "")
         return NotebookShare(f"{n}x {model}", what, 1.0, 1)
-    if h.gke_sharing:
+    if native_shared(hints):
         # GKE partitioning / time-sharing: each slot is one nvidia.com/gpu of the node.
         what = f"one GKE-shared GPU slot ({slots} per node)"
         part, strategy = hints.get("gkePartitionSize"), hints.get("gkeSharingStrategy")

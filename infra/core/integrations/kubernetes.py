@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from infra.core.labels import POOL_LABEL
+
 Manifest = dict[str, Any]
 # CUDA base image: nvidia-smi only (the smoke test's image; pinned in infra.core.config.operator).
 SAMPLE_COMMAND = ["nvidia-smi"]
@@ -37,7 +39,7 @@ def pod_spec(hints: Mapping[str, Any], image: str) -> dict[str, Any]:
 
 def manifests(pool: str, hints: Mapping[str, Any], image: str) -> dict[str, Manifest]:
     """``{"pod": Pod, "job": Job}`` for ``pool``."""
-    labels = {"app.kubernetes.io/name": "gpu-workload", "gpu-infra/pool": pool}
+    labels = {"app.kubernetes.io/name": "gpu-workload", POOL_LABEL: pool}
     spec = pod_spec(hints, image)
     return {
         "pod": {

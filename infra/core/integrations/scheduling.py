@@ -7,8 +7,7 @@ from dataclasses import replace
 from typing import Any
 
 from infra.core.config.base import PoolBase
-from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
-from infra.core.platform import Features, Platform
+from infra.core.platform import Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import resource_names, slots_per_node
 
@@ -48,14 +47,19 @@ def scheduling_hints(
     }
 
 
-def shares_gpu(h: PoolHints, hints: Mapping[str, Any]) -> bool:
+def shares_gpu(hints: Mapping[str, Any]) -> bool:
     """A slot of the pool is a share of a GPU: GKE sharing/partitioning, operator time-slicing
     (MPS included) or a MIG layout other than ``all-disabled``."""
     mig = hints["migConfig"] not in (None, "all-disabled")
-    return h.gke_sharing or hints["timeSlicingReplicas"] is not None or mig
+    return native_shared(hints) or hints["timeSlicingReplicas"] is not None or mig
 
 
-def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
+def native_shared(hints: Mapping[str, Any]) -> bool:
+    """The platform's own sharing or partitioning is on for the pool of ``hints``."""
+    return hints["gkePartitionSize"] is not None or hints["gkeSharingStrategy"] is not None
+
+
+def gpu_request(hints: Mapping[str, Any]) -> int:
     """GPU units one workload (a notebook, a warm placeholder) requests: a whole-GPU pool's every
     GPU, else one slot.
 
@@ -67,14 +71,14 @@ def gpu_request(h: PoolHints, hints: Mapping[str, Any]) -> int:
     mixed) gets one instance of its profile: "Each slice can be allocated to one container"
     (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus-multi).
     """
-    return 1 if shares_gpu(h, hints) else int(hints["slotsPerNode"])
+    return 1 if shares_gpu(hints) else int(hints["slotsPerNode"])
 
 
 def workload_targets(
-    pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]], features: Features
+    pools: Sequence[PoolHints], scheduling: Mapping[str, Mapping[str, Any]]
 ) -> list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]]:
     """What workloads can target: ``(hints-like pool, scheduling hints, member pools)`` per pool,
-    and one per ComputeClass for the pools bound to it (``features.compute_classes``).
+    and one per group for the pools reached through it (``PoolHints.group``: a ComputeClass).
 
     A class entry selects the class only, tolerates every member's taints and promises what every
     member can give (the fewest GPUs, slots, vCPUs and the least memory), so a workload fits
@@ -82,21 +86,14 @@ def workload_targets(
     """
     groups: dict[str, list[PoolHints]] = {}
     for h in pools:
-        key = h.name
-        if features.compute_classes:
-            key = (
-                h.node_selector.get(GKE_COMPUTE_CLASS_LABEL)
-                or h.labels.get(GKE_COMPUTE_CLASS_LABEL)
-                or key
-            )
-        groups.setdefault(key, []).append(h)
+        groups.setdefault(h.group.name if h.group is not None else h.name, []).append(h)
     out: list[tuple[PoolHints, dict[str, Any], tuple[str, ...]]] = []
     for key, members in groups.items():
         names = tuple(m.name for m in members)
-        # A pool bound to a ComputeClass is reached through the class even when it is the class's
-        # only member (an auto-creating pool without fallbacks): its nodes carry the class taint.
-        bound = GKE_COMPUTE_CLASS_LABEL in members[0].labels
-        if len(members) == 1 and members[0].name == key and not bound:
+        # A pool in a group is reached through the group even when it is the group's only member
+        # (an auto-creating pool without fallbacks): its nodes carry the group's taint.
+        group = members[0].group
+        if len(members) == 1 and members[0].name == key and group is None:
             out.append((members[0], dict(scheduling[key]), names))
             continue
         hs = [scheduling[m.name] for m in members]
@@ -106,7 +103,7 @@ def workload_targets(
         taints: list[Any] = []
         for m in members:
             taints += [t for t in m.taints if t not in taints]
-        selector = {GKE_COMPUTE_CLASS_LABEL: key}
+        selector = dict(group.selector) if group is not None else {}
         model = " or ".join(dict.fromkeys(m.gpu_model for m in members))
         first = members[0]
         h = replace(

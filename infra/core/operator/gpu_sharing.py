@@ -39,12 +39,8 @@ def sharing_settings(
         if pool.sharing is None:
             continue
         path = join_path("gpuPools", i, "sharing")
-        if h.gke_sharing:
-            issues.add(
-                path,
-                "GKE's own GPU sharing or partitioning (gpu.sharing / gpu.partitionSize) is on for "
-                "this pool; use one of the two, not both",
-            )
+        if (native := platform.native_sharing(h, pool)) is not None:
+            issues.add(path, f"{native.what} is on for this pool; use one of the two, not both")
         elif not preset.device_plugin:
             issues.add(
                 path,
@@ -135,12 +131,8 @@ def mig_settings(
                 "H200 or B200",
             )
             continue
-        if h.gke_sharing:
-            issues.add(
-                path,
-                "GKE's own partitioning or sharing (gpu.partitionSize / gpu.sharing) is on for this "
-                "pool; use one of the two, not both",
-            )
+        if (native := platform.native_sharing(h, pool)) is not None:
+            issues.add(path, f"{native.what} is on for this pool; use one of the two, not both")
             continue
         if not preset.mig_manager:
             issues.add(path, f"preset {preset.name!r} leaves MIG to the node image's MIG manager")

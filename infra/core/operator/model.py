@@ -29,7 +29,6 @@ PRIVILEGED_PSA = {
 # quota scoped to those classes (https://cloud.google.com/kubernetes-engine/docs/how-to/gpu-operator;
 # NVIDIA cloud-native-docs google-gke-gpu-operator-quota.yaml).
 GKE_CRITICAL_QUOTA = "gpu-operator-quota"
-GKE_CRITICAL_CLASSES = ("system-node-critical", "system-cluster-critical")
 
 
 # Operand DaemonSets (chart value keys) that run one system-node-critical pod per GPU node when

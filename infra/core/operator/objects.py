@@ -15,12 +15,12 @@ from infra.core.integrations import kubeflow as kf
 from infra.core.integrations.jupyterhub import jupyterhub_profile
 from infra.core.integrations.kubernetes import manifests as k8s_manifests
 from infra.core.integrations.scheduling import scheduling_hints, workload_targets
+from infra.core.labels import POOL_LABEL
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.operator.gpu_sharing import sharing_config_map
 from infra.core.operator.helm_values import default_at, is_cdi_era
 from infra.core.operator.isolation import RuntimePath, gap_text
 from infra.core.operator.model import (
-    GKE_CRITICAL_CLASSES,
     GKE_CRITICAL_QUOTA,
     MANAGED_BY,
     OPERAND_DAEMONSETS,
@@ -36,6 +36,7 @@ from infra.core.operator.pod_security import TEAM_POD_SECURITY, guard_gaps, name
 from infra.core.operator.vgpu import VGPU, vgpu_secrets
 from infra.core.platform import Platform, Preset
 from infra.core.pools import GPU_RESOURCE, PoolHints, PoolSpecs, spec_of
+from infra.core.rules.kubernetes import SYSTEM_PRIORITY_CLASSES
 from infra.core.sharing import operator_node_labels, pool_mig_profiles, quota_resource_names
 
 # --------------------------------------------------------------------------------------------------
@@ -232,7 +233,7 @@ def _integrations(
     profiles: dict[str, dict[str, Any]] = {}
     workloads: dict[str, Any] = {}
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).
-    targets = workload_targets(pools, scheduling, platform.features)
+    targets = workload_targets(pools, scheduling)
     target_hints = {t.name: hints for t, hints, _ in targets}
     # gpuPools[].warm per target (a ComputeClass is named after its gpuPools entry). Promised to
     # users only where gpu-infra runs an autoscaler that adds a node for a preempted placeholder:
@@ -351,7 +352,7 @@ def _gke_critical_quota(namespace: str, pods: int, why: str) -> Manifest:
                     {
                         "operator": "In",
                         "scopeName": "PriorityClass",
-                        "values": list(GKE_CRITICAL_CLASSES),
+                        "values": list(SYSTEM_PRIORITY_CLASSES),
                     }
                 ]
             },
@@ -483,7 +484,7 @@ def smoke_test_job(
     ``ttlSecondsAfterFinished``: a Job the TTL controller deleted would be gone at the next
     ``pulumi refresh`` and ``pulumi up`` would recreate it, scaling a GPU node up again.
     """
-    labels = {"app.kubernetes.io/name": "gpu-smoke-test", "gpu-infra/pool": h.name, **MANAGED_BY}
+    labels = {"app.kubernetes.io/name": "gpu-smoke-test", POOL_LABEL: h.name, **MANAGED_BY}
     if licensed:
         labels[LICENSE_CHECK_LABEL] = "true"
     resource = hints["resourceName"]

@@ -188,6 +188,9 @@ def check_gce_subnetwork(v: str) -> str:
 # hardening guide says to run nodes as a least-privilege account instead
 # (https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
 GCP_SERVICE_ACCOUNT_ID = r"[a-z][-a-z0-9]{4,28}[a-z0-9]"
+# "Each Local SSD disk is 375 GiB" (https://cloud.google.com/compute/docs/disks/local-ssd): what a
+# local_ssd_count bills and draws on the Local SSD quota.
+LOCAL_SSD_GB = 375
 _RE_GCP_SA_EMAIL = _full(
     rf"{GCP_SERVICE_ACCOUNT_ID}@{_GCP_PROJECT_ID}(?:\.[a-z0-9][-a-z0-9.]*[a-z0-9])?"
     r"\.iam\.gserviceaccount\.com"

@@ -189,6 +189,9 @@ def check_gpu_namespace_labels(v: Mapping[str, str]) -> Mapping[str, str]:
 # Namespaces every cluster shares (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces):
 # the privileged operator namespace must be one of its own, and "kube-" is reserved for the system.
 SHARED_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# PriorityClasses Kubernetes creates; other names with this prefix are refused
+# (k8s.io/kubernetes pkg/apis/scheduling/validation ValidatePriorityClass).
+SYSTEM_PRIORITY_CLASSES = ("system-node-critical", "system-cluster-critical")
 
 
 def check_namespace(v: str) -> str:

@@ -14,8 +14,7 @@ from typing import Any
 
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.planned import Plan
-from infra.core.platform import CUTOFF_FLAG
-from infra.core.warm import EXPENDABLE_CUTOFF_DEFAULT
+from infra.core.platform import CUTOFF_FLAG, EXPENDABLE_CUTOFF_DEFAULT
 
 # The built-in classes: SystemCriticalPriority = 2 * HighestUserDefinablePriority (1e9), and
 # system-node-critical 1000 above it (kubernetes/kubernetes pkg/apis/scheduling/types.go).

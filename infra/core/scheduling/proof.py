@@ -12,7 +12,6 @@ from typing import Any
 
 from infra.core.errors import ConfigIssue
 from infra.core.integrations.scheduling import workload_targets
-from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.nodes import PoolNodes, less_daemonsets
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.planned import Plan
@@ -43,14 +42,13 @@ def plan_workloads(plan: Plan) -> list[Workload]:
     names = [h.name for h in plan.pools]
     classes: dict[str, list[str]] = {}
     for h in plan.pools:
-        cls = h.labels.get(GKE_COMPUTE_CLASS_LABEL)
-        if plan.platform.features.compute_classes and cls:
-            classes.setdefault(cls, []).append(h.name)
+        if h.group is not None:
+            classes.setdefault(h.group.name, []).append(h.name)
 
     def resolve(target: str) -> tuple[str, ...]:
         return workloads.target_pools(target, classes)
 
-    targets = workload_targets(plan.pools, op.scheduling, plan.platform.features)
+    targets = workload_targets(plan.pools, op.scheduling)
     resources = {t.name: list(hints["resourceNames"]) for t, hints, _ in targets}
     integ: Mapping[str, Any] = op.integrations
     return [

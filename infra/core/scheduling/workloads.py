@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from fractions import Fraction
 from typing import Any
 
+from infra.core.labels import POOL_LABEL
 from infra.core.operator.model import SMOKE_TEST_NAMESPACE
 from infra.core.scheduling.predicates import Obj, Pod, pod_from_spec
 
@@ -205,7 +206,7 @@ def smoke_tests(after_release: Sequence[Obj]) -> list[Workload]:
     out: list[Workload] = []
     for m in after_release:
         if m["kind"] == "Job" and m["metadata"].get("namespace") == SMOKE_TEST_NAMESPACE:
-            pool = m["metadata"]["labels"]["gpu-infra/pool"]
+            pool = m["metadata"]["labels"][POOL_LABEL]
             spec = m["spec"]["template"]["spec"]
             out.append(Workload("smoke-test", pod_from_spec(m["metadata"]["name"], spec), (pool,)))
     return out
