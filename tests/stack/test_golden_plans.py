@@ -39,7 +39,8 @@ def normalized(document: dict[str, Any]) -> dict[str, Any]:
 def golden_text(stack: str) -> str:
     name, raw = load_stack_file(ROOT / "stacks" / f"Pulumi.{stack}.yaml")
     config = parse(raw, name)
-    document = plan_document(config, estimate(build_plan(config)), sample(stack))
+    plan = build_plan(config)
+    document = plan_document(config, estimate(plan), sample(stack), plan.observed_json())
     # A round trip through JSON: the shared recording is never touched, only its copy.
     copy = json.loads(json.dumps(document, allow_nan=False))
     return json.dumps(normalized(copy), indent=1, sort_keys=True) + "\n"

@@ -321,3 +321,30 @@ def offering_issues(
                 f"{', '.join(g.instance_types)} (AWS DescribeInstanceTypeOfferings); list the AZs "
                 "that still do in gpuPools[].zones",
             )
+
+
+def offline_assumptions(plan: EksPlan) -> tuple[str, ...]:
+    """What an offline EKS plan assumes where the observe step would read (``apply_observed``
+    over ``None``), in the order the step reads."""
+    c = plan.cluster_name
+    out: list[str] = []
+    if plan.existing:
+        out.append(
+            f"EKS cluster {c} exists, ACTIVE at Kubernetes {plan.kubernetes_version}; its "
+            "endpoint, CA, OIDC issuer, security group and VPC are placeholders"
+        )
+        out.append(
+            "its IAM OIDC provider exists and is not this stack's (used by ARN)"
+            if plan.identity == "irsa"
+            else "its eks-pod-identity-agent add-on is installed"
+        )
+    else:
+        out.append(
+            f"no EKS cluster {c} runs yet (a first deploy): no node groups, NAT gateways or "
+            "control-plane AZs to keep"
+        )
+    if any(a.version == offline.eks_addon_default(plan.kubernetes_version) for a in plan.addons):
+        out.append("add-ons without a pin get EKS's default version, known only at deploy time")
+    if any(g.node_groups for g in plan.groups):
+        out.append("every AZ the catalog lists still offers the node groups' instance types")
+    return tuple(out)

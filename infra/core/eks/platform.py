@@ -18,6 +18,7 @@ from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_nodes
+from infra.core.eks.live import offline_assumptions
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.errors import ConfigIssue, Issues, join_path
@@ -123,6 +124,10 @@ class EksPlatform(PlatformDefaults):
     @property
     def existing(self) -> bool:
         return self.plan.existing
+
+    @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        return offline_assumptions(self.plan)
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
     @property
