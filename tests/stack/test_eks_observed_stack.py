@@ -10,11 +10,12 @@ from typing import Any
 
 import pytest
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra.core import offline
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.platform import eks_plan
 from infra.core.errors import ConfigErrors
+from infra.core.observed import ObserveError
 from infra.core.plan import build_plan
 from infra.mocklive import LiveAccount, after, before
 from tests.stack.harness import run_stack, sample, stack_source
@@ -184,3 +185,20 @@ def test_an_oidc_provider_someone_else_made_is_referenced_by_arn_not_declared():
     config = parse(raw, name)
     other = replace(before(config), oidc_provider_tags={"gpu-infra/stack": "shared/team-b"})
     assert run_stack(raw, name, account=other).of_type(OIDC) == []
+
+
+def test_a_node_group_answer_without_a_scaling_config_is_an_unread_read_not_size_zero(
+    monkeypatch,
+):
+    # Every managed node group has a scalingConfig (CreateNodegroup defaults it): an answer
+    # without one is unknown, and an unknown desired size is never 0.
+    raw, config, account = deployed("eks-g4dn")
+    monkeypatch.setitem(
+        mockanswers.INVOKES,
+        "aws:eks/getNodeGroup:getNodeGroup",
+        lambda args, *_: {"id": args["nodeGroupName"], "scalingConfigs": []},
+    )
+    with pytest.raises(ObserveError) as e:
+        mockengine.observe(raw, config.stack, account)
+    assert str(e.value).startswith("gpuPools: could not read node group ")
+    assert str(e.value).endswith("DescribeNodegroup returned no scalingConfig")
