@@ -202,3 +202,17 @@ def test_a_node_group_answer_without_a_scaling_config_is_an_unread_read_not_size
         mockengine.observe(raw, config.stack, account)
     assert str(e.value).startswith("gpuPools: could not read node group ")
     assert str(e.value).endswith("DescribeNodegroup returned no scalingConfig")
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("1.32", "EKS cannot downgrade a cluster"),  # update-cluster.html
+        ("1.35", "EKS upgrades one minor version at a time; deploy 1.34 first"),
+    ],
+)
+def test_a_created_control_plane_moves_one_minor_up_at_a_time_never_down(version, reason):
+    raw, config, account = deployed("eks-g4dn")  # the control plane runs 1.33
+    raw = copy.deepcopy(raw)
+    raw["gpu-infra:cluster"]["kubernetesVersion"] = version
+    assert errors_over(raw, config.stack, account)["cluster.kubernetesVersion"].endswith(reason)

@@ -48,6 +48,11 @@ def apply_observed(
         problem := control_plane_problem(plan, attached, groups, live_names=live)
     ):
         issues.add(*problem)
+    running = observed.cluster if observed is not None and not plan.existing else None
+    if running is not None and (
+        reason := upgrade_problem(plan.kubernetes_version, running.version)
+    ):
+        issues.add("cluster.kubernetesVersion", reason)
     return replace(
         plan,
         network=_network(plan, observed),
@@ -255,6 +260,24 @@ def owns_oidc_provider(plan: EksPlan, observed: EksObserved | None) -> bool:
         and plan.identity == "irsa"
         and observed.oidc_provider_owner == owner_tag_value(plan.cluster_name, plan.stack)
     )
+
+
+def upgrade_problem(planned: str, live: str) -> str | None:
+    """Why the running control plane of a cluster this stack created cannot move to ``planned``:
+    "Once you upgrade a cluster, you can't downgrade to a previous version" (EKS user guide,
+    update-cluster.html), and a control plane moves one minor at a time ("Upgrades of more than
+    one Kubernetes version are not supported", eksctl cluster-upgrade)."""
+    if not live or live == planned:
+        return None
+    to, at = kubernetes_minor(planned), kubernetes_minor(live)
+    if to < at:
+        return f"{planned!r}: the control plane runs {live}, and EKS cannot downgrade a cluster"
+    if to > at + 1:
+        return (
+            f"{planned!r}: the control plane runs {live}, and EKS upgrades one minor version at "
+            f"a time; deploy 1.{at + 1} first"
+        )
+    return None
 
 
 def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:
