@@ -13,6 +13,7 @@ import pytest
 from infra import mockanswers, mockengine
 from infra.core import offline
 from infra.core.config.stack import StackConfig, parse
+from infra.core.eks.planner import EksPlan
 from infra.core.eks.platform import eks_plan
 from infra.core.errors import ConfigErrors
 from infra.core.observed import ObserveError
@@ -89,19 +90,28 @@ def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds
     raw = copy.deepcopy(raw)
     pool = next(p for p in raw["gpu-infra:gpuPools"] if first.startswith(f"{p['name']}-"))
     pool["maxNodes"] = 5
-    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
-    assert ng.inputs["scalingConfig"] == {"minSize": 0, "maxSize": 5, "desiredSize": 5}
-    assert ng.ignore_changes == ()
+    (ng,) = [
+        ng for g in planned_over(raw, account).groups for ng in g.node_groups if ng.name == first
+    ]
+    assert (ng.min_size, ng.max_size, ng.desired_size, ng.send_desired) == (0, 5, 5, True)
 
 
-ADDON = "aws:eks/addon:Addon"
 EBS_CSI = "aws-ebs-csi-driver"  # no per-minor table in the user guide: unpinned
 
 
-def _addon_version(rec: mockengine.Recording, name: str) -> str:
-    return next(r for r in rec.of_type(ADDON) if r.inputs["addonName"] == name).inputs[
-        "addonVersion"
-    ]
+def planned_over(raw: dict[str, Any], account: LiveAccount) -> EksPlan:
+    """The EKS plan of ``raw`` over what its observe step finds in ``account`` (the components
+    map it 1:1: ``test_observe_stack``)."""
+    config = parse(raw, "eks-g4dn")
+    plan = eks_plan(
+        build_plan(config, None, mockengine.observe(raw, config.stack, account)).platform
+    )
+    assert plan is not None
+    return plan
+
+
+def _addon_version(plan: EksPlan, name: str) -> str:
+    return next(a.version for a in plan.addons if a.name == name)
 
 
 @pytest.fixture(scope="module")
@@ -115,16 +125,14 @@ def test_a_running_addon_without_a_pin_keeps_its_version_not_eks_default(install
     # DescribeAddonVersions defaultVersion moves when AWS publishes a build; following it would
     # update the add-on on an up nobody asked for.
     raw, account = installed
-    assert _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI) == (
-        "v1.40.0-eksbuild.1"
-    )
+    assert _addon_version(planned_over(raw, account), EBS_CSI) == "v1.40.0-eksbuild.1"
 
 
 def test_an_unpinned_addon_takes_eks_default_when_kubernetes_version_changes(installed):
     raw, account = installed
     raw = copy.deepcopy(raw)
     raw["gpu-infra:cluster"]["kubernetesVersion"] = "1.34"  # the control plane runs 1.33
-    version = _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI)
+    version = _addon_version(planned_over(raw, account), EBS_CSI)
     assert version == offline.eks_addon_default("1.34")  # the fake account's default answer
 
 
