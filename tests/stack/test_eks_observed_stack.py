@@ -79,8 +79,10 @@ def test_a_running_group_whose_min_and_max_stay_leaves_its_desired_size_to_the_a
     # terraform-provider-aws documents ignore_changes on scaling_config[0].desired_size for an
     # autoscaled aws_eks_node_group; a value read before the run would undo the autoscaler.
     raw, account, first = scaled
-    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
-    assert ng.ignore_changes == ("scalingConfig.desiredSize",)
+    rec = run_stack(raw, "eks-g4dn", account=account)
+    assert _group(rec, first).ignore_changes == ("scalingConfig.desiredSize",)
+    (system,) = [n for n in account.node_groups if n.startswith("system-")]
+    assert _group(rec, system).ignore_changes == ("scalingConfig.desiredSize",)
 
 
 def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds(scaled):
