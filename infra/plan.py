@@ -50,7 +50,6 @@ if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after 
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
     from infra.core.cost import Cost
-    from infra.core.observed import Observed
     from infra.core.plan import Plan
 
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_FAIL_ON = 0, 1, 2, 3
@@ -358,7 +357,7 @@ def _run(
 
     cost = estimate(plan)
     if args.json:
-        document = plan_document(config, cost, recording, plan.observed)
+        document = plan_document(config, cost, recording, plan.observed_json())
         _write(json.dumps(document, indent=2, allow_nan=False))
         _write("\n")
     else:
@@ -378,14 +377,14 @@ def _run(
 
 
 def plan_document(
-    config: StackConfig, cost: Any, recording: Any, observed: Observed | None = None
+    config: StackConfig, cost: Any, recording: Any, observed: Mapping[str, Any] | None = None
 ) -> dict[str, Any]:
-    """The ``--json`` object of one stack; ``observed``: what it was planned over (offline:
-    nothing, ``{}``)."""
+    """The ``--json`` object of one stack; ``observed``: what it was planned over
+    (``Plan.observed_json``: offline, what it assumed)."""
     return {
         "project": "gpu-infra",
         "stack": config.stack,
-        "observed": observed.to_json() if observed is not None else {},
+        "observed": dict(observed or {}),
         "cost": cost.to_json(),
         "resources": [r.to_json() for r in recording.resources],
         "outputs": recording.outputs,

@@ -5,6 +5,7 @@ nothing here, nor in the checks that run on it, knows which platform it is."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
@@ -38,6 +39,14 @@ class Plan:
     notes: tuple[str, ...] = ()
     observed: Observed = field(default_factory=Observed.none)
     catalog: Catalog | None = field(default=None, compare=False, repr=False)
+
+    def observed_json(self) -> dict[str, Any]:
+        """``--json`` ``observed``: what the observe step read, or offline what the plan assumed
+        in its place (``{"assumed": [...]}``; ``{}`` where it assumed nothing)."""
+        if self.observed.value is not None:
+            return self.observed.to_json()
+        assumed = self.platform.offline_assumptions
+        return {"assumed": list(assumed)} if assumed else {}
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:

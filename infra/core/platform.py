@@ -296,6 +296,12 @@ class Platform(Protocol):
         ...
 
     @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        """What an offline plan (nothing observed) assumes of the live platform, which its
+        observe step would read on ``pulumi up`` (``--json`` ``observed.assumed``)."""
+        ...
+
+    @property
     def catalog(self) -> Catalog:
         """The catalog the platform planned with: vendored data plus the stack's declared shapes."""
         ...
@@ -486,6 +492,10 @@ class PlatformDefaults:
     karpenter-provider-aws's ``DefaultFamily`` gives every AMI family its defaults."""
 
     __slots__ = ()
+
+    @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        return ()
 
     @property
     def kubernetes_version(self) -> str | None:

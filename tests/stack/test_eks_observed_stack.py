@@ -10,11 +10,13 @@ from typing import Any
 
 import pytest
 
-from infra import mockengine
+from infra import mockanswers, mockengine
 from infra.core import offline
 from infra.core.config.stack import StackConfig, parse
+from infra.core.eks.planner import EksPlan
 from infra.core.eks.platform import eks_plan
 from infra.core.errors import ConfigErrors
+from infra.core.observed import ObserveError
 from infra.core.plan import build_plan
 from infra.mocklive import LiveAccount, after, before
 from tests.stack.harness import run_stack, sample, stack_source
@@ -77,8 +79,10 @@ def test_a_running_group_whose_min_and_max_stay_leaves_its_desired_size_to_the_a
     # terraform-provider-aws documents ignore_changes on scaling_config[0].desired_size for an
     # autoscaled aws_eks_node_group; a value read before the run would undo the autoscaler.
     raw, account, first = scaled
-    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
-    assert ng.ignore_changes == ("scalingConfig.desiredSize",)
+    rec = run_stack(raw, "eks-g4dn", account=account)
+    assert _group(rec, first).ignore_changes == ("scalingConfig.desiredSize",)
+    (system,) = [n for n in account.node_groups if n.startswith("system-")]
+    assert _group(rec, system).ignore_changes == ("scalingConfig.desiredSize",)
 
 
 def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds(scaled):
@@ -88,19 +92,28 @@ def test_a_resized_group_sends_its_live_desired_size_clamped_into_the_new_bounds
     raw = copy.deepcopy(raw)
     pool = next(p for p in raw["gpu-infra:gpuPools"] if first.startswith(f"{p['name']}-"))
     pool["maxNodes"] = 5
-    ng = _group(run_stack(raw, "eks-g4dn", account=account), first)
-    assert ng.inputs["scalingConfig"] == {"minSize": 0, "maxSize": 5, "desiredSize": 5}
-    assert ng.ignore_changes == ()
+    (ng,) = [
+        ng for g in planned_over(raw, account).groups for ng in g.node_groups if ng.name == first
+    ]
+    assert (ng.min_size, ng.max_size, ng.desired_size, ng.send_desired) == (0, 5, 5, True)
 
 
-ADDON = "aws:eks/addon:Addon"
 EBS_CSI = "aws-ebs-csi-driver"  # no per-minor table in the user guide: unpinned
 
 
-def _addon_version(rec: mockengine.Recording, name: str) -> str:
-    return next(r for r in rec.of_type(ADDON) if r.inputs["addonName"] == name).inputs[
-        "addonVersion"
-    ]
+def planned_over(raw: dict[str, Any], account: LiveAccount) -> EksPlan:
+    """The EKS plan of ``raw`` over what its observe step finds in ``account`` (the components
+    map it 1:1: ``test_observe_stack``)."""
+    config = parse(raw, "eks-g4dn")
+    plan = eks_plan(
+        build_plan(config, None, mockengine.observe(raw, config.stack, account)).platform
+    )
+    assert plan is not None
+    return plan
+
+
+def _addon_version(plan: EksPlan, name: str) -> str:
+    return next(a.version for a in plan.addons if a.name == name)
 
 
 @pytest.fixture(scope="module")
@@ -114,16 +127,14 @@ def test_a_running_addon_without_a_pin_keeps_its_version_not_eks_default(install
     # DescribeAddonVersions defaultVersion moves when AWS publishes a build; following it would
     # update the add-on on an up nobody asked for.
     raw, account = installed
-    assert _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI) == (
-        "v1.40.0-eksbuild.1"
-    )
+    assert _addon_version(planned_over(raw, account), EBS_CSI) == "v1.40.0-eksbuild.1"
 
 
 def test_an_unpinned_addon_takes_eks_default_when_kubernetes_version_changes(installed):
     raw, account = installed
     raw = copy.deepcopy(raw)
     raw["gpu-infra:cluster"]["kubernetesVersion"] = "1.34"  # the control plane runs 1.33
-    version = _addon_version(run_stack(raw, "eks-g4dn", account=account), EBS_CSI)
+    version = _addon_version(planned_over(raw, account), EBS_CSI)
     assert version == offline.eks_addon_default("1.34")  # the fake account's default answer
 
 
@@ -184,3 +195,34 @@ def test_an_oidc_provider_someone_else_made_is_referenced_by_arn_not_declared():
     config = parse(raw, name)
     other = replace(before(config), oidc_provider_tags={"gpu-infra/stack": "shared/team-b"})
     assert run_stack(raw, name, account=other).of_type(OIDC) == []
+
+
+def test_a_node_group_answer_without_a_scaling_config_is_an_unread_read_not_size_zero(
+    monkeypatch,
+):
+    # Every managed node group has a scalingConfig (CreateNodegroup defaults it): an answer
+    # without one is unknown, and an unknown desired size is never 0.
+    raw, config, account = deployed("eks-g4dn")
+    monkeypatch.setitem(
+        mockanswers.INVOKES,
+        "aws:eks/getNodeGroup:getNodeGroup",
+        lambda args, *_: {"id": args["nodeGroupName"], "scalingConfigs": []},
+    )
+    with pytest.raises(ObserveError) as e:
+        mockengine.observe(raw, config.stack, account)
+    assert str(e.value).startswith("gpuPools: could not read node group ")
+    assert str(e.value).endswith("DescribeNodegroup returned no scalingConfig")
+
+
+@pytest.mark.parametrize(
+    ("version", "reason"),
+    [
+        ("1.32", "EKS cannot downgrade a cluster"),  # update-cluster.html
+        ("1.35", "EKS upgrades one minor version at a time; deploy 1.34 first"),
+    ],
+)
+def test_a_created_control_plane_moves_one_minor_up_at_a_time_never_down(version, reason):
+    raw, config, account = deployed("eks-g4dn")  # the control plane runs 1.33
+    raw = copy.deepcopy(raw)
+    raw["gpu-infra:cluster"]["kubernetesVersion"] = version
+    assert errors_over(raw, config.stack, account)["cluster.kubernetesVersion"].endswith(reason)

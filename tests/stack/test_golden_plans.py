@@ -37,8 +37,9 @@ def golden_text(stack: str, path: Path | None = None) -> str:
     """The normalised plan of sample ``stack``, or of the stack file at ``path`` named like it."""
     name, raw = load_stack_file(path or ROOT / "stacks" / f"Pulumi.{stack}.yaml")
     config = parse(raw, name)
+    plan = build_plan(config)
     recording = sample(stack) if path is None else run_stack(path)
-    document = plan_document(config, estimate(build_plan(config)), recording)
+    document = plan_document(config, estimate(plan), recording, plan.observed_json())
     # A round trip through JSON: the shared recording is never touched, only its copy.
     copy = json.loads(json.dumps(document, allow_nan=False))
     return json.dumps(normalized(copy), indent=1, sort_keys=True) + "\n"

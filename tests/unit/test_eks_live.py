@@ -224,10 +224,15 @@ def test_only_node_groups_named_like_a_pool_of_the_stack_are_read():
     live += ["gpu-t4", "gpu-t4-spot-1a2b3c4d"]
     assert node_groups_to_read(live, ["gpu-t4", "system"]) == [
         "gpu-t4-1a2b3c4d",
-        "gpu-t4-spot-1a2b3c4d",  # a "gpu-t4-spot" pool of another stack shares the stem prefix
         "gpu-t4-usw2-az1-1a2b3c4d",
         "system-00ff00ff",
     ]
+
+
+def test_a_pool_reads_its_own_groups_not_those_of_a_pool_whose_name_it_prefixes():
+    # <pool>[-<az id>]-<8 hex> (lifecycle.node_group_name): "gpu-t4-1a2b3c4d" is pool gpu-t4's.
+    live = ["gpu-1a2b3c4d", "gpu-usw2-az1-1a2b3c4d", "gpu-t4-1a2b3c4d", "gpu-t4-usw2-az1-1a2b3c4d"]
+    assert node_groups_to_read(live, ["gpu"]) == ["gpu-1a2b3c4d", "gpu-usw2-az1-1a2b3c4d"]
 
 
 def test_not_found_is_told_apart_from_a_read_that_failed():

@@ -51,6 +51,11 @@ def apply_observed(
         problem := control_plane_problem(plan, attached, groups, live_names=live)
     ):
         issues.add(*problem)
+    running = observed.cluster if observed is not None and not plan.existing else None
+    if running is not None and (
+        reason := upgrade_problem(plan.kubernetes_version, running.version)
+    ):
+        issues.add("cluster.kubernetesVersion", reason)
     return replace(
         plan,
         network=_network(plan, observed),
@@ -295,6 +300,24 @@ def owns_oidc_provider(plan: EksPlan, observed: EksObserved | None) -> bool:
     )
 
 
+def upgrade_problem(planned: str, live: str) -> str | None:
+    """Why the running control plane of a cluster this stack created cannot move to ``planned``:
+    "Once you upgrade a cluster, you can't downgrade to a previous version" (EKS user guide,
+    update-cluster.html), and a control plane moves one minor at a time ("Upgrades of more than
+    one Kubernetes version are not supported", eksctl cluster-upgrade)."""
+    if not live or live == planned:
+        return None
+    to, at = kubernetes_minor(planned), kubernetes_minor(live)
+    if to < at:
+        return f"{planned!r}: the control plane runs {live}, and EKS cannot downgrade a cluster"
+    if to > at + 1:
+        return (
+            f"{planned!r}: the control plane runs {live}, and EKS upgrades one minor version at "
+            f"a time; deploy 1.{at + 1} first"
+        )
+    return None
+
+
 def _oidc_arn(cluster: EksClusterObserved | None, observed: EksObserved | None) -> str | None:
     """The IAM OIDC provider an existing cluster's IRSA roles trust: the one read, ``None`` for
     none (then the stack declares it); offline one is assumed."""
@@ -359,3 +382,30 @@ def offering_issues(
                 f"{', '.join(g.instance_types)} (AWS DescribeInstanceTypeOfferings); list the AZs "
                 "that still do in gpuPools[].zones",
             )
+
+
+def offline_assumptions(plan: EksPlan) -> tuple[str, ...]:
+    """What an offline EKS plan assumes where the observe step would read (``apply_observed``
+    over ``None``), in the order the step reads."""
+    c = plan.cluster_name
+    out: list[str] = []
+    if plan.existing:
+        out.append(
+            f"EKS cluster {c} exists, ACTIVE at Kubernetes {plan.kubernetes_version}; its "
+            "endpoint, CA, OIDC issuer, security group and VPC are placeholders"
+        )
+        out.append(
+            "its IAM OIDC provider exists and is not this stack's (used by ARN)"
+            if plan.identity == "irsa"
+            else "its eks-pod-identity-agent add-on is installed"
+        )
+    else:
+        out.append(
+            f"no EKS cluster {c} runs yet (a first deploy): no node groups, NAT gateways or "
+            "control-plane AZs to keep"
+        )
+    if any(a.version == offline.eks_addon_default(plan.kubernetes_version) for a in plan.addons):
+        out.append("add-ons without a pin get EKS's default version, known only at deploy time")
+    if any(g.node_groups for g in plan.groups):
+        out.append("every AZ the catalog lists still offers the node groups' instance types")
+    return tuple(out)

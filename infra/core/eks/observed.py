@@ -198,20 +198,24 @@ def _known(doc: Mapping[str, Any], keys: frozenset[str], where: str) -> None:
         raise ValueError(f"observed.{where}: unknown key(s) {', '.join(unknown)}")
 
 
-# A node group name: ``<pool>[-<az id>]-<8 hex>`` (lifecycle.node_group_name).
+# A node group name: ``<pool>[-<az id>]-<8 hex>`` (lifecycle.node_group_name); an AZ ID is
+# ``<region code>-az<n>`` ("AZ IDs", https://docs.aws.amazon.com/ram/latest/userguide/working-with-az-ids.html).
 _HASHED = re.compile(r"^(?P<stem>.+)-[0-9a-f]{8}$")
+_AZ_ID = re.compile(r"^[a-z]{3,}[0-9]+(?:-[a-z]{3,}[0-9]+)?-az[0-9]+$")  # usw2-az1, usw2-lax1-az1
 
 
 def node_groups_to_read(names: Iterable[str], pools: Iterable[str]) -> list[str]:
     """The live node groups whose desired size the plan may use: those named like a group of one
-    of ``pools``, ``<pool>[-<az id>]-<8 hex>``. A group is kept under a live name or seeded from a
-    predecessor only of its own pool (``lifecycle.live_name``, ``lifecycle.predecessor``), so the
-    other groups of a shared cluster are not read."""
-    stems = tuple(f"{p}-" for p in pools)
+    of ``pools``, ``<pool>[-<az id>]-<8 hex>`` with the pool's whole name (pool ``gpu`` reads
+    ``gpu-1a2b3c4d`` and ``gpu-usw2-az1-1a2b3c4d``, not pool ``gpu-t4``'s groups). A group is
+    kept under a live name or seeded from a predecessor only of its own pool
+    (``lifecycle.live_name``, ``lifecycle.predecessor``), so the other groups of a shared
+    cluster are not read."""
+    wanted = tuple(pools)
     out = []
     for n in sorted(set(names)):
         m = _HASHED.match(n)
-        if m and (f"{m['stem']}-".startswith(stems)):
+        if m and any(_of_pool(m["stem"], p) for p in wanted):
             out.append(n)
     return out
 
@@ -220,6 +224,12 @@ def owned_by(tags: Mapping[str, str] | None, stack_tag: str) -> bool:
     """Whether a node group's tags mark it as this stack's: ``<stack_tag>=owned``, the tag every
     node group the stack creates carries (``autoscaler.stack_tag``; the system group too)."""
     return (tags or {}).get(stack_tag) == STACK_TAG_VALUE
+
+
+def _of_pool(stem: str, pool: str) -> bool:
+    return stem == pool or (
+        stem.startswith(f"{pool}-") and _AZ_ID.match(stem[len(pool) + 1 :]) is not None
+    )
 
 
 # What the provider says when a read finds nothing: terraform-plugin-sdk helper/retry NotFoundError

@@ -17,6 +17,7 @@ from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib, karpenter_nodes
+from infra.core.eks.live import offline_assumptions
 from infra.core.eks.node_model import arm64, nodeadm_allocatable_mib
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
@@ -127,6 +128,10 @@ class EksPlatform(PlatformDefaults):
     @property
     def existing(self) -> bool:
         return self.plan.existing
+
+    @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        return offline_assumptions(self.plan)
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
     def presets(self) -> Mapping[str, Preset]:

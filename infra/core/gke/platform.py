@@ -162,6 +162,16 @@ class GkePlatform(PlatformDefaults):
     def existing(self) -> bool:
         return self.plan.cluster.existing
 
+    @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        c = self.plan.cluster
+        if not c.existing:
+            return ()  # a cluster the stack creates: nothing is read
+        return (
+            f"GKE cluster {c.name} exists and runs Workload Identity; its endpoint and CA are "
+            "placeholders",
+        )
+
     # --- the GPU Operator and the workloads ------------------------------------------------------
     def presets(self) -> Mapping[str, Preset]:
         return PRESETS
