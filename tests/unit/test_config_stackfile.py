@@ -654,3 +654,18 @@ def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
 
 def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):
     assert _read(tmp_path, "config:\n  a:b: [.5_0]\n")["a:b"] == [0.5]
+
+
+def test_an_alias_placing_a_deep_node_past_the_depth_limit_is_refused_at_the_alias(tmp_path):
+    """The limit holds for the expanded tree: the anchored node's depth counts where the alias
+    stands, not where the anchor was written."""
+    deep = "{a: " * 30 + "1" + "}" * 30
+    text = f"config:\n  x: &d {deep}\n  gpu-infra:values: {'{b: ' * 20}*d{'}' * 20}\n"
+    (line,) = problems(tmp_path, text)
+    assert line.startswith("<file>:3:") and "through alias *d" in line
+
+
+def test_an_alias_within_the_depth_limit_is_read(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text("config:\n  x: &d {a: {b: 1}}\n  y: {c: *d}\n")
+    assert load_stack_file(f)[1]["gpu-infra:y"] == {"c": {"a": {"b": 1}}}
