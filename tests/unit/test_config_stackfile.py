@@ -317,6 +317,13 @@ def test_bare_unknown_key_is_the_projects_and_gets_did_you_mean(tmp_path, key, m
     assert line == f"{key}: unknown key; did you mean '{meant}'?"
 
 
+def test_bare_region_names_both_providers_region_keys(tmp_path):
+    lines = parse_problems(tmp_path, "config:\n  region: us-west-2\n")
+    assert any(
+        line.endswith("the provider's key is 'gcp:region' or 'aws:region'") for line in lines
+    )
+
+
 def test_bare_provider_key_names_the_key_pulumi_reads_and_the_providers(tmp_path):
     lines = parse_problems(tmp_path, "config:\n  project: demo-project\n")
     assert (
