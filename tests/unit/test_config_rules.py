@@ -229,8 +229,38 @@ def test_check_toolkit_env_checks_path_variables_and_names_the_variable():
     with pytest.raises(RuleError) as e:
         rules.check_toolkit_env({"CONTAINERD_SOCKET": "/run/x.sock; reboot"})
     assert e.value.at == ("CONTAINERD_SOCKET",)
-    assert "must be one line" in refused(rules.check_toolkit_env, {"X": "a\nb"})
-    assert rules.check_toolkit_env({"CONTAINERD_SET_AS_DEFAULT": "true", "N": 1})
+    assert "must be one line" in refused(rules.check_toolkit_env, {"CDI_KIND": "a\nb"})
+    assert rules.check_toolkit_env({"CONTAINERD_SET_AS_DEFAULT": "true", "NRI_PLUGIN_INDEX": 1})
+
+
+@pytest.mark.parametrize("name", ["LD_PRELOAD", "PATH", "HTTPS_PROXY", "containerd_config"])
+def test_check_toolkit_env_passes_only_the_installers_variables(name):
+    """NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer: its flags' EnvVars only."""
+    with pytest.raises(RuleError) as e:
+        rules.check_toolkit_env({name: "x"})
+    assert e.value.at == (name,) and "nvidia-ctk-installer" in str(e.value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "ok"),
+    [
+        ("CONTAINERD_CONFIG", "/etc/containerd/config.toml", True),
+        ("CONTAINERD_CONFIG", "/var/lib/rancher/k3s/agent/etc/containerd/config.toml.tmpl", True),
+        ("CONTAINERD_CONFIG", "/etc/shadow", False),
+        ("RUNTIME_DROP_IN_CONFIG", "/etc/containerd/conf.d/99-nvidia.toml", True),
+        ("RUNTIME_CONFIG", "/etc/crio/crio.conf", True),
+        ("DOCKER_CONFIG", "/etc/docker/daemon.json", True),
+        ("CONTAINERD_SOCKET", "/run/containerd/containerd.sock", True),
+        ("CONTAINERD_SOCKET", "/etc/passwd", False),
+    ],
+)
+def test_check_toolkit_env_paths_name_a_file_of_their_kind(name, value, ok):
+    try:
+        rules.check_toolkit_env({name: value})
+    except RuleError:
+        assert not ok
+    else:
+        assert ok
 
 
 @pytest.mark.parametrize("good", ["demo-project", "my-proj-123456", "example.com:my-project"])
@@ -579,3 +609,16 @@ def test_check_access_scope_namespace_accepts_labels_and_trailing_wildcard(good)
 @pytest.mark.parametrize("bad", ["*", "Team", "a*b", "dev_*", "a" * 64])
 def test_check_access_scope_namespace_refuses_inner_wildcards_and_capitals(bad):
     assert "namespace prefix" in refused(rules.check_access_scope_namespace, bad)
+
+
+@pytest.mark.parametrize("bad", ["lab\n", " lab", "lab\t", "la\x00b", ""])
+def test_check_kubeconfig_context_refuses_what_names_no_context(bad):
+    with pytest.raises(ValueError):
+        rules.check_kubeconfig_context(bad)
+
+
+@pytest.mark.parametrize(
+    "good", ["lab", "arn:aws:eks:us-west-2:123456789012:cluster/ml", "gke_p_z_c"]
+)
+def test_check_kubeconfig_context_accepts_kubectl_context_names(good):
+    assert rules.check_kubeconfig_context(good) == good

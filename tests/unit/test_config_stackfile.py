@@ -317,6 +317,13 @@ def test_bare_unknown_key_is_the_projects_and_gets_did_you_mean(tmp_path, key, m
     assert line == f"{key}: unknown key; did you mean '{meant}'?"
 
 
+def test_bare_region_names_both_providers_region_keys(tmp_path):
+    lines = parse_problems(tmp_path, "config:\n  region: us-west-2\n")
+    assert any(
+        line.endswith("the provider's key is 'gcp:region' or 'aws:region'") for line in lines
+    )
+
+
 def test_bare_provider_key_names_the_key_pulumi_reads_and_the_providers(tmp_path):
     lines = parse_problems(tmp_path, "config:\n  project: demo-project\n")
     assert (
@@ -654,3 +661,18 @@ def test_a_whole_config_value_may_be_a_pulumi_secret(tmp_path):
 
 def test_a_float_with_underscores_after_the_point_reads_as_yaml_v3_reads_it(tmp_path):
     assert _read(tmp_path, "config:\n  a:b: [.5_0]\n")["a:b"] == [0.5]
+
+
+def test_an_alias_placing_a_deep_node_past_the_depth_limit_is_refused_at_the_alias(tmp_path):
+    """The limit holds for the expanded tree: the anchored node's depth counts where the alias
+    stands, not where the anchor was written."""
+    deep = "{a: " * 30 + "1" + "}" * 30
+    text = f"config:\n  x: &d {deep}\n  gpu-infra:values: {'{b: ' * 20}*d{'}' * 20}\n"
+    (line,) = problems(tmp_path, text)
+    assert line.startswith("<file>:3:") and "through alias *d" in line
+
+
+def test_an_alias_within_the_depth_limit_is_read(tmp_path):
+    f = tmp_path / "Pulumi.t.yaml"
+    f.write_text("config:\n  x: &d {a: {b: 1}}\n  y: {c: *d}\n")
+    assert load_stack_file(f)[1]["gpu-infra:y"] == {"c": {"a": {"b": 1}}}

@@ -195,6 +195,32 @@ def test_compact_placement_keeps_a_pool_in_one_zone():
     assert pool.compact_placement
 
 
+# "Placement policy is not applicable to machine type n1-standard-1" (dstackai/dstack#2591);
+# the families that take one: gce_compact_placement.csv (PerfKitBenchmarker gce_network.py).
+@pytest.mark.parametrize(
+    ("pool", "ok"),
+    [
+        ({"zones": ["us-central1-a"]}, False),  # the default n1-highmem-8 with a T4
+        ({**G2, "zones": ["us-central1-a"]}, True),
+        ({"machineType": "a2-highgpu-1g", "gpu": None, "zones": ["us-central1-a"]}, True),
+    ],
+)
+def test_compact_placement_only_on_a_family_that_takes_a_compact_policy(pool, ok):
+    cfg = {**pool, "compactPlacement": True}
+    if ok:
+        assert plan(cfg).pools[0].compact_placement
+    else:
+        assert (
+            "does not take a compact placement policy"
+            in errors(cfg)["gpuPools[0].compactPlacement"]
+        )
+
+
+def test_every_compact_placement_row_names_its_source():
+    rows = list(read_rows("gce_compact_placement.csv"))
+    assert rows and all(r["compact"] in ("yes", "no") and r["source"] for r in rows)
+
+
 # "Compact placement with DWS Flex Start is only supported for A3 Ultra, A4, and H4D machine types."
 # (GoogleCloudPlatform/cluster-toolkit#5737)
 def test_compact_placement_with_flex_start_only_on_a3_ultra_a4_h4d():

@@ -242,11 +242,14 @@ def test_seed_env_on_pre_cdi_chart_keeps_containerd_set_as_default():
 
 def test_toolkit_env_values_become_strings_and_pass_through():
     op = plan(
-        stack("kubernetes", operator={"toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": False, "X_N": 3}})
+        stack(
+            "kubernetes",
+            operator={"toolkitEnv": {"CONTAINERD_SET_AS_DEFAULT": False, "NRI_PLUGIN_INDEX": 3}},
+        )
     )
     assert op.release is not None
     # false is what a CDI-era operator sets anyway: nothing to add, nothing to note.
-    assert env_of(dict(op.release.values)) == {"X_N": "3", **ISOLATED}
+    assert env_of(dict(op.release.values)) == {"NRI_PLUGIN_INDEX": "3", **ISOLATED}
     assert op.notes == ()
 
 
@@ -263,7 +266,7 @@ def test_toolkit_env_user_value_wins_over_preset_env():
     ("env", "path"),
     [
         ({"NVIDIA_RUNTIME_NAME": "x"}, "gpuOperator.toolkitEnv.NVIDIA_RUNTIME_NAME"),
-        ({"RUNTIME_CONFIG": "/x"}, "gpuOperator.toolkitEnv.RUNTIME_CONFIG"),
+        ({"RUNTIME_CONFIG": "/x.toml"}, "gpuOperator.toolkitEnv.RUNTIME_CONFIG"),
         ({"CONTAINERD_SET_AS_DEFAULT": "yes"}, "gpuOperator.toolkitEnv.CONTAINERD_SET_AS_DEFAULT"),
     ],
 )

@@ -230,8 +230,10 @@ class GkePoolSpec(PoolBase):
     compact_placement: bool = Field(
         default=False,
         description=(
-            "COMPACT placement, one zone, for multi-node training pools (opt-in); with flex-start "
-            "only on A3 Ultra, A4 and H4D."
+            "COMPACT placement, one zone, for multi-node training pools (opt-in), on a family "
+            "that takes a compact policy (`infra/core/data/gce_compact_placement.csv`: A2, A3, "
+            "A4, G2, C2-C4, H3, H4D, N2, N2D; not N1); with flex-start only on A3 Ultra, A4 and "
+            "H4D."
         ),
     )
     # gVNIC on GPU nodes (higher bandwidth). Omitted -> on for COS only: "GKE nodes must use a

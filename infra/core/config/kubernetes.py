@@ -115,9 +115,8 @@ class KubernetesClusterSpec(ClusterBase):
             "`KUBECONFIG`."
         ),
     )
-    context: str | None = Field(
+    context: rules.KubeconfigContext | None = Field(
         default=None,
-        min_length=1,
         description=(
             "Required: the context of that file the provider uses, never the current one, so a "
             "`kubectl config use-context` cannot send the next `up` to another cluster."

@@ -193,8 +193,10 @@ class GpuOperatorSpec(Model):
             "The container toolkit's environment (chart `toolkit.env`) as a mapping: "
             "`CONTAINERD_CONFIG`, `CONTAINERD_SOCKET` (absolute paths), "
             "`CONTAINERD_RUNTIME_CLASS` (becomes `operator.runtimeClass`), "
-            "`CONTAINERD_SET_AS_DEFAULT` (not applied on charts from v25.10); other variables "
-            "pass through as strings. Default: the preset's."
+            "`CONTAINERD_SET_AS_DEFAULT` (not applied on charts from v25.10); only variables "
+            "the toolkit installer (`nvidia-ctk-installer`) reads, the others passed as strings; "
+            "a config path names a TOML file (`.toml`, `.toml.tmpl`), a socket a `.sock`. "
+            "Default: the preset's."
         ),
     )
     values: dict[str, Any] = Field(

@@ -330,11 +330,11 @@ def _unknown_own_key(name: str, value: Any) -> str:
         )
     if hint := did_you_mean(name, _PROJECT_KEYS):
         return f"unknown key{hint}"
-    provider = next((k for k in _PROVIDER_KEYS if k.split(":")[1] == name.lower()), None)
-    if provider is not None:
+    providers = [f"'{k}'" for k in _PROVIDER_KEYS if k.split(":")[1] == name.lower()]
+    if providers:
         return (
             f"unknown key: Pulumi reads a key without a namespace as '{PROJECT}:{name}'; the "
-            f"provider's key is '{provider}'"
+            f"provider's key is {' or '.join(providers)}"
         )
     return f"unknown key; allowed: {', '.join(_PROJECT_KEYS)}"
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import bisect
 import datetime as dt
+import functools
 import re
 from collections.abc import Iterator
 
@@ -28,6 +29,7 @@ _EXPANDED = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=64)
 def min_hours_per_32_days(start: dt.datetime, end: dt.datetime, rule: str) -> float | None:
     """The fewest maintenance hours any 32 days from ``start`` on hold, or ``None`` for a rule
     this expansion does not model. ``rule`` already passed ``cluster.rrule_problem``."""
@@ -38,10 +40,11 @@ def min_hours_per_32_days(start: dt.datetime, end: dt.datetime, rule: str) -> fl
     if set(parts) - _EXPANDED or parts.get("FREQ") not in ("DAILY", "WEEKLY", "MONTHLY"):
         return None
     length = end - start
+    horizon = _horizon(parts)
     until = _until(parts.get("UNTIL"))
     count = int(parts["COUNT"]) if parts.get("COUNT", "").isdigit() else None
     spans: list[tuple[dt.datetime, dt.datetime]] = []
-    for day in _days(start.date(), parts):
+    for day in _days(start.date(), parts, horizon):
         begin = dt.datetime.combine(day, start.timetz())
         if until is not None and begin > until:
             break
@@ -51,7 +54,17 @@ def min_hours_per_32_days(start: dt.datetime, end: dt.datetime, rule: str) -> fl
             spans.append((begin, begin + length))
         if count is not None and len(spans) >= count:
             break
-    return _fewest_hours(spans, start)
+    return _fewest_hours(spans, start, horizon)
+
+
+def _horizon(parts: dict[str, str]) -> int:
+    """Days to expand: a DAILY or WEEKLY rule without an end or BYMONTH repeats every INTERVAL
+    days or weeks, so one period past 32 days shows every window position; others two years."""
+    interval = int(parts.get("INTERVAL", "1") or "1")
+    if parts["FREQ"] == "MONTHLY" or {"COUNT", "UNTIL", "BYMONTH", "BYMONTHDAY"} & set(parts):
+        return HORIZON_DAYS
+    period = interval * (7 if parts["FREQ"] == "WEEKLY" else 1)
+    return min(HORIZON_DAYS, 2 * (period + 32))
 
 
 def _until(text: str | None) -> dt.datetime | None:
@@ -65,7 +78,7 @@ def _until(text: str | None) -> dt.datetime | None:
         return None
 
 
-def _days(first: dt.date, parts: dict[str, str]) -> Iterator[dt.date]:
+def _days(first: dt.date, parts: dict[str, str], horizon: int) -> Iterator[dt.date]:
     """The days, from ``first`` on, on which an occurrence starts."""
     freq = parts["FREQ"]
     interval = int(parts.get("INTERVAL", "1") or "1")
@@ -78,7 +91,7 @@ def _days(first: dt.date, parts: dict[str, str]) -> Iterator[dt.date]:
     if freq == "MONTHLY" and not byday and not monthdays:
         monthdays = [first.day]
     week0 = first - dt.timedelta(days=(first.weekday() - wkst) % 7)
-    for n in range(HORIZON_DAYS):
+    for n in range(horizon):
         day = first + dt.timedelta(days=n)
         if months and day.month not in months:
             continue
@@ -119,12 +132,14 @@ def _weekday_matches(day: dt.date, ordinal: str | None, weekday: str, freq: str)
     return (_last_of_month(day).day - day.day) // 7 + 1 == -n
 
 
-def _fewest_hours(spans: list[tuple[dt.datetime, dt.datetime]], start: dt.datetime) -> float:
+def _fewest_hours(
+    spans: list[tuple[dt.datetime, dt.datetime]], start: dt.datetime, horizon: int
+) -> float:
     """min over t >= start of the hours of ``spans`` inside [t, t + 32 days), within the horizon.
 
     The hours inside a sliding window change slope only where its start or its end crosses a
     span's edge, so the minimum is at one of those positions."""
-    last = start + dt.timedelta(days=HORIZON_DAYS - 32)
+    last = start + dt.timedelta(days=horizon - 32)
     candidates = {start} | {s for s, _ in spans} | {e for _, e in spans}
     candidates |= {s - ROLLING for s, _ in spans} | {e - ROLLING for _, e in spans}
     starts = [s for s, _ in spans]

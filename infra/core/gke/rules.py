@@ -14,7 +14,7 @@ import math
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
 from infra.core.errors import Issues, join_path
-from infra.core.gke.series import MachineSeries
+from infra.core.gke.series import MachineSeries, compact_placement_families, family_of
 from infra.core.gke.versions import check_feature_version
 from infra.core.sizing import GKE_DEFAULT_DISK_TYPE
 
@@ -294,6 +294,18 @@ def check_compact(
     """COMPACT placement: one zone; never with queued provisioning; with flex-start only on A3
     Ultra, A4 and H4D."""
     cpath = join_path(path, "compactPlacement")
+    family = family_of(machine_type)
+    supported = compact_placement_families().get(family)
+    if not supported:
+        issues.add(
+            cpath,
+            f"{machine_type} ({family}) does not take a compact placement policy (Compute Engine: "
+            f'"Placement policy is not applicable to machine type"); drop compactPlacement'
+            if supported is False
+            else f"{machine_type}: the {family} family is not known to take a compact placement "
+            "policy (gce_compact_placement.csv lists the families that do); drop compactPlacement",
+        )
+        return
     # "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
     # (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf @ 01a7a3ed)
     if spec.queued_provisioning:

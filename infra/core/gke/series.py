@@ -94,3 +94,11 @@ def has_built_in_gpus(machine_type: str) -> bool:
     """Whether ``machine_type`` is of a family with built-in GPUs, listed in the catalog or not
     (a new size of such a family still names its GPU)."""
     return family_of(machine_type) in gpu_families(BUILT_IN)
+
+
+@functools.cache
+def compact_placement_families(data_dir: Path = DATA_DIR) -> dict[str, bool]:
+    """Machine family -> whether a compact placement policy applies (gce_compact_placement.csv)."""
+    return {
+        r["family"]: r["compact"] == "yes" for r in read_rows("gce_compact_placement.csv", data_dir)
+    }

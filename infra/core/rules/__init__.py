@@ -61,6 +61,7 @@ from infra.core.rules.images_paths import (
     check_image_reference,
     check_image_repository,
     check_image_tag,
+    check_kubeconfig_context,
     check_kubeconfig_path,
     check_operator_values,
     check_runtime_class,
@@ -117,6 +118,7 @@ ImageRepository = Annotated[str, _rule(check_image_repository)]
 ImageTag = Annotated[str, _rule(check_image_tag)]
 HostPath = Annotated[str, _rule(check_host_path)]
 KubeconfigPath = Annotated[str, _rule(check_kubeconfig_path)]
+KubeconfigContext = Annotated[str, _rule(check_kubeconfig_context)]
 GceLabels = Annotated[dict[str, str], _rule(check_gce_labels)]
 GceResourceName = Annotated[str, _rule(check_gce_resource_name)]
 GcpServiceAccountEmail = Annotated[str, _rule(check_gcp_service_account_email)]
@@ -218,6 +220,7 @@ __all__ = [
     "check_image_repository",
     "check_image_tag",
     "check_ipv4_cidr",
+    "check_kubeconfig_context",
     "check_kubeconfig_path",
     "check_label_value",
     "check_labels",

@@ -120,6 +120,20 @@ def check_kubeconfig_path(v: str) -> str:
     return check_host_path(v, allow_home=True)
 
 
+def check_kubeconfig_context(v: str) -> str:
+    """A kubeconfig context name: ``contexts[].name`` of the file, which the provider looks up
+    verbatim (pulumi-kubernetes ``context``; client-go clientcmd ``Contexts[name]``): a name with
+    a newline, a control character or a blank at either end matches no context."""
+    if not v or len(v) > MAX_PATH:
+        raise ValueError(f"a context name of 1-{MAX_PATH} characters, not {len(v)}")
+    if v != v.strip() or any(ord(c) < 32 or ord(c) == 127 for c in v):
+        raise ValueError(
+            f"{shown(v)} has a control character or blank at an end (a trailing newline?); "
+            "a kubeconfig context name is one line, as `kubectl config get-contexts` shows it"
+        )
+    return v
+
+
 # A RuntimeClass's name is a DNS-1123 subdomain and its handler a DNS-1123 label
 # (https://kubernetes.io/docs/concepts/containers/runtime-class/); the operator uses one value for
 # both (operator.runtimeClass), so it must be a label.
@@ -155,15 +169,117 @@ _PATH_ENV = frozenset(
 MAX_ENV_VALUE = 4096
 
 
+# The variables the toolkit container's installer reads (NVIDIA/nvidia-container-toolkit
+# cmd/nvidia-ctk-installer @ d34b3046758cb1a5db606b2a39519c731bbf9f56: every flag's EnvVars in
+# main.go, toolkit/, container/ and container/runtime/*): toolkit.env goes into a privileged
+# container, so nothing else is passed (LD_PRELOAD, PATH, a proxy would reach the host's runtime).
+TOOLKIT_ENV_VARS = frozenset(
+    [
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
+        "CDI_ENABLED",
+        "CDI_KIND",
+        "CDI_OUTPUT_DIR",
+        "CONTAINERD_CONFIG",
+        "CONTAINERD_RUNTIME_CLASS",
+        "CONTAINERD_RUNTIME_CONFIG_OVERRIDE",
+        "CONTAINERD_RUNTIME_TYPE",
+        "CONTAINERD_SET_AS_DEFAULT",
+        "CONTAINERD_SOCKET",
+        "CONTAINERD_USE_LEGACY_CONFIG",
+        "CREATE_DEVICE_NODES",
+        "CRIO_CONFIG_MODE",
+        "CRIO_HOOKS_DIR",
+        "CRIO_HOOK_FILENAME",
+        "DEV_ROOT",
+        "DEV_ROOT_CTR_PATH",
+        "DOCKER_CONFIG",
+        "DOCKER_RUNTIME_NAME",
+        "DOCKER_SET_AS_DEFAULT",
+        "DOCKER_SOCKET",
+        "DRIVER_ROOT",
+        "DRIVER_ROOT_CTR_PATH",
+        "ENABLE_CDI",
+        "ENABLE_NRI_PLUGIN",
+        "HOST_ROOT_MOUNT",
+        "NO_DAEMON",
+        "NO_RUNTIME_CONFIG",
+        "NRI_MANAGEMENT_CDI_DEVICE_NAMESPACES",
+        "NRI_NAMESPACE",
+        "NRI_PLUGIN_INDEX",
+        "NRI_SOCKET",
+        "NVIDIA_CONTAINER_CLI_DEBUG",
+        "NVIDIA_CONTAINER_RUNTIME_DEBUG",
+        "NVIDIA_CONTAINER_RUNTIME_HOOK_SKIP_MODE_DETECTION",
+        "NVIDIA_CONTAINER_RUNTIME_LOG_LEVEL",
+        "NVIDIA_CONTAINER_RUNTIME_MODE",
+        "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_ANNOTATION_PREFIXES",
+        "NVIDIA_CONTAINER_RUNTIME_MODES_CDI_DEFAULT_KIND",
+        "NVIDIA_CONTAINER_RUNTIME_RUNTIMES",
+        "NVIDIA_CONTAINER_TOOLKIT_OPT_IN_FEATURES",
+        "NVIDIA_DEV_ROOT",
+        "NVIDIA_DRIVER_ROOT",
+        "NVIDIA_RUNTIME_NAME",
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT",
+        "PID_FILE",
+        "ROOT",
+        "RUNTIME",
+        "RUNTIME_CONFIG",
+        "RUNTIME_CONFIG_OVERRIDE",
+        "RUNTIME_CONFIG_SOURCE",
+        "RUNTIME_CONFIG_SOURCES",
+        "RUNTIME_DROP_IN_CONFIG",
+        "RUNTIME_DROP_IN_CONFIG_HOST_PATH",
+        "RUNTIME_ENABLE_CDI",
+        "RUNTIME_EXECUTABLE_PATH",
+        "RUNTIME_RESTART_MODE",
+        "RUNTIME_SOCKET",
+        "TOOLKIT_DEBUG",
+        "TOOLKIT_INSTALL_DIR",
+        "TOOLKIT_PACKAGE_TYPE",
+        "TOOLKIT_PID_FILE",
+        "TOOLKIT_SOURCE_ROOT",
+    ]
+)
+# What each path variable names, by its file's kind: containerd reads TOML (its config.toml, a
+# conf.d drop-in, or the templates k3s and MicroK8s render: config.toml.tmpl,
+# containerd-template.toml); sockets are Unix sockets; Docker's daemon.json is JSON; RUNTIME_CONFIG
+# is any of the three runtimes' (CRI-O's crio.conf too).
+_TOML = (".toml", ".toml.tmpl")
+_PATH_SUFFIXES: dict[str, tuple[str, ...]] = {
+    "CONTAINERD_CONFIG": _TOML,
+    "RUNTIME_DROP_IN_CONFIG": _TOML,
+    "RUNTIME_DROP_IN_CONFIG_HOST_PATH": _TOML,
+    "RUNTIME_CONFIG": (*_TOML, ".conf", ".json"),
+    "DOCKER_CONFIG": (".json",),
+    "CONTAINERD_SOCKET": (".sock",),
+    "RUNTIME_SOCKET": (".sock",),
+    "DOCKER_SOCKET": (".sock",),
+}
+
+
 def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
-    """``toolkit.env``: path-valued variables are clean absolute paths; every value one line."""
+    """``toolkit.env``: only the installer's variables; path-valued ones clean absolute paths to
+    a file of the kind they name; every value one line."""
     for name, value in v.items():
+        if name not in TOOLKIT_ENV_VARS:
+            raise RuleError(
+                f"{shown(name)} is not a variable the toolkit installer (nvidia-ctk-installer) "
+                "reads; toolkitEnv goes into a privileged container, so only the installer's "
+                "variables are passed",
+                at=(name,),
+            )
         if isinstance(value, str):
             try:
                 if name == "CONTAINERD_RUNTIME_CLASS":
                     check_runtime_class(value)
                 elif name in _PATH_ENV:
                     check_host_path(value)
+                    ends = _PATH_SUFFIXES.get(name, ())
+                    if ends and not value.endswith(ends):
+                        raise ValueError(
+                            f"{shown(value)} is not a {name} file: it ends in {' or '.join(ends)}"
+                        )
                 elif len(value) > MAX_ENV_VALUE or "\n" in value or "\r" in value or "\0" in value:
                     raise ValueError(f"{shown(value)} must be one line of at most {MAX_ENV_VALUE}")
             except ValueError as e:

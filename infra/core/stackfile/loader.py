@@ -92,6 +92,8 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
         self._depth = 0
         # Expanded size of each finished node, by id (the nodes stay alive in the tree).
         self._sizes: dict[int, int] = {}
+        # Nesting depth below each finished node once aliases are expanded (1: a scalar).
+        self._heights: dict[int, int] = {}
         self._keys: list[Any] = []  # key path of the node being composed
         # Where a mapping key written as an alias stands, by (mapping id, pair index): the node
         # itself carries its anchor's position.
@@ -110,6 +112,14 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
                         f"alias *{event.anchor} refers to a node containing itself",
                         event.start_mark,
                     )
+                # Expanded, the anchored node nests where the alias stands: the limit holds for
+                # the tree a reader of the values (Helm, the API server) walks.
+                if self._depth + self._heights[id(node)] > MAX_DEPTH:
+                    raise _Refused(
+                        f"nested deeper than {MAX_DEPTH} levels through alias *{event.anchor} "
+                        f"({self._heights[id(node)]} levels placed at level {self._depth})",
+                        event.start_mark,
+                    )
                 return node
             self._depth += 1
             if self._depth > MAX_DEPTH:
@@ -123,7 +133,9 @@ class _Loader(_Parser, Composer, SafeConstructor, _GoYamlResolver):
                 self._check_scalar(node, is_key=index is None and isinstance(parent, MappingNode))
             elif node.tag not in JSON_TAGS:
                 raise _Refused(self._not_json(node), node.start_mark)
-            self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in _children(node))
+            children = _children(node)
+            self._heights[id(node)] = 1 + max((self._heights[id(c)] for c in children), default=0)
+            self._sizes[id(node)] = size = 1 + sum(self._sizes[id(c)] for c in children)
             if size > MAX_NODES:
                 raise _Refused(
                     f"this value expands to more than {MAX_NODES} values (through aliases or "
