@@ -211,6 +211,8 @@ def capacity_types(group: EksGroupPlan) -> tuple[str, ...]:
     alone."""
     if group.capacity_type == "SPOT":
         return ("spot",)
+    if group.capacity_type == "SPOT_OR_ON_DEMAND":
+        return ("spot", "on-demand")
     only = group.capacity_type == "CAPACITY_BLOCK" or (
         group.capacity_reservation_preference == "capacity-reservations-only"
     )
@@ -368,7 +370,7 @@ def node_pool(
                 "consolidateAfter": ctx.consolidate_after,
                 "budgets": [dict(b) for b in BUDGETS],
             },
-            "weight": SPOT_WEIGHT if group.capacity_type == "SPOT" else ON_DEMAND_WEIGHT,
+            "weight": SPOT_WEIGHT if "spot" in capacity_types(group) else ON_DEMAND_WEIGHT,
         },
     }
 
@@ -382,6 +384,7 @@ class PoolContext:
     architecture: str
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
+    vcpus: int = 0  # the largest of the pool's instance types (0: the hints')
     termination_grace_period: str = "48h"
     kubernetes_version: str = ""  # the cluster's minor: the AMI alias resolves per minor
     pins_dir: Path = DATA_DIR  # whose pins.csv the AMI alias comes from (``--old-catalog``)
@@ -393,8 +396,9 @@ def plan_karpenter_pool(
 ) -> KarpenterPoolPlan:
     """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
     h = group.hints
+    vcpus = max(ctx.vcpus, h.vcpus)  # several sizes: the limits admit maxNodes of the largest
     pool_limits = limits(
-        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, h.vcpus, ctx.memory_gib
+        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, vcpus, ctx.memory_gib
     )
     # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
     # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
@@ -403,7 +407,7 @@ def plan_karpenter_pool(
         name=group.name,
         node_class=node_class(group, ctx, tags),
         node_pool=node_pool(group, ctx, pool_limits),
-        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,
     )
     for manifest in (plan.node_class, plan.node_pool):
