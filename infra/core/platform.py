@@ -296,6 +296,12 @@ class Platform(Protocol):
         ...
 
     @property
+    def count_remedy(self) -> str:
+        """What to do where the platform's autoscaler counts a GPU resource other than a running
+        node advertises (why it does, and the fix or the alternative)."""
+        ...
+
+    @property
     def system_daemonset_mib(self) -> int:
         """Memory (MiB) the platform's own DaemonSets request on every GPU node (CNI, kube-proxy,
         CSI, logging, metrics, its device plugin), as published for it."""

@@ -21,7 +21,6 @@ from infra.core.errors import ConfigErrors
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling.proof import pool_nodes, prove
-from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL
 
 STACK = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.eks-karpenter.yaml"
 BASE: dict[str, Any] = {
@@ -252,14 +251,14 @@ def test_nodepool_carries_the_node_group_labels_and_gpu_taint():
     ]
 
 
-def test_operator_sharing_and_mig_config_labels_reach_the_nodepool():
+def test_operator_sharing_is_refused_as_karpenter_counts_physical_gpus_not_slots():
+    # types.go nvidiaGPUs: a time-sliced node's 4 slots per GPU are 1 to Karpenter's simulation.
     cfg = copy.deepcopy(BASE)
     cfg["gpu-infra:gpuOperator"] = {"enabled": True}
     cfg["gpu-infra:gpuPools"][0]["sharing"] = {"replicas": 4}
-    g = groups(build_plan(parse(cfg, "test")))[0]
-    labels = karp(g).node_pool["spec"]["template"]["metadata"]["labels"]
-    assert labels[DEVICE_PLUGIN_CONFIG_LABEL] == g.labels[DEVICE_PLUGIN_CONFIG_LABEL]
-    assert crds.validate(karp(g).node_pool) == []
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert [i.path for i in e.value.issues] == ["gpuPools[0].sharing"]
 
 
 def test_limits_are_max_nodes_plus_the_drift_budget_times_gpus_cpus_and_memory_per_node():

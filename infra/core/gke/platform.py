@@ -212,6 +212,15 @@ class GkePlatform(PlatformDefaults):
         return GKE_NODE_RUNTIME
 
     @property
+    def count_remedy(self) -> str:
+        return (
+            "the GCE autoscaler template counts the instance's physical GPUs (cluster-autoscaler "
+            "cloudprovider/gce/templates.go BuildCapacity), so a scale-up from zero adds a node per "
+            "pending slot; use GKE's own sharing or partitioning (gpu.sharing, gpu.partitionSize), "
+            "which GKE's autoscaler counts, or minNodes >= 1 (it then copies a running node)"
+        )
+
+    @property
     def system_daemonset_mib(self) -> int:
         return daemonset_memory_mib("gke")
 
