@@ -37,6 +37,14 @@ VM_MEMORY_OVERHEAD_PERCENT = 0.075
 ARM64_CMA_MIB = 64
 
 
+def ec2_gpu_count(gpus: int, gpu_fraction: float) -> int:
+    """The NVIDIA GPUs EC2 DescribeInstanceTypes counts (GpuInfo.Gpus[].Count): 0 for a
+    fractional GPU (g6f, gr6f: Count 0, LogicalGpuCount 1). What Karpenter counts (types.go
+    nvidiaGPUs) and what the cluster-autoscaler's generated table holds (cloudprovider/aws/
+    ec2_instance_types.go: g6f.large GPU 0)."""
+    return 0 if gpu_fraction < 1 else gpus
+
+
 def arm64(ami_type: str) -> bool:
     """The EKS AMI type is an arm64 one (``AL2023_ARM_64_NVIDIA``, ``BOTTLEROCKET_ARM_64_NVIDIA``)."""
     return "ARM_64" in ami_type

@@ -17,8 +17,8 @@ from infra.core.config.operator import EksPreset
 from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
-from infra.core.eks.karpenter.nodes import karpenter_gpus, karpenter_memory_mib, karpenter_nodes
-from infra.core.eks.node_model import arm64, nodeadm_allocatable_mib
+from infra.core.eks.karpenter.nodes import karpenter_memory_mib, karpenter_nodes
+from infra.core.eks.node_model import arm64, ec2_gpu_count, nodeadm_allocatable_mib
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.errors import ConfigIssue, Issues, join_path
@@ -193,11 +193,12 @@ class EksPlatform(PlatformDefaults):
         )
 
     def _karpenter_shape(self, instance_type: str, h: PoolHints) -> tuple[float, str, int]:
-        """(memory GiB, GPU model, nvidia.com/gpu) of a type as Karpenter reads it from EC2."""
+        """(memory GiB, GPU model, GPUs) of a type as EC2 describes it, what Karpenter and the
+        cluster-autoscaler's instance table read."""
         inst = self.catalog.aws_instance(instance_type)
         if inst is None:  # a declared shape: what the pool declares
             return h.memory_gib, h.gpu_type, h.gpus_per_node
-        return inst.memory_gib, inst.gpu_model, karpenter_gpus(inst.gpus, inst.gpu_fraction)
+        return inst.memory_gib, inst.gpu_model, ec2_gpu_count(inst.gpus, inst.gpu_fraction)
 
     def _memory_gib(self, instance_type: str, h: PoolHints) -> float:
         inst = self.catalog.aws_instance(instance_type)
@@ -232,7 +233,10 @@ class EksPlatform(PlatformDefaults):
                 launchable, problems = karpenter_nodes(g, shapes)
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
-            template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
+            template = None
+            if g.hints.min_nodes == 0:
+                _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
+                template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)
         return out
 

@@ -39,13 +39,6 @@ def karpenter_memory_mib(
     return vm_memory_mib(memory_gib, arm64) - kube_reserved_mib(pods) - EVICTION_HARD_MIB
 
 
-def karpenter_gpus(gpus: int, gpu_fraction: float) -> int:
-    """The nvidia.com/gpu Karpenter gives an instance type: the sum of GpuInfo.Gpus[].Count
-    (types.go nvidiaGPUs). EC2 reports Count 0 for a fractional GPU (g6f, gr6f: Gpus[0].Count 0,
-    LogicalGpuCount 1), which Karpenter does not read."""
-    return 0 if gpu_fraction < 1 else gpus
-
-
 def type_labels(t: str, gpu_model: str, gpus: int) -> dict[str, str]:
     """The labels Karpenter derives from the instance type itself (types.go computeRequirements:
     instance-type, and with one GpuInfo.Gpus entry instance-gpu-name and instance-gpu-count)."""
