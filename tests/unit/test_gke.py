@@ -397,7 +397,8 @@ def test_kubeconfig_uses_the_auth_plugin_not_static_credentials():
 
 
 def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():
-    (pool,) = plan({"sharing": {"replicas": 4}}).pools
+    # minNodes 1: at zero the GCE template counts 1 GPU, not 4 slots (the proof refuses it).
+    (pool,) = plan({"sharing": {"replicas": 4}, "minNodes": 1}).pools
     assert pool.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
     assert pool.hints.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
 
@@ -408,6 +409,7 @@ def test_operator_mig_labels_the_pool_for_the_mig_manager():
             "machineType": "a2-highgpu-1g",
             "gpu": None,
             "mig": {"strategy": "single", "config": "all-1g.5gb"},
+            "minNodes": 1,
         }
     ).pools
     assert pool.labels["nvidia.com/mig.config"] == "all-1g.5gb"

@@ -41,7 +41,8 @@ def plan_workloads(plan: Plan) -> list[Workload]:
     op = plan.operator
     if op is None:
         return []
-    names = [h.name for h in plan.pools]
+    # The integrations leave out pools a Pending pod cannot bring up (GKE queued provisioning).
+    names = [h.name for h in plan.pools if plan.platform.request_only(h) is None]
     classes: dict[str, list[str]] = {}
     for h in plan.pools:
         cls = h.labels.get(GKE_COMPUTE_CLASS_LABEL)
