@@ -171,7 +171,26 @@ def test_ami_alias_is_pinned_to_a_version_never_latest():
     assert spec["amiSelectorTerms"] == [{"alias": f"al2023@{aliases['al2023']}"}]
 
 
-def test_bottlerocket_pool_sizes_its_data_volume_and_keeps_the_os_volume_encrypted():
+def test_bottlerocket_pool_is_refused_while_no_release_notes_show_its_alias_ships_the_minor():
+    # The pinned bottlerocket alias has no row in ami_alias_minors.csv: no minor is on file.
+    with pytest.raises(ConfigErrors) as e:
+        plan(amiFamily="bottlerocket")
+    (issue,) = e.value.issues
+    assert issue.path == "gpuPools[0].amiFamily"
+    assert "ships NVIDIA images for no Kubernetes minor on file" in issue.reason
+
+
+def test_al2023_alias_covers_the_minors_its_release_notes_list():
+    # awslabs/amazon-eks-ami CHANGELOG.md "AMI Release v20260714": NVIDIA AMIs for 1.30 - 1.36.
+    assert kp.alias_minors("al2023", "v20260714") == (30, 36)
+    assert kp.alias_problem("al2023", "1.36") is None
+    assert "not 1.29" in (kp.alias_problem("al2023", "1.29") or "")
+
+
+def test_bottlerocket_pool_sizes_its_data_volume_and_keeps_the_os_volume_encrypted(monkeypatch):
+    # As if a release's notes listed the pinned alias for the stack's minor.
+    monkeypatch.setattr(kp, "alias_problem", lambda family, version: None)
+    monkeypatch.setattr("infra.core.eks.karpenter.plan.alias_problem", lambda f, v: None)
     g = groups(plan(amiFamily="bottlerocket", diskSizeGb=200))[0]
     spec = karp(g).node_class["spec"]
     assert spec["amiSelectorTerms"][0]["alias"].startswith("bottlerocket@v")

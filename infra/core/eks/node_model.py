@@ -58,16 +58,17 @@ def eni_limits(instance_type: str) -> tuple[int, int] | None:
     return None
 
 
+# nodeadm config.go withDefaultReservedResources: "Failed to retrieve instance info, falling back
+# to default" -> defaultMaxPods 110 (eni_max_pods.go, the kubelet's default).
+DEFAULT_MAX_PODS = 110
+
+
 def eni_limited_pods(instance_type: str, efa_only_enis: int = 0) -> int:
     """Max pods by ENI (nodeadm's default maxPods, Karpenter's ENILimitedPods). A type not on
-    file (a declared ``shape``) gets the most any known type has: both receivers would ask EC2,
-    and the larger count reserves more, so the model never promises memory the node lacks."""
+    file (a declared ``shape``) gets nodeadm's own fallback, 110."""
     limits = eni_limits(instance_type)
     if limits is None:
-        return max(
-            eni_pods(int(r["default_max_enis"]), int(r["ipv4_per_interface"]))
-            for r in table("aws_eni_limits.csv")
-        )
+        return DEFAULT_MAX_PODS
     enis, ips = limits
     return eni_pods(max(enis - efa_only_enis, 0), ips)
 
