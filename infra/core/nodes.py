@@ -45,6 +45,9 @@ class PoolNodes:
     # A Karpenter pool: the node of each instance type its NodePool may launch (the pod must fit
     # every one: Karpenter may pick any of them).
     launchable: tuple[Node, ...] = ()
+    # What the receiver refuses of the pool whatever the workload: (key under the pool's
+    # gpuPools entry, reason), e.g. an instance type its NodePool's requirements exclude.
+    problems: tuple[tuple[str, str], ...] = ()
 
 
 _SUFFIX = {
@@ -81,7 +84,8 @@ def less_daemonsets(pn: PoolNodes, mib: int) -> PoolNodes:
         return replace(node, allocatable=alloc)
 
     template = less(pn.template) if pn.template is not None else None
-    return PoolNodes(less(pn.running), template, tuple(less(n) for n in pn.launchable))
+    launchable = tuple(less(n) for n in pn.launchable)
+    return PoolNodes(less(pn.running), template, launchable, pn.problems)
 
 
 def daemonset_memory_mib(receiver: str) -> int:

@@ -359,6 +359,17 @@ class Platform(Protocol):
         listed nodes with)."""
         ...
 
+    def request_only(self, h: PoolHints) -> str | None:
+        """Why a Pending pod alone never brings up a node of pool ``h`` (its nodes come only
+        through a request the stack's outputs do not carry); ``None``: a pod reaches it."""
+        ...
+
+    @property
+    def count_remedy(self) -> str:
+        """What to do where the platform's autoscaler counts a GPU resource other than a running
+        node advertises (why it does, and the fix or the alternative)."""
+        ...
+
     @property
     def system_daemonset_mib(self) -> int:
         """Memory (MiB) the platform's own DaemonSets request on every GPU node (CNI, kube-proxy,
@@ -502,6 +513,9 @@ class PlatformDefaults:
 
     @property
     def kubernetes_version(self) -> str | None:
+        return None
+
+    def request_only(self, h: PoolHints) -> str | None:
         return None
 
     def listed_nodes(self, pool: str) -> tuple[str, ...]:

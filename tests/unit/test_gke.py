@@ -423,7 +423,8 @@ def test_provider_credentials_the_plugin_cannot_read_are_refused_at_their_key(ke
 
 
 def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():
-    (pool,) = plan({"sharing": {"replicas": 4}}).pools
+    # minNodes 1: at zero the GCE template counts 1 GPU, not 4 slots (the proof refuses it).
+    (pool,) = plan({"sharing": {"replicas": 4}, "minNodes": 1}).pools
     assert pool.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
     assert pool.hints.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
 
@@ -434,6 +435,7 @@ def test_operator_mig_labels_the_pool_for_the_mig_manager():
             "machineType": "a2-highgpu-1g",
             "gpu": None,
             "mig": {"strategy": "single", "config": "all-1g.5gb"},
+            "minNodes": 1,
         }
     ).pools
     assert pool.labels["nvidia.com/mig.config"] == "all-1g.5gb"

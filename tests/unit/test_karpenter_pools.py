@@ -21,7 +21,6 @@ from infra.core.errors import ConfigErrors
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
 from infra.core.plan import Plan, build_plan
 from infra.core.scheduling.proof import pool_nodes, prove
-from infra.core.sharing import DEVICE_PLUGIN_CONFIG_LABEL
 
 STACK = Path(__file__).resolve().parents[2] / "stacks" / "Pulumi.eks-karpenter.yaml"
 BASE: dict[str, Any] = {
@@ -172,7 +171,26 @@ def test_ami_alias_is_pinned_to_a_version_never_latest():
     assert spec["amiSelectorTerms"] == [{"alias": f"al2023@{aliases['al2023']}"}]
 
 
-def test_bottlerocket_pool_sizes_its_data_volume_and_keeps_the_os_volume_encrypted():
+def test_bottlerocket_pool_is_refused_while_no_release_notes_show_its_alias_ships_the_minor():
+    # The pinned bottlerocket alias has no row in ami_alias_minors.csv: no minor is on file.
+    with pytest.raises(ConfigErrors) as e:
+        plan(amiFamily="bottlerocket")
+    (issue,) = e.value.issues
+    assert issue.path == "gpuPools[0].amiFamily"
+    assert "ships NVIDIA images for no Kubernetes minor on file" in issue.reason
+
+
+def test_al2023_alias_covers_the_minors_its_release_notes_list():
+    # awslabs/amazon-eks-ami CHANGELOG.md "AMI Release v20260714": NVIDIA AMIs for 1.30 - 1.36.
+    assert kp.alias_minors("al2023", "v20260714") == (30, 36)
+    assert kp.alias_problem("al2023", "1.36") is None
+    assert "not 1.29" in (kp.alias_problem("al2023", "1.29") or "")
+
+
+def test_bottlerocket_pool_sizes_its_data_volume_and_keeps_the_os_volume_encrypted(monkeypatch):
+    # As if a release's notes listed the pinned alias for the stack's minor.
+    monkeypatch.setattr(kp, "alias_problem", lambda family, version: None)
+    monkeypatch.setattr("infra.core.eks.karpenter.plan.alias_problem", lambda f, v: None)
     g = groups(plan(amiFamily="bottlerocket", diskSizeGb=200))[0]
     spec = karp(g).node_class["spec"]
     assert spec["amiSelectorTerms"][0]["alias"].startswith("bottlerocket@v")
@@ -252,14 +270,14 @@ def test_nodepool_carries_the_node_group_labels_and_gpu_taint():
     ]
 
 
-def test_operator_sharing_and_mig_config_labels_reach_the_nodepool():
+def test_operator_sharing_is_refused_as_karpenter_counts_physical_gpus_not_slots():
+    # types.go nvidiaGPUs: a time-sliced node's 4 slots per GPU are 1 to Karpenter's simulation.
     cfg = copy.deepcopy(BASE)
     cfg["gpu-infra:gpuOperator"] = {"enabled": True}
     cfg["gpu-infra:gpuPools"][0]["sharing"] = {"replicas": 4}
-    g = groups(build_plan(parse(cfg, "test")))[0]
-    labels = karp(g).node_pool["spec"]["template"]["metadata"]["labels"]
-    assert labels[DEVICE_PLUGIN_CONFIG_LABEL] == g.labels[DEVICE_PLUGIN_CONFIG_LABEL]
-    assert crds.validate(karp(g).node_pool) == []
+    with pytest.raises(ConfigErrors) as e:
+        build_plan(parse(cfg, "test"))
+    assert [i.path for i in e.value.issues] == ["gpuPools[0].sharing"]
 
 
 def test_limits_are_max_nodes_plus_the_drift_budget_times_gpus_cpus_and_memory_per_node():

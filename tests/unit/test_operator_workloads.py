@@ -80,9 +80,11 @@ def test_time_slicing_builds_the_device_plugin_configmap_and_pool_label():
     assert cm["metadata"]["namespace"] == op.namespace  # the operator ignores other namespaces
     (nl,) = op.node_labels
     assert nl.nodes == ("node-1",)
+    # The pool's selector too: workloads select on it and the proof assumes the nodes carry it.
     assert nl.labels == {
         DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-4",
         "gpu-infra/accelerator": "nvidia-tesla-t4",
+        "gpu-infra/pool": "gpu",
     }
 
 
@@ -98,8 +100,8 @@ def test_pools_with_different_replicas_get_one_configmap_key_each():
     op = plan(cfg)
     assert sorted(cm_data(op)) == ["time-slicing-2", "time-slicing-8"]
     labels = {nl.pool: nl.labels for nl in op.node_labels}
-    # c shares nothing: only the accelerator label Flyte's device selector reads
-    assert labels["c"] == {"gpu-infra/accelerator": "nvidia-tesla-t4"}
+    # c shares nothing: its selector and the accelerator label Flyte's device selector reads
+    assert labels["c"] == {**cfg.pools[2].node_selector, "gpu-infra/accelerator": "nvidia-tesla-t4"}
     assert labels["b"]["nvidia.com/device-plugin.config"] == "time-slicing-8"
 
 

@@ -160,13 +160,20 @@ def test_matrix_proves_at_least_200_pool_shape_workload_pairs_and_every_one_land
     assert findings == {}
 
 
-def test_matrix_refuses_only_gke_shapes_leaving_nvidia_gpu_at_zero_at_any_min_naming_the_key():
+def test_matrix_refuses_only_gke_shapes_leaving_nvidia_gpu_at_zero_or_miscounted_naming_the_key():
     results = _matrix_results()
     refused = {n: r for n, r in results.items() if isinstance(r, dict)}
     for name, reasons in refused.items():
-        platform, _, how, _, _ = name.split("/")
-        assert platform == "gke" and (how == "time-slicing-renamed" or "mig-mixed" in how), name
-        key = "renameByDefault" if how == "time-slicing-renamed" else "strategy"
+        platform, shape, how, at, _ = name.split("/")
+        assert platform == "gke", name
+        if how == "time-slicing-renamed" or "mig-mixed" in how:
+            key = "renameByDefault" if how == "time-slicing-renamed" else "strategy"
+        else:
+            # The GCE template counts physical GPUs, the operator's slots differ: a pool at zero
+            # (a ComputeClass's fallback pools are, whatever the main pool's minimum).
+            assert at == "min0" or "class" in shape, name
+            assert how == "time-slicing" or "mig-single" in how, name
+            key = "sharing" if how == "time-slicing" else "mig"
         assert any(path.endswith(key) for path in reasons), (name, reasons)
     # Running nodes carry cloud.google.com/gke-accelerator: refused at minNodes 1 too.
     zero_gpu = [n for n in results if n.startswith("gke/") and "/min1/" in n]
@@ -234,7 +241,10 @@ def test_a_template_advertising_gpus_instead_of_mig_slices_makes_the_proof_fail(
     alloc["nvidia.com/gpu"] = Fraction(8)
     broken = {"p": replace(nodes["p"], template=replace(template, allocatable=alloc))}
     findings = prove(plan, broken)
-    assert findings and all("Insufficient nvidia.com/mig-1g.10gb" in f for f in findings)
+    assert findings == [
+        "p: template/p counts 0 nvidia.com/mig-1g.10gb per node, a running node 32: "
+        + plan.platform.count_remedy
+    ]
 
 
 def test_eks_p4d_mixed_1g10gb_tags_the_mig_count_mig_parted_gives_and_no_gpu_label():

@@ -37,6 +37,14 @@ VM_MEMORY_OVERHEAD_PERCENT = 0.075
 ARM64_CMA_MIB = 64
 
 
+def ec2_gpu_count(gpus: int, gpu_fraction: float) -> int:
+    """The NVIDIA GPUs EC2 DescribeInstanceTypes counts (GpuInfo.Gpus[].Count): 0 for a
+    fractional GPU (g6f, gr6f: Count 0, LogicalGpuCount 1). What Karpenter counts (types.go
+    nvidiaGPUs) and what the cluster-autoscaler's generated table holds (cloudprovider/aws/
+    ec2_instance_types.go: g6f.large GPU 0)."""
+    return 0 if gpu_fraction < 1 else gpus
+
+
 def arm64(ami_type: str) -> bool:
     """The EKS AMI type is an arm64 one (``AL2023_ARM_64_NVIDIA``, ``BOTTLEROCKET_ARM_64_NVIDIA``)."""
     return "ARM_64" in ami_type
@@ -50,16 +58,17 @@ def eni_limits(instance_type: str) -> tuple[int, int] | None:
     return None
 
 
+# nodeadm config.go withDefaultReservedResources: "Failed to retrieve instance info, falling back
+# to default" -> defaultMaxPods 110 (eni_max_pods.go, the kubelet's default).
+DEFAULT_MAX_PODS = 110
+
+
 def eni_limited_pods(instance_type: str, efa_only_enis: int = 0) -> int:
     """Max pods by ENI (nodeadm's default maxPods, Karpenter's ENILimitedPods). A type not on
-    file (a declared ``shape``) gets the most any known type has: both receivers would ask EC2,
-    and the larger count reserves more, so the model never promises memory the node lacks."""
+    file (a declared ``shape``) gets nodeadm's own fallback, 110."""
     limits = eni_limits(instance_type)
     if limits is None:
-        return max(
-            eni_pods(int(r["default_max_enis"]), int(r["ipv4_per_interface"]))
-            for r in table("aws_eni_limits.csv")
-        )
+        return DEFAULT_MAX_PODS
     enis, ips = limits
     return eni_pods(max(enis - efa_only_enis, 0), ips)
 

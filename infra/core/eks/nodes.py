@@ -41,11 +41,13 @@ CA_TEMPLATE_RESOURCES = "k8s.io/cluster-autoscaler/node-template/resources/"
 AWS_GPU_LABEL = "k8s.amazonaws.com/accelerator"
 
 
-def eks_template_node(g: EksGroupPlan) -> Node:
-    """The AWS cloud provider's template node for a node group at zero, from its ASG tags."""
+def eks_template_node(g: EksGroupPlan, ec2_gpus: int) -> Node:
+    """The AWS cloud provider's template node for a node group at zero: the instance type as its
+    table has it (``ec2_gpus``: EC2's GPU count, ``infra.core.eks.node_model.ec2_gpu_count``;
+    the nominal memory), then the ASG's node-template tags as it parses them."""
     h = g.hints
     alloc = base_allocatable(h, autoscaler_template_memory_mib(h.memory_gib))
-    alloc[GPU_RESOURCE] = Fraction(h.gpus_per_node)
+    alloc[GPU_RESOURCE] = Fraction(ec2_gpus)
     labels: dict[str, str] = {}
     taints: list[dict[str, str]] = []
     for key, value in g.asg_tags.items():

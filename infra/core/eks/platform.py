@@ -18,7 +18,7 @@ from infra.core.eks import bootstrap, nodes, sent
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib, karpenter_nodes
 from infra.core.eks.live import offline_assumptions
-from infra.core.eks.node_model import arm64, nodeadm_allocatable_mib
+from infra.core.eks.node_model import arm64, ec2_gpu_count, nodeadm_allocatable_mib
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.eks.presets import PRESETS
@@ -169,6 +169,22 @@ class EksPlatform(PlatformDefaults):
         return {**h.labels}
 
     @property
+    def count_remedy(self) -> str:
+        if self.features.autoscaler == "karpenter":
+            return (
+                "Karpenter sizes a node by its instance type's physical GPUs (aws/karpenter-"
+                "provider-aws pkg/providers/instancetype/types.go nvidiaGPUs) and launches a node "
+                "per pending slot; only a NodeOverlay (alpha, feature gate NodeOverlay) could "
+                "declare the slots, which gpu-infra does not plan: use the cluster-autoscaler "
+                "(its ASG node-template resources tag carries the count) for this pool's sharing"
+            )
+        return (
+            "the cluster-autoscaler's AWS template takes the ASG's node-template resources tag "
+            "over the instance type's GPUs (cloudprovider/aws/aws_manager.go); the tag must "
+            "carry what a node advertises"
+        )
+
+    @property
     def system_daemonset_mib(self) -> int:
         return daemonset_memory_mib("eks")
 
@@ -182,6 +198,14 @@ class EksPlatform(PlatformDefaults):
             karpenter_memory_mib(t, self._memory_gib(t, h), arm64(g.ami_type))
             for t in g.instance_types
         )
+
+    def _karpenter_shape(self, instance_type: str, h: PoolHints) -> tuple[float, str, int]:
+        """(memory GiB, GPU model, GPUs) of a type as EC2 describes it, what Karpenter and the
+        cluster-autoscaler's instance table read."""
+        inst = self.catalog.aws_instance(instance_type)
+        if inst is None:  # a declared shape: what the pool declares
+            return h.memory_gib, h.gpu_type, h.gpus_per_node
+        return inst.memory_gib, inst.gpu_model, ec2_gpu_count(inst.gpus, inst.gpu_fraction)
 
     def _memory_gib(self, instance_type: str, h: PoolHints) -> float:
         inst = self.catalog.aws_instance(instance_type)
@@ -212,11 +236,14 @@ class EksPlatform(PlatformDefaults):
         for g in self.plan.groups:
             running = nodes.eks_running_node(g, specs[g.hints.name])
             if g.karpenter is not None:
-                memory = {t: self._memory_gib(t, g.hints) for t in g.instance_types}
-                launchable = tuple(karpenter_nodes(g, memory))
-                out[g.hints.name] = PoolNodes(running, None, launchable)
+                shapes = {t: self._karpenter_shape(t, g.hints) for t in g.instance_types}
+                launchable, problems = karpenter_nodes(g, shapes)
+                out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
-            template = nodes.eks_template_node(g) if g.hints.min_nodes == 0 else None
+            template = None
+            if g.hints.min_nodes == 0:
+                _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
+                template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)
         return out
 

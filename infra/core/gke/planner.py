@@ -104,6 +104,14 @@ def plan_gke(
             "image streaming on private nodes needs Private Google Access on the subnet "
             "(https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements)"
         )
+    for p in pools:
+        if p.queued_provisioning:
+            notes.append(
+                f"pool {p.name}: queued provisioning gets nodes only through a "
+                "ProvisioningRequest, so the JupyterHub, Kubeflow, Flyte and Kubernetes outputs "
+                "leave it out; submit its workloads with a ProvisioningRequest or through Kueue "
+                "(https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest)"
+            )
     cluster_plan = _with_auto_provisioning(cluster_plan, pools, classes, catalog, issues)
     notes += _auto_creation_notes(classes, cluster_plan)
     return GkePlan(

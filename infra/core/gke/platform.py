@@ -234,6 +234,23 @@ class GkePlatform(PlatformDefaults):
     def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
         return GKE_NODE_RUNTIME
 
+    def request_only(self, h: PoolHints) -> str | None:
+        p = next((p for p in self.plan.pools if p.name == h.name), None)
+        if p is None or not p.queued_provisioning:
+            return None
+        # "nodes can be only obtained through queuing via the Cluster Autoscaler
+        # ProvisioningRequest API" (container v1 NodePool.QueuedProvisioning.enabled).
+        return "queued provisioning gets nodes only through a ProvisioningRequest"
+
+    @property
+    def count_remedy(self) -> str:
+        return (
+            "the GCE autoscaler template counts the instance's physical GPUs (cluster-autoscaler "
+            "cloudprovider/gce/templates.go BuildCapacity), so a scale-up from zero adds a node per "
+            "pending slot; use GKE's own sharing or partitioning (gpu.sharing, gpu.partitionSize), "
+            "which GKE's autoscaler counts, or minNodes >= 1 (it then copies a running node)"
+        )
+
     @property
     def system_daemonset_mib(self) -> int:
         return daemonset_memory_mib("gke")

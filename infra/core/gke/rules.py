@@ -149,6 +149,13 @@ def check_dws(spec: GkePoolSpec, spot: bool, rtype: str | None, path: str, issue
             issues.add(qpath, f"queued provisioning needs minNodes 0 (got {spec.min_nodes})")
         if reserved:
             issues.add(qpath, "queued provisioning needs reservation type none")
+        if spec.smoke_test:
+            issues.add(
+                join_path(path, "smokeTest"),
+                "true: a queued provisioning pool gets nodes only through a ProvisioningRequest, "
+                "so the smoke-test Job would stay Pending until its 30-minute deadline fails "
+                "pulumi up; set smokeTest false or drop queuedProvisioning",
+            )
         if spec.warm:
             # "nodes can be only obtained through queuing via the Cluster Autoscaler
             # ProvisioningRequest API" (container v1 NodePool.QueuedProvisioning.enabled).

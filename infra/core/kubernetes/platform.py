@@ -124,6 +124,10 @@ class KubernetesPlatform(PlatformDefaults):
         )
 
     @property
+    def count_remedy(self) -> str:
+        return "the cluster's own autoscaler, if any, is the user's to configure"
+
+    @property
     def system_daemonset_mib(self) -> int:
         return daemonset_memory_mib("kubernetes")
 

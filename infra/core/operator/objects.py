@@ -144,9 +144,16 @@ def assemble(
             after.append(job)
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
-            # Listed nodes also get the accelerator label Flyte's device selector reads.
+            # Listed nodes get every label the pool's workloads select on and the proof assumes
+            # (its declared labels and nodeSelector), and the accelerator label Flyte's device
+            # selector reads.
             accelerator = flyte_mod.accelerator_name(h, platform.features)
-            labels = {**labels, platform.features.accelerator_label: accelerator}
+            labels = {
+                **h.labels,
+                **platform.workload_selector(h),
+                **labels,
+                platform.features.accelerator_label: accelerator,
+            }
             node_labels.append(NodeLabels(pool=h.name, nodes=listed, labels=labels))
     after = _profiles_after_licensed_jobs(after)
     patched = {nl.pool: nl.labels for nl in node_labels}
@@ -230,6 +237,8 @@ def _integrations(
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """JupyterHub profiles and the integration documents, one entry per workload target."""
     images = config.integrations.jupyterhub.images
+    # A pool a Pending pod cannot bring up (GKE queued provisioning) is offered to no integration.
+    pools = [h for h in pools if platform.request_only(h) is None]
     profiles: dict[str, dict[str, Any]] = {}
     workloads: dict[str, Any] = {}
     # Workloads target a pool, or a ComputeClass as a whole (never one of its pools' GPUs).

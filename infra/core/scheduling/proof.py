@@ -10,12 +10,13 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from infra.core.config.base import PoolBase
 from infra.core.errors import ConfigIssue
 from infra.core.integrations.scheduling import workload_targets
 from infra.core.nodes import PoolNodes, less_daemonsets
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.planned import Plan
-from infra.core.pools import GPU_RESOURCE
+from infra.core.pools import GPU_RESOURCE, spec_of
 from infra.core.scheduling import workloads
 from infra.core.scheduling.predicates import fit_problems, quota_problem
 from infra.core.scheduling.priority import priority_problems
@@ -39,7 +40,8 @@ def plan_workloads(plan: Plan) -> list[Workload]:
     op = plan.operator
     if op is None:
         return []
-    names = [h.name for h in plan.pools]
+    # The integrations leave out pools a Pending pod cannot bring up (GKE queued provisioning).
+    names = [h.name for h in plan.pools if plan.platform.request_only(h) is None]
     classes: dict[str, list[str]] = {}
     for h in plan.pools:
         if h.group is not None:
@@ -110,9 +112,56 @@ def autoscaler_gpu_label_problems(plan: Plan, pools: Mapping[str, PoolNodes]) ->
     return out
 
 
+def _requested(ws: Sequence[Workload]) -> dict[str, set[str]]:
+    """Per pool, the extended resources (``vendor/name``) any workload targeting it requests."""
+    out: dict[str, set[str]] = {}
+    for w in ws:
+        for pool in w.pools:
+            out.setdefault(pool, set()).update(r for r in w.pod.requests if "/" in r)
+    return out
+
+
+def count_problems(
+    plan: Plan, pools: Mapping[str, PoolNodes], ws: Sequence[Workload]
+) -> tuple[list[tuple[str, str, str]], dict[str, PoolNodes]]:
+    """Where an autoscaler's node (the template at zero, a type Karpenter may launch) counts a
+    requested resource other than the running node advertises: ``(pool, sharing key, finding)``
+    per pool, and the pools without the disagreeing nodes (their fit adds nothing). An
+    autoscaler that counts 1 where a node hands out 4 slots adds a node per pending slot."""
+    specs = _owners(plan)
+    out: list[tuple[str, str, str]] = []
+    kept: dict[str, PoolNodes] = dict(pools)
+    for pool, resources in _requested(ws).items():
+        pn = pools[pool]
+        bad: list[str] = []
+        for node in (pn.template, *pn.launchable):
+            if node is None:
+                continue
+            for r in sorted(resources):
+                seen, runs = node.allocatable.get(r, 0), pn.running.allocatable.get(r, 0)
+                if seen != runs:
+                    bad.append(f"{node.name} counts {seen} {r} per node, a running node {runs}")
+        if not bad:
+            continue
+        spec = specs.get(pool)
+        key = "machineType"
+        if spec is not None and (spec[1].sharing or spec[1].mig):
+            key = "sharing" if spec[1].sharing else "mig"
+        remedy = plan.platform.count_remedy
+        out.append((pool, key, f"{pool}: {bad[0]}: {remedy}"))
+        kept[pool] = PoolNodes(pn.running, None, (), pn.problems)
+    return out, kept
+
+
+def _owners(plan: Plan) -> dict[str, tuple[int, PoolBase]]:
+    """Per planned pool its gpuPools entry (index, spec): its own, or a GKE fallback pool's main."""
+    specs = {p.name: (i, p) for i, p in enumerate(plan.config.pools)}
+    return {h.name: spec_of(specs, h) for h in plan.pools}
+
+
 def _findings(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[tuple[str, str]]:
     """``(config key path, finding)`` of every problem the proof finds."""
-    index = {p.name: i for i, p in enumerate(plan.config.pools)}
+    index = {name: i for name, (i, _) in _owners(plan).items()}
 
     def pool_key(pool: str, key: str | None = None) -> str:
         at = f"gpuPools[{index[pool]}]" if pool in index else "gpuPools"
@@ -121,8 +170,14 @@ def _findings(plan: Plan, pools: Mapping[str, PoolNodes]) -> list[tuple[str, str
     warm = plan.warm.targets[0].pool if plan.warm is not None else ""
     out = [(pool_key(p.split(":")[0]), p) for p in autoscaler_gpu_label_problems(plan, pools)]
     out += [(pool_key(warm, "warm"), p) for p in priority_problems(plan)]
+    out += [
+        (pool_key(name, k), f"{name}: {p}") for name, pn in pools.items() for k, p in pn.problems
+    ]
+    ws = plan_workloads(plan)
+    counted, pools = count_problems(plan, pools, ws)
+    out += [(pool_key(pool, key), p) for pool, key, p in counted]
     quotas = namespace_quotas(plan)
-    for w in plan_workloads(plan):
+    for w in ws:
         key = _workload_key(w, pool_key)
         out += [(key, f"{w.consumer} {w.pod.name}: {p}") for p in check_fit(w, pools)]
         if not w.quota_checked:

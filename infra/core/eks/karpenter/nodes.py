@@ -6,6 +6,12 @@ from collections.abc import Mapping
 from fractions import Fraction
 
 from infra.core.eks.groups import EksGroupPlan
+from infra.core.eks.karpenter.pools import (
+    GPU_COUNT_LABEL,
+    GPU_NAME_LABEL,
+    INSTANCE_TYPE_LABEL,
+    gpu_name,
+)
 from infra.core.eks.node_model import (
     EVICTION_HARD_MIB,
     arm64,
@@ -33,23 +39,52 @@ def karpenter_memory_mib(
     return vm_memory_mib(memory_gib, arm64) - kube_reserved_mib(pods) - EVICTION_HARD_MIB
 
 
-def karpenter_nodes(g: EksGroupPlan, memory_gib: Mapping[str, float]) -> list[Node]:
-    """One node per instance type a Karpenter NodePool may launch: the NodePool's template labels,
-    a value of each ``In`` requirement as a label (Karpenter labels a node with the well-known
-    labels of its NodeClaim's requirements), its taints, and the type's resources."""
+def type_labels(t: str, gpu_model: str, gpus: int) -> dict[str, str]:
+    """The labels Karpenter derives from the instance type itself (types.go computeRequirements:
+    instance-type, and with one GpuInfo.Gpus entry instance-gpu-name and instance-gpu-count)."""
+    return {
+        INSTANCE_TYPE_LABEL: t,
+        GPU_NAME_LABEL: gpu_name(gpu_model),
+        GPU_COUNT_LABEL: str(gpus),
+    }
+
+
+def karpenter_nodes(
+    g: EksGroupPlan, shapes: Mapping[str, tuple[float, str, int]]
+) -> tuple[list[Node], list[tuple[str, str]]]:
+    """One node per instance type a Karpenter NodePool may launch, and why a type cannot be.
+
+    ``shapes``: per type (memory GiB, GPU model, nvidia.com/gpu Karpenter counts). A node carries
+    the NodePool's template labels, the labels Karpenter derives from the type, a value of each
+    other ``In`` requirement (zone, capacity type: offerings), its taints and Karpenter's
+    resources. A type whose own labels a requirement excludes is never launched.
+    """
     assert g.karpenter is not None
     spec = g.karpenter.node_pool["spec"]["template"]
-    labels = {**spec["metadata"]["labels"]}
-    for r in spec["spec"]["requirements"]:
-        if r["operator"] == "In":
-            labels[r["key"]] = r["values"][0]
-    out = []
+    reqs = [r for r in spec["spec"]["requirements"] if r["operator"] == "In"]
+    out: list[Node] = []
+    problems: list[tuple[str, str]] = []
     for t in g.instance_types:
-        mib = karpenter_memory_mib(t, memory_gib.get(t, g.hints.memory_gib), arm64(g.ami_type))
+        memory_gib, model, gpus = shapes.get(t, (g.hints.memory_gib, g.hints.gpu_type, 0))
+        own = type_labels(t, model, gpus)
+        labels = {r["key"]: r["values"][0] for r in reqs if r["key"] not in own}
+        excluded = [r for r in reqs if r["key"] in own and own[r["key"]] not in r["values"]]
+        if excluded:
+            r = excluded[0]
+            problems.append(
+                (
+                    "machineType",
+                    f"{t}: Karpenter labels it {r['key']}={own[r['key']]} and counts {gpus} "
+                    f"{GPU_RESOURCE} (EC2 GpuInfo; types.go computeRequirements, nvidiaGPUs), so "
+                    f"the NodePool's requirement {r['key']} In {r['values']} never matches it",
+                )
+            )
+            continue
+        mib = karpenter_memory_mib(t, memory_gib, arm64(g.ami_type))
         alloc = base_allocatable(g.hints, mib)
-        alloc[GPU_RESOURCE] = Fraction(g.hints.gpus_per_node)
-        node_labels = {**labels, "node.kubernetes.io/instance-type": t}
+        alloc[GPU_RESOURCE] = Fraction(gpus)
+        node_labels = {**labels, **spec["metadata"]["labels"], **own}
         out.append(
             Node(f"karpenter/{g.name}/{t}", node_labels, tuple(spec["spec"]["taints"]), alloc)
         )
-    return out
+    return out, problems

@@ -7,8 +7,13 @@ import dataclasses
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
 from infra.core.eks.groups import EksGroupPlan
-from infra.core.eks.karpenter.pools import PoolContext, plan_karpenter_pool
-from infra.core.errors import Issues
+from infra.core.eks.karpenter.pools import (
+    PoolContext,
+    alias_problem,
+    ami_family,
+    plan_karpenter_pool,
+)
+from infra.core.errors import Issues, join_path
 
 
 def as_karpenter_pool(
@@ -32,5 +37,9 @@ def as_karpenter_pool(
         # Given subnets, in AZ ID order, are selected by ID (pools.node_class).
         subnet_ids=tuple(s for _, s in sorted((config.cluster.vpc.private_subnets or {}).items())),
     )
+    family = ami_family(group.ami_type) or "al2023"
+    if (why := alias_problem(family, config.cluster.kubernetes_version)) is not None:
+        key = "amiType" if config.pools[i].ami_type is not None else "amiFamily"
+        issues.add(join_path("gpuPools", i, key), why)
     pool = plan_karpenter_pool(i, group, ctx, issues)
     return dataclasses.replace(group, node_groups=(), asg_tags={}, karpenter=pool)

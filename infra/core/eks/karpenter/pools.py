@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.pins import pins
-from infra.core.catalog.vendored import DATA_DIR
+from infra.core.catalog.vendored import DATA_DIR, table
 from infra.core.config.eks import EksPoolSpec
 from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
 from infra.core.eks.bootstrap import node_user_data
@@ -101,6 +101,34 @@ def ami_aliases(data_dir: Path = DATA_DIR) -> dict[str, str]:
     "spec.amiSelectorTerms").
     """
     return {family: p.version for family, p in pins("karpenter-ami-alias", data_dir).items()}
+
+
+def alias_minors(family: str, version: str) -> tuple[int, int] | None:
+    """(first, last) Kubernetes minor the alias ``family@version`` ships NVIDIA AMIs for
+    (``ami_alias_minors.csv``, each row from the release's notes), ``None`` when none is on file."""
+    for r in table("ami_alias_minors.csv"):
+        if (r["family"], r["version"]) == (family, version):
+            return _minor(r["first_minor"]), _minor(r["last_minor"])
+    return None
+
+
+def _minor(version: str) -> int:
+    return int(version.split(".")[1])
+
+
+def alias_problem(family: str, kubernetes_version: str) -> str | None:
+    """Why the pinned alias of ``family`` resolves to no NVIDIA AMI on ``kubernetes_version``."""
+    version = ami_aliases()[family]
+    minors = alias_minors(family, version)
+    if minors is not None and minors[0] <= _minor(kubernetes_version) <= minors[1]:
+        return None
+    shipped = f"1.{minors[0]}-1.{minors[1]}" if minors else "no Kubernetes minor on file"
+    return (
+        f"the pinned AMI alias {family}@{version} (pins.csv karpenter-ami-alias) ships NVIDIA "
+        f"images for {shipped} (ami_alias_minors.csv, from its release notes), not "
+        f"{kubernetes_version}: Karpenter would find no AMI for the EC2NodeClass; use amiFamily "
+        "al2023 or a Kubernetes version the alias ships"
+    )
 
 
 def ami_family(ami_type: str) -> str | None:

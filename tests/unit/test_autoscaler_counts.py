@@ -1,0 +1,82 @@
+"""The proof checks counts: every GPU resource a workload requests is counted alike by the
+autoscaler's node (GKE's template at zero, each type a Karpenter NodePool may launch, the EKS
+ASG's template) and by a running node, or the plan exits with one line at the sharing key."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from infra.core.config.stack import load_stack_file, parse
+from infra.core.errors import ConfigErrors
+from infra.core.plan import build_plan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@functools.cache
+def _sample(name: str) -> dict[str, Any]:
+    return load_stack_file(ROOT / "stacks" / f"Pulumi.{name}.yaml")[1]
+
+
+def _issues(name: str, pool: int, **edits: Any) -> dict[str, str]:
+    config = copy.deepcopy(_sample(name))
+    spec = config["gpu-infra:gpuPools"][pool]
+    for key, value in edits.items():
+        if value is None:
+            spec.pop(key, None)
+        else:
+            spec[key] = value
+    if "mig" in edits:  # the operator's MIG needs the operator
+        config["gpu-infra:gpuOperator"] = {"enabled": True}
+    try:
+        build_plan(parse(config, name))
+    except ConfigErrors as e:
+        return {i.path: i.reason for i in e.issues}
+    return {}
+
+
+def test_gke_operator_time_slicing_at_zero_exits_at_the_sharing_key_naming_the_gce_template():
+    issues = _issues("gke-t4", 0, sharing={"replicas": 4})
+    assert list(issues) == ["gpuPools[0].sharing"]
+    assert "counts 1 nvidia.com/gpu per node, a running node 4" in issues["gpuPools[0].sharing"]
+    assert "templates.go BuildCapacity" in issues["gpuPools[0].sharing"]
+
+
+def test_gke_operator_time_slicing_with_a_running_node_plans_as_the_autoscaler_copies_it():
+    assert _issues("gke-t4", 0, sharing={"replicas": 4}, minNodes=1) == {}
+
+
+def test_gke_operator_mig_single_at_zero_exits_at_the_mig_key():
+    issues = _issues(
+        "gke-a100-mig", 0, gpu=None, mig={"strategy": "single", "config": "all-1g.5gb"}
+    )
+    assert list(issues) == ["gpuPools[0].mig"]
+    assert "counts 1 nvidia.com/gpu per node, a running node 7" in issues["gpuPools[0].mig"]
+
+
+def test_gke_native_sharing_plans_as_gke_counts_its_slots():
+    assert _issues("gke-a100-mig", 0) == {}
+
+
+def test_karpenter_time_slicing_exits_at_the_sharing_key_naming_karpenter_and_node_overlay():
+    issues = _issues("eks-karpenter", 1, sharing={"replicas": 4})
+    assert list(issues) == ["gpuPools[1].sharing"]
+    assert "NodeOverlay" in issues["gpuPools[1].sharing"]
+    assert "nvidiaGPUs" in issues["gpuPools[1].sharing"]
+
+
+def test_eks_cluster_autoscaler_time_slicing_plans_as_the_asg_tag_carries_the_slots():
+    assert _issues("eks-g4dn", 0, sharing={"replicas": 4}) == {}
+
+
+@pytest.mark.parametrize("machine", ["g6f.xlarge", "gr6f.4xlarge"])
+def test_karpenter_fractional_gpu_type_exits_as_karpenter_counts_its_ec2_gpus_zero(machine):
+    # EC2 DescribeInstanceTypes: g6f/gr6f GpuInfo.Gpus[0].Count 0, LogicalGpuCount 1.
+    issues = _issues("eks-karpenter", 1, machineType=machine)
+    assert list(issues) == ["gpuPools[1].machineType"]
+    assert "instance-gpu-count=0" in issues["gpuPools[1].machineType"]
