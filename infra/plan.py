@@ -366,6 +366,7 @@ def _diff(
         new_res,
         ignored={r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes},
     )
+    notes_view.print_notes(diff_mod.kept_removals(old_res, new_res), hidden)
     if half := diff_mod.half_applied(changes, old_res, new_res):  # pulumi up would stop half-way
         raise ConfigErrors(rv.half_applied_issues(half, old_raw, raw))
     rev = rv.review(old_res, new_res, changes, (old_cost, estimate(plan)), (old_label, new_label))

@@ -217,6 +217,31 @@ def _kept(
     return bool(leaves) and all(strip_indexes(leaf) in kept for leaf in leaves)
 
 
+def kept_removals(
+    old: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    rules: Iterable[ForcingRule] | None = None,
+) -> list[str]:
+    """A warning per Optional+Computed input removed from a resource that stays: ``pulumi up``
+    sends nothing and the live value stays (the diff shows no change for it)."""
+    rules = tuple(rules if rules is not None else forcing_rules())
+    new_by = {r["urn"]: r for r in new}
+    out = []
+    for r in old:
+        after = new_by.get(r["urn"])
+        if after is None:
+            continue
+        old_in, new_in = r.get("inputs") or {}, after.get("inputs") or {}
+        applicable = _rules_for(r["type"], rules)
+        kept = [p for p in changed_paths(old_in, new_in) if _kept(applicable, old_in, new_in, p)]
+        if kept:
+            out.append(
+                f"{r['type']} {r['name']}: {', '.join(kept)} removed from the inputs is no change: "
+                "the provider keeps the live value (Optional+Computed), so it stays as deployed"
+            )
+    return out
+
+
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:
     """``path`` (dotted, no list indexes) is absent from ``inputs``."""
     node: Any = inputs
