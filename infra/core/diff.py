@@ -23,7 +23,12 @@ from typing import Any, Literal
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.disruption import rule_for, update_disruption
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
-from infra.core.lifecycle import protect_refusal, provider_replaced, replace_phrase
+from infra.core.lifecycle import (
+    protect_refusal,
+    provider_replaced,
+    replace_order,
+    replace_phrase,
+)
 from infra.core.operator.removal import is_operator_release, removal_effects
 
 Op = Literal["create", "update", "replace", "delete", "unknown"]
@@ -64,6 +69,7 @@ class Change:
         because: why this resource changes although its own inputs may not (a replaced dependency),
             or why its op is unknown.
         retained: a delete the engine makes without a Delete call (``retainOnDelete``).
+        order: for a replace, ``delete-first`` or ``create-first``; why: the rule that decided.
     """
 
     urn: str
@@ -75,6 +81,8 @@ class Change:
     disruptive: str = ""
     because: str = ""
     retained: bool = False
+    order: str = ""
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """One entry of ``{"changes": [...]}``."""
@@ -86,6 +94,8 @@ class Change:
             "disruptive": self.disruptive or None,
             "because": self.because or None,
             "retained": self.retained,
+            "order": self.order or None,
+            "why": self.why or None,
         }
 
 
@@ -182,6 +192,9 @@ def diff(
             )
         )
     changes = _propagate(changes, old_by, new)
+    changes = [
+        _ordered(c, old_by.get(c.urn), new_by[c.urn]) if c.op == "replace" else c for c in changes
+    ]
     rank = {"delete": 0, "replace": 0, "unknown": 1, "update": 1, "create": 2}
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
 
@@ -201,6 +214,24 @@ def _deletion(r: Mapping[str, Any]) -> Change:
     if refused and r["type"] not in CLUSTER_TYPES:
         disruptive = "; ".join(x for x in (disruptive, refused) if x)
     return Change(r["urn"], r["type"], r["name"], "delete", disruptive=disruptive)
+
+
+def _ordered(c: Change, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> Change:
+    """``c`` with the order the engine replaces in and the rule that decided
+    (``lifecycle.replace_order``); a type without a lifecycle row gets the engine's default
+    unless its ``deleteBeforeReplace`` option is set, and says the provider may still differ."""
+    found = replace_order(old, new)
+    if found is not None:
+        return replace(c, order=found[0], why=found[1])
+    explicit = (new.get("options") or {}).get("deleteBeforeReplace")
+    if explicit is not None:
+        order = "delete-first" if explicit else "create-first"
+        return replace(c, order=order, why=f"deleteBeforeReplace={str(explicit).lower()} is set")
+    why = (
+        f"the engine's default: no lifecycle row for {c.type}, whose provider's Diff may still ask "
+        "for delete-first (check `pulumi preview`)"
+    )
+    return replace(c, order="create-first", why=why)
 
 
 def _kept(

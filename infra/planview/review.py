@@ -365,6 +365,8 @@ def print_review(rev: Review, out: Out = print) -> None:
             out(f"      {v.path}: {old} => {new}{mark}")
         for p, source in c.replace_because:
             out(f"      why {p}: {source}")
+        if c.order:
+            out(f"      order: {c.order} ({c.why})")
         if c.disruptive:
             out(f"      {'DISRUPTIVE' if c.op != 'update' else 'NOTE'}: {c.disruptive}")
         if c.because:
