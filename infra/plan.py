@@ -417,7 +417,8 @@ def _diff(
     ``/dev/null`` or a ``REF:path`` missing in REF) is an empty stack: every resource of the
     other side is created (or deleted), with its cost; the exit codes stay those of a diff."""
     from infra.core.cost import estimate
-    from infra.core.diff import diff, half_applied
+    from infra.core.diff import diff, half_applied, kept_removals
+    from infra.planview import notes as notes_view
     from infra.planview import review as rv
 
     new_label = args.config or rv.display_path(stack_path(args.stack[0]))
@@ -438,6 +439,7 @@ def _diff(
     if priced is None:
         raise ConfigErrors([ConfigIssue("--diff", "no stack file on either side: nothing to diff")])
     changes = diff(list(old.resources), new_res, ignored=ignored)
+    notes_view.print_notes(kept_removals(list(old.resources), new_res), hidden)
     if half := half_applied(changes, list(old.resources), new_res):  # up would stop half-way
         raise ConfigErrors(rv.half_applied_issues(half, old.raw, new[0] if new else {}))
     costs = (old.cost or rv.empty_cost(priced), new_cost or rv.empty_cost(priced))

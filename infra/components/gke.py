@@ -271,14 +271,19 @@ def _bootstrap_node_config(
 
 def _auto_provisioning(
     plan: core.GkePlan, sa_email: pulumi.Input[str]
-) -> gcp.container.ClusterClusterAutoscalingArgs | None:
-    """Cluster-level node auto-provisioning, only where the plan enables it (infra/core/gke/nap.py):
+) -> gcp.container.ClusterClusterAutoscalingArgs:
+    """Cluster-level node auto-provisioning, on only where the plan enables it (core/gke/nap.py):
     its limits, and NAP-created nodes as the least-privilege node SA with the stack's scopes and
     shielded settings, never the Compute Engine default account
     (https://cloud.google.com/kubernetes-engine/docs/how-to/node-auto-provisioning)."""
     limits = plan.cluster.auto_provisioning_limits
     if limits is None:
-        return None
+        # Sent as off, never left out: the block is Optional+Computed, so leaving it out keeps a
+        # live one, and a plan that stops needing auto-provisioning would leave it on with stale
+        # limits. Off is what the provider reads back from a cluster without it
+        # (hashicorp/terraform-provider-google resource_container_cluster.go
+        # flattenClusterAutoscaling: nil -> enabled=false), so no permanent diff.
+        return gcp.container.ClusterClusterAutoscalingArgs(enabled=False)
     return gcp.container.ClusterClusterAutoscalingArgs(
         enabled=True,
         resource_limits=[

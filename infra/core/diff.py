@@ -23,7 +23,12 @@ from typing import Any, Literal
 from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.disruption import rule_for, update_disruption
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
-from infra.core.lifecycle import protect_refusal, provider_replaced, replace_phrase
+from infra.core.lifecycle import (
+    protect_refusal,
+    provider_replaced,
+    replace_order,
+    replace_phrase,
+)
 from infra.core.operator.removal import is_operator_release, removal_effects
 from infra.core.tokens import (
     AWS_EKS_CLUSTER,
@@ -69,6 +74,7 @@ class Change:
         because: why this resource changes although its own inputs may not (a replaced dependency),
             or why its op is unknown.
         retained: a delete the engine makes without a Delete call (``retainOnDelete``).
+        order: for a replace, ``delete-first`` or ``create-first``; why: the rule that decided.
     """
 
     urn: str
@@ -80,6 +86,8 @@ class Change:
     disruptive: str = ""
     because: str = ""
     retained: bool = False
+    order: str = ""
+    why: str = ""
 
     def to_json(self) -> dict[str, Any]:
         """One entry of ``{"changes": [...]}``."""
@@ -91,6 +99,8 @@ class Change:
             "disruptive": self.disruptive or None,
             "because": self.because or None,
             "retained": self.retained,
+            "order": self.order or None,
+            "why": self.why or None,
         }
 
 
@@ -187,6 +197,9 @@ def diff(
             )
         )
     changes = _propagate(changes, old_by, new)
+    changes = [
+        _ordered(c, old_by.get(c.urn), new_by[c.urn]) if c.op == "replace" else c for c in changes
+    ]
     rank = {"delete": 0, "replace": 0, "unknown": 1, "update": 1, "create": 2}
     return sorted(changes, key=lambda c: rank[c.op])  # stable: plan order within a rank
 
@@ -208,6 +221,24 @@ def _deletion(r: Mapping[str, Any]) -> Change:
     return Change(r["urn"], r["type"], r["name"], "delete", disruptive=disruptive)
 
 
+def _ordered(c: Change, old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> Change:
+    """``c`` with the order the engine replaces in and the rule that decided
+    (``lifecycle.replace_order``); a type without a lifecycle row gets the engine's default
+    unless its ``deleteBeforeReplace`` option is set, and says the provider may still differ."""
+    found = replace_order(old, new)
+    if found is not None:
+        return replace(c, order=found[0], why=found[1])
+    explicit = (new.get("options") or {}).get("deleteBeforeReplace")
+    if explicit is not None:
+        order = "delete-first" if explicit else "create-first"
+        return replace(c, order=order, why=f"deleteBeforeReplace={str(explicit).lower()} is set")
+    why = (
+        f"the engine's default: no lifecycle row for {c.type}, whose provider's Diff may still ask "
+        "for delete-first (check `pulumi preview`)"
+    )
+    return replace(c, order="create-first", why=why)
+
+
 def _kept(
     rules: Iterable[ForcingRule], old: Mapping[str, Any], new: Mapping[str, Any], path: str
 ) -> bool:
@@ -220,6 +251,31 @@ def _kept(
         return True
     leaves = changed_paths(value_at(old, path), {}, path)
     return bool(leaves) and all(strip_indexes(leaf) in kept for leaf in leaves)
+
+
+def kept_removals(
+    old: Sequence[Mapping[str, Any]],
+    new: Sequence[Mapping[str, Any]],
+    rules: Iterable[ForcingRule] | None = None,
+) -> list[str]:
+    """A warning per Optional+Computed input removed from a resource that stays: ``pulumi up``
+    sends nothing and the live value stays (the diff shows no change for it)."""
+    rules = tuple(rules if rules is not None else forcing_rules())
+    new_by = {r["urn"]: r for r in new}
+    out = []
+    for r in old:
+        after = new_by.get(r["urn"])
+        if after is None:
+            continue
+        old_in, new_in = r.get("inputs") or {}, after.get("inputs") or {}
+        applicable = _rules_for(r["type"], rules)
+        kept = [p for p in changed_paths(old_in, new_in) if _kept(applicable, old_in, new_in, p)]
+        if kept:
+            out.append(
+                f"{r['type']} {r['name']}: {', '.join(kept)} removed from the inputs is no change: "
+                "the provider keeps the live value (Optional+Computed), so it stays as deployed"
+            )
+    return out
 
 
 def _removed(inputs: Mapping[str, Any], path: str) -> bool:

@@ -402,6 +402,8 @@ def print_review(rev: Review, out: Out = print) -> None:
             out(f"      {v.path}: {old} => {new}{mark}")
         for p, source in c.replace_because:
             out(f"      why {p}: {source}")
+        if c.order:
+            out(f"      order: {c.order} ({c.why})")
         if c.disruptive:
             kind = "DISRUPTIVE" if c.op != "update" else "NOTE"
             out(f"      {kind}: {short_names(c.disruptive)}")

@@ -355,26 +355,6 @@ def test_node_account_router_and_nat_keep_their_live_names_on_a_running_stack(mo
     assert seen == {"account": ["accountId"], "router": ["name"], "nat": ["name"]}
 
 
-def test_diff_refuses_private_nodes_true_to_false_because_gke_keeps_the_nodes_private(
-    tmp_path, capsys
-):
-    from infra.plan import main
-
-    text = (ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text()
-    old = tmp_path / "Pulumi.old.yaml"
-    old.write_text(
-        text.replace(
-            "    location: us-central1\n",
-            "    location: us-central1\n    privateNodes: true\n    cloudNat: true\n",
-            1,
-        )
-    )
-    new = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
-    assert main(["--stack", str(new), "--diff", str(old), "--json"]) == 2
-    err = capsys.readouterr().err
-    assert "cluster.privateNodes" in err and "Cloud NAT would be deleted" in err
-
-
 def test_gke_l4_spot_warm_registers_namespace_priority_class_and_deployment_in_its_component(
     recs,
 ):

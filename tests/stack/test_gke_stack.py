@@ -187,12 +187,14 @@ def test_auto_created_pools_have_a_compute_class_and_no_node_pool():
     assert spec["nodePoolConfig"]["serviceAccount"].startswith(sa.inputs["accountId"] + "@")
 
 
-def test_auto_created_pools_run_as_the_class_node_sa_and_the_cluster_gets_no_autoscaling_block():
+def test_auto_created_pools_run_as_the_class_node_sa_and_the_cluster_sends_auto_provisioning_off():
     # nodePoolConfig.serviceAccount names the identity; clusterAutoscaling.autoProvisioningDefaults
-    # is for node auto-provisioning, off here (hashicorp/terraform-provider-google#25307).
+    # is for node auto-provisioning, off here (hashicorp/terraform-provider-google#25307). The
+    # block is sent as off, never left out: Optional+Computed keeps a live one, and off is what
+    # flattenClusterAutoscaling reads back from a cluster without it.
     rec = autocreate()
     (cluster,) = rec.of_type("gcp:container/cluster:Cluster")
-    assert "clusterAutoscaling" not in cluster.inputs
+    assert cluster.inputs["clusterAutoscaling"] == {"enabled": False}
 
 
 SA = "gcp:serviceaccount/account:Account"
@@ -263,16 +265,17 @@ GKE_STACKS = sorted(p for p in (ROOT / "stacks").glob("Pulumi.gke-*.yaml"))
 
 
 @pytest.mark.parametrize("path", GKE_STACKS, ids=lambda p: p.stem)
-def test_no_sample_stack_sends_a_cluster_autoscaling_block(path):
+def test_no_sample_stack_turns_auto_provisioning_on_or_sends_its_defaults(path):
     # Node auto-provisioning stays off and its defaults are not read back with it off
     # (terraform-provider-google flattenClusterAutoscaling, hashicorp/terraform-provider-google
-    # #25307): a block sent would be a permanent diff and nothing else.
+    # #25307): defaults sent would be a permanent diff; `enabled: false` alone is what
+    # flattenClusterAutoscaling returns for a cluster without it (nil -> enabled=false).
     _, raw = load_stack_file(path)
     g = build_plan(parse(raw, "s")).platform.plan
     assert g is not None
-    assert (
-        _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling is None
-    )
+    block = _cluster_args(g, "nodes@demo-project.iam.gserviceaccount.com").cluster_autoscaling
+    assert block is not None and block.enabled is False
+    assert block.auto_provisioning_defaults is None and block.resource_limits is None
 
 
 def test_below_the_gate_the_created_cluster_gets_nap_with_the_planned_limits_and_node_sa():

@@ -333,16 +333,6 @@ def test_diff_of_an_operator_namespace_change_says_the_release_is_deleted_first(
     assert "deleted before its replacement is created" in release["disruptive"]
 
 
-def test_diff_of_a_forcing_cluster_change_says_the_protected_cluster_refuses_it(tmp_path, capsys):
-    cfg = raw("gke-t4")
-    cfg["gpu-infra:cluster"] = {**cfg["gpu-infra:cluster"], "network": "other-vpc"}
-    changes = diff_against_sample("gke-t4", cfg, tmp_path, capsys)
-    cluster = [c for c in changes if "gcp:container/cluster:Cluster" in c["urn"]]
-    assert cluster and all(
-        "refused while it is protected on both sides" in c["disruptive"] for c in cluster
-    )
-
-
 def test_smoke_test_job_wait_outlasts_its_deadline_so_one_update_sees_it_end():
     # replaceUnready re-runs any unready Job on the next update; waiting past the Job's own
     # activeDeadlineSeconds means only an interrupted update leaves one running (docs/day2.md, the smoke-test Job).

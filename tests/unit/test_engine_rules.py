@@ -5,7 +5,7 @@ pkg/resource/deploy/step_generator.go and step.go, cited per test."""
 from __future__ import annotations
 
 from infra.core.cost import Cost
-from infra.core.diff import RETAINED, diff, half_applied
+from infra.core.diff import RETAINED, ForcingRule, diff, half_applied
 from infra.core.lifecycle import protect_refusal
 from infra.planview.review import failures, review
 
@@ -172,3 +172,34 @@ def test_access_entries_are_keyed_by_principal_so_removing_one_leaves_the_others
     a, b = "arn:aws:iam::111122223333:role/ml-admins", "arn:aws:iam::444455556666:role/ml-admins"
     assert access_entry_key(a) == access_entry_key(a) != access_entry_key(b)
     assert access_entry_key(a).startswith("ml-admins-") and "::" not in access_entry_key(a)
+
+
+def test_every_replace_carries_the_order_the_engine_runs_it_in_and_why():
+    # step_generator.go: the deleteBeforeReplace option wins, else the provider's Diff; the
+    # bridge asks for delete-first when the name is set (lifecycle.csv).
+    (c,) = [c for c in diff([_cluster("a")], [_cluster("b")]) if c.op == "replace"]
+    doc = c.to_json()
+    assert (doc["order"], doc["why"].startswith("name is set by gpu-infra")) == (
+        "delete-first",
+        True,
+    )
+
+
+def test_a_replace_of_a_type_without_a_lifecycle_row_still_has_an_order():
+    rules = [ForcingRule("acme:index:Widget", "size", "acme schema (ForceNew)")]
+    old, new = (
+        _res({"size": 1}, "acme:index:Widget", "w"),
+        _res({"size": 2}, "acme:index:Widget", "w"),
+    )
+    (c,) = diff([old], [new], rules)
+    assert c.op == "replace" and c.order == "create-first" and "engine's default" in c.why
+    forced = {**new, "options": {"deleteBeforeReplace": True}}
+    (d,) = diff([old], [forced], rules)
+    assert (d.order, d.why) == ("delete-first", "deleteBeforeReplace=true is set")
+
+
+def test_only_replaces_carry_an_order():
+    pool_old = _res({"autoscaling": {"totalMaxNodeCount": 3}}, NP, "p")
+    pool_new = _res({"autoscaling": {"totalMaxNodeCount": 4}}, NP, "p")
+    (c,) = diff([pool_old], [pool_new])
+    assert c.op == "update" and c.to_json()["order"] is None

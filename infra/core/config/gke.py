@@ -425,7 +425,8 @@ class GkeClusterSpec(ClusterBase):
         description=(
             "Nodes without external IPs, set on the cluster and on every pool. Turning it on for "
             "a running cluster is an update that re-creates the pools' nodes; turning it off is "
-            "not applied (the provider keeps the live setting) and `--diff` refuses it."
+            "no change (the provider keeps the live setting; `--diff` warns), and refused while "
+            "`cloudNat` is on (the NAT would go while the nodes stay private)."
         ),
     )
     cloud_nat: bool = Field(

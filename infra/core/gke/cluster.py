@@ -144,18 +144,19 @@ def _check_network_keys(cluster: GkeClusterSpec, issues: Issues, notes: list[str
 def transition_issues(old: GkeClusterSpec, new: GkeClusterSpec, issues: Issues) -> None:
     """Changes to a running cluster that ``pulumi up`` cannot make as written.
 
-    ``privateNodes`` true -> false: both private-node blocks are Optional+Computed in the provider
-    (terraform-provider-google-beta resource_container_cluster.go privateClusterConfig,
-    resource_container_node_pool.go network_config.enable_private_nodes), so removing them keeps
-    the live value: the nodes stay private while this stack's Cloud NAT would be deleted and they
-    would lose their route to nvcr.io."""
-    if old.private_nodes and not new.private_nodes and not new.existing:
-        nat = " and its Cloud NAT would be deleted while they need it" if old.cloud_nat else ""
+    ``privateNodes`` true -> false is no change by itself: both private-node blocks are
+    Optional+Computed in the provider (terraform-provider-google-beta resource_container_cluster.go
+    privateClusterConfig, resource_container_node_pool.go network_config.enable_private_nodes), so
+    removing them keeps the live value, and ``--diff`` warns of it (``diff.kept_removals``). With
+    the Cloud NAT on it is refused: the NAT (``cloudNat`` needs ``privateNodes``) would be deleted
+    while the nodes, still private, need it for nvcr.io."""
+    if old.private_nodes and not new.private_nodes and not new.existing and old.cloud_nat:
         issues.add(
             "cluster.privateNodes",
-            f"true => false is not applied to a running cluster: GKE keeps the nodes private "
-            f"(the provider keeps the live setting when the block is removed){nat}; keep "
-            "privateNodes: true (and cloudNat), or re-create the cluster",
+            "true => false is not applied to a running cluster: GKE keeps the nodes private "
+            "(the provider keeps the live setting when the block is removed) and its Cloud NAT "
+            "would be deleted while they need it; keep privateNodes: true and cloudNat, or "
+            "re-create the cluster",
         )
 
 
