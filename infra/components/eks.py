@@ -368,7 +368,10 @@ def build_eks(plan: Plan) -> ClusterHandle:
             f"{name}-karpenter", p, cluster, provider=provider, depends_on=[*ready, *agent]
         )
         controller = [k.crd_release, k.release, *k.discovery_tags]
-    groups.update(_karpenter_pools(p, cluster, provider, ready, controller))
+    # ... and outlive every add-on their nodes need: a draining node waits for its volumes to
+    # detach, which needs the EBS CSI driver (karpenter_pools.KarpenterGpuPool).
+    nodes_need = [*cluster.ready, *addons.ready]
+    groups.update(_karpenter_pools(p, cluster, provider, nodes_need, controller))
     groups.update(_node_groups(p, cluster, node_groups))
     if p.autoscaler is not None:
         ClusterAutoscaler(f"{name}-ca", p, cluster, provider=provider, depends_on=[*ready, *agent])

@@ -32,7 +32,7 @@ def with_lifecycle(
     ``cluster``: the cluster this stack created, unprotected (``deletedWith`` targets it; ``None``
     for an existing or a protected cluster, whose objects are deleted one by one:
     ``deletion_owner``). ``timeout_minutes``: the
-    rolling-update budget of a ``rolling`` row. ``retain_on_delete``: the stack's choice over the
+    rolling-update budget of a ``rolling`` row, the delete budget of a ``drain`` row. ``retain_on_delete``: the stack's choice over the
     row's (``gpuNamespaces[].deleteWithStack``), ``None`` for the row's.
     """
     row = model.lookup(type_token, role)
@@ -42,6 +42,8 @@ def with_lifecycle(
     if row.timeouts == "rolling" and timeout_minutes is not None:
         budget = f"{timeout_minutes}m"
         timeouts = pulumi.CustomTimeouts(create=budget, update=budget, delete=budget)
+    elif row.timeouts == "drain" and timeout_minutes is not None:
+        timeouts = pulumi.CustomTimeouts(delete=f"{timeout_minutes}m")
     retain = row.retain_on_delete if retain_on_delete is None else retain_on_delete
     extra = pulumi.ResourceOptions(
         protect=row.protect or None,

@@ -70,7 +70,8 @@ class Lifecycle:
         retain_on_delete: the ``retainOnDelete`` option: Pulumi forgets the object, Kubernetes
             keeps it (and what runs in it).
         deleted_with: ``"cluster"``: deleted with the cluster (no delete call of its own).
-        timeouts: ``"rolling"`` (sized from the rolling-update plan), ``"smoke-test"``, or "".
+        timeouts: ``"rolling"`` (sized from the rolling-update plan), ``"drain"`` (a delete
+            timeout sized to the drain budget: ``karpenter.pools.drain_delete_minutes``), ``"smoke-test"``, or "".
         source: where the rule comes from.
     """
 

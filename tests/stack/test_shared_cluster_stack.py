@@ -19,7 +19,7 @@ from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from infra.mockengine import Recording
 from infra.mocklive import LiveAccount, after, before
-from tests.stack.harness import run_stack, stack_source
+from tests.stack.harness import run_stack, sample, stack_source
 
 STACKS = ("team-a", "team-b")
 
@@ -152,3 +152,26 @@ def test_karpenter_on_given_subnets_tags_no_subnet_and_selects_them_by_id():
     assert classes
     for c in classes:
         assert c.inputs["spec"]["subnetSelectorTerms"] == [{"id": s} for s in subnets.values()]
+
+
+# A 48h terminationGracePeriod (the sample's default) drains for 172800 s; pulumi-kubernetes then
+# waits its own 300 s for the object to go (provider/pkg/await/await.go Deletion): 2885 minutes.
+DRAIN_48H_DELETE = "2885m"
+
+
+def test_eks_karpenter_pools_outlive_the_ebs_csi_addon_and_wait_out_the_drain_on_delete():
+    rec = sample("eks-karpenter")
+    (csi,) = [
+        r.urn for r in rec.of_type("aws:eks/addon:Addon") if r.name.endswith("ebs-csi-driver")
+    ]
+    addons = {r.urn for r in rec.of_type("aws:eks/addon:Addon")}
+    objects = [
+        *rec.of_type("kubernetes:karpenter.sh/v1:NodePool"),
+        *rec.of_type("kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"),
+    ]
+    assert objects
+    for r in objects:
+        # Pulumi deletes a resource before what it depends on: the pools drain while every
+        # add-on their nodes need (CNI, DNS, the CSI driver detaching volumes) still runs.
+        assert csi in r.depends_on and addons <= set(r.depends_on), r.name
+        assert r.options["customTimeouts"] == {"delete": DRAIN_48H_DELETE}, r.name

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from infra.core.config.stack import parse
+from infra.core.eks.karpenter.pools import drain_delete_minutes
 from infra.core.eks.lifecycle import (
     FrozenAzs,
     live_name,
@@ -124,3 +125,21 @@ def test_an_observed_group_of_this_pools_name_without_this_stacks_tag_is_a_pool_
     assert [i.path for i in e.value.issues] == ["gpuPools[0].name"]
     assert owned_by({"gpu-infra/autoscaler/c/test": "owned"}, "gpu-infra/autoscaler/c/test")
     assert not owned_by({"gpu-infra/autoscaler/c/other": "owned"}, "gpu-infra/autoscaler/c/test")
+
+
+# --- destroy: Karpenter pools wait out their drain ----------------------------------------------
+
+
+def test_karpenter_pool_delete_timeout_is_the_grace_period_plus_the_providers_own_wait():
+    # pulumi-kubernetes waits 300 s for a deleted custom resource without a delete timeout
+    # (provider/pkg/await/await.go Deletion); a drain lasts up to terminationGracePeriod.
+    assert drain_delete_minutes(48 * 3600) == 48 * 60 + 5
+    assert drain_delete_minutes(90 * 60) == 95
+    assert drain_delete_minutes(1) == 6  # rounded up: never shorter than the drain
+
+
+def test_a_karpenter_pools_delete_timeout_follows_terminationGracePeriod():
+    cfg = pools(gpu_pool(machineType="g5.xlarge", minNodes=0))
+    cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "karpenter", "terminationGracePeriod": "6h"}
+    (g,) = plan_for(cfg, "test").groups
+    assert g.karpenter is not None and g.karpenter.delete_timeout_minutes == 6 * 60 + 5

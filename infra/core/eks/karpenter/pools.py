@@ -25,6 +25,7 @@ from infra.core.eks.karpenter.names import discovery_tag
 from infra.core.errors import Issues, join_path
 from infra.core.labels import POOL_LABEL
 from infra.core.pools import GPU_RESOURCE
+from infra.core.rules.durations import go_duration_ns
 
 if TYPE_CHECKING:
     from infra.core.eks.groups import EksGroupPlan
@@ -146,6 +147,26 @@ def gpu_name(gpu_model: str) -> str:
     return gpu_model.lower().replace(" ", "-")
 
 
+# pulumi-kubernetes waits this long for a deleted object of a kind it has no awaiter for (a custom
+# resource such as a Karpenter NodePool) to be gone, unless the resource has a delete timeout
+# (customTimeouts.delete: the watch's TimeoutSeconds; pulumi/pulumi-kubernetes provider/pkg/await/
+# await.go Deletion @ 0012b9d2 ``var timeoutSeconds int64 = 300``).
+K8S_DELETE_WAIT_SECONDS = 300
+
+
+def drain_delete_minutes(grace_seconds: float) -> int:
+    """Delete timeout of an object whose deletion drains nodes for up to ``grace_seconds`` (a
+    Karpenter NodePool or EC2NodeClass: ``terminationGracePeriod``): the drain budget plus the
+    provider's own wait for the object to go once the nodes are gone (``K8S_DELETE_WAIT_SECONDS``).
+
+    A Karpenter node waits for its VolumeAttachments to be cleaned up until the grace period has
+    elapsed (kubernetes-sigs/karpenter pkg/controllers/node/termination/controller.go
+    ``awaitVolumeDetachment`` @ 22664681), so a shorter timeout ends ``pulumi destroy`` with the
+    GPU instances still running.
+    """
+    return math.ceil((grace_seconds + K8S_DELETE_WAIT_SECONDS) / 60)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class KarpenterPoolPlan:
     """One GPU pool as Karpenter objects.
@@ -157,6 +178,8 @@ class KarpenterPoolPlan:
         max_nodes: the pool's size at maximum (maxNodes).
         drift_surge: replacement nodes a drift may run beside the nodes it replaces; the
             ``limits`` admit ``max_nodes + drift_surge`` nodes (``limit_nodes``).
+        delete_timeout_minutes: both objects' delete timeout, the drain budget
+            (``drain_delete_minutes`` of ``terminationGracePeriod``).
     """
 
     name: str
@@ -164,6 +187,7 @@ class KarpenterPoolPlan:
     node_pool: Mapping[str, Any]
     max_nodes: int
     drift_surge: int = DRIFT_BUDGET_NODES
+    delete_timeout_minutes: int = 0
 
     @property
     def limit_nodes(self) -> int:
@@ -437,6 +461,9 @@ def plan_karpenter_pool(
         node_pool=node_pool(group, ctx, pool_limits),
         max_nodes=nodes_within(pool_limits, h.gpus_per_node, vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,
+        delete_timeout_minutes=drain_delete_minutes(
+            go_duration_ns(ctx.termination_grace_period) / 1e9
+        ),
     )
     for manifest in (plan.node_class, plan.node_pool):
         for error in validate(manifest):
