@@ -36,6 +36,17 @@ class Targets:
     aws_instances: set[tuple[str, str]] = field(default_factory=set[tuple[str, str]])
     gcp_regions: set[str] = field(default_factory=set[str])
     aws_regions: set[str] = field(default_factory=set[str])
+    # Every region the catalog offers a GPU in: regional platform items (disks, NAT) are read
+    # for each, so a stack in any of them is priced whole.
+    gcp_gpu_regions: set[str] = field(default_factory=set[str])
+    aws_gpu_regions: set[str] = field(default_factory=set[str])
+
+
+def catalog_gpu_regions(data_dir: Path) -> tuple[set[str], set[str]]:
+    """(GCP, AWS) regions with a GPU in the catalog's offer tables."""
+    gcp = {r["region"] for r in read_rows("gcp_accelerators.csv", data_dir)}
+    aws = {r["region"] for r in read_rows("aws_gpu_instances.csv", data_dir)}
+    return gcp, aws
 
 
 def stack_targets(stacks_dir: Path = STACKS_DIR) -> Targets:
@@ -43,6 +54,7 @@ def stack_targets(stacks_dir: Path = STACKS_DIR) -> Targets:
     from infra.plan import load_path
 
     t = Targets()
+    t.gcp_gpu_regions, t.aws_gpu_regions = catalog_gpu_regions(Catalog.load().data_dir)
     for path in sorted(stacks_dir.glob("Pulumi.*.yaml")):
         _, config, plan = load_path(path)
         cloud = plan.platform.features.cloud
@@ -137,31 +149,37 @@ def aws_checks(t: Targets, data_dir: Path, client: Any) -> list[Check]:
         checks.append(
             Check("aws", found[0], itype, region, "per_hour", found[1], source, ref, region, key)
         )
-    for r in read_rows(PLATFORM, data_dir):
+    for r in _platform_rows(data_dir, "aws", t.aws_gpu_regions):
         q = prices.AWS_PLATFORM_QUERIES.get(r["item"])
-        if r["cloud"] != "aws" or q is None:
+        if q is None:
             continue
         at = sorted(t.aws_regions) if r["region"] == "*" else [r["region"]]
         for region in at:
-            if region not in t.aws_regions:
+            if region not in t.aws_regions | t.aws_gpu_regions:
                 continue
             attrs = {**q.attributes, "regionCode": region}
             source = _aws_price(client, q.service, attrs, q.unit, q.usagetype_suffix, q.plus)
             ref = _reference(q.service, attrs, "+*".join((q.usagetype_suffix, *q.plus)))
             checks.append(
-                Check(
-                    "aws",
-                    PLATFORM,
-                    r["item"],
-                    r["region"],
-                    r["unit"],
-                    float(r["price_usd"]),
-                    source,
-                    ref,
-                    region,
-                )
-            )
+                Check("aws", PLATFORM, r["item"], r["region"], r["unit"],
+                      float(r["price_usd"]) if r.get("price_usd") else None, source, ref, region)
+            )  # fmt: skip
     return checks
+
+
+def _platform_rows(data_dir: Path, cloud: str, regions: Iterable[str]) -> list[dict[str, str]]:
+    """``cloud``'s platform rows, plus an empty row (no price yet) for each regional item in
+    each of ``regions`` the file does not list: the check reads it, ``--write`` adds it."""
+    rows = [r for r in read_rows(PLATFORM, data_dir) if r["cloud"] == cloud]
+    regional = {r["item"]: r["unit"] for r in rows if r["region"] != "*"}
+    have = {(r["item"], r["region"]) for r in rows}
+    extra = [
+        {"cloud": cloud, "item": item, "region": region, "unit": unit, "price_usd": ""}
+        for item, unit in sorted(regional.items())
+        for region in sorted(regions)
+        if (item, region) not in have
+    ]
+    return rows + extra
 
 
 def aws_client() -> Any:
@@ -275,6 +293,26 @@ def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> 
                 key,
             )
         )
+    return checks + gcp_disk_checks(t, data_dir, skus)
+
+
+def gcp_disk_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> list[Check]:
+    """Persistent Disk and Local SSD prices in every GPU region (and the samples')."""
+    checks = []
+    for r in _platform_rows(data_dir, "gcp", t.gcp_gpu_regions):
+        wanted = t.gcp_regions | t.gcp_gpu_regions
+        if r["item"] not in prices.GCP_DISK_SKUS or r["region"] not in wanted:
+            continue
+        source = (
+            SourcePrice(None, reason=skus)
+            if isinstance(skus, str)
+            else prices.gcp_disk_price(skus, r["item"], r["region"])
+        )
+        catalog = float(r["price_usd"]) if r.get("price_usd") else None
+        checks.append(
+            Check("gcp", PLATFORM, r["item"], r["region"], r["unit"], catalog, source,
+                  prices.GCP_SOURCE, r["region"])
+        )  # fmt: skip
     return checks
 
 

@@ -3,7 +3,9 @@
 Prices come from the catalog (``Catalog.prices``, ``infra.core.catalog.pricing``, which names the
 files). A price the catalog lacks is ``None`` ("unknown"), never 0; a total that
 would need an unknown price for a node that runs is unknown too. Where a pool spans zones with
-different prices, the highest is used, so the estimate does not understate. ``pricesAsOf`` is the
+different prices, the highest is used, so the estimate does not understate; where only some of its
+zones have a price (an AZ without a Spot price), the highest of those is a floor, said so and
+counted as partial in the totals. ``pricesAsOf`` is the
 oldest date of the rows used: a row's file header date, or the day ``price_checks.csv`` says its
 on-demand price was read at the cloud's price API.
 """
@@ -52,6 +54,9 @@ class PoolCost:
     warm: int = 0
     max_enforced: bool = True
     drift_nodes: int = 0
+    # The price is the highest of the places that have one, while some place has none: a floor
+    # (what those places would cost is not known), never "unknown" for the whole pool.
+    floor: bool = False
 
     @property
     def idle_nodes(self) -> int:
@@ -105,6 +110,8 @@ class Cost:
                 unpriced.append(f"{p.name} nodes ({p.note or 'no price'})")
             else:
                 priced += v
+                if p.floor and n:
+                    unpriced.append(f"{p.name} nodes beyond the floor ({p.note})")
         for line in self.lines:
             v = line.at_min if scale == "min" else line.at_max
             if line.missing:
@@ -180,6 +187,7 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "atMaxPerHour": _round(p.at(p.max_nodes)),
         "spot": p.spot,
         "note": p.note or None,
+        **({"floor": True} if p.floor else {}),  # perNodePerHour is a lower bound
     }
 
 
@@ -226,6 +234,19 @@ def _highest(prices: Iterable[Price], spot: bool) -> float | None:
     return max(c for c in chosen if c is not None)
 
 
+def _floor(
+    places: Iterable[NodePlace], prices: Iterable[Price], spot: bool
+) -> tuple[float, str] | None:
+    """The highest price among the places that have one, and the places without, when only some
+    lack a price (an AZ with no Spot price, say); ``None`` when all or none are priced."""
+    pairs = list(zip(places, (p[1] if spot else p[0] for p in prices), strict=True))
+    known = [v for _, v in pairs if v is not None]
+    missing = sorted({f"{x.machine_type} in {x.zone}" for x, v in pairs if v is None})
+    if not known or not missing:
+        return None
+    return max(known), ", ".join(missing)
+
+
 def node_price(prices: Iterable[Price], spot: bool) -> float | None:
     """The per-node-hour price of a pool over its places, as ``estimate`` prices it (shared with
     ``quota.check --where``): the highest place; unknown if any place is unpriced."""
@@ -269,10 +290,16 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
     """A pool's per-node price (the highest of its places) and range, with why it is unknown or
     only a bound."""
     shape_note = "" if system else _user_shape_note(plan, p.name)
-    per = None if shape_note else _highest((_place_price(prices, x) for x in p.places), p.spot)
+    found = [_place_price(prices, x) for x in p.places]
+    per = None if shape_note else _highest(found, p.spot)
+    floor = None if shape_note or per is not None else _floor(p.places, found, p.spot)
     note = shape_note or ("" if per is not None else f"no catalog price for {p.machine}")
+    if floor is not None:
+        per = floor[0]
+        kind = "spot " if p.spot else ""
+        note = f"a floor: the highest {kind}price of the places priced; none for {floor[1]}"
     if per is not None and p.bound:
-        note = p.bound
+        note = p.bound if floor is None else f"{note}; {p.bound}"
     if p.extra:
         note = (note + "; " if note else "") + p.extra
     return PoolCost(
@@ -284,6 +311,7 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
         note,
         max_enforced=p.max_enforced,
         drift_nodes=p.drift_nodes,
+        floor=floor is not None,
     )
 
 

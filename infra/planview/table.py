@@ -197,7 +197,9 @@ def print_cost(cost: Cost, out: Out = print) -> None:
     their prices' sources and dates, and the total per hour and per month."""
     out(
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
-        f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices)"
+        f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices"
+        + ("; ≥: a floor, some places have no price" if any(p.floor for p in cost.pools) else "")
+        + ")"
     )
     if (uncapped := [p.name for p in cost.pools if not p.max_enforced]) and cost.cluster_limits:
         # Node auto-provisioning's limits cap the cluster's totals, not one pool (gke/nap.py).
@@ -290,7 +292,8 @@ def print_outputs(recording: Any, out: Out = print) -> None:
 def _price_cell(p: Any) -> str:
     if p is None or p.per_node is None:
         return "unknown"
-    return f"${p.per_node:.2f}" + (" spot" if p.spot else "")
+    floor = "≥" if getattr(p, "floor", False) else ""
+    return f"{floor}${p.per_node:.2f}" + (" spot" if p.spot else "")
 
 
 def _short_zones(zones: tuple[str, ...]) -> list[str]:

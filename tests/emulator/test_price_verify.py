@@ -113,6 +113,27 @@ def _gcp_skus() -> list[dict[str, object]]:
         ),
         gcp_sku("E2 Instance Core running in Americas", "CPU", 0.021811, us),
         gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us, unit="GiBy.h"),
+        *_disk_skus("Iowa", ["us-central1"], (0.04, 0.10, 0.17, 0.08)),
+        # A replicated disk's SKU shares the words after "Regional": never the zonal price.
+        gcp_sku(
+            "Regional Balanced PD Capacity in Iowa",
+            "SSD",
+            0.2,
+            ["us-central1"],
+            unit="GiBy.mo",
+            family="Storage",
+        ),
+        *_disk_skus("Netherlands", ["europe-west4"], (0.044, 0.11, 0.187, 0.088)),
+    ]
+
+
+def _disk_skus(where: str, regions: list[str], usd: tuple[float, ...]) -> list[dict[str, object]]:
+    """Storage SKUs of pd-standard, pd-balanced, pd-ssd and Local SSD (per GiB-month)."""
+    words = ("Storage PD Capacity", "Balanced PD Capacity", "SSD backed PD Capacity",
+             "SSD backed Local Storage")  # fmt: skip
+    return [
+        gcp_sku(f"{w} in {where}", "SSD", p, regions, unit="GiBy.mo", family="Storage")
+        for w, p in zip(words, usd, strict=True)
     ]
 
 
@@ -324,7 +345,23 @@ def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
         "match    gcp gcp_accelerators.csv: nvidia-tesla-t4 x1 us-central1 per_hour: catalog 0.35, source 0.35"
         in out
     )
-    assert billing.calls["skus.list"] == 4  # 7 SKUs, 2 a page
+    assert (
+        "match    gcp platform_prices.csv: disk-pd-balanced us-central1 per_gb_month: catalog 0.1, source 0.1"
+        in out
+    )
+    assert billing.calls["skus.list"] == 8  # 16 SKUs, 2 a page
+
+
+def test_gcp_write_adds_disk_rows_for_a_gpu_region_the_file_lacks(billing, data_dir, capsys):
+    targets = price_verify.Targets(
+        gcp_regions={"us-central1"}, gcp_gpu_regions={"us-central1", "europe-west4"}
+    )
+    assert _run(data_dir, "gcp", targets, write=True) == 0
+    platform = {(r["item"], r["region"]): r for r in read_rows("platform_prices.csv", data_dir)}
+    row = platform[("disk-pd-balanced", "europe-west4")]
+    assert (row["price_usd"], row["unit"], row["as_of"]) == ("0.11", "per_gb_month", TODAY)
+    assert row["quote"] == "Balanced PD Capacity in Netherlands"
+    assert platform[("local-ssd", "europe-west4")]["price_usd"] == "0.088"
 
 
 def test_gcp_ram_priced_per_hour_not_gib_hour_is_unknown(billing, data_dir, capsys):
@@ -380,7 +417,7 @@ def test_gcp_unreadable_catalog_is_unknown_and_exits_1(billing, data_dir, capsys
     out = capsys.readouterr().out
     assert "unknown  gcp gcp_accelerators.csv: nvidia-tesla-t4 x1 us-central1" in out
     assert "HTTP 403" in out
-    assert "left untouched: 3 rows" in out
+    assert "left untouched: 7 rows" in out  # 3 node prices, 4 disk prices
     assert list(read_rows("price_checks.csv", data_dir)) == []
 
 

@@ -101,6 +101,7 @@ def gcp_sku(
     regions: list[str],
     usage: str = "OnDemand",
     unit: str = "h",
+    family: str = "Compute",
 ) -> dict[str, Any]:
     """A Compute Engine SKU as services.skus.list returns it."""
     units = int(usd)
@@ -109,7 +110,7 @@ def gcp_sku(
         "description": description,
         "category": {
             "serviceDisplayName": "Compute Engine",
-            "resourceFamily": "Compute",
+            "resourceFamily": family,
             "resourceGroup": group,
             "usageType": usage,
         },

@@ -144,3 +144,34 @@ def test_public_gke_nodes_pay_for_one_external_ipv4_each_private_nodes_none():
     raw["gpu-infra:cluster"]["privateNodes"] = True
     private = estimate(build_plan(parse(raw, "gke-t4")))
     assert not [x for x in private.lines if x.item.startswith("external IPv4")]
+
+
+def test_a_pool_with_an_az_lacking_a_spot_price_is_priced_as_a_floor_not_unknown():
+    # aws_gpu_instances.csv: g6.xlarge in us-west-2 has Spot prices in usw2-az1 (0.399), az3
+    # (0.5341) and az4 (0.4128), none in az2; the floor is the highest priced, 0.5341.
+    from tests.unit.test_eks import eks_config
+
+    cfg = eks_config(pool={"machineType": "g6.xlarge", "spot": True, "zones": None})
+    cost = estimate(build_plan(parse(cfg, "test")))
+    pool = cost.pools[0]
+    assert pool.floor and pool.per_node == pytest.approx(0.5341)
+    assert "none for g6.xlarge in usw2-az2" in pool.note
+    assert cost.at_max is not None  # the headline is a number
+    hi = cost.total("max")
+    assert any("beyond the floor" in u for u in hi.unpriced)  # and the total says partial
+    assert cost.to_json()["pools"][pool.name]["floor"] is True
+
+
+def test_a_europe_west4_gke_stack_total_is_not_partial():
+    # platform_prices.csv: pd-balanced in europe-west4 ($0.11/GB-month), the GKE fee, addresses
+    from tests.conftest import gke_config
+
+    cfg = gke_config(
+        {"zones": None},
+        **{"gcp:region": "europe-west4", "cluster": {"name": "ml", "location": "europe-west4"}},
+    )
+    cost = estimate(build_plan(parse(cfg, "test")))
+    lo, hi = cost.total("min"), cost.total("max")
+    assert lo.unpriced == () and hi.unpriced == ()
+    (disks,) = [x for x in cost.lines if "boot disks" in x.item]
+    assert {p.usd for p in disks.prices} == {0.11}

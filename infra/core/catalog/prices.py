@@ -264,6 +264,38 @@ def gcp_vm_price(
     return SourcePrice(usd, quote)
 
 
+# Persistent Disk and Local SSD capacity SKUs by description prefix (Cloud Billing Catalog,
+# resourceFamily Storage, usageUnit "GiBy.mo"; the SKU description names the region after the
+# words, "Balanced PD Capacity in Netherlands"; "Regional ..." SKUs are the replicated disks).
+GCP_GIB_MONTH = "GiBy.mo"
+GCP_DISK_SKUS = {
+    "disk-pd-standard": "Storage PD Capacity",
+    "disk-pd-balanced": "Balanced PD Capacity",
+    "disk-pd-ssd": "SSD backed PD Capacity",
+    "local-ssd": "SSD backed Local Storage",
+}
+
+
+def gcp_disk_price(skus: Iterable[Mapping[str, Any]], item: str, region: str) -> SourcePrice:
+    """On-demand USD per GiB-month of a ``platform_prices.csv`` disk item in ``region``."""
+    words = GCP_DISK_SKUS[item]
+    found: dict[float, str] = {}
+    for sku in skus:
+        cat = sku.get("category", {})
+        desc = str(sku.get("description", ""))
+        if (
+            cat.get("resourceFamily") != "Storage"
+            or cat.get("usageType") != "OnDemand"
+            or region not in sku.get("serviceRegions", ())
+            or not desc.startswith(words)
+        ):
+            continue
+        price = gcp_unit_price(sku, GCP_GIB_MONTH)
+        if price is not None:
+            found.setdefault(price, desc)
+    return _one(found, f"on-demand '{words}' SKU prices in {region}")
+
+
 def e2_standard_shape(machine_type: str) -> tuple[int, float] | None:
     """vCPUs and GiB of ``e2-standard-N``: N vCPUs, 4 GB each
     (https://cloud.google.com/compute/docs/general-purpose-machines#e2_machine_types)."""
@@ -379,6 +411,13 @@ def update_platform_rows(
     """
     asked = list(asked)
     by_key = {(c.cloud, c.item, c.region): c for c in checks if c.file == "platform_prices.csv"}
+    have = {(r["cloud"], r["item"], r["region"]) for r in rows}
+    # A region the file has no row for yet (a GPU region read for the first time): a new row.
+    rows = rows + [
+        {"cloud": c.cloud, "item": c.item, "region": c.region, "unit": c.unit}
+        for k, c in sorted(by_key.items())
+        if k not in have
+    ]
     out: list[dict[str, str]] = []
     changed = 0
     for r in rows:
