@@ -1,6 +1,7 @@
 """``python -m infra.plan``: what ``pulumi up`` would create, offline, with no cloud credentials.
 
-usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH | --all) [--json]
+usage: python -m infra.plan (--stack NAME|PATH [--stack ...] | --config PATH
+                             | --all [--stacks-dir DIR]) [--json]
                             [--resources] [--outputs] [--hide-note ID ...]
                             [--helm-values | --export DIR | --integration NAME
                              | --diff OLD [--old-catalog REF|DIR] [--fail-on replace|disruptive|any]
@@ -22,7 +23,8 @@ examples:
   python -m infra.plan --stack gke-t4 --export gitops/    # manifests, Helm values, Argo CD, Flux
   python -m infra.plan --stack gke-t4 --helm-values       # GPU Operator Helm values (YAML)
   python -m infra.plan --stack gke-t4 --integration jupyterhub   # a workload integration
-  python -m infra.plan --all                              # every sample stack: one fleet table
+  python -m infra.plan --all                              # every stack under ./stacks: one table
+  python -m infra.plan --all --stacks-dir ops/stacks      # your stacks only
   python -m infra.plan --stack eks-g4dn --pin-zones       # write resolved zones into the file
   python -m infra.plan --stack eks-g4dn --old-catalog HEAD~1   # what a catalog refresh changes
 
@@ -93,7 +95,16 @@ def _parser() -> argparse.ArgumentParser:
         "repeat it to plan several stacks in one fleet table",
     )
     src.add_argument("--config", help="path of a stack file")
-    src.add_argument("--all", action="store_true", help="plan every stack under stacks/")
+    src.add_argument(
+        "--all",
+        action="store_true",
+        help="plan every stack file of --stacks-dir (default: stacks/ of the working directory)",
+    )
+    parser.add_argument(
+        "--stacks-dir",
+        metavar="DIR",
+        help="with --all: the directory of the stack files to plan (Pulumi.<stack>.yaml)",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--resources", action="store_true", help="list every resource too")
     parser.add_argument("--outputs", action="store_true", help="print the stack outputs too")
@@ -212,6 +223,8 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         errors.append("--old-catalog goes with --diff or --pin-zones (or alone, for one stack)")
     if not (args.diff or args.old_catalog) and (args.fail_on or args.format != "text"):
         errors.append("--fail-on and --format markdown go with --diff")
+    if args.stacks_dir and not args.all:
+        errors.append("--stacks-dir goes with --all")
     if args.pin_zones and args.json:
         errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
@@ -245,7 +258,8 @@ def _main(args: argparse.Namespace) -> int:
     if args.all or len(args.stack or ()) > 1:
         from infra.planview.fleet import run_fleet
 
-        return _guarded(lambda: run_fleet(args.stack or [], as_json=args.json, hidden=hidden))
+        stacks_dir = Path(args.stacks_dir) if args.stacks_dir else None
+        return _guarded(lambda: run_fleet(args.stack or [], args.json, hidden, stacks_dir))
     if args.diff and _new_file_gone(args):
         return _guarded(lambda: _diff_deleted(args, hidden))
     try:

@@ -200,17 +200,34 @@ def unique_specs(specs: Sequence[str]) -> list[str]:
     return out
 
 
-def run_fleet(specs: Sequence[str], as_json: bool, hidden: frozenset[str]) -> int:
-    """Plan ``specs`` (every stack under ``stacks/`` if empty); exit code as for one stack.
+def stacks_in(stacks_dir: Path) -> list[str]:
+    """The stack files of ``stacks_dir`` (``Pulumi.<stack>.yaml``), sorted.
+
+    Raises:
+        ConfigErrors: the directory does not exist or holds no stack file.
+    """
+    from infra.core.errors import ConfigIssue
+
+    found = sorted(str(p) for p in stacks_dir.glob("Pulumi.*.yaml")) if stacks_dir.is_dir() else []
+    if not found:
+        why = "is not a directory" if not stacks_dir.is_dir() else "holds no Pulumi.<stack>.yaml"
+        raise ConfigErrors([ConfigIssue("--stacks-dir", f"{stacks_dir} {why}")])
+    return found
+
+
+def run_fleet(
+    specs: Sequence[str], as_json: bool, hidden: frozenset[str], stacks_dir: Path | None = None
+) -> int:
+    """Plan ``specs`` (every stack file of ``stacks_dir`` if empty, default ``stacks/`` of the
+    working directory: a user's own stacks, not the samples beside this project's code); exit
+    code as for one stack.
 
     A stack with an invalid config is reported (its file named on every line) and left out;
     the others are still planned, and the exit code is 2.
     """
-    from infra.cli import known_stacks
-
     rows: list[FleetRow] = []
     code = 0
-    for spec in unique_specs(specs or known_stacks()):
+    for spec in unique_specs(specs or stacks_in(stacks_dir or Path.cwd() / "stacks")):
         try:
             row = plan_one(spec)
         except ConfigErrors as e:

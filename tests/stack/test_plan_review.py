@@ -287,3 +287,25 @@ def test_export_flags_without_export_are_a_usage_error_and_bad_stack_outputs_exi
     argv = ["--stack", "gke-t4", "--export", str(tmp_path / "out"), "--stack-outputs", str(bad)]
     assert plan_cli.main(argv) == 2
     assert capsys.readouterr().err.startswith("--stack-outputs: ")
+
+
+def test_all_plans_only_the_stacks_of_stacks_dir(tmp_path, capsys):
+    mine = tmp_path / "ops"
+    mine.mkdir()
+    (mine / "Pulumi.my-gpus.yaml").write_text(T4.read_text())
+    assert plan_cli.main(["--all", "--stacks-dir", str(mine), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert sorted(doc["stacks"]) == ["my-gpus"] and doc["totals"]["stacks"] == 1
+
+
+def test_all_defaults_to_the_stacks_of_the_working_directory_not_the_samples(
+    tmp_path, capsys, monkeypatch
+):
+    (tmp_path / "stacks").mkdir()
+    (tmp_path / "stacks" / "Pulumi.my-gpus.yaml").write_text(T4.read_text())
+    monkeypatch.chdir(tmp_path)
+    assert plan_cli.main(["--all", "--json"]) == 0
+    assert sorted(json.loads(capsys.readouterr().out)["stacks"]) == ["my-gpus"]
+    (tmp_path / "stacks" / "Pulumi.my-gpus.yaml").unlink()
+    assert plan_cli.main(["--all"]) == 2
+    assert "--stacks-dir: " in capsys.readouterr().err
