@@ -368,7 +368,8 @@ def aws_contributions(region: str, sizings: Iterable[NodeGroupSizing]) -> Demand
     out = [
         Contribution(s, d)
         for s in sizings
-        for d in aws_vm_quotas(region, s.machine_types, s.vcpus, s.spot, s.declared)
+        for spot in ((False, True) if s.spot_or_on_demand else (s.spot,))
+        for d in aws_vm_quotas(region, s.machine_types, s.vcpus, spot, s.declared)
     ]
     return Demand("aws", region, tuple(out), EKS_SURGE_RULE, surge_all=True)
 

@@ -300,6 +300,8 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
         note = f"a floor: the highest {kind}price of the places priced; none for {floor[1]}"
     if per is not None and p.bound:
         note = p.bound if floor is None else f"{note}; {p.bound}"
+    if p.spot_or_on_demand and per is not None:
+        note = (note + "; " if note else "") + _spot_floor_note(found)
     if p.extra:
         note = (note + "; " if note else "") + p.extra
     return PoolCost(
@@ -313,6 +315,15 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
         drift_nodes=p.drift_nodes,
         floor=floor is not None,
     )
+
+
+def _spot_floor_note(found: list[Price]) -> str:
+    """A pool allowing Spot and on-demand is priced at its on-demand ceiling (what it costs when
+    no Spot capacity is left, never understated); Karpenter launches Spot first, so the cheapest
+    Spot price of its types and places is the floor it usually pays."""
+    spot = [p[1] for p in found if p[1] is not None]
+    floor = f"${min(spot):.4f}" if spot else "unknown (no Spot price)"
+    return f"priced at the on-demand ceiling; Spot first, Spot floor {floor} per node-hour"
 
 
 def _place_price(prices: Prices, x: NodePlace) -> Price:

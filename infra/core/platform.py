@@ -135,6 +135,8 @@ class PricedPool:
         extra: a note added either way (why the minimum differs from the stack's minNodes).
         max_enforced: the provider caps the pool at ``max_nodes``.
         drift_nodes: nodes ``max_nodes`` counts beyond the pool's maxNodes.
+        spot_or_on_demand: the pool may launch Spot or on-demand (a Karpenter NodePool allowing
+            both): priced at the on-demand ceiling, its Spot floor noted.
     """
 
     name: str
@@ -147,6 +149,7 @@ class PricedPool:
     extra: str = ""
     max_enforced: bool = True
     drift_nodes: int = 0
+    spot_or_on_demand: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

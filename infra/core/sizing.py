@@ -76,6 +76,9 @@ class NodeGroupSizing:
     # Nodes running at minimum scale: minNodes, or the warm placeholders' nodes if more.
     min_nodes: int = 0
     warm: int = 0
+    # A Karpenter NodePool allowing Spot and on-demand: every node may be either, so it counts
+    # in full against the on-demand and the Spot vCPU quota (AWS).
+    spot_or_on_demand: bool = False
 
     @property
     def spot(self) -> bool:

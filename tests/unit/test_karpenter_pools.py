@@ -310,10 +310,14 @@ def test_group_per_zone_and_hpc_are_refused_for_karpenter_pools():
     assert "gpuPools[0].hpc" in refusal(hpc=True, machineType="p4d.24xlarge", zones=["usw2-az2"])
 
 
-def test_mixed_shapes_are_refused_with_the_karpenter_reason():
-    text = refusal(spot=True, machineType=["g5.2xlarge", "g5.4xlarge"])
-    assert "gpuPools[0].machineType[1]" in text and "NodePool limits" in text
+def test_mixed_gpu_shapes_are_refused_with_the_karpenter_reason_sizes_are_not():
+    # g5.2xlarge: 1 A10G; g5.12xlarge: 4 A10G (aws_gpu_instances.csv)
+    text = refusal(spot=True, machineType=["g5.2xlarge", "g5.12xlarge"])
+    assert "gpuPools[0].machineType[1]" in text and "GPUs 4 vs 1" in text
+    assert "sizes may differ in vCPUs and memory" in text
     assert "cluster-autoscaler sizes" not in text
+    (g,) = groups(plan(spot=True, machineType=["g5.4xlarge", "g5.2xlarge"]))
+    assert g.instance_types == ("g5.2xlarge", "g5.4xlarge")
 
 
 def test_cluster_autoscaler_kind_still_plans_node_groups():
@@ -428,3 +432,73 @@ def test_plan_notes_the_spot_service_linked_role_only_for_karpenter_spot_pools()
     (note,) = kp.spot_role_notes(groups(plan(spot=True, machineType=["g5.2xlarge"])))
     assert kp.SPOT_SERVICE_LINKED_ROLE in note and "create-service-linked-role" in note
     assert kp.spot_role_notes(groups(plan())) == ()
+
+
+# --- Spot with on-demand fallback, several sizes of one GPU shape, in one NodePool -------------
+# Karpenter scheduling docs (aws/karpenter-provider-aws website/content/en/docs/concepts/
+# scheduling.md "Capacity Type"): a NodePool allowing spot and on-demand prioritises Spot and falls
+# back to on-demand. aws_gpu_instances.csv (us-west-2): g6.xlarge 4 vCPUs 16 GiB $0.8048,
+# g6.2xlarge 8 vCPUs 32 GiB $0.9776; lowest Spot price of the two over the AZs: g6.2xlarge
+# usw2-az1 $0.3932.
+MIXED = {"machineType": ["g6.2xlarge", "g6.xlarge"], "capacityType": ["spot", "on-demand"]}
+
+
+def _requirement(g: EksGroupPlan, key: str) -> list[str]:
+    reqs = karp(g).node_pool["spec"]["template"]["spec"]["requirements"]
+    (req,) = [r for r in reqs if r["key"] == key]
+    return req["values"]
+
+
+def test_capacity_type_spot_and_on_demand_plans_one_node_pool_allowing_both():
+    (g,) = groups(plan(**MIXED))
+    assert _requirement(g, kp.CAPACITY_TYPE_LABEL) == ["spot", "on-demand"]
+    assert karp(g).node_pool["spec"]["weight"] == kp.SPOT_WEIGHT  # tried before on-demand pools
+
+
+def test_several_sizes_of_one_gpu_shape_smallest_first_and_limits_admit_max_nodes_of_the_largest():
+    (g,) = groups(plan(**MIXED))
+    assert _requirement(g, kp.INSTANCE_TYPE_LABEL) == ["g6.xlarge", "g6.2xlarge"]
+    assert g.hints.vcpus == 4  # the proof and the workloads are sized from the smallest
+    pool_limits = karp(g).node_pool["spec"]["limits"]
+    # maxNodes 4 plus the drift replacement, each up to g6.2xlarge's 8 vCPUs and 32 GiB
+    assert (pool_limits["cpu"], pool_limits["memory"], pool_limits["nodes"]) == ("40", "160Gi", "5")
+    assert karp(g).max_nodes == 4
+
+
+def test_a_mixed_pool_is_priced_at_the_on_demand_ceiling_with_the_spot_floor_named():
+    from infra.core.cost import estimate
+
+    (pool,) = estimate(plan(**MIXED)).pools
+    assert pool.per_node == pytest.approx(0.9776) and not pool.spot
+    assert "on-demand ceiling" in pool.note and "Spot floor $0.3932" in pool.note
+
+
+def test_a_mixed_pool_counts_against_both_quota_kinds_at_the_largest_size():
+    from infra.core.catalog.vendored import Catalog
+    from quota.demand import stack_contributions
+
+    p = plan(**MIXED)
+    rows = {r.key.quota: r.needed for r in stack_contributions(p.config, Catalog.load(), p).rows()}
+    # 4 nodes + 1 drift replacement x 8 vCPUs, on the on-demand G/VT and the Spot G/VT quota
+    assert rows["L-DB2E81BA"] == rows["L-3819A6DF"] == 40
+
+
+def test_a_mixed_pool_is_proven_schedulable_like_the_others():
+    cfg = copy.deepcopy(BASE)
+    cfg["gpu-infra:gpuPools"][0].update(MIXED)
+    cfg["gpu-infra:gpuOperator"] = {"enabled": True}
+    p = build_plan(parse(cfg, "test"))
+    assert prove(p) == []
+    # a node per instance type the NodePool may launch, both sizes
+    launchable = pool_nodes(p)["a10g"].launchable
+    assert [n.labels[kp.INSTANCE_TYPE_LABEL] for n in launchable] == ["g6.xlarge", "g6.2xlarge"]
+
+
+def test_both_capacity_types_on_a_node_group_or_a_different_gpu_shape_are_refused():
+    from tests.unit.test_eks import eks_config, errors_of
+
+    errs = errors_of(eks_config({"capacityType": ["spot", "on-demand"]}))
+    assert "a node group has one capacity type" in errs["gpuPools[0].capacityType"]
+    with pytest.raises(ConfigErrors) as e:
+        plan(machineType=["g6.xlarge", "g5.xlarge"], capacityType=["spot", "on-demand"])
+    assert "GPU model" in str(e.value) and "gpuPools[0].machineType[1]" in str(e.value)

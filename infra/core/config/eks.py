@@ -168,12 +168,18 @@ class EksPoolSpec(PoolBase):
             "`capacity-reservations-only` and Capacity Blocks, else before `on-demand`)."
         ),
     )
-    # ON_DEMAND / SPOT follow ``spot``; CAPACITY_BLOCK needs capacityReservation.id of the block.
-    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None = Field(
+    # ON_DEMAND / SPOT follow ``spot``; CAPACITY_BLOCK needs capacityReservation.id of the block;
+    # a list is a Karpenter NodePool's karpenter.sh/capacity-type values.
+    capacity_type: (
+        Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | list[Literal["spot", "on-demand"]] | None
+    ) = Field(
         default=None,
         description=(
             "`ON_DEMAND` / `SPOT` (follow `spot`) or `CAPACITY_BLOCK` (needs "
-            "`capacityReservation.id` of the block; p4d/p4de/p5/p5e/p5en/p6 only)."
+            "`capacityReservation.id` of the block; p4d/p4de/p5/p5e/p5en/p6 only). With "
+            "Karpenter also a list, `[spot, on-demand]`: one NodePool allowing both (Karpenter "
+            "tries Spot first and falls back to on-demand), priced at the on-demand ceiling with "
+            "the Spot floor noted, counted against both quota kinds."
         ),
     )
     # The EKS-optimized AMI release (NodeGroup releaseVersion); default: EKS's latest for the minor.

@@ -56,7 +56,11 @@ def eks_sizings(
                 machine_types=g.instance_types,
                 gpu_type=None,
                 gpus_per_node=g.hints.gpus_per_node,
-                vcpus=g.hints.vcpus,  # same-shape types only, so one vCPU count
+                # Same-shape types (one vCPU count), or a Karpenter pool's sizes: the largest.
+                vcpus=max(
+                    [g.hints.vcpus]
+                    + [x.vcpus for t in g.instance_types if (x := catalog.aws_instance(t))]
+                ),
                 model="spot" if g.hints.spot else "standard",
                 # A Karpenter pool: maxNodes, and its drift surge below; together the nodes
                 # its NodePool limits admit (KarpenterPoolPlan.limit_nodes), as cost counts.
@@ -70,6 +74,7 @@ def eks_sizings(
                 node_group_names=tuple(ng.name for ng in g.node_groups),
                 min_nodes=idle_nodes(g.min_size, warm.get(g.name, 0)),
                 warm=warm.get(g.name, 0),
+                spot_or_on_demand=g.capacity_type == "SPOT_OR_ON_DEMAND",
             )
         )
     system = eks.system

@@ -33,6 +33,7 @@ def priced_pools(eks: EksPlan) -> tuple[tuple[PricedPool, ...], PricedPool | Non
                 machine=", ".join(g.instance_types),
                 bound=CAPACITY_BLOCK_BOUND if g.capacity_type == "CAPACITY_BLOCK" else "",
                 drift_nodes=hi - g.max_size,
+                spot_or_on_demand=g.capacity_type == "SPOT_OR_ON_DEMAND",
             )
         )
     s = eks.system

@@ -19,7 +19,7 @@ from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.eks import autoscaler
 from infra.core.eks.ami import release_version_problem
 from infra.core.eks.efa import EfaLayout, NetworkInterface, plan_efa
-from infra.core.eks.instance_types import GroupShape, plan_shape
+from infra.core.eks.instance_types import CapacityType, GroupShape, plan_shape
 from infra.core.eks.lifecycle import FrozenAzs, node_group_name, split_sizes, subnet_hash_inputs
 from infra.core.eks.network import EksNetworkPlan
 from infra.core.eks.placement import Placement, check_group_per_zone, plan_placement
@@ -91,7 +91,8 @@ class EksGroupPlan:
         node_groups: the EKS node groups (one, or one per AZ).
         instance_types: one type, or same-shape spot types (CA sizes from the first).
         ami_type: the EKS AMI type, always explicit (``gpu=True`` alone picks no GPU AMI).
-        capacity_type: ``ON_DEMAND``, ``SPOT`` or ``CAPACITY_BLOCK``.
+        capacity_type: ``ON_DEMAND``, ``SPOT`` or ``CAPACITY_BLOCK``; a Karpenter pool also
+            ``SPOT_OR_ON_DEMAND`` (its NodePool allows both).
         min_size / max_size: pool totals (split over ``node_groups``).
         disk_size_gib: root (AL2023) or data (Bottlerocket) volume size.
         labels / taints: node labels and taints (Kubernetes spelling; ``eks_taints`` for EKS).
@@ -119,7 +120,7 @@ class EksGroupPlan:
     node_groups: tuple[EksNodeGroup, ...]
     instance_types: tuple[str, ...]
     ami_type: str
-    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"]
+    capacity_type: CapacityType
     min_size: int
     max_size: int
     disk_size_gib: int

@@ -31,7 +31,7 @@ def check_types(
     if not names:
         issues.add(mt_path, "an empty list; give one instance type or same-shape spot types")
         return None
-    if len(names) > 1 and not pool.spot:
+    if len(names) > 1 and not pool.spot and not karpenter:
         issues.add(
             mt_path,
             f"{len(names)} instance types on an on-demand group; a list is for spot pools "
@@ -77,6 +77,14 @@ def check_types(
         return None
 
     _check_one_shape(instances, architectures, type_path, issues, karpenter=karpenter)
+    if karpenter:
+        # Several sizes of one GPU shape: the smallest first, so what is sized from the first
+        # type (the pool's hints: the scheduling proof, the workloads' requests) fits every node
+        # the NodePool may launch; limits, cost and quota take the largest (karpenter.pools).
+        order = sorted(
+            range(len(names)), key=lambda j: (instances[j].vcpus, instances[j].memory_gib)
+        )
+        names, instances = [names[j] for j in order], [instances[j] for j in order]
     return names, instances
 
 
@@ -101,28 +109,69 @@ def _check_one_shape(
                 ("memory GiB", first.memory_gib, inst.memory_gib),
                 ("architecture", architectures[0], architectures[j]),
             )
-            if a != b
+            # A Karpenter pool may hold several sizes of one GPU shape (vCPUs and memory vary).
+            if a != b and not (karpenter and what in ("vCPUs", "memory GiB"))
         ]
         why = (
-            "a Karpenter pool's NodePool limits, cost and scheduling proof count nodes of one "
-            "shape, so its types must share"
+            "a Karpenter pool's GPU resources, node labels and scheduling proof are those of one "
+            "GPU shape, so its types must share GPU model, GPU count and CPU architecture "
+            "(sizes may differ in vCPUs and memory)"
             if karpenter
             else "the cluster-autoscaler sizes a group from its first type, so spot types must "
-            "share"
+            "share GPU model, GPU count, vCPUs, memory and CPU architecture"
         )
         if diffs:
             issues.add(
                 type_path(j),
-                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); {why} "
-                "GPU model, GPU count, vCPUs, memory and CPU architecture",
+                f"{inst.name!r} differs from {first.name!r} ({'; '.join(diffs)}); {why}",
             )
 
 
-def choose_capacity_type(
-    i: int, pool: EksPoolSpec, first: AwsInstance, issues: Issues
-) -> Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None:
-    """ON_DEMAND / SPOT from ``spot``; CAPACITY_BLOCK with its EKS rules."""
+CapacityType = Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK", "SPOT_OR_ON_DEMAND"]
+
+
+def _capacity_list(
+    i: int, pool: EksPoolSpec, issues: Issues, karpenter: bool
+) -> CapacityType | None:
+    """A ``capacityType`` list: one value stands for ``SPOT`` / ``ON_DEMAND``; both is a Karpenter
+    NodePool allowing both ("Karpenter prioritizes Spot offerings if the NodePool allows Spot and
+    on-demand instances", aws/karpenter-provider-aws website/content/en/docs/concepts/
+    scheduling.md "Capacity Type"); a node group has one capacity type (CreateNodegroup
+    capacityType)."""
     path = join_path("gpuPools", i, "capacityType")
+    given = list(pool.capacity_type or ())
+    if not given or len(set(given)) != len(given):
+        issues.add(path, f"{given}: list spot, on-demand or both, each once")
+        return None
+    if len(given) == 1:
+        return "SPOT" if given[0] == "spot" else "ON_DEMAND"
+    if not karpenter:
+        issues.add(
+            path,
+            f"{given}: a node group has one capacity type (ON_DEMAND or SPOT); a Karpenter "
+            "NodePool may allow both (cluster.autoscaler.kind: karpenter)",
+        )
+        return None
+    if pool.capacity_reservation is not None:
+        issues.add(
+            join_path("gpuPools", i, "capacityReservation"),
+            "a capacity reservation holds on-demand capacity; not with spot in capacityType",
+        )
+        return None
+    return "SPOT_OR_ON_DEMAND"
+
+
+def choose_capacity_type(
+    i: int, pool: EksPoolSpec, first: AwsInstance, issues: Issues, karpenter: bool = False
+) -> CapacityType | None:
+    """ON_DEMAND / SPOT from ``spot``; CAPACITY_BLOCK with its EKS rules; a list (Karpenter)."""
+    path = join_path("gpuPools", i, "capacityType")
+    if isinstance(pool.capacity_type, list):
+        chosen = _capacity_list(i, pool, issues, karpenter)
+        if chosen in ("SPOT", "ON_DEMAND") and (chosen == "SPOT") != pool.spot:
+            issues.add(path, f"{pool.capacity_type} contradicts spot: {str(pool.spot).lower()}")
+            return None
+        return chosen
     want = pool.capacity_type or ("SPOT" if pool.spot else "ON_DEMAND")
     if (want == "SPOT") != pool.spot:
         issues.add(path, f"{want} contradicts spot: {str(pool.spot).lower()}")
@@ -184,7 +233,7 @@ class GroupShape:
     instances: tuple[AwsInstance, ...]
     family: AwsGpuFamily
     ami: str | None
-    capacity_type: Literal["ON_DEMAND", "SPOT", "CAPACITY_BLOCK"] | None
+    capacity_type: CapacityType | None
 
     @property
     def first(self) -> AwsInstance:
@@ -225,7 +274,8 @@ def plan_shape(
     )
     if why is not None:
         issues.add(join_path("gpuPools", i, "amiType"), why)
-    capacity_type = choose_capacity_type(i, pool, first, issues)
+    karpenter = cluster.autoscaler.kind == "karpenter"
+    capacity_type = choose_capacity_type(i, pool, first, issues, karpenter)
     return GroupShape(
         names=tuple(names),
         instances=tuple(instances),

@@ -23,6 +23,7 @@ def as_karpenter_pool(
         stack=config.stack,
         architecture=family.architecture if family is not None else "x86_64",
         memory_gib=max((x.memory_gib for x in known), default=group.hints.memory_gib),
+        vcpus=max((x.vcpus for x in known), default=group.hints.vcpus),
         # A node counts as unneeded after the same time the cluster-autoscaler would wait.
         consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,

@@ -208,6 +208,8 @@ def capacity_types(group: EksGroupPlan) -> tuple[str, ...]:
     alone."""
     if group.capacity_type == "SPOT":
         return ("spot",)
+    if group.capacity_type == "SPOT_OR_ON_DEMAND":
+        return ("spot", "on-demand")
     only = group.capacity_type == "CAPACITY_BLOCK" or (
         group.capacity_reservation_preference == "capacity-reservations-only"
     )
@@ -336,7 +338,7 @@ def node_pool(
                 "consolidateAfter": ctx.consolidate_after,
                 "budgets": [dict(b) for b in BUDGETS],
             },
-            "weight": SPOT_WEIGHT if group.capacity_type == "SPOT" else ON_DEMAND_WEIGHT,
+            "weight": SPOT_WEIGHT if "spot" in capacity_types(group) else ON_DEMAND_WEIGHT,
         },
     }
 
@@ -350,6 +352,7 @@ class PoolContext:
     architecture: str
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
+    vcpus: int = 0  # the largest of the pool's instance types (0: the hints')
     termination_grace_period: str = "48h"
 
 
@@ -358,8 +361,9 @@ def plan_karpenter_pool(
 ) -> KarpenterPoolPlan:
     """The EC2NodeClass and NodePool of a decided pool, each checked against its pinned CRD."""
     h = group.hints
+    vcpus = max(ctx.vcpus, h.vcpus)  # several sizes: the limits admit maxNodes of the largest
     pool_limits = limits(
-        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, h.vcpus, ctx.memory_gib
+        group.max_size + DRIFT_BUDGET_NODES, h.gpus_per_node, vcpus, ctx.memory_gib
     )
     # No Name tag: Karpenter tags each instance Name=<node name> (aws/karpenter-provider-aws
     # v1.14.1 pkg/controllers/nodeclaim/tagging/controller.go).
@@ -368,7 +372,7 @@ def plan_karpenter_pool(
         name=group.name,
         node_class=node_class(group, ctx.cluster_name, tags),
         node_pool=node_pool(group, ctx, pool_limits),
-        max_nodes=nodes_within(pool_limits, h.gpus_per_node, h.vcpus, ctx.memory_gib)
+        max_nodes=nodes_within(pool_limits, h.gpus_per_node, vcpus, ctx.memory_gib)
         - DRIFT_BUDGET_NODES,
     )
     for manifest in (plan.node_class, plan.node_pool):
