@@ -90,3 +90,18 @@ def test_a_broken_stack_file_in_a_pull_request_exits_2_and_says_why(repo):
     code, text = _pr(repo)
     assert code == 2
     assert "The review failed (exit 2)" in text and "minNodes" in text
+
+
+def test_a_review_too_long_for_one_comment_is_cut_at_a_line_and_says_so():
+    text = ci_review.MARKER + "\n" + "| row |\n" * 20_000
+    cut = ci_review.fit(text)
+    assert len(cut) <= ci_review.MAX_COMMENT and cut.startswith(ci_review.MARKER)
+    assert cut.endswith("the job's log holds the whole review)*\n")
+    assert ci_review.fit("short\n") == "short\n"
+
+
+def test_a_project_file_change_reviews_every_stack(repo):
+    (repo / "Pulumi.yaml").write_text((repo / "Pulumi.yaml").read_text() + "\n# changed\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "project")
+    assert ci_review.changed_stack_files("main", "stacks") == ["stacks/Pulumi.eks-g4dn.yaml"]
