@@ -4,12 +4,13 @@ edits or deletes.
 usage: python -m infra.ci_review --base REF [--stacks-dir DIR] [--fail-on replace|disruptive|any]
                                  [--output FILE] [STACK_FILE ...]
 
-For each stack file that differs between the merge base of REF and HEAD (or each STACK_FILE
-given), runs ``python -m infra.plan --diff BASE:path --format markdown`` (a stack the change adds is
-an all-create review with its cost, one it deletes an all-delete review) and ``python -m
-quota.check --offline --diff BASE:path`` (each quota's demand old -> new), and writes one Markdown
-comment to FILE (or stdout). The comment starts with the line ``<!-- gpu-infra-review -->``, so a
-CI step can find the comment it posted before and update it (docs/review.md, "In CI"). The tool
+For each stack file that differs between the merge base of REF and HEAD (every one when
+Pulumi.yaml does; or each STACK_FILE given), runs ``python -m infra.plan --diff BASE:path --format
+markdown`` (a stack the change adds is an all-create review with its cost, one it deletes an
+all-delete review) and ``python -m quota.check --offline --diff BASE:path`` (each quota's demand
+old -> new), and writes one Markdown comment to FILE (cut to GitHub's 65,536 characters) and the
+whole review to stdout. The comment starts with the line ``<!-- gpu-infra-review -->``, so a CI
+step can find the comment it posted before and update it (docs/review.md, "In CI"). The tool
 never posts anything itself and reads no token.
 
 exit codes: 0 every review passed; 2 a stack file (either side) is invalid, or a usage error;
@@ -28,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MARKER = "<!-- gpu-infra-review -->"
+# GitHub refuses a comment body over 65,536 characters ("Body is too long (maximum is 65536
+# characters)", the REST API's validation error): a longer review is cut, the whole one printed.
+MAX_COMMENT = 65_536
 EXIT_OK, EXIT_FAILURE, EXIT_CONFIG, EXIT_FAIL_ON = 0, 1, 2, 3
 
 
@@ -83,13 +87,18 @@ def _git(*args: str) -> str:
 
 def changed_stack_files(base: str, stacks_dir: str) -> list[str]:
     """Stack files under ``stacks_dir`` that HEAD adds, edits or deletes since its merge base with
-    ``base`` (``git diff base...HEAD``: the pull request's own changes), sorted."""
-    names = _git("diff", "--name-only", "--no-renames", f"{base}...HEAD", "--", stacks_dir)
-    return sorted(
-        n
-        for n in names.splitlines()
-        if Path(n).name.startswith("Pulumi.") and n.endswith((".yaml", ".yml"))
-    )
+    ``base`` (``git diff base...HEAD``: the pull request's own changes), sorted; every stack file
+    when the project file changes (its ``config:`` applies to every stack)."""
+    names = _git(
+        "diff", "--name-only", "--no-renames", f"{base}...HEAD", "--", stacks_dir, "Pulumi.yaml"
+    ).splitlines()
+    stacks = {
+        n for n in names if Path(n).name.startswith("Pulumi.") and n.endswith((".yaml", ".yml"))
+    }
+    if "Pulumi.yaml" in names:
+        stacks.discard("Pulumi.yaml")
+        stacks |= {str(p) for p in Path(stacks_dir).glob("Pulumi.*.yaml")}
+    return sorted(stacks)
 
 
 def _captured(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str, str]:
@@ -148,6 +157,15 @@ def comment(sections: list[Section], base: str) -> str:
     return "\n".join(head) + "\n" + "\n\n---\n\n".join(parts) + "\n"
 
 
+def fit(text: str, limit: int = MAX_COMMENT) -> str:
+    """``text`` cut to fit one comment, at a line, saying so (the job log has all of it)."""
+    if len(text) <= limit:
+        return text
+    note = "\n\n*(cut to fit one comment: the job's log holds the whole review)*\n"
+    head = text[: limit - len(note)]
+    return head[: head.rfind("\n")] + note
+
+
 def main(argv: list[str] | None = None) -> int:
     """CLI entry point; returns the exit code."""
     args = _parser().parse_args(argv)
@@ -166,9 +184,8 @@ def main(argv: list[str] | None = None) -> int:
     sections = [review_one(f, base, args.fail_on) for f in files]
     text = comment(sections, args.base)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+        Path(args.output).write_text(fit(text), encoding="utf-8")
+    sys.stdout.write(text)  # the whole review in the job's log
     return verdict([s.code for s in sections])
 
 

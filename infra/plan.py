@@ -228,10 +228,9 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         errors.append("--pin-zones writes the stack file and prints what it pinned: no --json")
     if args.json and args.format != "text":
         errors.append("--format markdown and --json: choose one")
-    export_only = ("stack_outputs", "repo_url", "revision", "destination", "overwrite")
-    given = [f"--{k.replace('_', '-')}" for k in (*export_only, "flux_kubeconfig_secret")]
-    used = [g for g, k in zip(given, (*export_only, "flux_kubeconfig_secret"), strict=True)
-            if getattr(args, k)]  # fmt: skip
+    export_only = ("stack_outputs", "repo_url", "revision", "destination", "flux_kubeconfig_secret",
+                   "overwrite")  # fmt: skip
+    used = [f"--{k.replace('_', '-')}" for k in export_only if getattr(args, k)]
     if used and not args.export:
         errors.append(f"{', '.join(used)}: only with --export")
     return errors

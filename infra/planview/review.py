@@ -511,4 +511,5 @@ def review_json(rev: Review) -> dict[str, Any]:
             n = None if new is None else round(new * mul, 2 if mul > 1 else 5)
             d = None if o is None or n is None else round(n - o, 2 if mul > 1 else 5)
             cost[f"{key}{unit}"] = {"old": o, "new": n, "change": d}
-    return {"changes": changes, "summary": rev.counts(), "cost": cost}
+    absent = rev.absent or None  # the side without a stack file: a new or a deleted stack
+    return {"changes": changes, "summary": rev.counts(), "absent": absent, "cost": cost}

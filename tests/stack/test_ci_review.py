@@ -22,7 +22,7 @@ def _git(repo: Path, *args: str) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A repository whose main branch holds Pulumi.yaml and the eks-g4dn stack."""
+    """A repository whose main branch holds Pulumi.yaml and the eks-g4dn and gke-t4 stacks."""
     for key, value in {
         "GIT_CONFIG_GLOBAL": "/dev/null",
         "GIT_CONFIG_NOSYSTEM": "1",
@@ -34,7 +34,8 @@ def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
         monkeypatch.setenv(key, value)
     (tmp_path / "stacks").mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
-    shutil.copy(ROOT / "stacks/Pulumi.eks-g4dn.yaml", tmp_path / "stacks/Pulumi.eks-g4dn.yaml")
+    for stack in ("eks-g4dn", "gke-t4"):
+        shutil.copy(ROOT / f"stacks/Pulumi.{stack}.yaml", tmp_path / f"stacks/Pulumi.{stack}.yaml")
     _git(tmp_path, "init", "-q", "-b", "main")
     _git(tmp_path, "add", ".")
     _git(tmp_path, "commit", "-q", "-m", "base")
@@ -52,23 +53,23 @@ def _pr(repo: Path) -> tuple[int, str]:
 
 
 def test_a_pull_request_adding_a_stack_is_an_all_create_review_with_its_cost_exit_0(repo):
-    shutil.copy(ROOT / "stacks/Pulumi.gke-t4.yaml", repo / "stacks/Pulumi.gke-t4.yaml")
+    shutil.copy(ROOT / "stacks/Pulumi.gke-t4.yaml", repo / "stacks/Pulumi.gke-new.yaml")
     code, text = _pr(repo)
     assert code == 0, text
     assert text.startswith(ci_review.MARKER + "\n")
     assert "A new stack" in text and ", 0 to update, 0 to replace, 0 to delete, 0 unchanged" in text
     # gke-t4 at minimum: its system pool, control plane and disks (test_plan_view's figures)
     assert "| at minimum, per hour | $0.00 | $" in text and "| create | `gcp:container" in text
-    assert "eks-g4dn" not in text  # only the files the pull request changes
+    assert "eks-g4dn" not in text and "Pulumi.gke-t4" not in text  # only the changed files
     assert "Change from " in text and "NVIDIA_T4_GPUS" in text  # the quota delta, 0 -> new
 
 
 def test_a_pull_request_deleting_a_stack_is_an_all_delete_review(repo):
-    (repo / "stacks/Pulumi.eks-g4dn.yaml").unlink()
+    (repo / "stacks/Pulumi.gke-t4.yaml").unlink()
     code, text = _pr(repo)
-    assert "0 to create, 0 to update, 0 to replace, 69 to delete, 0 unchanged" in text
+    assert "0 to create, 0 to update, 0 to replace, 14 to delete, 0 unchanged" in text
     assert "`pulumi destroy`" in text
-    assert "| delete | `eks:index:Cluster` | `ml-eks` |" in text
+    assert "| delete | `gcp:container/cluster:Cluster` | `ml-cluster` |" in text
     assert code == 3  # deleting the cluster is disruptive: --fail-on disruptive (the default)
 
 
@@ -90,3 +91,21 @@ def test_a_broken_stack_file_in_a_pull_request_exits_2_and_says_why(repo):
     code, text = _pr(repo)
     assert code == 2
     assert "The review failed (exit 2)" in text and "minNodes" in text
+
+
+def test_a_review_too_long_for_one_comment_is_cut_at_a_line_and_says_so():
+    text = ci_review.MARKER + "\n" + "| row |\n" * 20_000
+    cut = ci_review.fit(text)
+    assert len(cut) <= ci_review.MAX_COMMENT and cut.startswith(ci_review.MARKER)
+    assert cut.endswith("the job's log holds the whole review)*\n")
+    assert ci_review.fit("short\n") == "short\n"
+
+
+def test_a_project_file_change_reviews_every_stack(repo):
+    (repo / "Pulumi.yaml").write_text((repo / "Pulumi.yaml").read_text() + "\n# changed\n")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "project")
+    assert ci_review.changed_stack_files("main", "stacks") == [
+        "stacks/Pulumi.eks-g4dn.yaml",
+        "stacks/Pulumi.gke-t4.yaml",
+    ]

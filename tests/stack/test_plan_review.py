@@ -85,6 +85,7 @@ def test_diff_from_dev_null_is_an_all_create_review_with_the_new_cost(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert {c["op"] for c in doc["changes"]} == {"create"}
     assert doc["summary"]["create"] == 14 and doc["summary"]["unchanged"] == 0
+    assert doc["absent"] == "old"
     assert doc["cost"]["atMaxPerHour"]["old"] == 0
     assert doc["cost"]["atMaxPerHour"]["change"] == doc["cost"]["atMaxPerHour"]["new"] > 0
 
