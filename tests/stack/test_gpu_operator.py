@@ -137,16 +137,20 @@ def test_time_slicing_configmap_precedes_release_and_nodes_get_labels(recs):
         r.inputs["metadata"]["name"]: r.inputs["metadata"]["labels"]
         for r in rec.of_type("kubernetes:core/v1:NodePatch")
     }
+    # Each listed node also gets its pool's nodeSelector, which every integration selects on.
     assert patches == {
         "lab-gpu-01": {
+            "gpu-infra/pool": "a10-shared",
             "nvidia.com/device-plugin.config": "time-slicing-4",
             "gpu-infra/accelerator": "nvidia-a10",
         },
         "lab-gpu-02": {
+            "gpu-infra/pool": "a10-shared",
             "nvidia.com/device-plugin.config": "time-slicing-4",
             "gpu-infra/accelerator": "nvidia-a10",
         },
         "lab-dgx-01": {
+            "gpu-infra/pool": "a100-mig",
             "nvidia.com/mig.config": "all-1g.5gb",
             "gpu-infra/gpu-partition-size": "1g.5gb",
             "gpu-infra/accelerator": "nvidia-tesla-a100",

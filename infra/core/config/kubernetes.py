@@ -77,7 +77,15 @@ class KubernetesPoolSpec(PoolBase):
             "proof's node."
         ),
     )
-    memory_gib: float = Field(gt=0, le=65536, description="Memory per node, GiB.")
+    memory_gib: float = Field(
+        gt=0,
+        le=65536,
+        description=(
+            "Memory per node, GiB, as the node reports it (`kubectl get node`: "
+            "`status.capacity.memory`); JupyterHub's guarantee and the scheduling proof take the "
+            "kubelet's 100 MiB eviction threshold and the DaemonSets' requests off it."
+        ),
+    )
     driver: Literal["operator", "preinstalled", "vgpu"] = Field(
         default="operator",
         description=(
