@@ -89,14 +89,18 @@ def update_disruption(
     """Why an in-place update of this resource takes down nodes or GPU pods; "" if it does not."""
     rules = tuple(rules if rules is not None else disruption_rules())
     by_effect: dict[Effect, list[str]] = {}
+    recorded: list[str] = []  # values the plan records (was-set rows): shown old -> new
     for p in paths:
         row = rule_for(type_token, p, old, new, rules)
         if row is not None and row.effect != "no-drift":
             by_effect.setdefault(row.effect, []).append(p)
+            if row.when == "was-set":
+                recorded.append(f"{p}: {_pair(old, new, p)}")
     parts = []
     drifting = by_effect.get("drifts", []) + by_effect.get("drifts-matching", [])
     if drifting:
         parts.append(_drift(type_token, drifting, bool(by_effect.get("drifts")), new))
+        parts += [f"resolved {r}" for r in recorded]
     if rolled := by_effect.get("rolls"):
         parts.append(
             f"update in place, but {', '.join(rolled)} re-creates every node of the pool a batch "
