@@ -13,6 +13,7 @@ path decides for it, so a narrower row (``spec.amiSelectorTerms``) overrides a w
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -122,7 +123,11 @@ def update_disruption(
 
 
 def _pair(old: Mapping[str, Any], new: Mapping[str, Any], path: str) -> str:
-    return f"{value_at(old, path, '(absent)')} -> {value_at(new, path, '(absent)')}"
+    def shown(side: Mapping[str, Any]) -> str:
+        v = value_at(side, path, "(absent)")
+        return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+    return f"{shown(old)} -> {shown(new)}"
 
 
 _DRIFT = (
