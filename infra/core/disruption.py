@@ -13,6 +13,7 @@ path decides for it, so a narrower row (``spec.amiSelectorTerms``) overrides a w
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,14 +90,18 @@ def update_disruption(
     """Why an in-place update of this resource takes down nodes or GPU pods; "" if it does not."""
     rules = tuple(rules if rules is not None else disruption_rules())
     by_effect: dict[Effect, list[str]] = {}
+    recorded: list[str] = []  # values the plan records (was-set rows): shown old -> new
     for p in paths:
         row = rule_for(type_token, p, old, new, rules)
         if row is not None and row.effect != "no-drift":
             by_effect.setdefault(row.effect, []).append(p)
+            if row.when == "was-set":
+                recorded.append(f"{p}: {_pair(old, new, p)}")
     parts = []
     drifting = by_effect.get("drifts", []) + by_effect.get("drifts-matching", [])
     if drifting:
         parts.append(_drift(type_token, drifting, bool(by_effect.get("drifts")), new))
+        parts += [f"resolved {r}" for r in recorded]
     if rolled := by_effect.get("rolls"):
         parts.append(
             f"update in place, but {', '.join(rolled)} re-creates every node of the pool a batch "
@@ -118,7 +123,11 @@ def update_disruption(
 
 
 def _pair(old: Mapping[str, Any], new: Mapping[str, Any], path: str) -> str:
-    return f"{value_at(old, path, '(absent)')} -> {value_at(new, path, '(absent)')}"
+    def shown(side: Mapping[str, Any]) -> str:
+        v = value_at(side, path, "(absent)")
+        return v if isinstance(v, str) else json.dumps(v, separators=(",", ":"))
+
+    return f"{shown(old)} -> {shown(new)}"
 
 
 _DRIFT = (
