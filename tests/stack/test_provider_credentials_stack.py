@@ -85,3 +85,8 @@ def test_a_created_clusters_kubeconfig_gets_the_providers_profile_and_role_from_
         "profileName": "ml",
         "roleArn": ROLE,
     }
+
+
+def test_a_secret_profile_is_refused_since_get_token_needs_the_name():
+    raw = existing(**{"aws:profile": {"secure": "AAABAF"}})
+    assert "plain profile name" in errors(raw)["aws:profile"]

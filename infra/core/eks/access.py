@@ -162,6 +162,12 @@ def provider_credentials(provider_config: Mapping[str, Any], issues: Issues) -> 
     nodejs/eks/cluster/cluster.ts generateKubeconfig). Environment variables (AWS_PROFILE, keys)
     reach the kubeconfig's ``aws`` command as they reach the provider: it inherits them."""
     profile = provider_config.get("aws:profile")
+    if profile is not None and not isinstance(profile, str):
+        issues.add(
+            "aws:profile",
+            "must be a plain profile name: the kubeconfig passes it to `aws eks get-token "
+            "--profile` (a secret would leave the token signed by another identity)",
+        )
     roles = provider_config.get("aws:assumeRoles")
     if isinstance(roles, Mapping):
         roles = [roles]
@@ -182,6 +188,11 @@ def provider_credentials(provider_config: Mapping[str, Any], issues: Issues) -> 
             )
         arn = last.get("roleArn")
         role_arn = arn if isinstance(arn, str) and arn else None
+        if arn is not None and role_arn is None:
+            issues.add(
+                join_path("aws:assumeRoles", len(roles) - 1, "roleArn"),
+                "must be a plain ARN: the kubeconfig passes it to `aws eks get-token --role-arn`",
+            )
     if provider_config.get("aws:assumeRoleWithWebIdentity"):
         issues.add(
             "aws:assumeRoleWithWebIdentity",

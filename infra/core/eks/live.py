@@ -1,11 +1,13 @@
 """Day 2 on EKS: the plan over what the observe step found running.
 
 Pure code. ``apply_observed`` is the last step of ``plan_eks``: every decision that depends on the
-live account (the node groups' names and desired sizes, the NAT gateway's AZ, the control plane's
-AZs, the IAM OIDC provider, the existing cluster's endpoint, add-on default versions, instance
-offerings) is made here from an ``EksObserved``, so the components only map the plan. ``None``
-(an offline plan) assumes a first deploy into an account holding only what the stack file names,
-and shows the placeholders of ``infra.core.offline`` for values only the account knows.
+live account (the node groups' names and desired sizes and whether to send them, the NAT
+gateway's AZ, the control plane's AZs and version, the IAM OIDC provider and whose it is, the
+existing cluster's endpoint and state, add-on versions kept or defaulted, instance offerings) is
+made here from an ``EksObserved``, so the components only map the plan. ``None`` (an offline plan)
+assumes a first deploy into an account holding only what the stack file names, shows the
+placeholders of ``infra.core.offline`` for values only the account knows, and lists what it
+assumed (``offline_assumptions``).
 """
 
 from __future__ import annotations
