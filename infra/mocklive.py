@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from infra.core import offline
+from infra.core.eks.names import pulumi_eks_name_tag
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
@@ -70,10 +71,12 @@ class LiveAccount:
 
     Attributes:
         eks_clusters: EKS cluster name -> its subnet IDs (``vpcConfig.subnetIds``).
+        eks_cluster_tags: EKS cluster name -> its tags (none: an untagged cluster).
         node_groups: EKS node group name -> its current desired size.
         node_group_tags: EKS node group name -> its tags (none: a group no stack tagged).
         node_group_clusters: EKS node group name -> its cluster (none: every cluster lists it).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
+        vpc_tags: each VPC's tags, in the order of ``vpcs`` (none: ``Name`` alone).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
         oidc_provider: whether the IAM OIDC provider of a cluster's issuer exists.
@@ -85,10 +88,12 @@ class LiveAccount:
     """
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    eks_cluster_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
     node_group_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     node_group_clusters: Mapping[str, str] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
+    vpc_tags: tuple[Mapping[str, str], ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
     oidc_provider: bool = True
@@ -134,9 +139,20 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         for r in of("eks:index:Cluster")
         if r.inputs.get("name")
     }
+    tags = {
+        str(r.inputs["name"]): {
+            # pulumi-eks tags the cluster Name=<component>-eksCluster beside its clusterTags
+            # (nodejs/eks/cluster/cluster.ts).
+            "Name": pulumi_eks_name_tag(r.name),
+            **{str(k): str(v) for k, v in (r.inputs.get("clusterTags") or {}).items()},
+        }
+        for r in of("eks:index:Cluster")
+        if r.inputs.get("name")
+    }
     return replace(
         found,
         eks_clusters={**found.eks_clusters, **clusters},
+        eks_cluster_tags={**found.eks_cluster_tags, **tags},
         node_groups={
             str(r.inputs["nodeGroupName"]): int(
                 r.inputs.get("scalingConfig", {}).get("desiredSize", 0)
@@ -156,6 +172,10 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
+        ),
+        vpc_tags=tuple(
+            {str(k): str(v) for k, v in (r.inputs.get("tags") or {}).items()}
+            for r in of("aws:ec2/vpc:Vpc")
         ),
         nat_gateways={
             str(r.id): str(r.inputs["subnetId"])
@@ -188,6 +208,7 @@ def _eks_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
             "vpcId": offline.VPC_ID,
             "subnetIds": list(live.eks_clusters.get(name, ())),
         },
+        "tags": dict(live.eks_cluster_tags.get(name, {})),
     }
 
 
@@ -238,9 +259,13 @@ def _eks_get_addon(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _get_vpcs(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeVpcs by ``Name`` tag."""
-    name = (args.get("tags") or {}).get("Name")
-    ids = [f"vpc-{i}" for i, n in enumerate(live.vpcs) if name is None or n == name]
+    """DescribeVpcs by tags: the VPCs carrying every tag asked for."""
+    wanted = dict(args.get("tags") or {})
+    ids = []
+    for i, name in enumerate(live.vpcs):
+        tags = live.vpc_tags[i] if i < len(live.vpc_tags) else {"Name": name}
+        if all(tags.get(k) == v for k, v in wanted.items()):
+            ids.append(f"vpc-{i}")
     return {"id": "vpcs", "ids": ids}
 
 

@@ -20,6 +20,7 @@ import pulumi_aws as aws
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler
+from infra.core.eks.names import OWNER_TAG, owner_value
 from infra.core.eks.observed import (
     EksClusterObserved,
     EksObserved,
@@ -58,7 +59,7 @@ def observe_eks(config: StackConfig) -> EksObserved:
         cluster=cluster,
         node_groups=owned,
         foreign_node_groups=foreign,
-        nat_az_ids=_nat_az_ids(c, region),
+        nat_az_ids=_nat_az_ids(config, region, cluster),
         oidc_provider_arn=oidc,
         pod_identity_agent=agent,
         addon_versions=_addon_versions(c, region),
@@ -98,6 +99,8 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
         security_group_id=vpc.cluster_security_group_id or "",
         vpc_id=vpc.vpc_id or "",
         subnet_az_ids=tuple(sorted(azs)),
+        # Whose cluster it is (live.created_cluster_problems); an existing one is nobody's here.
+        tags={} if c.existing else {str(k): str(v) for k, v in (found.tags or {}).items()},
     )
 
 
@@ -135,19 +138,26 @@ def _desired(found: Any) -> int:
     return int(scaling[0].desired_size) if scaling else 0
 
 
-def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
-    """AZ IDs of the NAT gateways (pending or available) in the VPC this stack creates (``Name``
-    ``<cluster>-vpc``); none before the first deploy (aws_vpcs and aws_nat_gateways answer no
-    match with empty ``ids``, not an error: terraform-provider-aws
-    internal/service/ec2/vpc_vpcs_data_source.go)."""
+def _nat_az_ids(
+    config: StackConfig, region: str, cluster: EksClusterObserved | None
+) -> tuple[str, ...]:
+    """AZ IDs of the NAT gateways (pending or available) in the VPC this stack creates: the
+    running cluster's VPC, or before the cluster exists the VPC tagged as this stack's
+    (``names.OWNER_TAG``), never one found by a name another stack's or a hand-made VPC may carry.
+    None before the first deploy (aws_vpcs and aws_nat_gateways answer no match with empty
+    ``ids``, not an error: terraform-provider-aws internal/service/ec2/vpc_vpcs_data_source.go)."""
+    c: EksClusterSpec = config.cluster
     if c.existing or c.vpc.private_subnets is not None:
         return ()
-    name = f"{c.name}-vpc"
+    owner = {OWNER_TAG: owner_value(c.name, config.stack)}
 
     def reads() -> tuple[str, ...]:
-        vpcs = aws.ec2.get_vpcs(tags={"Name": name}, region=region).ids
+        if cluster is not None and cluster.vpc_id:
+            vpcs = [cluster.vpc_id]
+        else:
+            vpcs = aws.ec2.get_vpcs(tags=owner, region=region).ids
         if len(vpcs) > 1:
-            raise ValueError(f"{len(vpcs)} VPCs are named {name}; one is this stack's")
+            raise ValueError(f"{len(vpcs)} VPCs are tagged {OWNER_TAG}={owner[OWNER_TAG]}")
         if not vpcs:
             return ()
         nats = aws.ec2.get_nat_gateways(
@@ -165,7 +175,7 @@ def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
             )
         )
 
-    return read("cluster.vpc", f"the NAT gateways of VPC {name}", reads)
+    return read("cluster.vpc", f"the NAT gateways of the VPC of {c.name}", reads)
 
 
 def _identity(

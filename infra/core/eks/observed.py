@@ -27,6 +27,7 @@ class EksClusterObserved:
         security_group_id: the cluster security group EKS made (``vpcConfig.clusterSecurityGroupId``).
         vpc_id: the cluster's VPC.
         subnet_az_ids: AZ IDs of the cluster's subnets (read for a cluster this stack creates).
+        tags: the cluster's tags (read for a cluster this stack creates: whose it is).
     """
 
     name: str
@@ -36,6 +37,7 @@ class EksClusterObserved:
     security_group_id: str
     vpc_id: str
     subnet_az_ids: tuple[str, ...] = ()
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -82,6 +84,7 @@ class EksObserved:
                 "securityGroupId": c.security_group_id,
                 "vpcId": c.vpc_id,
                 "subnetAzIds": list(c.subnet_az_ids),
+                "tags": dict(sorted(c.tags.items())),
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
             "foreignNodeGroups": sorted(self.foreign_node_groups),
@@ -116,6 +119,7 @@ class EksObserved:
                 security_group_id=str(c["securityGroupId"]),
                 vpc_id=str(c["vpcId"]),
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
+                tags={str(k): str(v) for k, v in (c.get("tags") or {}).items()},
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
             foreign_node_groups=tuple(str(n) for n in doc.get("foreignNodeGroups") or ()),
@@ -152,6 +156,7 @@ _CLUSTER_KEYS = frozenset(
         "securityGroupId",
         "vpcId",
         "subnetAzIds",
+        "tags",
     )
 )
 
