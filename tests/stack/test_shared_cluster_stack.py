@@ -22,7 +22,7 @@ from infra.core.plan import build_plan
 from infra.mockengine import Recording
 from infra.mocklive import LiveAccount, after, before
 from infra.observe import observe as observe_step
-from tests.stack.harness import run_stack, sample, stack_source
+from tests.stack.harness import ROOT, run_stack, sample, stack_source
 
 STACKS = ("team-a", "team-b")
 
@@ -216,3 +216,40 @@ def test_a_created_clusters_deploy_tags_the_cluster_and_vpc_as_this_stacks():
     assert vpc.inputs["tags"]["gpu-infra/stack"] == "ml/eks-g4dn"
     # The logical name the legacy Name tag is matched by (names.eks_component_name).
     assert cluster.name == eks_component_name("ml")
+
+
+SAMPLES = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+@pytest.mark.parametrize("stack", SAMPLES)
+def test_every_namespace_a_component_creates_carries_pod_security_labels(stack):
+    # Pod Security Admission applies a namespace's pod-security.kubernetes.io labels
+    # (https://kubernetes.io/docs/concepts/security/pod-security-admission/); an unlabelled one
+    # runs under the cluster's default level. Only the GPU Operator's namespace is privileged
+    # (its operands are); a namespace Helm creates is labelled by a NamespacePatch. The teams'
+    # gpuNamespaces take the level their workloads need and are checked with them.
+    name, raw = stack_source(stack)
+    teams = {n.name for n in parse(raw, name).namespaces}
+    rec = sample(stack)
+    labelled: dict[str, str] = {}
+    for r in rec.of_type("kubernetes:core/v1:Namespace") + rec.of_type(
+        "kubernetes:core/v1:NamespacePatch"
+    ):
+        md = r.inputs["metadata"]
+        labelled[str(md["name"])] = str((md.get("labels") or {}).get(ENFORCE, ""))
+    helm_made = {
+        str(r.inputs["namespace"])
+        for r in rec.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs.get("createNamespace")
+    }
+    assert helm_made <= set(labelled)
+    for ns, level in labelled.items():
+        if ns in teams:
+            continue
+        assert level in ("restricted", "baseline", "privileged"), ns
+        if level == "privileged":
+            assert ns == "gpu-operator", ns
