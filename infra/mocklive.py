@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import grpc
 
 from infra.core import offline
+from infra.core.eks.names import pulumi_eks_name_tag
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
@@ -73,12 +74,14 @@ class LiveAccount:
         eks_versions: EKS cluster name -> its Kubernetes version (absent: ``1.33``).
         eks_statuses: EKS cluster name -> its status (absent: ``ACTIVE``).
         addons: add-on name -> the version a created cluster runs (DescribeAddon).
+        eks_cluster_tags: EKS cluster name -> its tags (none: an untagged cluster).
         node_groups: EKS node group name -> its current desired size.
         node_group_limits: EKS node group name -> its (min size, max size); absent: (0, at
             least its desired size).
         node_group_tags: EKS node group name -> its tags (none: a group no stack tagged).
         node_group_clusters: EKS node group name -> its cluster (none: every cluster lists it).
         vpcs: the VPC ``Name`` tags of the account's VPCs (``vpc-<n>`` IDs in this order).
+        vpc_tags: each VPC's tags, in the order of ``vpcs`` (none: ``Name`` alone).
         nat_gateways: NAT gateway ID -> its subnet ID (in the first VPC).
         subnets: subnet ID -> its AZ ID.
         oidc_provider: whether the IAM OIDC provider of a cluster's issuer exists.
@@ -95,11 +98,13 @@ class LiveAccount:
     eks_versions: Mapping[str, str] = field(default_factory=dict)
     eks_statuses: Mapping[str, str] = field(default_factory=dict)
     addons: Mapping[str, str] = field(default_factory=dict)
+    eks_cluster_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     node_groups: Mapping[str, int] = field(default_factory=dict)
     node_group_limits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     node_group_tags: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
     node_group_clusters: Mapping[str, str] = field(default_factory=dict)
     vpcs: tuple[str, ...] = ()
+    vpc_tags: tuple[Mapping[str, str], ...] = ()
     nat_gateways: Mapping[str, str] = field(default_factory=dict)
     subnets: Mapping[str, str] = field(default_factory=dict)
     oidc_provider: bool = True
@@ -157,6 +162,16 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         for r in of("eks:index:Cluster")
         if r.inputs.get("name")
     }
+    tags = {
+        str(r.inputs["name"]): {
+            # pulumi-eks tags the cluster Name=<component>-eksCluster beside its clusterTags
+            # (nodejs/eks/cluster/cluster.ts).
+            "Name": pulumi_eks_name_tag(r.name),
+            **{str(k): str(v) for k, v in (r.inputs.get("clusterTags") or {}).items()},
+        }
+        for r in of("eks:index:Cluster")
+        if r.inputs.get("name")
+    }
     oidc = of("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
     if oidc:  # declared by the recording: it exists now, with the tags it was given
         found = replace(
@@ -170,6 +185,7 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     return replace(
         found,
         eks_clusters={**found.eks_clusters, **clusters},
+        eks_cluster_tags={**found.eks_cluster_tags, **tags},
         eks_versions={**found.eks_versions, **versions},
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
@@ -194,6 +210,10 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         },
         vpcs=tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
+        ),
+        vpc_tags=tuple(
+            {str(k): str(v) for k, v in (r.inputs.get("tags") or {}).items()}
+            for r in of("aws:ec2/vpc:Vpc")
         ),
         nat_gateways={
             str(r.id): str(r.inputs["subnetId"])
@@ -228,6 +248,7 @@ def _eks_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
             "vpcId": offline.VPC_ID,
             "subnetIds": list(live.eks_clusters.get(name, ())),
         },
+        "tags": dict(live.eks_cluster_tags.get(name, {})),
     }
 
 
@@ -286,9 +307,13 @@ def _eks_get_addon(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
 
 
 def _get_vpcs(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
-    """DescribeVpcs by ``Name`` tag."""
-    name = (args.get("tags") or {}).get("Name")
-    ids = [f"vpc-{i}" for i, n in enumerate(live.vpcs) if name is None or n == name]
+    """DescribeVpcs by tags: the VPCs carrying every tag asked for."""
+    wanted = dict(args.get("tags") or {})
+    ids = []
+    for i, name in enumerate(live.vpcs):
+        tags = live.vpc_tags[i] if i < len(live.vpc_tags) else {"Name": name}
+        if all(tags.get(k) == v for k, v in wanted.items()):
+            ids.append(f"vpc-{i}")
     return {"id": "vpcs", "ids": ids}
 
 

@@ -34,9 +34,15 @@ from infra.components.lifecycle import deletion_owner, with_lifecycle
 from infra.core import lifecycle
 from infra.core.eks import autoscaler as ca
 from infra.core.eks import planner as core
-from infra.core.eks.access import OWNER_TAG, kubeconfig, managed_policy_arn, owner_tag_value
+from infra.core.eks.access import kubeconfig, managed_policy_arn
 from infra.core.eks.groups import EksGroupPlan
-from infra.core.eks.names import IAM_ROLE_NAME_MAX, fit_autonamed
+from infra.core.eks.names import (
+    IAM_ROLE_NAME_MAX,
+    OWNER_TAG,
+    eks_component_name,
+    fit_autonamed,
+    owner_value,
+)
 from infra.core.eks.observed import EksClusterObserved
 from infra.core.eks.platform import eks_plan
 from infra.core.plan import Plan
@@ -77,6 +83,8 @@ class EksCluster(pulumi.ComponentResource):
             plan.network,
             plan.cluster_name,
             opts=child,
+            # The observe step finds this stack's VPC by it before the cluster exists.
+            vpc_tags={OWNER_TAG: owner_value(plan.cluster_name, plan.stack)},
             # Karpenter's EC2NodeClass selects the subnets by this tag.
             private_tags=dict([plan.karpenter.discovery_tag]) if plan.karpenter else None,
         )
@@ -165,7 +173,7 @@ class EksCluster(pulumi.ComponentResource):
             aws.iam.OpenIdConnectProviderArgs(
                 url=f"https://{issuer}",
                 client_id_lists=["sts.amazonaws.com"],
-                tags={OWNER_TAG: owner_tag_value(plan.cluster_name, plan.stack)},
+                tags={OWNER_TAG: owner_value(plan.cluster_name, plan.stack)},
             ),
             # Kept on destroy: other stacks' IRSA roles on this cluster trust it too, and the
             # next run of this stack finds it again: its own (by the tag) is imported, which is
@@ -182,9 +190,12 @@ class EksCluster(pulumi.ComponentResource):
         net = plan.network
         assert net is not None
         cluster = eks.Cluster(
-            f"{name}-eks",
+            eks_component_name(name),
             eks.ClusterArgs(
                 name=plan.cluster_name,  # fixed, so tags and ARNs need no outputs
+                # Whose cluster it is: the observe step of a later run tells this stack's cluster
+                # from another's of the same name by it (live.created_cluster_problems).
+                cluster_tags={OWNER_TAG: owner_value(plan.cluster_name, plan.stack)},
                 version=plan.kubernetes_version,
                 vpc_id=self.network.vpc_id,
                 # The control-plane AZs, or those the running cluster has (live.apply_observed).

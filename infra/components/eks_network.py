@@ -27,9 +27,11 @@ class EksNetwork(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         private_tags: Mapping[str, str] | None = None,
+        vpc_tags: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:Network", name, None, opts)
         self._private_tags = dict(private_tags or {})
+        self._vpc_tags = dict(vpc_tags or {})
         self.subnets = {}
         vpc_id: pulumi.Input[str] | None = plan.vpc_id
         # What the plan keeps of the running network (live.apply_observed: the NAT gateway's AZ,
@@ -54,7 +56,7 @@ class EksNetwork(pulumi.ComponentResource):
                 cidr_block=plan.cidr,
                 enable_dns_hostnames=True,  # EKS private endpoint and nodes need DNS names
                 enable_dns_support=True,
-                tags={"Name": f"{cluster_name}-vpc"},
+                tags={"Name": f"{cluster_name}-vpc", **self._vpc_tags},
             ),
             opts=child,
         )

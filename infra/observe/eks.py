@@ -21,7 +21,7 @@ import pulumi_aws as aws
 from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import autoscaler
-from infra.core.eks.access import OWNER_TAG
+from infra.core.eks.names import OWNER_TAG, owner_value
 from infra.core.eks.observed import (
     EksClusterObserved,
     EksObserved,
@@ -61,7 +61,7 @@ def observe_eks(config: StackConfig) -> EksObserved:
         node_groups={n: desired for n, (desired, _, _) in scaling.items()},
         node_group_limits={n: (lo, hi) for n, (_, lo, hi) in scaling.items()},
         foreign_node_groups=foreign,
-        nat_az_ids=_nat_az_ids(c, region),
+        nat_az_ids=_nat_az_ids(config, region, cluster),
         oidc_provider_arn=oidc,
         oidc_provider_owner=owner,
         pod_identity_agent=agent,
@@ -108,6 +108,8 @@ def _cluster(c: EksClusterSpec, region: str) -> EksClusterObserved:
         subnet_az_ids=tuple(sorted(azs)),
         version=found.version or "",
         status=found.status or "",
+        # Whose cluster it is (live.created_cluster_problems); an existing one is nobody's here.
+        tags={} if c.existing else {str(k): str(v) for k, v in (found.tags or {}).items()},
     )
 
 
@@ -163,19 +165,26 @@ def _node_group(
     return dict(found.tags or {}), (int(s.desired_size), int(s.min_size), int(s.max_size))
 
 
-def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
-    """AZ IDs of the NAT gateways (pending or available) in the VPC this stack creates (``Name``
-    ``<cluster>-vpc``); none before the first deploy (aws_vpcs and aws_nat_gateways answer no
-    match with empty ``ids``, not an error: terraform-provider-aws
-    internal/service/ec2/vpc_vpcs_data_source.go)."""
+def _nat_az_ids(
+    config: StackConfig, region: str, cluster: EksClusterObserved | None
+) -> tuple[str, ...]:
+    """AZ IDs of the NAT gateways (pending or available) in the VPC this stack creates: the
+    running cluster's VPC, or before the cluster exists the VPC tagged as this stack's
+    (``names.OWNER_TAG``), never one found by a name another stack's or a hand-made VPC may carry.
+    None before the first deploy (aws_vpcs and aws_nat_gateways answer no match with empty
+    ``ids``, not an error: terraform-provider-aws internal/service/ec2/vpc_vpcs_data_source.go)."""
+    c: EksClusterSpec = config.cluster
     if c.existing or c.vpc.private_subnets is not None:
         return ()
-    name = f"{c.name}-vpc"
+    owner = {OWNER_TAG: owner_value(c.name, config.stack)}
 
     def reads() -> tuple[str, ...]:
-        vpcs = aws.ec2.get_vpcs(tags={"Name": name}, region=region).ids
+        if cluster is not None and cluster.vpc_id:
+            vpcs = [cluster.vpc_id]
+        else:
+            vpcs = aws.ec2.get_vpcs(tags=owner, region=region).ids
         if len(vpcs) > 1:
-            raise ValueError(f"{len(vpcs)} VPCs are named {name}; one is this stack's")
+            raise ValueError(f"{len(vpcs)} VPCs are tagged {OWNER_TAG}={owner[OWNER_TAG]}")
         if not vpcs:
             return ()
         nats = aws.ec2.get_nat_gateways(
@@ -189,7 +198,7 @@ def _nat_az_ids(c: EksClusterSpec, region: str) -> tuple[str, ...]:
         subnets = [aws.ec2.get_nat_gateway(id=n, region=region).subnet_id for n in nats]
         return tuple(sorted(_az_id(s, region) for s in subnets))
 
-    return read("cluster.vpc", f"the NAT gateways of VPC {name}", reads)
+    return read("cluster.vpc", f"the NAT gateways of the VPC of {c.name}", reads)
 
 
 def _identity(

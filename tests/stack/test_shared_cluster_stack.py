@@ -11,15 +11,18 @@ from typing import Any
 import pytest
 
 from infra import mockengine
+from infra.core import offline
 from infra.core.config.stack import parse
 from infra.core.eks.lifecycle import owned_name
+from infra.core.eks.names import eks_component_name
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.platform import eks_plan
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from infra.mockengine import Recording
 from infra.mocklive import LiveAccount, after, before
-from tests.stack.harness import run_stack, sample, stack_source
+from infra.observe import observe as observe_step
+from tests.stack.harness import ROOT, run_stack, sample, stack_source
 
 STACKS = ("team-a", "team-b")
 
@@ -175,3 +178,78 @@ def test_eks_karpenter_pools_outlive_the_ebs_csi_addon_and_wait_out_the_drain_on
         # add-on their nodes need (CNI, DNS, the CSI driver detaching volumes) still runs.
         assert csi in r.depends_on and addons <= set(r.depends_on), r.name
         assert r.options["customTimeouts"] == {"delete": DRAIN_48H_DELETE}, r.name
+
+
+def _observe_reads(stack: str, account: LiveAccount) -> list[tuple[str, dict[str, Any]]]:
+    name, raw = stack_source(stack)
+    config = parse(raw, name)
+    rec = mockengine.run_body(raw, name, None, lambda: observe_step(config), account)
+    return rec.invokes
+
+
+def test_nat_gateways_are_read_in_the_running_clusters_vpc_and_never_by_a_vpc_name():
+    name, raw = stack_source("eks-g4dn")
+    config = parse(raw, name)
+    deployed = after(build_plan(config), sample("eks-g4dn"))
+    reads = _observe_reads("eks-g4dn", deployed)
+    nats = [args for token, args in reads if token == "aws:ec2/getNatGateways:getNatGateways"]
+    assert [a["vpcId"] for a in nats] == [offline.VPC_ID]  # DescribeCluster's vpcConfig.vpcId
+    assert not [t for t, _ in reads if t == "aws:ec2/getVpcs:getVpcs"]
+
+
+def test_before_its_cluster_exists_the_stacks_vpc_is_found_by_its_owner_tag():
+    # A VPC another stack (or a person) named <cluster>-vpc is not this stack's.
+    name, raw = stack_source("eks-g4dn")
+    account = LiveAccount(vpcs=("ml-vpc",), vpc_tags=({"Name": "ml-vpc"},))
+    reads = _observe_reads("eks-g4dn", account)
+    (vpcs,) = [args for token, args in reads if token == "aws:ec2/getVpcs:getVpcs"]
+    assert vpcs["tags"] == {"gpu-infra/stack": "ml/eks-g4dn"}
+    found = mockengine.observe(raw, name, account).part(EksObserved)
+    assert found is not None and found.nat_az_ids == ()
+
+
+def test_a_created_clusters_deploy_tags_the_cluster_and_vpc_as_this_stacks():
+    rec = sample("eks-g4dn")
+    (cluster,) = rec.of_type("eks:index:Cluster")
+    assert cluster.inputs["clusterTags"] == {"gpu-infra/stack": "ml/eks-g4dn"}
+    (vpc,) = rec.of_type("aws:ec2/vpc:Vpc")
+    assert vpc.inputs["tags"]["gpu-infra/stack"] == "ml/eks-g4dn"
+    # The logical name the legacy Name tag is matched by (names.eks_component_name).
+    assert cluster.name == eks_component_name("ml")
+
+
+SAMPLES = sorted(
+    p.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    for p in (ROOT / "stacks").glob("Pulumi.*.yaml")
+)
+ENFORCE = "pod-security.kubernetes.io/enforce"
+
+
+@pytest.mark.parametrize("stack", SAMPLES)
+def test_every_namespace_a_component_creates_carries_pod_security_labels(stack):
+    # Pod Security Admission applies a namespace's pod-security.kubernetes.io labels
+    # (https://kubernetes.io/docs/concepts/security/pod-security-admission/); an unlabelled one
+    # runs under the cluster's default level. Only the GPU Operator's namespace is privileged
+    # (its operands are); a namespace Helm creates is labelled by a NamespacePatch. The teams'
+    # gpuNamespaces take the level their workloads need and are checked with them.
+    name, raw = stack_source(stack)
+    teams = {n.name for n in parse(raw, name).namespaces}
+    rec = sample(stack)
+    labelled: dict[str, str] = {}
+    for r in rec.of_type("kubernetes:core/v1:Namespace") + rec.of_type(
+        "kubernetes:core/v1:NamespacePatch"
+    ):
+        md = r.inputs["metadata"]
+        labelled[str(md["name"])] = str((md.get("labels") or {}).get(ENFORCE, ""))
+    helm_made = {
+        str(r.inputs["namespace"])
+        for r in rec.of_type("kubernetes:helm.sh/v3:Release")
+        if r.inputs.get("createNamespace")
+    }
+    assert helm_made <= set(labelled)
+    for ns, level in labelled.items():
+        if ns in teams:
+            continue
+        assert level in ("restricted", "baseline", "privileged"), ns
+        if level == "privileged":
+            assert ns == "gpu-operator", ns

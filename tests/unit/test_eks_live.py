@@ -38,6 +38,8 @@ CLUSTER = EksClusterObserved(
     oidc_issuer="oidc.eks.us-west-2.amazonaws.com/id/ABCDEF",
     security_group_id="sg-0aaaaaaaaaaaaaaaa",
     vpc_id="vpc-0aaaaaaaaaaaaaaaa",
+    # Stack "test"'s, should it create cluster ml (live.created_cluster_problems).
+    tags={"gpu-infra/stack": "ml/test"},
 )
 ARN = "arn:aws:iam::111122223333:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/ABCDEF"
 

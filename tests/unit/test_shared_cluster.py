@@ -15,7 +15,7 @@ from infra.core.eks.lifecycle import (
     owned_name,
     subnet_hash_inputs,
 )
-from infra.core.eks.observed import EksObserved, owned_by
+from infra.core.eks.observed import EksClusterObserved, EksObserved, owned_by
 from infra.core.eks.planner import EksPlan
 from infra.core.eks.platform import eks_plan
 from infra.core.errors import ConfigErrors
@@ -143,3 +143,47 @@ def test_a_karpenter_pools_delete_timeout_follows_terminationGracePeriod():
     cfg["gpu-infra:cluster"]["autoscaler"] = {"kind": "karpenter", "terminationGracePeriod": "6h"}
     (g,) = plan_for(cfg, "test").groups
     assert g.karpenter is not None and g.karpenter.delete_timeout_minutes == 6 * 60 + 5
+
+
+# --- a created cluster's name is this stack's only if its tag says so ---------------------------
+
+RUNNING = {
+    "name": "ml",
+    "endpoint": "https://198.51.100.20",
+    "certificate_authority": "Q0E=",
+    "oidc_issuer": "oidc.eks.us-west-2.amazonaws.com/id/ABCDEF",
+    "security_group_id": "sg-0aaaaaaaaaaaaaaaa",
+    "vpc_id": "vpc-0aaaaaaaaaaaaaaaa",
+}
+
+
+def plan_over_cluster(tags: dict[str, str]) -> EksPlan:
+    cfg = pools(gpu_pool(machineType="g4dn.xlarge"))
+    found = EksObserved(cluster=EksClusterObserved(**RUNNING, tags=tags))
+    return eks_plan(build_plan(parse(cfg, "test"), None, Observed("eks", found)).platform)
+
+
+def test_a_running_cluster_tagged_for_this_stack_is_planned_over():
+    plan_over_cluster({"gpu-infra/stack": "ml/test"})
+
+
+@pytest.mark.parametrize(
+    "tags",
+    [{"gpu-infra/stack": "ml/other"}, {}, {"Name": "ml"}],
+    ids=["another-stacks", "untagged", "made-elsewhere"],
+)
+def test_a_running_cluster_of_the_name_not_tagged_for_this_stack_is_a_cluster_name_error(tags):
+    # Not adopted: EKS names are unique per region (CreateCluster ResourceInUseException), so the
+    # deploy could only fail, after planning over another stack's AZs and NAT gateways.
+    with pytest.raises(ConfigErrors) as e:
+        plan_over_cluster(tags)
+    assert [i.path for i in e.value.issues] == ["cluster.name"]
+    assert "ml/test" in e.value.issues[0].reason
+
+
+def test_an_untagged_cluster_pulumi_eks_named_for_this_program_is_kept_with_a_note():
+    # Day 2: clusters made before the owner tag carry pulumi-eks's Name=<component>-eksCluster
+    # (nodejs/eks/cluster/cluster.ts); the component is <cluster>-eks (components.eks).
+    p = plan_over_cluster({"Name": "ml-eks-eksCluster"})
+    assert p.network is not None
+    assert any("carries no gpu-infra/stack tag" in n for n in p.network.notes)

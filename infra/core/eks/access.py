@@ -18,16 +18,6 @@ from infra.core.config.eks import EksClusterSpec
 from infra.core.errors import Issues, join_path
 from infra.core.kubeconfig import exec_kubeconfig
 
-# Tag on IAM objects gpu-infra creates in an existing cluster's account (the IAM OIDC provider),
-# valued ``<cluster>/<stack>``, so a later run tells its own object from one someone else made.
-OWNER_TAG = "gpu-infra/stack"
-
-
-def owner_tag_value(cluster_name: str, stack: str) -> str:
-    """The ``OWNER_TAG`` value of the objects this stack creates on ``cluster_name``."""
-    return f"{cluster_name}/{stack}"
-
-
 # Access policies (https://docs.aws.amazon.com/eks/latest/userguide/access-policy-permissions.html).
 _ACCESS_POLICY = {
     "cluster-admin": "AmazonEKSClusterAdminPolicy",

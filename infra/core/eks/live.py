@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from infra.core import offline
 from infra.core.config.stack import StackConfig
-from infra.core.eks.access import owner_tag_value
 from infra.core.eks.ami import kubernetes_minor
 from infra.core.eks.lifecycle import desired_size, live_name, predecessor
+from infra.core.eks.names import OWNER_TAG, eks_component_name, owner_value, pulumi_eks_name_tag
 from infra.core.eks.network import (
     EksNetworkPlan,
     keep_live_nat,
@@ -44,6 +44,7 @@ def apply_observed(
     attached = attached_cluster(plan, observed, issues)
     if observed is not None and observed.offerings is not None:
         offering_issues(config, plan, observed.offerings, issues)
+    legacy = created_cluster_problems(plan, observed, issues)
     groups = tuple(live_group(g, live, limits) for g in plan.groups)
     system = live_system(plan.system, live, limits) if plan.system is not None else None
     if observed is not None and observed.foreign_node_groups:
@@ -58,9 +59,12 @@ def apply_observed(
         reason := upgrade_problem(plan.kubernetes_version, running.version)
     ):
         issues.add("cluster.kubernetesVersion", reason)
+    network = _network(plan, observed)
+    if network is not None and legacy:
+        network = replace(network, notes=(*network.notes, legacy))
     return replace(
         plan,
-        network=_network(plan, observed),
+        network=network,
         groups=groups,
         system=system,
         existing_cluster=attached,
@@ -79,6 +83,41 @@ def apply_observed(
             for a in plan.addons
         ),
     )
+
+
+def created_cluster_problems(
+    plan: EksPlan, observed: EksObserved | None, issues: Issues
+) -> str | None:
+    """A running cluster of ``cluster.name`` for a stack that creates its cluster must be this
+    stack's: tagged ``gpu-infra/stack=<cluster>/<stack>`` (``names.OWNER_TAG``). One tagged for
+    another stack, or made by anything but gpu-infra, is a ``cluster.name`` error, never planned
+    over (its AZs, node groups and NAT gateways are not this stack's; the deploy would fail at
+    CreateCluster, "ResourceInUseException: Cluster already exists"). An untagged one that
+    pulumi-eks named for this program's cluster component was made by a gpu-infra stack before
+    the tag existed: kept, with the note returned, and tagged by this deploy."""
+    cluster = observed.cluster if observed is not None else None
+    if plan.existing or cluster is None:
+        return None
+    mine = owner_value(plan.cluster_name, plan.stack)
+    found = cluster.tags.get(OWNER_TAG)
+    if found == mine:
+        return None
+    if found is None and cluster.tags.get("Name") == pulumi_eks_name_tag(
+        eks_component_name(plan.cluster_name)
+    ):
+        return (
+            f"EKS: cluster {plan.cluster_name} carries no {OWNER_TAG} tag (made before gpu-infra "
+            f"tagged its clusters): taken as this stack's, and tagged {OWNER_TAG}={mine} by this "
+            "deploy; if another stack made it, stop and give this stack another cluster.name"
+        )
+    whose = f"it is tagged {OWNER_TAG}={found}" if found else f"it has no {OWNER_TAG} tag"
+    issues.add(
+        "cluster.name",
+        f"{plan.cluster_name!r}: an EKS cluster of that name already runs in {plan.region} and "
+        f"is not this stack's ({whose}, not {mine}); give this stack another cluster.name, or set "
+        "cluster.existing: true to add GPU pools to it",
+    )
+    return None
 
 
 def foreign_group_issues(
@@ -298,7 +337,7 @@ def owns_oidc_provider(plan: EksPlan, observed: EksObserved | None) -> bool:
         observed is not None
         and observed.oidc_provider_arn is not None
         and plan.identity == "irsa"
-        and observed.oidc_provider_owner == owner_tag_value(plan.cluster_name, plan.stack)
+        and observed.oidc_provider_owner == owner_value(plan.cluster_name, plan.stack)
     )
 
 

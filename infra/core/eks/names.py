@@ -56,3 +56,25 @@ def stack_scoped(base: str, stack: str, limit: int) -> str:
     """``<base>-<stack>`` fitted to ``limit``: the name of an object this stack adds to a cluster
     it does not own, where another stack (or the cluster's owner) may hold ``base`` already."""
     return fit(f"{base}-{stack_slug(stack)}", limit)
+
+
+# Tag on what a stack creates that another stack or a person could also name: the cluster, its VPC,
+# the IAM OIDC provider of an existing cluster. The observe step tells this stack's own from
+# another's by it (``owner_value``), never by a name.
+OWNER_TAG = "gpu-infra/stack"
+
+
+def owner_value(cluster_name: str, stack: str) -> str:
+    """``<cluster>/<stack>``: the ``OWNER_TAG`` value of this stack's objects (tag values: 256)."""
+    return fit(f"{cluster_name}/{stack}", TAG_VALUE_MAX)
+
+
+def eks_component_name(cluster_name: str) -> str:
+    """The logical name of the pulumi-eks ``Cluster`` a stack creates (``components.eks``)."""
+    return f"{cluster_name}-eks"
+
+
+def pulumi_eks_name_tag(logical_name: str) -> str:
+    """The ``Name`` tag pulumi-eks gives the EKS cluster of a component named ``logical_name``
+    (pulumi/pulumi-eks nodejs/eks/cluster/cluster.ts: ``Name: `${name}-eksCluster```)."""
+    return f"{logical_name}-eksCluster"

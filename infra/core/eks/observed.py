@@ -30,6 +30,7 @@ class EksClusterObserved:
         version: the control plane's Kubernetes version (``1.33``); ``""``: not read.
         status: DescribeCluster ``status`` (``ACTIVE``, ``CREATING``, ``UPDATING`` ...);
             ``""``: not read.
+        tags: the cluster's tags (read for a cluster this stack creates: whose it is).
     """
 
     name: str
@@ -41,6 +42,7 @@ class EksClusterObserved:
     subnet_az_ids: tuple[str, ...] = ()
     version: str = ""
     status: str = ""
+    tags: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -98,6 +100,7 @@ class EksObserved:
                 "subnetAzIds": list(c.subnet_az_ids),
                 "version": c.version,
                 "status": c.status,
+                "tags": dict(sorted(c.tags.items())),
             },
             "nodeGroups": dict(sorted(self.node_groups.items())),
             "nodeGroupLimits": {n: list(v) for n, v in sorted(self.node_group_limits.items())},
@@ -140,6 +143,7 @@ class EksObserved:
                 subnet_az_ids=tuple(c.get("subnetAzIds", ())),
                 version=str(c.get("version", "")),
                 status=str(c.get("status", "")),
+                tags={str(k): str(v) for k, v in (c.get("tags") or {}).items()},
             ),
             node_groups={str(k): int(v) for k, v in (doc.get("nodeGroups") or {}).items()},
             node_group_limits={
@@ -189,6 +193,7 @@ _CLUSTER_KEYS = frozenset(
         "subnetAzIds",
         "version",
         "status",
+        "tags",
     )
 )
 
