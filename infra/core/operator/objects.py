@@ -129,7 +129,7 @@ def assemble(
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
             # Listed nodes also get the accelerator label Flyte's device selector reads.
-            accelerator = flyte_mod.accelerator_name(h, platform.features)
+            accelerator = flyte_mod.accelerator_name(h, platform.features, platform.catalog)
             labels = {**labels, platform.features.accelerator_label: accelerator}
             node_labels.append(NodeLabels(pool=h.name, nodes=listed, labels=labels))
     after = _profiles_after_licensed_jobs(after)
