@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.pricing import Price, Prices
 from infra.core.platform import NodePlace, PricedPool
-from infra.core.platform_cost import HOURS_PER_MONTH, USAGE_BASED, Line
+from infra.core.platform_cost import HOURS_PER_MONTH, Line
 from infra.core.pools import idle_nodes, warm_of
 
 __all__ = ["HOURS_PER_MONTH", "Cost", "PoolCost", "Prices", "estimate"]
@@ -281,7 +281,7 @@ def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
         as_of,
         own_hardware=platform.features.own_hardware,
         lines=tuple(lines),
-        usage_based=USAGE_BASED.get(cloud or "", ""),
+        usage_based=platform.usage_based,
         cluster_limits=platform.cluster_limits,
     )
 

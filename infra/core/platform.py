@@ -448,6 +448,11 @@ class Platform(Protocol):
         """Cluster-wide resource limits that cap auto-created pools, ``(resource, maximum)``."""
         ...
 
+    @property
+    def usage_based(self) -> str:
+        """What the platform bills by use, which no plan can price (listed as unpriced)."""
+        ...
+
     def pool_view(self, h: PoolHints) -> PoolView: ...
 
     @property
@@ -565,6 +570,10 @@ class PlatformDefaults:
     @property
     def cluster_limits(self) -> tuple[tuple[str, int], ...]:
         return ()
+
+    @property
+    def usage_based(self) -> str:
+        return ""
 
     @property
     def system_machine(self) -> str:

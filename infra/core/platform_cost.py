@@ -81,9 +81,3 @@ def sum_lines(item: str, lines: list[Line]) -> Line | None:
         missing,
         tuple(x.price for x in priced[1:] if x.price is not None),
     )
-
-
-USAGE_BASED = {
-    "gcp": "Cloud NAT data processing ($0.045/GiB), data transfer, load balancers, logging",
-    "aws": "NAT data processing (per GB), data transfer, load balancers, CloudWatch",
-}

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from infra.core.catalog.quota_classes import aws_class_of, gcp_cpu_rules
 from infra.core.catalog.vendored import Catalog, read_rows
 
 # Standard-class sizes: vCPUs per size (https://aws.amazon.com/ec2/instance-types/), for CPU
@@ -65,18 +66,9 @@ def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
     return None
 
 
-@cache
-def _aws_class_regexes() -> tuple[re.Pattern[str], ...]:
-    # EC2 vCPU quota classes (aws_quota_classes.csv cites the EC2 instance-quotas docs).
-    return tuple(re.compile(r["family_regex"]) for r in read_rows("aws_quota_classes.csv"))
-
-
-@cache
 def _gcp_cpu_families() -> frozenset[str]:
     # Families drawing on a regional vCPU quota (gcp_cpu_quota_metrics.csv cites its sources).
-    return frozenset(
-        r["family"] for r in read_rows("gcp_cpu_quota_metrics.csv") if r["cpu_quota"] != "none"
-    )
+    return frozenset(f for f, r in gcp_cpu_rules().items() if r.has_vcpu_quota)
 
 
 def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
@@ -84,7 +76,7 @@ def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
     if catalog.aws_instance(instance_type) is not None:
         return f"{instance_type!r} is a GPU instance type; the system group should be CPU only"
     family = instance_type.split(".", 1)[0]
-    if not any(r.fullmatch(family) for r in _aws_class_regexes()):
+    if aws_class_of(instance_type) is None:
         return (
             f"{instance_type!r}: family {family!r} matches no EC2 vCPU quota class the quota "
             "preflight knows; use a general-purpose type such as m6i.large"

@@ -9,7 +9,7 @@ def render() -> str:
     """One row per price: cloud, item, region, USD, unit, date (and whether re-read), source."""
     from infra.core.platform_cost import unit_prices
 
-    units = {"per_hour": "per hour", "per_gb_month": "per GB-month"}
+    units = {"per_hour": "per hour", "per_gb_month": "per GB-month", "per_gib": "per GiB (usage)"}
     lines = [
         "| cloud | item | region | USD | unit | as of | source |",
         "|---|---|---|---|---|---|---|",

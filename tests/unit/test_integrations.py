@@ -413,3 +413,24 @@ def test_flyte_offers_no_accelerator_for_a_pool_whose_resource_tasks_cannot_requ
         "a100-mig: advertises nvidia.com/mig-1g.5gb, but Flyte requests one GPU resource name "
         "cluster-wide (nvidia.com/gpu); tasks cannot target this pool"
     ]
+
+
+@pytest.mark.parametrize(
+    ("model", "accelerator"),
+    [("A100-80GB", "nvidia-a100-80gb"), ("l4", "nvidia-l4"), ("T4", "nvidia-tesla-t4")],
+)
+def test_flyte_names_an_on_prem_gpu_by_gkes_accelerator_type_for_its_model(model, accelerator):
+    # flytekit's accelerator constants are GKE's accelerator types
+    # (https://cloud.google.com/compute/docs/gpus: nvidia-a100-80gb, nvidia-l4, nvidia-tesla-t4).
+    from dataclasses import replace
+
+    from infra.core.catalog.vendored import Catalog
+    from infra.core.integrations.flyte import accelerator_name
+    from infra.core.kubernetes.platform import FEATURES
+    from tests.unit.operator_fixtures import hints_for, stack
+
+    (h,) = hints_for(stack("kubernetes"))
+    h = replace(h, gpu_type=model, gpu_model=model)
+    assert accelerator_name(h, FEATURES, Catalog.load()) == accelerator
+    unknown = replace(h, gpu_type="X9", gpu_model="X9")
+    assert accelerator_name(unknown, FEATURES, Catalog.load()) == "nvidia-x9"

@@ -30,7 +30,7 @@ def test_every_platform_price_has_its_own_source_url_and_date():
     for r in rows:
         assert r["source"].startswith("https://"), r
         assert re.fullmatch(r"20\d\d-\d\d-\d\d", r["as_of"]), r
-        assert float(r["price_usd"]) > 0 and r["unit"] in ("per_hour", "per_gb_month")
+        assert float(r["price_usd"]) > 0 and r["unit"] in ("per_hour", "per_gb_month", "per_gib")
 
 
 def test_a_month_is_730_hours_as_the_clouds_price_it():
@@ -80,6 +80,17 @@ def test_cost_json_pools_carry_min_and_max_nodes_and_per_month():
 def test_usage_based_charges_are_named_never_counted():
     doc = _cost("gke-t4").to_json()["total"]
     assert "data processing" in doc["usageBased"]
+
+
+def test_cloud_nat_data_processing_is_quoted_at_its_price_row_never_counted():
+    # "$0.045 per GiB" of data processed by the gateway (https://cloud.google.com/nat/pricing)
+    (row,) = [
+        r for r in read_rows("platform_prices.csv") if r["item"] == "cloud-nat-data-processing"
+    ]
+    assert (row["unit"], float(row["price_usd"])) == ("per_gib", 0.045)
+    cost = _cost("gke-t4")
+    assert "Cloud NAT data processing ($0.045/GiB)" in cost.to_json()["total"]["usageBased"]
+    assert all(p.item != "cloud-nat-data-processing" for x in cost.lines for p in x.prices)
 
 
 def test_own_hardware_has_no_total():

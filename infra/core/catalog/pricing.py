@@ -33,7 +33,7 @@ class UnitPrice:
     """One row of ``platform_prices.csv``."""
 
     item: str
-    unit: str  # per_hour | per_gb_month
+    unit: str  # per_hour | per_gb_month | per_gib (a usage price: quoted, never counted)
     usd: float
     source: str
     as_of: str

@@ -437,6 +437,11 @@ class Catalog:
         """For GPUs attached to N1: allowed count -> ceiling; empty if not attachable to N1."""
         return dict(self._attach.get(accelerator, {}))
 
+    def gcp_accelerator_of(self, model: str) -> str | None:
+        """The GCP accelerator type of GPU ``model`` (case-insensitive); ``None``: none."""
+        wanted = model.lower()
+        return next((a for a, m in self._models.items() if m.model.lower() == wanted), None)
+
     def gcp_model(self, accelerator: str) -> GpuModel:
         """Model name, memory and MIG profiles of ``accelerator`` (the type itself if unmapped)."""
         return self._models.get(accelerator, GpuModel(accelerator, 0, ()))

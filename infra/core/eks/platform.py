@@ -274,6 +274,10 @@ class EksPlatform(PlatformDefaults):
 
         return eks_lines(self.plan, self.config.region or "", warm)
 
+    @property
+    def usage_based(self) -> str:
+        return "NAT data processing (per GB), data transfer, load balancers, CloudWatch"
+
     def pool_view(self, h: PoolHints) -> PoolView:
         g = next(g for g in self.plan.groups if g.name == h.name)
         capacity = g.capacity_type.lower().replace("_", "-")

@@ -173,3 +173,10 @@ def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int]) -> Line:
         return (vm.usd * n if n <= CLOUD_NAT_VM_CAP else cap.usd) + ip.usd
 
     return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
+
+
+def usage_based() -> str:
+    """What GKE bills by use (Cloud NAT data processing at its platform_prices.csv price)."""
+    p = price_of("gcp", "cloud-nat-data-processing", "*")
+    nat = f"${p.usd:g}/GiB" if p is not None else "per GiB"
+    return f"Cloud NAT data processing ({nat}), data transfer, load balancers, logging"

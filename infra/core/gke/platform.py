@@ -308,6 +308,12 @@ class GkePlatform(PlatformDefaults):
         return cost_lines(self.plan, warm)
 
     @property
+    def usage_based(self) -> str:
+        from infra.core.gke.cost import usage_based
+
+        return usage_based()
+
+    @property
     def cluster_limits(self) -> tuple[tuple[str, int], ...]:
         limits = self.plan.cluster.auto_provisioning_limits
         return tuple((lim.resource_type, lim.maximum) for lim in limits or ())

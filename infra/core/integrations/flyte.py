@@ -15,11 +15,10 @@ nodes carry; a value that is no flytekit constant (flytekit.extras.accelerators,
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
 from infra.core.platform import Features, Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
@@ -46,17 +45,12 @@ FLYTEKIT_ACCELERATORS = frozenset(
 )
 
 
-@functools.cache
-def _accelerator_by_model() -> dict[str, str]:
-    rows = read_rows("gcp_accelerator_models.csv", DATA_DIR)
-    return {r["model"].lower(): r["accelerator"] for r in rows}
-
-
-def accelerator_name(h: PoolHints, features: Features) -> str:
+def accelerator_name(h: PoolHints, features: Features, catalog: Catalog) -> str:
     """The flytekit accelerator value for the pool's GPU (GKE's name for the model)."""
     if features.gpu_type_is_accelerator or h.gpu_type.startswith("nvidia-"):
         return h.gpu_type
-    return _accelerator_by_model().get(h.gpu_model.lower(), f"nvidia-{h.gpu_model.lower()}")
+    known = catalog.gcp_accelerator_of(h.gpu_model)
+    return known if known is not None else f"nvidia-{h.gpu_model.lower()}"
 
 
 def _labelled_by(features: Features, labelled: bool) -> str:

@@ -147,7 +147,7 @@ def assemble(
             # Listed nodes get every label the pool's workloads select on and the proof assumes
             # (its declared labels and nodeSelector), and the accelerator label Flyte's device
             # selector reads.
-            accelerator = flyte_mod.accelerator_name(h, platform.features)
+            accelerator = flyte_mod.accelerator_name(h, platform.features, platform.catalog)
             labels = {
                 **h.labels,
                 **platform.workload_selector(h),
