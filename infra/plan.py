@@ -356,7 +356,7 @@ def _run(
 
     cost = estimate(plan)
     if args.json:
-        document = plan_document(config, cost, recording, plan.observed_json())
+        document = plan_document(config, cost, recording, plan)
         _write(json.dumps(document, indent=2, allow_nan=False))
         _write("\n")
     else:
@@ -376,14 +376,15 @@ def _run(
 
 
 def plan_document(
-    config: StackConfig, cost: Any, recording: Any, observed: Mapping[str, Any] | None = None
+    config: StackConfig, cost: Any, recording: Any, plan: Plan | None = None
 ) -> dict[str, Any]:
-    """The ``--json`` object of one stack; ``observed``: what it was planned over
-    (``Plan.observed_json``: offline, what it assumed)."""
+    """The ``--json`` object of one stack: ``observed`` is what ``plan`` was planned over (empty
+    offline), ``assumed`` what it took for granted in its place (``Plan.assumed``)."""
     return {
         "project": "gpu-infra",
         "stack": config.stack,
-        "observed": dict(observed or {}),
+        "observed": plan.observed.to_json() if plan is not None else {},
+        "assumed": plan.assumed() if plan is not None else [],
         "cost": cost.to_json(),
         "resources": [r.to_json() for r in recording.resources],
         "outputs": recording.outputs,

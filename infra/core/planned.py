@@ -5,7 +5,6 @@ nothing here, nor in the checks that run on it, knows which platform it is."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
@@ -40,13 +39,12 @@ class Plan:
     observed: Observed = field(default_factory=Observed.none)
     catalog: Catalog | None = field(default=None, compare=False, repr=False)
 
-    def observed_json(self) -> dict[str, Any]:
-        """``--json`` ``observed``: what the observe step read, or offline what the plan assumed
-        in its place (``{"assumed": [...]}``; ``{}`` where it assumed nothing)."""
+    def assumed(self) -> list[str]:
+        """``--json`` ``assumed``: offline, what the plan took for granted where ``pulumi up``
+        reads the live platform first (``[]`` once it was planned over what it observed)."""
         if self.observed.value is not None:
-            return self.observed.to_json()
-        assumed = self.platform.offline_assumptions
-        return {"assumed": list(assumed)} if assumed else {}
+            return []
+        return list(self.platform.offline_assumptions)
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:

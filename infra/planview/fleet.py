@@ -66,7 +66,7 @@ def fleet_row(config: Any, plan: Any, recording: Any) -> FleetRow:
         sum(r.max_gpus for r in rows),
         cost,
         len(recording.resources),
-        plan_document(config, cost, recording, plan.observed_json()),
+        plan_document(config, cost, recording, plan),
         tuple(dict.fromkeys((*plan.notes, *(plan.operator.notes if plan.operator else ())))),
         tuple(recording.logs),
     )

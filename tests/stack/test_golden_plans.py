@@ -39,7 +39,7 @@ def golden_text(stack: str, path: Path | None = None) -> str:
     config = parse(raw, name)
     plan = build_plan(config)
     recording = sample(stack) if path is None else run_stack(path)
-    document = plan_document(config, estimate(plan), recording, plan.observed_json())
+    document = plan_document(config, estimate(plan), recording, plan)
     # A round trip through JSON: the shared recording is never touched, only its copy.
     copy = json.loads(json.dumps(document, allow_nan=False))
     return json.dumps(normalized(copy), indent=1, sort_keys=True) + "\n"

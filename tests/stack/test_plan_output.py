@@ -21,7 +21,9 @@ def test_every_sample_stack_plans(stack, capsys):
 
 def test_an_offline_eks_plan_lists_what_it_assumed_where_pulumi_up_would_read(capsys):
     assert plan_cli.main(["--stack", "eks-existing", "--json"]) == 0
-    assumed = json.loads(capsys.readouterr().out)["observed"]["assumed"]
+    doc = json.loads(capsys.readouterr().out)
+    assumed, observed = doc["assumed"], doc["observed"]
+    assert observed == {}  # offline: nothing read
     assert assumed[0].startswith("EKS cluster shared exists, ACTIVE at Kubernetes 1.33")
     assert "its IAM OIDC provider exists and is not this stack's (used by ARN)" in assumed
 
@@ -29,7 +31,7 @@ def test_an_offline_eks_plan_lists_what_it_assumed_where_pulumi_up_would_read(ca
 def test_json_output_has_the_contract_shape(capsys):
     assert plan_cli.main(["--stack", "gke-t4", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert set(doc) == {"project", "stack", "observed", "cost", "resources", "outputs"}
+    assert set(doc) == {"project", "stack", "observed", "assumed", "cost", "resources", "outputs"}
     assert (doc["project"], doc["stack"]) == ("gpu-infra", "gke-t4")
     assert doc["observed"] == {}  # a created GKE cluster: an offline plan assumes nothing
     for r in doc["resources"]:
