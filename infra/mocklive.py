@@ -143,6 +143,31 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
     )
 
 
+def _recorded_clusters(found: LiveAccount, recording: Recording) -> dict[str, Any]:
+    """``found``'s EKS cluster fields plus the clusters ``recording`` made (subnets, tags,
+    version), as ``replace`` keywords."""
+    made = [r for r in recording.of_type("eks:index:Cluster") if r.inputs.get("name")]
+    clusters = {
+        str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))
+        for r in made
+    }
+    tags = {
+        str(r.inputs["name"]): {
+            # pulumi-eks tags the cluster Name=<component>-eksCluster beside its clusterTags
+            # (nodejs/eks/cluster/cluster.ts).
+            "Name": pulumi_eks_name_tag(r.name),
+            **{str(k): str(v) for k, v in (r.inputs.get("clusterTags") or {}).items()},
+        }
+        for r in made
+    }
+    versions = {str(r.inputs["name"]): str(r.inputs.get("version", "")) for r in made}
+    return {
+        "eks_clusters": {**found.eks_clusters, **clusters},
+        "eks_cluster_tags": {**found.eks_cluster_tags, **tags},
+        "eks_versions": {**found.eks_versions, **versions},
+    }
+
+
 def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> LiveAccount:
     """``before(plan.config)`` plus the EKS cluster, node groups (name -> desired size), VPC, NAT
     gateways and subnets ``recording`` made, as a deploy over that stack finds them, and what the
@@ -157,36 +182,14 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         for r in of("aws:eks/nodeGroup:NodeGroup")
         if r.inputs.get("nodeGroupName")
     }
-    clusters = {
-        str(r.inputs["name"]): tuple(str(i) for i in r.inputs.get("privateSubnetIds", []))
-        for r in of("eks:index:Cluster")
-        if r.inputs.get("name")
-    }
-    tags = {
-        str(r.inputs["name"]): {
-            # pulumi-eks tags the cluster Name=<component>-eksCluster beside its clusterTags
-            # (nodejs/eks/cluster/cluster.ts).
-            "Name": pulumi_eks_name_tag(r.name),
-            **{str(k): str(v) for k, v in (r.inputs.get("clusterTags") or {}).items()},
-        }
-        for r in of("eks:index:Cluster")
-        if r.inputs.get("name")
-    }
     oidc = of("aws:iam/openIdConnectProvider:OpenIdConnectProvider")
     if oidc:  # declared by the recording: it exists now, with the tags it was given
         found = replace(
             found, oidc_provider=True, oidc_provider_tags=oidc[0].inputs.get("tags", {})
         )
-    versions = {
-        str(r.inputs["name"]): str(r.inputs.get("version", ""))
-        for r in of("eks:index:Cluster")
-        if r.inputs.get("name")
-    }
     return replace(
         found,
-        eks_clusters={**found.eks_clusters, **clusters},
-        eks_cluster_tags={**found.eks_cluster_tags, **tags},
-        eks_versions={**found.eks_versions, **versions},
+        **_recorded_clusters(found, recording),
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
             for r in of("aws:eks/addon:Addon")

@@ -173,7 +173,7 @@ def test_all_plans_every_sample_stack_in_one_table_with_totals(capsys):
     assert doc["totals"]["stacks"] == len(STACKS)
     assert doc["totals"]["gpusAtMax"] >= 20 and doc["stacks"]["gke-t4"]["cost"]["atMaxPerHour"]
     t4 = doc["stacks"]["gke-t4"]
-    assert set(t4) == {"project", "stack", "observed", "cost", "resources", "outputs"}
+    assert set(t4) == {"project", "stack", "observed", "assumed", "cost", "resources", "outputs"}
 
 
 def test_fleet_table_has_a_row_per_stack_and_a_total(capsys):

@@ -348,6 +348,18 @@ def test_cluster_autoscaler_kind_still_plans_node_groups():
 # --- scheduling proof, cost, quota --------------------------------------------------------------
 
 
+def test_a_nodepool_of_several_sizes_runs_and_guarantees_the_smallest_types_own_node():
+    # Karpenter's node for g5.2xlarge (aws/karpenter-provider-aws types.go NewInstanceType):
+    # 32 GiB less ceil(7.5 %) VM overhead = 30310 MiB, less kube-reserved 255 + 11 x 58 ENI-limited
+    # pods (4 ENIs x 14 IPs + 2) = 893 MiB, less the 100Mi eviction threshold: 29317 MiB. The
+    # bigger type's reserve never meets the smaller type's memory.
+    p = plan(spot=True, machineType=["g5.4xlarge", "g5.2xlarge"])
+    pn = p.platform.pool_nodes(False, {})["a10g"]
+    (small,) = [n for n in pn.launchable if n.labels[kp.INSTANCE_TYPE_LABEL] == "g5.2xlarge"]
+    assert pn.running.allocatable["memory"] == small.allocatable["memory"] == 29317 * 2**20
+    assert p.platform.node_memory_mib(p.pools[0]) == 29317
+
+
 def test_proof_checks_a_node_per_instance_type_the_nodepool_may_launch():
     pn = pool_nodes(sample())
     for g in groups(sample()):

@@ -10,6 +10,7 @@ overrides the instance type's value).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from fractions import Fraction
 
 from infra.core.config.base import PoolBase
@@ -63,20 +64,23 @@ def eks_template_node(g: EksGroupPlan, ec2_gpus: int) -> Node:
     return Node(f"template/{h.name}", labels, tuple(taints), alloc)
 
 
-def running_memory_mib(g: EksGroupPlan, memory_gib: float | None = None) -> int:
+def running_memory_mib(g: EksGroupPlan, memory_gib: Mapping[str, float]) -> int:
     """Allocatable memory (MiB) of a running node of the group: nodeadm's, the least over the
-    group's instance types (they share one shape, ``memory_gib``: the group's by default)."""
-    memory = g.hints.memory_gib if memory_gib is None else memory_gib
+    group's instance types, each with its own memory (``memory_gib``: per type, as EC2 describes
+    it; a type not in it has the group's shape). A Karpenter NodePool may hold several sizes of
+    one GPU shape, and a type's reserve follows its own maxPods, so memory and reserve are taken
+    per type: the least is the smallest type's node."""
     return min(
-        nodeadm_allocatable_mib(t, memory, arm64(g.ami_type))
+        nodeadm_allocatable_mib(t, memory_gib.get(t, g.hints.memory_gib), arm64(g.ami_type))
         for t in g.instance_types or (g.hints.name,)
     )
 
 
-def eks_running_node(g: EksGroupPlan, pool: PoolBase) -> Node:
-    """A running node of the group (``pool``: its gpuPools entry)."""
+def eks_running_node(g: EksGroupPlan, pool: PoolBase, memory_gib: Mapping[str, float]) -> Node:
+    """A running node of the group (``pool``: its gpuPools entry; ``memory_gib``: per instance
+    type, as in ``running_memory_mib``)."""
     h = g.hints
-    alloc = running_allocatable(h, pool, running_memory_mib(g))
+    alloc = running_allocatable(h, pool, running_memory_mib(g, memory_gib))
     # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
     alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
     return Node(h.name, dict(g.labels), node_taints(h), alloc, shared_resources(h, pool))

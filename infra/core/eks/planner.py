@@ -151,16 +151,8 @@ def plan_eks(
         return EksPlan()
     network = plan_network(cluster, region, region_azs, issues)
     version = cluster.kubernetes_version
-    if problem := versions.support_problem(version):
-        issues.add("cluster.kubernetesVersion", problem)
-    ca_image_tag = autoscaler.image_tag(version)
     uses_ca = cluster.autoscaler.enabled and cluster.autoscaler.kind == "cluster-autoscaler"
-    if uses_ca and ca_image_tag is None:
-        issues.add(
-            "cluster.kubernetesVersion",
-            f"{version!r} has no pinned cluster-autoscaler image (CA must match the cluster's "
-            f"minor version); supported: {', '.join(autoscaler.IMAGE_TAGS)}",
-        )
+    ca_image_tag = _check_version(cluster, uses_ca, issues)
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     groups = _plan_groups(config, region, network, catalog, issues)
@@ -215,6 +207,22 @@ def plan_eks(
         ),
     )
     return apply_observed(config, plan, observed, issues)
+
+
+def _check_version(cluster: EksClusterSpec, uses_ca: bool, issues: Issues) -> str | None:
+    """Report an unsupported Kubernetes version, and (when the stack runs cluster-autoscaler) one
+    with no pinned CA image; return that image's tag (``None``: none pinned)."""
+    version = cluster.kubernetes_version
+    if problem := versions.support_problem(version):
+        issues.add("cluster.kubernetesVersion", problem)
+    ca_image_tag = autoscaler.image_tag(version)
+    if uses_ca and ca_image_tag is None:
+        issues.add(
+            "cluster.kubernetesVersion",
+            f"{version!r} has no pinned cluster-autoscaler image (CA must match the cluster's "
+            f"minor version); supported: {', '.join(autoscaler.IMAGE_TAGS)}",
+        )
+    return ca_image_tag
 
 
 def _plan_groups(

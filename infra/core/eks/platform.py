@@ -15,10 +15,11 @@ from infra.core.config.base import PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
+from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.karpenter import pools as karpenter_pools
-from infra.core.eks.karpenter.nodes import karpenter_memory_mib, karpenter_nodes
+from infra.core.eks.karpenter.nodes import karpenter_nodes
 from infra.core.eks.live import offline_assumptions
-from infra.core.eks.node_model import arm64, ec2_gpu_count, nodeadm_allocatable_mib
+from infra.core.eks.node_model import ec2_gpu_count, nodeadm_allocatable_mib
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.planner import EksPlan, plan_eks
 from infra.core.eks.presets import PRESETS
@@ -192,12 +193,9 @@ class EksPlatform(PlatformDefaults):
         g = next((g for g in self.plan.groups if g.hints.name == h.name), None)
         if g is None:  # not a planned pool: its type is unknown, so the most reserve
             return nodeadm_allocatable_mib("", h.memory_gib)
-        if g.karpenter is None:
-            return nodes.running_memory_mib(g, h.memory_gib)
-        return min(
-            karpenter_memory_mib(t, self._memory_gib(t, h), arm64(g.ami_type))
-            for t in g.instance_types
-        )
+        # The running node the scheduling proof judges pods against (Karpenter's node for an
+        # instance type reserves what nodeadm does: karpenter.nodes.karpenter_memory_mib).
+        return nodes.running_memory_mib(g, self._type_memory_gib(g, h))
 
     def _karpenter_shape(self, instance_type: str, h: PoolHints) -> tuple[float, str, int]:
         """(memory GiB, GPU model, GPUs) of a type as EC2 describes it, what Karpenter and the
@@ -207,9 +205,15 @@ class EksPlatform(PlatformDefaults):
             return h.memory_gib, h.gpu_type, h.gpus_per_node
         return inst.memory_gib, inst.gpu_model, ec2_gpu_count(inst.gpus, inst.gpu_fraction)
 
-    def _memory_gib(self, instance_type: str, h: PoolHints) -> float:
-        inst = self.catalog.aws_instance(instance_type)
-        return inst.memory_gib if inst is not None else h.memory_gib
+    def _type_memory_gib(self, g: EksGroupPlan, h: PoolHints) -> dict[str, float]:
+        """Memory (GiB) per instance type of the group (``h``: its hints). A node group's types
+        share one shape, the pool's; a Karpenter NodePool's may differ in size, each as EC2
+        describes it (a declared shape: what the pool declares)."""
+        out: dict[str, float] = {}
+        for t in g.instance_types:
+            inst = self.catalog.aws_instance(t) if g.karpenter is not None else None
+            out[t] = inst.memory_gib if inst is not None else h.memory_gib
+        return out
 
     def warm_note(self, pools: str) -> str | None:
         return (
@@ -234,7 +238,9 @@ class EksPlatform(PlatformDefaults):
         specs = {p.name: p for p in self.config.pools}
         out: dict[str, PoolNodes] = {}
         for g in self.plan.groups:
-            running = nodes.eks_running_node(g, specs[g.hints.name])
+            running = nodes.eks_running_node(
+                g, specs[g.hints.name], self._type_memory_gib(g, g.hints)
+            )
             if g.karpenter is not None:
                 shapes = {t: self._karpenter_shape(t, g.hints) for t in g.instance_types}
                 launchable, problems = karpenter_nodes(g, shapes)
