@@ -10,8 +10,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infra.core.errors import Issues
+from infra.core.sizing import NodeGroupSizing
+from quota.demand import Demand, aws_contributions, gcp_contributions
 from quota.keys import Cloud, QuotaKey
 from quota.limits import LimitDemand, eks_limits, gke_limits
+from quota.sizing import vet_aws, vet_gcp
 
 
 @dataclass(frozen=True, slots=True)
@@ -19,14 +23,23 @@ class QuotaCloud:
     """What the preflight does differently on one cloud.
 
     Attributes:
+        vet: the sizings whose types have quota rows; the rest become config issues.
+        contributions: ``(region, sizings, force_preemptible)`` -> every draw of the sizings.
         service_limits: ``(plan, region, sizings)`` -> the stack's service-limit rows.
         service: ``(config, catalog)`` -> the client that reads usage and files requests.
         limit_advice: ``(key, region)`` -> what to do about a short service limit (never filed).
     """
 
+    vet: Callable[[list[NodeGroupSizing], Issues], list[NodeGroupSizing]]
+    contributions: Callable[[str, list[NodeGroupSizing], bool], Demand]
     service_limits: Callable[[Any, str, Any], LimitDemand]
     service: Callable[[Any, Any], Any]
     limit_advice: Callable[[QuotaKey, str], str]
+
+
+def _aws_contributions(region: str, sizings: list[NodeGroupSizing], force: bool) -> Demand:
+    del force  # EC2 has no preemptible quota to force
+    return aws_contributions(region, sizings)
 
 
 def _gcp_service(config: Any, catalog: Any) -> Any:
@@ -55,6 +68,6 @@ def _gcp_advice(key: QuotaKey, region: str) -> str:
 
 
 QUOTA_CLOUDS: Mapping[Cloud, QuotaCloud] = {
-    "gcp": QuotaCloud(gke_limits, _gcp_service, _gcp_advice),
-    "aws": QuotaCloud(eks_limits, _aws_service, _aws_advice),
+    "gcp": QuotaCloud(vet_gcp, gcp_contributions, gke_limits, _gcp_service, _gcp_advice),
+    "aws": QuotaCloud(vet_aws, _aws_contributions, eks_limits, _aws_service, _aws_advice),
 }
