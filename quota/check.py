@@ -404,23 +404,15 @@ def _file_requests(
 
 def _limit_advice(key: Any, config: Any) -> str:
     """What to do about a short service limit (never filed by this tool)."""
-    if key.cloud == "aws":
-        return (
-            "a service limit: request it by hand (aws service-quotas request-service-quota-"
-            f"increase --service-code eks --quota-code {key.quota} --region {config.region}) "
-            "or split the stack"
-        )
-    return "a GKE system limit: split the pool or the cluster (larger clusters need support)"
+    from quota.clouds import QUOTA_CLOUDS
+
+    return QUOTA_CLOUDS[key.cloud].limit_advice(key, config.region)
 
 
-def _service(cloud: str, config: Any, catalog: Any) -> Any:
-    if cloud == "gcp":
-        from quota.clients.gcp import GcpQuotaService, GcpSettings
+def _service(cloud: Any, config: Any, catalog: Any) -> Any:
+    from quota.clouds import QUOTA_CLOUDS
 
-        return GcpQuotaService(GcpSettings.from_env(config.project), catalog)
-    from quota.clients.aws import AwsQuotaService, AwsSettings
-
-    return AwsQuotaService(AwsSettings.from_env(config.region), catalog)
+    return QUOTA_CLOUDS[cloud].service(config, catalog)
 
 
 class _NoProgress:

@@ -398,11 +398,10 @@ def stack_contributions(
 ) -> Demand:
     """Every draw of a planned stack in its region (``infra.core.plan.build_plan``), with the
     marks of its node groups."""
+    from quota.clouds import QUOTA_CLOUDS
+
     cloud, sizings = stack_sizings(config, catalog, plan)
-    if cloud == "gcp":
-        demand = gcp_contributions(config.region, sizings, force_preemptible)
-    else:
-        demand = aws_contributions(config.region, sizings)
+    demand = QUOTA_CLOUDS[cloud].contributions(config.region, sizings, force_preemptible)
     return replace(demand, marks=plan.platform.node_marks())
 
 

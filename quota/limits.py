@@ -223,10 +223,10 @@ def limit_reading(
 
 
 def stack_limits(cloud: Cloud, plan: Any, region: str, sizings: Any) -> LimitDemand:
-    """The service-limit rows of a planned stack."""
-    if cloud == "aws":
-        return eks_limits(plan, region, sizings)
-    return gke_limits(plan, region, sizings)
+    """The service-limit rows of a planned stack (its cloud's ``quota.clouds`` entry)."""
+    from quota.clouds import QUOTA_CLOUDS
+
+    return QUOTA_CLOUDS[cloud].service_limits(plan, region, sizings)
 
 
 def limit_readings(

@@ -50,7 +50,9 @@ def plan_sizings(config: Any, plan: Plan, catalog: Catalog) -> tuple[Cloud, list
         issues.raise_if_any()
         raise AssertionError("unreachable")
     sizings = plan.platform.quota_sizings(catalog, issues)
-    sizings = vet_gcp(sizings, issues) if cloud == "gcp" else vet_aws(sizings, issues)
+    from quota.clouds import QUOTA_CLOUDS
+
+    sizings = QUOTA_CLOUDS[cloud].vet(sizings, issues)
     issues.raise_if_any()
     return cloud, sizings
 

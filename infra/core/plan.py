@@ -44,7 +44,6 @@ def build_plan(
         warm=warm,
         notes=tuple(notes),
         observed=observed,
-        catalog=platform.catalog,
     )
     # The backstop: what the plan sends, checked as each receiver checks it (infra.core.receivers).
     issues.extend(check_plan(plan))

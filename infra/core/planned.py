@@ -27,8 +27,6 @@ class Plan:
         notes: what a person should know (e.g. facts declared by the stack).
         observed: what the plan read from the live platform before deciding
             (``Observed.none()``: offline).
-        catalog: the catalog the plan was decided with (vendored data plus the stack's declared
-            shapes).
     """
 
     config: StackConfig
@@ -37,7 +35,12 @@ class Plan:
     warm: WarmPlan | None = None
     notes: tuple[str, ...] = ()
     observed: Observed = field(default_factory=Observed.none)
-    catalog: Catalog | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def catalog(self) -> Catalog:
+        """The catalog the plan was decided with (vendored data plus the stack's declared
+        shapes): the platform's."""
+        return self.platform.catalog
 
     def assumed(self) -> list[str]:
         """``--json`` ``assumed``: offline, what the plan took for granted where ``pulumi up``

@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from infra.core import rules
-from infra.core.config.eks import EksClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks.planner import EksPlan
 from infra.core.errors import ConfigIssue, join_path
@@ -25,7 +23,6 @@ from infra.core.sent import (
 def receiver_issues(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
     """The cluster's name and tag, the autoscaler's release and flags, every group's name, labels,
     taints and tags."""
-    cluster: EksClusterSpec = config.cluster
     yield from length_issues(
         "cluster.name", eks.cluster_name, "eks.cluster_name", "EKS cluster name"
     )
@@ -40,11 +37,8 @@ def receiver_issues(config: StackConfig, eks: EksPlan) -> Iterator[ConfigIssue]:
                 f"{most} (a shorter cluster name fits)",
             )
     if eks.autoscaler is not None:
-        try:
-            rules.check_go_duration(cluster.autoscaler.scale_down_unneeded_time)
-        except ValueError as e:
-            yield ConfigIssue("cluster.autoscaler.scaleDownUnneededTime", str(e))
-        # On an existing cluster the release is named after the stack (autoscaler.stack_release_name).
+        # scaleDownUnneededTime is checked as the flag's Go duration by the schema
+        # (EksAutoscalerSpec._duration_of_its_receiver). On an existing cluster the release is named after the stack (autoscaler.stack_release_name).
         yield from helm_release_issues(
             "cluster.existing" if eks.existing else "cluster.autoscaler", eks.autoscaler.release
         )

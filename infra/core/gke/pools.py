@@ -63,7 +63,7 @@ _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
 def driver_version(driver: str, operator_on: bool) -> GpuDriverVersion:
     """gpuDriverInstallationConfig.gpuDriverVersion. With the GPU Operator on, GKE installs no
     driver: NVIDIA's GKE guide creates pools with gpu-driver-version=disabled and applies Google's
-    installer DaemonSet for COS (infra.core.operator.gke_driver) or lets the operator build it
+    installer DaemonSet for COS (infra.core.gke.driver_installer) or lets the operator build it
     (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/google-gke.html)."""
     return "INSTALLATION_DISABLED" if operator_on else _DRIVER_VERSION[driver]
 
