@@ -242,10 +242,23 @@ class Demand:
             a = acc.setdefault(key, _Acc())
             a.add(c, note, reserved, self.surge_all, self.surge_rule)
             if isinstance(own, Mapping) and not c.pool.bootstrap:  # by the draw, resolved as it
-                a.own += (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
+                a.own += _own_of_pool(c, own, reserved)
         out = [a.row(key, self.surge_all, self.surge_rule, own) for key, a in acc.items()]
         order = {"region": 0, "global": 1}
         return sorted(out, key=lambda r: order[r.key.scope])
+
+
+def _own_of_pool(
+    c: Contribution,
+    own: Mapping[str, Mapping[QuotaKey, float]],
+    reserved: Mapping[str, int | str] | None,
+) -> float:
+    """The pool's running units of the draw, at most what the pool itself demands without its
+    surge (per node x the nodes it adds): VMs beyond a lowered maxNodes are removed by the
+    scale-down, so they offset nothing another pool on the same row needs."""
+    nodes, _ = _beyond_reservation(c.pool, reserved)
+    held = (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
+    return min(held, float(c.draw.per_node * nodes))
 
 
 @dataclass(slots=True)
