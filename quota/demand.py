@@ -436,8 +436,10 @@ def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:
     """Resolve draws with what the cloud reported (``rules.FallbackWhen``).
 
     Spot moves to the standard quota only when the preemptible one is known to be ungranted
-    (limit 0, or the region does not report it); E2 moves to CPUS only when the region does not
-    report E2_CPUS. An unreadable quota keeps the first choice, whose row is then unknown.
+    (limit 0, or the region does not report a metric the client library's enum names:
+    ``Draw.verified``); E2 moves to CPUS only when the region does not report E2_CPUS. An
+    unreadable quota, or an unverified metric name the region does not report, keeps the first
+    choice, whose row is then unknown.
     """
 
     def pick(draw: Draw) -> tuple[QuotaKey, str | None]:
@@ -446,7 +448,14 @@ def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:
         while d.fallback is not None:
             r = readings.get(d.key)
             missing = r is not None and (r.error or "").startswith("quota missing")
-            if d.when == "preemptible-not-granted" and r is not None and (missing or r.limit == 0):
+            spot = d.when == "preemptible-not-granted" and r is not None
+            if spot and missing and not d.verified:
+                notes.append(
+                    f"{d.key.quota} not reported in {d.key.region} and its name is unverified: "
+                    "whether Spot counts on it or on standard quota is unknown"
+                )
+                break
+            if spot and r is not None and (missing or r.limit == 0):
                 notes.append(f"{d.key.quota} not granted: Spot counts against standard quota")
             elif d.when == "metric-missing" and missing:
                 notes.append(f"{d.key.quota} not reported in {d.key.region}")

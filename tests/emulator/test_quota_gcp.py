@@ -835,3 +835,20 @@ def test_family_usage_is_unknown_when_the_regions_zones_are_unknown(env: dict[st
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 3 and fam["status"] == "unknown" and "zones of region" in fam["reason"]
+
+
+def test_spot_on_an_unverified_preemptible_metric_the_region_lacks_is_unknown_not_on_demand(
+    env: dict[str, Any],
+) -> None:
+    # PREEMPTIBLE_NVIDIA_H200_GPUS is not a member of google-cloud-compute 1.57.0 Quota.Metric:
+    # a region not reporting it may still grant it under another name, so the Spot demand is
+    # not moved onto the (ample) on-demand NVIDIA_H200 family quota.
+    env["compute"].set_region(P, R, HDB_TOTAL_GB=(10000, 0))
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H200"}, 64)])
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h200-spot.yaml"))
+    pre = row(doc, "PREEMPTIBLE_NVIDIA_H200_GPUS")
+    assert (pre["status"], pre["needed"], code) == ("unknown", 16, 3), pre
+    assert not [c for c in doc["checks"] if c["quota"] == "NVIDIA_H200_GPUS"]
+    # a verified metric the region lacks (PREEMPTIBLE_LOCAL_SSD_GB) still means not granted
+    assert row(doc, "LOCAL_SSD_TOTAL_GB")["status"] == "ok"
