@@ -37,7 +37,7 @@ __all__ = [
 from infra.core.errors import ConfigErrors, ConfigIssue
 from infra.core.rules.gcp import LOCAL_SSD_GB
 from infra.core.sizing import Provisioning
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unverified_key
 
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
 # When a draw moves to its fallback: the preemptible quota was never granted (limit 0 or not
@@ -430,6 +430,9 @@ def aws_vm_quotas(
                 [ConfigIssue(path="machineType", reason=f"{t!r} matches no EC2 vCPU quota class")]
             )
         key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
+        cls = aws_class_of(t)
+        if spot and cls is not None and not cls.spot_verified:  # mapped by analogy only
+            key = unverified_key("aws", region, f"spot {t.split('.')[0]}", "vCPUs", code)
         if all(d.key != key for d in out):
             out.append(Draw(key, vcpus, src))
     return out
