@@ -436,13 +436,16 @@ def test_refusal_after_the_latest_approval_still_blocks(env: dict[str, Any]) -> 
     assert env["sq"].calls["RequestServiceQuotaIncrease"] == 0
 
 
-def test_an_open_request_for_less_reads_pending_for_less_than_needed(env: dict[str, Any]) -> None:
+def test_an_open_request_for_less_reads_pending_for_less_and_says_file_again_after_it_settles(
+    env: dict[str, Any],
+) -> None:
     from quota.report import _request_text
 
     _history(env["sq"], "PENDING", 48.0, case_id="case-77")
     _, doc = run("--request")
     req = row(doc, G)["request"]
     assert _request_text(req).startswith("pending for 48 (needs 104)")
+    assert _request_text(req).endswith("; file again for 104 after it settles")
 
 
 EKS_GROUPS, EKS_NODES = "L-6D54EA21", "L-BD136A63"
