@@ -391,7 +391,8 @@ def _file_requests(
             why = args.justification or requests.justification(
                 config.stack, cluster, config.region, c, want, args.no_surge
             )
-            return service.request(c.demand, want, args.email, why, force=args.force)
+            usage = readings[c.demand.key].usage or 0.0
+            return service.request(c.demand, want, args.email, why, args.force, config.stack, usage)
         return service.request(
             c.demand, want, readings[c.demand.key].limit or 0.0, force=args.force
         )

@@ -242,10 +242,23 @@ class Demand:
             a = acc.setdefault(key, _Acc())
             a.add(c, note, reserved, self.surge_all, self.surge_rule)
             if isinstance(own, Mapping) and not c.pool.bootstrap:  # by the draw, resolved as it
-                a.own += (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
+                a.own += _own_of_pool(c, own, reserved)
         out = [a.row(key, self.surge_all, self.surge_rule, own) for key, a in acc.items()]
         order = {"region": 0, "global": 1}
         return sorted(out, key=lambda r: order[r.key.scope])
+
+
+def _own_of_pool(
+    c: Contribution,
+    own: Mapping[str, Mapping[QuotaKey, float]],
+    reserved: Mapping[str, int | str] | None,
+) -> float:
+    """The pool's running units of the draw, at most what the pool itself demands without its
+    surge (per node x the nodes it adds): VMs beyond a lowered maxNodes are removed by the
+    scale-down, so they offset nothing another pool on the same row needs."""
+    nodes, _ = _beyond_reservation(c.pool, reserved)
+    held = (own.get(c.pool.name) or {}).get(c.draw.key, 0.0)
+    return min(held, float(c.draw.per_node * nodes))
 
 
 @dataclass(slots=True)
@@ -422,8 +435,10 @@ def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:
     """Resolve draws with what the cloud reported (``rules.FallbackWhen``).
 
     Spot moves to the standard quota only when the preemptible one is known to be ungranted
-    (limit 0, or the region does not report it); E2 moves to CPUS only when the region does not
-    report E2_CPUS. An unreadable quota keeps the first choice, whose row is then unknown.
+    (limit 0, or the region does not report a metric the client library's enum names:
+    ``Draw.verified``); E2 moves to CPUS only when the region does not report E2_CPUS. An
+    unreadable quota, or an unverified metric name the region does not report, keeps the first
+    choice, whose row is then unknown.
     """
 
     def pick(draw: Draw) -> tuple[QuotaKey, str | None]:
@@ -432,7 +447,14 @@ def reading_pick(readings: Mapping[QuotaKey, Reading]) -> Pick:
         while d.fallback is not None:
             r = readings.get(d.key)
             missing = r is not None and (r.error or "").startswith("quota missing")
-            if d.when == "preemptible-not-granted" and r is not None and (missing or r.limit == 0):
+            spot = d.when == "preemptible-not-granted" and r is not None
+            if spot and missing and not d.verified:
+                notes.append(
+                    f"{d.key.quota} not reported in {d.key.region} and its name is unverified: "
+                    "whether Spot counts on it or on standard quota is unknown"
+                )
+                break
+            if spot and r is not None and (missing or r.limit == 0):
                 notes.append(f"{d.key.quota} not granted: Spot counts against standard quota")
             elif d.when == "metric-missing" and missing:
                 notes.append(f"{d.key.quota} not reported in {d.key.region}")

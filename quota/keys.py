@@ -101,6 +101,20 @@ def unmapped_key(cloud: Cloud, region: str, what: str, unit: Unit) -> QuotaKey:
     return QuotaKey(cloud, "region", region, f"unknown:{what}", unit, "unmapped")
 
 
+def unverified_key(cloud: Cloud, region: str, what: str, unit: Unit, code: str) -> QuotaKey:
+    """The key of a quota whose mapping onto ``code`` is not verified (an unknown row):
+    ``what`` is the model and family, as ``unmapped_key`` takes it."""
+    return QuotaKey(cloud, "region", region, f"unverified:{code}:{what}", unit, "unmapped")
+
+
+def _unverified_parts(key: QuotaKey) -> tuple[str, str] | None:
+    """(code, what) of an ``unverified_key``; ``None`` for any other key."""
+    if not key.quota.startswith("unverified:"):
+        return None
+    code, what = key.quota.removeprefix("unverified:").split(":", 1)
+    return code, what
+
+
 def _unmapped_parts(key: QuotaKey) -> tuple[str, str]:
     """(what, model) of an unmapped key: ``preemptible:a5`` -> (``a5``, ``preemptible``)."""
     what = key.quota.removeprefix("unknown:")
@@ -112,6 +126,9 @@ def _unmapped_parts(key: QuotaKey) -> tuple[str, str]:
 
 def unmapped_name(key: QuotaKey) -> str:
     """Readable name of an unmapped key (``nvidia-b300 GPUs, preemptible (no known quota)``)."""
+    if (unverified := _unverified_parts(key)) is not None:
+        code, what = unverified
+        return f"{what} {key.unit} ({code} unverified)"
     what, model = _unmapped_parts(key)
     of = what if key.unit == "GPUs" else f"{what} family"
     return f"{of} {key.unit}{f', {model}' if model else ''} (no known quota)"
@@ -119,6 +136,12 @@ def unmapped_name(key: QuotaKey) -> str:
 
 def unmapped_reason(key: QuotaKey) -> str:
     """Why an ``unmapped`` row is unknown, and what to do about it."""
+    if (unverified := _unverified_parts(key)) is not None:
+        code, what = unverified
+        return (
+            f"which quota counts {what} {key.unit} is not documented ({code} by analogy only): "
+            "check this quota in the cloud console"
+        )
     what, model = _unmapped_parts(key)
     kind = "GPU" if key.unit == "GPUs" else "instance family" if key.cloud == "aws" else "family"
     quota = f"{model} {key.unit}" if model else key.unit

@@ -37,7 +37,7 @@ __all__ = [
 from infra.core.errors import ConfigErrors, ConfigIssue
 from infra.core.rules.gcp import LOCAL_SSD_GB
 from infra.core.sizing import Provisioning
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unverified_key
 
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
 # When a draw moves to its fallback: the preemptible quota was never granted (limit 0 or not
@@ -153,6 +153,9 @@ class Draw:
         rule: the public record this draw follows.
         fallback: the draw that applies instead when ``when`` holds after reading.
         when: the condition for ``fallback``.
+        verified: the key's metric name is known to exist (a member of the client library's
+            enum), so a region not reporting it has none; ``False``: a region not reporting it
+            may still have it under another name, and the row is unknown.
     """
 
     key: QuotaKey
@@ -160,6 +163,7 @@ class Draw:
     rule: str
     fallback: Draw | None = None
     when: FallbackWhen | None = None
+    verified: bool = True
 
     def chain(self) -> list[Draw]:
         """This draw and every fallback after it."""
@@ -176,6 +180,7 @@ class GcpAcceleratorQuota:
     on_demand: str
     spot: str
     gpu_family: str | None
+    spot_verified: bool
 
 
 @cache
@@ -183,7 +188,10 @@ def gcp_accelerator_quotas() -> dict[str, GcpAcceleratorQuota]:
     """Accelerator type -> its quota metrics."""
     return {
         r["accelerator"]: GcpAcceleratorQuota(
-            r["on_demand_quota_metric"], r["spot_quota_metric"], r.get("gpu_family") or None
+            r["on_demand_quota_metric"],
+            r["spot_quota_metric"],
+            r.get("gpu_family") or None,
+            r["spot_verified"] == "yes",
         )
         for r in read_rows("gcp_accelerator_quotas.csv")
     }
@@ -255,7 +263,7 @@ def _gpu_draws(region: str, accelerator: str, gpus: int, rule: str) -> tuple[Dra
         std_key = QuotaKey("gcp", "region", region, q.on_demand, "GPUs", "compute-region")
     pre_key = QuotaKey("gcp", "region", region, q.spot, "GPUs", "compute-region")
     src = f"gcp_accelerator_quotas.csv {accelerator}; {rule}"
-    return Draw(std_key, gpus, src), Draw(pre_key, gpus, src)
+    return Draw(std_key, gpus, src), Draw(pre_key, gpus, src, verified=q.spot_verified)
 
 
 def draws_vcpu_quota(family: str) -> bool:
@@ -364,7 +372,9 @@ def gcp_vm_quotas(
             draws.append(Draw(pre.key, pre.per_node, f"{pre.rule}; {rule.source}"))
         else:  # spot: preemptible once granted, else the standard quota
             src = f"{pre.rule}; {rule.source}"
-            draws.append(Draw(pre.key, pre.per_node, src, std, "preemptible-not-granted"))
+            draws.append(
+                Draw(pre.key, pre.per_node, src, std, "preemptible-not-granted", pre.verified)
+            )
     if rule.quota_class != "reserved":
         gsrc = "https://cloud.google.com/compute/quotas-limits (global GPU and vCPU quotas)"
         if accelerator is not None and gpus > 0:
@@ -420,6 +430,9 @@ def aws_vm_quotas(
                 [ConfigIssue(path="machineType", reason=f"{t!r} matches no EC2 vCPU quota class")]
             )
         key = QuotaKey("aws", "region", region, code, "vCPUs", "servicequotas")
+        cls = aws_class_of(t)
+        if spot and cls is not None and not cls.spot_verified:  # mapped by analogy only
+            key = unverified_key("aws", region, f"spot {t.split('.')[0]}", "vCPUs", code)
         if all(d.key != key for d in out):
             out.append(Draw(key, vcpus, src))
     return out

@@ -54,7 +54,10 @@ def file_request(
         return {**base, "action": "failed", "status": describe_error(e, op, attempts)}
     open_ = [h for h in history if h.get("Status") in OPEN_STATUSES]
     if open_:
-        return {**base, **_req_state(open_[0]), "action": "pending"}
+        state = _req_state(open_[0])
+        if state.get("requested", desired) < desired:  # AWS takes one open request per quota
+            state["hint"] = f"file again for {desired} after it settles"
+        return {**base, **state, "action": "pending"}
     if not force:
         held = _held_back(history, desired, current, base)
         if held is not None:

@@ -366,10 +366,17 @@ class GcpQuotaService:
 
     # --- requests ------------------------------------------------------------------------------
     def request(
-        self, row: DemandRow, desired: int, email: str, justification: str, force: bool = False
+        self,
+        row: DemandRow,
+        desired: int,
+        email: str,
+        justification: str,
+        force: bool = False,
+        stack: str = "",
+        usage: float = 0.0,
     ) -> dict[str, Any]:
         """Create or raise the row's QuotaPreference (``gcp_requests.file_preference``)."""
-        return file_preference(self, row, desired, email, justification, force)
+        return file_preference(self, row, desired, email, justification, force, stack, usage)
 
 
 def _capture(fn: Callable[..., Any]) -> Any:

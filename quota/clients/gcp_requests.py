@@ -7,6 +7,7 @@ duplicated. https://cloud.google.com/docs/quotas/reference/rest/v1/projects.loca
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -20,6 +21,16 @@ from quota.demand import DemandRow
 from quota.keys import QuotaKey, quota_id_of
 
 COMPUTE = "compute.googleapis.com"
+# QuotaConfig.annotations key naming the stacks whose need a preference carries ("annotations map
+# for clients to store small amounts of arbitrary data", cloudquotas_v1 QuotaConfig): one
+# preference per quota and region serves every stack of the project, so each names itself.
+STACKS_ANNOTATION = "gpu-infra-stacks"
+
+
+def stacks_of(pref: Any) -> list[str]:
+    """The stacks a preference names (none: made by the console or an older version)."""
+    value = pref.quota_config.annotations.get(STACKS_ANNOTATION, "")
+    return [s for s in value.split(",") if s]
 
 
 def preference_id_of(key: QuotaKey) -> str:
@@ -52,8 +63,16 @@ def file_preference(
     email: str,
     justification: str,
     force: bool = False,
+    stack: str = "",
+    usage: float = 0.0,
 ) -> dict[str, Any]:
     """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
+
+    ``stack`` is written into the preference's annotations. A preference another stack has
+    pending carries that stack's need, not this one's: it is refused without ``force`` (naming
+    the other stack), and with ``force`` raised by what this stack adds (``desired - usage``:
+    its value less the usage both counted; the free headroom is in the other's value already)
+    on top of what it asks, naming both stacks.
 
     ``svc``: the ``GcpQuotaService`` (its Cloud Quotas client and retrying call). One that
     already asks for at least ``desired`` (pending or settled) is reported, not re-filed; one that
@@ -82,9 +101,21 @@ def file_preference(
         **base,
         "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
     }
+    named = stacks_of(existing) if existing is not None else []
+    others = [s for s in named if s != stack]
+    if existing is not None and existing.reconciling and others:
+        state = _preference_state(existing)
+        if not force:
+            who = ", ".join(others)
+            state["status"] = f"pending for stack {who}, not this one"
+            state["hint"] = "--force adds this stack's need to it"
+            return {**base, **state, "action": "held"}
+        desired = int(existing.quota_config.preferred_value) + max(0, desired - math.ceil(usage))
+        base["desired"] = desired
+        justification = f"{existing.justification} | {justification}"
     # A pending preference asking for less than the need is raised (with its etag) rather than
     # left to be granted short; one asking for at least as much is left to reconcile.
-    if existing is not None and int(existing.quota_config.preferred_value) >= desired:
+    elif existing is not None and int(existing.quota_config.preferred_value) >= desired:
         held = _held_action(existing, desired)
         if not (force and held == "partially-granted"):
             state = _preference_state(existing)
@@ -96,7 +127,10 @@ def file_preference(
         service=COMPUTE,
         quota_id=qid,
         dimensions=dims,
-        quota_config=cq.QuotaConfig(preferred_value=desired),
+        quota_config=cq.QuotaConfig(
+            preferred_value=desired,
+            annotations={STACKS_ANNOTATION: ",".join(sorted({*named, stack} - {""}))},
+        ),
         justification=justification,
         contact_email=email,
         etag=existing.etag if existing is not None else "",

@@ -835,3 +835,49 @@ def test_family_usage_is_unknown_when_the_regions_zones_are_unknown(env: dict[st
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert code == 3 and fam["status"] == "unknown" and "zones of region" in fam["reason"]
+
+
+def test_spot_on_an_unverified_preemptible_metric_the_region_lacks_is_unknown_not_on_demand(
+    env: dict[str, Any],
+) -> None:
+    # PREEMPTIBLE_NVIDIA_H200_GPUS is not a member of google-cloud-compute 1.57.0 Quota.Metric:
+    # a region not reporting it may still grant it under another name, so the Spot demand is
+    # not moved onto the (ample) on-demand NVIDIA_H200 family quota.
+    env["compute"].set_region(P, R, HDB_TOTAL_GB=(10000, 0))
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H200"}, 64)])
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h200-spot.yaml"))
+    pre = row(doc, "PREEMPTIBLE_NVIDIA_H200_GPUS")
+    assert (pre["status"], pre["needed"], code) == ("unknown", 16, 3), pre
+    assert not [c for c in doc["checks"] if c["quota"] == "NVIDIA_H200_GPUS"]
+    # a verified metric the region lacks (PREEMPTIBLE_LOCAL_SSD_GB) still means not granted
+    assert row(doc, "LOCAL_SSD_TOTAL_GB")["status"] == "ok"
+
+
+def test_two_stacks_in_one_project_never_absorb_each_others_pending_preference(
+    env: dict[str, Any], tmp_path: Path
+) -> None:
+    # One QuotaPreference per quota and region serves the project (Cloud Quotas
+    # quotaPreferences); its QuotaConfig.annotations name the stacks it carries. gke-t4 asks
+    # 0 - 0 + 21 = 21 T4 (limit 4, usage 0), pending; a copy of it as stack gke-t4-b needs 21
+    # more: refused without --force, and with it 21 + (21 - 0) = 42, naming both.
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    pid = row(doc, "NVIDIA_T4_GPUS")["request"]["id"]
+    assert quotas.prefs[pid]["quotaConfig"]["annotations"] == {"gpu-infra-stacks": "gke-t4"}
+    other = tmp_path / "Pulumi.gke-t4-b.yaml"
+    stack = (ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text()
+    other.write_text(stack.replace("name: ml\n", "name: ml-b\n"))
+    args = ("--config", str(other), "--request", "--email", "ops@example.org")
+    code, doc = run(*args)
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["preferred"], code) == ("held", 21, 1), req
+    assert "gke-t4" in req["status"] and quotas.prefs[pid]["quotaConfig"]["preferredValue"] == "21"
+    _, doc = run(*args, "--force")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["desired"], req["id"]) == ("updated", 42, pid), req
+    qc = quotas.prefs[pid]["quotaConfig"]
+    assert qc["preferredValue"] == "42"
+    assert qc["annotations"] == {"gpu-infra-stacks": "gke-t4,gke-t4-b"}
+    assert "gke-t4-b" in quotas.prefs[pid]["justification"]

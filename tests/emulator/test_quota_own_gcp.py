@@ -251,3 +251,21 @@ def test_a_spot_pools_running_nodes_count_on_the_row_its_demand_sits_on(
     compute.set_project(P, GPUS_ALL_REGIONS=(64, 3), CPUS_ALL_REGIONS=(1000, 0))
     _, doc = run("--stack", "gke-l4-spot")
     assert row(doc, row_of_own)["ownUsage"] == 3
+
+
+def test_own_usage_is_capped_per_pool_at_its_own_demand_before_rows_sum(
+    gcp_env: dict[str, Any],
+) -> None:
+    # Day 2: gpu-t4's maxNodes lowered 23 -> 20 while 23 of its VMs run; the system pool does not
+    # exist yet. INSTANCES (one per VM, Compute "INSTANCES" regional quota): 20 + 3 system +
+    # 1 surge = 24 needed. gpu-t4 offsets at most its own 20 nodes (the 3 beyond go with the
+    # scale-down): 4 more against 24 - 23 = 1 free is short (23 own would read 1 more: ok).
+    compute: g.FakeCompute = gcp_env["compute"]
+    for i in range(23):
+        node(compute, ZONES[i % 4])
+    in_use(compute, gpus=23, vms=23, ssd_gb=2300)
+    compute.set_region(P, R, INSTANCES=(24, 23))
+    code, doc = run("--stack", "gke-t4")
+    inst = row(doc, "INSTANCES")
+    assert (inst["needed"], inst["ownUsage"], inst["status"]) == (24, 20, "short"), inst
+    assert "20 already running in this stack: 4 more" in inst["reason"] and code == 1

@@ -545,3 +545,12 @@ def test_a_declared_eks_type_of_no_quota_class_is_an_unknown_row_not_an_error():
     row = by_quota(rows)["unknown:u9"]
     assert (row.key.cloud, row.key.unit, row.needed) == ("aws", "vCPUs", 64)
     assert "instance family 'u9'" in d.reading_of({}, row.key).error  # type: ignore[operator]
+
+
+def test_a_spot_metric_is_verified_exactly_when_the_compute_client_enum_names_it() -> None:
+    # google-cloud-compute compute_v1 Quota.Metric: the metric names the Compute API returns
+    from google.cloud.compute_v1.types import Quota
+
+    enum = set(Quota.Metric.__members__)
+    for accelerator, q in d.gcp_accelerator_quotas().items():
+        assert q.spot_verified == (q.spot in enum), accelerator

@@ -38,6 +38,8 @@ class AwsQuotaClass:
     on_demand_name: str
     spot_code: str
     spot_name: str
+    # False: which Spot quota counts this class is not documented (the row is unknown)
+    spot_verified: bool = True
 
 
 @cache
@@ -68,6 +70,7 @@ def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
             r["on_demand_name"],
             r["spot_code"],
             r["spot_name"],
+            r["spot_verified"] == "yes",
         )
         for r in read_rows("aws_quota_classes.csv")
     )
