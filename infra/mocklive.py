@@ -169,8 +169,8 @@ def _recorded_clusters(found: LiveAccount, recording: Recording) -> dict[str, An
 
 
 def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> LiveAccount:
-    """``before(plan.config)`` plus the EKS cluster, node groups (name -> desired size), VPC, NAT
-    gateways and subnets ``recording`` made, as a deploy over that stack finds them, and what the
+    """``before(plan.config)`` plus the GKE or EKS cluster, node groups (name -> desired size),
+    VPC, NAT gateways and subnets ``recording`` made, as a deploy over that stack finds them, and what the
     new side's ``new`` attaches to: re-pointing an existing-cluster stack at another running
     cluster is a change over a live account that holds both."""
     found = before(plan.config)
@@ -190,6 +190,8 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     return replace(
         found,
         **_recorded_clusters(found, recording),
+        gke_clusters=found.gke_clusters
+        | {str(r.inputs["name"]) for r in of("gcp:container/cluster:Cluster")},
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
             for r in of("aws:eks/addon:Addon")
@@ -211,24 +213,32 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
             for r in of("aws:eks/nodeGroup:NodeGroup")
             if r.inputs.get("nodeGroupName") and isinstance(r.inputs.get("clusterName"), str)
         },
-        vpcs=tuple(
+        **_network_made(recording),
+    )
+
+
+def _network_made(recording: Recording) -> dict[str, Any]:
+    """The VPCs, NAT gateways and subnets ``recording`` made, as ``LiveAccount`` fields."""
+    of = recording.of_type
+    return {
+        "vpcs": tuple(
             str((r.inputs.get("tags") or {}).get("Name", "")) for r in of("aws:ec2/vpc:Vpc")
         ),
-        vpc_tags=tuple(
+        "vpc_tags": tuple(
             {str(k): str(v) for k, v in (r.inputs.get("tags") or {}).items()}
             for r in of("aws:ec2/vpc:Vpc")
         ),
-        nat_gateways={
+        "nat_gateways": {
             str(r.id): str(r.inputs["subnetId"])
             for r in of("aws:ec2/natGateway:NatGateway")
             if r.id
         },
-        subnets={
+        "subnets": {
             str(r.id): str(r.inputs["availabilityZoneId"])
             for r in of("aws:ec2/subnet:Subnet")
             if r.id
         },
-    )
+    }
 
 
 Answer = dict[str, Any]

@@ -1,8 +1,11 @@
 """The GKE observe step: an existing cluster's name, endpoint, CA and workload pool, before planning.
 
 Through pulumi-gcp's synchronous ``container.get_cluster``, so ``pulumi up`` reads with the
-stack's provider configuration. A stack that creates its cluster reads nothing. Not found is an
-empty answer (the plan then says the cluster is missing); any other failure stops the run.
+stack's provider configuration. A stack that creates its cluster reads it only when its
+``cluster.minMasterVersion`` is past GKE support (whether that cluster already runs decides if
+the version is sent at all); otherwise it reads nothing. Not found is an empty answer (the plan
+then says the cluster is missing, or that it would create it on a dead minor); any other failure
+stops the run.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import pulumi_gcp as gcp
 from infra.core.config.gke import GkeClusterSpec
 from infra.core.config.stack import StackConfig
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
+from infra.core.gke.versions import support_problem
 from infra.core.observed import ObserveError, failure_reason
 
 
 def observe_gke(config: StackConfig) -> GkeObserved:
     """Read the live project for ``config`` (a GKE stack)."""
     c: GkeClusterSpec = config.cluster
-    if not c.existing:
+    if not c.existing and support_problem(c.min_master_version, c.release_channel) is None:
         return GkeObserved()
     project = config.project or ""
     try:

@@ -622,3 +622,57 @@ def test_check_kubeconfig_context_refuses_what_names_no_context(bad):
 )
 def test_check_kubeconfig_context_accepts_kubectl_context_names(good):
     assert rules.check_kubeconfig_context(good) == good
+
+
+# NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer @ d34b3046: each of these is a flag
+# whose Usage names a path (install dir, source root, pid file, NRI socket, driver and /dev roots,
+# CDI output dir, CRI-O hooks dir, runtime executable); its default is the valid value.
+INSTALLER_PATHS = [
+    ("RUNTIME_EXECUTABLE_PATH", "/usr/bin/containerd"),
+    ("TOOLKIT_INSTALL_DIR", "/usr/local/nvidia"),  # defaultToolkitInstallDir
+    ("ROOT", "/usr/local/nvidia"),
+    ("TOOLKIT_SOURCE_ROOT", "/artifacts/deb"),
+    ("TOOLKIT_PID_FILE", "/run/nvidia/toolkit/toolkit.pid"),  # defaultPidFile
+    ("PID_FILE", "/run/nvidia/toolkit/toolkit.pid"),
+    ("NRI_SOCKET", "/var/run/nri/nri.sock"),  # nriapi.DefaultSocketPath
+    ("NVIDIA_DRIVER_ROOT", "/run/nvidia/driver"),  # DefaultNvidiaDriverRoot
+    ("DRIVER_ROOT", "/run/nvidia/driver"),
+    ("DRIVER_ROOT_CTR_PATH", "/run/nvidia/driver"),
+    ("NVIDIA_DEV_ROOT", "/"),
+    ("DEV_ROOT", "/"),
+    ("DEV_ROOT_CTR_PATH", "/host"),
+    ("CDI_OUTPUT_DIR", "/var/run/cdi"),  # the flag's Value
+    ("CRIO_HOOKS_DIR", "/usr/share/containers/oci/hooks.d"),  # defaultHooksDir
+]
+
+
+@pytest.mark.parametrize(("name", "default"), INSTALLER_PATHS)
+def test_check_toolkit_env_installer_path_variables_take_clean_absolute_paths(name, default):
+    assert rules.check_toolkit_env({name: default}) == {name: default}
+    for bad in ("relative/dir", "/run/x; reboot", "/run/../etc"):
+        with pytest.raises(RuleError) as e:
+            rules.check_toolkit_env({name: bad})
+        assert e.value.at == (name,)
+
+
+def test_check_toolkit_env_nri_socket_is_a_unix_socket():
+    assert "ends in .sock" in refused(rules.check_toolkit_env, {"NRI_SOCKET": "/etc/passwd"})
+
+
+def test_check_toolkit_env_empty_cdi_output_dir_turns_cdi_specs_off():
+    # cdi-output-dir: "If this is set to '', no CDI specification is generated".
+    assert rules.check_toolkit_env({"CDI_OUTPUT_DIR": ""}) == {"CDI_OUTPUT_DIR": ""}
+    with pytest.raises(RuleError):
+        rules.check_toolkit_env({"DRIVER_ROOT": ""})
+
+
+# container/runtime/runtime.go: --runtime-name reads NVIDIA_RUNTIME_NAME, CONTAINERD_RUNTIME_CLASS
+# and DOCKER_RUNTIME_NAME, one flag: each is the runtime handler, a DNS-1123 label.
+@pytest.mark.parametrize(
+    "name", ["NVIDIA_RUNTIME_NAME", "CONTAINERD_RUNTIME_CLASS", "DOCKER_RUNTIME_NAME"]
+)
+def test_check_toolkit_env_runtime_name_aliases_take_the_runtime_class_rule(name):
+    assert rules.check_toolkit_env({name: "nvidia-cdi"})
+    with pytest.raises(RuleError, match="RuntimeClass handler") as e:
+        rules.check_toolkit_env({name: "Nvidia_RT"})
+    assert e.value.at == (name,)

@@ -311,6 +311,44 @@ def test_bare_key_beside_its_namespaced_twin_is_refused_naming_both(tmp_path):
     )
 
 
+def _old_form_twin(sample: Path, into: Path) -> Path:
+    """``sample`` with every ``gpu-infra:<name>`` key written ``gpu-infra:config:<name>``."""
+    into.mkdir()
+    twin = into / sample.name
+    text = sample.read_text(encoding="utf-8")
+    twin.write_text(text.replace("\n  gpu-infra:", "\n  gpu-infra:config:"))
+    return twin
+
+
+def test_namespace_config_name_keys_are_read_as_namespace_name_as_pulumis_parse_key(tmp_path):
+    """pulumi/pulumi sdk/go/common/resource/config/key.go ParseKey: `<namespace>:config:<name>`
+    (compat with the old `config` module) is the key `<namespace>:<name>`."""
+    sample = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
+    twin = _old_form_twin(sample, tmp_path / "old")
+    assert "gpu-infra:config:gpuPools" in twin.read_text()
+    assert load_stack_file(twin) == load_stack_file(sample)
+
+
+def test_old_form_key_beside_its_plain_twin_is_refused_naming_both(tmp_path):
+    text = "config:\n  gpu-infra:config:platform: gke\n  gpu-infra:platform: eks\n"
+    (line,) = problems(tmp_path, text)
+    assert line.startswith(
+        "gpu-infra:config:platform: given twice: as 'gpu-infra:config:platform' and as "
+        "'gpu-infra:platform'; Pulumi reads the old form"
+    )
+
+
+@pytest.mark.parametrize("key", ["gpu-infra:cluster:name", "gcp:project:id", "a:config:b:c"])
+def test_a_key_of_two_or_more_colons_is_refused_with_pulumis_parse_key_message(tmp_path, key):
+    (line,) = problems(tmp_path, f"config:\n  gpu-infra:platform: gke\n  {key}: x\n")
+    # ParseKey: "could not parse %s as a configuration key (configuration keys should be of the
+    # form `<namespace>:<name>`)".
+    assert line == (
+        f"{key}: could not parse {key} as a configuration key (configuration keys should be of "
+        "the form `<namespace>:<name>`)"
+    )
+
+
 @pytest.mark.parametrize(("key", "meant"), [("gpupool", "gpuPools"), ("gpuPool", "gpuPools")])
 def test_bare_unknown_key_is_the_projects_and_gets_did_you_mean(tmp_path, key, meant):
     (line, *_) = parse_problems(tmp_path, f"config:\n  {key}: gke\n")

@@ -13,7 +13,10 @@ import pytest
 from infra.core.catalog.vendored import read_rows
 from infra.core.config.stack import parse
 from infra.core.cost import estimate
-from infra.core.gke.series import load_series, series_of
+from infra.core.errors import Issues
+from infra.core.gke.platform import gke_plan
+from infra.core.gke.rules import check_compact
+from infra.core.gke.series import compact_placement_families, load_series, series_of
 from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances
 from infra.planview.table import pool_rows
@@ -296,8 +299,7 @@ def test_best_effort_cost_and_table_count_the_initial_nodes_of_every_zone_at_min
     # minNodes 3 over 2 zones: ceil(3 / 2) = 2 per zone, so GKE creates 4 nodes, not 3.
     pool = {"minNodes": 3, "maxNodes": 8, "bestEffort": {"minNodes": 1}, "zones": two}
     full = build_plan(parse(gke_config(pool), "s"))
-    assert full.platform.name == "gke"
-    (p,) = full.platform.plan.pools
+    (p,) = gke_plan(full.platform).pools
     assert (p.total_min, p.nodes_at_creation, p.nodes_at_min) == (3, 4, 4)
     cost = estimate(full)
     (pc,) = cost.pools
@@ -383,3 +385,31 @@ def test_queued_provisioning_with_compact_placement_is_refused():
     pool = {**G2, "queuedProvisioning": True, "compactPlacement": True, "zones": ["us-central1-a"]}
     reason = errors(pool)["gpuPools[0].compactPlacement"]
     assert "queued provisioning" in reason
+
+
+# The families a compact placement policy takes: GKE's compact-placement how-to (C4A, C4N, Z4D)
+# and the AI Hypercomputer placement-policy overview ("A4X Max, A4X, A4, A3 Ultra, A3 Mega,
+# A3 High, A3 Edge, A2, G4, G2").
+@pytest.mark.parametrize("family", ["g4", "a4x", "c4a", "c4n", "z4d", "a2", "a3", "a4", "g2"])
+def test_compact_placement_families_the_receivers_list_are_yes(family):
+    assert compact_placement_families()[family] is True
+
+
+def test_compact_placement_on_a_g4_pool_in_one_zone_plans():
+    g4 = {"machineType": "g4-standard-48", "gpu": None, "zones": ["us-central1-b"]}
+    (pool,) = plan({**g4, "compactPlacement": True}).pools
+    assert pool.compact_placement
+
+
+# gce_compact_placement.csv: "A family not listed is not known either way: the plan notes it
+# instead of deciding"; only a `no` row is refused.
+def test_compact_placement_on_an_unlisted_family_is_a_note_not_a_refusal():
+    spec = parse(gke_config({"compactPlacement": True}), "t").pools[0]
+    issues, notes = Issues(), []
+    check_compact(spec, "x9-standard-8", ["us-central1-a"], "gpuPools[0]", issues, notes)
+    assert not issues
+    (note,) = notes
+    assert note.startswith("gpuPools[0].compactPlacement: the x9 family is not in")
+    issues, notes = Issues(), []
+    check_compact(spec, "n1-highmem-8", ["us-central1-a"], "gpuPools[0]", issues, notes)
+    assert issues.count() == 1 and not notes

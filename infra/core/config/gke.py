@@ -232,8 +232,8 @@ class GkePoolSpec(PoolBase):
         description=(
             "COMPACT placement, one zone, for multi-node training pools (opt-in), on a family "
             "that takes a compact policy (`infra/core/data/gce_compact_placement.csv`: A2, A3, "
-            "A4, G2, C2-C4, H3, H4D, N2, N2D; not N1); with flex-start only on A3 Ultra, A4 and "
-            "H4D."
+            "A4, A4X, G2, G4, C2-C4, C4A, C4D, C4N, H3, H4D, N2, N2D, Z4D; not N1; a family it "
+            "does not list is noted); with flex-start only on A3 Ultra, A4 and H4D."
         ),
     )
     # gVNIC on GPU nodes (higher bandwidth). Omitted -> on for COS only: "GKE nodes must use a

@@ -66,12 +66,20 @@ NO_CHANNEL_REMOVAL = "June 14, 2027"
 
 
 def plan_cluster(
-    cluster: GkeClusterSpec, project: str, issues: Issues, *, operator_on: bool, stack: str
+    cluster: GkeClusterSpec,
+    project: str,
+    issues: Issues,
+    *,
+    operator_on: bool,
+    stack: str,
+    running: bool = False,
 ) -> tuple[GkeClusterPlan, list[str]]:
     """The decided cluster and the notes a reviewer should read.
 
     ``operator_on``: the GPU Operator is deployed, so GKE's managed DCGM stays off.
     ``stack``: the stack's name, part of every project-scoped name (``infra.core.gke.names``).
+    ``running``: the cluster already runs (``cluster.existing``, or the observe step found the
+    cluster this stack creates), so ``cluster.minMasterVersion`` is not sent at creation again.
     """
     notes: list[str] = []
     _check_window(cluster.maintenance, issues, notes)
@@ -87,7 +95,7 @@ def plan_cluster(
     _check_subnetwork_region(cluster, issues)
     _check_subnetwork_project(cluster, project, issues)
     _check_system_pool_zones(cluster, issues)
-    _check_version_and_channel(cluster, issues, notes)
+    _check_version_and_channel(cluster, issues, notes, running=running or cluster.existing)
     # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
     # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
     # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
@@ -251,7 +259,9 @@ def _check_system_pool_zones(cluster: GkeClusterSpec, issues: Issues) -> None:
         )
 
 
-def _check_version_and_channel(cluster: GkeClusterSpec, issues: Issues, notes: list[str]) -> None:
+def _check_version_and_channel(
+    cluster: GkeClusterSpec, issues: Issues, notes: list[str], *, running: bool
+) -> None:
     mmv = cluster.min_master_version
     if mmv is not None and mmv not in ("latest", "-") and gke_version(mmv) is None:
         # "latest", "1.X", "1.X.Y", "1.X.Y-gke.N" or "-" (UpdateMasterRequest.master_version, v1).
@@ -259,8 +269,17 @@ def _check_version_and_channel(cluster: GkeClusterSpec, issues: Issues, notes: l
             "cluster.minMasterVersion",
             f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
-    elif problem := support_problem(mmv, cluster.release_channel):
+    elif (problem := support_problem(mmv, cluster.release_channel)) and not running:
         issues.add("cluster.minMasterVersion", problem)
+    elif problem:
+        # terraform-provider-google resource_container_cluster.go (@e03b7622a2): create sends
+        # min_master_version as InitialClusterVersion; update upgrades the master only when its
+        # current version is lower (cur.LessThan(des)), so a running cluster is left as it is.
+        notes.append(
+            f"cluster.minMasterVersion: {problem}. The cluster already runs, so `pulumi up` "
+            "leaves its control plane as GKE keeps it (the version is sent only when a cluster "
+            "is created); recreating it would be refused"
+        )
     if cluster.release_channel == "UNSPECIFIED" and not cluster.existing:
         notes.append(
             "cluster.releaseChannel: UNSPECIFIED (No channel) is deprecated, allowed only for "

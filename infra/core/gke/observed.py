@@ -33,8 +33,10 @@ class GkeObserved:
     """Everything the GKE observe step read.
 
     Attributes:
-        cluster: the existing cluster of ``cluster.name`` (``cluster.existing``); ``None``: there
-            is none, or the stack creates its cluster (nothing is read then).
+        cluster: the running cluster of ``cluster.name``: the one ``cluster.existing`` attaches
+            to, or the one a stack creating its cluster made earlier (read only when its
+            ``cluster.minMasterVersion`` is past support); ``None``: there is none, or nothing
+            was read.
     """
 
     cluster: GkeClusterObserved | None = None

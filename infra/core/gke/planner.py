@@ -75,7 +75,12 @@ def plan_gke(
     region = config.region or ""
     split = gcp_region_of(cluster.location)
     cluster_plan, notes = plan_cluster(
-        cluster, project, issues, operator_on=config.operator.enabled, stack=config.stack
+        cluster,
+        project,
+        issues,
+        operator_on=config.operator.enabled,
+        stack=config.stack,
+        running=observed is not None and observed.cluster is not None,
     )
     if not cluster.existing and (
         problem := gcp_system_type_problem(cluster.system_pool.machine_type, catalog)

@@ -285,7 +285,7 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
     upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
     initial = best_effort(spec, len(zones), path, issues)
     if spec.compact_placement:
-        check_compact(spec, machine.name, zones, path, issues)
+        check_compact(spec, machine.name, zones, path, issues, ctx.notes)
     check_versions(spec, ctx.min_master_version, path, issues)
     gvnic = gvnic_of(spec, path, issues)
     # "You must use the Container-Optimized OS with containerd node image"

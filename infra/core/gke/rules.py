@@ -296,23 +296,33 @@ def refuse_unmodelled(machine_type: str, path: str, issues: Issues) -> None:
 
 
 def check_compact(
-    spec: GkePoolSpec, machine_type: str, zones: list[str], path: str, issues: Issues
+    spec: GkePoolSpec,
+    machine_type: str,
+    zones: list[str],
+    path: str,
+    issues: Issues,
+    notes: list[str],
 ) -> None:
-    """COMPACT placement: one zone; never with queued provisioning; with flex-start only on A3
-    Ultra, A4 and H4D."""
+    """COMPACT placement: on a family that takes it (a family the table does not list is noted,
+    not decided); one zone; never with queued provisioning; with flex-start only on A3 Ultra, A4
+    and H4D."""
     cpath = join_path(path, "compactPlacement")
     family = family_of(machine_type)
     supported = compact_placement_families().get(family)
-    if not supported:
+    if supported is False:
         issues.add(
             cpath,
             f"{machine_type} ({family}) does not take a compact placement policy (Compute Engine: "
-            f'"Placement policy is not applicable to machine type"); drop compactPlacement'
-            if supported is False
-            else f"{machine_type}: the {family} family is not known to take a compact placement "
-            "policy (gce_compact_placement.csv lists the families that do); drop compactPlacement",
+            '"Placement policy is not applicable to machine type"); drop compactPlacement',
         )
         return
+    if supported is None:
+        notes.append(
+            f"{cpath}: the {family} family is not in gce_compact_placement.csv, so whether "
+            f"{machine_type} takes a compact placement policy is not known here; Compute Engine "
+            'refuses one it does not take ("Placement policy is not applicable to machine type") '
+            "when the node pool is created"
+        )
     # "placement_policy cannot be COMPACT when enable_queued_provisioning is true."
     # (GoogleCloudPlatform/cluster-toolkit modules/compute/gke-node-pool/main.tf @ 01a7a3ed)
     if spec.queued_provisioning:

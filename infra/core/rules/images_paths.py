@@ -151,8 +151,12 @@ def check_runtime_class(v: str) -> str:
 # toolkit.env variables whose values are host paths, listed by name (a suffix guess misread the
 # boolean CONTAINERD_USE_LEGACY_CONFIG): NVIDIA/gpu-operator controllers/object_controls.go sets
 # RUNTIME_CONFIG, CONTAINERD_CONFIG, RUNTIME_SOCKET, CONTAINERD_SOCKET, RUNTIME_DROP_IN_CONFIG and
-# RUNTIME_DROP_IN_CONFIG_HOST_PATH; NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer reads
-# HOST_ROOT_MOUNT and DOCKER_CONFIG / DOCKER_SOCKET.
+# RUNTIME_DROP_IN_CONFIG_HOST_PATH; NVIDIA/nvidia-container-toolkit cmd/nvidia-ctk-installer
+# (@d34b3046) reads the rest as paths: main.go (TOOLKIT_INSTALL_DIR/ROOT, TOOLKIT_SOURCE_ROOT,
+# TOOLKIT_PID_FILE/PID_FILE, NRI_SOCKET), toolkit/toolkit.go (NVIDIA_DRIVER_ROOT/DRIVER_ROOT,
+# DRIVER_ROOT_CTR_PATH, NVIDIA_DEV_ROOT/DEV_ROOT, DEV_ROOT_CTR_PATH, CDI_OUTPUT_DIR),
+# container/runtime/runtime.go (RUNTIME_EXECUTABLE_PATH), crio/crio.go (CRIO_HOOKS_DIR), and
+# HOST_ROOT_MOUNT, DOCKER_CONFIG / DOCKER_SOCKET.
 _PATH_ENV = frozenset(
     {
         "RUNTIME_CONFIG",
@@ -164,7 +168,30 @@ _PATH_ENV = frozenset(
         "RUNTIME_DROP_IN_CONFIG",
         "RUNTIME_DROP_IN_CONFIG_HOST_PATH",
         "HOST_ROOT_MOUNT",
+        "RUNTIME_EXECUTABLE_PATH",
+        "TOOLKIT_INSTALL_DIR",
+        "ROOT",
+        "TOOLKIT_SOURCE_ROOT",
+        "TOOLKIT_PID_FILE",
+        "PID_FILE",
+        "NRI_SOCKET",
+        "NVIDIA_DRIVER_ROOT",
+        "DRIVER_ROOT",
+        "DRIVER_ROOT_CTR_PATH",
+        "NVIDIA_DEV_ROOT",
+        "DEV_ROOT",
+        "DEV_ROOT_CTR_PATH",
+        "CDI_OUTPUT_DIR",
+        "CRIO_HOOKS_DIR",
     }
+)
+# cdi-output-dir: "If this is set to '', no CDI specification is generated" (toolkit/toolkit.go).
+_EMPTY_MEANS_OFF = frozenset({"CDI_OUTPUT_DIR"})
+# One flag, --runtime-name, reads these three (container/runtime/runtime.go: Sources
+# cli.EnvVars("NVIDIA_RUNTIME_NAME", "CONTAINERD_RUNTIME_CLASS", "DOCKER_RUNTIME_NAME")): each is
+# the runtime handler's name, so each takes the RuntimeClass handler rule.
+_RUNTIME_NAME_ENV = frozenset(
+    {"NVIDIA_RUNTIME_NAME", "CONTAINERD_RUNTIME_CLASS", "DOCKER_RUNTIME_NAME"}
 )
 MAX_ENV_VALUE = 4096
 
@@ -255,6 +282,7 @@ _PATH_SUFFIXES: dict[str, tuple[str, ...]] = {
     "CONTAINERD_SOCKET": (".sock",),
     "RUNTIME_SOCKET": (".sock",),
     "DOCKER_SOCKET": (".sock",),
+    "NRI_SOCKET": (".sock",),
 }
 
 
@@ -271,8 +299,10 @@ def check_toolkit_env(v: Mapping[str, Any]) -> Mapping[str, Any]:
             )
         if isinstance(value, str):
             try:
-                if name == "CONTAINERD_RUNTIME_CLASS":
+                if name in _RUNTIME_NAME_ENV:
                     check_runtime_class(value)
+                elif name in _EMPTY_MEANS_OFF and value == "":
+                    pass
                 elif name in _PATH_ENV:
                     check_host_path(value)
                     ends = _PATH_SUFFIXES.get(name, ())

@@ -53,25 +53,61 @@ def read_stack_file(path: str | Path, project: str) -> dict[str, Any]:
 
 
 def namespaced(config: dict[str, Any], project: str, issues: Issues) -> dict[str, Any]:
-    """``config`` with each bare key named ``<project>:<key>``, as Pulumi (>= 3.44) reads it.
+    """``config`` with each key as Pulumi (>= 3.44) names it: ``<namespace>:<name>``.
 
     pulumi/pulumi sdk/go/common/workspace/loaders.go ``stackConfigNamespacedWithProject``: a key
-    without ``:`` is rewritten to ``{project.Name}:{key}``; a key with one is kept. Both land in
-    one Go map, so a bare key and its namespaced twin collide, and which of the two survives
-    depends on Go's random map order: refused here, naming both.
+    without ``:`` is rewritten to ``{project.Name}:{key}``; a key with one is kept. Then
+    sdk/go/common/resource/config/key.go ``ParseKey`` (@1b5949891b) reads each: one ``:`` is
+    ``<namespace>:<name>``; ``<namespace>:config:<name>`` (the old form) is ``<namespace>:<name>``;
+    any other key is refused. All land in one Go map, so two spellings of one key collide, and
+    which survives depends on Go's random map order: refused here, naming both.
     """
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        full = key if ":" in key else f"{project}:{key}"
-        if full != key and full in config:
+    spellings: dict[str, list[str]] = {}
+    for key in config:
+        full = pulumi_key(key, project)
+        if full is None:
             issues.add(
                 shown(key)[1:-1],
-                f"given twice: as {shown(key)} and as {shown(full)}; Pulumi reads the bare key "
-                f"as {shown(full)} too and keeps one of the two at random: remove one",
+                f"could not parse {key} as a configuration key (configuration keys should be of "
+                "the form `<namespace>:<name>`)",
             )
             continue
-        out[full] = value
+        spellings.setdefault(full, []).append(key)
+    out: dict[str, Any] = {}
+    for full, keys in spellings.items():
+        if len(keys) == 1:
+            out[full] = config[keys[0]]
+            continue
+        for key in keys:
+            if key == full:
+                continue
+            others = " and as ".join(shown(k) for k in keys if k != key)
+            form = "bare key" if ":" not in key else "old form <namespace>:config:<name>"
+            times, which = (
+                ("twice", "the two") if len(keys) == 2 else (f"{len(keys)} times", "them")
+            )
+            issues.add(
+                shown(key)[1:-1],
+                f"given {times}: as {shown(key)} and as {others}; Pulumi reads the {form} as "
+                f"{shown(full)} too and keeps one of {which} at random: remove one",
+            )
     return out
+
+
+def pulumi_key(key: str, project: str) -> str | None:
+    """``key`` as Pulumi names it (``namespaced``), or ``None`` if ``ParseKey`` refuses it.
+
+    >>> pulumi_key("platform", "p"), pulumi_key("gcp:config:project", "p"), pulumi_key("a:b:c", "p")
+    ('p:platform', 'gcp:project', None)
+    """
+    parts = key.split(":")
+    if len(parts) == 1:
+        return f"{project}:{key}"
+    if len(parts) == 2:
+        return key
+    if len(parts) == 3 and parts[1] == "config":
+        return f"{parts[0]}:{parts[2]}"
+    return None
 
 
 def as_pulumi_reads(value: Any) -> Any:
