@@ -14,7 +14,7 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import node_model as eks
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib
 from infra.core.gke import node_model as gke
-from infra.core.kubernetes.platform import declared_memory_mib
+from infra.core.kubernetes.platform import declared_memory_mib, reported_capacity_mib
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.plan import build_plan
 from infra.core.planned import Plan
@@ -128,7 +128,33 @@ def test_unknown_instance_types_take_nodeadms_fallback_of_110_pods():
     assert eks.eni_limited_pods("x9.unknown") == 110
 
 
-def test_onprem_declared_node_keeps_only_the_kubelet_default_eviction_threshold():
+# 2i2c-org/infrastructure @ 9ad7cd0f src/deployer/dev/commands/generate/resource_allocation/
+# node-capacity-info.json: nominal GiB and the capacity.memory (bytes) each node reported.
+MEASURED_LINUX_CAPACITY = {
+    "r5.xlarge": (32, 33_163_589_976),
+    "r5.2xlarge": (64, 66_681_921_536),
+    "r5.4xlarge": (128, 133_523_017_039),
+    "r5.16xlarge": (512, 535_122_860_310),
+    "r7i.xlarge": (32, 33_089_273_856),
+    "r7i.4xlarge": (128, 132_918_992_896),
+    "n2-highmem-4": (32, 33_669_926_912),
+    "n2-highmem-16": (128, 135_074_349_056),
+    "n2-standard-16": (64, 67_428_651_008),
+    "n4-standard-16": (64, 67_428_655_104),
+    "n2-standard-64": (256, 270_450_806_784),
+}
+
+
+@pytest.mark.parametrize("machine", sorted(MEASURED_LINUX_CAPACITY))
+def test_onprem_node_of_nominal_memory_reports_no_more_than_measured_linux_nodes(machine):
+    gib, measured = MEASURED_LINUX_CAPACITY[machine]
+    modelled = reported_capacity_mib(gib) * 2**20
+    assert modelled <= measured
+    # ... and not absurdly less: within 3 % of the nominal size.
+    assert measured - modelled < 0.03 * gib * 2**30
+
+
+def test_onprem_node_allocatable_is_its_reported_capacity_less_the_kubelet_eviction_threshold():
     h = PoolHints(
         name="gpu",
         gpu_type="T4",
@@ -140,7 +166,8 @@ def test_onprem_declared_node_keeps_only_the_kubelet_default_eviction_threshold(
         driver="preinstalled",
         node_selector={},
     )
-    assert declared_memory_mib(h) == 64 * 1024 - 100
+    # 64 GiB: 1/64 memmap (1024 MiB), the 2.5 % margin (1638.4 MiB), then evictionHard 100Mi.
+    assert declared_memory_mib(h) == int(65536 - 1024 - 1638.4) - 100
 
 
 # --- whole-node guarantees on the modelled nodes, DaemonSets included ------------------------
@@ -179,6 +206,9 @@ def _guarantees(plan: Plan) -> dict[str, int]:
         ("eks-karpenter", (("machineType", "p4d.24xlarge"),)),
         ("eks-karpenter", (("machineType", "p5.48xlarge"),)),
         ("eks-g4dn", ()),
+        ("onprem-containerd", ()),
+        ("onprem-vsphere-vgpu", ()),
+        ("onprem-k3s-timeslicing", ()),
     ],
 )
 def test_whole_node_notebook_fits_every_modelled_node_of_its_target_with_the_daemonset_budget(
