@@ -14,7 +14,7 @@ from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import node_model as eks
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib
 from infra.core.gke import node_model as gke
-from infra.core.kubernetes.platform import declared_memory_mib
+from infra.core.kubernetes.platform import declared_memory_mib, reported_capacity_mib
 from infra.core.operator.daemonsets import daemonset_budget_mib
 from infra.core.plan import build_plan
 from infra.core.planned import Plan
@@ -123,12 +123,44 @@ def test_karpenter_graviton_memory_leaves_out_the_cma_area():
     assert eks.vm_memory_mib(32, arm64=True) == (32768 - 64) - math.ceil((32768 - 64) * 0.075)
 
 
-def test_unknown_instance_types_take_nodeadms_fallback_of_110_pods():
-    # nodeadm config.go: instance info unreadable -> defaultMaxPods (110).
-    assert eks.eni_limited_pods("x9.unknown") == 110
+def test_types_not_on_file_take_the_most_eni_limited_pods_on_file_not_nodeadms_110():
+    # nodeadm eni_max_pods.go GetInstanceInfo asks EC2 for a type not in instance-info.jsonl
+    # (110 only if that fails) and Karpenter reads EC2: the real reserve may be the largest.
+    # instance-info.jsonl @ 81fec2e8: g7.24xlarge, default card 24 ENIs x 64 IPv4 -> 1514 pods.
+    assert eks.eni_limited_pods("g7.24xlarge") == 24 * (64 - 1) + 2
+    assert eks.eni_limited_pods("x9.unknown") == 1514
+    assert eks.nodeadm_allocatable_mib("x9.unknown", 256) == (
+        eks.vm_memory_mib(256) - (11 * 1514 + 255) - 100
+    )
 
 
-def test_onprem_declared_node_keeps_only_the_kubelet_default_eviction_threshold():
+# 2i2c-org/infrastructure @ 9ad7cd0f src/deployer/dev/commands/generate/resource_allocation/
+# node-capacity-info.json: nominal GiB and the capacity.memory (bytes) each node reported.
+MEASURED_LINUX_CAPACITY = {
+    "r5.xlarge": (32, 33_163_589_976),
+    "r5.2xlarge": (64, 66_681_921_536),
+    "r5.4xlarge": (128, 133_523_017_039),
+    "r5.16xlarge": (512, 535_122_860_310),
+    "r7i.xlarge": (32, 33_089_273_856),
+    "r7i.4xlarge": (128, 132_918_992_896),
+    "n2-highmem-4": (32, 33_669_926_912),
+    "n2-highmem-16": (128, 135_074_349_056),
+    "n2-standard-16": (64, 67_428_651_008),
+    "n4-standard-16": (64, 67_428_655_104),
+    "n2-standard-64": (256, 270_450_806_784),
+}
+
+
+@pytest.mark.parametrize("machine", sorted(MEASURED_LINUX_CAPACITY))
+def test_onprem_node_of_nominal_memory_reports_no_more_than_measured_linux_nodes(machine):
+    gib, measured = MEASURED_LINUX_CAPACITY[machine]
+    modelled = reported_capacity_mib(gib) * 2**20
+    assert modelled <= measured
+    # ... and not absurdly less: within 3 % of the nominal size.
+    assert measured - modelled < 0.03 * gib * 2**30
+
+
+def test_onprem_node_allocatable_is_its_reported_capacity_less_the_kubelet_eviction_threshold():
     h = PoolHints(
         name="gpu",
         gpu_type="T4",
@@ -140,7 +172,8 @@ def test_onprem_declared_node_keeps_only_the_kubelet_default_eviction_threshold(
         driver="preinstalled",
         node_selector={},
     )
-    assert declared_memory_mib(h) == 64 * 1024 - 100
+    # 64 GiB: 1/64 memmap (1024 MiB), the 2.5 % margin (1638.4 MiB), then evictionHard 100Mi.
+    assert declared_memory_mib(h) == int(65536 - 1024 - 1638.4) - 100
 
 
 # --- whole-node guarantees on the modelled nodes, DaemonSets included ------------------------
@@ -179,6 +212,9 @@ def _guarantees(plan: Plan) -> dict[str, int]:
         ("eks-karpenter", (("machineType", "p4d.24xlarge"),)),
         ("eks-karpenter", (("machineType", "p5.48xlarge"),)),
         ("eks-g4dn", ()),
+        ("onprem-containerd", ()),
+        ("onprem-vsphere-vgpu", ()),
+        ("onprem-k3s-timeslicing", ()),
     ],
 )
 def test_whole_node_notebook_fits_every_modelled_node_of_its_target_with_the_daemonset_budget(
@@ -198,6 +234,11 @@ def test_whole_node_notebook_fits_every_modelled_node_of_its_target_with_the_dae
             for node in (pn.running, pn.template, *pn.launchable):
                 if node is not None:
                     assert mib * 2**20 <= node.allocatable["memory"], (slug, node.name)
+                    # a whole-node notebook leaves at least 256 MiB beyond its DaemonSets (the
+                    # proof's node is already net of the budget)
+                    if "x " in plan.operator.jupyterhub_profiles[slug]["display_name"][:4]:
+                        slack = node.allocatable["memory"] / 2**20 - mib
+                        assert slack >= 256, (slug, node.name, slack)
 
 
 def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():

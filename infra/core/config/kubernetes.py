@@ -47,7 +47,7 @@ class KubernetesPoolSpec(PoolBase):
         gpu: the nodes' GPUs.
         node_selector: labels the nodes already carry that select exactly this pool.
         vcpus: vCPUs per node (for the JupyterHub profile's display name).
-        memory_gib: memory per node in GiB.
+        memory_gib: installed memory per node in GiB (the node reports less).
         driver: ``operator`` (the GPU Operator installs the driver), ``preinstalled`` (the host
             has one) or ``vgpu`` (the operator installs the vGPU guest driver the user built).
         nodes: node names; gpu-infra labels them for the operator's time-slicing/MIG config.
@@ -81,9 +81,11 @@ class KubernetesPoolSpec(PoolBase):
         gt=0,
         le=65536,
         description=(
-            "Memory per node, GiB, as the node reports it (`kubectl get node`: "
-            "`status.capacity.memory`); JupyterHub's guarantee and the scheduling proof take the "
-            "kubelet's 100 MiB eviction threshold and the DaemonSets' requests off it."
+            "Memory per node, GiB, as installed (the VM's configured size, the host's RAM). The "
+            "node reports less (`kubectl get node`: `status.capacity.memory`): JupyterHub's "
+            "guarantee and the scheduling proof take the kernel's share (1/64 for its page "
+            "map plus a 2.5 % margin), the kubelet's 100 MiB eviction threshold and the "
+            "DaemonSets' requests off it."
         ),
     )
     driver: Literal["operator", "preinstalled", "vgpu"] = Field(

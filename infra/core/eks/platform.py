@@ -47,7 +47,13 @@ if TYPE_CHECKING:
     from infra.core.sizing import NodeGroupSizing
 
 SHAPES = ShapeRules(
-    cloud="aws", places="AZ IDs (usw2-az1)", assumed="; assumed x86_64 on the EKS NVIDIA AMI"
+    cloud="aws",
+    places="AZ IDs (usw2-az1)",
+    assumed=(
+        "; assumed x86_64 on the EKS NVIDIA AMI; kube-reserved sized for the most ENI-limited "
+        "pods of any GPU type on file (nodeadm and Karpenter reserve for the type's real ENI "
+        "limits, read from EC2), so the notebook guarantee may leave memory unused"
+    ),
 )
 
 
@@ -247,7 +253,7 @@ class EksPlatform(PlatformDefaults):
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
             template = None
-            if g.hints.min_nodes == 0:
+            if g.group_may_be_empty:
                 _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
                 template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)

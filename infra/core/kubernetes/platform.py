@@ -157,18 +157,33 @@ class KubernetesPlatform(PlatformDefaults):
         return next((p for p in self.config.pools if p.name == pool), None)
 
 
+# What a Linux node reports (status.capacity.memory) is its RAM less what the kernel and firmware
+# keep before the kubelet starts: the memmap alone (a 64-byte struct page per 4 KiB page, 1/64 of
+# RAM: the kernel's struct page; kubernetes/autoscaler @ 55c37cd5 cloudprovider/gce/gce_reserved.go
+# kernelReservedRatio), plus firmware holes, crashkernel and boot allocations. Measured nodes lose
+# 1.6-3.7 % of their RAM in all (2i2c-org/infrastructure @ 9ad7cd0f src/deployer/dev/commands/
+# generate/resource_allocation/node-capacity-info.json: r7i.xlarge reports 33,089,273,856 B of
+# 32 GiB, n2-standard-64 270,450,806,784 B of 256 GiB), at most 2.2 % beyond the memmap, so the
+# model takes a 2.5 % margin on top of it: a declared nominal size never overstates the node.
+KERNEL_MEMMAP_RATIO = 64
+KERNEL_MARGIN = 0.025
 # The kubelet's default hard eviction threshold memory.available 100Mi, and no kube-reserved or
 # system-reserved by default (https://kubernetes.io/docs/reference/config-api/
 # kubelet-config.v1beta1/ KubeletConfiguration evictionHard, kubeReserved); k3s and RKE2 keep
-# the defaults. The user's own nodes reserve what their kubelet config says: declare
-# gpuPools[].memoryGb as the memory the node reports (kubectl get node: capacity).
+# the defaults. gpuPools[].memoryGib is the node's nominal memory (the VM's size, the host's RAM).
 KUBELET_EVICTION_HARD_MIB = 100
 
 
+def reported_capacity_mib(memory_gib: float) -> int:
+    """The memory (MiB) a Linux node of ``memory_gib`` installed reports as its capacity, at most."""
+    nominal = memory_gib * 1024
+    return int(nominal - nominal / KERNEL_MEMMAP_RATIO - nominal * KERNEL_MARGIN)
+
+
 def declared_memory_mib(h: PoolHints) -> int:
-    """Allocatable memory (MiB) of a listed or selected on-prem node: the declared memory less
-    the kubelet's default hard eviction threshold."""
-    return int(h.memory_gib * 1024) - KUBELET_EVICTION_HARD_MIB
+    """Allocatable memory (MiB) of a listed or selected on-prem node: the capacity its declared
+    nominal memory reports, less the kubelet's default hard eviction threshold."""
+    return reported_capacity_mib(h.memory_gib) - KUBELET_EVICTION_HARD_MIB
 
 
 def _running_node(h: PoolHints, pool: PoolBase, patched: Mapping[str, str]) -> Node:
