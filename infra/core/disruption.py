@@ -24,7 +24,14 @@ from infra.core.inputs import forces, value_at
 
 FILE = "node_disruption.csv"
 Effect = Literal[
-    "rolls", "drifts", "drifts-matching", "no-drift", "reconfigures-gpus", "readvertises"
+    "rolls",
+    "drifts",
+    "drifts-matching",
+    "no-drift",
+    "reconfigures-gpus",
+    "readvertises",
+    "reloads-driver",
+    "restarts-containerd",
 ]
 EFFECTS: tuple[Effect, ...] = (
     "rolls",
@@ -33,7 +40,12 @@ EFFECTS: tuple[Effect, ...] = (
     "no-drift",
     "reconfigures-gpus",
     "readvertises",
+    "reloads-driver",
+    "restarts-containerd",
 )
+# Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
+# the path: the row only says which changed paths can have the effect.
+RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"})
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 
 
@@ -70,7 +82,7 @@ def rule_for(
     hits = [
         r
         for r in (rules if rules is not None else disruption_rules())
-        if r.type == type_token and forces(r.property, path, old, new)
+        if r.type == type_token and r.effect not in RESOLVED and forces(r.property, path, old, new)
     ]
     if not hits:
         return None
@@ -78,6 +90,23 @@ def rule_for(
     if best.when == "was-set" and value_at(old, path) is None:
         return None  # first recorded: nothing resolved differently yet
     return best
+
+
+def nominated(
+    type_token: str,
+    paths: Sequence[str],
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    rules: Iterable[DisruptionRule] | None = None,
+) -> set[Effect]:
+    """The resolved effects (``RESOLVED``) some row of ``type_token`` names for a changed path."""
+    return {
+        r.effect
+        for r in (rules if rules is not None else disruption_rules())
+        if r.type == type_token
+        and r.effect in RESOLVED
+        and any(forces(r.property, p, old, new) for p in paths)
+    }
 
 
 def update_disruption(
