@@ -176,3 +176,69 @@ def test_a_toolkit_env_change_on_k3s_restarts_k3s_with_its_containerd():
     new = _operator("v26.7.0", driver={"enabled": False}, toolkit={"env": [sock, extra]})
     c = _change(RELEASE, old, new)
     assert "restarting containerd" in c.disruptive and "API server and etcd" in c.disruptive
+
+
+POOL = "kubernetes:karpenter.sh/v1:NodePool"
+ZONE = "topology.k8s.aws/zone-id"
+
+
+def _pool(*reqs):
+    return {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"requirements": list(reqs)}}}}
+
+
+def _req(key, op, *values):
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+def test_adding_a_zone_to_an_in_requirement_drifts_nothing():
+    # karpenter drift.go areRequirementsDrifted: nodeClaimReq.Compatible(nodepoolReq) != nil;
+    # a node labelled az1 or az2 is compatible with In [az1, az2, az3].
+    old, new = _pool(_req(ZONE, "In", "az1", "az2")), _pool(_req(ZONE, "In", "az1", "az2", "az3"))
+    assert _change(POOL, old, new).disruptive == ""
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        _pool(_req(ZONE, "In", "az1")),  # a node in az2 is no longer compatible
+        _pool(_req(ZONE, "NotIn", "az3")),  # another operator
+        _pool(_req(ZONE, "In", "az1", "az2"), _req("kubernetes.io/arch", "In", "amd64")),  # new key
+    ],
+)
+def test_narrowing_requirements_may_drift_the_nodes_outside_them(new):
+    old = _pool(_req(ZONE, "In", "az1", "az2"))
+    assert "may drift the nodes that no longer match" in _change(POOL, old, new).disruptive
+
+
+def test_dropping_a_requirement_or_a_not_in_value_drifts_nothing():
+    old = _pool(_req(ZONE, "NotIn", "az3", "az4"), _req("kubernetes.io/arch", "In", "amd64"))
+    assert _change(POOL, old, _pool(_req(ZONE, "NotIn", "az3"))).disruptive == ""
+
+
+def _class_spec(**spec):
+    return {"metadata": {"name": "c"}, "spec": spec}
+
+
+def test_an_added_subnet_term_drifts_nothing_a_removed_one_may():
+    # karpenter-provider-aws drift.go isSubnetDrifted: drift only when the node's subnet is not
+    # among the resolved ones.
+    a, b = {"tags": {"k": "a"}}, {"id": "subnet-0123456789abcdef0"}
+    grown = _change(
+        NODE_CLASS, _class_spec(subnetSelectorTerms=[a]), _class_spec(subnetSelectorTerms=[a, b])
+    )
+    assert grown.disruptive == ""
+    cut = _change(
+        NODE_CLASS, _class_spec(subnetSelectorTerms=[a, b]), _class_spec(subnetSelectorTerms=[b])
+    )
+    assert "may drift" in cut.disruptive
+
+
+def test_an_added_security_group_term_may_still_drift():
+    # areSecurityGroupsDrifted compares the resolved set with the instance's for equality.
+    a, b = {"tags": {"k": "a"}}, {"id": "sg-0123456789abcdef0"}
+    c = _change(
+        NODE_CLASS,
+        _class_spec(securityGroupSelectorTerms=[a]),
+        _class_spec(securityGroupSelectorTerms=[a, b]),
+    )
+    assert "may drift" in c.disruptive
