@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
-from infra.core.disruption import rule_for, update_disruption
+from infra.core.disruption import nominated, rule_for, update_disruption
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
 from infra.core.lifecycle import (
     protect_refusal,
@@ -30,6 +30,7 @@ from infra.core.lifecycle import (
     replace_phrase,
 )
 from infra.core.operator.removal import is_operator_release, removal_effects
+from infra.core.operator.upgrade import driver_effect, toolkit_effect
 from infra.core.tokens import (
     AWS_EKS_CLUSTER,
     EKS_CLUSTER,
@@ -539,7 +540,13 @@ def _rolling(
 ) -> str:
     if type_token == "aws:eks/addon:Addon":
         return vpc_cni_step(old, new)
-    return update_disruption(type_token, paths, old, new)
+    parts = [update_disruption(type_token, paths, old, new)]
+    effects = nominated(type_token, paths, old, new)
+    if "reloads-driver" in effects:
+        parts.append(driver_effect(old, new))
+    if "restarts-containerd" in effects:
+        parts.append(toolkit_effect(old, new))
+    return "; ".join(p for p in parts if p).replace("; update in place, but ", "; ")
 
 
 def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | None = None) -> str:

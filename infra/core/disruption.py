@@ -24,7 +24,14 @@ from infra.core.inputs import forces, value_at
 
 FILE = "node_disruption.csv"
 Effect = Literal[
-    "rolls", "drifts", "drifts-matching", "no-drift", "reconfigures-gpus", "readvertises"
+    "rolls",
+    "drifts",
+    "drifts-matching",
+    "no-drift",
+    "reconfigures-gpus",
+    "readvertises",
+    "reloads-driver",
+    "restarts-containerd",
 ]
 EFFECTS: tuple[Effect, ...] = (
     "rolls",
@@ -33,8 +40,16 @@ EFFECTS: tuple[Effect, ...] = (
     "no-drift",
     "reconfigures-gpus",
     "readvertises",
+    "reloads-driver",
+    "restarts-containerd",
 )
+# Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
+# the path: the row only says which changed paths can have the effect.
+RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"})
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+# "": any change | "was-set": only a change of a value already set | "narrowed": only a change that
+# lets some node it admitted no longer match (a pure widening drifts nothing; ``widens``).
+WHEN = ("", "was-set", "narrowed")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +59,7 @@ class DisruptionRule:
     type: str
     property: str
     effect: Effect
-    when: str  # "" any change; "was-set": only a change of a value the old side already set
+    when: str  # one of WHEN
     source: str
 
 
@@ -53,7 +68,7 @@ def disruption_rules(data_dir: Path = DATA_DIR) -> tuple[DisruptionRule, ...]:
     """Every row of the table; an unknown effect or ``when`` raises ValueError."""
     out = []
     for r in read_rows(FILE, data_dir):
-        if r["effect"] not in EFFECTS or r["when"] not in ("", "was-set") or not r["source"]:
+        if r["effect"] not in EFFECTS or r["when"] not in WHEN or not r["source"]:
             raise ValueError(f"{FILE}: {r['type']} {r['property']}: bad effect, when or source")
         out.append(DisruptionRule(r["type"], r["property"], r["effect"], r["when"], r["source"]))  # type: ignore[arg-type]
     return tuple(out)
@@ -70,14 +85,76 @@ def rule_for(
     hits = [
         r
         for r in (rules if rules is not None else disruption_rules())
-        if r.type == type_token and forces(r.property, path, old, new)
+        if r.type == type_token and r.effect not in RESOLVED and forces(r.property, path, old, new)
     ]
     if not hits:
         return None
     best = max(hits, key=lambda r: len(r.property))
     if best.when == "was-set" and value_at(old, path) is None:
         return None  # first recorded: nothing resolved differently yet
+    if best.when == "narrowed" and widens(
+        value_at(old, best.property), value_at(new, best.property)
+    ):
+        return None  # every node the old value admitted still matches the new one
     return best
+
+
+def widens(old: Any, new: Any) -> bool:
+    """Whether ``new`` admits every node ``old`` admitted, for the two list shapes of the
+    ``narrowed`` rows.
+
+    NodePool requirements: a NodeClaim drifts when its labels are not ``Compatible`` with the
+    NodePool's requirements (kubernetes-sigs/karpenter @ 22664681
+    pkg/controllers/nodeclaim/disruption/drift.go areRequirementsDrifted), checked per key: a key
+    dropped constrains nothing, an ``In`` whose values grow and a ``NotIn`` whose values shrink
+    still admit the old labels; a new key or another operator may not. Selector terms (a list of
+    terms, each a selector): a node drifts when its subnet or capacity reservation is not among
+    the resolved ones (aws/karpenter-provider-aws @ 1d927085 pkg/cloudprovider/drift.go
+    isSubnetDrifted, isCapacityReservationDrifted), so terms only added keep every old one.
+    """
+    if not isinstance(old, list) or not isinstance(new, list):
+        return False
+    if all(isinstance(t, Mapping) and "key" in t and "operator" in t for t in old + new):
+        return _requirements_widen(old, new)
+    return all(t in new for t in old)
+
+
+def _requirements_widen(old: list[Any], new: list[Any]) -> bool:
+    def by_key(reqs: list[Any]) -> dict[str, list[Mapping[str, Any]]]:
+        out: dict[str, list[Mapping[str, Any]]] = {}
+        for r in reqs:
+            out.setdefault(str(r["key"]), []).append(r)
+        return out
+
+    before, after = by_key(old), by_key(new)
+    for key, reqs in after.items():
+        was = before.get(key)
+        if was is None or len(was) != 1 or len(reqs) != 1:
+            return False  # a new key (or one spelled twice): old nodes may not carry it
+        a, b = was[0], reqs[0]
+        if a["operator"] != b["operator"] or a.get("minValues") != b.get("minValues"):
+            return False
+        va, vb = set(a.get("values") or ()), set(b.get("values") or ())
+        if not {"In": va <= vb, "NotIn": vb <= va}.get(str(a["operator"]), va == vb):
+            return False
+    return True
+
+
+def nominated(
+    type_token: str,
+    paths: Sequence[str],
+    old: Mapping[str, Any],
+    new: Mapping[str, Any],
+    rules: Iterable[DisruptionRule] | None = None,
+) -> set[Effect]:
+    """The resolved effects (``RESOLVED``) some row of ``type_token`` names for a changed path."""
+    return {
+        r.effect
+        for r in (rules if rules is not None else disruption_rules())
+        if r.type == type_token
+        and r.effect in RESOLVED
+        and any(forces(r.property, p, old, new) for p in paths)
+    }
 
 
 def update_disruption(
@@ -154,6 +231,10 @@ def markdown_table() -> str:
     """The table of docs/day2.md: every row's type, property and effect."""
     lines = ["| resource type | property | effect |", "|---|---|---|"]
     for r in disruption_rules():
-        when = " (a change of a recorded value)" if r.when == "was-set" else ""
+        when = {
+            "was-set": " (a change of a recorded value)",
+            "narrowed": " (unless it only widens)",
+        }
+        when = when.get(r.when, "")
         lines.append(f"| `{r.type}` | `{r.property}` | {r.effect}{when} |")
     return "\n".join(lines) + "\n"

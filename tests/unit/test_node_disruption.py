@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from infra.core.diff import diff
-from infra.core.disruption import EFFECTS, disruption_rules, update_disruption
+from infra.core.disruption import EFFECTS, RESOLVED, disruption_rules, update_disruption
 from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
 
 NP = "gcp:container/nodePool:NodePool"
@@ -36,7 +36,9 @@ def _change(type_, old, new):
 def test_every_row_has_a_known_effect_and_a_source():
     rows = disruption_rules()
     assert rows and all(r.effect in EFFECTS and r.source for r in rows)
-    assert len({(r.type, r.property) for r in rows}) == len(rows)  # one row per property
+    # One row per property, but for the resolved effects (each judged by its own model).
+    keys = {(r.type, r.property, r.effect if r.effect in RESOLVED else "") for r in rows}
+    assert len(keys) == len(rows)
 
 
 @pytest.mark.parametrize("prop", ["version", "releaseVersion"])
@@ -128,3 +130,115 @@ def test_the_answer_comes_from_the_table_alone():
     old, new = {"version": "1.33"}, {"version": "1.34"}
     assert update_disruption(NG, ["version"], old, new)
     assert update_disruption(NG, ["version"], old, new, rules=()) == ""
+
+
+def _operator(version, **values):
+    return {"chart": "gpu-operator", "version": version, "values": values}
+
+
+def test_a_chart_bump_with_the_operators_driver_reloads_it_node_by_node():
+    # values-v26.3.3.yaml driver.version "580.126.20", values-v26.7.0.yaml "595.91.07";
+    # driver.upgradePolicy.autoUpgrade true, maxUnavailable 25% in both.
+    c = _change(RELEASE, _operator("v26.3.3"), _operator("v26.7.0"))
+    assert "580.126.20 -> 595.91.07" in c.disruptive and "deletes its GPU pods" in c.disruptive
+    assert "maxUnavailable 25%" in c.disruptive
+
+
+def test_an_explicit_driver_version_equal_on_both_sides_reloads_nothing():
+    pinned = {"version": "580.95.05"}
+    c = _change(RELEASE, _operator("v26.3.3", driver=pinned), _operator("v26.7.0", driver=pinned))
+    assert "driver" not in c.disruptive  # the toolkit still moves (v1.19.1 -> v1.20.0)
+
+
+def test_without_auto_upgrade_the_new_driver_waits_for_the_nodes_reboot():
+    off = {"upgradePolicy": {"autoUpgrade": False}}
+    c = _change(RELEASE, _operator("v26.3.3", driver=off), _operator("v26.7.0", driver=off))
+    assert "580.126.20 -> 595.91.07" in c.disruptive and "next reboot" in c.disruptive
+    assert "deletes its GPU pods" not in c.disruptive
+
+
+def test_a_preinstalled_driver_is_no_operator_driver_to_reload():
+    off = {"enabled": False}
+    tk = {"enabled": False}
+    c = _change(
+        RELEASE,
+        _operator("v26.3.3", driver=off, toolkit=tk),
+        _operator("v26.7.0", driver=off, toolkit=tk),
+    )
+    assert c.disruptive == ""
+
+
+def test_a_toolkit_env_change_on_k3s_restarts_k3s_with_its_containerd():
+    # k3s pkg/agent/containerd/containerd.go Run: k3s exits when its containerd exits.
+    sock = {"name": "CONTAINERD_SOCKET", "value": "/run/k3s/containerd/containerd.sock"}
+    old = _operator("v26.7.0", driver={"enabled": False}, toolkit={"env": [sock]})
+    extra = {"name": "RUNTIME_RESTART_MODE", "value": "signal"}
+    new = _operator("v26.7.0", driver={"enabled": False}, toolkit={"env": [sock, extra]})
+    c = _change(RELEASE, old, new)
+    assert "restarting containerd" in c.disruptive and "API server and etcd" in c.disruptive
+
+
+POOL = "kubernetes:karpenter.sh/v1:NodePool"
+ZONE = "topology.k8s.aws/zone-id"
+
+
+def _pool(*reqs):
+    return {"metadata": {"name": "p"}, "spec": {"template": {"spec": {"requirements": list(reqs)}}}}
+
+
+def _req(key, op, *values):
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+def test_adding_a_zone_to_an_in_requirement_drifts_nothing():
+    # karpenter drift.go areRequirementsDrifted: nodeClaimReq.Compatible(nodepoolReq) != nil;
+    # a node labelled az1 or az2 is compatible with In [az1, az2, az3].
+    old, new = _pool(_req(ZONE, "In", "az1", "az2")), _pool(_req(ZONE, "In", "az1", "az2", "az3"))
+    assert _change(POOL, old, new).disruptive == ""
+
+
+@pytest.mark.parametrize(
+    "new",
+    [
+        _pool(_req(ZONE, "In", "az1")),  # a node in az2 is no longer compatible
+        _pool(_req(ZONE, "NotIn", "az3")),  # another operator
+        _pool(_req(ZONE, "In", "az1", "az2"), _req("kubernetes.io/arch", "In", "amd64")),  # new key
+    ],
+)
+def test_narrowing_requirements_may_drift_the_nodes_outside_them(new):
+    old = _pool(_req(ZONE, "In", "az1", "az2"))
+    assert "may drift the nodes that no longer match" in _change(POOL, old, new).disruptive
+
+
+def test_dropping_a_requirement_or_a_not_in_value_drifts_nothing():
+    old = _pool(_req(ZONE, "NotIn", "az3", "az4"), _req("kubernetes.io/arch", "In", "amd64"))
+    assert _change(POOL, old, _pool(_req(ZONE, "NotIn", "az3"))).disruptive == ""
+
+
+def _class_spec(**spec):
+    return {"metadata": {"name": "c"}, "spec": spec}
+
+
+def test_an_added_subnet_term_drifts_nothing_a_removed_one_may():
+    # karpenter-provider-aws drift.go isSubnetDrifted: drift only when the node's subnet is not
+    # among the resolved ones.
+    a, b = {"tags": {"k": "a"}}, {"id": "subnet-0123456789abcdef0"}
+    grown = _change(
+        NODE_CLASS, _class_spec(subnetSelectorTerms=[a]), _class_spec(subnetSelectorTerms=[a, b])
+    )
+    assert grown.disruptive == ""
+    cut = _change(
+        NODE_CLASS, _class_spec(subnetSelectorTerms=[a, b]), _class_spec(subnetSelectorTerms=[b])
+    )
+    assert "may drift" in cut.disruptive
+
+
+def test_an_added_security_group_term_may_still_drift():
+    # areSecurityGroupsDrifted compares the resolved set with the instance's for equality.
+    a, b = {"tags": {"k": "a"}}, {"id": "sg-0123456789abcdef0"}
+    c = _change(
+        NODE_CLASS,
+        _class_spec(securityGroupSelectorTerms=[a]),
+        _class_spec(securityGroupSelectorTerms=[a, b]),
+    )
+    assert "may drift" in c.disruptive
