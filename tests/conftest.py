@@ -33,6 +33,14 @@ GKE_BASE: dict[str, Any] = {
 }
 
 
+@pytest.fixture
+def gke_minors_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GKE version gates that name 1.32-1.34 releases, judged on the day GKE's schedule was read
+    (gke_standard_support.csv as_of), when those minors were supported, so the support rule
+    (test_gke_versions.py) does not mask them."""
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-02-19")
+
+
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:
     """The vendored catalog, loaded once."""
