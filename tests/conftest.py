@@ -32,6 +32,15 @@ GKE_BASE: dict[str, Any] = {
     ],
 }
 
+# What tolerates the taint GKE puts on every GPU node: "GKE automatically adds the
+# nvidia.com/gpu=present:NoSchedule taint" (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus).
+GKE_GPU_TOLERATION = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+
 
 @pytest.fixture
 def gke_minors_supported(monkeypatch: pytest.MonkeyPatch) -> None:

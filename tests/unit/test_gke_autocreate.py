@@ -30,6 +30,7 @@ from infra.planview.table import print_cost
 from quota import limits
 from quota.demand import stack_demand, stack_sizings
 from tests.conftest import gke_config
+from tests.unit.gke_fixtures import AUTO_G2
 
 # GKE version gates judged while their minors were supported (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("gke_minors_supported")
@@ -44,11 +45,7 @@ ABOVE = {
 }
 BELOW_CLUSTER = {**ABOVE, "minMasterVersion": "1.33.2-gke.1240000"}
 AUTO: dict[str, Any] = {
-    "autoCreate": True,
-    "machineType": "g2-standard-8",
-    "gpu": None,
-    "spot": True,
-    "maxNodes": 4,
+    **AUTO_G2,
     "labels": {"team": "ml"},
     "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
     "fallback": [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}],
