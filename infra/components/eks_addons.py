@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra.components.helm import helm_release
+from infra.components.helm import chart_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.eks import planner as core
 from infra.core.eks.access import workload_trust_policy
@@ -175,13 +175,9 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                     "annotations": {"eks.amazonaws.com/role-arn": role.arn},
                 }
             }
-        self.release = helm_release(
+        self.release = chart_release(
             f"{name}-release",
-            release=a.release,
-            chart=a.chart,
-            version=a.version,
-            repo=a.repo,
-            namespace=a.namespace,
+            a,
             values=values,
             atomic=True,
             opts=with_lifecycle(
@@ -229,13 +225,9 @@ class DevicePlugin(pulumi.ComponentResource):
         owner: pulumi.Resource | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
-        self.release = helm_release(
+        self.release = chart_release(
             f"{name}-device-plugin",
-            release=plan.release,
-            chart=plan.chart,
-            version=plan.version,
-            repo=plan.repo,
-            namespace=plan.namespace,
+            plan,
             values=plan.values,
             atomic=True,
             opts=with_lifecycle(

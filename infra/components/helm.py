@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -41,4 +41,41 @@ def helm_release(
             **settings,
         ),
         opts=opts,
+    )
+
+
+class PinnedChart(Protocol):
+    """A plan's pinned chart: the release name, the chart at its version, from where, and where."""
+
+    @property
+    def release(self) -> str: ...
+    @property
+    def chart(self) -> str: ...
+    @property
+    def version(self) -> str: ...
+    @property
+    def repo(self) -> str: ...
+    @property
+    def namespace(self) -> str: ...
+
+
+def chart_release(
+    name: str,
+    pinned: PinnedChart,
+    *,
+    values: Mapping[str, Any],
+    opts: pulumi.ResourceOptions,
+    **settings: Any,
+) -> k8s.helm.v3.Release:
+    """``helm_release`` of a plan's ``pinned`` chart."""
+    return helm_release(
+        name,
+        release=pinned.release,
+        chart=pinned.chart,
+        version=pinned.version,
+        repo=pinned.repo,
+        namespace=pinned.namespace,
+        values=values,
+        opts=opts,
+        **settings,
     )
