@@ -15,7 +15,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
-from infra.components.helm import chart_release
+from infra.components.helm import helm_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.eks import planner as core
 from infra.core.eks.access import workload_trust_policy
@@ -175,7 +175,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
                     "annotations": {"eks.amazonaws.com/role-arn": role.arn},
                 }
             }
-        self.release = chart_release(
+        self.release = helm_release(
             f"{name}-release",
             a,
             values=values,
@@ -225,7 +225,7 @@ class DevicePlugin(pulumi.ComponentResource):
         owner: pulumi.Resource | None = None,
     ) -> None:
         super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
-        self.release = chart_release(
+        self.release = helm_release(
             f"{name}-device-plugin",
             plan,
             values=plan.values,

@@ -3,45 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pulumi
 import pulumi_kubernetes as k8s
-
-
-def helm_release(
-    name: str,
-    *,
-    release: str,
-    chart: str,
-    version: str,
-    repo: str,
-    namespace: str,
-    values: Mapping[str, Any],
-    opts: pulumi.ResourceOptions,
-    **settings: Any,
-) -> k8s.helm.v3.Release:
-    """A Helm release of ``chart`` at ``version`` from ``repo``.
-
-    helm.v3.Release (not helm.v4.Chart) because it runs chart hooks and rolls back a failed
-    install as a unit. ``settings`` are further ``ReleaseArgs`` fields (``timeout``, ...).
-    An OCI chart (``chart`` ``oci://...``) is pulled by that reference and ``repo`` is empty: an
-    ``oci://`` repository is refused ("is not a valid chart repository", pulumi/pulumi-kubernetes
-    #2334; Release takes the reference as its chart).
-    """
-    return k8s.helm.v3.Release(
-        name,
-        k8s.helm.v3.ReleaseArgs(
-            name=release,
-            chart=chart,
-            version=version,
-            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=repo) if repo else None,
-            namespace=namespace,
-            values=dict(values),
-            **settings,
-        ),
-        opts=opts,
-    )
 
 
 class PinnedChart(Protocol):
@@ -59,7 +25,18 @@ class PinnedChart(Protocol):
     def namespace(self) -> str: ...
 
 
-def chart_release(
+@dataclass(frozen=True, slots=True)
+class Chart:
+    """A ``PinnedChart`` for a plan that names its parts otherwise."""
+
+    release: str
+    chart: str
+    version: str
+    repo: str
+    namespace: str
+
+
+def helm_release(
     name: str,
     pinned: PinnedChart,
     *,
@@ -67,15 +44,26 @@ def chart_release(
     opts: pulumi.ResourceOptions,
     **settings: Any,
 ) -> k8s.helm.v3.Release:
-    """``helm_release`` of a plan's ``pinned`` chart."""
-    return helm_release(
+    """A Helm release of ``pinned``'s chart at its version from its repository.
+
+    helm.v3.Release (not helm.v4.Chart) because it runs chart hooks and rolls back a failed
+    install as a unit. ``settings`` are further ``ReleaseArgs`` fields (``timeout``, ...).
+    An OCI chart (``chart`` ``oci://...``) is pulled by that reference and ``repo`` is empty: an
+    ``oci://`` repository is refused ("is not a valid chart repository", pulumi/pulumi-kubernetes
+    #2334; Release takes the reference as its chart).
+    """
+    return k8s.helm.v3.Release(
         name,
-        release=pinned.release,
-        chart=pinned.chart,
-        version=pinned.version,
-        repo=pinned.repo,
-        namespace=pinned.namespace,
-        values=values,
+        k8s.helm.v3.ReleaseArgs(
+            name=pinned.release,
+            chart=pinned.chart,
+            version=pinned.version,
+            repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pinned.repo)
+            if pinned.repo
+            else None,
+            namespace=pinned.namespace,
+            values=dict(values),
+            **settings,
+        ),
         opts=opts,
-        **settings,
     )
