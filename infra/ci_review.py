@@ -28,6 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from infra.cli import doc_parser
+
 MARKER = "<!-- gpu-infra-review -->"
 # GitHub refuses a comment body over 65,536 characters ("Body is too long (maximum is 65536
 # characters)", the REST API's validation error): a longer review is cut, the whole one printed.
@@ -45,13 +47,7 @@ class Section:
 
 
 def _parser() -> argparse.ArgumentParser:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m infra.ci_review",
-        description=doc.split("\n\n", 2)[2].split("\n\nexit codes:")[0],
-        epilog="exit codes:" + doc.split("exit codes:", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = doc_parser("python -m infra.ci_review", __doc__, "exit codes:")
     parser.add_argument("--base", required=True, metavar="REF", help="the branch merged into")
     parser.add_argument(
         "--stacks-dir",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import atexit
 import contextlib
 import gc
@@ -11,6 +12,19 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 _PROJECT_ROOT = Path(__file__).resolve().parent.parent
+
+
+def doc_parser(prog: str, doc: str | None, epilog: str) -> argparse.ArgumentParser:
+    """A parser whose help is the module docstring ``doc``: the text after its first two
+    paragraphs, up to the paragraph that starts with ``epilog`` (``examples:``); that paragraph
+    and the rest are the epilog."""
+    doc = doc or ""
+    return argparse.ArgumentParser(
+        prog=prog,
+        description=doc.split("\n\n", 2)[2].split(f"\n\n{epilog}")[0],
+        epilog=epilog + doc.split(epilog, 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
 
 
 def colour_enabled(stream: object) -> bool:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.cli import short_lived, stack_file, stack_path
+from infra.cli import doc_parser, short_lived, stack_file, stack_path
 from infra.core.errors import ConfigErrors, ConfigIssue
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
@@ -79,13 +79,7 @@ def load_path(
 
 
 def _parser() -> argparse.ArgumentParser:
-    doc = __doc__ or ""
-    parser = argparse.ArgumentParser(
-        prog="python -m infra.plan",
-        description=doc.split("\n\n", 2)[2].split("\n\nexamples:")[0],
-        epilog="examples:" + doc.split("examples:", 1)[1],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = doc_parser("python -m infra.plan", __doc__, "examples:")
     src = parser.add_mutually_exclusive_group(required=True)
     src.add_argument(
         "--stack",

@@ -231,6 +231,19 @@ def _shape(catalog: Catalog, machine_type: str) -> tuple[float, float] | None:
     return (float(e2[0]), e2[1]) if e2 is not None else None
 
 
+def _gcp_hourly(
+    found: tuple[str, float | None],
+    item: str,
+    region: str,
+    source: SourcePrice,
+    key: dict[str, str],
+) -> Check:
+    """One hourly GCP price: the catalog's (file, price) ``found`` against the SKU listing's."""
+    return Check(
+        "gcp", found[0], item, region, "per_hour", found[1], source, prices.GCP_SOURCE, region, key
+    )
+
+
 def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> list[Check]:
     """Each sample machine's vCPUs+memory and each sample GPU count, per region, checked.
 
@@ -250,20 +263,7 @@ def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> 
             if shape is not None and not isinstance(skus, str)
             else SourcePrice(None, reason=f"the catalog has no vCPU/memory shape for {mt}")
         )
-        checks.append(
-            Check(
-                "gcp",
-                found[0],
-                mt,
-                region,
-                "per_hour",
-                found[1],
-                source,
-                prices.GCP_SOURCE,
-                region,
-                key,
-            )
-        )
+        checks.append(_gcp_hourly(found, mt, region, source, key))
     for acc, count, region in sorted(t.gcp_gpus):
         key = {"accelerator": acc, "count": str(count), "region": region}
         found = _catalog_prices(data_dir, ("gcp_accelerators.csv",), key)
@@ -279,20 +279,7 @@ def gcp_checks(t: Targets, data_dir: Path, skus: list[dict[str, Any]] | str) -> 
                 one.reason,
             )
         item = f"{acc} x{count}"
-        checks.append(
-            Check(
-                "gcp",
-                found[0],
-                item,
-                region,
-                "per_hour",
-                found[1],
-                source,
-                prices.GCP_SOURCE,
-                region,
-                key,
-            )
-        )
+        checks.append(_gcp_hourly(found, item, region, source, key))
     return checks + gcp_disk_checks(t, data_dir, skus)
 
 

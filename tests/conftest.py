@@ -32,6 +32,23 @@ GKE_BASE: dict[str, Any] = {
     ],
 }
 
+# What tolerates the taint GKE puts on every GPU node: "GKE automatically adds the
+# nvidia.com/gpu=present:NoSchedule taint" (https://cloud.google.com/kubernetes-engine/docs/how-to/gpus).
+GKE_GPU_TOLERATION = {
+    "key": "nvidia.com/gpu",
+    "operator": "Equal",
+    "value": "present",
+    "effect": "NoSchedule",
+}
+
+
+@pytest.fixture
+def gke_minors_supported(monkeypatch: pytest.MonkeyPatch) -> None:
+    """GKE version gates that name 1.32-1.34 releases, judged on the day GKE's schedule was read
+    (gke_standard_support.csv as_of), when those minors were supported, so the support rule
+    (test_gke_versions.py) does not mask them."""
+    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-02-19")
+
 
 @pytest.fixture(scope="session")
 def catalog() -> Catalog:

@@ -177,11 +177,7 @@ class ClusterAutoscaler(pulumi.ComponentResource):
             }
         self.release = helm_release(
             f"{name}-release",
-            release=a.release,
-            chart=a.chart,
-            version=a.version,
-            repo=a.repo,
-            namespace=a.namespace,
+            a,
             values=values,
             atomic=True,
             opts=with_lifecycle(
@@ -231,11 +227,7 @@ class DevicePlugin(pulumi.ComponentResource):
         super().__init__("gpu-infra:aws:DevicePlugin", name, None, opts)
         self.release = helm_release(
             f"{name}-device-plugin",
-            release=plan.release,
-            chart=plan.chart,
-            version=plan.version,
-            repo=plan.repo,
-            namespace=plan.namespace,
+            plan,
             values=plan.values,
             atomic=True,
             opts=with_lifecycle(

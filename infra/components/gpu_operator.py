@@ -18,7 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from infra.components.handles import ClusterHandle
-from infra.components.helm import helm_release
+from infra.components.helm import Chart, helm_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.config.stack import PROJECT
 from infra.core.labels import POOL_LABEL
@@ -79,11 +79,7 @@ class GpuOperator(pulumi.ComponentResource):
             r = plan.release
             self.release = helm_release(
                 f"{name}-release",
-                release=r.name,
-                chart=r.chart,
-                version=r.version,
-                repo=r.repository,
-                namespace=r.namespace,
+                Chart(r.name, r.chart, r.version, r.repository, r.namespace),
                 values=r.values,
                 create_namespace=False,  # created above with privileged pod security
                 timeout=r.timeout,

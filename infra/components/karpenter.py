@@ -15,7 +15,7 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from infra.components.eks_addons import HELM_RELEASE, workload_role
-from infra.components.helm import helm_release
+from infra.components.helm import Chart, helm_release
 from infra.components.lifecycle import with_lifecycle
 from infra.core.eks import planner as core
 from infra.core.eks.karpenter import controller as ctl
@@ -70,11 +70,7 @@ class KarpenterController(pulumi.ComponentResource):
         self.crd_release = self._crd_release(name, k, cluster, provider, depends_on)
         self.release = helm_release(
             f"{name}-release",
-            release=k.release,
-            chart=k.chart,
-            version=k.version,
-            repo="",  # an OCI chart
-            namespace=k.namespace,
+            Chart(k.release, k.chart, k.version, "", k.namespace),  # an OCI chart: no repo
             values=values,
             atomic=True,
             skip_crds=True,  # the karpenter-crd release owns them
@@ -117,11 +113,7 @@ class KarpenterController(pulumi.ComponentResource):
         """The karpenter-crd release: the CRDs, upgraded with each chart version."""
         return helm_release(
             f"{name}-crds",
-            release=k.crd_release,
-            chart=k.crd_chart,
-            version=k.version,
-            repo="",  # an OCI chart
-            namespace=k.namespace,
+            Chart(k.crd_release, k.crd_chart, k.version, "", k.namespace),  # an OCI chart: no repo
             values={},
             atomic=True,
             opts=with_lifecycle(

@@ -14,8 +14,9 @@ holds it under the platform's name without knowing which platforms there are (th
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypedDict, TypeVar
 
 from infra.core.errors import ConfigIssue
 
@@ -28,6 +29,37 @@ class Observation(Protocol):
     def to_json(self) -> dict[str, Any]:
         """Its JSON form (``from_json`` of its type reads it back)."""
         ...
+
+
+class ClusterAccess(TypedDict):
+    """What reaching an observed cluster takes (its kubeconfig's parts), on every platform."""
+
+    name: str
+    endpoint: str
+    certificate_authority: str
+
+
+class _HasAccess(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def endpoint(self) -> str: ...
+    @property
+    def certificate_authority(self) -> str: ...
+
+
+def access_to_json(c: _HasAccess) -> dict[str, Any]:
+    """A cluster's ``ClusterAccess`` in its camelCase JSON form (``access_from_json`` reads it)."""
+    return {"name": c.name, "endpoint": c.endpoint, "certificateAuthority": c.certificate_authority}
+
+
+def access_from_json(c: Mapping[str, Any]) -> ClusterAccess:
+    """The ``ClusterAccess`` that ``access_to_json`` wrote."""
+    return ClusterAccess(
+        name=str(c["name"]),
+        endpoint=str(c["endpoint"]),
+        certificate_authority=str(c["certificateAuthority"]),
+    )
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,30 +30,25 @@ class Planner(Protocol):
 
 
 # Each entry hands its platform only its own part of the observation.
-def _gke() -> Planner:
-    from infra.core.gke.platform import plan
-
+def _over_own_part(plan: Callable[..., Platform], part: type) -> Planner:
     def planner(
         config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
     ) -> Platform:
-        from infra.core.gke.observed import GkeObserved
-
-        return plan(config, catalog, issues, observed.part(GkeObserved))
+        return plan(config, catalog, issues, observed.part(part))
 
     return planner
+
+
+def _gke() -> Planner:
+    from infra.core.gke.platform import plan
+
+    return _over_own_part(plan, _gke_observation())
 
 
 def _eks() -> Planner:
     from infra.core.eks.platform import plan
 
-    def planner(
-        config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
-    ) -> Platform:
-        from infra.core.eks.observed import EksObserved
-
-        return plan(config, catalog, issues, observed.part(EksObserved))
-
-    return planner
+    return _over_own_part(plan, _eks_observation())
 
 
 def _kubernetes() -> Planner:

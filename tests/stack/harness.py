@@ -11,11 +11,15 @@
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from infra import mockanswers, mockengine
+from infra import plan as plan_cli
 from infra.core.config.stack import load_stack_file
 from infra.core.observed import Observed
 from infra.mockengine import Recording
@@ -139,10 +143,23 @@ def sample(name: str) -> Recording:
 SHARED: dict[str, tuple[Recording, str]] = {}
 
 
-def gke_t4_variant(tmp_path: Path, old: str, new: str) -> Path:
-    """A copy of the gke-t4 sample stack (same file name, so the same stack) with ``old`` -> ``new``."""
-    text = (ROOT / "stacks" / "Pulumi.gke-t4.yaml").read_text()
+def sample_variant(tmp_path: Path, name: str, old: str, new: str) -> Path:
+    """A copy of sample stack ``name`` (same file name, so the same stack) with ``old`` -> ``new``."""
+    text = (ROOT / "stacks" / f"Pulumi.{name}.yaml").read_text()
     assert old in text
-    f = tmp_path / "Pulumi.gke-t4.yaml"
+    f = tmp_path / f"Pulumi.{name}.yaml"
     f.write_text(text.replace(old, new))
     return f
+
+
+def gke_t4_variant(tmp_path: Path, old: str, new: str) -> Path:
+    return sample_variant(tmp_path, "gke-t4", old, new)
+
+
+def eks_version_bump_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict]:
+    """The ``--diff --json`` changes of sample eks-g4dn with kubernetesVersion 1.33 -> 1.34."""
+    bump = ('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"')
+    new = sample_variant(tmp_path, "eks-g4dn", *bump)
+    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
+    assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
+    return json.loads(capsys.readouterr().out)["changes"]

@@ -6,20 +6,15 @@ import json
 from pathlib import Path
 
 from infra import plan as plan_cli
+from tests.stack.harness import eks_version_bump_changes
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_kubernetes_version_bump_diff_lists_pinned_addon_versions_old_and_new(tmp_path, capsys):
-    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
-    new = tmp_path / "Pulumi.eks-g4dn.yaml"
-    text = old.read_text()
-    assert 'kubernetesVersion: "1.33"' in text
-    new.write_text(text.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"'))
-    assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
     by_name = {
         c["urn"].rsplit("::", 1)[-1]: c
-        for c in json.loads(capsys.readouterr().out)["changes"]
+        for c in eks_version_bump_changes(tmp_path, capsys)
         if "aws:eks/addon:Addon" in c["urn"]
     }
     proxy, dns = by_name["ml-addons-kube-proxy"], by_name["ml-addons-coredns"]

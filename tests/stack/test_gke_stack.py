@@ -16,7 +16,7 @@ from infra.core.gke.observed import GkeClusterObserved, GkeObserved
 from infra.core.observed import Observed
 from infra.core.plan import build_plan
 from infra.mocklive import LiveAccount
-from tests.conftest import gke_config
+from tests.conftest import GKE_GPU_TOLERATION, gke_config
 from tests.stack.harness import run_stack, sample, sdk_problems
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
@@ -71,12 +71,7 @@ def test_pool_outputs_carry_scheduling_hints():
     hints = sample("gke-t4").outputs["gpuPools"]["gpu-t4"]
     assert hints["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
     assert hints["resourceName"] == "nvidia.com/gpu" and hints["gpusPerNode"] == 1
-    assert {
-        "key": "nvidia.com/gpu",
-        "operator": "Equal",
-        "value": "present",
-        "effect": "NoSchedule",
-    } in hints["tolerations"]
+    assert GKE_GPU_TOLERATION in hints["tolerations"]
 
 
 def test_existing_cluster_is_looked_up_by_the_observe_step_not_created():

@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from infra import plan as plan_cli
-from tests.stack.harness import gke_t4_variant
+from tests.stack.harness import eks_version_bump_changes, gke_t4_variant
 
 ROOT = Path(__file__).resolve().parents[2]
 T4 = ROOT / "stacks" / "Pulumi.gke-t4.yaml"
@@ -139,13 +139,7 @@ def test_an_invalid_old_stack_file_for_diff_exits_2_naming_its_key(tmp_path, cap
 
 
 def test_eks_kubernetes_version_bump_updates_every_node_group_and_add_on_in_place(tmp_path, capsys):
-    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
-    new = tmp_path / "Pulumi.eks-g4dn.yaml"
-    text = old.read_text()
-    assert 'kubernetesVersion: "1.33"' in text
-    new.write_text(text.replace('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"'))
-    assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
-    changes = json.loads(capsys.readouterr().out)["changes"]
+    changes = eks_version_bump_changes(tmp_path, capsys)
     by_type: dict[str, list[dict]] = {}
     for c in changes:
         by_type.setdefault(c["urn"].rsplit("::", 2)[-2].rsplit("$", 1)[-1], []).append(c)

@@ -15,6 +15,8 @@ from tests.conftest import gke_config
 CHANNEL_CLUSTER = {"name": "ml", "location": "us-central1", "releaseChannel": "REGULAR"}
 NO_CHANNEL = {"name": "ml", "location": "us-central1", "releaseChannel": "UNSPECIFIED"}
 G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
+# An auto-created (ComputeClass) spot G2 pool.
+AUTO_G2: dict[str, Any] = {"autoCreate": True, **G2, "spot": True, "maxNodes": 4}
 
 
 def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:

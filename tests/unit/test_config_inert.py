@@ -9,20 +9,9 @@ import pytest
 
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
+from tests.conftest import gke_config
 
-GKE: dict[str, Any] = {
-    "gcp:project": "demo-project",
-    "gpu-infra:platform": "gke",
-    "gpu-infra:cluster": {"name": "ml", "location": "us-central1"},
-    "gpu-infra:gpuPools": [
-        {
-            "name": "gpu",
-            "machineType": "n1-highmem-8",
-            "gpu": {"type": "nvidia-tesla-t4", "count": 1},
-            "maxNodes": 2,
-        }
-    ],
-}
+GKE = gke_config()
 EKS: dict[str, Any] = {
     "aws:region": "us-west-2",
     "gpu-infra:platform": "eks",

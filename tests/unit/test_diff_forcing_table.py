@@ -7,25 +7,14 @@ import re
 import pytest
 
 from infra.core.diff import diff, forcing_rules
+from tests.unit.state_fixtures import state_resource
 
 GKE = "gcp:container/cluster:Cluster"
 NP = "gcp:container/nodePool:NodePool"
 
 
-def _res(inputs, type_, name="x"):
-    return {
-        "urn": f"urn:pulumi:s::p::{type_}::{name}",
-        "id": f"{name}_id",
-        "type": type_,
-        "name": name,
-        "custom": True,
-        "inputs": inputs,
-        "dependsOn": [],
-    }
-
-
 def _one(type_, old, new):
-    (c,) = diff([_res(old, type_)], [_res(new, type_)])
+    (c,) = diff([state_resource(old, type_)], [state_resource(new, type_)])
     return c
 
 
@@ -122,7 +111,9 @@ def test_gke_ip_allocation_policy_block_added_replaces_the_cluster():
 )
 def test_removing_an_optional_computed_force_new_input_keeps_the_live_value(type_, prop):
     # Optional+Computed: Terraform plans the prior state for an attribute absent from the config.
-    assert diff([_res({prop: "a", "k": 1}, type_)], [_res({"k": 1}, type_)]) == []
+    assert (
+        diff([state_resource({prop: "a", "k": 1}, type_)], [state_resource({"k": 1}, type_)]) == []
+    )
 
 
 def test_removing_a_required_force_new_input_still_replaces():

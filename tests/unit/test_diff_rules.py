@@ -5,22 +5,11 @@ from __future__ import annotations
 import pytest
 
 from infra.core.diff import diff
+from tests.unit.state_fixtures import state_resource
 
 NP = "gcp:container/nodePool:NodePool"
 NG = "aws:eks/nodeGroup:NodeGroup"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
-
-
-def _res(inputs, type_, name, id_=None, depends_on=()):
-    return {
-        "urn": f"urn:pulumi:s::p::{type_}::{name}",
-        "id": id_ or f"{name}_id",
-        "type": type_,
-        "name": name,
-        "custom": True,
-        "inputs": inputs,
-        "dependsOn": list(depends_on),
-    }
 
 
 def _one(old, new):
@@ -48,36 +37,43 @@ def _one(old, new):
 def test_force_new_property_of_a_network_iam_or_addon_type_forces_replacement(
     type_, prop, old, new
 ):
-    c = _one(_res({prop: old}, type_, "x"), _res({prop: new}, type_, "x"))
+    c = _one(state_resource({prop: old}, type_, "x"), state_resource({prop: new}, type_, "x"))
     assert c.op == "replace" and c.replace_because[0][0] == prop
 
 
 def test_asg_tag_key_forces_replacement_group_tag_go():
     t = "aws:autoscaling/tag:Tag"
-    old = _res({"tag": {"key": "a", "value": "1", "propagateAtLaunch": False}}, t, "x")
-    new = _res({"tag": {"key": "b", "value": "1", "propagateAtLaunch": False}}, t, "x")
+    old = state_resource({"tag": {"key": "a", "value": "1", "propagateAtLaunch": False}}, t, "x")
+    new = state_resource({"tag": {"key": "b", "value": "1", "propagateAtLaunch": False}}, t, "x")
     assert _one(old, new).op == "replace"
-    new_value = _res({"tag": {"key": "a", "value": "2", "propagateAtLaunch": False}}, t, "x")
+    new_value = state_resource(
+        {"tag": {"key": "a", "value": "2", "propagateAtLaunch": False}}, t, "x"
+    )
     assert _one(old, new_value).op == "update"
 
 
 def test_a_changed_type_without_table_rows_is_unknown_never_update():
     t = "aws:ec2/somethingNew:SomethingNew"
-    c = _one(_res({"a": 1}, t, "x"), _res({"a": 2}, t, "x"))
+    c = _one(state_resource({"a": 1}, t, "x"), state_resource({"a": 2}, t, "x"))
     assert c.op == "unknown" and "pulumi preview" in c.because
     assert c.to_json()["op"] == "unknown"
 
 
 def test_internet_gateway_is_known_to_have_no_force_new_input_so_a_change_is_an_update():
     t = "aws:ec2/internetGateway:InternetGateway"
-    assert _one(_res({"vpcId": "a"}, t, "x"), _res({"vpcId": "b"}, t, "x")).op == "update"
+    assert (
+        _one(state_resource({"vpcId": "a"}, t, "x"), state_resource({"vpcId": "b"}, t, "x")).op
+        == "update"
+    )
 
 
 @pytest.mark.parametrize("prop", ["name", "namespace"])
 def test_helm_release_name_or_namespace_change_is_a_replace_helm_release_force_new_fields(prop):
     t = "kubernetes:helm.sh/v3:Release"
-    old = _res({"name": "gpu-operator", "namespace": "gpu-operator", "chart": "c"}, t, "op")
-    new = _res(
+    old = state_resource(
+        {"name": "gpu-operator", "namespace": "gpu-operator", "chart": "c"}, t, "op"
+    )
+    new = state_resource(
         {"name": "gpu-operator", "namespace": "gpu-operator", "chart": "c", prop: "x"}, t, "op"
     )
     c = _one(old, new)
@@ -87,31 +83,31 @@ def test_helm_release_name_or_namespace_change_is_a_replace_helm_release_force_n
 
 @pytest.mark.parametrize("kind", ["kubernetes:apps/v1:DaemonSet", "kubernetes:apps/v1:Deployment"])
 def test_workload_spec_selector_change_is_a_replace_selector_is_immutable(kind):
-    old = _res({"spec": {"selector": {"matchLabels": {"a": "1"}}}}, kind, "d")
-    new = _res({"spec": {"selector": {"matchLabels": {"a": "2"}}}}, kind, "d")
+    old = state_resource({"spec": {"selector": {"matchLabels": {"a": "1"}}}}, kind, "d")
+    new = state_resource({"spec": {"selector": {"matchLabels": {"a": "2"}}}}, kind, "d")
     assert _one(old, new).op == "replace"
 
 
 def test_job_spec_template_change_is_a_replace_job_template_is_immutable():
     t = "kubernetes:batch/v1:Job"
-    old = _res({"spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}}, t, "j")
-    new = _res({"spec": {"template": {"spec": {"containers": [{"image": "b"}]}}}}, t, "j")
+    old = state_resource({"spec": {"template": {"spec": {"containers": [{"image": "a"}]}}}}, t, "j")
+    new = state_resource({"spec": {"template": {"spec": {"containers": [{"image": "b"}]}}}}, t, "j")
     assert _one(old, new).op == "replace"
 
 
 def test_removing_an_optional_computed_datapath_provider_keeps_the_live_value_no_replace():
     t = "gcp:container/cluster:Cluster"
-    old = _res({"name": "ml", "datapathProvider": "ADVANCED_DATAPATH"}, t, "ml")
-    new = _res({"name": "ml"}, t, "ml")
+    old = state_resource({"name": "ml", "datapathProvider": "ADVANCED_DATAPATH"}, t, "ml")
+    new = state_resource({"name": "ml"}, t, "ml")
     assert diff([old], [new]) == []
-    changed = _res({"name": "ml", "datapathProvider": "LEGACY_DATAPATH"}, t, "ml")
+    changed = state_resource({"name": "ml", "datapathProvider": "LEGACY_DATAPATH"}, t, "ml")
     assert _one(old, changed).op == "replace"
 
 
 def test_launch_template_update_rolls_the_node_group_update_nodegroup_version():
-    lt_old = _res({"description": "a"}, LT, "ml-gpu-lt")
-    lt_new = _res({"description": "b"}, LT, "ml-gpu-lt")
-    ng = _res({"launchTemplate": {"id": "ml-gpu-lt_id", "version": "1"}}, NG, "ml-gpu-ng")
+    lt_old = state_resource({"description": "a"}, LT, "ml-gpu-lt")
+    lt_new = state_resource({"description": "b"}, LT, "ml-gpu-lt")
+    ng = state_resource({"launchTemplate": {"id": "ml-gpu-lt_id", "version": "1"}}, NG, "ml-gpu-ng")
     changes = {c.name: c for c in diff([lt_old, ng], [lt_new, ng])}
     assert changes["ml-gpu-lt"].op == "update"
     assert changes["ml-gpu-ng"].op == "update"
@@ -120,10 +116,10 @@ def test_launch_template_update_rolls_the_node_group_update_nodegroup_version():
 
 def test_unrelated_resources_are_not_marked_by_a_replacement():
     a_old, a_new = (
-        _res({"name": "a"}, "aws:iam/role:Role", "a"),
-        _res({"name": "b"}, "aws:iam/role:Role", "a"),
+        state_resource({"name": "a"}, "aws:iam/role:Role", "a"),
+        state_resource({"name": "b"}, "aws:iam/role:Role", "a"),
     )
-    other = _res({"name": "o"}, "aws:iam/role:Role", "o")
+    other = state_resource({"name": "o"}, "aws:iam/role:Role", "o")
     assert [c.name for c in diff([a_old, other], [a_new, other])] == ["a"]
 
 
@@ -140,44 +136,50 @@ def test_each_guest_accelerator_field_forces_replacement_magic_modules_18493_sta
         "gpuDriverInstallationConfig": {"gpuDriverVersion": "DEFAULT"},
     }
     changed = {**acc, sub: "x"}
-    old = _res({"nodeConfig": {"guestAccelerators": [acc]}}, NP, "p")
-    new = _res({"nodeConfig": {"guestAccelerators": [changed]}}, NP, "p")
+    old = state_resource({"nodeConfig": {"guestAccelerators": [acc]}}, NP, "p")
+    new = state_resource({"nodeConfig": {"guestAccelerators": [changed]}}, NP, "p")
     c = _one(old, new)
     assert c.op == "replace" and "18493" in c.replace_because[0][1]
 
 
 def test_adding_a_guest_accelerator_block_forces_replacement():
-    old = _res({"nodeConfig": {"guestAccelerators": []}}, NP, "p")
-    new = _res({"nodeConfig": {"guestAccelerators": [{"count": 1, "type": "nvidia-l4"}]}}, NP, "p")
+    old = state_resource({"nodeConfig": {"guestAccelerators": []}}, NP, "p")
+    new = state_resource(
+        {"nodeConfig": {"guestAccelerators": [{"count": 1, "type": "nvidia-l4"}]}}, NP, "p"
+    )
     assert _one(old, new).op == "replace"
 
 
 def test_gke_pool_replace_deletes_before_create_same_pool_name():
-    old = _res({"name": "gpu", "nodeConfig": {"spot": False}}, NP, "ml-gpu")
-    new = _res({"name": "gpu", "nodeConfig": {"spot": True}}, NP, "ml-gpu")
+    old = state_resource({"name": "gpu", "nodeConfig": {"spot": False}}, NP, "ml-gpu")
+    new = state_resource({"name": "gpu", "nodeConfig": {"spot": True}}, NP, "ml-gpu")
     assert "deleted before its replacement is created" in _one(old, new).disruptive
 
 
 def test_removing_private_node_blocks_is_no_change_because_the_provider_keeps_the_live_value():
     # privateClusterConfig and the pool's networkConfig.enablePrivateNodes are Optional+Computed.
     cl = "gcp:container/cluster:Cluster"
-    old_c = _res({"name": "ml", "privateClusterConfig": {"enablePrivateNodes": True}}, cl, "c")
-    new_c = _res({"name": "ml"}, cl, "c")
-    old_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
-    new_p = _res({"name": "gpu"}, NP, "p")
+    old_c = state_resource(
+        {"name": "ml", "privateClusterConfig": {"enablePrivateNodes": True}}, cl, "c"
+    )
+    new_c = state_resource({"name": "ml"}, cl, "c")
+    old_p = state_resource({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
+    new_p = state_resource({"name": "gpu"}, NP, "p")
     assert diff([old_c, old_p], [new_c, new_p]) == []
 
 
 def test_turning_private_nodes_on_stays_an_in_place_update_not_a_replace():
-    old_p = _res({"name": "gpu"}, NP, "p")
-    new_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
+    old_p = state_resource({"name": "gpu"}, NP, "p")
+    new_p = state_resource({"name": "gpu", "networkConfig": {"enablePrivateNodes": True}}, NP, "p")
     c = _one(old_p, new_p)
     assert c.op == "update" and "re-creates every node" in c.disruptive
 
 
 def test_removing_a_block_with_a_non_kept_field_is_still_a_change():
-    old_p = _res({"name": "gpu", "networkConfig": {"enablePrivateNodes": True, "x": 1}}, NP, "p")
-    new_p = _res({"name": "gpu"}, NP, "p")
+    old_p = state_resource(
+        {"name": "gpu", "networkConfig": {"enablePrivateNodes": True, "x": 1}}, NP, "p"
+    )
+    new_p = state_resource({"name": "gpu"}, NP, "p")
     assert _one(old_p, new_p).op == "update"
 
 
@@ -187,7 +189,9 @@ ADDON = "aws:eks/addon:Addon"
 
 
 def _cni(version: str, name: str = "vpc-cni") -> dict:
-    return _res({"addonName": name, "clusterName": "ml", "addonVersion": version}, ADDON, name)
+    return state_resource(
+        {"addonName": name, "clusterName": "ml", "addonVersion": version}, ADDON, name
+    )
 
 
 def test_vpc_cni_update_of_more_than_one_minor_is_refused_with_eks_error_text():
@@ -224,7 +228,7 @@ def _nodepool(**spec):
         "template": {"spec": {"expireAfter": "720h", "requirements": [], "taints": []}},
     }
     base.update(spec)
-    return _res({"metadata": {"name": "l4"}, "spec": base}, KNP, "karp-l4-nodepool")
+    return state_resource({"metadata": {"name": "l4"}, "spec": base}, KNP, "karp-l4-nodepool")
 
 
 @pytest.mark.parametrize(
@@ -271,7 +275,9 @@ def test_karpenter_nodepool_behavioral_fields_do_not_drift(spec):
 )
 def test_karpenter_ec2nodeclass_spec_change_drifts_every_node_using_it(key, old_v, new_v):
     def nc(v):
-        return _res({"metadata": {"name": "l4"}, "spec": {key: v}}, KNC, "karp-l4-nodeclass")
+        return state_resource(
+            {"metadata": {"name": "l4"}, "spec": {key: v}}, KNC, "karp-l4-nodeclass"
+        )
 
     c = _one(nc(old_v), nc(new_v))
     assert c.op == "update"
@@ -295,7 +301,7 @@ def test_karpenter_resolved_fields_may_drift_only_nodes_that_no_longer_match():
     assert "may drift the nodes that no longer match it" in _one(old, new).disruptive
 
     def nc(**spec):
-        return _res({"metadata": {"name": "l4"}, "spec": spec}, KNC, "karp-l4-nodeclass")
+        return state_resource({"metadata": {"name": "l4"}, "spec": spec}, KNC, "karp-l4-nodeclass")
 
     ami = _one(
         nc(amiSelectorTerms=[{"alias": "al2023@v1"}]), nc(amiSelectorTerms=[{"alias": "al2023@v2"}])

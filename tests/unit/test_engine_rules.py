@@ -8,6 +8,7 @@ from infra.core.cost import Cost
 from infra.core.diff import RETAINED, ForcingRule, diff, half_applied
 from infra.core.lifecycle import protect_refusal
 from infra.planview.review import failures, review
+from tests.unit.state_fixtures import state_resource
 
 CL = "gcp:container/cluster:Cluster"
 NP = "gcp:container/nodePool:NodePool"
@@ -15,22 +16,10 @@ PROV = "pulumi:providers:kubernetes"
 NS = "kubernetes:core/v1:Namespace"
 
 
-def _res(inputs, type_, name, *, deps=None, options=None, depends_on=()):
-    return {
-        "urn": f"urn:pulumi:s::p::{type_}::{name}",
-        "id": f"{name}_id",
-        "type": type_,
-        "name": name,
-        "custom": True,
-        "inputs": inputs,
-        "dependsOn": list(depends_on),
-        "propertyDependencies": deps or {},
-        "options": options or {},
-    }
-
-
 def _cluster(network, protect=False):
-    return _res({"name": "ml", "network": network}, CL, "ml", options={"protect": protect})
+    return state_resource(
+        {"name": "ml", "network": network}, CL, "ml", options={"protect": protect}
+    )
 
 
 CLUSTER_URN = _cluster("a")["urn"]
@@ -43,7 +32,7 @@ def _changes(old, new):
 def test_a_pool_whose_replace_forcing_input_comes_from_a_replaced_cluster_is_replaced():
     # calculateDependentReplacements: the input is unknown, the provider's Diff says replace
     # (nodePool.cluster is ForceNew).
-    pool = _res({"cluster": "ml"}, NP, "ml-gpu", deps={"cluster": [CLUSTER_URN]})
+    pool = state_resource({"cluster": "ml"}, NP, "ml-gpu", deps={"cluster": [CLUSTER_URN]})
     changes = _changes([_cluster("a"), pool], [_cluster("b"), pool])
     assert changes["ml-gpu"].op == "replace"
     assert "input cluster comes from" in changes["ml-gpu"].because
@@ -52,27 +41,27 @@ def test_a_pool_whose_replace_forcing_input_comes_from_a_replaced_cluster_is_rep
 def test_a_resource_tied_only_by_depends_on_is_left_alone():
     # "the edge from B to A may be a simple `dependsOn` edge such that a change to B does not
     # actually influence any of B's input properties"
-    pool = _res({"cluster": "ml"}, NP, "ml-gpu", depends_on=[CLUSTER_URN])
+    pool = state_resource({"cluster": "ml"}, NP, "ml-gpu", depends_on=[CLUSTER_URN])
     assert "ml-gpu" not in _changes([_cluster("a"), pool], [_cluster("b"), pool])
 
 
 def test_a_resource_deleted_with_a_replaced_cluster_is_replaced():
     # "A resource deleted with a replaced resource is destroyed by that delete, so it must be
     # replaced regardless of property diffs."
-    ns = _res({"metadata": {"name": "t"}}, NS, "ns", options={"deletedWith": CLUSTER_URN})
+    ns = state_resource({"metadata": {"name": "t"}}, NS, "ns", options={"deletedWith": CLUSTER_URN})
     changes = _changes([_cluster("a"), ns], [_cluster("b"), ns])
     assert changes["ns"].op == "replace" and "deleted with" in changes["ns"].because
 
 
 def _provider(identifier):
     inputs = {"kubeconfig": "k", "clusterIdentifier": identifier}
-    return _res(inputs, PROV, "k8s", deps={"kubeconfig": [CLUSTER_URN]})
+    return state_resource(inputs, PROV, "k8s", deps={"kubeconfig": [CLUSTER_URN]})
 
 
 def test_a_provider_with_the_same_identifier_is_updated_and_its_objects_flagged():
     # pulumi-kubernetes DiffConfig: an unchanged clusterIdentifier never replaces the provider,
     # so the engine keeps the objects although they went with the old cluster.
-    ns = _res({"metadata": {"name": "t"}}, NS, "ns")
+    ns = state_resource({"metadata": {"name": "t"}}, NS, "ns")
     changes = _changes(
         [_cluster("a"), _provider("gke_ml"), ns], [_cluster("b"), _provider("gke_ml"), ns]
     )
@@ -82,13 +71,13 @@ def test_a_provider_with_the_same_identifier_is_updated_and_its_objects_flagged(
 
 def test_objects_of_a_replaced_provider_are_replaced():
     # "If the resource's provider is in the replace set, we must replace this resource."
-    ns = _res({"metadata": {"name": "t"}}, NS, "ns")
+    ns = state_resource({"metadata": {"name": "t"}}, NS, "ns")
     changes = _changes([_provider("gke_a"), ns], [_provider("gke_b"), ns])
     assert changes["k8s"].op == "replace" and changes["ns"].op == "replace"
 
 
 def test_an_input_that_does_not_force_replacement_is_updated():
-    pool = _res(
+    pool = state_resource(
         {"cluster": "ml", "autoscaling": {"totalMaxNodeCount": 3}},
         NP,
         "ml-gpu",
@@ -125,24 +114,26 @@ def _review(old, new):
 
 def test_a_retained_namespace_removed_from_the_stack_is_forgotten_not_deleted():
     # step.go DeleteStep.Apply: "Deleting a "drop on delete" is a no-op".
-    ns = _res({"metadata": {"name": "team-a"}}, NS, "team-a", options={"retainOnDelete": True})
+    ns = state_resource(
+        {"metadata": {"name": "team-a"}}, NS, "team-a", options={"retainOnDelete": True}
+    )
     (c,) = diff([ns], [])
     assert c.op == "delete" and c.retained and c.because == RETAINED and not c.disruptive
     assert failures(_review([ns], []), "disruptive") == []  # --fail-on disruptive: exit 0
-    plain = _res({"metadata": {"name": "team-a"}}, NS, "team-a")
+    plain = state_resource({"metadata": {"name": "team-a"}}, NS, "team-a")
     assert failures(_review([plain], []), "disruptive")  # a real delete empties the namespace
 
 
 def test_a_protected_retained_resource_is_still_refused():
     # The protect check comes before the retainOnDelete no-op in DeleteStep.Apply.
-    ns = _res({}, NS, "team-a", options={"retainOnDelete": True, "protect": True})
+    ns = state_resource({}, NS, "team-a", options={"retainOnDelete": True, "protect": True})
     (c,) = diff([ns], [])
     assert not c.retained and "refused" in c.disruptive
 
 
 def _guarded(network, on):
     inputs = {"name": "ml", "network": network, "deletionProtection": on}
-    return _res(inputs, CL, "ml", options={"protect": on})
+    return state_resource(inputs, CL, "ml", options={"protect": on})
 
 
 def test_unprotect_and_replace_in_one_edit_is_a_half_applied_up():
@@ -188,8 +179,8 @@ def test_every_replace_carries_the_order_the_engine_runs_it_in_and_why():
 def test_a_replace_of_a_type_without_a_lifecycle_row_still_has_an_order():
     rules = [ForcingRule("acme:index:Widget", "size", "acme schema (ForceNew)")]
     old, new = (
-        _res({"size": 1}, "acme:index:Widget", "w"),
-        _res({"size": 2}, "acme:index:Widget", "w"),
+        state_resource({"size": 1}, "acme:index:Widget", "w"),
+        state_resource({"size": 2}, "acme:index:Widget", "w"),
     )
     (c,) = diff([old], [new], rules)
     assert c.op == "replace" and c.order == "create-first" and "engine's default" in c.why
@@ -199,7 +190,7 @@ def test_a_replace_of_a_type_without_a_lifecycle_row_still_has_an_order():
 
 
 def test_only_replaces_carry_an_order():
-    pool_old = _res({"autoscaling": {"totalMaxNodeCount": 3}}, NP, "p")
-    pool_new = _res({"autoscaling": {"totalMaxNodeCount": 4}}, NP, "p")
+    pool_old = state_resource({"autoscaling": {"totalMaxNodeCount": 3}}, NP, "p")
+    pool_new = state_resource({"autoscaling": {"totalMaxNodeCount": 4}}, NP, "p")
     (c,) = diff([pool_old], [pool_new])
     assert c.op == "update" and c.to_json()["order"] is None

@@ -30,14 +30,10 @@ from infra.planview.table import print_cost
 from quota import limits
 from quota.demand import stack_demand, stack_sizings
 from tests.conftest import gke_config
+from tests.unit.gke_fixtures import AUTO_G2
 
-
-@pytest.fixture(autouse=True)
-def _version_gates_judged_while_their_minors_were_supported(monkeypatch):
-    """The version gates tested here name 1.32-1.34 releases; they are judged on the day GKE's
-    schedule was read (gke_standard_support.csv as_of), when those minors were supported, so the
-    support rule (test_gke_versions.py) does not mask them."""
-    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-02-19")
+# GKE version gates judged while their minors were supported (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("gke_minors_supported")
 
 
 OFF = {"enabled": False}
@@ -49,11 +45,7 @@ ABOVE = {
 }
 BELOW_CLUSTER = {**ABOVE, "minMasterVersion": "1.33.2-gke.1240000"}
 AUTO: dict[str, Any] = {
-    "autoCreate": True,
-    "machineType": "g2-standard-8",
-    "gpu": None,
-    "spot": True,
-    "maxNodes": 4,
+    **AUTO_G2,
     "labels": {"team": "ml"},
     "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
     "fallback": [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}],

@@ -23,13 +23,8 @@ from infra.planview.table import pool_rows
 from tests.conftest import gke_config
 from tests.unit.gke_fixtures import G2, cluster, errors, plan
 
-
-@pytest.fixture(autouse=True)
-def _version_gates_judged_while_their_minors_were_supported(monkeypatch):
-    """The version gates tested here name 1.32-1.34 releases; they are judged on the day GKE's
-    schedule was read (gke_standard_support.csv as_of), when those minors were supported, so the
-    support rule (test_gke_versions.py) does not mask them."""
-    monkeypatch.setenv("GPU_INFRA_TODAY", "2026-02-19")
+# GKE version gates judged while their minors were supported (tests/conftest.py).
+pytestmark = pytest.mark.usefixtures("gke_minors_supported")
 
 
 # --- boot disks per machine series (https://cloud.google.com/compute/docs/accelerator-optimized-machines)

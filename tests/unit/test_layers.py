@@ -19,6 +19,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "infra" / "core"
 # Lowest first; a module's layer is that of its first name under infra.core.
@@ -107,32 +109,56 @@ def test_core_imports_only_flow_down_the_layers_and_never_across_platforms():
     assert found == []
 
 
-def test_upward_same_layer_cross_platform_and_inside_platform_imports_are_reported():
-    assert violations("infra.core.sharing", "from infra.core.gke.rules import x\n") == [
-        "sharing imports gke, a layer not below its own"
-    ]
-    assert violations("infra.core.sharing", "import infra.core.gke.model\n") == [
-        "sharing imports gke, a layer not below its own"
-    ]
-    assert violations("infra.core.gke.pools", "from ..eks import autoscaler\n") == [
-        "gke imports eks, a layer not below its own"
-    ]
-    assert violations("infra.core.catalog.vendored", "from infra.core.rules import aws\n") == [
-        "catalog imports rules, a layer not below its own"
-    ]
-    assert violations("infra.core.integrations.flyte", "from infra.core.eks import groups\n") == [
-        "integrations imports eks.groups, a platform package"
-    ]
-    # Not even a platform's plan types or constants: shared layers ask the Platform.
-    assert violations("infra.core.operator.objects", "from infra.core.gke.model import X\n") == [
-        "operator imports gke.model, a platform package"
-    ]
-    assert violations("infra.core.plan", "from infra.core.eks.planner import EksPlan\n") == [
-        "plan imports eks.planner, a platform package"
-    ]
-    assert violations("infra.core.pools", "from infra.core import nowhere\n") == [
-        "pools imports nowhere: not in the layer table"
-    ]
+@pytest.mark.parametrize(
+    ("module", "source", "reported"),
+    [
+        (
+            "infra.core.sharing",
+            "from infra.core.gke.rules import x\n",
+            "sharing imports gke, a layer not below its own",
+        ),
+        (
+            "infra.core.sharing",
+            "import infra.core.gke.model\n",
+            "sharing imports gke, a layer not below its own",
+        ),
+        (
+            "infra.core.gke.pools",
+            "from ..eks import autoscaler\n",
+            "gke imports eks, a layer not below its own",
+        ),
+        (
+            "infra.core.catalog.vendored",
+            "from infra.core.rules import aws\n",
+            "catalog imports rules, a layer not below its own",
+        ),
+        (
+            "infra.core.integrations.flyte",
+            "from infra.core.eks import groups\n",
+            "integrations imports eks.groups, a platform package",
+        ),
+        # Not even a platform's plan types or constants: shared layers ask the Platform.
+        (
+            "infra.core.operator.objects",
+            "from infra.core.gke.model import X\n",
+            "operator imports gke.model, a platform package",
+        ),
+        (
+            "infra.core.plan",
+            "from infra.core.eks.planner import EksPlan\n",
+            "plan imports eks.planner, a platform package",
+        ),
+        (
+            "infra.core.pools",
+            "from infra.core import nowhere\n",
+            "pools imports nowhere: not in the layer table",
+        ),
+    ],
+)
+def test_upward_same_layer_cross_platform_and_inside_platform_imports_are_reported(
+    module, source, reported
+):
+    assert violations(module, source) == [reported]
 
 
 def test_imports_down_the_layers_and_within_a_package_pass():

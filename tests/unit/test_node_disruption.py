@@ -8,6 +8,7 @@ import pytest
 from infra.core.diff import diff
 from infra.core.disruption import EFFECTS, RESOLVED, disruption_rules, update_disruption
 from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
+from tests.unit.state_fixtures import state_resource
 
 NP = "gcp:container/nodePool:NodePool"
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -17,19 +18,8 @@ NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
 MIG = "nvidia.com/mig.config"
 
 
-def _res(inputs, type_, name):
-    return {
-        "urn": f"urn:pulumi:s::p::{type_}::{name}",
-        "id": f"{name}_id",
-        "type": type_,
-        "name": name,
-        "custom": True,
-        "inputs": inputs,
-    }
-
-
 def _change(type_, old, new):
-    (c,) = diff([_res(old, type_, "x")], [_res(new, type_, "x")])
+    (c,) = diff([state_resource(old, type_, "x")], [state_resource(new, type_, "x")])
     return c
 
 

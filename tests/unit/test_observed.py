@@ -10,25 +10,18 @@ import pytest
 
 from infra.core import offline
 from infra.core.config.stack import parse
-from infra.core.eks.observed import EksClusterObserved, EksObserved
+from infra.core.eks.observed import EksObserved
 from infra.core.errors import ConfigErrors
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
 from infra.core.observed import Observed, ObserveError, failure_reason
 from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
 from tests.conftest import gke_config
+from tests.unit.test_eks_live import CLUSTER
 
 FULL_EKS = EksObserved(
-    cluster=EksClusterObserved(
-        name="ml",
-        endpoint="https://198.51.100.20",
-        certificate_authority="Q0E=",
-        oidc_issuer="oidc.eks.us-west-2.amazonaws.com/id/ABCDEF",
-        security_group_id="sg-0aaaaaaaaaaaaaaaa",
-        vpc_id="vpc-0aaaaaaaaaaaaaaaa",
-        subnet_az_ids=("usw2-az2", "usw2-az3"),
-        version="1.33",
-        status="ACTIVE",
+    cluster=dataclasses.replace(
+        CLUSTER, subnet_az_ids=("usw2-az2", "usw2-az3"), version="1.33", status="ACTIVE"
     ),
     node_groups={"gpu-t4-1a2b3c4d": 3, "system-00ff00ff": 2},
     node_group_limits={"gpu-t4-1a2b3c4d": (0, 20), "system-00ff00ff": (2, 3)},

@@ -25,7 +25,7 @@ from infra.core.operator import (
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
 from infra.core.pools import PoolGroup, Taint
-from tests.conftest import gke_config
+from tests.conftest import GKE_GPU_TOLERATION, gke_config
 from tests.unit.operator_fixtures import (
     assert_golden,
     errors,
@@ -381,12 +381,7 @@ def test_scheduling_hints_carry_the_cloud_accelerator_label_and_gpu_toleration()
     cfg = stack("gke")
     hints = plan(cfg).scheduling["gpu"]
     assert hints["nodeSelector"]["cloud.google.com/gke-accelerator"] == "nvidia-tesla-t4"
-    assert {
-        "key": "nvidia.com/gpu",
-        "operator": "Equal",
-        "value": "present",
-        "effect": "NoSchedule",
-    } in hints["tolerations"]
+    assert GKE_GPU_TOLERATION in hints["tolerations"]
     eks = stack("eks")
     h = hints_for(eks, labels={"k8s.amazonaws.com/accelerator": "nvidia-tesla-t4"})
     assert (

@@ -18,18 +18,11 @@ from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
-from tests.unit.gke_fixtures import errors, plan
+from tests.unit.gke_fixtures import AUTO_G2, errors, plan
 from tests.unit.test_gke_compute_class_rules import FALLBACK
 
 AUTO_CLUSTER = {"name": "ml", "location": "us-central1", "minMasterVersion": "1.35"}
-AUTO: dict[str, Any] = {
-    "autoCreate": True,
-    "machineType": "g2-standard-8",
-    "gpu": None,
-    "spot": True,
-    "maxNodes": 4,
-}
-CLASS_POOLS = {"fallback": FALLBACK, "autoCreate": AUTO}
+CLASS_POOLS = {"fallback": FALLBACK, "autoCreate": AUTO_G2}
 
 
 def _class_pool_errors(kind: str, name: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.eks.autoscaler import STACK_TAG_VALUE
-from infra.core.observed import failure_reason
+from infra.core.observed import access_from_json, access_to_json, failure_reason
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -91,9 +91,7 @@ class EksObserved:
             "cluster": None
             if c is None
             else {
-                "name": c.name,
-                "endpoint": c.endpoint,
-                "certificateAuthority": c.certificate_authority,
+                **access_to_json(c),
                 "oidcIssuer": c.oidc_issuer,
                 "securityGroupId": c.security_group_id,
                 "vpcId": c.vpc_id,
@@ -134,9 +132,7 @@ class EksObserved:
             cluster=None
             if c is None
             else EksClusterObserved(
-                name=str(c["name"]),
-                endpoint=str(c["endpoint"]),
-                certificate_authority=str(c["certificateAuthority"]),
+                **access_from_json(c),
                 oidc_issuer=str(c["oidcIssuer"]),
                 security_group_id=str(c["securityGroupId"]),
                 vpc_id=str(c["vpcId"]),

@@ -10,6 +10,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from infra.core.observed import access_from_json, access_to_json
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GkeClusterObserved:
@@ -45,14 +47,7 @@ class GkeObserved:
         """camelCase JSON, as ``--json`` shows it; ``from_json`` reads it back."""
         c = self.cluster
         return {
-            "cluster": None
-            if c is None
-            else {
-                "name": c.name,
-                "endpoint": c.endpoint,
-                "certificateAuthority": c.certificate_authority,
-                "workloadPool": c.workload_pool,
-            }
+            "cluster": None if c is None else {**access_to_json(c), "workloadPool": c.workload_pool}
         }
 
     @classmethod
@@ -66,12 +61,7 @@ class GkeObserved:
         if unknown := sorted(set(c) - {"name", "endpoint", "certificateAuthority", "workloadPool"}):
             raise ValueError(f"observed.gke.cluster: unknown key(s) {', '.join(unknown)}")
         return cls(
-            cluster=GkeClusterObserved(
-                name=str(c["name"]),
-                endpoint=str(c["endpoint"]),
-                certificate_authority=str(c["certificateAuthority"]),
-                workload_pool=c.get("workloadPool"),
-            )
+            cluster=GkeClusterObserved(**access_from_json(c), workload_pool=c.get("workloadPool"))
         )
 
 

@@ -30,7 +30,7 @@ unknown, never as isolated.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from infra.core.catalog.runtime_facts import (
@@ -252,7 +252,8 @@ def device_list(
 
 @dataclass(frozen=True, slots=True)
 class Combination:
-    """What a row is for: pools, platform, preset, chart and the pools' driver source."""
+    """What a row is for: pools, platform, preset, chart and the pools' driver source (a
+    ``RuntimePath``'s first fields, passed on as ``**asdict(combo)``)."""
 
     pools: tuple[str, ...]
     platform: str
@@ -370,11 +371,7 @@ def node_path(combo: Combination, node: NodeRuntime | None, off_why: str) -> Run
     """The row for pools no GPU Operator serves: the node image's runtime, or unknown."""
     if node is None:
         return RuntimePath(
-            pools=combo.pools,
-            platform=combo.platform,
-            preset=combo.preset,
-            chart=combo.chart,
-            driver=combo.driver,
+            **asdict(combo),
             mode="-",
             default_runtime=_UNKNOWN,
             runtime_classes=Decided((), "no GPU Operator", ""),
@@ -426,11 +423,7 @@ def _verdict(
             if x
         )
     return RuntimePath(
-        pools=combo.pools,
-        platform=combo.platform,
-        preset=combo.preset,
-        chart=combo.chart,
-        driver=combo.driver,
+        **asdict(combo),
         mode=mode,
         default_runtime=tk.runtime,
         runtime_classes=classes,
