@@ -881,3 +881,17 @@ def test_two_stacks_in_one_project_never_absorb_each_others_pending_preference(
     assert qc["preferredValue"] == "42"
     assert qc["annotations"] == {"gpu-infra-stacks": "gke-t4,gke-t4-b"}
     assert "gke-t4-b" in quotas.prefs[pid]["justification"]
+
+
+def test_family_usage_counts_gpus_bundled_in_the_machine_type_not_only_guest_accelerators(
+    env: dict[str, Any],
+) -> None:
+    # a3-highgpu-8g comes with 8 x nvidia-h100-80gb attached ("A3 High ... 8 GPUs", Compute
+    # GPU machine types): a VM listing no guestAccelerators still holds 8 of the family quota.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    for zone in ("us-central1-a", "us-central1-b", "us-central1-c") * 2:
+        env["compute"].add_instance(zone, None, 0, machine_type="a3-highgpu-8g")
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["usage"], fam["needed"], fam["status"], code) == (48, 24, "short", 1), fam
