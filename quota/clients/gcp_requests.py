@@ -108,9 +108,9 @@ def file_preference(
     # left to be granted short; one asking for at least as much is left to reconcile.
     elif existing is not None and int(existing.quota_config.preferred_value) >= desired:
         held = _held_action(existing, desired)
-        if not (force and held == "partially-granted"):
+        if not (force and held in _REFILE):
             state = _preference_state(existing)
-            if held == "partially-granted":
+            if held in _REFILE:
                 state["hint"] = "--force files it again"
             return {**base, **state, "action": held}
     pref = cq.QuotaPreference(
@@ -229,11 +229,19 @@ def _preference_state(pref: Any) -> dict[str, Any]:
     return out
 
 
+# Settled preferences --force files again: granted less than the need, or nothing at all
+# (QuotaConfig.granted_value unset once reconciling is over: the request was not granted).
+_REFILE = frozenset({"partially-granted", "not-granted"})
+
+
 def _held_action(pref: Any, desired: int) -> str:
-    """What an existing preference asking for >= desired means: pending, partial, or granted."""
+    """What an existing preference asking for >= desired means: pending, not granted, partial,
+    or granted."""
     if pref.reconciling:
         return "pending"
     granted = pref.quota_config.granted_value
-    if granted is not None and int(granted) < desired:
+    if granted is None:
+        return "not-granted"
+    if int(granted) < desired:
         return "partially-granted"
     return "already-requested"

@@ -895,3 +895,21 @@ def test_family_usage_counts_gpus_bundled_in_the_machine_type_not_only_guest_acc
     code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     fam = row(doc, "NVIDIA_H100_GPUS")
     assert (fam["usage"], fam["needed"], fam["status"], code) == (48, 24, "short", 1), fam
+
+
+def test_a_settled_preference_with_no_grant_reads_not_granted_and_force_files_it_again(
+    env: dict[str, Any],
+) -> None:
+    # QuotaConfig.grantedValue is output only and absent when nothing was granted: a settled
+    # (not reconciling) preference for 24 without it left the limit at 4.
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=False)
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    _, doc = run(*args)
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["hint"]) == ("not-granted", "--force files it again"), req
+    assert quotas.calls["quotaPreferences.patch"] == 0
+    _, doc = run(*args, "--force")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["preferred"]) == ("updated", 21), req
