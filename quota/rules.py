@@ -315,6 +315,24 @@ def _unmapped_pair(region: str, what: str, unit: Unit, per_node: int) -> tuple[D
     return std, pre
 
 
+def _by_model(
+    pairs: list[tuple[Draw, Draw]], rule: ProvisioningRule, force_preemptible: bool
+) -> list[Draw]:
+    """The draw of each (standard, preemptible) pair the provisioning model counts on."""
+    out: list[Draw] = []
+    for std, pre in pairs:
+        if rule.quota_class == "standard":
+            out.append(std)
+        elif rule.quota_class == "preemptible" or force_preemptible:
+            out.append(Draw(pre.key, pre.per_node, f"{pre.rule}; {rule.source}"))
+        else:  # spot: preemptible once granted, else the standard quota
+            src = f"{pre.rule}; {rule.source}"
+            out.append(
+                Draw(pre.key, pre.per_node, src, std, "preemptible-not-granted", pre.verified)
+            )
+    return out
+
+
 def gcp_vm_quotas(
     region: str,
     *,
@@ -365,16 +383,7 @@ def gcp_vm_quotas(
                 "gcp", "region", region, PREEMPTIBLE_LOCAL_SSD_GB, "GB", "compute-region"
             )
             pairs.append((std, Draw(pre_key, gb, f"{src}; Quota.Metric PREEMPTIBLE_LOCAL_SSD_GB")))
-    for std, pre in pairs:
-        if rule.quota_class == "standard":
-            draws.append(std)
-        elif rule.quota_class == "preemptible" or force_preemptible:
-            draws.append(Draw(pre.key, pre.per_node, f"{pre.rule}; {rule.source}"))
-        else:  # spot: preemptible once granted, else the standard quota
-            src = f"{pre.rule}; {rule.source}"
-            draws.append(
-                Draw(pre.key, pre.per_node, src, std, "preemptible-not-granted", pre.verified)
-            )
+    draws.extend(_by_model(pairs, rule, force_preemptible))
     if rule.quota_class != "reserved":
         gsrc = "https://cloud.google.com/compute/quotas-limits (global GPU and vCPU quotas)"
         if accelerator is not None and gpus > 0:

@@ -79,8 +79,9 @@ class GcpSettings:
         project: the stack's ``gcp:project``.
         compute_endpoint / quotas_endpoint / usage_endpoint: ``scheme://host:port`` or ``None`` for
             Google's; ``http://`` means a local emulator (anonymous credentials).
-        quota_project: the project Google bills and rate-limits the calls to
-            (``GOOGLE_CLOUD_QUOTA_PROJECT``, else the stack's project).
+        quota_project: the project Google bills and rate-limits the calls to when the
+            credentials name none (``GOOGLE_CLOUD_QUOTA_PROJECT``, else the stack's project;
+            an ADC file's own quota project comes before the stack's, ``_credentials``).
         retry_initial: first backoff, seconds.
         retry_deadline: total retry budget per call, seconds.
         call_timeout: per-attempt timeout, seconds.
@@ -149,23 +150,32 @@ class GcpQuotaService:
         ``__init__`` takes ``quota_project_id`` and does not pass it to the base transport), so
         the credentials are made here with it: every call then sends ``x-goog-user-project``.
         """
-        opts = ClientOptions(api_endpoint=endpoint, quota_project_id=self.s.quota_project or None)
-        kw: dict[str, Any] = {"transport": "rest", "client_options": opts}
         if endpoint and endpoint.startswith("http://"):
-            kw["credentials"] = AnonymousCredentials()
+            creds: Any = AnonymousCredentials()
+            project = self.s.quota_project
         else:
-            kw["credentials"] = self._credentials()
-        return kw
+            creds = self._credentials()
+            project = getattr(creds, "quota_project_id", None) or self.s.quota_project
+        opts = ClientOptions(api_endpoint=endpoint, quota_project_id=project or None)
+        return {"transport": "rest", "client_options": opts, "credentials": creds}
 
     def _credentials(self) -> Any:
-        """Application Default Credentials with the quota project, made once."""
+        """Application Default Credentials with a quota project, made once.
+
+        google-auth gives them ``GOOGLE_CLOUD_QUOTA_PROJECT`` when set, else keep the ADC file's
+        own ``quota_project_id`` (what ``gcloud auth application-default set-quota-project``
+        writes; google/auth/_default.py ``_apply_quota_project_id``); only credentials naming
+        none get the stack's project. Passing a project to ``default`` would override the file's.
+        """
         with self._lock:
             if self._adc is None:
                 import google.auth
 
-                self._adc, _ = google.auth.default(
-                    scopes=[CLOUD_PLATFORM], quota_project_id=self.s.quota_project or None
-                )
+                creds, _ = google.auth.default(scopes=[CLOUD_PLATFORM])
+                named = getattr(creds, "quota_project_id", None)
+                if not named and self.s.quota_project and hasattr(creds, "with_quota_project"):
+                    creds = creds.with_quota_project(self.s.quota_project)
+                self._adc = creds
             return self._adc
 
     def _client(self, cls: type[C], endpoint: str | None) -> C:

@@ -68,13 +68,9 @@ def file_preference(
 ) -> dict[str, Any]:
     """Create or raise the row's QuotaPreference to ``desired`` (idempotent).
 
-    ``stack`` is written into the preference's annotations. A preference another stack has
-    pending carries that stack's need, not this one's: it is refused without ``force`` (naming
-    the other stack), and with ``force`` raised by what this stack adds (``desired - usage``:
-    its value less the usage both counted; the free headroom is in the other's value already)
-    on top of what it asks, naming both stacks.
-
-    ``svc``: the ``GcpQuotaService`` (its Cloud Quotas client and retrying call). One that
+    ``stack`` goes into the annotations. Another stack's pending preference is ``held`` without
+    ``force``; with it, raised by this stack's ``desired - usage`` (the usage and free headroom
+    are in its value already), naming both stacks. ``svc``: the ``GcpQuotaService`` (its Cloud Quotas client and retrying call). One that
     already asks for at least ``desired`` (pending or settled) is reported, not re-filed; one that
     asks for less is raised, even while it is pending (``reconciling``): left alone it would be
     granted short. A settled one that was granted less (a denial or a partial grant) is filed
@@ -102,14 +98,9 @@ def file_preference(
         "follow": f"gcloud beta quotas preferences describe {pid} --project={p}",
     }
     named = stacks_of(existing) if existing is not None else []
-    others = [s for s in named if s != stack]
-    if existing is not None and existing.reconciling and others:
-        state = _preference_state(existing)
+    if existing is not None and existing.reconciling and set(named) - {stack}:
         if not force:
-            who = ", ".join(others)
-            state["status"] = f"pending for stack {who}, not this one"
-            state["hint"] = "--force adds this stack's need to it"
-            return {**base, **state, "action": "held"}
+            return {**base, **_held_for(existing, named, stack), "action": "held"}
         desired = int(existing.quota_config.preferred_value) + max(0, desired - math.ceil(usage))
         base["desired"] = desired
         justification = f"{existing.justification} | {justification}"
@@ -117,9 +108,9 @@ def file_preference(
     # left to be granted short; one asking for at least as much is left to reconcile.
     elif existing is not None and int(existing.quota_config.preferred_value) >= desired:
         held = _held_action(existing, desired)
-        if not (force and held == "partially-granted"):
+        if not (force and held in _REFILE):
             state = _preference_state(existing)
-            if held == "partially-granted":
+            if held in _REFILE:
                 state["hint"] = "--force files it again"
             return {**base, **state, "action": held}
     pref = cq.QuotaPreference(
@@ -143,6 +134,14 @@ def file_preference(
             state = {**_preference_state(existing), "status": describe_error(e, call, p)}
             return {**base, **state, "action": "pending"}
         return {**base, "action": "failed", "status": describe_error(e, call, p)}
+
+
+def _held_for(existing: Any, named: list[str], stack: str) -> dict[str, Any]:
+    """The state of a preference another stack has pending, and what ``--force`` does."""
+    state = _preference_state(existing)
+    state["status"] = f"pending for stack {', '.join(s for s in named if s != stack)}, not this one"
+    state["hint"] = "--force adds this stack's need to it"
+    return state
 
 
 def _info_and_preferences(svc: Any, parent: str, qid: str) -> tuple[Any, Any]:
@@ -230,11 +229,19 @@ def _preference_state(pref: Any) -> dict[str, Any]:
     return out
 
 
+# Settled preferences --force files again: granted less than the need, or nothing at all
+# (QuotaConfig.granted_value unset once reconciling is over: the request was not granted).
+_REFILE = frozenset({"partially-granted", "not-granted"})
+
+
 def _held_action(pref: Any, desired: int) -> str:
-    """What an existing preference asking for >= desired means: pending, partial, or granted."""
+    """What an existing preference asking for >= desired means: pending, not granted, partial,
+    or granted."""
     if pref.reconciling:
         return "pending"
     granted = pref.quota_config.granted_value
-    if granted is not None and int(granted) < desired:
+    if granted is None:
+        return "not-granted"
+    if int(granted) < desired:
         return "partially-granted"
     return "already-requested"

@@ -13,6 +13,7 @@ from infra.core.system_pool import gcp_vcpus_of
 from quota.arithmetic import Reading
 from quota.clients.gcp_errors import describe_error
 from quota.keys import QuotaKey
+from quota.own import gce_accelerators
 from quota.rules import (
     GCE_HOLDING_STATES,
     PROVISIONING_RULES,
@@ -130,9 +131,10 @@ def with_family_usage(
             drawn = PROVISIONING_RULES[model].quota_class
             if drawn == "preemptible":
                 continue  # flex-start: preemptible quota, never the family's standard one
+            # the VM's guest accelerators, or its machine type's bundled GPUs (A3 and newer)
+            gpu, gpus = gce_accelerators(inst, catalog)
+            acc = gpu if gpu in types else None
             if drawn == "preemptible-if-granted":
-                accs = [a.accelerator_type.rsplit("/", 1)[-1] for a in inst.guest_accelerators]
-                acc = next((a for a in accs if a in types), None)
                 if key.gpu_family and acc is None:
                     continue  # not this family's GPU
                 granted = _preemptible_granted(region, _spot_metric_of(key, acc))
@@ -155,9 +157,8 @@ def with_family_usage(
                     )
                 used += vcpus
                 continue
-            for acc in inst.guest_accelerators:
-                if acc.accelerator_type.rsplit("/", 1)[-1] in types:
-                    used += int(acc.accelerator_count)
+            if acc is not None:
+                used += gpus
     return Reading(limit=reading.limit, usage=float(used))
 
 

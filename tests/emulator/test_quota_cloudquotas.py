@@ -337,3 +337,25 @@ def test_h100_vms_pending_stop_or_deprovisioning_still_hold_family_quota(
         env["compute"].add_instance("us-central1-a", "nvidia-h100-80gb", 8, status=status)
     _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
     assert row(doc, "NVIDIA_H100_GPUS")["usage"] == 16
+
+
+def test_the_adc_files_quota_project_comes_before_the_stacks_and_after_the_variable(
+    tls_env: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `gcloud auth application-default set-quota-project` writes quota_project_id into the
+    # authorized_user ADC file (google.oauth2.credentials.Credentials.from_authorized_user_info);
+    # google-auth applies GOOGLE_CLOUD_QUOTA_PROJECT over it (_default._apply_quota_project_id).
+    import json
+
+    adc = tmp_path / "user-adc.json"
+    user = {"type": "authorized_user", "client_id": "c", "client_secret": "s"}
+    token = {"refresh_token": "r", "token": "t", "expiry": "2099-01-01T00:00:00Z"}
+    adc.write_text(json.dumps({**user, **token, "quota_project_id": "adc-project"}))
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(adc))
+    tls_env["quotas"].set_family(P, [({**H100, "region": R}, 64)])
+    run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert set(tls_env["quotas"].user_projects) == {"adc-project"}
+    tls_env["quotas"].user_projects.clear()
+    monkeypatch.setenv("GOOGLE_CLOUD_QUOTA_PROJECT", "billing-project")
+    run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    assert set(tls_env["quotas"].user_projects) == {"billing-project"}

@@ -881,3 +881,35 @@ def test_two_stacks_in_one_project_never_absorb_each_others_pending_preference(
     assert qc["preferredValue"] == "42"
     assert qc["annotations"] == {"gpu-infra-stacks": "gke-t4,gke-t4-b"}
     assert "gke-t4-b" in quotas.prefs[pid]["justification"]
+
+
+def test_family_usage_counts_gpus_bundled_in_the_machine_type_not_only_guest_accelerators(
+    env: dict[str, Any],
+) -> None:
+    # a3-highgpu-8g comes with 8 x nvidia-h100-80gb attached ("A3 High ... 8 GPUs", Compute
+    # GPU machine types): a VM listing no guestAccelerators still holds 8 of the family quota.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    for zone in ("us-central1-a", "us-central1-b", "us-central1-c") * 2:
+        env["compute"].add_instance(zone, None, 0, machine_type="a3-highgpu-8g")
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["usage"], fam["needed"], fam["status"], code) == (48, 24, "short", 1), fam
+
+
+def test_a_settled_preference_with_no_grant_reads_not_granted_and_force_files_it_again(
+    env: dict[str, Any],
+) -> None:
+    # QuotaConfig.grantedValue is output only and absent when nothing was granted: a settled
+    # (not reconciling) preference for 24 without it left the limit at 4.
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=False)
+    args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
+    _, doc = run(*args)
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["hint"]) == ("not-granted", "--force files it again"), req
+    assert quotas.calls["quotaPreferences.patch"] == 0
+    _, doc = run(*args, "--force")
+    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    assert (req["action"], req["preferred"]) == ("updated", 21), req
