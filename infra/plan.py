@@ -491,6 +491,15 @@ def _old_side(
         old_label = f"{old_label} (catalog of {args.old_catalog})"
     if plan is not None:
         _refuse_mixed(old_label, old_config, new_label, plan)
+        if old_catalog is not None:  # the resource names an older gpu-infra left in the stack
+            from infra.core.errors import Issues
+            from infra.core.lifecycle import legacy_formats
+
+            issues = Issues()
+            plan.platform.legacy_state_issues(
+                old_plan.platform, legacy_formats(old_catalog.data_dir), issues
+            )
+            issues.raise_if_any()
     old_rec = mockengine.run(old_raw, old_config.stack, old_plan.catalog, old_catalog)
     resources = tuple(r.to_json() for r in old_rec.resources)
     cost = estimate(old_plan, old_prices)

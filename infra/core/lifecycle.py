@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.platform import POSITIONAL_ACCESS_ENTRIES
 from infra.core.tokens import EKS_NODE_GROUP, GKE_NODE_POOL
 
 Order = Literal["create-first", "delete-first"]
@@ -132,6 +133,17 @@ def deleted_with_allowed(cluster_protected: bool) -> bool:
 # support modifying child resources of packaged components (such as those in awsx and eks)",
 # https://www.pulumi.com/docs/iac/concepts/resources/options/transformations/).
 PROTECTED_CHILD = {"eks:index:Cluster": "aws:eks/cluster:Cluster"}
+
+
+def legacy_formats(data_dir: Path) -> frozenset[str]:
+    """The legacy resource-name formats of a stack deployed by the gpu-infra whose catalog is
+    ``data_dir`` (``--old-catalog REF``). Its lifecycle.csv without a row for a protected child
+    predates principal-keyed access entries (both came in one change), so that stack still has
+    pulumi-eks entries keyed ``entry<j>`` by list position."""
+    rows = table(data_dir)
+    if any((child, "") not in rows for child in PROTECTED_CHILD.values()):
+        return frozenset({POSITIONAL_ACCESS_ENTRIES})
+    return frozenset()
 
 
 def lookup(type_token: str, role: str = "") -> Lifecycle | None:

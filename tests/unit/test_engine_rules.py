@@ -203,3 +203,22 @@ def test_only_replaces_carry_an_order():
     pool_new = _res({"autoscaling": {"totalMaxNodeCount": 4}}, NP, "p")
     (c,) = diff([pool_old], [pool_new])
     assert c.op == "update" and c.to_json()["order"] is None
+
+
+def test_position_keyed_access_entries_refuse_only_an_index_that_changes_principal():
+    # eks.py aliases <key> to entry<j> by the current index: only an index whose principal moves
+    # re-keys an existing entry (a principalArn change, CreateAccessEntry ResourceInUseException).
+    from infra.core.eks.access import positional_entry_issues
+    from infra.core.errors import Issues
+
+    a, b, c = (f"arn:aws:iam::111122223333:role/{n}" for n in "abc")
+    for old, new, refused in (
+        ([a, b], [a, b], False),
+        ([a, b], [a, b, c], False),  # appended: entry2 is new
+        ([a, b], [a], False),  # the last removed: entry1 deleted, entry0 kept
+        ([a, b], [b], True),  # the first removed: b aliased onto a's entry0
+        ([a, b], [c, a, b], True),  # inserted in front
+    ):
+        issues = Issues()
+        positional_entry_issues(old, new, issues)
+        assert bool(issues) is refused, (old, new)
