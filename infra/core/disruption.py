@@ -227,6 +227,38 @@ def _drift(type_token: str, paths: Sequence[str], every: bool, new: Mapping[str,
     )
 
 
+# EKS updates the vpc-cni add-on one minor at a time: "InvalidParameterException: Updating VPC-CNI
+# can only go up or down 1 minor version at a time" (terraform-aws-modules/terraform-aws-eks#2749);
+# https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md "update one minor version
+# at a time".
+_VPC_CNI_REFUSED = "Updating VPC-CNI can only go up or down 1 minor version at a time"
+
+
+def _minor_of(version: Any) -> tuple[int, int] | None:
+    parts = str(version or "").removeprefix("v").split("-", 1)[0].split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why EKS refuses (or may refuse) this vpc-cni ``addonVersion`` change; "" when it does not."""
+    if new.get("addonName") != "vpc-cni" or old.get("addonVersion") == new.get("addonVersion"):
+        return ""
+    a, b = _minor_of(old.get("addonVersion")), _minor_of(new.get("addonVersion"))
+    if a is None or b is None:
+        return (
+            f"vpc-cni {old.get('addonVersion')} -> {new.get('addonVersion')}: the minor step "
+            f'cannot be checked before deploy; EKS refuses more than one ("{_VPC_CNI_REFUSED}")'
+        )
+    if a[0] != b[0] or abs(a[1] - b[1]) > 1:
+        return (
+            f"refused by EKS: vpc-cni {old['addonVersion']} -> {new['addonVersion']} moves more "
+            f'than one minor version ("{_VPC_CNI_REFUSED}"); step through each minor'
+        )
+    return ""
+
+
 def markdown_table() -> str:
     """The table of docs/day2.md: every row's type, property and effect."""
     lines = ["| resource type | property | effect |", "|---|---|---|"]

@@ -213,11 +213,21 @@ def replace_order(
         if not same:
             return "create-first", "its name or namespace changes (pulumi-kubernetes Diff)"
     if row.provider_order == "delete-first" and name:
-        return (
-            "delete-first",
-            f"{row.name_property} is set by gpu-infra ({row.source.split(' (')[0]})",
-        )
+        why = f"{row.name_property} is set by gpu-infra ({row.source.split(' (')[0]})"
+        if ((old or {}).get("options") or {}).get("retainOnDelete"):
+            return "delete-first", f"{why}; {KEPT_THEN_CREATED}"
+        return "delete-first", why
     return "create-first", "the provider's Diff asks for no delete-first"
+
+
+# The delete half of a replace of a retained resource makes no Delete call: "Deleting a "drop on
+# delete" is a no-op" (pulumi/pulumi pkg/resource/deploy/step.go DeleteStep.Apply, on the old
+# state's RetainOnDelete, replacing or not), so a delete-first replace keeps the old object and
+# then creates one of the same name.
+KEPT_THEN_CREATED = (
+    "retainOnDelete in the state: the old one is kept, not deleted (the engine makes no Delete "
+    "call), then created"
+)
 
 
 def replace_phrase(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str:
@@ -226,6 +236,8 @@ def replace_phrase(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str
     if found is None:
         return ""
     order, why = found
+    if KEPT_THEN_CREATED in why:
+        return f" (kept, then created: {why})"
     if order == "delete-first":
         return f" (deleted before its replacement is created: {why})"
     return f" (replacement created before the old one is deleted: {why})"

@@ -132,6 +132,20 @@ def in_file(label: str, errors: ConfigErrors, tmp_path: Path | None = None) -> C
     return ConfigErrors(issues)
 
 
+def kept_then_created_issues(kept: Sequence[Change]) -> list[ConfigIssue]:
+    """One line per delete-first replace of a retained object of the same name and cluster
+    (``infra.core.diff.kept_then_created``): its create would fail with AlreadyExists."""
+    return [
+        ConfigIssue(
+            "--diff",
+            f"{c.type} {c.name}: replaced in place of a retained object of the same name ({c.why}), "
+            "so the create fails with AlreadyExists; change its name, or delete the live object "
+            "first so the create finds none",
+        )
+        for c in kept
+    ]
+
+
 def half_applied_issues(
     found: Sequence[HalfApplied], old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]
 ) -> list[ConfigIssue]:

@@ -222,3 +222,36 @@ def test_position_keyed_access_entries_refuse_only_an_index_that_changes_princip
         issues = Issues()
         positional_entry_issues(old, new, issues)
         assert bool(issues) is refused, (old, new)
+
+
+def _k8s(type_, name, inputs, **options):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "id": f"{name}_id",
+        "type": type_,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "options": options,
+    }
+
+
+def test_a_retained_namespace_replaced_delete_first_is_kept_then_created_and_refused():
+    # pulumi step.go DeleteStep.Apply: no Delete call when old.RetainOnDelete, replacing or not;
+    # the create of the same name then meets the kept object (AlreadyExists).
+    from infra.core.diff import diff, kept_then_created
+
+    cm = "kubernetes:core/v1:ConfigMap"
+    ns = "kubernetes:core/v1:Namespace"
+    target = _k8s(cm, "c", {"metadata": {"name": "c"}, "data": {"a": "1"}})
+    changed = {**target, "inputs": {"metadata": {"name": "c"}, "data": {"a": "2"}}}
+    team = {"metadata": {"name": "team-a"}}
+    kept = _k8s(ns, "team-a", team, retainOnDelete=True, deletedWith=target["urn"])
+    plain = _k8s(ns, "team-b", {"metadata": {"name": "team-b"}}, deletedWith=target["urn"])
+    old, new = [target, kept, plain], [changed, kept, plain]
+    changes = diff(old, new)
+    by = {c.name: c for c in changes}
+    assert (by["team-a"].op, by["team-a"].order) == ("replace", "delete-first")
+    assert "kept, then created" in by["team-a"].disruptive and "kept" in by["team-a"].why
+    assert by["team-b"].op == "replace" and "kept" not in by["team-b"].why
+    assert [c.name for c in kept_then_created(changes, old, new)] == ["team-a"]
