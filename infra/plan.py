@@ -417,7 +417,13 @@ def _diff(
     ``/dev/null`` or a ``REF:path`` missing in REF) is an empty stack: every resource of the
     other side is created (or deleted), with its cost; the exit codes stay those of a diff."""
     from infra.core.cost import estimate
-    from infra.core.diff import diff, half_applied, kept_removals, kept_then_created
+    from infra.core.diff import (
+        diff,
+        half_applied,
+        kept_removals,
+        kept_then_created,
+        name_collisions,
+    )
     from infra.planview import notes as notes_view
     from infra.planview import review as rv
 
@@ -444,6 +450,8 @@ def _diff(
         raise ConfigErrors(rv.half_applied_issues(half, old.raw, new[0] if new else {}))
     if kept := kept_then_created(changes, list(old.resources), new_res):  # AlreadyExists on create
         raise ConfigErrors(rv.kept_then_created_issues(kept))
+    if same := name_collisions(changes, list(old.resources), new_res):  # ResourceInUseException
+        raise ConfigErrors(rv.name_collision_issues(same))
     costs = (old.cost or rv.empty_cost(priced), new_cost or rv.empty_cost(priced))
     absent = "old" if old.plan is None else "new" if plan is None else ""
     rev = rv.review(list(old.resources), new_res, changes, costs, (old.label, new_label), absent)

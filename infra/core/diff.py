@@ -25,6 +25,7 @@ from infra.core.disruption import nominated, rule_for, update_disruption, vpc_cn
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
 from infra.core.lifecycle import (
     KEPT_THEN_CREATED,
+    name_collides,
     protect_refusal,
     provider_replaced,
     replace_order,
@@ -504,6 +505,20 @@ def half_applied(
     return out
 
 
+def name_collisions(
+    changes: Sequence[Change], old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Create-first replaces whose new resource keeps the old one's name (``name_collides``)."""
+    old_by, new_by = {r["urn"]: r for r in old}, {r["urn"]: r for r in new}
+    return [
+        c
+        for c in changes
+        if c.op == "replace"
+        and c.order == "create-first"
+        and name_collides(old_by[c.urn], new_by[c.urn])
+    ]
+
+
 def kept_then_created(
     changes: Sequence[Change], old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
 ) -> list[Change]:
@@ -513,8 +528,7 @@ def kept_then_created(
     (another cluster) is a new target, where the create succeeds."""
     if any(c.type == K8S_PROVIDER and c.op == "replace" for c in changes):
         return []
-    old_by = {r["urn"]: r for r in old}
-    new_by = {r["urn"]: r for r in new}
+    old_by, new_by = {r["urn"]: r for r in old}, {r["urn"]: r for r in new}
     keys = ("metadata.name", "metadata.namespace")
     return [
         c

@@ -230,6 +230,21 @@ KEPT_THEN_CREATED = (
 )
 
 
+def name_collides(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A create-first replace that keeps a name the provider would have replaced delete-first
+    (``provider_order`` delete-first, overridden by gpu-infra's ``deleteBeforeReplace: false``
+    because the name hashes every replace cause, infra/core/eks/lifecycle.py): a cause outside the
+    hash, such as a replaced node role (``nodeRoleArn``) or launch template (``launchTemplate.id``,
+    both ForceNew: hashicorp/terraform-provider-aws internal/service/eks/node_group.go), creates
+    the new group under the old one's name, and EKS refuses it ("ResourceInUseException",
+    https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html)."""
+    row = lookup(str(new["type"]))
+    if row is None or row.provider_order != "delete-first" or not row.name_property:
+        return False
+    name = _value(new.get("inputs") or {}, row.name_property)
+    return name is not None and name == _value(old.get("inputs") or {}, row.name_property)
+
+
 def replace_phrase(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str:
     """`` (deleted before its replacement is created: ...)`` or the create-first twin, or ""."""
     found = replace_order(old, new)

@@ -146,6 +146,21 @@ def kept_then_created_issues(kept: Sequence[Change]) -> list[ConfigIssue]:
     ]
 
 
+def name_collision_issues(same: Sequence[Change]) -> list[ConfigIssue]:
+    """One line per create-first replace that keeps its name (``infra.core.diff.name_collisions``):
+    the provider would create the new resource under the old one's name and be refused."""
+    return [
+        ConfigIssue(
+            "--diff",
+            f"{c.type} {c.name}: replaced create-first by {', '.join(p for p, _ in c.replace_because) or c.because}, "
+            "which its name does not follow, so the new one is created under the old one's name "
+            "and refused (ResourceInUseException); change a property its name hashes in the same "
+            "edit, or remove the pool in one `pulumi up` and add it back in the next",
+        )
+        for c in same
+    ]
+
+
 def half_applied_issues(
     found: Sequence[HalfApplied], old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]
 ) -> list[ConfigIssue]:

@@ -255,3 +255,22 @@ def test_a_retained_namespace_replaced_delete_first_is_kept_then_created_and_ref
     assert "kept, then created" in by["team-a"].disruptive and "kept" in by["team-a"].why
     assert by["team-b"].op == "replace" and "kept" not in by["team-b"].why
     assert [c.name for c in kept_then_created(changes, old, new)] == ["team-a"]
+
+
+def test_a_node_group_replaced_by_its_role_keeps_its_name_and_collides_create_first():
+    # nodeRoleArn is ForceNew (terraform-provider-aws node_group.go) but not in the group's name
+    # hash: create-first (deleteBeforeReplace false) under the same nodeGroupName, which EKS
+    # refuses (CreateNodegroup ResourceInUseException).
+    from infra.core.diff import diff, name_collisions
+
+    role_t, ng_t = "aws:iam/role:Role", "aws:eks/nodeGroup:NodeGroup"
+    role = _k8s(role_t, "r", {"name": "r1"})
+    renamed = {**role, "inputs": {"name": "r2"}}
+    ng = _k8s(ng_t, "g", {"nodeGroupName": "gpu-1a2b", "nodeRoleArn": "r_id", "clusterName": "c"})
+    ng["options"] = {"deleteBeforeReplace": False}
+    changes = diff([role, ng], [renamed, ng])
+    by = {c.name: c for c in changes}
+    assert (by["g"].op, by["g"].order) == ("replace", "create-first")
+    assert [c.name for c in name_collisions(changes, [role, ng], [renamed, ng])] == ["g"]
+    moved = {**ng, "inputs": {**ng["inputs"], "nodeGroupName": "gpu-3c4d"}}
+    assert name_collisions(diff([role, ng], [renamed, moved]), [role, ng], [renamed, moved]) == []
