@@ -32,6 +32,7 @@ Effect = Literal[
     "readvertises",
     "reloads-driver",
     "restarts-containerd",
+    "evicts",
 ]
 EFFECTS: tuple[Effect, ...] = (
     "rolls",
@@ -42,6 +43,7 @@ EFFECTS: tuple[Effect, ...] = (
     "readvertises",
     "reloads-driver",
     "restarts-containerd",
+    "evicts",
 )
 # Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
 # the path: the row only says which changed paths can have the effect.
@@ -49,7 +51,7 @@ RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 # "": any change | "was-set": only a change of a value already set | "narrowed": only a change that
 # lets some node it admitted no longer match (a pure widening drifts nothing; ``widens``).
-WHEN = ("", "was-set", "narrowed")
+WHEN = ("", "was-set", "narrowed", "noexecute-added", "family")
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,11 +94,33 @@ def rule_for(
     best = max(hits, key=lambda r: len(r.property))
     if best.when == "was-set" and value_at(old, path) is None:
         return None  # first recorded: nothing resolved differently yet
+    if best.when == "noexecute-added" and not noexecute_added(
+        value_at(old, best.property), value_at(new, best.property)
+    ):
+        return None  # NoSchedule / PreferNoSchedule leave running pods alone
     if best.when == "narrowed" and widens(
         value_at(old, best.property), value_at(new, best.property)
     ):
         return None  # every node the old value admitted still matches the new one
     return best
+
+
+def noexecute_added(old: Any, new: Any) -> bool:
+    """Whether ``new`` taints carry a NoExecute taint ``old`` did not: the kubelet's taint manager
+    evicts every running pod that does not tolerate it ("Pods that do not tolerate the taint are
+    evicted immediately", https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/);
+    NoSchedule and PreferNoSchedule affect only new pods. The providers spell it NO_EXECUTE."""
+
+    def hard(taints: Any) -> list[Any]:
+        items = taints if isinstance(taints, list) else []
+        return [
+            t
+            for t in items
+            if str((t or {}).get("effect", "")).replace("_", "").lower() == "noexecute"
+        ]
+
+    before = hard(old)
+    return any(t not in before for t in hard(new))
 
 
 def widens(old: Any, new: Any) -> bool:
@@ -190,6 +214,11 @@ def update_disruption(
             "manager repartitions the GPUs of every node of the pool, terminating their GPU pods "
             "(and rebooting each node with WITH_REBOOT)"
         )
+    for p in by_effect.get("evicts", []):
+        parts.append(
+            f"update in place, but {p} adds a NoExecute taint onto the running nodes: every pod "
+            "without a matching toleration is evicted from them"
+        )
     for p in by_effect.get("readvertises", []):
         parts.append(
             f"update in place, but {p} ({_pair(old, new, p)}) changes the resources the device "
@@ -266,6 +295,8 @@ def markdown_table() -> str:
         when = {
             "was-set": " (a change of a recorded value)",
             "narrowed": " (unless it only widens)",
+            "noexecute-added": " (a NoExecute taint added)",
+            "family": " (a change of the resolved AMI family)",
         }
         when = when.get(r.when, "")
         lines.append(f"| `{r.type}` | `{r.property}` | {r.effect}{when} |")

@@ -242,3 +242,23 @@ def test_an_added_security_group_term_may_still_drift():
         _class_spec(securityGroupSelectorTerms=[a, b]),
     )
     assert "may drift" in c.disruptive
+
+
+@pytest.mark.parametrize(("type_", "where"), [(NG, "taints"), (NP, "nodeConfig.taints")])
+def test_adding_a_no_execute_taint_evicts_pods_without_a_toleration(type_, where):
+    # kubernetes.io taint-and-toleration: NoExecute evicts running pods that do not tolerate it;
+    # NoSchedule only keeps new pods away.
+    def spec(*taints):
+        out: dict = {}
+        node = out
+        *parents, last = where.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = list(taints)
+        return out
+
+    soft = {"key": "sku", "value": "gpu", "effect": "NO_SCHEDULE"}
+    hard = {"key": "maint", "value": "now", "effect": "NO_EXECUTE"}
+    assert "evicted" in _change(type_, spec(soft), spec(soft, hard)).disruptive
+    assert _change(type_, spec(), spec(soft)).disruptive == ""
+    assert _change(type_, spec(soft, hard), spec(soft)).disruptive == ""
