@@ -91,7 +91,15 @@ def rule_for(
     ]
     if not hits:
         return None
-    best = max(hits, key=lambda r: len(r.property))
+    top = max(len(r.property) for r in hits)
+    hits = [r for r in hits if len(r.property) == top]
+    # A family row decides while the resolved family changes, else its same-path twin (if any):
+    # either way it shadows the wider rows, for the hash sees the resolved family only.
+    moved = ami_family(old) != ami_family(new)
+    hits = sorted(hits, key=lambda r: r.when == "family", reverse=moved)
+    best = hits[0]
+    if best.when == "family" and not moved:
+        return None
     if best.when == "was-set" and value_at(old, path) is None:
         return None  # first recorded: nothing resolved differently yet
     if best.when == "noexecute-added" and not noexecute_added(
@@ -103,6 +111,19 @@ def rule_for(
     ):
         return None  # every node the old value admitted still matches the new one
     return best
+
+
+def ami_family(node_class: Mapping[str, Any]) -> str:
+    """The AMI family an EC2NodeClass resolves to, which its drift hash covers
+    (aws/karpenter-provider-aws @ 1d927085 pkg/apis/v1/ec2nodeclass.go ``Hash`` hashes
+    ``AMIFamily()``: ``spec.amiFamily``, else the family of the first alias term, else Custom),
+    compared case-blind as ``amiFamilyFromAlias`` matches the alias."""
+    spec = node_class.get("spec") or {}
+    if family := spec.get("amiFamily"):
+        return str(family).lower()
+    terms = spec.get("amiSelectorTerms") or []
+    alias = next((t["alias"] for t in terms if isinstance(t, Mapping) and t.get("alias")), "")
+    return str(alias).split("@", 1)[0].lower() if alias else "custom"
 
 
 def noexecute_added(old: Any, new: Any) -> bool:

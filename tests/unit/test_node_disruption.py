@@ -37,7 +37,10 @@ def test_every_row_has_a_known_effect_and_a_source():
     rows = disruption_rules()
     assert rows and all(r.effect in EFFECTS and r.source for r in rows)
     # One row per property, but for the resolved effects (each judged by its own model).
-    keys = {(r.type, r.property, r.effect if r.effect in RESOLVED else "") for r in rows}
+    keys = {
+        (r.type, r.property, r.effect if r.effect in RESOLVED or r.when == "family" else "")
+        for r in rows
+    }
     assert len(keys) == len(rows)
 
 
@@ -262,3 +265,21 @@ def test_adding_a_no_execute_taint_evicts_pods_without_a_toleration(type_, where
     assert "evicted" in _change(type_, spec(soft), spec(soft, hard)).disruptive
     assert _change(type_, spec(), spec(soft)).disruptive == ""
     assert _change(type_, spec(soft, hard), spec(soft)).disruptive == ""
+
+
+def test_another_ami_family_drifts_every_node_the_same_resolved_family_does_not():
+    # ec2nodeclass.go Hash hashes AMIFamily(): spec.amiFamily, else the alias term's family.
+    def cls(terms, family=None):
+        spec = {"amiSelectorTerms": terms, **({"amiFamily": family} if family else {})}
+        return {"metadata": {"name": "c"}, "spec": spec}
+
+    al, br = [{"alias": "al2023@v20260714"}], [{"alias": "bottlerocket@v1.40.0"}]
+    assert "drifts every node" in _change(NODE_CLASS, cls(al), cls(br)).disruptive
+    newer = _change(NODE_CLASS, cls(al), cls([{"alias": "al2023@v20260801"}])).disruptive
+    assert "may drift the nodes" in newer  # same family: only nodes off the resolved AMIs
+    assert _change(NODE_CLASS, cls(al), cls(al, "AL2023")).disruptive == ""  # nil -> AL2023
+    ids = [{"id": "ami-0123456789abcdef0"}]
+    assert (
+        "drifts every node"
+        in _change(NODE_CLASS, cls(ids, "AL2023"), cls(ids, "Bottlerocket")).disruptive
+    )
