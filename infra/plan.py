@@ -411,7 +411,13 @@ def _diff(
     ``/dev/null`` or a ``REF:path`` missing in REF) is an empty stack: every resource of the
     other side is created (or deleted), with its cost; the exit codes stay those of a diff."""
     from infra.core.cost import estimate
-    from infra.core.diff import diff, half_applied, kept_removals
+    from infra.core.diff import (
+        diff,
+        half_applied,
+        kept_removals,
+        kept_then_created,
+        name_collisions,
+    )
     from infra.planview import notes as notes_view
     from infra.planview import review as rv
 
@@ -436,6 +442,10 @@ def _diff(
     notes_view.print_notes(kept_removals(list(old.resources), new_res), hidden)
     if half := half_applied(changes, list(old.resources), new_res):  # up would stop half-way
         raise ConfigErrors(rv.half_applied_issues(half, old.raw, new[0] if new else {}))
+    if kept := kept_then_created(changes, list(old.resources), new_res):  # AlreadyExists on create
+        raise ConfigErrors(rv.kept_then_created_issues(kept))
+    if same := name_collisions(changes, list(old.resources), new_res):  # ResourceInUseException
+        raise ConfigErrors(rv.name_collision_issues(same))
     costs = (old.cost or rv.empty_cost(priced), new_cost or rv.empty_cost(priced))
     absent = "old" if old.plan is None else "new" if plan is None else ""
     rev = rv.review(list(old.resources), new_res, changes, costs, (old.label, new_label), absent)
@@ -485,6 +495,15 @@ def _old_side(
         old_label = f"{old_label} (catalog of {args.old_catalog})"
     if plan is not None:
         _refuse_mixed(old_label, old_config, new_label, plan)
+        if old_catalog is not None:  # the resource names an older gpu-infra left in the stack
+            from infra.core.errors import Issues
+            from infra.core.lifecycle import legacy_formats
+
+            issues = Issues()
+            plan.platform.legacy_state_issues(
+                old_plan.platform, legacy_formats(old_catalog.data_dir), issues
+            )
+            issues.raise_if_any()
     old_rec = mockengine.run(old_raw, old_config.stack, old_plan.catalog, old_catalog)
     resources = tuple(r.to_json() for r in old_rec.resources)
     cost = estimate(old_plan, old_prices)

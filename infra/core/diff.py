@@ -21,9 +21,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
-from infra.core.disruption import nominated, rule_for, update_disruption
+from infra.core.disruption import nominated, rule_for, update_disruption, vpc_cni_step
 from infra.core.inputs import changed_paths, covers, forces, strip_indexes, value_at
 from infra.core.lifecycle import (
+    KEPT_THEN_CREATED,
+    name_collides,
     protect_refusal,
     provider_replaced,
     replace_order,
@@ -503,36 +505,42 @@ def half_applied(
     return out
 
 
-# EKS updates the vpc-cni add-on one minor at a time: "InvalidParameterException: Updating VPC-CNI
-# can only go up or down 1 minor version at a time" (terraform-aws-modules/terraform-aws-eks#2749);
-# https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md "update one minor version
-# at a time".
-_VPC_CNI_REFUSED = "Updating VPC-CNI can only go up or down 1 minor version at a time"
+def name_collisions(
+    changes: Sequence[Change], old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Create-first replaces whose new resource keeps the old one's name (``name_collides``)."""
+    old_by, new_by = {r["urn"]: r for r in old}, {r["urn"]: r for r in new}
+    return [
+        c
+        for c in changes
+        if c.op == "replace"
+        and c.order == "create-first"
+        and name_collides(old_by[c.urn], new_by[c.urn])
+    ]
 
 
-def _minor_of(version: Any) -> tuple[int, int] | None:
-    parts = str(version or "").removeprefix("v").split("-", 1)[0].split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
-        return None
-    return int(parts[0]), int(parts[1])
-
-
-def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
-    """Why EKS refuses (or may refuse) this vpc-cni ``addonVersion`` change; "" when it does not."""
-    if new.get("addonName") != "vpc-cni" or old.get("addonVersion") == new.get("addonVersion"):
-        return ""
-    a, b = _minor_of(old.get("addonVersion")), _minor_of(new.get("addonVersion"))
-    if a is None or b is None:
-        return (
-            f"vpc-cni {old.get('addonVersion')} -> {new.get('addonVersion')}: the minor step "
-            f'cannot be checked before deploy; EKS refuses more than one ("{_VPC_CNI_REFUSED}")'
+def kept_then_created(
+    changes: Sequence[Change], old: Sequence[Mapping[str, Any]], new: Sequence[Mapping[str, Any]]
+) -> list[Change]:
+    """Delete-first replaces of retained objects that would fail on create: the engine keeps the
+    old object (``lifecycle.KEPT_THEN_CREATED``), so creating one of the same name and namespace
+    in the same cluster gets "AlreadyExists" from the API server. A replaced Kubernetes provider
+    (another cluster) is a new target, where the create succeeds."""
+    if any(c.type == K8S_PROVIDER and c.op == "replace" for c in changes):
+        return []
+    old_by, new_by = {r["urn"]: r for r in old}, {r["urn"]: r for r in new}
+    keys = ("metadata.name", "metadata.namespace")
+    return [
+        c
+        for c in changes
+        if c.op == "replace"
+        and KEPT_THEN_CREATED in c.why
+        and all(
+            value_at(old_by[c.urn].get("inputs") or {}, k)
+            == value_at(new_by[c.urn].get("inputs") or {}, k)
+            for k in keys
         )
-    if a[0] != b[0] or abs(a[1] - b[1]) > 1:
-        return (
-            f"refused by EKS: vpc-cni {old['addonVersion']} -> {new['addonVersion']} moves more "
-            f'than one minor version ("{_VPC_CNI_REFUSED}"); step through each minor'
-        )
-    return ""
+    ]
 
 
 def _rolling(
@@ -581,6 +589,10 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
         # pulumi-kubernetes uninstalls the old release and installs the new one (helm_release.go).
         between = f"; the uninstall in between: {'; '.join(effects)}" if effects else ""
         return f"{op} of Helm release {name}{first}: uninstalled and installed again, its pods restart{between}"
+    if t.startswith("kubernetes:") and first.startswith(" (kept, then created"):
+        name = value_at(inputs, "metadata.name") or resource["name"]
+        kind = t.rsplit(":", 1)[1]
+        return f"{op} of {kind} {name}{first}: in the same cluster the create meets the kept object"
     if t.startswith("kubernetes:") and first.startswith(" (deleted before"):
         # Between the delete and the create, readers of the object (a ConfigMap's pods) miss it.
         name = value_at(inputs, "metadata.name") or resource["name"]

@@ -32,6 +32,7 @@ Effect = Literal[
     "readvertises",
     "reloads-driver",
     "restarts-containerd",
+    "evicts",
 ]
 EFFECTS: tuple[Effect, ...] = (
     "rolls",
@@ -42,6 +43,7 @@ EFFECTS: tuple[Effect, ...] = (
     "readvertises",
     "reloads-driver",
     "restarts-containerd",
+    "evicts",
 )
 # Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
 # the path: the row only says which changed paths can have the effect.
@@ -49,7 +51,7 @@ RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 # "": any change | "was-set": only a change of a value already set | "narrowed": only a change that
 # lets some node it admitted no longer match (a pure widening drifts nothing; ``widens``).
-WHEN = ("", "was-set", "narrowed")
+WHEN = ("", "was-set", "narrowed", "noexecute-added", "family")
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,14 +91,57 @@ def rule_for(
     ]
     if not hits:
         return None
-    best = max(hits, key=lambda r: len(r.property))
+    top = max(len(r.property) for r in hits)
+    hits = [r for r in hits if len(r.property) == top]
+    # A family row decides while the resolved family changes, else its same-path twin (if any):
+    # either way it shadows the wider rows, for the hash sees the resolved family only.
+    moved = ami_family(old) != ami_family(new)
+    hits = sorted(hits, key=lambda r: r.when == "family", reverse=moved)
+    best = hits[0]
+    if best.when == "family" and not moved:
+        return None
     if best.when == "was-set" and value_at(old, path) is None:
         return None  # first recorded: nothing resolved differently yet
+    if best.when == "noexecute-added" and not noexecute_added(
+        value_at(old, best.property), value_at(new, best.property)
+    ):
+        return None  # NoSchedule / PreferNoSchedule leave running pods alone
     if best.when == "narrowed" and widens(
         value_at(old, best.property), value_at(new, best.property)
     ):
         return None  # every node the old value admitted still matches the new one
     return best
+
+
+def ami_family(node_class: Mapping[str, Any]) -> str:
+    """The AMI family an EC2NodeClass resolves to, which its drift hash covers
+    (aws/karpenter-provider-aws @ 1d927085 pkg/apis/v1/ec2nodeclass.go ``Hash`` hashes
+    ``AMIFamily()``: ``spec.amiFamily``, else the family of the first alias term, else Custom),
+    compared case-blind as ``amiFamilyFromAlias`` matches the alias."""
+    spec = node_class.get("spec") or {}
+    if family := spec.get("amiFamily"):
+        return str(family).lower()
+    terms = spec.get("amiSelectorTerms") or []
+    alias = next((t["alias"] for t in terms if isinstance(t, Mapping) and t.get("alias")), "")
+    return str(alias).split("@", 1)[0].lower() if alias else "custom"
+
+
+def noexecute_added(old: Any, new: Any) -> bool:
+    """Whether ``new`` taints carry a NoExecute taint ``old`` did not: the kubelet's taint manager
+    evicts every running pod that does not tolerate it ("Pods that do not tolerate the taint are
+    evicted immediately", https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/);
+    NoSchedule and PreferNoSchedule affect only new pods. The providers spell it NO_EXECUTE."""
+
+    def hard(taints: Any) -> list[Any]:
+        items = taints if isinstance(taints, list) else []
+        return [
+            t
+            for t in items
+            if str((t or {}).get("effect", "")).replace("_", "").lower() == "noexecute"
+        ]
+
+    before = hard(old)
+    return any(t not in before for t in hard(new))
 
 
 def widens(old: Any, new: Any) -> bool:
@@ -190,6 +235,11 @@ def update_disruption(
             "manager repartitions the GPUs of every node of the pool, terminating their GPU pods "
             "(and rebooting each node with WITH_REBOOT)"
         )
+    for p in by_effect.get("evicts", []):
+        parts.append(
+            f"update in place, but {p} adds a NoExecute taint onto the running nodes: every pod "
+            "without a matching toleration is evicted from them"
+        )
     for p in by_effect.get("readvertises", []):
         parts.append(
             f"update in place, but {p} ({_pair(old, new, p)}) changes the resources the device "
@@ -227,6 +277,38 @@ def _drift(type_token: str, paths: Sequence[str], every: bool, new: Mapping[str,
     )
 
 
+# EKS updates the vpc-cni add-on one minor at a time: "InvalidParameterException: Updating VPC-CNI
+# can only go up or down 1 minor version at a time" (terraform-aws-modules/terraform-aws-eks#2749);
+# https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md "update one minor version
+# at a time".
+_VPC_CNI_REFUSED = "Updating VPC-CNI can only go up or down 1 minor version at a time"
+
+
+def _minor_of(version: Any) -> tuple[int, int] | None:
+    parts = str(version or "").removeprefix("v").split("-", 1)[0].split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts[:2]):
+        return None
+    return int(parts[0]), int(parts[1])
+
+
+def vpc_cni_step(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:
+    """Why EKS refuses (or may refuse) this vpc-cni ``addonVersion`` change; "" when it does not."""
+    if new.get("addonName") != "vpc-cni" or old.get("addonVersion") == new.get("addonVersion"):
+        return ""
+    a, b = _minor_of(old.get("addonVersion")), _minor_of(new.get("addonVersion"))
+    if a is None or b is None:
+        return (
+            f"vpc-cni {old.get('addonVersion')} -> {new.get('addonVersion')}: the minor step "
+            f'cannot be checked before deploy; EKS refuses more than one ("{_VPC_CNI_REFUSED}")'
+        )
+    if a[0] != b[0] or abs(a[1] - b[1]) > 1:
+        return (
+            f"refused by EKS: vpc-cni {old['addonVersion']} -> {new['addonVersion']} moves more "
+            f'than one minor version ("{_VPC_CNI_REFUSED}"); step through each minor'
+        )
+    return ""
+
+
 def markdown_table() -> str:
     """The table of docs/day2.md: every row's type, property and effect."""
     lines = ["| resource type | property | effect |", "|---|---|---|"]
@@ -234,6 +316,8 @@ def markdown_table() -> str:
         when = {
             "was-set": " (a change of a recorded value)",
             "narrowed": " (unless it only widens)",
+            "noexecute-added": " (a NoExecute taint added)",
+            "family": " (a change of the resolved AMI family)",
         }
         when = when.get(r.when, "")
         lines.append(f"| `{r.type}` | `{r.property}` | {r.effect}{when} |")

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.platform import POSITIONAL_ACCESS_ENTRIES
 from infra.core.tokens import EKS_NODE_GROUP, GKE_NODE_POOL
 
 Order = Literal["create-first", "delete-first"]
@@ -134,6 +135,17 @@ def deleted_with_allowed(cluster_protected: bool) -> bool:
 PROTECTED_CHILD = {"eks:index:Cluster": "aws:eks/cluster:Cluster"}
 
 
+def legacy_formats(data_dir: Path) -> frozenset[str]:
+    """The legacy resource-name formats of a stack deployed by the gpu-infra whose catalog is
+    ``data_dir`` (``--old-catalog REF``). Its lifecycle.csv without a row for a protected child
+    predates principal-keyed access entries (both came in one change), so that stack still has
+    pulumi-eks entries keyed ``entry<j>`` by list position."""
+    rows = table(data_dir)
+    if any((child, "") not in rows for child in PROTECTED_CHILD.values()):
+        return frozenset({POSITIONAL_ACCESS_ENTRIES})
+    return frozenset()
+
+
 def lookup(type_token: str, role: str = "") -> Lifecycle | None:
     """The row for a type in a role (falling back to the type's own row), or ``None``."""
     rows = table()
@@ -201,11 +213,36 @@ def replace_order(
         if not same:
             return "create-first", "its name or namespace changes (pulumi-kubernetes Diff)"
     if row.provider_order == "delete-first" and name:
-        return (
-            "delete-first",
-            f"{row.name_property} is set by gpu-infra ({row.source.split(' (')[0]})",
-        )
+        why = f"{row.name_property} is set by gpu-infra ({row.source.split(' (')[0]})"
+        if ((old or {}).get("options") or {}).get("retainOnDelete"):
+            return "delete-first", f"{why}; {KEPT_THEN_CREATED}"
+        return "delete-first", why
     return "create-first", "the provider's Diff asks for no delete-first"
+
+
+# The delete half of a replace of a retained resource makes no Delete call: "Deleting a "drop on
+# delete" is a no-op" (pulumi/pulumi pkg/resource/deploy/step.go DeleteStep.Apply, on the old
+# state's RetainOnDelete, replacing or not), so a delete-first replace keeps the old object and
+# then creates one of the same name.
+KEPT_THEN_CREATED = (
+    "retainOnDelete in the state: the old one is kept, not deleted (the engine makes no Delete "
+    "call), then created"
+)
+
+
+def name_collides(old: Mapping[str, Any], new: Mapping[str, Any]) -> bool:
+    """A create-first replace that keeps a name the provider would have replaced delete-first
+    (``provider_order`` delete-first, overridden by gpu-infra's ``deleteBeforeReplace: false``
+    because the name hashes every replace cause, infra/core/eks/lifecycle.py): a cause outside the
+    hash, such as a replaced node role (``nodeRoleArn``) or launch template (``launchTemplate.id``,
+    both ForceNew: hashicorp/terraform-provider-aws internal/service/eks/node_group.go), creates
+    the new group under the old one's name, and EKS refuses it ("ResourceInUseException",
+    https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html)."""
+    row = lookup(str(new["type"]))
+    if row is None or row.provider_order != "delete-first" or not row.name_property:
+        return False
+    name = _value(new.get("inputs") or {}, row.name_property)
+    return name is not None and name == _value(old.get("inputs") or {}, row.name_property)
 
 
 def replace_phrase(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str:
@@ -214,6 +251,8 @@ def replace_phrase(old: Mapping[str, Any] | None, new: Mapping[str, Any]) -> str
     if found is None:
         return ""
     order, why = found
+    if KEPT_THEN_CREATED in why:
+        return f" (kept, then created: {why})"
     if order == "delete-first":
         return f" (deleted before its replacement is created: {why})"
     return f" (replacement created before the old one is deleted: {why})"

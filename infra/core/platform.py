@@ -44,6 +44,12 @@ CUTOFF_FLAG = "expendable-pods-priority-cutoff"
 EXPENDABLE_CUTOFF_DEFAULT = -10
 
 
+# Resource-name formats an older gpu-infra left in a running stack (``lifecycle.legacy_formats``), which
+# ``Platform.legacy_state_issues`` checks an edit against: pulumi-eks access entries keyed
+# ``entry<j>`` by list position.
+POSITIONAL_ACCESS_ENTRIES = "positional-access-entries"
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Features:
     """What a platform does for the GPU pools it runs: one value per platform (per autoscaler kind
@@ -425,6 +431,11 @@ class Platform(Protocol):
         """Changes from the running ``old`` stack that ``pulumi up`` would not make as written."""
         ...
 
+    def legacy_state_issues(self, old: Platform, legacy: frozenset[str], issues: Issues) -> None:
+        """Changes ``pulumi up`` cannot make over a stack whose resources an older gpu-infra
+        named in one of the ``legacy`` formats (``lifecycle.legacy_formats``)."""
+        ...
+
     # --- outputs and views -----------------------------------------------------------------------
     def pool_outputs(self, per_pool: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
         """The ``gpuPools`` stack output from the per-pool scheduling hints."""
@@ -552,6 +563,9 @@ class PlatformDefaults:
         return None
 
     def transition_issues(self, old: StackConfig, issues: Issues) -> None:
+        return None
+
+    def legacy_state_issues(self, old: Platform, legacy: frozenset[str], issues: Issues) -> None:
         return None
 
     def pool_outputs(self, per_pool: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

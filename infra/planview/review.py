@@ -132,6 +132,35 @@ def in_file(label: str, errors: ConfigErrors, tmp_path: Path | None = None) -> C
     return ConfigErrors(issues)
 
 
+def kept_then_created_issues(kept: Sequence[Change]) -> list[ConfigIssue]:
+    """One line per delete-first replace of a retained object of the same name and cluster
+    (``infra.core.diff.kept_then_created``): its create would fail with AlreadyExists."""
+    return [
+        ConfigIssue(
+            "--diff",
+            f"{c.type} {c.name}: replaced in place of a retained object of the same name ({c.why}), "
+            "so the create fails with AlreadyExists; change its name, or delete the live object "
+            "first so the create finds none",
+        )
+        for c in kept
+    ]
+
+
+def name_collision_issues(same: Sequence[Change]) -> list[ConfigIssue]:
+    """One line per create-first replace that keeps its name (``infra.core.diff.name_collisions``):
+    the provider would create the new resource under the old one's name and be refused."""
+    return [
+        ConfigIssue(
+            "--diff",
+            f"{c.type} {c.name}: replaced create-first by {', '.join(p for p, _ in c.replace_because) or c.because}, "
+            "which its name does not follow, so the new one is created under the old one's name "
+            "and refused (ResourceInUseException); change a property its name hashes in the same "
+            "edit, or remove the pool in one `pulumi up` and add it back in the next",
+        )
+        for c in same
+    ]
+
+
 def half_applied_issues(
     found: Sequence[HalfApplied], old_raw: Mapping[str, Any], new_raw: Mapping[str, Any]
 ) -> list[ConfigIssue]:

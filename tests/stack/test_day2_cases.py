@@ -5,7 +5,9 @@ edit) and ``expect.json`` (what ``python -m infra.plan --stack step2 --diff step
 ``exit``, ``disruptive`` (resource name -> text its disruption names), ``changes`` (resource
 name -> fields its change must have; ``propertiesUnder``: every changed path starts so),
 ``stderr`` (texts stderr names) and ``oldPins`` (``"pin,key": version``: the old side is planned
-with a catalog whose pins.csv has that version, as ``--old-catalog REF`` of an older gpu-infra).
+with a catalog whose pins.csv has that version, as ``--old-catalog REF`` of an older gpu-infra),
+``oldLifecycleWithout`` (a type token: the old side's catalog lacks its lifecycle.csv rows, as
+the catalog of a gpu-infra from before that row).
 Every case also checks the contract: each replace in ``--diff --json`` has ``order`` and ``why``.
 """
 
@@ -26,10 +28,15 @@ CASES = ROOT / "tests" / "day2"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.json").exists())
 
 
-def _old_catalog(pins: dict[str, str], tmp: Path) -> Path:
-    """A copy of the catalog whose pins.csv has the given versions."""
+def _old_catalog(pins: dict[str, str], tmp: Path, without: str = "") -> Path:
+    """A copy of the catalog whose pins.csv has the given versions (and whose lifecycle.csv has
+    no row for type ``without``)."""
     data = tmp / "catalog"
     shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("gpu-operator", "karpenter"))
+    if without:
+        rows = (data / "lifecycle.csv").read_text(encoding="utf-8").splitlines(keepends=True)
+        kept = [r for r in rows if not r.startswith(without + ",")]
+        (data / "lifecycle.csv").write_text("".join(kept), encoding="utf-8")
     lines = (data / "pins.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     for spec, version in pins.items():
         prefix = spec + ","
@@ -52,8 +59,11 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
     new = tmp_path / f"Pulumi.{case}.yaml"
     shutil.copy(src / "step2.yaml", new)
     args = ["--stack", str(new), "--diff", str(src / "step1.yaml"), "--json", *expect["args"]]
-    if "oldPins" in expect:
-        args += ["--old-catalog", str(_old_catalog(expect["oldPins"], tmp_path))]
+    if "oldPins" in expect or "oldLifecycleWithout" in expect:
+        old = _old_catalog(
+            expect.get("oldPins", {}), tmp_path, expect.get("oldLifecycleWithout", "")
+        )
+        args += ["--old-catalog", str(old)]
     code = plan_cli.main(args)
     out, err = capsys.readouterr()
     assert code == expect["exit"], err

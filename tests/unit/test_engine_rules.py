@@ -194,3 +194,74 @@ def test_only_replaces_carry_an_order():
     pool_new = state_resource({"autoscaling": {"totalMaxNodeCount": 4}}, NP, "p")
     (c,) = diff([pool_old], [pool_new])
     assert c.op == "update" and c.to_json()["order"] is None
+
+
+def test_position_keyed_access_entries_refuse_only_an_index_that_changes_principal():
+    # eks.py aliases <key> to entry<j> by the current index: only an index whose principal moves
+    # re-keys an existing entry (a principalArn change, CreateAccessEntry ResourceInUseException).
+    from infra.core.eks.access import positional_entry_issues
+    from infra.core.errors import Issues
+
+    a, b, c = (f"arn:aws:iam::111122223333:role/{n}" for n in "abc")
+    for old, new, refused in (
+        ([a, b], [a, b], False),
+        ([a, b], [a, b, c], False),  # appended: entry2 is new
+        ([a, b], [a], False),  # the last removed: entry1 deleted, entry0 kept
+        ([a, b], [b], True),  # the first removed: b aliased onto a's entry0
+        ([a, b], [c, a, b], True),  # inserted in front
+    ):
+        issues = Issues()
+        positional_entry_issues(old, new, issues)
+        assert bool(issues) is refused, (old, new)
+
+
+def _k8s(type_, name, inputs, **options):
+    return {
+        "urn": f"urn:pulumi:s::p::{type_}::{name}",
+        "id": f"{name}_id",
+        "type": type_,
+        "name": name,
+        "custom": True,
+        "inputs": inputs,
+        "options": options,
+    }
+
+
+def test_a_retained_namespace_replaced_delete_first_is_kept_then_created_and_refused():
+    # pulumi step.go DeleteStep.Apply: no Delete call when old.RetainOnDelete, replacing or not;
+    # the create of the same name then meets the kept object (AlreadyExists).
+    from infra.core.diff import diff, kept_then_created
+
+    cm = "kubernetes:core/v1:ConfigMap"
+    ns = "kubernetes:core/v1:Namespace"
+    target = _k8s(cm, "c", {"metadata": {"name": "c"}, "data": {"a": "1"}})
+    changed = {**target, "inputs": {"metadata": {"name": "c"}, "data": {"a": "2"}}}
+    team = {"metadata": {"name": "team-a"}}
+    kept = _k8s(ns, "team-a", team, retainOnDelete=True, deletedWith=target["urn"])
+    plain = _k8s(ns, "team-b", {"metadata": {"name": "team-b"}}, deletedWith=target["urn"])
+    old, new = [target, kept, plain], [changed, kept, plain]
+    changes = diff(old, new)
+    by = {c.name: c for c in changes}
+    assert (by["team-a"].op, by["team-a"].order) == ("replace", "delete-first")
+    assert "kept, then created" in by["team-a"].disruptive and "kept" in by["team-a"].why
+    assert by["team-b"].op == "replace" and "kept" not in by["team-b"].why
+    assert [c.name for c in kept_then_created(changes, old, new)] == ["team-a"]
+
+
+def test_a_node_group_replaced_by_its_role_keeps_its_name_and_collides_create_first():
+    # nodeRoleArn is ForceNew (terraform-provider-aws node_group.go) but not in the group's name
+    # hash: create-first (deleteBeforeReplace false) under the same nodeGroupName, which EKS
+    # refuses (CreateNodegroup ResourceInUseException).
+    from infra.core.diff import diff, name_collisions
+
+    role_t, ng_t = "aws:iam/role:Role", "aws:eks/nodeGroup:NodeGroup"
+    role = _k8s(role_t, "r", {"name": "r1"})
+    renamed = {**role, "inputs": {"name": "r2"}}
+    ng = _k8s(ng_t, "g", {"nodeGroupName": "gpu-1a2b", "nodeRoleArn": "r_id", "clusterName": "c"})
+    ng["options"] = {"deleteBeforeReplace": False}
+    changes = diff([role, ng], [renamed, ng])
+    by = {c.name: c for c in changes}
+    assert (by["g"].op, by["g"].order) == ("replace", "create-first")
+    assert [c.name for c in name_collisions(changes, [role, ng], [renamed, ng])] == ["g"]
+    moved = {**ng, "inputs": {**ng["inputs"], "nodeGroupName": "gpu-3c4d"}}
+    assert name_collisions(diff([role, ng], [renamed, moved]), [role, ng], [renamed, moved]) == []

@@ -27,7 +27,10 @@ def test_every_row_has_a_known_effect_and_a_source():
     rows = disruption_rules()
     assert rows and all(r.effect in EFFECTS and r.source for r in rows)
     # One row per property, but for the resolved effects (each judged by its own model).
-    keys = {(r.type, r.property, r.effect if r.effect in RESOLVED else "") for r in rows}
+    keys = {
+        (r.type, r.property, r.effect if r.effect in RESOLVED or r.when == "family" else "")
+        for r in rows
+    }
     assert len(keys) == len(rows)
 
 
@@ -232,3 +235,41 @@ def test_an_added_security_group_term_may_still_drift():
         _class_spec(securityGroupSelectorTerms=[a, b]),
     )
     assert "may drift" in c.disruptive
+
+
+@pytest.mark.parametrize(("type_", "where"), [(NG, "taints"), (NP, "nodeConfig.taints")])
+def test_adding_a_no_execute_taint_evicts_pods_without_a_toleration(type_, where):
+    # kubernetes.io taint-and-toleration: NoExecute evicts running pods that do not tolerate it;
+    # NoSchedule only keeps new pods away.
+    def spec(*taints):
+        out: dict = {}
+        node = out
+        *parents, last = where.split(".")
+        for p in parents:
+            node = node.setdefault(p, {})
+        node[last] = list(taints)
+        return out
+
+    soft = {"key": "sku", "value": "gpu", "effect": "NO_SCHEDULE"}
+    hard = {"key": "maint", "value": "now", "effect": "NO_EXECUTE"}
+    assert "evicted" in _change(type_, spec(soft), spec(soft, hard)).disruptive
+    assert _change(type_, spec(), spec(soft)).disruptive == ""
+    assert _change(type_, spec(soft, hard), spec(soft)).disruptive == ""
+
+
+def test_another_ami_family_drifts_every_node_the_same_resolved_family_does_not():
+    # ec2nodeclass.go Hash hashes AMIFamily(): spec.amiFamily, else the alias term's family.
+    def cls(terms, family=None):
+        spec = {"amiSelectorTerms": terms, **({"amiFamily": family} if family else {})}
+        return {"metadata": {"name": "c"}, "spec": spec}
+
+    al, br = [{"alias": "al2023@v20260714"}], [{"alias": "bottlerocket@v1.40.0"}]
+    assert "drifts every node" in _change(NODE_CLASS, cls(al), cls(br)).disruptive
+    newer = _change(NODE_CLASS, cls(al), cls([{"alias": "al2023@v20260801"}])).disruptive
+    assert "may drift the nodes" in newer  # same family: only nodes off the resolved AMIs
+    assert _change(NODE_CLASS, cls(al), cls(al, "AL2023")).disruptive == ""  # nil -> AL2023
+    ids = [{"id": "ami-0123456789abcdef0"}]
+    assert (
+        "drifts every node"
+        in _change(NODE_CLASS, cls(ids, "AL2023"), cls(ids, "Bottlerocket")).disruptive
+    )

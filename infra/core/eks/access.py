@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -216,3 +216,28 @@ def kubeconfig(
     if credentials.profile:
         args += ["--profile", credentials.profile]
     return exec_kubeconfig(cluster_name, endpoint, ca_data, {"command": "aws", "args": args})
+
+
+def positional_entry_issues(old: Sequence[str], new: Sequence[str], issues: Issues) -> None:
+    """Refuse an access-entry edit made in the same ``pulumi up`` that moves a stack from
+    position-keyed entries (``entry<j>``) to principal keys.
+
+    gpu-infra aliases each principal-keyed entry to ``entry<j>`` by its current index
+    (``infra/components/eks.py``), so once an entry is removed or inserted, index ``j`` names
+    another principal: the engine sees a ``principalArn`` change of ``entry<j>``, which replaces
+    the access entry (principal_arn is ForceNew, hashicorp/terraform-provider-aws
+    internal/service/eks/access_entry.go), create-first, and EKS refuses a second entry for a
+    principal ("ResourceInUseException",
+    https://docs.aws.amazon.com/eks/latest/APIReference/API_CreateAccessEntry.html).
+    """
+    moved = [j for j, (a, b) in enumerate(zip(old, new, strict=False)) if a != b]
+    if moved:
+        j = moved[0]
+        issues.add(
+            join_path("cluster.accessEntries", j, "principalArn"),
+            f"{new[j]!r} takes index {j}, which was {old[j]!r}, while the stack's entries are "
+            "still keyed by position (entry<j>, an older gpu-infra): this update would re-key "
+            f"entry{j} onto another principal and EKS refuses the replacement "
+            "(ResourceInUseException). Upgrade with accessEntries unchanged first, then edit them "
+            "in a second `pulumi up`",
+        )

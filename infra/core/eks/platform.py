@@ -15,6 +15,7 @@ from infra.core.config.base import PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.eks import bootstrap, nodes, sent
+from infra.core.eks.access import positional_entry_issues
 from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.karpenter import pools as karpenter_pools
 from infra.core.eks.karpenter.nodes import karpenter_nodes
@@ -28,6 +29,7 @@ from infra.core.labels import EKS_ACCELERATOR_LABEL
 from infra.core.nodes import PoolNodes, daemonset_memory_mib
 from infra.core.platform import (
     CUTOFF_FLAG,
+    POSITIONAL_ACCESS_ENTRIES,
     Autoscaler,
     Features,
     NodeMarks,
@@ -274,6 +276,13 @@ class EksPlatform(PlatformDefaults):
         if isinstance(extra, Mapping) and CUTOFF_FLAG in extra:
             return int(str(extra[CUTOFF_FLAG]))
         return None
+
+    def legacy_state_issues(self, old: Platform, legacy: frozenset[str], issues: Issues) -> None:
+        if POSITIONAL_ACCESS_ENTRIES in legacy and isinstance(old, EksPlatform):
+            before = [e.principal_arn for e in old.plan.access_entries]
+            positional_entry_issues(
+                before, [e.principal_arn for e in self.plan.access_entries], issues
+            )
 
     # --- outputs and views -----------------------------------------------------------------------
     def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
