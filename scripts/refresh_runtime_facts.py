@@ -211,6 +211,7 @@ def toolkit_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
     else:
         raise SystemExit(f"toolkit {version}: no installer source found")
     yield from _mode_rows(repo, version, commit)
+    yield _installer_env_row(repo, version, commit)
     gates = [path for path, rx in GATES if re.search(rx, show(repo, version, path) or "")]
     if not gates:
         raise SystemExit(f"toolkit {version}: no NVIDIA_VISIBLE_DEVICES gate found")
@@ -223,6 +224,35 @@ def toolkit_rows(repo: str, version: str) -> Iterator[dict[str, str]]:
         "",
         " + ".join(gates),
     )
+
+
+# The installer's sources before and after the 1.18 move; every flag names its env variables as
+# ``EnvVars: []string{...}`` (urfave/cli v2) or ``Sources: cli.EnvVars(...)`` (v3).
+INSTALLER_DIRS = ("tools/container", "cmd/nvidia-ctk-installer")
+_ENV_VARS = re.compile(r"EnvVars(?::\s*\[\]string\{|\()([^})]*)")
+
+
+def env_names(source: str) -> set[str]:
+    """Every env variable the flags of Go ``source`` read, in either urfave/cli form."""
+    return {
+        n for m in _ENV_VARS.finditer(source) for n in re.findall(r'"([A-Z0-9_]+)"', m.group(1))
+    }
+
+
+def _installer_env_row(repo: str, version: str, commit: str) -> dict[str, str]:
+    """Fact ``installer-env``: every variable the installer's flags read at ``version``."""
+    for where in INSTALLER_DIRS:
+        files = git(repo, "ls-tree", "-r", "--name-only", version, "--", where).split()
+        names: set[str] = set()
+        for path in files:
+            if path.endswith(".go") and not path.endswith("_test.go"):
+                names |= env_names(show(repo, version, path) or "")
+        if names:
+            value = " ".join(sorted(names))
+            return _row(
+                "nvidia-container-toolkit", version, commit, "installer-env", value, "", where
+            )
+    raise SystemExit(f"toolkit {version}: no installer flag env variables found")
 
 
 def _first_match(

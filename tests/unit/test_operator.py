@@ -450,3 +450,28 @@ def test_k3s_and_rke2_cdi_charts_note_the_containerd_2_requirement():
         (note,) = [n for n in preset_plan(preset).notes if "containerd >= 2.0" in n]
         assert "docs.rke2.io/add-ons/gpu_operators" in note
     assert not [n for n in preset_plan("containerd").notes if "containerd >= 2.0" in n]
+
+
+# Fact installer-env (gpu_runtime_facts.csv, read by scripts/refresh_runtime_facts.py from every
+# flag's EnvVars): toolkit v1.17.5 (chart v25.3.0) keeps its installer under tools/container and
+# reads no TOOLKIT_INSTALL_DIR (added with cmd/nvidia-ctk-installer in 1.18) and no NRI_SOCKET
+# (1.19); toolkit v1.19.0 (chart v26.3.1) reads both.
+@pytest.mark.parametrize(
+    ("version", "name", "unread"),
+    [
+        ("v25.3.0", "TOOLKIT_INSTALL_DIR", True),
+        ("v25.3.0", "NRI_SOCKET", True),
+        ("v25.3.0", "DRIVER_ROOT", False),
+        ("v26.3.1", "TOOLKIT_INSTALL_DIR", False),
+        ("v26.3.1", "NRI_SOCKET", False),
+    ],
+)
+def test_a_toolkit_env_variable_the_pinned_charts_toolkit_does_not_read_is_noted(
+    version, name, unread
+):
+    value = "/var/run/nri/nri.sock" if name == "NRI_SOCKET" else "/usr/local/nvidia"
+    op = plan(stack("kubernetes", operator={"toolkitEnv": {name: value}, "version": version}))
+    noted = [n for n in op.notes if n.startswith(f"gpuOperator.toolkitEnv.{name}: the installer")]
+    assert bool(noted) is unread, op.notes
+    if unread:
+        assert "container toolkit v1.17.5" in noted[0] and "does not read it" in noted[0]

@@ -165,3 +165,12 @@ def test_a_toolkit_whose_mode_resolution_is_not_recognised_stops_the_refresh(tmp
     repo = _repo(tmp_path, {"v9.0.0": {**_V117, "internal/info/auto.go": "return mode\n"}})
     with pytest.raises(SystemExit, match="none of"):
         list(facts._mode_rows(repo, "v9.0.0", "c0ffee"))
+
+
+def test_installer_env_names_are_every_flags_env_vars_in_both_urfave_cli_forms():
+    assert facts.env_names(FLAGS) == {
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_ENVVAR_WHEN_UNPRIVILEGED",
+        "ACCEPT_NVIDIA_VISIBLE_DEVICES_AS_VOLUME_MOUNTS",
+        "NVIDIA_RUNTIME_SET_AS_DEFAULT",
+        "CONTAINERD_SET_AS_DEFAULT",
+    }

@@ -270,7 +270,11 @@ def _check_version_and_channel(
             f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
     elif (problem := support_problem(mmv, cluster.release_channel)) and not running:
-        issues.add("cluster.minMasterVersion", problem)
+        issues.add(
+            "cluster.minMasterVersion",
+            f"{problem}; this plan creates the cluster (no cluster of that name was found "
+            "running, or none was read offline)",
+        )
     elif problem:
         # terraform-provider-google resource_container_cluster.go (@e03b7622a2): create sends
         # min_master_version as InitialClusterVersion; update upgrades the master only when its

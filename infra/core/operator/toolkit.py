@@ -3,9 +3,10 @@ chart honours."""
 
 from __future__ import annotations
 
+from infra.core.catalog.runtime_facts import TOOLKIT, runtime_fact
 from infra.core.config.operator import GpuOperatorSpec
 from infra.core.errors import Issues
-from infra.core.operator.helm_values import Setting, is_cdi_era
+from infra.core.operator.helm_values import Setting, default_at, is_cdi_era
 from infra.core.platform import Preset
 
 # Why CONTAINERD_SET_AS_DEFAULT is not carried into a CDI-era chart. From v25.10 the operator
@@ -38,10 +39,12 @@ def toolkit_settings(
         )
         return []
     cdi = is_cdi_era(spec.version)
+    toolkit, read = installer_env(spec)
     out: list[Setting] = []
     for name, raw in spec.toolkit_env.items():
         path = f"gpuOperator.toolkitEnv.{name}"
         value = _env_string(raw)
+        before = issues.count()
         if name == "CONTAINERD_RUNTIME_CLASS":
             # The operator overwrites this variable with operator.runtimeClass after applying user
             # env (object_controls.go transformForRuntime), so the class is set there.
@@ -89,7 +92,26 @@ def toolkit_settings(
             )
         else:
             out.append(Setting(f"toolkit.env[{name}]", value, f"gpuOperator.toolkitEnv {name}"))
+        if issues.count() == before and name not in read:
+            notes.append(
+                f"{path}: the installer of container toolkit {toolkit} (chart {spec.version}) "
+                + (
+                    "does not read it, so it has no effect"
+                    if read
+                    else "is not recorded, so whether it reads this variable is not known"
+                )
+            )
     return out
+
+
+def installer_env(spec: GpuOperatorSpec) -> tuple[str, frozenset[str]]:
+    """The toolkit tag the release runs (``toolkit.version``, the release's or the chart's) and
+    the variables its installer reads (fact ``installer-env``; empty: not recorded)."""
+    given = spec.values.get("toolkit") if isinstance(spec.values, dict) else None
+    version = (given or {}).get("version") if isinstance(given, dict) else None
+    toolkit = str(version or default_at(spec.version, "toolkit.version")).split("-", 1)[0]
+    fact = runtime_fact(TOOLKIT, toolkit, "installer-env")
+    return toolkit, frozenset(fact.words) if fact is not None else frozenset()
 
 
 def _env_string(raw: str | bool | int) -> str:
