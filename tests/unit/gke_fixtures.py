@@ -19,6 +19,12 @@ G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
 AUTO_G2: dict[str, Any] = {"autoCreate": True, **G2, "spot": True, "maxNodes": 4}
 
 
+def a100_mig_shared(strategy: str, clients: int) -> dict[str, Any]:
+    """An A100 pool whose GPUs are split into 1g.5gb MIG partitions, each shared by ``clients``."""
+    sharing = {"strategy": strategy, "maxSharedClientsPerGpu": clients}
+    return {"machineType": "a2-highgpu-1g", "gpu": {"partitionSize": "1g.5gb", "sharing": sharing}}
+
+
 def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
     p = build_plan(parse(gke_config(pool, **top), "s"))
     assert p.platform.name == "gke"
