@@ -75,15 +75,15 @@ def errors_of(cfg: dict[str, Any], catalog: Catalog | None = None) -> dict[str, 
     return out
 
 
-# --- AMI choice ------------------------------------------------------------------------------
-
-
 GIVEN_VPC = "vpc-0123456789abcdef0"
 
 
 def in_given_vpc(subnets: dict[str, str]) -> dict[str, Any]:
     """A stack in the user's VPC with ``subnets`` (AZ ID -> private subnet)."""
     return eks_config(cluster={"vpc": {"id": GIVEN_VPC, "privateSubnets": subnets}})
+
+
+# --- AMI choice ------------------------------------------------------------------------------
 
 
 def test_default_ami_is_al2023_nvidia_for_x86():
