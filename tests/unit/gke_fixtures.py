@@ -39,3 +39,9 @@ def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
 
 def cluster(**extra: Any) -> dict[str, Any]:
     return {"name": "ml", "location": "us-central1", **extra}
+
+
+def window_errors(start: str, end: str, recurrence: str | None = None) -> dict[str, str]:
+    """The errors of a cluster whose maintenance window is ``start``..``end`` (``recurrence``)."""
+    window = {"start": start, "end": end, **({"recurrence": recurrence} if recurrence else {})}
+    return errors(cluster=cluster(maintenance={"window": window}))
