@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -141,6 +141,23 @@ def sample(name: str) -> Recording:
 
 # name -> (the shared recording, its repr when made), checked at the end of the session.
 SHARED: dict[str, tuple[Recording, str]] = {}
+
+
+def ignore_changes_seen(
+    monkeypatch: pytest.MonkeyPatch, types: Collection[str]
+) -> dict[str, dict[str, list[str]]]:
+    """Type -> resource name -> the ``ignoreChanges`` the program registers it with, for each
+    resource of ``types`` registered after this call (the recording does not keep them)."""
+    seen: dict[str, dict[str, list[str]]] = {}
+    original = mockengine.RecordingMonitor.RegisterResource
+
+    def spy(self: Any, request: Any) -> Any:
+        if request.type in types:
+            seen.setdefault(request.type, {})[request.name] = list(request.ignoreChanges)
+        return original(self, request)
+
+    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    return seen
 
 
 def sample_variant(tmp_path: Path, name: str, old: str, new: str) -> Path:

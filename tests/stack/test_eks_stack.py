@@ -20,7 +20,14 @@ from infra.core.eks.observed import EksObserved
 from infra.core.labels import POOL_LABEL
 from infra.core.observed import Observed
 from infra.mocklive import LiveAccount, before
-from tests.stack.harness import ROOT, duplicate_urns, run_stack, sample, sdk_problems
+from tests.stack.harness import (
+    ROOT,
+    duplicate_urns,
+    ignore_changes_seen,
+    run_stack,
+    sample,
+    sdk_problems,
+)
 
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 TAG = "aws:autoscaling/tag:Tag"
@@ -228,16 +235,9 @@ def test_raising_min_nodes_above_the_live_desired_size_sends_a_valid_scaling_con
 
 
 def test_no_node_group_ignores_desired_size_changes(monkeypatch):
-    seen: dict[str, list[str]] = {}
-    original = mockengine.RecordingMonitor.RegisterResource
-
-    def spy(self: Any, request: Any) -> Any:
-        if request.type == NODE_GROUP:
-            seen[request.name] = list(request.ignoreChanges)
-        return original(self, request)
-
-    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    by_type = ignore_changes_seen(monkeypatch, {NODE_GROUP})
     run_stack("eks-g4dn")
+    seen = by_type[NODE_GROUP]
     assert set(seen) == {"ml-system", "ml-gpu-t4-ng", "ml-gpu-t4-spot-ng"}
     assert all(v == [] for v in seen.values())
 

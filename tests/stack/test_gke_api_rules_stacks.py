@@ -10,7 +10,6 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,7 +17,7 @@ from infra import mockengine
 from infra.core.config.stack import load_stack_file
 from infra.core.gke.series import series_of
 from tests.conftest import gke_config
-from tests.stack.harness import run_stack, sample, sample_stacks
+from tests.stack.harness import ignore_changes_seen, run_stack, sample, sample_stacks
 
 ROOT = Path(__file__).resolve().parents[2]
 GKE_STACKS = sample_stacks("gke-*")
@@ -213,17 +212,10 @@ def test_flex_start_and_queued_pools_leave_upgrade_settings_to_gke_short_lived()
 def test_flex_start_pools_ignore_the_upgrade_settings_gke_fills_in(monkeypatch):
     # GKE fills in SHORT_LIVED settings; without ignoreChanges every refresh would show a diff
     # (crossplane-contrib/provider-upjet-gcp#1028).
-    seen: dict[str, list[str]] = {}
-    original = mockengine.RecordingMonitor.RegisterResource
-
-    def spy(self: Any, request: Any) -> Any:
-        if request.type == NODE_POOL:
-            seen[request.name] = list(request.ignoreChanges)
-        return original(self, request)
-
-    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    by_type = ignore_changes_seen(monkeypatch, {NODE_POOL})
     run_stack(gke_config({"name": "flex", "flexStart": {}}))
     run_stack(gke_config({"name": "plain"}))
+    seen = by_type[NODE_POOL]
     flex = next(v for k, v in seen.items() if k.endswith("-flex"))
     plain = next(v for k, v in seen.items() if k.endswith("-plain"))
     assert "upgradeSettings" in flex and "upgradeSettings" not in plain
@@ -336,22 +328,15 @@ def test_diff_of_gke_t4_with_private_nodes_reports_updates_not_a_replace(tmp_pat
 # engine sends the old value of an ignored property, so no replace (the account's would re-create
 # every node pool; https://www.pulumi.com/docs/iac/concepts/resources/options/ignorechanges/).
 def test_node_account_router_and_nat_keep_their_live_names_on_a_running_stack(monkeypatch):
-    seen: dict[str, list[str]] = {}
-    original = mockengine.RecordingMonitor.RegisterResource
     kinds = {
         "gcp:serviceaccount/account:Account": "account",
         "gcp:compute/router:Router": "router",
         "gcp:compute/routerNat:RouterNat": "nat",
     }
-
-    def spy(self: Any, request: Any) -> Any:
-        if request.type in kinds:
-            seen[kinds[request.type]] = list(request.ignoreChanges)
-        return original(self, request)
-
-    monkeypatch.setattr(mockengine.RecordingMonitor, "RegisterResource", spy)
+    by_type = ignore_changes_seen(monkeypatch, kinds)
     cluster = {"name": "ml", "location": "us-central1", "privateNodes": True, "cloudNat": True}
     run_stack(gke_config(cluster=cluster))
+    seen = {kinds[t]: ignored for t, by_name in by_type.items() for ignored in by_name.values()}
     assert seen == {"account": ["accountId"], "router": ["name"], "nat": ["name"]}
 
 

@@ -19,6 +19,12 @@ G2: dict[str, Any] = {"machineType": "g2-standard-8", "gpu": None}
 AUTO_G2: dict[str, Any] = {"autoCreate": True, **G2, "spot": True, "maxNodes": 4}
 
 
+def a100_mig_shared(strategy: str, clients: int) -> dict[str, Any]:
+    """An A100 pool whose GPUs are split into 1g.5gb MIG partitions, each shared by ``clients``."""
+    sharing = {"strategy": strategy, "maxSharedClientsPerGpu": clients}
+    return {"machineType": "a2-highgpu-1g", "gpu": {"partitionSize": "1g.5gb", "sharing": sharing}}
+
+
 def plan(pool: dict[str, Any] | None = None, **top: Any) -> GkePlan:
     p = build_plan(parse(gke_config(pool, **top), "s"))
     assert p.platform.name == "gke"
@@ -33,3 +39,9 @@ def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
 
 def cluster(**extra: Any) -> dict[str, Any]:
     return {"name": "ml", "location": "us-central1", **extra}
+
+
+def window_errors(start: str, end: str, recurrence: str | None = None) -> dict[str, str]:
+    """The errors of a cluster whose maintenance window is ``start``..``end`` (``recurrence``)."""
+    window = {"start": start, "end": end, **({"recurrence": recurrence} if recurrence else {})}
+    return errors(cluster=cluster(maintenance={"window": window}))

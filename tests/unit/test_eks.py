@@ -75,6 +75,14 @@ def errors_of(cfg: dict[str, Any], catalog: Catalog | None = None) -> dict[str, 
     return out
 
 
+GIVEN_VPC = "vpc-0123456789abcdef0"
+
+
+def in_given_vpc(subnets: dict[str, str]) -> dict[str, Any]:
+    """A stack in the user's VPC with ``subnets`` (AZ ID -> private subnet)."""
+    return eks_config(cluster={"vpc": {"id": GIVEN_VPC, "privateSubnets": subnets}})
+
+
 # --- AMI choice ------------------------------------------------------------------------------
 
 
@@ -172,14 +180,7 @@ def test_zone_not_offering_the_type_is_an_error_listing_the_offering_azs():
 
 
 def test_given_subnets_are_filtered_by_their_az_id():
-    cfg = eks_config(
-        cluster={
-            "vpc": {
-                "id": "vpc-0123456789abcdef0",
-                "privateSubnets": {"usw2-az1": "subnet-0aaaaaaa", "usw2-az4": "subnet-0bbbbbbb"},
-            }
-        }
-    )
+    cfg = in_given_vpc({"usw2-az1": "subnet-0aaaaaaa", "usw2-az4": "subnet-0bbbbbbb"})
     p = plan_of(cfg)
     assert p.network is not None and not p.network.create
     assert p.groups[0].az_ids == ("usw2-az1",)
@@ -207,14 +208,7 @@ def test_type_not_offered_in_the_region_is_an_error_naming_where_it_is(catalog: 
 
 
 def test_subnet_az_of_another_region_is_rejected():
-    cfg = eks_config(
-        cluster={
-            "vpc": {
-                "id": "vpc-0123456789abcdef0",
-                "privateSubnets": {"use1-az1": "subnet-0aaaaaaa", "usw2-az1": "subnet-0bbbbbbb"},
-            }
-        }
-    )
+    cfg = in_given_vpc({"use1-az1": "subnet-0aaaaaaa", "usw2-az1": "subnet-0bbbbbbb"})
     assert "cluster.vpc.privateSubnets.use1-az1" in errors_of(cfg)
 
 
@@ -456,22 +450,20 @@ def test_existing_cluster_plans_no_system_group_and_an_unpinned_autoscaler():
 
 
 def test_vpc_id_without_subnets_and_subnets_without_vpc_id_are_rejected():
-    assert "cluster.vpc.privateSubnets" in errors_of(
-        eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0"}})
-    )
+    assert "cluster.vpc.privateSubnets" in errors_of(eks_config(cluster={"vpc": {"id": GIVEN_VPC}}))
     subnets = {"usw2-az1": "subnet-0aaaaaaa", "usw2-az2": "subnet-0bbbbbbb"}
     assert "cluster.vpc.id" in errors_of(eks_config(cluster={"vpc": {"privateSubnets": subnets}}))
 
 
 def test_malformed_subnet_id_is_rejected_at_its_az():
     subnets = {"usw2-az1": "sn-1", "usw2-az2": "subnet-0bbbbbbb"}
-    cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
+    cfg = in_given_vpc(subnets)
     assert "is not a subnet ID" in errors_of(cfg)["cluster.vpc.privateSubnets.usw2-az1"]
 
 
 def test_new_cluster_needs_subnets_in_two_control_plane_azs():
     subnets = {"usw2-az1": "subnet-0aaaaaaa"}
-    cfg = eks_config(cluster={"vpc": {"id": "vpc-0123456789abcdef0", "privateSubnets": subnets}})
+    cfg = in_given_vpc(subnets)
     assert "at least two AZs" in errors_of(cfg)["cluster.vpc.privateSubnets"]
 
 

@@ -15,7 +15,7 @@ from infra.core.gke.planner import GPU_TAINT, NO_GKE_DEVICE_PLUGIN, kubeconfig
 from infra.core.gke.platform import gke_plan
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
-from tests.unit.gke_fixtures import errors, plan
+from tests.unit.gke_fixtures import a100_mig_shared, errors, plan
 
 
 def test_seed_pool_spans_given_zones_with_totals_and_gpu_taint():
@@ -175,13 +175,7 @@ def test_gpu_taint_is_declared_even_with_user_taints():
 
 def test_gke_time_sharing_and_mig_partition_map_to_api_enums():
     (pool,) = plan(
-        {
-            "machineType": "a2-highgpu-1g",
-            "gpu": {
-                "partitionSize": "1g.5gb",
-                "sharing": {"strategy": "mps", "maxSharedClientsPerGpu": 4},
-            },
-        },
+        a100_mig_shared("mps", 4),
         gpuOperator={"enabled": False},
     ).pools
     assert (pool.partition_size, pool.sharing_strategy, pool.max_shared_clients_per_gpu) == (

@@ -17,7 +17,14 @@ from infra.core.config.stack import parse
 from infra.core.diff import diff
 from infra.core.plan import build_plan
 from tests.conftest import gke_config
-from tests.unit.gke_fixtures import CHANNEL_CLUSTER, NO_CHANNEL, cluster, errors, plan
+from tests.unit.gke_fixtures import (
+    CHANNEL_CLUSTER,
+    NO_CHANNEL,
+    cluster,
+    errors,
+    plan,
+    window_errors,
+)
 
 # GKE version gates judged while their minors were supported (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("gke_minors_supported")
@@ -57,18 +64,12 @@ def test_maintenance_window_is_always_planned_weekend_nights_utc():
 
 
 def test_maintenance_window_counts_only_contiguous_four_hours():
-    window = {"start": "2026-01-03T00:00:00Z", "end": "2026-01-03T03:00:00Z"}
-    reason = errors(cluster=cluster(maintenance={"window": window}))
+    reason = window_errors("2026-01-03T00:00:00Z", "2026-01-03T03:00:00Z")
     assert "at least 4 contiguous hours" in reason["cluster.maintenance.window.end"]
 
 
 def test_maintenance_window_allows_48_hours_per_32_days():
-    window = {
-        "start": "2026-01-03T00:00:00Z",
-        "end": "2026-01-03T05:00:00Z",
-        "recurrence": "FREQ=WEEKLY;BYDAY=SA",
-    }
-    reason = errors(cluster=cluster(maintenance={"window": window}))
+    reason = window_errors("2026-01-03T00:00:00Z", "2026-01-03T05:00:00Z", "FREQ=WEEKLY;BYDAY=SA")
     assert "at least 48 h" in reason["cluster.maintenance.window.recurrence"]
 
 
@@ -439,8 +440,7 @@ def test_features_need_their_minimum_gke_version(pool, key, floor):
     "t", ["2026-01-03", "20260103T000000Z", "2026-01-03 00:00:00Z", "2026-01-03T00:00Z"]
 )
 def test_maintenance_times_are_rfc3339_date_times_not_any_iso_8601(t):
-    window = {"start": t, "end": "2026-01-03T08:00:00Z"}
-    reason = errors(cluster=cluster(maintenance={"window": window}))
+    reason = window_errors(t, "2026-01-03T08:00:00Z")
     assert "RFC 3339" in reason["cluster.maintenance.window.start"]
 
 
@@ -454,8 +454,7 @@ def test_maintenance_times_are_rfc3339_date_times_not_any_iso_8601(t):
     ],
 )
 def test_maintenance_recurrence_is_parsed_as_an_rfc5545_rrule(rule, why):
-    window = {"start": "2026-01-03T00:00:00Z", "end": "2026-01-03T08:00:00Z", "recurrence": rule}
-    reason = errors(cluster=cluster(maintenance={"window": window}))
+    reason = window_errors("2026-01-03T00:00:00Z", "2026-01-03T08:00:00Z", rule)
     assert why in reason["cluster.maintenance.window.recurrence"]
 
 

@@ -13,7 +13,7 @@ import datetime as dt
 import pytest
 
 from infra.core.gke.maintenance import min_hours_per_32_days
-from tests.unit.test_gke_api_rules import cluster, errors
+from tests.unit.gke_fixtures import window_errors
 
 SAT = dt.datetime(2026, 1, 3, tzinfo=dt.UTC)  # a Saturday, and the first Saturday of its month
 FIRST = dt.datetime(2026, 1, 1, tzinfo=dt.UTC)
@@ -76,10 +76,5 @@ def test_a_rule_part_not_expanded_is_a_note_not_an_error():
 
 
 def test_a_monthly_window_too_short_exits_2_at_the_recurrence():
-    window = {
-        "start": "2026-01-03T00:00:00Z",
-        "end": "2026-01-04T00:00:00Z",
-        "recurrence": "FREQ=MONTHLY;BYDAY=1SA",
-    }
-    reason = errors(cluster=cluster(maintenance={"window": window}))
+    reason = window_errors("2026-01-03T00:00:00Z", "2026-01-04T00:00:00Z", "FREQ=MONTHLY;BYDAY=1SA")
     assert "in every 32-day rolling window" in reason["cluster.maintenance.window.recurrence"]

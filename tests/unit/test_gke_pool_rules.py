@@ -21,7 +21,7 @@ from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances
 from infra.planview.table import pool_rows
 from tests.conftest import gke_config
-from tests.unit.gke_fixtures import G2, cluster, errors, plan
+from tests.unit.gke_fixtures import G2, a100_mig_shared, cluster, errors, plan
 
 # GKE version gates judged while their minors were supported (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("gke_minors_supported")
@@ -149,13 +149,7 @@ def test_queued_provisioning_pools_start_at_zero():
 
 def test_gpus_per_node_counts_mig_partitions_times_time_sharing_clients():
     (pool,) = plan(
-        {
-            "machineType": "a2-highgpu-1g",
-            "gpu": {
-                "partitionSize": "1g.5gb",
-                "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
-            },
-        },
+        a100_mig_shared("time-sharing", 2),
         gpuOperator={"enabled": False},
     ).pools
     assert pool.schedulable_gpus == 14

@@ -13,6 +13,7 @@ from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances_per_gpu
 from infra.planview.table import pool_rows
 from tests.conftest import gke_config
+from tests.unit.gke_fixtures import a100_mig_shared
 
 NP = "gcp:container/nodePool:NodePool"
 NG = "aws:eks/nodeGroup:NodeGroup"
@@ -117,14 +118,7 @@ def test_a_profile_the_gpu_lacks_has_no_count():
 
 def test_gke_mig_with_time_sharing_multiplies_allocatable_gpus():
     raw = gke_config(
-        {
-            "machineType": "a2-highgpu-1g",
-            "gpu": {
-                "partitionSize": "1g.5gb",
-                "sharing": {"strategy": "time-sharing", "maxSharedClientsPerGpu": 2},
-            },
-            "maxNodes": 4,
-        },
+        {**a100_mig_shared("time-sharing", 2), "maxNodes": 4},
         **{"gpu-infra:gpuOperator": {"enabled": False}},
     )
     raw["gpu-infra:cluster"]["location"] = "us-central1-a"
