@@ -249,7 +249,7 @@ class EksPlatform(PlatformDefaults):
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
             template = None
-            if g.group_may_be_empty:
+            if g.hints.min_nodes == 0:
                 _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
                 template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)
