@@ -43,7 +43,8 @@ def compute_reading(container: Any, key: QuotaKey) -> Reading:
 
 
 def family_reading(info: Any, key: QuotaKey) -> Reading:
-    """Effective family limit for (region, family): the most specific dimensions row that applies.
+    """Effective family limit for (region, family): the most specific dimensions row that applies
+    (of equally specific ones, the smallest).
 
     A row applies to the region its ``region`` dimension names; a row without one applies only to
     the locations its ``applicable_locations`` lists ("the list of locations this dimension info
@@ -64,9 +65,11 @@ def family_reading(info: Any, key: QuotaKey) -> Reading:
                 continue
         elif key.region not in d.applicable_locations:
             continue
-        rank = len(dims)
-        if best is None or rank > best[0]:
-            best = (rank, int(d.details.value))
+        # most specific first; rows equally specific (the API orders them by nothing it
+        # documents) give the smaller value, the one the cloud may enforce
+        rank, value = len(dims), int(d.details.value)
+        if best is None or rank > best[0] or (rank == best[0] and value < best[1]):
+            best = (rank, value)
     if best is None:
         return Reading(
             error=f"quota missing: {key.family_quota_id} has no value for "

@@ -913,3 +913,17 @@ def test_a_settled_preference_with_no_grant_reads_not_granted_and_force_files_it
     _, doc = run(*args, "--force")
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
     assert (req["action"], req["preferred"]) == ("updated", 21), req
+
+
+@pytest.mark.parametrize("order", [(64, 16), (16, 64)], ids=["larger-first", "smaller-first"])
+def test_equally_specific_family_rows_give_the_smaller_limit_whatever_their_order(
+    env: dict[str, Any], order: tuple[int, int]
+) -> None:
+    # Two DimensionsInfo rows of QuotaInfo naming the same region and family: the order of
+    # dimensions_infos is not documented, so the smaller value (16 < 24 needed) judges.
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    dims = {"region": R, "gpu_family": "NVIDIA_H100"}
+    env["quotas"].set_family(P, [(dims, order[0]), (dict(dims), order[1])])
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
+    fam = row(doc, "NVIDIA_H100_GPUS")
+    assert (fam["limit"], fam["status"], code) == (16, "short", 1), fam
