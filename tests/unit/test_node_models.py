@@ -123,9 +123,15 @@ def test_karpenter_graviton_memory_leaves_out_the_cma_area():
     assert eks.vm_memory_mib(32, arm64=True) == (32768 - 64) - math.ceil((32768 - 64) * 0.075)
 
 
-def test_unknown_instance_types_take_nodeadms_fallback_of_110_pods():
-    # nodeadm config.go: instance info unreadable -> defaultMaxPods (110).
-    assert eks.eni_limited_pods("x9.unknown") == 110
+def test_types_not_on_file_take_the_most_eni_limited_pods_on_file_not_nodeadms_110():
+    # nodeadm eni_max_pods.go GetInstanceInfo asks EC2 for a type not in instance-info.jsonl
+    # (110 only if that fails) and Karpenter reads EC2: the real reserve may be the largest.
+    # instance-info.jsonl @ 81fec2e8: g7.24xlarge, default card 24 ENIs x 64 IPv4 -> 1514 pods.
+    assert eks.eni_limited_pods("g7.24xlarge") == 24 * (64 - 1) + 2
+    assert eks.eni_limited_pods("x9.unknown") == 1514
+    assert eks.nodeadm_allocatable_mib("x9.unknown", 256) == (
+        eks.vm_memory_mib(256) - (11 * 1514 + 255) - 100
+    )
 
 
 # 2i2c-org/infrastructure @ 9ad7cd0f src/deployer/dev/commands/generate/resource_allocation/

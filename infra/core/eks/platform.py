@@ -46,7 +46,13 @@ if TYPE_CHECKING:
     from infra.core.sizing import NodeGroupSizing
 
 SHAPES = ShapeRules(
-    cloud="aws", places="AZ IDs (usw2-az1)", assumed="; assumed x86_64 on the EKS NVIDIA AMI"
+    cloud="aws",
+    places="AZ IDs (usw2-az1)",
+    assumed=(
+        "; assumed x86_64 on the EKS NVIDIA AMI; kube-reserved sized for the most ENI-limited "
+        "pods of any GPU type on file (nodeadm and Karpenter reserve for the type's real ENI "
+        "limits, read from EC2), so the notebook guarantee may leave memory unused"
+    ),
 )
 
 
