@@ -247,7 +247,7 @@ class EksPlatform(PlatformDefaults):
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
             template = None
-            if g.hints.min_nodes == 0:
+            if g.group_may_be_empty:
                 _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
                 template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)
