@@ -257,3 +257,16 @@ def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():
     assert operand_memory_mib(release(override)) == 264
     assert operand_memory_mib(release({"nfd": {"enabled": False}})) == 0
     assert operand_memory_mib(None) == 0
+
+
+def test_daemonset_budget_counts_the_daemonsets_the_stacks_themselves_turn_on():
+    from infra.core.nodes import daemonset_memory_mib
+
+    # aws/eks-node-monitoring-agent values.yaml nodeAgent.resources.requests.memory 30Mi (an
+    # add-on of every created EKS cluster, tolerating every taint), on top of the measured 250.
+    assert daemonset_memory_mib("eks") == 250 + 30
+    # aws/eks-pod-identity-agent values.yaml resources: {} -- no request.
+    assert daemonset_memory_mib("eks-pod-identity") == 0
+    # GoogleCloudPlatform/prometheus-engine values.global.yaml: collector 32M + config-reloader
+    # 4M = 36,000,000 B, 35 MiB rounded up; on top of the measured 656 and the device plugin's 50.
+    assert daemonset_memory_mib("gke") == 656 + 50 + math.ceil(36e6 / 2**20)

@@ -192,7 +192,11 @@ class EksPlatform(PlatformDefaults):
 
     @property
     def system_daemonset_mib(self) -> int:
-        return daemonset_memory_mib("eks")
+        # The Pod Identity agent's DaemonSet runs where the stack asks for it (or finds it).
+        agent = self.plan.identity == "pod-identity"
+        return daemonset_memory_mib("eks") + (
+            daemonset_memory_mib("eks-pod-identity") if agent else 0
+        )
 
     def node_memory_mib(self, h: PoolHints) -> int:
         g = next((g for g in self.plan.groups if g.hints.name == h.name), None)
