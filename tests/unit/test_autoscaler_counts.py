@@ -47,8 +47,32 @@ def test_gke_operator_time_slicing_at_zero_exits_at_the_sharing_key_naming_the_g
     assert "templates.go BuildCapacity" in issues["gpuPools[0].sharing"]
 
 
-def test_gke_operator_time_slicing_with_a_running_node_plans_as_the_autoscaler_copies_it():
-    assert _issues("gke-t4", 0, sharing={"replicas": 4}, minNodes=1) == {}
+def test_gke_operator_time_slicing_with_a_running_node_in_its_one_zone_plans_as_it_is_copied():
+    one_zone = {"zones": ["us-central1-a"], "minNodes": 1}
+    assert _issues("gke-t4", 0, sharing={"replicas": 4}, **one_zone) == {}
+
+
+def test_gke_total_minimum_over_several_zones_still_checks_the_template_of_an_empty_zone():
+    # totalMinNodeCount bounds the pool, not a zone: a zone's MIG may sit at zero.
+    issues = _issues("gke-t4", 0, sharing={"replicas": 4}, minNodes=4)
+    assert list(issues) == ["gpuPools[0].sharing"]
+    assert "counts 1 nvidia.com/gpu per node, a running node 4" in issues["gpuPools[0].sharing"]
+
+
+def _templates(name: str, pool: int, **edits: Any) -> dict[str, bool]:
+    from infra.core.scheduling.proof import pool_nodes
+
+    config = copy.deepcopy(_sample(name))
+    config["gpu-infra:gpuPools"][pool].update(edits)
+    plan = build_plan(parse(config, name))
+    return {n: p.template is not None for n, p in pool_nodes(plan).items()}
+
+
+def test_eks_pool_minimum_split_over_per_az_groups_leaves_one_at_zero_so_its_template_is_checked():
+    # split_sizes(1, 20, 2 AZs) -> (1, 10), (0, 10): the second group scales from its template.
+    edits = {"minNodes": 1, "groupPerZone": True, "zones": ["usw2-az1", "usw2-az2"]}
+    assert _templates("eks-g4dn", 0, **edits)["gpu-t4"]
+    assert not _templates("eks-g4dn", 0, minNodes=1)["gpu-t4"]
 
 
 def test_gke_operator_mig_single_at_zero_exits_at_the_mig_key():

@@ -417,8 +417,9 @@ def test_provider_credentials_the_plugin_cannot_read_are_refused_at_their_key(ke
 
 
 def test_operator_time_slicing_labels_the_pool_for_the_device_plugin_config():
-    # minNodes 1: at zero the GCE template counts 1 GPU, not 4 slots (the proof refuses it).
-    (pool,) = plan({"sharing": {"replicas": 4}, "minNodes": 1}).pools
+    # minNodes 1 in one zone: at zero (or in an empty zone of several) the GCE template counts
+    # 1 GPU, not 4 slots (the proof refuses it).
+    (pool,) = plan({"sharing": {"replicas": 4}, "minNodes": 1, "zones": ["us-central1-a"]}).pools
     assert pool.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
     assert pool.hints.labels["nvidia.com/device-plugin.config"] == "time-slicing-4"
 
@@ -430,6 +431,7 @@ def test_operator_mig_labels_the_pool_for_the_mig_manager():
             "gpu": None,
             "mig": {"strategy": "single", "config": "all-1g.5gb"},
             "minNodes": 1,
+            "zones": ["us-central1-a"],
         }
     ).pools
     assert pool.labels["nvidia.com/mig.config"] == "all-1g.5gb"

@@ -319,12 +319,16 @@ def test_compute_class_promises_what_its_smallest_pool_gives():
 
 
 def plan_jupyter_allocatable(memory_gib: float, operator: bool = True) -> int:
-    """The GCE template's allocatable less GKE's DaemonSets and, with the operator, NFD's 64 MiB."""
+    """The GCE template's allocatable less GKE's DaemonSets and, with the operator, NFD's 64 MiB,
+    and the 1 % (at least 256 MiB) the guarantees leave unclaimed."""
+    import math
+
     from infra.core.gke.node_model import template_allocatable_mib
     from infra.core.nodes import daemonset_memory_mib
 
     budget = daemonset_memory_mib("gke") + (daemonset_memory_mib("nfd-worker") if operator else 0)
-    return template_allocatable_mib(memory_gib, "COS_CONTAINERD") - budget
+    allocatable = template_allocatable_mib(memory_gib, "COS_CONTAINERD")
+    return allocatable - budget - max(256, math.ceil(allocatable * 0.01))
 
 
 def test_flyte_compute_class_is_a_pod_template_without_accelerator():

@@ -94,7 +94,7 @@ def test_profile_display_figures_equal_the_kubespawner_override_guarantees(path:
 
 def test_gke_mig_slot_profile_states_the_slice_and_memory_share_not_the_node():
     (profile,) = profiles(ROOT / "stacks" / "Pulumi.gke-a100-mig.yaml").values()
-    assert profile["kubespawner_override"]["mem_guarantee"] == "5552M"
+    assert profile["kubespawner_override"]["mem_guarantee"] == "5494M"
     assert profile["display_name"] == (
         "1g.5gb MIG slice of an NVIDIA A100-40GB time-shared 2 ways, 5.4 GiB RAM,"
         " 12 vCPUs shared by 14 - a100-mig"

@@ -123,9 +123,15 @@ def test_karpenter_graviton_memory_leaves_out_the_cma_area():
     assert eks.vm_memory_mib(32, arm64=True) == (32768 - 64) - math.ceil((32768 - 64) * 0.075)
 
 
-def test_unknown_instance_types_take_nodeadms_fallback_of_110_pods():
-    # nodeadm config.go: instance info unreadable -> defaultMaxPods (110).
-    assert eks.eni_limited_pods("x9.unknown") == 110
+def test_types_not_on_file_take_the_most_eni_limited_pods_on_file_not_nodeadms_110():
+    # nodeadm eni_max_pods.go GetInstanceInfo asks EC2 for a type not in instance-info.jsonl
+    # (110 only if that fails) and Karpenter reads EC2: the real reserve may be the largest.
+    # instance-info.jsonl @ 81fec2e8: g7.24xlarge, default card 24 ENIs x 64 IPv4 -> 1514 pods.
+    assert eks.eni_limited_pods("g7.24xlarge") == 24 * (64 - 1) + 2
+    assert eks.eni_limited_pods("x9.unknown") == 1514
+    assert eks.nodeadm_allocatable_mib("x9.unknown", 256) == (
+        eks.vm_memory_mib(256) - (11 * 1514 + 255) - 100
+    )
 
 
 # 2i2c-org/infrastructure @ 9ad7cd0f src/deployer/dev/commands/generate/resource_allocation/
@@ -228,6 +234,11 @@ def test_whole_node_notebook_fits_every_modelled_node_of_its_target_with_the_dae
             for node in (pn.running, pn.template, *pn.launchable):
                 if node is not None:
                     assert mib * 2**20 <= node.allocatable["memory"], (slug, node.name)
+                    # a whole-node notebook leaves at least 256 MiB beyond its DaemonSets (the
+                    # proof's node is already net of the budget)
+                    if "x " in plan.operator.jupyterhub_profiles[slug]["display_name"][:4]:
+                        slack = node.allocatable["memory"] / 2**20 - mib
+                        assert slack >= 256, (slug, node.name, slack)
 
 
 def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():
@@ -246,3 +257,16 @@ def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():
     assert operand_memory_mib(release(override)) == 264
     assert operand_memory_mib(release({"nfd": {"enabled": False}})) == 0
     assert operand_memory_mib(None) == 0
+
+
+def test_daemonset_budget_counts_the_daemonsets_the_stacks_themselves_turn_on():
+    from infra.core.nodes import daemonset_memory_mib
+
+    # aws/eks-node-monitoring-agent values.yaml nodeAgent.resources.requests.memory 30Mi (an
+    # add-on of every created EKS cluster, tolerating every taint), on top of the measured 250.
+    assert daemonset_memory_mib("eks") == 250 + 30
+    # aws/eks-pod-identity-agent values.yaml resources: {} -- no request.
+    assert daemonset_memory_mib("eks-pod-identity") == 0
+    # GoogleCloudPlatform/prometheus-engine values.global.yaml: collector 32M + config-reloader
+    # 4M = 36,000,000 B, 35 MiB rounded up; on top of the measured 656 and the device plugin's 50.
+    assert daemonset_memory_mib("gke") == 656 + 50 + math.ceil(36e6 / 2**20)

@@ -397,9 +397,10 @@ def test_jupyterhub_profile_matches_seed_000_shape():
         cfg, (replace(h, gpus_per_node=4, vcpus=48, memory_gib=192.0),)
     ).jupyterhub_profiles["gpu"]
     # The GPUs, the memory guarantee and the CPUs it gets: nodeadm's node of 192 GiB (196608 MiB
-    # - ceil(7.5 %) 14746 - kube-reserved for g4dn.xlarge's 29 ENI pods 574 - eviction 100) less
-    # EKS's DaemonSets' 250 MiB and the operator's NFD worker's 64 MiB = 180874 MiB = 176.6 GiB.
-    assert profile["display_name"] == "4x NVIDIA T4, 176.6 GiB RAM, 48 vCPUs - gpu"
+    # - ceil(7.5 %) 14746 - kube-reserved for g4dn.xlarge's 29 ENI pods 574 - eviction 100 =
+    # 181188) less EKS's DaemonSets' 250 MiB, the node monitoring agent's 30 MiB, the operator's
+    # NFD worker's 64 MiB and the 1 % headroom 1812 MiB = 179032 MiB = 174.8 GiB.
+    assert profile["display_name"] == "4x NVIDIA T4, 174.8 GiB RAM, 48 vCPUs - gpu"
     k = profile["kubespawner_override"]
     assert k["environment"] == {"NVIDIA_DRIVER_CAPABILITIES": "compute,utility"}
     assert k["extra_resource_limits"] == {"nvidia.com/gpu": "4"}

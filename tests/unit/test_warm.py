@@ -208,8 +208,16 @@ _SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         1,
     ),
     "time-sliced-l4x2": (
-        # minNodes 1: at zero the GCE template would count 2 GPUs, not 8 slots (refused).
-        _gke_pool({"machineType": "g2-standard-24", "sharing": {"replicas": 4}, "minNodes": 1}),
+        # minNodes 1 in one zone: at zero (or in an empty zone of several) the GCE template
+        # would count 2 GPUs, not 8 slots (refused).
+        _gke_pool(
+            {
+                "machineType": "g2-standard-24",
+                "sharing": {"replicas": 4},
+                "minNodes": 1,
+                "zones": ["us-central1-a"],
+            }
+        ),
         "nvidia.com/gpu",
         1,
     ),
@@ -219,7 +227,14 @@ _SHAPES: dict[str, tuple[dict[str, Any], str, int]] = {
         1,
     ),
     "operator-mig-single": (
-        _gke_pool({"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}, "minNodes": 1}),
+        _gke_pool(
+            {
+                "machineType": "a2-highgpu-1g",
+                "mig": {"config": "all-1g.5gb"},
+                "minNodes": 1,
+                "zones": ["us-central1-a"],
+            }
+        ),
         "nvidia.com/gpu",
         1,
     ),

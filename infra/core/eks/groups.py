@@ -150,6 +150,14 @@ class EksGroupPlan:
     karpenter: KarpenterPoolPlan | None = None
 
     @property
+    def group_may_be_empty(self) -> bool:
+        """Some node group may sit at zero, where the cluster-autoscaler builds its node from the
+        ASG's template (kubernetes/autoscaler FAQ.md: "creates template nodes for each of the
+        node groups"; cloudprovider/aws aws_manager.go buildNodeFromTemplate): the pool's
+        minimum is split over its per-AZ groups (``split_sizes``), so one may get 0."""
+        return any(ng.min_size == 0 for ng in self.node_groups)
+
+    @property
     def seeds_from_predecessor(self) -> bool:
         """Whether a replacement group starts at its predecessor's size: not for MINIMAL groups,
         whose capacity (reservation, Capacity Block, placement group) the predecessor still holds

@@ -58,17 +58,23 @@ def eni_limits(instance_type: str) -> tuple[int, int] | None:
     return None
 
 
-# nodeadm config.go withDefaultReservedResources: "Failed to retrieve instance info, falling back
-# to default" -> defaultMaxPods 110 (eni_max_pods.go, the kubelet's default).
-DEFAULT_MAX_PODS = 110
+# A type not on file (a declared ``shape``) is one nodeadm looks up in EC2 DescribeInstanceTypes
+# (eni_max_pods.go GetInstanceInfo: instance-info.jsonl first, then EC2; defaultMaxPods 110 only
+# when both fail, config.go withDefaultReservedResources) and Karpenter always reads from EC2:
+# both reserve for its real ENI limits, which the plan cannot know. The plan takes the most pods
+# any type on file allows, so kube-reserved is never understated.
+def most_eni_limited_pods() -> int:
+    """The most ENI-limited pods of any instance type in aws_eni_limits.csv."""
+    rows = table("aws_eni_limits.csv")
+    return max(eni_pods(int(r["default_max_enis"]), int(r["ipv4_per_interface"])) for r in rows)
 
 
 def eni_limited_pods(instance_type: str, efa_only_enis: int = 0) -> int:
     """Max pods by ENI (nodeadm's default maxPods, Karpenter's ENILimitedPods). A type not on
-    file (a declared ``shape``) gets nodeadm's own fallback, 110."""
+    file (a declared ``shape``) gets the most any type on file allows (the most reserve)."""
     limits = eni_limits(instance_type)
     if limits is None:
-        return DEFAULT_MAX_PODS
+        return most_eni_limited_pods()
     enis, ips = limits
     return eni_pods(max(enis - efa_only_enis, 0), ips)
 

@@ -49,7 +49,13 @@ if TYPE_CHECKING:
     from infra.core.sizing import NodeGroupSizing
 
 SHAPES = ShapeRules(
-    cloud="aws", places="AZ IDs (usw2-az1)", assumed="; assumed x86_64 on the EKS NVIDIA AMI"
+    cloud="aws",
+    places="AZ IDs (usw2-az1)",
+    assumed=(
+        "; assumed x86_64 on the EKS NVIDIA AMI; kube-reserved sized for the most ENI-limited "
+        "pods of any GPU type on file (nodeadm and Karpenter reserve for the type's real ENI "
+        "limits, read from EC2), so the notebook guarantee may leave memory unused"
+    ),
 )
 
 
@@ -189,7 +195,11 @@ class EksPlatform(PlatformDefaults):
 
     @property
     def system_daemonset_mib(self) -> int:
-        return daemonset_memory_mib("eks")
+        # The Pod Identity agent's DaemonSet runs where the stack asks for it (or finds it).
+        agent = self.plan.identity == "pod-identity"
+        return daemonset_memory_mib("eks") + (
+            daemonset_memory_mib("eks-pod-identity") if agent else 0
+        )
 
     def node_memory_mib(self, h: PoolHints) -> int:
         g = next((g for g in self.plan.groups if g.hints.name == h.name), None)
@@ -249,7 +259,7 @@ class EksPlatform(PlatformDefaults):
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
             template = None
-            if g.hints.min_nodes == 0:
+            if g.group_may_be_empty:
                 _, _, gpus = self._karpenter_shape(g.instance_types[0], g.hints)
                 template = nodes.eks_template_node(g, gpus)
             out[g.hints.name] = PoolNodes(running, template)

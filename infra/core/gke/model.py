@@ -113,6 +113,15 @@ class GkePoolPlan:
         return self.initial_node_count * len(self.node_locations)
 
     @property
+    def zone_may_be_empty(self) -> bool:
+        """Some zone's MIG (a node group of the autoscaler, which builds each one's node from its
+        template when it has none: kubernetes/autoscaler FAQ.md "creates template nodes for each
+        of the node groups") may sit at zero: totalMinNodeCount bounds the whole pool ("Total
+        minimum number of nodes in the NodePool", terraform-provider-google container_node_pool
+        autoscaling), not each zone, so any pool over more than one zone."""
+        return self.total_min == 0 or len(self.node_locations) > 1
+
+    @property
     def nodes_at_min(self) -> int:
         """Nodes at minimum scale: the autoscaler's total minimum, or more when the pool is
         created with more (best-effort provisioning, per zone)."""

@@ -248,7 +248,8 @@ class GkePlatform(PlatformDefaults):
             "the GCE autoscaler template counts the instance's physical GPUs (cluster-autoscaler "
             "cloudprovider/gce/templates.go BuildCapacity), so a scale-up from zero adds a node per "
             "pending slot; use GKE's own sharing or partitioning (gpu.sharing, gpu.partitionSize), "
-            "which GKE's autoscaler counts, or minNodes >= 1 (it then copies a running node)"
+            "which GKE's autoscaler counts, or minNodes >= 1 in a single zone (it then copies a "
+            "running node; totalMinNodeCount leaves any zone of several empty)"
         )
 
     @property
@@ -281,7 +282,7 @@ class GkePlatform(PlatformDefaults):
         for p in self.plan.pools:
             spec = spec_of(specs, p.hints)[1]
             assert isinstance(spec, GkePoolSpec)
-            template = nodes.gke_template_node(p) if p.total_min == 0 else None
+            template = nodes.gke_template_node(p) if p.zone_may_be_empty else None
             out[p.name] = PoolNodes(nodes.gke_running_node(p, spec, operator), template)
         return out
 

@@ -9,6 +9,7 @@ default, kubespawner_override}}}}``); https://jupyterhub-kubespawner.readthedocs
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,6 +17,18 @@ from typing import Any
 from infra.core.config.operator import JupyterImageSpec
 from infra.core.integrations.scheduling import gpu_request, native_shared, shares_gpu
 from infra.core.pools import PoolHints
+
+# Left free on a node by the notebooks' guarantees together: the node models and the DaemonSet
+# budget are bounds taken from published figures, not the node itself, so an error in either
+# (a DaemonSet a later cluster version adds, a kernel that keeps more) leaves the notebook
+# Pending only if it exceeds this, not at the first MiB. 1 % of the node, at least 256 MiB.
+HEADROOM_MIN_MIB = 256
+HEADROOM_SHARE = 0.01
+
+
+def guarantee_headroom_mib(node_memory_mib: int) -> int:
+    """Memory (MiB) the guarantees leave unclaimed on a node of ``node_memory_mib`` allocatable."""
+    return max(HEADROOM_MIN_MIB, math.ceil(node_memory_mib * HEADROOM_SHARE))
 
 
 def jupyterhub_profile(
@@ -31,12 +44,13 @@ def jupyterhub_profile(
     One notebook gets a whole node (plain GPUs) or one slot (a time-sliced replica or a MIG
     instance). ``mem_guarantee`` is that share of ``node_memory_mib`` (the least allocatable
     memory of the nodes the target may bring up, by the platform's receiver model) less
-    ``daemonset_mib`` (what the node's DaemonSets request), so the scheduler never packs more notebooks than the node can hold;
+    ``daemonset_mib`` (what the node's DaemonSets request) and ``guarantee_headroom_mib``, so the scheduler never packs more notebooks than the node can hold;
     ``mem_limit`` is null (a notebook may use what the node has free).
     """
     share = notebook_share(h, hints)
     count = gpu_request(hints)
-    mem = max(int((node_memory_mib - daemonset_mib) * share.fraction), 256)
+    free = node_memory_mib - daemonset_mib - guarantee_headroom_mib(node_memory_mib)
+    mem = max(int(free * share.fraction), 256)
     override: dict[str, Any] = {
         # compute,utility is the toolkit's default only while the image sets nothing; an image's
         # own value (utility alone) would leave out the CUDA libraries
