@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import json
+import typing
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,17 +35,7 @@ Effect = Literal[
     "restarts-containerd",
     "evicts",
 ]
-EFFECTS: tuple[Effect, ...] = (
-    "rolls",
-    "drifts",
-    "drifts-matching",
-    "no-drift",
-    "reconfigures-gpus",
-    "readvertises",
-    "reloads-driver",
-    "restarts-containerd",
-    "evicts",
-)
+EFFECTS: tuple[Effect, ...] = typing.get_args(Effect)
 # Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
 # the path: the row only says which changed paths can have the effect.
 RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"})

@@ -216,15 +216,7 @@ def test_position_keyed_access_entries_refuse_only_an_index_that_changes_princip
 
 
 def _k8s(type_, name, inputs, **options):
-    return {
-        "urn": f"urn:pulumi:s::p::{type_}::{name}",
-        "id": f"{name}_id",
-        "type": type_,
-        "name": name,
-        "custom": True,
-        "inputs": inputs,
-        "options": options,
-    }
+    return state_resource(inputs, type_, name, options=options)
 
 
 def test_a_retained_namespace_replaced_delete_first_is_kept_then_created_and_refused():
