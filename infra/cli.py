@@ -147,3 +147,39 @@ def run(main: Callable[[], int], fast_exit: bool = False) -> None:
         sys.stderr.flush()
         os._exit(0)
     sys.exit(code)
+
+
+def export_flags(parser: argparse.ArgumentParser) -> None:
+    """``python -m infra.plan``'s ``--export`` options (GitOps manifests for Argo CD and Flux)."""
+    export = parser.add_argument_group("with --export")
+    export.add_argument(
+        "--stack-outputs",
+        metavar="FILE",
+        help="the deployed stack's `pulumi stack output --json`: its real names, ARNs and "
+        "endpoint replace the values the offline plan makes up",
+    )
+    export.add_argument(
+        "--repo-url",
+        metavar="URL",
+        help="the Git repository the export is committed to (Argo CD Applications' repoURL)",
+    )
+    export.add_argument(
+        "--revision", metavar="REV", help="its branch, tag or commit (default: HEAD)"
+    )
+    export.add_argument(
+        "--destination",
+        metavar="SERVER|NAME",
+        help="the cluster Argo CD deploys to: an https:// API server URL or a cluster name "
+        "registered in Argo CD (default: the cluster Argo CD runs in)",
+    )
+    export.add_argument(
+        "--flux-kubeconfig-secret",
+        metavar="NAME",
+        help="a Secret in flux-system holding the kubeconfig of the cluster Flux deploys to "
+        "(default: the cluster Flux runs in)",
+    )
+    export.add_argument(
+        "--overwrite",
+        action="store_true",
+        help="replace exported files edited since the last export (refused without it)",
+    )

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from infra.cli import doc_parser, short_lived, stack_file, stack_path
+from infra.cli import doc_parser, export_flags, short_lived, stack_file, stack_path
 from infra.core.errors import ConfigErrors, ConfigIssue
 
 if TYPE_CHECKING:  # imported in the functions: under ``short_lived`` and after --help
@@ -128,43 +128,8 @@ def _parser() -> argparse.ArgumentParser:
         help="with --diff: text (default) or markdown for a pull-request comment",
     )
     _modes(parser)
-    _export_flags(parser)
+    export_flags(parser)
     return parser
-
-
-def _export_flags(parser: argparse.ArgumentParser) -> None:
-    export = parser.add_argument_group("with --export")
-    export.add_argument(
-        "--stack-outputs",
-        metavar="FILE",
-        help="the deployed stack's `pulumi stack output --json`: its real names, ARNs and "
-        "endpoint replace the values the offline plan makes up",
-    )
-    export.add_argument(
-        "--repo-url",
-        metavar="URL",
-        help="the Git repository the export is committed to (Argo CD Applications' repoURL)",
-    )
-    export.add_argument(
-        "--revision", metavar="REV", help="its branch, tag or commit (default: HEAD)"
-    )
-    export.add_argument(
-        "--destination",
-        metavar="SERVER|NAME",
-        help="the cluster Argo CD deploys to: an https:// API server URL or a cluster name "
-        "registered in Argo CD (default: the cluster Argo CD runs in)",
-    )
-    export.add_argument(
-        "--flux-kubeconfig-secret",
-        metavar="NAME",
-        help="a Secret in flux-system holding the kubeconfig of the cluster Flux deploys to "
-        "(default: the cluster Flux runs in)",
-    )
-    export.add_argument(
-        "--overwrite",
-        action="store_true",
-        help="replace exported files edited since the last export (refused without it)",
-    )
 
 
 def _modes(parser: argparse.ArgumentParser) -> None:

@@ -33,6 +33,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("sharing", "system_pool", "kubeconfig", "offline", "observed"),
     ("nodes", "sizing", "platform_cost", "sent"),
     ("platform",),
+    ("platform_defaults",),
     ("gke", "eks", "kubernetes"),
     ("platforms",),
     ("integrations",),

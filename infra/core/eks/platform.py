@@ -35,12 +35,12 @@ from infra.core.platform import (
     NodeMarks,
     NodeRuntime,
     Platform,
-    PlatformDefaults,
     PoolView,
     Preset,
     PricedPool,
     ServiceRole,
 )
+from infra.core.platform_defaults import PlatformDefaults
 from infra.core.pools import PoolHints
 
 if TYPE_CHECKING:

@@ -28,11 +28,11 @@ from infra.core.platform import (
     NodeMarks,
     NodeRuntime,
     Platform,
-    PlatformDefaults,
     PoolView,
     Preset,
     PricedPool,
 )
+from infra.core.platform_defaults import PlatformDefaults
 from infra.core.pools import PoolHints, spec_of
 from infra.core.sharing import mig_instances_per_gpu, schedulable_gpus
 

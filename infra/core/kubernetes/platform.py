@@ -24,7 +24,8 @@ from infra.core.nodes import (
     running_allocatable,
     shared_resources,
 )
-from infra.core.platform import Features, Platform, PlatformDefaults, PoolView, Preset
+from infra.core.platform import Features, Platform, PoolView, Preset
+from infra.core.platform_defaults import PlatformDefaults
 from infra.core.pools import PoolHints
 
 FEATURES = Features(

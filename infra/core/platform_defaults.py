@@ -1,0 +1,135 @@
+"""Default answers of the platform seam (``infra.core.platform``): what a platform with nothing of
+its own to say answers, inherited by each implementation and overridden where it has one."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
+    from infra.core.config.base import PoolBase
+    from infra.core.config.stack import StackConfig
+    from infra.core.errors import ConfigIssue, Issues
+    from infra.core.platform import (
+        NativeSharing,
+        NodeMarks,
+        NodeRuntime,
+        Platform,
+        PricedPool,
+        ServiceRole,
+    )
+    from infra.core.platform_cost import Line
+    from infra.core.pools import PoolHints
+    from infra.core.sent import Claim
+    from infra.core.sizing import NodeGroupSizing
+
+
+class PlatformDefaults:
+    """The answers of a platform that has none of its own to give (no cloud objects of its own, no
+    autoscaler flags, no cost, no quotas), which each implementation overrides where it has: as
+    karpenter-provider-aws's ``DefaultFamily`` gives every AMI family its defaults."""
+
+    __slots__ = ()
+
+    @property
+    def offline_assumptions(self) -> tuple[str, ...]:
+        return ()
+
+    @property
+    def kubernetes_version(self) -> str | None:
+        return None
+
+    def request_only(self, h: PoolHints) -> str | None:
+        return None
+
+    def listed_nodes(self, pool: str) -> tuple[str, ...]:
+        return ()
+
+    def native_sharing(self, h: PoolHints, pool: PoolBase) -> NativeSharing | None:
+        return None
+
+    def warm_note(self, pools: str) -> str | None:
+        return None
+
+    def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
+        return None
+
+    def receiver_issues(self) -> Iterator[ConfigIssue]:
+        return iter(())
+
+    def namespace_claims(self) -> Iterator[Claim]:
+        return iter(())
+
+    def claims(self) -> Iterator[Claim]:
+        return iter(())
+
+    def pod_documents(self) -> Iterator[tuple[str, Any]]:
+        return iter(())
+
+    @property
+    def expendable_cutoff(self) -> int | None:
+        return None
+
+    def transition_issues(self, old: StackConfig, issues: Issues) -> None:
+        return None
+
+    def legacy_state_issues(self, old: Platform, legacy: frozenset[str], issues: Issues) -> None:
+        return None
+
+    def pool_outputs(self, per_pool: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {name: dict(v) for name, v in per_pool.items()}
+
+    @property
+    def outputs(self) -> dict[str, Any]:
+        return {}
+
+    def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
+        return (), None
+
+    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+        return []
+
+    @property
+    def cluster_limits(self) -> tuple[tuple[str, int], ...]:
+        return ()
+
+    @property
+    def usage_based(self) -> str:
+        return ""
+
+    @property
+    def system_machine(self) -> str:
+        return "-"
+
+    @property
+    def system_fixed(self) -> bool:
+        return False
+
+    def table_notes(self) -> list[str]:
+        return []
+
+    def pool_lines(self) -> list[str]:
+        return []
+
+    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
+        return {}
+
+    @property
+    def zones_widen(self) -> str | None:
+        return None
+
+    def quota_sizings(self, catalog: Catalog, issues: Issues) -> list[NodeGroupSizing]:
+        return []
+
+    def limit_groups(self) -> tuple[tuple[str, str, int], ...]:
+        return ()
+
+    def node_group_pools(self) -> dict[str, str]:
+        return {}
+
+    def node_marks(self) -> tuple[NodeMarks, ...]:
+        return ()
+
+    def service_roles(self) -> tuple[ServiceRole, ...]:
+        return ()
