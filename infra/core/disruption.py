@@ -256,7 +256,7 @@ _DRIFT = (
 
 
 def _drift(type_token: str, paths: Sequence[str], every: bool, new: Mapping[str, Any]) -> str:
-    """Karpenter drift (disruption.md "Drift"): with terminationGracePeriod set, a drifted node
+    """Karpenter drift (karpenter-provider-aws v1.14 concepts/disruption.md "Drift"): with terminationGracePeriod set, a drifted node
     is disrupted even past blocking PDBs and karpenter.sh/do-not-disrupt once it elapses."""
     name = value_at(new, "metadata.name") or "?"
     pool = type_token == KARPENTER_NODE_POOL
@@ -270,7 +270,7 @@ def _drift(type_token: str, paths: Sequence[str], every: bool, new: Mapping[str,
 
 # EKS updates the vpc-cni add-on one minor at a time: "InvalidParameterException: Updating VPC-CNI
 # can only go up or down 1 minor version at a time" (terraform-aws-modules/terraform-aws-eks#2749);
-# https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md "update one minor version
+# https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.html "update one minor version
 # at a time".
 _VPC_CNI_REFUSED = "Updating VPC-CNI can only go up or down 1 minor version at a time"
 

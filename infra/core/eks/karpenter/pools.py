@@ -55,21 +55,21 @@ SPOT_WEIGHT = 20
 ON_DEMAND_WEIGHT = 10
 
 # Consolidation only of empty nodes: WhenEmptyOrUnderutilized also evicts running pods to repack
-# them onto cheaper nodes (disruption.md "Consolidation"), which restarts GPU jobs and notebooks.
+# them onto cheaper nodes (karpenter-provider-aws v1.14 concepts/disruption.md "Consolidation"), which restarts GPU jobs and notebooks.
 CONSOLIDATION_POLICY = "WhenEmpty"
-# Voluntary disruption per NodePool (disruption.md "NodePool Disruption Budgets"): drifted nodes
+# Voluntary disruption per NodePool (karpenter-provider-aws v1.14 concepts/disruption.md "NodePool Disruption Budgets"): drifted nodes
 # (an AMI pin or NodeClass change) at most one at a time, each replacement launched and ready
-# before the old node drains (disruption.md "Disruption Controller" step 4); empty nodes all at
+# before the old node drains (karpenter-provider-aws v1.14 concepts/disruption.md "Disruption Controller" step 4); empty nodes all at
 # once. The replacement counts against the NodePool's limits ("Karpenter will not provision nodes
-# past these limits ... during scaling operations or drift replacement", nodepools.md
-# "spec.limits"), so the limits leave room for it: a pool at maxNodes can still be refreshed.
+# past these limits ... during scaling operations or drift replacement", karpenter-provider-aws
+# v1.14 concepts/nodepools.md "spec.limits"), so the limits leave room for it: a pool at maxNodes can still be refreshed.
 DRIFT_BUDGET_NODES = 1
 BUDGETS: tuple[Mapping[str, Any], ...] = (
     {"nodes": str(DRIFT_BUDGET_NODES), "reasons": ["Drifted"]},
     {"nodes": "100%", "reasons": ["Empty"]},
 )
 # No expiry: expiration drains a node however busy and is not rate-limited by budgets
-# (disruption.md "Expiration"; default 720h). Nodes are refreshed by drift when the pinned AMI
+# (karpenter-provider-aws v1.14 concepts/disruption.md "Expiration"; default 720h). Nodes are refreshed by drift when the pinned AMI
 # alias is raised, at most one at a time, and idle nodes leave through consolidation.
 EXPIRE_AFTER = "Never"
 
