@@ -34,6 +34,7 @@ Effect = Literal[
     "reloads-driver",
     "restarts-containerd",
     "evicts",
+    "removes-nodes",
 ]
 EFFECTS: tuple[Effect, ...] = typing.get_args(Effect)
 # Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
@@ -230,6 +231,13 @@ def update_disruption(
         parts.append(
             f"update in place, but {p} adds a NoExecute taint onto the running nodes: every pod "
             "without a matching toleration is evicted from them"
+        )
+    for p in by_effect.get("removes-nodes", []):
+        kept = value_at(new, p) or []
+        gone = [z for z in value_at(old, p) or [] if z not in kept]
+        parts.append(
+            f"update in place, but {p} drops {', '.join(map(str, gone))}: the pool's nodes there "
+            "are drained and deleted, their pods rescheduled elsewhere"
         )
     for p in by_effect.get("readvertises", []):
         parts.append(

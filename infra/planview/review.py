@@ -23,7 +23,7 @@ from typing import Any
 from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.diff import Change, HalfApplied, changed_paths, value_at
 from infra.core.errors import ConfigErrors, ConfigIssue
-from infra.core.tokens import EKS_NODE_GROUP, GKE_NODE_POOL, NAMESPACE
+from infra.core.tokens import EKS_NODE_GROUP, NAMESPACE
 
 Out = Callable[[str], None]
 
@@ -243,44 +243,25 @@ class Review:
         )
 
 
-def dropped_zones(c: Change, values: Sequence[Value]) -> list[str]:
-    """The zones a GKE pool's ``nodeLocations`` loses in this change."""
-    dropped: list[str] = []
-    for v in values:
-        if c.type == GKE_NODE_POOL and v.path == "nodeLocations":
-            old = v.old if isinstance(v.old, list) else []
-            new = v.new if isinstance(v.new, list) else []
-            dropped += [z for z in old if z not in new]
-    return dropped
-
-
-def disruption(c: Change, values: Sequence[Value]) -> str:
-    """Why ``c`` takes down nodes or pods: the diff's reason, else a GKE zone dropped from a pool
-    (its nodes there are removed, see ``change_notes``), else a deleted or replaced Namespace
+def disruption(c: Change) -> str:
+    """Why ``c`` takes down nodes or pods: the diff's reason (``infra.core.disruption``), else a
+    deleted or replaced Namespace
     ("When you delete a namespace, it deletes all resources in that namespace",
     https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace)."""
     if c.disruptive or c.retained:
         return c.disruptive
-    zones = dropped_zones(c, values)
-    if zones:
-        return f"nodes of the pool in {', '.join(zones)} are drained and removed"
     if c.type == NAMESPACE and c.op in ("delete", "replace"):
         return f"{c.op} of namespace {c.name}: every object in it is deleted, its pods stop"
     return ""
 
 
-def change_notes(c: Change, values: Sequence[Value]) -> tuple[str, ...]:
+def change_notes(c: Change) -> tuple[str, ...]:
     """What a reviewer should know about how a change happens, beyond its op.
 
     - An EKS node group replace is create-before-delete: its name carries a hash of what EKS
       cannot change in place (``infra.core.eks.lifecycle``), so the replacement has a new name
       and Pulumi creates it before deleting the old group, Pulumi's default order for a replace
       (https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/).
-    - A GKE pool whose ``nodeLocations`` loses a zone: nodes in that zone are drained and deleted
-      ("nodeLocations: The list of Google Compute Engine zones in which the NodePool's nodes
-      should be located. Changing the locations for a node pool will result in nodes being
-      either created or removed from the node pool", google_container_node_pool, Terraform
-      provider documentation).
     """
     notes: list[str] = []
     if c.type == EKS_NODE_GROUP and c.op == "replace":
@@ -288,9 +269,6 @@ def change_notes(c: Change, values: Sequence[Value]) -> tuple[str, ...]:
             "create-before-delete: the new node group (new name) is created first, then the old "
             "one is drained and deleted"
         )
-    dropped = dropped_zones(c, values)
-    if dropped:
-        notes.append(f"nodes in {', '.join(dropped)} are drained and removed from the pool")
     return tuple(notes)
 
 
@@ -312,8 +290,8 @@ def review(
         values[c.urn] = tuple(
             Value(p, value_at(before, p, ABSENT), value_at(after, p, ABSENT)) for p in c.properties
         )
-    notes = {c.urn: change_notes(c, values[c.urn]) for c in changes}
-    marked = tuple(replace(c, disruptive=disruption(c, values[c.urn])) for c in changes)
+    notes = {c.urn: change_notes(c) for c in changes}
+    marked = tuple(replace(c, disruptive=disruption(c)) for c in changes)
     changed = {c.urn for c in changes}
     unchanged = sum(1 for u in new_by if u in old_by and u not in changed)
     return Review(marked, values, notes, unchanged, costs[0], costs[1], *labels, absent)

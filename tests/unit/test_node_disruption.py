@@ -273,3 +273,15 @@ def test_another_ami_family_drifts_every_node_the_same_resolved_family_does_not(
         "drifts every node"
         in _change(NODE_CLASS, cls(ids, "AL2023"), cls(ids, "Bottlerocket")).disruptive
     )
+
+
+def test_dropping_a_zone_from_a_gke_pool_deletes_its_nodes_there_adding_one_does_not():
+    # NodePool REST reference, locations[]: "changing node pool locations will result in nodes
+    # being added and/or removed"; the provider updates node_locations in place (not ForceNew).
+    two = {"nodeLocations": ["us-central1-a", "us-central1-b"], "version": "1.33"}
+    one = {"nodeLocations": ["us-central1-a"], "version": "1.33"}
+    dropped = _change(NP, two, one)
+    assert dropped.op == "update" and "deleted" in dropped.disruptive
+    assert "us-central1-b" in dropped.disruptive
+    added = _change(NP, one, two)
+    assert added.op == "update" and added.disruptive == ""
