@@ -35,6 +35,7 @@ Effect = Literal[
     "restarts-containerd",
     "evicts",
     "removes-nodes",
+    "none",
 ]
 EFFECTS: tuple[Effect, ...] = typing.get_args(Effect)
 # Judged by what each side resolves (the operator's model, infra.core.operator.upgrade), not by
@@ -43,7 +44,9 @@ RESOLVED: frozenset[Effect] = frozenset({"reloads-driver", "restarts-containerd"
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 # "": any change | "was-set": only a change of a value already set | "narrowed": only a change that
 # lets some node it admitted no longer match (a pure widening drifts nothing; ``widens``).
-WHEN = ("", "was-set", "narrowed", "noexecute-added", "family")
+WHEN = ("", "was-set", "narrowed", "noexecute-added", "family", "lowered")
+# Effects that take nothing down: a row with one is a checked verdict, not a gap in the table.
+HARMLESS: frozenset[Effect] = frozenset({"no-drift", "none"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +101,8 @@ def rule_for(
         value_at(old, best.property), value_at(new, best.property)
     ):
         return None  # NoSchedule / PreferNoSchedule leave running pods alone
+    if best.when == "lowered" and not _lowered(value_at(old, path), value_at(new, path)):
+        return None  # a larger or equal size removes no node
     if best.when == "narrowed" and widens(
         value_at(old, best.property), value_at(new, best.property)
     ):
@@ -134,6 +139,10 @@ def noexecute_added(old: Any, new: Any) -> bool:
 
     before = hard(old)
     return any(t not in before for t in hard(new))
+
+
+def _lowered(old: Any, new: Any) -> bool:
+    return isinstance(old, int) and isinstance(new, int) and new < old
 
 
 def widens(old: Any, new: Any) -> bool:
@@ -207,7 +216,7 @@ def update_disruption(
     recorded: list[str] = []  # values the plan records (was-set rows): shown old -> new
     for p in paths:
         row = rule_for(type_token, p, old, new, rules)
-        if row is not None and row.effect != "no-drift":
+        if row is not None and row.effect not in HARMLESS:
             by_effect.setdefault(row.effect, []).append(p)
             if row.when == "was-set":
                 recorded.append(f"{p}: {_pair(old, new, p)}")
@@ -233,8 +242,14 @@ def update_disruption(
             "without a matching toleration is evicted from them"
         )
     for p in by_effect.get("removes-nodes", []):
-        kept = value_at(new, p) or []
-        gone = [z for z in value_at(old, p) or [] if z not in kept]
+        was, now = value_at(old, p), value_at(new, p)
+        if isinstance(was, int) and isinstance(now, int):
+            parts.append(
+                f"update in place, but {p} ({was} -> {now}): while more than {now} nodes run, "
+                "the group terminates the rest, evicting their pods"
+            )
+            continue
+        gone = [z for z in was or [] if z not in (now or [])]
         parts.append(
             f"update in place, but {p} drops {', '.join(map(str, gone))}: the pool's nodes there "
             "are drained and deleted, their pods rescheduled elsewhere"
@@ -242,8 +257,8 @@ def update_disruption(
     for p in by_effect.get("readvertises", []):
         parts.append(
             f"update in place, but {p} ({_pair(old, new, p)}) changes the resources the device "
-            "plugin advertises on every MIG node (nvidia.com/gpu or nvidia.com/mig-<profile>): "
-            "pods asking for the old names stop scheduling"
+            "plugin advertises on the nodes (names such as nvidia.com/gpu or nvidia.com/mig-"
+            "<profile>, or shared replicas): pods asking for the old ones stop scheduling"
         )
     return "; ".join(parts)
 
@@ -317,6 +332,7 @@ def markdown_table() -> str:
             "narrowed": " (unless it only widens)",
             "noexecute-added": " (a NoExecute taint added)",
             "family": " (a change of the resolved AMI family)",
+            "lowered": " (a lower number)",
         }
         when = when.get(r.when, "")
         lines.append(f"| `{r.type}` | `{r.property}` | {r.effect}{when} |")

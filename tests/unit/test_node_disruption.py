@@ -3,11 +3,15 @@ receiver. Expected answers come from the receivers' code and docs named in each 
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
-from infra.core.diff import diff
+from infra.core.diff import diff, forcing_rules
 from infra.core.disruption import EFFECTS, RESOLVED, disruption_rules, update_disruption
 from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
+from infra.core.inputs import covers
 from tests.unit.state_fixtures import state_resource
 
 NP = "gcp:container/nodePool:NodePool"
@@ -285,3 +289,79 @@ def test_dropping_a_zone_from_a_gke_pool_deletes_its_nodes_there_adding_one_does
     assert "us-central1-b" in dropped.disruptive
     added = _change(NP, one, two)
     assert added.op == "update" and added.disruptive == ""
+
+
+# The resources whose update can touch running nodes; each property a sample plan sets on one
+# needs a verdict: replaced (the ForceNew table) or a row of the disruption table, "none" included.
+NODE_OWNERS = (NP, NG, PATCH, NODE_CLASS, "kubernetes:karpenter.sh/v1:NodePool")
+GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "plans"
+
+
+def _leaves(value, prefix=""):
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            yield from _leaves(v, f"{prefix}.{k}" if prefix else k)
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for v in value:
+            yield from _leaves(v, prefix)
+    else:
+        yield prefix
+
+
+def test_every_property_a_sample_plan_sets_on_a_node_owning_resource_has_a_verdict():
+    # apiVersion and kind are part of the type token, so they never change within one type.
+    fixed = {"apiVersion", "kind"}
+    forcing = [r for r in forcing_rules() if r.property and not r.in_place]
+    missing = set()
+    for plan in sorted(GOLDEN.glob("*.json")):
+        for res in json.loads(plan.read_text())["resources"]:
+            if res["type"] not in NODE_OWNERS:
+                continue
+            rows = [r.property for r in disruption_rules() if r.type == res["type"]]
+            rows += [r.property for r in forcing if r.type in (res["type"], "kubernetes:*")]
+            for path in set(_leaves(res["inputs"])) - fixed:
+                if not any(covers(row, path) for row in rows):
+                    missing.add(f"{res['type']} {path}")
+    assert not missing, sorted(missing)
+
+
+def test_the_autoscalers_bounds_and_labels_take_no_gke_node_down():
+    # nodePoolUpdate: autoscaling by SetAutoscaling, labels and upgradeSettings by Update.
+    old = {"autoscaling": {"totalMaxNodeCount": 20}, "nodeConfig": {"labels": {"a": "1"}}}
+    new = {"autoscaling": {"totalMaxNodeCount": 4}, "nodeConfig": {"labels": {"a": "2"}}}
+    c = _change(NP, old, new)
+    assert c.op == "update" and c.disruptive == ""
+
+
+def test_a_lower_max_size_terminates_the_nodes_above_it_a_higher_one_none():
+    # EKS refuses desiredSize > maxSize, so the running size is sent clamped to the new maximum
+    # (infra.core.eks.lifecycle.desired_size), and EC2 Auto Scaling terminates instances down to
+    # a lowered desired capacity. The desired size itself is the autoscaler's: no verdict of its own.
+    def group(n, desired=2):
+        return {
+            "version": "1.33",
+            "scalingConfig": {"minSize": 0, "maxSize": n, "desiredSize": desired},
+        }
+
+    lowered = _change(NG, group(9), group(4))
+    assert "while more than 4 nodes run, the group terminates the rest" in lowered.disruptive
+    assert _change(NG, group(4), group(9)).disruptive == ""
+    assert _change(NG, group(9, 2), group(9, 5)).disruptive == ""
+
+
+def test_a_new_device_plugin_config_label_changes_what_the_node_advertises():
+    # k8s-device-plugin README: the config manager restarts the plugin with the labelled config.
+    label = "nvidia.com/device-plugin.config"
+    old = {"metadata": {"name": "n1", "labels": {label: "a", "gpu-infra/pool": "p"}}}
+    new = {"metadata": {"name": "n1", "labels": {label: "b", "gpu-infra/pool": "p"}}}
+    assert "advertises" in _change(PATCH, old, new).disruptive
+    other = {"metadata": {"name": "n1", "labels": {label: "a", "gpu-infra/pool": "q"}}}
+    assert _change(PATCH, old, other).disruptive == ""
+
+
+@pytest.mark.parametrize("field", ["limits", "weight", "disruption"])
+def test_a_nodepool_field_outside_the_template_drifts_no_node(field):
+    # nodepool.go Hash covers spec.template only.
+    old = {"spec": {"template": {"spec": {}}, field: {"x": 1}}}
+    new = {"spec": {"template": {"spec": {}}, field: {"x": 2}}}
+    assert _change("kubernetes:karpenter.sh/v1:NodePool", old, new).disruptive == ""
