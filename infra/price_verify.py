@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.core.catalog import build, prices
+from infra.core.catalog import build, price_import, prices
 from infra.core.catalog.prices import Check, SourcePrice
 from infra.core.catalog.vendored import Catalog, forget, read_header, read_rows
 
@@ -344,6 +344,21 @@ def _rewrite(data_dir: Path, name: str, rows: list[dict[str, str]]) -> None:
     forget()  # the next read sees the rewritten file
 
 
+def _prune_unpriced(data_dir: Path, rows: list[dict[str, str]]) -> list[str]:
+    """Drop from ``platform_unpriced.csv`` the GPU regions' items that now have a price row."""
+    path = data_dir / price_import.UNPRICED
+    if not path.exists():
+        return []
+    listed = list(read_rows(price_import.UNPRICED, data_dir))
+    left = price_import.still_unpriced(listed, rows)
+    if len(left) == len(listed):
+        return []
+    header = read_header(price_import.UNPRICED, data_dir)
+    path.write_text(build.render(header, price_import.UNPRICED_COLUMNS, left), encoding="utf-8")
+    forget()
+    return [f"removed {len(listed) - len(left)} priced entries from {price_import.UNPRICED}"]
+
+
 def write(checks: list[Check], data_dir: Path, today: str) -> list[str]:
     """Apply the checks read at the source; return what was written and what was not."""
     applied = prices.written(checks)
@@ -354,6 +369,7 @@ def write(checks: list[Check], data_dir: Path, today: str) -> list[str]:
     if n:
         _rewrite(data_dir, PLATFORM, rows)
         out.append(f"wrote {n} rows of {PLATFORM}: price, source, as_of {today}, quote")
+        out += _prune_unpriced(data_dir, rows)
     for name in sorted({c.file for c in applied} - {PLATFORM}):
         rows, n = prices.update_price_rows(list(read_rows(name, data_dir)), applied, name)
         _rewrite(data_dir, name, rows)

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra import catalog_refresh, price_verify
+from infra.core.catalog import build, price_import, vendored
 from infra.core.catalog.vendored import DATA_DIR, read_header, read_rows
 from tests.fakes.aws import aws_error
 from tests.fakes.pricing import FakeBillingCatalog, FakePriceList, ec2_product, gcp_sku
@@ -362,6 +363,33 @@ def test_gcp_write_adds_disk_rows_for_a_gpu_region_the_file_lacks(billing, data_
     assert (row["price_usd"], row["unit"], row["as_of"]) == ("0.11", "per_gb_month", TODAY)
     assert row["quote"] == "Balanced PD Capacity in Netherlands"
     assert platform[("local-ssd", "europe-west4")]["price_usd"] == "0.088"
+
+
+def test_gcp_write_removes_the_regions_it_priced_from_the_unpriced_list(billing, data_dir, capsys):
+    # europe-west4 without its disk rows, listed as unpriced: the reading adds them and the list
+    # keeps only what is still unpriced.
+    rows = [r for r in read_rows("platform_prices.csv", data_dir) if r["region"] != "europe-west4"]
+    header = read_header("platform_prices.csv", data_dir)
+    (data_dir / "platform_prices.csv").write_text(
+        build.render(header, price_import.COLUMNS, rows), encoding="utf-8"
+    )
+    listed = [
+        {"cloud": "gcp", "item": i, "region": "europe-west4", "reason": "r", "source": "s",
+         "as_of": "2026-01-01"}
+        for i in ("disk-pd-balanced", "local-ssd")
+    ] + [{"cloud": "aws", "item": "nat-gateway", "region": "me-central-1", "reason": "r",
+          "source": "s", "as_of": "2026-01-01"}]  # fmt: skip
+    (data_dir / price_import.UNPRICED).write_text(
+        build.render(["source: test"], price_import.UNPRICED_COLUMNS, listed), encoding="utf-8"
+    )
+    vendored.forget()
+    targets = price_verify.Targets(
+        gcp_regions={"us-central1"}, gcp_gpu_regions={"us-central1", "europe-west4"}
+    )
+    assert _run(data_dir, "gcp", targets, write=True) == 0
+    left = [(u["item"], u["region"]) for u in read_rows(price_import.UNPRICED, data_dir)]
+    assert left == [("nat-gateway", "me-central-1")]
+    assert "removed 2 priced entries from platform_unpriced.csv" in capsys.readouterr().out
 
 
 def test_gcp_ram_priced_per_hour_not_gib_hour_is_unknown(billing, data_dir, capsys):

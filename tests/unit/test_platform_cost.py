@@ -141,9 +141,9 @@ def test_a_price_row_without_a_quote_is_shown_as_not_re_read_at_its_source():
 
     for p in unit_prices().values():
         assert p.dated == p.as_of if p.verified else p.dated.endswith("not re-read at the source")
-    disks = _line(_cost("gke-t4"), "boot disks")  # pd-balanced: no quote in the file
-    assert disks.price is not None and not disks.price.verified
-    assert "not re-read" in disks.price.dated
+    nat = _line(_cost("eks-g4dn"), "NAT")  # nat-gateway us-west-2: no quote in the file
+    assert nat.price is not None and nat.price.item == "nat-gateway" and not nat.price.verified
+    assert "not re-read" in nat.price.dated
 
 
 def test_public_gke_nodes_pay_for_one_external_ipv4_each_private_nodes_none():
