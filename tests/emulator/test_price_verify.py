@@ -363,6 +363,8 @@ def test_gcp_write_adds_disk_rows_for_a_gpu_region_the_file_lacks(billing, data_
     assert (row["price_usd"], row["unit"], row["as_of"]) == ("0.11", "per_gb_month", TODAY)
     assert row["quote"] == "Balanced PD Capacity in Netherlands"
     assert platform[("local-ssd", "europe-west4")]["price_usd"] == "0.088"
+    # Written like every row: a source URL (the rule test_platform_cost checks on the file).
+    assert all(r["source"].startswith("https://") for r in platform.values())
 
 
 def test_gcp_write_removes_the_regions_it_priced_from_the_unpriced_list(billing, data_dir, capsys):

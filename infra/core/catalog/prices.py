@@ -26,7 +26,8 @@ ABS_TOLERANCE = 0.000005
 # is served in us-east-1; filters are TERM_MATCH on product attributes, PriceList items are JSON
 # strings with product.attributes and terms.OnDemand.*.priceDimensions.*.pricePerUnit.USD.
 AWS_PRICING_REGION = "us-east-1"
-AWS_SOURCE = "AWS Price List Query API GetProducts"
+# Each a URL first: a price row written from a live read names its source as every row does.
+AWS_SOURCE = "https://api.pricing.us-east-1.amazonaws.com AWS Price List Query API GetProducts"
 
 
 def aws_filters(attributes: Mapping[str, str]) -> list[dict[str, str]]:
@@ -164,7 +165,9 @@ def _one(found: Mapping[float, str], what: str) -> SourcePrice:
 # (skypilot-org/skypilot sky/catalog/data_fetchers/fetch_gcp.py: SERIES_TO_DESCRIPTION,
 # get_vm_price, get_gpu_price), so a match means the same list price, re-read today.
 GCE_SERVICE_ID = "6F81-5844-456A"
-GCP_SOURCE = f"Cloud Billing Catalog API services/{GCE_SERVICE_ID}/skus"
+GCP_SOURCE = (
+    f"https://cloudbilling.googleapis.com/v1/services/{GCE_SERVICE_ID}/skus Cloud Billing Catalog API"
+)
 
 GCP_SERIES_DESCRIPTION = {
     "a2": "A2 Instance",
