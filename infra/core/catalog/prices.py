@@ -165,9 +165,7 @@ def _one(found: Mapping[float, str], what: str) -> SourcePrice:
 # (skypilot-org/skypilot sky/catalog/data_fetchers/fetch_gcp.py: SERIES_TO_DESCRIPTION,
 # get_vm_price, get_gpu_price), so a match means the same list price, re-read today.
 GCE_SERVICE_ID = "6F81-5844-456A"
-GCP_SOURCE = (
-    f"https://cloudbilling.googleapis.com/v1/services/{GCE_SERVICE_ID}/skus Cloud Billing Catalog API"
-)
+GCP_SOURCE = f"https://cloudbilling.googleapis.com/v1/services/{GCE_SERVICE_ID}/skus Cloud Billing Catalog API"
 
 GCP_SERIES_DESCRIPTION = {
     "a2": "A2 Instance",
