@@ -40,7 +40,7 @@ from quota.clients.gcp_usage import (
     with_family_usage,
     with_reserved_usage,
 )
-from quota.demand import Demand, DemandRow
+from quota.demand import Demand
 from quota.keys import QuotaKey, quota_id_of
 from quota.own import Own, gcp_own
 
@@ -375,18 +375,8 @@ class GcpQuotaService:
         return self._call(self.usage().batch_get_services, request=req)
 
     # --- requests ------------------------------------------------------------------------------
-    def request(
-        self,
-        row: DemandRow,
-        desired: int,
-        email: str,
-        justification: str,
-        force: bool = False,
-        stack: str = "",
-        usage: float = 0.0,
-    ) -> dict[str, Any]:
-        """Create or raise the row's QuotaPreference (``gcp_requests.file_preference``)."""
-        return file_preference(self, row, desired, email, justification, force, stack, usage)
+    # Create or raise the row's QuotaPreference: the service is its first argument.
+    request = file_preference
 
 
 def _capture(fn: Callable[..., Any]) -> Any:
