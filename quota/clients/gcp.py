@@ -37,6 +37,7 @@ from quota.clients.gcp_usage import (
     catalog_zones,
     compute_reading,
     family_reading,
+    in_region,
     with_family_usage,
     with_reserved_usage,
 )
@@ -303,12 +304,7 @@ class GcpQuotaService:
             return None
         if isinstance(vms, BaseException):
             return describe_error(vms, "instances.list", self.s.project)
-        mine = [
-            inst
-            for scope, scoped in vms
-            if scope.rsplit("/", 1)[-1].rsplit("-", 1)[0] == region
-            for inst in scoped.instances
-        ]
+        mine = [inst for scoped in in_region(vms, region) for inst in scoped.instances]
         disks: dict[str, tuple[str, int]] = {}
         for job, got in results.items():
             if job.startswith("disks:") and not isinstance(got, BaseException):
