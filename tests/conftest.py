@@ -1,4 +1,5 @@
-"""Shared fixtures: the catalog and a minimal valid GKE stack config to vary per test."""
+"""Shared fixtures: the catalog, a minimal valid GKE stack config to vary per test, and an EKS
+stack with a declared shape."""
 
 from __future__ import annotations
 
@@ -74,6 +75,25 @@ def gke_config(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]
         else:
             cfg[key] = v
     return cfg
+
+
+def eks_shape_config(machine_type: str) -> dict[str, Any]:
+    """An EKS stack (cluster ml in us-west-2) whose one pool runs ``machine_type``, a type the
+    catalog lacks, declared by its shape: 1 RTX-PRO-6000, 8 vCPUs, 64 GB, in two AZ IDs."""
+    return {
+        "aws:region": "us-west-2",
+        "gpu-infra:platform": "eks",
+        "gpu-infra:cluster": {"name": "ml", "location": "us-west-2", "kubernetesVersion": "1.33"},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "gpu-new",
+                "machineType": machine_type,
+                "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
+                "zones": ["usw2-az1", "usw2-az2"],
+                "maxNodes": 4,
+            }
+        ],
+    }
 
 
 # --- garbage collector -------------------------------------------------------------------------

@@ -14,6 +14,7 @@ from infra.core.plan import build_plan
 from quota import demand as d
 from quota.arithmetic import Reading
 from quota.keys import QuotaKey
+from tests.conftest import eks_shape_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "quota"
@@ -502,27 +503,7 @@ def test_a_fallback_onto_a_declared_machine_type_is_sized_not_refused():
 
 
 def test_a_declared_eks_type_of_no_quota_class_is_an_unknown_row_not_an_error():
-    config = parse(
-        {
-            "aws:region": "us-west-2",
-            "gpu-infra:platform": "eks",
-            "gpu-infra:cluster": {
-                "name": "ml",
-                "location": "us-west-2",
-                "kubernetesVersion": "1.33",
-            },
-            "gpu-infra:gpuPools": [
-                {
-                    "name": "gpu-new",
-                    "machineType": "u9.2xlarge",
-                    "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
-                    "zones": ["usw2-az1", "usw2-az2"],
-                    "maxNodes": 4,
-                }
-            ],
-        },
-        "eks-new",
-    )
+    config = parse(eks_shape_config("u9.2xlarge"), "eks-new")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     row = by_quota(rows)["unknown:u9"]
     assert (row.key.cloud, row.key.unit, row.needed) == ("aws", "vCPUs", 64)
