@@ -1,12 +1,14 @@
-"""Shared fixtures: the catalog, a minimal valid GKE stack config to vary per test, and an EKS
-stack with a declared shape."""
+"""Shared fixtures: the catalog, a minimal valid GKE stack config to vary per test, an EKS stack
+with a declared shape, and a fresh interpreter to run code in."""
 
 from __future__ import annotations
 
 import copy
 import gc
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -94,6 +96,15 @@ def eks_shape_config(machine_type: str) -> dict[str, Any]:
             }
         ],
     }
+
+
+def python_c(code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in a fresh interpreter (this one's) at the repository root: what a
+    first import there loads, unaffected by what this test process imported already."""
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+    )
 
 
 # --- garbage collector -------------------------------------------------------------------------
