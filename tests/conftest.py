@@ -1,11 +1,14 @@
-"""Shared fixtures: the catalog and a minimal valid GKE stack config to vary per test."""
+"""Shared fixtures: the catalog, a minimal valid GKE stack config to vary per test, an EKS stack
+with a declared shape, and a fresh interpreter to run code in."""
 
 from __future__ import annotations
 
 import copy
 import gc
 import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -74,6 +77,34 @@ def gke_config(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, Any]
         else:
             cfg[key] = v
     return cfg
+
+
+def eks_shape_config(machine_type: str) -> dict[str, Any]:
+    """An EKS stack (cluster ml in us-west-2) whose one pool runs ``machine_type``, a type the
+    catalog lacks, declared by its shape: 1 RTX-PRO-6000, 8 vCPUs, 64 GB, in two AZ IDs."""
+    return {
+        "aws:region": "us-west-2",
+        "gpu-infra:platform": "eks",
+        "gpu-infra:cluster": {"name": "ml", "location": "us-west-2", "kubernetesVersion": "1.33"},
+        "gpu-infra:gpuPools": [
+            {
+                "name": "gpu-new",
+                "machineType": machine_type,
+                "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
+                "zones": ["usw2-az1", "usw2-az2"],
+                "maxNodes": 4,
+            }
+        ],
+    }
+
+
+def python_c(code: str) -> subprocess.CompletedProcess[str]:
+    """``python -c code`` in a fresh interpreter (this one's) at the repository root: what a
+    first import there loads, unaffected by what this test process imported already."""
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, cwd=root, check=False
+    )
 
 
 # --- garbage collector -------------------------------------------------------------------------

@@ -1,17 +1,20 @@
 """Default answers of the platform seam (``infra.core.platform``): what a platform with nothing of
-its own to say answers, inherited by each implementation and overridden where it has one."""
+its own to say answers, and what every planned stack answers alike from its config, inherited by
+each implementation and overridden where it has one."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
-    from infra.core.config.base import PoolBase
+    from infra.core.config.base import ClusterBase, PoolBase
     from infra.core.config.stack import StackConfig
     from infra.core.errors import ConfigIssue, Issues
     from infra.core.platform import (
+        Features,
         NativeSharing,
         NodeMarks,
         NodeRuntime,
@@ -112,9 +115,6 @@ class PlatformDefaults:
     def pool_lines(self) -> list[str]:
         return []
 
-    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
-        return {}
-
     @property
     def zones_widen(self) -> str | None:
         return None
@@ -133,3 +133,52 @@ class PlatformDefaults:
 
     def service_roles(self) -> tuple[ServiceRole, ...]:
         return ()
+
+
+C = TypeVar("C", bound="ClusterBase")
+P = TypeVar("P")
+T = TypeVar("T", bound="PlannedPlatform[Any, Any]")
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedPlatform(PlatformDefaults, Generic[C, P]):
+    """A stack planned on one platform: its config (whose cluster block is a ``C``), that
+    platform's plan of it (``P``), the catalog it was planned against (with the stack's declared
+    shapes) and what the platform does for its pools (``features``)."""
+
+    config: StackConfig
+    plan: P
+    catalog: Catalog = field(compare=False, repr=False)
+    features: Features
+
+    @property
+    def cluster(self) -> C:
+        return self.config.cluster
+
+    @property
+    def cluster_name(self) -> str:
+        return self.cluster.name
+
+    @property
+    def existing(self) -> bool:
+        return self.cluster.existing
+
+    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
+        chosen = self.chosen_zones()
+        return {
+            i: chosen[spec.name]
+            for i, spec in enumerate(self.config.pools)
+            if spec.zones is None and chosen.get(spec.name)
+        }
+
+    def chosen_zones(self) -> dict[str, tuple[str, ...]]:
+        """Pool name -> the zones the plan placed it in (none: the platform places nothing)."""
+        return {}
+
+
+def planned_as(platform: Platform, kind: type[T], name: str) -> T:
+    """``platform`` as the implementation ``kind`` (platform ``name``) whose components read its
+    own plan; any other platform's plan is a TypeError."""
+    if not isinstance(platform, kind):
+        raise TypeError(f"a {platform.name} plan, not a {name} one")
+    return platform

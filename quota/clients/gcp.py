@@ -37,10 +37,11 @@ from quota.clients.gcp_usage import (
     catalog_zones,
     compute_reading,
     family_reading,
+    in_region,
     with_family_usage,
     with_reserved_usage,
 )
-from quota.demand import Demand, DemandRow
+from quota.demand import Demand
 from quota.keys import QuotaKey, quota_id_of
 from quota.own import Own, gcp_own
 
@@ -303,12 +304,7 @@ class GcpQuotaService:
             return None
         if isinstance(vms, BaseException):
             return describe_error(vms, "instances.list", self.s.project)
-        mine = [
-            inst
-            for scope, scoped in vms
-            if scope.rsplit("/", 1)[-1].rsplit("-", 1)[0] == region
-            for inst in scoped.instances
-        ]
+        mine = [inst for scoped in in_region(vms, region) for inst in scoped.instances]
         disks: dict[str, tuple[str, int]] = {}
         for job, got in results.items():
             if job.startswith("disks:") and not isinstance(got, BaseException):
@@ -375,18 +371,8 @@ class GcpQuotaService:
         return self._call(self.usage().batch_get_services, request=req)
 
     # --- requests ------------------------------------------------------------------------------
-    def request(
-        self,
-        row: DemandRow,
-        desired: int,
-        email: str,
-        justification: str,
-        force: bool = False,
-        stack: str = "",
-        usage: float = 0.0,
-    ) -> dict[str, Any]:
-        """Create or raise the row's QuotaPreference (``gcp_requests.file_preference``)."""
-        return file_preference(self, row, desired, email, justification, force, stack, usage)
+    # Create or raise the row's QuotaPreference: the service is its first argument.
+    request = file_preference
 
 
 def _capture(fn: Callable[..., Any]) -> Any:

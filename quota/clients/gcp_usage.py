@@ -6,6 +6,7 @@ limits without usage, so usage is counted here from ``instances.aggregatedList``
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
@@ -29,6 +30,19 @@ def catalog_zones(catalog: Catalog, region: str) -> set[str]:
     return {
         z for acc in catalog.gcp_accelerators() for z in catalog.gcp_zones_offering(acc, region)
     }
+
+
+def in_region(aggregated: Any, region: str | None) -> Iterator[Any]:
+    """The entries of an ``aggregatedList`` answer (``zones/<zone>`` -> its items) whose zone is
+    in ``region`` (a zone is its region and a letter: ``us-central1-a``)."""
+    for scope, scoped in aggregated:
+        if scope.rsplit("/", 1)[-1].rsplit("-", 1)[0] == region:
+            yield scoped
+
+
+def _unreadable(reading: Reading, why: str) -> Reading:
+    """``reading``'s limit with its usage unknown, and why."""
+    return Reading(limit=reading.limit, error=f"usage unreadable: {why}")
 
 
 def compute_reading(container: Any, key: QuotaKey) -> Reading:
@@ -118,14 +132,10 @@ def with_family_usage(
     if reading.error is not None:
         return reading
     if isinstance(instances, BaseException):
-        err = describe_error(instances, "instances.list", project)
-        return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
+        return _unreadable(reading, describe_error(instances, "instances.list", project))
     types = {a for a, q in gcp_accelerator_quotas().items() if q.gpu_family == key.gpu_family}
     used = 0
-    for scope, scoped in instances:
-        zone = scope.rsplit("/", 1)[-1]
-        if zone.rsplit("-", 1)[0] != key.region:
-            continue
+    for scoped in in_region(instances, key.region):
         for inst in scoped.instances:
             sched = inst.scheduling
             model = gce_vm_model(sched.provisioning_model, bool(sched.preemptible))
@@ -142,10 +152,10 @@ def with_family_usage(
                     continue  # not this family's GPU
                 granted = _preemptible_granted(region, _spot_metric_of(key, acc))
                 if granted is None:
-                    return Reading(
-                        limit=reading.limit,
-                        error=f"usage unreadable: Spot VM {inst.name} may count here, and "
-                        f"whether preemptible quota is granted in {key.region} is unknown",
+                    return _unreadable(
+                        reading,
+                        f"Spot VM {inst.name} may count here, and whether preemptible quota is "
+                        f"granted in {key.region} is unknown",
                     )
                 if granted:
                     continue  # it counts against the preemptible quota instead
@@ -155,9 +165,7 @@ def with_family_usage(
                     continue
                 vcpus = gcp_vcpus_of(mtype, catalog)
                 if vcpus is None:
-                    return Reading(
-                        limit=reading.limit, error=f"usage unreadable: vCPUs of {mtype} unknown"
-                    )
+                    return _unreadable(reading, f"vCPUs of {mtype} unknown")
                 used += vcpus
                 continue
             if acc is not None:
@@ -209,20 +217,14 @@ def with_reserved_usage(
         return reading
     if isinstance(reservations, BaseException):
         err = describe_error(reservations, "reservations.aggregatedList", project)
-        return Reading(limit=reading.limit, error=f"usage unreadable: {err}")
+        return _unreadable(reading, err)
     held = 0
-    for scope, scoped in reservations:
-        zone = scope.rsplit("/", 1)[-1]
-        if zone.rsplit("-", 1)[0] != key.region:
-            continue
+    for scoped in in_region(reservations, key.region):
         for res in scoped.reservations:
             if str(res.status) not in _RESERVATION_HOLDING:
                 continue
             units = _reserved_units(res, key, catalog)
             if units is None:
-                return Reading(
-                    limit=reading.limit,
-                    error=f"usage unreadable: vCPUs of reservation {res.name}'s machine unknown",
-                )
+                return _unreadable(reading, f"vCPUs of reservation {res.name}'s machine unknown")
             held += units
     return Reading(limit=reading.limit, usage=reading.usage + held)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterator
+from typing import Any
 
 import botocore.loaders
 import botocore.session
@@ -36,6 +37,24 @@ def moto_url() -> Iterator[str]:
     host, port = server.get_host_and_port()
     yield f"http://{host}:{port}"
     server.stop()
+
+
+# --- AWS fakes for the quota modules -----------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def aws_fakes(moto_url: str) -> Iterator[dict[str, Any]]:
+    """The fake Service Quotas and EC2 as the check sees it (moto, with DescribeCapacityReservations
+    answered in front of it), one pair per module; each module's ``env`` empties them per test."""
+    from tests.fakes import aws as a
+
+    sq = a.FakeServiceQuotas()
+    sq.start()
+    ec2 = a.Ec2WithReservations(moto_url)
+    ec2.start()
+    yield {"moto": moto_url, "sq": sq, "ec2": ec2}
+    ec2.stop()
+    sq.stop()
 
 
 # --- GCP fakes for the quota modules -----------------------------------------------------------

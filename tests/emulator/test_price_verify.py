@@ -190,10 +190,24 @@ AWS_TARGETS = price_verify.Targets(
     aws_instances={("g4dn.xlarge", "us-west-2"), ("m6i.large", "us-east-1")},
     aws_regions={"us-east-1"},
 )
+# What verifying AWS_TARGETS against the fake Price List reports (the * row: asked in us-east-1).
+AWS_MATCHES = (
+    "match    aws aws_gpu_instances.csv: g4dn.xlarge us-west-2 per_hour: catalog 0.526, source 0.526",
+    "match    aws platform_prices.csv: nat-gateway us-east-1",
+    "match    aws platform_prices.csv: ebs-gp3 us-east-1 per_gb_month",
+    "eks-cluster-fee-extended * (asked for us-east-1)",
+)
 GCP_TARGETS = price_verify.Targets(
     gcp_machines={("n1-highmem-8", "us-central1"), ("e2-standard-4", "us-central1")},
     gcp_gpus={("nvidia-tesla-t4", 1, "us-central1")},
     gcp_regions={"us-central1"},
+)
+# What verifying GCP_TARGETS against the fake Cloud Billing catalog reports.
+GCP_MATCHES = (
+    "match    gcp gcp_vm_prices.csv: n1-highmem-8 us-central1 per_hour: catalog 0.47321, source 0.473212",
+    "match    gcp gcp_vm_prices.csv: e2-standard-4 us-central1",
+    "match    gcp gcp_accelerators.csv: nvidia-tesla-t4 x1 us-central1 per_hour: catalog 0.35, source 0.35",
+    "match    gcp platform_prices.csv: disk-pd-balanced us-central1 per_gb_month: catalog 0.1, source 0.1",
 )
 
 
@@ -204,13 +218,7 @@ def _run(data_dir: Path, cloud: str, targets: price_verify.Targets, write: bool 
 def test_aws_prices_matching_the_price_list_across_pages_exit_0(pricelist, data_dir, capsys):
     assert _run(data_dir, "aws", AWS_TARGETS) == 0
     out = capsys.readouterr().out
-    assert (
-        "match    aws aws_gpu_instances.csv: g4dn.xlarge us-west-2 per_hour: catalog 0.526, source 0.526"
-        in out
-    )
-    assert "match    aws platform_prices.csv: nat-gateway us-east-1" in out
-    assert "match    aws platform_prices.csv: ebs-gp3 us-east-1 per_gb_month" in out
-    assert "eks-cluster-fee-extended * (asked for us-east-1)" in out
+    assert [line for line in AWS_MATCHES if line not in out] == []
     # public-ipv4 has no confirmed Price List query: named as not verified, never as a match.
     assert "aws platform_prices.csv: public-ipv4 * (as of" in out.split("not verified")[1]
     assert pricelist.calls["GetProducts"] > len(pricelist.requests) - 1 >= 6  # pages followed
@@ -337,19 +345,7 @@ def test_eks_extended_fee_is_unknown_when_the_surcharge_is_not_read(pricelist, d
 def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
     assert _run(data_dir, "gcp", GCP_TARGETS) == 0
     out = capsys.readouterr().out
-    assert (
-        "match    gcp gcp_vm_prices.csv: n1-highmem-8 us-central1 per_hour: catalog 0.47321, source 0.473212"
-        in out
-    )
-    assert "match    gcp gcp_vm_prices.csv: e2-standard-4 us-central1" in out
-    assert (
-        "match    gcp gcp_accelerators.csv: nvidia-tesla-t4 x1 us-central1 per_hour: catalog 0.35, source 0.35"
-        in out
-    )
-    assert (
-        "match    gcp platform_prices.csv: disk-pd-balanced us-central1 per_gb_month: catalog 0.1, source 0.1"
-        in out
-    )
+    assert [line for line in GCP_MATCHES if line not in out] == []
     assert billing.calls["skus.list"] == 8  # 16 SKUs, 2 a page
 
 

@@ -6,19 +6,16 @@ lowered through QUOTA_AWS_MAX_ATTEMPTS so fault cases stay fast.
 
 from __future__ import annotations
 
-import io
-import json
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
 from typing import Any
 
 import boto3
 import pytest
 from botocore.retries.standard import ExponentialBackoff
 
-from quota.check import main
-from tests.emulator.quota_cli import aws_test_credentials, row
+from tests.emulator import quota_cli
+from tests.emulator.quota_cli import aws_test_credentials, empty_aws_fakes, launch, moto_ec2, row
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -30,39 +27,27 @@ G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
 
 
 @pytest.fixture(scope="module")
-def servers(moto_url: str) -> Iterator[dict[str, Any]]:
-    sq = a.FakeServiceQuotas()
-    sq.start()
-    # EC2 as the check sees it: moto, with DescribeCapacityReservations answered in front of it
-    ec2 = a.Ec2WithReservations(moto_url)
-    ec2.start()
-    warm_ec2(moto_url)
-    yield {"moto": moto_url, "sq": sq, "ec2": ec2, "probe": _client(moto_url)}
-    ec2.stop()
-    sq.stop()
+def probe(aws_fakes: dict[str, Any]) -> Any:
+    """An EC2 client on moto in R, whose backend is built (``warm_ec2``)."""
+    warm_ec2(aws_fakes["moto"])
+    return moto_ec2(aws_fakes["moto"], R)
 
 
 @pytest.fixture
-def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    sq: a.FakeServiceQuotas = servers["sq"]
-    sq.reset()
-    sq.applied.clear()
-    sq.history.clear()
-    sq.defaults = {G: 0.0, G_SPOT: 0.0, STD: 5.0}
-    sq.policy = "pending"
-    ec2: a.Ec2WithReservations = servers["ec2"]
-    ec2.reset()
-    ec2.reservations.clear()
-    if _launched(servers["probe"]):
+def env(aws_fakes: dict[str, Any], probe: Any, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    empty_aws_fakes(aws_fakes, {G: 0.0, G_SPOT: 0.0, STD: 5.0})
+    sq: a.FakeServiceQuotas = aws_fakes["sq"]
+    ec2: a.Ec2WithReservations = aws_fakes["ec2"]
+    if _launched(probe):
         # The tests change moto's state only by launching instances (on demand or spot) in R;
         # reset it when one did. A reset drops every region's EC2 backend, so warm R again (a
         # test reading another region warms it too).
         urllib.request.urlopen(
-            urllib.request.Request(f"{servers['moto']}/moto-api/reset", method="POST")
+            urllib.request.Request(f"{aws_fakes['moto']}/moto-api/reset", method="POST")
         )
-        warm_ec2(servers["moto"])
-        assert not _launched(servers["probe"])
-    aws_test_credentials(monkeypatch, EC2=ec2.url, SERVICE_QUOTAS=sq.url, STS=servers["moto"])
+        warm_ec2(aws_fakes["moto"])
+        assert not _launched(probe)
+    aws_test_credentials(monkeypatch, EC2=ec2.url, SERVICE_QUOTAS=sq.url, STS=aws_fakes["moto"])
     monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "2")
     # generous per call: a shared box must not turn a slow answer into 'unknown'; the timeout
     # test lowers it
@@ -70,17 +55,7 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> dict[str, A
     # botocore waits up to 1 s before retrying a throttled call; keep the storm test short.
     monkeypatch.setitem(ExponentialBackoff._DEFAULT_BACKOFF_CONFIG, "throttling_base_scale", 0.01)
     ample(sq)
-    return {"sq": sq, "moto": servers["moto"], "ec2": ec2}
-
-
-def _client(moto: str, region: str = R) -> Any:
-    return boto3.client(
-        "ec2",
-        region_name=region,
-        endpoint_url=moto,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+    return {"sq": sq, "moto": aws_fakes["moto"], "ec2": ec2}
 
 
 def _launched(ec2: Any) -> bool:
@@ -99,29 +74,15 @@ def warm_ec2(moto: str, region: str = R) -> None:
     per-call timeout, which made DescribeInstances fail and the check exit 3 (the old flake). One
     untimed call here moves that cost out of the check.
     """
-    _client(moto, region).describe_instances()
+    moto_ec2(moto, region).describe_instances()
 
 
 def ample(sq: a.FakeServiceQuotas) -> None:
     sq.applied.update({(R, G): 120.0, (R, G_SPOT): 120.0, (R, STD): 64.0})
 
 
-_AMI: dict[str, str] = {}
-
-
-def launch(moto: str, itype: str, count: int, spot: bool = False) -> None:
-    ec2 = boto3.client("ec2", region_name=R, endpoint_url=moto)
-    if moto not in _AMI:
-        _AMI[moto] = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-    ami = _AMI[moto]
-    kw: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if spot else {}
-    ec2.run_instances(ImageId=ami, InstanceType=itype, MinCount=count, MaxCount=count, **kw)
-
-
 def run(*args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main(["--stack", "eks-g4dn", *args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
+    return quota_cli.run("--stack", "eks-g4dn", *args)
 
 
 def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:
@@ -139,10 +100,10 @@ def test_ample_quota_is_ok_and_exits_0(env: dict[str, Any]) -> None:
 
 
 def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, Any]) -> None:
-    launch(env["moto"], "g4dn.xlarge", 2)
-    launch(env["moto"], "g5.2xlarge", 1)
-    launch(env["moto"], "g4dn.xlarge", 1, spot=True)
-    launch(env["moto"], "p3.2xlarge", 1)  # P quota: never counted under G
+    launch(env["moto"], R, "g4dn.xlarge", 2)
+    launch(env["moto"], R, "g5.2xlarge", 1)
+    launch(env["moto"], R, "g4dn.xlarge", 1, spot=True)
+    launch(env["moto"], R, "p3.2xlarge", 1)  # P quota: never counted under G
     _, doc = run()
     assert row(doc, G)["usage"] == 16  # 2 x 4 + 8
     assert row(doc, G_SPOT)["usage"] == 4
@@ -151,7 +112,7 @@ def test_usage_is_vcpus_of_running_instances_split_by_lifecycle(env: dict[str, A
 
 def test_usage_pushes_a_fitting_limit_to_short(env: dict[str, Any]) -> None:
     env["sq"].applied[(R, G)] = 108.0
-    launch(env["moto"], "g4dn.xlarge", 2)  # 8 used: 100 free < 104
+    launch(env["moto"], R, "g4dn.xlarge", 2)  # 8 used: 100 free < 104
     code, doc = run()
     assert code == 1 and row(doc, G)["status"] == "short"
 
@@ -324,19 +285,25 @@ def test_where_reads_each_region_and_finds_the_one_that_fits(env: dict[str, Any]
     assert home["fits"] is False and G in home["reason"]
 
 
+def _past(
+    request_id: str, case_id: str, desired: float, status: str, created: int
+) -> dict[str, Any]:
+    """One earlier request for the GPU quota as the change history lists it (Service Quotas API
+    RequestedServiceQuotaChange: Id, CaseId, QuotaCode, DesiredValue, Status, Created)."""
+    return {
+        "Id": request_id,
+        "CaseId": case_id,
+        "QuotaCode": G,
+        "DesiredValue": desired,
+        "Status": status,
+        "Created": created,
+    }
+
+
 def _history(sq: a.FakeServiceQuotas, status: str, desired: float, case_id: str = "case-5") -> None:
     """The GPU quota applied at 32 with one earlier request (``status``) for ``desired``."""
     sq.applied[(R, G)] = 32.0
-    sq.history[(R, G)] = [
-        {
-            "Id": "old",
-            "CaseId": case_id,
-            "QuotaCode": G,
-            "DesiredValue": desired,
-            "Status": status,
-            "Created": 1,
-        }
-    ]
+    sq.history[(R, G)] = [_past("old", case_id, desired, status, 1)]
 
 
 @pytest.mark.parametrize("status", ["DENIED", "NOT_APPROVED"])
@@ -367,22 +334,8 @@ def test_denied_then_approved_history_files_a_new_request(env: dict[str, Any]) -
     sq: a.FakeServiceQuotas = env["sq"]
     sq.applied[(R, G)] = 64.0  # the later approval applied 64
     sq.history[(R, G)] = [
-        {
-            "Id": "r1",
-            "CaseId": "case-1",
-            "QuotaCode": G,
-            "DesiredValue": 104.0,
-            "Status": "DENIED",
-            "Created": 1,
-        },
-        {
-            "Id": "r2",
-            "CaseId": "case-2",
-            "QuotaCode": G,
-            "DesiredValue": 64.0,
-            "Status": "APPROVED",
-            "Created": 2,
-        },
+        _past("r1", "case-1", 104.0, "DENIED", 1),
+        _past("r2", "case-2", 64.0, "APPROVED", 2),
     ]
     code, doc = run("--request")
     req = row(doc, G)["request"]
@@ -395,14 +348,7 @@ def test_refusal_at_or_below_the_applied_value_does_not_block(env: dict[str, Any
     sq: a.FakeServiceQuotas = env["sq"]
     sq.applied[(R, G)] = 96.0  # raised since (say by AWS itself) past the refused 80
     sq.history[(R, G)] = [
-        {
-            "Id": "r1",
-            "CaseId": "case-3",
-            "QuotaCode": G,
-            "DesiredValue": 80.0,
-            "Status": "DENIED",
-            "Created": 5,
-        },
+        _past("r1", "case-3", 80.0, "DENIED", 5),
     ]
     _, doc = run("--request")
     req = row(doc, G)["request"]
@@ -413,22 +359,8 @@ def test_refusal_after_the_latest_approval_still_blocks(env: dict[str, Any]) -> 
     sq: a.FakeServiceQuotas = env["sq"]
     sq.applied[(R, G)] = 64.0
     sq.history[(R, G)] = [
-        {
-            "Id": "r1",
-            "CaseId": "case-1",
-            "QuotaCode": G,
-            "DesiredValue": 64.0,
-            "Status": "APPROVED",
-            "Created": 1,
-        },
-        {
-            "Id": "r2",
-            "CaseId": "case-2",
-            "QuotaCode": G,
-            "DesiredValue": 104.0,
-            "Status": "DENIED",
-            "Created": 2,
-        },
+        _past("r1", "case-1", 64.0, "APPROVED", 1),
+        _past("r2", "case-2", 104.0, "DENIED", 2),
     ]
     _, doc = run("--request")
     req = row(doc, G)["request"]
@@ -451,13 +383,10 @@ def test_an_open_request_for_less_reads_pending_for_less_and_says_file_again_aft
 EKS_GROUPS, EKS_NODES = "L-6D54EA21", "L-BD136A63"
 
 
-def _many_groups(tmp_path: Any, n: int) -> str:
+def _eks_stack(tmp_path: Any, stack: str, pools: list[dict[str, Any]]) -> str:
+    """The path of a stack file ``Pulumi.<stack>.yaml``: an EKS cluster ml in R with ``pools``."""
     import yaml
 
-    pools = [
-        {"name": f"g{i}", "machineType": "g4dn.xlarge", "minNodes": 0, "maxNodes": 1}
-        for i in range(n)
-    ]
     doc = {
         "config": {
             "aws:region": R,
@@ -466,9 +395,17 @@ def _many_groups(tmp_path: Any, n: int) -> str:
             "gpu-infra:gpuPools": pools,
         }
     }
-    path = tmp_path / "Pulumi.many.yaml"
+    path = tmp_path / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump(doc))
     return str(path)
+
+
+def _many_groups(tmp_path: Any, n: int) -> str:
+    pools = [
+        {"name": f"g{i}", "machineType": "g4dn.xlarge", "minNodes": 0, "maxNodes": 1}
+        for i in range(n)
+    ]
+    return _eks_stack(tmp_path, "many", pools)
 
 
 def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
@@ -477,9 +414,7 @@ def test_forty_gpu_groups_are_short_of_managed_node_groups_per_cluster(
     # Service Quotas eks L-6D54EA21 "Managed node groups per cluster", default 30
     # (https://docs.aws.amazon.com/eks/latest/userguide/service-quotas.html)
     env["sq"].defaults[EKS_GROUPS] = 30.0
-    out = io.StringIO()
-    code = main(["--config", _many_groups(tmp_path, 40), "--json"], out=out, err=io.StringIO())
-    doc = json.loads(out.getvalue())
+    code, doc = run_config(_many_groups(tmp_path, 40))
     groups = row(doc, EKS_GROUPS)
     assert code == 1 and (groups["needed"], groups["limit"], groups["usage"]) == (41, 30, 0)
     assert groups["status"] == "short" and groups["unit"] == "node groups"
@@ -504,9 +439,7 @@ def test_eks_limit_unreadable_is_unknown_never_ok(env: dict[str, Any]) -> None:
 
 
 def run_config(path: str, *args: str) -> tuple[int, dict[str, Any]]:
-    out = io.StringIO()
-    code = main(["--config", path, *args, "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
+    return quota_cli.run("--config", path, *args)
 
 
 def _odcr(
@@ -554,7 +487,7 @@ def test_reservations_hold_quota_while_assessing_scheduled_pending_active_or_del
 
 
 def test_instances_running_inside_a_reservation_are_counted_once(env: dict[str, Any]) -> None:
-    launch(env["moto"], "g4dn.xlarge", 2)  # running in cr-4: available 10 - 2
+    launch(env["moto"], R, "g4dn.xlarge", 2)  # running in cr-4: available 10 - 2
     env["ec2"].reservations[R] = [_odcr("cr-4", "g4dn.xlarge", 10, 8)]
     _, doc = run()
     assert row(doc, G)["usage"] == 10 * 4  # 2 running + 8 unused, not 2 + 10
@@ -581,9 +514,8 @@ def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str,
     p_code = "L-417A185B"
     env["sq"].applied[(R, p_code)] = 4000.0
     env["ec2"].reservations[R] = [_odcr("cr-0123456789abcdef0", "p5en.48xlarge", 2, 2)]
-    out = io.StringIO()
-    main(["--stack", "eks-hpc", "--json"], out=out, err=io.StringIO())
-    p = row(json.loads(out.getvalue()), p_code)
+    _, doc = quota_cli.run("--stack", "eks-hpc")
+    p = row(doc, p_code)
     # 192 vCPUs x (4 h100 + 0 h200 beyond the reservation + 2 b200); no update surge: hpc, ODCR
     # and Capacity Block groups update with updateStrategy MINIMAL (terminate first)
     assert (p["needed"], p["usage"]) == (192 * (4 + 0 + 2), 2 * 192)
@@ -591,8 +523,6 @@ def test_a_pool_on_a_reservation_adds_demand_only_beyond_its_size(env: dict[str,
 
 
 def _odcr_stack(tmp_path: Any, rid: str, zone: str = "usw2-az1") -> str:
-    import yaml
-
     pool = {
         "name": "odcr",
         "machineType": "g4dn.xlarge",
@@ -601,17 +531,7 @@ def _odcr_stack(tmp_path: Any, rid: str, zone: str = "usw2-az1") -> str:
         "zones": [zone],
         "capacityReservation": {"id": rid},
     }
-    doc = {
-        "config": {
-            "aws:region": R,
-            "gpu-infra:platform": "eks",
-            "gpu-infra:cluster": {"name": "ml", "location": R, "kubernetesVersion": "1.33"},
-            "gpu-infra:gpuPools": [pool],
-        }
-    }
-    path = tmp_path / "Pulumi.odcr.yaml"
-    path.write_text(yaml.safe_dump(doc))
-    return str(path)
+    return _eks_stack(tmp_path, "odcr", [pool])
 
 
 def test_a_reservation_nets_only_its_free_slots_so_a_busy_one_leaves_the_pool_short(
@@ -619,7 +539,7 @@ def test_a_reservation_nets_only_its_free_slots_so_a_busy_one_leaves_the_pool_sh
 ) -> None:
     # 10 x g4dn reserved in usw2-az1: 6 slots taken by instances of no node group of this
     # stack, 4 free. Only 4 of the pool's 10 nodes fit in it; 6 x 4 vCPUs draw G quota.
-    launch(env["moto"], "g4dn.xlarge", 6)
+    launch(env["moto"], R, "g4dn.xlarge", 6)
     rid = "cr-0000000000000b05e"
     env["ec2"].reservations[R] = [_odcr(rid, "g4dn.xlarge", 10, 4, availabilityZoneId="usw2-az1")]
     env["sq"].applied[(R, G)] = 60.0  # usage 6 x 4 running + 4 x 4 unused = 40: 20 free
@@ -681,9 +601,7 @@ SPOT_ROLE = "AWSServiceRoleForEC2Spot"
 
 def karpenter_run(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> tuple[int, dict]:
     monkeypatch.setenv("AWS_ENDPOINT_URL_IAM", env["moto"])
-    out = io.StringIO()
-    code = main(["--stack", "eks-karpenter", "--json"], out=out, err=io.StringIO())
-    return code, json.loads(out.getvalue())
+    return quota_cli.run("--stack", "eks-karpenter")
 
 
 def test_karpenter_spot_pool_is_short_without_the_spot_service_linked_role_and_ok_with_it(

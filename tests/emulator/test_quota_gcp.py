@@ -49,6 +49,24 @@ AMPLE: dict[str, tuple[float, float]] = {
 }
 
 
+def request_t4(*extra: str) -> tuple[int, dict[str, Any]]:
+    """quota.check --request on gke-t4: the exit code and the T4 row's request."""
+    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org", *extra)
+    return code, row(doc, "NVIDIA_T4_GPUS")["request"]
+
+
+def h100_family(env: dict[str, Any]) -> None:
+    """The project with 64 NVIDIA_H100 GPUs of family quota in R and room for them globally."""
+    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
+    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+
+
+def run_h100(*extra: str) -> tuple[int, dict[str, Any]]:
+    """quota.check on the gke-h100 fixture: the exit code and its NVIDIA_H100_GPUS family row."""
+    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"), *extra)
+    return code, row(doc, "NVIDIA_H100_GPUS")
+
+
 def quota_rows(doc: dict[str, Any]) -> list[dict[str, Any]]:
     """Rows read from the cloud (not the documented GKE node limits, which carry a source)."""
     return [c for c in doc["checks"] if "source" not in c]
@@ -191,8 +209,7 @@ def test_larger_demand_raises_an_existing_preference(env: dict[str, Any]) -> Non
         "quotaConfig": {"preferredValue": "10", "grantedValue": "4"},
         "reconciling": False,
     }
-    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    _, req = request_t4()
     assert req["action"] == "updated" and quotas.prefs[pid]["quotaConfig"]["preferredValue"] == "21"
     assert quotas.calls["quotaPreferences.create"] == 0
 
@@ -281,17 +298,14 @@ def test_missing_metric_is_unknown_not_zero(env: dict[str, Any]) -> None:
 def test_h100_family_quota_short_from_the_limit_alone(env: dict[str, Any]) -> None:
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 16)])
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert code == 1 and fam["status"] == "short" and (fam["limit"], fam["usage"]) == (16, 0)
     assert fam["gpuFamily"] == "NVIDIA_H100"
 
 
 def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    h100_family(env)
+    code, fam = run_h100()
     assert code == 0 and (fam["status"], fam["usage"]) == ("ok", 0)
     compute = env["compute"]
     compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)
@@ -301,8 +315,7 @@ def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> N
     compute.add_instance("us-central1-c", "nvidia-h100-80gb", 8, status="TERMINATED")
     compute.add_instance("us-east4-a", "nvidia-h100-80gb", 8)  # another region
     compute.add_instance("us-central1-a", "nvidia-tesla-t4", 4)  # another family
-    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    _, fam = run_h100()
     assert (fam["usage"], fam["status"]) == (16, "ok")  # 48 free >= 24
     for _ in range(3):
         compute.add_instance("us-central1-f", "nvidia-h100-80gb", 8)
@@ -314,11 +327,9 @@ def test_h100_family_quota_counts_running_vms_as_usage(env: dict[str, Any]) -> N
 
 
 def test_h100_usage_unreadable_is_unknown(env: dict[str, Any]) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     env["compute"].inject("instances.list", g.permission_denied("compute.instances.list"))
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert code == 3 and fam["status"] == "unknown" and "compute.instances.list" in fam["reason"]
 
 
@@ -351,8 +362,7 @@ def test_ineligible_quota_is_reported_not_requested(env: dict[str, Any]) -> None
             "ineligibilityReason": "NO_VALID_BILLING_ACCOUNT",
         },
     }
-    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    _, req = request_t4()
     assert req["action"] == "ineligible" and "NO_VALID_BILLING_ACCOUNT" in req["status"]
     assert env["quotas"].calls["quotaPreferences.create"] == 0
 
@@ -360,8 +370,7 @@ def test_ineligible_quota_is_reported_not_requested(env: dict[str, Any]) -> None
 def test_unknown_quota_id_fails_the_request_instead_of_guessing(env: dict[str, Any]) -> None:
     env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
     env["quotas"].absent.add("NVIDIA-T4-GPUS-per-project-region")
-    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    _, req = request_t4()
     assert req["action"] == "failed" and "quotaInfos.get" in req["status"]
     assert env["quotas"].calls["quotaPreferences.create"] == 0
 
@@ -500,6 +509,17 @@ def console_pref(pid: str, preferred: int, reconciling: bool) -> dict[str, Any]:
     }
 
 
+def console_t4(
+    env: dict[str, Any], limit: int, preferred: int, reconciling: bool
+) -> g.FakeCloudQuotas:
+    """gke-t4's region with ``limit`` T4 GPUs, none in use, and a console-made preference
+    ``console-t4`` for ``preferred`` of them; returns the Cloud Quotas fake."""
+    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(limit, 0))
+    quotas = env["quotas"]
+    quotas.prefs["console-t4"] = console_pref("console-t4", preferred, reconciling)
+    return quotas
+
+
 def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
     env: dict[str, Any],
 ) -> None:
@@ -508,8 +528,7 @@ def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
     for i in range(3):  # other quotas' preferences on earlier list pages
         quotas.prefs[f"a-other-{i}"] = {**console_pref(f"a-other-{i}", 1, False), "quotaId": "X"}
     quotas.prefs["console-t4"] = console_pref("console-t4", 8, reconciling=False)
-    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    _, req = request_t4()
     assert req["action"] == "updated" and req["id"] == "console-t4"
     assert quotas.prefs["console-t4"]["quotaConfig"]["preferredValue"] == "21"
     assert quotas.calls["quotaPreferences.create"] == 0
@@ -519,11 +538,8 @@ def test_console_made_preference_is_updated_with_its_etag_not_duplicated(
 def test_reconciling_console_preference_asking_enough_is_reported_pending_and_left_alone(
     env: dict[str, Any],
 ) -> None:
-    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
-    quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=True)  # >= 21
-    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    quotas = console_t4(env, 4, 24, reconciling=True)  # >= 21
+    code, req = request_t4()
     assert code == 1 and (req["action"], req["id"], req["preferred"]) == (
         "pending",
         "console-t4",
@@ -726,12 +742,9 @@ def test_g2_stack_on_a_32_vcpu_global_default_exits_0_and_requests_no_cpu_quota(
 
 
 def test_reconciling_preference_below_the_need_is_raised_with_its_etag(env: dict[str, Any]) -> None:
-    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))  # usage 0: the request is for 21
-    quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    quotas = console_t4(env, 0, 5, reconciling=True)  # usage 0: the request is for 21
     etag = quotas.prefs["console-t4"]["etag"]
-    code, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    code, req = request_t4()
     assert code == 1 and (req["action"], req["id"], req["preferred"], req["was"]) == (
         "updated",
         "console-t4",
@@ -749,12 +762,9 @@ def test_reconciling_preference_that_cannot_be_raised_reads_pending_for_less_tha
 ) -> None:
     from quota.report import _request_text
 
-    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(0, 0))
-    quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 5, reconciling=True)
+    quotas = console_t4(env, 0, 5, reconciling=True)
     quotas.inject("quotaPreferences.patch", g.INTERNAL)
-    _, doc = run("--stack", "gke-t4", "--request", "--email", "ops@example.org")
-    req = row(doc, "NVIDIA_T4_GPUS")["request"]
+    _, req = request_t4()
     assert req["action"] == "pending" and req["preferred"] == 5
     assert _request_text(req).startswith("pending for 5 (needs 21)")
 
@@ -788,26 +798,22 @@ def test_h100_reservations_count_as_family_usage_beyond_the_vms_running_in_them(
     env: dict[str, Any],
 ) -> None:
     # Compute Engine holds reserved resources whether used or not; VMs in them count once.
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     compute = env["compute"]
     compute.add_instance("us-central1-a", "nvidia-h100-80gb", 8)  # runs in the reservation
     compute.add_reservation("us-central1-a", "a3-highgpu-8g", count=3, in_use=1)  # 2 unused
     compute.add_reservation("us-central1-b", "a3-highgpu-8g", count=4, status="DELETING")
     compute.add_reservation("us-east4-a", "a3-highgpu-8g", count=4)  # another region
-    _, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    _, fam = run_h100()
     assert fam["usage"] == 8 + 2 * 8  # the running VM + two unused reserved VMs of 8 H100s
 
 
 def test_h100_reservations_unreadable_make_family_usage_unknown(env: dict[str, Any]) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     env["compute"].inject(
         "reservations.aggregatedList", g.permission_denied("compute.reservations.list")
     )
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert code == 3 and fam["status"] == "unknown"
     assert "compute.reservations.list" in fam["reason"]
 
@@ -815,8 +821,7 @@ def test_h100_reservations_unreadable_make_family_usage_unknown(env: dict[str, A
 def test_family_usage_lists_every_zone_at_once_and_a_zone_the_catalog_lacks(
     env: dict[str, Any],
 ) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     compute = env["compute"]
     compute.zones[R] = [f"{R}-a", f"{R}-b", f"{R}-c", f"{R}-f", f"{R}-z"]  # -z: not in the catalog
     for _ in range(3):  # two pages in -a
@@ -829,11 +834,9 @@ def test_family_usage_lists_every_zone_at_once_and_a_zone_the_catalog_lacks(
 
 
 def test_family_usage_is_unknown_when_the_regions_zones_are_unknown(env: dict[str, Any]) -> None:
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     env["compute"].inject("regions.get", g.INTERNAL)
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert code == 3 and fam["status"] == "unknown" and "zones of region" in fam["reason"]
 
 
@@ -888,12 +891,10 @@ def test_family_usage_counts_gpus_bundled_in_the_machine_type_not_only_guest_acc
 ) -> None:
     # a3-highgpu-8g comes with 8 x nvidia-h100-80gb attached ("A3 High ... 8 GPUs", Compute
     # GPU machine types): a VM listing no guestAccelerators still holds 8 of the family quota.
-    env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
-    env["quotas"].set_family(P, [({"region": R, "gpu_family": "NVIDIA_H100"}, 64)])
+    h100_family(env)
     for zone in ("us-central1-a", "us-central1-b", "us-central1-c") * 2:
         env["compute"].add_instance(zone, None, 0, machine_type="a3-highgpu-8g")
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert (fam["usage"], fam["needed"], fam["status"], code) == (48, 24, "short", 1), fam
 
 
@@ -902,9 +903,7 @@ def test_a_settled_preference_with_no_grant_reads_not_granted_and_force_files_it
 ) -> None:
     # QuotaConfig.grantedValue is output only and absent when nothing was granted: a settled
     # (not reconciling) preference for 24 without it left the limit at 4.
-    env["compute"].set_region(P, R, NVIDIA_T4_GPUS=(4, 0))
-    quotas = env["quotas"]
-    quotas.prefs["console-t4"] = console_pref("console-t4", 24, reconciling=False)
+    quotas = console_t4(env, 4, 24, reconciling=False)
     args = ("--stack", "gke-t4", "--request", "--email", "ops@example.org")
     _, doc = run(*args)
     req = row(doc, "NVIDIA_T4_GPUS")["request"]
@@ -924,6 +923,5 @@ def test_equally_specific_family_rows_give_the_smaller_limit_whatever_their_orde
     env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(2000, 0))
     dims = {"region": R, "gpu_family": "NVIDIA_H100"}
     env["quotas"].set_family(P, [(dims, order[0]), (dict(dims), order[1])])
-    code, doc = run("--config", str(FIX / "Pulumi.gke-h100.yaml"))
-    fam = row(doc, "NVIDIA_H100_GPUS")
+    code, fam = run_h100()
     assert (fam["limit"], fam["status"], code) == (16, "short", 1), fam

@@ -10,10 +10,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import boto3
 import pytest
 
-from tests.emulator.quota_cli import aws_test_credentials, row, run
+from tests.emulator.quota_cli import (
+    aws_test_credentials,
+    empty_aws_fakes,
+    launch,
+    moto_ec2,
+    row,
+    run,
+)
 from tests.fakes import aws as a
 
 pytestmark = pytest.mark.emulator
@@ -27,37 +33,20 @@ G, G_SPOT, STD = "L-DB2E81BA", "L-3819A6DF", "L-1216C47A"
 GPU_T4 = {"eks:cluster-name": "ml", "eks:nodegroup-name": "gpu-t4-20790d4b"}
 
 
-@pytest.fixture(scope="module")
-def servers(moto_url: str) -> Iterator[dict[str, Any]]:
-    sq = a.FakeServiceQuotas()
-    sq.start()
-    ec2 = a.Ec2WithReservations(moto_url)
-    ec2.start()
-    yield {"moto": moto_url, "sq": sq, "ec2": ec2}
-    ec2.stop()
-    sq.stop()
-
-
 @pytest.fixture
-def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
-    sq: a.FakeServiceQuotas = servers["sq"]
-    sq.reset()
-    sq.applied.clear()
-    sq.history.clear()
-    sq.defaults = {G: 0.0, G_SPOT: 0.0, STD: 5.0}
-    sq.policy = "pending"
+def env(aws_fakes: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
+    empty_aws_fakes(aws_fakes, {G: 0.0, G_SPOT: 0.0, STD: 5.0})
+    sq: a.FakeServiceQuotas = aws_fakes["sq"]
     sq.applied.update({(R, G): 120.0, (R, G_SPOT): 120.0, (R, STD): 64.0})
-    servers["ec2"].reset()
-    servers["ec2"].reservations.clear()
-    moto = servers["moto"]
+    moto = aws_fakes["moto"]
     aws_test_credentials(
-        monkeypatch, EC2=servers["ec2"].url, SERVICE_QUOTAS=sq.url, STS=moto, IAM=moto
+        monkeypatch, EC2=aws_fakes["ec2"].url, SERVICE_QUOTAS=sq.url, STS=moto, IAM=moto
     )
     monkeypatch.setenv("QUOTA_AWS_MAX_ATTEMPTS", "2")
     monkeypatch.setenv("QUOTA_CALL_TIMEOUT", "5")
-    ec2 = _ec2(servers["moto"])
+    ec2 = moto_ec2(aws_fakes["moto"], R)
     ec2.describe_instances()  # moto builds the region's backend (untimed)
-    yield {"sq": sq, "moto": servers["moto"], "ec2": servers["ec2"]}
+    yield {"sq": sq, "moto": aws_fakes["moto"], "ec2": aws_fakes["ec2"]}
     # Terminated instances hold no quota (only pending and running ones are read): cheaper than
     # a moto reset, which rebuilds the region's backend.
     ids = [
@@ -67,36 +56,11 @@ def env(servers: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> Iterator[di
         ec2.terminate_instances(InstanceIds=ids)
 
 
-def _ec2(moto: str) -> Any:
-    return boto3.client(
-        "ec2",
-        region_name=R,
-        endpoint_url=moto,
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
-
-
-_AMI: dict[str, str] = {}
-
-
-def launch(moto: str, itype: str, count: int, tags: dict[str, str], spot: bool = False) -> None:
-    ec2 = _ec2(moto)
-    if moto not in _AMI:  # moto's AMIs are the same after a reset; listing them is slow
-        _AMI[moto] = ec2.describe_images(Owners=["amazon"])["Images"][0]["ImageId"]
-    ami = _AMI[moto]
-    kw: dict[str, Any] = {"InstanceMarketOptions": {"MarketType": "spot"}} if spot else {}
-    if tags:
-        spec = [{"Key": k, "Value": v} for k, v in tags.items()]
-        kw["TagSpecifications"] = [{"ResourceType": "instance", "Tags": spec}]
-    ec2.run_instances(ImageId=ami, InstanceType=itype, MinCount=count, MaxCount=count, **kw)
-
-
 def test_eks_g4dn_running_20_nodes_is_ok_under_its_need_less_them_and_requests_what_it_adds(
     env: dict[str, Any],
 ) -> None:
     # 104 needed, 80 of them running (20 x 4 vCPUs): 24 more fit in 104 - 80
-    launch(env["moto"], "g4dn.xlarge", 20, GPU_T4)
+    launch(env["moto"], R, "g4dn.xlarge", 20, GPU_T4)
     env["sq"].applied[(R, G)] = 104.0
     code, doc = run("--stack", "eks-g4dn", "--request")
     g = row(doc, G)
@@ -122,11 +86,11 @@ def test_no_surge_requests_a_group_at_its_maximum_without_the_update_surge(
 def test_instances_of_another_cluster_group_or_type_and_untagged_ones_are_others(
     env: dict[str, Any],
 ) -> None:
-    launch(env["moto"], "g4dn.xlarge", 1, {**GPU_T4, "eks:cluster-name": "other"})
-    launch(env["moto"], "g4dn.xlarge", 1, {**GPU_T4, "eks:nodegroup-name": "gpu-t4-00000000"})
-    launch(env["moto"], "g4dn.2xlarge", 1, GPU_T4)  # not the group's type: being replaced
-    launch(env["moto"], "g4dn.xlarge", 1, {})
-    launch(env["moto"], "g4dn.xlarge", 1, GPU_T4)
+    launch(env["moto"], R, "g4dn.xlarge", 1, {**GPU_T4, "eks:cluster-name": "other"})
+    launch(env["moto"], R, "g4dn.xlarge", 1, {**GPU_T4, "eks:nodegroup-name": "gpu-t4-00000000"})
+    launch(env["moto"], R, "g4dn.2xlarge", 1, GPU_T4)  # not the group's type: being replaced
+    launch(env["moto"], R, "g4dn.xlarge", 1, {})
+    launch(env["moto"], R, "g4dn.xlarge", 1, GPU_T4)
     _, doc = run("--stack", "eks-g4dn")
     g = row(doc, G)
     assert (g["usage"], g["ownUsage"]) == (4 + 4 + 8 + 4 + 4, 4)
@@ -136,8 +100,8 @@ def test_karpenter_nodepool_instances_are_the_stacks_own(
     env: dict[str, Any],
 ) -> None:
     karp = {"kubernetes.io/cluster/karp": "owned", "karpenter.sh/nodepool": "l4"}
-    launch(env["moto"], "g6.2xlarge", 2, karp)
-    launch(env["moto"], "g6.2xlarge", 1, {**karp, "kubernetes.io/cluster/karp": "shared"})
+    launch(env["moto"], R, "g6.2xlarge", 2, karp)
+    launch(env["moto"], R, "g6.2xlarge", 1, {**karp, "kubernetes.io/cluster/karp": "shared"})
     _, doc = run("--stack", "eks-karpenter")
     g = row(doc, G)
     assert (g["usage"], g["ownUsage"]) == (24, 16)
@@ -148,7 +112,7 @@ def test_diff_counts_a_replaced_group_at_what_it_adds_beyond_its_running_nodes(
 ) -> None:
     # gpu-t4 moves to g4dn.2xlarge (a new group): the old group's 20 running nodes are in the
     # usage; the new group adds up to 20 x 8, the old one nothing beyond what runs.
-    launch(env["moto"], "g4dn.xlarge", 20, GPU_T4)
+    launch(env["moto"], R, "g4dn.xlarge", 20, GPU_T4)
     text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
     new = tmp_path / "Pulumi.new.yaml"
     new.write_text(text.replace("machineType: g4dn.xlarge\n", "machineType: g4dn.2xlarge\n", 1))

@@ -55,6 +55,40 @@ def in_use(compute: g.FakeCompute, gpus: int, vms: int, ssd_gb: int) -> None:
     compute.set_project(P, GPUS_ALL_REGIONS=(32, gpus), CPUS_ALL_REGIONS=(1000, 8 * gpus))
 
 
+def own_usage(env: dict[str, Any], nodes: list[dict[str, Any]], gpus: int) -> dict[str, Any]:
+    """gke-t4's ownUsage per quota once ``nodes`` run (``node``'s keywords each, in the zones in
+    turn unless one names its ``zone``), ``gpus`` of them T4 nodes in the region's usage and each
+    VM holding a 100 GB disk there."""
+    compute: g.FakeCompute = env["compute"]
+    for i, given in enumerate(nodes):
+        kw = dict(given)
+        node(compute, kw.pop("zone", ZONES[i % len(ZONES)]), **kw)
+    in_use(compute, gpus=gpus, vms=len(nodes), ssd_gb=100 * len(nodes))
+    _, doc = run("--stack", "gke-t4")
+    return {c["quota"]: c["ownUsage"] for c in doc["checks"] if "ownUsage" in c}
+
+
+def l4_spot_region(
+    compute: g.FakeCompute, preemptible: tuple[int, int], l4_used: int, nodes: int
+) -> None:
+    """gke-l4-spot's region with ``nodes`` L4 nodes (1 GPU, an address, a 100 GB disk each) in
+    use: 32 L4 GPUs (``l4_used`` in use), ``preemptible`` (limit, usage) Spot L4 GPUs, and limits
+    that never bind otherwise."""
+    compute.set_region(
+        P,
+        R,
+        NVIDIA_L4_GPUS=(32, l4_used),
+        PREEMPTIBLE_NVIDIA_L4_GPUS=preemptible,
+        NVIDIA_T4_GPUS=(8, 0),
+        CPUS=(400, 0),
+        E2_CPUS=(100, 0),
+        INSTANCES=(500, nodes),
+        IN_USE_ADDRESSES=(100, nodes),
+        SSD_TOTAL_GB=(10000, 100 * nodes),
+    )
+    compute.set_project(P, GPUS_ALL_REGIONS=(64, nodes), CPUS_ALL_REGIONS=(1000, 0))
+
+
 def deployed(env: dict[str, Any], t4_limit: int, gpus: int = 20) -> None:
     """gke-t4 running ``gpus`` gpu-t4 nodes and its 3 system nodes; the region's usage is theirs
     (plus 10 vCPUs of something else)."""
@@ -127,25 +161,21 @@ def test_a_node_of_another_shape_than_its_pool_now_plans_is_not_the_stacks_own(
 ) -> None:
     # A node still of the pool's old machine type is being replaced: it holds its quota beside
     # the new ones until it goes.
-    compute: g.FakeCompute = gcp_env["compute"]
-    node(compute, ZONES[0], machine="n1-standard-8")
-    node(compute, ZONES[1])
-    in_use(compute, gpus=2, vms=2, ssd_gb=200)
-    _, doc = run("--stack", "gke-t4")
-    assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 1
+    own = own_usage(gcp_env, [{"machine": "n1-standard-8"}, {}], gpus=2)
+    assert own["NVIDIA_T4_GPUS"] == 1
 
 
 def test_a_boot_disk_of_another_type_or_size_counts_the_node_but_not_its_disk(
     gcp_env: dict[str, Any],
 ) -> None:
-    compute: g.FakeCompute = gcp_env["compute"]
-    node(compute, ZONES[0], disk=("pd-standard", 100))  # DISKS_TOTAL_GB, not SSD_TOTAL_GB
-    node(compute, ZONES[1], disk=("pd-balanced", 200))
-    node(compute, ZONES[2])
-    in_use(compute, gpus=3, vms=3, ssd_gb=300)
-    _, doc = run("--stack", "gke-t4")
-    assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 3
-    assert row(doc, "SSD_TOTAL_GB")["ownUsage"] == 100  # the one disk listed as planned
+    disks = [
+        {"disk": ("pd-standard", 100)},  # DISKS_TOTAL_GB, not SSD_TOTAL_GB
+        {"disk": ("pd-balanced", 200)},
+        {},
+    ]
+    own = own_usage(gcp_env, disks, gpus=3)
+    assert own["NVIDIA_T4_GPUS"] == 3
+    assert own["SSD_TOTAL_GB"] == 100  # the one disk listed as planned
 
 
 def test_stopped_vms_hold_no_quota_but_pending_stop_and_deprovisioning_still_do(
@@ -153,12 +183,9 @@ def test_stopped_vms_hold_no_quota_but_pending_stop_and_deprovisioning_still_do(
 ) -> None:
     # Instance.Status: PENDING_STOP "gracefully shutting down", DEPROVISIONING "releasing
     # quota" (google-cloud-compute); TERMINATED and STOPPED hold none.
-    compute: g.FakeCompute = gcp_env["compute"]
-    for status in ("PENDING_STOP", "DEPROVISIONING", "TERMINATED", "STOPPED", "RUNNING"):
-        node(compute, ZONES[0], status=status)
-    in_use(compute, gpus=3, vms=5, ssd_gb=500)
-    _, doc = run("--stack", "gke-t4")
-    assert row(doc, "NVIDIA_T4_GPUS")["ownUsage"] == 3
+    statuses = ("PENDING_STOP", "DEPROVISIONING", "TERMINATED", "STOPPED", "RUNNING")
+    own = own_usage(gcp_env, [{"zone": ZONES[0], "status": s} for s in statuses], gpus=3)
+    assert own["NVIDIA_T4_GPUS"] == 3
 
 
 def test_the_stacks_own_nodes_never_offset_more_than_the_usage_reports(
@@ -188,19 +215,7 @@ def test_the_live_table_says_why_spot_demand_sits_on_the_standard_row(
     gcp_env: dict[str, Any],
 ) -> None:
     # create-use-spot: without preemptible quota, Spot VMs consume standard quota
-    gcp_env["compute"].set_region(
-        P,
-        R,
-        NVIDIA_L4_GPUS=(32, 0),
-        PREEMPTIBLE_NVIDIA_L4_GPUS=(0, 0),
-        NVIDIA_T4_GPUS=(8, 0),
-        CPUS=(400, 0),
-        E2_CPUS=(100, 0),
-        INSTANCES=(500, 0),
-        IN_USE_ADDRESSES=(100, 0),
-        SSD_TOTAL_GB=(10000, 0),
-    )
-    gcp_env["compute"].set_project(P, GPUS_ALL_REGIONS=(64, 0), CPUS_ALL_REGIONS=(1000, 0))
+    l4_spot_region(gcp_env["compute"], preemptible=(0, 0), l4_used=0, nodes=0)
     out = io.StringIO()
     main(["--stack", "gke-l4-spot"], out=out, err=io.StringIO())
     text = " ".join(out.getvalue().split())
@@ -236,19 +251,8 @@ def test_a_spot_pools_running_nodes_count_on_the_row_its_demand_sits_on(
             machine="g2-standard-8",
             model="SPOT",
         )
-    compute.set_region(
-        P,
-        R,
-        NVIDIA_L4_GPUS=(32, 3 if preemptible == (0, 0) else 0),
-        PREEMPTIBLE_NVIDIA_L4_GPUS=preemptible,
-        NVIDIA_T4_GPUS=(8, 0),
-        CPUS=(400, 0),
-        E2_CPUS=(100, 0),
-        INSTANCES=(500, 3),
-        IN_USE_ADDRESSES=(100, 3),
-        SSD_TOTAL_GB=(10000, 300),
-    )
-    compute.set_project(P, GPUS_ALL_REGIONS=(64, 3), CPUS_ALL_REGIONS=(1000, 0))
+    l4_used = 3 if preemptible == (0, 0) else 0
+    l4_spot_region(compute, preemptible=preemptible, l4_used=l4_used, nodes=3)
     _, doc = run("--stack", "gke-l4-spot")
     assert row(doc, row_of_own)["ownUsage"] == 3
 

@@ -40,11 +40,18 @@ def _issues(name: str, pool: int, **edits: Any) -> dict[str, str]:
     return {}
 
 
+def _only_issue(at: str, name: str, pool: int, **edits: Any) -> str:
+    """The reason of the one issue, at ``at``, a plan of ``name`` exits with once its pool
+    ``pool`` is edited (``_issues``)."""
+    issues = _issues(name, pool, **edits)
+    assert list(issues) == [at]
+    return issues[at]
+
+
 def test_gke_operator_time_slicing_at_zero_exits_at_the_sharing_key_naming_the_gce_template():
-    issues = _issues("gke-t4", 0, sharing={"replicas": 4})
-    assert list(issues) == ["gpuPools[0].sharing"]
-    assert "counts 1 nvidia.com/gpu per node, a running node 4" in issues["gpuPools[0].sharing"]
-    assert "templates.go BuildCapacity" in issues["gpuPools[0].sharing"]
+    reason = _only_issue("gpuPools[0].sharing", "gke-t4", 0, sharing={"replicas": 4})
+    assert "counts 1 nvidia.com/gpu per node, a running node 4" in reason
+    assert "templates.go BuildCapacity" in reason
 
 
 def test_gke_operator_time_slicing_with_a_running_node_in_its_one_zone_plans_as_it_is_copied():
@@ -54,9 +61,8 @@ def test_gke_operator_time_slicing_with_a_running_node_in_its_one_zone_plans_as_
 
 def test_gke_total_minimum_over_several_zones_still_checks_the_template_of_an_empty_zone():
     # totalMinNodeCount bounds the pool, not a zone: a zone's MIG may sit at zero.
-    issues = _issues("gke-t4", 0, sharing={"replicas": 4}, minNodes=4)
-    assert list(issues) == ["gpuPools[0].sharing"]
-    assert "counts 1 nvidia.com/gpu per node, a running node 4" in issues["gpuPools[0].sharing"]
+    reason = _only_issue("gpuPools[0].sharing", "gke-t4", 0, sharing={"replicas": 4}, minNodes=4)
+    assert "counts 1 nvidia.com/gpu per node, a running node 4" in reason
 
 
 def _templates(name: str, pool: int, **edits: Any) -> dict[str, bool]:
@@ -76,11 +82,14 @@ def test_eks_pool_minimum_split_over_per_az_groups_leaves_one_at_zero_so_its_tem
 
 
 def test_gke_operator_mig_single_at_zero_exits_at_the_mig_key():
-    issues = _issues(
-        "gke-a100-mig", 0, gpu=None, mig={"strategy": "single", "config": "all-1g.5gb"}
+    reason = _only_issue(
+        "gpuPools[0].mig",
+        "gke-a100-mig",
+        0,
+        gpu=None,
+        mig={"strategy": "single", "config": "all-1g.5gb"},
     )
-    assert list(issues) == ["gpuPools[0].mig"]
-    assert "counts 1 nvidia.com/gpu per node, a running node 7" in issues["gpuPools[0].mig"]
+    assert "counts 1 nvidia.com/gpu per node, a running node 7" in reason
 
 
 def test_gke_native_sharing_plans_as_gke_counts_its_slots():
@@ -88,10 +97,9 @@ def test_gke_native_sharing_plans_as_gke_counts_its_slots():
 
 
 def test_karpenter_time_slicing_exits_at_the_sharing_key_naming_karpenter_and_node_overlay():
-    issues = _issues("eks-karpenter", 1, sharing={"replicas": 4})
-    assert list(issues) == ["gpuPools[1].sharing"]
-    assert "NodeOverlay" in issues["gpuPools[1].sharing"]
-    assert "nvidiaGPUs" in issues["gpuPools[1].sharing"]
+    reason = _only_issue("gpuPools[1].sharing", "eks-karpenter", 1, sharing={"replicas": 4})
+    assert "NodeOverlay" in reason
+    assert "nvidiaGPUs" in reason
 
 
 def test_eks_cluster_autoscaler_time_slicing_plans_as_the_asg_tag_carries_the_slots():
@@ -101,6 +109,5 @@ def test_eks_cluster_autoscaler_time_slicing_plans_as_the_asg_tag_carries_the_sl
 @pytest.mark.parametrize("machine", ["g6f.xlarge", "gr6f.4xlarge"])
 def test_karpenter_fractional_gpu_type_exits_as_karpenter_counts_its_ec2_gpus_zero(machine):
     # EC2 DescribeInstanceTypes: g6f/gr6f GpuInfo.Gpus[0].Count 0, LogicalGpuCount 1.
-    issues = _issues("eks-karpenter", 1, machineType=machine)
-    assert list(issues) == ["gpuPools[1].machineType"]
-    assert "instance-gpu-count=0" in issues["gpuPools[1].machineType"]
+    reason = _only_issue("gpuPools[1].machineType", "eks-karpenter", 1, machineType=machine)
+    assert "instance-gpu-count=0" in reason

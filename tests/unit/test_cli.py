@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import python_c
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -81,7 +83,6 @@ os.environ.pop("PYDANTIC_DISABLE_PLUGINS", None)
 runpy.run_module("infra", run_name="__main__")
 print(gc.isenabled(), os.environ.get("PYDANTIC_DISABLE_PLUGINS"))
 """
-    out = subprocess.run(
-        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
-    )
+    out = python_c(code)
+    assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["False", "__all__"]

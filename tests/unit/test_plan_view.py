@@ -12,7 +12,7 @@ from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
 from infra.core.sharing import mig_instances_per_gpu
 from infra.planview.table import pool_rows
-from tests.conftest import gke_config
+from tests.conftest import eks_shape_config, gke_config
 from tests.unit.gke_fixtures import a100_mig_shared
 
 NP = "gcp:container/nodePool:NodePool"
@@ -264,21 +264,7 @@ def test_a_declared_shape_still_checks_zones_against_the_region():
 
 
 def test_a_declared_eks_shape_is_planned_in_its_az_ids():
-    raw = {
-        "aws:region": "us-west-2",
-        "gpu-infra:platform": "eks",
-        "gpu-infra:cluster": {"name": "ml", "location": "us-west-2", "kubernetesVersion": "1.33"},
-        "gpu-infra:gpuPools": [
-            {
-                "name": "gpu-new",
-                "machineType": "g9.2xlarge",
-                "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
-                "zones": ["usw2-az1", "usw2-az2"],
-                "maxNodes": 4,
-            }
-        ],
-    }
-    plan = _plan(raw)
+    plan = _plan(eks_shape_config("g9.2xlarge"))
     (g,) = plan.platform.plan.groups
     assert (g.instance_types, g.az_ids) == (("g9.2xlarge",), ("usw2-az1", "usw2-az2"))
     assert "assumed x86_64" in plan.notes[0]

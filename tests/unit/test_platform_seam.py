@@ -27,6 +27,7 @@ from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSp
 from infra.core.config.operator import Preset
 from infra.core.platform import Cloud
 from infra.core.platforms import COMPONENTS, PLANNERS
+from tests.conftest import python_c
 
 ROOT = Path(__file__).resolve().parents[2]
 PLATFORMS = frozenset(PLANNERS)
@@ -340,9 +341,6 @@ def test_every_sample_plan_holds_its_platforms_implementation_by_the_protocol():
 
 
 def test_an_on_prem_plan_imports_no_module_of_another_platform():
-    import subprocess
-    import sys
-
     code = (
         "import sys\n"
         "from infra.core.config.stack import parse_file\n"
@@ -351,9 +349,8 @@ def test_an_on_prem_plan_imports_no_module_of_another_platform():
         "print(sorted(m for m in sys.modules if m.split('.')[2:3] in (['gke'], ['eks'])"
         " or m in ('infra.core.config.gke', 'infra.core.config.eks')))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True
-    )
+    out = python_c(code)
+    assert out.returncode == 0, out.stderr
     # Not even a constant: each platform's presets (and GKE's driver installer) live in its package.
     assert out.stdout.strip() == "[]"
 

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pkgutil
-import subprocess
-import sys
 from pathlib import Path
 
 import infra.core
+from tests.conftest import python_c
 
 ROOT = Path(__file__).resolve().parents[2]
 BLOCKED = (
@@ -38,9 +37,7 @@ def test_pure_modules_import_with_pulumi_and_cloud_sdks_blocked():
         f"for m in {pure_modules()!r}: __import__(m)\n"
         "print('ok')\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
-    )
+    out = python_c(code)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "ok"
 
@@ -48,5 +45,5 @@ def test_pure_modules_import_with_pulumi_and_cloud_sdks_blocked():
 def test_blocking_really_blocks():
     """Guard for the test above: a blocked import must fail, or the test could never fail."""
     code = "import sys\nsys.modules['pulumi'] = None\nimport pulumi\n"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    out = python_c(code)
     assert out.returncode != 0

@@ -12,6 +12,7 @@ import pytest
 
 from infra.cli import stack_path
 from quota.check import main
+from tests.conftest import python_c
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -96,9 +97,7 @@ def test_help_imports_no_config_or_cloud_sdk() -> None:
         "heavy = [m for m in ('pydantic', 'boto3', 'google.cloud', 'rich') if m in sys.modules]\n"
         "print(heavy)\n"
     )
-    p = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=False
-    )
+    p = python_c(code)
     assert p.stdout.strip() == "[]", p.stderr
 
 

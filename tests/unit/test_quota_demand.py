@@ -14,6 +14,7 @@ from infra.core.plan import build_plan
 from quota import demand as d
 from quota.arithmetic import Reading
 from quota.keys import QuotaKey
+from tests.conftest import eks_shape_config
 
 ROOT = Path(__file__).resolve().parents[2]
 FIX = ROOT / "tests" / "fixtures" / "quota"
@@ -300,17 +301,12 @@ def test_kubernetes_platform_has_no_cloud_quota_and_says_so() -> None:
         d.stack_demand(config, Catalog.load(), build_plan(config))
 
 
-def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
-    raw = {
+def gke_raw(cluster: dict[str, object]) -> dict[str, object]:
+    """A GKE stack: cluster ml in us-central1 (and ``cluster``), one T4 pool of 2 nodes at most."""
+    return {
         "gcp:project": "demo-project",
         "gpu-infra:platform": "gke",
-        "gpu-infra:cluster": {
-            "name": "ml",
-            "location": "us-central1",
-            "existing": True,
-            "cpuNodes": 4,
-        },
-        "gpu-infra:gpuOperator": {"clusterWide": True},
+        "gpu-infra:cluster": {"name": "ml", "location": "us-central1", **cluster},
         "gpu-infra:gpuPools": [
             {
                 "name": "t4",
@@ -319,6 +315,13 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
                 "maxNodes": 2,
             }
         ],
+    }
+
+
+def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
+    raw = {
+        **gke_raw({"existing": True, "cpuNodes": 4}),
+        "gpu-infra:gpuOperator": {"clusterWide": True},
     }
     config = parse(raw, "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
@@ -326,28 +329,8 @@ def test_existing_gke_cluster_adds_no_system_pool_demand() -> None:
     assert all("system" not in p and "bootstrap" not in p for r in rows for p in r.pools)
 
 
-def gke_raw(system_machine_type: str) -> dict[str, object]:
-    return {
-        "gcp:project": "demo-project",
-        "gpu-infra:platform": "gke",
-        "gpu-infra:cluster": {
-            "name": "ml",
-            "location": "us-central1",
-            "systemPool": {"machineType": system_machine_type},
-        },
-        "gpu-infra:gpuPools": [
-            {
-                "name": "t4",
-                "machineType": "n1-standard-8",
-                "gpu": {"type": "nvidia-tesla-t4", "count": 1},
-                "maxNodes": 2,
-            }
-        ],
-    }
-
-
 def test_gke_family_without_known_cpu_quota_is_a_config_issue_not_a_dropped_row() -> None:
-    config = parse(gke_raw("x9-standard-4"), "x")
+    config = parse(gke_raw({"systemPool": {"machineType": "x9-standard-4"}}), "x")
     with pytest.raises(ConfigErrors) as e:  # the planner refuses it, so both CLIs do
         build_plan(config, Catalog.load())
     assert "cluster.systemPool.machineType: 'x9-standard-4': family 'x9' has no known vCPU" in str(
@@ -356,7 +339,7 @@ def test_gke_family_without_known_cpu_quota_is_a_config_issue_not_a_dropped_row(
 
 
 def test_family_without_compute_metric_reads_the_cloud_quotas_vm_family_quota() -> None:
-    config = parse(gke_raw("c4-standard-4"), "x")
+    config = parse(gke_raw({"systemPool": {"machineType": "c4-standard-4"}}), "x")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     assert by_quota(rows)["CPUS"].needed == 8 * 3  # the n1 GPU pool only
     vm = by_quota(rows)[d.VM_FAMILY_QUOTA]
@@ -520,27 +503,7 @@ def test_a_fallback_onto_a_declared_machine_type_is_sized_not_refused():
 
 
 def test_a_declared_eks_type_of_no_quota_class_is_an_unknown_row_not_an_error():
-    config = parse(
-        {
-            "aws:region": "us-west-2",
-            "gpu-infra:platform": "eks",
-            "gpu-infra:cluster": {
-                "name": "ml",
-                "location": "us-west-2",
-                "kubernetesVersion": "1.33",
-            },
-            "gpu-infra:gpuPools": [
-                {
-                    "name": "gpu-new",
-                    "machineType": "u9.2xlarge",
-                    "shape": {"gpuModel": "RTX-PRO-6000", "gpus": 1, "vcpus": 8, "memoryGb": 64},
-                    "zones": ["usw2-az1", "usw2-az2"],
-                    "maxNodes": 4,
-                }
-            ],
-        },
-        "eks-new",
-    )
+    config = parse(eks_shape_config("u9.2xlarge"), "eks-new")
     _, rows = d.stack_demand(config, Catalog.load(), build_plan(config))
     row = by_quota(rows)["unknown:u9"]
     assert (row.key.cloud, row.key.unit, row.needed) == ("aws", "vCPUs", 64)

@@ -97,3 +97,11 @@ def user_shapes(
             + shape_rules.assumed
         )
     return shapes, notes
+
+
+def with_declared_shapes(
+    config: Any, catalog: Catalog, issues: Issues, shape_rules: ShapeRules
+) -> tuple[Catalog, tuple[str, ...]]:
+    """(``catalog`` overlaid with the stack's declared shapes, their plan notes)."""
+    shapes, notes = user_shapes(config, catalog, issues, shape_rules)
+    return catalog.with_user_shapes(shapes), tuple(notes)

@@ -6,10 +6,10 @@ platform's feature: ``Features.autoscaler``). ``plan`` is the registry's entry
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog.shapes import ShapeRules, user_shapes
+from infra.core.catalog.shapes import ShapeRules, with_declared_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
 from infra.core.config.eks import EksClusterSpec, EksPoolSpec
@@ -40,7 +40,7 @@ from infra.core.platform import (
     PricedPool,
     ServiceRole,
 )
-from infra.core.platform_defaults import PlatformDefaults
+from infra.core.platform_defaults import PlannedPlatform, planned_as
 from infra.core.pools import PoolHints
 
 if TYPE_CHECKING:
@@ -91,27 +91,20 @@ def plan(
     config: StackConfig, catalog: Catalog, issues: Issues, observed: EksObserved | None = None
 ) -> EksPlatform:
     """The EKS platform of ``config``: its declared shapes added to ``catalog``, then planned."""
-    shapes, notes = user_shapes(config, catalog, issues, SHAPES)
-    catalog = catalog.with_user_shapes(shapes)
+    catalog, notes = with_declared_shapes(config, catalog, issues, SHAPES)
     eks = plan_eks(config, catalog, issues, observed)
-    return EksPlatform(config, eks, catalog, eks_features(config.cluster), tuple(notes))
+    return EksPlatform(config, eks, catalog, eks_features(config.cluster), notes)
 
 
 def eks_plan(platform: Platform) -> EksPlan:
     """The EksPlan a stack's ``Plan.platform`` holds (for this platform's components)."""
-    if not isinstance(platform, EksPlatform):
-        raise TypeError(f"a {platform.name} plan, not a eks one")
-    return platform.plan
+    return planned_as(platform, EksPlatform, "eks").plan
 
 
 @dataclass(frozen=True, slots=True)
-class EksPlatform(PlatformDefaults):
+class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
     """A planned EKS stack (``shape_notes``: the notes of its declared shapes)."""
 
-    config: StackConfig
-    plan: EksPlan
-    catalog: Catalog = field(compare=False, repr=False)
-    features: Features
     shape_notes: tuple[str, ...] = ()
 
     @property
@@ -125,18 +118,6 @@ class EksPlatform(PlatformDefaults):
     @property
     def notes(self) -> tuple[str, ...]:
         return (*self.shape_notes, *self.plan.notes)
-
-    @property
-    def cluster(self) -> EksClusterSpec:
-        return self.config.cluster
-
-    @property
-    def cluster_name(self) -> str:
-        return self.plan.cluster_name
-
-    @property
-    def existing(self) -> bool:
-        return self.plan.existing
 
     @property
     def offline_assumptions(self) -> tuple[str, ...]:
@@ -344,13 +325,8 @@ class EksPlatform(PlatformDefaults):
                 )
         return out
 
-    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
-        chosen = {g.name: tuple(g.az_ids) for g in self.plan.groups}
-        return {
-            i: chosen[spec.name]
-            for i, spec in enumerate(self.config.pools)
-            if spec.zones is None and chosen.get(spec.name)
-        }
+    def chosen_zones(self) -> dict[str, tuple[str, ...]]:
+        return {g.name: tuple(g.az_ids) for g in self.plan.groups}
 
     @property
     def zones_widen(self) -> str | None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog.shapes import ShapeRules, user_shapes
+from infra.core.catalog.shapes import ShapeRules, with_declared_shapes
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
 from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
@@ -32,7 +32,7 @@ from infra.core.platform import (
     Preset,
     PricedPool,
 )
-from infra.core.platform_defaults import PlatformDefaults
+from infra.core.platform_defaults import PlannedPlatform, planned_as
 from infra.core.pools import PoolHints, spec_of
 from infra.core.sharing import mig_instances_per_gpu, schedulable_gpus
 
@@ -113,34 +113,25 @@ def plan(
     config: StackConfig, catalog: Catalog, issues: Issues, observed: GkeObserved | None = None
 ) -> GkePlatform:
     """The GKE platform of ``config``: its declared shapes added to ``catalog``, then planned."""
-    shapes, notes = user_shapes(config, catalog, issues, SHAPES)
-    catalog = catalog.with_user_shapes(shapes)
-    return GkePlatform(config, plan_gke(config, catalog, issues, observed), catalog, tuple(notes))
+    catalog, notes = with_declared_shapes(config, catalog, issues, SHAPES)
+    gke = plan_gke(config, catalog, issues, observed)
+    return GkePlatform(config, gke, catalog, FEATURES, notes)
 
 
 def gke_plan(platform: Platform) -> GkePlan:
     """The GkePlan a stack's ``Plan.platform`` holds (for this platform's components)."""
-    if not isinstance(platform, GkePlatform):
-        raise TypeError(f"a {platform.name} plan, not a gke one")
-    return platform.plan
+    return planned_as(platform, GkePlatform, "gke").plan
 
 
 @dataclass(frozen=True, slots=True)
-class GkePlatform(PlatformDefaults):
+class GkePlatform(PlannedPlatform[GkeClusterSpec, GkePlan]):
     """A planned GKE stack (``shape_notes``: the notes of its declared shapes)."""
 
-    config: StackConfig
-    plan: GkePlan
-    catalog: Catalog = field(compare=False, repr=False)
     shape_notes: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
         return "gke"
-
-    @property
-    def features(self) -> Features:
-        return FEATURES
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:
@@ -149,18 +140,6 @@ class GkePlatform(PlatformDefaults):
     @property
     def notes(self) -> tuple[str, ...]:
         return (*self.shape_notes, *self.plan.notes)
-
-    @property
-    def cluster(self) -> GkeClusterSpec:
-        return self.config.cluster
-
-    @property
-    def cluster_name(self) -> str:
-        return self.plan.cluster.name
-
-    @property
-    def existing(self) -> bool:
-        return self.plan.cluster.existing
 
     @property
     def offline_assumptions(self) -> tuple[str, ...]:
@@ -366,13 +345,8 @@ class GkePlatform(PlatformDefaults):
             out.append(f"  {p.name}: {p.machine_type} ({how} totals {p.total_min}-{p.total_max})")
         return out
 
-    def unpinned_zones(self) -> dict[int, tuple[str, ...]]:
-        chosen = {p.name: tuple(p.node_locations) for p in self.plan.pools}
-        return {
-            i: chosen[spec.name]
-            for i, spec in enumerate(self.config.pools)
-            if spec.zones is None and chosen.get(spec.name)
-        }
+    def chosen_zones(self) -> dict[str, tuple[str, ...]]:
+        return {p.name: tuple(p.node_locations) for p in self.plan.pools}
 
     @property
     def zones_widen(self) -> str | None:

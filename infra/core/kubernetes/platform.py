@@ -5,7 +5,7 @@ runs, no price, no quota. ``plan`` is the registry's entry (``infra.core.platfor
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from infra.core.catalog.shapes import refuse_shapes
 from infra.core.catalog.vendored import Catalog
@@ -25,7 +25,7 @@ from infra.core.nodes import (
     shared_resources,
 )
 from infra.core.platform import Features, Platform, PoolView, Preset
-from infra.core.platform_defaults import PlatformDefaults
+from infra.core.platform_defaults import PlannedPlatform, planned_as
 from infra.core.pools import PoolHints
 
 FEATURES = Features(
@@ -43,31 +43,21 @@ def plan(config: StackConfig, catalog: Catalog, issues: Issues) -> KubernetesPla
     """The existing cluster of ``config`` and its pools (no declared shapes: its pools describe
     their own nodes)."""
     refuse_shapes(config, issues)
-    return KubernetesPlatform(config, plan_kubernetes(config, catalog, issues), catalog)
+    return KubernetesPlatform(config, plan_kubernetes(config, catalog, issues), catalog, FEATURES)
 
 
 def kubernetes_plan(platform: Platform) -> KubernetesPlan:
     """The KubernetesPlan a stack's ``Plan.platform`` holds (for this platform's components)."""
-    if not isinstance(platform, KubernetesPlatform):
-        raise TypeError(f"a {platform.name} plan, not a kubernetes one")
-    return platform.plan
+    return planned_as(platform, KubernetesPlatform, "kubernetes").plan
 
 
 @dataclass(frozen=True, slots=True)
-class KubernetesPlatform(PlatformDefaults):
+class KubernetesPlatform(PlannedPlatform[KubernetesClusterSpec, KubernetesPlan]):
     """A planned stack on an existing cluster."""
-
-    config: StackConfig
-    plan: KubernetesPlan
-    catalog: Catalog = field(compare=False, repr=False)
 
     @property
     def name(self) -> str:
         return "kubernetes"
-
-    @property
-    def features(self) -> Features:
-        return FEATURES
 
     @property
     def pools(self) -> tuple[PoolHints, ...]:
@@ -76,18 +66,6 @@ class KubernetesPlatform(PlatformDefaults):
     @property
     def notes(self) -> tuple[str, ...]:
         return ()
-
-    @property
-    def cluster(self) -> KubernetesClusterSpec:
-        return self.config.cluster
-
-    @property
-    def cluster_name(self) -> str:
-        return self.plan.cluster_name
-
-    @property
-    def existing(self) -> bool:
-        return self.cluster.existing
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
     def presets(self) -> Mapping[str, Preset]:

@@ -181,24 +181,13 @@ def _resource_tolerations(value: Any, resource: str) -> list[Obj]:
 def kubernetes(doc: Obj, resolve: Any) -> list[Workload]:
     out: list[Workload] = []
     for target, manifests in doc.items():
-        pod = manifests["pod"]["spec"]
-        job = manifests["job"]["spec"]["template"]["spec"]
-        out.append(
-            Workload(
-                "kubernetes",
-                pod_from_spec(f"pod/{target}", pod),
-                resolve(target),
-                quota_checked=True,
-            )
-        )
-        out.append(
-            Workload(
-                "kubernetes",
-                pod_from_spec(f"job/{target}", job),
-                resolve(target),
-                quota_checked=True,
-            )
-        )
+        specs = {
+            "pod": manifests["pod"]["spec"],
+            "job": manifests["job"]["spec"]["template"]["spec"],
+        }
+        for kind, spec in specs.items():
+            pod = pod_from_spec(f"{kind}/{target}", spec)
+            out.append(Workload("kubernetes", pod, resolve(target), quota_checked=True))
     return out
 
 
