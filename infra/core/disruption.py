@@ -249,7 +249,8 @@ def update_disruption(
                 "the group terminates the rest, evicting their pods"
             )
             continue
-        gone = [z for z in was or [] if z not in (now or [])]
+        kept = now if isinstance(now, list) else []
+        gone = [z for z in was if z not in kept] if isinstance(was, list) else []
         parts.append(
             f"update in place, but {p} drops {', '.join(map(str, gone))}: the pool's nodes there "
             "are drained and deleted, their pods rescheduled elsewhere"
