@@ -53,6 +53,7 @@ from infra.core.eks.system import SYSTEM_GROUP, EksSystemGroupPlan, plan_system
 from infra.core.eks.template import node_group_problems
 from infra.core.errors import Issues, join_path
 from infra.core.labels import POOL_LABEL
+from infra.core.neighbours import stack_node_labels
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,13 +236,14 @@ def _plan_groups(
     """Every GPU pool's plan (pools that cannot be built leave issues and no plan)."""
     cluster: EksClusterSpec = config.cluster
     karpenter = cluster.autoscaler.kind == "karpenter"
+    stack = stack_node_labels(config)
     groups: list[EksGroupPlan] = []
     for i, pool in enumerate(config.pools):
         if karpenter:
             karpenter_problems(i, pool, issues)
         else:
             node_group_problems(i, pool, issues)
-        g = plan_group(i, pool, cluster, region, network, catalog, issues)
+        g = plan_group(i, pool, cluster, region, network, catalog, issues, stack)
         if g is not None and karpenter:
             g = as_karpenter_pool(i, g, config, catalog, issues)
         if g is not None:
@@ -324,6 +326,7 @@ def _plan_device_plugin(
         [t for g in al2023 for t in g.taints],
         [p.sharing for p in config.pools if p.sharing is not None],
         release=_release_name(config, DEVICE_PLUGIN_CHART),
+        stack=stack_node_labels(config),
     )
 
 
@@ -336,6 +339,7 @@ def _plan_efa_device_plugin(
         [g.name for g in efa],
         [t for g in efa for t in g.taints],
         release=_release_name(config, EFA_CHART_NAME),
+        stack=stack_node_labels(config),
     )
 
 
