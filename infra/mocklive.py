@@ -90,6 +90,7 @@ class LiveAccount:
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
         gke_without_workload_identity: those of them without Workload Identity.
+        gke_node_pools: GKE cluster name -> its node pools -> their Kubernetes node labels.
         failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
             throttling): every read of that function fails so.
     """
@@ -113,6 +114,7 @@ class LiveAccount:
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
     gke_without_workload_identity: frozenset[str] = frozenset()
+    gke_node_pools: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -192,6 +194,7 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         **_recorded_clusters(found, recording),
         gke_clusters=found.gke_clusters
         | {str(r.inputs["name"]) for r in of("gcp:container/cluster:Cluster")},
+        gke_node_pools=_gke_pools_made(found, recording),
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
             for r in of("aws:eks/addon:Addon")
@@ -215,6 +218,17 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         },
         **_network_made(recording),
     )
+
+
+def _gke_pools_made(
+    found: LiveAccount, recording: Recording
+) -> dict[str, dict[str, Mapping[str, str]]]:
+    """``found``'s GKE node pools plus those ``recording`` made, each with its node labels."""
+    out = {c: dict(pools) for c, pools in found.gke_node_pools.items()}
+    for r in recording.of_type("gcp:container/nodePool:NodePool"):
+        labels = (r.inputs.get("nodeConfig") or {}).get("labels") or {}
+        out.setdefault(str(r.inputs["cluster"]), {})[str(r.inputs["name"])] = dict(labels)
+    return out
 
 
 def _network_made(recording: Recording) -> dict[str, Any]:
@@ -359,6 +373,10 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
         "workloadIdentityConfigs": []
         if name in live.gke_without_workload_identity
         else [{"workloadPool": f"{project}.svc.id.goog"}],
+        "nodePools": [
+            {"name": pool, "nodeConfigs": [{"labels": dict(labels)}]}
+            for pool, labels in sorted(live.gke_node_pools.get(str(name), {}).items())
+        ],
     }
 
 

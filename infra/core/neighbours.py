@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
 from infra.core.labels import STACK_LABEL
 from infra.core.rules.limits import limit
@@ -23,9 +24,9 @@ from infra.core.rules.limits import limit
 # k8s.io/apimachinery pkg/util/validation/validation.go IsValidLabelValue, LabelValueMaxLength).
 LABEL_VALUE_MAX = limit("k8s.label_value")
 _LABEL_VALUE = re.compile(r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?", re.ASCII)
-# Pulumi stack names are 1-100 of [A-Za-z0-9_.-] (pulumi/pulumi sdk/go/common/workspace/
-# templates.go validateStackName, stackNameAndProjectRegexp): the same characters as a label
-# value, but longer and free to start or end with '-', '_' or '.'.
+# Pulumi stack names: 1-100 of [A-Za-z0-9_.-] (receiver_limits.csv pulumi.stack_name): the same
+# characters as a label value, but longer and free to start or end with '-', '_' or '.'.
+STACK_NAME_MAX = limit("pulumi.stack_name")
 _HASH = 8
 
 
@@ -41,8 +42,10 @@ def stack_label_value(stack: str) -> str:
     return f"{head}-{digest}" if head else digest
 
 
-def stack_node_labels(config: StackConfig) -> dict[str, str]:
-    """``{STACK_LABEL: <stack>}`` on a cluster the stack does not own; ``{}`` on its own."""
-    if not config.cluster.existing:
+def stack_node_labels(config: StackConfig, catalog: Catalog) -> dict[str, str]:
+    """``{STACK_LABEL: <stack>}`` on a cluster the stack does not own; ``{}`` on its own, and on
+    the side of a ``--diff`` planned as a gpu-infra from before the label deployed it
+    (``Catalog.stack_node_labels``)."""
+    if not config.cluster.existing or not catalog.stack_node_labels:
         return {}
     return {STACK_LABEL: stack_label_value(config.stack)}

@@ -1,4 +1,5 @@
-"""The GKE observe step: an existing cluster's name, endpoint, CA and workload pool, before planning.
+"""The GKE observe step: an existing cluster's name, endpoint, CA, workload pool and node pools,
+before planning.
 
 Through pulumi-gcp's synchronous ``container.get_cluster``, so ``pulumi up`` reads with the
 stack's provider configuration. A stack that creates its cluster reads it only when its
@@ -40,5 +41,13 @@ def observe_gke(config: StackConfig) -> GkeObserved:
             endpoint=found.endpoint,
             certificate_authority=(auths[0].cluster_ca_certificate or "") if auths else "",
             workload_pool=(identity[0].workload_pool or "") if identity else "",
-        )
+        ),
+        # The pools the cluster runs, each with its node labels (the data source's node_pool
+        # blocks, node_config.labels): which of them are this stack's (infra.core.gke.neighbours).
+        node_pools={
+            p.name: dict(p.node_configs[0].labels or {}) if p.node_configs else {}
+            for p in found.node_pools or ()
+        }
+        if c.existing
+        else None,
     )

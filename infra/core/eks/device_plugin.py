@@ -55,6 +55,11 @@ class DevicePluginPlan:
     repo: str
     namespace: str
     values: Mapping[str, Any]
+    # Pools whose node groups the release waits for: on a shared cluster its DaemonSet requires
+    # the stack label, which a running group gets in the same deploy (UpdateNodegroupConfig
+    # writes it onto the running nodes); changed first, the DaemonSet would leave those nodes
+    # without a device plugin until the label lands.
+    after_pools: tuple[str, ...] = ()
 
 
 def plan_device_plugin(
@@ -120,6 +125,7 @@ def plan_device_plugin(
         repo=CHART_REPO,
         namespace=NAMESPACE,
         values=values,
+        after_pools=tuple(sorted(pools)) if stack else (),
     )
 
 
@@ -171,6 +177,7 @@ def plan_efa_device_plugin(
         repo=EFA_CHART_REPO,
         namespace=NAMESPACE,
         values=values,
+        after_pools=tuple(sorted(pools)) if stack else (),
     )
 
 

@@ -39,29 +39,44 @@ class GkeObserved:
             to, or the one a stack creating its cluster made earlier (read only when its
             ``cluster.minMasterVersion`` is past support); ``None``: there is none, or nothing
             was read.
+        node_pools: the existing cluster's node pools -> their Kubernetes node labels
+            (``nodePools[].config.labels`` of the cluster read), whose names and marks tell this
+            stack's running pools from another's (``infra.core.gke.neighbours``); ``None``: not
+            read (a cluster the stack creates, or none found).
     """
 
     cluster: GkeClusterObserved | None = None
+    node_pools: Mapping[str, Mapping[str, str]] | None = None
 
     def to_json(self) -> dict[str, Any]:
         """camelCase JSON, as ``--json`` shows it; ``from_json`` reads it back."""
         c = self.cluster
-        return {
+        out: dict[str, Any] = {
             "cluster": None if c is None else {**access_to_json(c), "workloadPool": c.workload_pool}
         }
+        if self.node_pools is not None:
+            out["nodePools"] = {n: dict(labels) for n, labels in self.node_pools.items()}
+        return out
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> GkeObserved:
         """The value ``to_json`` wrote (keys it does not write are refused)."""
-        if unknown := sorted(set(doc) - {"cluster"}):
+        if unknown := sorted(set(doc) - {"cluster", "nodePools"}):
             raise ValueError(f"observed.gke: unknown key(s) {', '.join(unknown)}")
+        pools = doc.get("nodePools")
+        node_pools = (
+            None
+            if pools is None
+            else {str(n): {str(k): str(v) for k, v in ls.items()} for n, ls in pools.items()}
+        )
         c = doc.get("cluster")
         if c is None:
-            return cls()
+            return cls(node_pools=node_pools)
         if unknown := sorted(set(c) - {"name", "endpoint", "certificateAuthority", "workloadPool"}):
             raise ValueError(f"observed.gke.cluster: unknown key(s) {', '.join(unknown)}")
         return cls(
-            cluster=GkeClusterObserved(**access_from_json(c), workload_pool=c.get("workloadPool"))
+            cluster=GkeClusterObserved(**access_from_json(c), workload_pool=c.get("workloadPool")),
+            node_pools=node_pools,
         )
 
 
