@@ -90,7 +90,8 @@ class LiveAccount:
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
         gke_without_workload_identity: those of them without Workload Identity.
-        gke_node_pools: GKE cluster name -> its node pools -> their Kubernetes node labels.
+        gke_node_pools: GKE cluster name -> its node pools -> their ``nodeConfigs[0]`` as the
+            cluster read answers it (``labels``, ``serviceAccount``).
         failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
             throttling): every read of that function fails so.
     """
@@ -114,7 +115,7 @@ class LiveAccount:
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
     gke_without_workload_identity: frozenset[str] = frozenset()
-    gke_node_pools: Mapping[str, Mapping[str, Mapping[str, str]]] = field(default_factory=dict)
+    gke_node_pools: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -143,6 +144,24 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
         eks_versions={**b.eks_versions, **a.eks_versions},
         gke_clusters=a.gke_clusters | b.gke_clusters,
     )
+
+
+def beside(a: LiveAccount, b: LiveAccount) -> LiveAccount:
+    """One account holding what both ``a`` and ``b`` hold (``a``'s value where both name a key):
+    another stack's deploy ``b`` beside this stack's account ``a`` (``--beside``)."""
+    merged: dict[str, Any] = {}
+    for name in LiveAccount.__dataclass_fields__:
+        mine, theirs = getattr(a, name), getattr(b, name)
+        if name == "gke_node_pools":
+            clusters = {*theirs, *mine}
+            merged[name] = {c: {**theirs.get(c, {}), **mine.get(c, {})} for c in clusters}
+        elif isinstance(mine, Mapping):
+            merged[name] = {**theirs, **mine}
+        elif isinstance(mine, frozenset):
+            merged[name] = mine | theirs
+        elif isinstance(mine, tuple):  # vpcs and vpc_tags, kept in step
+            merged[name] = (*mine, *theirs)
+    return replace(a, **merged)
 
 
 def _recorded_clusters(found: LiveAccount, recording: Recording) -> dict[str, Any]:
@@ -222,12 +241,17 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
 
 def _gke_pools_made(
     found: LiveAccount, recording: Recording
-) -> dict[str, dict[str, Mapping[str, str]]]:
-    """``found``'s GKE node pools plus those ``recording`` made, each with its node labels."""
+) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """``found``'s GKE node pools plus those ``recording`` made, each with its node labels and
+    service account."""
     out = {c: dict(pools) for c, pools in found.gke_node_pools.items()}
     for r in recording.of_type("gcp:container/nodePool:NodePool"):
-        labels = (r.inputs.get("nodeConfig") or {}).get("labels") or {}
-        out.setdefault(str(r.inputs["cluster"]), {})[str(r.inputs["name"])] = dict(labels)
+        node = r.inputs.get("nodeConfig") or {}
+        config = {
+            "labels": dict(node.get("labels") or {}),
+            "serviceAccount": str(node.get("serviceAccount") or ""),
+        }
+        out.setdefault(str(r.inputs["cluster"]), {})[str(r.inputs["name"])] = config
     return out
 
 
@@ -374,8 +398,8 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
         if name in live.gke_without_workload_identity
         else [{"workloadPool": f"{project}.svc.id.goog"}],
         "nodePools": [
-            {"name": pool, "nodeConfigs": [{"labels": dict(labels)}]}
-            for pool, labels in sorted(live.gke_node_pools.get(str(name), {}).items())
+            {"name": pool, "nodeConfigs": [dict(config)]}
+            for pool, config in sorted(live.gke_node_pools.get(str(name), {}).items())
         ],
     }
 

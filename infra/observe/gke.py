@@ -15,7 +15,12 @@ import pulumi_gcp as gcp
 
 from infra.core.config.gke import GkeClusterSpec
 from infra.core.config.stack import StackConfig
-from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
+from infra.core.gke.observed import (
+    GkeClusterObserved,
+    GkeNodePoolObserved,
+    GkeObserved,
+    cluster_not_found,
+)
 from infra.core.gke.versions import support_problem
 from infra.core.observed import ObserveError, failure_reason
 
@@ -42,12 +47,16 @@ def observe_gke(config: StackConfig) -> GkeObserved:
             certificate_authority=(auths[0].cluster_ca_certificate or "") if auths else "",
             workload_pool=(identity[0].workload_pool or "") if identity else "",
         ),
-        # The pools the cluster runs, each with its node labels (the data source's node_pool
-        # blocks, node_config.labels): which of them are this stack's (infra.core.gke.neighbours).
-        node_pools={
-            p.name: dict(p.node_configs[0].labels or {}) if p.node_configs else {}
-            for p in found.node_pools or ()
-        }
-        if c.existing
-        else None,
+        # The pools the cluster runs with their node labels and service accounts (the data
+        # source's node_pool blocks): which are this stack's (infra.core.gke.neighbours).
+        node_pools={p.name: _pool(p) for p in found.node_pools or ()} if c.existing else None,
+    )
+
+
+def _pool(p: gcp.container.outputs.GetClusterNodePoolResult) -> GkeNodePoolObserved:
+    config = p.node_configs[0] if p.node_configs else None
+    if config is None:
+        return GkeNodePoolObserved()
+    return GkeNodePoolObserved(
+        labels=dict(config.labels or {}), service_account=config.service_account or ""
     )

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.gke.model import ComputeClassPlan, GkePoolPlan
-from infra.core.gke.names import stack_hash
+from infra.core.gke.names import node_sa_email, project_names, stack_hash, stack_node_account
+from infra.core.gke.observed import GkeNodePoolObserved
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL, GKE_NODEPOOL_LABEL, POOL_LABEL, STACK_LABEL
 from infra.core.neighbours import stack_label_value
 from infra.core.pools import Taint
@@ -37,7 +38,37 @@ from infra.core.rules.limits import limit
 NODE_POOL_NAME_MAX = limit("gke.node_pool_name")
 _HASH = 8
 
-LiveGkePools = Mapping[str, Mapping[str, str]]
+LiveGkePools = Mapping[str, GkeNodePoolObserved]
+
+
+@dataclass(frozen=True, slots=True)
+class Me:
+    """What marks this stack's node pools: its stack label value, and the node service account
+    they run as (``cluster.nodeServiceAccount``, else the one it creates: ``names.project_names``)
+    in its project, for its cluster."""
+
+    label: str
+    account: str
+    cluster: str
+    project: str
+    brought: bool = False  # the account is cluster.nodeServiceAccount: other stacks may bring it
+
+    @classmethod
+    def of(cls, config: StackConfig) -> Me:
+        c, project = config.cluster, config.project or ""
+        made = node_sa_email(project_names(config.stack, c.location, c.name).node_sa_id, project)
+        account = c.node_service_account or made
+        brought = c.node_service_account is not None
+        return cls(stack_label_value(config.stack), account, c.name, project, brought)
+
+    def theirs(self, pool: GkeNodePoolObserved) -> bool:
+        """Whether ``pool`` is surely another stack's: labelled with another stack, or running as
+        the node service account another stack created for this cluster."""
+        label = pool.labels.get(STACK_LABEL)
+        if label is not None:
+            return label != self.label
+        sa = pool.service_account
+        return sa != self.account and stack_node_account(sa, self.cluster, self.project)
 
 
 def stack_pool_name(name: str, mark: str) -> str:
@@ -57,32 +88,29 @@ def entry_of(p: GkePoolPlan) -> str:
     return p.hints.spec or p.hints.name
 
 
-def runs_as_ours(labels: Mapping[str, str], pool: str, mine: str) -> bool:
-    """Whether a live node pool with node ``labels`` is this stack's pool ``pool``: labelled with
-    this stack, or, without any stack label (made before gpu-infra labelled them), labelled by
-    gpu-infra with that pool's name."""
-    theirs = labels.get(STACK_LABEL)
-    if theirs is not None:
-        return theirs == mine
-    return labels.get(POOL_LABEL) == pool
+def runs_as_ours(live: GkeNodePoolObserved, pool: str, me: Me) -> bool:
+    """Whether a live node pool is this stack's pool ``pool``: labelled with this stack, or,
+    without a stack label (made before gpu-infra labelled them), labelled by gpu-infra with that
+    pool's name and not surely another stack's (``Me.theirs``)."""
+    if STACK_LABEL in live.labels:
+        return live.labels[STACK_LABEL] == me.label
+    return live.labels.get(POOL_LABEL) == pool and not me.theirs(live)
 
 
-def unscoped_evidence(
-    pools: Sequence[GkePoolPlan], live: LiveGkePools, mine: str
-) -> dict[str, str]:
+def unscoped_evidence(pools: Sequence[GkePoolPlan], live: LiveGkePools, me: Me) -> dict[str, str]:
     """Entry -> the live node pool showing it runs under its unscoped names as this stack's: a pool
     of the entry (``POOL_LABEL``) named as the pool itself, or auto-created for the class named as
-    the entry, labelled with this stack or with no stack at all."""
+    the entry, and not another stack's."""
     entries: dict[str, set[str]] = {}
     for p in pools:
         entries.setdefault(entry_of(p), set()).add(p.name)
     found: dict[str, str] = {}
-    for name, labels in sorted(live.items()):
-        pool = labels.get(POOL_LABEL, "")
-        entry = next((e for e, names in entries.items() if pool in names), None)
-        if entry is None or labels.get(STACK_LABEL, mine) != mine:
+    for name, pool in sorted(live.items()):
+        own = pool.labels.get(POOL_LABEL, "")
+        entry = next((e for e, names in entries.items() if own in names), None)
+        if entry is None or me.theirs(pool):
             continue
-        if name == pool or labels.get(GKE_COMPUTE_CLASS_LABEL) == entry:
+        if name == own or pool.labels.get(GKE_COMPUTE_CLASS_LABEL) == entry:
             found.setdefault(entry, name)
     return found
 
@@ -97,9 +125,9 @@ def scope_to_stack(
     """The pools under their node pool (and ComputeClass) names on a cluster the stack does not
     own, the classes naming them, and a note per entry kept under a name no stack label marks."""
     c = config.cluster
-    mine = stack_label_value(config.stack)
+    me = Me.of(config)
     mark = stack_hash(config.stack, c.location, c.name)
-    kept = unscoped_evidence(pools, live, mine) if live is not None else {}
+    kept = unscoped_evidence(pools, live, me) if live is not None else {}
     out = [p if entry_of(p) in kept else _scoped_pool(p, mark) for p in pools]
     physical = {p.name: p.node_pool for p in out}
     scoped = [
@@ -110,9 +138,19 @@ def scope_to_stack(
         )
         for k in classes
     ]
-    _foreign_issues(config, out, live or {}, mine, issues)
-    unmarked = [e for e, n in kept.items() if STACK_LABEL not in (live or {})[n]]
-    return out, scoped, [_kept_note(c.name, kept[e], mine) for e in sorted(unmarked)]
+    _foreign_issues(config, out, live or {}, me, issues)
+    found = live or {}
+    notes = [
+        _kept_note(
+            c.name,
+            kept[e],
+            me,
+            sure=found[kept[e]].service_account == me.account and not me.brought,
+        )
+        for e in sorted(kept)
+        if STACK_LABEL not in found[kept[e]].labels
+    ]
+    return out, scoped, notes
 
 
 def _scoped_pool(p: GkePoolPlan, mark: str) -> GkePoolPlan:
@@ -143,14 +181,20 @@ def _scoped_pool(p: GkePoolPlan, mark: str) -> GkePoolPlan:
     )
 
 
-def _kept_note(cluster: str, pool: str, mine: str) -> str:
-    return (
+def _kept_note(cluster: str, pool: str, me: Me, *, sure: bool) -> str:
+    """Why a running pool keeps its name; ``sure``: its nodes run as this stack's own account."""
+    note = (
         f"GKE: cluster {cluster} runs node pool {pool} without a {STACK_LABEL} label (made before "
         "gpu-infra named pools per stack on a shared cluster): its pools keep their names as this "
         "stack's, since a new name would replace each pool and every node on it; this deploy "
-        f"labels them {STACK_LABEL}={mine} in place. If another stack made it, this deploy fails "
-        "creating them (409 alreadyExists): deploy that stack first (its deploy labels its pools) "
-        "and plan again"
+        f"labels them {STACK_LABEL}={me.label} in place"
+    )
+    if sure:
+        return f"{note} (its nodes run as the node service account this stack created)"
+    return (
+        f"{note}. Its nodes do not run as a node service account only this stack has, so another "
+        "stack may have made it; then this deploy fails creating it (409 alreadyExists): deploy "
+        "that stack first (its deploy labels its pools) and plan again"
     )
 
 
@@ -158,18 +202,24 @@ def _foreign_issues(
     config: StackConfig,
     pools: Sequence[GkePoolPlan],
     live: LiveGkePools,
-    mine: str,
+    me: Me,
     issues: Issues,
 ) -> None:
     """A node pool name the plan would create that a live pool not this stack's holds: GKE refuses
     the create (409 ALREADY_EXISTS), and its nodes would be selected as this pool's."""
     index = {p.name: i for i, p in enumerate(config.pools)}
     for p in pools:
-        labels = live.get(p.node_pool)
-        if p.auto_create or labels is None or runs_as_ours(labels, p.name, mine):
+        found = live.get(p.node_pool)
+        if p.auto_create or found is None or runs_as_ours(found, p.name, me):
             continue
-        theirs = labels.get(STACK_LABEL)
-        whose = f"it is labelled {STACK_LABEL}={theirs}" if theirs else "gpu-infra did not make it"
+        theirs = found.labels.get(STACK_LABEL)
+        whose = (
+            f"it is labelled {STACK_LABEL}={theirs}"
+            if theirs
+            else f"its nodes run as {found.service_account}"
+            if me.theirs(found)
+            else "gpu-infra did not make it for this pool"
+        )
         issues.add(
             join_path("gpuPools", index.get(entry_of(p)), "name"),
             f"{p.name!r}: cluster {config.cluster.name} already runs a node pool {p.node_pool} "
