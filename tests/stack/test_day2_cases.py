@@ -34,7 +34,9 @@ NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.json").exists())
 def _without(path: Path, first_cell: str) -> None:
     """Drop the rows of a catalog CSV whose first cell is ``first_cell``."""
     rows = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    path.write_text("".join(r for r in rows if not r.startswith(first_cell + ",")), encoding="utf-8")
+    path.write_text(
+        "".join(r for r in rows if not r.startswith(first_cell + ",")), encoding="utf-8"
+    )
 
 
 def _old_catalog(pins: dict[str, str], tmp: Path, without: str = "", limit: str = "") -> Path:

@@ -206,15 +206,20 @@ def test_a_cluster_the_stack_creates_gets_no_stack_label():
     assert STACK_LABEL not in g.labels and STACK_LABEL not in g.hints.node_selector
 
 
-def test_an_older_gpu_infras_catalog_plans_its_side_without_the_label_and_names(tmp_path: Path):
-    # --old-catalog REF of a gpu-infra from before the label: its receiver_limits.csv lacks the
-    # pulumi.stack_name row that came with it, and its side is planned as that gpu-infra did.
+def older_gpu_infra_catalog(tmp_path: Path) -> Catalog:
+    """The catalog of a gpu-infra from before the stack label (``--old-catalog REF``): its
+    receiver_limits.csv lacks the pulumi.stack_name row that came with it."""
     old = tmp_path / "catalog"
     shutil.copytree(DATA_DIR, old, ignore=shutil.ignore_patterns("gpu-operator", "karpenter"))
     limits = old / "receiver_limits.csv"
     rows = limits.read_text(encoding="utf-8").splitlines(keepends=True)
     limits.write_text("".join(r for r in rows if not r.startswith("pulumi.stack_name,")))
-    catalog = Catalog(old)
+    return Catalog(old)
+
+
+def test_an_older_gpu_infras_catalog_plans_its_side_without_the_label_and_names(tmp_path: Path):
+    # Its side is planned as that gpu-infra deployed it.
+    catalog = older_gpu_infra_catalog(tmp_path)
     assert not catalog.stack_node_labels and Catalog().stack_node_labels
     eks = build_plan(parse(existing(gpu_pool(machineType="g4dn.xlarge")), "team-a"), catalog)
     assert STACK_LABEL not in eks_plan(eks.platform).groups[0].labels

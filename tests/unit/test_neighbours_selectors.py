@@ -6,14 +6,12 @@ gke-nodepool label GKE sets), not from the selectors under test."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.config.stack import parse
 from infra.core.eks.device_plugin import DevicePluginPlan
 from infra.core.eks.platform import eks_plan
@@ -24,6 +22,7 @@ from infra.core.scheduling.proof import plan_workloads, pool_nodes
 from infra.core.scheduling.workloads import warm
 from tests.conftest import gke_config
 from tests.unit.test_eks_day2 import gpu_pool
+from tests.unit.test_neighbours import older_gpu_infra_catalog
 from tests.unit.test_shared_cluster import existing
 
 FALLBACK = [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4", "count": 1}}]
@@ -124,14 +123,9 @@ def test_no_pod_of_one_stack_selects_a_node_of_the_other(case: str):
 
 
 def test_the_check_sees_the_crossing_an_older_gpu_infra_planned(tmp_path: Path):
-    # The same two EKS stacks as an older gpu-infra planned them (its catalog lacks the
-    # pulumi.stack_name row that came with the stack label): the pool label alone selected both.
-    old = tmp_path / "catalog"
-    shutil.copytree(DATA_DIR, old, ignore=shutil.ignore_patterns("gpu-operator", "karpenter"))
-    limits = old / "receiver_limits.csv"
-    rows = limits.read_text(encoding="utf-8").splitlines(keepends=True)
-    limits.write_text("".join(r for r in rows if not r.startswith("pulumi.stack_name,")))
-    catalog = Catalog(old)
+    # The same two EKS stacks as a gpu-infra from before the stack label planned them: the pool
+    # label alone selected both stacks' nodes.
+    catalog = older_gpu_infra_catalog(tmp_path)
     a, b = (build_plan(parse(CASES["eks"], s), catalog) for s in ("team-a", "team-b"))
     crossing = _crossing(b, a)
     assert any(c.startswith("nvidia-device-plugin selects") for c in crossing), crossing
