@@ -90,6 +90,8 @@ class LiveAccount:
         pod_identity_agent: whether the eks-pod-identity-agent add-on is installed.
         gke_clusters: existing GKE cluster names (any project and location).
         gke_without_workload_identity: those of them without Workload Identity.
+        gke_node_pools: GKE cluster name -> its node pools -> their ``nodeConfigs[0]`` as the
+            cluster read answers it (``labels``, ``serviceAccount``).
         failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
             throttling): every read of that function fails so.
     """
@@ -113,6 +115,7 @@ class LiveAccount:
     pod_identity_agent: bool = True
     gke_clusters: frozenset[str] = frozenset()
     gke_without_workload_identity: frozenset[str] = frozenset()
+    gke_node_pools: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -141,6 +144,24 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
         eks_versions={**b.eks_versions, **a.eks_versions},
         gke_clusters=a.gke_clusters | b.gke_clusters,
     )
+
+
+def beside(a: LiveAccount, b: LiveAccount) -> LiveAccount:
+    """One account holding what both ``a`` and ``b`` hold (``a``'s value where both name a key):
+    another stack's deploy ``b`` beside this stack's account ``a`` (``--beside``)."""
+    merged: dict[str, Any] = {}
+    for name in LiveAccount.__dataclass_fields__:
+        mine, theirs = getattr(a, name), getattr(b, name)
+        if name == "gke_node_pools":
+            clusters = {*theirs, *mine}
+            merged[name] = {c: {**theirs.get(c, {}), **mine.get(c, {})} for c in clusters}
+        elif isinstance(mine, Mapping):
+            merged[name] = {**theirs, **mine}
+        elif isinstance(mine, frozenset):
+            merged[name] = mine | theirs
+        elif isinstance(mine, tuple):  # vpcs and vpc_tags, kept in step
+            merged[name] = (*mine, *theirs)
+    return replace(a, **merged)
 
 
 def _recorded_clusters(found: LiveAccount, recording: Recording) -> dict[str, Any]:
@@ -192,6 +213,7 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         **_recorded_clusters(found, recording),
         gke_clusters=found.gke_clusters
         | {str(r.inputs["name"]) for r in of("gcp:container/cluster:Cluster")},
+        gke_node_pools=_gke_pools_made(found, recording),
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
             for r in of("aws:eks/addon:Addon")
@@ -215,6 +237,22 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         },
         **_network_made(recording),
     )
+
+
+def _gke_pools_made(
+    found: LiveAccount, recording: Recording
+) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """``found``'s GKE node pools plus those ``recording`` made, each with its node labels and
+    service account."""
+    out = {c: dict(pools) for c, pools in found.gke_node_pools.items()}
+    for r in recording.of_type("gcp:container/nodePool:NodePool"):
+        node = r.inputs.get("nodeConfig") or {}
+        config = {
+            "labels": dict(node.get("labels") or {}),
+            "serviceAccount": str(node.get("serviceAccount") or ""),
+        }
+        out.setdefault(str(r.inputs["cluster"]), {})[str(r.inputs["name"])] = config
+    return out
 
 
 def _network_made(recording: Recording) -> dict[str, Any]:
@@ -359,6 +397,10 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
         "workloadIdentityConfigs": []
         if name in live.gke_without_workload_identity
         else [{"workloadPool": f"{project}.svc.id.goog"}],
+        "nodePools": [
+            {"name": pool, "nodeConfigs": [dict(config)]}
+            for pool, config in sorted(live.gke_node_pools.get(str(name), {}).items())
+        ],
     }
 
 

@@ -37,7 +37,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -122,6 +122,14 @@ def _parser() -> argparse.ArgumentParser:
         "diff shows what a catalog refresh changes; with --pin-zones: pin that catalog's zones",
     )
     parser.add_argument(
+        "--beside",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="with --diff: plan the new side as if FILE's stack (another stack on the same "
+        "cluster, named by its file) were deployed too; repeatable",
+    )
+    parser.add_argument(
         "--format",
         choices=("text", "markdown"),
         default="text",
@@ -179,8 +187,10 @@ def _usage_errors(args: argparse.Namespace) -> list[str]:
         errors.append("--stack (repeated) / --all: a fleet prints its table or --json only")
     if args.old_catalog and (fleet or args.export or args.helm_values or args.integration):
         errors.append("--old-catalog goes with --diff or --pin-zones (or alone, for one stack)")
-    if not (args.diff or args.old_catalog) and (args.fail_on or args.format != "text"):
-        errors.append("--fail-on and --format markdown go with --diff")
+    if not (args.diff or args.old_catalog) and (
+        args.fail_on or args.format != "text" or args.beside
+    ):
+        errors.append("--fail-on, --beside and --format markdown go with --diff")
     if args.stacks_dir and not args.all:
         errors.append("--stacks-dir goes with --all")
     if args.pin_zones and args.json:
@@ -394,7 +404,7 @@ def _diff(
     ignored: dict[str, Any] = {}
     plan = None
     if new is not None:
-        plan, new_rec = _new_side(*new, old, notes, hidden)
+        plan, new_rec = _new_side(*new, old, notes, hidden, args.beside)
         new_res = [r.to_json() for r in new_rec.resources]
         new_cost = estimate(plan)
         ignored = {r.urn: r.ignore_changes for r in new_rec.resources if r.ignore_changes}
@@ -482,18 +492,21 @@ def _new_side(
     old: _OldSide,
     notes: list[str],
     hidden: frozenset[str],
+    beside: Sequence[str] = (),
 ) -> tuple[Plan, Any]:
     """The new side planned over what its observe step would read once the old side is
     deployed, as `pulumi up` over the running old stack is: live names kept, live desired sizes
     clamped, the NAT gateway and control-plane AZs where they run (a new stack: over the
-    account as it is before any deploy)."""
+    account as it is before any deploy); with ``beside`` (``--beside``) those stacks run too."""
     from infra import mockengine
     from infra.core.plan import build_plan
     from infra.mocklive import after, before
     from infra.planview import notes as notes_view
+    from infra.planview.beside import beside_account
     from infra.planview.catalogs import widened_zones
 
     live = before(config) if old.plan is None else after(old.plan, old.recording, config)
+    live = beside_account(live, beside, config)
     observed = mockengine.observe(raw, config.stack, live, plan.catalog)
     plan = build_plan(config, None, observed)
     new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)

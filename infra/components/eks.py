@@ -392,7 +392,7 @@ def build_eks(plan: Plan) -> ClusterHandle:
                 f"{name}-{suffix}",
                 dp,
                 provider=provider,
-                depends_on=ready,
+                depends_on=[*ready, *(groups[g] for g in dp.after_pools if g in groups)],
                 owner=cluster.created,
                 # Its type was NvidiaDevicePlugin: without the alias every stack made then would
                 # install the chart again under a new URN before deleting the old release.

@@ -45,6 +45,8 @@ class GkeGpuNodePools(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__("gpu-infra:gcp:GpuNodePools", name, None, opts)
+        for note in plan.pool_notes:  # running pools kept under their names, with why
+            pulumi.log.warn(note, resource=self)
         self.pools: dict[str, gcp.container.NodePool] = {}
         # Auto-created pools are GKE's, made from their ComputeClass: no NodePool here.
         for p in (p for p in plan.pools if not p.auto_create):
@@ -69,8 +71,8 @@ class GkeGpuNodePools(pulumi.ComponentResource):
             )
         self.classes: dict[str, k8s.apiextensions.CustomResource] = {}
         for cc in plan.compute_classes:
-            self.classes[cc.name] = k8s.apiextensions.CustomResource(
-                f"{name}-{cc.name}-class",
+            self.classes[cc.key] = k8s.apiextensions.CustomResource(
+                f"{name}-{cc.key}-class",
                 api_version="cloud.google.com/v1",
                 kind="ComputeClass",
                 metadata=k8s.meta.v1.ObjectMetaArgs(name=cc.name),
@@ -161,7 +163,7 @@ def _pool_args(
     plan: core.GkePlan, p: core.GkePoolPlan, cluster: GkeCluster
 ) -> gcp.container.NodePoolArgs:
     return gcp.container.NodePoolArgs(
-        name=p.name,
+        name=p.node_pool,
         cluster=cluster.name,
         location=plan.cluster.location,
         project=plan.project,

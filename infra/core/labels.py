@@ -15,6 +15,11 @@ MANAGED_BY = {"app.kubernetes.io/managed-by": "gpu-infra"}
 SKIP_AWAIT = "pulumi.com/skipAwait"
 # gpu-infra's own pool label, the same key on every platform so workloads select a pool alike.
 POOL_LABEL = "gpu-infra/pool"
+# The stack a GPU node belongs to, on a cluster the stack does not own (cluster.existing), where
+# another stack may have a pool of the same name: every per-stack selector requires it beside
+# POOL_LABEL. The key of the owner tag (infra.core.eks.names.OWNER_TAG); the value is the stack
+# name as a label value (infra.core.neighbours.stack_label_value), the cluster being the node's.
+STACK_LABEL = "gpu-infra/stack"
 # The label the operator keys GPU nodes by (it sets it from NFD's PCI labels; NVIDIA/gpu-operator
 # controllers/state_manager.go commonGPULabelKey, hasCommonGPULabel); the device plugin chart's
 # default affinity accepts it when NFD is absent (NVIDIA/k8s-device-plugin

@@ -82,6 +82,8 @@ class PoolHints:
             fallback pool's main pool); ``None``: its own.
         group: the group workloads reach the pool through (its ComputeClass); ``None``: the pool
             alone.
+        node_pool: the name the cloud knows the pool's node pool by, when it is not ``name``
+            (a GKE pool on a shared cluster: ``infra.core.gke.neighbours``); ``""``: ``name``.
     """
 
     name: str
@@ -101,6 +103,7 @@ class PoolHints:
     mig_profiles: tuple[str, ...] = ()
     spec: str | None = None
     group: PoolGroup | None = None
+    node_pool: str = ""
 
     def tolerations(self) -> list[dict[str, str]]:
         """Tolerations for every taint declared on the pool."""

@@ -1,4 +1,5 @@
-"""The GKE observe step: an existing cluster's name, endpoint, CA and workload pool, before planning.
+"""The GKE observe step: an existing cluster's name, endpoint, CA, workload pool and node pools,
+before planning.
 
 Through pulumi-gcp's synchronous ``container.get_cluster``, so ``pulumi up`` reads with the
 stack's provider configuration. A stack that creates its cluster reads it only when its
@@ -14,7 +15,12 @@ import pulumi_gcp as gcp
 
 from infra.core.config.gke import GkeClusterSpec
 from infra.core.config.stack import StackConfig
-from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
+from infra.core.gke.observed import (
+    GkeClusterObserved,
+    GkeNodePoolObserved,
+    GkeObserved,
+    cluster_not_found,
+)
 from infra.core.gke.versions import support_problem
 from infra.core.observed import ObserveError, failure_reason
 
@@ -40,5 +46,17 @@ def observe_gke(config: StackConfig) -> GkeObserved:
             endpoint=found.endpoint,
             certificate_authority=(auths[0].cluster_ca_certificate or "") if auths else "",
             workload_pool=(identity[0].workload_pool or "") if identity else "",
-        )
+        ),
+        # The pools the cluster runs with their node labels and service accounts (the data
+        # source's node_pool blocks): which are this stack's (infra.core.gke.neighbours).
+        node_pools={p.name: _pool(p) for p in found.node_pools or ()} if c.existing else None,
+    )
+
+
+def _pool(p: gcp.container.outputs.GetClusterNodePoolResult) -> GkeNodePoolObserved:
+    config = p.node_configs[0] if p.node_configs else None
+    if config is None:
+        return GkeNodePoolObserved()
+    return GkeNodePoolObserved(
+        labels=dict(config.labels or {}), service_account=config.service_account or ""
     )

@@ -4,10 +4,13 @@ edit) and ``expect.json`` (what ``python -m infra.plan --stack step2 --diff step
 ``expect.json`` keys: ``why`` (the receiver's rule, for the reader), ``args`` (extra flags),
 ``exit``, ``disruptive`` (resource name -> text its disruption names), ``changes`` (resource
 name -> fields its change must have; ``propertiesUnder``: every changed path starts so),
-``stderr`` (texts stderr names) and ``oldPins`` (``"pin,key": version``: the old side is planned
-with a catalog whose pins.csv has that version, as ``--old-catalog REF`` of an older gpu-infra),
-``oldLifecycleWithout`` (a type token: the old side's catalog lacks its lifecycle.csv rows, as
-the catalog of a gpu-infra from before that row).
+``stderr`` (texts stderr names), ``stderrNot`` (texts it must not name) and ``oldPins``
+(``"pin,key": version``: the old side is planned with a catalog whose pins.csv has that version,
+as ``--old-catalog REF`` of an older gpu-infra), ``oldLifecycleWithout`` (a type token: the old
+side's catalog lacks its lifecycle.csv rows, as the catalog of a gpu-infra from before that row),
+``oldLimitsWithout`` (a limit: the old side's receiver_limits.csv lacks its row, likewise) and
+``beside`` (stack files of the case, each another stack deployed on the same cluster:
+``--beside``). A case without ``step1.yaml`` is a new stack (``--diff /dev/null``).
 Every case also checks the contract: each replace in ``--diff --json`` has ``order`` and ``why``.
 """
 
@@ -28,15 +31,23 @@ CASES = ROOT / "tests" / "day2"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.json").exists())
 
 
-def _old_catalog(pins: dict[str, str], tmp: Path, without: str = "") -> Path:
+def _without(path: Path, first_cell: str) -> None:
+    """Drop the rows of a catalog CSV whose first cell is ``first_cell``."""
+    rows = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text(
+        "".join(r for r in rows if not r.startswith(first_cell + ",")), encoding="utf-8"
+    )
+
+
+def _old_catalog(pins: dict[str, str], tmp: Path, without: str = "", limit: str = "") -> Path:
     """A copy of the catalog whose pins.csv has the given versions (and whose lifecycle.csv has
-    no row for type ``without``)."""
+    no row for type ``without``, whose receiver_limits.csv none for ``limit``)."""
     data = tmp / "catalog"
     shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("gpu-operator", "karpenter"))
     if without:
-        rows = (data / "lifecycle.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-        kept = [r for r in rows if not r.startswith(without + ",")]
-        (data / "lifecycle.csv").write_text("".join(kept), encoding="utf-8")
+        _without(data / "lifecycle.csv", without)
+    if limit:
+        _without(data / "receiver_limits.csv", limit)
     lines = (data / "pins.csv").read_text(encoding="utf-8").splitlines(keepends=True)
     for spec, version in pins.items():
         prefix = spec + ","
@@ -58,10 +69,17 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
     expect = json.loads((src / "expect.json").read_text())
     new = tmp_path / f"Pulumi.{case}.yaml"
     shutil.copy(src / "step2.yaml", new)
-    args = ["--stack", str(new), "--diff", str(src / "step1.yaml"), "--json", *expect["args"]]
-    if "oldPins" in expect or "oldLifecycleWithout" in expect:
+    old_file = src / "step1.yaml"
+    old_arg = str(old_file) if old_file.exists() else "/dev/null"
+    args = ["--stack", str(new), "--diff", old_arg, "--json", *expect["args"]]
+    for f in expect.get("beside", ()):
+        args += ["--beside", str(src / f)]
+    if {"oldPins", "oldLifecycleWithout", "oldLimitsWithout"} & set(expect):
         old = _old_catalog(
-            expect.get("oldPins", {}), tmp_path, expect.get("oldLifecycleWithout", "")
+            expect.get("oldPins", {}),
+            tmp_path,
+            expect.get("oldLifecycleWithout", ""),
+            expect.get("oldLimitsWithout", ""),
         )
         args += ["--old-catalog", str(old)]
     code = plan_cli.main(args)
@@ -69,6 +87,8 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
     assert code == expect["exit"], err
     for text in expect.get("stderr", ()):
         assert text in err
+    for text in expect.get("stderrNot", ()):
+        assert text not in err
     if code == 2:
         return  # refused: nothing is planned
     changes = _by_name(json.loads(out)["changes"])

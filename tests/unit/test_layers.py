@@ -6,7 +6,7 @@ registry of platforms (platforms) -> the platform
 packages (gke, eks, kubernetes; none imports another) -> the platform seam (platform: the protocol
 and its features) -> the neutral values a platform answers with (nodes, sizing, platform_cost,
 sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the container of
-what a platform read) -> platform-neutral pool facts
+what a platform read; neighbours: the per-stack node label) -> platform-neutral pool facts
 (pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file reader
 -> errors and the Pulumi type tokens (tokens). Two modules of one layer never import each other (so there are no cycles), and a rule
 two platforms share lives in a shared module, never in one platform's package. From above, only
@@ -30,7 +30,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),
     ("labels",),
     ("pools",),
-    ("sharing", "system_pool", "kubeconfig", "offline", "observed"),
+    ("sharing", "system_pool", "kubeconfig", "offline", "observed", "neighbours"),
     ("nodes", "sizing", "platform_cost", "sent"),
     ("platform",),
     ("platform_defaults",),

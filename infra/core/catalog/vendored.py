@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pricing builds on this module
     from infra.core.catalog.pricing import Prices
 
 DATA_DIR = Path(__file__).parent.parent / "data"
+LIMITS = "receiver_limits.csv"  # read by infra.core.rules.limits
 
 
 Row = Mapping[str, str]
@@ -398,6 +399,14 @@ class Catalog:
         from infra.core.catalog.pricing import Prices
 
         return Prices(self.data_dir, catalog=self)
+
+    @functools.cached_property
+    def stack_node_labels(self) -> bool:
+        """Whether the gpu-infra of this catalog labels the GPU nodes it adds to a shared cluster
+        with their stack and names its GKE pools there per stack (``infra.core.neighbours``).
+        An older gpu-infra's catalog (``--old-catalog REF``) lacks the ``pulumi.stack_name``
+        limit that came with them, so ``--diff`` plans its side as that gpu-infra deployed it."""
+        return any(r["limit"] == "pulumi.stack_name" for r in table(LIMITS, self.data_dir))
 
     # --- GCP -------------------------------------------------------------------------------
     def gcp_accelerators(self) -> list[str]:

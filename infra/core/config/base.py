@@ -129,8 +129,9 @@ class PoolBase(Model):
         description=(
             "Pool name: lowercase letters, digits and `-`, starting with a letter, at most 40 "
             "characters (GKE's node-pool rule; EKS node groups accept it too). Not `system` unless "
-            "`cluster.existing: true` (the system pool owns that name). Give pools unique names "
-            "across the stacks that share a cluster."
+            "`cluster.existing: true` (the system pool owns that name). On an existing GKE/EKS "
+            "cluster another stack may use the same name: the node pools, node groups and node "
+            "labels carry the stack."
         )
     )
     machine_type: str = Field(

@@ -57,7 +57,9 @@ STACK_TAG_VALUE = "owned"
 # (processors/nodegroupset/aws_nodegroups.go ignores neither), so they are never "similar". The
 # chart's extraArgs is a map, one value per flag, so ignoring both is not possible; instead
 # --balancing-label "Specifies a label to use for comparing if two node groups are similar, rather
-# than the built in heuristics" (config/flags/flags.go): only the pool label is compared.
+# than the built in heuristics" (config/flags/flags.go): only the pool label is compared. It needs
+# no stack label beside it on a shared cluster: the autoscaler balances only the groups it
+# discovers, which carry this stack's tag (every discovery tag must be present).
 BALANCING_LABEL = POOL_LABEL
 # The ConfigMap the priority expander reads (cluster-autoscaler/expander/priority/readme.md).
 PRIORITY_CONFIGMAP = "cluster-autoscaler-priority-expander"

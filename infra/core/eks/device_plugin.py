@@ -55,6 +55,11 @@ class DevicePluginPlan:
     repo: str
     namespace: str
     values: Mapping[str, Any]
+    # Pools whose node groups the release waits for: on a shared cluster its DaemonSet requires
+    # the stack label, which a running group gets in the same deploy (UpdateNodegroupConfig
+    # writes it onto the running nodes); changed first, the DaemonSet would leave those nodes
+    # without a device plugin until the label lands.
+    after_pools: tuple[str, ...] = ()
 
 
 def plan_device_plugin(
@@ -64,6 +69,7 @@ def plan_device_plugin(
     sharing: Sequence[SharingSpec],
     *,
     release: str = CHART_NAME,
+    stack: Mapping[str, str] | None = None,
 ) -> DevicePluginPlan | None:
     """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none.
 
@@ -74,9 +80,14 @@ def plan_device_plugin(
         sharing: the pools' time-slicing setups; each becomes a named config that nodes pick by
             ``nvidia.com/device-plugin.config`` (same keys and files as the GPU Operator's).
         release: the Helm release name (``DevicePluginPlan.release``).
+        stack: the stack label of a shared cluster (``neighbours.stack_node_labels``), required
+            beside the pool label: another stack's pool of the same name runs its own plugin.
     """
     if not pools:
         return None
+    # One term, every requirement ANDed (core/v1 NodeSelectorTerm; terms would be ORed).
+    match = [{"key": pool_label, "operator": "In", "values": sorted(pools)}]
+    match += [{"key": k, "operator": "In", "values": [v]} for k, v in (stack or {}).items()]
     tolerations = [dict(t) for t in DEFAULT_TOLERATIONS]
     for t in taints:
         tol = t.toleration()
@@ -88,13 +99,7 @@ def plan_device_plugin(
         "affinity": {
             "nodeAffinity": {
                 "requiredDuringSchedulingIgnoredDuringExecution": {
-                    "nodeSelectorTerms": [
-                        {
-                            "matchExpressions": [
-                                {"key": pool_label, "operator": "In", "values": sorted(pools)}
-                            ]
-                        }
-                    ]
+                    "nodeSelectorTerms": [{"matchExpressions": match}]
                 }
             }
         },
@@ -120,6 +125,7 @@ def plan_device_plugin(
         repo=CHART_REPO,
         namespace=NAMESPACE,
         values=values,
+        after_pools=tuple(sorted(pools)) if stack else (),
     )
 
 
@@ -142,8 +148,10 @@ def plan_efa_device_plugin(
     taints: Sequence[Taint],
     *,
     release: str = EFA_CHART_NAME,
+    stack: Mapping[str, str] | None = None,
 ) -> DevicePluginPlan | None:
-    """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none."""
+    """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none
+    (``stack``: as in ``plan_device_plugin``)."""
     if not pools:
         return None
     tolerations: list[dict[str, str]] = []
@@ -151,19 +159,25 @@ def plan_efa_device_plugin(
         tol = t.toleration()
         if tol not in tolerations:
             tolerations.append(tol)
+    values: dict[str, Any] = {
+        "tolerations": tolerations,
+        # The chart builds its node affinity from supportedInstanceLabels (keys x values) and
+        # ignores an `affinity` value (aws/eks-charts stable/aws-efa-k8s-device-plugin/
+        # templates/daemonset.yaml); one key, the pool label, with the hpc pools as values.
+        "supportedInstanceLabels": {"keys": [pool_label], "values": sorted(pools)},
+    }
+    if stack:
+        # Each key there is a nodeSelectorTerm of its own (ORed), so the stack label goes in the
+        # chart's nodeSelector, which the pod must match as well (same template @ 18e37d7b).
+        values["nodeSelector"] = dict(stack)
     return DevicePluginPlan(
         release=release,
         chart=EFA_CHART_NAME,
         version=EFA_CHART_VERSION,
         repo=EFA_CHART_REPO,
         namespace=NAMESPACE,
-        values={
-            "tolerations": tolerations,
-            # The chart builds its node affinity from supportedInstanceLabels (keys x values) and
-            # ignores an `affinity` value (aws/eks-charts stable/aws-efa-k8s-device-plugin/
-            # templates/daemonset.yaml); one key, the pool label, with the hpc pools as values.
-            "supportedInstanceLabels": {"keys": [pool_label], "values": sorted(pools)},
-        },
+        values=values,
+        after_pools=tuple(sorted(pools)) if stack else (),
     )
 
 

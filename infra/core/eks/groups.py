@@ -214,11 +214,14 @@ def plan_group(
     network: EksNetworkPlan | None,
     catalog: Catalog,
     issues: Issues,
+    stack: Mapping[str, str] | None = None,
 ) -> EksGroupPlan | None:
     """Decide one GPU pool's node group(s); ``None`` (with issues) when it cannot be built.
 
     A pipeline of pure steps: instance types and capacity -> AZs and subnets -> EFA -> labels
-    and taints -> autoscaler template -> lifecycle (names, sizes, notes).
+    and taints -> autoscaler template -> lifecycle (names, sizes, notes). ``stack``: the stack
+    label of a cluster the stack does not own (``neighbours.stack_node_labels``), on every node,
+    in the CA template and in the pool's node selector.
     """
     start = issues.count()
     shape = plan_shape(i, pool, cluster, catalog, issues)
@@ -229,13 +232,13 @@ def plan_group(
         return None
     efa = plan_efa(i, pool, shape.first, issues)
     check_group_per_zone(i, pool, placement, issues)
-    node = plan_labels(i, pool, shape, catalog, issues)
+    node = plan_labels(i, pool, shape, catalog, issues, stack)
     template = plan_template(i, pool, shape, efa, node, issues)
     if problem := release_version_problem(pool.release_version, shape.ami, cluster):
         issues.add(join_path("gpuPools", i, "releaseVersion"), problem)
     if issues.count() != start or shape.ami is None or shape.capacity_type is None:
         return None
-    return _assemble(i, pool, network, shape, placement, efa, node, template)
+    return _assemble(i, pool, network, shape, placement, efa, node, template, stack or {})
 
 
 def _node_groups(
@@ -285,7 +288,9 @@ def _node_groups(
     )
 
 
-def _hints(pool: EksPoolSpec, shape: GroupShape, ami: str, node: NodeLabels) -> PoolHints:
+def _hints(
+    pool: EksPoolSpec, shape: GroupShape, ami: str, node: NodeLabels, stack: Mapping[str, str]
+) -> PoolHints:
     first, model = shape.first, node.model
     return PoolHints(
         name=pool.name,
@@ -303,7 +308,9 @@ def _hints(pool: EksPoolSpec, shape: GroupShape, ami: str, node: NodeLabels) -> 
         memory_gib=first.memory_gib,
         node_image=ami,
         driver="preinstalled",
-        node_selector={POOL_LABEL: pool.name},
+        # The pool label names the pool within the stack; the stack label (a shared cluster) keeps
+        # another stack's pool of the same name out.
+        node_selector={POOL_LABEL: pool.name, **stack},
         labels=node.labels,
         taints=node.taints,
         spot=pool.spot,
@@ -335,12 +342,13 @@ def _assemble(
     efa: EfaLayout,
     node: NodeLabels,
     template: NodeTemplate,
+    stack: Mapping[str, str],
 ) -> EksGroupPlan:
     """Step 6 (lifecycle and name): the node groups and the pool's plan."""
     assert shape.ami is not None and shape.capacity_type is not None
     cr = pool.capacity_reservation
     return EksGroupPlan(
-        hints=_hints(pool, shape, shape.ami, node),
+        hints=_hints(pool, shape, shape.ami, node, stack),
         name=pool.name,
         node_groups=_node_groups(pool, network, shape, placement),
         instance_types=shape.names,

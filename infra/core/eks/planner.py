@@ -11,6 +11,7 @@ operator-less stacks (``device_plugin``), and what the observe step read (``live
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -53,6 +54,7 @@ from infra.core.eks.system import SYSTEM_GROUP, EksSystemGroupPlan, plan_system
 from infra.core.eks.template import node_group_problems
 from infra.core.errors import Issues, join_path
 from infra.core.labels import POOL_LABEL
+from infra.core.neighbours import stack_node_labels
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -155,7 +157,8 @@ def plan_eks(
     ca_image_tag = _check_version(cluster, uses_ca, issues)
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
-    groups = _plan_groups(config, region, network, catalog, issues)
+    stack = stack_node_labels(config, catalog)
+    groups = _plan_groups(config, region, network, catalog, issues, stack)
     if cluster.existing:
         groups = tuple(_owned_by_stack(g, config.stack) for g in groups)
     system = plan_system(cluster, network, catalog, issues)
@@ -197,8 +200,8 @@ def plan_eks(
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version),
-        device_plugin=_plan_device_plugin(config, groups),
-        efa_device_plugin=_plan_efa_device_plugin(config, groups),
+        device_plugin=_plan_device_plugin(config, groups, stack),
+        efa_device_plugin=_plan_efa_device_plugin(config, groups, stack),
         credentials=provider_credentials(config.provider_config, issues),
         version_notes=tuple(
             versions.support_notes(
@@ -231,8 +234,10 @@ def _plan_groups(
     network: EksNetworkPlan | None,
     catalog: Catalog,
     issues: Issues,
+    stack: Mapping[str, str],
 ) -> tuple[EksGroupPlan, ...]:
-    """Every GPU pool's plan (pools that cannot be built leave issues and no plan)."""
+    """Every GPU pool's plan (pools that cannot be built leave issues and no plan); ``stack``:
+    the stack label of a shared cluster (``neighbours.stack_node_labels``)."""
     cluster: EksClusterSpec = config.cluster
     karpenter = cluster.autoscaler.kind == "karpenter"
     groups: list[EksGroupPlan] = []
@@ -241,7 +246,7 @@ def _plan_groups(
             karpenter_problems(i, pool, issues)
         else:
             node_group_problems(i, pool, issues)
-        g = plan_group(i, pool, cluster, region, network, catalog, issues)
+        g = plan_group(i, pool, cluster, region, network, catalog, issues, stack)
         if g is not None and karpenter:
             g = as_karpenter_pool(i, g, config, catalog, issues)
         if g is not None:
@@ -312,7 +317,7 @@ def _plan_karpenter(
 
 
 def _plan_device_plugin(
-    config: StackConfig, groups: tuple[EksGroupPlan, ...]
+    config: StackConfig, groups: tuple[EksGroupPlan, ...], stack: Mapping[str, str]
 ) -> DevicePluginPlan | None:
     """The NVIDIA device plugin for AL2023 groups when the GPU Operator is off."""
     if config.operator.enabled:
@@ -324,11 +329,12 @@ def _plan_device_plugin(
         [t for g in al2023 for t in g.taints],
         [p.sharing for p in config.pools if p.sharing is not None],
         release=_release_name(config, DEVICE_PLUGIN_CHART),
+        stack=stack,
     )
 
 
 def _plan_efa_device_plugin(
-    config: StackConfig, groups: tuple[EksGroupPlan, ...]
+    config: StackConfig, groups: tuple[EksGroupPlan, ...], stack: Mapping[str, str]
 ) -> DevicePluginPlan | None:
     efa = [g for g in groups if g.efa_interfaces]
     return plan_efa_device_plugin(
@@ -336,6 +342,7 @@ def _plan_efa_device_plugin(
         [g.name for g in efa],
         [t for g in efa for t in g.taints],
         release=_release_name(config, EFA_CHART_NAME),
+        stack=stack,
     )
 
 

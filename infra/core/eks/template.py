@@ -18,7 +18,7 @@ from infra.core.eks.efa import EFA_HUGEPAGES_2MI, EFA_RESOURCE, EfaLayout
 from infra.core.eks.instance_types import GroupShape
 from infra.core.eks.storage import ephemeral_storage_gi
 from infra.core.errors import Issues, RuleError, join_path
-from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL
+from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL, STACK_LABEL
 from infra.core.pools import Taint
 from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
 
@@ -27,20 +27,27 @@ from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_
 # cluster-autoscaler/cloudprovider/aws/aws_manager.go getManagedNodegroupInfo, taints need a value).
 GPU_TAINT = Taint("nvidia.com/gpu", "true", "NoSchedule")
 # Labels the planner owns on every GPU group; users may not redefine them.
-RESERVED_LABELS = (GPU_PRESENT_LABEL, EKS_ACCELERATOR_LABEL, POOL_LABEL)
+RESERVED_LABELS = (GPU_PRESENT_LABEL, EKS_ACCELERATOR_LABEL, POOL_LABEL, STACK_LABEL)
 
 # "Maximum of 50 taints per node group" (aws.eks.NodeGroup taints, pulumi-aws schema,
 # https://www.pulumi.com/registry/packages/aws/api-docs/eks/nodegroup/#taints_python).
 MAX_TAINTS = 50
 
 
-def gpu_labels(pool_name: str, accelerator_label: str, user: Mapping[str, str]) -> dict[str, str]:
-    """Labels of a GPU group's nodes: the user's plus the GPU, accelerator and pool labels."""
+def gpu_labels(
+    pool_name: str,
+    accelerator_label: str,
+    user: Mapping[str, str],
+    stack: Mapping[str, str] | None = None,
+) -> dict[str, str]:
+    """Labels of a GPU group's nodes: the user's plus the GPU, accelerator and pool labels, and on
+    a cluster the stack does not own its stack label (``stack``: ``neighbours.stack_node_labels``)."""
     return {
         **user,
         GPU_PRESENT_LABEL: "true",
         EKS_ACCELERATOR_LABEL: accelerator_label,
         POOL_LABEL: pool_name,
+        **(stack or {}),
     }
 
 
@@ -80,15 +87,21 @@ def node_group_problems(i: int, pool: EksPoolSpec, issues: Issues) -> None:
 
 
 def plan_labels(
-    i: int, pool: EksPoolSpec, shape: GroupShape, catalog: Catalog, issues: Issues
+    i: int,
+    pool: EksPoolSpec,
+    shape: GroupShape,
+    catalog: Catalog,
+    issues: Issues,
+    stack: Mapping[str, str] | None = None,
 ) -> NodeLabels:
-    """Node labels and taints, and the GPU resources the nodes advertise."""
+    """Node labels and taints (``stack``: the stack label, see ``gpu_labels``), and the GPU
+    resources the nodes advertise."""
     for key in pool.labels:
         if key in RESERVED_LABELS:
             issues.add(
                 join_path("gpuPools", i, "labels", key), "set by gpu-infra on every GPU node group"
             )
-    labels = gpu_labels(pool.name, shape.family.accelerator_label, pool.labels)
+    labels = gpu_labels(pool.name, shape.family.accelerator_label, pool.labels, stack)
     # Per-pool device-plugin (time-slicing) and MIG-manager configs are picked by node label.
     labels.update(operator_node_labels(pool))
     if len(pool.taints) + 1 > MAX_TAINTS:

@@ -134,11 +134,11 @@ def gke_node_marks(gke: GkePlan) -> tuple[NodeMarks, ...]:
     """The labels on the VMs of every node pool the stack plans (an auto-created pool has a name
     GKE picks, so none: its VMs stay in the usage of others)."""
     c = gke.cluster
-    pools = [gp.name for gp in gke.pools if not gp.auto_create]
+    pools = [(gp.name, gp.node_pool) for gp in gke.pools if not gp.auto_create]
     if not c.existing:
-        pools.append(GKE_SYSTEM_POOL)
+        pools.append((GKE_SYSTEM_POOL, GKE_SYSTEM_POOL))
     cluster = ((GKE_CLUSTER_LABEL, c.name), (GKE_LOCATION_LABEL, c.location))
-    return tuple(NodeMarks(p, p, (*cluster, (GKE_POOL_LABEL, p))) for p in pools)
+    return tuple(NodeMarks(p, n, (*cluster, (GKE_POOL_LABEL, n))) for p, n in pools)
 
 
 def gke_created(total_max: int, initial_per_zone: int, zones: int) -> int:

@@ -80,7 +80,7 @@ def installer_daemonsets(pools: Sequence[PoolHints]) -> tuple[Manifest, ...]:
     by_mode: dict[str, list[str]] = {}
     for h in pools:
         if needs_installer(h.driver, h.node_image):
-            by_mode.setdefault(h.driver, []).append(h.name)
+            by_mode.setdefault(h.driver, []).append(h.node_pool or h.name)
     return tuple(installer_daemonset(mode, names) for mode, names in by_mode.items())
 
 

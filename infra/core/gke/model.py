@@ -53,9 +53,14 @@ GpuDriverVersion = Literal["DEFAULT", "LATEST", "INSTALLATION_DISABLED"]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GkePoolPlan:
-    """One GKE node pool, fully decided. Field names follow ``gcp.container.NodePool`` arguments."""
+    """One GKE node pool, fully decided. Field names follow ``gcp.container.NodePool`` arguments,
+    but for ``name``: the pool's name in the stack (a ``gpuPools`` entry or its fallback), which
+    its resource, outputs and hints go by; the node pool GKE knows is ``node_pool``."""
 
     name: str
+    # The GKE node pool's own name when it is not ``name``: on a shared cluster it carries the
+    # stack (``infra.core.gke.neighbours``).
+    node_pool_name: str = ""
     machine_type: str
     vcpus: int
     memory_gib: float
@@ -101,6 +106,11 @@ class GkePoolPlan:
     hints: PoolHints
 
     @property
+    def node_pool(self) -> str:
+        """The name GKE knows the node pool by (NodePool.name, the gke-nodepool node label)."""
+        return self.node_pool_name or self.name
+
+    @property
     def gke_sharing(self) -> bool:
         """GKE's own time-sharing, MPS or MIG partitioning is on (exclusive with the operator's)."""
         return self.sharing_strategy is not None or self.partition_size is not None
@@ -144,6 +154,17 @@ class ComputeClassPlan:
 
     name: str
     pools: tuple[str, ...]
+    # The GKE node pools the priorities name, when not ``pools`` (``GkePoolPlan.node_pool``).
+    node_pools: tuple[str, ...] = ()
+    # The gpuPools entry the class is planned from when ``name`` is not it (a shared cluster's
+    # class carries the stack: infra.core.gke.neighbours); its outputs and resource go by it.
+    entry: str = ""
+
+    @property
+    def key(self) -> str:
+        """The ``gpuPools`` entry the class stands for (its ``gpuPools`` output's key)."""
+        return self.entry or self.name
+
     # activeMigration.optimizeRulePriority: opt-in (gpuPools[].activeMigration).
     active_migration: bool = False
     # None: the priorities name the stack's fixed pools; set: GKE auto-creates the pools.
@@ -154,7 +175,7 @@ class ComputeClassPlan:
         node service account auto-created pools run as (``nodePoolConfig.serviceAccount``)."""
         spec: dict[str, Any] = {
             # Each rule names one manual pool; no other fields may sit next to `nodepools`.
-            "priorities": [{"nodepools": [p]} for p in self.pools]
+            "priorities": [{"nodepools": [p]} for p in self.node_pools or self.pools]
             if self.auto is None
             else [dict(p) for p in self.auto.priorities],
             # Explicit on purpose: the default changed to DoNotScaleUp in GKE 1.33
@@ -264,6 +285,9 @@ class GkePlan:
     services: tuple[str, ...] = ()
     # What a reviewer should know that is not an error (zones widened, NAT needed ...).
     notes: tuple[str, ...] = ()
+    # Of those, what the observe step found about the pools (running pools kept under their
+    # names): logged by the node pools at deploy, so a plan over a live cluster says it too.
+    pool_notes: tuple[str, ...] = ()
     # An existing cluster as observed (offline: placeholders; planner.attached_cluster).
     existing_cluster: GkeClusterObserved | None = None
     # Environment of the kubeconfig's auth plugin, so it signs as the provider (planner.adc_env).

@@ -48,6 +48,30 @@ def project_names(stack: str, location: str, cluster: str) -> ProjectNames:
     )
 
 
+# A user-managed service account's email: "SA_NAME@PROJECT_ID.iam.gserviceaccount.com"
+# (https://cloud.google.com/iam/docs/service-account-types#user-managed).
+SA_EMAIL_DOMAIN = "iam.gserviceaccount.com"
+
+
+def node_sa_email(sa_id: str, project: str) -> str:
+    """The email of the node service account ``sa_id`` a stack creates in ``project``."""
+    return f"{sa_id}@{project}.{SA_EMAIL_DOMAIN}"
+
+
+def stack_node_account(email: str, cluster: str, project: str) -> bool:
+    """Whether ``email`` is the node service account a GKE stack of ``cluster`` creates in
+    ``project`` (``project_names``: ``<cluster[:16]>-<6 hex>-nodes``), some stack's or this one's."""
+    local, _, domain = email.partition("@")
+    base = f"{cluster[:16].rstrip('-')}-"
+    h = local.removeprefix(base).removesuffix("-nodes")
+    return (
+        domain == f"{project}.{SA_EMAIL_DOMAIN}"
+        and local == f"{base}{h}-nodes"
+        and len(h) == _HASH_CHARS
+        and all(c in "0123456789abcdef" for c in h)
+    )
+
+
 # The fallback-pool shape: only properties whose change replaces a node pool anyway
 # (hashicorp/terraform-provider-google-beta google-beta/services/container/node_config.go
 # schemaNodeConfig guest_accelerator, spot, reservation_affinity, flex_start: ForceNew; see

@@ -44,7 +44,7 @@ def gke_cloud_labels(p: GkePoolPlan) -> dict[str, str]:
     labels = (
         {GCE_GPU_LABEL: p.accelerator}
         if p.auto_create
-        else {GKE_NODEPOOL: p.name, GCE_GPU_LABEL: p.accelerator}
+        else {GKE_NODEPOOL: p.node_pool, GCE_GPU_LABEL: p.accelerator}
     )
     if p.partition_size:
         labels[GKE_PARTITION_LABEL] = p.partition_size

@@ -37,11 +37,13 @@ from infra.core.gke.model import (
     MaintenanceExclusionPlan,
 )
 from infra.core.gke.nap import NAP_DOC, cluster_nap_needed, resource_limits, system_shape
+from infra.core.gke.neighbours import scope_to_stack
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved
 from infra.core.gke.pools import PoolContext, plan_pools
 from infra.core.gke.versions import feature_versions
 from infra.core.kubeconfig import exec_kubeconfig
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_COMPUTE_CLASS_LABEL, POOL_LABEL
+from infra.core.neighbours import stack_node_labels
 from infra.core.system_pool import gcp_system_type_problem
 
 __all__ = [
@@ -95,8 +97,13 @@ def plan_gke(
         min_master_version=cluster.min_master_version,
         existing=cluster.existing,
         issues=issues,
+        stack_labels=stack_node_labels(config, catalog),
     )
     pools, classes = plan_pools(list(config.pools), ctx)
+    kept: list[str] = []
+    if ctx.stack_labels:  # a cluster the stack does not own, by a gpu-infra that names per stack
+        live = observed.node_pools if observed is not None else None
+        pools, classes, kept = scope_to_stack(config, pools, classes, live, issues)
     if not cluster.existing:
         for i, pool in enumerate(config.pools):
             # infra/components/gke.py creates the CPU pool as NodePool "system"; a second pool of
@@ -127,7 +134,8 @@ def plan_gke(
         compute_classes=tuple(classes),
         node_sa_roles=(*NODE_SA_ROLES, IMAGE_STREAMING_ROLE) if streaming else NODE_SA_ROLES,
         services=(IMAGE_STREAMING_SERVICE,) if streaming else (),
-        notes=(*notes, *ctx.notes),
+        notes=(*notes, *ctx.notes, *kept),
+        pool_notes=tuple(kept),
         existing_cluster=attached_cluster(cluster, project, observed, issues),
         kubeconfig_env=adc_env(config.provider_config, issues),
     )
@@ -257,7 +265,7 @@ def gke_pool_outputs(
         tolerations: list[Any] = []
         for e in entries:
             tolerations += [t for t in e.get("tolerations", []) if t not in tolerations]
-        out[cc.name] = {
+        out[cc.key] = {
             **first,
             "nodeSelector": {GKE_COMPUTE_CLASS_LABEL: cc.name},
             "tolerations": tolerations,

@@ -149,6 +149,8 @@ class GkePlatform(PlannedPlatform[GkeClusterSpec, GkePlan]):
         return (
             f"GKE cluster {c.name} exists and runs Workload Identity; its endpoint and CA are "
             "placeholders",
+            "it runs no node pool of this stack yet: the pools get a first deploy's names "
+            "(a running pool keeps its own)",
         )
 
     # --- the GPU Operator and the workloads ------------------------------------------------------

@@ -7,6 +7,7 @@ pool's machine and GPU shape come from ``shape``, its zones from ``zones`` and i
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 from infra.core.catalog.vendored import Catalog, GpuModel
@@ -49,6 +50,7 @@ from infra.core.labels import (
     GKE_COMPUTE_CLASS_LABEL,
     GKE_NODEPOOL_LABEL,
     POOL_LABEL,
+    STACK_LABEL,
 )
 from infra.core.pools import PoolGroup, PoolHints, Taint
 from infra.core.sharing import operator_node_labels, schedulable_gpus
@@ -81,6 +83,8 @@ class PoolContext:
     notes: list[str] = field(default_factory=list)
     min_master_version: str | None = None
     existing: bool = False  # cluster.existing: the stack does not create the cluster
+    # On a shared cluster every GPU node's stack label (infra.core.neighbours.stack_node_labels).
+    stack_labels: Mapping[str, str] = field(default_factory=dict)
 
 
 def plan_pools(
@@ -253,7 +257,7 @@ def plan_pool(spec: GkePoolSpec, path: str, ctx: PoolContext) -> GkePoolPlan | N
     for key in spec.labels:
         if key in OWNED_LABELS:
             ctx.issues.add(join_path(path, "labels", key), OWNED_LABELS[key])
-    labels = _labels(spec, ctx.operator_on)
+    labels = {**_labels(spec, ctx.operator_on), **ctx.stack_labels}
     taints = (GPU_TAINT, *(Taint(t.key, t.value, t.effect) for t in spec.taints))
     return _assemble(spec, shape, decided, labels, taints, ctx)
 
@@ -266,6 +270,7 @@ OWNED_LABELS = {
     GKE_ACCELERATOR_LABEL: "GKE sets it on every GPU node to the GPU type",
     GKE_COMPUTE_CLASS_LABEL: "set by gpu-infra on a pool of a ComputeClass, to the class's name",
     POOL_LABEL: "set by gpu-infra on every GPU pool, to the pool's name",
+    STACK_LABEL: "set by gpu-infra on every GPU pool of a cluster it does not own, to the stack",
 }
 
 

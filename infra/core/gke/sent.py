@@ -25,7 +25,7 @@ def receiver_issues(config: StackConfig, gke: GkePlan) -> Iterator[ConfigIssue]:
     for p in gke.pools:
         key = pool_key(config, p.name)
         yield from length_issues(
-            join_path(key, "name"), p.name, "gke.node_pool_name", "node pool name"
+            join_path(key, "name"), p.node_pool, "gke.node_pool_name", "node pool name"
         )
         yield from labels_issues(key, p.labels, config)
         yield from taint_issues(
@@ -38,4 +38,4 @@ def claims(config: StackConfig, gke: GkePlan) -> Iterator[Claim]:
     if not gke.cluster.existing:  # infra/components/gke.py: NodePool "system"
         yield Claim("GKE node pool", "system", "cluster.systemPool")
     for p in gke.pools:
-        yield Claim("GKE node pool", p.name, pool_key(config, p.name))
+        yield Claim("GKE node pool", p.node_pool, pool_key(config, p.name))

@@ -1,0 +1,228 @@
+"""GKE pools on a cluster the stack does not own: node pool names per stack, kept where they run.
+
+Pure code. A node pool name is unique in its cluster (nodePools.create answers 409
+ALREADY_EXISTS), and a pool is named after its ``gpuPools`` entry, so two stacks with a pool
+``gpu`` on one existing cluster would name one node pool: the second stack's create fails, and
+``cloud.google.com/gke-nodepool=gpu``, which GKE puts on every node of the pool and the pool's
+workloads select, would stand for both. On an existing cluster each pool's node pool is therefore
+``<name>-<6 hex>``, the hex being the stack's mark on its project-scoped names
+(``names.stack_hash``), fitted to GKE's node-pool name rule; so is a fallback entry's ComputeClass,
+a cluster-scoped object named after the entry whose label its pods select.
+
+Renaming a node pool replaces it (``name`` is ForceNew: replace_forcing_properties.csv), deleting
+every node, so a running stack keeps the names it runs under: a ``gpuPools`` entry whose unscoped
+pool the observe step finds on the cluster, made by gpu-infra for that pool (``POOL_LABEL``) and not
+labelled for another stack (``STACK_LABEL``), keeps its names, and its next deploy labels it with
+this stack (node labels are updated in place). Offline nothing is read: a first deploy's names.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from infra.core.config.stack import StackConfig
+from infra.core.errors import Issues, join_path
+from infra.core.gke.model import ComputeClassPlan, GkePoolPlan
+from infra.core.gke.names import node_sa_email, project_names, stack_hash, stack_node_account
+from infra.core.gke.observed import GkeNodePoolObserved
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL, GKE_NODEPOOL_LABEL, POOL_LABEL, STACK_LABEL
+from infra.core.neighbours import stack_label_value
+from infra.core.pools import Taint
+from infra.core.rules.limits import limit
+
+# GKE NodePool.name: "Must be a match of regex '(?:[a-z](?:[-a-z0-9]{0,38}[a-z0-9])?)'", i.e.
+# lowercase letters, digits and '-', starting with a letter, ending with a letter or digit, at most
+# 40 characters (receiver_limits.csv gke.node_pool_name; infra.core.rules.gcp check_pool_name).
+NODE_POOL_NAME_MAX = limit("gke.node_pool_name")
+_HASH = 8
+
+LiveGkePools = Mapping[str, GkeNodePoolObserved]
+
+
+@dataclass(frozen=True, slots=True)
+class Me:
+    """What marks this stack's node pools: its stack label value, and the node service account
+    they run as (``cluster.nodeServiceAccount``, else the one it creates: ``names.project_names``)
+    in its project, for its cluster."""
+
+    label: str
+    account: str
+    cluster: str
+    project: str
+    brought: bool = False  # the account is cluster.nodeServiceAccount: other stacks may bring it
+
+    @classmethod
+    def of(cls, config: StackConfig) -> Me:
+        c, project = config.cluster, config.project or ""
+        made = node_sa_email(project_names(config.stack, c.location, c.name).node_sa_id, project)
+        account = c.node_service_account or made
+        brought = c.node_service_account is not None
+        return cls(stack_label_value(config.stack), account, c.name, project, brought)
+
+    def theirs(self, pool: GkeNodePoolObserved) -> bool:
+        """Whether ``pool`` is surely another stack's: labelled with another stack, or running as
+        the node service account another stack created for this cluster."""
+        label = pool.labels.get(STACK_LABEL)
+        if label is not None:
+            return label != self.label
+        sa = pool.service_account
+        return sa != self.account and stack_node_account(sa, self.cluster, self.project)
+
+
+def stack_pool_name(name: str, mark: str) -> str:
+    """``<name>-<mark>`` when it fits GKE's 40 characters; else ``name`` cut, ``-`` and 8 hex of
+    the SHA-256 of ``<name>-<mark>``, so two long pools of one stack stay apart. ``name`` is a
+    pool name (check_pool_name: it starts with a letter) and ``mark`` hex: the result keeps the
+    rule."""
+    scoped = f"{name}-{mark}"
+    if len(scoped) <= NODE_POOL_NAME_MAX:
+        return scoped
+    digest = hashlib.sha256(scoped.encode()).hexdigest()[:_HASH]
+    return f"{name[: NODE_POOL_NAME_MAX - _HASH - 1].rstrip('-')}-{digest}"
+
+
+def entry_of(p: GkePoolPlan) -> str:
+    """The ``gpuPools`` entry a pool is planned from (a fallback pool's is its main pool's)."""
+    return p.hints.spec or p.hints.name
+
+
+def runs_as_ours(live: GkeNodePoolObserved, pool: str, me: Me) -> bool:
+    """Whether a live node pool is this stack's pool ``pool``: labelled with this stack, or,
+    without a stack label (made before gpu-infra labelled them), labelled by gpu-infra with that
+    pool's name and not surely another stack's (``Me.theirs``)."""
+    if STACK_LABEL in live.labels:
+        return live.labels[STACK_LABEL] == me.label
+    return live.labels.get(POOL_LABEL) == pool and not me.theirs(live)
+
+
+def unscoped_evidence(pools: Sequence[GkePoolPlan], live: LiveGkePools, me: Me) -> dict[str, str]:
+    """Entry -> the live node pool showing it runs under its unscoped names as this stack's: a pool
+    of the entry (``POOL_LABEL``) named as the pool itself, or auto-created for the class named as
+    the entry, and not another stack's."""
+    entries: dict[str, set[str]] = {}
+    for p in pools:
+        entries.setdefault(entry_of(p), set()).add(p.name)
+    found: dict[str, str] = {}
+    for name, pool in sorted(live.items()):
+        own = pool.labels.get(POOL_LABEL, "")
+        entry = next((e for e, names in entries.items() if own in names), None)
+        if entry is None or me.theirs(pool):
+            continue
+        if name == own or pool.labels.get(GKE_COMPUTE_CLASS_LABEL) == entry:
+            found.setdefault(entry, name)
+    return found
+
+
+def scope_to_stack(
+    config: StackConfig,
+    pools: Sequence[GkePoolPlan],
+    classes: Sequence[ComputeClassPlan],
+    live: LiveGkePools | None,
+    issues: Issues,
+) -> tuple[list[GkePoolPlan], list[ComputeClassPlan], list[str]]:
+    """The pools under their node pool (and ComputeClass) names on a cluster the stack does not
+    own, the classes naming them, and a note per entry kept under a name no stack label marks."""
+    c = config.cluster
+    me = Me.of(config)
+    mark = stack_hash(config.stack, c.location, c.name)
+    kept = unscoped_evidence(pools, live, me) if live is not None else {}
+    out = [p if entry_of(p) in kept else _scoped_pool(p, mark) for p in pools]
+    physical = {p.name: p.node_pool for p in out}
+    scoped = [
+        replace(
+            k,
+            node_pools=tuple(physical.get(n, n) for n in k.pools),
+            **({} if k.name in kept else {"name": stack_pool_name(k.name, mark), "entry": k.name}),
+        )
+        for k in classes
+    ]
+    _foreign_issues(config, out, live or {}, me, issues)
+    found = live or {}
+    notes = [
+        _kept_note(
+            c.name,
+            kept[e],
+            me,
+            sure=found[kept[e]].service_account == me.account and not me.brought,
+        )
+        for e in sorted(kept)
+        if STACK_LABEL not in found[kept[e]].labels
+    ]
+    return out, scoped, notes
+
+
+def _scoped_pool(p: GkePoolPlan, mark: str) -> GkePoolPlan:
+    """``p`` under its stack's names: its node pool (not for an auto-created one: GKE names those)
+    and the ComputeClass it is bound to, in its label, taint and selector."""
+    hints, labels, taints = p.hints, dict(p.labels), p.taints
+    name = "" if p.auto_create else stack_pool_name(p.name, mark)
+    selector = dict(hints.node_selector)
+    if GKE_NODEPOOL_LABEL in selector:
+        selector[GKE_NODEPOOL_LABEL] = name
+    cc = p.compute_class
+    if cc is not None:
+        cc = stack_pool_name(cc, mark)
+        labels[GKE_COMPUTE_CLASS_LABEL] = cc
+        taints = tuple(
+            replace(t, value=cc) if t.key == GKE_COMPUTE_CLASS_LABEL else t for t in taints
+        )
+        selector[GKE_COMPUTE_CLASS_LABEL] = cc
+    group = hints.group
+    if group is not None and cc is not None:  # the group keeps its entry's name as a target
+        taint = Taint(GKE_COMPUTE_CLASS_LABEL, cc, "NoSchedule")  # pools._bind's
+        group = replace(group, selector={GKE_COMPUTE_CLASS_LABEL: cc}, taint=taint)
+    hints = replace(
+        hints, node_selector=selector, node_pool=name, labels=labels, taints=taints, group=group
+    )
+    return replace(
+        p, node_pool_name=name, labels=labels, taints=taints, compute_class=cc, hints=hints
+    )
+
+
+def _kept_note(cluster: str, pool: str, me: Me, *, sure: bool) -> str:
+    """Why a running pool keeps its name; ``sure``: its nodes run as this stack's own account."""
+    note = (
+        f"GKE: cluster {cluster} runs node pool {pool} without a {STACK_LABEL} label (made before "
+        "gpu-infra named pools per stack on a shared cluster): its pools keep their names as this "
+        "stack's, since a new name would replace each pool and every node on it; this deploy "
+        f"labels them {STACK_LABEL}={me.label} in place"
+    )
+    if sure:
+        return f"{note} (its nodes run as the node service account this stack created)"
+    return (
+        f"{note}. Its nodes do not run as a node service account only this stack has, so another "
+        "stack may have made it; then this deploy fails creating it (409 alreadyExists): deploy "
+        "that stack first (its deploy labels its pools) and plan again"
+    )
+
+
+def _foreign_issues(
+    config: StackConfig,
+    pools: Sequence[GkePoolPlan],
+    live: LiveGkePools,
+    me: Me,
+    issues: Issues,
+) -> None:
+    """A node pool name the plan would create that a live pool not this stack's holds: GKE refuses
+    the create (409 ALREADY_EXISTS), and its nodes would be selected as this pool's."""
+    index = {p.name: i for i, p in enumerate(config.pools)}
+    for p in pools:
+        found = live.get(p.node_pool)
+        if p.auto_create or found is None or runs_as_ours(found, p.name, me):
+            continue
+        theirs = found.labels.get(STACK_LABEL)
+        whose = (
+            f"it is labelled {STACK_LABEL}={theirs}"
+            if theirs
+            else f"its nodes run as {found.service_account}"
+            if me.theirs(found)
+            else "gpu-infra did not make it for this pool"
+        )
+        issues.add(
+            join_path("gpuPools", index.get(entry_of(p)), "name"),
+            f"{p.name!r}: cluster {config.cluster.name} already runs a node pool {p.node_pool} "
+            f"that is not this stack's ({whose}); GKE refuses a second pool of that name "
+            "(409 alreadyExists): give this pool another name",
+        )
