@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from infra.core.catalog.pins import pin
+from infra.core.catalog.pins import Pin, pin
 from infra.core.config.base import SharingSpec
 from infra.core.pools import Taint
 from infra.core.sharing import (
@@ -60,6 +60,21 @@ class DevicePluginPlan:
     # writes it onto the running nodes); changed first, the DaemonSet would leave those nodes
     # without a device plugin until the label lands.
     after_pools: tuple[str, ...] = ()
+
+
+def _release(
+    chart: Pin, release: str, values: Mapping[str, Any], waits_for: Sequence[str]
+) -> DevicePluginPlan:
+    """One device-plugin release of a pinned chart (``pins.csv``) into kube-system."""
+    return DevicePluginPlan(
+        release=release,
+        chart=chart.chart,
+        version=chart.version,
+        repo=chart.repo,
+        namespace=NAMESPACE,
+        values=values,
+        after_pools=tuple(sorted(waits_for)),
+    )
 
 
 def plan_device_plugin(
@@ -118,15 +133,7 @@ def plan_device_plugin(
         # Nodes pick their config by the nvidia.com/device-plugin.config label; unlabelled
         # nodes get the default (chart values.yaml "config").
         values["config"] = {"map": configs, "default": DEFAULT_CONFIG}
-    return DevicePluginPlan(
-        release=release,
-        chart=CHART_NAME,
-        version=CHART_VERSION,
-        repo=CHART_REPO,
-        namespace=NAMESPACE,
-        values=values,
-        after_pools=tuple(sorted(pools)) if stack else (),
-    )
+    return _release(_CHART, release, values, pools if stack else ())
 
 
 # AWS's EFA device plugin advertises vpc.amazonaws.com/efa, which pods of an hpc pool request to
@@ -170,15 +177,7 @@ def plan_efa_device_plugin(
         # Each key there is a nodeSelectorTerm of its own (ORed), so the stack label goes in the
         # chart's nodeSelector, which the pod must match as well (same template @ 18e37d7b).
         values["nodeSelector"] = dict(stack)
-    return DevicePluginPlan(
-        release=release,
-        chart=EFA_CHART_NAME,
-        version=EFA_CHART_VERSION,
-        repo=EFA_CHART_REPO,
-        namespace=NAMESPACE,
-        values=values,
-        after_pools=tuple(sorted(pools)) if stack else (),
-    )
+    return _release(_EFA_CHART, release, values, pools if stack else ())
 
 
 __all__ = [
