@@ -249,6 +249,14 @@ def update_disruption(
                 "the group terminates the rest, evicting their pods"
             )
             continue
+        if not isinstance(was, list):
+            if now != "WhenEmptyOrUnderutilized":
+                continue  # back to WhenEmpty: only nodes without workload pods are removed
+            parts.append(
+                f"update in place, but {p} ({_pair(old, new, p)}) lets Karpenter remove nodes "
+                "that still run pods, evicting them"
+            )
+            continue
         kept = now if isinstance(now, list) else []
         gone = [z for z in was if z not in kept] if isinstance(was, list) else []
         parts.append(

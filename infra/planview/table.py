@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -244,7 +245,8 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         out(
             f"  + {x.item}: {_range(x.at_min, x.at_max)}/h, "
             f"{_range(_month(x.at_min), _month(x.at_max))}/month "
-            f"({prices}; {x.price.source}, {x.price.dated})"
+            f"({prices} as of {x.price.dated}{_older(x.price.as_of, cost.prices_as_of)}; "
+            f"{x.price.source})"
         )
     lo, hi = cost.total("min"), cost.total("max")
     out(
@@ -310,3 +312,12 @@ def table(header: tuple[str, ...], rows: Sequence[tuple[str, ...]], out: Out = p
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows, strict=False)]
     for row in (header, *rows):
         out("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+
+
+def _older(as_of: str, nodes_as_of: str) -> str:
+    """A warning when a price was read over a year before the node prices beside it."""
+    try:
+        days = (dt.date.fromisoformat(nodes_as_of) - dt.date.fromisoformat(as_of)).days
+    except ValueError:
+        return ""
+    return f", {days // 365} year(s) before the node prices" if days > 365 else ""

@@ -50,7 +50,7 @@ def _chart_pod(name: str, dp: DevicePluginPlan) -> Pod:
     """The DaemonSet pod a device plugin chart renders from its values: NVIDIA's takes
     ``affinity`` as given; AWS's EFA chart makes one nodeSelectorTerm per supportedInstanceLabels
     key (ORed) and adds ``nodeSelector`` (aws/eks-charts stable/aws-efa-k8s-device-plugin/
-    templates/daemonset.yaml @ 18e37d7b)."""
+    templates/daemonset.yaml @ 5239609, v0.5.30)."""
     v = dict(dp.values)
     spec: dict[str, Any] = {"nodeSelector": v.get("nodeSelector") or {}}
     if "affinity" in v:

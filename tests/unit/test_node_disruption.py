@@ -349,14 +349,41 @@ def test_a_lower_max_size_terminates_the_nodes_above_it_a_higher_one_none():
     assert _change(NG, group(9, 2), group(9, 5)).disruptive == ""
 
 
-def test_a_new_device_plugin_config_label_changes_what_the_node_advertises():
-    # k8s-device-plugin README: the config manager restarts the plugin with the labelled config.
+@pytest.mark.parametrize(
+    ("type_", "where"),
+    [(PATCH, ("metadata", "labels")), (NG, ("labels",)), (NP, ("nodeConfig", "labels"))],
+)
+def test_a_new_device_plugin_config_label_changes_what_the_node_advertises(type_, where):
+    # k8s-device-plugin README: the config manager restarts the plugin with the labelled config;
+    # EKS (UpdateNodegroupConfig) and GKE (nodePoolUpdate) write pool labels onto running nodes.
+    def spec(labels):
+        out: dict = {"metadata": {"name": "n1"}}
+        node = out
+        for key in where[:-1]:
+            node = node.setdefault(key, {})
+        node[where[-1]] = labels
+        return out
+
     label = "nvidia.com/device-plugin.config"
-    old = {"metadata": {"name": "n1", "labels": {label: "a", "gpu-infra/pool": "p"}}}
-    new = {"metadata": {"name": "n1", "labels": {label: "b", "gpu-infra/pool": "p"}}}
-    assert "advertises" in _change(PATCH, old, new).disruptive
-    other = {"metadata": {"name": "n1", "labels": {label: "a", "gpu-infra/pool": "q"}}}
-    assert _change(PATCH, old, other).disruptive == ""
+    old = spec({label: "time-slicing-4", "gpu-infra/pool": "p"})
+    assert (
+        "advertises"
+        in _change(type_, old, spec({label: "time-slicing-8", "gpu-infra/pool": "p"})).disruptive
+    )
+    assert "advertises" in _change(type_, spec({"gpu-infra/pool": "p"}), old).disruptive
+    other = spec({label: "time-slicing-4", "gpu-infra/pool": "q"})
+    assert _change(type_, old, other).disruptive == ""
+
+
+def test_consolidating_underutilized_nodes_evicts_running_pods():
+    # disruption.md Consolidation: WhenEmptyOrUnderutilized removes nodes that still run pods.
+    def pool(policy):
+        return {"spec": {"template": {"spec": {}}, "disruption": {"consolidationPolicy": policy}}}
+
+    np_ = "kubernetes:karpenter.sh/v1:NodePool"
+    assert (
+        "evicting" in _change(np_, pool("WhenEmpty"), pool("WhenEmptyOrUnderutilized")).disruptive
+    )
 
 
 @pytest.mark.parametrize("field", ["limits", "weight", "disruption"])

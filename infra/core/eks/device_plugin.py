@@ -175,7 +175,8 @@ def plan_efa_device_plugin(
     }
     if stack:
         # Each key there is a nodeSelectorTerm of its own (ORed), so the stack label goes in the
-        # chart's nodeSelector, which the pod must match as well (same template @ 18e37d7b).
+        # chart's nodeSelector, which the pod must match as well (same template @ 5239609, the
+        # pinned v0.5.30).
         values["nodeSelector"] = dict(stack)
     return _release(_EFA_CHART, release, values, pools if stack else ())
 
