@@ -246,7 +246,7 @@ def update_disruption(
         if isinstance(was, int) and isinstance(now, int):
             parts.append(
                 f"update in place, but {p} ({was} -> {now}): while more than {now} nodes run, "
-                "the group terminates the rest, evicting their pods"
+                "the rest are removed, their pods evicted"
             )
             continue
         if not isinstance(was, list):

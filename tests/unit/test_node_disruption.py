@@ -326,11 +326,21 @@ def test_every_property_a_sample_plan_sets_on_a_node_owning_resource_has_a_verdi
 
 
 def test_the_autoscalers_bounds_and_labels_take_no_gke_node_down():
-    # nodePoolUpdate: autoscaling by SetAutoscaling, labels and upgradeSettings by Update.
-    old = {"autoscaling": {"totalMaxNodeCount": 20}, "nodeConfig": {"labels": {"a": "1"}}}
-    new = {"autoscaling": {"totalMaxNodeCount": 4}, "nodeConfig": {"labels": {"a": "2"}}}
+    # nodePoolUpdate: autoscaling by Clusters.Update (DesiredNodePoolAutoscaling), labels and
+    # upgradeSettings by NodePools.Update; none of them re-creates a node.
+    old = {"autoscaling": {"totalMaxNodeCount": 4}, "nodeConfig": {"labels": {"a": "1"}}}
+    new = {"autoscaling": {"totalMaxNodeCount": 20}, "nodeConfig": {"labels": {"a": "2"}}}
     c = _change(NP, old, new)
     assert c.op == "update" and c.disruptive == ""
+
+
+def test_a_lower_gke_maximum_is_judged_as_removing_the_nodes_above_it():
+    # No GKE rule says what happens to nodes above a lowered maximum: never under-reported.
+    old = {"autoscaling": {"totalMaxNodeCount": 20}}
+    assert (
+        "while more than 4 nodes run"
+        in _change(NP, old, {"autoscaling": {"totalMaxNodeCount": 4}}).disruptive
+    )
 
 
 def test_a_lower_max_size_terminates_the_nodes_above_it_a_higher_one_none():
@@ -344,7 +354,7 @@ def test_a_lower_max_size_terminates_the_nodes_above_it_a_higher_one_none():
         }
 
     lowered = _change(NG, group(9), group(4))
-    assert "while more than 4 nodes run, the group terminates the rest" in lowered.disruptive
+    assert "while more than 4 nodes run, the rest are removed" in lowered.disruptive
     assert _change(NG, group(4), group(9)).disruptive == ""
     assert _change(NG, group(9, 2), group(9, 5)).disruptive == ""
 
