@@ -243,7 +243,7 @@ class Review:
         )
 
 
-def disruption(c: Change) -> str:
+def disruption(c: Change, before: Mapping[str, Any]) -> str:
     """Why ``c`` takes down nodes or pods: the diff's reason (``infra.core.disruption``), else a
     deleted or replaced Namespace
     ("When you delete a namespace, it deletes all resources in that namespace",
@@ -251,7 +251,8 @@ def disruption(c: Change) -> str:
     if c.disruptive or c.retained:
         return c.disruptive
     if c.type == NAMESPACE and c.op in ("delete", "replace"):
-        return f"{c.op} of namespace {c.name}: every object in it is deleted, its pods stop"
+        name = value_at(before, "metadata.name", None) or c.name
+        return f"{c.op} of namespace {name}: every object in it is deleted, its pods stop"
     return ""
 
 
@@ -291,7 +292,10 @@ def review(
             Value(p, value_at(before, p, ABSENT), value_at(after, p, ABSENT)) for p in c.properties
         )
     notes = {c.urn: change_notes(c) for c in changes}
-    marked = tuple(replace(c, disruptive=disruption(c)) for c in changes)
+    marked = tuple(
+        replace(c, disruptive=disruption(c, (old_by.get(c.urn) or {}).get("inputs") or {}))
+        for c in changes
+    )
     changed = {c.urn for c in changes}
     unchanged = sum(1 for u in new_by if u in old_by and u not in changed)
     return Review(marked, values, notes, unchanged, costs[0], costs[1], *labels, absent)

@@ -16,6 +16,7 @@ from infra import plan as plan_cli
 from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.integrations import INTEGRATIONS
+from infra.core.labels import POOL_LABEL, STACK_LABEL
 from infra.core.plan import build_plan
 from tests.unit.operator_fixtures import errors, hints_for, plan, stack
 
@@ -225,11 +226,15 @@ def test_flyte_plugins_k8s_matches_flytepropeller_config(docs, sample):
     )
     templates = {t["metadata"]["name"]: t for t in doc["podTemplates"]}
     for pool in doc["pools"].values():
-        if "podTemplateName" in pool:  # a ComputeClass: its PodTemplate selects it
-            assert pool["accelerator"] is None
+        if "podTemplateName" in pool:  # a ComputeClass, or a pool of a shared cluster
             template = templates.pop(pool["podTemplateName"])
             kubernetes_validate.validate(template, K8S_SCHEMA, strict=True)
-            continue
+            selector = template["template"]["spec"]["nodeSelector"]
+            if pool["accelerator"] is None:  # a ComputeClass: its PodTemplate selects it
+                continue
+            # A shared cluster: the template keeps the task on this stack's nodes.
+            assert selector[STACK_LABEL] and selector[POOL_LABEL] in pool["pools"]
+            assert any(pool["podTemplateName"] in n for n in doc["notes"])
         if pool["accelerator"] is None:  # its nodes carry no device label: a note says so
             assert plugin["gpu-device-node-label"] not in pool["nodeLabels"]
             assert any(plugin["gpu-device-node-label"] in n for n in doc["notes"])

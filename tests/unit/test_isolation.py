@@ -111,7 +111,7 @@ def test_cdi_operator_keeps_nvidia_non_default_but_creates_runtime_class_nvidia(
     op = plan(stack("kubernetes", operator={"version": version}, namespaces=NS))
     (row,) = op.isolation
     assert row.default_runtime.value == "runc"
-    assert "nvidia" in row.runtime_classes.value  # the path issue 1588's pods take
+    assert "nvidia" in row.runtime_classes.value  # the path NVIDIA/gpu-operator#1588's pods take
     assert row.accept_envvar.value is False and row.enforced
     plugin = runtime_fact(OPERATOR, version, "devicePlugin.cdi-strategy")
     assert plugin is not None and row.device_list.value == plugin.value  # allocated GPUs by CDI

@@ -72,11 +72,17 @@ def gpu_node_pods(plan: Plan) -> Iterator[Pod]:
     """Every pod the stack puts on GPU nodes: its workloads and placeholders (the scheduling
     proof's), its device plugin DaemonSets, and a pod of the gpuPools output's selector.
 
-    Not Flyte's tasks: FlytePropeller's plugin config is one per Flyte deployment, and a task
-    that names an accelerator gets node affinity on the device label alone (flyteorg/flyte
+    Flyte's tasks only through the per-stack PodTemplate the integration gives each pool on a
+    shared cluster: FlytePropeller's plugin config is one per Flyte deployment, and a task that
+    names an accelerator alone gets node affinity on the device label alone (flyteorg/flyte
     flyteplugins/go/tasks/pluginmachinery/flytek8s ``gpu-device-node-label``), so it lands on
-    any node of the cluster with that GPU, as Flyte means it to."""
-    workloads = [w for w in plan_workloads(plan) if w.consumer != "flyte"]
+    any node of the cluster with that GPU, as Flyte means it to (the integration's note says so),
+    as does a task without accelerator."""
+    workloads = [
+        w
+        for w in plan_workloads(plan)
+        if w.consumer != "flyte" or w.pod.name != "flyte/no-accelerator"
+    ]
     yield from (w.pod for w in workloads or warm(plan.warm))
     if plan.platform.name == "eks":
         p = eks_plan(plan.platform)

@@ -1,4 +1,4 @@
-"""GPU Operator rules that keep GPUs isolated and working, one test per rule (issue 8)."""
+"""GPU Operator rules that keep GPUs isolated and working, one test per rule."""
 
 from __future__ import annotations
 

@@ -88,7 +88,8 @@ def test_fail_on_disruptive_catches_a_deleted_namespace_and_everything_in_it():
     c = Change("u", "kubernetes:core/v1:Namespace", "ns-training", "delete")
     rev = _reviewed(c, {"metadata": {"name": "training"}}, None)
     (hit,) = rv.failures(rev, "disruptive")
-    assert "namespace" in hit and "deleted" in hit
+    # Named as Kubernetes knows it (metadata.name), not by its Pulumi resource name.
+    assert "namespace training:" in hit and "deleted" in hit
     assert rv.review_json(rev)["changes"][0]["disruptive"]
 
 

@@ -134,9 +134,9 @@ def _shared_cluster_note(cluster_name: str, stack_tag: str) -> str:
     autoscaler discovering by them also scales these groups, racing this stack's.
     """
     return (
-        f"cluster {cluster_name}: a cluster-autoscaler it already runs with the default "
+        f"cluster {cluster_name}: if it already runs a cluster-autoscaler with the default "
         f"auto-discovery tags (k8s.io/cluster-autoscaler/enabled, k8s.io/cluster-autoscaler/"
-        f"{cluster_name}) also scales this stack's node groups; narrow its "
+        f"{cluster_name}), that one also scales this stack's node groups; narrow its "
         "--node-group-auto-discovery with a tag key only its own groups carry (this stack's carry "
         f"{stack_tag}), or set cluster.autoscaler.enabled: false here and let it manage them"
     )

@@ -15,11 +15,13 @@ nodes carry; a value that is no flytekit constant (flytekit.extras.accelerators,
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.base import PoolBase
+from infra.core.labels import STACK_LABEL
 from infra.core.platform import Features, Platform
 from infra.core.pools import GPU_RESOURCE, PoolHints
 from infra.core.sharing import FLYTE_PARTITION_LABEL
@@ -228,13 +230,26 @@ def _per_target(
             "nodeLabels": labels,
             "labelledBy": _labelled_by(features, bool(labels)),
         }
+        if stack := hints.get("nodeSelector", {}).get(STACK_LABEL):
+            # A shared cluster: accelerator= alone also matches another stack's nodes with the same
+            # GPU, so the pool's own selector (pool and stack labels) rides in a PodTemplate, named
+            # per stack as two stacks' pools may share a name.
+            name = f"gpu-{t.name}-{hashlib.sha256(stack.encode()).hexdigest()[:6]}"
+            templates.append(pod_template(name, hints, image, namespace))
+            per_pool[t.name].update(podTemplateName=name, pools=list(members))
     return per_pool, templates
 
 
 def _accelerator_notes(features: Features, per_pool: Mapping[str, Any]) -> list[str]:
     notes: list[str] = []
     for name, entry in per_pool.items():
-        if entry.get("podTemplateName"):
+        if entry.get("podTemplateName") and entry.get("accelerator"):
+            notes.append(
+                f"{name}: the cluster is shared, so accelerator= alone also matches other stacks' "
+                f"nodes with this GPU; give tasks pod_template_name={entry['podTemplateName']!r} "
+                "to stay on this stack's pool"
+            )
+        elif entry.get("podTemplateName"):
             continue
         acc = entry["accelerator"]
         if acc is None:
