@@ -173,10 +173,18 @@ def gke_t4_variant(tmp_path: Path, old: str, new: str) -> Path:
     return sample_variant(tmp_path, "gke-t4", old, new)
 
 
+EKS_G4DN_VERSION = 'kubernetesVersion: "1.35"'  # what the sample says
+
+
+def eks_g4dn_at(tmp_path: Path, minor: str) -> Path:
+    """Sample eks-g4dn on Kubernetes ``minor``, in its own folder under ``tmp_path``."""
+    folder = tmp_path / minor
+    folder.mkdir()
+    return sample_variant(folder, "eks-g4dn", EKS_G4DN_VERSION, f'kubernetesVersion: "{minor}"')
+
+
 def eks_version_bump_changes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> list[dict]:
-    """The ``--diff --json`` changes of sample eks-g4dn with kubernetesVersion 1.33 -> 1.34."""
-    bump = ('kubernetesVersion: "1.33"', 'kubernetesVersion: "1.34"')
-    new = sample_variant(tmp_path, "eks-g4dn", *bump)
-    old = ROOT / "stacks" / "Pulumi.eks-g4dn.yaml"
+    """The ``--diff --json`` changes of sample eks-g4dn moved from kubernetesVersion 1.33 to 1.34."""
+    old, new = eks_g4dn_at(tmp_path, "1.33"), eks_g4dn_at(tmp_path, "1.34")
     assert plan_cli.main(["--stack", str(new), "--diff", str(old), "--json"]) == 0
     return json.loads(capsys.readouterr().out)["changes"]

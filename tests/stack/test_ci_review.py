@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from infra import ci_review
+from tests.stack.harness import EKS_G4DN_VERSION
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -76,18 +77,18 @@ def test_a_pull_request_deleting_a_stack_is_an_all_delete_review(repo):
 def test_a_pull_request_bumping_the_eks_version_exits_3_with_the_reason_in_the_markdown(repo):
     path = repo / "stacks/Pulumi.eks-g4dn.yaml"
     text = path.read_text(encoding="utf-8")
-    assert 'kubernetesVersion: "1.35"' in text
-    # main runs 1.34; the pull request moves it to 1.35
+    sample = EKS_G4DN_VERSION
+    assert sample in text
+    # main runs 1.33; the pull request moves it to 1.34
     _git(repo, "checkout", "-q", "main")
-    path.write_text(text.replace('kubernetesVersion: "1.35"', 'kubernetesVersion: "1.34"'))
-    _git(repo, "commit", "-q", "-am", "main on 1.34")
-    _git(repo, "checkout", "-q", "pr")
-    _git(repo, "merge", "-q", "main")
-    path.write_text(text)
+    path.write_text(text.replace(sample, 'kubernetesVersion: "1.33"'))
+    _git(repo, "commit", "-q", "-am", "main on 1.33")
+    _git(repo, "checkout", "-q", "-B", "pr")
+    path.write_text(text.replace(sample, 'kubernetesVersion: "1.34"'))
     code, text = _pr(repo)
     assert code == 3
     row = next(r for r in text.splitlines() if r.startswith("| update | `aws:eks/nodeGroup"))
-    assert "| `version` | 1.34 | 1.35 | ⚠️ update in place, but version re-creates every node" in row
+    assert "| `version` | 1.33 | 1.34 | ⚠️ update in place, but version re-creates every node" in row
     assert "**Blocked by `--fail-on disruptive`:**" in text
 
 

@@ -22,11 +22,19 @@ from infra.mocklive import LiveAccount, after, before
 from tests.stack.harness import run_stack, sample, stack_source
 
 
-def deployed(stack: str) -> tuple[dict[str, Any], StackConfig, LiveAccount]:
-    """The raw stack file, its config, and the account its deploy leaves running."""
+def deployed(
+    stack: str, kubernetes_version: str | None = None
+) -> tuple[dict[str, Any], StackConfig, LiveAccount]:
+    """The raw stack file (with cluster.kubernetesVersion set to ``kubernetes_version`` if
+    given), its config, and the account its deploy leaves running."""
     name, raw = stack_source(stack)
+    if kubernetes_version is None:
+        config = parse(raw, name)
+        return raw, config, after(build_plan(config), sample(stack))
+    raw = copy.deepcopy(raw)
+    raw["gpu-infra:cluster"]["kubernetesVersion"] = kubernetes_version
     config = parse(raw, name)
-    return raw, config, after(build_plan(config), sample(stack))
+    return raw, config, after(build_plan(config), run_stack(raw, name))
 
 
 @pytest.fixture(scope="module")
@@ -118,8 +126,8 @@ def _addon_version(plan: EksPlan, name: str) -> str:
 
 @pytest.fixture(scope="module")
 def installed() -> tuple[dict[str, Any], LiveAccount]:
-    """eks-g4dn deployed; its EBS CSI driver runs a build older than EKS's default now."""
-    raw, _, account = deployed("eks-g4dn")
+    """eks-g4dn deployed on 1.33; its EBS CSI driver runs a build older than EKS's default now."""
+    raw, _, account = deployed("eks-g4dn", "1.33")
     return raw, replace(account, addons={**account.addons, EBS_CSI: "v1.40.0-eksbuild.1"})
 
 
@@ -222,7 +230,7 @@ def test_a_node_group_answer_without_a_scaling_config_is_an_unread_read_not_size
     ],
 )
 def test_a_created_control_plane_moves_one_minor_up_at_a_time_never_down(version, reason):
-    raw, config, account = deployed("eks-g4dn")  # the control plane runs 1.33
+    raw, config, account = deployed("eks-g4dn", "1.33")  # the control plane runs 1.33
     raw = copy.deepcopy(raw)
     raw["gpu-infra:cluster"]["kubernetesVersion"] = version
     assert errors_over(raw, config.stack, account)["cluster.kubernetesVersion"].endswith(reason)

@@ -255,7 +255,7 @@ def test_gpu_groups_wait_for_the_cluster_and_node_role_policies(rec):
 
 def test_cluster_is_pulumi_eks_with_oidc_access_entries_api_and_no_default_group(rec):
     c = rec.one("eks:index:Cluster").inputs
-    assert c["name"] == "ml" and c["version"] == "1.33"
+    assert c["name"] == "ml" and c["version"] == "1.35"  # the stack's kubernetesVersion
     assert c["skipDefaultNodeGroup"] is True and c["createOidcProvider"] is True
     assert c["authenticationMode"] == "API"
     subnets = {s.id: s.inputs.get("availabilityZoneId") for s in rec.of_type(SUBNET)}

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from infra import plan as plan_cli
-from tests.stack.harness import eks_version_bump_changes
+from tests.stack.harness import eks_g4dn_at, eks_version_bump_changes
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -31,10 +31,11 @@ def test_kubernetes_version_bump_diff_lists_pinned_addon_versions_old_and_new(tm
 
 
 def test_a_pinned_release_version_reaches_the_node_group_and_no_other(tmp_path, capsys):
-    text = (ROOT / "stacks" / "Pulumi.eks-g4dn.yaml").read_text()
+    # A release of the EKS-optimized AMI for Kubernetes 1.33, pinned on a cluster running 1.33.
+    stack = eks_g4dn_at(tmp_path, "1.33")
+    text = stack.read_text()
     marker = "      machineType: g4dn.xlarge\n"
     assert text.count(marker) == 1
-    stack = tmp_path / "Pulumi.eks-g4dn.yaml"
     stack.write_text(text.replace(marker, marker + "      releaseVersion: 1.33.5-20251120\n"))
     assert plan_cli.main(["--stack", str(stack), "--json"]) == 0
     sent = {

@@ -14,8 +14,10 @@ from infra.core.cost import HOURS_PER_MONTH, estimate
 from infra.core.plan import build_plan
 
 
-def _cost(stack: str):
+def _cost(stack: str, **cluster: str):
+    """The cost of sample ``stack``, its ``gpu-infra:cluster`` keys replaced by ``cluster``."""
     _, raw = load_stack_file(stack_file(stack))
+    raw["gpu-infra:cluster"] = {**raw["gpu-infra:cluster"], **cluster}
     return estimate(build_plan(parse(raw, stack)))
 
 
@@ -106,7 +108,7 @@ def test_eks_control_plane_past_end_of_standard_support_is_billed_the_extended_r
     from infra.core.catalog.eks_versions import eks_standard_support_ends
     from infra.core.platform_cost import price_of
 
-    fee = _line(_cost("eks-g4dn"), "control plane")  # kubernetesVersion 1.33
+    fee = _line(_cost("eks-g4dn", kubernetesVersion="1.33"), "control plane")
     assert eks_standard_support_ends()["1.33"] == "2026-07-29"
     assert price_of("aws", "eks-cluster-fee", "us-east-1").as_of >= "2026-07-29"
     assert (fee.at_min, fee.at_max) == (0.60, 0.60) and "extended support" in fee.item
