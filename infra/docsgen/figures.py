@@ -13,6 +13,7 @@ import json
 import os
 import re
 import tempfile
+import textwrap
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, redirect_stderr, redirect_stdout
 from dataclasses import dataclass
@@ -99,13 +100,22 @@ def load(planned_of: Callable[[str], Planned] = planned) -> dict[str, Sample]:
 
 
 def fleet(samples: Mapping[str, Sample]) -> str:
-    """What ``python -m infra.plan --all`` prints for the sample stacks (notes aside)."""
+    """What ``python -m infra.plan --all`` prints for the sample stacks (notes aside), and the day
+    and prices it is for: run later, the support calendars judge on a later day."""
+    from infra.core.catalog.eks_versions import today_or_override
     from infra.planview.fleet import print_fleet
 
     lines: list[str] = []
     print_fleet([s.row for s in samples.values()], lines.append)
     text = "\n".join(lines)
-    return f"```text\n$ python -m infra.plan --all\n{text}\n```\n"
+    priced = {s.row.cost.prices_as_of for s in samples.values() if not s.row.cost.own_hardware}
+    when = (
+        f"Figures as of {today_or_override()} (the generator plans on the EKS support calendar's "
+        f"date), node prices as of {' and '.join(sorted(priced))} (the price catalog's date); "
+        "`--all` run later can differ: a Kubernetes version leaves standard support, prices are "
+        "refreshed."
+    )
+    return f"```text\n$ python -m infra.plan --all\n{text}\n```\n\n{textwrap.fill(when, 100)}\n"
 
 
 def _unparenthesised(text: str) -> str:
