@@ -120,6 +120,21 @@ def test_eks_control_plane_in_standard_support_is_billed_10_cents():
     assert (fee.at_min, fee.at_max) == (0.10, 0.10) and "standard support" in fee.item
 
 
+def test_no_sample_stack_creates_an_eks_control_plane_billed_the_extended_rate():
+    # A sample is copied as it is: one on a version past standard support bills whoever copies it
+    # the extended rate (eks_standard_support.csv, judged on the tests' day, 2026-11-27).
+    from infra.cli import known_stacks
+
+    fees = {
+        s: x.item
+        for s in known_stacks()
+        for x in _cost(s).lines
+        if x.item.startswith("control plane (EKS fee")
+    }
+    assert {"eks-g4dn", "eks-device-plugin", "eks-hpc"} <= set(fees)
+    assert all("in standard support" in item for item in fees.values()), fees
+
+
 def test_eks_version_without_a_support_date_is_unpriced_not_guessed():
     from infra.core.eks.cost import eks_control_plane
 
