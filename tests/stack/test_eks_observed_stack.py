@@ -28,13 +28,12 @@ def deployed(
     """The raw stack file (with cluster.kubernetesVersion set to ``kubernetes_version`` if
     given), its config, and the account its deploy leaves running."""
     name, raw = stack_source(stack)
-    if kubernetes_version is None:
-        config = parse(raw, name)
-        return raw, config, after(build_plan(config), sample(stack))
-    raw = copy.deepcopy(raw)
-    raw["gpu-infra:cluster"]["kubernetesVersion"] = kubernetes_version
+    if kubernetes_version is not None:
+        raw = copy.deepcopy(raw)
+        raw["gpu-infra:cluster"]["kubernetesVersion"] = kubernetes_version
     config = parse(raw, name)
-    return raw, config, after(build_plan(config), run_stack(raw, name))
+    made = sample(stack) if kubernetes_version is None else run_stack(raw, name)
+    return raw, config, after(build_plan(config), made)
 
 
 @pytest.fixture(scope="module")
