@@ -33,6 +33,9 @@ AWS_COMMIT = "d76ed2762d0a795a66285222321da0bb0aa801c3"
 DATASET = {
     ("gcp", "disk-pd-balanced", "europe-west4"): ("0.11", GCP_COMMIT, "2026-07-30"),
     ("gcp", "local-ssd", "asia-northeast1"): ("0.104", GCP_COMMIT, "2026-07-30"),
+    # compute.storage.local.cost.<region>.month_spot: the Spot VM's Local SSD SKU
+    ("gcp", "local-ssd-spot", "us-central1"): ("0.0428", GCP_COMMIT, "2026-07-30"),
+    ("gcp", "local-ssd-spot", "europe-west4"): ("0.0494", GCP_COMMIT, "2026-07-30"),
     ("gcp", "disk-pd-ssd", "me-central2"): ("0.272", GCP_COMMIT, "2026-07-30"),
     ("gcp", "disk-pd-standard", "southamerica-east1"): ("0.06", GCP_COMMIT, "2026-07-30"),
     ("aws", "ebs-gp3", "sa-east-1"): ("0.152", AWS_COMMIT, "2022-02-10"),
@@ -54,7 +57,7 @@ def _pricing_yml() -> dict:
         "balanced": {"cost": {"europe-west4": {"month": 0.11}, "us-central1": {"month": 0.1}}},
         "hdd": {"cost": {"europe-west4": {"month": 0.044}}},
         "ssd": {"cost": {"europe-west4": {"month": 0.187}}},
-        "local": {"cost": {"asia-northeast1": {"month": 0.104, "month_spot": 0.0556}}},
+        "local": {"cost": {"asia-northeast1": {"month": 0.104, "month_spot": 0.0624}}},
     }
     every = ("europe-west4", "asia-northeast1", "us-central1")
     network = {
@@ -75,6 +78,9 @@ def test_gcp_disk_rows_are_the_per_gb_month_price_of_each_wanted_region():
     got = {(r["item"], r["region"]): (r["price_usd"], r["unit"], r["as_of"]) for r in rows}
     assert got[("disk-pd-balanced", "europe-west4")] == ("0.11", "per_gb_month", "2026-07-30")
     assert got[("local-ssd", "asia-northeast1")] == ("0.104", "per_gb_month", "2026-07-30")
+    assert got[("local-ssd-spot", "asia-northeast1")] == ("0.0624", "per_gb_month", "2026-07-30")
+    spot = next(r for r in rows if r["item"] == "local-ssd-spot")
+    assert spot["quote"] == "compute.storage.local.cost.asia-northeast1.month_spot: 0.0624"
     assert ("disk-pd-balanced", "us-central1") not in got  # not a wanted region
     src = rows[0]["source"]
     assert src.startswith(
