@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from infra.core.catalog import build, price_import
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_header, read_rows
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "import_platform_prices.py"
 _spec = importlib.util.spec_from_file_location("import_platform_prices", SCRIPT)
@@ -67,9 +67,13 @@ def _pricing_yml() -> dict:
             "data": {"cost": {r: {"month": 0.045} for r in every}},
         },
     }
+    # g2-standard-8 in us-central1 (no bundled Local SSD): the catalog's 0.85362 on-demand agrees,
+    # its 0.34057 Spot does not
+    g2 = {"cpu": 8, "l4": 1, "ram": 32,
+          "cost": {"us-central1": {"hour": 0.853624271, "hour_spot": 0.479872}}}  # fmt: skip
     return {
         "about": {"timestamp": 1785391997},
-        "compute": {"storage": storage, "network": network},
+        "compute": {"storage": storage, "network": network, "instance": {"g2-standard-8": g2}},
     }
 
 
@@ -174,4 +178,18 @@ def test_import_script_writes_the_rows_and_lists_the_gpu_regions_left_unpriced(t
     assert ("ebs-gp3", "sa-east-1") not in left
     assert left[("nat-gateway", "sa-east-1")]["as_of"] == "2026-12-07"
     assert "NatGateway-Hours" in left[("nat-gateway", "sa-east-1")]["source"]
-    assert "without a price" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "without a price" in out
+    (row,) = read_rows("price_disagreements.csv", data)
+    assert (row["item"], row["region"], row["provisioning"]) == (
+        "g2-standard-8",
+        "us-central1",
+        "spot",
+    )
+    assert (row["catalog_usd"], row["other_usd"], row["as_of"]) == (
+        "0.34057",
+        "0.479872",
+        "2026-07-30",
+    )
+    assert "compared 2026-12-07: " in read_header("price_disagreements.csv", data)[2]
+    assert "1 agree, 1 disagree" in out
