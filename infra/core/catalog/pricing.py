@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, table
@@ -26,6 +26,7 @@ PRICE_CHECKS = "price_checks.csv"
 PLATFORM_PRICES = "platform_prices.csv"
 # Node price rows a second source disagrees with (scripts/import_platform_prices.py --gcp).
 DISAGREEMENTS = "price_disagreements.csv"
+_JSON_NAMES = {"catalog_usd": "catalogPerHour", "other_usd": "otherPerHour", "as_of": "asOf"}
 GCP_PRICE_FILES = ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv")
 AWS_PRICE_FILES = ("aws_gpu_instances.csv", "aws_vm_prices.csv")
 
@@ -62,16 +63,8 @@ class Disagreement:
     as_of: str
 
     def to_json(self) -> dict[str, object]:
-        return {
-            "item": self.item,
-            "region": self.region,
-            "provisioning": self.provisioning,
-            "covers": self.covers,
-            "catalogPerHour": self.catalog_usd,
-            "otherPerHour": self.other_usd,
-            "source": self.source,
-            "asOf": self.as_of,
-        }
+        """Its fields under their ``--json`` names (camelCase; the prices per hour)."""
+        return {_JSON_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
 
 
 class Prices:
