@@ -340,9 +340,8 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
 def _disagreements(prices: Prices, p: PricedPool) -> tuple[Disagreement, ...]:
     """The node prices of the pool's places that a second source disagrees with, once each."""
     found = (
-        prices.gcp_disagreement(x.machine_type, x.accelerator, x.count, x.zone, p.spot)
+        prices.disagreement(x.cloud, x.machine_type, x.accelerator, x.count, x.zone, p.spot)
         for x in p.places
-        if x.cloud == "gcp"
     )
     return tuple(dict.fromkeys(d for d in found if d is not None))
 

@@ -151,12 +151,11 @@ class Prices:
 
     # --- a second source's disagreements ------------------------------------------------------
     @functools.cached_property
-    def _disagreements(self) -> dict[tuple[str, str, str], Disagreement]:
+    def _disagreements(self) -> dict[tuple[str, str, str, str], Disagreement]:
         if not (self.data_dir / DISAGREEMENTS).exists():
             return {}
-        rows = [r for r in table(DISAGREEMENTS, self.data_dir) if r["cloud"] == "gcp"]
         return {
-            (r["item"], r["region"], r["provisioning"]): Disagreement(
+            (r["cloud"], r["item"], r["region"], r["provisioning"]): Disagreement(
                 item=r["item"],
                 region=r["region"],
                 provisioning=r["provisioning"],
@@ -166,20 +165,26 @@ class Prices:
                 source=r["source"],
                 as_of=r["as_of"],
             )
-            for r in rows
+            for r in table(DISAGREEMENTS, self.data_dir)
         }
 
-    def gcp_disagreement(
-        self, machine_type: str, accelerator: str | None, count: int, zone: str, spot: bool
+    def disagreement(
+        self,
+        cloud: str,
+        machine_type: str,
+        accelerator: str | None,
+        count: int,
+        zone: str,
+        spot: bool,
     ) -> Disagreement | None:
         """What a second source says against the node price of ``machine_type`` in ``zone``, while
-        the catalog still holds the price it disagreed with (a built-in-GPU machine with its GPUs,
-        a host without the GPUs it attaches)."""
-        found = self._disagreements.get(
-            (machine_type, zone.rsplit("-", 1)[0], "spot" if spot else "on-demand")
-        )
+        the catalog still holds the price it disagreed with."""
+        prov = "spot" if spot else "on-demand"
+        found = self._disagreements.get((cloud, machine_type, zone.rsplit("-", 1)[0], prov))
         if found is None:
             return None
+        # The rows are the GCP cross-check's (price_crosscheck.py): a built-in-GPU machine's price
+        # with its GPUs, a host's without the GPUs it attaches.
         built_in = (machine_type, zone) in self._gcp_machine_zone
         price = (
             self.gcp_node(machine_type, accelerator, count, zone)
