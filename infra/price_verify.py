@@ -310,7 +310,7 @@ def report(checks: list[Check], unchecked: list[str]) -> list[str]:
     """One line per check, then the rows this command does not verify."""
     lines = [
         f"prices checked against the source (match within {prices.TOLERANCE:.1%}; "
-        "on-demand USD; unknown = not read, never taken as a match):"
+        "on-demand USD, local-ssd-spot a Spot VM's; unknown = not read, never taken as a match):"
     ]
     for c in checks:
         where = c.region if c.region == c.at else f"{c.region} (asked for {c.at})"

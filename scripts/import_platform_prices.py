@@ -1,6 +1,8 @@
 """Regenerate the disk, Local SSD, NAT and address rows of ``infra/core/data/platform_prices.csv``
 from price datasets generated from the clouds' price APIs, for every region the catalog offers GPUs
-in, and list in ``platform_unpriced.csv`` the GPU regions still without a price.
+in, and list in ``platform_unpriced.csv`` the GPU regions still without a price. With ``--gcp``,
+also compare the catalog's GCP node prices (machine and built-in GPUs, on-demand and Spot) with the
+dataset's and write where they disagree to ``price_disagreements.csv``.
 
     .venv/bin/python scripts/import_platform_prices.py \\
         [--gcp PRICING_YML --gcp-commit SHA] [--aws-ebs EBS_PRICING_JSON --aws-ebs-commit SHA] \\
@@ -9,8 +11,9 @@ in, and list in ``platform_unpriced.csv`` the GPU regions still without a price.
 PRICING_YML is ``pricing.yml`` of Cyclenerd/google-cloud-pricing-cost-calculator at commit SHA
 (its generation day is the file's ``about.timestamp``); EBS_PRICING_JSON is ``docs/ebs_pricing.json``
 of cloudkeep-io/ebs-pricing at SHA, with ``docs/last_updated`` beside it (its generation time).
-Parsing and merging: ``infra/core/catalog/price_import.py``. The datasets are not committed: only
-the rows. Without ``--write`` it prints what it would change.
+Parsing and merging: ``infra/core/catalog/price_import.py``; the node price comparison:
+``infra/core/catalog/price_crosscheck.py``. The datasets are not committed: only the rows. Without
+``--write`` it prints what it would change.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from infra.core.catalog import build, price_import  # noqa: E402
+from infra.core.catalog import build, price_crosscheck, price_import  # noqa: E402
 from infra.core.catalog.price_import import Row  # noqa: E402
 from infra.core.catalog.vendored import DATA_DIR, forget, read_header, read_rows  # noqa: E402
 
@@ -38,6 +41,23 @@ UNPRICED_HEADER = [
     "written by: scripts/import_platform_prices.py (and pruned by python -m infra.catalog_refresh "
     "--verify-prices --write as it adds rows)",
 ]
+
+DISAGREEMENTS_HEADER = [
+    "GCP node prices of the catalog (USD per hour: gcp_machine_types.csv plus the built-in GPUs' "
+    "gcp_accelerators.csv row, or gcp_vm_prices.csv) that a second source disagrees with beyond the "
+    "match tolerance (0.5%, infra/core/catalog/prices.py TOLERANCE), per machine type, GPU region "
+    "and provisioning model. A plan priced from such a row shows it as not verified, with the other "
+    "figure and its date; its totals stay the catalog's. A row applies while the catalog still "
+    "holds catalog_usd.",
+    "other_usd: the machine's hour (hour_spot) in the source dataset minus the bundled Local SSD "
+    "the dataset adds to it (infra/core/catalog/price_crosscheck.py); as_of: the day the dataset "
+    'was generated; quote: its keys and values. Spot prices "are dynamic and can change up to once '
+    'every 30 days" (https://cloud.google.com/skus): a Spot disagreement between readings months '
+    "apart may be a price change.",
+]
+DISAGREEMENTS_WRITER = (
+    "written by: scripts/import_platform_prices.py --gcp PRICING_YML --gcp-commit SHA --write"
+)
 
 
 def _regions(data_dir: Path) -> dict[str, set[str]]:
@@ -54,13 +74,12 @@ def _load_gcp(path: Path) -> dict[str, Any]:
         return yaml.load(f, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def _imported(args: argparse.Namespace, regions: dict[str, set[str]], have: list[Row]):
+def _imported(args: argparse.Namespace, doc, regions: dict[str, set[str]], have: list[Row]):
     """Imported rows and, per (cloud, item) a dataset covers, why a region it lacks is unpriced."""
     rows: list[Row] = []
     why: dict[tuple[str, str], Row] = {}
     own = {c: regions[c] | {r["region"] for r in have if r["cloud"] == c} for c in regions}
-    if args.gcp:
-        doc = _load_gcp(args.gcp)
+    if doc is not None:
         got = price_import.gcp_rows(doc, args.gcp_commit, own["gcp"])
         src = price_import.dataset_source(
             price_import.GCP_REPO, price_import.GCP_PATH, args.gcp_commit, price_import.GCP_API
@@ -97,6 +116,30 @@ def _report(merged: price_import.Merged, left: list[Row]) -> list[str]:
     return lines
 
 
+def _crosscheck(doc, commit: str, data_dir: Path, regions: set[str], today: str):
+    """The node price rows a second source disagrees with, their file header, and a report."""
+    nodes = price_crosscheck.catalog_node_prices(
+        read_rows("gcp_machine_types.csv", data_dir),
+        read_rows("gcp_accelerators.csv", data_dir),
+        read_rows("gcp_vm_prices.csv", data_dir),
+        regions,
+    )
+    found = price_crosscheck.crosscheck(doc, commit, price_import.gcp_generated(doc), nodes)
+    counts = (
+        f"compared {today}: {found.compared} prices (on-demand and Spot) of {len(nodes)} "
+        f"(machine type, GPU region) pairs; {found.agree} agree, {len(found.disagreements)} "
+        f"disagree; {len(found.not_compared)} not compared (no price on one side)"
+    )
+    header = [*DISAGREEMENTS_HEADER, counts, DISAGREEMENTS_WRITER]
+    lines = [f"{price_crosscheck.DISAGREEMENTS}: {counts}"]
+    lines += [
+        f"  disagrees: {r['item']} {r['region']} {r['provisioning']}: catalog {r['catalog_usd']}, "
+        f"dataset {r['other_usd']}"
+        for r in found.disagreements
+    ]
+    return header, found.disagreements, lines
+
+
 def _write(data_dir: Path, name: str, header: list[str], columns: tuple[str, ...], rows) -> None:
     (data_dir / name).write_text(build.render(header, columns, rows), encoding="utf-8")
     forget()
@@ -120,7 +163,8 @@ def main(argv: list[str] | None = None) -> int:
         )
     have = list(read_rows(PLATFORM, args.data_dir))
     regions = _regions(args.data_dir)
-    rows, why = _imported(args, regions, have)
+    doc = _load_gcp(args.gcp) if args.gcp else None
+    rows, why = _imported(args, doc, regions, have)
     merged = price_import.merge(have, rows)
     wanted = {
         c: sorted({r["item"] for r in merged.rows if r["cloud"] == c and r["unit"] != "per_gib"})
@@ -129,8 +173,17 @@ def main(argv: list[str] | None = None) -> int:
     path = args.data_dir / price_import.UNPRICED
     listed = list(read_rows(price_import.UNPRICED, args.data_dir)) if path.exists() else []
     left = price_import.unpriced(merged.rows, wanted, regions, listed, why, args.today)
-    for line in _report(merged, left):
+    checked = (
+        _crosscheck(doc, args.gcp_commit, args.data_dir, regions["gcp"], args.today)
+        if doc
+        else None
+    )
+    for line in _report(merged, left) + (checked[2] if checked else []):
         print(line)
+    if args.write and checked:
+        _write(args.data_dir, price_crosscheck.DISAGREEMENTS, checked[0],
+               price_crosscheck.COLUMNS, checked[1])  # fmt: skip
+        print(f"wrote {price_crosscheck.DISAGREEMENTS} ({len(checked[1])} rows)")
     if args.write:
         _write(args.data_dir, PLATFORM, read_header(PLATFORM, args.data_dir),
                price_import.COLUMNS, merged.rows)  # fmt: skip

@@ -16,7 +16,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from infra.core.catalog.pricing import Price, Prices
+from infra.core.catalog.pricing import Disagreement, Price, Prices
 from infra.core.platform import NodePlace, PricedPool
 from infra.core.platform_cost import HOURS_PER_MONTH, Line
 from infra.core.pools import idle_nodes, warm_of
@@ -43,6 +43,8 @@ class PoolCost:
             pool auto-created by a ComputeClass, which has no node limit (the maximum is planned).
         drift_nodes: nodes ``max_nodes`` counts beyond the pool's maxNodes (a Karpenter pool's
             drift replacement, which its NodePool limits admit).
+        disagreements: the catalog node prices of its places that a second source disagrees
+            with (``price_disagreements.csv``): ``per_node`` is still the catalog's, not verified.
     """
 
     name: str
@@ -57,6 +59,7 @@ class PoolCost:
     # The price is the highest of the places that have one, while some place has none: a floor
     # (what those places would cost is not known), never "unknown" for the whole pool.
     floor: bool = False
+    disagreements: tuple[Disagreement, ...] = ()
 
     @property
     def idle_nodes(self) -> int:
@@ -123,6 +126,11 @@ class Cost:
         return (*self.pools, self.system) if self.system is not None else self.pools
 
     @property
+    def unverified(self) -> tuple[str, ...]:
+        """Pools (the system pool too) priced from a node price a second source disagrees with."""
+        return tuple(p.name for p in self._all() if p.disagreements)
+
+    @property
     def at_min(self) -> float | None:
         """USD per hour with every pool at its minimum (``None`` if a running node is unpriced)."""
         if self.own_hardware:
@@ -153,6 +161,7 @@ class Cost:
                 "perNodePerHour": _round(self.system.per_node),
                 "minNodes": self.system.min_nodes,
                 "note": self.system.note or None,
+                **_disagreements_json(self.system),
             },
             "pricesAsOf": self.prices_as_of,
             "items": [_line_json(x) for x in self.lines],
@@ -188,7 +197,16 @@ def _pool_json(p: PoolCost) -> dict[str, Any]:
         "spot": p.spot,
         "note": p.note or None,
         **({"floor": True} if p.floor else {}),  # perNodePerHour is a lower bound
+        **_disagreements_json(p),
     }
+
+
+def _disagreements_json(p: PoolCost) -> dict[str, Any]:
+    """A pool priced from a node price a second source disagrees with: not verified, and what
+    the other source says (perNodePerHour stays the catalog's)."""
+    if not p.disagreements:
+        return {}
+    return {"unverified": True, "disagreements": [d.to_json() for d in p.disagreements]}
 
 
 def _line_json(x: Line) -> dict[str, Any]:
@@ -304,6 +322,7 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
         note = (note + "; " if note else "") + _spot_floor_note(found)
     if p.extra:
         note = (note + "; " if note else "") + p.extra
+    disputed = () if per is None else _disagreements(prices, p)
     return PoolCost(
         p.name,
         per,
@@ -314,7 +333,17 @@ def _priced(plan: Plan, p: PricedPool, prices: Prices, system: bool = False) -> 
         max_enforced=p.max_enforced,
         drift_nodes=p.drift_nodes,
         floor=floor is not None,
+        disagreements=disputed,
     )
+
+
+def _disagreements(prices: Prices, p: PricedPool) -> tuple[Disagreement, ...]:
+    """The node prices of the pool's places that a second source disagrees with, once each."""
+    found = (
+        prices.disagreement(x.cloud, x.machine_type, x.accelerator, x.count, x.zone, p.spot)
+        for x in p.places
+    )
+    return tuple(dict.fromkeys(d for d in found if d is not None))
 
 
 def _spot_floor_note(found: list[Price]) -> str:

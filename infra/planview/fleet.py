@@ -130,6 +130,8 @@ def totals(rows: Sequence[FleetRow]) -> dict[str, Any]:
         # stacks with items not priced (listed per stack in its cost.total.unpriced)
         "partial": [r.stack for r in rows if _partial(r.cost)],
         "ownHardware": [r.stack for r in rows if r.cost.own_hardware],
+        # stacks priced from a node price a second source disagrees with (named in its plan)
+        "unverified": [r.stack for r in rows if r.cost.unverified],
     }
 
 
@@ -147,7 +149,9 @@ def print_fleet(rows: Sequence[FleetRow], out: Out = print) -> None:
             str(r.pools),
             str(r.gpus_at_max),
             *(
-                _money(v) + ("*" if _partial(r.cost) and v is not None else "")
+                _money(v)
+                + ("*" if _partial(r.cost) and v is not None else "")
+                + ("!" if r.cost.unverified and v is not None else "")
                 for v in (
                     _total(r.cost, "min"),
                     _total(r.cost, "max"),
@@ -180,6 +184,11 @@ def print_fleet(rows: Sequence[FleetRow], out: Out = print) -> None:
         out(f"  * partial, some items not priced: {', '.join(t['partial'])} (see its plan)")
     if t["ownHardware"]:
         out(f"  - own hardware, no cloud price: {', '.join(t['ownHardware'])}")
+    if t["unverified"]:
+        out(
+            "  ! node prices not verified, a second source disagrees: "
+            f"{', '.join(t['unverified'])} (see its plan; the totals use the catalog's)"
+        )
 
 
 def unique_specs(specs: Sequence[str]) -> list[str]:

@@ -387,7 +387,20 @@ def cost_lines(rev: Review) -> list[str]:
             f"{_money(_month(old))}/month => {_money(_month(new))}/month "
             f"({_delta(_month(old), _month(new))}/month)" + (" (partial)" if partial else "")
         )
+    if unverified := _unverified(rev):
+        lines.append(f"cost: {unverified}")
     return lines
+
+
+def _unverified(rev: Review) -> str:
+    """The pools of each side priced from a node price a second source disagrees with."""
+    sides = (("before", rev.old_cost.unverified), ("after", rev.new_cost.unverified))
+    named = "; ".join(f"{side}: {', '.join(pools)}" for side, pools in sides if pools)
+    return (
+        f"node prices not verified, a second source disagrees ({named}; see the plan)"
+        if named
+        else ""
+    )
 
 
 def _month(v: float | None) -> float | None:
@@ -468,6 +481,9 @@ def print_markdown(rev: Review, out: Out = print) -> None:
     if unpriced:
         out("")
         out("(partial): not in the totals: " + "; ".join(_cell(u) for u in unpriced))
+    if unverified := _unverified(rev):
+        out("")
+        out(_cell(unverified[0].upper() + unverified[1:]))
     if not rev.changes:
         out("")
         out("No changes: `pulumi up` would leave every resource as it is.")
@@ -522,5 +538,10 @@ def review_json(rev: Review) -> dict[str, Any]:
             n = None if new is None else round(new * mul, 2 if mul > 1 else 5)
             d = None if o is None or n is None else round(n - o, 2 if mul > 1 else 5)
             cost[f"{key}{unit}"] = {"old": o, "new": n, "change": d}
+    # pools priced from a node price a second source disagrees with (named in each side's plan)
+    cost["unverified"] = {
+        "old": list(rev.old_cost.unverified),
+        "new": list(rev.new_cost.unverified),
+    }
     absent = rev.absent or None  # the side without a stack file: a new or a deleted stack
     return {"changes": changes, "summary": rev.counts(), "absent": absent, "cost": cost}

@@ -13,6 +13,7 @@ from infra.core.pools import PoolHints, idle_nodes
 from infra.core.sharing import mig_instances_per_gpu  # NVIDIA MIG User Guide counts
 
 if TYPE_CHECKING:
+    from infra.core.catalog.pricing import Disagreement
     from infra.core.config.base import PoolBase
     from infra.core.plan import Plan
     from infra.core.platform import PoolView
@@ -200,6 +201,7 @@ def print_cost(cost: Cost, out: Out = print) -> None:
         f"cost: {money(cost.at_min)}/h at minimum, {money(cost.at_max)}/h at maximum "
         f"(nodes at catalog prices as of {cost.prices_as_of}; spot pools at spot prices"
         + ("; ≥: a floor, some places have no price" if any(p.floor for p in cost.pools) else "")
+        + ("; !: not verified, a second source disagrees" if cost.unverified else "")
         + ")"
     )
     if (uncapped := [p.name for p in cost.pools if not p.max_enforced]) and cost.cluster_limits:
@@ -225,6 +227,8 @@ def print_cost(cost: Cost, out: Out = print) -> None:
     for p in (*cost.pools, *((cost.system,) if cost.system else ())):
         if p.note:
             out(f"  {p.name}: " + (f"price unknown ({p.note})" if p.per_node is None else p.note))
+        for d in p.disagreements:
+            out(f"  {p.name}: {disagreement_text(d)}")
         if p.warm:
             out(
                 f"  {p.name}: at minimum {p.idle_nodes} node{'s' if p.idle_nodes > 1 else ''}: "
@@ -256,8 +260,22 @@ def print_cost(cost: Cost, out: Out = print) -> None:
     )
     for item in dict.fromkeys((*lo.unpriced, *hi.unpriced)):
         out(f"  not priced: {item}")
+    if cost.unverified:
+        out(
+            f"  not verified: the node prices of {', '.join(cost.unverified)} (a second source "
+            "disagrees, above; the totals use the catalog's)"
+        )
     if cost.usage_based:
         out(f"  usage-based, not included: {cost.usage_based}")
+
+
+def disagreement_text(d: Disagreement) -> str:
+    """A node price a second source disagrees with: both figures, the other's source and date."""
+    return (
+        f"price not verified: {d.provisioning} {d.item} in {d.region} ({d.covers}) is "
+        f"${d.catalog_usd:.4f}/h in the catalog, ${d.other_usd:.4f}/h in {d.source} as of "
+        f"{d.as_of}; the catalog's is used"
+    )
 
 
 def _month(v: float | None) -> float | None:
@@ -295,7 +313,8 @@ def _price_cell(p: Any) -> str:
     if p is None or p.per_node is None:
         return "unknown"
     floor = "≥" if getattr(p, "floor", False) else ""
-    return f"{floor}${p.per_node:.2f}" + (" spot" if p.spot else "")
+    unverified = "!" if getattr(p, "disagreements", ()) else ""
+    return f"{unverified}{floor}${p.per_node:.2f}" + (" spot" if p.spot else "")
 
 
 def _short_zones(zones: tuple[str, ...]) -> list[str]:

@@ -114,7 +114,7 @@ def _gcp_skus() -> list[dict[str, object]]:
         ),
         gcp_sku("E2 Instance Core running in Americas", "CPU", 0.021811, us),
         gcp_sku("E2 Instance Ram running in Americas", "RAM", 0.002923, us, unit="GiBy.h"),
-        *_disk_skus("Iowa", ["us-central1"], (0.04, 0.10, 0.17, 0.08)),
+        *_disk_skus("Iowa", ["us-central1"], (0.04, 0.10, 0.17, 0.08, 0.0428)),
         # A replicated disk's SKU shares the words after "Regional": never the zonal price.
         gcp_sku(
             "Regional Balanced PD Capacity in Iowa",
@@ -124,17 +124,19 @@ def _gcp_skus() -> list[dict[str, object]]:
             unit="GiBy.mo",
             family="Storage",
         ),
-        *_disk_skus("Netherlands", ["europe-west4"], (0.044, 0.11, 0.187, 0.088)),
+        *_disk_skus("Netherlands", ["europe-west4"], (0.044, 0.11, 0.187, 0.088, 0.0494)),
     ]
 
 
 def _disk_skus(where: str, regions: list[str], usd: tuple[float, ...]) -> list[dict[str, object]]:
-    """Storage SKUs of pd-standard, pd-balanced, pd-ssd and Local SSD (per GiB-month)."""
+    """Storage SKUs of pd-standard, pd-balanced, pd-ssd, Local SSD and a Spot VM's Local SSD
+    (per GiB-month; the last one's description starts like the on-demand one's)."""
     words = ("Storage PD Capacity", "Balanced PD Capacity", "SSD backed PD Capacity",
-             "SSD backed Local Storage")  # fmt: skip
+             "SSD backed Local Storage", "SSD backed Local Storage attached to Spot Preemptible VMs")  # fmt: skip
+    usage = ("OnDemand",) * 4 + ("Preemptible",)
     return [
-        gcp_sku(f"{w} in {where}", "SSD", p, regions, unit="GiBy.mo", family="Storage")
-        for w, p in zip(words, usd, strict=True)
+        gcp_sku(f"{w} in {where}", "SSD", p, regions, u, unit="GiBy.mo", family="Storage")
+        for w, p, u in zip(words, usd, usage, strict=True)
     ]
 
 
@@ -346,7 +348,7 @@ def test_gcp_prices_from_paged_skus_match_exit_0(billing, data_dir, capsys):
     assert _run(data_dir, "gcp", GCP_TARGETS) == 0
     out = capsys.readouterr().out
     assert [line for line in GCP_MATCHES if line not in out] == []
-    assert billing.calls["skus.list"] == 8  # 16 SKUs, 2 a page
+    assert billing.calls["skus.list"] == 9  # 18 SKUs, 2 a page
 
 
 def test_gcp_write_adds_disk_rows_for_a_gpu_region_the_file_lacks(billing, data_dir, capsys):
@@ -359,6 +361,12 @@ def test_gcp_write_adds_disk_rows_for_a_gpu_region_the_file_lacks(billing, data_
     assert (row["price_usd"], row["unit"], row["as_of"]) == ("0.11", "per_gb_month", TODAY)
     assert row["quote"] == "Balanced PD Capacity in Netherlands"
     assert platform[("local-ssd", "europe-west4")]["price_usd"] == "0.088"
+    # The Spot VM's Local SSD: its own Preemptible SKU, never the on-demand one's price.
+    spot = platform[("local-ssd-spot", "europe-west4")]
+    assert (spot["price_usd"], spot["quote"]) == (
+        "0.0494",
+        "SSD backed Local Storage attached to Spot Preemptible VMs in Netherlands",
+    )
     # Written like every row: a source URL (the rule test_platform_cost checks on the file).
     assert all(r["source"].startswith("https://") for r in platform.values())
 
@@ -443,7 +451,7 @@ def test_gcp_unreadable_catalog_is_unknown_and_exits_1(billing, data_dir, capsys
     out = capsys.readouterr().out
     assert "unknown  gcp gcp_accelerators.csv: nvidia-tesla-t4 x1 us-central1" in out
     assert "HTTP 403" in out
-    assert "left untouched: 7 rows" in out  # 3 node prices, 4 disk prices
+    assert "left untouched: 8 rows" in out  # 3 node prices, 5 disk prices
     assert list(read_rows("price_checks.csv", data_dir)) == []
 
 

@@ -307,3 +307,15 @@ def test_all_defaults_to_the_stacks_of_the_working_directory_not_the_samples(
     (tmp_path / "stacks" / "Pulumi.my-gpus.yaml").unlink()
     assert plan_cli.main(["--all"]) == 2
     assert "--stacks-dir: " in capsys.readouterr().err
+
+
+def test_fleet_marks_a_stack_priced_from_a_disputed_node_price_and_names_it(capsys):
+    # gke-l4-spot's Spot g2-standard-8 in us-central1: price_disagreements.csv lists it (catalog
+    # 0.34057, the dataset 0.479872); gke-t4's on-demand rows are not listed.
+    assert plan_cli.main(["--stack", "gke-l4-spot", "--stack", "gke-t4"]) == 0
+    out = capsys.readouterr().out
+    rows = {ln.split()[0]: ln for ln in out.splitlines()[1:3]}
+    assert "!" in rows["gke-l4-spot"] and "!" not in rows["gke-t4"]
+    assert "! node prices not verified, a second source disagrees: gke-l4-spot" in out
+    assert plan_cli.main(["--stack", "gke-l4-spot", "--stack", "gke-t4", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["totals"]["unverified"] == ["gke-l4-spot"]

@@ -151,3 +151,23 @@ def test_markdown_marks_a_partial_total_and_lists_what_it_leaves_out():
     rv.print_markdown(rev, lines.append)
     assert "| at minimum, per hour | $0.00 | $0.00 (partial) | +$0.00 |" in lines
     assert "(partial): not in the totals: NAT gateway" in lines
+
+
+def test_a_review_whose_new_side_is_priced_from_a_disputed_row_says_so_in_text_markdown_and_json():
+    from infra.core.catalog.pricing import Disagreement
+    from infra.core.cost import PoolCost
+
+    # price_disagreements.csv: g2-standard-8 Spot in us-central1, catalog 0.34057, the dataset's
+    # 0.479872 (pricing.yml generated 2026-07-30)
+    d = Disagreement("g2-standard-8", "us-central1", "spot", "vCPUs, memory and 1 nvidia-l4",
+                     0.34057, 0.479872, "https://example.test/pricing.yml", "2026-07-30")  # fmt: skip
+    new = Cost((PoolCost("l4", 0.34057, 0, 4, True, disagreements=(d,)),), None, "2026-11-26")
+    rev = rv.Review((), {}, {}, 0, NO_COST, new, "old", "new")
+    assert rv.cost_lines(rev)[-1] == (
+        "cost: node prices not verified, a second source disagrees (after: l4; see the plan)"
+    )
+    md: list[str] = []
+    rv.print_markdown(rev, md.append)
+    assert "Node prices not verified, a second source disagrees (after: l4; see the plan)" in md
+    assert rv.review_json(rev)["cost"]["unverified"] == {"old": [], "new": ["l4"]}
+    assert not any("not verified" in line for line in rv.cost_lines(_rev()))

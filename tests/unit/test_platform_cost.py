@@ -203,3 +203,44 @@ def test_a_europe_west4_gke_stack_total_is_not_partial():
     assert lo.unpriced == () and hi.unpriced == ()
     (disks,) = [x for x in cost.lines if "boot disks" in x.item]
     assert {p.usd for p in disks.prices} == {0.11}
+
+
+def _a2_ultra(region: str, spot: bool):
+    from tests.conftest import gke_config
+
+    pool = {"machineType": "a2-ultragpu-1g", "gpu": None, "spot": spot, "zones": None,
+            "minNodes": 1, "maxNodes": 2}  # fmt: skip
+    cfg = gke_config(pool, **{"gcp:region": region, "cluster": {"name": "ml", "location": region}})
+    return _line(estimate(build_plan(parse(cfg, "test"))), "local SSD")
+
+
+@pytest.mark.parametrize(
+    ("region", "spot_usd", "on_demand_usd"),
+    # pricing.yml compute.storage.local.cost.<region>: month_spot (the Spot VM's Local SSD SKU,
+    # "SSD backed Local Storage attached to Spot Preemptible") and month.
+    [("us-central1", 0.0428, 0.08), ("europe-west4", 0.0494, 0.088)],
+)
+def test_a_spot_pool_pays_the_spot_local_ssd_rate_an_on_demand_pool_the_on_demand_one(
+    region, spot_usd, on_demand_usd
+):
+    # a2-ultragpu-1g comes with one 375 GiB Local SSD (gcp_machine_series.csv); 1-2 nodes.
+    spot, on_demand = _a2_ultra(region, True), _a2_ultra(region, False)
+    assert [(p.item, p.usd) for p in spot.prices] == [("local-ssd-spot", spot_usd)]
+    assert spot.at_min == pytest.approx(375 * spot_usd / 730)
+    assert spot.at_max == pytest.approx(2 * 375 * spot_usd / 730)
+    assert [(p.item, p.usd) for p in on_demand.prices] == [("local-ssd", on_demand_usd)]
+    assert on_demand.at_max == pytest.approx(2 * 375 * on_demand_usd / 730)
+
+
+def test_an_auto_created_spot_priority_pays_the_spot_local_ssd_rate_its_on_demand_fallback_not():
+    _, raw = load_stack_file(stack_file("gke-autocreate"))
+    (pool,) = raw["gpu-infra:gpuPools"]
+    pool.update(machineType="a2-ultragpu-1g", maxNodes=2)
+    pool["fallback"] = [{"machineType": "a2-ultragpu-1g", "spot": False, "maxNodes": 2}]
+    ssd = _line(estimate(build_plan(parse(raw, "gke-autocreate"))), "local SSD")
+    # us-central1: month_spot 0.0428 and month 0.08 per GB-month, 375 GB a node, 2 nodes each
+    assert {(p.item, p.usd) for p in ssd.prices} == {
+        ("local-ssd-spot", 0.0428),
+        ("local-ssd", 0.08),
+    }
+    assert ssd.at_max == pytest.approx(2 * 375 * (0.0428 + 0.08) / 730)

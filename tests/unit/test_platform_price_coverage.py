@@ -17,7 +17,7 @@ from infra.core.plan import build_plan
 from infra.price_verify import catalog_gpu_regions
 
 # The items the platforms' cost lines price per region (infra/core/gke/cost.py: boot disks by
-# disk type, Local SSD, external IPv4, Cloud NAT per VM / cap / address; infra/core/eks/cost.py:
+# disk type, Local SSD of on-demand and of Spot VMs, external IPv4, Cloud NAT per VM / cap / address; infra/core/eks/cost.py:
 # gp3 boot volumes, NAT gateway and its public IPv4). An item priced alike in every region has a
 # "*" row (GCP's NAT and address SKUs are global; AWS bills public IPv4 at one rate).
 ITEMS = {
@@ -26,6 +26,7 @@ ITEMS = {
         "disk-pd-balanced",
         "disk-pd-ssd",
         "local-ssd",
+        "local-ssd-spot",
         "external-ipv4",
         "cloud-nat-per-vm",
         "cloud-nat-max",

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from infra.core.catalog import build, price_import
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_header, read_rows
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "import_platform_prices.py"
 _spec = importlib.util.spec_from_file_location("import_platform_prices", SCRIPT)
@@ -33,6 +33,9 @@ AWS_COMMIT = "d76ed2762d0a795a66285222321da0bb0aa801c3"
 DATASET = {
     ("gcp", "disk-pd-balanced", "europe-west4"): ("0.11", GCP_COMMIT, "2026-07-30"),
     ("gcp", "local-ssd", "asia-northeast1"): ("0.104", GCP_COMMIT, "2026-07-30"),
+    # compute.storage.local.cost.<region>.month_spot: the Spot VM's Local SSD SKU
+    ("gcp", "local-ssd-spot", "us-central1"): ("0.0428", GCP_COMMIT, "2026-07-30"),
+    ("gcp", "local-ssd-spot", "europe-west4"): ("0.0494", GCP_COMMIT, "2026-07-30"),
     ("gcp", "disk-pd-ssd", "me-central2"): ("0.272", GCP_COMMIT, "2026-07-30"),
     ("gcp", "disk-pd-standard", "southamerica-east1"): ("0.06", GCP_COMMIT, "2026-07-30"),
     ("aws", "ebs-gp3", "sa-east-1"): ("0.152", AWS_COMMIT, "2022-02-10"),
@@ -54,7 +57,7 @@ def _pricing_yml() -> dict:
         "balanced": {"cost": {"europe-west4": {"month": 0.11}, "us-central1": {"month": 0.1}}},
         "hdd": {"cost": {"europe-west4": {"month": 0.044}}},
         "ssd": {"cost": {"europe-west4": {"month": 0.187}}},
-        "local": {"cost": {"asia-northeast1": {"month": 0.104, "month_spot": 0.0556}}},
+        "local": {"cost": {"asia-northeast1": {"month": 0.104, "month_spot": 0.0624}}},
     }
     every = ("europe-west4", "asia-northeast1", "us-central1")
     network = {
@@ -64,9 +67,13 @@ def _pricing_yml() -> dict:
             "data": {"cost": {r: {"month": 0.045} for r in every}},
         },
     }
+    # g2-standard-8 in us-central1 (no bundled Local SSD): the catalog's 0.85362 on-demand agrees,
+    # its 0.34057 Spot does not
+    g2 = {"cpu": 8, "l4": 1, "ram": 32,
+          "cost": {"us-central1": {"hour": 0.853624271, "hour_spot": 0.479872}}}  # fmt: skip
     return {
         "about": {"timestamp": 1785391997},
-        "compute": {"storage": storage, "network": network},
+        "compute": {"storage": storage, "network": network, "instance": {"g2-standard-8": g2}},
     }
 
 
@@ -75,6 +82,9 @@ def test_gcp_disk_rows_are_the_per_gb_month_price_of_each_wanted_region():
     got = {(r["item"], r["region"]): (r["price_usd"], r["unit"], r["as_of"]) for r in rows}
     assert got[("disk-pd-balanced", "europe-west4")] == ("0.11", "per_gb_month", "2026-07-30")
     assert got[("local-ssd", "asia-northeast1")] == ("0.104", "per_gb_month", "2026-07-30")
+    assert got[("local-ssd-spot", "asia-northeast1")] == ("0.0624", "per_gb_month", "2026-07-30")
+    spot = next(r for r in rows if r["item"] == "local-ssd-spot")
+    assert spot["quote"] == "compute.storage.local.cost.asia-northeast1.month_spot: 0.0624"
     assert ("disk-pd-balanced", "us-central1") not in got  # not a wanted region
     src = rows[0]["source"]
     assert src.startswith(
@@ -168,4 +178,18 @@ def test_import_script_writes_the_rows_and_lists_the_gpu_regions_left_unpriced(t
     assert ("ebs-gp3", "sa-east-1") not in left
     assert left[("nat-gateway", "sa-east-1")]["as_of"] == "2026-12-07"
     assert "NatGateway-Hours" in left[("nat-gateway", "sa-east-1")]["source"]
-    assert "without a price" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "without a price" in out
+    (row,) = read_rows("price_disagreements.csv", data)
+    assert (row["item"], row["region"], row["provisioning"]) == (
+        "g2-standard-8",
+        "us-central1",
+        "spot",
+    )
+    assert (row["catalog_usd"], row["other_usd"], row["as_of"]) == (
+        "0.34057",
+        "0.479872",
+        "2026-07-30",
+    )
+    assert "compared 2026-12-07: " in read_header("price_disagreements.csv", data)[2]
+    assert "1 agree, 1 disagree" in out

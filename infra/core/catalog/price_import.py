@@ -6,7 +6,9 @@ Catalog API SKUs by that repository's build (build/skus.sh lists the SKUs, build
 them by build/mapping.csv). ``compute.storage.<disk>.cost.<region>.month`` is the first-tier USD
 price of 1 GB for a month of the disk's SKU in the region (pricing.pl: ``my $value = 1; # 1 GB per
 month``; mapping.csv: hdd "Storage PD Capacity%", balanced "Balanced PD%", ssd "SSD backed PD%",
-local "SSD backed Local Storage%"). ``compute.network.ip.vm`` ("External IP Charge on a Standard
+local "SSD backed Local Storage%"), ``month_spot`` that of the disk's ``.spot`` mapping (local:
+gce.storage.ssd.local.spot "SSD backed Local Storage attached to Spot Preemptible%", the Local SSD
+of a Spot VM). ``compute.network.ip.vm`` ("External IP Charge on a Standard
 VM") and ``compute.network.nat`` ("Networking Cloud Nat Gateway Uptime%", "... Data
 Processing%") are global SKUs stored under every region (pricing.pl: "Store global price for each
 region"); ``nat.gateway.cost.<region>.hour`` is the per-VM SKU times 32 (pricing.pl:
@@ -45,12 +47,14 @@ UNPRICED_COLUMNS = ("cloud", "item", "region", "reason", "source", "as_of")
 GCP_REPO = "Cyclenerd/google-cloud-pricing-cost-calculator"
 GCP_PATH = "pricing.yml"
 GCP_API = "the Cloud Billing Catalog API"
-# platform_prices.csv item -> pricing.yml compute.storage key (pricing.pl's disk -> mapping).
+# platform_prices.csv item -> pricing.yml compute.storage key (pricing.pl's disk -> mapping) and
+# the cost key of its price (``month``, or ``month_spot`` for the Spot VM's SKU).
 GCP_DISKS = {
-    "disk-pd-standard": "hdd",
-    "disk-pd-balanced": "balanced",
-    "disk-pd-ssd": "ssd",
-    "local-ssd": "local",
+    "disk-pd-standard": ("hdd", "month"),
+    "disk-pd-balanced": ("balanced", "month"),
+    "disk-pd-ssd": ("ssd", "month"),
+    "local-ssd": ("local", "month"),
+    "local-ssd-spot": ("local", "month_spot"),
 }
 # Global items: (path under compute.network, key of the cost, what the value is of the item's price).
 GCP_GLOBAL = {
@@ -97,11 +101,11 @@ def gcp_rows(doc: Mapping[str, Any], commit: str, regions: Iterable[str]) -> lis
     as_of, wanted = gcp_generated(doc), set(regions)
     src = dataset_source(GCP_REPO, GCP_PATH, commit, GCP_API)
     rows: list[Row] = []
-    for item, key in GCP_DISKS.items():
+    for item, (key, per) in GCP_DISKS.items():
         for region, cost in sorted(doc["compute"]["storage"][key]["cost"].items()):
-            usd = cost.get("month")
+            usd = cost.get(per)
             if region in wanted and usd is not None:
-                quote = f"compute.storage.{key}.cost.{region}.month: {usd}"
+                quote = f"compute.storage.{key}.cost.{region}.{per}: {usd}"
                 rows.append(
                     _row("gcp", item, region, "per_gb_month", float(usd), src, as_of, quote)
                 )

@@ -268,25 +268,32 @@ def gcp_vm_price(
 # Persistent Disk and Local SSD capacity SKUs by description prefix (Cloud Billing Catalog,
 # resourceFamily Storage, usageUnit "GiBy.mo"; the SKU description names the region after the
 # words, "Balanced PD Capacity in Netherlands"; "Regional ..." SKUs are the replicated disks).
+# A Spot VM's Local SSD has a SKU of its own (Cyclenerd/google-cloud-pricing-cost-calculator
+# build/mapping.csv gce.storage.ssd.local.spot), consumed as ``Preemptible`` (Category.usageType:
+# "Example: "OnDemand", "Preemptible", "Commit1Mo"", services.skus.list reference); a filter the
+# listing does not match answers nothing, which is unknown, never a match.
 GCP_GIB_MONTH = "GiBy.mo"
 GCP_DISK_SKUS = {
     "disk-pd-standard": "Storage PD Capacity",
     "disk-pd-balanced": "Balanced PD Capacity",
     "disk-pd-ssd": "SSD backed PD Capacity",
     "local-ssd": "SSD backed Local Storage",
+    "local-ssd-spot": "SSD backed Local Storage attached to Spot Preemptible",
 }
+GCP_DISK_USAGE = {"local-ssd-spot": "Preemptible"}  # the others: OnDemand
 
 
 def gcp_disk_price(skus: Iterable[Mapping[str, Any]], item: str, region: str) -> SourcePrice:
-    """On-demand USD per GiB-month of a ``platform_prices.csv`` disk item in ``region``."""
-    words = GCP_DISK_SKUS[item]
+    """USD per GiB-month of a ``platform_prices.csv`` disk item in ``region`` (on-demand, or the
+    Spot VM's for ``local-ssd-spot``)."""
+    words, usage = GCP_DISK_SKUS[item], GCP_DISK_USAGE.get(item, "OnDemand")
     found: dict[float, str] = {}
     for sku in skus:
         cat = sku.get("category", {})
         desc = str(sku.get("description", ""))
         if (
             cat.get("resourceFamily") != "Storage"
-            or cat.get("usageType") != "OnDemand"
+            or cat.get("usageType") != usage
             or region not in sku.get("serviceRegions", ())
             or not desc.startswith(words)
         ):
@@ -294,7 +301,7 @@ def gcp_disk_price(skus: Iterable[Mapping[str, Any]], item: str, region: str) ->
         price = gcp_unit_price(sku, GCP_GIB_MONTH)
         if price is not None:
             found.setdefault(price, desc)
-    return _one(found, f"on-demand '{words}' SKU prices in {region}")
+    return _one(found, f"{usage} '{words}' SKU prices in {region}")
 
 
 def e2_standard_shape(machine_type: str) -> tuple[int, float] | None:

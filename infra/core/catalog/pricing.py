@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from infra.core.catalog.vendored import DATA_DIR, Catalog, prices_as_of, read_header, table
@@ -24,6 +24,9 @@ Price = tuple[float | None, float | None]  # (on-demand, spot) USD per hour
 # (python -m infra.catalog_refresh --verify-prices --write).
 PRICE_CHECKS = "price_checks.csv"
 PLATFORM_PRICES = "platform_prices.csv"
+# Node price rows a second source disagrees with (scripts/import_platform_prices.py --gcp).
+DISAGREEMENTS = "price_disagreements.csv"
+_JSON_NAMES = {"catalog_usd": "catalogPerHour", "other_usd": "otherPerHour", "as_of": "asOf"}
 GCP_PRICE_FILES = ("gcp_accelerators.csv", "gcp_machine_types.csv", "gcp_vm_prices.csv")
 AWS_PRICE_FILES = ("aws_gpu_instances.csv", "aws_vm_prices.csv")
 
@@ -43,6 +46,25 @@ class UnitPrice:
     def dated(self) -> str:
         """``as_of`` as a reader should take it: a date the price was read, or one it was not."""
         return self.as_of if self.verified else f"{self.as_of}, not re-read at the source"
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    """A node price of the catalog that a second source disagrees with (``price_disagreements.csv``
+    row): the catalog's price stands, shown as not verified beside the other source's."""
+
+    item: str  # machine type
+    region: str
+    provisioning: str  # on-demand | spot
+    covers: str  # what the price is of: vCPUs and memory, and the built-in GPUs
+    catalog_usd: float
+    other_usd: float
+    source: str
+    as_of: str
+
+    def to_json(self) -> dict[str, object]:
+        """Its fields under their ``--json`` names (camelCase; the prices per hour)."""
+        return {_JSON_NAMES.get(f.name, f.name): getattr(self, f.name) for f in fields(self)}
 
 
 class Prices:
@@ -126,6 +148,51 @@ class Prices:
     def unit(self, cloud: str, item: str, region: str) -> UnitPrice | None:
         """The price of ``item`` in ``region`` (or in every region), ``None`` if unknown."""
         return self.units.get((cloud, item, region)) or self.units.get((cloud, item, "*"))
+
+    # --- a second source's disagreements ------------------------------------------------------
+    @functools.cached_property
+    def _disagreements(self) -> dict[tuple[str, str, str, str], Disagreement]:
+        if not (self.data_dir / DISAGREEMENTS).exists():
+            return {}
+        return {
+            (r["cloud"], r["item"], r["region"], r["provisioning"]): Disagreement(
+                item=r["item"],
+                region=r["region"],
+                provisioning=r["provisioning"],
+                covers=r["covers"],
+                catalog_usd=float(r["catalog_usd"]),
+                other_usd=float(r["other_usd"]),
+                source=r["source"],
+                as_of=r["as_of"],
+            )
+            for r in table(DISAGREEMENTS, self.data_dir)
+        }
+
+    def disagreement(
+        self,
+        cloud: str,
+        machine_type: str,
+        accelerator: str | None,
+        count: int,
+        zone: str,
+        spot: bool,
+    ) -> Disagreement | None:
+        """What a second source says against the node price of ``machine_type`` in ``zone``, while
+        the catalog still holds the price it disagreed with."""
+        prov = "spot" if spot else "on-demand"
+        found = self._disagreements.get((cloud, machine_type, zone.rsplit("-", 1)[0], prov))
+        if found is None:
+            return None
+        # The rows are the GCP cross-check's (price_crosscheck.py): a built-in-GPU machine's price
+        # with its GPUs, a host's without the GPUs it attaches.
+        built_in = (machine_type, zone) in self._gcp_machine_zone
+        price = (
+            self.gcp_node(machine_type, accelerator, count, zone)
+            if built_in
+            else self.gcp_vm(machine_type, zone)
+        )
+        now = price[1] if spot else price[0]
+        return found if now is not None and round(now, 6) == found.catalog_usd else None
 
     # --- each node price row's own date --------------------------------------------------------
     @functools.cached_property

@@ -126,10 +126,13 @@ def gke_lines(
         )
         if p.local_ssd_count:
             gb = p.local_ssd_count * LOCAL_SSD_GB
+            # A Spot VM's Local SSD is billed by its own SKU ("SSD backed Local Storage attached
+            # to Spot Preemptible VMs"), at "smaller discounts for local SSDs"
+            # (https://cloud.google.com/compute/docs/instances/spot); an auto-created pool's Spot
+            # priority is a spot pool here too.
+            item = "local-ssd-spot" if p.spot else "local-ssd"
             ssd.append(
-                line_of(
-                    "", "gcp", "local-ssd", region, lo_of[p.name] * gb, p.total_max * gb, p.name
-                )
+                line_of("", "gcp", item, region, lo_of[p.name] * gb, p.total_max * gb, p.name)
             )
     if not gke.cluster.existing:
         lo, hi = system_nodes
