@@ -3,7 +3,8 @@
 The program plans over an ``Observed`` it is given (``Observed.none()`` by default: nothing
 running), or, with ``account``, runs its own observe step against a fake ``LiveAccount``
 (``infra.mocklive``), per run: the engine holds no state between runs. Provider look-ups (invokes)
-are answered from the vendored catalog and that account through ``INVOKES``; an invoke with no
+and the observe step's Kubernetes reads (``mocklive.kube_read``) are answered from the vendored
+catalog and that account through ``INVOKES``; an invoke with no
 entry fails loudly instead of returning ``{}``. Resources get the outputs a real provider would
 compute (``OUTPUTS``), so later inputs that depend on them are concrete and traceable; both tables
 are in ``infra.mockanswers``. Used by ``python -m infra.plan`` and by the stack-test harness.
@@ -32,7 +33,8 @@ from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import PROJECT, encode_engine_config, parse
 from infra.core.observed import Observed
 from infra.mockanswers import CHILDREN, INVOKES, OUTPUTS, UnmockedInvokeError
-from infra.mocklive import InvokeFailure, LiveAccount
+from infra.mocklive import InvokeFailure, LiveAccount, kube_read
+from infra.observe import kubeapi
 
 SECRET = "[secret]"
 
@@ -378,7 +380,8 @@ def _run(
     body: Callable[[], None],
     account: LiveAccount | None,
 ) -> Recording:
-    mocks = CatalogMocks(catalog or Catalog.load(), recording, account or LiveAccount())
+    live = account or LiveAccount()
+    mocks = CatalogMocks(catalog or Catalog.load(), recording, live)
     # set_mocks makes a root Stack only when none is set (pulumi/runtime/mocks.py): without this,
     # every later run in the process (a fleet, the tests) parents its components to the first
     # run's stack URN.
@@ -396,7 +399,12 @@ def _run(
     # The same reset pulumi.runtime.test does; SETTINGS is a context proxy pyright cannot see through.
     SETTINGS.rpc_manager.clear()  # pyright: ignore[reportAttributeAccessIssue]
     SETTINGS.outputs.clear()  # pyright: ignore[reportAttributeAccessIssue]
-    _sync_await(run_pulumi_func(body))
+    # The observe step's Kubernetes reads go to the fake account, as its invokes do.
+    reset = kubeapi.READ.set(kube_read(live))
+    try:
+        _sync_await(run_pulumi_func(body))
+    finally:
+        kubeapi.READ.reset(reset)
     return recording
 
 

@@ -18,6 +18,9 @@ import grpc
 
 from infra.core import offline
 from infra.core.eks.names import pulumi_eks_name_tag
+from infra.core.gke.observed import COMPUTE_CLASSES_PATH
+from infra.core.tokens import COMPUTE_CLASS
+from infra.observe.kubeapi import KubeReadError, KubeTarget, NotServed, Read
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
@@ -92,8 +95,11 @@ class LiveAccount:
         gke_without_workload_identity: those of them without Workload Identity.
         gke_node_pools: GKE cluster name -> its node pools -> their ``nodeConfigs[0]`` as the
             cluster read answers it (``labels``, ``serviceAccount``).
-        failures: invoke token -> the provider's reason a read of it fails with (AccessDenied,
-            throttling): every read of that function fails so.
+        gke_compute_classes: GKE cluster name -> its ComputeClasses -> their ``spec``, as its
+            Kubernetes API lists them (``kube_read``).
+        gke_without_compute_classes: GKE clusters whose API serves no ComputeClass type (404).
+        failures: invoke token (or ``GET <path>`` of a Kubernetes read) -> the reason a read of it
+            fails with (AccessDenied, throttling, RBAC's forbidden): every such read fails so.
     """
 
     eks_clusters: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
@@ -116,6 +122,8 @@ class LiveAccount:
     gke_clusters: frozenset[str] = frozenset()
     gke_without_workload_identity: frozenset[str] = frozenset()
     gke_node_pools: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    gke_compute_classes: Mapping[str, Mapping[str, Mapping[str, Any]]] = field(default_factory=dict)
+    gke_without_compute_classes: frozenset[str] = frozenset()
     failures: Mapping[str, str] = field(default_factory=dict)
 
 
@@ -146,13 +154,17 @@ def _holding(a: LiveAccount, b: LiveAccount) -> LiveAccount:
     )
 
 
+# Fields keyed by cluster, then by object: two stacks' objects on one cluster are both there.
+PER_CLUSTER = ("gke_node_pools", "gke_compute_classes")
+
+
 def beside(a: LiveAccount, b: LiveAccount) -> LiveAccount:
     """One account holding what both ``a`` and ``b`` hold (``a``'s value where both name a key):
     another stack's deploy ``b`` beside this stack's account ``a`` (``--beside``)."""
     merged: dict[str, Any] = {}
     for name in LiveAccount.__dataclass_fields__:
         mine, theirs = getattr(a, name), getattr(b, name)
-        if name == "gke_node_pools":
+        if name in PER_CLUSTER:
             clusters = {*theirs, *mine}
             merged[name] = {c: {**theirs.get(c, {}), **mine.get(c, {})} for c in clusters}
         elif isinstance(mine, Mapping):
@@ -214,6 +226,7 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
         gke_clusters=found.gke_clusters
         | {str(r.inputs["name"]) for r in of("gcp:container/cluster:Cluster")},
         gke_node_pools=_gke_pools_made(found, recording),
+        gke_compute_classes=_gke_classes_made(found, recording, plan.config.cluster.name),
         addons={
             str(r.inputs["addonName"]): str(r.inputs["addonVersion"])
             for r in of("aws:eks/addon:Addon")
@@ -252,6 +265,20 @@ def _gke_pools_made(
             "serviceAccount": str(node.get("serviceAccount") or ""),
         }
         out.setdefault(str(r.inputs["cluster"]), {})[str(r.inputs["name"])] = config
+    return out
+
+
+def _gke_classes_made(
+    found: LiveAccount, recording: Recording, cluster: str
+) -> dict[str, dict[str, Mapping[str, Any]]]:
+    """``found``'s ComputeClasses plus those ``recording`` made in its stack's ``cluster``, each
+    with the spec it was given (a class auto-creates no node pool until a pod asks for one, so
+    only the class shows that an idle entry runs)."""
+    out = {c: dict(classes) for c, classes in found.gke_compute_classes.items()}
+    for r in recording.of_type(COMPUTE_CLASS):
+        name = str((r.inputs.get("metadata") or {}).get("name") or "")
+        if name:
+            out.setdefault(cluster, {})[name] = dict(r.inputs.get("spec") or {})
     return out
 
 
@@ -404,9 +431,37 @@ def _gcp_get_cluster(args: Answer, _: Catalog, live: LiveAccount) -> Answer:
     }
 
 
+def _gcp_client_config(_args: Answer, _: Catalog, _live: LiveAccount) -> Answer:
+    """The provider's configuration: an access token the fake Kubernetes API does not check."""
+    return {"id": "client-config", "accessToken": "mock-access-token", "project": ""}
+
+
+def kube_read(live: LiveAccount) -> Read:
+    """The observe step's Kubernetes reads answered from ``live``: the ComputeClassList of the
+    cluster read (``infra.observe.kubeapi.READ``); ``failures`` keyed ``GET <path>`` fail so."""
+
+    def read(target: KubeTarget, path: str) -> Any:
+        if (reason := live.failures.get(f"GET {path}")) is not None:
+            raise KubeReadError(reason)
+        if path != COMPUTE_CLASSES_PATH or target.cluster in live.gke_without_compute_classes:
+            raise NotServed(path)
+        classes = live.gke_compute_classes.get(target.cluster, {})
+        return {
+            "apiVersion": "cloud.google.com/v1",
+            "kind": "ComputeClassList",
+            "items": [
+                {"metadata": {"name": name}, "spec": dict(spec)}
+                for name, spec in sorted(classes.items())
+            ],
+        }
+
+    return read
+
+
 # Provider function token -> answer from the account (the observe step's reads).
 INVOKES = {
     "gcp:container/getCluster:getCluster": _gcp_get_cluster,
+    "gcp:organizations/getClientConfig:getClientConfig": _gcp_client_config,
     "aws:eks/getCluster:getCluster": _eks_get_cluster,
     "aws:eks/getClusters:getClusters": _eks_get_clusters,
     "aws:iam/getOpenIdConnectProvider:getOpenIdConnectProvider": _get_oidc_provider,

@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from infra.components.lifecycle import with_lifecycle
 from infra.core import lifecycle
 from infra.core.gke import planner as core
+from infra.core.tokens import COMPUTE_CLASS
 
 if TYPE_CHECKING:
     from infra.components.gke import GkeCluster
@@ -83,7 +84,7 @@ class GkeGpuNodePools(pulumi.ComponentResource):
                 else cc.manifest(),
                 opts=with_lifecycle(
                     pulumi.ResourceOptions(parent=self, provider=provider),
-                    "kubernetes:cloud.google.com/v1:ComputeClass",
+                    COMPUTE_CLASS,
                     cluster=cluster.created,
                 ),
             )

@@ -3,8 +3,10 @@
 ``observe(config)`` runs the observe step of the stack's platform (``infra.observe.gke``,
 ``infra.observe.eks``) on ``pulumi up`` and returns a frozen ``infra.core.observed.Observed``
 that ``build_plan`` decides over and records. Offline plans read nothing (``Observed.none()``).
-Reads use the providers' synchronous invokes, so they run with the stack's provider config; this
-package is the only place the program reads the live platform (the components map the plan).
+Reads use the providers' synchronous invokes, so they run with the stack's provider config (the
+one read no provider function makes, a GKE cluster's ComputeClasses, goes to the cluster's
+Kubernetes API with the provider's own token: ``infra.observe.kubeapi``); this package is the only
+place the program reads the live platform (the components map the plan).
 """
 
 from __future__ import annotations

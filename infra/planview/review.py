@@ -23,7 +23,8 @@ from typing import Any
 from infra.core.cost import HOURS_PER_MONTH, Cost
 from infra.core.diff import Change, HalfApplied, changed_paths, value_at
 from infra.core.errors import ConfigErrors, ConfigIssue
-from infra.core.tokens import EKS_NODE_GROUP, NAMESPACE
+from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
+from infra.core.tokens import COMPUTE_CLASS, EKS_NODE_GROUP, NAMESPACE
 
 Out = Callable[[str], None]
 
@@ -247,12 +248,28 @@ def disruption(c: Change, before: Mapping[str, Any]) -> str:
     """Why ``c`` takes down nodes or pods: the diff's reason (``infra.core.disruption``), else a
     deleted or replaced Namespace
     ("When you delete a namespace, it deletes all resources in that namespace",
-    https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace)."""
+    https://kubernetes.io/docs/tasks/administer-cluster/namespaces/#deleting-a-namespace), else a
+    GKE ComputeClass deleted or replaced under a new name (``before``: its old inputs). A class acts
+    only on the pods whose class label is its name: "Given ComputeClass affects only workloads
+    using workload separation label equal to CCs name" (the CRD's description,
+    https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass); "You define a
+    ComputeClass object in the cluster, and then request that compute class in workloads ... When a
+    matching workload demands new infrastructure, GKE provisions new nodes in line with the
+    priorities that you set" (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes).
+    Once the old name is gone, its pods get no new node."""
     if c.disruptive or c.retained:
         return c.disruptive
     if c.type == NAMESPACE and c.op in ("delete", "replace"):
         name = value_at(before, "metadata.name", None) or c.name
         return f"{c.op} of namespace {name}: every object in it is deleted, its pods stop"
+    renamed = c.op == "replace" and "metadata.name" in c.properties
+    if c.type == COMPUTE_CLASS and (c.op == "delete" or renamed):
+        name = value_at(before, "metadata.name", None) or c.name
+        return (
+            f"{c.op} of ComputeClass {name}: pods that select it ({GKE_COMPUTE_CLASS_LABEL}="
+            f"{name}, the gpuPools output's nodeSelector) get no new node once it is gone; only "
+            "nodes already labelled for it take them"
+        )
     return ""
 
 

@@ -7,12 +7,16 @@ aws_eks_node_group DescribeNodegroup, aws_eks_addon DescribeAddon, aws_eks_addon
 DescribeAddonVersions, aws_vpcs DescribeVpcs, aws_nat_gateways / aws_nat_gateway
 DescribeNatGateways, aws_subnet DescribeSubnets, aws_ec2_instance_type_offerings
 DescribeInstanceTypeOfferings, aws_iam_openid_connect_provider ListOpenIDConnectProviders +
-GetOpenIDConnectProvider; google_container_cluster clusters.get).
+GetOpenIDConnectProvider; google_container_cluster clusters.get; google_client_config calls no
+API: it hands out the provider's own token). The observe step's Kubernetes read of GKE's
+ComputeClasses (``GET <path>``) is a list of custom objects, IAM's
+``container.thirdPartyObjects.list`` (https://cloud.google.com/iam/docs/roles-permissions/container).
 """
 
 from __future__ import annotations
 
 from infra.core.catalog.vendored import DATA_DIR
+from infra.core.gke.observed import COMPUTE_CLASSES_PATH
 from infra.mockanswers import INVOKES as ALL_INVOKES
 from infra.mocklive import INVOKES
 
@@ -35,6 +39,8 @@ ACTIONS = {
         "iam:GetOpenIDConnectProvider",
     ],
     "gcp:container/getCluster:getCluster": ["container.clusters.get"],
+    "gcp:organizations/getClientConfig:getClientConfig": [],
+    f"GET {COMPUTE_CLASSES_PATH}": ["container.thirdPartyObjects.list"],
 }
 
 
@@ -45,9 +51,8 @@ def section() -> str:
 
 
 def test_every_read_of_the_observe_step_has_its_permission_in_the_operations_page():
-    reads = set(INVOKES) | {
-        t for t in ALL_INVOKES if t.endswith(("getAddonVersion", "getInstanceTypeOfferings"))
-    }
+    reads = set(INVOKES) | {f"GET {COMPUTE_CLASSES_PATH}"}
+    reads |= {t for t in ALL_INVOKES if t.endswith(("getAddonVersion", "getInstanceTypeOfferings"))}
     assert reads <= set(ACTIONS), sorted(reads - set(ACTIONS))
     doc = section()
     missing = sorted({a for t in reads for a in ACTIONS[t] if f"`{a}`" not in doc})

@@ -6,6 +6,7 @@ that resource's outputs).
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -18,7 +19,7 @@ from infra.core.observed import Observed, ObserveError
 from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
 from infra.mocklive import LiveAccount, after, before
-from infra.observe import observe
+from infra.observe import kubeapi, observe
 from tests.stack.harness import run_stack, sample, sample_stacks, stack_source
 
 STACKS = sample_stacks()
@@ -99,3 +100,62 @@ def test_a_failed_read_stops_the_observe_step_with_the_providers_innermost_reaso
     with pytest.raises(ObserveError) as e:
         mockengine.observe(raw, config.stack, account)
     assert str(e.value) == f"cluster.name: could not read EKS cluster shared: {reason}"
+
+
+# --- GKE: the ComputeClasses of an existing cluster, from its Kubernetes API -------------------
+
+AUTO_CLUSTER = {"name": "shared", "location": "us-central1", "existing": True}
+
+
+def _auto_stack(auto_create: bool = True) -> dict[str, Any]:
+    pool = {"name": "l4-auto", "machineType": "g2-standard-8", "minNodes": 0, "maxNodes": 4}
+    return {
+        "gcp:project": "demo-project",
+        "gcp:region": "us-central1",
+        "gpu-infra:platform": "gke",
+        "gpu-infra:cluster": {**AUTO_CLUSTER, "minMasterVersion": "1.35"},
+        "gpu-infra:gpuPools": [{**pool, "autoCreate": auto_create}],
+        "gpu-infra:gpuOperator": {"enabled": False},
+    }
+
+
+SPEC = {"priorities": [{"nodeLabels": {"gpu-infra/pool": "l4-auto"}}]}
+
+
+def test_an_auto_creating_stack_reads_the_existing_clusters_compute_classes():
+    live = LiveAccount(
+        gke_clusters=frozenset({"shared"}), gke_compute_classes={"shared": {"l4-auto": SPEC}}
+    )
+    found = mockengine.observe(_auto_stack(), "team-a", live).to_json()["gke"]
+    assert found["computeClasses"] == {
+        "l4-auto": {"priorities": [{"labels": {"gpu-infra/pool": "l4-auto"}, "serviceAccount": ""}]}
+    }
+    # A cluster whose API serves no ComputeClass type (404) has none; a stack without
+    # auto-creation reads none (it needs no Kubernetes grant).
+    bare = replace(live, gke_without_compute_classes=frozenset({"shared"}))
+    assert (
+        mockengine.observe(_auto_stack(), "team-a", bare).to_json()["gke"]["computeClasses"] == {}
+    )
+    fixed = mockengine.observe(_auto_stack(auto_create=False), "team-a", live).to_json()["gke"]
+    assert "computeClasses" not in fixed
+
+
+def test_a_refused_compute_class_read_stops_the_observe_step_with_the_apis_reason():
+    # Unknown is never absent: a refused list would otherwise rename a running class.
+    reason = (
+        'HTTP 403 Forbidden: computeclasses.cloud.google.com is forbidden: User "x" cannot list'
+    )
+    path = "/apis/cloud.google.com/v1/computeclasses"
+    live = LiveAccount(gke_clusters=frozenset({"shared"}), failures={f"GET {path}": reason})
+    with pytest.raises(ObserveError) as e:
+        mockengine.observe(_auto_stack(), "team-a", live)
+    assert str(e.value) == (
+        f"cluster.name: could not read the ComputeClasses of GKE cluster shared (GET {path}): "
+        f"{reason}"
+    )
+
+
+def test_the_live_kubernetes_read_refuses_a_ca_it_cannot_verify_the_server_with():
+    target = kubeapi.KubeTarget("shared", "203.0.113.10", "bm90IGEgY2VydA==", "token")
+    with pytest.raises(kubeapi.KubeReadError, match="CA certificate is not usable"):
+        kubeapi.https_read(target, "/apis/cloud.google.com/v1/computeclasses")

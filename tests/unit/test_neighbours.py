@@ -17,7 +17,12 @@ from infra.core.errors import ConfigErrors
 from infra.core.gke.model import GkePlan
 from infra.core.gke.names import node_sa_email, project_names
 from infra.core.gke.neighbours import stack_pool_name
-from infra.core.gke.observed import GkeClusterObserved, GkeNodePoolObserved, GkeObserved
+from infra.core.gke.observed import (
+    GkeClusterObserved,
+    GkeComputeClassObserved,
+    GkeNodePoolObserved,
+    GkeObserved,
+)
 from infra.core.labels import GKE_NODEPOOL_LABEL, POOL_LABEL, STACK_LABEL
 from infra.core.neighbours import STACK_NAME_MAX, stack_label_value
 from infra.core.observed import Observed
@@ -182,6 +187,99 @@ def test_observed_node_pools_read_back_from_the_json_they_wrote():
     assert GkeObserved.from_json({"cluster": None}).node_pools is None  # not read
     with pytest.raises(ValueError, match="unknown key"):
         GkeObserved.from_json({"nodePools": {"gpu": {"label": {}}}})
+
+
+# --- auto-creating ComputeClasses, found by the class itself ----------------------------------
+
+AUTO = {
+    "name": "l4-auto",
+    "autoCreate": True,
+    "machineType": "g2-standard-8",
+    "gpu": None,
+    "minNodes": 0,
+    "maxNodes": 4,
+}
+
+
+def _auto(stack: str, classes: dict[str, GkeComputeClassObserved] | None) -> Plan:
+    """An auto-creating entry on the shared cluster, planned over a read that found no node pool
+    (an idle class has none) and ``classes``."""
+    cluster = {**SHARED, "minMasterVersion": "1.35"}
+    cfg = gke_config(AUTO, cluster=cluster, gpuOperator={"enabled": False})
+    running = GkeClusterObserved(
+        name="shared", endpoint="10.0.0.1", certificate_authority="Y2E=", workload_pool="p"
+    )
+    found = GkeObserved(cluster=running, node_pools={}, compute_classes=classes)
+    return build_plan(parse(cfg, stack), None, Observed("gke", found))
+
+
+def _class(*rules: dict[str, str], account: str = "") -> GkeComputeClassObserved:
+    return GkeComputeClassObserved(
+        priorities=tuple(GkeNodePoolObserved(labels=r, service_account=account) for r in rules)
+    )
+
+
+def test_an_idle_auto_creating_class_made_before_names_carried_the_stack_keeps_its_name():
+    # A ComputeClass acts only on the pods whose compute-class label is its name (the CRD's
+    # description): a new name leaves the pods that select l4-auto without new nodes.
+    mine = _class({POOL_LABEL: "l4-auto"}, account=_account("team-a"))
+    plan = _auto("team-a", {"l4-auto": mine})
+    (cc,) = gke_of(plan).compute_classes
+    assert (cc.name, cc.key) == ("l4-auto", "l4-auto")
+    assert gke_of(plan).pools[0].compute_class == "l4-auto"
+    assert any("runs ComputeClass l4-auto" in n and "this stack created" in n for n in plan.notes)
+
+
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        _class({POOL_LABEL: "l4-auto", STACK_LABEL: "team-b"}),
+        _class({POOL_LABEL: "l4-auto"}, account=_account("team-b")),
+        _class({POOL_LABEL: "other"}, account=_account("team-a")),
+    ],
+    ids=["labelled-for-another-stack", "running-as-another-stacks-account", "another-entrys"],
+)
+def test_a_class_of_the_entrys_name_that_is_not_this_entrys_is_never_taken(theirs):
+    plan = _auto("team-a", {"l4-auto": theirs})
+    (cc,) = gke_of(plan).compute_classes
+    assert cc.name == stack_pool_name("l4-auto", _mark("team-a"))
+    assert not any("keep their names" in n for n in plan.notes)
+
+
+def test_a_class_this_stack_already_labelled_keeps_its_name_without_a_note():
+    labelled = _class({POOL_LABEL: "l4-auto", STACK_LABEL: "team-a"})
+    plan = _auto("team-a", {"l4-auto": labelled})
+    assert gke_of(plan).compute_classes[0].name == "l4-auto"
+    assert not any("keep their names" in n for n in plan.notes)
+
+
+def test_a_compute_class_list_item_is_read_as_its_rules_labels_and_account():
+    # The CRD's fields (https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass):
+    # nodePoolConfig.nodeLabels apply to every rule, a rule's own nodeLabels over them.
+    item = {
+        "metadata": {"name": "l4-auto"},
+        "spec": {
+            "nodePoolConfig": {"serviceAccount": "sa@p.iam", "nodeLabels": {"team": "ml"}},
+            "priorities": [
+                {"machineType": "g2-standard-8", "nodeLabels": {POOL_LABEL: "l4-auto"}},
+                {"nodepools": ["fixed"]},
+            ],
+        },
+    }
+    k = GkeComputeClassObserved.of(item)
+    assert [dict(r.labels) for r in k.priorities] == [
+        {"team": "ml", POOL_LABEL: "l4-auto"},
+        {"team": "ml"},
+    ]
+    assert {r.service_account for r in k.priorities} == {"sa@p.iam"}
+    doc = GkeObserved(compute_classes={"l4-auto": k}).to_json()
+    assert GkeObserved.from_json(doc).to_json() == doc
+    with pytest.raises(ValueError, match="unknown key"):
+        GkeObserved.from_json({"computeClasses": {"x": {"rules": []}}})
+
+
+def _mark(stack: str) -> str:
+    return project_names(stack, "us-central1", "shared").node_sa_id.split("-")[1]
 
 
 # --- EKS ---------------------------------------------------------------------------------------

@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from infra.core.cost import Cost
-from infra.core.diff import Change, value_at
+from infra.core.diff import Change, diff, value_at
 from infra.planview import review as rv
 from infra.planview.notes import note_id
 from infra.planview.style import colour_enabled, colour_text
@@ -171,3 +171,42 @@ def test_a_review_whose_new_side_is_priced_from_a_disputed_row_says_so_in_text_m
     assert "Node prices not verified, a second source disagrees (after: l4; see the plan)" in md
     assert rv.review_json(rev)["cost"]["unverified"] == {"old": [], "new": ["l4"]}
     assert not any("not verified" in line for line in rv.cost_lines(_rev()))
+
+
+CC = "kubernetes:cloud.google.com/v1:ComputeClass"
+
+
+def _compute_class(name: str, zones: tuple[str, ...] = ("us-central1-a",)) -> dict:
+    spec = {"priorities": [{"machineType": "g2-standard-8", "location": {"zones": list(zones)}}]}
+    return {
+        "urn": "urn:pulumi:s::gpu-infra::gpu-infra:gcp:GpuNodePools$" + CC + "::c-l4-auto-class",
+        "type": CC,
+        "name": "c-l4-auto-class",
+        "custom": True,
+        "inputs": {
+            "apiVersion": "cloud.google.com/v1",
+            "kind": "ComputeClass",
+            "metadata": {"name": name},
+            "spec": spec,
+        },
+    }
+
+
+def _class_change(old: list[dict], new: list[dict]) -> Change:
+    (c,) = rv.review(old, new, diff(old, new), (NO_COST, NO_COST), ("old", "new")).changes
+    return c
+
+
+def test_a_compute_class_renamed_or_deleted_is_disruptive_and_one_changed_in_place_is_not():
+    # "Given ComputeClass affects only workloads using workload separation label equal to CCs
+    # name" (the CRD's description): pods selecting l4-auto get no node from a class of
+    # another name.
+    was = _compute_class("l4-auto")
+    renamed = _class_change([was], [_compute_class("l4-auto-ef2ecf")])
+    assert renamed.op == "replace"
+    assert "ComputeClass l4-auto: pods that select it (cloud.google.com/compute-class=l4-auto" in (
+        renamed.disruptive
+    )
+    assert "ComputeClass l4-auto" in _class_change([was], []).disruptive
+    widened = _class_change([was], [_compute_class("l4-auto", ("us-central1-a", "us-central1-b"))])
+    assert widened.op == "update" and widened.disruptive == ""

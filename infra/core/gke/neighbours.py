@@ -13,7 +13,11 @@ Renaming a node pool replaces it (``name`` is ForceNew: replace_forcing_properti
 every node, so a running stack keeps the names it runs under: a ``gpuPools`` entry whose unscoped
 pool the observe step finds on the cluster, made by gpu-infra for that pool (``POOL_LABEL``) and not
 labelled for another stack (``STACK_LABEL``), keeps its names, and its next deploy labels it with
-this stack (node labels are updated in place). Offline nothing is read: a first deploy's names.
+this stack (node labels are updated in place). Renaming a ComputeClass replaces it too, and a
+class acts only on the pods whose class label is its name (infra.core.diff judges that), so an
+auto-creating entry, which runs no node pool while idle, keeps its names when the class itself is
+found under the entry's name with priorities that label nodes for the entry's pools and not for
+another stack. Offline nothing is read: a first deploy's names.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
 from infra.core.gke.model import ComputeClassPlan, GkePoolPlan
 from infra.core.gke.names import node_sa_email, project_names, stack_hash, stack_node_account
-from infra.core.gke.observed import GkeNodePoolObserved
+from infra.core.gke.observed import GkeComputeClassObserved, GkeNodePoolObserved
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL, GKE_NODEPOOL_LABEL, POOL_LABEL, STACK_LABEL
 from infra.core.neighbours import stack_label_value
 from infra.core.pools import Taint
@@ -39,6 +43,7 @@ NODE_POOL_NAME_MAX = limit("gke.node_pool_name")
 _HASH = 8
 
 LiveGkePools = Mapping[str, GkeNodePoolObserved]
+LiveGkeClasses = Mapping[str, GkeComputeClassObserved]
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,19 +120,49 @@ def unscoped_evidence(pools: Sequence[GkePoolPlan], live: LiveGkePools, me: Me) 
     return found
 
 
+def class_evidence(
+    pools: Sequence[GkePoolPlan],
+    classes: Sequence[ComputeClassPlan],
+    live: LiveGkeClasses,
+    me: Me,
+) -> dict[str, GkeNodePoolObserved]:
+    """Entry -> the priority of a live ComputeClass named as an auto-creating entry showing it
+    runs under its unscoped names as this stack's: one that labels its nodes for a pool of the
+    entry (``POOL_LABEL``) and is not another stack's (``Me.theirs``)."""
+    names: dict[str, set[str]] = {}
+    for p in pools:
+        names.setdefault(entry_of(p), set()).add(p.name)
+    found: dict[str, GkeNodePoolObserved] = {}
+    for k in classes:
+        running = live.get(k.name)
+        if k.auto is None or running is None:
+            continue
+        rules = [r for r in running.priorities if r.labels.get(POOL_LABEL) in names.get(k.name, ())]
+        if rules and not any(me.theirs(r) for r in running.priorities):
+            found[k.name] = rules[0]
+    return found
+
+
 def scope_to_stack(
     config: StackConfig,
     pools: Sequence[GkePoolPlan],
     classes: Sequence[ComputeClassPlan],
     live: LiveGkePools | None,
     issues: Issues,
+    live_classes: LiveGkeClasses | None = None,
 ) -> tuple[list[GkePoolPlan], list[ComputeClassPlan], list[str]]:
     """The pools under their node pool (and ComputeClass) names on a cluster the stack does not
     own, the classes naming them, and a note per entry kept under a name no stack label marks."""
     c = config.cluster
     me = Me.of(config)
     mark = stack_hash(config.stack, c.location, c.name)
-    kept = unscoped_evidence(pools, live, me) if live is not None else {}
+    found = live or {}
+    # Entry -> what shows it runs unscoped: (kind, name, its labels and account).
+    kept: dict[str, tuple[str, str, GkeNodePoolObserved]] = {
+        e: ("node pool", n, found[n]) for e, n in unscoped_evidence(pools, found, me).items()
+    }
+    for e, rule in class_evidence(pools, classes, live_classes or {}, me).items():
+        kept.setdefault(e, ("ComputeClass", e, rule))
     out = [p if entry_of(p) in kept else _scoped_pool(p, mark) for p in pools]
     physical = {p.name: p.node_pool for p in out}
     scoped = [
@@ -138,17 +173,11 @@ def scope_to_stack(
         )
         for k in classes
     ]
-    _foreign_issues(config, out, live or {}, me, issues)
-    found = live or {}
+    _foreign_issues(config, out, found, me, issues)
     notes = [
-        _kept_note(
-            c.name,
-            kept[e],
-            me,
-            sure=found[kept[e]].service_account == me.account and not me.brought,
-        )
-        for e in sorted(kept)
-        if STACK_LABEL not in found[kept[e]].labels
+        _kept_note(c.name, kind, name, me, sure=ev.service_account == me.account and not me.brought)
+        for kind, name, ev in (kept[e] for e in sorted(kept))
+        if STACK_LABEL not in ev.labels
     ]
     return out, scoped, notes
 
@@ -181,14 +210,20 @@ def _scoped_pool(p: GkePoolPlan, mark: str) -> GkePoolPlan:
     )
 
 
-def _kept_note(cluster: str, pool: str, me: Me, *, sure: bool) -> str:
-    """Why a running pool keeps its name; ``sure``: its nodes run as this stack's own account."""
+def _kept_note(cluster: str, kind: str, name: str, me: Me, *, sure: bool) -> str:
+    """Why a running pool (or auto-creating ComputeClass) keeps its name; ``sure``: its nodes run
+    as this stack's own account."""
     note = (
-        f"GKE: cluster {cluster} runs node pool {pool} without a {STACK_LABEL} label (made before "
+        f"GKE: cluster {cluster} runs {kind} {name} without a {STACK_LABEL} label (made before "
         "gpu-infra named pools per stack on a shared cluster): its pools keep their names as this "
-        "stack's, since a new name would replace each pool and every node on it; this deploy "
-        f"labels them {STACK_LABEL}={me.label} in place"
+        "stack's, since a new name would replace each pool and every node on it"
+        + (" and stop scaling up the pods that select the class" if kind == "ComputeClass" else "")
+        + f"; this deploy labels them {STACK_LABEL}={me.label} in place"
     )
+    if kind == "ComputeClass":
+        # "When you modify an existing compute class, all future nodes that GKE creates for that
+        # compute class use the modified configuration" (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes).
+        note += " (the nodes GKE creates from then on; auto-created nodes running now keep theirs)"
     if sure:
         return f"{note} (its nodes run as the node service account this stack created)"
     return (

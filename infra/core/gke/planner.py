@@ -103,7 +103,8 @@ def plan_gke(
     kept: list[str] = []
     if ctx.stack_labels:  # a cluster the stack does not own, by a gpu-infra that names per stack
         live = observed.node_pools if observed is not None else None
-        pools, classes, kept = scope_to_stack(config, pools, classes, live, issues)
+        running = observed.compute_classes if observed is not None else None
+        pools, classes, kept = scope_to_stack(config, pools, classes, live, issues, running)
     if not cluster.existing:
         for i, pool in enumerate(config.pools):
             # infra/components/gke.py creates the CPU pool as NodePool "system"; a second pool of
