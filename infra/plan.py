@@ -316,10 +316,14 @@ def _run(
     notes_view.print_logs(recording.logs, notes, hidden)
     if args.export:
         from infra.planview.export import export, options_from_args
+        from infra.planview.placeholders import assumed_names_note
 
         options = options_from_args(args, config.stack)
         lines = export(plan, recording, Path(args.export), options)
         _write("".join(f"{line}\n" for line in lines))
+        deployed = plan.platform.deployed_names(options.stack_outputs)
+        if assumed := sorted(a for a, b in deployed.items() if b is None):
+            notes_view.print_notes([assumed_names_note(assumed)], hidden)
         return EXIT_OK
     from infra.core.cost import estimate
 

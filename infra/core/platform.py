@@ -310,6 +310,12 @@ class Platform(Protocol):
         observe step would read on ``pulumi up`` (``--json`` ``observed.assumed``)."""
         ...
 
+    def deployed_names(self, outputs: Mapping[str, Any] | None) -> Mapping[str, str | None]:
+        """The names of in-cluster objects an offline plan assumes (a first deploy's), each mapped
+        to the name the deployed stack runs under, from its outputs (``pulumi stack output
+        --json``); ``None``: unknown (no outputs, or they do not show it). Empty: nothing assumed."""
+        ...
+
     @property
     def catalog(self) -> Catalog:
         """The catalog the platform planned with: vendored data plus the stack's declared shapes."""

@@ -39,6 +39,9 @@ class PlatformDefaults:
     def offline_assumptions(self) -> tuple[str, ...]:
         return ()
 
+    def deployed_names(self, outputs: Mapping[str, Any] | None) -> Mapping[str, str | None]:
+        return {}
+
     @property
     def kubernetes_version(self) -> str | None:
         return None

@@ -59,7 +59,13 @@ from infra.planview.gitops import (
     root_application,
     slug,
 )
-from infra.planview.placeholders import autonamed, filled, fills, placeholder_header
+from infra.planview.placeholders import (
+    autonamed,
+    filled,
+    filled_object,
+    fills,
+    placeholder_header,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +227,12 @@ def export_files(
     options = options or ExportOptions()
     target = options.target
     files: dict[str, str] = {}
-    raw = kubernetes_objects(recording.resources)
+    # Names the deployed stack runs under where the offline plan assumed a first deploy's, put in
+    # before the objects are named into files; ``None``: unknown, headed as a placeholder.
+    deployed = plan.platform.deployed_names(options.stack_outputs)
+    renames = [(a, b) for a, b in deployed.items() if b is not None and b != a]
+    assumed = sorted(a for a, b in deployed.items() if b is None)
+    raw = [filled_object(m, renames) for m in kubernetes_objects(recording.resources)]
     left_out = [m for m in raw if holds_secret(m)]  # Pulumi-secret values: never written out
     raw = [m for m in raw if not holds_secret(m)]
     if (note := secrets_note(left_out, plan)) is not None:
@@ -275,9 +286,9 @@ def export_files(
     if flux:
         files["flux/gpu-infra.yaml"] = FLUX_MINIMUM + "---\n".join(dump(d) for d in flux)
     pairs = fills(recording.outputs, options.stack_outputs) if options.stack_outputs else []
-    files = {path: filled(text, pairs) for path, text in files.items()}
+    files = {path: filled(text, [*renames, *pairs]) for path, text in files.items()}
     names = autonamed(recording.resources)
-    return {path: placeholder_header(text, names) + text for path, text in files.items()}
+    return {path: placeholder_header(text, names, assumed) + text for path, text in files.items()}
 
 
 # Argo CD reads a chart from an OCI registry as a native OCI source from v3.1.0 (docs/user-guide/

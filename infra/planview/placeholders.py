@@ -1,13 +1,14 @@
 """Warning headers for exported files that hold values only a real deploy knows.
 
 Values the offline plan's mock engine made up (account IDs, endpoints), logical names of resources
-Pulumi autonames (the real name has a random suffix), and the Git repository URL to replace.
+Pulumi autonames (the real name has a random suffix), names an offline plan assumes of a stack on
+a cluster it shares (``Platform.deployed_names``), and the Git repository URL to replace.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from infra.planview.gitops import GIT_REPO_PLACEHOLDER
@@ -48,9 +49,23 @@ def autonamed_in(text: str, names: Mapping[str, str]) -> list[str]:
     )
 
 
-def placeholder_header(text: str, names: Mapping[str, str] | None = None) -> str:
-    """A warning header when ``text`` holds values only the mock engine made up (ARNs, endpoints)
-    or the logical name of a resource Pulumi autonames (``names``: logical name -> kind)."""
+def assumed_names_note(assumed: Sequence[str]) -> str:
+    """Why ``assumed`` names (``Platform.deployed_names`` without a deployed one) may be wrong."""
+    return (
+        f"--export: {', '.join(assumed)}: the names a first deploy gives the stack's objects on a "
+        "cluster the stack shares; a stack that runs under names an older gpu-infra gave it (kept "
+        "by its upgrade) runs under others, and Argo CD or Flux would create these beside them: "
+        "pass --stack-outputs FILE (`pulumi stack output --json` of the deployed stack) to export "
+        "the names it runs under"
+    )
+
+
+def placeholder_header(
+    text: str, names: Mapping[str, str] | None = None, assumed: Sequence[str] = ()
+) -> str:
+    """A warning header when ``text`` holds values only the mock engine made up (ARNs, endpoints),
+    the logical name of a resource Pulumi autonames (``names``: logical name -> kind), or a name an
+    offline plan assumes (``assumed``: ``assumed_names_note``)."""
     from infra.mockanswers import MOCK_ACCOUNT, MOCK_ENDPOINT
 
     found = [m for m in (MOCK_ACCOUNT, MOCK_ENDPOINT, "MOCK000") if m in text]
@@ -68,6 +83,8 @@ def placeholder_header(text: str, names: Mapping[str, str] | None = None) -> str
             "Pulumi adds a random 7-character suffix; take the real name from the stack "
             "(`pulumi stack export`) or the console.\n"
         )
+    if held := autonamed_in(text, dict.fromkeys(assumed, "")):
+        head += f"# PLACEHOLDERS: {assumed_names_note(held)}.\n"
     if GIT_REPO_PLACEHOLDER in text:
         head += (
             f"# PLACEHOLDERS: set {GIT_REPO_PLACEHOLDER} to the URL of the Git repository this "
@@ -110,6 +127,16 @@ def fills(
     if len(accounts) == 1:
         pairs.append((MOCK_ACCOUNT, accounts.pop()))
     return pairs
+
+
+def filled_object(doc: Any, pairs: list[tuple[str, str]]) -> Any:
+    """``doc`` (a manifest) with ``filled`` applied to every string in it, keys kept: its file
+    name, made from its name, follows."""
+    if isinstance(doc, Mapping):
+        return {k: filled_object(v, pairs) for k, v in doc.items()}
+    if isinstance(doc, list):
+        return [filled_object(v, pairs) for v in doc]
+    return filled(doc, pairs) if isinstance(doc, str) else doc
 
 
 def filled(text: str, pairs: list[tuple[str, str]]) -> str:

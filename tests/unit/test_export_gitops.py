@@ -48,7 +48,7 @@ def test_files_with_mock_engine_values_are_headed_as_placeholders():
 
 def test_empty_export_says_nothing_to_export_and_still_creates_the_directory(tmp_path):
     out = tmp_path / "gitops"
-    lines = export(SimpleNamespace(operator=None), SimpleNamespace(resources=[]), out)
+    lines = export(NO_OP, SimpleNamespace(resources=[]), out)
     assert out.is_dir() and lines[0].startswith("nothing to export")
 
 
@@ -79,7 +79,8 @@ def _ns(name, **labels):
     return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name, "labels": labels}}
 
 
-NO_OP = SimpleNamespace(operator=None)
+# A plan without an operator on a platform whose names assume nothing (Platform.deployed_names).
+NO_OP = SimpleNamespace(operator=None, platform=SimpleNamespace(deployed_names=lambda _: {}))
 
 
 def test_re_export_after_removing_a_namespace_leaves_no_file_for_it(tmp_path):

@@ -25,10 +25,11 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
-from infra.core.gke.model import ComputeClassPlan, GkePoolPlan
+from infra.core.gke.model import ComputeClassPlan, GkePlan, GkePoolPlan
 from infra.core.gke.names import node_sa_email, project_names, stack_hash, stack_node_account
 from infra.core.gke.observed import GkeComputeClassObserved, GkeNodePoolObserved
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL, GKE_NODEPOOL_LABEL, POOL_LABEL, STACK_LABEL
@@ -261,3 +262,31 @@ def _foreign_issues(
             f"that is not this stack's ({whose}); GKE refuses a second pool of that name "
             "(409 alreadyExists): give this pool another name",
         )
+
+
+def deployed_names(plan: GkePlan, gpu_pools: Mapping[str, Any] | None) -> dict[str, str | None]:
+    """Each per-stack name of ``plan`` (a node pool or ComputeClass named ``<name>-<hash>``) ->
+    the name the deployed stack runs it under, from its ``gpuPools`` output: the class its entry
+    selects, or the node pool its one pool selects. An entry runs all its names scoped or all
+    unscoped (``scope_to_stack``), so a deployed unscoped class stands for unscoped node pools;
+    ``None``: the output does not show the entry (or was not given)."""
+    entries: dict[str, list[GkePoolPlan]] = {}
+    for p in plan.pools:
+        entries.setdefault(entry_of(p), []).append(p)
+    classes = {k.key: k for k in plan.compute_classes}
+    out: dict[str, str | None] = {}
+    for entry, pools in entries.items():
+        k = classes.get(entry)
+        planned = k.name if k is not None else pools[0].node_pool
+        if planned == entry:
+            continue  # unscoped already: the plan observed it running so, or owns its cluster
+        shown = ((gpu_pools or {}).get(entry) or {}).get("nodeSelector") or {}
+        found = shown.get(GKE_COMPUTE_CLASS_LABEL if k is not None else GKE_NODEPOOL_LABEL)
+        deployed = str(found) if found else None
+        if k is not None:
+            out[k.name] = deployed
+        for p in pools:
+            if p.node_pool_name:  # not an auto-created pool: GKE names those
+                same = deployed == planned
+                out[p.node_pool] = p.node_pool if same else p.name if deployed == entry else None
+    return out

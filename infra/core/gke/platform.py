@@ -17,6 +17,7 @@ from infra.core.errors import ConfigIssue, Issues, join_path
 from infra.core.gke import nodes, sent
 from infra.core.gke.cluster import transition_issues
 from infra.core.gke.model import GkePlan, GkePoolPlan
+from infra.core.gke.neighbours import deployed_names
 from infra.core.gke.observed import GkeObserved
 from infra.core.gke.planner import gke_pool_outputs, plan_gke
 from infra.core.gke.presets import PRESETS
@@ -152,6 +153,9 @@ class GkePlatform(PlannedPlatform[GkeClusterSpec, GkePlan]):
             "it runs no node pool of this stack yet: the pools get a first deploy's names "
             "(a running pool keeps its own)",
         )
+
+    def deployed_names(self, outputs: Mapping[str, Any] | None) -> Mapping[str, str | None]:
+        return deployed_names(self.plan, outputs.get("gpuPools") if outputs is not None else None)
 
     # --- the GPU Operator and the workloads ------------------------------------------------------
     def presets(self) -> Mapping[str, Preset]:
