@@ -125,9 +125,10 @@ def _parser() -> argparse.ArgumentParser:
         "--beside",
         action="append",
         default=[],
-        metavar="FILE",
+        metavar="FILE[@REF]",
         help="with --diff: plan the new side as if FILE's stack (another stack on the same "
-        "cluster, named by its file) were deployed too; repeatable",
+        "cluster, named by its file) were deployed too, by the gpu-infra of catalog REF (a git "
+        "ref or a directory, as --old-catalog) when given; repeatable",
     )
     parser.add_argument(
         "--format",

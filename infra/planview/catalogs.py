@@ -23,14 +23,15 @@ FLAG = "--old-catalog"
 
 
 @contextmanager
-def old_catalog_dir(spec: str, data_dir: Path = DATA_DIR) -> Iterator[Path]:
+def old_catalog_dir(spec: str, data_dir: Path = DATA_DIR, flag: str = FLAG) -> Iterator[Path]:
     """A directory with the catalog CSVs of ``spec``: a directory as given, or a git ref's.
 
     For a ref, every ``*.csv`` of ``data_dir`` is read with ``git show REF:./<name>`` from that
     directory; a file the ref does not have yet is taken as it is now.
 
     Raises:
-        ConfigErrors: git cannot resolve ``REF`` (or it is empty or starts with ``-``).
+        ConfigErrors: git cannot resolve ``REF`` (or it is empty or starts with ``-``), under
+            ``flag``.
     """
     from infra.planview.review import git_show
 
@@ -39,12 +40,12 @@ def old_catalog_dir(spec: str, data_dir: Path = DATA_DIR) -> Iterator[Path]:
         yield given
         return
     # `git show REF:./` lists the directory's entries at REF (and fails on a bad ref).
-    listing = git_show(spec, spec, "./", flag=FLAG, cwd=data_dir).splitlines()[2:]
+    listing = git_show(spec, spec, "./", flag=flag, cwd=data_dir).splitlines()[2:]
     with tempfile.TemporaryDirectory(prefix="infra-plan-catalog-") as tmp:
         out = Path(tmp)
         for f in sorted(data_dir.glob("*.csv")):
             if f.name in listing:
-                text = git_show(spec, spec, f"./{f.name}", flag=FLAG, cwd=data_dir)
+                text = git_show(spec, spec, f"./{f.name}", flag=flag, cwd=data_dir)
                 (out / f.name).write_text(text, encoding="utf-8", newline="")
             else:
                 shutil.copy(f, out / f.name)

@@ -10,7 +10,9 @@ as ``--old-catalog REF`` of an older gpu-infra), ``oldLifecycleWithout`` (a type
 side's catalog lacks its lifecycle.csv rows, as the catalog of a gpu-infra from before that row),
 ``oldLimitsWithout`` (a limit: the old side's receiver_limits.csv lacks its row, likewise) and
 ``beside`` (stack files of the case, each another stack deployed on the same cluster:
-``--beside``). A case without ``step1.yaml`` is a new stack (``--diff /dev/null``).
+``--beside``; ``FILE@old``: deployed by the older gpu-infra those ``old*`` keys describe). A case
+without ``step1.yaml`` is a new stack (``--diff /dev/null``); its ``old*`` keys describe only the
+catalog its ``@old`` neighbours were deployed with.
 Every case also checks the contract: each replace in ``--diff --json`` has ``order`` and ``why``.
 """
 
@@ -72,8 +74,7 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
     old_file = src / "step1.yaml"
     old_arg = str(old_file) if old_file.exists() else "/dev/null"
     args = ["--stack", str(new), "--diff", old_arg, "--json", *expect["args"]]
-    for f in expect.get("beside", ()):
-        args += ["--beside", str(src / f)]
+    old = None
     if {"oldPins", "oldLifecycleWithout", "oldLimitsWithout"} & set(expect):
         old = _old_catalog(
             expect.get("oldPins", {}),
@@ -81,7 +82,11 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
             expect.get("oldLifecycleWithout", ""),
             expect.get("oldLimitsWithout", ""),
         )
-        args += ["--old-catalog", str(old)]
+        if old_file.exists():
+            args += ["--old-catalog", str(old)]
+    for f in expect.get("beside", ()):
+        name, by_old = f.removesuffix("@old"), f.endswith("@old")
+        args += ["--beside", str(src / name) + (f"@{old}" if by_old else "")]
     code = plan_cli.main(args)
     out, err = capsys.readouterr()
     assert code == expect["exit"], err

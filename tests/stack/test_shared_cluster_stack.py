@@ -253,3 +253,24 @@ def test_every_namespace_a_component_creates_carries_pod_security_labels(stack):
         assert level in ("restricted", "baseline", "privileged"), ns
         if level == "privileged":
             assert ns == "gpu-operator", ns
+
+
+def test_beside_takes_a_file_or_a_file_deployed_by_an_older_catalog(tmp_path):
+    from infra.planview.beside import split_spec
+
+    odd = tmp_path / "Pulumi.team@a.yaml"  # a file whose own name holds '@' is that file
+    odd.write_text("config: {}\n", encoding="utf-8")
+    assert split_spec(str(odd)) == (str(odd), None)
+    assert split_spec("stacks/Pulumi.team-a.yaml@v1.4.0") == ("stacks/Pulumi.team-a.yaml", "v1.4.0")
+    assert split_spec("stacks/Pulumi.team-a.yaml") == ("stacks/Pulumi.team-a.yaml", None)
+
+
+def test_a_beside_ref_git_cannot_resolve_is_a_beside_error(tmp_path, capsys):
+    from infra import plan as plan_cli
+
+    team_a = ROOT / "tests" / "day2" / "gke-existing-second-stack-same-pool" / "Pulumi.team-a.yaml"
+    new = tmp_path / "Pulumi.team-b.yaml"
+    new.write_text(team_a.read_text(encoding="utf-8"), encoding="utf-8")
+    argv = ["--stack", str(new), "--diff", "/dev/null", "--beside", f"{team_a}@no-such-ref-x"]
+    assert plan_cli.main(argv) == 2
+    assert capsys.readouterr().err.startswith("--beside: ")
