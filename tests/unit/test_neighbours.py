@@ -243,14 +243,14 @@ def test_a_class_of_the_entrys_name_that_is_not_this_entrys_is_never_taken(their
     plan = _auto("team-a", {"l4-auto": theirs})
     (cc,) = gke_of(plan).compute_classes
     assert cc.name == stack_pool_name("l4-auto", _mark("team-a"))
-    assert not any("keep their names" in n for n in plan.notes)
+    assert not any("runs ComputeClass" in n for n in plan.notes)
 
 
 def test_a_class_this_stack_already_labelled_keeps_its_name_without_a_note():
     labelled = _class({POOL_LABEL: "l4-auto", STACK_LABEL: "team-a"})
     plan = _auto("team-a", {"l4-auto": labelled})
     assert gke_of(plan).compute_classes[0].name == "l4-auto"
-    assert not any("keep their names" in n for n in plan.notes)
+    assert not any("runs ComputeClass" in n for n in plan.notes)
 
 
 def test_a_compute_class_list_item_is_read_as_its_rules_labels_and_account():

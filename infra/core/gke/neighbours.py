@@ -214,12 +214,17 @@ def _scoped_pool(p: GkePoolPlan, mark: str) -> GkePoolPlan:
 def _kept_note(cluster: str, kind: str, name: str, me: Me, *, sure: bool) -> str:
     """Why a running pool (or auto-creating ComputeClass) keeps its name; ``sure``: its nodes run
     as this stack's own account."""
+    why = (
+        "the class keeps its name as this stack's, since a new name would replace it and leave "
+        "the pods that select it without new nodes"
+        if kind == "ComputeClass"
+        else "its pools keep their names as this stack's, since a new name would replace each "
+        "pool and every node on it"
+    )
     note = (
         f"GKE: cluster {cluster} runs {kind} {name} without a {STACK_LABEL} label (made before "
-        "gpu-infra named pools per stack on a shared cluster): its pools keep their names as this "
-        "stack's, since a new name would replace each pool and every node on it"
-        + (" and stop scaling up the pods that select the class" if kind == "ComputeClass" else "")
-        + f"; this deploy labels them {STACK_LABEL}={me.label} in place"
+        f"gpu-infra named pools per stack on a shared cluster): {why}; this deploy labels them "
+        f"{STACK_LABEL}={me.label} in place"
     )
     if kind == "ComputeClass":
         # "When you modify an existing compute class, all future nodes that GKE creates for that
