@@ -20,11 +20,12 @@ from infra.core import offline
 from infra.core.eks.names import pulumi_eks_name_tag
 from infra.core.gke.observed import COMPUTE_CLASSES_PATH
 from infra.core.tokens import COMPUTE_CLASS
-from infra.observe.kubeapi import KubeReadError, KubeTarget, NotServed, Read
+from infra.observe.kubeapi import KubeReadError, NotServed, Read
 
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
+    from infra.core.observed import ClusterAccess
     from infra.core.plan import Plan
     from infra.mockengine import Recording
 
@@ -440,12 +441,13 @@ def kube_read(live: LiveAccount) -> Read:
     """The observe step's Kubernetes reads answered from ``live``: the ComputeClassList of the
     cluster read (``infra.observe.kubeapi.READ``); ``failures`` keyed ``GET <path>`` fail so."""
 
-    def read(target: KubeTarget, path: str) -> Any:
+    def read(cluster: ClusterAccess, _token: str, path: str) -> Any:
         if (reason := live.failures.get(f"GET {path}")) is not None:
             raise KubeReadError(reason)
-        if path != COMPUTE_CLASSES_PATH or target.cluster in live.gke_without_compute_classes:
+        name = cluster["name"]
+        if path != COMPUTE_CLASSES_PATH or name in live.gke_without_compute_classes:
             raise NotServed(path)
-        classes = live.gke_compute_classes.get(target.cluster, {})
+        classes = live.gke_compute_classes.get(name, {})
         return {
             "apiVersion": "cloud.google.com/v1",
             "kind": "ComputeClassList",

@@ -27,7 +27,7 @@ from infra.core.gke.observed import (
     reads_compute_classes,
 )
 from infra.core.gke.versions import support_problem
-from infra.core.observed import ObserveError, failure_reason
+from infra.core.observed import ClusterAccess, ObserveError, failure_reason
 from infra.observe import kubeapi
 
 
@@ -65,10 +65,12 @@ def _compute_classes(cluster: GkeClusterObserved) -> dict[str, GkeComputeClassOb
     """The cluster's ComputeClasses by name; none when it serves no such type (a 404)."""
     try:
         token = gcp.organizations.get_client_config().access_token
-        target = kubeapi.KubeTarget(
-            cluster.name, cluster.endpoint, cluster.certificate_authority, token
+        access = ClusterAccess(
+            name=cluster.name,
+            endpoint=cluster.endpoint,
+            certificate_authority=cluster.certificate_authority,
         )
-        doc = kubeapi.READ.get()(target, COMPUTE_CLASSES_PATH)
+        doc = kubeapi.READ.get()(access, token, COMPUTE_CLASSES_PATH)
     except kubeapi.NotServed:
         return {}
     except Exception as e:  # classified above: a 404 only; any other failure stops the run

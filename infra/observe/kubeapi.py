@@ -19,20 +19,11 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable
 from contextvars import ContextVar
-from dataclasses import dataclass
 from typing import Any
 
+from infra.core.observed import ClusterAccess
+
 TIMEOUT_S = 30
-
-
-@dataclass(frozen=True, slots=True)
-class KubeTarget:
-    """A cluster's API server: its name (for messages), host, base64 PEM CA, and bearer token."""
-
-    cluster: str
-    endpoint: str
-    certificate_authority: str
-    token: str
 
 
 class NotServed(Exception):
@@ -43,16 +34,17 @@ class KubeReadError(Exception):
     """A read the API server refused or that did not reach it; the text is the reason."""
 
 
-def https_read(target: KubeTarget, path: str) -> Any:
-    """The JSON body of ``GET https://<endpoint><path>``, the server verified by the cluster CA."""
+def https_read(cluster: ClusterAccess, token: str, path: str) -> Any:
+    """The JSON body of ``GET https://<endpoint><path>`` with ``token`` as the bearer, the server
+    verified by the cluster's CA (base64 PEM)."""
     try:
-        ca = base64.b64decode(target.certificate_authority).decode()
+        ca = base64.b64decode(cluster["certificate_authority"]).decode()
         context = ssl.create_default_context(cadata=ca)
     except (ValueError, ssl.SSLError) as e:
         raise KubeReadError(f"the cluster's CA certificate is not usable ({e})") from e
     request = urllib.request.Request(
-        f"https://{target.endpoint}{path}",
-        headers={"Authorization": f"Bearer {target.token}", "Accept": "application/json"},
+        f"https://{cluster['endpoint']}{path}",
+        headers={"Authorization": f"Bearer {token}", "Accept": "application/json"},
     )
     try:
         with urllib.request.urlopen(request, context=context, timeout=TIMEOUT_S) as answer:
@@ -75,5 +67,5 @@ def _status_message(body: bytes) -> str:
     return str(doc.get("message") or "") if isinstance(doc, dict) else ""
 
 
-Read = Callable[[KubeTarget, str], Any]
+Read = Callable[[ClusterAccess, str, str], Any]  # (cluster, bearer token, path) -> JSON body
 READ: ContextVar[Read] = ContextVar("kube_read", default=https_read)

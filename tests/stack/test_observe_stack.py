@@ -15,7 +15,7 @@ from infra import mockengine
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.platform import eks_plan
-from infra.core.observed import Observed, ObserveError
+from infra.core.observed import ClusterAccess, Observed, ObserveError
 from infra.core.plan import build_plan
 from infra.core.platforms import observed_from_json
 from infra.mocklive import LiveAccount, after, before
@@ -156,6 +156,8 @@ def test_a_refused_compute_class_read_stops_the_observe_step_with_the_apis_reaso
 
 
 def test_the_live_kubernetes_read_refuses_a_ca_it_cannot_verify_the_server_with():
-    target = kubeapi.KubeTarget("shared", "203.0.113.10", "bm90IGEgY2VydA==", "token")
+    cluster = ClusterAccess(
+        name="shared", endpoint="203.0.113.10", certificate_authority="bm90IGEgY2VydA=="
+    )
     with pytest.raises(kubeapi.KubeReadError, match="CA certificate is not usable"):
-        kubeapi.https_read(target, "/apis/cloud.google.com/v1/computeclasses")
+        kubeapi.https_read(cluster, "token", "/apis/cloud.google.com/v1/computeclasses")
