@@ -6,16 +6,15 @@ executes on the mock engine. Config errors end the program with ``pulumi.RunErro
 
 from __future__ import annotations
 
-import importlib
 import re
 from typing import TYPE_CHECKING, Any
 
 import pulumi
 
+from infra.core import platforms
 from infra.core.config.stack import PROJECT, StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
-from infra.core.platforms import COMPONENTS
 from infra.core.pools import GPU_RESOURCE, PoolHints
 
 if TYPE_CHECKING:
@@ -118,10 +117,10 @@ def _collect_autonamed() -> dict[str, pulumi.Resource]:
 
 def build(plan: Plan) -> dict[str, Any]:
     """Create every resource of ``plan`` and export the stack outputs; returns the outputs."""
-    # The platform's components (infra.core.platforms.COMPONENTS), imported for its stacks only.
-    module, builder = COMPONENTS[plan.platform.name]
+    # The platform's components (the registry's entry), imported for its stacks only.
+    builder = platforms.load(platforms.ENTRIES[plan.config.platform].components)
     autonamed = _collect_autonamed()
-    cluster: ClusterHandle = getattr(importlib.import_module(module), builder)(plan)
+    cluster: ClusterHandle = builder(plan)
     outputs: dict[str, Any] = {
         "clusterName": cluster.name,
         "clusterEndpoint": cluster.endpoint,

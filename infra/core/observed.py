@@ -7,8 +7,8 @@ every live value the plan decides over, before planning; ``build_plan`` records 
 finds nothing is an empty observation; one that fails is ``ObserveError``, never an empty one.
 
 The value itself is the platform's own type (``infra.core.<platform>.observed``); this container
-holds it under the platform's name without knowing which platforms there are (the registry,
-``infra.core.platforms``, reads one back from JSON).
+holds it under the platform's name without knowing which platforms there are (``observed_from_json``
+asks the registry, ``infra.core.platforms``, for the type to read one back with).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, TypedDict, TypeVar
 
 from infra.core.errors import ConfigIssue
+from infra.core.platforms import ENTRIES, load
 
 T = TypeVar("T")
 
@@ -82,6 +83,27 @@ class Observed:
     def to_json(self) -> dict[str, Any]:
         """``{platform: {...}}`` when something was read; ``{}`` offline."""
         return {self.platform: self.value.to_json()} if self.value is not None else {}
+
+
+def observed_from_json(doc: Mapping[str, Any]) -> Observed:
+    """The ``Observed`` that ``Observed.to_json`` wrote (``{}``: nothing read).
+
+    Raises:
+        ValueError: more than one platform, or one that observes nothing, or a key its type
+            never writes.
+    """
+    kinds = {name: e.observation for name, e in ENTRIES.items() if e.observation is not None}
+    if not doc:
+        return Observed.none()
+    if unknown := sorted(set(doc) - set(kinds)):
+        raise ValueError(
+            f"observed: unknown platform(s) {', '.join(unknown)} "
+            f"(those that observe: {', '.join(sorted(kinds))})"
+        )
+    if len(doc) != 1:
+        raise ValueError(f"observed: one platform's observation, not {len(doc)}")
+    ((name, value),) = doc.items()
+    return Observed(name, load(kinds[name]).from_json(value))
 
 
 class ObserveError(Exception):

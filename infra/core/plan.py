@@ -13,7 +13,7 @@ from infra.core.errors import Issues
 from infra.core.observed import Observed
 from infra.core.operator import plan_operator
 from infra.core.planned import Plan
-from infra.core.platforms import plan_platform
+from infra.core.platform import plan_platform
 from infra.core.receivers import check_plan
 from infra.core.scheduling.proof import proof_issues
 from infra.core.warm import plan_warm

@@ -2,7 +2,8 @@
 
 Modelled on aws/karpenter-provider-aws ``pkg/providers/amifamily/resolver.go``: one interface
 (``AMIFamily`` there, ``Platform`` here) with one implementation per kind, one switch that picks the
-implementation by name (``GetAMIFamily`` there, ``infra.core.platforms`` here), and a value of
+implementation by name (``GetAMIFamily`` there, ``plan_platform`` over the registry
+``infra.core.platforms`` here), and a value of
 feature flags per implementation (``FeatureFlags``, here ``Features``) that shared code reads instead
 of asking which kind it has. A stack's ``Plan`` holds its platform's plan through ``Platform``; the
 implementations live in their packages (``infra.core.gke.platform``, ``infra.core.eks.platform``,
@@ -19,12 +20,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, Protocol
 
+from infra.core.platforms import ENTRIES, load
+
 if TYPE_CHECKING:
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.base import PoolBase
     from infra.core.config.stack import StackConfig
     from infra.core.errors import ConfigIssue, Issues
     from infra.core.nodes import PoolNodes
+    from infra.core.observed import Observed
     from infra.core.platform_cost import Line
     from infra.core.pools import PoolHints
     from infra.core.sent import Claim
@@ -520,3 +524,17 @@ class Platform(Protocol):
     def service_roles(self) -> tuple[ServiceRole, ...]:
         """Roles the account must already have."""
         ...
+
+
+def plan_platform(
+    config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
+) -> Platform:
+    """Plan ``config``'s platform (its declared shapes added to ``catalog``) by the registry's
+    planner of it, over its own part of what the observe step read; problems go to ``issues``."""
+    entry = ENTRIES[config.platform]
+    plan = load(entry.planner)
+    if entry.observation is None:  # it reads nothing (an existing cluster's kubeconfig)
+        planned: Platform = plan(config, catalog, issues)
+    else:
+        planned = plan(config, catalog, issues, observed.part(load(entry.observation)))
+    return planned

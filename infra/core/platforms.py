@@ -1,128 +1,79 @@
-"""The one registry of platforms: a stack's ``platform`` name -> its implementation.
+"""The one registry of platforms: a stack's ``platform`` name -> where each part of its code lives.
 
 The switch of aws/karpenter-provider-aws ``pkg/providers/amifamily/resolver.go`` ``GetAMIFamily``:
-the only place that maps a platform's name to its code. Each entry imports its platform's package
-when asked, so a plan imports only its own platform (``scripts/bench_plan.py`` measures start-up);
-``COMPONENTS`` names the module of ``infra/components`` and its function that builds each
-platform's cluster (``(plan) -> ClusterHandle``), imported by the Pulumi program only.
+the only place that maps a platform's name to its code. Each part is named ``module:attribute``
+and imported when asked (``load``), as Python's entry points name a plug-in's objects, so a plan
+imports only its own platform (``scripts/bench_plan.py`` measures start-up) and every layer may
+ask the registry: it imports nothing of ``infra.core``. ``tests/unit/test_layers.py`` checks that
+each entry names its own platform's modules only, and that every name resolves.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Protocol
+import importlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
 
-if TYPE_CHECKING:
-    from infra.core.catalog.vendored import Catalog
-    from infra.core.config.stack import StackConfig
-    from infra.core.errors import Issues
-    from infra.core.observed import Observed
-    from infra.core.platform import Platform
+# The platforms a stack may name in ``gpu-infra:platform``.
+PlatformName = Literal["gke", "eks", "kubernetes"]
 
 
-class Planner(Protocol):
-    """One platform's entry: plan ``config``'s platform over ``catalog`` (its declared shapes
-    added) and what the observe step read; problems go to ``issues``."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Entry:
+    """Where one platform's parts live, each as ``module:attribute``.
 
-    def __call__(
-        self, config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
-    ) -> Platform: ...
-
-
-# Each entry hands its platform only its own part of the observation.
-def _over_own_part(plan: Callable[..., Platform], part: type) -> Planner:
-    def planner(
-        config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
-    ) -> Platform:
-        return plan(config, catalog, issues, observed.part(part))
-
-    return planner
-
-
-def _gke() -> Planner:
-    from infra.core.gke.platform import plan
-
-    return _over_own_part(plan, _gke_observation())
-
-
-def _eks() -> Planner:
-    from infra.core.eks.platform import plan
-
-    return _over_own_part(plan, _eks_observation())
-
-
-def _kubernetes() -> Planner:
-    from infra.core.kubernetes.platform import plan
-
-    def planner(
-        config: StackConfig,
-        catalog: Catalog,
-        issues: Issues,
-        observed: Observed,  # noqa: ARG001  # an existing cluster's kubeconfig: nothing read
-    ) -> Platform:
-        return plan(config, catalog, issues)
-
-    return planner
-
-
-PLANNERS: Mapping[str, Callable[[], Planner]] = {
-    "gke": _gke,
-    "eks": _eks,
-    "kubernetes": _kubernetes,
-}
-# Each platform's observe step (``infra/observe``): ``(config) -> its observed value``, run by
-# ``pulumi up`` before planning; a platform that reads nothing has none.
-OBSERVERS: Mapping[str, tuple[str, str]] = {
-    "gke": ("infra.observe.gke", "observe_gke"),
-    "eks": ("infra.observe.eks", "observe_eks"),
-}
-COMPONENTS: Mapping[str, tuple[str, str]] = {
-    "gke": ("infra.components.gke", "build_gke"),
-    "eks": ("infra.components.eks", "build_eks"),
-    "kubernetes": ("infra.components.kubernetes_cluster", "build_kubernetes"),
-}
-
-
-def plan_platform(
-    config: StackConfig, catalog: Catalog, issues: Issues, observed: Observed
-) -> Platform:
-    """Plan ``config``'s platform (its declared shapes added to ``catalog``) over what its observe
-    step read; problems go to ``issues``."""
-    return PLANNERS[config.platform]()(config, catalog, issues, observed)
-
-
-def observed_from_json(doc: Mapping[str, Any]) -> Observed:
-    """The ``Observed`` that ``Observed.to_json`` wrote (``{}``: nothing read).
-
-    Raises:
-        ValueError: more than one platform, or one that observes nothing, or a key its type
-            never writes.
+    Attributes:
+        config: its part of the stack config (``infra.core.config.entry.PlatformConfig``): its
+            cluster and pool models, where a stack of it lives, the keys that would not apply and
+            its section of the config reference.
+        planner: ``(config, catalog, issues[, observed]) -> Platform``: its plan of a stack, its
+            declared shapes added to the catalog (``infra.core.platform.plan_platform``).
+        observation: the type of what its observe step reads (``from_json`` reads it back), or
+            ``None`` for a platform that reads nothing.
+        observer: its observe step (``infra/observe``): ``(config) -> its observation``, run by
+            ``pulumi up`` before planning; ``None`` for a platform that reads nothing.
+        components: the function of ``infra/components`` that builds its cluster
+            (``(plan) -> ClusterHandle``), imported by the Pulumi program only.
+        account: its part of the mock engine's fake account (``infra.mocklive.AccountPart``), or
+            ``None``: nothing of it is read.
     """
-    from infra.core.observed import Observed
 
-    if not doc:
-        return Observed.none()
-    if unknown := sorted(set(doc) - set(_OBSERVATIONS)):
-        raise ValueError(
-            f"observed: unknown platform(s) {', '.join(unknown)} "
-            f"(those that observe: {', '.join(sorted(_OBSERVATIONS))})"
-        )
-    if len(doc) != 1:
-        raise ValueError(f"observed: one platform's observation, not {len(doc)}")
-    ((name, value),) = doc.items()
-    return Observed(name, _OBSERVATIONS[name]().from_json(value))
+    config: str
+    planner: str
+    observation: str | None = None
+    observer: str | None = None
+    components: str
+    account: str | None = None
 
 
-def _gke_observation() -> Any:
-    from infra.core.gke.observed import GkeObserved
+def _on_a_cloud(name: str, observation: str) -> Entry:
+    """A platform on a cloud: it reads the cloud before planning (its ``observation``) and has a
+    part of the fake account; each of its parts in the module named after it."""
+    return Entry(
+        config=f"infra.core.config.{name}:CONFIG",
+        planner=f"infra.core.{name}.platform:plan",
+        observation=f"infra.core.{name}.observed:{observation}",
+        observer=f"infra.observe.{name}:observe_{name}",
+        components=f"infra.components.{name}:build_{name}",
+        account=f"infra.mocklive.{name}:ACCOUNT",
+    )
 
-    return GkeObserved
+
+ENTRIES: Mapping[PlatformName, Entry] = {
+    "gke": _on_a_cloud("gke", "GkeObserved"),
+    "eks": _on_a_cloud("eks", "EksObserved"),
+    # An existing cluster reached through its kubeconfig: nothing is read before planning.
+    "kubernetes": Entry(
+        config="infra.core.config.kubernetes:CONFIG",
+        planner="infra.core.kubernetes.platform:plan",
+        components="infra.components.kubernetes_cluster:build_kubernetes",
+    ),
+}
+PLATFORMS: tuple[PlatformName, ...] = tuple(ENTRIES)
 
 
-def _eks_observation() -> Any:
-    from infra.core.eks.observed import EksObserved
-
-    return EksObserved
-
-
-_OBSERVATIONS: Mapping[str, Callable[[], Any]] = {"gke": _gke_observation, "eks": _eks_observation}
+def load(ref: str) -> Any:
+    """The object ``ref`` (``module:attribute``) names, its module imported now."""
+    module, _, attribute = ref.partition(":")
+    return getattr(importlib.import_module(module), attribute)

@@ -198,7 +198,7 @@ def section(title: str, model: type[BaseModel], path: str) -> str:
 
 
 def _top_level() -> str:
-    from infra.core.config.base import PLATFORMS
+    from infra.core.platforms import PLATFORMS
 
     lines = ["### Top-level keys", ""]
     for key, kind, what in TOP_LEVEL:
@@ -211,17 +211,17 @@ def _top_level() -> str:
 def render() -> str:
     """The whole generated part of ``docs/config-reference.md``."""
     from infra.core.config import operator
-    from infra.core.config.base import PLATFORMS
-    from infra.core.config.stack import TITLES, schemas
+    from infra.core.config.entry import platform_config
+    from infra.core.platforms import PLATFORMS
 
     parts = [_top_level()]
     for name in PLATFORMS:
-        cluster, pool = schemas(name)
-        section_title, prefix = TITLES[name]
+        part = platform_config(name)
+        title, heading = part.titles
         parts += [
-            f"## {section_title} (`platform: {name}`)\n",
-            section(f"{prefix} `cluster`", cluster, "cluster"),
-            section(f"{prefix} `gpuPools[]`", pool, "gpuPools[]"),
+            f"## {title} (`platform: {name}`)\n",
+            section(f"{heading} `cluster`", part.cluster, "cluster"),
+            section(f"{heading} `gpuPools[]`", part.pool, "gpuPools[]"),
         ]
     parts += [
         "## Every platform\n",

@@ -11,11 +11,9 @@ place the program reads the live platform (the components map the plan).
 
 from __future__ import annotations
 
-import importlib
-
 from infra.core.config.stack import StackConfig
 from infra.core.observed import Observed
-from infra.core.platforms import OBSERVERS
+from infra.core.platforms import ENTRIES, load
 
 
 def observe(config: StackConfig) -> Observed:
@@ -24,8 +22,7 @@ def observe(config: StackConfig) -> Observed:
     Raises:
         ObserveError: a read failed for another reason than "not found".
     """
-    step = OBSERVERS.get(config.platform)
+    step = ENTRIES[config.platform].observer
     if step is None:
         return Observed.none()
-    module, function = step  # each imports only its own provider SDK
-    return Observed(config.platform, getattr(importlib.import_module(module), function)(config))
+    return Observed(config.platform, load(step)(config))  # each imports only its own provider SDK

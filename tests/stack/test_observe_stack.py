@@ -15,9 +15,8 @@ from infra import mockengine
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.platform import eks_plan
-from infra.core.observed import ClusterAccess, Observed, ObserveError
+from infra.core.observed import ClusterAccess, Observed, ObserveError, observed_from_json
 from infra.core.plan import build_plan
-from infra.core.platforms import observed_from_json
 from infra.mocklive import LiveAccount, after, before
 from infra.observe import kubeapi, observe
 from tests.stack.harness import run_stack, sample, sample_stacks, stack_source

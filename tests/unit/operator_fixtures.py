@@ -15,8 +15,7 @@ from infra.core.config.stack import StackConfig, parse
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.observed import Observed
 from infra.core.operator import Manifest, OperatorPlan, operator_node_labels, plan_operator
-from infra.core.platform import Platform
-from infra.core.platforms import plan_platform
+from infra.core.platform import Platform, plan_platform
 from infra.core.pools import PoolHints, Taint
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")

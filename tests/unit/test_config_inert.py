@@ -134,15 +134,17 @@ def test_autoscaler_identity_applies_without_the_autoscaler_it_picks_the_add_on_
 def _defaulted_rows() -> list[tuple[str, str, str, Any, str]]:
     """(platform, block, condition key, value, inert key) of every inert rule whose condition
     value is the condition key's default: the cases a rule read off the written keys missed."""
-    from infra.core.config import inert
+    from infra.core.config.entry import platform_config
+    from infra.core.config.inert import EVERY_PLATFORM
     from infra.core.config.operator import GpuOperatorSpec
-    from infra.core.config.stack import schemas
+    from infra.core.platforms import PLATFORMS
 
     out = []
-    for platforms, block, when, value, keys, _ in inert._INERT:
-        for platform in platforms:
+    for platform in PLATFORMS:
+        config = platform_config(platform)
+        for block, when, value, keys, _ in (*EVERY_PLATFORM, *config.inert):
             first, *rest = block.split(".")
-            model: Any = schemas(platform)[0] if first == "cluster" else GpuOperatorSpec
+            model: Any = config.cluster if first == "cluster" else GpuOperatorSpec
             for part in rest:
                 model = next(
                     f.annotation for n, f in model.model_fields.items() if (f.alias or n) == part

@@ -2,16 +2,16 @@
 
 From the top: the plan's views (cost, diff) -> the plan -> the scheduling proof -> the receiver
 check -> the decided ``Plan`` (planned) -> warm -> the operator -> the workload integrations -> the
-registry of platforms (platforms) -> the platform
-packages (gke, eks, kubernetes; none imports another) -> the platform seam (platform: the protocol
-and its features) -> the neutral values a platform answers with (nodes, sizing, platform_cost,
-sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the container of
-what a platform read; neighbours: the per-stack node label) -> platform-neutral pool facts
-(pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file reader
--> errors and the Pulumi type tokens (tokens). Two modules of one layer never import each other (so there are no cycles), and a rule
-two platforms share lives in a shared module, never in one platform's package. From above, only
-the registry (``platforms``) imports a platform package; every other layer asks the ``Platform``
-it is handed.
+platform packages (gke, eks, kubernetes; none imports another) -> the platform seam (platform: the
+protocol and its features) -> the neutral values a platform answers with (nodes, sizing,
+platform_cost, sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the
+container of what a platform read; neighbours: the per-stack node label) -> platform-neutral pool
+facts (pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file
+reader -> errors and the Pulumi type tokens (tokens) -> the registry of platforms (platforms).
+Two modules of one layer never import each other (so there are no cycles), and a rule two
+platforms share lives in a shared module, never in one platform's package. No module outside a
+platform package imports it: the registry names each platform's parts by module (it imports
+nothing, so every layer may ask it), and every other layer asks the ``Platform`` it is handed.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "infra" / "core"
 # Lowest first; a module's layer is that of its first name under infra.core.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("platforms",),
     ("errors", "tokens"),
     ("catalog", "rules", "stackfile"),
     ("config",),
@@ -35,7 +36,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("platform",),
     ("platform_defaults",),
     ("gke", "eks", "kubernetes"),
-    ("platforms",),
     ("integrations",),
     ("operator",),
     ("warm",),
@@ -48,8 +48,6 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("cost", "diff"),
 )
 PLATFORMS = frozenset(("gke", "eks", "kubernetes"))
-# The one layer above the platform packages that imports them: the registry.
-REGISTRY = "platforms"
 
 
 def layer_of(top: str) -> int | None:
@@ -86,7 +84,7 @@ def violations(module: str, source: str) -> list[str]:
             found.append(f"{top} imports {target}: not in the layer table")
         elif theirs >= mine:
             found.append(f"{top} imports {target}, a layer not below its own")
-        elif target in PLATFORMS and top != REGISTRY:
+        elif target in PLATFORMS:
             found.append(f"{top} imports {'.'.join(path[:2])}, a platform package")
     return found
 
@@ -167,7 +165,49 @@ def test_imports_down_the_layers_and_within_a_package_pass():
         "from infra.core import errors\nfrom infra.core.gke import model\nfrom . import rules\n"
     )
     assert violations("infra.core.gke.pools", source) == []
-    assert violations("infra.core.platforms", "from infra.core.eks.platform import plan\n") == []
+
+
+def test_the_registry_imports_no_platform_package_it_names_them():
+    assert violations("infra.core.platforms", "from infra.core.eks.platform import plan\n") == [
+        "platforms imports eks, a layer not below its own"
+    ]
+    assert violations("infra.core.config.stack", "from infra.core.platforms import load\n") == []
+
+
+def _registry_refs() -> list[tuple[str, str]]:
+    """(platform, ``module:attribute``) of every part the registry names."""
+    from infra.core.platforms import ENTRIES
+
+    return [
+        (name, ref)
+        for name, e in ENTRIES.items()
+        for ref in (e.config, e.planner, e.observation, e.observer, e.components, e.account)
+        if ref is not None
+    ]
+
+
+def test_each_registry_entry_names_its_own_platforms_modules_only():
+    # A module of a platform carries its name: infra.core.<p>.*, infra.core.config.<p>,
+    # infra.components.<p>[_*], infra.observe.<p>, infra.mocklive.<p>.
+    refs = _registry_refs()
+    assert {name for name, _ in refs} == PLATFORMS
+    for name, ref in refs:
+        parts = ref.partition(":")[0].split(".")
+        assert any(p == name or p.startswith(f"{name}_") for p in parts[1:]), ref
+        assert not any(p in PLATFORMS - {name} for p in parts), ref
+
+
+def test_every_part_the_registry_names_resolves_to_what_its_entry_says():
+    from infra.core.config.entry import PlatformConfig
+    from infra.core.platforms import ENTRIES, load
+    from infra.mocklive.account import AccountPart
+
+    for e in ENTRIES.values():
+        assert isinstance(load(e.config), PlatformConfig), e.config
+        assert all(callable(load(r)) for r in (e.planner, e.components) if r), e
+        assert e.observer is None or callable(load(e.observer)), e.observer
+        assert e.observation is None or callable(load(e.observation).from_json), e.observation
+        assert e.account is None or isinstance(load(e.account), AccountPart), e.account
 
 
 def test_every_package_says_what_it_decides_and_may_import():

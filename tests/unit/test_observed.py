@@ -13,9 +13,8 @@ from infra.core.config.stack import parse
 from infra.core.eks.observed import EksObserved
 from infra.core.errors import ConfigErrors
 from infra.core.gke.observed import GkeClusterObserved, GkeObserved, cluster_not_found
-from infra.core.observed import Observed, ObserveError, failure_reason
+from infra.core.observed import Observed, ObserveError, failure_reason, observed_from_json
 from infra.core.plan import build_plan
-from infra.core.platforms import observed_from_json
 from tests.conftest import gke_config
 from tests.unit.test_eks_live import CLUSTER
 

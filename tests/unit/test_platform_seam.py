@@ -1,9 +1,8 @@
 """Shared code asks the platform (``infra.core.platform``); it never tests which platform it has.
 
 An AST scan of every module of ``infra/`` and ``quota/`` outside the platforms' own code (their
-packages under ``infra/core``, their components under ``infra/components``), the one registry
-(``infra/core/platforms.py``) and the config layer (``infra/core/config``, whose schema is the union
-of the platforms' blocks by ``platform``): no comparison with a platform's name (``==``, ``in``,
+packages under ``infra/core``, their config schemas, components, observe steps and parts of the
+mock engine's fake account) and the one registry (``infra/core/platforms.py``): no comparison with a platform's name (``==``, ``in``,
 ``match``/``case``, ``.startswith``), nor with a name that stands for one (an operator preset, a
 cloud), no lookup by a platform's name (``[...]``, ``.get(...)``, a dict key, ``dict(gke=...)``), no
 ``isinstance`` against a platform's classes, no ``plan.gke`` / ``plan.eks`` / ``plan.kubernetes``,
@@ -18,6 +17,7 @@ import ast
 from pathlib import Path
 from typing import get_args
 
+import pytest
 from pydantic import BaseModel
 
 from infra.core.config.base import ClusterBase, PoolBase
@@ -25,15 +25,19 @@ from infra.core.config.eks import EksClusterSpec, EksPoolSpec
 from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
 from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
 from infra.core.config.operator import Preset
+from infra.core.errors import ConfigErrors
 from infra.core.platform import Cloud
-from infra.core.platforms import COMPONENTS, PLANNERS
+from infra.core.platforms import ENTRIES
 from tests.conftest import python_c
 
 ROOT = Path(__file__).resolve().parents[2]
-PLATFORMS = frozenset(PLANNERS)
-# The platforms' own code: their packages, and the components that build them.
+PLATFORMS = frozenset(ENTRIES)
+# The platforms' own code: their packages, config schemas, and what builds, observes and fakes
+# them.
 OWN = (
     *(f"infra/core/{p}/" for p in PLATFORMS),
+    # Each platform's stack-config schema and its config entry (the registry's ``config``).
+    *(f"infra/core/config/{p}.py" for p in PLATFORMS),
     "infra/components/gke.py",
     "infra/components/gke_pools.py",
     "infra/components/eks.py",
@@ -43,12 +47,12 @@ OWN = (
     "infra/components/karpenter.py",
     "infra/components/karpenter_pools.py",
     "infra/components/kubernetes_cluster.py",
-    "infra/observe/gke.py",  # each platform's observe step (the registry's OBSERVERS)
+    "infra/observe/gke.py",  # each platform's observe step (the registry's ``observer``)
     "infra/observe/eks.py",
-    # The mock engine's fake of each cloud's account (what a deploy leaves running there).
-    "infra/mocklive.py",
+    # Each platform's part of the mock engine's fake account (the registry's ``account``).
+    "infra/mocklive/gke.py",
+    "infra/mocklive/eks.py",
     "infra/core/platforms.py",  # the one registry
-    "infra/core/config/",  # the schema: one cluster and pool model per platform
 )
 # Not platforms: Pulumi provider packages by their type-token prefix (pulumi_eks, pulumi_kubernetes).
 NOT_PLATFORMS = ("infra/sdkschema.py",)
@@ -257,8 +261,21 @@ def test_the_scan_covers_the_shared_code_and_leaves_the_platforms_own():
         "infra/planview/table.py",
     } <= scanned
     assert "infra/core/eks/platform.py" not in scanned and "infra/components/eks.py" not in scanned
-    # Every platform's components module is the platform's own code.
-    assert all(m.replace(".", "/") + ".py" in OWN for m, _ in COMPONENTS.values())
+    # The shared parts of the config layer and of the fake account are scanned.
+    assert {
+        "infra/core/config/stack.py",
+        "infra/core/config/location.py",
+        "infra/core/config/inert.py",
+        "infra/mocklive/__init__.py",
+    } <= scanned
+    # Every module the registry names is its platform's own code.
+    named = [
+        ref.partition(":")[0].replace(".", "/") + ".py"
+        for e in ENTRIES.values()
+        for ref in (e.config, e.planner, e.observation, e.observer, e.components, e.account)
+        if ref is not None
+    ]
+    assert [m for m in named if m in scanned] == []
 
 
 def test_each_planted_violation_is_reported():
@@ -324,10 +341,16 @@ def test_asking_the_platform_and_base_fields_pass():
 STACKS = sorted((ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 
-def test_the_registry_has_one_planner_per_platform_the_config_accepts():
-    from infra.core.config.base import PLATFORMS as CONFIG_PLATFORMS
+def test_the_config_accepts_each_platform_the_registry_has_a_config_part_of():
+    from infra.core.config.entry import PlatformConfig, platform_config
+    from infra.core.config.stack import parse
 
-    assert set(PLANNERS) == set(CONFIG_PLATFORMS) == set(COMPONENTS)
+    for name in PLATFORMS:
+        part = platform_config(name)
+        assert isinstance(part, PlatformConfig) and part.cluster.model_fields, name
+    raw = {"gpu-infra:platform": "nowhere", "gpu-infra:cluster": {}}
+    with pytest.raises(ConfigErrors, match="is not one of: gke, eks, kubernetes"):
+        parse(raw, "t")
 
 
 def test_every_sample_plan_holds_its_platforms_implementation_by_the_protocol():

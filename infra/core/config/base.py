@@ -34,10 +34,6 @@ class Model(BaseModel):
     )
 
 
-# The platforms a stack may name in ``gpu-infra:platform``.
-PlatformName = Literal["gke", "eks", "kubernetes"]
-PLATFORMS: tuple[PlatformName, ...] = ("gke", "eks", "kubernetes")
-
 TaintEffect = Literal["NoSchedule", "PreferNoSchedule", "NoExecute"]
 
 
@@ -216,6 +212,11 @@ class PoolBase(Model):
         ),
     )
 
+    def listed_nodes(self) -> tuple[str, ...]:
+        """The nodes this pool lists by name (an on-prem pool's ``nodes``); none for a pool whose
+        nodes the cloud makes."""
+        return ()
+
 
 class ClusterBase(Model):
     """Fields every cluster block has."""
@@ -240,3 +241,8 @@ class ClusterBase(Model):
             "(EKS: requires `cluster.vpc.privateSubnets`)."
         ),
     )
+
+    def system_pool_range(self) -> tuple[int, int] | None:
+        """(``minNodes``, ``maxNodes``) of the system pool this block describes, ``None`` for a
+        cluster that has none in its block."""
+        return None

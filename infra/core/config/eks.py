@@ -13,6 +13,9 @@ from pydantic import Field, model_validator
 from infra.core import rules
 from infra.core.catalog.eks_versions import default_eks_version
 from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
+from infra.core.config.entry import PlatformConfig
+from infra.core.config.inert import EXISTING_KEEPS_SYSTEM_POOL, Inert, created_cluster_only
+from infra.core.config.location import eks_location
 from infra.core.errors import RuleError
 
 # EKS managed node group AMI types accepted for GPU groups (botocore ``eks`` ``AMITypes``, NVIDIA
@@ -425,3 +428,43 @@ class EksClusterSpec(ClusterBase):
     autoscaler: EksAutoscalerSpec = Field(
         default_factory=EksAutoscalerSpec, description="What scales the GPU nodes."
     )
+
+    def system_pool_range(self) -> tuple[int, int] | None:
+        return self.system_pool.min_nodes, self.system_pool.max_nodes
+
+
+_INERT = (
+    EXISTING_KEEPS_SYSTEM_POOL,
+    # infra/components/eks.py: access entries and endpoint settings are eks.Cluster arguments.
+    created_cluster_only("endpointPublicAccess", "publicAccessCidrs", "accessEntries"),
+    # eks.network.plan_network: with a given VPC its subnets are used, the CIDR never read.
+    Inert("cluster.vpc", "id", "*", ("cidr",), "the given VPC keeps its own address range"),
+    # eks.planner: the autoscaler's values are built only when it is enabled.
+    Inert(
+        "cluster.autoscaler",
+        "enabled",
+        False,
+        ("expander", "scaleDownGpuUtilizationThreshold", "scaleDownUnneededTime"),
+        "no cluster-autoscaler is installed",
+    ),
+    # eks.planner: with karpenter no cluster-autoscaler is planned; these are its flags
+    # (--expander, --scale-down-gpu-utilization-threshold). scaleDownUnneededTime stays: it is
+    # each NodePool's disruption.consolidateAfter (eks.karpenter.plan).
+    Inert(
+        "cluster.autoscaler",
+        "kind",
+        "karpenter",
+        ("expander", "scaleDownGpuUtilizationThreshold"),
+        "they are cluster-autoscaler flags (Karpenter scales down by its NodePools' "
+        "disruption settings)",
+    ),
+    # eks.karpenter.pools: terminationGracePeriod is a NodePool field; node groups have none.
+    Inert(
+        "cluster.autoscaler",
+        "kind",
+        "cluster-autoscaler",
+        ("terminationGracePeriod",),
+        "it is a Karpenter NodePool setting",
+    ),
+)
+CONFIG = PlatformConfig(EksClusterSpec, EksPoolSpec, ("EKS", "EKS"), eks_location, _INERT)

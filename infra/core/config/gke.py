@@ -12,6 +12,9 @@ from pydantic import Field
 
 from infra.core import rules
 from infra.core.config.base import ClusterBase, Model, PoolBase
+from infra.core.config.entry import PlatformConfig
+from infra.core.config.inert import EXISTING_KEEPS_SYSTEM_POOL, created_cluster_only
+from infra.core.config.location import gke_location
 
 # Driver modes map onto guestAccelerators[].gpuDriverInstallationConfig.gpuDriverVersion
 # (https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig#gpudriverinstallationconfig):
@@ -471,3 +474,15 @@ class GkeClusterSpec(ClusterBase):
             "lists the roles it needs). Omitted: the stack creates one."
         ),
     )
+
+    def system_pool_range(self) -> tuple[int, int] | None:
+        return self.system_pool.min_nodes, self.system_pool.max_nodes
+
+
+# infra/components/gke.py _create/_cluster_args: gcp.container.Cluster arguments only. Not
+# releaseChannel: gke.rules.auto_upgrade reads it for pools added to an existing cluster.
+_INERT = (
+    EXISTING_KEEPS_SYSTEM_POOL,
+    created_cluster_only("deletionProtection", "dataplaneV2", "dcgmMetrics", "maintenance"),
+)
+CONFIG = PlatformConfig(GkeClusterSpec, GkePoolSpec, ("GKE", "GKE"), gke_location, _INERT)

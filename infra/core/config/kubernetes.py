@@ -13,11 +13,8 @@ from pydantic import Field, field_validator
 
 from infra.core import rules
 from infra.core.config.base import ClusterBase, Model, PoolBase
-
-# Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
-# containerd config and socket (NVIDIA gpu-operator getting-started.html, "Specifying Configuration
-# Options for containerd": k3s/RKE2/MicroK8s paths).
-Distribution = Literal["containerd", "k3s", "rke2", "microk8s"]
+from infra.core.config.entry import PlatformConfig
+from infra.core.config.operator import Distribution
 
 
 class OnPremGpuSpec(Model):
@@ -105,6 +102,9 @@ class KubernetesPoolSpec(PoolBase):
         ),
     )
 
+    def listed_nodes(self) -> tuple[str, ...]:
+        return tuple(self.nodes)
+
 
 class KubernetesClusterSpec(ClusterBase):
     """An existing cluster; ``location`` is free text (a site or rack).
@@ -154,3 +154,8 @@ class KubernetesClusterSpec(ClusterBase):
                 "(omit existing or set it to true)"
             )
         return v
+
+
+CONFIG = PlatformConfig(
+    KubernetesClusterSpec, KubernetesPoolSpec, ("Existing clusters", "Kubernetes")
+)

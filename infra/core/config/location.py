@@ -2,7 +2,8 @@
 
 GCP locations (region or zone) and AWS regions by shape, checked against the regions and zones the
 catalog lists with GPUs (GKE) and against the provider keys (``gcp:project``, ``gcp:region``,
-``gcp:zone``, ``aws:region``) that must agree with them.
+``gcp:zone``, ``aws:region``) that must agree with them: GKE's rule and EKS's, each named by its
+platform's config entry (``PlatformConfig.locate``).
 """
 
 from __future__ import annotations
@@ -34,63 +35,67 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
     return None
 
 
-def locate(
-    platform: str, cluster: Any, providers: Mapping[str, Any], issues: Issues
+def gke_location(
+    cluster: Any, providers: Mapping[str, Any], issues: Issues
 ) -> tuple[str | None, str | None, str | None]:
-    """Derive (region, zone, project) from ``cluster.location`` and check provider keys agree."""
-    if cluster is None:
-        return None, None, None
+    """(region, zone, project) of a GKE stack from ``cluster.location`` (a region or a zone) and
+    ``gcp:project``; ``gcp:region`` and ``gcp:zone``, if given, must agree with it."""
     loc: str = cluster.location
-    if platform == "gke":
-        project = providers.get("gcp:project")
-        if project is None or project == "":
-            hint = did_you_mean("gcp:project", [str(k) for k in providers], cutoff=0.8)
-            issues.add(
-                "gcp:project", f"required on gke stacks (the project the cluster lives in){hint}"
-            )
-        else:
-            try:
-                rules.check_gcp_project_id(project)
-            except ValueError as e:
-                issues.add("gcp:project", str(e))
-                project = None
-        split = gcp_region_of(loc)
-        if split is None:
-            issues.add(
-                "cluster.location",
-                f"{loc!r} is neither a GCP region (us-central1) nor a zone (us-central1-a)",
-            )
-            return None, None, project if isinstance(project, str) else None
-        region, zone = split
-        if not cluster.existing:  # an existing cluster is wherever it is
-            _check_gcp_location(region, zone, issues)
-        given = providers.get("gcp:region")
-        if given is not None and given != region:
-            issues.add(
-                "gcp:region",
-                f"{given!r} disagrees with cluster.location {loc!r} (region {region}); "
-                "quotas and pools must live in one region",
-            )
-        gzone = providers.get("gcp:zone")
-        if gzone is not None and (not isinstance(gzone, str) or not gzone.startswith(region + "-")):
-            issues.add("gcp:zone", f"{gzone!r} is not a zone of region {region}")
-        return region, zone, project if isinstance(project, str) else None
-    if platform == "eks":
-        if not _AWS_REGION.fullmatch(loc):
-            issues.add("cluster.location", f"{loc!r} is not an AWS region such as us-west-2")
-            return None, None, None
-        given = providers.get("aws:region")
-        if given is None:
-            hint = did_you_mean("aws:region", [str(k) for k in providers], cutoff=0.8)
-            issues.add("aws:region", f"required on eks stacks; set it to {loc!r}{hint}")
-        elif given != loc:
-            issues.add(
-                "aws:region",
-                f"{given!r} disagrees with cluster.location {loc!r}; "
-                "quotas and node groups must live in one region",
-            )
-        return loc, None, None
-    return None, None, None
+    project = providers.get("gcp:project")
+    if project is None or project == "":
+        hint = did_you_mean("gcp:project", [str(k) for k in providers], cutoff=0.8)
+        issues.add(
+            "gcp:project", f"required on gke stacks (the project the cluster lives in){hint}"
+        )
+    else:
+        try:
+            rules.check_gcp_project_id(project)
+        except ValueError as e:
+            issues.add("gcp:project", str(e))
+            project = None
+    split = gcp_region_of(loc)
+    if split is None:
+        issues.add(
+            "cluster.location",
+            f"{loc!r} is neither a GCP region (us-central1) nor a zone (us-central1-a)",
+        )
+        return None, None, project if isinstance(project, str) else None
+    region, zone = split
+    if not cluster.existing:  # an existing cluster is wherever it is
+        _check_gcp_location(region, zone, issues)
+    given = providers.get("gcp:region")
+    if given is not None and given != region:
+        issues.add(
+            "gcp:region",
+            f"{given!r} disagrees with cluster.location {loc!r} (region {region}); "
+            "quotas and pools must live in one region",
+        )
+    gzone = providers.get("gcp:zone")
+    if gzone is not None and (not isinstance(gzone, str) or not gzone.startswith(region + "-")):
+        issues.add("gcp:zone", f"{gzone!r} is not a zone of region {region}")
+    return region, zone, project if isinstance(project, str) else None
+
+
+def eks_location(
+    cluster: Any, providers: Mapping[str, Any], issues: Issues
+) -> tuple[str | None, str | None, str | None]:
+    """(region, no zone, no project) of an EKS stack: ``cluster.location`` is the AWS region, and
+    ``aws:region`` must be it."""
+    loc: str = cluster.location
+    if not _AWS_REGION.fullmatch(loc):
+        issues.add("cluster.location", f"{loc!r} is not an AWS region such as us-west-2")
+        return None, None, None
+    given = providers.get("aws:region")
+    if given is None:
+        hint = did_you_mean("aws:region", [str(k) for k in providers], cutoff=0.8)
+        issues.add("aws:region", f"required on eks stacks; set it to {loc!r}{hint}")
+    elif given != loc:
+        issues.add(
+            "aws:region",
+            f"{given!r} disagrees with cluster.location {loc!r}; "
+            "quotas and node groups must live in one region",
+        )
+    return loc, None, None
 
 
 @functools.cache

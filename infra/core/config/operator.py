@@ -14,7 +14,6 @@ from pydantic import Field, field_validator
 from infra.core import rules
 from infra.core.catalog.pins import pin, pins
 from infra.core.config.base import Model, NamespaceName
-from infra.core.config.kubernetes import Distribution
 
 # The chart version used when a stack does not name one: pins.csv row gpu-operator (its values
 # file is vendored under infra/core/data/gpu-operator/ for key validation).
@@ -26,6 +25,10 @@ DEFAULT_SMOKE_TEST_IMAGE = pin("cuda-smoke-test").image
 
 GkePreset = Literal["gke-google-driver", "gke-operator-driver"]
 EksPreset = Literal["eks-al2023", "eks-bottlerocket"]
+# Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
+# containerd config and socket (NVIDIA gpu-operator getting-started.html, "Specifying Configuration
+# Options for containerd": k3s/RKE2/MicroK8s paths).
+Distribution = Literal["containerd", "k3s", "rke2", "microk8s"]
 # On-prem presets are the distributions themselves (nested Literals flatten).
 Preset = Literal[GkePreset, EksPreset, Distribution]
 

@@ -11,17 +11,15 @@ from __future__ import annotations
 
 import copy
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel
 
-from infra.core.config.base import PLATFORMS, PlatformName
+from infra.core.config.entry import platform_config
 from infra.core.config.inert import check_inert
-from infra.core.config.location import locate
 from infra.core.config.operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
 from infra.core.config.secrets import SECRET_KEYS, SecretRef, secret_refs
 from infra.core.config.validate import validate
@@ -32,39 +30,13 @@ from infra.core.errors import (
     join_path,
     shown,
 )
+from infra.core.platforms import PLATFORMS, PlatformName
 from infra.core.stackfile.project import read_project_config
 from infra.core.stackfile.reader import as_pulumi_reads, read_stack_file
 
 PROJECT = "gpu-infra"
 # libyaml's safe loader when PyYAML was built with it (it is in the PyPI wheels), else pure Python.
 SAFE_LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# What the config reference calls each platform: (its section, the prefix of its blocks' headings).
-TITLES: dict[PlatformName, tuple[str, str]] = {
-    "gke": ("GKE", "GKE"),
-    "eks": ("EKS", "EKS"),
-    "kubernetes": ("Existing clusters", "Kubernetes"),
-}
-
-
-def schemas(platform: str) -> tuple[type[BaseModel], type[BaseModel]]:
-    """The (cluster, pool) models of one platform, imported only for a stack of that platform.
-
-    Each platform's models cost their import and pydantic schema build (EKS's ~30 ms); a GKE
-    plan has no use for the EKS ones.
-    """
-    if platform == "gke":
-        from infra.core.config.gke import GkeClusterSpec, GkePoolSpec
-
-        return GkeClusterSpec, GkePoolSpec
-    if platform == "eks":
-        from infra.core.config.eks import EksClusterSpec, EksPoolSpec
-
-        return EksClusterSpec, EksPoolSpec
-    from infra.core.config.kubernetes import KubernetesClusterSpec, KubernetesPoolSpec
-
-    return KubernetesClusterSpec, KubernetesPoolSpec
-
-
 # The keys this project reads under gpu-infra: (the blocks, then the Pulumi secrets).
 _PROJECT_KEYS = (
     "platform",
@@ -261,11 +233,12 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         issues.raise_if_any()
         raise AssertionError("unreachable")
 
-    cluster_model, pool_model = schemas(platform)
+    # The stack's own platform's part only: each costs its import and pydantic schema build.
+    part = platform_config(platform)
     cluster = (
-        validate(cluster_model, own["cluster"], "cluster", issues) if "cluster" in own else None
+        validate(part.cluster, own["cluster"], "cluster", issues) if "cluster" in own else None
     )
-    pools = validate(list[pool_model], own.get("gpuPools", []), "gpuPools", issues)
+    pools = validate(list[part.pool], own.get("gpuPools", []), "gpuPools", issues)
     operator = validate(GpuOperatorSpec, own.get("gpuOperator", {}), "gpuOperator", issues)
     namespaces = validate(
         list[GpuNamespaceSpec], own.get("gpuNamespaces", []), "gpuNamespaces", issues
@@ -273,7 +246,9 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
 
     integrations = validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
     secrets = secret_refs({k: v for k, v in own.items() if k in SECRET_KEYS}, issues.add)
-    region, zone, project = locate(platform, cluster, providers, issues)
+    region, zone, project = (
+        part.locate(cluster, providers, issues) if cluster is not None else (None, None, None)
+    )
     if pools is not None:
         _check_pools_common(pools, issues)
     if cluster is not None:
@@ -282,7 +257,7 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
         _check_unique([n.name for n in namespaces], "gpuNamespaces", issues)
     if not issues:
         models = {"cluster": cluster, "gpuOperator": operator}
-        check_inert(platform, own, {k: m for k, m in models.items() if m is not None}, issues)
+        check_inert(part.inert, own, {k: m for k, m in models.items() if m is not None}, issues)
     issues.raise_if_any()
     return StackConfig(
         stack=stack,
@@ -384,7 +359,7 @@ def _check_pools_common(pools: list[Any], issues: Issues) -> None:
                 f"{p.warm} is above maxNodes {p.max_nodes}: each warm placeholder holds a node "
                 "of the pool, so warm may be at most maxNodes",
             )
-        nodes = getattr(p, "nodes", None)  # on-prem pools list the nodes they already have
+        nodes = p.listed_nodes()  # on-prem pools list the nodes they already have
         if nodes and len(nodes) > p.max_nodes:
             issues.add(
                 join_path("gpuPools", i, "nodes"),
@@ -396,15 +371,12 @@ def _check_pools_common(pools: list[Any], issues: Issues) -> None:
 
 def _check_cluster_common(cluster: Any, issues: Issues) -> None:
     """The system pool obeys the GPU pools' rules (min <= max; its machine type is typed)."""
-    system = getattr(cluster, "system_pool", None)
-    if system is not None and system.min_nodes > system.max_nodes:
-        issues.add(
-            "cluster.systemPool.minNodes",
-            f"{system.min_nodes} is above maxNodes {system.max_nodes}",
-        )
+    system = cluster.system_pool_range()
+    if system is not None and system[0] > system[1]:
+        issues.add("cluster.systemPool.minNodes", f"{system[0]} is above maxNodes {system[1]}")
 
 
-def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
+def _repeats(values: Sequence[str]) -> Iterator[tuple[int, str]]:
     """``(index, value)`` of each value an earlier entry already has."""
     seen: set[str] = set()
     for i, v in enumerate(values):
@@ -413,7 +385,7 @@ def _repeats(values: list[str]) -> Iterator[tuple[int, str]]:
         seen.add(v)
 
 
-def _check_unique_values(values: list[str], path: str, issues: Issues) -> None:
+def _check_unique_values(values: Sequence[str], path: str, issues: Issues) -> None:
     for i, v in _repeats(values):
         issues.add(join_path(path, i), f"{shown(v)} is listed twice")
 

@@ -32,7 +32,7 @@ from infra.core.observed import Observed
 from infra.core.operator.helm_values import chart_defaults, is_cdi_era, vendored_versions
 from infra.core.operator.isolation import RuntimePath
 from infra.core.operator.planner import plan_operator
-from infra.core.platforms import plan_platform
+from infra.core.platform import plan_platform
 
 _OPERATOR_FACTS = (
     "toolkit.cdi-env",
