@@ -14,62 +14,26 @@ from typing import Any
 import pytest
 
 from infra.core.catalog.vendored import Catalog, read_rows
-from infra.core.config.stack import parse
 from infra.core.cost import estimate
 from infra.core.diff import diff
-from infra.core.errors import ConfigErrors
 from infra.core.gke import nodes
 from infra.core.gke.autocreate import BOOT_DISK_TYPES, priority
-from infra.core.gke.nap import NodeShape, cluster_nap_needed, resource_limits, system_shape
 from infra.core.gke.planner import gke_pool_outputs
-from infra.core.gke.versions import version_at_least, version_surely_at_least
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
-from infra.core.plan import Plan, build_plan
+from infra.core.plan import Plan
 from infra.core.scheduling.proof import plan_workloads, pool_nodes, prove
 from infra.planview.table import print_cost
 from quota import limits
 from quota.demand import stack_demand, stack_sizings
-from tests.conftest import gke_config
-from tests.unit.gke_fixtures import AUTO_G2
+from tests.unit.gke_autocreate_fixtures import ABOVE, build, errors
 
 # GKE version gates judged while their minors were supported (tests/conftest.py).
 pytestmark = pytest.mark.usefixtures("gke_minors_supported")
 
 
-OFF = {"enabled": False}
-ABOVE = {
-    "name": "ml",
-    "location": "us-central1",
-    "releaseChannel": "RAPID",
-    "minMasterVersion": "1.33.3-gke.1136000",
-}
-BELOW_CLUSTER = {**ABOVE, "minMasterVersion": "1.33.2-gke.1240000"}
-AUTO: dict[str, Any] = {
-    **AUTO_G2,
-    "labels": {"team": "ml"},
-    "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}],
-    "fallback": [{"machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}],
-}
-
-
-def build(pool: dict[str, Any] | None = None, **top: Any) -> Plan:
-    top.setdefault("gpuOperator", OFF)
-    top.setdefault("cluster", ABOVE)
-    return build_plan(parse(gke_config({**AUTO, **(pool or {})}, **top), "s"))
-
-
 @functools.cache
 def sample() -> Plan:
     return build()
-
-
-def errors(pool: dict[str, Any] | None = None, **top: Any) -> dict[str, str]:
-    with pytest.raises(ConfigErrors) as e:
-        build(pool, **top)
-    out: dict[str, str] = {}
-    for i in e.value.issues:
-        out[i.path] = f"{out.get(i.path, '')} {i.reason}".strip()
-    return out
 
 
 def manifest() -> dict[str, Any]:
@@ -125,88 +89,6 @@ def test_auto_created_pool_driver_version_is_gke_driver_mode():
     g = build({"gpu": {"driver": "gke-latest"}}).platform.plan
     assert g is not None
     assert g.compute_classes[0].manifest()["priorities"][0]["gpu"]["driverVersion"] == "latest"
-
-
-BELOW = ["1.33.2-gke.1240000", "1.33.2", "1.32", "1.33.3-gke.1135999"]
-EXISTING = {**ABOVE, "existing": True, "cpuNodes": 3}
-
-
-@pytest.mark.parametrize("version", BELOW)
-def test_auto_creation_below_1_33_3_gke_1136000_on_an_existing_cluster_is_refused_nap_not_owned(
-    version,
-):
-    # The stack does not own an existing cluster's node auto-provisioning settings.
-    reason = errors(cluster={**EXISTING, "minMasterVersion": version})["gpuPools[0].autoCreate"]
-    assert "1.33.3-gke.1136000" in reason and version in reason
-    assert (
-        "cluster.existing is true" in reason
-        and "does not own" in reason
-        and "autoCreate false" in reason
-    )
-
-
-@pytest.mark.parametrize("version", BELOW)
-def test_auto_creation_below_1_33_3_gke_1136000_on_a_created_cluster_enables_cluster_nap(version):
-    # "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
-    # also enable cluster-level node auto-provisioning" (about-custom-compute-classes).
-    g = build(cluster={**ABOVE, "minMasterVersion": version}).platform.plan
-    assert g is not None and g.cluster.auto_provisioning_limits is not None
-
-
-@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.34", None, "1.33"])
-def test_cluster_nap_is_enabled_only_where_the_version_surely_requires_it(version):
-    assert not cluster_nap_needed(version)
-    if version is not None and version_surely_at_least(version, "1.33.3-gke.1136000"):
-        g = build(cluster={**ABOVE, "minMasterVersion": version}).platform.plan
-        assert g is not None and g.cluster.auto_provisioning_limits is None
-
-
-def test_fixed_pools_below_the_gate_get_no_cluster_nap():
-    g = build(
-        {"autoCreate": False}, gpuOperator={"enabled": True}, cluster=BELOW_CLUSTER
-    ).platform.plan
-    assert g is not None and g.cluster.auto_provisioning_limits is None
-
-
-@pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.33.3-gke.1200000", "1.33.4", "1.34"])
-def test_compute_class_auto_creation_from_1_33_3_gke_1136000_plans(version):
-    assert build(cluster={**ABOVE, "minMasterVersion": version}).platform.name == "gke"
-
-
-@pytest.mark.parametrize("version", [None, "latest", "-", "1.33", "1.33.3"])
-def test_compute_class_auto_creation_version_that_may_name_an_older_release_is_refused(version):
-    # "1.33" / "1.33.3" may resolve below 1.33.3-gke.1136000; unset is the channel's default,
-    # not known here: below the gate pods stay Pending with nothing refused, so ask for a version.
-    cluster = {**ABOVE, "minMasterVersion": version}
-    if version is None:
-        del cluster["minMasterVersion"]
-    reason = errors(cluster=cluster)["gpuPools[0].autoCreate"]
-    assert "may name an older release" in reason and "1.33.3-gke.1136000" in reason
-
-
-def test_auto_creation_gate_on_an_existing_cluster_says_the_declared_version_is_not_enforced():
-    shared = {**ABOVE, "existing": True, "cpuNodes": 3}
-    g = build(cluster=shared).platform.plan
-    assert g is not None
-    (note,) = [n for n in g.notes if "version gate trusts" in n]
-    assert "1.33.3-gke.1136000" in note and "does not enforce" in note
-    reason = errors(cluster={**shared, "minMasterVersion": "1.33.2"})["gpuPools[0].autoCreate"]
-    assert "upgrade the existing cluster" in reason and "set a full version" not in reason
-    own = build().platform.plan  # the stack's own cluster runs the version it sets: no such note
-    assert own is not None and not any("version gate trusts" in n for n in own.notes)
-
-
-@pytest.mark.parametrize("channel", ["RAPID", "REGULAR", "STABLE", "EXTENDED", "UNSPECIFIED"])
-def test_compute_class_auto_creation_needs_no_particular_release_channel(channel):
-    # The version is the only gate without node auto-provisioning (about-custom-compute-classes).
-    assert build(cluster={**ABOVE, "releaseChannel": channel}).platform.name == "gke"
-
-
-def test_other_feature_gates_keep_reading_an_alias_as_its_highest_release():
-    # Only the auto-creation gate is strict; e.g. flex-start's 1.32.2-gke.1652000 passes "1.32".
-    assert version_at_least("1.32", "1.32.2-gke.1652000") and version_at_least(None, "1.34")
-    assert not version_surely_at_least("1.32", "1.32.2-gke.1652000")
-    assert not version_surely_at_least(None, "1.34")
 
 
 def test_auto_create_is_refused_with_the_gpu_operator_as_compute_class_driver_is_default_or_latest():
@@ -505,96 +387,6 @@ def test_each_priority_carries_its_pools_zones_boot_disk_and_bundled_local_ssds(
     config = spec["nodePoolConfig"]
     assert config["autoUpgrade"] is True and config["autoRepair"] is True
     assert config["gvnic"] == {"enabled": True}  # COS: on, as for fixed pools
-
-
-# Cluster-level node auto-provisioning below the gate (infra/core/gke/nap.py).
-# "Any auto-provisioning limits that you define are enforced based on the total CPU and memory
-# resources used across all node pools, not just auto-provisioned pools. The cluster autoscaler
-# does not create new nodes if doing so would exceed one of the defined limits"
-# (https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning#resource_limits).
-
-
-def limits_of(plan: Plan) -> dict[str, tuple[int, int]]:
-    assert (
-        plan.platform.name == "gke"
-        and plan.platform.plan.cluster.auto_provisioning_limits is not None
-    )
-    return {
-        lim.resource_type: (lim.minimum, lim.maximum)
-        for lim in plan.platform.plan.cluster.auto_provisioning_limits
-    }
-
-
-def test_nap_limits_let_every_pool_of_the_cluster_reach_max_nodes_system_pool_included():
-    # System pool: 3 x e2-standard-4 (4 vCPUs, 16 GB); Spot g2-standard-8 (8 vCPUs, 32 GB, 1 L4)
-    # x 4; n1-standard-8 (8 vCPUs, 30 GB) + 1 T4 x 4 (the fallback takes the pool's maxNodes).
-    got = limits_of(build(cluster=BELOW_CLUSTER))
-    assert got["cpu"] == (0, 3 * 4 + 4 * 8 + 4 * 8)
-    assert got["memory"] == (0, 3 * 16 + 4 * 32 + 4 * 30)
-
-
-def test_nap_limits_count_the_fixed_pools_of_the_cluster_too():
-    fixed = {"name": "t4", "machineType": "n1-standard-8", "gpu": {"type": "nvidia-tesla-t4"}}
-    raw = gke_config(AUTO, cluster=BELOW_CLUSTER, gpuOperator=OFF)
-    raw["gpu-infra:gpuPools"].append({**fixed, "minNodes": 0, "maxNodes": 3})
-    got = limits_of(build_plan(parse(raw, "s")))
-    alone = limits_of(build(cluster=BELOW_CLUSTER))
-    assert got["cpu"][1] == alone["cpu"][1] + 3 * 8
-    assert got["memory"][1] == alone["memory"][1] + 3 * 30
-    assert got["nvidia-tesla-t4"][1] == alone["nvidia-tesla-t4"][1] + 3
-
-
-def test_nap_has_one_gpu_limit_per_accelerator_type_named_as_the_accelerator_max_nodes_x_gpus():
-    # ResourceLimit.resourceType: "cpu", "memory" or gpu-specific string (GKE REST v1).
-    pool = {"maxNodes": 2, "fallback": [{"machineType": "g2-standard-24", "maxNodes": 3}]}
-    got = limits_of(build(pool, cluster=BELOW_CLUSTER))
-    assert set(got) == {"cpu", "memory", "nvidia-l4"}
-    assert got["nvidia-l4"] == (0, 2 * 1 + 3 * 2)  # g2-standard-24 carries 2 L4
-
-
-def test_nap_memory_limit_is_in_whole_gb_rounded_up():
-    # ResourceLimit: "For memory, value should be in GB"; a maximum is an int64.
-    (_, memory) = resource_limits([], NodeShape(1, 3.75), 1)[:2]
-    assert memory.maximum == 4
-
-
-def test_nap_memory_of_a_system_type_outside_the_catalog_is_its_class_upper_bound():
-    catalog = Catalog.load()
-    assert system_shape("e2-standard-4", catalog) == NodeShape(4, 16.0)
-    assert system_shape("n1-standard-4", catalog) == NodeShape(4, 15.0)
-    assert system_shape("n2-highcpu-8", catalog) == NodeShape(8, 16.0)
-    assert system_shape("m1-megamem-96", catalog) is None
-
-
-def test_nap_with_a_system_type_of_unknown_memory_is_refused_at_its_key():
-    cluster = {**BELOW_CLUSTER, "systemPool": {"machineType": "n2-megamem-8"}}
-    reason = errors(cluster=cluster)["cluster.systemPool.machineType"]
-    assert "memory is not known" in reason and "node auto-provisioning" in reason
-
-
-def test_nap_plan_note_names_the_limits_and_that_other_stacks_pools_count_against_them():
-    g = build(cluster=BELOW_CLUSTER).platform.plan
-    assert g is not None
-    (note,) = [n for n in g.notes if "resource limits" in n]
-    assert "cpu 76" in note and "nvidia-l4 4" in note and "another stack" in note
-    assert not any("is not enabled" in n for n in g.notes)
-
-
-def test_enabling_nap_on_a_running_cluster_is_an_in_place_update():
-    # cluster_autoscaling has an update path (UpdateCluster DesiredClusterAutoscaling) and no
-    # ForceNew field the plan sends (resource_container_cluster.go; only boot_disk_kms_key is).
-    urn = "urn:pulumi:s::p::gcp:container/cluster:Cluster::c"
-    old = {"urn": urn, "type": "gcp:container/cluster:Cluster", "name": "c", "custom": True}
-    block = {
-        "enabled": True,
-        "resourceLimits": [{"resourceType": "cpu", "minimum": 0, "maximum": 76}],
-        "autoProvisioningDefaults": {"serviceAccount": "a", "oauthScopes": ["s"]},
-    }
-    (c,) = diff(
-        [{**old, "inputs": {"name": "ml"}}],
-        [{**old, "inputs": {"name": "ml", "clusterAutoscaling": block}}],
-    )
-    assert c.op == "update"
 
 
 def test_an_auto_creating_pool_without_fallbacks_is_reached_through_its_class_taint_tolerated():

@@ -1,52 +1,36 @@
-"""GPU Operator plan: sharing, MIG, tolerations, GPU namespaces, smoke tests, hints, schema validity."""
+"""GPU Operator plan: sharing, tolerations, GPU namespaces, smoke tests, hints, on-prem pools.
+
+MIG and the sample stacks' plans (golden values, schema validity) are in the sibling modules.
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
-import kubernetes_validate
 import pytest
 import yaml
 
 from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
-from infra.core.config.stack import parse, parse_file
+from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
     DEVICE_PLUGIN_CONFIGMAP,
-    MIG_CONFIG_LABEL,
     OperatorPlan,
-    nvidia_mig_profiles,
-    operator_node_labels,
 )
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
 from infra.core.pools import PoolGroup, Taint
 from tests.conftest import GKE_GPU_TOLERATION, gke_config
 from tests.unit.operator_fixtures import (
-    assert_golden,
     errors,
     hints_for,
-    objects,
     plan,
-    platform_of,
     stack,
 )
-
-ROOT = Path(__file__).resolve().parents[2]
-# Kubernetes schema version objects are validated against (oldest minor the clouds still serve).
-K8S_SCHEMA = "1.33.0"
-SAMPLES = ["gke-t4", "eks-g4dn", "onprem-containerd", "onprem-k3s-timeslicing"]
-
-A100 = {"gpu_type": "nvidia-tesla-a100", "gpu_model": "A100-40GB"}
-
-
-@pytest.fixture(scope="module")
-def sample_plans() -> dict[str, Any]:
-    return {s: build_plan(parse_file(ROOT / "stacks" / f"Pulumi.{s}.yaml")) for s in SAMPLES}
+from tests.unit.operator_workloads_fixtures import A100
 
 
 def cm_data(op: OperatorPlan) -> dict[str, Any]:
@@ -136,129 +120,6 @@ def test_onprem_sharing_needs_node_names_or_an_existing_label():
     labelled = {"labels": {DEVICE_PLUGIN_CONFIG_LABEL: "time-slicing-2"}}
     ok = build_plan(stack("kubernetes", [{"nodes": [], "sharing": {"replicas": 2}, **labelled}]))
     assert ok.operator is not None and ok.operator.node_labels == ()
-
-
-# --- MIG --------------------------------------------------------------------------------------------
-
-
-def test_mig_on_a_gpu_without_mig_is_rejected():
-    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.5gb"}}])
-    errs = errors(cfg)
-    assert "T4 (nvidia-tesla-t4) does not support MIG" in errs["gpuPools[0].mig"]
-
-
-def test_mig_validation_uses_nvidia_profiles_not_the_planner_list():
-    # GKE's partition list lacks 4g.20gb; NVIDIA's A100 table (EKS p4d, on-prem) has it.
-    cfg = stack("eks", [{"mig": {"strategy": "single", "config": "all-4g.20gb"}}])
-    op = plan(cfg, hints_for(cfg, gpu_type="A100", gpu_model="A100-40GB", mig_profiles=()))
-    assert op.release is not None
-
-
-def test_mig_on_bottlerocket_is_rejected():
-    cfg = stack("eks", [{"mig": {"config": "all-1g.5gb"}}])
-    hints = hints_for(cfg, **A100, node_image="BOTTLEROCKET_x86_64_NVIDIA")
-    assert "MIG manager" in errors(cfg, hints)["gpuPools[0].mig"]
-
-
-def test_mig_together_with_gke_sharing_is_rejected():
-    gpu = {"type": "nvidia-tesla-a100", "partitionSize": "1g.5gb"}
-    cfg = stack(
-        "gke", [{"machineType": "a2-highgpu-1g", "mig": {"config": "all-1g.5gb"}, "gpu": gpu}]
-    )
-    assert "not both" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig"]
-
-
-def test_mig_single_labels_the_pool_and_reboots_on_clouds():
-    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.5gb"}}])
-    op = plan(cfg, hints_for(cfg, **A100))
-    assert op.release is not None
-    assert "mig" not in op.release.values  # single is the chart default
-    assert op.release.values["migManager"] == {"env": [{"name": "WITH_REBOOT", "value": "true"}]}
-    gke = platform_of(cfg).features
-    assert operator_node_labels(cfg.pools[0], gpu_present=gke.gpu_present_label) == {
-        MIG_CONFIG_LABEL: "all-1g.5gb",
-        "nvidia.com/gpu.present": "true",  # GKE pools carry it for the operator's operands
-        "gpu-infra/gpu-partition-size": "1g.5gb",  # Flyte's partition selector
-    }
-    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
-
-
-def test_mig_mixed_sets_the_strategy_and_the_profile_resource():
-    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-2g.10gb"}, "minNodes": 1}])
-    op = plan(cfg, hints_for(cfg, **A100))
-    assert op.release is not None
-    assert op.release.values["mig"] == {"strategy": "mixed"}
-    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-2g.10gb"
-    limits = op.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"]
-    assert limits == {"nvidia.com/mig-2g.10gb": "1"}
-
-
-def test_mig_mixed_all_disabled_requests_whole_gpus():
-    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-disabled"}}])
-    assert plan(cfg, hints_for(cfg, **A100)).scheduling["gpu"]["resourceName"] == "nvidia.com/gpu"
-
-
-@pytest.mark.parametrize("strategy", ["single", "mixed"])
-def test_mig_all_enabled_is_rejected_because_it_creates_no_mig_devices(strategy):
-    cfg = stack("gke", [{"mig": {"strategy": strategy, "config": "all-enabled"}}])
-    reason = errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
-    assert "no MIG devices" in reason
-
-
-def test_mig_single_with_all_balanced_is_rejected_as_the_device_plugin_refuses_the_node():
-    # k8s-device-plugin internal/rm/device_map.go: "more than one MIG device type present on node"
-    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-balanced"}}])
-    reason = errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
-    assert "more than one MIG device type present on node" in reason
-
-
-def test_mig_mixed_with_all_balanced_advertises_every_profile_of_the_layout():
-    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-balanced"}, "minNodes": 1}])
-    op = plan(cfg, hints_for(cfg, **A100))
-    assert op.scheduling["gpu"]["resourceNames"] == [
-        "nvidia.com/mig-1g.5gb",
-        "nvidia.com/mig-2g.10gb",
-        "nvidia.com/mig-3g.20gb",
-    ]
-
-
-def test_mig_media_extension_profiles_map_to_dotted_config_and_resource_names():
-    cfg = stack("eks", [{"mig": {"strategy": "mixed", "config": "all-1g.5gb.me"}, "minNodes": 1}])
-    op = plan(cfg, hints_for(cfg, **A100))
-    assert op.scheduling["gpu"]["resourceName"] == "nvidia.com/mig-1g.5gb.me"
-
-
-def test_mig_a100_40gb_accepts_mig_parted_all_1g_10gb():
-    cfg = stack("gke", [{"mig": {"strategy": "single", "config": "all-1g.10gb"}}])
-    assert plan(cfg, hints_for(cfg, **A100)).release is not None
-
-
-def test_mig_config_must_name_a_profile_of_the_gpu():
-    cfg = stack("gke", [{"mig": {"config": "all-3g.40gb"}}])
-    assert "all-1g.5gb" in errors(cfg, hints_for(cfg, **A100))["gpuPools[0].mig.config"]
-
-
-def test_mig_strategies_must_agree_across_pools():
-    cfg = stack(
-        "gke",
-        [
-            {"name": "a", "mig": {"strategy": "single", "config": "all-1g.5gb"}},
-            {"name": "b", "mig": {"strategy": "mixed", "config": "all-2g.10gb"}},
-        ],
-    )
-    assert "gpuPools[1].mig.strategy" in errors(cfg, hints_for(cfg, **A100))
-
-
-def test_mig_mixed_with_time_slicing_is_rejected():
-    mig = {"strategy": "mixed", "config": "all-1g.5gb"}
-    cfg = stack("gke", [{"mig": mig, "sharing": {"replicas": 2}}])
-    assert "gpuPools[0].sharing" in errors(cfg, hints_for(cfg, **A100))
-
-
-def test_mig_profiles_resolve_cloud_and_people_names():
-    assert nvidia_mig_profiles("nvidia-tesla-a100")[0] == "1g.5gb"
-    assert nvidia_mig_profiles("H100")[-1] == "7g.80gb"
-    assert nvidia_mig_profiles("T4") == () and nvidia_mig_profiles("A10") == ()
 
 
 # --- tolerations ------------------------------------------------------------------------------------
@@ -414,77 +275,6 @@ def test_shared_pool_profile_asks_for_one_replica():
     assert op.jupyterhub_profiles["gpu"]["kubespawner_override"]["extra_resource_limits"] == {
         "nvidia.com/gpu": "1"
     }
-
-
-# --- sample stacks and schema validity -------------------------------------------------------------
-
-
-def test_done_when_stacks_have_namespace_and_release_with_preset_values(sample_plans):
-    expected = {
-        "gke-t4": "gke-google-driver",
-        "eks-g4dn": "eks-al2023",
-        "onprem-containerd": "containerd",
-    }
-    for name, preset in expected.items():
-        op = sample_plans[name].operator
-        assert op is not None and op.release is not None, name
-        assert op.preset == preset
-        assert op.namespace_object is not None
-        assert op.release.version == DEFAULT_OPERATOR_VERSION
-    assert sample_plans["gke-t4"].operator.release.values["driver"] == {"enabled": False}
-    assert sample_plans["eks-g4dn"].operator.release.values["toolkit"] == {"enabled": False}
-
-
-def test_onprem_containerd_carries_seed_paths_and_cdi_era_runtime_mapping(sample_plans):
-    op = sample_plans["onprem-containerd"].operator
-    env = {e["name"]: e["value"] for e in op.release.values["toolkit"]["env"]}
-    assert env["CONTAINERD_CONFIG"] == "/etc/containerd/config.toml"
-    assert env["CONTAINERD_SOCKET"] == "/run/containerd/containerd.sock"
-    assert env.get("NVIDIA_RUNTIME_SET_AS_DEFAULT") != "true"  # no unpaired isolation bypass
-    assert "CONTAINERD_RUNTIME_CLASS" not in env and "CONTAINERD_SET_AS_DEFAULT" not in env
-    # the seed's runtime class 'nvidia' is operator.runtimeClass's default, so no override is needed
-    assert chart_defaults(op.release.version)["operator"]["runtimeClass"] == "nvidia"
-
-
-@pytest.mark.parametrize("name", SAMPLES)
-def test_sample_stack_values_golden(sample_plans, name):
-    assert_golden(sample_plans[name].operator, f"gpu-operator-stack-{name}")
-
-
-def _all_objects(sample_plans: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
-    extra = [
-        plan(
-            stack(
-                "gke",
-                [{"smokeTest": True, "sharing": {"replicas": 3}}],
-                namespaces=[{"name": "ml", "gpus": 4}],
-            )
-        ),
-    ]
-    objs = [(n, m) for n, p in sample_plans.items() for m in objects(p.operator)]
-    return objs + [("extra", m) for op in extra for m in objects(op)]
-
-
-def test_every_kubernetes_object_validates_against_the_schema(sample_plans):
-    objs = _all_objects(sample_plans)
-    kinds = {m["kind"] for _, m in objs}
-    assert kinds == {"Namespace", "ResourceQuota", "ConfigMap", "Job", "DaemonSet"}
-    for name, m in objs:
-        try:
-            kubernetes_validate.validate(m, K8S_SCHEMA, strict=True)
-        except kubernetes_validate.ValidationError as e:  # pragma: no cover - failure detail
-            raise AssertionError(f"{name}: {m['kind']}/{m['metadata']['name']}: {e}") from e
-
-
-def test_schema_validation_catches_a_broken_object():
-    bad = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "x"},
-        "spec": {"ttlSecondsAfterFinished": "soon"},
-    }
-    with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(bad, K8S_SCHEMA, strict=True)
 
 
 def test_onprem_pools_must_agree_on_the_driver_source():

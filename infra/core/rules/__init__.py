@@ -4,8 +4,8 @@ One place per rule, one module per receiver (kubernetes, images_paths, gcp, aws 
 durations); this package re-exports them all. Each rule is a plain function ``check_*(value) ->
 value`` raising ``ValueError`` with the reason (value shortened, rule named) and an ``Annotated``
 type the config schemas use. Each cites its primary source in a one-line comment and has a test
-named after it (tests/unit/test_config_rules.py; durations: test_durations.py; IDs and accounts:
-test_config_rules_ids.py). May import only `errors` and the standard library (limits come from
+named after it (tests/unit/test_config_rules.py and its siblings by receiver, _images_paths, _gcp
+and _aws; durations: test_durations.py; IDs and accounts: test_config_rules_ids.py). May import only `errors` and the standard library (limits come from
 `infra/core/data/receiver_limits.csv` through `limits`; the NodePool duration patterns from the
 vendored CRD).
 """
