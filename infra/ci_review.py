@@ -6,8 +6,8 @@ usage: python -m infra.ci_review --base REF [--stacks-dir DIR] [--fail-on replac
 
 For each stack file that differs between the merge base of REF and HEAD (every one when
 Pulumi.yaml does; or each STACK_FILE given), runs ``python -m infra.plan --diff BASE:path --format
-markdown`` (a stack the change adds is an all-create review with its cost, one it deletes an
-all-delete review) and ``python -m quota.check --offline --diff BASE:path`` (each quota's demand
+markdown`` with ``--beside`` each other stack file of the stacks directory on the same cluster (a
+stack the change adds is an all-create review with its cost, one it deletes an all-delete review) and ``python -m quota.check --offline --diff BASE:path`` (each quota's demand
 old -> new), and writes one Markdown comment to FILE (cut to GitHub's 65,536 characters) and the
 whole review to stdout. The comment starts with the line ``<!-- gpu-infra-review -->``, so a CI
 step can find the comment it posted before and update it (docs/review.md, "In CI"). The tool
@@ -108,16 +108,46 @@ def _captured(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, s
     return int(code), out.getvalue(), err.getvalue()
 
 
-def review_one(path: str, base: str, fail_on: str) -> Section:
-    """The comment section of one stack file: the markdown review, what ``--fail-on`` refuses,
-    the quota demand's change, or the errors that stopped it."""
+def same_cluster(path: str, stacks_dir: str) -> list[str]:
+    """The other stack files of ``stacks_dir`` (as HEAD has them) whose stack plans on the
+    cluster ``path``'s does (``StackConfig.cluster_identity``), sorted: its neighbours, which
+    ``--beside`` deploys beside it. A file that does not parse is no neighbour (its own review
+    reports it); a deleted ``path`` has none."""
+    from infra.core.config.stack import parse_file
+    from infra.core.errors import ConfigErrors
+
+    def identity(file: Path) -> tuple[str, str] | None:
+        try:
+            config = parse_file(file)
+        except ConfigErrors:
+            return None
+        return config.platform, config.cluster_identity().where
+
+    me = Path(path)
+    mine = identity(me) if me.exists() else None
+    if mine is None:
+        return []
+    others = (
+        p for p in sorted(Path(stacks_dir).glob("Pulumi.*.yaml")) if p.resolve() != me.resolve()
+    )
+    return [str(p) for p in others if identity(p) == mine]
+
+
+def review_one(path: str, base: str, fail_on: str, beside: list[str] | None = None) -> Section:
+    """The comment section of one stack file: the markdown review (with ``--beside`` each of
+    ``beside``), what ``--fail-on`` refuses, the quota demand's change, or the errors that
+    stopped it."""
     from infra import plan as plan_cli
     from quota import check as quota_cli
 
     old = f"{base}:{path}"
     argv = ["--stack", path, "--diff", old, "--fail-on", fail_on, "--format", "markdown"]
+    argv += [a for f in beside or () for a in ("--beside", f)]
     code, out, err = _captured(plan_cli.main, argv)
     lines = [out.rstrip()] if out.strip() else [f"### `{old}` → `{path}`"]
+    if beside:
+        lines += ["", "Reviewed beside " + ", ".join(f"`{f}`" for f in beside) + " (same cluster)."]
+    lines += [f"- {e}" for e in err.splitlines() if e.startswith("not modelled beside ")]
     refused = [e for e in err.splitlines() if e.startswith("--fail-on ")]
     if code == EXIT_FAIL_ON:
         lines += ["", f"**Blocked by `--fail-on {fail_on}`:**", ""]
@@ -177,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     except GitError as e:
         print(e, file=sys.stderr)
         return EXIT_CONFIG
-    sections = [review_one(f, base, args.fail_on) for f in files]
+    sections = [review_one(f, base, args.fail_on, same_cluster(f, args.stacks_dir)) for f in files]
     text = comment(sections, args.base)
     if args.output:
         Path(args.output).write_text(fit(text), encoding="utf-8")

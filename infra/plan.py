@@ -507,14 +507,16 @@ def _new_side(
     from infra.core.plan import build_plan
     from infra.mocklive import after, before
     from infra.planview import notes as notes_view
-    from infra.planview.beside import beside_account
+    from infra.planview.beside import beside_account, check_beside, neighbours
     from infra.planview.catalogs import widened_zones
 
     live = before(config) if old.plan is None else after(old.plan, old.recording, config)
-    live = beside_account(live, beside, config)
+    found = neighbours(beside, config, old.plan.config if old.plan is not None else None)
+    live = beside_account(live, found)
     observed = mockengine.observe(raw, config.stack, live, plan.catalog)
     plan = build_plan(config, None, observed)
     new_rec = mockengine.run(raw, config.stack, plan.catalog, observed=observed)
+    check_beside(found, config, new_rec)
     widened = widened_zones(old.plan, plan) if old.plan is not None else []
     notes_view.print_notes(widened, hidden)
     notes_view.print_logs(new_rec.logs, [*notes, *widened], hidden)

@@ -54,7 +54,10 @@ def _pr(repo: Path) -> tuple[int, str]:
 
 
 def test_a_pull_request_adding_a_stack_is_an_all_create_review_with_its_cost_exit_0(repo):
-    shutil.copy(ROOT / "stacks/Pulumi.gke-t4.yaml", repo / "stacks/Pulumi.gke-new.yaml")
+    gke_t4 = (ROOT / "stacks/Pulumi.gke-t4.yaml").read_text(encoding="utf-8")
+    new = gke_t4.replace("    name: ml\n", "    name: ml-new\n", 1)  # its own cluster
+    assert new != gke_t4
+    (repo / "stacks/Pulumi.gke-new.yaml").write_text(new, encoding="utf-8")
     code, text = _pr(repo)
     assert code == 0, text
     assert text.startswith(ci_review.MARKER + "\n")
@@ -63,6 +66,34 @@ def test_a_pull_request_adding_a_stack_is_an_all_create_review_with_its_cost_exi
     assert "| at minimum, per hour | $0.00 | $" in text and "| create | `gcp:container" in text
     assert "eks-g4dn" not in text and "Pulumi.gke-t4" not in text  # only the changed files
     assert "Change from " in text and "NVIDIA_T4_GPUS" in text  # the quota delta, 0 -> new
+
+
+def test_a_pull_request_adding_a_stack_that_creates_a_taken_cluster_exits_2_naming_the_other(repo):
+    # gke-t4 already creates GKE cluster ml in demo-project/us-central1: a second create of it
+    # is refused (409 alreadyExists), which only the review beside gke-t4 can know.
+    shutil.copy(ROOT / "stacks/Pulumi.gke-t4.yaml", repo / "stacks/Pulumi.gke-new.yaml")
+    code, text = _pr(repo)
+    assert code == 2, text
+    assert "Reviewed beside `stacks/Pulumi.gke-t4.yaml` (same cluster)" in text
+    assert "cluster.name: 'ml': stack gke-t4" in text and "409 alreadyExists" in text
+
+
+def test_a_pull_request_adding_team_b_beside_team_a_on_one_eks_cluster_reviews_with_it(repo):
+    case = ROOT / "tests/day2/eks-existing-second-stack-same-pool"
+    _git(repo, "checkout", "-q", "main")
+    shutil.copy(case / "Pulumi.team-a.yaml", repo / "stacks/Pulumi.team-a.yaml")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "team-a")
+    _git(repo, "checkout", "-q", "-B", "pr")
+    assert ci_review.same_cluster("stacks/Pulumi.team-a.yaml", "stacks") == []
+    shutil.copy(case / "step2.yaml", repo / "stacks/Pulumi.team-b.yaml")
+    assert ci_review.same_cluster("stacks/Pulumi.team-b.yaml", "stacks") == [
+        "stacks/Pulumi.team-a.yaml"  # same region and cluster name; eks-g4dn's ml is another
+    ]
+    code, text = _pr(repo)
+    assert code == 0, text
+    assert "Reviewed beside `stacks/Pulumi.team-a.yaml` (same cluster)" in text
+    assert "eks-g4dn" not in text
 
 
 def test_a_pull_request_deleting_a_stack_is_an_all_delete_review(repo):

@@ -6,7 +6,8 @@ camelCase in the stack file; unknown keys are rejected so a typo never becomes a
 
 from __future__ import annotations
 
-from typing import Literal
+from dataclasses import dataclass
+from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
@@ -218,6 +219,23 @@ class PoolBase(Model):
         return ()
 
 
+@dataclass(frozen=True, slots=True)
+class ClusterIdentity:
+    """Which cluster a stack's cluster block names, as two stacks on one cluster share it.
+
+    Attributes:
+        key: the config key that tells this cluster from another (what to change to move off it).
+        value: its value.
+        where: the cluster, in words; equal for two stacks on the same cluster.
+        refusal: what the cloud answers a second create of it (the rule), ``""``: never created.
+    """
+
+    key: str
+    value: str
+    where: str
+    refusal: str = ""
+
+
 class ClusterBase(Model):
     """Fields every cluster block has."""
 
@@ -246,3 +264,15 @@ class ClusterBase(Model):
         """(``minNodes``, ``maxNodes``) of the system pool this block describes, ``None`` for a
         cluster that has none in its block."""
         return None
+
+    # What the cloud answers a second create of a cluster of this name ("": never created).
+    REFUSAL: ClassVar[str] = ""
+
+    def where(self, project: str | None, region: str | None) -> str:
+        """The cluster this block names, in words (``project``, ``region``: the stack's)."""
+        del project, region
+        return f"cluster {self.name} at {self.location}"
+
+    def identity(self, project: str | None, region: str | None) -> ClusterIdentity:
+        """The cluster this block names (``project``, ``region``: the stack's)."""
+        return ClusterIdentity("cluster.name", self.name, self.where(project, region), self.REFUSAL)

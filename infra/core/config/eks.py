@@ -6,7 +6,7 @@ per architecture, Kubernetes-version rules) live in the ``infra.core.eks`` packa
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -392,6 +392,15 @@ class EksClusterSpec(ClusterBase):
             "characters (EKS `CreateCluster`)."
         )
     )
+
+    # EKS CreateCluster API reference: a name taken in the region is ResourceInUseException.
+    REFUSAL: ClassVar[str] = (
+        "EKS CreateCluster answers ResourceInUseException (Cluster already exists)"
+    )
+
+    def where(self, project: str | None, region: str | None) -> str:
+        del project
+        return f"EKS cluster {self.name} in {region}"
 
     kubernetes_version: rules.EksVersion = Field(
         default_factory=default_eks_version,

@@ -6,7 +6,7 @@ the ``infra.core.gke`` package (``pools``, ``rules``).
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -369,6 +369,15 @@ class GkeClusterSpec(ClusterBase):
             "(container v1 `Cluster.name`)."
         )
     )
+
+    # Cluster names are unique per project and location: projects.locations.clusters.create of
+    # a taken one answers HTTP 409 ALREADY_EXISTS ("alreadyExists").
+    REFUSAL: ClassVar[str] = "GKE answers 409 alreadyExists to a second cluster of that name there"
+
+    def where(self, project: str | None, region: str | None) -> str:
+        del region
+        return f"GKE cluster {self.name} of project {project}, location {self.location}"
+
     release_channel: ReleaseChannel = Field(
         default="REGULAR",
         description=(

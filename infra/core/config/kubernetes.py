@@ -12,7 +12,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from infra.core import rules
-from infra.core.config.base import ClusterBase, Model, PoolBase
+from infra.core.config.base import ClusterBase, ClusterIdentity, Model, PoolBase
 from infra.core.config.entry import PlatformConfig
 from infra.core.config.operator import Distribution
 
@@ -154,6 +154,16 @@ class KubernetesClusterSpec(ClusterBase):
                 "(omit existing or set it to true)"
             )
         return v
+
+    def identity(self, project: str | None, region: str | None) -> ClusterIdentity:
+        del project, region
+        # The provider reaches the cluster through this file and context alone (its name only
+        # names the outputs), so they are what tells one cluster from another.
+        return ClusterIdentity(
+            "cluster.context",
+            str(self.context),
+            f"the cluster of kubeconfig {self.kubeconfig}, context {self.context}",
+        )
 
 
 CONFIG = PlatformConfig(

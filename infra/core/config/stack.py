@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from infra.core.config.base import ClusterIdentity
 from infra.core.config.entry import platform_config
 from infra.core.config.inert import check_inert
 from infra.core.config.operator import GpuNamespaceSpec, GpuOperatorSpec, IntegrationsSpec
@@ -81,6 +82,10 @@ class StackConfig:
     integrations: IntegrationsSpec = field(default_factory=IntegrationsSpec)
     provider_config: Mapping[str, Any] = field(default_factory=dict)
     secrets: Mapping[str, SecretRef] = field(default_factory=dict)
+
+    def cluster_identity(self) -> ClusterIdentity:
+        """The cluster this stack plans on: two stacks whose identities are equal share it."""
+        return self.cluster.identity(self.project, self.region)
 
 
 def load_stack_file(path: str | Path) -> tuple[str, dict[str, Any]]:
