@@ -316,8 +316,13 @@ def observe(
     from infra.observe import observe as observe_step
 
     found: list[Observed] = []
+    planned_over = catalog or Catalog.load()
     run_body(
-        config, stack, catalog, lambda: found.append(observe_step(parse(config, stack))), account
+        config,
+        stack,
+        catalog,
+        lambda: found.append(observe_step(parse(config, stack), planned_over)),
+        account,
     )
     return found[0]
 

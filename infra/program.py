@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 import pulumi
 
 from infra.core import platforms
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import PROJECT, StackConfig, decode_engine_config, parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import Plan, build_plan
@@ -19,7 +20,6 @@ from infra.core.pools import GPU_RESOURCE, PoolHints
 
 if TYPE_CHECKING:
     from infra.components.handles import ClusterHandle
-    from infra.core.catalog.vendored import Catalog
     from infra.core.observed import Observed
 
 
@@ -52,19 +52,22 @@ def run(catalog: Catalog | None = None, observed: Observed | None = None) -> dic
     """
     try:
         config = load()
-        plan = build_plan(config, catalog, observed if observed is not None else _observe(config))
+        catalog = catalog or Catalog.load()
+        live = observed if observed is not None else _observe(config, catalog)
+        plan = build_plan(config, catalog, live)
     except ConfigErrors as e:
         raise pulumi.RunError(f"invalid stack config:\n{e}") from None
     return build(plan)
 
 
-def _observe(config: StackConfig) -> Observed:
-    """The observe step of the stack's platform; a failed read ends the run (no traceback)."""
+def _observe(config: StackConfig, catalog: Catalog) -> Observed:
+    """The observe step of the stack's platform for a plan over ``catalog``; a failed read ends
+    the run (no traceback)."""
     from infra.core.observed import ObserveError
     from infra.observe import observe
 
     try:
-        return observe(config)
+        return observe(config, catalog)
     except ObserveError as e:
         raise pulumi.RunError(f"could not read the live platform:\n{e}") from None
 

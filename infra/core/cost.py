@@ -272,8 +272,9 @@ def node_price(prices: Iterable[Price], spot: bool) -> float | None:
 
 
 def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
-    """Hourly cost of ``plan`` at minimum and maximum scale."""
-    prices = prices or Prices.load()
+    """Hourly cost of ``plan`` at minimum and maximum scale, at ``prices`` (default: those of the
+    catalog the plan was built with, whose platform prices every other line is priced at)."""
+    prices = prices or plan.catalog.prices
     warm = {k: v for k, v in warm_of(plan.config).items() if v}
     platform = plan.platform
     cloud = platform.features.cloud
@@ -288,7 +289,7 @@ def estimate(plan: Plan, prices: Prices | None = None) -> Cost:
         pools = [_priced(plan, p, prices) for p in priced]
         system = _priced(plan, system_nodes, prices, system=True) if system_nodes else None
         as_of = _oldest(_dates(plan, priced, system_nodes, prices))
-        lines = platform.cost_lines(warm)
+        lines = platform.cost_lines(warm, prices)
     # No cloud prices own hardware: the date shown is then that of the GCP tables.
     as_of = as_of or prices.as_of[cloud or "gcp"]
     # Warm placeholders keep their nodes running: paid for at minimum.

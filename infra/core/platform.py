@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from infra.core.platforms import ENTRIES, load
 
 if TYPE_CHECKING:
+    from infra.core.catalog.pricing import Prices
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.base import PoolBase
     from infra.core.config.stack import StackConfig
@@ -460,8 +461,9 @@ class Platform(Protocol):
         """The GPU pools and the system pool as the cost estimate prices them."""
         ...
 
-    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
-        """What the stack costs besides its nodes (``warm``: per pool its warm nodes)."""
+    def cost_lines(self, warm: Mapping[str, int], prices: Prices) -> list[Line]:
+        """What the stack costs besides its nodes at ``prices`` (``warm``: per pool its warm
+        nodes)."""
         ...
 
     @property

@@ -1,8 +1,8 @@
 """What a stack costs besides its nodes' machines and GPUs: the priced lines (control plane, NAT,
 boot disks, Local SSD) each platform bills (``Platform.cost_lines``), and their prices.
 
-Prices come from ``data/platform_prices.csv``, as the catalog reads it (``Catalog.prices``): one row
-per item, cloud and region, each with its own source and the date its price was read (so a line of the estimate is dated by its price, not
+Prices come from ``data/platform_prices.csv``, as the catalog the plan was built with reads it
+(``Catalog.prices``): one row per item, cloud and region, each with its own source and the date its price was read (so a line of the estimate is dated by its price, not
 by when the catalog was copied). An item whose price the file lacks is listed as unpriced, never
 counted as 0. Usage-based charges (NAT data processing, data transfer) cannot be planned and are
 always listed as unpriced.
@@ -12,8 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infra.core.catalog.pricing import UnitPrice
-from infra.core.catalog.vendored import Catalog
+from infra.core.catalog.pricing import Prices, UnitPrice
 
 # A month is 730 hours: 8,760 hours a year / 12, the average month (a 31-day month is 744 h), so
 # twelve monthly figures add up to a year. Prices per GB-month are spread over the same hours.
@@ -41,14 +40,16 @@ class Line:
         return tuple({(p.item, p.usd): p for p in found}.values())
 
 
-def unit_prices() -> dict[tuple[str, str, str], UnitPrice]:
-    """``(cloud, item, region) -> price`` (region ``*``: every region), as the catalog reads them."""
-    return Catalog.load().prices.units
+def unit_prices(prices: Prices) -> dict[tuple[str, str, str], UnitPrice]:
+    """``(cloud, item, region) -> price`` (region ``*``: every region), as the catalog of
+    ``prices`` reads them."""
+    return prices.units
 
 
-def price_of(cloud: str, item: str, region: str) -> UnitPrice | None:
-    """The price of ``item`` in ``region`` (or in every region), ``None`` if unknown."""
-    return Catalog.load().prices.unit(cloud, item, region)
+def price_of(prices: Prices, cloud: str, item: str, region: str) -> UnitPrice | None:
+    """The price of ``item`` in ``region`` (or in every region) in ``prices`` (the catalog the
+    plan was built with), ``None`` if unknown."""
+    return prices.unit(cloud, item, region)
 
 
 def _per_hour(p: UnitPrice, quantity: float) -> float:
@@ -56,10 +57,18 @@ def _per_hour(p: UnitPrice, quantity: float) -> float:
 
 
 def line_of(
-    item: str, cloud: str, key: str, region: str, q_min: float, q_max: float, what: str
+    prices: Prices,
+    item: str,
+    cloud: str,
+    key: str,
+    region: str,
+    q_min: float,
+    q_max: float,
+    what: str,
 ) -> Line:
-    """A line for ``q_min`` / ``q_max`` units of price ``key`` (``what`` names it if unpriced)."""
-    p = price_of(cloud, key, region)
+    """A line for ``q_min`` / ``q_max`` units of price ``key`` of ``prices`` (``what`` names it if
+    unpriced)."""
+    p = price_of(prices, cloud, key, region)
     if p is None:
         return Line(item, None, None, None, f"{what}: no price for {key} in {region}")
     return Line(item, _per_hour(p, q_min), _per_hour(p, q_max), p)

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
+    from infra.core.catalog.pricing import Prices
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.base import ClusterBase, PoolBase
     from infra.core.config.stack import StackConfig
@@ -93,7 +94,7 @@ class PlatformDefaults:
     def priced_pools(self) -> tuple[tuple[PricedPool, ...], PricedPool | None]:
         return (), None
 
-    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+    def cost_lines(self, warm: Mapping[str, int], prices: Prices) -> list[Line]:
         return []
 
     @property

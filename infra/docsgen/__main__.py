@@ -30,10 +30,11 @@ def main(argv: list[str] | None = None) -> int:
     import os
 
     from infra.core.catalog.eks_versions import TODAY_ENV, eks_support_as_of
+    from infra.core.catalog.vendored import DATA_DIR
 
     # The figures are the samples' as of the catalog's date, not of the day the docs are built:
     # the EKS default version and extended-support fee are judged on max(today, that date).
-    os.environ.setdefault(TODAY_ENV, eks_support_as_of())
+    os.environ.setdefault(TODAY_ENV, eks_support_as_of(DATA_DIR))
     from infra.docsgen import pages
 
     bodies = pages.schema_blocks()

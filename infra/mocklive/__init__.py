@@ -28,6 +28,7 @@ from infra.mocklive.account import (
 from infra.observe.kubeapi import KubeReadError, NotServed, Read
 
 if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import StackConfig
     from infra.core.observed import ClusterAccess
     from infra.core.plan import Plan
@@ -50,13 +51,16 @@ def _part(platform: PlatformName) -> AccountPart | None:
     return load(ref) if ref is not None else None
 
 
-def before(config: StackConfig) -> LiveAccount:
+def before(config: StackConfig, catalog: Catalog | None = None) -> LiveAccount:
     """An account holding only what ``config`` attaches to: its existing cluster (with its IAM
-    OIDC provider and Pod Identity agent), as an offline plan (``Observed.none()``) assumes."""
+    OIDC provider and Pod Identity agent), as an offline plan (``Observed.none()``) over
+    ``catalog`` (default: the vendored one) assumes."""
     part = _part(config.platform)
     if not config.cluster.existing or part is None:
         return LiveAccount()
-    return part.existing(config)
+    from infra.core.catalog.vendored import Catalog
+
+    return part.existing(config, catalog or Catalog.load())
 
 
 # Fields keyed by cluster, then by object: two stacks' objects on one cluster are both there.
@@ -86,7 +90,7 @@ def after(plan: Plan, recording: Recording, new: StackConfig | None = None) -> L
     ``AccountPart.deployed``: the cluster, node pools or groups, network it made), and what the
     new side's ``new`` attaches to: re-pointing an existing-cluster stack at another running
     cluster is a change over a live account that holds both."""
-    found = before(plan.config)
+    found = before(plan.config, plan.catalog)
     if new is not None:
         found = beside(found, before(new))
     part = _part(plan.config.platform)

@@ -132,7 +132,7 @@ class AccountPart:
 
     Attributes:
         existing: the account holding only the existing cluster ``config`` attaches to, as an
-            offline plan (``Observed.none()``) assumes it.
+            offline plan (``Observed.none()``) over the catalog assumes it.
         deployed: ``found`` plus what a deploy of ``recording`` (of the stack ``config``) leaves
             running.
         invokes: provider function token -> its answer from the account (the observe step's
@@ -141,7 +141,7 @@ class AccountPart:
             of a cluster's API, ``infra.observe.kubeapi``).
     """
 
-    existing: Callable[[StackConfig], LiveAccount]
+    existing: Callable[[StackConfig, Catalog], LiveAccount]
     deployed: Callable[[LiveAccount, Recording, StackConfig], LiveAccount]
     invokes: Mapping[str, Invoke]
     kube_paths: Mapping[str, KubeAnswer] = field(default_factory=dict)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from infra.core import offline
 from infra.core.eks.names import pulumi_eks_name_tag
+from infra.core.eks.versions import with_planned_version
 from infra.mocklive.account import AccountPart, Answer, InvokeFailure, LiveAccount
 
 if TYPE_CHECKING:
@@ -19,15 +20,13 @@ if TYPE_CHECKING:
     from infra.mockengine import Recording
 
 
-def _existing(config: StackConfig) -> LiveAccount:
-    """The existing cluster with its subnets and version (its IAM OIDC provider and Pod Identity
-    agent are there by ``LiveAccount``'s defaults)."""
+def _existing(config: StackConfig, catalog: Catalog) -> LiveAccount:
+    """The existing cluster with its subnets and the version it is planned at over ``catalog``
+    (its IAM OIDC provider and Pod Identity agent are there by ``LiveAccount``'s defaults)."""
     subnets = tuple((config.cluster.vpc.private_subnets or {}).values())
     name = config.cluster.name
-    return LiveAccount(
-        eks_clusters={name: subnets},
-        eks_versions={name: config.cluster.kubernetes_version},
-    )
+    version = with_planned_version(config.cluster, catalog.data_dir).planned_version
+    return LiveAccount(eks_clusters={name: subnets}, eks_versions={name: version})
 
 
 def _deployed(found: LiveAccount, recording: Recording, _config: StackConfig) -> LiveAccount:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from infra.mockengine import Recording
 
 
-def _existing(config: StackConfig) -> LiveAccount:
+def _existing(config: StackConfig, _catalog: Catalog) -> LiveAccount:
     return LiveAccount(gke_clusters=frozenset({config.cluster.name}))
 
 

@@ -31,10 +31,14 @@ from infra.core.eks.observed import (
     owned_by,
 )
 from infra.core.eks.planner import SYSTEM_GROUP, plan_addons
+from infra.core.eks.versions import with_planned_version
 from infra.core.observed import ObserveError, failure_reason
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from pathlib import Path
+
+    from infra.core.catalog.vendored import Catalog
 
 T = TypeVar("T")
 POD_IDENTITY_AGENT = "eks-pod-identity-agent"
@@ -48,9 +52,12 @@ def read(path: str, what: str, fn: Callable[[], T]) -> T:
         raise ObserveError(path, f"could not read {what}: {failure_reason(str(e))}") from e
 
 
-def observe_eks(config: StackConfig) -> EksObserved:
-    """Read the live account for ``config`` (an EKS stack)."""
-    c: EksClusterSpec = config.cluster
+def observe_eks(config: StackConfig, catalog: Catalog) -> EksObserved:
+    """Read the live account for ``config`` (an EKS stack) planned over ``catalog``: the add-on
+    versions of the Kubernetes version it is planned at, for the add-ons that catalog leaves
+    unpinned."""
+    data = catalog.data_dir
+    c = with_planned_version(config.cluster, data)
     region = config.region or ""
     names = read("cluster.name", f"the EKS clusters of {region}", lambda: _clusters(region))
     cluster = _cluster(c, region) if c.name in names else None
@@ -65,8 +72,8 @@ def observe_eks(config: StackConfig) -> EksObserved:
         oidc_provider_arn=oidc,
         oidc_provider_owner=owner,
         pod_identity_agent=agent,
-        addon_versions=_addon_versions(c, region),
-        installed_addons=_installed_addons(c, region) if cluster is not None else None,
+        addon_versions=_addon_versions(c, region, data),
+        installed_addons=_installed_addons(c, region, data) if cluster is not None else None,
         offerings=_offerings(config, region),
     )
 
@@ -232,7 +239,7 @@ def _identity(
     return (None, ""), True
 
 
-def _unpinned_addons(c: EksClusterSpec, region: str) -> list[str]:
+def _unpinned_addons(c: EksClusterSpec, region: str, data_dir: Path) -> list[str]:
     """The add-ons the plan installs without a pin for the cluster's Kubernetes version."""
     return [
         a.name
@@ -240,40 +247,41 @@ def _unpinned_addons(c: EksClusterSpec, region: str) -> list[str]:
             autoscaler.aws_partition(region),
             c.existing,
             c.autoscaler.identity,
-            c.kubernetes_version,
+            c.planned_version,
+            data_dir,
         )
         if not a.version
     ]
 
 
-def _addon_versions(c: EksClusterSpec, region: str) -> dict[str, str]:
+def _addon_versions(c: EksClusterSpec, region: str, data_dir: Path) -> dict[str, str]:
     """EKS's default version (DescribeAddonVersions ``defaultVersion``: ``most_recent`` false) of
     each add-on the plan installs without a pin for the cluster's Kubernetes version."""
     return {
         name: read(
             "cluster.kubernetesVersion",
-            f"EKS's default {name} add-on version for Kubernetes {c.kubernetes_version}",
+            f"EKS's default {name} add-on version for Kubernetes {c.planned_version}",
             lambda name=name: (
                 aws.eks.get_addon_version(
                     addon_name=name,
-                    kubernetes_version=c.kubernetes_version,
+                    kubernetes_version=c.planned_version,
                     most_recent=False,
                     region=region,
                 ).version
             ),
         )
-        for name in _unpinned_addons(c, region)
+        for name in _unpinned_addons(c, region, data_dir)
     }
 
 
-def _installed_addons(c: EksClusterSpec, region: str) -> dict[str, str] | None:
+def _installed_addons(c: EksClusterSpec, region: str, data_dir: Path) -> dict[str, str] | None:
     """The version each unpinned add-on of a cluster this stack created runs (DescribeAddon
     ``addonVersion``), which the plan keeps until ``kubernetesVersion`` changes
     (``live.addon_version_kept``); one not installed (not found) has no entry."""
     if c.existing:
         return None
     out: dict[str, str] = {}
-    for name in _unpinned_addons(c, region):
+    for name in _unpinned_addons(c, region, data_dir):
         try:
             found = aws.eks.get_addon(cluster_name=c.name, addon_name=name, region=region)
         except Exception as e:  # classified: not found, or stop

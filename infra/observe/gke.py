@@ -13,6 +13,8 @@ ComputeClass type has none); any other failure stops the run.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi_gcp as gcp
 
 from infra.core.config.gke import GkeClusterSpec
@@ -30,11 +32,16 @@ from infra.core.gke.versions import support_problem
 from infra.core.observed import ClusterAccess, ObserveError, failure_reason
 from infra.observe import kubeapi
 
+if TYPE_CHECKING:
+    from infra.core.catalog.vendored import Catalog
 
-def observe_gke(config: StackConfig) -> GkeObserved:
-    """Read the live project for ``config`` (a GKE stack)."""
+
+def observe_gke(config: StackConfig, catalog: Catalog) -> GkeObserved:
+    """Read the live project for ``config`` (a GKE stack) planned over ``catalog`` (whose
+    support calendar says whether the version is past support)."""
     c: GkeClusterSpec = config.cluster
-    if not c.existing and support_problem(c.min_master_version, c.release_channel) is None:
+    past = support_problem(c.min_master_version, c.release_channel, catalog.data_dir)
+    if not c.existing and past is None:
         return GkeObserved()
     project = config.project or ""
     try:

@@ -4,20 +4,21 @@ edit) and ``expect.json`` (what ``python -m infra.plan --stack step2 --diff step
 ``expect.json`` keys: ``why`` (the receiver's rule, for the reader), ``args`` (extra flags),
 ``exit``, ``disruptive`` (resource name -> text its disruption names), ``changes`` (resource
 name -> fields its change must have; ``propertiesUnder``: every changed path starts so),
-``stderr`` (texts stderr names), ``stderrNot`` (texts it must not name) and ``oldPins``
-(``"pin,key": version``: the old side is planned with a catalog whose pins.csv has that version,
-as ``--old-catalog REF`` of an older gpu-infra), ``oldLifecycleWithout`` (a type token: the old
-side's catalog lacks its lifecycle.csv rows, as the catalog of a gpu-infra from before that row),
-``oldLimitsWithout`` (a limit: the old side's receiver_limits.csv lacks its row, likewise) and
+``stderr`` (texts stderr names), ``stderrNot`` (texts it must not name), ``oldRows`` (the old
+side is planned with ``--old-catalog`` over a copy of today's catalog whose CSVs are edited as
+listed, as the catalog of an older gpu-infra or of the day before a refresh: ``{"<file>.csv":
+[{"where": {column: value}, "drop": true} | {"where": {...}, "set": {column: value}}]}``; each
+edit must match a row), ``nothingElse`` (``true``: ``changes`` names every changed resource) and
 ``beside`` (stack files of the case, each another stack deployed on the same cluster:
-``--beside``; ``FILE@old``: deployed by the older gpu-infra those ``old*`` keys describe). A case
-without ``step1.yaml`` is a new stack (``--diff /dev/null``); its ``old*`` keys describe only the
+``--beside``; ``FILE@old``: deployed by the older gpu-infra ``oldRows`` describes). A case
+without ``step1.yaml`` is a new stack (``--diff /dev/null``); its ``oldRows`` describe only the
 catalog its ``@old`` neighbours were deployed with.
 Every case also checks the contract: each replace in ``--diff --json`` has ``order`` and ``why``.
 """
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 from pathlib import Path
@@ -33,31 +34,35 @@ CASES = ROOT / "tests" / "day2"
 NAMES = sorted(p.name for p in CASES.iterdir() if (p / "expect.json").exists())
 
 
-def _without(path: Path, first_cell: str) -> None:
-    """Drop the rows of a catalog CSV whose first cell is ``first_cell``."""
-    rows = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    path.write_text(
-        "".join(r for r in rows if not r.startswith(first_cell + ",")), encoding="utf-8"
-    )
+def _edited(path: Path, edits: list[dict[str, Any]]) -> None:
+    """Rewrite a catalog CSV with ``edits`` applied: its ``#`` header kept, each edit's ``where``
+    rows dropped (``drop``) or given the ``set`` values."""
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    header = [line for line in lines if line.startswith("#")]
+    reader = csv.DictReader(line for line in lines if not line.startswith("#"))
+    rows, columns = list(reader), list(reader.fieldnames or ())
+    for edit in edits:
+        where = edit["where"]
+        hits = [r for r in rows if all(r[k] == v for k, v in where.items())]
+        assert hits, f"{path.name}: no row where {where}"
+        if edit.get("drop"):
+            rows = [r for r in rows if r not in hits]
+        for r in hits:
+            assert set(edit.get("set", {})) <= set(columns), edit
+            r.update(edit.get("set", {}))
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.writelines(header)
+        writer = csv.DictWriter(f, columns, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
 
 
-def _old_catalog(pins: dict[str, str], tmp: Path, without: str = "", limit: str = "") -> Path:
-    """A copy of the catalog whose pins.csv has the given versions (and whose lifecycle.csv has
-    no row for type ``without``, whose receiver_limits.csv none for ``limit``)."""
+def _old_catalog(edits: dict[str, list[dict[str, Any]]], tmp: Path) -> Path:
+    """A copy of today's catalog with ``edits`` (file -> its row edits) applied."""
     data = tmp / "catalog"
     shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("gpu-operator", "karpenter"))
-    if without:
-        _without(data / "lifecycle.csv", without)
-    if limit:
-        _without(data / "receiver_limits.csv", limit)
-    lines = (data / "pins.csv").read_text(encoding="utf-8").splitlines(keepends=True)
-    for spec, version in pins.items():
-        prefix = spec + ","
-        (i,) = [i for i, line in enumerate(lines) if line.startswith(prefix)]
-        cells = lines[i].split(",")
-        cells[5] = version  # pin,key,kind,repository,name,version,...
-        lines[i] = ",".join(cells)
-    (data / "pins.csv").write_text("".join(lines), encoding="utf-8")
+    for name, rows in edits.items():
+        _edited(data / name, rows)
     return data
 
 
@@ -74,16 +79,9 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
     old_file = src / "step1.yaml"
     old_arg = str(old_file) if old_file.exists() else "/dev/null"
     args = ["--stack", str(new), "--diff", old_arg, "--json", *expect["args"]]
-    old = None
-    if {"oldPins", "oldLifecycleWithout", "oldLimitsWithout"} & set(expect):
-        old = _old_catalog(
-            expect.get("oldPins", {}),
-            tmp_path,
-            expect.get("oldLifecycleWithout", ""),
-            expect.get("oldLimitsWithout", ""),
-        )
-        if old_file.exists():
-            args += ["--old-catalog", str(old)]
+    old = _old_catalog(expect["oldRows"], tmp_path) if "oldRows" in expect else None
+    if old is not None and old_file.exists():
+        args += ["--old-catalog", str(old)]
     for f in expect.get("beside", ()):
         name, by_old = f.removesuffix("@old"), f.endswith("@old")
         args += ["--beside", str(src / name) + (f"@{old}" if by_old else "")]
@@ -106,5 +104,7 @@ def test_day2_case_answers_as_the_receivers_do(case: str, tmp_path: Path, capsys
         assert {k: c[k] for k in fields if k != "propertiesUnder"} == {
             k: v for k, v in fields.items() if k != "propertiesUnder"
         }
+    if expect.get("nothingElse"):
+        assert sorted(changes) == sorted(expect["changes"])
     for c in changes.values():  # the contract: every replace says in which order, and why
         assert c["op"] != "replace" or (c["order"] in ("delete-first", "create-first") and c["why"])

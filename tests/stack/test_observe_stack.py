@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from infra import mockengine
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig, parse
 from infra.core.eks.observed import EksObserved
 from infra.core.eks.platform import eks_plan
@@ -37,7 +38,7 @@ def observe_recorded(raw: dict[str, Any], stack: str, config: StackConfig) -> tu
     """The observe step alone against the account ``config`` attaches to, and its invokes."""
     found: list[Observed] = []
     rec = mockengine.run_body(
-        raw, stack, None, lambda: found.append(observe(config)), before(config)
+        raw, stack, None, lambda: found.append(observe(config, Catalog.load())), before(config)
     )
     return found[0], rec.invokes
 

@@ -12,6 +12,7 @@ import pytest
 
 from infra import mockengine
 from infra.core import offline
+from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import parse
 from infra.core.eks.lifecycle import owned_name
 from infra.core.eks.names import eks_component_name
@@ -183,7 +184,9 @@ def test_eks_karpenter_pools_outlive_the_ebs_csi_addon_and_wait_out_the_drain_on
 def _observe_reads(stack: str, account: LiveAccount) -> list[tuple[str, dict[str, Any]]]:
     name, raw = stack_source(stack)
     config = parse(raw, name)
-    rec = mockengine.run_body(raw, name, None, lambda: observe_step(config), account)
+    rec = mockengine.run_body(
+        raw, name, None, lambda: observe_step(config, Catalog.load()), account
+    )
     return rec.invokes
 
 

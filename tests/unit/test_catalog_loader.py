@@ -57,7 +57,7 @@ def test_shapes_and_prices_of_one_catalog_parse_each_file_once(tmp_path):
 
 def test_the_default_catalog_answers_the_prices_every_consumer_uses():
     assert Prices.load() is Catalog.load().prices
-    assert price_of("aws", "nat-gateway", "us-east-1") == Catalog.load().prices.unit(
+    assert price_of(Prices.load(), "aws", "nat-gateway", "us-east-1") == Catalog.load().prices.unit(
         "aws", "nat-gateway", "us-east-1"
     )
     assert table("gcp_accelerators.csv") is table("gcp_accelerators.csv")

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.base import SharingSpec
 from infra.core.eks.access import managed_policy_arn, workload_trust_policy
 from infra.core.eks.addons import plan_addons
@@ -466,5 +467,7 @@ def test_managed_policy_arns_carry_the_regions_partition():
     assert managed_policy_arn("aws-cn", "AmazonEKS_CNI_Policy") == (
         "arn:aws-cn:iam::aws:policy/AmazonEKS_CNI_Policy"
     )
-    ebs = {a.name: a for a in plan_addons("aws-us-gov", False, "irsa")}["aws-ebs-csi-driver"]
+    ebs = {a.name: a for a in plan_addons("aws-us-gov", False, "irsa", "1.35", DATA_DIR)}[
+        "aws-ebs-csi-driver"
+    ]
     assert ebs.policy_arn == "arn:aws-us-gov:iam::aws:policy/service-role/AmazonEBSCSIDriverPolicy"

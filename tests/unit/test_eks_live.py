@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 
 from infra.core import offline
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse
 from infra.core.eks import planner as eks
 from infra.core.eks.addons import plan_addons
@@ -198,7 +199,9 @@ def test_a_created_cluster_declares_no_oidc_provider_of_its_own():
 
 def test_an_addon_without_a_pin_takes_the_observed_eks_default():
     cfg = eks_config(cluster={"kubernetesVersion": "1.35"})
-    unpinned = {a.name for a in plan_addons("aws", False, "irsa", "1.35") if not a.version}
+    unpinned = {
+        a.name for a in plan_addons("aws", False, "irsa", "1.35", DATA_DIR) if not a.version
+    }
     assert "aws-ebs-csi-driver" in unpinned
     seen = {n: f"v1.0.0-{n}" for n in unpinned}
     got = {a.name: a.version for a in plan_over(cfg, EksObserved(addon_versions=seen)).addons}

@@ -13,7 +13,8 @@ from infra.core.catalog.eks_versions import (
     eks_standard_support_ends,
     extended_support_ends,
 )
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.pricing import Prices
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks import versions
 from tests.unit.test_eks import eks_config, errors_of, plan_of
 
@@ -39,7 +40,7 @@ def _cni_minor(version: str) -> tuple[int, int]:
 
 def test_vpc_cni_pins_of_adjacent_kubernetes_minors_are_at_most_one_vpc_cni_minor_apart():
     # EKS: "Updating VPC-CNI can only go up or down 1 minor version at a time".
-    pins = {k: v for (a, k), v in eks_addon_versions().items() if a == "vpc-cni"}
+    pins = {k: v for (a, k), v in eks_addon_versions(DATA_DIR).items() if a == "vpc-cni"}
     minors = sorted(pins, key=lambda k: int(k.split(".")[1]))
     assert len(minors) >= 3
     for lo, hi in itertools.pairwise(minors):
@@ -71,7 +72,7 @@ def test_an_addon_without_a_pinned_row_follows_eks_default_read_at_deploy_time()
 
 def test_kube_proxy_pins_carry_their_own_kubernetes_minor():
     # kube-proxy is built per Kubernetes minor: v<minor>.<patch>-eksbuild.<n> (managing-kube-proxy).
-    for (addon, minor), version in eks_addon_versions().items():
+    for (addon, minor), version in eks_addon_versions(DATA_DIR).items():
         if addon == "kube-proxy":
             assert version.startswith(f"v{minor}."), (minor, version)
 
@@ -85,7 +86,7 @@ def test_every_pinned_addon_row_is_an_eksbuild_version_with_a_source_and_date():
 
 def test_addon_rows_name_only_addons_the_plan_creates():
     made = set(_addons("1.33", autoscaler={"identity": "pod-identity"}))
-    assert {addon for addon, _ in eks_addon_versions()} <= made
+    assert {addon for addon, _ in eks_addon_versions(DATA_DIR)} <= made
 
 
 # --- supported Kubernetes versions (eks_standard_support.csv) ---------------------------------
@@ -106,15 +107,15 @@ def test_a_version_past_eks_extended_support_is_a_config_error_naming_the_suppor
 
 @pytest.mark.parametrize("version", ["1.32", "1.33", "1.34", "1.35", "1.36"])
 def test_versions_in_standard_or_extended_support_or_newer_than_the_calendar_pass(version):
-    assert versions.support_problem(version) is None
+    assert versions.support_problem(version, DATA_DIR) is None
 
 
 def test_a_version_older_than_the_calendar_is_refused():
-    assert versions.support_problem("1.20") is not None
+    assert versions.support_problem("1.20", DATA_DIR) is not None
 
 
 def test_every_calendar_version_is_a_major_minor_with_an_iso_date():
-    for version, end in eks_standard_support_ends().items():
+    for version, end in eks_standard_support_ends(DATA_DIR).items():
         assert re.fullmatch(r"1\.\d{2}", version) and re.fullmatch(r"\d{4}-\d{2}-\d{2}", end)
 
 
@@ -171,23 +172,26 @@ def test_release_version_is_refused_on_karpenter_pools_naming_the_alias():
 
 
 def test_support_rule_judges_on_today_when_the_table_is_older(monkeypatch):
-    assert versions.support_problem("1.34") is None
+    assert versions.support_problem("1.34", DATA_DIR) is None
     # 1.34's extended support ends 2027-12-02: a day later it is gone, whatever the table's date.
     monkeypatch.setenv("GPU_INFRA_TODAY", "2027-12-03")
-    problem = versions.support_problem("1.34")
+    problem = versions.support_problem("1.34", DATA_DIR)
     assert problem is not None and "extended support ended 2027-12-02" in problem
     assert "supported as of 2027-12-03" in problem
 
 
 def test_support_rule_never_judges_before_the_table_was_read(monkeypatch):
     monkeypatch.setenv("GPU_INFRA_TODAY", "2020-01-01")
-    problem = versions.support_problem("1.30")  # extended support ended 2026-07-23
+    problem = versions.support_problem("1.30", DATA_DIR)  # extended support ended 2026-07-23
     assert problem is not None and "supported as of 2026-11-27" in problem
 
 
 def test_a_today_override_that_is_not_a_date_is_named_in_the_error(monkeypatch):
     monkeypatch.setenv("GPU_INFRA_TODAY", "tomorrow")
-    assert versions.support_problem("1.34") == "GPU_INFRA_TODAY='tomorrow': not a YYYY-MM-DD date"
+    assert (
+        versions.support_problem("1.34", DATA_DIR)
+        == "GPU_INFRA_TODAY='tomorrow': not a YYYY-MM-DD date"
+    )
 
 
 @pytest.mark.parametrize("built", ["20250231", "20251301", "20250000", "19990229"])
@@ -229,9 +233,9 @@ def test_when_the_calendar_lists_no_standard_version_the_default_is_the_newest_l
     from infra.core.catalog.eks_versions import default_eks_version
 
     monkeypatch.setenv("GPU_INFRA_TODAY", "2027-03-27")  # 1.35's standard support ends that day
-    assert default_eks_version() == "1.35"
+    assert default_eks_version(DATA_DIR) == "1.35"
     monkeypatch.setenv("GPU_INFRA_TODAY", "2026-12-02")  # 1.34 gone from standard: still 1.35
-    assert default_eks_version() == "1.35"
+    assert default_eks_version(DATA_DIR) == "1.35"
 
 
 def test_a_new_cluster_on_a_version_past_standard_support_is_warned_an_existing_one_is_not():
@@ -248,7 +252,7 @@ def test_the_control_plane_fee_is_judged_on_today_when_later_than_the_price_date
     # day that the version reaches end of standard support").
     from infra.core.eks.cost import eks_control_plane
 
-    assert eks_control_plane("1.34", "us-west-2").at_min == pytest.approx(0.10)
+    assert eks_control_plane("1.34", "us-west-2", Prices.load()).at_min == pytest.approx(0.10)
     monkeypatch.setenv("GPU_INFRA_TODAY", "2026-12-04")
-    line = eks_control_plane("1.34", "us-west-2")
+    line = eks_control_plane("1.34", "us-west-2", Prices.load())
     assert line.at_min == pytest.approx(0.60) and "extended support since 2026-12-02" in line.item

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from infra.core.catalog.gke_versions import extended_support_ends, gke_support
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.plan import build_plan
@@ -65,10 +66,10 @@ def test_the_support_rule_never_judges_before_the_schedule_was_read(monkeypatch)
 
 
 def test_extended_support_ends_24_months_after_regular_availability():
-    assert extended_support_ends(gke_support()["1.34"][0]) == "2027-09-30"
+    assert extended_support_ends(gke_support(DATA_DIR)["1.34"][0]) == "2027-09-30"
     assert extended_support_ends("2024-02-29") == "2026-02-28"  # no 29 February in 2026
 
 
 def test_every_row_ends_standard_support_after_its_regular_availability():
-    for version, (regular, standard) in gke_support().items():
+    for version, (regular, standard) in gke_support(DATA_DIR).items():
         assert regular < standard <= extended_support_ends(regular), version

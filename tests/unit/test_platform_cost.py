@@ -8,7 +8,8 @@ import re
 import pytest
 
 from infra.cli import stack_file
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.pricing import Prices
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import HOURS_PER_MONTH, estimate
 from infra.core.plan import build_plan
@@ -109,8 +110,8 @@ def test_eks_control_plane_past_end_of_standard_support_is_billed_the_extended_r
     from infra.core.platform_cost import price_of
 
     fee = _line(_cost("eks-g4dn", kubernetesVersion="1.33"), "control plane")
-    assert eks_standard_support_ends()["1.33"] == "2026-07-29"
-    assert price_of("aws", "eks-cluster-fee", "us-east-1").as_of >= "2026-07-29"
+    assert eks_standard_support_ends(DATA_DIR)["1.33"] == "2026-07-29"
+    assert price_of(Prices.load(), "aws", "eks-cluster-fee", "us-east-1").as_of >= "2026-07-29"
     assert (fee.at_min, fee.at_max) == (0.60, 0.60) and "extended support" in fee.item
     assert fee.price is not None and fee.price.source == "https://aws.amazon.com/eks/pricing/"
 
@@ -138,7 +139,7 @@ def test_no_sample_stack_creates_an_eks_control_plane_billed_the_extended_rate()
 def test_eks_version_without_a_support_date_is_unpriced_not_guessed():
     from infra.core.eks.cost import eks_control_plane
 
-    fee = eks_control_plane("1.99", "us-east-1")
+    fee = eks_control_plane("1.99", "us-east-1", Prices.load())
     assert fee.at_min is None and "1.99" in fee.missing
 
 
@@ -156,7 +157,7 @@ def test_every_eks_support_date_has_a_source_and_read_date():
 def test_a_price_row_without_a_quote_is_shown_as_not_re_read_at_its_source():
     from infra.core.platform_cost import unit_prices
 
-    for p in unit_prices().values():
+    for p in unit_prices(Prices.load()).values():
         assert p.dated == p.as_of if p.verified else p.dated.endswith("not re-read at the source")
     nat = _line(_cost("eks-g4dn"), "NAT")  # nat-gateway us-west-2: no quote in the file
     assert nat.price is not None and nat.price.item == "nat-gateway" and not nat.price.verified

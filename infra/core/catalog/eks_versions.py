@@ -9,7 +9,7 @@ import re
 from datetime import UTC, datetime
 from pathlib import Path
 
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 
 # "Once a version is past the end of standard support date, it enters extended support for the
 # next 12 months ... If you haven't updated your cluster before the extended support period ends,
@@ -18,7 +18,7 @@ EXTENDED_SUPPORT_MONTHS = 12
 
 
 @functools.cache
-def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
+def eks_standard_support_ends(data_dir: Path) -> dict[str, str]:
     """Kubernetes minor version -> the day (ISO date, UTC) EKS standard support ends for it."""
     return {
         r["version"]: r["end_of_standard_support"]
@@ -27,7 +27,7 @@ def eks_standard_support_ends(data_dir: Path = DATA_DIR) -> dict[str, str]:
 
 
 @functools.cache
-def eks_support_as_of(data_dir: Path = DATA_DIR) -> str:
+def eks_support_as_of(data_dir: Path) -> str:
     """The day the support calendar was read (its rows' ``as_of``): what "today" means for it."""
     return max(r["as_of"] for r in read_rows("eks_standard_support.csv", data_dir))
 
@@ -39,7 +39,7 @@ TODAY_ENV = "GPU_INFRA_TODAY"
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
-def support_judged_on(today: str | None = None, data_dir: Path = DATA_DIR) -> str:
+def support_judged_on(data_dir: Path, today: str | None = None) -> str:
     """max(the table's ``as_of``, today): ``today`` given, else $GPU_INFRA_TODAY, else the clock.
 
     Raises ValueError naming the variable when it is not a YYYY-MM-DD date.
@@ -58,22 +58,22 @@ def today_or_override() -> str:
     return today
 
 
-def judged_day(data_dir: Path = DATA_DIR) -> str:
-    """``support_judged_on()``, or the table's date when $GPU_INFRA_TODAY is not a date (the
+def judged_day(data_dir: Path) -> str:
+    """``support_judged_on(data_dir)``, or the table's date when $GPU_INFRA_TODAY is not a date (the
     config check reports that, ``infra.core.eks.versions.support_problem``)."""
     try:
-        return support_judged_on(None, data_dir)
+        return support_judged_on(data_dir)
     except ValueError:
         return eks_support_as_of(data_dir)
 
 
-def in_standard_support(version: str, day: str, data_dir: Path = DATA_DIR) -> bool | None:
+def in_standard_support(version: str, day: str, data_dir: Path) -> bool | None:
     """Whether ``version`` is in EKS standard support on ``day`` (``None``: not in the table)."""
     end = eks_standard_support_ends(data_dir).get(version)
     return None if end is None else day < end
 
 
-def default_eks_version(data_dir: Path = DATA_DIR) -> str:
+def default_eks_version(data_dir: Path) -> str:
     """The newest Kubernetes minor in EKS standard support on ``judged_day()``: what a new
     cluster is created with when the stack names none; the newest listed one when the calendar
     lists none in standard support any more (it lags a release)."""
@@ -93,7 +93,7 @@ def extended_support_ends(standard_end: str) -> str:
 
 
 @functools.cache
-def eks_addon_versions(data_dir: Path = DATA_DIR) -> dict[tuple[str, str], str]:
+def eks_addon_versions(data_dir: Path) -> dict[tuple[str, str], str]:
     """(add-on name, Kubernetes minor) -> the add-on version pinned for that minor."""
     return {
         (r["addon"], r["kubernetes_version"]): r["version"]

@@ -8,7 +8,7 @@ import functools
 from pathlib import Path
 
 from infra.core.catalog.eks_versions import today_or_override
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 
 # "GKE provides up to a total of 24 months of support for a minor version after the version has
 # been made available for new cluster creation in the Regular channel" (~14 standard, ~10 more
@@ -17,7 +17,7 @@ EXTENDED_SUPPORT_MONTHS_FROM_REGULAR = 24
 
 
 @functools.cache
-def gke_support(data_dir: Path = DATA_DIR) -> dict[str, tuple[str, str]]:
+def gke_support(data_dir: Path) -> dict[str, tuple[str, str]]:
     """Minor (``1.33``) -> (Regular availability, end of standard support), ISO dates."""
     return {
         r["version"]: (r["regular_available"], r["end_of_standard_support"])
@@ -25,7 +25,7 @@ def gke_support(data_dir: Path = DATA_DIR) -> dict[str, tuple[str, str]]:
     }
 
 
-def gke_support_judged_on(today: str | None = None, data_dir: Path = DATA_DIR) -> str:
+def gke_support_judged_on(data_dir: Path, today: str | None = None) -> str:
     """max(the table's ``as_of``, today): a table read long ago still retires a minor since."""
     as_of = max(r["as_of"] for r in read_rows("gke_standard_support.csv", data_dir))
     return max(as_of, today or today_or_override())

@@ -11,7 +11,6 @@ from typing import ClassVar, Literal, Self
 from pydantic import Field, model_validator
 
 from infra.core import rules
-from infra.core.catalog.eks_versions import default_eks_version
 from infra.core.config.base import ClusterBase, Model, PoolBase, TaintSpec
 from infra.core.config.entry import PlatformConfig
 from infra.core.config.inert import EXISTING_KEEPS_SYSTEM_POOL, Inert, created_cluster_only
@@ -402,13 +401,14 @@ class EksClusterSpec(ClusterBase):
         del project
         return f"EKS cluster {self.name} in {region}"
 
-    kubernetes_version: rules.EksVersion = Field(
-        default_factory=default_eks_version,
+    # None: the planner decides it from the catalog the plan is built with (eks.planner).
+    kubernetes_version: rules.EksVersion | None = Field(
+        default=None,
         description=(
             "`1.NN`, one EKS still runs (standard support plus 12 months, "
             "`infra/core/data/eks_standard_support.csv`); with the cluster-autoscaler one with a "
             "pinned autoscaler image (1.29-1.36), with Karpenter 1.30-1.36. Every node group "
-            "(`version`) and managed add-on follows it. Default: the newest version in standard "
+            "(`version`) and managed add-on follows it. Omitted: the newest version in standard "
             "support on the later of today and the calendar's date (a note says so: set it, so "
             "that a calendar refresh does not upgrade a running cluster); a new cluster on a "
             "version in extended support is warned about."
@@ -440,6 +440,14 @@ class EksClusterSpec(ClusterBase):
 
     def system_pool_range(self) -> tuple[int, int] | None:
         return self.system_pool.min_nodes, self.system_pool.max_nodes
+
+    @property
+    def planned_version(self) -> str:
+        """``kubernetesVersion`` as planned: the stack's, or the default the EKS planner decided
+        from its catalog (``infra.core.eks.planner``); asked before that decision, an error."""
+        if self.kubernetes_version is None:
+            raise ValueError("cluster.kubernetesVersion: asked before the planner decided it")
+        return self.kubernetes_version
 
 
 _INERT = (

@@ -7,6 +7,7 @@ IAM role) and, with Pod Identity, its agent; an existing cluster keeps its own.
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 from infra.core.eks import versions
 from infra.core.eks.access import managed_policy_arn
@@ -38,9 +39,10 @@ class EksAddonPlan:
 
 
 def plan_addons(
-    partition: str, existing: bool, identity: str, kubernetes_version: str = ""
+    partition: str, existing: bool, identity: str, kubernetes_version: str, data_dir: Path
 ) -> tuple[EksAddonPlan, ...]:
-    """Managed add-ons a new cluster needs; an existing cluster keeps its own.
+    """Managed add-ons a new cluster needs, each at the version ``data_dir``'s catalog pins for
+    ``kubernetes_version``; an existing cluster keeps its own.
 
     VPC CNI, kube-proxy and CoreDNS are what every cluster runs ("Amazon EKS add-ons",
     https://docs.aws.amazon.com/eks/latest/userguide/eks-add-ons.html); the EBS CSI driver makes
@@ -67,5 +69,6 @@ def plan_addons(
     if identity == "pod-identity":
         addons.insert(0, EksAddonPlan(name="eks-pod-identity-agent"))
     return tuple(
-        replace(a, version=versions.addon_version(a.name, kubernetes_version)) for a in addons
+        replace(a, version=versions.addon_version(a.name, kubernetes_version, data_dir))
+        for a in addons
     )

@@ -96,12 +96,13 @@ def release_version_problem(
             "version; leave releaseVersion unset for EKS's latest"
         )
     minor = ".".join(release.split(".")[:2])
-    if minor == cluster.kubernetes_version:
+    version = cluster.planned_version
+    if minor == version:
         return None
     return (
         f"{release!r} is an EKS-optimized Amazon Linux release for Kubernetes {minor}, but "
-        f"cluster.kubernetesVersion is {cluster.kubernetes_version}: pin a "
-        f"{cluster.kubernetes_version}.x-<date> release or leave releaseVersion unset (EKS's "
+        f"cluster.kubernetesVersion is {version}: pin a "
+        f"{version}.x-<date> release or leave releaseVersion unset (EKS's "
         "latest for the version)"
     )
 

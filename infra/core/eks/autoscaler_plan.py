@@ -43,7 +43,7 @@ class EksAutoscalerPlan:
 
 
 def check_pod_identity(cluster: EksClusterSpec, issues: Issues) -> None:
-    a, version = cluster.autoscaler, cluster.kubernetes_version
+    a, version = cluster.autoscaler, cluster.planned_version
     if (
         a.enabled
         and a.kind == "cluster-autoscaler"

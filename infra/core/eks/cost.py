@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from infra.core.catalog.eks_versions import eks_standard_support_ends, judged_day
+from infra.core.catalog.pricing import Prices
 from infra.core.eks.planner import EksPlan, EksSystemGroupPlan
 from infra.core.platform import NodePlace, PricedPool
 from infra.core.platform_cost import Line, line_of, price_of, sum_lines
@@ -58,37 +59,42 @@ def _system_azs(eks: EksPlan, system: EksSystemGroupPlan) -> tuple[str, ...]:
     return eks.network.az_ids if eks.network is not None else ()
 
 
-def eks_control_plane(version: str, region: str) -> Line:
-    """The EKS control-plane fee for a cluster on ``version``, judged on the later of today and the
+def eks_control_plane(version: str, region: str, prices: Prices) -> Line:
+    """The EKS control-plane fee for a cluster on ``version``, by the prices and the support
+    calendar of one catalog (``prices``': the plan's), judged on the later of today and the
     day the prices and the calendar were read (as the version rule is, ``judged_day``): the
     extended-support rate from the day the version leaves standard support ("Billing for
     extended support starts at the beginning of the day that the version reaches end of standard
     support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html), so a
     price file read before that day does not price a version standard after it."""
-    standard = price_of("aws", "eks-cluster-fee", region)
-    end = eks_standard_support_ends().get(version)
+    standard = price_of(prices, "aws", "eks-cluster-fee", region)
+    end = eks_standard_support_ends(prices.data_dir).get(version)
     if standard is None or end is None:
         why = "no price" if standard is None else f"no end-of-standard-support date for {version}"
         return Line("control plane (EKS fee)", None, None, None, f"EKS control plane: {why}")
-    if max(standard.as_of, judged_day()) < end:
+    if max(standard.as_of, judged_day(prices.data_dir)) < end:
         return Line(f"control plane (EKS fee, {version} in standard support)", standard.usd,
                     standard.usd, standard)  # fmt: skip
     item = f"control plane (EKS fee, {version} in extended support since {end})"
-    return line_of(item, "aws", "eks-cluster-fee-extended", region, 1, 1, "EKS extended support")
+    extended = "eks-cluster-fee-extended"
+    return line_of(prices, item, "aws", extended, region, 1, 1, "EKS extended support")
 
 
-def eks_lines(eks: EksPlan, region: str, warm: Mapping[str, int] | None = None) -> list[Line]:
+def eks_lines(
+    eks: EksPlan, region: str, prices: Prices, warm: Mapping[str, int] | None = None
+) -> list[Line]:
     """EKS: control-plane fee (standard or extended support by the cluster's Kubernetes version),
-    NAT gateways and their addresses, gp3 root volumes (``warm``: per pool its warm nodes)."""
+    NAT gateways and their addresses, gp3 root volumes (``warm``: per pool its warm nodes), at
+    ``prices``."""
     lines: list[Line] = []
     if not eks.existing:
-        lines.append(eks_control_plane(eks.kubernetes_version, region))
+        lines.append(eks_control_plane(eks.kubernetes_version, region, prices))
     net = eks.network
     if net is not None and net.create and net.nat_az_ids:
         n = len(net.nat_az_ids)
         nat = [
-            line_of("", "aws", "nat-gateway", region, n, n, "NAT gateway"),
-            line_of("", "aws", "public-ipv4", region, n, n, "NAT address"),
+            line_of(prices, "", "aws", "nat-gateway", region, n, n, "NAT gateway"),
+            line_of(prices, "", "aws", "public-ipv4", region, n, n, "NAT address"),
         ]
         line = sum_lines(
             f"NAT ({n} gateway{'s' if n > 1 else ''} and address{'es' if n > 1 else ''})", nat
@@ -96,7 +102,7 @@ def eks_lines(eks: EksPlan, region: str, warm: Mapping[str, int] | None = None) 
         if line is not None:
             lines.append(line)
     disks = [
-        line_of("", "aws", "ebs-gp3", region,
+        line_of(prices, "", "aws", "ebs-gp3", region,
               idle_nodes(g.min_size, (warm or {}).get(g.name, 0)) * g.disk_size_gib,
               g.max_size * g.disk_size_gib, g.name)
         for g in eks.groups
@@ -105,6 +111,7 @@ def eks_lines(eks: EksPlan, region: str, warm: Mapping[str, int] | None = None) 
         s = eks.system
         disks.append(
             line_of(
+                prices,
                 "",
                 "aws",
                 "ebs-gp3",

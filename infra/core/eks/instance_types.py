@@ -270,7 +270,7 @@ def plan_shape(
                 f"{pool.gpu.count} but {first.name} has {first.gpus} GPU(s)",
             )
     ami, why = choose_ami_type(
-        fam.architecture, pool.ami_family, pool.ami_type, cluster.kubernetes_version
+        fam.architecture, pool.ami_family, pool.ami_type, cluster.planned_version
     )
     if why is not None:
         issues.add(join_path("gpuPools", i, "amiType"), why)

@@ -139,6 +139,7 @@ def plan_eks(
 ) -> EksPlan:
     """Decide the EKS cluster and node groups over what was observed (``None``: offline);
     problems go to ``issues``."""
+    config, version, given = _with_version(config, catalog)
     cluster: EksClusterSpec = config.cluster
     region = config.region
     if region is None:  # config already reported cluster.location
@@ -152,9 +153,8 @@ def plan_eks(
         )
         return EksPlan()
     network = plan_network(cluster, region, region_azs, issues)
-    version = cluster.kubernetes_version
     uses_ca = cluster.autoscaler.enabled and cluster.autoscaler.kind == "cluster-autoscaler"
-    ca_image_tag = _check_version(cluster, uses_ca, issues)
+    ca_image_tag = _check_version(version, uses_ca, issues, catalog)
     partition = autoscaler.aws_partition(region)
     tag = autoscaler.stack_tag(cluster.name, config.stack)
     stack = stack_node_labels(config, catalog)
@@ -199,24 +199,31 @@ def plan_eks(
         karpenter=_plan_karpenter(config, region, partition, system, issues),
         stack_tag=tag,
         identity=a.identity,
-        addons=plan_addons(partition, cluster.existing, a.identity, version),
+        addons=plan_addons(partition, cluster.existing, a.identity, version, catalog.data_dir),
         device_plugin=_plan_device_plugin(config, groups, stack),
         efa_device_plugin=_plan_efa_device_plugin(config, groups, stack),
         credentials=provider_credentials(config.provider_config, issues),
         version_notes=tuple(
-            versions.support_notes(
-                version, "kubernetes_version" in cluster.model_fields_set, not cluster.existing
-            )
+            versions.support_notes(version, given, not cluster.existing, catalog.data_dir)
         ),
     )
     return apply_observed(config, plan, observed, issues)
 
 
-def _check_version(cluster: EksClusterSpec, uses_ca: bool, issues: Issues) -> str | None:
+def _with_version(config: StackConfig, catalog: Catalog) -> tuple[StackConfig, str, bool]:
+    """``config`` with the Kubernetes version the cluster is planned at (the stack's, or the
+    default of ``catalog``'s calendar: ``versions.with_planned_version``), that version, and
+    whether the stack gave it; every rule below judges the version planned."""
+    given: EksClusterSpec = config.cluster
+    cluster = versions.with_planned_version(given, catalog.data_dir)
+    planned = dataclasses.replace(config, cluster=cluster) if cluster is not given else config
+    return planned, cluster.planned_version, given.kubernetes_version is not None
+
+
+def _check_version(version: str, uses_ca: bool, issues: Issues, catalog: Catalog) -> str | None:
     """Report an unsupported Kubernetes version, and (when the stack runs cluster-autoscaler) one
     with no pinned CA image; return that image's tag (``None``: none pinned)."""
-    version = cluster.kubernetes_version
-    if problem := versions.support_problem(version):
+    if problem := versions.support_problem(version, catalog.data_dir):
         issues.add("cluster.kubernetesVersion", problem)
     ca_image_tag = autoscaler.image_tag(version)
     if uses_ca and ca_image_tag is None:
@@ -308,7 +315,7 @@ def _plan_karpenter(
     )
     found = karpenter_ctl.problems(
         existing=cluster.existing,
-        kubernetes_minor=kubernetes_minor(cluster.kubernetes_version),
+        kubernetes_minor=kubernetes_minor(cluster.planned_version),
         plan=plan,
     )
     for key, reason in found:

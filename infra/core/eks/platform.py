@@ -44,6 +44,7 @@ from infra.core.platform_defaults import PlannedPlatform, planned_as
 from infra.core.pools import PoolHints
 
 if TYPE_CHECKING:
+    from infra.core.catalog.pricing import Prices
     from infra.core.platform_cost import Line
     from infra.core.sent import Claim
     from infra.core.sizing import NodeGroupSizing
@@ -138,7 +139,7 @@ class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
 
     @property
     def kubernetes_version(self) -> str | None:
-        return self.cluster.kubernetes_version
+        return self.plan.kubernetes_version or None  # as planned (a default: the catalog's)
 
     @property
     def stated_cpu_nodes(self) -> int | None:
@@ -275,10 +276,10 @@ class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
 
         return priced_pools(self.plan)
 
-    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+    def cost_lines(self, warm: Mapping[str, int], prices: Prices) -> list[Line]:
         from infra.core.eks.cost import eks_lines
 
-        return eks_lines(self.plan, self.config.region or "", warm)
+        return eks_lines(self.plan, self.config.region or "", prices, warm)
 
     @property
     def usage_based(self) -> str:

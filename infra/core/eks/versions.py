@@ -1,6 +1,11 @@
-"""Which Kubernetes versions EKS still runs, and the add-on version pinned for each."""
+"""Which Kubernetes versions EKS still runs, and the add-on version pinned for each, as the
+catalog a plan is built with states them (``data_dir``: its directory; ``--old-catalog`` plans
+the old side of a diff with an earlier one)."""
 
 from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from infra.core.catalog.eks_versions import (
     default_eks_version,
@@ -11,12 +16,27 @@ from infra.core.catalog.eks_versions import (
     support_judged_on,
 )
 
+if TYPE_CHECKING:
+    from infra.core.config.eks import EksClusterSpec
+
+
+def with_planned_version(cluster: EksClusterSpec, data_dir: Path) -> EksClusterSpec:
+    """``cluster`` with the Kubernetes version it is planned at: the stack's, or (omitted) the
+    newest in standard support per the calendar of the catalog in ``data_dir``, the catalog the
+    plan is built with (``--old-catalog``: the old side's), so that a calendar refresh shows in
+    ``--diff`` as the upgrade ``pulumi up`` makes. The observe step and the planner both ask this
+    (``EksClusterSpec.planned_version`` reads it back)."""
+    if cluster.kubernetes_version is not None:
+        return cluster
+    version = default_eks_version(data_dir)
+    return cluster.model_copy(update={"kubernetes_version": version})
+
 
 def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
-def support_problem(version: str) -> str | None:
+def support_problem(version: str, data_dir: Path) -> str | None:
     """Why EKS no longer runs ``version`` today (never before the calendar's date), or ``None``.
 
     A version past the end of extended support cannot be created and an existing cluster on it is
@@ -25,9 +45,9 @@ def support_problem(version: str) -> str | None:
     than every listed one is long gone; one newer than every listed one is let through (the
     calendar lags a release; its control-plane fee is then shown unpriced).
     """
-    ends = eks_standard_support_ends()
+    ends = eks_standard_support_ends(data_dir)
     try:
-        today = support_judged_on()
+        today = support_judged_on(data_dir)
     except ValueError as e:
         return str(e)
     supported = sorted(
@@ -48,14 +68,14 @@ def support_problem(version: str) -> str | None:
     )
 
 
-def support_notes(version: str, given: bool, creates: bool) -> list[str]:
+def support_notes(version: str, given: bool, creates: bool, data_dir: Path) -> list[str]:
     """What a reviewer should know about the cluster's version: that it was defaulted (the newest
     in standard support, which a refreshed calendar moves: pin it), and that a cluster this stack
     creates on it starts in extended support, billed at the extended rate from day one ("Billing
     for extended support starts at the beginning of the day that the version reaches end of
     standard support", https://docs.aws.amazon.com/eks/latest/userguide/kubernetes-versions.html).
     """
-    day = judged_day()
+    day = judged_day(data_dir)
     notes = []
     if not given:
         notes.append(
@@ -63,17 +83,17 @@ def support_notes(version: str, given: bool, creates: bool) -> list[str]:
             f"standard support on {day}; set it in the stack file so that a later calendar "
             "refresh does not upgrade the running cluster"
         )
-    end = eks_standard_support_ends().get(version)
+    end = eks_standard_support_ends(data_dir).get(version)
     if creates and end is not None and day >= end:
         notes.append(
             f"EKS: a new cluster on {version} starts in extended support (standard support ended "
             f"{end}) and pays the extended-support control-plane rate from its first hour; "
-            f"{default_eks_version()} is in standard support"
+            f"{default_eks_version(data_dir)} is in standard support"
         )
     return notes
 
 
-def addon_version(addon: str, kubernetes_version: str) -> str:
+def addon_version(addon: str, kubernetes_version: str, data_dir: Path) -> str:
     """The version pinned for ``addon`` on ``kubernetes_version`` (``eks_addon_versions.csv``),
     or ``""``: EKS's default version for that minor, read at deploy time."""
-    return eks_addon_versions().get((addon, kubernetes_version), "")
+    return eks_addon_versions(data_dir).get((addon, kubernetes_version), "")

@@ -8,6 +8,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import re
+from pathlib import Path
 
 from infra.core.config.gke import GkeClusterSpec, MaintenanceSpec
 from infra.core.config.location import gcp_region_of
@@ -73,6 +74,7 @@ def plan_cluster(
     operator_on: bool,
     stack: str,
     running: bool = False,
+    data_dir: Path,
 ) -> tuple[GkeClusterPlan, list[str]]:
     """The decided cluster and the notes a reviewer should read.
 
@@ -80,6 +82,8 @@ def plan_cluster(
     ``stack``: the stack's name, part of every project-scoped name (``infra.core.gke.names``).
     ``running``: the cluster already runs (``cluster.existing``, or the observe step found the
     cluster this stack creates), so ``cluster.minMasterVersion`` is not sent at creation again.
+    ``data_dir``: the directory of the catalog the plan is built with (its support calendar and
+    machine series).
     """
     notes: list[str] = []
     _check_window(cluster.maintenance, issues, notes)
@@ -95,7 +99,8 @@ def plan_cluster(
     _check_subnetwork_region(cluster, issues)
     _check_subnetwork_project(cluster, project, issues)
     _check_system_pool_zones(cluster, issues)
-    _check_version_and_channel(cluster, issues, notes, running=running or cluster.existing)
+    running = running or cluster.existing
+    _check_version_and_channel(cluster, issues, notes, running=running, data_dir=data_dir)
     # The operator runs its own dcgm-exporter; GKE's managed DCGM would be a second exporter on
     # the same GPUs. The component list is sent explicitly (GKE's defaults, no DCGM) so GKE's own
     # default never adds it (https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
@@ -107,7 +112,9 @@ def plan_cluster(
             f"(and {IMAGE_STREAMING_ROLE} for image streaming)"
         )
     names = project_names(stack, cluster.location, cluster.name)
-    plan = _cluster_plan(cluster, project, tuple(exclusions), networks, names, dcgm=dcgm)
+    plan = _cluster_plan(
+        cluster, project, tuple(exclusions), networks, names, dcgm=dcgm, data_dir=data_dir
+    )
     if cluster.dcgm_metrics and operator_on and "dcgm_metrics" in cluster.model_fields_set:
         notes.append(
             "cluster.dcgmMetrics: GPU metrics come from the GPU Operator's dcgm-exporter; "
@@ -260,7 +267,7 @@ def _check_system_pool_zones(cluster: GkeClusterSpec, issues: Issues) -> None:
 
 
 def _check_version_and_channel(
-    cluster: GkeClusterSpec, issues: Issues, notes: list[str], *, running: bool
+    cluster: GkeClusterSpec, issues: Issues, notes: list[str], *, running: bool, data_dir: Path
 ) -> None:
     mmv = cluster.min_master_version
     if mmv is not None and mmv not in ("latest", "-") and gke_version(mmv) is None:
@@ -269,7 +276,7 @@ def _check_version_and_channel(
             "cluster.minMasterVersion",
             f"{mmv!r} is not a GKE version: latest, 1.X, 1.X.Y or 1.X.Y-gke.N",
         )
-    elif (problem := support_problem(mmv, cluster.release_channel)) and not running:
+    elif (problem := support_problem(mmv, cluster.release_channel, data_dir)) and not running:
         issues.add(
             "cluster.minMasterVersion",
             f"{problem}; this plan creates the cluster (no cluster of that name was found "
@@ -301,10 +308,11 @@ def _cluster_plan(
     names: ProjectNames,
     *,
     dcgm: bool,
+    data_dir: Path,
 ) -> GkeClusterPlan:
     window = cluster.maintenance.window
     system = cluster.system_pool.machine_type
-    series = series_of(system)
+    series = series_of(system, data_dir)
     return GkeClusterPlan(
         name=cluster.name,
         location=cluster.location,

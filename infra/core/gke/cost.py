@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from infra.core.catalog.pricing import Prices
 from infra.core.gke.model import GkePlan
 from infra.core.platform import NodePlace, PricedPool
 from infra.core.platform_cost import Line, line_of, price_of, sum_lines
@@ -91,30 +92,36 @@ def system_zones(gke: GkePlan) -> tuple[str, ...]:
     return tuple(sorted(zones)) or (f"{loc}-a",)
 
 
-def cost_lines(gke: GkePlan, warm: Mapping[str, int]) -> list[Line]:
+def cost_lines(gke: GkePlan, warm: Mapping[str, int], prices: Prices) -> list[Line]:
     """The GKE lines, the system pool at its minimum and maximum as the node estimate counts it."""
     system = _system(gke)
     nodes = (system.min_nodes, system.max_nodes) if system is not None else (0, 0)
-    return gke_lines(gke, nodes, warm)
+    return gke_lines(gke, nodes, prices, warm)
 
 
 def gke_lines(
-    gke: GkePlan, system_nodes: tuple[int, int], warm: Mapping[str, int] | None = None
+    gke: GkePlan,
+    system_nodes: tuple[int, int],
+    prices: Prices,
+    warm: Mapping[str, int] | None = None,
 ) -> list[Line]:
     """GKE: cluster fee, boot disks, Local SSD, Cloud NAT (``system_nodes``: system pool at
     minimum and maximum, as the node estimate counts it; ``warm``: per pool its warm nodes, which
-    run at minimum too)."""
+    run at minimum too), at ``prices``."""
     region = gke.region
     lo_of = {p.name: idle_nodes(p.nodes_at_min, (warm or {}).get(p.name, 0)) for p in gke.pools}
     lines: list[Line] = []
     if not gke.cluster.existing:
-        lines.append(line_of("control plane (GKE fee)", "gcp", "gke-cluster-fee", region, 1, 1, ""))
+        lines.append(
+            line_of(prices, "control plane (GKE fee)", "gcp", "gke-cluster-fee", region, 1, 1, "")
+        )
     disks: list[Line] = []
     ssd: list[Line] = []
     for p in gke.pools:
         size = p.disk_size_gb or GKE_DEFAULT_DISK_GB
         disks.append(
             line_of(
+                prices,
                 "",
                 "gcp",
                 f"disk-{p.disk_type}",
@@ -132,12 +139,15 @@ def gke_lines(
             # priority is a spot pool here too.
             item = "local-ssd-spot" if p.spot else "local-ssd"
             ssd.append(
-                line_of("", "gcp", item, region, lo_of[p.name] * gb, p.total_max * gb, p.name)
+                line_of(
+                    prices, "", "gcp", item, region, lo_of[p.name] * gb, p.total_max * gb, p.name
+                )
             )
     if not gke.cluster.existing:
         lo, hi = system_nodes
         disks.append(
             line_of(
+                prices,
                 "",
                 "gcp",
                 f"disk-{gke.cluster.system_disk_type}",
@@ -153,19 +163,20 @@ def gke_lines(
         # (https://cloud.google.com/vpc/network-pricing#ipaddress).
         lo = system_nodes[0] + sum(lo_of.values())
         hi = system_nodes[1] + sum(p.total_max for p in gke.pools)
-        lines.append(line_of("external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
+        lines.append(line_of(prices, "external IPv4 (1 per public node)", "gcp", "external-ipv4", region,
                            lo, hi, "node addresses"))  # fmt: skip
     if gke.cluster.cloud_nat:
-        lines.append(_cloud_nat(gke, region, (system_nodes[0] + sum(lo_of.values()), 0)))
+        lines.append(_cloud_nat(gke, region, (system_nodes[0] + sum(lo_of.values()), 0), prices))
     return lines
 
 
-def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int]) -> Line:
+def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int], prices: Prices) -> Line:
     """Cloud NAT: per VM using it, capped at 32 VMs, plus one external address (auto-allocated;
     more under load). ``nodes``: every node at minimum (warm ones included), the system pool's
     at maximum."""
     vm, cap, ip = (
-        price_of("gcp", k, region) for k in ("cloud-nat-per-vm", "cloud-nat-max", "cloud-nat-ip")
+        price_of(prices, "gcp", k, region)
+        for k in ("cloud-nat-per-vm", "cloud-nat-max", "cloud-nat-ip")
     )
     if vm is None or cap is None or ip is None:
         return Line("Cloud NAT", None, None, None, "Cloud NAT: no price")
@@ -178,8 +189,8 @@ def _cloud_nat(gke: GkePlan, region: str, nodes: tuple[int, int]) -> Line:
     return Line("Cloud NAT (gateway and 1 address)", at(lo), at(hi), vm, more=(cap, ip))
 
 
-def usage_based() -> str:
+def usage_based(prices: Prices) -> str:
     """What GKE bills by use (Cloud NAT data processing at its platform_prices.csv price)."""
-    p = price_of("gcp", "cloud-nat-data-processing", "*")
+    p = price_of(prices, "gcp", "cloud-nat-data-processing", "*")
     nat = f"${p.usd:g}/GiB" if p is not None else "per GiB"
     return f"Cloud NAT data processing ({nat}), data transfer, load balancers, logging"

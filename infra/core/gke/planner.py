@@ -83,6 +83,7 @@ def plan_gke(
         operator_on=config.operator.enabled,
         stack=config.stack,
         running=observed is not None and observed.cluster is not None,
+        data_dir=catalog.data_dir,
     )
     if not cluster.existing and (
         problem := gcp_system_type_problem(cluster.system_pool.machine_type, catalog)

@@ -38,6 +38,7 @@ from infra.core.pools import PoolHints, spec_of
 from infra.core.sharing import mig_instances_per_gpu, schedulable_gpus
 
 if TYPE_CHECKING:
+    from infra.core.catalog.pricing import Prices
     from infra.core.platform_cost import Line
     from infra.core.sent import Claim
     from infra.core.sizing import NodeGroupSizing
@@ -288,16 +289,16 @@ class GkePlatform(PlannedPlatform[GkeClusterSpec, GkePlan]):
 
         return priced_pools(self.plan)
 
-    def cost_lines(self, warm: Mapping[str, int]) -> list[Line]:
+    def cost_lines(self, warm: Mapping[str, int], prices: Prices) -> list[Line]:
         from infra.core.gke.cost import cost_lines
 
-        return cost_lines(self.plan, warm)
+        return cost_lines(self.plan, warm, prices)
 
     @property
     def usage_based(self) -> str:
         from infra.core.gke.cost import usage_based
 
-        return usage_based()
+        return usage_based(self.catalog.prices)
 
     @property
     def cluster_limits(self) -> tuple[tuple[str, int], ...]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
+from pathlib import Path
 
 from infra.core.catalog.gke_versions import (
     extended_support_ends,
@@ -91,8 +92,9 @@ def check_feature_version(
         )
 
 
-def support_problem(min_master: str | None, channel: str) -> str | None:
-    """Why GKE no longer runs the minor ``cluster.minMasterVersion`` names, or ``None``.
+def support_problem(min_master: str | None, channel: str, data_dir: Path) -> str | None:
+    """Why GKE no longer runs the minor ``cluster.minMasterVersion`` names, or ``None``, per the
+    calendar of the catalog in ``data_dir`` (the catalog the plan is built with).
 
     Past its end of standard support a minor is upgraded away by GKE and no new cluster or
     control plane gets it, except on the Extended channel, which keeps it until its extended
@@ -105,10 +107,10 @@ def support_problem(min_master: str | None, channel: str) -> str | None:
     if have is None:
         return None
     try:
-        today = gke_support_judged_on()
+        today = gke_support_judged_on(data_dir)
     except ValueError as e:
         return str(e)
-    table = gke_support()
+    table = gke_support(data_dir)
     minor = f"{have[0]}.{have[1]}"
     extended = channel == "EXTENDED"
 
