@@ -15,15 +15,13 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Literal
 
-from infra.core.catalog.quota_classes import (
-    AwsQuotaClass,
-    GcpCpuRule,
-    aws_class_of,
-    aws_quota_classes,
-    gcp_cpu_rules,
-    gcp_machine_family,
-)
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog import quota_classes
+from infra.core.catalog.quota_classes import AwsQuotaClass, GcpCpuRule, gcp_machine_family
+from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.errors import ConfigErrors, ConfigIssue
+from infra.core.rules.gcp import LOCAL_SSD_GB
+from infra.core.sizing import Provisioning
+from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unverified_key
 
 # Re-exported: the quota preflight's rules read the quota classes' one home.
 __all__ = [
@@ -34,10 +32,25 @@ __all__ = [
     "gcp_cpu_rules",
     "gcp_machine_family",
 ]
-from infra.core.errors import ConfigErrors, ConfigIssue
-from infra.core.rules.gcp import LOCAL_SSD_GB
-from infra.core.sizing import Provisioning
-from quota.keys import VM_FAMILY_QUOTA, QuotaKey, Unit, unmapped_key, unverified_key
+# The catalog the preflight plans over: ``quota.check`` builds every plan with ``Catalog.load()``
+# (it takes no ``--old-catalog``), so its quota tables are read from that catalog's directory.
+CATALOG_DIR = DATA_DIR
+
+
+def gcp_cpu_rules() -> dict[str, GcpCpuRule]:
+    """Machine family -> its vCPU quota rule (``gcp_cpu_quota_metrics.csv``)."""
+    return quota_classes.gcp_cpu_rules(CATALOG_DIR)
+
+
+def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
+    """EC2 quota classes in match order (``aws_quota_classes.csv``)."""
+    return quota_classes.aws_quota_classes(CATALOG_DIR)
+
+
+def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
+    """The quota class counting ``instance_type``, or ``None`` if no class matches."""
+    return quota_classes.aws_class_of(instance_type, CATALOG_DIR)
+
 
 QuotaClass = Literal["standard", "preemptible", "preemptible-if-granted", "reserved"]
 # When a draw moves to its fallback: the preemptible quota was never granted (limit 0 or not
@@ -193,14 +206,15 @@ def gcp_accelerator_quotas() -> dict[str, GcpAcceleratorQuota]:
             r.get("gpu_family") or None,
             r["spot_verified"] == "yes",
         )
-        for r in read_rows("gcp_accelerator_quotas.csv")
+        for r in read_rows("gcp_accelerator_quotas.csv", CATALOG_DIR)
     }
 
 
 @cache
 def gcp_disk_metrics() -> dict[str, str]:
     """Disk type (and ``local-ssd``) -> the regional GB metric it counts against."""
-    return {r["disk_type"]: r["metric"] for r in read_rows("gcp_disk_quota_metrics.csv")}
+    rows = read_rows("gcp_disk_quota_metrics.csv", CATALOG_DIR)
+    return {r["disk_type"]: r["metric"] for r in rows}
 
 
 def aws_quota_code(instance_type: str, spot: bool) -> str | None:

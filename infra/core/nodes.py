@@ -12,6 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 from infra.core.catalog.vendored import table
@@ -88,11 +89,14 @@ def less_daemonsets(pn: PoolNodes, mib: int) -> PoolNodes:
     return PoolNodes(less(pn.running), template, launchable, pn.problems)
 
 
-def daemonset_memory_mib(receiver: str) -> int:
+def daemonset_memory_mib(receiver: str, data_dir: Path) -> int:
     """Memory (MiB) the DaemonSets of ``receiver`` request on every GPU node
-    (``daemonset_memory.csv``: a platform's system DaemonSets, or ``nfd-worker``)."""
+    (``daemonset_memory.csv`` of the catalog in ``data_dir``: a platform's system DaemonSets, or
+    ``nfd-worker``)."""
     rows = [
-        int(r["memory_mib"]) for r in table("daemonset_memory.csv") if r["receiver"] == receiver
+        int(r["memory_mib"])
+        for r in table("daemonset_memory.csv", data_dir)
+        if r["receiver"] == receiver
     ]
     if not rows:
         raise KeyError(f"daemonset_memory.csv: no row for {receiver}")

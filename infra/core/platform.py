@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from infra.core.platforms import ENTRIES, load
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from infra.core.catalog.pricing import Prices
     from infra.core.catalog.vendored import Catalog
     from infra.core.config.base import PoolBase
@@ -213,10 +215,16 @@ class Preset:
         return None
 
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
         """The chart values this preset overrides for chart ``version`` (``cdi``: CDI on by
-        default there) on a cluster of ``kubernetes_version`` running ``pools``."""
+        default there) on a cluster of ``kubernetes_version`` running ``pools``, by the facts of
+        the plan's catalog in ``data_dir``."""
         return []
 
     def notes(self, version: str, cdi: bool) -> list[str]:
@@ -224,7 +232,7 @@ class Preset:
         return []
 
     def version_problem(
-        self, version: str, cdi: bool, kubernetes_version: str | None
+        self, version: str, cdi: bool, kubernetes_version: str | None, data_dir: Path
     ) -> str | None:
         """Why chart ``version`` cannot run under this preset, or ``None``."""
         return None

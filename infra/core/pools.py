@@ -22,6 +22,21 @@ GPU_RESOURCE = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True, slots=True)
+class MigGpu:
+    """One GPU model's MIG facts.
+
+    Attributes:
+        profiles: GPU-instance profiles, smallest first, mig-parted spelling (``1g.5gb+me``).
+        balanced: the profiles ``all-balanced`` creates on one GPU (mig-parted device-filter block).
+        balanced_counts: how many of each ``balanced`` profile one GPU gets (same order).
+    """
+
+    profiles: tuple[str, ...]
+    balanced: tuple[str, ...]
+    balanced_counts: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Taint:
     """A node taint in Kubernetes spelling."""
 
@@ -78,6 +93,8 @@ class PoolHints:
         min_nodes: pool total minimum.
         max_nodes: pool total maximum.
         mig_profiles: MIG profiles the GPU supports (empty: MIG not possible).
+        mig: NVIDIA's MIG facts of the GPU (``nvidia_mig_profiles.csv`` of the catalog the pool
+            was planned with: ``sharing.pool_mig``); ``None``: no MIG.
         spec: the ``gpuPools`` entry the pool is planned from when it is not its own name (a GKE
             fallback pool's main pool); ``None``: its own.
         group: the group workloads reach the pool through (its ComputeClass); ``None``: the pool
@@ -101,6 +118,7 @@ class PoolHints:
     min_nodes: int = 0
     max_nodes: int = 1
     mig_profiles: tuple[str, ...] = ()
+    mig: MigGpu | None = None
     spec: str | None = None
     group: PoolGroup | None = None
     node_pool: str = ""

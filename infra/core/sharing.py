@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 from infra.core.config.base import MigSpec, PoolBase, SharingSpec
 from infra.core.labels import GPU_PRESENT_LABEL
-from infra.core.pools import GPU_RESOURCE, PoolHints
+from infra.core.pools import GPU_RESOURCE, MigGpu, PoolHints
 
 # Node labels the operator's device plugin and MIG manager read to pick a per-node config
 # (NVIDIA gpu-operator docs: gpu-sharing.html "Applying multiple node-specific configurations",
@@ -43,21 +42,6 @@ MIG_DISABLED, MIG_ENABLED, MIG_BALANCED = "all-disabled", "all-enabled", "all-ba
 # from unprivileged pods (EKS AL2023 node bootstrap, the operator's isolation settings):
 # k8s-device-plugin deviceListStrategy / DEVICE_LIST_STRATEGY.
 DEVICE_LIST_STRATEGY = "volume-mounts"
-
-
-@dataclass(frozen=True, slots=True)
-class MigGpu:
-    """One GPU model's MIG facts.
-
-    Attributes:
-        profiles: GPU-instance profiles, smallest first, mig-parted spelling (``1g.5gb+me``).
-        balanced: the profiles ``all-balanced`` creates on one GPU (mig-parted device-filter block).
-        balanced_counts: how many of each ``balanced`` profile one GPU gets (same order).
-    """
-
-    profiles: tuple[str, ...]
-    balanced: tuple[str, ...]
-    balanced_counts: tuple[int, ...] = ()
 
 
 def operator_node_labels(pool: PoolBase, *, gpu_present: bool = False) -> dict[str, str]:
@@ -109,7 +93,7 @@ def time_slicing_config(sharing: SharingSpec) -> dict[str, object]:
     }
 
 
-def nvidia_mig_profiles(gpu: str, data_dir: Path = DATA_DIR) -> tuple[str, ...]:
+def nvidia_mig_profiles(gpu: str, data_dir: Path) -> tuple[str, ...]:
     """NVIDIA's MIG profiles (smallest first) of a GPU, by model or alias; ``()`` if it has no MIG.
 
     Accepts the names people, GKE and EKS use (``A100-40GB``, ``nvidia-tesla-a100``, ``A100``).
@@ -118,7 +102,7 @@ def nvidia_mig_profiles(gpu: str, data_dir: Path = DATA_DIR) -> tuple[str, ...]:
     return mig.profiles if mig is not None else ()
 
 
-def mig_gpu(gpu: str, data_dir: Path = DATA_DIR) -> MigGpu | None:
+def mig_gpu(gpu: str, data_dir: Path) -> MigGpu | None:
     """The MIG facts of a GPU by model or alias; ``None`` if it has no MIG."""
     return _mig_table(data_dir).get(gpu.strip().lower())
 
@@ -138,9 +122,15 @@ def _mig_table(data_dir: Path) -> dict[str, MigGpu]:
     return table
 
 
+def pool_mig(gpu_model: str, gpu_type: str, data_dir: Path) -> MigGpu | None:
+    """The MIG facts of a pool's GPU in the catalog of ``data_dir``, looked up by model, then by
+    the cloud's name: what a planner records in ``PoolHints.mig``."""
+    return mig_gpu(gpu_model, data_dir) or mig_gpu(gpu_type, data_dir)
+
+
 def pool_mig_gpu(h: PoolHints) -> MigGpu | None:
-    """The MIG facts of the pool's GPU (looked up by model, then by the cloud's name)."""
-    return mig_gpu(h.gpu_model) or mig_gpu(h.gpu_type)
+    """The MIG facts of the pool's GPU, as its planner recorded them (``pool_mig``)."""
+    return h.mig
 
 
 def pool_mig_profiles(h: PoolHints) -> tuple[str, ...]:

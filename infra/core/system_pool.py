@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from pathlib import Path
 
 from infra.core.catalog.quota_classes import aws_class_of, gcp_cpu_rules
 from infra.core.catalog.vendored import Catalog, read_rows
@@ -20,25 +21,26 @@ _AWS_SIZE_VCPUS = {"large": 2, "xlarge": 4}
 _GCP_VCPUS_SUFFIX = re.compile(r"[a-z0-9]+-[a-z]+-([0-9]+)", re.ASCII)
 
 
-def aws_vcpus_from_name(instance_type: str) -> int | None:
+def aws_vcpus_from_name(instance_type: str, data_dir: Path) -> int | None:
     """vCPUs of ``family.large`` / ``family.Nxlarge``, or of a smaller size the data file
-    ``aws_cpu_small_sizes.csv`` lists for the family (t3.medium); ``None`` for other sizes."""
+    ``aws_cpu_small_sizes.csv`` of the catalog in ``data_dir`` lists for the family (t3.medium);
+    ``None`` for other sizes."""
     family, _, size = instance_type.partition(".")
     if size in _AWS_SIZE_VCPUS:
         return _AWS_SIZE_VCPUS[size]
     if m := re.fullmatch(r"([0-9]+)xlarge", size, re.ASCII):
         return 4 * int(m.group(1))
-    for regex, row_size, vcpus in _aws_small_sizes():
+    for regex, row_size, vcpus in _aws_small_sizes(data_dir):
         if row_size == size and regex.fullmatch(family):
             return vcpus
     return None
 
 
 @cache
-def _aws_small_sizes() -> tuple[tuple[re.Pattern[str], str, int], ...]:
+def _aws_small_sizes(data_dir: Path) -> tuple[tuple[re.Pattern[str], str, int], ...]:
     return tuple(
         (re.compile(r["family_regex"]), r["size"], int(r["vcpus"]))
-        for r in read_rows("aws_cpu_small_sizes.csv")
+        for r in read_rows("aws_cpu_small_sizes.csv", data_dir)
     )
 
 
@@ -66,9 +68,9 @@ def gcp_vcpus_of(machine_type: str, catalog: Catalog) -> int | None:
     return None
 
 
-def _gcp_cpu_families() -> frozenset[str]:
+def _gcp_cpu_families(data_dir: Path) -> frozenset[str]:
     # Families drawing on a regional vCPU quota (gcp_cpu_quota_metrics.csv cites its sources).
-    return frozenset(f for f, r in gcp_cpu_rules().items() if r.has_vcpu_quota)
+    return frozenset(f for f, r in gcp_cpu_rules(data_dir).items() if r.has_vcpu_quota)
 
 
 def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
@@ -76,12 +78,12 @@ def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
     if catalog.aws_instance(instance_type) is not None:
         return f"{instance_type!r} is a GPU instance type; the system group should be CPU only"
     family = instance_type.split(".", 1)[0]
-    if aws_class_of(instance_type) is None:
+    if aws_class_of(instance_type, catalog.data_dir) is None:
         return (
             f"{instance_type!r}: family {family!r} matches no EC2 vCPU quota class the quota "
             "preflight knows; use a general-purpose type such as m6i.large"
         )
-    if aws_vcpus_from_name(instance_type) is None:
+    if aws_vcpus_from_name(instance_type, catalog.data_dir) is None:
         return (
             f"{instance_type!r}: vCPUs of this size are not known (large and Nxlarge sizes are, "
             "and t2/t3/t3a/t4g and Graviton smaller sizes); use e.g. m6i.large or t3.medium"
@@ -92,10 +94,11 @@ def aws_system_type_problem(instance_type: str, catalog: Catalog) -> str | None:
 def gcp_system_type_problem(machine_type: str, catalog: Catalog) -> str | None:
     """Why ``machine_type`` cannot run the GKE system pool, or ``None``."""
     family = machine_type.split("-", 1)[0]
-    if family not in _gcp_cpu_families():
+    families = _gcp_cpu_families(catalog.data_dir)
+    if family not in families:
         return (
             f"{machine_type!r}: family {family!r} has no known vCPU quota; known: "
-            f"{', '.join(sorted(_gcp_cpu_families()))}"
+            f"{', '.join(sorted(families))}"
         )
     if gcp_vcpus_of(machine_type, catalog) is None:
         return (

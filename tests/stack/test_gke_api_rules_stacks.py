@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from infra import mockengine
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import load_stack_file
 from infra.core.gke.series import series_of
 from tests.conftest import gke_config
@@ -91,7 +92,7 @@ def test_gpu_pools_and_kubernetes_objects_do_not_wait_for_the_system_pool(recs, 
 def test_boot_disk_is_one_the_machine_series_supports(recs, stack):
     for p in pools(recs[stack]):
         nc = p.inputs["nodeConfig"]
-        series = series_of(nc["machineType"])
+        series = series_of(nc["machineType"], DATA_DIR)
         assert series is not None and nc["diskType"] in series.boot_disk_types
 
 
@@ -99,7 +100,7 @@ def test_boot_disk_is_one_the_machine_series_supports(recs, stack):
 def test_capacity_limited_machine_types_are_not_planned_on_demand(recs, stack):
     for p in gpu_pools(recs[stack]):
         nc = p.inputs["nodeConfig"]
-        series = series_of(nc["machineType"])
+        series = series_of(nc["machineType"], DATA_DIR)
         assert series is not None
         if "on-demand" not in series.provisioning:
             assert nc.get("spot") or nc.get("flexStart") or nc.get("reservationAffinity")

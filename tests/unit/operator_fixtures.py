@@ -10,13 +10,14 @@ from typing import Any
 
 import yaml
 
-from infra.core.catalog.vendored import Catalog
+from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.config.stack import StackConfig, parse
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.observed import Observed
 from infra.core.operator import Manifest, OperatorPlan, operator_node_labels, plan_operator
 from infra.core.platform import Platform, plan_platform
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import pool_mig
 
 GPU_TAINT = Taint("nvidia.com/gpu", "present", "NoSchedule")
 GOLDEN = Path(__file__).resolve().parents[1] / "golden"
@@ -117,14 +118,13 @@ def hints_for(config: StackConfig, **overrides: Any) -> tuple[PoolHints, ...]:
             *(Taint(t.key, t.value, t.effect) for t in p.taints),
         )
         labels = {**p.labels, **operator_node_labels(p, gpu_present=config.platform == "gke")}
-        h = PoolHints(
-            name=p.name,
-            gpus_per_node=1,
-            labels=labels,
-            min_nodes=p.min_nodes,
-            **base,
+        h = replace(
+            PoolHints(name=p.name, gpus_per_node=1, labels=labels, min_nodes=p.min_nodes, **base),
+            **overrides,
         )
-        out.append(replace(h, **overrides))
+        if "mig" not in overrides:  # NVIDIA's MIG facts of the GPU, as the planners record them
+            h = replace(h, mig=pool_mig(h.gpu_model, h.gpu_type, DATA_DIR))
+        out.append(h)
     return tuple(out)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.base import MigSpec, SharingSpec
 from infra.core.eks import autoscaler as ca
 from infra.core.pools import Taint
@@ -63,7 +64,7 @@ def test_time_slicing_multiplies_the_advertised_gpus():
 
 
 def test_mig_single_advertises_slices_as_gpus_and_mixed_as_mig_resources():
-    a100 = mig_gpu("A100-40GB")
+    a100 = mig_gpu("A100-40GB", DATA_DIR)
     single = advertised_gpu_resources(
         8, None, MigSpec(strategy="single", config="all-1g.5gb"), a100
     )
@@ -80,7 +81,7 @@ def test_mixed_geometry_mig_configs_fall_back_to_physical_gpus():
 def test_mig_counts_come_from_nvidia_mig_parted_profiles_not_gke_short_list():
     # p4d (8x A100-40GB), all-1g.10gb: 4 instances per GPU (NVIDIA MIG User Guide), which GKE's
     # partition list lacks; single strategy advertises 32 GPUs, mixed 32 mig-1g.10gb and no GPU.
-    a100 = mig_gpu("A100-40GB")
+    a100 = mig_gpu("A100-40GB", DATA_DIR)
     single = MigSpec(strategy="single", config="all-1g.10gb")
     mixed = MigSpec(strategy="mixed", config="all-1g.10gb")
     assert advertised_gpu_resources(8, None, single, a100) == (32, {})
@@ -89,7 +90,7 @@ def test_mig_counts_come_from_nvidia_mig_parted_profiles_not_gke_short_list():
 
 def test_mig_mixed_all_balanced_advertises_every_profile_of_mig_parted_layout():
     mixed = MigSpec(strategy="mixed", config="all-balanced")
-    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB")) == (
+    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB", DATA_DIR)) == (
         0,
         {"nvidia.com/mig-1g.5gb": 16, "nvidia.com/mig-2g.10gb": 8, "nvidia.com/mig-3g.20gb": 8},
     )
@@ -97,7 +98,7 @@ def test_mig_mixed_all_balanced_advertises_every_profile_of_mig_parted_layout():
 
 def test_mig_me_profile_exists_once_per_gpu_under_its_dotted_resource_name():
     mixed = MigSpec(strategy="mixed", config="all-1g.5gb.me")
-    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB")) == (
+    assert advertised_gpu_resources(8, None, mixed, mig_gpu("A100-40GB", DATA_DIR)) == (
         0,
         {"nvidia.com/mig-1g.5gb.me": 8},
     )

@@ -9,7 +9,7 @@ from infra.core.catalog.vendored import DATA_DIR, read_header
 
 @pytest.mark.parametrize("name", sorted(p.name for p in DATA_DIR.glob("*.csv")))
 def test_every_catalog_file_names_its_source_and_date(name):
-    header = " ".join(read_header(name)).lower()
+    header = " ".join(read_header(name, DATA_DIR)).lower()
     assert "source" in header, name
     assert "2026" in header or "fetched" in header or "read" in header, name
 

@@ -60,7 +60,7 @@ def test_the_default_catalog_answers_the_prices_every_consumer_uses():
     assert price_of(Prices.load(), "aws", "nat-gateway", "us-east-1") == Catalog.load().prices.unit(
         "aws", "nat-gateway", "us-east-1"
     )
-    assert table("gcp_accelerators.csv") is table("gcp_accelerators.csv")
+    assert table("gcp_accelerators.csv", DATA_DIR) is table("gcp_accelerators.csv", DATA_DIR)
 
 
 def test_a_rewritten_file_is_read_again_and_callers_get_rows_of_their_own(tmp_path):

@@ -275,7 +275,7 @@ def test_same_shape_spot_types_plan_in_the_azs_offering_all_of_them(
     # g4x has g4dn.xlarge's ENIs too (a type not on file would reserve for the most pods on file).
     real = node_model.eni_limits
     monkeypatch.setattr(
-        node_model, "eni_limits", lambda t: real("g4dn.xlarge" if t == "g4x.xlarge" else t)
+        node_model, "eni_limits", lambda t, d: real("g4dn.xlarge" if t == "g4x.xlarge" else t, d)
     )
     cfg = eks_config({"machineType": ["g4dn.xlarge", "g4x.xlarge"], "spot": True})
     p = build_plan(parse(cfg, "test"), fake_catalog).platform.plan

@@ -51,7 +51,7 @@ def test_vpc_cni_pins_of_adjacent_kubernetes_minors_are_at_most_one_vpc_cni_mino
 def test_vpc_cni_is_pinned_on_every_minor_the_english_page_lists_up_to_1_34():
     for minor in ("1.32", "1.33", "1.34"):
         assert _addons(minor)["vpc-cni"] == "v1.20.4-eksbuild.1"
-    rows = [r for r in read_rows("eks_addon_versions.csv") if r["addon"] == "vpc-cni"]
+    rows = [r for r in read_rows("eks_addon_versions.csv", DATA_DIR) if r["addon"] == "vpc-cni"]
     assert {r["source"] for r in rows} == {
         "https://docs.aws.amazon.com/eks/latest/userguide/managing-vpc-cni.md"
     }
@@ -78,7 +78,7 @@ def test_kube_proxy_pins_carry_their_own_kubernetes_minor():
 
 
 def test_every_pinned_addon_row_is_an_eksbuild_version_with_a_source_and_date():
-    for r in read_rows("eks_addon_versions.csv"):
+    for r in read_rows("eks_addon_versions.csv", DATA_DIR):
         assert re.fullmatch(r"v\d+\.\d+\.\d+-eksbuild\.\d+", r["version"]), r
         assert r["source"].startswith("https://docs.aws.amazon.com/"), r
         assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", r["as_of"]), r

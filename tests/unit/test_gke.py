@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.gke import FallbackSpec
 from infra.core.config.stack import parse
 from infra.core.gke.names import fallback_pool_name
@@ -325,8 +326,10 @@ def test_fallback_pool_name_ignores_in_place_properties_max_nodes_and_zones():
 def test_fallback_pool_name_changes_with_each_replace_forcing_property(change):
     base = FallbackSpec.model_validate(_T4)
     changed = FallbackSpec.model_validate({**_T4, **change})
-    assert fallback_pool_name("gpu-t4", changed) != fallback_pool_name("gpu-t4", base)
-    assert re.fullmatch(r"gpu-t4-[0-9a-f]{6}", fallback_pool_name("gpu-t4", changed))
+    assert fallback_pool_name("gpu-t4", changed, DATA_DIR) != fallback_pool_name(
+        "gpu-t4", base, DATA_DIR
+    )
+    assert re.fullmatch(r"gpu-t4-[0-9a-f]{6}", fallback_pool_name("gpu-t4", changed, DATA_DIR))
 
 
 def test_fallback_pool_name_is_unchanged_by_spelling_out_derived_gpu_defaults():

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from infra.core.catalog.build import MachineOffer, machine_rows
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.stack import parse
 from infra.core.diff import diff
 from infra.core.plan import build_plan
@@ -388,7 +388,7 @@ def test_authorized_networks_note_says_the_deploying_machine_must_be_inside():
 
 
 def test_every_feature_version_gate_is_a_gke_version_with_a_gke_source():
-    rows = list(read_rows("gke_feature_versions.csv"))
+    rows = list(read_rows("gke_feature_versions.csv", DATA_DIR))
     assert {r["feature"] for r in rows} >= {
         "flex-start",
         "mps",

@@ -158,7 +158,7 @@ def test_sharing_and_flex_start_refusals_say_the_crd_has_the_field_and_gpu_infra
 
 def test_every_boot_disk_the_planner_picks_is_in_the_compute_class_boot_disk_enum():
     # priorities[].storage.bootDiskType: pd-balanced, pd-standard, pd-ssd, hyperdisk-balanced.
-    series = read_rows("gcp_machine_series.csv")
+    series = read_rows("gcp_machine_series.csv", DATA_DIR)
     assert {d for r in series for d in r["boot_disk_types"].split("|")} <= set(BOOT_DISK_TYPES)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.gke.nap import cluster_nap_needed
 from infra.core.gke.versions import version_at_least, version_surely_at_least
 from tests.unit.gke_autocreate_fixtures import ABOVE, BELOW_CLUSTER, build, errors
@@ -44,7 +45,7 @@ def test_auto_creation_below_1_33_3_gke_1136000_on_a_created_cluster_enables_clu
 
 @pytest.mark.parametrize("version", ["1.33.3-gke.1136000", "1.34", None, "1.33"])
 def test_cluster_nap_is_enabled_only_where_the_version_surely_requires_it(version):
-    assert not cluster_nap_needed(version)
+    assert not cluster_nap_needed(version, DATA_DIR)
     if version is not None and version_surely_at_least(version, "1.33.3-gke.1136000"):
         g = build(cluster={**ABOVE, "minMasterVersion": version}).platform.plan
         assert g is not None and g.cluster.auto_provisioning_limits is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.stack import parse
 from infra.core.cost import estimate
 from infra.core.errors import Issues
@@ -36,8 +36,8 @@ def test_g2_has_no_pd_standard_boot_disk():
 
 
 def test_a3_ultra_and_a4_boot_only_from_hyperdisk_balanced():
-    assert series_of("a3-ultragpu-8g").boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
-    assert series_of("a4-highgpu-8g").boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
+    assert series_of("a3-ultragpu-8g", DATA_DIR).boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
+    assert series_of("a4-highgpu-8g", DATA_DIR).boot_disk_types == ("hyperdisk-balanced",)  # type: ignore[union-attr]
     reason = errors(
         {"machineType": "a3-ultragpu-8g", "gpu": None, "spot": True, "diskType": "pd-ssd"}
     )
@@ -52,7 +52,7 @@ def test_omitted_disk_type_is_the_series_default():
 
 def test_every_series_default_disk_is_a_gke_boot_disk_type():
     gke_boot = {"pd-balanced", "pd-standard", "pd-ssd", "hyperdisk-balanced"}
-    for s in load_series():
+    for s in load_series(DATA_DIR):
         assert set(s.boot_disk_types) <= gke_boot, s.prefix
 
 
@@ -76,7 +76,7 @@ def test_a3_ultra_on_demand_needs_a_reservation_spot_or_flex_start():
 
 
 def test_a4x_is_reservation_only():
-    assert series_of("a4x-highgpu-4g").provisioning == {"reservation"}  # type: ignore[union-attr]
+    assert series_of("a4x-highgpu-4g", DATA_DIR).provisioning == {"reservation"}  # type: ignore[union-attr]
 
 
 # --- zones and reservations
@@ -209,7 +209,7 @@ def test_compact_placement_only_on_a_family_that_takes_a_compact_policy(pool, ok
 
 
 def test_every_compact_placement_row_names_its_source():
-    rows = list(read_rows("gce_compact_placement.csv"))
+    rows = list(read_rows("gce_compact_placement.csv", DATA_DIR))
     assert rows and all(r["compact"] in ("yes", "no") and r["source"] for r in rows)
 
 
@@ -265,9 +265,11 @@ def test_bundled_local_ssds_become_ephemeral_storage():
 
 def test_every_catalog_machine_type_has_series_disk_and_provisioning_facts(catalog):
     bundled = {m.name for a in catalog.gcp_accelerators() for m in catalog.gcp_machines_with(a)}
-    n1 = {r["machine_type"] for r in read_rows("gcp_n1_machine_types.csv")}
+    n1 = {r["machine_type"] for r in read_rows("gcp_n1_machine_types.csv", DATA_DIR)}
     assert bundled and n1
-    assert sorted(m for m in bundled | n1 | {"e2-standard-4"} if series_of(m) is None) == []
+    assert (
+        sorted(m for m in bundled | n1 | {"e2-standard-4"} if series_of(m, DATA_DIR) is None) == []
+    )
 
 
 # --- initialNodeCount is per zone (terraform-provider-google container_node_pool docs: "In
@@ -381,7 +383,7 @@ def test_queued_provisioning_with_compact_placement_is_refused():
 # A3 High, A3 Edge, A2, G4, G2").
 @pytest.mark.parametrize("family", ["g4", "a4x", "c4a", "c4n", "z4d", "a2", "a3", "a4", "g2"])
 def test_compact_placement_families_the_receivers_list_are_yes(family):
-    assert compact_placement_families()[family] is True
+    assert compact_placement_families(DATA_DIR)[family] is True
 
 
 def test_compact_placement_on_a_g4_pool_in_one_zone_plans():
@@ -395,10 +397,10 @@ def test_compact_placement_on_a_g4_pool_in_one_zone_plans():
 def test_compact_placement_on_an_unlisted_family_is_a_note_not_a_refusal():
     spec = parse(gke_config({"compactPlacement": True}), "t").pools[0]
     issues, notes = Issues(), []
-    check_compact(spec, "x9-standard-8", ["us-central1-a"], "gpuPools[0]", issues, notes)
+    check_compact(spec, "x9-standard-8", ["us-central1-a"], "gpuPools[0]", issues, notes, DATA_DIR)
     assert not issues
     (note,) = notes
     assert note.startswith("gpuPools[0].compactPlacement: the x9 family is not in")
     issues, notes = Issues(), []
-    check_compact(spec, "n1-highmem-8", ["us-central1-a"], "gpuPools[0]", issues, notes)
+    check_compact(spec, "n1-highmem-8", ["us-central1-a"], "gpuPools[0]", issues, notes, DATA_DIR)
     assert issues.count() == 1 and not notes

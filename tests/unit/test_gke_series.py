@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.gke.series import (
@@ -61,11 +61,13 @@ def test_built_in_gpu_series_are_the_series_of_the_catalogs_gpu_machine_types():
     """The series table's gpus column and gcp_machine_types.csv (machineTypes[].accelerators)
     name the same families: every GPU machine type is of a built-in series and vice versa."""
     machine_families = {
-        r["machine_type"].split("-", 1)[0] for r in read_rows("gcp_machine_types.csv")
+        r["machine_type"].split("-", 1)[0] for r in read_rows("gcp_machine_types.csv", DATA_DIR)
     }
-    assert set(gpu_families(BUILT_IN)) == machine_families
-    assert gpu_families(ATTACHED) == ("n1",)  # gcp_gpu_attach_limits.csv: N1 hosts only
-    assert has_built_in_gpus("a3-newgpu-8g") and not has_built_in_gpus("n1-standard-8")
+    assert set(gpu_families(BUILT_IN, DATA_DIR)) == machine_families
+    assert gpu_families(ATTACHED, DATA_DIR) == ("n1",)  # gcp_gpu_attach_limits.csv: N1 hosts only
+    assert has_built_in_gpus("a3-newgpu-8g", DATA_DIR) and not has_built_in_gpus(
+        "n1-standard-8", DATA_DIR
+    )
 
 
 def test_a_type_of_no_gpu_series_needs_its_gpu_named_with_the_series_that_imply_one():

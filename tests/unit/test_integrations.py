@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from infra import plan as plan_cli
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse, parse_file
 from infra.core.errors import ConfigErrors
 from infra.core.integrations import INTEGRATIONS
@@ -331,7 +332,9 @@ def plan_jupyter_allocatable(memory_gib: float, operator: bool = True) -> int:
     from infra.core.gke.node_model import template_allocatable_mib
     from infra.core.nodes import daemonset_memory_mib
 
-    budget = daemonset_memory_mib("gke") + (daemonset_memory_mib("nfd-worker") if operator else 0)
+    budget = daemonset_memory_mib("gke", DATA_DIR) + (
+        daemonset_memory_mib("nfd-worker", DATA_DIR) if operator else 0
+    )
     allocatable = template_allocatable_mib(memory_gib, "COS_CONTAINERD")
     return allocatable - budget - max(256, math.ceil(allocatable * 0.01))
 

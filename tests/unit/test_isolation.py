@@ -20,6 +20,7 @@ from infra.core.catalog.runtime_facts import (
     runtime_fact,
     versions_of,
 )
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
 from infra.core.errors import ConfigErrors
 from infra.core.operator.helm_values import CHART_DATA_DIR, is_cdi_era, vendored_versions
@@ -54,29 +55,29 @@ def _plugin_env(values: Any) -> dict[str, str]:
 
 @pytest.mark.parametrize("version", vendored_versions())
 def test_every_vendored_chart_has_the_operator_facts_the_table_reads(version):
-    missing = [f for f in _OPERATOR_FACTS if runtime_fact(OPERATOR, version, f) is None]
+    missing = [f for f in _OPERATOR_FACTS if runtime_fact(OPERATOR, version, f, DATA_DIR) is None]
     assert missing == [], f"run scripts/refresh_runtime_facts.py for gpu-operator {version}"
 
 
 @pytest.mark.parametrize("version", vendored_versions())
 def test_the_toolkit_and_device_plugin_each_chart_ships_have_their_defaults_recorded(version):
     toolkit, plugin = _shipped(version)
-    assert [f for f in _TOOLKIT_FACTS if runtime_fact(TOOLKIT, toolkit, f) is None] == []
-    assert runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy") is not None
+    assert [f for f in _TOOLKIT_FACTS if runtime_fact(TOOLKIT, toolkit, f, DATA_DIR) is None] == []
+    assert runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy", DATA_DIR) is not None
 
 
 def test_the_facts_were_read_at_the_commits_pins_csv_records_for_the_chart_tags():
     recorded = {p.version: p.commit for p in pins("gpu-operator-values").values() if p.commit}
     assert recorded  # v25.3.4, v25.10.1, v26.7.0 carry their commit
     for version, commit in recorded.items():
-        fact = runtime_fact(OPERATOR, version, "runtimeClasses")
+        fact = runtime_fact(OPERATOR, version, "runtimeClasses", DATA_DIR)
         assert fact is not None and commit.startswith(fact.commit), version
 
 
 def test_every_recorded_toolkit_and_plugin_version_is_one_a_vendored_chart_ships():
     shipped = {_shipped(v) for v in vendored_versions()}
-    assert set(versions_of(TOOLKIT)) == {t for t, _ in shipped}
-    assert set(versions_of(DEVICE_PLUGIN)) == {d for _, d in shipped}
+    assert set(versions_of(TOOLKIT, DATA_DIR)) == {t for t, _ in shipped}
+    assert set(versions_of(DEVICE_PLUGIN, DATA_DIR)) == {d for _, d in shipped}
 
 
 # --- the toolkit path (the operator installs the toolkit) -----------------------------------------
@@ -88,9 +89,9 @@ def test_the_installer_honours_the_env_var_unprivileged_by_default_so_the_plan_s
 ):
     toolkit, _ = _shipped(version)
     default = runtime_fact(
-        TOOLKIT, toolkit, "accept-nvidia-visible-devices-envvar-when-unprivileged"
+        TOOLKIT, toolkit, "accept-nvidia-visible-devices-envvar-when-unprivileged", DATA_DIR
     )
-    gate = runtime_fact(TOOLKIT, toolkit, "envvar-gate")
+    gate = runtime_fact(TOOLKIT, toolkit, "envvar-gate", DATA_DIR)
     assert default is not None and gate is not None
     assert (default.value, gate.value) == ("true", "privileged-or-accept")
     assert ACCEPT_ENVVAR in default.env.split()
@@ -103,8 +104,8 @@ def test_the_installer_honours_the_env_var_unprivileged_by_default_so_the_plan_s
 
 @pytest.mark.parametrize("version", [v for v in vendored_versions() if is_cdi_era(v)])
 def test_cdi_operator_keeps_nvidia_non_default_but_creates_runtime_class_nvidia(version):
-    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env")
-    classes = runtime_fact(OPERATOR, version, "runtimeClasses")
+    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env", DATA_DIR)
+    classes = runtime_fact(OPERATOR, version, "runtimeClasses", DATA_DIR)
     assert cdi_env is not None and "NVIDIA_RUNTIME_SET_AS_DEFAULT=false" in cdi_env.words
     assert classes is not None and "operator.runtimeClass" in classes.words
     assert _chart(version)["cdi"]["enabled"] is True
@@ -113,7 +114,7 @@ def test_cdi_operator_keeps_nvidia_non_default_but_creates_runtime_class_nvidia(
     assert row.default_runtime.value == "runc"
     assert "nvidia" in row.runtime_classes.value  # the path NVIDIA/gpu-operator#1588's pods take
     assert row.accept_envvar.value is False and row.enforced
-    plugin = runtime_fact(OPERATOR, version, "devicePlugin.cdi-strategy")
+    plugin = runtime_fact(OPERATOR, version, "devicePlugin.cdi-strategy", DATA_DIR)
     assert plugin is not None and row.device_list.value == plugin.value  # allocated GPUs by CDI
     assert ACCEPT_MOUNTS not in env_of(dict(op.release.values))  # nothing else reopened
 
@@ -121,8 +122,8 @@ def test_cdi_operator_keeps_nvidia_non_default_but_creates_runtime_class_nvidia(
 @pytest.mark.parametrize("version", [v for v in vendored_versions() if not is_cdi_era(v)])
 def test_pre_cdi_installer_makes_nvidia_the_default_so_gpus_come_as_volume_mounts(version):
     toolkit, _ = _shipped(version)
-    default = runtime_fact(TOOLKIT, toolkit, "set-as-default")
-    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env")
+    default = runtime_fact(TOOLKIT, toolkit, "set-as-default", DATA_DIR)
+    cdi_env = runtime_fact(OPERATOR, version, "toolkit.cdi-env", DATA_DIR)
     assert default is not None and default.flag
     assert cdi_env is not None and not any("SET_AS_DEFAULT" in w for w in cdi_env.words)
     assert _chart(version)["cdi"]["enabled"] is False
@@ -161,7 +162,7 @@ def test_legacy_mode_on_a_cdi_chart_gets_the_volume_mount_setup_too():
 
 def test_up_to_v25_3_2_the_operator_applies_its_cdi_env_after_the_users():
     for version, last in (("v25.3.2", False), ("v25.3.3", True), ("v26.7.0", True)):
-        fact = runtime_fact(OPERATOR, version, "devicePlugin.user-env-last")
+        fact = runtime_fact(OPERATOR, version, "devicePlugin.user-env-last", DATA_DIR)
         assert fact is not None and fact.flag is last, version
     # GKE's CDI setup on v25.3.2: the operator's envvar,cdi-annotations wins over volume-mounts;
     # annotations still hand allocated GPUs over with the env var refused.
@@ -174,7 +175,7 @@ def test_up_to_v25_3_2_the_operator_applies_its_cdi_env_after_the_users():
 
 
 def _fact(receiver: str, version: str, name: str) -> str:
-    f = runtime_fact(receiver, version, name)
+    f = runtime_fact(receiver, version, name, DATA_DIR)
     assert f is not None, f"no fact {receiver} {version} {name}"
     return f.value
 
@@ -312,7 +313,7 @@ def test_a_device_list_strategy_the_toolkit_refuses_is_an_error_naming_it():
 # --- the node image's path (EKS: the AMI's toolkit) -----------------------------------------------
 
 
-@pytest.mark.parametrize("toolkit", versions_of(TOOLKIT))
+@pytest.mark.parametrize("toolkit", versions_of(TOOLKIT, DATA_DIR))
 def test_the_node_bootstrap_sets_keys_the_toolkit_runtime_reads_from_its_config(toolkit):
     # TOOLKIT_ISOLATION is written with `nvidia-ctk config --set`: each key must be one of the
     # runtime's config.toml keys (the Config struct's TOML tags) at every recorded toolkit version.
@@ -323,7 +324,7 @@ def test_the_node_bootstrap_sets_keys_the_toolkit_runtime_reads_from_its_config(
 
 
 def test_al2023_nodeadm_makes_nvidia_the_default_so_the_node_bootstrap_refuses_the_env_var():
-    fact = runtime_fact(EKS_AMI, "al2023", "default-runtime")
+    fact = runtime_fact(EKS_AMI, "al2023", "default-runtime", DATA_DIR)
     assert fact is not None and fact.value == "nvidia"
     assert ("accept-nvidia-visible-devices-envvar-when-unprivileged", "false") in TOOLKIT_ISOLATION
     (row,) = plan(stack("eks", namespaces=NS)).isolation
@@ -333,7 +334,7 @@ def test_al2023_nodeadm_makes_nvidia_the_default_so_the_node_bootstrap_refuses_t
 
 def test_bottlerocket_defaults_refuse_the_env_var_and_hand_gpus_over_as_volume_mounts():
     facts = {
-        f: runtime_fact(BOTTLEROCKET, "nvidia-k8s", f)
+        f: runtime_fact(BOTTLEROCKET, "nvidia-k8s", f, DATA_DIR)
         for f in (
             "visible-devices-envvar-when-unprivileged",
             "visible-devices-as-volume-mounts",

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.diff import value_at
 from infra.core.eks import autoscaler
@@ -121,20 +122,20 @@ def test_replicas_never_exceed_the_system_nodes_karpenter_cannot_launch_for_itse
 
 
 def test_every_value_key_is_a_key_of_the_vendored_chart_values():
-    assert ctl.unknown_value_keys(controller().values, ctl.chart_value_kinds()) == []
+    assert ctl.unknown_value_keys(controller().values, ctl.chart_value_kinds(DATA_DIR)) == []
 
 
 def test_a_value_key_the_chart_does_not_read_is_reported_with_its_path():
     values = copy.deepcopy(dict(controller().values))
     values["settings"]["interruptionQueueName"] = "x"
     values["nodeselector"] = {}
-    found = ctl.unknown_value_keys(values, ctl.chart_value_kinds())
+    found = ctl.unknown_value_keys(values, ctl.chart_value_kinds(DATA_DIR))
     assert found == ["settings.interruptionQueueName", "nodeselector"]
 
 
 def test_free_form_chart_maps_take_any_key():
     values = {"nodeSelector": {"any/label": "x"}, "serviceAccount": {"annotations": {"a/b": "c"}}}
-    assert ctl.unknown_value_keys(values, ctl.chart_value_kinds()) == []
+    assert ctl.unknown_value_keys(values, ctl.chart_value_kinds(DATA_DIR)) == []
 
 
 def test_queue_name_fits_sqs_80_characters_and_its_character_set():
@@ -238,12 +239,17 @@ def test_policy_fits_the_iam_inline_role_policy_size_for_the_longest_cluster_nam
     longest = controller(cluster="c" * limit("eks.cluster_name"))
     size = ctl.policy_size(ctl.longest_policy(longest))
     assert ctl.policy_size(policy(longest)) <= size <= limit("aws.iam_role_inline_policy_size")
-    assert list(ctl.problems(existing=False, kubernetes_minor=33, plan=longest)) == []
+    assert (
+        list(ctl.problems(existing=False, kubernetes_minor=33, plan=longest, data_dir=DATA_DIR))
+        == []
+    )
 
 
 def test_a_policy_over_iams_inline_size_is_a_config_error_naming_the_cluster_name(monkeypatch):
     monkeypatch.setattr(ctl, "policy_size", lambda _: 10241)
-    found = list(ctl.problems(existing=False, kubernetes_minor=33, plan=controller()))
+    found = list(
+        ctl.problems(existing=False, kubernetes_minor=33, plan=controller(), data_dir=DATA_DIR)
+    )
     assert [k for k, _ in found] == ["cluster.name"] and "10240" in found[0][1]
 
 
@@ -280,7 +286,7 @@ def errors_of(raw: dict[str, Any]) -> list[str]:
 
 
 def test_karpenter_on_an_existing_cluster_is_refused_naming_the_kind_key():
-    found = ctl.problems(existing=True, kubernetes_minor=33, plan=controller())
+    found = ctl.problems(existing=True, kubernetes_minor=33, plan=controller(), data_dir=DATA_DIR)
     assert [k for k, _ in found] == ["cluster.autoscaler.kind"]
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks.bootstrap import TOOLKIT_ISOLATION
 from infra.core.eks.groups import EksGroupPlan
@@ -164,7 +165,7 @@ def test_cel_restricted_nodeclass_tags_are_refused():
 
 
 def test_ami_alias_is_pinned_to_a_version_never_latest():
-    aliases = kp.ami_aliases()
+    aliases = kp.ami_aliases(DATA_DIR)
     assert set(aliases) == {"al2023", "bottlerocket"}
     assert all(v.startswith("v") and v != "latest" for v in aliases.values())
     spec = karp(groups(plan())[0]).node_class["spec"]
@@ -182,15 +183,15 @@ def test_bottlerocket_pool_is_refused_while_no_release_notes_show_its_alias_ship
 
 def test_al2023_alias_covers_the_minors_its_release_notes_list():
     # awslabs/amazon-eks-ami CHANGELOG.md "AMI Release v20260714": NVIDIA AMIs for 1.30 - 1.36.
-    assert kp.alias_minors("al2023", "v20260714") == (30, 36)
-    assert kp.alias_problem("al2023", "1.36") is None
-    assert "not 1.29" in (kp.alias_problem("al2023", "1.29") or "")
+    assert kp.alias_minors("al2023", "v20260714", DATA_DIR) == (30, 36)
+    assert kp.alias_problem("al2023", "1.36", DATA_DIR) is None
+    assert "not 1.29" in (kp.alias_problem("al2023", "1.29", DATA_DIR) or "")
 
 
 def test_bottlerocket_pool_sizes_its_data_volume_and_keeps_the_os_volume_encrypted(monkeypatch):
     # As if a release's notes listed the pinned alias for the stack's minor.
-    monkeypatch.setattr(kp, "alias_problem", lambda family, version: None)
-    monkeypatch.setattr("infra.core.eks.karpenter.plan.alias_problem", lambda f, v: None)
+    monkeypatch.setattr(kp, "alias_problem", lambda family, version, data_dir: None)
+    monkeypatch.setattr("infra.core.eks.karpenter.plan.alias_problem", lambda f, v, d: None)
     g = groups(plan(amiFamily="bottlerocket", diskSizeGb=200))[0]
     spec = karp(g).node_class["spec"]
     assert spec["amiSelectorTerms"][0]["alias"].startswith("bottlerocket@v")
@@ -384,7 +385,7 @@ def test_proof_fails_when_the_nodepool_loses_the_pool_label():
 
 def test_karpenter_memory_is_less_vm_overhead_eni_kube_reserved_and_eviction():
     # g6.2xlarge, 32 GiB: 32768 - ceil(7.5%) 2458 - (11 x (4 x 14 + 2) + 255) 893 - 100 = 29317
-    assert nodes.karpenter_memory_mib("g6.2xlarge", 32) == 29317
+    assert nodes.karpenter_memory_mib("g6.2xlarge", 32, DATA_DIR) == 29317
 
 
 def test_quota_demand_adds_the_drift_surge_of_each_nodepool():

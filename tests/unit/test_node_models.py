@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.eks import node_model as eks
 from infra.core.eks.karpenter.nodes import karpenter_memory_mib
@@ -80,7 +81,7 @@ def test_nodeadm_max_pods_is_enis_times_ips_less_one_plus_two():
     assert eks.eni_pods(3, 6) == 17
     assert eks.eni_pods(6, 12) == 68
     # g5.12xlarge: 15 ENIs x 50 IPs (nodeadm instance-info.jsonl) -> 737 pods.
-    assert eks.eni_limited_pods("g5.12xlarge") == 737
+    assert eks.eni_limited_pods("g5.12xlarge", DATA_DIR) == 737
 
 
 # Measured EKS AL2023 nodes (2i2c node-capacity-info.json @ 9ad7cd0f): capacity - allocatable is
@@ -115,7 +116,7 @@ def test_karpenter_kube_reserved_on_al2023_follows_eni_pods_not_max_pods():
 
 def test_karpenter_allocatable_of_g5_12xlarge_is_memory_less_overhead_eni_reserve_eviction():
     # 192 GiB = 196608 MiB - ceil(7.5 %) 14746 - (11 x 737 + 255) 8362 - 100 = 173400 MiB.
-    assert karpenter_memory_mib("g5.12xlarge", 192) == 173400
+    assert karpenter_memory_mib("g5.12xlarge", 192, DATA_DIR) == 173400
 
 
 def test_karpenter_graviton_memory_leaves_out_the_cma_area():
@@ -127,9 +128,9 @@ def test_types_not_on_file_take_the_most_eni_limited_pods_on_file_not_nodeadms_1
     # nodeadm eni_max_pods.go GetInstanceInfo asks EC2 for a type not in instance-info.jsonl
     # (110 only if that fails) and Karpenter reads EC2: the real reserve may be the largest.
     # instance-info.jsonl @ 81fec2e8: g7.24xlarge, default card 24 ENIs x 64 IPv4 -> 1514 pods.
-    assert eks.eni_limited_pods("g7.24xlarge") == 24 * (64 - 1) + 2
-    assert eks.eni_limited_pods("x9.unknown") == 1514
-    assert eks.nodeadm_allocatable_mib("x9.unknown", 256) == (
+    assert eks.eni_limited_pods("g7.24xlarge", DATA_DIR) == 24 * (64 - 1) + 2
+    assert eks.eni_limited_pods("x9.unknown", DATA_DIR) == 1514
+    assert eks.nodeadm_allocatable_mib("x9.unknown", 256, DATA_DIR) == (
         eks.vm_memory_mib(256) - (11 * 1514 + 255) - 100
     )
 
@@ -252,11 +253,11 @@ def test_operator_operands_budget_is_their_requests_plus_the_nfd_worker():
             version="v26.7.0", values=values, namespace="gpu-operator", reasons={}, timeout=600
         )
 
-    assert operand_memory_mib(release({})) == 64
+    assert operand_memory_mib(release({}), DATA_DIR) == 64
     override = {"devicePlugin": {"resources": {"requests": {"memory": "200Mi"}}}}
-    assert operand_memory_mib(release(override)) == 264
-    assert operand_memory_mib(release({"nfd": {"enabled": False}})) == 0
-    assert operand_memory_mib(None) == 0
+    assert operand_memory_mib(release(override), DATA_DIR) == 264
+    assert operand_memory_mib(release({"nfd": {"enabled": False}}), DATA_DIR) == 0
+    assert operand_memory_mib(None, DATA_DIR) == 0
 
 
 def test_daemonset_budget_counts_the_daemonsets_the_stacks_themselves_turn_on():
@@ -264,9 +265,9 @@ def test_daemonset_budget_counts_the_daemonsets_the_stacks_themselves_turn_on():
 
     # aws/eks-node-monitoring-agent values.yaml nodeAgent.resources.requests.memory 30Mi (an
     # add-on of every created EKS cluster, tolerating every taint), on top of the measured 250.
-    assert daemonset_memory_mib("eks") == 250 + 30
+    assert daemonset_memory_mib("eks", DATA_DIR) == 250 + 30
     # aws/eks-pod-identity-agent values.yaml resources: {} -- no request.
-    assert daemonset_memory_mib("eks-pod-identity") == 0
+    assert daemonset_memory_mib("eks-pod-identity", DATA_DIR) == 0
     # GoogleCloudPlatform/prometheus-engine values.global.yaml: collector 32M + config-reloader
     # 4M = 36,000,000 B, 35 MiB rounded up; on top of the measured 656 and the device plugin's 50.
-    assert daemonset_memory_mib("gke") == 656 + 50 + math.ceil(36e6 / 2**20)
+    assert daemonset_memory_mib("gke", DATA_DIR) == 656 + 50 + math.ceil(36e6 / 2**20)

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET, OPERATOR, TOOLKIT, runtime_fact
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.diff import HELM_RELEASE, diff
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.operator.removal import removal_effects
@@ -42,7 +43,7 @@ K3S = {"toolkit": {"env": [{"name": "CONTAINERD_SOCKET", "value": K3S_CONTAINERD
 
 
 def _fact(receiver: str, version: str, name: str) -> str:
-    f = runtime_fact(receiver, version, name)
+    f = runtime_fact(receiver, version, name, DATA_DIR)
     assert f is not None, (receiver, version, name)
     return f.value
 
@@ -113,7 +114,9 @@ def test_with_the_amis_toolkit_nothing_is_restarted_and_without_nfd_nothing_is_p
 
 def test_a_toolkit_told_not_to_restart_unconfigures_only():
     values = {"toolkit": {"env": [{"name": "RUNTIME_RESTART_MODE", "value": "none"}]}}
-    assert removal_effects(_release(values)["inputs"])[-1].endswith("RUNTIME_RESTART_MODE=none)")
+    assert removal_effects(_release(values)["inputs"], DATA_DIR)[-1].endswith(
+        "RUNTIME_RESTART_MODE=none)"
+    )
 
 
 def test_another_chart_is_removed_without_the_operators_effects():

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse_file
 from infra.core.labels import GPU_PRESENT_LABEL
 from infra.core.plan import build_plan
@@ -120,7 +121,7 @@ def test_mig_instances_per_gpu_match_mig_parted_all_profile_configs():
     configs = yaml.safe_load(MIG_PARTED.read_text())["mig-configs"]
     checked = 0
     for model in ("A30", "A100-40GB", "A100-80GB", "H100-80GB", "H200-141GB", "B200"):
-        gpu = mig_gpu(model)
+        gpu = mig_gpu(model, DATA_DIR)
         assert gpu is not None
         for profile in gpu.profiles:
             blocks = configs[mig_config_name(profile)]
@@ -129,7 +130,7 @@ def test_mig_instances_per_gpu_match_mig_parted_all_profile_configs():
             assert _instances_per_gpu(profile, gpu) == blocks[0]["mig-devices"][profile], profile
             checked += 1
     assert checked > 20
-    a100_40 = mig_gpu("A100-40GB")
+    a100_40 = mig_gpu("A100-40GB", DATA_DIR)
     assert a100_40 is not None and _instances_per_gpu("1g.10gb", a100_40) == 4  # filtered block
 
 

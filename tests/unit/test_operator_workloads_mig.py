@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.operator import (
     MIG_CONFIG_LABEL,
     nvidia_mig_profiles,
@@ -138,6 +139,6 @@ def test_mig_mixed_with_time_slicing_is_rejected():
 
 
 def test_mig_profiles_resolve_cloud_and_people_names():
-    assert nvidia_mig_profiles("nvidia-tesla-a100")[0] == "1g.5gb"
-    assert nvidia_mig_profiles("H100")[-1] == "7g.80gb"
-    assert nvidia_mig_profiles("T4") == () and nvidia_mig_profiles("A10") == ()
+    assert nvidia_mig_profiles("nvidia-tesla-a100", DATA_DIR)[0] == "1g.5gb"
+    assert nvidia_mig_profiles("H100", DATA_DIR)[-1] == "7g.80gb"
+    assert nvidia_mig_profiles("T4", DATA_DIR) == () and nvidia_mig_profiles("A10", DATA_DIR) == ()

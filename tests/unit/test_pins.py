@@ -74,11 +74,17 @@ def test_karpenter_chart_crd_chart_and_vendored_crds_are_one_pin():
 
 def test_chart_facts_files_are_of_the_pinned_chart_versions():
     karpenter, autoscaler = pin("karpenter"), pin("cluster-autoscaler")
-    assert {r["chart_version"] for r in read_rows(ctl.CHART_VALUES_FILE)} == {karpenter.version}
-    assert {r["chart_version"] for r in read_rows(ca.CHART_RBAC_FILE)} == {autoscaler.version}
-    rbac = " ".join(read_header(ca.CHART_RBAC_FILE))
+    assert {r["chart_version"] for r in read_rows(ctl.CHART_VALUES_FILE, DATA_DIR)} == {
+        karpenter.version
+    }
+    assert {r["chart_version"] for r in read_rows(ca.CHART_RBAC_FILE, DATA_DIR)} == {
+        autoscaler.version
+    }
+    rbac = " ".join(read_header(ca.CHART_RBAC_FILE, DATA_DIR))
     assert f"cluster-autoscaler-chart-{autoscaler.version}" in rbac and autoscaler.commit in rbac
-    assert f"karpenter {karpenter.version}" in " ".join(read_header(ctl.CHART_VALUES_FILE))
+    assert f"karpenter {karpenter.version}" in " ".join(
+        read_header(ctl.CHART_VALUES_FILE, DATA_DIR)
+    )
 
 
 def test_every_vendored_gpu_operator_values_file_is_its_pin_byte_for_byte():

@@ -28,7 +28,7 @@ def _line(cost, prefix: str):
 
 
 def test_every_platform_price_has_its_own_source_url_and_date():
-    rows = list(read_rows("platform_prices.csv"))
+    rows = list(read_rows("platform_prices.csv", DATA_DIR))
     assert rows
     for r in rows:
         assert r["source"].startswith("https://"), r
@@ -88,7 +88,9 @@ def test_usage_based_charges_are_named_never_counted():
 def test_cloud_nat_data_processing_is_quoted_at_its_price_row_never_counted():
     # "$0.045 per GiB" of data processed by the gateway (https://cloud.google.com/nat/pricing)
     (row,) = [
-        r for r in read_rows("platform_prices.csv") if r["item"] == "cloud-nat-data-processing"
+        r
+        for r in read_rows("platform_prices.csv", DATA_DIR)
+        if r["item"] == "cloud-nat-data-processing"
     ]
     assert (row["unit"], float(row["price_usd"])) == ("per_gib", 0.045)
     cost = _cost("gke-t4")
@@ -144,7 +146,7 @@ def test_eks_version_without_a_support_date_is_unpriced_not_guessed():
 
 
 def test_every_eks_support_date_has_a_source_and_read_date():
-    rows = list(read_rows("eks_standard_support.csv"))
+    rows = list(read_rows("eks_standard_support.csv", DATA_DIR))
     assert {r["version"] for r in rows} >= {"1.33", "1.34", "1.35"}
     for r in rows:
         assert r["source"].startswith("https://") and re.fullmatch(r"20\d\d-\d\d-\d\d", r["as_of"])

@@ -8,6 +8,7 @@ from typing import get_args
 
 import pytest
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.kubernetes import Distribution
 from infra.core.config.operator import EksPreset, GkePreset
 from infra.core.gke.presets import gke_needs_config_file
@@ -29,7 +30,7 @@ def test_each_platform_answers_exactly_the_presets_its_schema_accepts(platform):
 
 def test_the_containerd_config_file_floor_is_a_row_of_the_gke_version_gates():
     # GKE 1.33 is the first minor on containerd 2.0 (GKE "Migrate nodes to containerd 2").
-    assert feature_versions()["containerd-config-file"] == "1.33.0-gke.0"
+    assert feature_versions(DATA_DIR)["containerd-config-file"] == "1.33.0-gke.0"
 
 
 @pytest.mark.parametrize(
@@ -45,4 +46,4 @@ def test_the_containerd_config_file_floor_is_a_row_of_the_gke_version_gates():
     ],
 )
 def test_gke_reads_containerd_config_from_the_file_from_1_33_on_containerd_2(version, needs):
-    assert gke_needs_config_file(version) is needs
+    assert gke_needs_config_file(version, DATA_DIR) is needs

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from infra.cli import stack_file
-from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, read_rows
 from infra.core.config.stack import load_stack_file, parse
 from infra.core.cost import estimate
 from infra.core.plan import build_plan
@@ -43,7 +43,10 @@ def gpu_regions() -> dict[str, set[str]]:
 
 
 def _unpriced() -> dict[tuple[str, str, str], dict[str, str]]:
-    return {(u["cloud"], u["item"], u["region"]): u for u in read_rows("platform_unpriced.csv")}
+    return {
+        (u["cloud"], u["item"], u["region"]): u
+        for u in read_rows("platform_unpriced.csv", DATA_DIR)
+    }
 
 
 def test_every_gpu_region_has_each_platform_price_or_is_listed_unpriced(gpu_regions):

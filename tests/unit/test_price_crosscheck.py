@@ -80,9 +80,9 @@ def test_a_machine_or_region_the_dataset_lacks_has_no_price_not_a_zero():
 
 def _catalog_nodes() -> list[price_crosscheck.NodePrice]:
     return price_crosscheck.catalog_node_prices(
-        read_rows("gcp_machine_types.csv"),
-        read_rows("gcp_accelerators.csv"),
-        read_rows("gcp_vm_prices.csv"),
+        read_rows("gcp_machine_types.csv", DATA_DIR),
+        read_rows("gcp_accelerators.csv", DATA_DIR),
+        read_rows("gcp_vm_prices.csv", DATA_DIR),
         {"us-central1", "asia-southeast1"},
     )
 
@@ -128,7 +128,7 @@ def test_disagreements_beyond_the_tolerance_are_rows_agreements_are_counted():
 def test_the_vendored_disagreements_carry_the_datasets_figures_and_its_generation_day():
     rows = {
         (r["item"], r["region"], r["provisioning"]): r
-        for r in read_rows(price_crosscheck.DISAGREEMENTS)
+        for r in read_rows(price_crosscheck.DISAGREEMENTS, DATA_DIR)
     }
     a3 = rows[("a3-highgpu-8g", "us-central1", "on-demand")]
     assert (a3["catalog_usd"], a3["other_usd"], a3["as_of"]) == (

@@ -44,7 +44,9 @@ DATASET = {
 
 
 def test_vendored_rows_carry_the_datasets_prices_with_their_commit_and_generation_day():
-    rows = {(r["cloud"], r["item"], r["region"]): r for r in read_rows("platform_prices.csv")}
+    rows = {
+        (r["cloud"], r["item"], r["region"]): r for r in read_rows("platform_prices.csv", DATA_DIR)
+    }
     for key, (usd, commit, day) in DATASET.items():
         r = rows[key]
         assert (r["price_usd"], r["as_of"]) == (usd, day), key

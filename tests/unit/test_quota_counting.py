@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, read_rows
 from infra.core.config.stack import parse, parse_file
 from infra.core.gke.capacity import gke_created
 from infra.core.plan import build_plan
@@ -19,8 +19,13 @@ from tests.conftest import gke_config
 
 def _catalog_families() -> list[str]:
     """Every machine family the catalog or the vCPU table names."""
-    fams = {gcp_machine_family(r["machine_type"]) for r in read_rows("gcp_machine_types.csv")}
-    fams |= {gcp_machine_family(r["machine_type"]) for r in read_rows("gcp_n1_machine_types.csv")}
+    fams = {
+        gcp_machine_family(r["machine_type"]) for r in read_rows("gcp_machine_types.csv", DATA_DIR)
+    }
+    fams |= {
+        gcp_machine_family(r["machine_type"])
+        for r in read_rows("gcp_n1_machine_types.csv", DATA_DIR)
+    }
     return sorted(fams | set(gcp_cpu_rules()))
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.core.catalog.vendored import Catalog, read_header
+from infra.core.catalog.vendored import DATA_DIR, Catalog, read_header
 from infra.core.config.stack import parse, parse_file
 from infra.core.eks.capacity import eks_surge
 from infra.core.errors import ConfigErrors
@@ -290,7 +290,7 @@ def test_every_catalog_aws_gpu_type_has_a_quota_code() -> None:
     ],
 )
 def test_quota_data_files_carry_provenance(name: str) -> None:
-    header = " ".join(read_header(name))
+    header = " ".join(read_header(name, DATA_DIR))
     assert "source" in header and "fetched" in header
 
 

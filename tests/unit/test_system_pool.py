@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from infra.core.catalog.vendored import Catalog
+from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.errors import ConfigErrors
 from infra.core.system_pool import (
     aws_architecture,
@@ -54,7 +54,7 @@ def test_gcp_system_type_refuses_custom_and_uncounted_families(bad, words):
 
 def test_aws_vcpus_from_name_knows_large_nxlarge_and_the_listed_small_sizes_only():
     names = ("m6i.large", "m6i.4xlarge", "t3.medium", "t2.micro", "m7g.medium", "m6i.medium")
-    assert [aws_vcpus_from_name(t) for t in names] == [2, 16, 2, 1, 1, None]
+    assert [aws_vcpus_from_name(t, DATA_DIR) for t in names] == [2, 16, 2, 1, 1, None]
 
 
 @pytest.mark.parametrize("small", ["t3.medium", "t3a.small", "t4g.medium", "m7g.medium"])

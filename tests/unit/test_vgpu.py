@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from infra.core.catalog.runtime_facts import OPERATOR, runtime_fact
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.secrets import FROM_ENGINE, masked, secret_refs
 from infra.core.config.stack import parse
 from infra.core.operator.helm_values import chart_defaults, default_at, vendored_versions
@@ -105,7 +106,7 @@ def test_the_chart_keys_the_vgpu_mode_sets_are_the_vendored_values_keys(version)
 def test_the_licensing_secret_keys_are_the_file_names_the_operator_mounts(version):
     # gpu-operator internal/consts/consts.go VGPULicensingFileName, NLSClientTokenFileName.
     facts = {
-        f: runtime_fact(OPERATOR, version, f)
+        f: runtime_fact(OPERATOR, version, f, DATA_DIR)
         for f in ("vgpu.licensing-file", "vgpu.nls-token-file")
     }
     assert {k: f.value for k, f in facts.items() if f} == {

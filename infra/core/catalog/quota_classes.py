@@ -2,7 +2,7 @@
 GCP machine families' vCPU quota metrics (``data/gcp_cpu_quota_metrics.csv``) and EC2's vCPU quota
 classes (``data/aws_quota_classes.csv``), each CSV citing its sources. One reader per table: the
 EKS/GKE system-pool checks (``infra.core.system_pool``) and the quota rules (``quota.rules``) ask
-the same rows.
+the same rows, each from the catalog directory it is given (the plan's).
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 
 from infra.core.catalog.vendored import read_rows
 
@@ -43,7 +44,7 @@ class AwsQuotaClass:
 
 
 @cache
-def gcp_cpu_rules() -> dict[str, GcpCpuRule]:
+def gcp_cpu_rules(data_dir: Path) -> dict[str, GcpCpuRule]:
     """Machine family -> its vCPU quota rule."""
     return {
         r["family"]: GcpCpuRule(
@@ -55,12 +56,12 @@ def gcp_cpu_rules() -> dict[str, GcpCpuRule]:
             r["source"],
             r["cpu_quota"] != "none",
         )
-        for r in read_rows("gcp_cpu_quota_metrics.csv")
+        for r in read_rows("gcp_cpu_quota_metrics.csv", data_dir)
     }
 
 
 @cache
-def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
+def aws_quota_classes(data_dir: Path) -> tuple[AwsQuotaClass, ...]:
     """EC2 quota classes in match order."""
     return tuple(
         AwsQuotaClass(
@@ -72,7 +73,7 @@ def aws_quota_classes() -> tuple[AwsQuotaClass, ...]:
             r["spot_name"],
             r["spot_verified"] == "yes",
         )
-        for r in read_rows("aws_quota_classes.csv")
+        for r in read_rows("aws_quota_classes.csv", data_dir)
     )
 
 
@@ -81,7 +82,8 @@ def gcp_machine_family(machine_type: str) -> str:
     return machine_type.split("-", 1)[0]
 
 
-def aws_class_of(instance_type: str) -> AwsQuotaClass | None:
+def aws_class_of(instance_type: str, data_dir: Path) -> AwsQuotaClass | None:
     """The quota class counting ``instance_type`` (by family), or ``None`` if no class matches."""
     family = instance_type.split(".", 1)[0]
-    return next((c for c in aws_quota_classes() if c.family_regex.fullmatch(family)), None)
+    classes = aws_quota_classes(data_dir)
+    return next((c for c in classes if c.family_regex.fullmatch(family)), None)

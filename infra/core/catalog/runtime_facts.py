@@ -5,13 +5,15 @@ Operator, the container toolkit, the device plugin, the EKS AMI and Bottlerocket
 each row): per chart tag the RuntimeClasses the operator creates and the env it sets in CDI mode,
 per toolkit tag the installer's defaults and env names and the runtime's ``NVIDIA_VISIBLE_DEVICES``
 gate, per device-plugin tag its default device-list strategy, and what the node images configure.
-A fact the table lacks is ``None``: the caller treats it as unknown, never as a default.
+A fact the table lacks is ``None``: the caller treats it as unknown, never as a default. Each
+look-up names the catalog directory it reads (the plan's).
 """
 
 from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.core.catalog.vendored import read_rows
 
@@ -55,25 +57,26 @@ class RuntimeFact:
 
 
 @functools.cache
-def _facts() -> dict[tuple[str, str, str], RuntimeFact]:
+def _facts(data_dir: Path) -> dict[tuple[str, str, str], RuntimeFact]:
     return {
         (r["receiver"], r["version"], r["fact"]): RuntimeFact(
             r["value"], r["env"], r["receiver"], r["version"], r["commit"], r["source"]
         )
-        for r in read_rows(FILE)
+        for r in read_rows(FILE, data_dir)
     }
 
 
-def runtime_fact(receiver: str, version: str, fact: str) -> RuntimeFact | None:
+def runtime_fact(receiver: str, version: str, fact: str, data_dir: Path) -> RuntimeFact | None:
     """The fact, or ``None`` when the table has no row for it."""
-    return _facts().get((receiver, version, fact))
+    return _facts(data_dir).get((receiver, version, fact))
 
 
-def versions_of(receiver: str) -> tuple[str, ...]:
+def versions_of(receiver: str, data_dir: Path) -> tuple[str, ...]:
     """Every version of ``receiver`` the table has facts for."""
-    return tuple(dict.fromkeys(v for r, v, _ in _facts() if r == receiver))
+    return tuple(dict.fromkeys(v for r, v, _ in _facts(data_dir) if r == receiver))
 
 
-def facts_of(receiver: str, version: str) -> tuple[RuntimeFact, ...]:
+def facts_of(receiver: str, version: str, data_dir: Path) -> tuple[RuntimeFact, ...]:
     """Every fact of one receiver version."""
-    return tuple(f for (r, v, _), f in _facts().items() if r == receiver and v == version)
+    facts = _facts(data_dir).items()
+    return tuple(f for (r, v, _), f in facts if r == receiver and v == version)

@@ -29,7 +29,7 @@ LIMITS = "receiver_limits.csv"  # read by infra.core.rules.limits
 Row = Mapping[str, str]
 
 
-def table(name: str, data_dir: Path = DATA_DIR) -> tuple[Row, ...]:
+def table(name: str, data_dir: Path) -> tuple[Row, ...]:
     """Rows of a catalog CSV (read-only), parsed once per process: again only if the file changed.
 
     Every reader of ``infra/core/data`` goes through here (``read_rows``, ``read_header``, the
@@ -38,13 +38,13 @@ def table(name: str, data_dir: Path = DATA_DIR) -> tuple[Row, ...]:
     return _parsed(*_identity(data_dir / name))[1]
 
 
-def read_rows(name: str, data_dir: Path = DATA_DIR) -> Iterator[dict[str, str]]:
+def read_rows(name: str, data_dir: Path) -> Iterator[dict[str, str]]:
     """Rows of a catalog CSV as dicts of their own (a caller may edit them), without the header."""
     for row in table(name, data_dir):
         yield dict(row)
 
 
-def read_header(name: str, data_dir: Path = DATA_DIR) -> list[str]:
+def read_header(name: str, data_dir: Path) -> list[str]:
     """The ``#`` provenance lines of a catalog CSV, without the ``# `` prefix."""
     return list(_parsed(*_identity(data_dir / name))[0])
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.core.catalog.pins import pin, pins
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit, stack_scoped
 from infra.core.labels import POOL_LABEL
 from infra.core.pools import GPU_RESOURCE, Taint
@@ -95,7 +95,7 @@ class RbacRule:
         )
 
 
-def chart_rbac(data_dir: Path = DATA_DIR) -> tuple[RbacRule, ...]:
+def chart_rbac(data_dir: Path) -> tuple[RbacRule, ...]:
     """The chart's RBAC rules for CHART_VERSION, from the vendored template facts."""
     return tuple(
         RbacRule(

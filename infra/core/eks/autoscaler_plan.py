@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from infra.core.config.eks import EksClusterSpec
@@ -67,6 +68,7 @@ class AutoscalerTarget:
     partition: str
     stack_tag: str
     image_tag: str
+    data_dir: Path  # the plan's catalog: the pinned chart's RBAC rules
 
 
 def plan_autoscaler(
@@ -120,7 +122,7 @@ def plan_autoscaler(
         ),
         notes=(_shared_cluster_note(cluster.name, target.stack_tag),) if own else (),
     )
-    if problem := autoscaler.lease_problem(plan.values, autoscaler.chart_rbac()):
+    if problem := autoscaler.lease_problem(plan.values, autoscaler.chart_rbac(target.data_dir)):
         issues.add("cluster.autoscaler", problem)
     return plan
 

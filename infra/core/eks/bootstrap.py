@@ -22,6 +22,8 @@ no restart is needed.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from infra.core.catalog.runtime_facts import BOTTLEROCKET, EKS_AMI, runtime_fact
 from infra.core.platform import NodeRuntime
 from infra.core.sharing import DEVICE_LIST_STRATEGY
@@ -39,14 +41,14 @@ def isolates_gpus(ami_type: str | None) -> bool:
     return ami_type is not None and ami_type.startswith("AL2023") and "NVIDIA" in ami_type
 
 
-def node_runtime(ami_type: str | None) -> NodeRuntime | None:
+def node_runtime(ami_type: str | None, data_dir: Path) -> NodeRuntime | None:
     """What an EKS GPU node's own runtime does with a pod's ``NVIDIA_VISIBLE_DEVICES``: AL2023
     NVIDIA nodes as nodeadm configures them plus ``TOOLKIT_ISOLATION``; Bottlerocket NVIDIA nodes as
-    their shared defaults set the toolkit and device plugin (``data/gpu_runtime_facts.csv``);
-    ``None`` for any other image or a fact the table lacks."""
+    their shared defaults set the toolkit and device plugin (``gpu_runtime_facts.csv`` of the
+    catalog in ``data_dir``); ``None`` for any other image or a fact the table lacks."""
     image = (ami_type or "").upper()
     if isolates_gpus(ami_type):
-        default = runtime_fact(EKS_AMI, "al2023", "default-runtime")
+        default = runtime_fact(EKS_AMI, "al2023", "default-runtime", data_dir)
         if default is None:
             return None
         return NodeRuntime(
@@ -62,7 +64,7 @@ def node_runtime(ami_type: str | None) -> NodeRuntime | None:
         )
     if image.startswith("BOTTLEROCKET") and "NVIDIA" in image:
         envvar, mounts, strategy = (
-            runtime_fact(BOTTLEROCKET, "nvidia-k8s", f)
+            runtime_fact(BOTTLEROCKET, "nvidia-k8s", f, data_dir)
             for f in (
                 "visible-devices-envvar-when-unprivileged",
                 "visible-devices-as-volume-mounts",

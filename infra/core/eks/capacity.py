@@ -82,7 +82,10 @@ def eks_sizings(
         vcpus = [
             v
             for t in system.instance_types
-            if (v := getattr(catalog.aws_instance(t), "vcpus", None) or aws_vcpus_from_name(t))
+            if (
+                v := getattr(catalog.aws_instance(t), "vcpus", None)
+                or aws_vcpus_from_name(t, catalog.data_dir)
+            )
         ]
         if len(vcpus) != len(system.instance_types):
             issues.add(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from infra.core.catalog.vendored import Catalog
@@ -32,6 +33,7 @@ from infra.core.eks.template import NodeLabels, NodeTemplate, plan_labels, plan_
 from infra.core.errors import Issues, join_path
 from infra.core.labels import POOL_LABEL
 from infra.core.pools import PoolHints, Taint
+from infra.core.sharing import pool_mig
 
 if TYPE_CHECKING:
     from infra.core.eks.karpenter.pools import KarpenterPoolPlan
@@ -238,7 +240,9 @@ def plan_group(
         issues.add(join_path("gpuPools", i, "releaseVersion"), problem)
     if issues.count() != start or shape.ami is None or shape.capacity_type is None:
         return None
-    return _assemble(i, pool, network, shape, placement, efa, node, template, stack or {})
+    return _assemble(
+        i, pool, network, shape, placement, efa, node, template, stack or {}, catalog.data_dir
+    )
 
 
 def _node_groups(
@@ -289,20 +293,26 @@ def _node_groups(
 
 
 def _hints(
-    pool: EksPoolSpec, shape: GroupShape, ami: str, node: NodeLabels, stack: Mapping[str, str]
+    pool: EksPoolSpec,
+    shape: GroupShape,
+    ami: str,
+    node: NodeLabels,
+    stack: Mapping[str, str],
+    data_dir: Path,
 ) -> PoolHints:
     first, model = shape.first, node.model
+    # A fractional type (g6f: 1/8 L4) shows one logical GPU to the node; say which share.
+    gpu_model = (
+        f"{first.gpu_model} ({first.gpu_fraction:g} GPU share)"
+        if first.gpu_fraction < 1
+        else model.model
+        if model.memory_mib
+        else first.gpu_model
+    )
     return PoolHints(
         name=pool.name,
         gpu_type=first.gpu_model,
-        # A fractional type (g6f: 1/8 L4) shows one logical GPU to the node; say which share.
-        gpu_model=(
-            f"{first.gpu_model} ({first.gpu_fraction:g} GPU share)"
-            if first.gpu_fraction < 1
-            else model.model
-            if model.memory_mib
-            else first.gpu_model
-        ),
+        gpu_model=gpu_model,
         gpus_per_node=first.gpus,
         vcpus=first.vcpus,
         memory_gib=first.memory_gib,
@@ -317,6 +327,7 @@ def _hints(
         min_nodes=pool.min_nodes,
         max_nodes=pool.max_nodes,
         mig_profiles=model.mig_profiles,
+        mig=pool_mig(gpu_model, first.gpu_model, data_dir),
     )
 
 
@@ -343,12 +354,13 @@ def _assemble(
     node: NodeLabels,
     template: NodeTemplate,
     stack: Mapping[str, str],
+    data_dir: Path,
 ) -> EksGroupPlan:
     """Step 6 (lifecycle and name): the node groups and the pool's plan."""
     assert shape.ami is not None and shape.capacity_type is not None
     cr = pool.capacity_reservation
     return EksGroupPlan(
-        hints=_hints(pool, shape, shape.ami, node, stack),
+        hints=_hints(pool, shape, shape.ami, node, stack, data_dir),
         name=pool.name,
         node_groups=_node_groups(pool, network, shape, placement),
         instance_types=shape.names,

@@ -13,6 +13,7 @@ Each formula and constant is re-implemented from the receiver's source, cited at
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from infra.core.catalog.vendored import table
 
@@ -50,9 +51,10 @@ def arm64(ami_type: str) -> bool:
     return "ARM_64" in ami_type
 
 
-def eni_limits(instance_type: str) -> tuple[int, int] | None:
-    """(ENIs of the default network card, IPv4 addresses per ENI), or ``None`` if not on file."""
-    for r in table("aws_eni_limits.csv"):
+def eni_limits(instance_type: str, data_dir: Path) -> tuple[int, int] | None:
+    """(ENIs of the default network card, IPv4 addresses per ENI), or ``None`` if not on file
+    (``aws_eni_limits.csv`` of the catalog in ``data_dir``)."""
+    for r in table("aws_eni_limits.csv", data_dir):
         if r["instance_type"] == instance_type:
             return int(r["default_max_enis"]), int(r["ipv4_per_interface"])
     return None
@@ -63,18 +65,18 @@ def eni_limits(instance_type: str) -> tuple[int, int] | None:
 # when both fail, config.go withDefaultReservedResources) and Karpenter always reads from EC2:
 # both reserve for its real ENI limits, which the plan cannot know. The plan takes the most pods
 # any type on file allows, so kube-reserved is never understated.
-def most_eni_limited_pods() -> int:
+def most_eni_limited_pods(data_dir: Path) -> int:
     """The most ENI-limited pods of any instance type in aws_eni_limits.csv."""
-    rows = table("aws_eni_limits.csv")
+    rows = table("aws_eni_limits.csv", data_dir)
     return max(eni_pods(int(r["default_max_enis"]), int(r["ipv4_per_interface"])) for r in rows)
 
 
-def eni_limited_pods(instance_type: str, efa_only_enis: int = 0) -> int:
+def eni_limited_pods(instance_type: str, data_dir: Path, efa_only_enis: int = 0) -> int:
     """Max pods by ENI (nodeadm's default maxPods, Karpenter's ENILimitedPods). A type not on
     file (a declared ``shape``) gets the most any type on file allows (the most reserve)."""
-    limits = eni_limits(instance_type)
+    limits = eni_limits(instance_type, data_dir)
     if limits is None:
-        return most_eni_limited_pods()
+        return most_eni_limited_pods(data_dir)
     enis, ips = limits
     return eni_pods(max(enis - efa_only_enis, 0), ips)
 
@@ -96,11 +98,13 @@ def vm_memory_mib(memory_gib: float, arm64: bool = False) -> int:
     return mib - math.ceil(mib * VM_MEMORY_OVERHEAD_PERCENT)
 
 
-def nodeadm_allocatable_mib(instance_type: str, memory_gib: float, arm64: bool = False) -> int:
+def nodeadm_allocatable_mib(
+    instance_type: str, memory_gib: float, data_dir: Path, arm64: bool = False
+) -> int:
     """Allocatable memory (MiB) of a running managed-node-group node: nodeadm reserves
     kube-reserved for its ENI-limited maxPods (config.go withDefaultReservedResources) and the
     100Mi hard eviction threshold, from the memory the kernel leaves."""
-    reserved = kube_reserved_mib(eni_limited_pods(instance_type))
+    reserved = kube_reserved_mib(eni_limited_pods(instance_type, data_dir))
     return vm_memory_mib(memory_gib, arm64) - reserved - EVICTION_HARD_MIB
 
 

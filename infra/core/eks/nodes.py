@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from pathlib import Path
 
 from infra.core.config.base import PoolBase
 from infra.core.eks.groups import EksGroupPlan
@@ -64,23 +65,27 @@ def eks_template_node(g: EksGroupPlan, ec2_gpus: int) -> Node:
     return Node(f"template/{h.name}", labels, tuple(taints), alloc)
 
 
-def running_memory_mib(g: EksGroupPlan, memory_gib: Mapping[str, float]) -> int:
+def running_memory_mib(g: EksGroupPlan, memory_gib: Mapping[str, float], data_dir: Path) -> int:
     """Allocatable memory (MiB) of a running node of the group: nodeadm's, the least over the
     group's instance types, each with its own memory (``memory_gib``: per type, as EC2 describes
     it; a type not in it has the group's shape). A Karpenter NodePool may hold several sizes of
     one GPU shape, and a type's reserve follows its own maxPods, so memory and reserve are taken
     per type: the least is the smallest type's node."""
     return min(
-        nodeadm_allocatable_mib(t, memory_gib.get(t, g.hints.memory_gib), arm64(g.ami_type))
+        nodeadm_allocatable_mib(
+            t, memory_gib.get(t, g.hints.memory_gib), data_dir, arm64(g.ami_type)
+        )
         for t in g.instance_types or (g.hints.name,)
     )
 
 
-def eks_running_node(g: EksGroupPlan, pool: PoolBase, memory_gib: Mapping[str, float]) -> Node:
+def eks_running_node(
+    g: EksGroupPlan, pool: PoolBase, memory_gib: Mapping[str, float], data_dir: Path
+) -> Node:
     """A running node of the group (``pool``: its gpuPools entry; ``memory_gib``: per instance
-    type, as in ``running_memory_mib``)."""
+    type, as in ``running_memory_mib``; ``data_dir``: the plan's catalog, its ENI limits)."""
     h = g.hints
-    alloc = running_allocatable(h, pool, running_memory_mib(g, memory_gib))
+    alloc = running_allocatable(h, pool, running_memory_mib(g, memory_gib, data_dir))
     # The least the kubelet leaves allocatable on the group's nodefs (disk, filesystem, reserve).
     alloc["ephemeral-storage"] = Fraction(g.allocatable_ephemeral_gib) * 2**30
     return Node(h.name, dict(g.labels), node_taints(h), alloc, shared_resources(h, pool))

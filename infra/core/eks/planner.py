@@ -178,7 +178,11 @@ def plan_eks(
     ca = None
     if uses_ca and ca_image_tag is not None:
         target = AutoscalerTarget(
-            region=region, partition=partition, stack_tag=tag, image_tag=ca_image_tag
+            region=region,
+            partition=partition,
+            stack_tag=tag,
+            image_tag=ca_image_tag,
+            data_dir=catalog.data_dir,
         )
         ca = plan_autoscaler(config, target, groups, system, issues)
     a = cluster.autoscaler
@@ -196,7 +200,7 @@ def plan_eks(
         system=system,
         groups=groups,
         autoscaler=ca,
-        karpenter=_plan_karpenter(config, region, partition, system, issues),
+        karpenter=_plan_karpenter(config, region, partition, system, issues, catalog),
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version, catalog.data_dir),
@@ -294,6 +298,7 @@ def _plan_karpenter(
     partition: str,
     system: EksSystemGroupPlan | None,
     issues: Issues,
+    catalog: Catalog,
 ) -> karpenter_ctl.KarpenterControllerPlan | None:
     """The Karpenter controller when ``cluster.autoscaler.kind`` is karpenter (and enabled)."""
     cluster: EksClusterSpec = config.cluster
@@ -317,6 +322,7 @@ def _plan_karpenter(
         existing=cluster.existing,
         kubernetes_minor=kubernetes_minor(cluster.planned_version),
         plan=plan,
+        data_dir=catalog.data_dir,
     )
     for key, reason in found:
         issues.add(key, reason)

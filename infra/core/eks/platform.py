@@ -152,7 +152,7 @@ class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
         return selector
 
     def node_runtime(self, h: PoolHints) -> NodeRuntime | None:
-        return bootstrap.node_runtime(h.node_image)
+        return bootstrap.node_runtime(h.node_image, self.catalog.data_dir)
 
     def carried_labels(
         self, h: PoolHints, pool: PoolBase, patched: Mapping[str, str]
@@ -179,17 +179,18 @@ class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
     def system_daemonset_mib(self) -> int:
         # The Pod Identity agent's DaemonSet runs where the stack asks for it (or finds it).
         agent = self.plan.identity == "pod-identity"
-        return daemonset_memory_mib("eks") + (
-            daemonset_memory_mib("eks-pod-identity") if agent else 0
+        data = self.catalog.data_dir
+        return daemonset_memory_mib("eks", data) + (
+            daemonset_memory_mib("eks-pod-identity", data) if agent else 0
         )
 
     def node_memory_mib(self, h: PoolHints) -> int:
         g = next((g for g in self.plan.groups if g.hints.name == h.name), None)
         if g is None:  # not a planned pool: its type is unknown, so the most reserve
-            return nodeadm_allocatable_mib("", h.memory_gib)
+            return nodeadm_allocatable_mib("", h.memory_gib, self.catalog.data_dir)
         # The running node the scheduling proof judges pods against (Karpenter's node for an
         # instance type reserves what nodeadm does: karpenter.nodes.karpenter_memory_mib).
-        return nodes.running_memory_mib(g, self._type_memory_gib(g, h))
+        return nodes.running_memory_mib(g, self._type_memory_gib(g, h), self.catalog.data_dir)
 
     def _karpenter_shape(self, instance_type: str, h: PoolHints) -> tuple[float, str, int]:
         """(memory GiB, GPU model, GPUs) of a type as EC2 describes it, what Karpenter and the
@@ -231,13 +232,13 @@ class EksPlatform(PlannedPlatform[EksClusterSpec, EksPlan]):
     ) -> dict[str, PoolNodes]:
         specs = {p.name: p for p in self.config.pools}
         out: dict[str, PoolNodes] = {}
+        data = self.catalog.data_dir
         for g in self.plan.groups:
-            running = nodes.eks_running_node(
-                g, specs[g.hints.name], self._type_memory_gib(g, g.hints)
-            )
+            memory = self._type_memory_gib(g, g.hints)
+            running = nodes.eks_running_node(g, specs[g.hints.name], memory, data)
             if g.karpenter is not None:
                 shapes = {t: self._karpenter_shape(t, g.hints) for t in g.instance_types}
-                launchable, problems = karpenter_nodes(g, shapes)
+                launchable, problems = karpenter_nodes(g, shapes, data)
                 out[g.hints.name] = PoolNodes(running, None, tuple(launchable), tuple(problems))
                 continue
             template = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.core.platform import Preset, PresetSetting
 from infra.core.pools import PoolHints
@@ -25,7 +26,12 @@ class _EksPreset(Preset):
         )
 
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
         return [
             (
@@ -51,9 +57,14 @@ class Al2023Preset(_EksPreset):
     """``eks-al2023`` (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html)."""
 
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
-        out = _EksPreset.settings(self, version, cdi, kubernetes_version, pools)
+        out = _EksPreset.settings(self, version, cdi, kubernetes_version, pools, data_dir)
         # The node bootstrap turns off NVIDIA_VISIBLE_DEVICES for unprivileged containers and
         # accepts volume-mount device lists (infra.core.eks.bootstrap), so the device plugin
         # hands GPUs over that way; a user devicePlugin.env value wins over the operator's CDI
@@ -75,10 +86,15 @@ class BottlerocketPreset(_EksPreset):
     (https://bottlerocket.dev/en/os/latest/concepts/variants/)."""
 
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
         return [
-            *_EksPreset.settings(self, version, cdi, kubernetes_version, pools),
+            *_EksPreset.settings(self, version, cdi, kubernetes_version, pools, data_dir),
             ("devicePlugin.enabled", False, "Bottlerocket NVIDIA runs its own device plugin"),
             ("migManager.enabled", False, "Bottlerocket NVIDIA ships the MIG manager"),
         ]

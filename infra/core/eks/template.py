@@ -20,7 +20,7 @@ from infra.core.eks.storage import ephemeral_storage_gi
 from infra.core.errors import Issues, RuleError, join_path
 from infra.core.labels import EKS_ACCELERATOR_LABEL, GPU_PRESENT_LABEL, POOL_LABEL, STACK_LABEL
 from infra.core.pools import Taint
-from infra.core.sharing import advertised_gpu_resources, mig_gpu, operator_node_labels
+from infra.core.sharing import advertised_gpu_resources, operator_node_labels, pool_mig
 
 # The device-plugin convention: key nvidia.com/gpu, effect NoSchedule, and a value - CA drops a
 # managed node group taint without a value when it reads DescribeNodegroup (kubernetes/autoscaler
@@ -122,7 +122,7 @@ def plan_labels(
         taints.append(Taint(t.key, t.value, t.effect))
     model = catalog.gcp_model(shape.family.accelerator_label)
     # NVIDIA's MIG table (mig-parted), not GKE's shorter list: the one MIG source for templates.
-    mig_facts = mig_gpu(shape.first.gpu_model) or mig_gpu(shape.family.accelerator_label)
+    mig_facts = pool_mig(shape.first.gpu_model, shape.family.accelerator_label, catalog.data_dir)
     gpu_count, extra = advertised_gpu_resources(shape.first.gpus, pool.sharing, pool.mig, mig_facts)
     if gpu_count == 0:
         # MIG mixed or renamed time-slicing: nodes advertise nvidia.com/mig-* or
@@ -133,7 +133,11 @@ def plan_labels(
         # node by CPU/memory and its MIG resources like any extended resource.
         labels.pop(EKS_ACCELERATOR_LABEL, None)
     return NodeLabels(
-        labels=labels, taints=tuple(taints), gpu_count=gpu_count, extra=extra, model=model
+        labels=labels,
+        taints=tuple(taints),
+        gpu_count=gpu_count,
+        extra=extra,
+        model=model,
     )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
@@ -54,11 +55,13 @@ def check_auto_create(
     existing: bool,
     operator_on: bool,
     issues: Issues,
+    data_dir: Path,
 ) -> None:
     """Refuse what an auto-created pool cannot have, each at its key path (``existing``: the
-    cluster is not this stack's, so its version is only declared)."""
+    cluster is not this stack's, so its version is only declared; ``data_dir``: the plan's
+    catalog, whose version gates apply)."""
     apath = join_path(path, "autoCreate")
-    _check_version(min_master, existing, apath, issues)
+    _check_version(min_master, existing, apath, issues, data_dir)
     if operator_on:
         issues.add(
             apath,
@@ -84,16 +87,18 @@ def check_auto_create(
             issues.add(join_path(fpath, key), f"set with autoCreate: {why}")
 
 
-def _check_version(min_master: str | None, existing: bool, apath: str, issues: Issues) -> None:
+def _check_version(
+    min_master: str | None, existing: bool, apath: str, issues: Issues, data_dir: Path
+) -> None:
     """The one requirement without node auto-provisioning is the version (gke_feature_versions.csv:
     "If your cluster is running a version earlier than GKE version 1.33.3-gke.1136000, you must
     also enable cluster-level node auto-provisioning"); no release channel is required. Surely
     below it, a cluster this stack creates gets node auto-provisioning (``nap``); one it does not
     is refused. Otherwise strict: below the gate pods stay Pending with nothing refused, so an
     alias or an unset version that may name an older release is refused too."""
-    if cluster_nap_needed(min_master):
+    if cluster_nap_needed(min_master, data_dir):
         if existing:
-            floor = feature_versions()["compute-class-auto-creation"]
+            floor = feature_versions(data_dir)["compute-class-auto-creation"]
             issues.add(
                 apath,
                 f"true with cluster.minMasterVersion {min_master}: below {floor} a ComputeClass "
@@ -112,6 +117,7 @@ def _check_version(min_master: str | None, existing: bool, apath: str, issues: I
         issues,
         strict=True,
         declared=existing,
+        data_dir=data_dir,
     )
 
 

@@ -3,6 +3,8 @@ side of ``Platform.quota_sizings``; the quota preflight (``quota``) vets and cou
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path
@@ -53,7 +55,7 @@ def gke_sizings(
     config: StackConfig, gke: GkePlan, catalog: Catalog, issues: Issues
 ) -> list[NodeGroupSizing]:
     """Every planned GKE node pool (fallback pools included), the system and bootstrap pools."""
-    paths = _gke_paths(config)
+    paths = _gke_paths(config, catalog.data_dir)
     # Planned pools on a declared machine type (fallbacks too: the planner accepts only catalog
     # types and the declared ones).
     declared = {p.machine_type for p in config.pools if p.shape is not None}
@@ -154,11 +156,12 @@ def gke_created(total_max: int, initial_per_zone: int, zones: int) -> int:
     return max(total_max, initial_per_zone * zones)
 
 
-def _gke_paths(config: StackConfig) -> dict[str, str]:
+def _gke_paths(config: StackConfig, data_dir: Path) -> dict[str, str]:
     """Planned pool name -> config key path (fallback pools are named by their shape)."""
     paths: dict[str, str] = {}
     for i, pool in enumerate(config.pools):
         paths[pool.name] = join_path("gpuPools", i)
         for j, fb in enumerate(pool.fallback or ()):
-            paths[fallback_pool_name(pool.name, fb)] = join_path("gpuPools", i, "fallback", j)
+            name = fallback_pool_name(pool.name, fb, data_dir)
+            paths[name] = join_path("gpuPools", i, "fallback", j)
     return paths

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, ReservationSpec
 from infra.core.gke.series import has_built_in_gpus
@@ -78,12 +79,13 @@ def stack_node_account(email: str, cluster: str, project: str) -> bool:
 # infra/core/data/replace_forcing_properties.csv) plus the machine type, which names the shape
 # (updated in place since terraform-provider-google 5.10.0, by recreating every node).
 # maxNodes and zones update in place and stay out, so editing them never renames a pool.
-def fallback_shape(fb: FallbackSpec) -> str:
-    """A canonical text of a fallback entry's replace-forcing shape."""
+def fallback_shape(fb: FallbackSpec, data_dir: Path) -> str:
+    """A canonical text of a fallback entry's replace-forcing shape (``data_dir``: the plan's
+    catalog, whose machine series say which types carry their GPUs built in)."""
     gpu = (fb.gpu or GkeGpuSpec()).model_dump(mode="json", exclude={"driver"})
     # Spelled-out defaults name the same pool: a built-in GPU's type and count follow from the
     # machine type (checked equal when given), an attached GPU's count defaults to 1.
-    if has_built_in_gpus(fb.machine_type):
+    if has_built_in_gpus(fb.machine_type, data_dir):
         gpu.update(type=None, count=None)
     elif gpu["type"] is not None:
         gpu["count"] = gpu["count"] or 1
@@ -97,10 +99,10 @@ def fallback_shape(fb: FallbackSpec) -> str:
     return json.dumps(shape, sort_keys=True, separators=(",", ":"))
 
 
-def fallback_pool_name(pool: str, fb: FallbackSpec) -> str:
+def fallback_pool_name(pool: str, fb: FallbackSpec, data_dir: Path) -> str:
     """``<pool>-<6 hex of the shape>``: removing or reordering other fallbacks keeps the name,
     so an unchanged pool is never replaced; a changed shape is a new pool (created first)."""
-    digest = hashlib.sha256(fallback_shape(fb).encode()).hexdigest()[:_HASH_CHARS]
+    digest = hashlib.sha256(fallback_shape(fb, data_dir).encode()).hexdigest()[:_HASH_CHARS]
     return f"{pool}-{digest}"
 
 

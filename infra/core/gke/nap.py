@@ -19,6 +19,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.core.catalog.vendored import Catalog, read_rows
 from infra.core.gke.model import GkePoolPlan, ResourceLimitPlan
@@ -28,11 +29,11 @@ from infra.core.system_pool import gcp_vcpus_of
 NAP_DOC = "https://cloud.google.com/kubernetes-engine/docs/concepts/node-auto-provisioning"
 
 
-def cluster_nap_needed(min_master: str | None) -> bool:
+def cluster_nap_needed(min_master: str | None, data_dir: Path) -> bool:
     """Whether every release ``cluster.minMasterVersion`` may name is below the version from which
     a ComputeClass auto-creates pools without node auto-provisioning. An unset version, an alias
     of the channel's default or one that may name either side is not: it stays refused."""
-    floor = feature_versions()["compute-class-auto-creation"]
+    floor = feature_versions(data_dir)["compute-class-auto-creation"]
     return (
         min_master is not None
         and gke_version(min_master) is not None
@@ -76,8 +77,9 @@ def resource_limits(
 
 
 @functools.cache
-def _max_gb_per_vcpu() -> dict[str, float]:
-    return {r["class"]: float(r["max_gb_per_vcpu"]) for r in read_rows("gcp_memory_per_vcpu.csv")}
+def _max_gb_per_vcpu(data_dir: Path) -> dict[str, float]:
+    rows = read_rows("gcp_memory_per_vcpu.csv", data_dir)
+    return {r["class"]: float(r["max_gb_per_vcpu"]) for r in rows}
 
 
 def system_shape(machine_type: str, catalog: Catalog) -> NodeShape | None:
@@ -89,7 +91,7 @@ def system_shape(machine_type: str, catalog: Catalog) -> NodeShape | None:
         return NodeShape(m.vcpus, m.memory_gib)
     vcpus = gcp_vcpus_of(machine_type, catalog)
     parts = machine_type.split("-")
-    per_vcpu = _max_gb_per_vcpu().get(parts[1]) if len(parts) == 3 else None
+    per_vcpu = _max_gb_per_vcpu(catalog.data_dir).get(parts[1]) if len(parts) == 3 else None
     if vcpus is None or per_vcpu is None:
         return None
     return NodeShape(vcpus, vcpus * per_vcpu)

@@ -127,7 +127,7 @@ def plan_gke(
                 "(https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest)"
             )
     cluster_plan = _with_auto_provisioning(cluster_plan, pools, classes, catalog, issues)
-    notes += _auto_creation_notes(classes, cluster_plan)
+    notes += _auto_creation_notes(classes, cluster_plan, catalog)
     return GkePlan(
         project=project,
         region=region,
@@ -188,7 +188,8 @@ def _with_auto_provisioning(
     """The cluster with node auto-provisioning where an auto-creating ComputeClass needs it
     (``nap``): limits from every pool of the cluster, the system pool included."""
     auto = any(c.auto is not None for c in classes)
-    if cluster.existing or not auto or not cluster_nap_needed(cluster.min_master_version):
+    data = catalog.data_dir
+    if cluster.existing or not auto or not cluster_nap_needed(cluster.min_master_version, data):
         return cluster
     system = system_shape(cluster.system_machine_type, catalog)
     if system is None:
@@ -196,7 +197,7 @@ def _with_auto_provisioning(
             "cluster.systemPool.machineType",
             f"{cluster.system_machine_type!r}: its memory is not known, and cluster-level node "
             "auto-provisioning (enabled for autoCreate below GKE "
-            f"{feature_versions()['compute-class-auto-creation']}) needs it for its memory "
+            f"{feature_versions(data)['compute-class-auto-creation']}) needs it for its memory "
             "limit; use a standard, highmem or highcpu type such as e2-standard-4",
         )
         return cluster
@@ -204,7 +205,9 @@ def _with_auto_provisioning(
     return replace(cluster, auto_provisioning_limits=limits)
 
 
-def _auto_creation_notes(classes: list[ComputeClassPlan], cluster: GkeClusterPlan) -> list[str]:
+def _auto_creation_notes(
+    classes: list[ComputeClassPlan], cluster: GkeClusterPlan, catalog: Catalog
+) -> list[str]:
     """What auto-creation leaves to GKE, said once per plan."""
     auto = [c.name for c in classes if c.auto is not None]
     if not auto:
@@ -222,7 +225,8 @@ def _auto_creation_notes(classes: list[ComputeClassPlan], cluster: GkeClusterPla
         caps = ", ".join(f"{lim.resource_type} {lim.maximum}" for lim in limits)
         return [
             f"ComputeClass {', '.join(auto)}: GKE creates and deletes the node pools; below GKE "
-            f"{feature_versions()['compute-class-auto-creation']} that needs cluster-level node "
+            f"{feature_versions(catalog.data_dir)['compute-class-auto-creation']} that needs "
+            "cluster-level node "
             f"auto-provisioning, enabled with cluster-wide resource limits ({caps}; memory in "
             "GB) that every pool of the cluster reaches at maxNodes: they cap the cluster's "
             "total, not one pool, and GKE may also create pools for any other pending pod within "

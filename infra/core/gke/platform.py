@@ -240,7 +240,7 @@ class GkePlatform(PlannedPlatform[GkeClusterSpec, GkePlan]):
 
     @property
     def system_daemonset_mib(self) -> int:
-        return daemonset_memory_mib("gke")
+        return daemonset_memory_mib("gke", self.catalog.data_dir)
 
     def node_memory_mib(self, h: PoolHints) -> int:
         return nodes.gke_node_memory_mib(h)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from infra.core.catalog.vendored import Catalog, GpuModel
 from infra.core.config.gke import FallbackSpec, GkeGpuSpec, GkePoolSpec
@@ -53,7 +54,7 @@ from infra.core.labels import (
     STACK_LABEL,
 )
 from infra.core.pools import PoolGroup, PoolHints, Taint
-from infra.core.sharing import operator_node_labels, schedulable_gpus
+from infra.core.sharing import operator_node_labels, pool_mig, schedulable_gpus
 
 _DRIVER_VERSION: dict[str, GpuDriverVersion] = {
     "gke-default": "DEFAULT",
@@ -104,6 +105,7 @@ def plan_pools(
                 existing=ctx.existing,
                 operator_on=ctx.operator_on,
                 issues=ctx.issues,
+                data_dir=ctx.catalog.data_dir,
             )
             if ctx.existing:
                 ctx.notes.append(declared_version_note(path, ctx.min_master_version))
@@ -126,7 +128,7 @@ def plan_pools(
             ctx.issues.add(join_path(path, "name"), problem)
             continue
         group = [main]
-        if not _check_distinct_fallbacks(spec, path, ctx.issues):
+        if not _check_distinct_fallbacks(spec, path, ctx.issues, ctx.catalog.data_dir):
             continue
         for j, fb in enumerate(spec.fallback or ()):
             fb_plan = _plan_fallback(spec, fb, j, path, ctx)
@@ -156,7 +158,7 @@ def _plan_fallback(
     ComputeClass is a node pool with its own provisioning; GKE's documented chain is reservation,
     then Spot, then on-demand
     (https://cloud.google.com/kubernetes-engine/docs/concepts/about-custom-compute-classes)."""
-    name = fallback_pool_name(spec.name, fb)
+    name = fallback_pool_name(spec.name, fb, ctx.catalog.data_dir)
     # NodePool.name is at most 40 characters: longer names fail with HTTP 400
     # (GoogleCloudPlatform/magic-modules#18477: name_prefix capped at 31 + a 9-character suffix).
     if len(name) > 40:
@@ -192,12 +194,12 @@ def _plan_fallback(
     return plan_pool(fb_spec, join_path(path, "fallback", j), ctx)
 
 
-def _check_distinct_fallbacks(spec: GkePoolSpec, path: str, issues: Issues) -> bool:
+def _check_distinct_fallbacks(spec: GkePoolSpec, path: str, issues: Issues, data_dir: Path) -> bool:
     """Fallback pools are named by their shape, so two entries of one shape would name one pool."""
     first: dict[str, int] = {}
     ok = True
     for j, fb in enumerate(spec.fallback or ()):
-        shape = fallback_shape(fb)
+        shape = fallback_shape(fb, data_dir)
         if shape in first:
             issues.add(
                 join_path(path, "fallback", j),
@@ -284,14 +286,14 @@ def _decide(spec: GkePoolSpec, shape: GpuShape, path: str, ctx: PoolContext) -> 
     rtype, rname = reservation_affinity(spec, spot, path, issues)
     check_dws(spec, spot, rtype, path, issues)
     refuse_unmodelled(machine.name, path, issues)
-    series = series_of(machine.name)
+    series = series_of(machine.name, ctx.catalog.data_dir)
     check_provisioning(provisioning_mode(spec, spot, rtype), machine.name, series, path, issues)
     disk_type = boot_disk(spec.disk_type, machine.name, series, path, issues)
     upgrade = auto_upgrade(spec, ctx.release_channel, path, issues)
     initial = best_effort(spec, len(zones), path, issues)
     if spec.compact_placement:
-        check_compact(spec, machine.name, zones, path, issues, ctx.notes)
-    check_versions(spec, ctx.min_master_version, path, issues)
+        check_compact(spec, machine.name, zones, path, issues, ctx.notes, ctx.catalog.data_dir)
+    check_versions(spec, ctx.min_master_version, path, issues, ctx.catalog.data_dir)
     gvnic = gvnic_of(spec, path, issues)
     # "You must use the Container-Optimized OS with containerd node image"
     # (https://cloud.google.com/kubernetes-engine/docs/how-to/image-streaming#requirements).
@@ -332,6 +334,7 @@ def _hints(
     labels: dict[str, str],
     taints: tuple[Taint, ...],
     model: GpuModel,
+    data_dir: Path,
 ) -> PoolHints:
     name, gpu = spec.name, spec.gpu
     return PoolHints(
@@ -350,6 +353,7 @@ def _hints(
         min_nodes=spec.min_nodes,
         max_nodes=spec.max_nodes,
         mig_profiles=model.mig_profiles,
+        mig=pool_mig(model.model, shape.accelerator, data_dir),
     )
 
 
@@ -417,7 +421,7 @@ def _assemble(
         # Google's module signatures, so COS pools keep secure boot (cos.googlesource.com/cos/tools
         # src/cmd/cos_gpu_installer/internal/signing).
         secure_boot=gpu.driver != "operator",
-        hints=_hints(spec, shape, labels, taints, model),
+        hints=_hints(spec, shape, labels, taints, model, ctx.catalog.data_dir),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infra.core.gke.driver_installer import COS_DRIVER_MODES, GKE_DRIVER_DIR, installer_daemonsets
@@ -13,20 +14,26 @@ from infra.core.platform import Preset, PresetSetting
 from infra.core.pools import PoolHints
 
 
-def gke_needs_config_file(version: str | None) -> bool:
+def gke_needs_config_file(version: str | None, data_dir: Path) -> bool:
     """GKE ``version`` runs containerd 2.0, whose config the toolkit must read from the file
-    (gke_feature_versions.csv ``containerd-config-file``); unpinned counts as at least (every
-    release channel is past it as of 2026-11)."""
-    return version_at_least(version or None, feature_versions()["containerd-config-file"])
+    (gke_feature_versions.csv ``containerd-config-file`` of the catalog in ``data_dir``);
+    unpinned counts as at least (every release channel is past it as of 2026-11)."""
+    floor = feature_versions(data_dir)["containerd-config-file"]
+    return version_at_least(version or None, floor)
 
 
 @dataclass(frozen=True, slots=True)
 class _GkePreset(Preset):
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
         out = self._driver_settings(cdi)
-        if gke_needs_config_file(kubernetes_version):
+        if gke_needs_config_file(kubernetes_version, data_dir):
             out.append(
                 (
                     "toolkit.env[RUNTIME_CONFIG_SOURCE]",
@@ -46,9 +53,9 @@ class _GkePreset(Preset):
         return []
 
     def version_problem(
-        self, version: str, cdi: bool, kubernetes_version: str | None
+        self, version: str, cdi: bool, kubernetes_version: str | None, data_dir: Path
     ) -> str | None:
-        if cdi or not gke_needs_config_file(kubernetes_version):
+        if cdi or not gke_needs_config_file(kubernetes_version, data_dir):
             return None
         return (
             f"{version} ships container toolkit 1.17, whose `containerd config dump` breaks "

@@ -10,6 +10,7 @@ Pure code; every problem goes to ``issues`` as ``<key path>: <reason>``.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 from infra.core.catalog.vendored import Catalog
 from infra.core.config.gke import GkeGpuSpec, GkePoolSpec
@@ -302,13 +303,15 @@ def check_compact(
     path: str,
     issues: Issues,
     notes: list[str],
+    data_dir: Path,
 ) -> None:
-    """COMPACT placement: on a family that takes it (a family the table does not list is noted,
+    """COMPACT placement: on a family that takes it (``gce_compact_placement.csv`` of the catalog
+    in ``data_dir``) (a family the table does not list is noted,
     not decided); one zone; never with queued provisioning; with flex-start only on A3 Ultra, A4
     and H4D."""
     cpath = join_path(path, "compactPlacement")
     family = family_of(machine_type)
-    supported = compact_placement_families().get(family)
+    supported = compact_placement_families(data_dir).get(family)
     if supported is False:
         issues.add(
             cpath,
@@ -345,11 +348,15 @@ def check_compact(
         )
 
 
-def check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues: Issues) -> None:
-    """Features of the pool against the GKE version gates (gke_feature_versions.csv)."""
+def check_versions(
+    spec: GkePoolSpec, min_master: str | None, path: str, issues: Issues, data_dir: Path
+) -> None:
+    """Features of the pool against the GKE version gates (gke_feature_versions.csv of the
+    catalog in ``data_dir``)."""
     if spec.flex_start is not None:
+        at = join_path(path, "flexStart")
         check_feature_version(
-            "flex-start", "flex-start GPU pools", min_master, join_path(path, "flexStart"), issues
+            "flex-start", "flex-start GPU pools", min_master, at, issues, data_dir=data_dir
         )
     if spec.gpu.sharing is not None:
         mps = spec.gpu.sharing.strategy == "mps"
@@ -359,6 +366,7 @@ def check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues:
             min_master,
             join_path(path, "gpu", "sharing"),
             issues,
+            data_dir=data_dir,
         )
     if spec.queued_provisioning:
         check_feature_version(
@@ -367,6 +375,7 @@ def check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues:
             min_master,
             join_path(path, "queuedProvisioning"),
             issues,
+            data_dir=data_dir,
         )
     if spec.fallback:
         check_feature_version(
@@ -375,6 +384,7 @@ def check_versions(spec: GkePoolSpec, min_master: str | None, path: str, issues:
             min_master,
             join_path(path, "fallback"),
             issues,
+            data_dir=data_dir,
         )
 
 

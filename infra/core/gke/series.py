@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infra.core.catalog.build import series_covers
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 
 SERIES_FILE = "gcp_machine_series.csv"
 Provisioning = str  # on-demand | spot | flex-start | reservation
@@ -49,7 +49,7 @@ class MachineSeries:
 
 
 @functools.cache
-def load_series(data_dir: Path = DATA_DIR) -> tuple[MachineSeries, ...]:
+def load_series(data_dir: Path) -> tuple[MachineSeries, ...]:
     """Every row of the series table, longest prefix first."""
     rows: list[MachineSeries] = []
     for r in read_rows(SERIES_FILE, data_dir):
@@ -73,7 +73,7 @@ def load_series(data_dir: Path = DATA_DIR) -> tuple[MachineSeries, ...]:
     return tuple(sorted(rows, key=lambda s: -len(s.prefix)))
 
 
-def series_of(machine_type: str, data_dir: Path = DATA_DIR) -> MachineSeries | None:
+def series_of(machine_type: str, data_dir: Path) -> MachineSeries | None:
     """The series row for ``machine_type``, or ``None`` when the table does not cover it."""
     return next((s for s in load_series(data_dir) if series_covers(s.prefix, machine_type)), None)
 
@@ -84,20 +84,20 @@ def family_of(machine_type: str) -> str:
 
 
 @functools.cache
-def gpu_families(kind: str = BUILT_IN, data_dir: Path = DATA_DIR) -> tuple[str, ...]:
+def gpu_families(kind: str, data_dir: Path) -> tuple[str, ...]:
     """Families of the table's rows whose ``gpus`` is ``kind``, sorted: ``built-in`` (the machine
     type carries its GPUs) or ``attached`` (GPUs attach to the VM)."""
     return tuple(sorted({family_of(s.prefix) for s in load_series(data_dir) if s.gpus == kind}))
 
 
-def has_built_in_gpus(machine_type: str) -> bool:
+def has_built_in_gpus(machine_type: str, data_dir: Path) -> bool:
     """Whether ``machine_type`` is of a family with built-in GPUs, listed in the catalog or not
     (a new size of such a family still names its GPU)."""
-    return family_of(machine_type) in gpu_families(BUILT_IN)
+    return family_of(machine_type) in gpu_families(BUILT_IN, data_dir)
 
 
 @functools.cache
-def compact_placement_families(data_dir: Path = DATA_DIR) -> dict[str, bool]:
+def compact_placement_families(data_dir: Path) -> dict[str, bool]:
     """Machine family -> whether a compact placement policy applies (gce_compact_placement.csv)."""
     return {
         r["family"]: r["compact"] == "yes" for r in read_rows("gce_compact_placement.csv", data_dir)

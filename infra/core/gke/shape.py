@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from infra.core.catalog.vendored import Catalog, GcpMachine
 from infra.core.config.gke import GkeGpuSpec
 from infra.core.errors import Issues, join_path
-from infra.core.gke.series import ATTACHED, family_of, gpu_families, has_built_in_gpus
+from infra.core.gke.series import ATTACHED, BUILT_IN, family_of, gpu_families, has_built_in_gpus
 from infra.core.rules import gpu_type_hint
 
 
@@ -38,7 +38,8 @@ def gpu_shape(
         return None
     machine = catalog.gcp_machine(machine_type)
     # A declared shape (gpuPools[].shape) is a built-in-GPU type of a family the catalog lacks.
-    if has_built_in_gpus(machine_type) or (machine is not None and machine.accelerator is not None):
+    built_in = has_built_in_gpus(machine_type, catalog.data_dir)
+    if built_in or (machine is not None and machine.accelerator is not None):
         return _bundled_shape(machine_type, machine, gpu, path, issues)
     return _attached_shape(machine_type, machine, gpu, path, catalog, issues)
 
@@ -97,7 +98,8 @@ def _attached_shape(
     if gpu.type is None:
         issues.add(
             join_path(gpu_path, "type"),
-            f"required for {machine_type!r}: only {'/'.join(gpu_families())} machine "
+            f"required for {machine_type!r}: only "
+            f"{'/'.join(gpu_families(BUILT_IN, catalog.data_dir))} machine "
             "types imply their GPU",
         )
         return None
@@ -110,7 +112,7 @@ def _attached_shape(
             f"{', '.join(h + '-*' for h in hosts) or 'other machine types'}",
         )
         return None
-    if family_of(machine_type) not in gpu_families(ATTACHED):
+    if family_of(machine_type) not in gpu_families(ATTACHED, catalog.data_dir):
         issues.add(
             mt_path,
             f"{machine_type!r} cannot carry {gpu.type}: attached GPUs need an N1 "

@@ -50,9 +50,10 @@ def version_surely_at_least(v: str | None, floor: str) -> bool:
 
 
 @functools.cache
-def feature_versions() -> dict[str, str]:
-    """Feature -> the oldest GKE version it works on."""
-    return {r["feature"]: r["min_version"] for r in read_rows("gke_feature_versions.csv")}
+def feature_versions(data_dir: Path) -> dict[str, str]:
+    """Feature -> the oldest GKE version it works on (``gke_feature_versions.csv`` of the catalog
+    in ``data_dir``)."""
+    return {r["feature"]: r["min_version"] for r in read_rows("gke_feature_versions.csv", data_dir)}
 
 
 def check_feature_version(
@@ -64,12 +65,14 @@ def check_feature_version(
     *,
     strict: bool = False,
     declared: bool = False,
+    data_dir: Path,
 ) -> None:
     """Record at ``path`` that ``what`` needs a newer GKE than ``cluster.minMasterVersion``.
     ``strict``: an alias counts by the lowest release it names and an unset version is refused
     (``version_surely_at_least``), for a gate whose failure is silent at run time. ``declared``:
-    the version is declared for an existing cluster, which the stack does not upgrade."""
-    floor = feature_versions()[feature]
+    the version is declared for an existing cluster, which the stack does not upgrade;
+    ``data_dir``: the plan's catalog, whose gates apply."""
+    floor = feature_versions(data_dir)[feature]
     if strict and not version_surely_at_least(min_master, floor):
         below = not version_at_least(min_master, floor)
         fix = (

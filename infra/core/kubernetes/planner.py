@@ -14,7 +14,7 @@ from infra.core.config.kubernetes import KubernetesPoolSpec
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues, join_path, shown
 from infra.core.pools import PoolHints, Taint
-from infra.core.sharing import nvidia_mig_profiles, operator_node_labels
+from infra.core.sharing import nvidia_mig_profiles, operator_node_labels, pool_mig
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +74,7 @@ def plan_kubernetes(config: StackConfig, catalog: Catalog, issues: Issues) -> Ku
                 min_nodes=p.min_nodes,
                 max_nodes=p.max_nodes,
                 mig_profiles=nvidia_mig_profiles(p.gpu.model, catalog.data_dir),
+                mig=pool_mig(p.gpu.model, p.gpu.model, catalog.data_dir),
             )
         )
     # The provider otherwise follows KUBECONFIG and the file's current context: after a

@@ -108,7 +108,7 @@ class KubernetesPlatform(PlannedPlatform[KubernetesClusterSpec, KubernetesPlan])
 
     @property
     def system_daemonset_mib(self) -> int:
-        return daemonset_memory_mib("kubernetes")
+        return daemonset_memory_mib("kubernetes", self.catalog.data_dir)
 
     def node_memory_mib(self, h: PoolHints) -> int:
         return declared_memory_mib(h)

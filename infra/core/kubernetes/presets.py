@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET
 from infra.core.platform import Preset, PresetSetting
@@ -17,7 +18,12 @@ class DistributionPreset(Preset):
     """A distribution's containerd: plain ``containerd`` needs nothing of its own."""
 
     def settings(
-        self, version: str, cdi: bool, kubernetes_version: str | None, pools: Sequence[PoolHints]
+        self,
+        version: str,
+        cdi: bool,
+        kubernetes_version: str | None,
+        pools: Sequence[PoolHints],
+        data_dir: Path,
     ) -> list[PresetSetting]:
         out = self._containerd(cdi)
         if pools and all(h.driver == "preinstalled" for h in pools):
@@ -73,7 +79,7 @@ class RancherPreset(DistributionPreset):
         ]
 
     def version_problem(
-        self, version: str, cdi: bool, kubernetes_version: str | None
+        self, version: str, cdi: bool, kubernetes_version: str | None, data_dir: Path
     ) -> str | None:
         if cdi:
             return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.core.nodes import daemonset_memory_mib, quantity
@@ -26,10 +27,11 @@ def _given(values: Mapping[str, Any], version: str, key: str, field: str) -> Any
     return default_at(version, f"{key}.{field}")
 
 
-def operand_memory_mib(release: HelmRelease | None) -> int:
+def operand_memory_mib(release: HelmRelease | None, data_dir: Path) -> int:
     """Memory (MiB) the release's operand DaemonSets request on a GPU node: each enabled
     operand's ``resources.requests.memory`` (the chart's value unless overridden; the vendored
-    charts leave them empty), plus the NFD worker's when ``nfd.enabled``."""
+    charts leave them empty), plus the NFD worker's when ``nfd.enabled`` (as the catalog in
+    ``data_dir`` measures it)."""
     if release is None:
         return 0
     values, version = release.values, release.version
@@ -42,10 +44,10 @@ def operand_memory_mib(release: HelmRelease | None) -> int:
         if memory is not None:
             total += math.ceil(quantity(memory) / 2**20)
     if _given(values, version, "nfd", "enabled"):
-        total += daemonset_memory_mib("nfd-worker")
+        total += daemonset_memory_mib("nfd-worker", data_dir)
     return total
 
 
 def daemonset_budget_mib(platform: Platform, release: HelmRelease | None) -> int:
     """Memory (MiB) the DaemonSets of a GPU node of the platform request."""
-    return platform.system_daemonset_mib + operand_memory_mib(release)
+    return platform.system_daemonset_mib + operand_memory_mib(release, platform.catalog.data_dir)

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from infra.core.catalog.runtime_facts import (
@@ -153,16 +154,18 @@ def container_env(
     version: str,
     component: str,
     reasons: Mapping[str, str],
+    data_dir: Path,
 ) -> dict[str, tuple[str, str, str]]:
     """The env the operator gives the toolkit or device-plugin container: its CDI env and the
-    release's ``<component>.env``, applied in the operator's order (fact ``<c>.user-env-last``).
+    release's ``<component>.env``, applied in the operator's order (fact ``<c>.user-env-last``;
+    every fact of this module from the runtime facts of the catalog in ``data_dir``).
 
     Returns:
         name -> (value, who set it, source).
     """
     operator: list[tuple[str, str, str, str]] = []
     if effective(values, version, "cdi.enabled"):
-        for f in _cdi_facts(values, version, component):
+        for f in _cdi_facts(values, version, component, data_dir):
             by = "the operator (CDI mode)"
             if component == "devicePlugin":
                 operator.append(("DEVICE_LIST_STRATEGY", f.value, by, f.source))
@@ -175,7 +178,7 @@ def container_env(
         (n, v, _who(reasons.get(f"{component}.env[{n}]")), f"{component}.env {n}={v}")
         for n, v in _env_list(values, version, component)
     ]
-    last = runtime_fact(OPERATOR, version, f"{component}.user-env-last")
+    last = runtime_fact(OPERATOR, version, f"{component}.user-env-last", data_dir)
     steps = [operator, user] if last is None or last.flag else [user, operator]
     return {name: (value, by, src) for step in steps for name, value, by, src in step}
 
@@ -187,17 +190,21 @@ def _who(reason: str | None) -> str:
     return "gpu-infra (GPU isolation)" if head == "GPU isolation" else head
 
 
-def _cdi_facts(values: Mapping[str, Any], version: str, component: str) -> list[RuntimeFact]:
+def _cdi_facts(
+    values: Mapping[str, Any], version: str, component: str, data_dir: Path
+) -> list[RuntimeFact]:
     names = ["devicePlugin.cdi-strategy"] if component == "devicePlugin" else ["toolkit.cdi-env"]
     if component == "toolkit" and effective(values, version, "cdi.default"):
         names.append("toolkit.cdi-default-env")
-    return [f for n in names if (f := runtime_fact(OPERATOR, version, n)) is not None]
+    return [f for n in names if (f := runtime_fact(OPERATOR, version, n, data_dir)) is not None]
 
 
-def installer_flag(flag: str, tk: str, env: Mapping[str, tuple[str, str, str]]) -> Decided:
+def installer_flag(
+    flag: str, tk: str, env: Mapping[str, tuple[str, str, str]], data_dir: Path
+) -> Decided:
     """A toolkit installer flag as the installer resolves it: the first of its env variables that
     is set (urfave/cli reads them in order), else its default at toolkit ``tk``."""
-    f = runtime_fact(TOOLKIT, tk, flag)
+    f = runtime_fact(TOOLKIT, tk, flag, data_dir)
     if f is None:
         return Decided(None, "unknown", f"no facts for nvidia-container-toolkit {tk}")
     for name in f.env.split():
@@ -208,11 +215,11 @@ def installer_flag(flag: str, tk: str, env: Mapping[str, tuple[str, str, str]]) 
     return Decided(f.flag, f"toolkit {tk} default", f.source)
 
 
-def runtime_classes(values: Mapping[str, Any], version: str) -> Decided:
+def runtime_classes(values: Mapping[str, Any], version: str, data_dir: Path) -> Decided:
     """The RuntimeClasses the operator creates for this release."""
-    names = runtime_fact(OPERATOR, version, "runtimeClasses")
-    cdi_only = runtime_fact(OPERATOR, version, "runtimeClasses.cdi-only")
-    nri = runtime_fact(OPERATOR, version, "runtimeClasses.none-with-nri")
+    names = runtime_fact(OPERATOR, version, "runtimeClasses", data_dir)
+    cdi_only = runtime_fact(OPERATOR, version, "runtimeClasses.cdi-only", data_dir)
+    nri = runtime_fact(OPERATOR, version, "runtimeClasses.none-with-nri", data_dir)
     if names is None or cdi_only is None or nri is None:
         return Decided(None, "unknown", f"no facts for gpu-operator {version}")
     if nri.flag and effective(values, version, "cdi.nriPluginEnabled"):
@@ -232,6 +239,7 @@ def device_list(
     version: str,
     reasons: Mapping[str, str],
     node: NodeRuntime | None,
+    data_dir: Path,
 ) -> Decided:
     """How the device plugin hands allocated GPUs over: the operator's plugin (its env, else the
     plugin's default at the version the chart ships) or the node image's own."""
@@ -239,12 +247,12 @@ def device_list(
         if node is None or node.device_list is None:
             return _UNKNOWN
         return Decided(node.device_list, "the node image's device plugin", node.source)
-    env = container_env(values, version, "devicePlugin", reasons)
+    env = container_env(values, version, "devicePlugin", reasons, data_dir)
     if "DEVICE_LIST_STRATEGY" in env:
         value, by, src = env["DEVICE_LIST_STRATEGY"]
         return Decided(value, by, src)
     plugin = str(effective(values, version, "devicePlugin.version"))
-    f = runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy")
+    f = runtime_fact(DEVICE_PLUGIN, plugin, "device-list-strategy", data_dir)
     if f is None:
         return Decided(None, "unknown", f"no facts for k8s-device-plugin {plugin}")
     return Decided(f.value, f"device plugin {plugin} default", f.source)
@@ -262,21 +270,21 @@ class Combination:
     driver: str
 
 
-def runtime_mode(tk: str, env: Mapping[str, tuple[str, str, str]]) -> Decided:
+def runtime_mode(tk: str, env: Mapping[str, tuple[str, str, str]], data_dir: Path) -> Decided:
     """The mode the nvidia runtime runs for device-plugin requests: the installer's
     ``NVIDIA_CONTAINER_RUNTIME_MODE`` where set, else what toolkit ``tk`` resolves ``auto`` to for
     device IDs (fact ``auto-mode``)."""
     if "NVIDIA_CONTAINER_RUNTIME_MODE" in env:
         value, by, src = env["NVIDIA_CONTAINER_RUNTIME_MODE"]
         return Decided(value, by, src)
-    f = runtime_fact(TOOLKIT, tk, "auto-mode")
+    f = runtime_fact(TOOLKIT, tk, "auto-mode", data_dir)
     if f is None:
         return Decided(None, "unknown", f"no facts for nvidia-container-toolkit {tk}")
     return Decided(f.value, f"toolkit {tk} auto mode", f.source)
 
 
-def _fact(receiver: str, version: str, name: str) -> Decided:
-    f = runtime_fact(receiver, version, name)
+def _fact(receiver: str, version: str, name: str, data_dir: Path) -> Decided:
+    f = runtime_fact(receiver, version, name, data_dir)
     if f is None:
         return Decided(None, "unknown", f"no facts for {receiver} {version}")
     return Decided(f.value, receiver, f.source)
@@ -296,12 +304,16 @@ class _Toolkit:
 
 
 def _operator_toolkit(
-    values: Mapping[str, Any], version: str, reasons: Mapping[str, str], node: NodeRuntime | None
+    values: Mapping[str, Any],
+    version: str,
+    reasons: Mapping[str, str],
+    node: NodeRuntime | None,
+    data_dir: Path,
 ) -> _Toolkit:
     if effective(values, version, "toolkit.enabled"):
         tk = toolkit_version(values, version)
-        env = container_env(values, version, "toolkit", reasons)
-        default = installer_flag("set-as-default", tk, env)
+        env = container_env(values, version, "toolkit", reasons, data_dir)
+        default = installer_flag("set-as-default", tk, env, data_dir)
         runtime = Decided(
             "nvidia" if default.value else "runc" if default.value is False else None,
             default.by,
@@ -309,12 +321,12 @@ def _operator_toolkit(
         )
         return _Toolkit(
             runtime,
-            installer_flag(_flag(ACCEPT_ENVVAR), tk, env),
-            installer_flag(_flag(ACCEPT_MOUNTS), tk, env),
-            runtime_mode(tk, env),
-            _fact(TOOLKIT, tk, "cdi-mount-forms"),
+            installer_flag(_flag(ACCEPT_ENVVAR), tk, env, data_dir),
+            installer_flag(_flag(ACCEPT_MOUNTS), tk, env, data_dir),
+            runtime_mode(tk, env, data_dir),
+            _fact(TOOLKIT, tk, "cdi-mount-forms", data_dir),
             True,
-            _fact(TOOLKIT, tk, "nri-annotation-scope"),
+            _fact(TOOLKIT, tk, "nri-annotation-scope", data_dir),
         )
     if node is not None:
         return _node_toolkit(node)
@@ -339,6 +351,7 @@ def operator_path(
     values: Mapping[str, Any],
     reasons: Mapping[str, str],
     node: NodeRuntime | None,
+    data_dir: Path,
 ) -> RuntimePath:
     """The row for pools the operator serves with the release ``values`` of chart ``combo.chart``
     (``node``: what the pools' nodes bring where the operator's toolkit is off)."""
@@ -346,12 +359,11 @@ def operator_path(
     nri = bool(effective(values, version, "cdi.nriPluginEnabled"))
     cdi = bool(effective(values, version, "cdi.enabled"))
     mode = "nri" if nri else "cdi" if cdi else "legacy"
-    tk = _operator_toolkit(values, version, reasons, node)
-    strategy = device_list(values, version, reasons, node)
-    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
-    return _verdict(
-        combo, mode, runtime_classes(values, version), tk, _handover(tk, strategy, prefix, cdi)
-    )
+    tk = _operator_toolkit(values, version, reasons, node, data_dir)
+    strategy = device_list(values, version, reasons, node, data_dir)
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix", data_dir)
+    classes = runtime_classes(values, version, data_dir)
+    return _verdict(combo, mode, classes, tk, _handover(tk, strategy, prefix, cdi))
 
 
 def _handover(tk: _Toolkit, strategy: Decided, prefix: Decided, cdi: bool) -> Handover:
@@ -446,7 +458,7 @@ def _flag(env: str) -> str:
 
 
 def isolation_settings(
-    values: Mapping[str, Any], version: str, reasons: Mapping[str, str]
+    values: Mapping[str, Any], version: str, reasons: Mapping[str, str], data_dir: Path
 ) -> list[Setting]:
     """The settings that close the env-var path where the operator installs the toolkit.
 
@@ -469,12 +481,12 @@ def isolation_settings(
     if not effective(values, version, "toolkit.enabled"):
         return []
     tk = toolkit_version(values, version)
-    env = container_env(values, version, "toolkit", reasons)
+    env = container_env(values, version, "toolkit", reasons, data_dir)
     # What the stack itself sets (a chart default item, such as v25.3.0's
     # devicePlugin.env DEVICE_LIST_STRATEGY=envvar, is replaced, not kept).
     given = {n for n, _ in _env_list(values, version, "toolkit") if f"toolkit.env[{n}]" in reasons}
     out: list[Setting] = []
-    default = installer_flag(_flag(ACCEPT_ENVVAR), tk, env)
+    default = installer_flag(_flag(ACCEPT_ENVVAR), tk, env, data_dir)
     if ACCEPT_ENVVAR not in given:
         out.append(
             Setting(
@@ -487,12 +499,12 @@ def isolation_settings(
                 "volume mounts",
             )
         )
-    nvidia = installer_flag("set-as-default", tk, env)
-    if nvidia.value is False or not _needs_mounts(values, version, reasons):
+    nvidia = installer_flag("set-as-default", tk, env, data_dir)
+    if nvidia.value is False or not _needs_mounts(values, version, reasons, data_dir):
         return out
     why = (
         f"GPU isolation: nvidia is containerd's default runtime ({nvidia.source}) and runs "
-        f"{runtime_mode(tk, env).value} mode, so allocated GPUs come as the device plugin's "
+        f"{runtime_mode(tk, env, data_dir).value} mode, so allocated GPUs come as the device plugin's "
         "volume-mount list (rke2-docs gpu_operators.md v25.3: required to isolate GPU resources)"
     )
     if ACCEPT_MOUNTS not in given:
@@ -507,14 +519,16 @@ def isolation_settings(
     return out
 
 
-def _needs_mounts(values: Mapping[str, Any], version: str, reasons: Mapping[str, str]) -> bool:
+def _needs_mounts(
+    values: Mapping[str, Any], version: str, reasons: Mapping[str, str], data_dir: Path
+) -> bool:
     """Whether the plugin's strategy as planned would hand nothing over once the env var is
     refused (and volume mounts would)."""
-    tk = _operator_toolkit(values, version, reasons, None)
+    tk = _operator_toolkit(values, version, reasons, None, data_dir)
     refused = Decided(False, "GPU isolation", "")
-    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix")
+    prefix = _fact(OPERATOR, version, "devicePlugin.cdi-annotation-prefix", data_dir)
     cdi = bool(effective(values, version, "cdi.enabled"))
-    strategy = device_list(values, version, reasons, None)
+    strategy = device_list(values, version, reasons, None, data_dir)
     plain = replace(tk, accept_envvar=refused)
     if not refusals(_handover(plain, strategy, prefix, cdi)):
         return False
@@ -543,7 +557,8 @@ def runtime_paths(
     release: HelmRelease | None,
     preset: str | None,
 ) -> tuple[RuntimePath, ...]:
-    """The isolation table of a stack: one row per set of pools that share a runtime path."""
+    """The isolation table of a stack: one row per set of pools that share a runtime path (the
+    runtime facts of the catalog ``platform`` was planned with)."""
     rows: list[RuntimePath] = []
     for h in pools:
         node = platform.node_runtime(h)
@@ -552,7 +567,8 @@ def runtime_paths(
             rows.append(node_path(combo, node, OFF_WHY))
         else:
             combo = Combination((h.name,), platform.name, preset or "-", release.version, h.driver)
-            rows.append(operator_path(combo, release.values, release.reasons, node))
+            data = platform.catalog.data_dir
+            rows.append(operator_path(combo, release.values, release.reasons, node, data))
     if not pools and release is None and platform.features.own_hardware:
         rows.append(node_path(Combination((), platform.name, "-", "-", "-"), None, OFF_WHY))
     merged: dict[RuntimePath, tuple[str, ...]] = {}

@@ -25,7 +25,7 @@ from infra.core.catalog.runtime_facts import (
     runtime_fact,
     versions_of,
 )
-from infra.core.catalog.vendored import Catalog
+from infra.core.catalog.vendored import DATA_DIR, Catalog
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors, Issues
 from infra.core.observed import Observed
@@ -98,7 +98,7 @@ def _facts_key(version: str) -> tuple[Any, ...]:
     plugin = str(values["devicePlugin"]["version"])
 
     def value(receiver: str, v: str, fact: str) -> str | None:
-        f = runtime_fact(receiver, v, fact)
+        f = runtime_fact(receiver, v, fact, DATA_DIR)  # the docs' table: the vendored facts
         return f.value if f is not None else None
 
     return (
@@ -334,10 +334,10 @@ def _sources() -> dict[tuple[str, str], list[str]]:
         wanted += [(OPERATOR, r.case.chart, f) for f in _OPERATOR_FACTS]
         wanted += [(TOOLKIT, toolkit, f) for f in _TOOLKIT_FACTS]
         wanted.append((DEVICE_PLUGIN, plugin, "device-list-strategy"))
-    facts = [f for w in wanted if (f := runtime_fact(*w)) is not None]
+    facts = [f for w in wanted if (f := runtime_fact(*w, DATA_DIR)) is not None]
     for receiver in (EKS_AMI, BOTTLEROCKET):
-        for version in versions_of(receiver):
-            facts += facts_of(receiver, version)
+        for version in versions_of(receiver, DATA_DIR):
+            facts += facts_of(receiver, version, DATA_DIR)
     out: dict[tuple[str, str], list[str]] = {}
     for f in facts:
         at = f"{f.version}@{f.commit}"

@@ -79,12 +79,12 @@ def plan_operator(
     settings = [
         *preset_settings(preset, spec.version, platform, pools),
         *vgpu_settings(config),
-        *toolkit_settings(spec, preset, issues, notes),
+        *toolkit_settings(spec, preset, issues, notes, platform.catalog.data_dir),
         *sharing_settings(preset, pools, platform, specs, issues),
         *mig_settings(platform, preset, pools, specs, issues),
         *toleration_settings(spec.version, pools),
     ]
-    settings += _isolation(spec, settings)
+    settings += _isolation(spec, settings, platform)
     user = user_settings(spec, settings, issues)
     values, reasons = merge_settings([*settings, *user], spec.version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
@@ -105,7 +105,7 @@ def plan_operator(
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(pools, platform, specs, issues)
     paths = runtime_paths(pools, platform, release, preset.name)
-    _check_delivery(paths, issues)
+    _check_delivery(paths, issues, platform)
     _check_nri(paths, issues)
     return assemble(
         config, pools, platform, specs, release, preset, spec.namespace, tuple(notes), paths
@@ -123,12 +123,13 @@ def _known_version(spec: GpuOperatorSpec, issues: Issues) -> bool:
     return False
 
 
-def _isolation(spec: GpuOperatorSpec, settings: list[Setting]) -> list[Setting]:
+def _isolation(spec: GpuOperatorSpec, settings: list[Setting], platform: Platform) -> list[Setting]:
     """The isolation settings for the release as planned so far (the user's values included,
-    their problems left to ``user_settings``, which reports them once)."""
+    their problems left to ``user_settings``, which reports them once), by the runtime facts of
+    the catalog the platform was planned with."""
     probe = user_settings(spec, settings, Issues())
     values, reasons = merge_settings([*settings, *probe], spec.version)
-    return isolation_settings(values, spec.version, reasons)
+    return isolation_settings(values, spec.version, reasons, platform.catalog.data_dir)
 
 
 def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
@@ -146,7 +147,7 @@ def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
             )
 
 
-def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
+def _check_delivery(paths: Sequence[RuntimePath], issues: Issues, platform: Platform) -> None:
     """A release whose allocated GPUs could not reach their pods (every way the device plugin
     hands them over is one the runtime refuses or does not read) is an error, not a plan."""
     for p in paths:
@@ -155,12 +156,13 @@ def _check_delivery(paths: Sequence[RuntimePath], issues: Issues) -> None:
         why = "; ".join(p.undelivered)
         pools = ", ".join(p.pools)
         if p.device_list.by.startswith("the operator"):
+            data = platform.catalog.data_dir
             # v25.3.0-2 apply their CDI env after devicePlugin.env (fact user-env-last), so a
             # volume-mount strategy cannot replace theirs.
             later = [
                 v
                 for v in vendored_versions()
-                if (f := runtime_fact(OPERATOR, v, "devicePlugin.user-env-last")) and f.flag
+                if (f := runtime_fact(OPERATOR, v, "devicePlugin.user-env-last", data)) and f.flag
             ]
             issues.add(
                 "gpuOperator.values.cdi",
@@ -183,7 +185,8 @@ def _check_version_for_preset(
 ) -> None:
     """Chart versions the chosen preset cannot run."""
     version = config.operator.version
-    problem = preset.version_problem(version, is_cdi_era(version), platform.kubernetes_version)
+    cdi, data = is_cdi_era(version), platform.catalog.data_dir
+    problem = preset.version_problem(version, cdi, platform.kubernetes_version, data)
     if problem is not None:
         issues.add("gpuOperator.version", problem)
 

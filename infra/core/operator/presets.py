@@ -68,10 +68,9 @@ def preset_settings(
 ) -> list[Setting]:
     """The values ``preset`` overrides for chart ``version``, each with its reason."""
     cdi = is_cdi_era(version)
-    return [
-        Setting(path, value, f"preset {preset.name}: {why}")
-        for path, value, why in preset.settings(version, cdi, platform.kubernetes_version, pools)
-    ]
+    data = platform.catalog.data_dir
+    found = preset.settings(version, cdi, platform.kubernetes_version, pools, data)
+    return [Setting(path, value, f"preset {preset.name}: {why}") for path, value, why in found]
 
 
 def preset_notes(preset: Preset, version: str) -> list[str]:

@@ -32,6 +32,7 @@ reads: after the restart k3s finds ``nvidia-container-runtime`` in the kept
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET, OPERATOR, TOOLKIT, runtime_fact
@@ -70,17 +71,18 @@ def _toolkit_env(values: Mapping[str, Any]) -> dict[str, str]:
     return {str(e.get("name")): str(e.get("value")) for e in env if isinstance(e, Mapping)}
 
 
-def removal_effects(inputs: Mapping[str, Any]) -> list[str]:
-    """What the uninstall does, one clause each, for the release ``inputs`` (``--json`` shape)."""
+def removal_effects(inputs: Mapping[str, Any], data_dir: Path) -> list[str]:
+    """What the uninstall does, one clause each, for the release ``inputs`` (``--json`` shape),
+    by the runtime facts of the catalog in ``data_dir``."""
     values = inputs.get("values") or {}
     version = str(inputs.get("version", ""))
-    out = [*_hooks(version)]
+    out = [*_hooks(version, data_dir)]
     out.append(
         f"its ClusterPolicy is deleted and every operand with it ({OPERANDS}) on every GPU node, "
         "with the operator's RuntimeClasses: no new pod gets a GPU there; the operator's node "
         "labels (nvidia.com/gpu.deploy.*, nvidia.com/gpu.present, nvidia.com/mig.config) stay"
     )
-    if _on(values, version, "nfd.enabled") and (nfd := _nfd_prune(values, version)):
+    if _on(values, version, "nfd.enabled") and (nfd := _nfd_prune(values, version, data_dir)):
         out.append(nfd)
     if _on(values, version, "driver.enabled"):
         out.append(
@@ -88,38 +90,43 @@ def removal_effects(inputs: Mapping[str, Any]) -> list[str]:
             "GPU node"
         )
     if _on(values, version, "toolkit.enabled"):
-        out.append(_toolkit_cleanup(values, version))
+        out.append(_toolkit_cleanup(values, version, data_dir))
     return out
 
 
-def _hooks(version: str) -> list[str]:
-    fact = runtime_fact(OPERATOR, version, "pre-delete-hooks")
+def _hooks(version: str, data_dir: Path) -> list[str]:
+    fact = runtime_fact(OPERATOR, version, "pre-delete-hooks", data_dir)
     if fact is None:
         return []
     always = [h.split(":", 1)[0] for h in fact.words if h.endswith(":-")]
     return [f"the chart's pre-delete Job ({', '.join(always)}) runs first"] if always else []
 
 
-def _nfd_prune(values: Mapping[str, Any], version: str) -> str:
-    fact = runtime_fact(OPERATOR, version, "nfd.post-delete-gate")
+def _nfd_prune(values: Mapping[str, Any], version: str, data_dir: Path) -> str:
+    fact = runtime_fact(OPERATOR, version, "nfd.post-delete-gate", data_dir)
     prune = "NFD's post-delete job prunes NFD's labels from every node"
     if fact is None:
         return f"{prune} (unless node-feature-discovery.postDeleteCleanup is false)"
     if not fact.value:
         return f"{prune} (not gated in chart {version})"
-    default = runtime_fact(OPERATOR, version, "nfd.post-delete-default")
+    default = runtime_fact(OPERATOR, version, "nfd.post-delete-default", data_dir)
     on = default is None or default.flag  # the NFD subchart's own default
     nfd = values.get("node-feature-discovery")
     gate = nfd.get(fact.value, on) if isinstance(nfd, Mapping) else on
     return prune if gate else ""
 
 
-def _toolkit_cleanup(values: Mapping[str, Any], version: str) -> str:
+def _toolkit_cleanup(values: Mapping[str, Any], version: str, data_dir: Path) -> str:
     env = _toolkit_env(values)
     tag = str(_value(values, version, "toolkit.version") or "").split("-", 1)[0]
-    mode = env.get("RUNTIME_RESTART_MODE") or _fact(tag, "containerd-restart-mode", "signal")
-    config = env.get("CONTAINERD_CONFIG") or _fact(tag, "containerd-config", "its default config")
-    if drop_in := env.get("RUNTIME_DROP_IN_CONFIG") or _fact(tag, "containerd-drop-in", ""):
+
+    def fact(name: str, otherwise: str) -> str:
+        found = runtime_fact(TOOLKIT, tag, name, data_dir)
+        return found.value if found is not None else otherwise
+
+    mode = env.get("RUNTIME_RESTART_MODE") or fact("containerd-restart-mode", "signal")
+    config = env.get("CONTAINERD_CONFIG") or fact("containerd-config", "its default config")
+    if drop_in := env.get("RUNTIME_DROP_IN_CONFIG") or fact("containerd-drop-in", ""):
         config = f"{config} and removes {drop_in}"
     if mode == "none":
         return f"the toolkit reverts {config} on every GPU node (no restart: RUNTIME_RESTART_MODE=none)"
@@ -138,8 +145,3 @@ def _toolkit_cleanup(values: Mapping[str, Any], version: str) -> str:
         "again on restart, so pods naming a RuntimeClass nvidia (k3s ships one) still run under "
         "it until that directory is removed"
     )
-
-
-def _fact(toolkit: str, name: str, otherwise: str) -> str:
-    fact = runtime_fact(TOOLKIT, toolkit, name)
-    return fact.value if fact is not None else otherwise

@@ -3,6 +3,8 @@ chart honours."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from infra.core.catalog.runtime_facts import TOOLKIT, runtime_fact
 from infra.core.config.operator import GpuOperatorSpec
 from infra.core.errors import Issues
@@ -26,9 +28,10 @@ SET_AS_DEFAULT_DROPPED = (
 
 
 def toolkit_settings(
-    spec: GpuOperatorSpec, preset: Preset, issues: Issues, notes: list[str]
+    spec: GpuOperatorSpec, preset: Preset, issues: Issues, notes: list[str], data_dir: Path
 ) -> list[Setting]:
-    """``gpuOperator.toolkitEnv`` as settings; ``notes`` gets one line per variable dropped."""
+    """``gpuOperator.toolkitEnv`` as settings; ``notes`` gets one line per variable dropped
+    (``data_dir``: the plan's catalog, whose runtime facts say what the installer reads)."""
     if not spec.toolkit_env:
         return []
     if not preset.toolkit:
@@ -39,7 +42,7 @@ def toolkit_settings(
         )
         return []
     cdi = is_cdi_era(spec.version)
-    toolkit, read = installer_env(spec)
+    toolkit, read = installer_env(spec, data_dir)
     out: list[Setting] = []
     for name, raw in spec.toolkit_env.items():
         path = f"gpuOperator.toolkitEnv.{name}"
@@ -104,13 +107,13 @@ def toolkit_settings(
     return out
 
 
-def installer_env(spec: GpuOperatorSpec) -> tuple[str, frozenset[str]]:
+def installer_env(spec: GpuOperatorSpec, data_dir: Path) -> tuple[str, frozenset[str]]:
     """The toolkit tag the release runs (``toolkit.version``, the release's or the chart's) and
     the variables its installer reads (fact ``installer-env``; empty: not recorded)."""
     given = spec.values.get("toolkit") if isinstance(spec.values, dict) else None
     version = (given or {}).get("version") if isinstance(given, dict) else None
     toolkit = str(version or default_at(spec.version, "toolkit.version")).split("-", 1)[0]
-    fact = runtime_fact(TOOLKIT, toolkit, "installer-env")
+    fact = runtime_fact(TOOLKIT, toolkit, "installer-env", data_dir)
     return toolkit, frozenset(fact.words) if fact is not None else frozenset()
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from infra.core.catalog.pins import pin
-from infra.core.catalog.vendored import DATA_DIR, read_rows
+from infra.core.catalog.vendored import read_rows
 from infra.core.eks.karpenter.names import discovery_tag
 from infra.core.eks.names import fit
 from infra.core.rules.limits import limit
@@ -191,7 +191,7 @@ def helm_values(
     }
 
 
-def chart_value_kinds(data_dir: Path = DATA_DIR) -> dict[str, str]:
+def chart_value_kinds(data_dir: Path) -> dict[str, str]:
     """Key path -> kind (object, map, list, scalar) of the pinned chart's values."""
     return {
         r["path"]: r["kind"]
@@ -496,9 +496,10 @@ def longest_policy(plan: KarpenterControllerPlan) -> dict[str, Any]:
 
 
 def problems(
-    *, existing: bool, kubernetes_minor: int, plan: KarpenterControllerPlan
+    *, existing: bool, kubernetes_minor: int, plan: KarpenterControllerPlan, data_dir: Path
 ) -> Iterator[tuple[str, str]]:
-    """``(key path, reason)`` of every reason this stack cannot run the Karpenter controller."""
+    """``(key path, reason)`` of every reason this stack cannot run the Karpenter controller
+    (``data_dir``: the plan's catalog, whose chart facts the values are checked against)."""
     if existing:
         yield "cluster.autoscaler.kind", EXISTING_CLUSTER_REASON
     if kubernetes_minor not in KUBERNETES_MINORS:
@@ -514,7 +515,7 @@ def problems(
             f"the Karpenter controller's IAM policy would be {size} characters; IAM takes "
             f"{limit('aws.iam_role_inline_policy_size')} per role (a shorter cluster name fits)",
         )
-    for path in unknown_value_keys(plan.values, chart_value_kinds()):
+    for path in unknown_value_keys(plan.values, chart_value_kinds(data_dir)):
         yield (
             "cluster.autoscaler",
             f"Helm value {path!r} is not a key of chart karpenter {CHART_VERSION}; Helm would "

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from fractions import Fraction
+from pathlib import Path
 
 from infra.core.eks.groups import EksGroupPlan
 from infra.core.eks.karpenter.pools import (
@@ -24,7 +25,11 @@ from infra.core.pools import GPU_RESOURCE
 
 
 def karpenter_memory_mib(
-    instance_type: str, memory_gib: float, arm64: bool = False, efa_only_enis: int = 0
+    instance_type: str,
+    memory_gib: float,
+    data_dir: Path,
+    arm64: bool = False,
+    efa_only_enis: int = 0,
 ) -> int:
     """Allocatable memory (MiB) Karpenter's scheduling simulation gives an instance type
     (aws/karpenter-provider-aws @ 1d927085 pkg/providers/instancetype/types.go NewInstanceType):
@@ -35,7 +40,7 @@ def karpenter_memory_mib(
     AL2023 node reserves the same (its withDefaultReservedResources sizes kube-reserved from its
     ENI-limited maxPods), so Karpenter's node is the one that runs, without a kubeReserved of ours.
     """
-    pods = eni_limited_pods(instance_type, efa_only_enis)
+    pods = eni_limited_pods(instance_type, data_dir, efa_only_enis)
     return vm_memory_mib(memory_gib, arm64) - kube_reserved_mib(pods) - EVICTION_HARD_MIB
 
 
@@ -50,7 +55,7 @@ def type_labels(t: str, gpu_model: str, gpus: int) -> dict[str, str]:
 
 
 def karpenter_nodes(
-    g: EksGroupPlan, shapes: Mapping[str, tuple[float, str, int]]
+    g: EksGroupPlan, shapes: Mapping[str, tuple[float, str, int]], data_dir: Path
 ) -> tuple[list[Node], list[tuple[str, str]]]:
     """One node per instance type a Karpenter NodePool may launch, and why a type cannot be.
 
@@ -80,7 +85,7 @@ def karpenter_nodes(
                 )
             )
             continue
-        mib = karpenter_memory_mib(t, memory_gib, arm64(g.ami_type))
+        mib = karpenter_memory_mib(t, memory_gib, data_dir, arm64(g.ami_type))
         alloc = base_allocatable(g.hints, mib)
         alloc[GPU_RESOURCE] = Fraction(gpus)
         node_labels = {**labels, **spec["metadata"]["labels"], **own}

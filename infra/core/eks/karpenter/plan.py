@@ -33,12 +33,12 @@ def as_karpenter_pool(
         consolidate_after=config.cluster.autoscaler.scale_down_unneeded_time,
         termination_grace_period=config.cluster.autoscaler.termination_grace_period,
         kubernetes_version=config.cluster.planned_version,
-        pins_dir=catalog.data_dir,
+        data_dir=catalog.data_dir,
         # Given subnets, in AZ ID order, are selected by ID (pools.node_class).
         subnet_ids=tuple(s for _, s in sorted((config.cluster.vpc.private_subnets or {}).items())),
     )
     family = ami_family(group.ami_type) or "al2023"
-    if (why := alias_problem(family, config.cluster.planned_version)) is not None:
+    if (why := alias_problem(family, config.cluster.planned_version, catalog.data_dir)) is not None:
         key = "amiType" if config.pools[i].ami_type is not None else "amiFamily"
         issues.add(join_path("gpuPools", i, key), why)
     pool = plan_karpenter_pool(i, group, ctx, issues)

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from infra.core.catalog.pins import pins
-from infra.core.catalog.vendored import DATA_DIR, table
+from infra.core.catalog.vendored import table
 from infra.core.config.eks import EksPoolSpec
 from infra.core.eks.ami import AMI_PARAMETER_ANNOTATION, karpenter_ami_parameter
 from infra.core.eks.bootstrap import node_user_data
@@ -93,7 +93,7 @@ SPOT_SERVICE = "spot.amazonaws.com"
 BOTTLEROCKET_OS_VOLUME = "4Gi"
 
 
-def ami_aliases(data_dir: Path = DATA_DIR) -> dict[str, str]:
+def ami_aliases(data_dir: Path) -> dict[str, str]:
     """AMI family -> pinned alias version (pins.csv rows karpenter-ami-alias).
 
     Never ``latest``: a new release would drift every node. An alias is ``family@version``; AL2023
@@ -104,10 +104,10 @@ def ami_aliases(data_dir: Path = DATA_DIR) -> dict[str, str]:
     return {family: p.version for family, p in pins("karpenter-ami-alias", data_dir).items()}
 
 
-def alias_minors(family: str, version: str) -> tuple[int, int] | None:
+def alias_minors(family: str, version: str, data_dir: Path) -> tuple[int, int] | None:
     """(first, last) Kubernetes minor the alias ``family@version`` ships NVIDIA AMIs for
     (``ami_alias_minors.csv``, each row from the release's notes), ``None`` when none is on file."""
-    for r in table("ami_alias_minors.csv"):
+    for r in table("ami_alias_minors.csv", data_dir):
         if (r["family"], r["version"]) == (family, version):
             return _minor(r["first_minor"]), _minor(r["last_minor"])
     return None
@@ -117,10 +117,11 @@ def _minor(version: str) -> int:
     return int(version.split(".")[1])
 
 
-def alias_problem(family: str, kubernetes_version: str) -> str | None:
-    """Why the pinned alias of ``family`` resolves to no NVIDIA AMI on ``kubernetes_version``."""
-    version = ami_aliases()[family]
-    minors = alias_minors(family, version)
+def alias_problem(family: str, kubernetes_version: str, data_dir: Path) -> str | None:
+    """Why the alias of ``family`` pinned in the catalog of ``data_dir`` resolves to no NVIDIA AMI
+    on ``kubernetes_version``."""
+    version = ami_aliases(data_dir)[family]
+    minors = alias_minors(family, version, data_dir)
     if minors is not None and minors[0] <= _minor(kubernetes_version) <= minors[1]:
         return None
     shipped = f"1.{minors[0]}-1.{minors[1]}" if minors else "no Kubernetes minor on file"
@@ -347,7 +348,7 @@ def node_class(group: EksGroupPlan, ctx: PoolContext, tags: Mapping[str, str]) -
     concepts/nodeclasses.md ``spec.subnetSelectorTerms``).
     """
     family = ami_family(group.ami_type) or "al2023"
-    version = ami_aliases(ctx.pins_dir)[family]
+    version = ami_aliases(ctx.data_dir)[family]
     parameter = karpenter_ami_parameter(family, version, ctx.kubernetes_version, ctx.architecture)
     key, value = discovery_tag(ctx.cluster_name)
     subnets = [{"id": s} for s in ctx.subnet_ids] or [{"tags": {key: value}}]
@@ -436,10 +437,10 @@ class PoolContext:
     architecture: str
     memory_gib: float  # the largest of the pool's instance types
     consolidate_after: str
+    data_dir: Path  # the plan's catalog, whose pins.csv the AMI alias comes from (--old-catalog)
     vcpus: int = 0  # the largest of the pool's instance types (0: the hints')
     termination_grace_period: str = "48h"
     kubernetes_version: str = ""  # the cluster's minor: the AMI alias resolves per minor
-    pins_dir: Path = DATA_DIR  # whose pins.csv the AMI alias comes from (``--old-catalog``)
     subnet_ids: tuple[str, ...] = ()  # given private subnets (none: the stack's own VPC)
 
 
