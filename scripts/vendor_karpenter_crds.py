@@ -25,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from infra.core.catalog.pins import pin  # noqa: E402
+from infra.core.catalog.vendored import DATA_DIR  # noqa: E402
 
 OUT = ROOT / "infra" / "core" / "data" / "karpenter"
 CRDS = {
@@ -50,7 +51,7 @@ def _git(repo: str, *args: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description="Vendor the Karpenter NodePool/EC2NodeClass schemas")
     ap.add_argument("repo", help="a clone (or bare git dir) of aws/karpenter-provider-aws")
-    ap.add_argument("--tag", default="v" + pin("karpenter").version)
+    ap.add_argument("--tag", default="v" + pin("karpenter", DATA_DIR).version)
     a = ap.parse_args()
     commit = _git(a.repo, "rev-parse", f"{a.tag}^{{commit}}").strip()
     OUT.mkdir(parents=True, exist_ok=True)

@@ -43,8 +43,8 @@ _HASH = 8
 # the value of GKE's guide (https://cloud.google.com/kubernetes-engine/docs/how-to/capacity-provisioning)
 # and of z2jh's userPlaceholderPriority (jupyterhub/zero-to-jupyterhub-k8s jupyterhub/values.yaml).
 WARM_PRIORITY = EXPENDABLE_CUTOFF_DEFAULT
-# z2jh's scheduling.userPlaceholder.image: pins.csv row warm-placeholder.
-PAUSE_IMAGE = pin("warm-placeholder").image
+# z2jh's scheduling.userPlaceholder.image: pins.csv row warm-placeholder of the plan's catalog.
+PAUSE_PIN = "warm-placeholder"
 # The pause binary only sleeps (kubernetes/kubernetes build/pause/linux/pause.c); what a placeholder
 # holds is the GPU. Small CPU and memory leave the node's rest to the users who preempt it.
 CPU_REQUEST = "10m"
@@ -122,7 +122,8 @@ def plan_warm(
 ) -> WarmPlan | None:
     """Placeholders for every pool with ``warm`` > 0; ``None`` when no pool asks for any."""
     warm = warm_of(config)
-    namespace, klass = warm_names(config.stack)
+    names = warm_names(config.stack)
+    image = pin(PAUSE_PIN, platform.catalog.data_dir).image
     targets: list[WarmTarget] = []
     for h, hints, members in workload_targets(pools, scheduling):
         n = warm.get(h.name, 0)
@@ -138,7 +139,7 @@ def plan_warm(
                 replicas=n,
                 resource=resource,
                 count=count,
-                deployment=deployment(h.name, n, hints, (resource, count), (namespace, klass)),
+                deployment=deployment(h.name, n, hints, (resource, count), names, image),
             )
         )
     if not targets:
@@ -147,9 +148,9 @@ def plan_warm(
         namespace={
             "apiVersion": "v1",
             "kind": "Namespace",
-            "metadata": {"name": namespace, "labels": {**RESTRICTED_PSA, **MANAGED_BY}},
+            "metadata": {"name": names[0], "labels": {**RESTRICTED_PSA, **MANAGED_BY}},
         },
-        priority_class=priority_class(klass),
+        priority_class=priority_class(names[1]),
         targets=tuple(targets),
         notes=tuple(_notes(platform, targets)),
     )
@@ -176,15 +177,16 @@ def deployment(
     hints: Mapping[str, Any],
     request: tuple[str, int],
     names: tuple[str, str],
+    image: str,
 ) -> Manifest:
     """The placeholder Deployment of one pool: ``request`` (resource, count) per placeholder, in
-    the stack's ``names`` (namespace, PriorityClass)."""
+    the stack's ``names`` (namespace, PriorityClass), running the pause ``image``."""
     resource, count = request
     namespace, klass = names
     labels = {**APP_LABEL, POOL_LABEL: pool}
     container = {
         "name": "pause",
-        "image": PAUSE_IMAGE,
+        "image": image,
         "resources": {
             # Extended resources: requests, if given, must equal limits
             # (https://kubernetes.io/docs/tasks/manage-gpus/scheduling-gpus/).

@@ -169,7 +169,7 @@ def test_crds_come_from_the_karpenter_crd_chart_at_the_controller_version_and_th
     # karpenter-crd chart keeps them in templates/, upgraded with each release.
     crds_in = crd_release().inputs
     assert (crds_in["name"], crds_in["chart"]) == (ctl.CRD_RELEASE, ctl.CRD_CHART)
-    assert crds_in["version"] == release().inputs["version"] == ctl.CHART_VERSION
+    assert crds_in["version"] == release().inputs["version"] == ctl.PIN.version
     assert crds_in["namespace"] == release().inputs["namespace"]
     assert release().inputs["skipCrds"] is True and not crds_in.get("skipCrds")
     assert crd_release().urn in release().depends_on

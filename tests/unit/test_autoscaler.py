@@ -141,20 +141,20 @@ def test_check_tag_rejects_keys_over_128_characters():
 
 
 def test_image_tag_matches_the_kubernetes_minor_version():
-    for minor, tag in ca.IMAGE_TAGS.items():
+    for minor, tag in ca.image_tags(DATA_DIR).items():
         assert tag.startswith(f"v{minor}.")
-    assert ca.image_tag("1.20") is None
+    assert ca.image_tag("1.20", DATA_DIR) is None
 
 
 def test_chart_version_is_pinned_once_as_an_exact_semver():
-    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", ca.CHART_VERSION)
+    assert re.fullmatch(r"[0-9]+\.[0-9]+\.[0-9]+", ca.chart(DATA_DIR).version)
 
 
 def values_of(**kw: Any) -> dict[str, Any]:
     args: dict[str, Any] = {
         "cluster_name": "ml",
         "region": "us-west-2",
-        "image_tag": "v1.33.6",
+        "image": ("registry.k8s.io/autoscaling/cluster-autoscaler", "v1.33.6"),
         "expander": "least-waste",
         "gpu_threshold": 0.5,
         "unneeded_time": "10m",
@@ -214,7 +214,7 @@ def test_priority_expander_puts_spot_groups_before_on_demand():
 
 @pytest.mark.parametrize("minor", ["1.33", "1.34", "1.35", "1.36"])
 def test_autoscaler_image_is_pinned_for_current_kubernetes_minors(minor):
-    tag = ca.image_tag(minor)
+    tag = ca.image_tag(minor, DATA_DIR)
     assert tag is not None and tag.startswith(f"v{minor}.")
 
 

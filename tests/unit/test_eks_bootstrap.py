@@ -3,6 +3,7 @@ device plugin strategy that still hands requested GPUs to pods."""
 
 from __future__ import annotations
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.eks.bootstrap import (
     TOOLKIT_ISOLATION,
     node_user_data,
@@ -23,7 +24,7 @@ def test_al2023_nvidia_nodes_refuse_nvidia_visible_devices_from_unprivileged_con
 def test_isolated_nodes_accept_the_device_plugins_volume_mount_list_so_requested_gpus_still_arrive():
     assert ("accept-nvidia-visible-devices-as-volume-mounts", "true") in TOOLKIT_ISOLATION
     assert DEVICE_LIST_STRATEGY == "volume-mounts"
-    plugin = plan_device_plugin("gpu-infra/pool", ["gpu"], [], [])
+    plugin = plan_device_plugin("gpu-infra/pool", ["gpu"], [], [], data_dir=DATA_DIR)
     assert plugin is not None
     assert plugin.values["deviceListStrategy"] == "volume-mounts"
     # The plugin's own NVML access came through NVIDIA_VISIBLE_DEVICES=all: now it must be

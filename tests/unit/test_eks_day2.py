@@ -147,6 +147,7 @@ def test_device_plugin_tolerates_the_gpu_taint_and_every_pool_taint():
         ["a"],
         [Taint("nvidia.com/gpu", "true", "NoSchedule"), Taint("team", "ml", "NoExecute")],
         [],
+        data_dir=DATA_DIR,
     )
     assert p is not None
     tols = p.values["tolerations"]
@@ -155,7 +156,9 @@ def test_device_plugin_tolerates_the_gpu_taint_and_every_pool_taint():
 
 
 def test_device_plugin_time_slicing_configs_use_the_operators_per_pool_keys():
-    p = plan_device_plugin("gpu-infra/pool", ["a"], [], [SharingSpec(replicas=4)])
+    p = plan_device_plugin(
+        "gpu-infra/pool", ["a"], [], [SharingSpec(replicas=4)], data_dir=DATA_DIR
+    )
     assert p is not None
     cfg = p.values["config"]
     assert cfg["default"] == "default"

@@ -111,13 +111,13 @@ def test_autoscaler_lease_is_one_the_pinned_charts_rbac_grants_get_update_and_cr
     a = plan_of(
         pools(gpu_pool(machineType="g4dn.xlarge"), **(extra if existing else {}))
     ).autoscaler
-    assert a is not None and a.version == ca.CHART_VERSION
-    assert ca.lease_problem(a.values, ca.chart_rbac(DATA_DIR)) is None
+    assert a is not None and a.version == ca.chart(DATA_DIR).version
+    assert ca.lease_problem(a.values, ca.chart_rbac(DATA_DIR), ca.chart(DATA_DIR)) is None
 
 
 def test_chart_rbac_facts_grant_lease_get_update_only_on_the_default_name():
     rules = ca.chart_rbac(DATA_DIR)
-    assert rules, f"no vendored RBAC facts for chart {ca.CHART_VERSION}"
+    assert rules, f"no vendored RBAC facts for chart {ca.chart(DATA_DIR).version}"
     lease = ("coordination.k8s.io", "leases")
     assert any(r.allows(*lease, "cluster-autoscaler", "update") for r in rules)
     assert not any(r.allows(*lease, "cluster-autoscaler-team-a", "update") for r in rules)
@@ -125,7 +125,7 @@ def test_chart_rbac_facts_grant_lease_get_update_only_on_the_default_name():
 
 def test_a_renamed_lease_is_refused_by_the_charts_rbac_so_it_is_a_config_error():
     values = {"extraArgs": {"leader-elect-resource-name": "cluster-autoscaler-team-a"}}
-    problem = ca.lease_problem(values, ca.chart_rbac(DATA_DIR))
+    problem = ca.lease_problem(values, ca.chart_rbac(DATA_DIR), ca.chart(DATA_DIR))
     assert problem is not None and "get/update" in problem and "9.52.1" in problem
 
 
@@ -232,7 +232,7 @@ def test_hpc_with_a_reservation_id_creates_no_placement_group_it_could_not_match
 
 
 def test_efa_device_plugin_selects_hpc_pools_by_supported_instance_labels_not_affinity():
-    plan = plan_efa_device_plugin("gpu-infra/pool", ["b", "a"], [])
+    plan = plan_efa_device_plugin("gpu-infra/pool", ["b", "a"], [], data_dir=DATA_DIR)
     assert plan is not None and "affinity" not in plan.values
     assert plan.values["supportedInstanceLabels"] == {
         "keys": ["gpu-infra/pool"],

@@ -67,7 +67,9 @@ def test_the_toolkit_and_device_plugin_each_chart_ships_have_their_defaults_reco
 
 
 def test_the_facts_were_read_at_the_commits_pins_csv_records_for_the_chart_tags():
-    recorded = {p.version: p.commit for p in pins("gpu-operator-values").values() if p.commit}
+    recorded = {
+        p.version: p.commit for p in pins("gpu-operator-values", DATA_DIR).values() if p.commit
+    }
     assert recorded  # v25.3.4, v25.10.1, v26.7.0 carry their commit
     for version, commit in recorded.items():
         fact = runtime_fact(OPERATOR, version, "runtimeClasses", DATA_DIR)

@@ -37,6 +37,7 @@ def controller(
         partition=autoscaler.aws_partition(region),
         system_labels={POOL_LABEL: "system"},
         system_min_nodes=min_nodes,
+        data_dir=DATA_DIR,
     )
 
 
@@ -347,7 +348,7 @@ OCI_REL = {
     "name": "karpenter",
     "namespace": "kube-system",
     "chart": ctl.CHART,
-    "version": ctl.CHART_VERSION,
+    "version": ctl.PIN.version,
     "values": {},
 }
 

@@ -5,7 +5,8 @@ check -> the decided ``Plan`` (planned) -> warm -> the operator -> the workload 
 platform packages (gke, eks, kubernetes; none imports another) -> the platform seam (platform: the
 protocol and its features) -> the neutral values a platform answers with (nodes, sizing,
 platform_cost, sent) -> shared helpers (sharing, system_pool, kubeconfig, offline, observed: the
-container of what a platform read; neighbours: the per-stack node label) -> platform-neutral pool
+container of what a platform read; neighbours: the per-stack node label; pinned_defaults: the
+config defaults the catalog's pins decide) -> platform-neutral pool
 facts (pools) -> node labels (labels) -> the config schema -> catalog, field rules, the stack-file
 reader -> errors and the Pulumi type tokens (tokens) -> the registry of platforms (platforms).
 Two modules of one layer never import each other (so there are no cycles), and a rule two
@@ -31,7 +32,15 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("config",),
     ("labels",),
     ("pools",),
-    ("sharing", "system_pool", "kubeconfig", "offline", "observed", "neighbours"),
+    (
+        "sharing",
+        "system_pool",
+        "kubeconfig",
+        "offline",
+        "observed",
+        "neighbours",
+        "pinned_defaults",
+    ),
     ("nodes", "sizing", "platform_cost", "sent"),
     ("platform",),
     ("platform_defaults",),

@@ -8,7 +8,9 @@ from typing import Any, get_args
 import pytest
 import yaml
 
-from infra.core.config.operator import DEFAULT_OPERATOR_VERSION, Preset
+from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
+from infra.core.config.operator import Preset
 from infra.core.errors import ConfigErrors
 from infra.core.operator import (
     DEVICE_PLUGIN_CONFIG_LABEL,
@@ -32,6 +34,8 @@ from tests.unit.operator_fixtures import (
     stack,
 )
 
+# The chart version a stack naming none gets (pins.csv row gpu-operator).
+DEFAULT_OPERATOR_VERSION = pin("gpu-operator", DATA_DIR).version
 PRESETS: tuple[str, ...] = get_args(Preset)
 
 

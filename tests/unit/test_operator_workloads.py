@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 import yaml
 
-from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
+from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse
 from infra.core.errors import ConfigErrors
 from infra.core.labels import GKE_COMPUTE_CLASS_LABEL
@@ -31,6 +32,9 @@ from tests.unit.operator_fixtures import (
     stack,
 )
 from tests.unit.operator_workloads_fixtures import A100
+
+# The chart version a stack naming none gets (pins.csv row gpu-operator).
+DEFAULT_OPERATOR_VERSION = pin("gpu-operator", DATA_DIR).version
 
 
 def cm_data(op: OperatorPlan) -> dict[str, Any]:

@@ -10,7 +10,8 @@ from typing import Any
 import kubernetes_validate
 import pytest
 
-from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
+from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse_file
 from infra.core.operator.helm_values import chart_defaults
 from infra.core.plan import build_plan
@@ -20,6 +21,9 @@ from tests.unit.operator_fixtures import (
     plan,
     stack,
 )
+
+# The chart version a stack naming none gets (pins.csv row gpu-operator).
+DEFAULT_OPERATOR_VERSION = pin("gpu-operator", DATA_DIR).version
 
 ROOT = Path(__file__).resolve().parents[2]
 # Kubernetes schema version objects are validated against (oldest minor the clouds still serve).

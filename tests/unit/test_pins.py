@@ -11,7 +11,6 @@ import pytest
 from infra.core.catalog import pins as pins_mod
 from infra.core.catalog.pins import Pin, all_pins, pin, pins
 from infra.core.catalog.vendored import DATA_DIR, read_header, read_rows
-from infra.core.config.operator import DEFAULT_OPERATOR_VERSION
 from infra.core.eks import autoscaler as ca
 from infra.core.eks.karpenter import controller as ctl
 from infra.core.eks.karpenter import crds
@@ -20,9 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_every_pin_row_names_its_source_and_day_and_loads_once():
-    rows = all_pins()
+    rows = all_pins(DATA_DIR)
     assert rows and all(p.source and p.as_of for p in rows)
-    assert all_pins() is rows
+    assert all_pins(DATA_DIR) is rows
 
 
 @pytest.mark.parametrize(
@@ -37,31 +36,33 @@ def test_every_pin_row_names_its_source_and_day_and_loads_once():
     ],
 )
 def test_a_malformed_pin_row_is_refused_with_its_reason(change, reason):
-    good = pin("cluster-autoscaler")
+    good = pin("cluster-autoscaler", DATA_DIR)
     bad = Pin(**{**{f: getattr(good, f) for f in Pin.__dataclass_fields__}, **change})
     assert reason in (pins_mod._problem(bad) or "")
     assert pins_mod._problem(good) is None
 
 
 def test_image_and_chart_references_follow_the_receivers_forms():
-    assert pin("gke-pause").image == (
+    assert pin("gke-pause", DATA_DIR).image == (
         "gke.gcr.io/pause:3.8@sha256:880e63f94b145e46f1b1082bb71b85e21f16b99b180b9996407d61240ceb9830"
     )
-    assert pin("gke-partition-gpus").image.startswith("gcr.io/gke-release/nvidia-partition-gpu@")
+    assert pin("gke-partition-gpus", DATA_DIR).image.startswith(
+        "gcr.io/gke-release/nvidia-partition-gpu@"
+    )
     # Helm pulls an OCI chart by its full reference, with no repository URL (helm.sh/docs/topics/
     # registries); an https repository takes the bare chart name.
     assert (ctl.CHART, ctl.PIN.repo) == ("oci://public.ecr.aws/karpenter/karpenter", "")
-    assert (ca.CHART_NAME, ca.CHART_REPO) == (
+    assert (ca.CHART_NAME, ca.chart(DATA_DIR).repo) == (
         "cluster-autoscaler",
         "https://kubernetes.github.io/autoscaler",
     )
     with pytest.raises(KeyError, match="no pin 'nope'"):
-        pin("nope")
+        pin("nope", DATA_DIR)
 
 
 def test_karpenter_chart_crd_chart_and_vendored_crds_are_one_pin():
-    karpenter = pin("karpenter")
-    assert karpenter.version == ctl.CHART_VERSION
+    karpenter = pin("karpenter", DATA_DIR)
+    assert karpenter.version == ctl.PIN.version
     assert f"{karpenter.repository}/karpenter-crd" == ctl.CRD_CHART
     assert f"v{karpenter.version}" == crds.KARPENTER_VERSION
     for kind in ("NodePool", "EC2NodeClass"):
@@ -73,7 +74,7 @@ def test_karpenter_chart_crd_chart_and_vendored_crds_are_one_pin():
 
 
 def test_chart_facts_files_are_of_the_pinned_chart_versions():
-    karpenter, autoscaler = pin("karpenter"), pin("cluster-autoscaler")
+    karpenter, autoscaler = pin("karpenter", DATA_DIR), pin("cluster-autoscaler", DATA_DIR)
     assert {r["chart_version"] for r in read_rows(ctl.CHART_VALUES_FILE, DATA_DIR)} == {
         karpenter.version
     }
@@ -88,20 +89,19 @@ def test_chart_facts_files_are_of_the_pinned_chart_versions():
 
 
 def test_every_vendored_gpu_operator_values_file_is_its_pin_byte_for_byte():
-    rows = pins("gpu-operator-values")
+    rows = pins("gpu-operator-values", DATA_DIR)
     files = {p.name: p for p in (DATA_DIR / "gpu-operator").glob("values-*.yaml")}
     assert {r.name.removeprefix("gpu-operator/") for r in rows.values()} == set(files)
     for tag, row in rows.items():
         assert row.version == tag and row.name == f"gpu-operator/values-{tag}.yaml"
         digest = hashlib.sha256((DATA_DIR / row.name).read_bytes()).hexdigest()
         assert row.digest == f"sha256:{digest}", f"{row.name} differs from its pin"
-    assert pin("gpu-operator").version == DEFAULT_OPERATOR_VERSION
-    assert DEFAULT_OPERATOR_VERSION in rows  # the default chart's values are vendored
+    assert pin("gpu-operator", DATA_DIR).version in rows  # the default chart's values are vendored
 
 
 def test_cluster_autoscaler_images_are_one_repository_tagged_per_minor():
-    images = pins("cluster-autoscaler-image")
-    assert {p.repository for p in images.values()} == {ca.IMAGE_REPOSITORY}
+    images = pins("cluster-autoscaler-image", DATA_DIR)
+    assert {p.repository for p in images.values()} == {ca.image_repository(DATA_DIR)}
     assert all(p.version.startswith(f"v{minor}.") for minor, p in images.items())
 
 
@@ -123,10 +123,10 @@ def _literals(path: Path) -> set[str]:
 
 
 def test_no_module_spells_a_pinned_version_itself():
-    spelled = {p.image for p in all_pins() if p.kind == "image"}
-    spelled |= {p.version for p in all_pins() if p.kind in ("chart", "alias") and p.version}
-    spelled |= {p.digest for p in all_pins() if p.digest}
-    spelled |= {p.commit for p in all_pins() if p.commit}
+    spelled = {p.image for p in all_pins(DATA_DIR) if p.kind == "image"}
+    spelled |= {p.version for p in all_pins(DATA_DIR) if p.kind in ("chart", "alias") and p.version}
+    spelled |= {p.digest for p in all_pins(DATA_DIR) if p.digest}
+    spelled |= {p.commit for p in all_pins(DATA_DIR) if p.commit}
     found = [
         f"{path.relative_to(ROOT)}: {text!r}"
         for top in ("infra", "quota")
@@ -140,7 +140,7 @@ def test_no_module_spells_a_pinned_version_itself():
 def test_an_old_catalog_directory_brings_its_own_pins_or_todays(tmp_path):
     # --old-catalog REF plans the old side with REF's pins.csv (a moved AMI alias shows in
     # --diff); a directory without the file is planned with today's, as its other files are.
-    assert all_pins(tmp_path) == all_pins()
+    assert all_pins(tmp_path) == all_pins(DATA_DIR)
     text = (DATA_DIR / "pins.csv").read_text(encoding="utf-8")
     (tmp_path / "pins.csv").write_text(text.replace(",v20260714,", ",v20260601,"), "utf-8")
     assert pins("karpenter-ami-alias", tmp_path)["al2023"].version == "v20260601"

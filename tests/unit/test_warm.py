@@ -14,6 +14,8 @@ from typing import Any
 
 import pytest
 
+from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.stack import parse
 from infra.core.cost import Cost, PoolCost
 from infra.core.errors import ConfigErrors
@@ -22,7 +24,7 @@ from infra.core.pools import idle_nodes
 from infra.core.scheduling.predicates import pod_from_spec
 from infra.core.scheduling.proof import pool_nodes
 from infra.core.warm import (
-    PAUSE_IMAGE,
+    PAUSE_PIN,
     WARM_PRIORITY,
     warm_names,
 )
@@ -95,7 +97,8 @@ def test_placeholder_pod_is_a_pinned_pause_image_with_no_grace_period_one_per_no
     spec = d["spec"]["template"]["spec"]
     assert d["metadata"]["namespace"] == "gpu-warm-gke-t4"
     (c,) = spec["containers"]
-    assert c["image"] == PAUSE_IMAGE and ":" in PAUSE_IMAGE and not PAUSE_IMAGE.endswith(":latest")
+    image = pin(PAUSE_PIN, DATA_DIR).image
+    assert c["image"] == image and ":" in image and not image.endswith(":latest")
     assert spec["terminationGracePeriodSeconds"] == 0
     assert spec["priorityClassName"] == "gpu-infra-warm-gke-t4"
     (term,) = spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]

@@ -78,7 +78,7 @@ def _problem(p: Pin) -> str | None:
     return None
 
 
-def all_pins(data_dir: Path = DATA_DIR) -> tuple[Pin, ...]:
+def all_pins(data_dir: Path) -> tuple[Pin, ...]:
     """Every pin, in file order; a malformed row or a repeated (pin, key) raises ValueError.
 
     ``data_dir``: a catalog directory (``--old-catalog``) whose ``pins.csv`` the old side of a
@@ -99,7 +99,7 @@ def _all_pins(data_dir: Path) -> tuple[Pin, ...]:
     return tuple(out)
 
 
-def pins(name: str, data_dir: Path = DATA_DIR) -> dict[str, Pin]:
+def pins(name: str, data_dir: Path) -> dict[str, Pin]:
     """The rows of pin ``name`` by key, in file order (KeyError if there are none)."""
     found = {p.key: p for p in all_pins(data_dir) if p.pin == name}
     if not found:
@@ -107,9 +107,10 @@ def pins(name: str, data_dir: Path = DATA_DIR) -> dict[str, Pin]:
     return found
 
 
-def pin(name: str, key: str = "") -> Pin:
-    """Pin ``name`` (its row ``key`` when it has several); KeyError if the file lacks it."""
+def pin(name: str, data_dir: Path, key: str = "") -> Pin:
+    """Pin ``name`` of the catalog in ``data_dir`` (its row ``key`` when it has several); KeyError
+    if the file lacks it."""
     try:
-        return pins(name)[key]
+        return pins(name, data_dir)[key]
     except KeyError:
         raise KeyError(f"{PINS_FILE} has no pin {name!r} {key!r}") from None

@@ -7,22 +7,20 @@ chart's values live in ``infra.core.operator`` and ``infra.core.operator.helm_va
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, field_validator
 
 from infra.core import rules
-from infra.core.catalog.pins import pin, pins
 from infra.core.config.base import Model, NamespaceName
 
-# The chart version used when a stack does not name one: pins.csv row gpu-operator (its values
-# file is vendored under infra/core/data/gpu-operator/ for key validation).
-DEFAULT_OPERATOR_VERSION = pin("gpu-operator").version
+# What a stack that names none gets is decided against the catalog the plan is built with
+# (``infra.core.pinned_defaults``): the chart version of pins.csv row gpu-operator (its values
+# file is vendored under infra/core/data/gpu-operator/ for key validation), the CUDA base image of
+# row cuda-smoke-test (the toolkit refuses images whose NVIDIA_REQUIRE_CUDA the node's driver
+# cannot satisfy) and the notebook images of rows jupyter-notebook.
 
-# CUDA base image for the nvidia-smi smoke test (pins.csv row cuda-smoke-test): the toolkit refuses
-# images whose NVIDIA_REQUIRE_CUDA the node's driver cannot satisfy.
-DEFAULT_SMOKE_TEST_IMAGE = pin("cuda-smoke-test").image
-
+T = TypeVar("T")
 GkePreset = Literal["gke-google-driver", "gke-operator-driver"]
 EksPreset = Literal["eks-al2023", "eks-bottlerocket"]
 # Which Kubernetes distribution runs containerd on the nodes; it decides where the toolkit finds the
@@ -147,7 +145,7 @@ class GpuOperatorSpec(Model):
 
     Attributes:
         enabled: install the operator.
-        version: chart version with its ``v`` prefix; default ``DEFAULT_OPERATOR_VERSION``.
+        version: chart version with its ``v`` prefix; ``None``: the catalog's pin (planner).
         preset: platform preset; default chosen from the platform and the pools.
         namespace: the operator's namespace (privileged pod security).
         toolkit_env: ``toolkit.env`` as a mapping, e.g. ``CONTAINERD_CONFIG``,
@@ -168,12 +166,13 @@ class GpuOperatorSpec(Model):
             "error (it would not apply). EKS without it gets NVIDIA's device plugin chart."
         ),
     )
-    version: str = Field(
-        default=DEFAULT_OPERATOR_VERSION,
+    version: str | None = Field(
+        default=None,
         pattern=r"^v[0-9]+\.[0-9]+\.[0-9]+$",
         description=(
             "Chart version with its `v`: any chart whose `values.yaml` is vendored "
-            "(`infra/core/data/gpu-operator/`)."
+            "(`infra/core/data/gpu-operator/`). Omitted: the version `infra/core/data/pins.csv` "
+            "pins (row `gpu-operator`), which a gpu-infra update may move."
         ),
     )
     preset: Preset | None = Field(
@@ -217,11 +216,12 @@ class GpuOperatorSpec(Model):
         le=3600,
         description="Seconds the operator's Helm install or upgrade may take.",
     )
-    smoke_test_image: rules.ImageReference = Field(
-        default=DEFAULT_SMOKE_TEST_IMAGE,
+    smoke_test_image: rules.ImageReference | None = Field(
+        default=None,
         description=(
-            "Image of the `smokeTest` Job; the default CUDA 12.2 base is the newest runtime GKE's "
-            "default driver R535 accepts."
+            "Image of the `smokeTest` Job. Omitted: the image `pins.csv` pins (row "
+            "`cuda-smoke-test`, a CUDA 12.2 base: the newest runtime GKE's default driver R535 "
+            "accepts)."
         ),
     )
     # On an existing GKE/EKS cluster: this stack may manage every NVIDIA GPU node of the cluster
@@ -258,6 +258,16 @@ class GpuOperatorSpec(Model):
     def _image_values(cls, v: dict[str, Any]) -> dict[str, Any]:
         rules.check_operator_values(v)
         return v
+
+    @property
+    def chart_version(self) -> str:
+        """``version`` as planned: the stack's, or the catalog's pin (``pinned_defaults``)."""
+        return _decided(self.version, "gpuOperator.version")
+
+    @property
+    def smoke_image(self) -> str:
+        """``smokeTestImage`` as planned: the stack's, or the catalog's pin."""
+        return _decided(self.smoke_test_image, "gpuOperator.smokeTestImage")
 
 
 class KubeflowProfileSpec(Model):
@@ -325,12 +335,11 @@ class GpuNamespaceSpec(Model):
     )
 
 
-# Notebook images offered per JupyterHub profile: CUDA variants of the Jupyter Docker Stacks, pinned
-# to a dated build (pins.csv rows jupyter-notebook).
-_NOTEBOOKS = pins("jupyter-notebook")
-DEFAULT_JUPYTER_IMAGES: tuple[tuple[str, str, str], ...] = (
-    ("pytorch", "PyTorch (CUDA 12)", _NOTEBOOKS["pytorch"].image),
-    ("tensorflow", "TensorFlow (CUDA)", _NOTEBOOKS["tensorflow"].image),
+# Notebook images offered per JupyterHub profile when a stack names none: CUDA variants of the
+# Jupyter Docker Stacks, pinned to a dated build (pins.csv rows jupyter-notebook, by key).
+DEFAULT_JUPYTER_CHOICES: tuple[tuple[str, str], ...] = (
+    ("pytorch", "PyTorch (CUDA 12)"),
+    ("tensorflow", "TensorFlow (CUDA)"),
 )
 
 
@@ -371,25 +380,36 @@ class JupyterImageSpec(Model):
 class JupyterHubSpec(Model):
     """What the generated JupyterHub ``profileList`` offers."""
 
-    images: list[JupyterImageSpec] = Field(
-        default_factory=lambda: [
-            JupyterImageSpec(name=n, display_name=d, image=i) for n, d, i in DEFAULT_JUPYTER_IMAGES
-        ],
+    images: list[JupyterImageSpec] | None = Field(
+        default=None,
         min_length=1,
         description=(
-            "Notebook image choices of every JupyterHub profile (`profile_options.image`); "
-            "default: Jupyter Docker Stacks CUDA images pinned to a dated build."
+            "Notebook image choices of every JupyterHub profile (`profile_options.image`). "
+            "Omitted: Jupyter Docker Stacks CUDA images pinned to a dated build (`pins.csv` rows "
+            "`jupyter-notebook`)."
         ),
     )
 
     @field_validator("images")
     @classmethod
-    def _unique(cls, v: list[JupyterImageSpec]) -> list[JupyterImageSpec]:
-        names = [i.name for i in v]
+    def _unique(cls, v: list[JupyterImageSpec] | None) -> list[JupyterImageSpec] | None:
+        names = [i.name for i in v or ()]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
             raise ValueError(f"image names must be unique: {', '.join(dup)} repeated")
         return v
+
+    @property
+    def choices(self) -> list[JupyterImageSpec]:
+        """``images`` as planned: the stack's, or the catalog's pins (``pinned_defaults``)."""
+        return _decided(self.images, "integrations.jupyterhub.images")
+
+
+def _decided(value: T | None, key: str) -> T:
+    """A default the planner decides from its catalog, read after that decision."""
+    if value is None:
+        raise ValueError(f"{key}: asked before the planner decided it")
+    return value
 
 
 class FlyteSpec(Model):

@@ -15,8 +15,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from infra.core.catalog.pins import pin, pins
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.pins import Pin, pin, pins
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks.names import HELM_RELEASE_MAX, TAG_KEY_MAX, TAG_VALUE_MAX, fit, stack_scoped
 from infra.core.labels import POOL_LABEL
 from infra.core.pools import GPU_RESOURCE, Taint
@@ -39,13 +39,29 @@ TEMPLATE_TAG_BUDGET = ASG_TAG_LIMIT - MANAGED_ASG_TAGS - 5
 
 # The cluster-autoscaler chart and its image, one per Kubernetes minor because CA must match the
 # cluster's minor version (README "Releases": "we recommend the same minor version"): pins.csv
-# rows cluster-autoscaler and cluster-autoscaler-image.
-CHART = pin("cluster-autoscaler")
-CHART_REPO, CHART_NAME, CHART_VERSION = CHART.repo, CHART.chart, CHART.version
-_IMAGES = pins("cluster-autoscaler-image")
-(IMAGE_REPOSITORY,) = {p.repository for p in _IMAGES.values()}  # one repository, every minor
-# Kubernetes minor -> CA image tag.
-IMAGE_TAGS: Mapping[str, str] = {minor: p.version for minor, p in _IMAGES.items()}
+# rows cluster-autoscaler and cluster-autoscaler-image of the catalog a plan is built with.
+CHART_PIN, IMAGE_PIN = "cluster-autoscaler", "cluster-autoscaler-image"
+# The chart's name, which also names the default release, namespace objects and lease: what this
+# code knows the chart by (the vendored row), not a version a refresh moves.
+CHART_NAME = pin(CHART_PIN, DATA_DIR).chart
+
+
+def chart(data_dir: Path) -> Pin:
+    """The chart pinned in the catalog of ``data_dir``."""
+    return pin(CHART_PIN, data_dir)
+
+
+def image_tags(data_dir: Path) -> Mapping[str, str]:
+    """Kubernetes minor -> CA image tag, as the catalog of ``data_dir`` pins them."""
+    return {minor: p.version for minor, p in pins(IMAGE_PIN, data_dir).items()}
+
+
+def image_repository(data_dir: Path) -> str:
+    """The CA image repository (one for every minor) the catalog of ``data_dir`` pins."""
+    (repository,) = {p.repository for p in pins(IMAGE_PIN, data_dir).values()}
+    return repository
+
+
 # Tags CA discovers node groups by (README "Auto-Discovery Setup": every listed key must exist).
 # EKS puts the first two on every managed node group of the cluster, other teams' included; the
 # stack tag narrows discovery (and the IAM condition) to this stack's groups.
@@ -96,7 +112,9 @@ class RbacRule:
 
 
 def chart_rbac(data_dir: Path) -> tuple[RbacRule, ...]:
-    """The chart's RBAC rules for CHART_VERSION, from the vendored template facts."""
+    """The RBAC rules of the chart version pinned in the catalog of ``data_dir``, from its
+    template facts."""
+    version = chart(data_dir).version
     return tuple(
         RbacRule(
             r["api_group"],
@@ -105,7 +123,7 @@ def chart_rbac(data_dir: Path) -> tuple[RbacRule, ...]:
             frozenset(r["verbs"].split(";")),
         )
         for r in read_rows(CHART_RBAC_FILE, data_dir)
-        if r["chart_version"] == CHART_VERSION
+        if r["chart_version"] == version
     )
 
 
@@ -116,9 +134,11 @@ def lease_of(values: Mapping[str, object], namespace: str) -> tuple[str, str]:
     return namespace, str(name or DEFAULT_LEASE_NAME)
 
 
-def lease_problem(values: Mapping[str, object], rules: Sequence[RbacRule]) -> str | None:
-    """Why the chart's RBAC would refuse the autoscaler its lease (client-go needs get, update,
-    create on ``coordination.k8s.io/leases``), or ``None``."""
+def lease_problem(
+    values: Mapping[str, object], rules: Sequence[RbacRule], chart_pin: Pin
+) -> str | None:
+    """Why the RBAC ``rules`` of chart ``chart_pin`` would refuse the autoscaler its lease
+    (client-go needs get, update, create on ``coordination.k8s.io/leases``), or ``None``."""
     _, name = lease_of(values, "")
     missing = [
         verb
@@ -128,7 +148,8 @@ def lease_problem(values: Mapping[str, object], rules: Sequence[RbacRule]) -> st
     if not missing:
         return None
     return (
-        f"lease {name!r}: chart {CHART_NAME} {CHART_VERSION} grants no {'/'.join(missing)} on it "
+        f"lease {name!r}: chart {chart_pin.chart} {chart_pin.version} grants no "
+        f"{'/'.join(missing)} on it "
         "(templates/clusterrole.yaml names only its default lease); the autoscaler would never "
         "become leader"
     )
@@ -226,9 +247,10 @@ def check_tag(key: str, value: str) -> str | None:
     return None
 
 
-def image_tag(kubernetes_version: str) -> str | None:
-    """The CA image tag for a Kubernetes minor version, or ``None`` if none is pinned."""
-    return IMAGE_TAGS.get(kubernetes_version)
+def image_tag(kubernetes_version: str, data_dir: Path) -> str | None:
+    """The CA image tag for a Kubernetes minor version in the catalog of ``data_dir``, or
+    ``None`` if none is pinned."""
+    return image_tags(data_dir).get(kubernetes_version)
 
 
 def stack_tag(cluster_name: str, stack: str) -> str:
@@ -262,7 +284,7 @@ def helm_values(
     *,
     cluster_name: str,
     region: str,
-    image_tag: str,
+    image: tuple[str, str],
     expander: str,
     gpu_threshold: float,
     unneeded_time: str,
@@ -275,7 +297,7 @@ def helm_values(
 ) -> dict[str, object]:
     """Values for the cluster-autoscaler chart (the IRSA role ARN is added by the component).
 
-    ``image_tag`` is ``image_tag(<Kubernetes minor>)``, looked up once by the planner.
+    ``image`` is (repository, ``image_tag(<Kubernetes minor>)``), looked up once by the planner.
 
     Each override and why:
     - ``autoDiscovery.tags``: the chart's two cluster tags plus this stack's tag, so CA discovers
@@ -313,7 +335,7 @@ def helm_values(
             "clusterName": cluster_name,
             "tags": [ENABLED_TAG, f"k8s.io/cluster-autoscaler/{cluster_name}", discovery_tag],
         },
-        "image": {"repository": IMAGE_REPOSITORY, "tag": image_tag},
+        "image": {"repository": image[0], "tag": image[1]},
         "rbac": {"serviceAccount": {"create": True, "name": service_account}},
         "extraArgs": extra_args,
         "nodeSelector": dict(node_selector),

@@ -68,7 +68,7 @@ class AutoscalerTarget:
     partition: str
     stack_tag: str
     image_tag: str
-    data_dir: Path  # the plan's catalog: the pinned chart's RBAC rules
+    data_dir: Path  # the plan's catalog: the pinned chart, its image and RBAC rules
 
 
 def plan_autoscaler(
@@ -92,10 +92,11 @@ def plan_autoscaler(
     # On an existing cluster another autoscaler may already hold the default names; this
     # stack's gets its own (autoscaler.stack_release_name).
     own = autoscaler.stack_release_name(config.stack) if cluster.existing else None
+    chart = autoscaler.chart(target.data_dir)
     plan = EksAutoscalerPlan(
-        chart=autoscaler.CHART_NAME,
-        version=autoscaler.CHART_VERSION,
-        repo=autoscaler.CHART_REPO,
+        chart=chart.chart,
+        version=chart.version,
+        repo=chart.repo,
         namespace=own or autoscaler.NAMESPACE,
         service_account=own or autoscaler.SERVICE_ACCOUNT,
         release=own or autoscaler.CHART_NAME,
@@ -104,7 +105,7 @@ def plan_autoscaler(
         values=autoscaler.helm_values(
             cluster_name=cluster.name,
             region=target.region,
-            image_tag=target.image_tag,
+            image=(autoscaler.image_repository(target.data_dir), target.image_tag),
             expander=a.expander,
             gpu_threshold=a.scale_down_gpu_utilization_threshold,
             unneeded_time=a.scale_down_unneeded_time,
@@ -122,7 +123,8 @@ def plan_autoscaler(
         ),
         notes=(_shared_cluster_note(cluster.name, target.stack_tag),) if own else (),
     )
-    if problem := autoscaler.lease_problem(plan.values, autoscaler.chart_rbac(target.data_dir)):
+    rbac = autoscaler.chart_rbac(target.data_dir)
+    if problem := autoscaler.lease_problem(plan.values, rbac, chart):
         issues.add("cluster.autoscaler", problem)
     return plan
 

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from infra.core.catalog.pins import Pin, pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.base import SharingSpec
 from infra.core.pools import Taint
 from infra.core.sharing import (
@@ -26,9 +28,10 @@ from infra.core.sharing import (
     time_slicing_config,
 )
 
-# The NVIDIA device plugin chart: pins.csv row nvidia-device-plugin.
-_CHART = pin("nvidia-device-plugin")
-CHART_REPO, CHART_NAME, CHART_VERSION = _CHART.repo, _CHART.chart, _CHART.version
+# The NVIDIA device plugin chart: pins.csv row nvidia-device-plugin of the plan's catalog. Its
+# name, which names the release on a cluster the stack creates, is what this code knows it by.
+CHART_PIN = "nvidia-device-plugin"
+CHART_NAME = pin(CHART_PIN, DATA_DIR).chart
 NAMESPACE = "kube-system"
 # The chart's default tolerations (values.yaml), kept when more are added.
 DEFAULT_TOLERATIONS: tuple[Mapping[str, str], ...] = (
@@ -85,8 +88,10 @@ def plan_device_plugin(
     *,
     release: str = CHART_NAME,
     stack: Mapping[str, str] | None = None,
+    data_dir: Path,
 ) -> DevicePluginPlan | None:
-    """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none.
+    """The chart for the GPU pools ``pools`` (selected by ``pool_label``), or ``None`` if none,
+    at the version the catalog of ``data_dir`` pins.
 
     Args:
         pool_label: the node label naming a node's pool.
@@ -133,7 +138,7 @@ def plan_device_plugin(
         # Nodes pick their config by the nvidia.com/device-plugin.config label; unlabelled
         # nodes get the default (chart values.yaml "config").
         values["config"] = {"map": configs, "default": DEFAULT_CONFIG}
-    return _release(_CHART, release, values, pools if stack else ())
+    return _release(pin(CHART_PIN, data_dir), release, values, pools if stack else ())
 
 
 # AWS's EFA device plugin advertises vpc.amazonaws.com/efa, which pods of an hpc pool request to
@@ -141,12 +146,8 @@ def plan_device_plugin(
 # Adapter", https://docs.aws.amazon.com/eks/latest/userguide/node-efa.html): pins.csv row
 # aws-efa-k8s-device-plugin. Its default tolerations are empty, so the GPU taint and the pools'
 # taints are added.
-_EFA_CHART = pin("aws-efa-k8s-device-plugin")
-EFA_CHART_REPO, EFA_CHART_NAME, EFA_CHART_VERSION = (
-    _EFA_CHART.repo,
-    _EFA_CHART.chart,
-    _EFA_CHART.version,
-)
+EFA_CHART_PIN = "aws-efa-k8s-device-plugin"
+EFA_CHART_NAME = pin(EFA_CHART_PIN, DATA_DIR).chart
 
 
 def plan_efa_device_plugin(
@@ -156,9 +157,10 @@ def plan_efa_device_plugin(
     *,
     release: str = EFA_CHART_NAME,
     stack: Mapping[str, str] | None = None,
+    data_dir: Path,
 ) -> DevicePluginPlan | None:
     """The EFA device plugin for the hpc pools ``pools``, or ``None`` if there are none
-    (``stack``: as in ``plan_device_plugin``)."""
+    (``stack``, ``data_dir``: as in ``plan_device_plugin``)."""
     if not pools:
         return None
     tolerations: list[dict[str, str]] = []
@@ -178,7 +180,7 @@ def plan_efa_device_plugin(
         # chart's nodeSelector, which the pod must match as well (same template @ 5239609, the
         # pinned v0.5.30).
         values["nodeSelector"] = dict(stack)
-    return _release(_EFA_CHART, release, values, pools if stack else ())
+    return _release(pin(EFA_CHART_PIN, data_dir), release, values, pools if stack else ())
 
 
 __all__ = [

@@ -204,8 +204,8 @@ def plan_eks(
         stack_tag=tag,
         identity=a.identity,
         addons=plan_addons(partition, cluster.existing, a.identity, version, catalog.data_dir),
-        device_plugin=_plan_device_plugin(config, groups, stack),
-        efa_device_plugin=_plan_efa_device_plugin(config, groups, stack),
+        device_plugin=_plan_device_plugin(config, groups, stack, catalog),
+        efa_device_plugin=_plan_efa_device_plugin(config, groups, stack, catalog),
         credentials=provider_credentials(config.provider_config, issues),
         version_notes=tuple(
             versions.support_notes(version, given, not cluster.existing, catalog.data_dir)
@@ -229,12 +229,12 @@ def _check_version(version: str, uses_ca: bool, issues: Issues, catalog: Catalog
     with no pinned CA image; return that image's tag (``None``: none pinned)."""
     if problem := versions.support_problem(version, catalog.data_dir):
         issues.add("cluster.kubernetesVersion", problem)
-    ca_image_tag = autoscaler.image_tag(version)
+    ca_image_tag = autoscaler.image_tag(version, catalog.data_dir)
     if uses_ca and ca_image_tag is None:
         issues.add(
             "cluster.kubernetesVersion",
             f"{version!r} has no pinned cluster-autoscaler image (CA must match the cluster's "
-            f"minor version); supported: {', '.join(autoscaler.IMAGE_TAGS)}",
+            f"minor version); supported: {', '.join(autoscaler.image_tags(catalog.data_dir))}",
         )
     return ca_image_tag
 
@@ -317,6 +317,7 @@ def _plan_karpenter(
         partition=partition,
         system_labels=system.labels if system is not None else {},
         system_min_nodes=system.min_size if system is not None else None,
+        data_dir=catalog.data_dir,
     )
     found = karpenter_ctl.problems(
         existing=cluster.existing,
@@ -330,7 +331,10 @@ def _plan_karpenter(
 
 
 def _plan_device_plugin(
-    config: StackConfig, groups: tuple[EksGroupPlan, ...], stack: Mapping[str, str]
+    config: StackConfig,
+    groups: tuple[EksGroupPlan, ...],
+    stack: Mapping[str, str],
+    catalog: Catalog,
 ) -> DevicePluginPlan | None:
     """The NVIDIA device plugin for AL2023 groups when the GPU Operator is off."""
     if config.operator.enabled:
@@ -343,11 +347,15 @@ def _plan_device_plugin(
         [p.sharing for p in config.pools if p.sharing is not None],
         release=_release_name(config, DEVICE_PLUGIN_CHART),
         stack=stack,
+        data_dir=catalog.data_dir,
     )
 
 
 def _plan_efa_device_plugin(
-    config: StackConfig, groups: tuple[EksGroupPlan, ...], stack: Mapping[str, str]
+    config: StackConfig,
+    groups: tuple[EksGroupPlan, ...],
+    stack: Mapping[str, str],
+    catalog: Catalog,
 ) -> DevicePluginPlan | None:
     efa = [g for g in groups if g.efa_interfaces]
     return plan_efa_device_plugin(
@@ -356,6 +364,7 @@ def _plan_efa_device_plugin(
         [t for g in efa for t in g.taints],
         release=_release_name(config, EFA_CHART_NAME),
         stack=stack,
+        data_dir=catalog.data_dir,
     )
 
 

@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.gke.model import NO_GKE_DEVICE_PLUGIN
 from infra.core.labels import GKE_ACCELERATOR_LABEL, GKE_NODEPOOL_LABEL, MANAGED_BY
 from infra.core.pools import PoolHints
@@ -25,7 +26,9 @@ Manifest = dict[str, Any]
 # Where Google's installer puts the driver on COS nodes (the manifests' NVIDIA_INSTALL_DIR_HOST).
 GKE_DRIVER_DIR = "/home/kubernetes/bin/nvidia"
 
-INSTALLER_COMMIT = pin("gke-driver-installer").commit
+# The manifest this module reproduces (its DaemonSet is written here from the facts of that
+# commit), so its pins are the vendored rows, whatever catalog a plan is built with.
+INSTALLER_COMMIT = pin("gke-driver-installer", DATA_DIR).commit
 _BASE = (
     "https://github.com/GoogleCloudPlatform/container-engine-accelerators/blob/"
     f"{INSTALLER_COMMIT}/nvidia-driver-installer/cos/"
@@ -48,9 +51,9 @@ INSTALLER_NAMESPACE = "kube-system"
 INSTALLER_PRIORITY_CLASS = "system-node-critical"
 # The manifests' images (pins.csv); the installer is preloaded on GKE COS GPU nodes (never pulled:
 # imagePullPolicy Never).
-COS_INSTALLER_IMAGE = pin("cos-nvidia-installer").image
-PARTITION_GPUS_IMAGE = pin("gke-partition-gpus").image
-PAUSE_IMAGE = pin("gke-pause").image
+COS_INSTALLER_IMAGE = pin("cos-nvidia-installer", DATA_DIR).image
+PARTITION_GPUS_IMAGE = pin("gke-partition-gpus", DATA_DIR).image
+PAUSE_IMAGE = pin("gke-pause", DATA_DIR).image
 # Labels GKE sets on nodes it installs the driver on itself / on Confidential GKE Nodes; upstream
 # keeps the installer off both.
 GKE_DRIVER_VERSION_LABEL = "cloud.google.com/gke-gpu-driver-version"

@@ -18,7 +18,6 @@ from typing import Any
 
 import yaml
 
-from infra.core.catalog.pins import pin
 from infra.core.config.stack import SAFE_LOADER
 
 CHART_DATA_DIR = Path(__file__).parent.parent / "data" / "gpu-operator"
@@ -56,7 +55,7 @@ def version_tuple(version: str) -> tuple[int, int, int]:
     """
     m = _VERSION.fullmatch(version)
     if m is None:
-        raise ValueError(f"{version!r} is not a chart version like {pin('gpu-operator').version}")
+        raise ValueError(f"{version!r} is not a chart version: vMAJOR.MINOR.PATCH")
     return int(m.group(1)), int(m.group(2)), int(m.group(3))
 
 

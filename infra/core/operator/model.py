@@ -7,14 +7,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.labels import MANAGED_BY as MANAGED_BY  # re-exported; its home is labels
 
 Manifest = dict[str, Any]
 
 # Chart coordinates (pins.csv row gpu-operator): the chart name is bare; "nvidia/gpu-operator"
-# plus a repo URL fails with "chart not found" (NVIDIA/gpu-operator#538).
-NVIDIA_HELM_REPO = pin("gpu-operator").repo
-CHART = pin("gpu-operator").chart
+# plus a repo URL fails with "chart not found" (NVIDIA/gpu-operator#538). The name and repository
+# this code knows the chart by (the vendored row; also how a review recognises the release); the
+# version a plan installs is its catalog's (``pinned_defaults``).
+NVIDIA_HELM_REPO = pin("gpu-operator", DATA_DIR).repo
+CHART = pin("gpu-operator", DATA_DIR).chart
 RELEASE_NAME = "gpu-operator"
 
 # NFD worker pods (hostPath mounts) come straight from the chart, before the operator could relabel

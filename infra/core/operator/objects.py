@@ -140,7 +140,7 @@ def assemble(
             licensed = h.driver == VGPU
             # A licence is per VM: every node the pool always has is checked, not one.
             nodes = (len(platform.listed_nodes(h.name)) or h.min_nodes) if licensed else 1
-            job = smoke_test_job(h, hints, config.operator.smoke_test_image, licensed, nodes)
+            job = smoke_test_job(h, hints, config.operator.smoke_image, licensed, nodes)
             after.append(job)
         labels = operator_node_labels(pool) if release is not None else {}
         if listed := platform.listed_nodes(h.name):
@@ -236,7 +236,7 @@ def _integrations(
     release: HelmRelease | None,
 ) -> tuple[dict[str, dict[str, Any]], dict[str, Any]]:
     """JupyterHub profiles and the integration documents, one entry per workload target."""
-    images = config.integrations.jupyterhub.images
+    images = config.integrations.jupyterhub.choices
     # A pool a Pending pod cannot bring up (GKE queued provisioning) is offered to no integration.
     pools = [h for h in pools if platform.request_only(h) is None]
     profiles: dict[str, dict[str, Any]] = {}
@@ -255,7 +255,7 @@ def _integrations(
     for t, hints, members in targets:
         memory = min(platform.node_memory_mib(by_name[m]) for m in members)
         profiles[t.name] = jupyterhub_profile(t, hints, memory, budget, images, warm.get(t.name, 0))
-        workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_test_image)
+        workloads[t.name] = k8s_manifests(t.name, hints, config.operator.smoke_image)
     integrations = {
         "jupyterhub": {"singleuser": {"profileList": list(profiles.values())}},
         "kubeflow": kf.kubeflow(target_hints, kubeflow_profiles, warm),
@@ -263,7 +263,7 @@ def _integrations(
             platform,
             targets,
             specs,
-            config.operator.smoke_test_image,
+            config.operator.smoke_image,
             config.integrations.flyte.namespace,
             patched,
         ),

@@ -28,6 +28,7 @@ from infra.core.operator.presets import choose_preset, preset_notes, preset_sett
 from infra.core.operator.toolkit import toolkit_settings
 from infra.core.operator.values import toleration_settings, user_settings
 from infra.core.operator.vgpu import check_vgpu, vgpu_settings
+from infra.core.pinned_defaults import with_pinned_defaults
 from infra.core.platform import Platform, Preset
 from infra.core.pools import PoolHints, PoolSpecs
 
@@ -56,6 +57,9 @@ def plan_operator(
         nothing to do (operator disabled, no pools, no GPU namespaces) or the chart version or
         preset is unusable (``issues`` says why).
     """
+    # The chart version, smoke-test image and notebook images a stack names none of, decided
+    # against the catalog the platform was planned with (the release and profiles record them).
+    config = with_pinned_defaults(config, platform.catalog.data_dir)
     spec = config.operator
     specs: PoolSpecs = {p.name: (i, p) for i, p in enumerate(config.pools)}
     before = issues.count()
@@ -75,33 +79,33 @@ def plan_operator(
         return None
     _check_version_for_preset(config, platform, preset, issues)
     check_vgpu(config, pools, specs, issues)
-    notes: list[str] = preset_notes(preset, spec.version)
+    notes: list[str] = preset_notes(preset, spec.chart_version)
     settings = [
-        *preset_settings(preset, spec.version, platform, pools),
+        *preset_settings(preset, spec.chart_version, platform, pools),
         *vgpu_settings(config),
         *toolkit_settings(spec, preset, issues, notes, platform.catalog.data_dir),
         *sharing_settings(preset, pools, platform, specs, issues),
         *mig_settings(platform, preset, pools, specs, issues),
-        *toleration_settings(spec.version, pools),
+        *toleration_settings(spec.chart_version, pools),
     ]
     settings += _isolation(spec, settings, platform)
     user = user_settings(spec, settings, issues)
-    values, reasons = merge_settings([*settings, *user], spec.version)
+    values, reasons = merge_settings([*settings, *user], spec.chart_version)
     # The user's keys were checked above; anything left is a key gpu-infra sets for this preset.
-    for path in unknown_paths(values, spec.version):
+    for path in unknown_paths(values, spec.chart_version):
         issues.add(
             "gpuOperator.preset",
             f"preset {preset.name!r} sets {path!r}, which is not a key of the gpu-operator "
-            f"{spec.version} chart values; pick another gpuOperator.version",
+            f"{spec.chart_version} chart values; pick another gpuOperator.version",
         )
     release = HelmRelease(
-        version=spec.version,
+        version=spec.chart_version,
         namespace=spec.namespace,
         values=values,
         reasons=reasons,
         timeout=spec.timeout,
     )
-    check_cpu_nodes(platform, values, spec.version, issues)
+    check_cpu_nodes(platform, values, spec.chart_version, issues)
     if issues.count() == before:  # a rejected sharing/MIG block needs no label hint on top
         check_pool_labels(pools, platform, specs, issues)
     paths = runtime_paths(pools, platform, release, preset.name)
@@ -113,11 +117,11 @@ def plan_operator(
 
 
 def _known_version(spec: GpuOperatorSpec, issues: Issues) -> bool:
-    if spec.version in vendored_versions():
+    if spec.chart_version in vendored_versions():
         return True
     issues.add(
         "gpuOperator.version",
-        f"{spec.version!r} is not a chart version gpu-infra has values for (its keys are "
+        f"{spec.chart_version!r} is not a chart version gpu-infra has values for (its keys are "
         f"checked against them); known: {', '.join(vendored_versions())}",
     )
     return False
@@ -128,8 +132,8 @@ def _isolation(spec: GpuOperatorSpec, settings: list[Setting], platform: Platfor
     their problems left to ``user_settings``, which reports them once), by the runtime facts of
     the catalog the platform was planned with."""
     probe = user_settings(spec, settings, Issues())
-    values, reasons = merge_settings([*settings, *probe], spec.version)
-    return isolation_settings(values, spec.version, reasons, platform.catalog.data_dir)
+    values, reasons = merge_settings([*settings, *probe], spec.chart_version)
+    return isolation_settings(values, spec.chart_version, reasons, platform.catalog.data_dir)
 
 
 def _check_nri(paths: Sequence[RuntimePath], issues: Issues) -> None:
@@ -184,7 +188,7 @@ def _check_version_for_preset(
     config: StackConfig, platform: Platform, preset: Preset, issues: Issues
 ) -> None:
     """Chart versions the chosen preset cannot run."""
-    version = config.operator.version
+    version = config.operator.chart_version
     cdi, data = is_cdi_era(version), platform.catalog.data_dir
     problem = preset.version_problem(version, cdi, platform.kubernetes_version, data)
     if problem is not None:

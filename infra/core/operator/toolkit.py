@@ -41,7 +41,7 @@ def toolkit_settings(
             "it), so toolkit env would have no effect; remove it",
         )
         return []
-    cdi = is_cdi_era(spec.version)
+    cdi = is_cdi_era(spec.chart_version)
     toolkit, read = installer_env(spec, data_dir)
     out: list[Setting] = []
     for name, raw in spec.toolkit_env.items():
@@ -64,7 +64,7 @@ def toolkit_settings(
             # PodDefault cannot set and Flyte adds only through a PodTemplate.
             issues.add(
                 path,
-                f"'false' on chart {spec.version} (no CDI) leaves nvidia a non-default runtime, so "
+                f"'false' on chart {spec.chart_version} (no CDI) leaves nvidia a non-default runtime, so "
                 "every GPU pod would need runtimeClassName: nvidia, which Kubeflow notebooks and "
                 "Flyte tasks cannot set; drop it (nvidia becomes the default runtime, with GPU "
                 "isolation settings) or use chart v25.10.0 or later (CDI)",
@@ -85,7 +85,7 @@ def toolkit_settings(
             issues.add(
                 path,
                 f"{name} needs container toolkit >= 1.18 (chart >= v25.10.0); "
-                f"gpuOperator.version {spec.version} ships 1.17",
+                f"gpuOperator.version {spec.chart_version} ships 1.17",
             )
         elif name in ("RUNTIME_CONFIG", "RUNTIME_SOCKET"):
             issues.add(
@@ -97,7 +97,7 @@ def toolkit_settings(
             out.append(Setting(f"toolkit.env[{name}]", value, f"gpuOperator.toolkitEnv {name}"))
         if issues.count() == before and name not in read:
             notes.append(
-                f"{path}: the installer of container toolkit {toolkit} (chart {spec.version}) "
+                f"{path}: the installer of container toolkit {toolkit} (chart {spec.chart_version}) "
                 + (
                     "does not read it, so it has no effect"
                     if read
@@ -112,7 +112,7 @@ def installer_env(spec: GpuOperatorSpec, data_dir: Path) -> tuple[str, frozenset
     the variables its installer reads (fact ``installer-env``; empty: not recorded)."""
     given = spec.values.get("toolkit") if isinstance(spec.values, dict) else None
     version = (given or {}).get("version") if isinstance(given, dict) else None
-    toolkit = str(version or default_at(spec.version, "toolkit.version")).split("-", 1)[0]
+    toolkit = str(version or default_at(spec.chart_version, "toolkit.version")).split("-", 1)[0]
     fact = runtime_fact(TOOLKIT, toolkit, "installer-env", data_dir)
     return toolkit, frozenset(fact.words) if fact is not None else frozenset()
 

@@ -93,23 +93,27 @@ def user_settings(
 ) -> list[Setting]:
     """``gpuOperator.values`` as settings. Keys the chart lacks, and every path a preset or the
     pools/toolkitEnv set (managed), are errors: a user value there would silently undo them."""
-    unknown = unknown_paths(spec.values, spec.version)
+    unknown = unknown_paths(spec.values, spec.chart_version)
     for path in unknown:
         parent, _, last = path.rpartition(".")
-        siblings = default_at(spec.version, parent) if parent else chart_defaults(spec.version)
+        siblings = (
+            default_at(spec.chart_version, parent) if parent else chart_defaults(spec.chart_version)
+        )
         hint = did_you_mean(last, list(siblings)) if isinstance(siblings, Mapping) else ""
         issues.add(
             f"gpuOperator.values.{path}",
-            f"{path!r} is not a key of the gpu-operator {spec.version} chart values{hint}",
+            f"{path!r} is not a key of the gpu-operator {spec.chart_version} chart values{hint}",
         )
-    for path, reason in mistyped_paths(spec.values, spec.version):
-        issues.add(f"gpuOperator.values.{path}", f"{reason} (gpu-operator {spec.version} chart)")
+    for path, reason in mistyped_paths(spec.values, spec.chart_version):
+        issues.add(
+            f"gpuOperator.values.{path}", f"{reason} (gpu-operator {spec.chart_version} chart)"
+        )
     # `toolkit.env[X]` manages the whole `toolkit.env` list; the first setting names the owner.
     owners: dict[str, str] = {}
     for s in managed:
         owners.setdefault(s.path.split("[")[0], s.reason)
     out: list[Setting] = []
-    for path, value in _user_leaves(spec.values, spec.version):
+    for path, value in _user_leaves(spec.values, spec.chart_version):
         if path in unknown:
             continue
         clash = next(

@@ -68,10 +68,10 @@ def check_vgpu(
     else:
         if not vgpu_pools(pools):
             issues.add("gpuOperator.vgpu", "would not apply: no gpuPools entry has driver: vgpu")
-        if version_tuple(config.operator.version) < SECRET_LICENSING_FROM:
+        if version_tuple(config.operator.chart_version) < SECRET_LICENSING_FROM:
             issues.add(
                 "gpuOperator.version",
-                f"{config.operator.version} reads the vGPU licence from a ConfigMap only "
+                f"{config.operator.chart_version} reads the vGPU licence from a ConfigMap only "
                 "(driver.licensingConfig.configMapName), which would hold the NLS token in clear; "
                 "the vGPU mode needs v25.10.0 or later (driver.licensingConfig.secretName)",
             )

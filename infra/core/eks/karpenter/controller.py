@@ -17,25 +17,33 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from infra.core.catalog.pins import pin
-from infra.core.catalog.vendored import read_rows
+from infra.core.catalog.pins import Pin, pin
+from infra.core.catalog.vendored import DATA_DIR, read_rows
 from infra.core.eks.karpenter.names import discovery_tag
 from infra.core.eks.names import fit
 from infra.core.rules.limits import limit
 
 # The chart the guide installs (getting-started-with-karpenter/scripts/step08-apply-helm-chart.sh)
-# at the version of pins.csv row karpenter, the one pin of chart, CRD chart and vendored CRDs.
-PIN = pin("karpenter")
+# at the version of pins.csv row karpenter of the plan's catalog, the one pin of chart, CRD chart
+# and vendored CRDs. The vendored row's chart is the default a plan's chart starts from.
+PIN_NAME = "karpenter"
+PIN = pin(PIN_NAME, DATA_DIR)
 CHART = PIN.chart
-CHART_VERSION = PIN.version
 RELEASE = "karpenter"
+
+
 # The CRDs as their own release: Helm installs a chart's crds/ directory on the first install only
 # and never upgrades it, so a chart bump would leave the old CRDs behind; the karpenter-crd chart
 # keeps them in templates/, upgraded with the release (upgrading/upgrade-guide.md "CRD Upgrades":
 # "we recommend using the independent karpenter-crd chart"; charts/karpenter-crd/templates). Same
 # version as the controller ("CRDs are coupled to the version of Karpenter"); the controller's
 # release then skips its own crds/.
-CRD_CHART = f"{PIN.repository}/karpenter-crd"
+def crd_chart(chart: Pin) -> str:
+    """The karpenter-crd chart beside ``chart`` (same repository)."""
+    return f"{chart.repository}/karpenter-crd"
+
+
+CRD_CHART = crd_chart(PIN)
 CRD_RELEASE = "karpenter-crd"
 # "By default, Karpenter is installed into the kube-system namespace", whose FlowSchemas
 # (system-leader-election, kube-system-service-accounts) keep its API calls in the high-priority
@@ -116,7 +124,7 @@ class KarpenterControllerPlan:
     chart: str = CHART
     crd_release: str = CRD_RELEASE
     crd_chart: str = CRD_CHART
-    version: str = CHART_VERSION
+    version: str = PIN.version
     namespace: str = NAMESPACE
     service_account: str = SERVICE_ACCOUNT
     values: Mapping[str, Any] = field(default_factory=dict)
@@ -192,11 +200,13 @@ def helm_values(
 
 
 def chart_value_kinds(data_dir: Path) -> dict[str, str]:
-    """Key path -> kind (object, map, list, scalar) of the pinned chart's values."""
+    """Key path -> kind (object, map, list, scalar) of the values of the chart the catalog of
+    ``data_dir`` pins."""
+    version = pin(PIN_NAME, data_dir).version
     return {
         r["path"]: r["kind"]
         for r in read_rows(CHART_VALUES_FILE, data_dir)
-        if r["chart_version"] == CHART_VERSION
+        if r["chart_version"] == version
     }
 
 
@@ -455,13 +465,19 @@ def plan_controller(
     partition: str,
     system_labels: Mapping[str, str],
     system_min_nodes: int | None,
+    data_dir: Path,
 ) -> KarpenterControllerPlan:
-    """The Karpenter release and its interruption queue for one stack's cluster."""
+    """The Karpenter release and its interruption queue for one stack's cluster, at the chart
+    the catalog of ``data_dir`` pins."""
     queue = queue_name(cluster_name, stack)
+    chart = pin(PIN_NAME, data_dir)
     return KarpenterControllerPlan(
         cluster_name=cluster_name,
         region=region,
         partition=partition,
+        chart=chart.chart,
+        crd_chart=crd_chart(chart),
+        version=chart.version,
         values=helm_values(
             cluster_name=cluster_name,
             queue=queue,
@@ -506,7 +522,7 @@ def problems(
         first, last = KUBERNETES_MINORS[0], KUBERNETES_MINORS[-1]
         yield (
             "cluster.kubernetesVersion",
-            f"'1.{kubernetes_minor}' with karpenter: Karpenter {CHART_VERSION} supports Kubernetes "
+            f"'1.{kubernetes_minor}' with karpenter: Karpenter {plan.version} supports Kubernetes "
             f"1.{first}-1.{last} (Karpenter compatibility matrix)",
         )
     if (size := policy_size(longest_policy(plan))) > limit("aws.iam_role_inline_policy_size"):
@@ -518,6 +534,6 @@ def problems(
     for path in unknown_value_keys(plan.values, chart_value_kinds(data_dir)):
         yield (
             "cluster.autoscaler",
-            f"Helm value {path!r} is not a key of chart karpenter {CHART_VERSION}; Helm would "
+            f"Helm value {path!r} is not a key of chart karpenter {plan.version}; Helm would "
             "ignore it",
         )

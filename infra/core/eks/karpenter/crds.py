@@ -19,10 +19,12 @@ from typing import Any
 from jsonschema import Draft7Validator
 
 from infra.core.catalog.pins import pin
+from infra.core.catalog.vendored import DATA_DIR
 
 DATA = Path(__file__).resolve().parents[2] / "data" / "karpenter"
 # The release tag of the vendored CRDs: the karpenter pin's, as the charts' (tests/unit/test_pins.py).
-KARPENTER_VERSION = "v" + pin("karpenter").version
+# The CRDs vendored with this code (data/karpenter/), read at the vendored row's version.
+KARPENTER_VERSION = "v" + pin("karpenter", DATA_DIR).version
 NODEPOOL_API = "karpenter.sh/v1"
 NODECLASS_API = "karpenter.k8s.aws/v1"
 _FILES = {"NodePool": "nodepools.schema.json", "EC2NodeClass": "ec2nodeclasses.schema.json"}
