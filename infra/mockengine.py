@@ -321,7 +321,9 @@ def observe(
         config,
         stack,
         catalog,
-        lambda: found.append(observe_step(parse(config, stack), planned_over)),
+        lambda: found.append(
+            observe_step(parse(config, stack, planned_over.data_dir), planned_over)
+        ),
         account,
     )
     return found[0]

@@ -70,11 +70,13 @@ def load_path(
 ) -> tuple[dict[str, Any], StackConfig, Plan]:
     """Read, parse and plan one stack file (``name``: the stack name, else the file's) over
     ``catalog`` (default: the vendored one)."""
+    from infra.core.catalog.vendored import Catalog
     from infra.core.config.stack import load_stack_file, parse
     from infra.core.plan import build_plan
 
     file_name, raw = load_stack_file(path)  # stacks/Pulumi.<NAME>.yaml: --stack's NAME
-    config = parse(raw, name or file_name)
+    catalog = catalog or Catalog.load()
+    config = parse(raw, name or file_name, catalog.data_dir)
     return raw, config, build_plan(config, catalog)
 
 

@@ -37,9 +37,9 @@ def engine_config() -> dict[str, Any]:
     return decode_engine_config(raw)
 
 
-def load() -> StackConfig:
-    """Parse this stack's config as the engine hands it over."""
-    return parse(engine_config(), pulumi.get_stack())
+def load(catalog: Catalog) -> StackConfig:
+    """Parse this stack's config as the engine hands it over, for a plan over ``catalog``."""
+    return parse(engine_config(), pulumi.get_stack(), catalog.data_dir)
 
 
 def run(catalog: Catalog | None = None, observed: Observed | None = None) -> dict[str, Any]:
@@ -51,8 +51,8 @@ def run(catalog: Catalog | None = None, observed: Observed | None = None) -> dic
     platform reads it, before anything is planned.
     """
     try:
-        config = load()
         catalog = catalog or Catalog.load()
+        config = load(catalog)
         live = observed if observed is not None else _observe(config, catalog)
         plan = build_plan(config, catalog, live)
     except ConfigErrors as e:

@@ -579,7 +579,6 @@ def _disruption(resource: Mapping[str, Any], op: Op, old: Mapping[str, Any] | No
         )
     if t == HELM_RELEASE:
         name = inputs.get("name") or resource["name"]
-        # What helm uninstall does at the release's version: a fact of that chart version.
         effects = removal_effects(inputs, DATA_DIR) if is_operator_release(inputs) else []
         if op == "delete" and effects:
             return f"removal of Helm release {name} (helm uninstall): {'; '.join(effects)}"

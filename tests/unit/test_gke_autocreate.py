@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from infra.core.catalog.vendored import Catalog, read_rows
+from infra.core.catalog.vendored import DATA_DIR, Catalog, read_rows
 from infra.core.cost import estimate
 from infra.core.diff import diff
 from infra.core.gke import nodes

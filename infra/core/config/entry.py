@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from infra.core.config.base import ClusterBase, PoolBase
@@ -16,12 +17,15 @@ from infra.core.config.inert import Inert
 from infra.core.errors import Issues
 from infra.core.platforms import ENTRIES, PlatformName, load
 
-# (region, zone, project) of a stack from its validated cluster block and its provider keys.
+# (region, zone, project) of a stack from its validated cluster block and its provider keys, for
+# a plan over the catalog in a data directory (where the platform's regions are checked).
 Location = tuple[str | None, str | None, str | None]
-Locate = Callable[[Any, Mapping[str, Any], Issues], Location]
+Locate = Callable[[Any, Mapping[str, Any], Issues, Path], Location]
 
 
-def nowhere(_cluster: Any, _providers: Mapping[str, Any], _issues: Issues) -> Location:
+def nowhere(
+    _cluster: Any, _providers: Mapping[str, Any], _issues: Issues, _data_dir: Path
+) -> Location:
     """The location of a stack whose cluster is in no cloud: no region, zone or project."""
     return None, None, None
 

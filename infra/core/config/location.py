@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from infra.core import rules
@@ -36,10 +37,11 @@ def gcp_region_of(location: str) -> tuple[str, str | None] | None:
 
 
 def gke_location(
-    cluster: Any, providers: Mapping[str, Any], issues: Issues
+    cluster: Any, providers: Mapping[str, Any], issues: Issues, data_dir: Path
 ) -> tuple[str | None, str | None, str | None]:
     """(region, zone, project) of a GKE stack from ``cluster.location`` (a region or a zone) and
-    ``gcp:project``; ``gcp:region`` and ``gcp:zone``, if given, must agree with it."""
+    ``gcp:project``; ``gcp:region`` and ``gcp:zone``, if given, must agree with it; a created
+    cluster's location must be one the catalog in ``data_dir`` offers GPUs in."""
     loc: str = cluster.location
     project = providers.get("gcp:project")
     if project is None or project == "":
@@ -62,7 +64,7 @@ def gke_location(
         return None, None, project if isinstance(project, str) else None
     region, zone = split
     if not cluster.existing:  # an existing cluster is wherever it is
-        _check_gcp_location(region, zone, issues)
+        _check_gcp_location(region, zone, issues, data_dir)
     given = providers.get("gcp:region")
     if given is not None and given != region:
         issues.add(
@@ -77,7 +79,7 @@ def gke_location(
 
 
 def eks_location(
-    cluster: Any, providers: Mapping[str, Any], issues: Issues
+    cluster: Any, providers: Mapping[str, Any], issues: Issues, _data_dir: Path
 ) -> tuple[str | None, str | None, str | None]:
     """(region, no zone, no project) of an EKS stack: ``cluster.location`` is the AWS region, and
     ``aws:region`` must be it."""
@@ -99,11 +101,12 @@ def eks_location(
 
 
 @functools.cache
-def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
-    """Region -> zones with any GPU, from the catalog (zones and regions that exist for us)."""
+def _gcp_gpu_zones(data_dir: Path) -> dict[str, tuple[str, ...]]:
+    """Region -> zones with any GPU, from the catalog in ``data_dir`` (zones and regions that exist
+    for us)."""
     from infra.core.catalog.vendored import Catalog  # the catalog only when a GKE stack needs it
 
-    catalog = Catalog.load()
+    catalog = Catalog(data_dir)
     out: dict[str, set[str]] = {}
     for acc in catalog.gcp_accelerators():
         for region in catalog.gcp_regions_offering(acc):
@@ -111,9 +114,9 @@ def _gcp_gpu_zones() -> dict[str, tuple[str, ...]]:
     return {r: tuple(sorted(z)) for r, z in sorted(out.items())}
 
 
-def _check_gcp_location(region: str, zone: str | None, issues: Issues) -> None:
+def _check_gcp_location(region: str, zone: str | None, issues: Issues, data_dir: Path) -> None:
     """The region (and zone) must be one the catalog lists with GPUs (gcp_accelerators.csv)."""
-    zones = _gcp_gpu_zones()
+    zones = _gcp_gpu_zones(data_dir)
     if region not in zones:
         hint = did_you_mean(region, list(zones), cutoff=0.8)
         issues.add(

@@ -18,6 +18,7 @@ from typing import Any
 
 import yaml
 
+from infra.core.catalog.vendored import DATA_DIR
 from infra.core.config.base import ClusterIdentity
 from infra.core.config.entry import platform_config
 from infra.core.config.inert import check_inert
@@ -206,8 +207,10 @@ def encode_engine_config(config: Mapping[str, Any]) -> dict[str, str]:
     return out
 
 
-def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
-    """Validate a stack's config mapping (keys as in the stack file, e.g. ``gpu-infra:cluster``).
+def parse(raw: Mapping[str, Any], stack: str, data_dir: Path = DATA_DIR) -> StackConfig:
+    """Validate a stack's config mapping (keys as in the stack file, e.g. ``gpu-infra:cluster``),
+    for a plan over the catalog in ``data_dir`` (default: the vendored one; ``--old-catalog``:
+    an earlier one), whose GKE regions the location is checked against.
 
     Raises:
         ConfigErrors: with every problem found, each as ``<key path>: <reason>``.
@@ -252,7 +255,9 @@ def parse(raw: Mapping[str, Any], stack: str) -> StackConfig:
     integrations = validate(IntegrationsSpec, own.get("integrations", {}), "integrations", issues)
     secrets = secret_refs({k: v for k, v in own.items() if k in SECRET_KEYS}, issues.add)
     region, zone, project = (
-        part.locate(cluster, providers, issues) if cluster is not None else (None, None, None)
+        part.locate(cluster, providers, issues, data_dir)
+        if cluster is not None
+        else (None, None, None)
     )
     if pools is not None:
         _check_pools_common(pools, issues)
