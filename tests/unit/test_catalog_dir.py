@@ -129,9 +129,14 @@ CRAFTED: dict[str, tuple[str, Callable[[str], str]]] = {
     "eks-small-system": (
         "eks-g4dn",
         lambda t: t.replace(
-            '    kubernetesVersion: "1.33"\n',
-            '    kubernetesVersion: "1.33"\n    systemPool: {machineType: t3.medium}\n',
+            "    location: us-west-2\n",
+            "    location: us-west-2\n    systemPool: {machineType: t3.medium}\n",
         ),
+    ),
+    # On 1.34, which the edited calendar below still dates (in standard support on 2026-11-27).
+    "eks-134": (
+        "eks-device-plugin",
+        lambda t: t.replace('kubernetesVersion: "1.35"', 'kubernetesVersion: "1.34"'),
     ),
     # Below the auto-creation gate (on the Extended channel, which still runs 1.32) the cluster
     # gets node auto-provisioning, whose memory limit counts the system pool's.
@@ -226,20 +231,20 @@ SEES: dict[str, tuple[str, Callable[[Plan], Any], Any, Any]] = {
         "1.34",  # the newest in standard support on 2026-11-27 without the 1.35 row
     ),
     "eks_addon_versions.csv": (
-        "eks-device-plugin",
+        "eks-134",
         lambda p: {a.name: a.version for a in _eks(p).addons}["kube-proxy"],
         "v1.34.6-eksbuild.13",
         "v1.34.99-eksbuild.1",
     ),
-    "platform_prices.csv": ("eks-device-plugin", _control_plane_fee, 0.10, 0.11),
+    "platform_prices.csv": ("eks-134", _control_plane_fee, 0.10, 0.11),
     "pins.csv": (
-        "eks-device-plugin",
+        "eks-134",
         lambda p: (_eks(p).device_plugin.version, _eks(p).autoscaler.values["image"]["tag"]),
         ("0.18.2", "v1.34.5"),
         ("0.18.9", "v1.34.99"),
     ),
     "autoscaler_chart_rbac.csv": (
-        "eks-device-plugin",
+        "eks-134",
         lambda p: _eks(p).autoscaler.version,
         "9.52.1",
         "9.52.9",  # planned, so its lease is granted by the rows of 9.52.9
