@@ -190,6 +190,18 @@ PresetSetting = tuple[str, Any, str]
 
 
 @dataclass(frozen=True, slots=True)
+class PresetInputs:
+    """What a preset's settings depend on: chart ``version`` (``cdi``: CDI on by default there),
+    the cluster's ``kubernetes_version``, the ``pools`` it runs and the plan's catalog ``data_dir``."""
+
+    version: str
+    cdi: bool
+    kubernetes_version: str | None
+    pools: Sequence[PoolHints]
+    data_dir: Path
+
+
+@dataclass(frozen=True, slots=True)
 class Preset:
     """A GPU Operator preset (``gpuOperator.preset``): how the chart is set up for one kind of node
     a platform runs. Each platform answers its own (``Platform.presets``); a subclass overrides
@@ -214,17 +226,8 @@ class Preset:
         """Why this preset cannot serve pool ``h``, or ``None``."""
         return None
 
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
-        """The chart values this preset overrides for chart ``version`` (``cdi``: CDI on by
-        default there) on a cluster of ``kubernetes_version`` running ``pools``, by the facts of
-        the plan's catalog in ``data_dir``."""
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
+        """The chart values this preset overrides, given ``at`` (``PresetInputs``)."""
         return []
 
     def notes(self, version: str, cdi: bool) -> list[str]:

@@ -3,11 +3,10 @@ container toolkit, so the operator runs without them (NVIDIA gpu-operator amazon
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from infra.core.platform import Preset, PresetSetting
+from infra.core.platform import Preset, PresetInputs, PresetSetting
 from infra.core.pools import PoolHints
 from infra.core.sharing import DEVICE_LIST_STRATEGY
 
@@ -25,14 +24,7 @@ class _EksPreset(Preset):
             f"but the pool's AMI type is {h.node_image!r}"
         )
 
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
         return [
             (
                 "driver.enabled",
@@ -56,15 +48,8 @@ class _EksPreset(Preset):
 class Al2023Preset(_EksPreset):
     """``eks-al2023`` (https://docs.aws.amazon.com/eks/latest/userguide/ml-eks-optimized-ami.html)."""
 
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
-        out = _EksPreset.settings(self, version, cdi, kubernetes_version, pools, data_dir)
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
+        out = _EksPreset.settings(self, at)
         # The node bootstrap turns off NVIDIA_VISIBLE_DEVICES for unprivileged containers and
         # accepts volume-mount device lists (infra.core.eks.bootstrap), so the device plugin
         # hands GPUs over that way; a user devicePlugin.env value wins over the operator's CDI
@@ -85,16 +70,9 @@ class BottlerocketPreset(_EksPreset):
     """``eks-bottlerocket``: the node image also runs the device plugin and the MIG manager
     (https://bottlerocket.dev/en/os/latest/concepts/variants/)."""
 
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
         return [
-            *_EksPreset.settings(self, version, cdi, kubernetes_version, pools, data_dir),
+            *_EksPreset.settings(self, at),
             ("devicePlugin.enabled", False, "Bottlerocket NVIDIA runs its own device plugin"),
             ("migManager.enabled", False, "Bottlerocket NVIDIA ships the MIG manager"),
         ]

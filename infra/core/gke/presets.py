@@ -10,7 +10,7 @@ from typing import Any
 
 from infra.core.gke.driver_installer import COS_DRIVER_MODES, GKE_DRIVER_DIR, installer_daemonsets
 from infra.core.gke.versions import feature_versions, version_at_least
-from infra.core.platform import Preset, PresetSetting
+from infra.core.platform import Preset, PresetInputs, PresetSetting
 from infra.core.pools import PoolHints
 
 
@@ -24,23 +24,16 @@ def gke_needs_config_file(version: str | None, data_dir: Path) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _GkePreset(Preset):
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
-        out = self._driver_settings(cdi)
-        if gke_needs_config_file(kubernetes_version, data_dir):
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
+        out = self._driver_settings(at.cdi)
+        if gke_needs_config_file(at.kubernetes_version, at.data_dir):
             out.append(
                 (
                     "toolkit.env[RUNTIME_CONFIG_SOURCE]",
                     "file",
                     (
                         "GKE >= 1.33"
-                        if kubernetes_version
+                        if at.kubernetes_version
                         else "GKE version unpinned (channels are >= 1.33)"
                     )
                     + ": `containerd config dump` rewrites GKE's CNI bin_dir "

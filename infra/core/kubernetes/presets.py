@@ -4,29 +4,21 @@ Configuration Options for containerd")."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from infra.core.catalog.runtime_facts import K3S_CONTAINERD_SOCKET
-from infra.core.platform import Preset, PresetSetting
-from infra.core.pools import PoolHints
+from infra.core.platform import Preset, PresetInputs, PresetSetting
 
 
 @dataclass(frozen=True, slots=True)
 class DistributionPreset(Preset):
     """A distribution's containerd: plain ``containerd`` needs nothing of its own."""
 
-    def settings(
-        self,
-        version: str,
-        cdi: bool,
-        kubernetes_version: str | None,
-        pools: Sequence[PoolHints],
-        data_dir: Path,
-    ) -> list[PresetSetting]:
-        out = self._containerd(cdi)
-        if pools and all(h.driver == "preinstalled" for h in pools):
+    def settings(self, at: PresetInputs) -> list[PresetSetting]:
+        out = self._containerd(at.cdi)
+        if at.pools and all(h.driver == "preinstalled" for h in at.pools):
             out.append(("driver.enabled", False, "every pool's hosts have the driver preinstalled"))
         return out
 

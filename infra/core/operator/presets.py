@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from infra.core.config.stack import StackConfig
 from infra.core.errors import Issues
 from infra.core.operator.helm_values import Setting, is_cdi_era
-from infra.core.platform import Platform, Preset
+from infra.core.platform import Platform, Preset, PresetInputs
 from infra.core.pools import PoolHints, PoolSpecs, spec_of
 
 # --------------------------------------------------------------------------------------------------
@@ -69,7 +69,7 @@ def preset_settings(
     """The values ``preset`` overrides for chart ``version``, each with its reason."""
     cdi = is_cdi_era(version)
     data = platform.catalog.data_dir
-    found = preset.settings(version, cdi, platform.kubernetes_version, pools, data)
+    found = preset.settings(PresetInputs(version, cdi, platform.kubernetes_version, pools, data))
     return [Setting(path, value, f"preset {preset.name}: {why}") for path, value, why in found]
 
 
