@@ -386,7 +386,7 @@ def test_a_new_device_plugin_config_label_changes_what_the_node_advertises(type_
 
 
 def test_consolidating_underutilized_nodes_evicts_running_pods():
-    # disruption.md Consolidation: WhenEmptyOrUnderutilized removes nodes that still run pods.
+    # https://karpenter.sh/v1.14/concepts/disruption/ (Consolidation): WhenEmptyOrUnderutilized removes nodes that still run pods.
     def pool(policy):
         return {"spec": {"template": {"spec": {}}, "disruption": {"consolidationPolicy": policy}}}
 
